@@ -1,0 +1,57 @@
+// The CPU backend: portable reference kernels plus Highway SIMD kernels for hot ops.
+//
+// Kernel families live in backends/cpu/kernels/<family>.cpp, each defining
+// `void register_<family>_kernels(tsr::cpu::KernelRegistry&)`; CMake generates
+// register_all_kernels() from the file names. A kernel is registered per op with the dtypes it
+// handles for the op's principal type (input 0 unless the family says otherwise).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/exec/backend.h"
+
+namespace tsr::cpu {
+
+struct KernelDef {
+  std::vector<DType> dtypes;  // dtypes of input 0 the kernel handles; empty = any (kernel checks)
+  exec::KernelFactory create = nullptr;
+};
+
+class KernelRegistry {
+ public:
+  void add(const std::string& op, std::vector<DType> dtypes, exec::KernelFactory create);
+  // Registers a stateless kernel function.
+  void add_fn(const std::string& op, std::vector<DType> dtypes, exec::KernelFn fn);
+  const KernelDef* find(std::string_view op) const;
+  // The function registered with add_fn for `op`, or null.
+  exec::KernelFn find_fn(std::string_view op) const;
+  const std::map<std::string, KernelDef, std::less<>>& all() const { return defs_; }
+
+ private:
+  std::map<std::string, KernelDef, std::less<>> defs_;
+  std::map<std::string, exec::KernelFn, std::less<>> fn_by_op_;
+};
+
+// Generated (CMake): calls every register_<family>_kernels in backends/cpu/kernels/.
+void register_all_kernels(KernelRegistry& registry);
+const KernelRegistry& kernel_registry();
+
+class CpuBackend final : public exec::Backend {
+ public:
+  std::string_view name() const override { return "cpu"; }
+  bool supports(const ir::Node& node, const std::vector<ops::ValueType>& inputs) const override;
+  Expected<std::unique_ptr<exec::Kernel>> create_kernel(const exec::KernelInit& init) override;
+  std::vector<DType> kernel_dtypes(std::string_view op) const override;
+};
+
+// All the dtypes a kernel may list.
+inline const std::vector<DType>& all_numeric_dtypes() {
+  static const std::vector<DType> k = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
+                                       DType::kI8,  DType::kU8,  DType::kI16, DType::kU16,
+                                       DType::kI32, DType::kI64, DType::kU32, DType::kU64};
+  return k;
+}
+
+}  // namespace tsr::cpu

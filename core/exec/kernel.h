@@ -1,0 +1,86 @@
+// The kernel contract between the executor and backends (DESIGN.md §6, §9).
+//
+// A backend creates one Kernel per node when a Plan is prepared (KernelInit carries the node, the
+// inferred input types and any constant inputs, so weights can be repacked once). At run time the
+// executor infers output types with the op's OpDef, then calls Kernel::run with a KernelContext.
+// The kernel reads inputs, allocates outputs through the context (alloc_output gives exactly the
+// inferred dtype and shape) or sets a view of an input (set_output, e.g. Reshape), and returns a
+// Status. Kernels must not keep pointers to tensors between runs and must be safe to run from one
+// thread at a time (a Session does not run one Plan concurrently).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/base/thread_pool.h"
+#include "core/ir/graph.h"
+#include "core/ops/op_def.h"
+#include "core/tensor/tensor.h"
+
+namespace tsr::exec {
+
+class KernelContext {
+ public:
+  KernelContext(const ir::Node& node, const std::string& place, std::vector<const Tensor*> inputs,
+                std::vector<ops::ValueType> output_types, std::vector<Tensor>& outputs,
+                ThreadPool& pool)
+      : node_(node), place_(place), inputs_(std::move(inputs)),
+        output_types_(std::move(output_types)), outputs_(outputs), pool_(pool) {}
+
+  const ir::Node& node() const { return node_; }
+  const std::string& place() const { return place_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  // Null for an omitted optional input.
+  const Tensor* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  size_t num_outputs() const { return outputs_.size(); }
+  const ops::ValueType& output_type(size_t i) const { return output_types_.at(i); }
+  // Allocates output i with its inferred dtype and shape (which must be fully known).
+  Expected<Tensor*> alloc_output(size_t i);
+  // Allocates output i with an explicit dtype and shape (data-dependent outputs: NonZero, ...).
+  Expected<Tensor*> alloc_output(size_t i, DType dtype, const Shape& shape);
+  // Sets output i to an existing tensor (a view of an input, a constant).
+  void set_output(size_t i, Tensor t) { outputs_.at(i) = std::move(t); }
+  ThreadPool& pool() { return pool_; }
+
+  template <typename... A> Status error(const A&... a) const {
+    return invalid_argument(place_, ": ", a...);
+  }
+
+ private:
+  const ir::Node& node_;
+  const std::string& place_;
+  std::vector<const Tensor*> inputs_;
+  std::vector<ops::ValueType> output_types_;
+  std::vector<Tensor>& outputs_;
+  ThreadPool& pool_;
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual Status run(KernelContext& ctx) = 0;
+};
+
+struct KernelInit {
+  const ir::Node& node;
+  const std::string& place;
+  std::vector<ops::ValueType> input_types;   // parallel to node.inputs (load-time types)
+  std::vector<const Tensor*> constant_inputs;  // parallel to node.inputs; non-null for constants
+};
+
+using KernelFactory = Expected<std::unique_ptr<Kernel>> (*)(const KernelInit&);
+
+// A kernel that is a plain function with no per-node state.
+using KernelFn = Status (*)(KernelContext&);
+class FnKernel final : public Kernel {
+ public:
+  explicit FnKernel(KernelFn fn) : fn_(fn) {}
+  Status run(KernelContext& ctx) override { return fn_(ctx); }
+
+ private:
+  KernelFn fn_;
+};
+
+}  // namespace tsr::exec

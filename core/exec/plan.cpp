@@ -1,0 +1,150 @@
+#include "core/exec/plan.h"
+
+#include "core/ir/topo.h"
+
+namespace tsr::exec {
+
+Expected<Tensor*> KernelContext::alloc_output(size_t i) {
+  const ops::ValueType& t = output_types_.at(i);
+  if (!t.fully_known())
+    return internal_error(place_, ".output[", i, "]: type ", t.str(),
+                          " is not fully known; the kernel must pass dtype and shape");
+  return alloc_output(i, t.dtype, t.shape);
+}
+
+Expected<Tensor*> KernelContext::alloc_output(size_t i, DType dtype, const Shape& shape) {
+  auto t = Tensor::empty(dtype, shape);
+  if (!t.ok()) return t.status().with_context(str_cat(place_, ".output[", i, "]"));
+  outputs_.at(i) = std::move(t).value();
+  return &outputs_.at(i);
+}
+
+Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& v) {
+  const std::string where = str_cat("input[", k, "] \"", info.name, "\"");
+  if (!v.defined()) return invalid_argument(where, ": no value given");
+  if (info.dtype != DType::kUndefined && v.dtype() != info.dtype)
+    return invalid_argument(where, ": dtype ", dtype_name(v.dtype()), ", expected ", dtype_name(info.dtype));
+  if (!info.has_shape) return ok_status();
+  if (static_cast<size_t>(v.rank()) != info.shape.size())
+    return invalid_argument(where, ": shape ", shape_str(v.shape()), " has rank ", v.rank(),
+                            ", expected rank ", info.shape.size(), " ", shape_str(info.shape));
+  for (size_t d = 0; d < info.shape.size(); ++d)
+    if (info.shape[d] >= 0 && info.shape[d] != v.shape()[d])
+      return invalid_argument(where, ": shape ", shape_str(v.shape()), ", expected ", shape_str(info.shape),
+                              " (dim ", d, ")");
+  return ok_status();
+}
+
+Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi, Backend& backend) {
+  if (gi < 0 || static_cast<size_t>(gi) >= model.graphs.size())
+    return invalid_argument("graph index ", gi, " out of range");
+  auto plan = std::unique_ptr<Plan>(new Plan());
+  plan->model_ = &model;
+  plan->graph_ = &model.graphs[static_cast<size_t>(gi)];
+  plan->graph_index_ = gi;
+  const ir::Graph& g = *plan->graph_;
+  TSR_ASSIGN_OR_RETURN(std::vector<int32_t> order, ir::topological_order(g, gi));
+
+  const size_t nt = g.tensors.size();
+  plan->keep_.assign(nt, false);
+  for (int32_t t : g.outputs) plan->keep_[static_cast<size_t>(t)] = true;
+  std::vector<int32_t> last_use(nt, -1);
+
+  const auto& reg = ops::OpRegistry::global();
+  std::vector<std::string> unsupported_ops;
+  for (size_t s = 0; s < order.size(); ++s) {
+    const int32_t n = order[s];
+    const ir::Node& node = g.nodes[static_cast<size_t>(n)];
+    PlanStep step;
+    step.node_index = n;
+    step.node = &node;
+    step.place = ir::node_place(gi, n, node);
+    step.def = reg.find(node.op);
+    if (!step.def) return unsupported(step.place, ": unsupported op '", node.op, "'");
+    KernelInit init{node, step.place, {}, {}};
+    init.input_types.resize(node.inputs.size());
+    init.constant_inputs.resize(node.inputs.size(), nullptr);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const int32_t t = node.inputs[k];
+      if (t < 0) continue;
+      const auto& info = g.tensors[static_cast<size_t>(t)];
+      init.input_types[k] = {info.dtype, info.has_shape, info.shape};
+      if (info.constant.defined()) init.constant_inputs[k] = &info.constant;
+      last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
+    }
+    auto kernel = backend.create_kernel(init);
+    if (!kernel.ok()) {
+      if (kernel.status().code() == StatusCode::kUnsupported) {
+        unsupported_ops.push_back(kernel.status().message());
+        continue;
+      }
+      return kernel.status();
+    }
+    step.kernel = std::move(kernel).value();
+    plan->steps_.push_back(std::move(step));
+  }
+  if (!unsupported_ops.empty()) {
+    std::string msg = str_cat(unsupported_ops.size(), " node(s) have no ", backend.name(), " kernel:");
+    for (const auto& m : unsupported_ops) msg += "\n  " + m;
+    return unsupported(msg);
+  }
+  // Node outputs that nobody reads die right after their producer.
+  for (size_t s = 0; s < plan->steps_.size(); ++s)
+    for (int32_t t : plan->steps_[s].node->outputs)
+      if (t >= 0 && last_use[static_cast<size_t>(t)] < 0) last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
+  for (size_t t = 0; t < nt; ++t) {
+    if (plan->keep_[t] || last_use[t] < 0 || g.tensors[t].constant.defined()) continue;
+    plan->steps_[static_cast<size_t>(last_use[t])].release_after.push_back(static_cast<int32_t>(t));
+  }
+  return plan;
+}
+
+Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, ThreadPool& pool) const {
+  const ir::Graph& g = *graph_;
+  if (inputs.size() != g.inputs.size())
+    return invalid_argument("graph \"", g.name, "\" takes ", g.inputs.size(), " inputs, got ", inputs.size());
+  std::vector<Tensor> values(g.tensors.size());
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    if (g.tensors[t].constant.defined()) values[t] = g.tensors[t].constant;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const auto& info = g.tensors[static_cast<size_t>(g.inputs[k])];
+    TSR_RETURN_IF_ERROR(check_input(info, k, inputs[k]));
+    values[static_cast<size_t>(g.inputs[k])] = inputs[k];
+  }
+
+  std::vector<ops::ValueType> in_types;
+  std::vector<const Tensor*> in_values;
+  std::vector<Tensor> outs;
+  for (const PlanStep& step : steps_) {
+    const ir::Node& node = *step.node;
+    in_types.assign(node.inputs.size(), ops::ValueType{});
+    in_values.assign(node.inputs.size(), nullptr);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const int32_t t = node.inputs[k];
+      if (t < 0) continue;
+      const Tensor& v = values[static_cast<size_t>(t)];
+      if (!v.defined()) return internal_error(step.place, ".input[", k, "]: value not computed");
+      in_types[k] = ops::ValueType::of(v);
+      in_values[k] = &v;
+    }
+    ops::InferContext ictx(node, step.place, in_types, in_values, /*runtime=*/true);
+    TSR_RETURN_IF_ERROR(step.def->infer(ictx));
+    outs.assign(node.outputs.size(), Tensor());
+    KernelContext kctx(node, step.place, in_values, ictx.outputs(), outs, pool);
+    TSR_RETURN_IF_ERROR(step.kernel->run(kctx));
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const int32_t t = node.outputs[k];
+      if (t < 0) continue;
+      if (!outs[k].defined())
+        return internal_error(step.place, ".output[", k, "]: the kernel produced no value");
+      values[static_cast<size_t>(t)] = std::move(outs[k]);
+    }
+    for (int32_t t : step.release_after) values[static_cast<size_t>(t)] = Tensor();
+  }
+  std::vector<Tensor> result;
+  result.reserve(g.outputs.size());
+  for (int32_t t : g.outputs) result.push_back(values[static_cast<size_t>(t)]);
+  return result;
+}
+
+}  // namespace tsr::exec

@@ -1,0 +1,56 @@
+// Plan: one graph prepared for execution on one backend (DESIGN.md §6).
+//
+// Preparing computes a topological order, binds a kernel per node (created once), pre-binds
+// constants and records, for every intermediate value, the step after which it is dead, so
+// run() releases intermediates right after their last use (peak memory ~ the live set, not the
+// whole graph). Shapes may be dynamic: output types are re-inferred from the OpDef at each step
+// with the actual input shapes and values.
+//
+// Thread safety: run() may not be called concurrently on one Plan (kernels may hold scratch).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/exec/backend.h"
+#include "core/ir/graph.h"
+
+namespace tsr::exec {
+
+struct PlanStep {
+  int32_t node_index = 0;
+  const ir::Node* node = nullptr;
+  const ops::OpDef* def = nullptr;
+  std::string place;
+  std::unique_ptr<Kernel> kernel;
+  std::vector<int32_t> release_after;  // tensor ids whose last use is this step
+};
+
+class Plan {
+ public:
+  // `model` must outlive the Plan and have passed verification + passes::infer_types.
+  static Expected<std::unique_ptr<Plan>> create(const ir::Model& model, int32_t graph_index,
+                                                Backend& backend);
+
+  const ir::Graph& graph() const { return *graph_; }
+  int32_t graph_index() const { return graph_index_; }
+  const std::vector<PlanStep>& steps() const { return steps_; }
+
+  // Runs the graph. `inputs` are parallel to graph().inputs and are checked against the declared
+  // dtype and shape (kInvalidArgument naming the input on mismatch). Returns the graph outputs.
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, ThreadPool& pool) const;
+
+ private:
+  const ir::Model* model_ = nullptr;
+  const ir::Graph* graph_ = nullptr;
+  int32_t graph_index_ = 0;
+  std::vector<PlanStep> steps_;
+  std::vector<bool> keep_;  // tensor ids that must survive the run (graph outputs)
+};
+
+// Checks a caller-supplied value against a graph input's declared type; errors name the input
+// as `input[k] "name"`.
+Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& value);
+
+}  // namespace tsr::exec

@@ -1,0 +1,51 @@
+// Session: a loaded model + a backend + options, ready to run (DESIGN.md §6).
+//
+// A Session prepares one Plan per graph it runs (lazily, once) and owns the intra-op thread pool.
+// run() is not thread-safe: use one Session per thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/exec/backend.h"
+#include "core/exec/plan.h"
+#include "core/ir/graph.h"
+
+namespace tsr {
+
+struct SessionOptions {
+  std::string backend = "cpu";
+  int num_threads = 1;  // intra-op threads including the caller; <= 0 = all cores
+};
+
+class Session {
+ public:
+  // The model must have passed ir::verify_model (load_model_file does this).
+  static Expected<std::unique_ptr<Session>> create(std::shared_ptr<const ir::Model> model,
+                                                   const SessionOptions& options = {});
+
+  const ir::Model& model() const { return *model_; }
+  // Declared types of the main graph's inputs and outputs.
+  const ir::Graph& main_graph() const { return model_->main(); }
+
+  // Runs the main graph (graphs[0]) with inputs in graph-input order.
+  Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+  // Runs the graph of the named signature ("infer", ...); kNotFound lists the signatures.
+  Expected<std::vector<Tensor>> run_signature(std::string_view name, const std::vector<Tensor>& inputs);
+  // Runs graph `graph_index` (used by control-flow kernels and tests).
+  Expected<std::vector<Tensor>> run_graph(int32_t graph_index, const std::vector<Tensor>& inputs);
+
+  exec::Backend& backend() { return *backend_; }
+  ThreadPool& pool() { return *pool_; }
+
+ private:
+  Session() = default;
+  std::shared_ptr<const ir::Model> model_;
+  std::unique_ptr<exec::Backend> backend_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::map<int32_t, std::unique_ptr<exec::Plan>> plans_;
+};
+
+}  // namespace tsr

@@ -1,0 +1,115 @@
+// The in-memory IR: Model → Graphs → Nodes and TensorInfos (DESIGN.md §3).
+//
+// Values are referred to by index into Graph::tensors ("tensor ids"); -1 in Node::inputs marks an
+// omitted optional input. Every tensor is produced exactly once: by being a graph input, a
+// constant (TensorInfo::constant defined) or one node output. A subgraph (the body of If, Loop,
+// Scan) is another Graph in Model::graphs, named by index from a node attribute of kind kGraph;
+// it reads outer values only through its own explicit inputs.
+//
+// These are plain value types: build them directly, with the builder, or by loading a .tsr file
+// (core/io), then check them with ir::verify_model before executing.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/tensor/tensor.h"
+
+namespace tsr::ir {
+
+enum class AttrKind : uint8_t {
+  kInt = 1,
+  kFloat = 2,
+  kString = 3,
+  kInts = 4,
+  kFloats = 5,
+  kStrings = 6,
+  kTensor = 7,
+  kGraph = 8,   // index into Model::graphs
+  kGraphs = 9,  // list of indices into Model::graphs
+};
+std::string_view attr_kind_name(AttrKind k);
+
+struct Attribute {
+  std::string name;
+  AttrKind kind = AttrKind::kInt;
+  int64_t i = 0;          // kInt, kGraph
+  double f = 0;           // kFloat
+  std::string s;          // kString
+  std::vector<int64_t> ints;    // kInts, kGraphs
+  std::vector<double> floats;   // kFloats
+  std::vector<std::string> strings;  // kStrings
+  Tensor t;               // kTensor
+
+  static Attribute make_int(std::string name, int64_t v);
+  static Attribute make_float(std::string name, double v);
+  static Attribute make_string(std::string name, std::string v);
+  static Attribute make_ints(std::string name, std::vector<int64_t> v);
+  static Attribute make_floats(std::string name, std::vector<double> v);
+  static Attribute make_strings(std::string name, std::vector<std::string> v);
+  static Attribute make_tensor(std::string name, Tensor v);
+  static Attribute make_graph(std::string name, int64_t graph_index);
+};
+
+struct Node {
+  std::string op;        // ONNX op type ("Conv") or a Tessera training op ("AdamUpdate")
+  int32_t version = 0;   // opset version the node was written against (0 = latest)
+  std::string name;      // optional, for messages
+  std::vector<int32_t> inputs;   // tensor ids; -1 = omitted optional input
+  std::vector<int32_t> outputs;  // tensor ids; -1 = omitted optional output
+  std::vector<Attribute> attributes;
+
+  const Attribute* attr(std::string_view name) const;
+  int64_t attr_int(std::string_view name, int64_t def) const;
+  double attr_float(std::string_view name, double def) const;
+  std::string attr_string(std::string_view name, const std::string& def) const;
+  std::vector<int64_t> attr_ints(std::string_view name, std::vector<int64_t> def = {}) const;
+  std::vector<double> attr_floats(std::string_view name, std::vector<double> def = {}) const;
+};
+
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;  // kUndefined = unknown (inferred later)
+  // Known rank: shape holds one entry per dim, -1 for a dynamic dim. Unknown rank: has_shape false.
+  bool has_shape = false;
+  Shape shape;
+  std::vector<std::string> dim_names;  // optional symbolic names, parallel to shape ("" = none)
+  Tensor constant;                     // defined for constants (weights); shape/dtype match
+};
+
+struct Graph {
+  std::string name;
+  std::vector<TensorInfo> tensors;
+  std::vector<Node> nodes;
+  std::vector<int32_t> inputs;   // tensor ids, in signature order
+  std::vector<int32_t> outputs;  // tensor ids, in signature order
+
+  // Appends a tensor and returns its id.
+  int32_t add_tensor(TensorInfo info);
+  // Tensor id by name, or -1.
+  int32_t find_tensor(std::string_view name) const;
+};
+
+struct Signature {
+  std::string name;   // "infer", "train_step", ...
+  int32_t graph = 0;  // index into Model::graphs
+};
+
+struct Model {
+  static constexpr uint32_t kFormatVersion = 1;
+  uint32_t version = kFormatVersion;
+  std::string producer;
+  std::vector<Graph> graphs;  // graphs[0] is the main graph
+  std::vector<Signature> signatures;
+  std::map<std::string, std::string> metadata;
+
+  const Graph& main() const { return graphs.at(0); }
+  Graph& main() { return graphs.at(0); }
+};
+
+// "graph[g].node[n] (Op "name")", the prefix of every message about a node.
+std::string node_place(int32_t graph_index, int32_t node_index, const Node& node);
+
+}  // namespace tsr::ir

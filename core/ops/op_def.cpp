@@ -1,0 +1,115 @@
+#include "core/ops/op_def.h"
+
+#include <mutex>
+
+namespace tsr::ops {
+
+bool ValueType::fully_known() const {
+  if (dtype == DType::kUndefined || !has_shape) return false;
+  for (int64_t d : shape)
+    if (d < 0) return false;
+  return true;
+}
+
+std::string ValueType::str() const {
+  return str_cat(dtype_name(dtype), has_shape ? shape_str(shape) : std::string("[*]"));
+}
+
+InferContext::InferContext(const ir::Node& node, std::string place, std::vector<ValueType> inputs,
+                           std::vector<const Tensor*> values, bool runtime)
+    : node_(node), place_(std::move(place)), inputs_(std::move(inputs)), values_(std::move(values)),
+      runtime_(runtime) {
+  present_.resize(inputs_.size());
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    present_[i] = i < node.inputs.size() && node.inputs[i] >= 0;
+  values_.resize(inputs_.size(), nullptr);
+  outputs_.resize(node.outputs.size());
+}
+
+Status InferContext::require_dtype(size_t i, std::initializer_list<DType> allowed) const {
+  if (!has_input(i) || inputs_[i].dtype == DType::kUndefined) return ok_status();
+  for (DType d : allowed)
+    if (d == inputs_[i].dtype) return ok_status();
+  std::string list;
+  for (DType d : allowed) list += str_cat(list.empty() ? "" : ", ", dtype_name(d));
+  return ir_error("input[", i, "]: dtype ", dtype_name(inputs_[i].dtype), ", expected one of {", list, "}");
+}
+
+Status InferContext::require_same_dtype(size_t i, size_t j) const {
+  if (!has_input(i) || !has_input(j)) return ok_status();
+  const DType a = inputs_[i].dtype, b = inputs_[j].dtype;
+  if (a == DType::kUndefined || b == DType::kUndefined || a == b) return ok_status();
+  return ir_error("input[", j, "]: dtype ", dtype_name(b), ", expected ", dtype_name(a),
+                  " (the dtype of input[", i, "])");
+}
+
+Status InferContext::require_rank(size_t i, int64_t lo, int64_t hi) const {
+  if (!has_input(i) || !inputs_[i].has_shape) return ok_status();
+  const auto r = static_cast<int64_t>(inputs_[i].shape.size());
+  if (r < lo || r > hi) {
+    if (lo == hi) return arg_error("input[", i, "]: rank ", r, ", expected ", lo);
+    return arg_error("input[", i, "]: rank ", r, ", expected ", lo, "..", hi);
+  }
+  return ok_status();
+}
+
+const OpRegistry& OpRegistry::global() {
+  static const OpRegistry* registry = [] {
+    auto* r = new OpRegistry();
+    register_all_ops(*r);
+    return r;
+  }();
+  return *registry;
+}
+
+void OpRegistry::add(OpDef def) {
+  std::string key = def.name;
+  defs_[key] = std::move(def);
+}
+
+const OpDef* OpRegistry::find(std::string_view name) const {
+  auto it = defs_.find(name);
+  return it == defs_.end() ? nullptr : &it->second;
+}
+
+Status check_node_against_def(const OpDef& def, const ir::Node& node, const std::string& place) {
+  const auto ni = static_cast<int>(node.inputs.size());
+  const auto no = static_cast<int>(node.outputs.size());
+  if (ni < def.min_inputs || (def.max_inputs >= 0 && ni > def.max_inputs))
+    return invalid_model(place, ": ", ni, " inputs, expected ", def.min_inputs,
+                         def.max_inputs < 0 ? str_cat(" or more")
+                                            : str_cat("..", def.max_inputs));
+  for (int i = 0; i < std::min(ni, def.min_inputs); ++i)
+    if (node.inputs[static_cast<size_t>(i)] < 0)
+      return invalid_model(place, ": input[", i, "] is required but omitted");
+  if (no < def.min_outputs || (def.max_outputs >= 0 && no > def.max_outputs))
+    return invalid_model(place, ": ", no, " outputs, expected ", def.min_outputs,
+                         def.max_outputs < 0 ? str_cat(" or more")
+                                             : str_cat("..", def.max_outputs));
+  for (const auto& a : node.attributes) {
+    const AttrSpec* spec = nullptr;
+    for (const auto& s : def.attrs)
+      if (s.name == a.name) spec = &s;
+    if (!spec) return invalid_model(place, ": unknown attribute '", a.name, "'");
+    if (spec->kind != a.kind)
+      return invalid_model(place, ": attribute '", a.name, "' has type ", ir::attr_kind_name(a.kind),
+                           ", expected ", ir::attr_kind_name(spec->kind));
+  }
+  for (const auto& s : def.attrs)
+    if (s.required && !node.attr(s.name))
+      return invalid_model(place, ": missing required attribute '", s.name, "'");
+  return ok_status();
+}
+
+Expected<std::vector<ValueType>> infer_node(const ir::Node& node, const std::string& place,
+                                            std::vector<ValueType> inputs,
+                                            std::vector<const Tensor*> values, bool runtime) {
+  const OpDef* def = OpRegistry::global().find(node.op);
+  if (!def) return unsupported(place, ": unsupported op '", node.op, "'");
+  TSR_RETURN_IF_ERROR(check_node_against_def(*def, node, place));
+  InferContext ctx(node, place, std::move(inputs), std::move(values), runtime);
+  TSR_RETURN_IF_ERROR(def->infer(ctx));
+  return ctx.outputs();
+}
+
+}  // namespace tsr::ops

@@ -1,0 +1,177 @@
+#include "core/tensor/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+
+namespace tsr {
+
+int64_t shape_numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i) out += ", ";
+    out += s[i] < 0 ? std::string("?") : std::to_string(s[i]);
+  }
+  return out + "]";
+}
+
+std::vector<int64_t> shape_strides(const Shape& s) {
+  std::vector<int64_t> st(s.size());
+  int64_t acc = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= s[i];
+  }
+  return st;
+}
+
+Expected<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
+  const size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    const int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    if (da == db) out[i] = da;
+    else if (da == 1) out[i] = db;
+    else if (db == 1) out[i] = da;
+    else if (da < 0) out[i] = db;  // dynamic against a known dim: the known one must win
+    else if (db < 0) out[i] = da;
+    else
+      return invalid_argument("shapes ", shape_str(a), " and ", shape_str(b),
+                              " cannot be broadcast (dim ", i, ": ", da, " vs ", db, ")");
+  }
+  return out;
+}
+
+Expected<int64_t> normalize_axis(int64_t axis, int64_t rank) {
+  const int64_t lo = rank == 0 ? -1 : -rank;
+  const int64_t hi = rank == 0 ? 0 : rank - 1;
+  if (axis < lo || axis > hi)
+    return invalid_argument("axis ", axis, " out of range for rank ", rank);
+  return axis < 0 ? axis + std::max<int64_t>(rank, 1) : axis;
+}
+
+size_t max_tensor_bytes() {
+  return sizeof(void*) >= 8 ? (size_t{16} << 30) : (size_t{1} << 30);
+}
+
+namespace {
+
+struct AlignedDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+struct StringArray {
+  std::vector<std::string> values;
+};
+
+}  // namespace
+
+Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) {
+  if (dtype_size(dtype) == 0) return invalid_argument("cannot allocate a tensor of dtype ", dtype_name(dtype));
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) return invalid_argument("cannot allocate shape ", shape_str(shape), ": negative dim");
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      return resource_error("shape ", shape_str(shape), " overflows int64");
+    n *= d;
+  }
+  const size_t esize = dtype_size(dtype);
+  if (static_cast<uint64_t>(n) > max_tensor_bytes() / esize)
+    return resource_error("tensor of shape ", shape_str(shape), " (", dtype_name(dtype),
+                          ") exceeds the ", max_tensor_bytes() >> 20, " MiB allocation limit");
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.numel_ = n;
+  if (dtype == DType::kString) {
+    auto arr = std::make_shared<StringArray>();
+    arr->values.resize(static_cast<size_t>(n));
+    t.data_ = arr->values.data();
+    t.storage_ = std::move(arr);
+    return t;
+  }
+  const size_t bytes = std::max<size_t>(64, (static_cast<size_t>(n) * esize + 63) / 64 * 64);
+  void* p = std::aligned_alloc(64, bytes);
+  if (!p) return resource_error("out of memory allocating ", bytes, " bytes");
+  t.data_ = p;
+  t.storage_ = std::shared_ptr<void>(p, AlignedDeleter());
+  return t;
+}
+
+Expected<Tensor> Tensor::zeros(DType dtype, const Shape& shape) {
+  TSR_ASSIGN_OR_RETURN(Tensor t, empty(dtype, shape));
+  if (dtype != DType::kString) std::memset(t.raw_mut(), 0, t.nbytes());
+  return t;
+}
+
+Tensor Tensor::wrap(DType dtype, const Shape& shape, const void* data,
+                    std::shared_ptr<const void> keep_alive) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.numel_ = shape_numel(shape);
+  t.data_ = data;
+  t.read_only_ = true;
+  t.storage_ = std::move(keep_alive);
+  return t;
+}
+
+Expected<Tensor> Tensor::reshaped(const Shape& shape) const {
+  if (shape_numel(shape) != numel_)
+    return invalid_argument("cannot reshape ", shape_str(shape_), " to ", shape_str(shape));
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Expected<Tensor> Tensor::clone() const {
+  TSR_ASSIGN_OR_RETURN(Tensor t, empty(dtype_, shape_));
+  if (dtype_ == DType::kString) {
+    const auto* src = data<std::string>();
+    auto* dst = t.mut_data<std::string>();
+    for (int64_t i = 0; i < numel_; ++i) dst[i] = src[i];
+  } else if (numel_ > 0) {
+    std::memcpy(t.raw_mut(), data_, nbytes());
+  }
+  return t;
+}
+
+double Tensor::scalar_f64(int64_t i) const {
+  double v = 0;
+  dispatch_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    const T x = data<T>()[i];
+    if constexpr (std::is_same_v<T, Half>) v = f16_to_f32(x.bits);
+    else if constexpr (std::is_same_v<T, BFloat16>) v = bf16_to_f32(x.bits);
+    else v = static_cast<double>(x);
+  });
+  return v;
+}
+
+int64_t Tensor::scalar_i64(int64_t i) const {
+  if (dtype_is_integer(dtype_) || dtype_ == DType::kBool) {
+    int64_t v = 0;
+    dispatch_dtype(dtype_, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_integral_v<T>) v = static_cast<int64_t>(data<T>()[i]);
+    });
+    return v;
+  }
+  return static_cast<int64_t>(scalar_f64(i));
+}
+
+std::vector<int64_t> Tensor::to_i64_vector() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) out[static_cast<size_t>(i)] = scalar_i64(i);
+  return out;
+}
+
+}  // namespace tsr

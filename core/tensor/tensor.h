@@ -1,0 +1,102 @@
+// Shape and Tensor: dense, row-major (C order) n-dimensional arrays.
+//
+// A Tensor is a cheap handle: dtype + shape + shared ownership of its storage. Copying a Tensor
+// shares the data (like a numpy view of the whole array); clone() deep-copies. Data is always
+// contiguous and 64-byte aligned when Tensor allocates it. A Tensor may also wrap memory it does
+// not own (memory-mapped weights in a .tsr file): `keep_alive` then holds the owner and the data
+// must not be written.
+//
+// Thread safety: distinct Tensors may be used concurrently; writing one Tensor's data while
+// another thread reads a Tensor sharing the same storage is a data race.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/tensor/dtype.h"
+
+namespace tsr {
+
+using Shape = std::vector<int64_t>;
+
+// Product of dims; 1 for a scalar (rank 0). Dims must be >= 0.
+int64_t shape_numel(const Shape& s);
+// "[2, 3, ?]" (negative dims print as "?").
+std::string shape_str(const Shape& s);
+// Row-major strides in elements.
+std::vector<int64_t> shape_strides(const Shape& s);
+// Multidirectional (numpy) broadcasting of two shapes (ONNX "Broadcasting in ONNX"). Dynamic
+// dims (-1) stay dynamic unless the other side decides them. Error names both shapes.
+Expected<Shape> broadcast_shapes(const Shape& a, const Shape& b);
+// Normalizes a possibly-negative axis into [0, rank); error if out of range.
+Expected<int64_t> normalize_axis(int64_t axis, int64_t rank);
+
+// Largest tensor, in bytes, that a single allocation may request (bounds allocations driven by
+// untrusted files or inputs). 16 GiB on 64-bit hosts, 1 GiB on 32-bit (WASM).
+size_t max_tensor_bytes();
+
+class Tensor {
+ public:
+  Tensor() = default;
+
+  // Allocates an uninitialized tensor (zero-filled for kString). Fails with kResource if the size
+  // overflows or exceeds max_tensor_bytes(), kInvalidArgument for negative dims.
+  static Expected<Tensor> empty(DType dtype, const Shape& shape);
+  static Expected<Tensor> zeros(DType dtype, const Shape& shape);
+  // Wraps external memory without copying. `data` must stay valid while keep_alive lives and be
+  // aligned to dtype_size(dtype). Not for kString.
+  static Tensor wrap(DType dtype, const Shape& shape, const void* data,
+                     std::shared_ptr<const void> keep_alive);
+  // A tensor with the given values (copies them): Tensor::from<float>({2,2}, {1,2,3,4}).
+  template <typename T>
+  static Tensor from(const Shape& shape, const std::vector<T>& values);
+  template <typename T>
+  static Tensor scalar(T value) { return from<T>({}, {value}); }
+
+  bool defined() const { return dtype_ != DType::kUndefined; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t i) const { return shape_[static_cast<size_t>(i)]; }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+
+  const void* raw() const { return data_; }
+  // Writable pointer. Calling it on a wrapped (read-only) tensor is a contract violation.
+  void* raw_mut() { return const_cast<void*>(data_); }
+  template <typename T> const T* data() const { return static_cast<const T*>(data_); }
+  template <typename T> T* mut_data() { return static_cast<T*>(raw_mut()); }
+  bool read_only() const { return read_only_; }
+
+  // Same data, new shape with the same element count (a view: no copy).
+  Expected<Tensor> reshaped(const Shape& shape) const;
+  // Deep copy into freshly allocated, writable storage.
+  Expected<Tensor> clone() const;
+  // Element i converted to double / int64 (for small host-side reads: shapes, axes, scalars).
+  double scalar_f64(int64_t i = 0) const;
+  int64_t scalar_i64(int64_t i = 0) const;
+  // All elements as int64 (for shape-like inputs such as Reshape's shape or Slice's starts).
+  std::vector<int64_t> to_i64_vector() const;
+
+ private:
+  DType dtype_ = DType::kUndefined;
+  Shape shape_;
+  int64_t numel_ = 0;
+  const void* data_ = nullptr;
+  bool read_only_ = false;
+  std::shared_ptr<const void> storage_;
+};
+
+template <typename T>
+Tensor Tensor::from(const Shape& shape, const std::vector<T>& values) {
+  Expected<Tensor> t = empty(DTypeOf<T>::value, shape);
+  Tensor out = std::move(t).value();
+  T* p = out.mut_data<T>();
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < out.numel(); ++i) p[i] = values[i];
+  return out;
+}
+
+}  // namespace tsr

@@ -1,0 +1,52 @@
+#include <catch2/catch.hpp>
+
+#include "core/tensor/tensor.h"
+
+using namespace tsr;
+
+TEST_CASE("f16 conversion round-trips representable values and rounds to nearest even") {
+  for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f, 5.960464477539063e-08f, 0.333251953125f})
+    CHECK(f16_to_f32(f32_to_f16(f)) == f);
+  CHECK(f32_to_f16(1e6f) == 0x7c00);              // overflow to +inf
+  CHECK(f32_to_f16(1.0f + 1.0f / 2048) == 0x3c00);  // halfway between 1 and next: ties to even
+  CHECK(f32_to_f16(1.0f + 3.0f / 2048) == 0x3c02);
+  CHECK(bf16_to_f32(f32_to_bf16(1.5f)) == 1.5f);
+}
+
+TEST_CASE("broadcast_shapes follows numpy rules and names both shapes on error") {
+  CHECK(*broadcast_shapes({2, 1, 3}, {4, 1}) == Shape{2, 4, 3});
+  CHECK(*broadcast_shapes({}, {5}) == Shape{5});
+  CHECK(*broadcast_shapes({-1, 3}, {2, 3}) == Shape{2, 3});
+  auto bad = broadcast_shapes({2, 3}, {4});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("[2, 3] and [4]") != std::string::npos);
+}
+
+TEST_CASE("Tensor allocation is aligned, bounded and shares data on copy") {
+  auto t = Tensor::zeros(DType::kF32, {3, 5});
+  REQUIRE(t.ok());
+  CHECK(reinterpret_cast<uintptr_t>(t->raw()) % 64 == 0);
+  CHECK(t->numel() == 15);
+  Tensor u = *t;
+  u.mut_data<float>()[4] = 7;
+  CHECK(t->data<float>()[4] == 7);
+  auto c = t->clone();
+  c->mut_data<float>()[4] = 1;
+  CHECK(t->data<float>()[4] == 7);
+  auto huge = Tensor::empty(DType::kF32, {1 << 20, 1 << 20, 1 << 10});
+  REQUIRE_FALSE(huge.ok());
+  CHECK(huge.status().code() == StatusCode::kResource);
+  auto neg = Tensor::empty(DType::kF32, {2, -1});
+  CHECK(neg.status().code() == StatusCode::kInvalidArgument);
+  auto r = t->reshaped({15});
+  REQUIRE(r.ok());
+  CHECK(r->data<float>() == t->data<float>());
+  CHECK_FALSE(t->reshaped({4, 4}).ok());
+}
+
+TEST_CASE("normalize_axis accepts [-r, r) only") {
+  CHECK(*normalize_axis(-1, 3) == 2);
+  CHECK(*normalize_axis(0, 3) == 0);
+  CHECK_FALSE(normalize_axis(3, 3).ok());
+  CHECK_FALSE(normalize_axis(-4, 3).ok());
+}
