@@ -35,7 +35,8 @@ Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& v) {
   return ok_status();
 }
 
-Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi, Backend& backend) {
+Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi, Backend& backend,
+                                             const PlanOptions& options) {
   if (gi < 0 || static_cast<size_t>(gi) >= model.graphs.size())
     return invalid_argument("graph index ", gi, " out of range");
   auto plan = std::unique_ptr<Plan>(new Plan());
@@ -72,7 +73,8 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
       if (info.constant.defined()) init.constant_inputs[k] = &info.constant;
       last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
     }
-    auto kernel = backend.create_kernel(init);
+    auto kernel = exec::is_control_flow_op(node.op) ? create_control_flow_kernel(model, init, backend, options)
+                                                    : backend.create_kernel(init);
     if (!kernel.ok()) {
       if (kernel.status().code() == StatusCode::kUnsupported) {
         unsupported_ops.push_back(kernel.status().message());
@@ -128,6 +130,7 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, Threa
       in_values[k] = &v;
     }
     ops::InferContext ictx(node, step.place, in_types, in_values, /*runtime=*/true);
+    ictx.set_model(model_);
     TSR_RETURN_IF_ERROR(step.def->infer(ictx));
     outs.assign(node.outputs.size(), Tensor());
     KernelContext kctx(node, step.place, in_values, ictx.outputs(), outs, pool);

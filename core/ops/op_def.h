@@ -41,6 +41,10 @@ class InferContext {
 
   const ir::Node& node() const { return node_; }
   const std::string& place() const { return place_; }
+  // The model the node belongs to (control-flow ops read their subgraphs' signatures); may be
+  // null when a node is inferred on its own.
+  const ir::Model* model() const { return model_; }
+  void set_model(const ir::Model* model) { model_ = model; }
   // True at run time: every input shape is concrete and every present input value is visible.
   bool runtime() const { return runtime_; }
 
@@ -81,6 +85,7 @@ class InferContext {
   std::vector<const Tensor*> values_;
   std::vector<ValueType> outputs_;
   bool runtime_;
+  const ir::Model* model_ = nullptr;
 };
 
 using InferFn = std::function<Status(InferContext&)>;

@@ -79,6 +79,7 @@ Status infer_types(ir::Model& model) {
         if (info.constant.defined()) vals[k] = &info.constant;
       }
       ops::InferContext ctx(node, place, std::move(in), std::move(vals), /*runtime=*/false);
+      ctx.set_model(&model);
       TSR_RETURN_IF_ERROR(def->infer(ctx));
       for (size_t k = 0; k < node.outputs.size(); ++k) {
         const int32_t t = node.outputs[k];

@@ -132,6 +132,14 @@ Expected<Tensor> Tensor::reshaped(const Shape& shape) const {
   return t;
 }
 
+Tensor Tensor::index0(int64_t i) const {
+  Tensor t = *this;
+  t.shape_.erase(t.shape_.begin());
+  t.numel_ = shape_numel(t.shape_);
+  t.data_ = static_cast<const char*>(data_) + static_cast<size_t>(i * t.numel_) * dtype_size(dtype_);
+  return t;
+}
+
 Expected<Tensor> Tensor::clone() const {
   TSR_ASSIGN_OR_RETURN(Tensor t, empty(dtype_, shape_));
   if (dtype_ == DType::kString) {

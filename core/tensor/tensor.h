@@ -73,6 +73,9 @@ class Tensor {
 
   // Same data, new shape with the same element count (a view: no copy).
   Expected<Tensor> reshaped(const Shape& shape) const;
+  // Element i along axis 0, as a view sharing this tensor's storage (rank - 1). Requires
+  // rank >= 1 and 0 <= i < dim(0).
+  Tensor index0(int64_t i) const;
   // Deep copy into freshly allocated, writable storage.
   Expected<Tensor> clone() const;
   // Element i converted to double / int64 (for small host-side reads: shapes, axes, scalars).
