@@ -35,8 +35,9 @@ struct ValueType {
 
 class InferContext {
  public:
-  // `place` is the node's place string (ir::node_place); `values[i]` may be null.
-  InferContext(const ir::Node& node, std::string place, std::vector<ValueType> inputs,
+  // `place` is the node's place string (ir::node_place), referenced, not copied: it must outlive
+  // the context. `values[i]` may be null.
+  InferContext(const ir::Node& node, const std::string& place, std::vector<ValueType> inputs,
                std::vector<const Tensor*> values, bool runtime);
 
   const ir::Node& node() const { return node_; }
@@ -79,7 +80,7 @@ class InferContext {
 
  private:
   const ir::Node& node_;
-  std::string place_;
+  const std::string& place_;
   std::vector<ValueType> inputs_;
   std::vector<bool> present_;
   std::vector<const Tensor*> values_;
