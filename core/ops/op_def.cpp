@@ -5,14 +5,17 @@
 namespace tsr::ops {
 
 bool ValueType::fully_known() const {
-  if (dtype == DType::kUndefined || !has_shape) return false;
+  if (kind != ValueKind::kTensor || dtype == DType::kUndefined || !has_shape) return false;
   for (int64_t d : shape)
     if (d < 0) return false;
   return true;
 }
 
 std::string ValueType::str() const {
-  return str_cat(dtype_name(dtype), has_shape ? shape_str(shape) : std::string("[*]"));
+  const std::string t = str_cat(dtype_name(dtype), has_shape ? shape_str(shape) : std::string("[*]"));
+  if (kind == ValueKind::kSequence) return "seq(" + t + ")";
+  if (kind == ValueKind::kNone) return "none";
+  return t;
 }
 
 InferContext::InferContext(const ir::Node& node, const std::string& place, std::vector<ValueType> inputs,

@@ -30,7 +30,7 @@ Expected<const ir::Graph*> subgraph(const InferContext& ctx, std::string_view at
 
 ValueType declared(const ir::Graph& g, int32_t tensor) {
   const auto& t = g.tensors[static_cast<size_t>(tensor)];
-  return {t.dtype, t.has_shape, t.shape};
+  return {t.dtype, t.has_shape, t.shape, t.kind};
 }
 
 // Checks that subgraph input `k` accepts a value of type `v` (dtype and rank when both known).
