@@ -6,11 +6,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
-
-namespace tsr::ops {
-Status einsum_labels(const std::string& equation, const std::vector<int64_t>& ranks, std::vector<std::string>* in_labels,
-                     std::string* out_labels);
-}
+#include "core/ops/einsum.h"
 
 namespace tsr::cpu {
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/ops/einsum.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {
@@ -58,8 +59,6 @@ std::string expand(const std::string& term, int64_t n, int64_t max_n) {
 
 }  // namespace
 
-// Resolves the equation against operand ranks: per-operand label strings (ellipsis expanded),
-// the output labels and the number of ellipsis dims. Used by inference and the kernel.
 Status einsum_labels(const std::string& equation, const std::vector<int64_t>& ranks, std::vector<std::string>* in_labels,
                      std::string* out_labels) {
   TSR_ASSIGN_OR_RETURN(Equation e, parse_equation(equation));
