@@ -1,0 +1,40 @@
+#!/bin/bash
+# ocr_test.sh OCR TESSERA IMAGEMAGICK MODEL_TSR MODEL_ONNX KEYS WORKDIR
+# Renders five lines of ordinary English/digits with ImageMagick and checks that tessera-ocr
+# reads each exactly. Exits 77 (skipped) when the model, keys or ImageMagick are unavailable.
+# When only the ONNX model exists, it is converted with `tessera convert` first.
+ocr=$1; tessera=$2; magick=$3; model=$4; onnx=$5; keys=$6; work=$7
+mkdir -p "$work" || exit 1
+if [ -z "$magick" ] || ! "$magick" -version 2>/dev/null | grep -q ImageMagick; then
+  echo "SKIP: ImageMagick not found"; exit 77
+fi
+if [ ! -f "$keys" ]; then echo "SKIP: keys file $keys not found"; exit 77; fi
+if [ ! -f "$model" ]; then
+  if [ ! -f "$onnx" ]; then echo "SKIP: neither $model nor $onnx exists"; exit 77; fi
+  model=$work/ch_PP-OCRv4_rec.tsr
+  if [ ! -f "$model" ] || [ "$onnx" -nt "$model" ]; then
+    "$tessera" convert "$onnx" -o "$model" || { echo "FAIL: could not convert $onnx"; exit 1; }
+  fi
+fi
+lines=(
+  "Hello Tessera 2026"
+  "The quick brown fox"
+  "Invoice number 48213"
+  "Open from 9 to 17"
+  "Total 1250 dollars"
+)
+fail=0
+for i in "${!lines[@]}"; do
+  img=$work/line_$i.png
+  "$magick" -background white -fill black -font DejaVu-Sans -pointsize 32 \
+    label:"${lines[$i]}" -bordercolor white -border 8 "$img" || exit 1
+  got=$("$ocr" --model "$model" --keys "$keys" "$img")
+  rc=$?
+  if [ $rc -ne 0 ] || [ "$got" != "${lines[$i]}" ]; then
+    echo "FAIL: expected \"${lines[$i]}\", got \"$got\" (exit $rc)"
+    fail=1
+  else
+    echo "ok: $got"
+  fi
+done
+exit $fail
