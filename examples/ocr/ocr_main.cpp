@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/exec/session.h"
+#include "core/io/npy.h"
 #include "core/io/tsr_io.h"
 #ifdef TSR_HAVE_ONNX_IMPORT
 #include "tools/onnx/onnx_import.h"
@@ -152,6 +153,8 @@ void usage(std::ostream& os) {
         "  --keys     character list, one per line, default " TSR_OCR_DEFAULT_KEYS "\n"
         "  --threads  intra-op threads (default 1; 0 = all cores)\n"
         "  --verbose  also print the mean confidence and the time per image\n"
+        "  --save-input DIR  write each preprocessed input tensor to DIR/input_<i>.npy (to compare\n"
+        "             with other runtimes, or to run it with `tessera run --input`)\n"
         "Exit codes: 0 ok, 1 error, 2 usage error.\n";
 }
 
@@ -163,7 +166,7 @@ int fail(const Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string model_path = TSR_OCR_DEFAULT_MODEL, keys_path = TSR_OCR_DEFAULT_KEYS;
+  std::string model_path = TSR_OCR_DEFAULT_MODEL, keys_path = TSR_OCR_DEFAULT_KEYS, save_dir;
   bool verbose = false;
   int threads = 1;
   std::vector<std::string> images;
@@ -182,6 +185,8 @@ int main(int argc, char** argv) {
       if (!value(&model_path)) { usage(std::cerr); return 2; }
     } else if (a == "--keys") {
       if (!value(&keys_path)) { usage(std::cerr); return 2; }
+    } else if (a == "--save-input") {
+      if (!value(&save_dir)) { usage(std::cerr); return 2; }
     } else if (a == "--threads") {
       if (!value(&v) || v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos) {
         usage(std::cerr);
@@ -213,9 +218,14 @@ int main(int argc, char** argv) {
   if (!session.ok()) return fail(session.status());
 
   int rc = 0;
-  for (const auto& image : images) {
+  for (size_t i = 0; i < images.size(); ++i) {
+    const std::string& image = images[i];
     auto x = preprocess(image);
     if (!x.ok()) { rc = fail(x.status()); continue; }
+    if (!save_dir.empty()) {
+      Status s = tsr::io::write_npy_file(*x, save_dir + "/input_" + std::to_string(i) + ".npy");
+      if (!s.ok()) { rc = fail(s); continue; }
+    }
     const auto t0 = std::chrono::steady_clock::now();
     auto out = (*session)->run({*x});
     const auto t1 = std::chrono::steady_clock::now();
