@@ -250,6 +250,8 @@ Expected<Tensor> read_npy_file(const std::string& path) {
 
 Expected<std::vector<uint8_t>> serialize_npy(const Tensor& tensor) {
   if (!tensor.defined()) return invalid_argument("cannot save an undefined tensor as .npy");
+  if (tensor.kind() != ValueKind::kTensor)
+    return unsupported("cannot save a ", value_kind_name(tensor.kind()), " value as .npy (tensors only)");
   const std::string descr = descr_of(tensor.dtype());
   if (descr.empty())
     return unsupported("dtype ", dtype_name(tensor.dtype()), " has no .npy representation",

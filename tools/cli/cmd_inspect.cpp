@@ -96,7 +96,9 @@ void print_tree(const ir::Model& m, const Summary& s, int32_t g, int depth, std:
 void print_values(const ir::Graph& g, const std::vector<int32_t>& ids) {
   for (size_t k = 0; k < ids.size(); ++k) {
     const auto& t = g.tensors[size_t(ids[k])];
-    std::cout << "  [" << k << "] " << t.name << ": " << dtype_name(t.dtype) << " " << dims_str(t) << "\n";
+    std::cout << "  [" << k << "] " << t.name << ": ";
+    if (t.kind == ValueKind::kTensor) std::cout << dtype_name(t.dtype) << " " << dims_str(t) << "\n";
+    else std::cout << value_kind_name(t.kind) << "(" << dtype_name(t.dtype) << " " << dims_str(t) << ")\n";
   }
 }
 
@@ -133,6 +135,7 @@ void json_values(JsonWriter& w, const ir::Graph& g, const std::vector<int32_t>& 
   for (size_t k = 0; k < ids.size(); ++k) {
     const auto& t = g.tensors[size_t(ids[k])];
     w.begin_object().key("index").value(k).key("name").value(t.name).key("dtype").value(dtype_name(t.dtype));
+    w.key("kind").value(value_kind_name(t.kind));
     w.key("shape");
     if (t.has_shape) w.value(t.shape); else w.null();
     w.key("dim_names").begin_array();

@@ -28,7 +28,8 @@ std::string input_names(const ir::Graph& g) {
 }
 
 std::string describe(const ir::TensorInfo& t) {
-  return str_cat(dtype_name(t.dtype), " ", t.has_shape ? shape_str(t.shape) : std::string("[*]"));
+  const std::string d = str_cat(dtype_name(t.dtype), " ", t.has_shape ? shape_str(t.shape) : std::string("[*]"));
+  return t.kind == ValueKind::kTensor ? d : str_cat(value_kind_name(t.kind), "(", d, ")");
 }
 
 int find_input(const ir::Graph& g, std::string_view name) {
@@ -107,6 +108,13 @@ std::string format_value(double v, bool is_float) {
 // min, max, mean and the first values of a numeric tensor.
 std::string summary(const Tensor& t) {
   constexpr int64_t kShow = 8;
+  if (t.is_none()) return "none (empty optional)";
+  if (t.is_sequence()) {
+    std::string s = str_cat("sequence of ", t.elements().size(), " tensor(s)");
+    for (size_t i = 0; i < t.elements().size() && i < size_t(kShow); ++i)
+      s += str_cat(i ? "; " : ": ", shape_str(t.elements()[i].shape()), " ", summary(t.elements()[i]));
+    return s + (t.elements().size() > size_t(kShow) ? "; ..." : "");
+  }
   if (t.dtype() == DType::kString) {
     std::string s = str_cat(t.numel(), " strings: [");
     const auto* p = t.data<std::string>();
@@ -165,6 +173,18 @@ Status write_outputs(const std::string& dir, const ir::Graph& g, const std::vect
     const std::string file = str_cat("output_", i, ".npy");
     const std::string name = i < g.outputs.size() ? g.tensors[size_t(g.outputs[i])].name : "";
     w.begin_object().key("index").value(i).key("name").value(name).key("dtype").value(dtype_name(outs[i].dtype()));
+    if (outs[i].kind() != ValueKind::kTensor) {
+      // Sequences: one file per element, output_<i>_<j>.npy; an empty optional: no file.
+      w.key("kind").value(value_kind_name(outs[i].kind())).key("files").begin_array();
+      for (size_t j = 0; j < outs[i].elements().size(); ++j) {
+        const std::string ef = str_cat("output_", i, "_", j, ".npy");
+        TSR_ASSIGN_OR_RETURN(Tensor saved, to_npy_compatible(outs[i].elements()[j]));
+        TSR_RETURN_IF_ERROR(io::write_npy_file(saved, dir + "/" + ef));
+        w.value(ef);
+      }
+      w.end_array().end_object();
+      continue;
+    }
     w.key("shape").value(outs[i].shape());
     if (outs[i].dtype() == DType::kString) {
       w.key("file").null();
@@ -280,6 +300,9 @@ int run_command(const RunOptions& o) {
                                                d, dim_name, ": pass --shape ", info.name, "=D0,D1,..."));
         }
     }
+    if (info.kind != ValueKind::kTensor)
+      return report_error(unsupported("input[", k, "] \"", info.name, "\" is a ", describe(info),
+                                      ": --random-inputs makes tensors only"));
     auto t = random_tensor(info.dtype, shape, o.seed, k);
     if (!t.ok()) return report_error(t.status().with_context(str_cat("input[", k, "] \"", info.name, "\"")));
     inputs[k] = std::move(t).value();
@@ -307,8 +330,9 @@ int run_command(const RunOptions& o) {
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string name = i < g.outputs.size() ? g.tensors[size_t(g.outputs[i])].name : "";
-    std::cout << "output[" << i << "] \"" << name << "\": " << dtype_name(outputs[i].dtype()) << " "
-              << shape_str(outputs[i].shape()) << "  " << summary(outputs[i]) << "\n";
+    std::cout << "output[" << i << "] \"" << name << "\": " << dtype_name(outputs[i].dtype());
+    if (outputs[i].kind() == ValueKind::kTensor) std::cout << " " << shape_str(outputs[i].shape());
+    std::cout << "  " << summary(outputs[i]) << "\n";
   }
   std::sort(ms.begin(), ms.end());
   const double median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
