@@ -75,7 +75,8 @@ int main_impl(int argc, char** argv) {
 
   RunOptions run;
   auto* r = app.add_subcommand("run", "Run a model's main graph and print its outputs");
-  r->add_option("model", run.model, "Model file (.tsr)")->required();
+  r->add_option("model", run.model, "Model file (.tsr; .onnx is imported on the fly with the importer)")
+      ->required();
   r->add_option("-i,--input", run.inputs,
                 "Input tensor: FILE binds the next graph input in order, NAME=FILE binds by name. "
                 "Files: .npy, or ONNX TensorProto .pb. Repeatable.")
@@ -98,7 +99,7 @@ int main_impl(int argc, char** argv) {
 
   InspectOptions inspect;
   auto* i = app.add_subcommand("inspect", "Describe a .tsr model: graphs, ops, inputs, outputs, parameters");
-  i->add_option("model", inspect.model, "Model file (.tsr)")->required();
+  i->add_option("model", inspect.model, "Model file (.tsr; or .onnx with the importer)")->required();
   i->add_flag("--json", inspect.json, "Print JSON instead of text");
   i->footer(exit_code_table());
 
