@@ -4,9 +4,12 @@
 // w: f32 [2, 3]; outputs y = Identity(x), ids_out = Identity(ids), w_out = Identity(w).
 // Inputs: x.npy (f32 [2,3] = 0.5 * [0..5]), ids.npy (i64 [4] = 7,8,9,10), x_badshape.npy
 // (f32 [3,2]), x_i32.npy (i32 [2,3]).
+// cf_model.tsr: inputs flag: bool [], v: f32 [3]; out = If(flag, then: Identity(v),
+// else: Identity(w2)) with a constant w2 captured into the else branch (subgraph tree tests).
 #include <cstdio>
 #include <string>
 
+#include "core/frontend/graph_builder.h"
 #include "core/io/npy.h"
 #include "core/io/tsr_io.h"
 #include "core/ir/verify.h"
@@ -65,6 +68,24 @@ int main(int argc, char** argv) {
   if (!s.ok()) return fail(s);
   s = io::save_model_file(m, dir + "/model.tsr");
   if (!s.ok()) return fail(s);
+
+  {
+    ir::Model cf;
+    cf.producer = "tessera cli tests";
+    frontend::GraphBuilder b(cf);
+    auto flag = b.input("flag", DType::kBool, {});
+    auto v = b.input("v", DType::kF32, {3});
+    auto w2 = b.constant(Tensor::from<float>({3}, {-1, -2, -3}), "w2");
+    auto out = b.cond(
+        flag, [&](frontend::GraphBuilder& t) { return std::vector<frontend::Value>{t.op("Identity", {v})}; },
+        [&](frontend::GraphBuilder& e) { return std::vector<frontend::Value>{e.op("Identity", {w2})}; });
+    b.output(out[0], "out");
+    if (!b.status().ok()) return fail(b.status());
+    s = ir::verify_model(cf);
+    if (!s.ok()) return fail(s);
+    s = io::save_model_file(cf, dir + "/cf_model.tsr");
+    if (!s.ok()) return fail(s);
+  }
 
   const struct {
     const char* file;
