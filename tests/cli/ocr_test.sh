@@ -1,10 +1,10 @@
 #!/bin/bash
-# ocr_test.sh OCR TESSERA IMAGEMAGICK MODEL_TSR MODEL_ONNX KEYS WORKDIR
+# ocr_test.sh OCR TESSERA IMAGEMAGICK MODEL_TSR MODEL_ONNX KEYS WORKDIR [BUNDLED_HELLO_PNG]
 # Renders five lines of ordinary English/digits with ImageMagick and checks that tessera-ocr
-# reads each exactly. Exits 77 (skipped) when the model, keys or ImageMagick are unavailable.
+# reads each exactly (and the bundled examples/ocr/hello.png as "Hello Tessera 2026"). Exits 77 (skipped) when the model, keys or ImageMagick are unavailable.
 # When only the ONNX model exists, it is converted with `tessera convert` first (skipped when
 # this build cannot convert it: no importer or an unsupported op, exit 5).
-ocr=$1; tessera=$2; magick=$3; model=$4; onnx=$5; keys=$6; work=$7
+ocr=$1; tessera=$2; magick=$3; model=$4; onnx=$5; keys=$6; work=$7; hello=$8
 mkdir -p "$work" || exit 1
 if [ -z "$magick" ] || ! "$magick" -version 2>/dev/null | grep -q ImageMagick; then
   echo "SKIP: ImageMagick not found"; exit 77
@@ -42,4 +42,8 @@ for i in "${!lines[@]}"; do
     echo "ok: $got"
   fi
 done
+if [ -n "$hello" ]; then
+  got=$("$ocr" --model "$model" --keys "$keys" "$hello")
+  if [ "$got" != "Hello Tessera 2026" ]; then echo "FAIL: $hello read as \"$got\""; fail=1; else echo "ok: $got"; fi
+fi
 exit $fail
