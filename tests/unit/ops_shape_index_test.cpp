@@ -125,3 +125,34 @@ TEST_CASE("TopK largest and smallest with stable ties") {
   r = run_op("TopK", {}, {in(x), cst(i64v({6}))}, 2);
   CHECK_FALSE(r.load.ok());
 }
+
+TEST_CASE("Unique: sorted, first-occurrence order and along an axis") {
+  Tensor x = f32({6}, {2, 1, 1, 3, 4, 3});
+  // np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+  auto r = run_op("Unique", {}, {in(x)}, 4);
+  REQUIRE(r.ok());
+  CHECK(r.inferred[2].shape == Shape{6});
+  check_tensor<float>(r.outputs[0], {4}, {1, 2, 3, 4});
+  check_tensor<int64_t>(r.outputs[1], {4}, {1, 0, 3, 4});
+  check_tensor<int64_t>(r.outputs[2], {6}, {1, 0, 0, 2, 3, 2});
+  check_tensor<int64_t>(r.outputs[3], {4}, {2, 1, 2, 1});
+  // sorted=0 (the ONNX spec's example): order of first occurrence
+  r = run_op("Unique", {Attribute::make_int("sorted", 0)}, {in(x)}, 4);
+  REQUIRE(r.ok());
+  check_tensor<float>(r.outputs[0], {4}, {2, 1, 3, 4});
+  check_tensor<int64_t>(r.outputs[1], {4}, {0, 1, 3, 4});
+  check_tensor<int64_t>(r.outputs[2], {6}, {0, 1, 1, 2, 3, 2});
+  check_tensor<int64_t>(r.outputs[3], {4}, {1, 2, 2, 1});
+  // np.unique([[1,0,1],[1,0,1]], axis=1, ...): columns [1,1], [0,0], [1,1]
+  r = run_op("Unique", {Attribute::make_int("axis", -1)}, {in(i64({2, 3}, {1, 0, 1, 1, 0, 1}))}, 4);
+  REQUIRE(r.ok());
+  CHECK(r.inferred[0].shape == Shape{2, -1});
+  check_tensor<int64_t>(r.outputs[0], {2, 2}, {0, 1, 0, 1});
+  check_tensor<int64_t>(r.outputs[1], {2}, {1, 0});
+  check_tensor<int64_t>(r.outputs[2], {3}, {1, 0, 1});
+  check_tensor<int64_t>(r.outputs[3], {2}, {1, 2});
+  // Empty input: np.unique(np.zeros(0))
+  r = run_op("Unique", {}, {in(f32({0}))}, 1);
+  REQUIRE(r.ok());
+  CHECK(r.outputs[0].shape() == Shape{0});
+}

@@ -1,5 +1,5 @@
 // CPU kernels for the indexing family (core/ops/families/indexing.cpp): Gather, GatherElements,
-// GatherND, ScatterElements, ScatterND, OneHot, NonZero, Compress, TopK.
+// GatherND, ScatterElements, ScatterND, OneHot, NonZero, Compress, TopK, Unique.
 //
 // Every index is checked before it is used: an out-of-range index is an error naming the node,
 // the input, the offending value and its position, never an out-of-bounds access.
@@ -356,10 +356,11 @@ Status compress_kernel(exec::KernelContext& ctx) {
 
 // ---- TopK ----------------------------------------------------------------------------------
 
+// The value elements are ordered by: f16/bf16 as f32, anything else as itself (no string copy).
 template <typename T>
-auto sort_key(T v) {
+decltype(auto) sort_key(const T& v) {
   if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return to_f(v);
-  else return v;
+  else return (v);
 }
 
 Status topk_kernel(exec::KernelContext& ctx) {
@@ -377,7 +378,7 @@ Status topk_kernel(exec::KernelContext& ctx) {
   if (k == 0 || outer * inner == 0) return ok_status();
   bool ok = dispatch_dtype(in.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    using K = decltype(sort_key(T{}));
+    using K = std::decay_t<decltype(sort_key(T{}))>;
     const T* src = in.data<T>();
     T* vo = vals->mut_data<T>();
     int64_t* io = inds ? inds->mut_data<int64_t>() : nullptr;
@@ -408,6 +409,100 @@ Status topk_kernel(exec::KernelContext& ctx) {
   return ok_status();
 }
 
+// ---- Unique --------------------------------------------------------------------------------
+
+// Calls f(T{}) with the element type for ordering: the numeric dtypes, bool and std::string.
+template <typename F>
+bool dispatch_ordered(DType t, F&& f) {
+  if (t == DType::kString) {
+    f(std::string{});
+    return true;
+  }
+  return dispatch_dtype(t, f);
+}
+
+Status unique_kernel(exec::KernelContext& ctx) {
+  const Tensor& in = *ctx.input(0);
+  const ir::Attribute* aa = ctx.node().attr("axis");
+  const bool sorted = ctx.node().attr_int("sorted", 1) != 0;
+  int64_t outer = 1, n = in.numel(), inner = 1;
+  size_t axis = 0;
+  if (aa) {
+    axis = static_cast<size_t>(norm(aa->i, in.rank()));
+    outer = prod(in.shape(), 0, axis);
+    n = in.dim(static_cast<int64_t>(axis));
+    inner = prod(in.shape(), axis + 1, static_cast<size_t>(in.rank()));
+  }
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<int64_t> group_of(static_cast<size_t>(n));  // slice -> group (in sorted order)
+  std::vector<int64_t> first;                              // group -> first slice
+  std::vector<int64_t> count;                              // group -> occurrences
+  bool ok = dispatch_ordered(in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* src = in.data<T>();
+    // Slices compare lexicographically over (outer, inner), as numpy.unique(axis=...) does.
+    auto cmp = [&](int64_t a, int64_t b) -> int {
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          const auto& x = sort_key(src[(o * n + a) * inner + i]);
+          const auto& y = sort_key(src[(o * n + b) * inner + i]);
+          if (x < y) return -1;
+          if (y < x) return 1;
+        }
+      return 0;
+    };
+    // Stable: within a run of equal slices the first occurrence comes first.
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return cmp(a, b) < 0; });
+    for (size_t k = 0; k < order.size(); ++k) {
+      if (k == 0 || cmp(order[k - 1], order[k]) != 0) {
+        first.push_back(order[k]);
+        count.push_back(0);
+      }
+      group_of[static_cast<size_t>(order[k])] = static_cast<int64_t>(first.size()) - 1;
+      ++count.back();
+    }
+  });
+  if (!ok) return ctx.error("input[0]: dtype ", dtype_name(in.dtype()), " is not supported");
+  const auto u = static_cast<int64_t>(first.size());
+  // Output position of each group: sorted order, or order of first occurrence.
+  std::vector<int64_t> pos(static_cast<size_t>(u));
+  std::iota(pos.begin(), pos.end(), 0);
+  if (!sorted) {
+    std::vector<int64_t> by_first(pos);
+    std::sort(by_first.begin(), by_first.end(), [&](int64_t a, int64_t b) {
+      return first[static_cast<size_t>(a)] < first[static_cast<size_t>(b)];
+    });
+    for (int64_t k = 0; k < u; ++k) pos[static_cast<size_t>(by_first[static_cast<size_t>(k)])] = k;
+  }
+  Shape ys = aa ? in.shape() : Shape{u};
+  if (aa) ys[axis] = u;
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0, in.dtype(), ys));
+  dispatch_elem(in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* src = in.data<T>();
+    T* dst = y->mut_data<T>();
+    for (int64_t g = 0; g < u; ++g) {
+      const int64_t p = pos[static_cast<size_t>(g)], f = first[static_cast<size_t>(g)];
+      for (int64_t o = 0; o < outer; ++o) copy::copy_n(src + (o * n + f) * inner, inner, dst + (o * u + p) * inner);
+    }
+  });
+  auto want = [&](size_t k) { return ctx.num_outputs() > k && ctx.node().outputs[k] >= 0; };
+  if (want(1)) {
+    TSR_ASSIGN_OR_RETURN(Tensor * t, ctx.alloc_output(1, DType::kI64, {u}));
+    for (int64_t g = 0; g < u; ++g) t->mut_data<int64_t>()[pos[static_cast<size_t>(g)]] = first[static_cast<size_t>(g)];
+  }
+  if (want(2)) {
+    TSR_ASSIGN_OR_RETURN(Tensor * t, ctx.alloc_output(2, DType::kI64, {n}));
+    for (int64_t j = 0; j < n; ++j) t->mut_data<int64_t>()[j] = pos[static_cast<size_t>(group_of[static_cast<size_t>(j)])];
+  }
+  if (want(3)) {
+    TSR_ASSIGN_OR_RETURN(Tensor * t, ctx.alloc_output(3, DType::kI64, {u}));
+    for (int64_t g = 0; g < u; ++g) t->mut_data<int64_t>()[pos[static_cast<size_t>(g)]] = count[static_cast<size_t>(g)];
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 void register_indexing_kernels(KernelRegistry& r) {
@@ -420,6 +515,7 @@ void register_indexing_kernels(KernelRegistry& r) {
   r.add_fn("NonZero", {}, &non_zero_kernel);
   r.add_fn("Compress", {}, &compress_kernel);
   r.add_fn("TopK", all_numeric_dtypes(), &topk_kernel);
+  r.add_fn("Unique", {}, &unique_kernel);
 }
 
 }  // namespace tsr::cpu

@@ -1,5 +1,5 @@
 // Index-driven ops (ONNX opset 17): Gather, GatherElements, GatherND, ScatterElements, ScatterND,
-// OneHot, NonZero, Compress, TopK.
+// OneHot, NonZero, Compress, TopK, Unique.
 //
 // Index values are validated by the kernels (they are data); inference checks ranks and dtypes.
 #include <algorithm>
@@ -237,6 +237,33 @@ Status infer_topk(InferContext& ctx) {
   return ok_status();
 }
 
+Status infer_unique(InferContext& ctx) {
+  const ValueType& in = ctx.input(0);
+  const int64_t r = rank_of(ctx, 0);
+  const ir::Attribute* aa = ctx.node().attr("axis");
+  int64_t n = -1;  // the number of slices (or elements) that are compared
+  if (aa) {
+    if (r >= 0) {
+      if (r == 0) return ctx.arg_error("input[0]: rank 0 with an axis");
+      TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, aa->i, r, "attribute axis"));
+      Shape out = in.shape;
+      n = out[static_cast<size_t>(axis)];
+      out[static_cast<size_t>(axis)] = -1;
+      ctx.set_output(0, in.dtype, out);
+    } else {
+      ctx.set_output_unknown_shape(0, in.dtype);
+    }
+  } else {
+    ctx.set_output(0, in.dtype, {-1});
+    if (r >= 0) n = shape_util::known_numel(in.shape);
+  }
+  // The unique count depends on the data: the kernel allocates the exact shapes.
+  if (ctx.num_outputs() > 1) ctx.set_output(1, DType::kI64, {-1});
+  if (ctx.num_outputs() > 2) ctx.set_output(2, DType::kI64, {n});
+  if (ctx.num_outputs() > 3) ctx.set_output(3, DType::kI64, {-1});
+  return ok_status();
+}
+
 }  // namespace
 
 void register_indexing_ops(OpRegistry& r) {
@@ -257,6 +284,8 @@ void register_indexing_ops(OpRegistry& r) {
          "Selects slices (or flattened elements) where condition is true"});
   r.add({"TopK", "", 11, 2, 2, 1, 2, {{"axis", AttrKind::kInt}, {"largest", AttrKind::kInt}, {"sorted", AttrKind::kInt}},
          infer_topk, "The k largest (or smallest) values along an axis and their indices"});
+  r.add({"Unique", "", 11, 1, 1, 1, 4, {{"axis", AttrKind::kInt}, {"sorted", AttrKind::kInt}}, infer_unique,
+         "Unique elements (or slices along axis) with first indices, inverse indices and counts"});
 }
 
 }  // namespace tsr::ops

@@ -139,8 +139,13 @@ Status infer_reshape(InferContext& ctx) {
   bool all_known = true;
   for (size_t i = 0; i < out.size(); ++i) {
     if (static_cast<int64_t>(i) == infer_at) continue;
-    if (out[i] < 0) all_known = false;
-    else known *= out[i];
+    if (out[i] < 0) {
+      all_known = false;
+    } else {
+      if (out[i] > 0 && known > (int64_t{1} << 62) / out[i])
+        return ctx.arg_error("input[1] (shape) ", shape_str(*target), " has too many elements");
+      known *= out[i];
+    }
   }
   if (infer_at >= 0) {
     if (in_n >= 0 && all_known) {
