@@ -111,6 +111,11 @@ Status gather_kernel(exec::KernelContext& ctx) {
     T* dst = out->mut_data<T>();
     ctx.pool().parallel_for(outer * ni, std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)),
                             [&](int64_t lo, int64_t hi) {
+                              if (inner == 1) {  // element gathers (embedding ids, shape dims)
+                                for (int64_t t = lo; t < hi; ++t)
+                                  dst[t] = src[(t / ni) * n + ind[static_cast<size_t>(t % ni)]];
+                                return;
+                              }
                               for (int64_t t = lo; t < hi; ++t) {
                                 const int64_t o = t / ni, k = t % ni;
                                 copy::copy_n(src + (o * n + ind[static_cast<size_t>(k)]) * inner, inner, dst + t * inner);

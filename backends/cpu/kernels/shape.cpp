@@ -64,21 +64,27 @@ void copy_rows(const T* src, T* dst, const Shape& shape, const std::vector<int64
 }
 
 // Batched transpose: dst[b][i][j] = src[b*sb + i + j*sj] (the source is contiguous along i, the
-// destination along j). 32x32 tiles keep both sides in cache.
+// destination along j). Each 32x32 tile is read with contiguous runs into a small buffer and
+// written back with contiguous runs: with power-of-two strides (NCHW <-> NHWC) reading or writing
+// strided directly makes every access a cache-set conflict miss.
 template <typename T>
 void transpose_tiles(const T* src, T* dst, int64_t nb, int64_t sb, int64_t ni, int64_t nj, int64_t sj,
                      ThreadPool& pool) {
   constexpr int64_t kTile = 32;
   const int64_t ti = (ni + kTile - 1) / kTile;
   pool.parallel_for(nb * ti, 1, [&](int64_t lo, int64_t hi) {
+    T buf[kTile][kTile];
     for (int64_t t = lo; t < hi; ++t) {
-      const int64_t b = t / ti, i0 = (t % ti) * kTile, i1 = std::min(i0 + kTile, ni);
-      const T* s = src + b * sb;
-      T* d = dst + b * ni * nj;
+      const int64_t b = t / ti, i0 = (t % ti) * kTile, ilen = std::min(kTile, ni - i0);
+      const T* s = src + b * sb + i0;
+      T* d = dst + b * ni * nj + i0 * nj;
       for (int64_t j0 = 0; j0 < nj; j0 += kTile) {
-        const int64_t j1 = std::min(j0 + kTile, nj);
-        for (int64_t i = i0; i < i1; ++i)
-          for (int64_t j = j0; j < j1; ++j) d[i * nj + j] = s[i + j * sj];
+        const int64_t jlen = std::min(kTile, nj - j0);
+        for (int64_t j = 0; j < jlen; ++j) {
+          const T* row = s + (j0 + j) * sj;
+          for (int64_t i = 0; i < ilen; ++i) buf[i][j] = row[i];
+        }
+        for (int64_t i = 0; i < ilen; ++i) copy_n(buf[i], jlen, d + i * nj + j0);
       }
     }
   });
