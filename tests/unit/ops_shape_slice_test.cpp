@@ -149,3 +149,23 @@ TEST_CASE("Trilu, ReverseSequence and CumSum") {
   REQUIRE(r.ok());
   check_tensor<int64_t>(r.outputs[0], {2, 2}, {1, 2, 4, 6});
 }
+
+TEST_CASE("Extreme values from a model are errors or clamps, never overflow") {
+  // Steps of INT64_MIN / INT64_MAX take one element: x[4:0:INT64_MIN] == [x[4]] per row
+  auto r = run_op("Slice", {}, {in(x45()), cst(i64v({4})), cst(i64v({0})), cst(i64v({1})), cst(i64v({kMin}))});
+  REQUIRE(r.ok());
+  check_tensor<int64_t>(r.outputs[0], {4, 1}, {4, 9, 14, 19});
+  r = run_op("Slice", {}, {in(x45()), cst(i64v({1})), cst(i64v({kMax})), cst(i64v({0})), cst(i64v({kMax}))});
+  REQUIRE(r.ok());
+  check_tensor<int64_t>(r.outputs[0], {1, 5}, {5, 6, 7, 8, 9});
+  r = run_op("Pad", {}, {in(f32({2})), cst(i64v({kMax, 1}))});
+  CHECK_FALSE(r.load.ok());
+  r = run_op("Tile", {}, {in(f32({2, 3})), cst(i64v({kMax, 1}))});
+  CHECK_FALSE(r.load.ok());
+  r = run_op("Reshape", {}, {in(f32({2, 3})), cst(i64v({kMax, kMax, -1}))});
+  CHECK_FALSE(r.load.ok());
+  r = run_op("ConstantOfShape", {}, {cst(i64v({int64_t{1} << 40, int64_t{1} << 40}))});
+  CHECK_FALSE(r.ok());  // far beyond max_tensor_bytes: a clean error, no allocation
+  r = run_op("Range", {}, {cst(Tensor::scalar<int64_t>(kMin)), cst(Tensor::scalar<int64_t>(kMax)), cst(Tensor::scalar<int64_t>(1))});
+  CHECK_FALSE(r.load.ok());
+}

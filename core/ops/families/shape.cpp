@@ -287,6 +287,8 @@ Status infer_tile(InferContext& ctx) {
   for (size_t i = 0; i < out.size(); ++i) {
     const int64_t k = (*reps)[i];
     if (k < 0) return ctx.arg_error("input[1] (repeats): negative repeat ", k);
+    if (k > 0 && in.shape[i] > (int64_t{1} << 48) / k)
+      return ctx.arg_error("input[1] (repeats): ", k, " times dim ", in.shape[i], " is too large");
     out[i] = in.shape[i] < 0 ? -1 : in.shape[i] * k;
     if (out[i] >= 0) TSR_RETURN_IF_ERROR(check_dim(ctx, out[i], "output"));
   }

@@ -104,11 +104,14 @@ inline Expected<SliceParams> slice_params(const Shape& dims, const std::vector<i
       b = std::clamp<int64_t>(b, 0, d - 1);
       e = std::clamp<int64_t>(e, -1, d - 1);
     }
+    // |step| >= the span gives one element; capping it keeps the arithmetic below overflow-free
+    // for steps like INT64_MIN.
+    const int64_t mag = st > 0 ? std::min<int64_t>(st, int64_t{1} << 50) : std::min<int64_t>(-(st + 1), (int64_t{1} << 50) - 1) + 1;
     int64_t c = 0;
-    if (st > 0 && e > b) c = (e - b + st - 1) / st;
-    if (st < 0 && b > e) c = (b - e + (-st) - 1) / (-st);
+    if (st > 0 && e > b) c = (e - b + mag - 1) / mag;
+    if (st < 0 && b > e) c = (b - e + mag - 1) / mag;
     p.start[static_cast<size_t>(a)] = b;
-    p.step[static_cast<size_t>(a)] = st;
+    p.step[static_cast<size_t>(a)] = c <= 1 ? 1 : (st > 0 ? mag : -mag);
     p.count[static_cast<size_t>(a)] = c;
   }
   return p;

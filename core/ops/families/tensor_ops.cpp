@@ -183,6 +183,9 @@ Status infer_pad(InferContext& ctx) {
   for (int64_t i = 0; i < r; ++i) {
     const int64_t d = in.shape[static_cast<size_t>(i)];
     const int64_t b = (*pads)[static_cast<size_t>(i)], e = (*pads)[static_cast<size_t>(i + r)];
+    constexpr int64_t kLim = int64_t{1} << 48;
+    if (b < -kLim || b > kLim || e < -kLim || e > kLim)
+      return ctx.arg_error("input[1] (pads): ", b, ", ", e, " on axis ", i, " are too large");
     if (d < 0) {
       out[static_cast<size_t>(i)] = -1;
       continue;
