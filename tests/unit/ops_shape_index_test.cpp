@@ -30,6 +30,11 @@ TEST_CASE("Gather out-of-range index names the node, the input and the value") {
   CHECK(m.find("graph[0].node[0] (Gather \"n0\")") != std::string::npos);
   CHECK(m.find("input[1] (indices)") != std::string::npos);
   CHECK(m.find("index 4") != std::string::npos);
+  // Constant indices: caught at load time with the same message.
+  r = run_op("Gather", {Attribute::make_int("axis", 1)}, {in(f32({3, 4})), cst(i64v({1, -5}))});
+  REQUIRE_FALSE(r.load.ok());
+  CHECK(r.load.message().find("Gather \"n0\"") != std::string::npos);
+  CHECK(r.load.message().find("index -5") != std::string::npos);
   r = run_op("Gather", {}, {in(f32({3, 4})), in(i64v({-4}))});
   REQUIRE_FALSE(r.run.ok());
   CHECK(r.run.message().find("index -4") != std::string::npos);

@@ -29,6 +29,15 @@ Status infer_gather(InferContext& ctx) {
   }
   if (r == 0) return ctx.arg_error("input[0]: rank 0, expected at least 1");
   TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis", 0), r, "attribute axis"));
+  // Constant indices into a known dim are checked at load time already (the kernel checks again).
+  const int64_t n = data.shape[static_cast<size_t>(axis)];
+  if (const Tensor* iv = ctx.input_value(1); iv && n >= 0 && !ctx.runtime()) {
+    const std::vector<int64_t> v = iv->to_i64_vector();
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i] < -n || v[i] >= n)
+        return ctx.arg_error("input[1] (indices): index ", v[i], " at position ", i, " is out of range [", -n, ", ",
+                             n - 1, "]");
+  }
   Shape out(data.shape.begin(), data.shape.begin() + axis);
   out.insert(out.end(), idx.shape.begin(), idx.shape.end());
   out.insert(out.end(), data.shape.begin() + axis + 1, data.shape.end());
