@@ -83,7 +83,7 @@ typename AccOf<T, K>::type reduce_row(const T* x, int64_t n) {
   if constexpr (K == RK::kLogSumExp) {
     A m = r_init<A, RK::kMax>();
     for (int64_t i = 0; i < n; ++i) m = nan_max(m, static_cast<A>(load_elem(x[i])));
-    if (!std::isfinite(m)) return n == 0 ? m : m;  // NaN, all -inf (empty) or a +inf term
+    if (!std::isfinite(m)) return m;  // NaN, all -inf (or empty), or a +inf term
     A s = 0;
     for (int64_t i = 0; i < n; ++i) s += std::exp(static_cast<A>(load_elem(x[i])) - m);
     return m + std::log(s);
