@@ -13,6 +13,9 @@ namespace tsr::cpu {
 namespace {
 
 constexpr float kInfF = std::numeric_limits<float>::infinity();
+// Highway's polynomial exp/tanh only pay off with real vectors; on the 1-lane HWY_SCALAR target
+// (a build without SIMD flags) libm is faster.
+constexpr bool kVecTranscendental = HWY_TARGET != HWY_SCALAR;
 
 // hn::Exp returns 0 for NaN and is only accurate below ln(FLT_MAX); repair both ends so the
 // vector path agrees with std::exp.
@@ -57,7 +60,7 @@ struct SqrtOp : FloatOnly {
   template <class D, class V> V vec(D, V x) const { return hn::Sqrt(x); }
 };
 struct ExpOp : FloatOnly {
-  static constexpr bool kVecF32 = true;
+  static constexpr bool kVecF32 = kVecTranscendental;
   template <class C> C operator()(C x) const { return std::exp(x); }
   template <class D, class V> V vec(D d, V x) const { return vec_exp(d, x); }
 };
@@ -128,7 +131,7 @@ struct LeakyReluOp : FloatOnly {
   }
 };
 struct SigmoidOp : FloatOnly {
-  static constexpr bool kVecF32 = true;
+  static constexpr bool kVecF32 = kVecTranscendental;
   template <class C> C operator()(C x) const {
     // Evaluate through e^-|x| so that neither branch overflows.
     const C e = std::exp(-std::fabs(x));
@@ -142,7 +145,7 @@ struct SigmoidOp : FloatOnly {
   }
 };
 struct TanhOp : FloatOnly {
-  static constexpr bool kVecF32 = true;
+  static constexpr bool kVecF32 = kVecTranscendental;
   template <class C> C operator()(C x) const { return std::tanh(x); }
   template <class D, class V> V vec(D d, V x) const { return hn::IfThenElse(hn::IsNaN(x), x, hn::Tanh(d, x)); }
 };
