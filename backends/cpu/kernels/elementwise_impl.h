@@ -1,0 +1,201 @@
+// Kernel templates shared by the elementwise families: binary (broadcasting) and unary drivers.
+//
+// An op is a small functor:
+//   template <class T> static constexpr bool supports();   // storage dtypes it accepts
+//   template <class C> C operator()(C a, C b) const;       // in the compute type (see broadcast.h)
+// optionally `static constexpr bool kVecF32 = true;` plus
+//   template <class D, class V> V vec(D d, V a, V b) const;  // Highway f32 version
+// and optionally a constructor from `const ir::Node&` to read attributes. The drivers dispatch on
+// the input dtype once per call (dispatch_dtype) and then run type-specialized loops: no virtual
+// calls or std::function per element.
+#pragma once
+
+#include <hwy/highway.h>
+
+#include <type_traits>
+
+#include "backends/cpu/kernels/broadcast.h"
+#include "core/exec/kernel.h"
+
+namespace tsr::cpu {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <typename Op>
+Op make_op(const ir::Node& node) {
+  if constexpr (std::is_constructible_v<Op, const ir::Node&>) return Op(node);
+  else return Op{};
+}
+
+template <typename Op, typename = void>
+struct HasVecF32 : std::false_type {};
+template <typename Op>
+struct HasVecF32<Op, std::void_t<decltype(Op::kVecF32)>> : std::bool_constant<Op::kVecF32> {};
+
+// Output storage type of a binary op on T: T, or bool for predicates (Op::kBoolOut).
+template <typename Op, typename = void>
+struct BoolOut : std::false_type {};
+template <typename Op>
+struct BoolOut<Op, std::void_t<decltype(Op::kBoolOut)>> : std::bool_constant<Op::kBoolOut> {};
+
+// One inner run of a binary op. sa/sb are 0 (repeat element 0) or 1 (contiguous).
+template <typename Op, typename T, typename TO>
+inline void binary_run(const Op& op, TO* out, const T* a, int64_t sa, const T* b, int64_t sb, int64_t n) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<TO, float> && HasVecF32<Op>::value) {
+    const hn::ScalableTag<float> d;
+    const auto L = static_cast<int64_t>(hn::Lanes(d));
+    if (sa && sb) {
+      for (; i + L <= n; i += L) hn::StoreU(op.vec(d, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+    } else if (sb) {
+      const auto va = hn::Set(d, a[0]);
+      for (; i + L <= n; i += L) hn::StoreU(op.vec(d, va, hn::LoadU(d, b + i)), d, out + i);
+    } else if (sa) {
+      const auto vb = hn::Set(d, b[0]);
+      for (; i + L <= n; i += L) hn::StoreU(op.vec(d, hn::LoadU(d, a + i), vb), d, out + i);
+    }
+  }
+  if (sa && sb) {
+    for (; i < n; ++i) out[i] = store_elem<TO>(op(load_elem(a[i]), load_elem(b[i])));
+  } else if (sb) {
+    const auto ca = load_elem(a[0]);
+    for (; i < n; ++i) out[i] = store_elem<TO>(op(ca, load_elem(b[i])));
+  } else if (sa) {
+    const auto cb = load_elem(b[0]);
+    for (; i < n; ++i) out[i] = store_elem<TO>(op(load_elem(a[i]), cb));
+  } else {
+    const auto v = store_elem<TO>(op(load_elem(a[0]), load_elem(b[0])));
+    for (; i < n; ++i) out[i] = v;
+  }
+}
+
+// out = op(a, b) with broadcasting; `out` already has the broadcast shape and dtype TO. `out`
+// may alias `a` when `a` has the output's shape (used to fold variadic ops).
+template <typename Op, typename T, typename TO>
+Status binary_apply(const Op& op, const Tensor& a, const Tensor& b, Tensor& out, ThreadPool& pool) {
+  TSR_ASSIGN_OR_RETURN(auto it, BroadcastIter<2>::make(out.shape(), {&a.shape(), &b.shape()}));
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  TO* po = out.mut_data<TO>();
+  parallel_broadcast(pool, it, [&](int64_t o, const std::array<int64_t, 2>& off,
+                                   const std::array<int64_t, 2>& st, int64_t len) {
+    binary_run(op, po + o, pa + off[0], st[0], pb + off[1], st[1], len);
+  });
+  return ok_status();
+}
+
+// The kernel for a binary op: both inputs share dtype T (checked by inference), output is T or
+// bool.
+template <typename Op>
+Status binary_kernel(exec::KernelContext& ctx) {
+  const Tensor& a = *ctx.input(0);
+  const Tensor& b = *ctx.input(1);
+  TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
+  const Op op = make_op<Op>(ctx.node());
+  Status st = ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
+  dispatch_dtype(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (Op::template supports<T>()) {
+      using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
+      st = binary_apply<Op, T, TO>(op, a, b, *out, ctx.pool());
+    }
+  });
+  return st;
+}
+
+// One contiguous run of a unary op.
+template <typename Op, typename T, typename TO>
+inline void unary_run(const Op& op, TO* out, const T* x, int64_t n) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<TO, float> && HasVecF32<Op>::value) {
+    const hn::ScalableTag<float> d;
+    const auto L = static_cast<int64_t>(hn::Lanes(d));
+    for (; i + L <= n; i += L) hn::StoreU(op.vec(d, hn::LoadU(d, x + i)), d, out + i);
+  }
+  for (; i < n; ++i) out[i] = store_elem<TO>(op(load_elem(x[i])));
+}
+
+template <typename Op, typename T, typename TO>
+void unary_apply(const Op& op, const Tensor& x, Tensor& out, ThreadPool& pool) {
+  const T* px = x.data<T>();
+  TO* po = out.mut_data<TO>();
+  parallel_elements(pool, x.numel(), [&](int64_t b, int64_t e) { unary_run(op, po + b, px + b, e - b); });
+}
+
+template <typename Op>
+Status unary_kernel(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
+  const Op op = make_op<Op>(ctx.node());
+  Status st = ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (Op::template supports<T>()) {
+      using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
+      unary_apply<Op, T, TO>(op, x, *out, ctx.pool());
+      st = ok_status();
+    }
+  });
+  return st;
+}
+
+// Dtype-support predicates used by the op functors.
+struct NumericOnly {
+  template <typename T> static constexpr bool supports() { return !std::is_same_v<T, bool>; }
+};
+struct FloatOnly {
+  template <typename T> static constexpr bool supports() { return kIsFloatLike<T>; }
+};
+struct SignedNumeric {
+  template <typename T> static constexpr bool supports() {
+    return kIsFloatLike<T> || (kIsInt<T> && std::is_signed_v<T>);
+  }
+};
+struct IntOnly {
+  template <typename T> static constexpr bool supports() { return kIsInt<T>; }
+};
+struct BoolOnly {
+  template <typename T> static constexpr bool supports() { return std::is_same_v<T, bool>; }
+};
+
+// Two's-complement wrapping arithmetic for integers (signed overflow is UB in C++; ONNX and
+// numpy wrap). Small types are promoted so that the unsigned product cannot overflow `int`.
+template <typename C>
+using WrapUnsigned = std::conditional_t<sizeof(C) == 8, uint64_t, uint32_t>;
+template <typename C> inline C wrap_add(C a, C b) {
+  if constexpr (std::is_integral_v<C>) return static_cast<C>(WrapUnsigned<C>(a) + WrapUnsigned<C>(b));
+  else return a + b;
+}
+template <typename C> inline C wrap_sub(C a, C b) {
+  if constexpr (std::is_integral_v<C>) return static_cast<C>(WrapUnsigned<C>(a) - WrapUnsigned<C>(b));
+  else return a - b;
+}
+template <typename C> inline C wrap_mul(C a, C b) {
+  if constexpr (std::is_integral_v<C>) return static_cast<C>(WrapUnsigned<C>(a) * WrapUnsigned<C>(b));
+  else return a * b;
+}
+
+// numpy-style NaN-propagating max/min (np.maximum / np.minimum).
+template <typename C> inline C nan_max(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return a < b ? b : a;
+}
+template <typename C> inline C nan_min(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (a != a) return a;
+    if (b != b) return b;
+  }
+  return b < a ? b : a;
+}
+// Vector versions: hardware max/min return one operand for NaN inputs; repair to NaN.
+template <class D, class V> inline V vec_nan_max(D, V a, V b) {
+  return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, hn::Max(a, b)));
+}
+template <class D, class V> inline V vec_nan_min(D, V a, V b) {
+  return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, hn::Min(a, b)));
+}
+
+}  // namespace tsr::cpu

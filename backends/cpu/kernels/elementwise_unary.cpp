@@ -1,0 +1,309 @@
+// CPU kernels: unary math, activations, Clip. f32 Relu/LeakyRelu/Sigmoid/HardSigmoid/HardSwish/
+// Tanh/Exp/Clip (and Abs/Neg/Sqrt) run on Highway vectors; other dtypes/ops use scalar loops.
+#include <hwy/contrib/math/math-inl.h>
+
+#include <cmath>
+#include <limits>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/elementwise_impl.h"
+
+namespace tsr::cpu {
+
+namespace {
+
+constexpr float kInfF = std::numeric_limits<float>::infinity();
+// Highway's polynomial exp/tanh only pay off with real vectors; on the 1-lane HWY_SCALAR target
+// (a build without SIMD flags) libm is faster.
+constexpr bool kVecTranscendental = HWY_TARGET != HWY_SCALAR;
+
+// hn::Exp returns 0 for NaN and is only accurate below ln(FLT_MAX); repair both ends so the
+// vector path agrees with std::exp.
+template <class D, class V>
+V vec_exp(D d, V x) {
+  V y = hn::Exp(d, x);
+  y = hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.7228390f)), hn::Set(d, kInfF), y);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+template <class C>
+C cnan() { return std::numeric_limits<C>::quiet_NaN(); }
+
+struct AbsOp : NumericOnly {
+  static constexpr bool kVecF32 = true;
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_unsigned_v<C>) return x;
+    else if constexpr (std::is_integral_v<C>) return x < 0 ? wrap_sub(C(0), x) : x;
+    else return std::fabs(x);
+  }
+  template <class D, class V> V vec(D, V x) const { return hn::Abs(x); }
+};
+struct NegOp : SignedNumeric {
+  static constexpr bool kVecF32 = true;
+  template <class C> C operator()(C x) const { return wrap_sub(C(0), x); }
+  template <class D, class V> V vec(D, V x) const { return hn::Neg(x); }
+};
+struct SignOp : NumericOnly {
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (x != x) return x;
+    }
+    return x > C(0) ? C(1) : (x < C(0) ? static_cast<C>(-1) : C(0));
+  }
+};
+struct ReciprocalOp : FloatOnly {
+  template <class C> C operator()(C x) const { return C(1) / x; }
+};
+struct SqrtOp : FloatOnly {
+  static constexpr bool kVecF32 = true;
+  template <class C> C operator()(C x) const { return std::sqrt(x); }
+  template <class D, class V> V vec(D, V x) const { return hn::Sqrt(x); }
+};
+struct ExpOp : FloatOnly {
+  static constexpr bool kVecF32 = kVecTranscendental;
+  template <class C> C operator()(C x) const { return std::exp(x); }
+  template <class D, class V> V vec(D d, V x) const { return vec_exp(d, x); }
+};
+
+#define TSR_FLOAT_UNARY(Name, expr)                                  \
+  struct Name : FloatOnly {                                          \
+    template <class C> C operator()(C x) const { return expr; }      \
+  };
+TSR_FLOAT_UNARY(LogOp, std::log(x))
+TSR_FLOAT_UNARY(CeilOp, std::ceil(x))
+TSR_FLOAT_UNARY(FloorOp, std::floor(x))
+TSR_FLOAT_UNARY(RoundOp, std::nearbyint(x))  // default FE_TONEAREST: halves to even
+TSR_FLOAT_UNARY(ErfOp, std::erf(x))
+TSR_FLOAT_UNARY(SinOp, std::sin(x))
+TSR_FLOAT_UNARY(CosOp, std::cos(x))
+TSR_FLOAT_UNARY(TanOp, std::tan(x))
+TSR_FLOAT_UNARY(AsinOp, std::asin(x))
+TSR_FLOAT_UNARY(AcosOp, std::acos(x))
+TSR_FLOAT_UNARY(AtanOp, std::atan(x))
+TSR_FLOAT_UNARY(SinhOp, std::sinh(x))
+TSR_FLOAT_UNARY(CoshOp, std::cosh(x))
+TSR_FLOAT_UNARY(AsinhOp, std::asinh(x))
+TSR_FLOAT_UNARY(AcoshOp, std::acosh(x))
+TSR_FLOAT_UNARY(AtanhOp, std::atanh(x))
+TSR_FLOAT_UNARY(SoftsignOp, x / (C(1) + std::fabs(x)))
+// ln(1 + e^x) without overflow for large x.
+TSR_FLOAT_UNARY(SoftplusOp, x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)))
+TSR_FLOAT_UNARY(MishOp, x * std::tanh(x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x))))
+#undef TSR_FLOAT_UNARY
+
+struct IsNaNOp : FloatOnly {
+  static constexpr bool kBoolOut = true;
+  template <class C> bool operator()(C x) const { return x != x; }
+};
+struct IsInfOp : FloatOnly {
+  static constexpr bool kBoolOut = true;
+  bool neg = true, pos = true;
+  IsInfOp() = default;
+  explicit IsInfOp(const ir::Node& n)
+      : neg(n.attr_int("detect_negative", 1) != 0), pos(n.attr_int("detect_positive", 1) != 0) {}
+  template <class C> bool operator()(C x) const {
+    return std::isinf(x) && ((x > 0 && pos) || (x < 0 && neg));
+  }
+};
+struct BitNotOp : IntOnly {
+  template <class C> C operator()(C x) const { return static_cast<C>(~x); }
+};
+struct NotOp : BoolOnly {
+  bool operator()(bool x) const { return !x; }
+};
+
+struct ReluOp : SignedNumeric {
+  static constexpr bool kVecF32 = true;
+  template <class C> C operator()(C x) const { return x < C(0) ? C(0) : x; }  // NaN passes through
+  template <class D, class V> V vec(D d, V x) const {
+    const V z = hn::Zero(d);
+    return hn::IfThenElse(hn::Lt(x, z), z, x);
+  }
+};
+struct LeakyReluOp : FloatOnly {
+  static constexpr bool kVecF32 = true;
+  double alpha = 0.01;
+  LeakyReluOp() = default;
+  explicit LeakyReluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 0.01)) {}
+  template <class C> C operator()(C x) const { return x < C(0) ? static_cast<C>(alpha) * x : x; }
+  template <class D, class V> V vec(D d, V x) const {
+    return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(x, hn::Set(d, static_cast<float>(alpha))), x);
+  }
+};
+struct SigmoidOp : FloatOnly {
+  static constexpr bool kVecF32 = kVecTranscendental;
+  template <class C> C operator()(C x) const {
+    // Evaluate through e^-|x| so that neither branch overflows.
+    const C e = std::exp(-std::fabs(x));
+    return x >= C(0) ? C(1) / (C(1) + e) : e / (C(1) + e);
+  }
+  template <class D, class V> V vec(D d, V x) const {
+    const V one = hn::Set(d, 1.0f);
+    const V e = vec_exp(d, hn::Neg(hn::Abs(x)));
+    const V r = hn::Div(one, hn::Add(one, e));
+    return hn::IfThenElse(hn::Ge(x, hn::Zero(d)), r, hn::Mul(e, r));
+  }
+};
+struct TanhOp : FloatOnly {
+  static constexpr bool kVecF32 = kVecTranscendental;
+  template <class C> C operator()(C x) const { return std::tanh(x); }
+  template <class D, class V> V vec(D d, V x) const { return hn::IfThenElse(hn::IsNaN(x), x, hn::Tanh(d, x)); }
+};
+struct HardSigmoidOp : FloatOnly {
+  static constexpr bool kVecF32 = true;
+  double alpha = 0.2, beta = 0.5;
+  HardSigmoidOp() = default;
+  explicit HardSigmoidOp(const ir::Node& n) : alpha(n.attr_float("alpha", 0.2)), beta(n.attr_float("beta", 0.5)) {}
+  template <class C> C operator()(C x) const {
+    const C v = static_cast<C>(alpha) * x + static_cast<C>(beta);
+    return v != v ? v : (v < C(0) ? C(0) : (v > C(1) ? C(1) : v));
+  }
+  template <class D, class V> V vec(D d, V x) const {
+    const V v = hn::MulAdd(hn::Set(d, static_cast<float>(alpha)), x, hn::Set(d, static_cast<float>(beta)));
+    const V c = hn::Min(hn::Max(v, hn::Zero(d)), hn::Set(d, 1.0f));
+    return hn::IfThenElse(hn::IsNaN(v), v, c);
+  }
+};
+struct HardSwishOp : FloatOnly {
+  static constexpr bool kVecF32 = true;
+  template <class C> C operator()(C x) const {
+    const C v = x / C(6) + C(0.5);
+    return v != v ? v : x * (v < C(0) ? C(0) : (v > C(1) ? C(1) : v));
+  }
+  template <class D, class V> V vec(D d, V x) const {
+    const V v = hn::MulAdd(x, hn::Set(d, 1.0f / 6.0f), hn::Set(d, 0.5f));
+    const V c = hn::Min(hn::Max(v, hn::Zero(d)), hn::Set(d, 1.0f));
+    return hn::IfThenElse(hn::IsNaN(v), v, hn::Mul(x, c));
+  }
+};
+struct EluOp : FloatOnly {
+  double alpha = 1.0;
+  EluOp() = default;
+  explicit EluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 1.0)) {}
+  template <class C> C operator()(C x) const { return x < C(0) ? static_cast<C>(alpha) * std::expm1(x) : x; }
+};
+struct SeluOp : FloatOnly {
+  // Defaults from the ONNX spec (the SELU paper's constants rounded to float).
+  double alpha = 1.67326319217681884765625, gamma = 1.05070102214813232421875;
+  SeluOp() = default;
+  explicit SeluOp(const ir::Node& n)
+      : alpha(n.attr_float("alpha", 1.67326319217681884765625)), gamma(n.attr_float("gamma", 1.05070102214813232421875)) {}
+  template <class C> C operator()(C x) const {
+    return static_cast<C>(gamma) * (x <= C(0) ? static_cast<C>(alpha) * std::expm1(x) : x);
+  }
+};
+struct CeluOp : FloatOnly {
+  double alpha = 1.0;
+  CeluOp() = default;
+  explicit CeluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 1.0)) {}
+  template <class C> C operator()(C x) const {
+    const C a = static_cast<C>(alpha);
+    return x > C(0) ? x : a * std::expm1(x / a);
+  }
+};
+struct ThresholdedReluOp : FloatOnly {
+  double alpha = 1.0;
+  ThresholdedReluOp() = default;
+  explicit ThresholdedReluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 1.0)) {}
+  template <class C> C operator()(C x) const { return x > static_cast<C>(alpha) ? x : C(0); }
+};
+
+// Clip with optional scalar min/max inputs (absent: the dtype's range). NaN in X stays NaN.
+template <typename T>
+struct ClipOp {
+  using C = Compute<T>;
+  static constexpr bool kVecF32 = true;
+  C lo, hi;
+  C operator()(C x) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      if (x != x) return x;
+    }
+    return x < lo ? lo : (x > hi ? hi : x);
+  }
+  template <class D, class V> V vec(D d, V x) const {
+    const V c = hn::Min(hn::Max(x, hn::Set(d, lo)), hn::Set(d, hi));
+    return hn::IfThenElse(hn::IsNaN(x), x, c);
+  }
+};
+
+Status clip_kernel(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
+  Status st = ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      using C = Compute<T>;
+      ClipOp<T> op{std::numeric_limits<C>::lowest(), std::numeric_limits<C>::max()};
+      if constexpr (std::is_floating_point_v<C>) {
+        op.lo = -std::numeric_limits<C>::infinity();
+        op.hi = std::numeric_limits<C>::infinity();
+      }
+      for (size_t i = 1; i < 3; ++i) {
+        const Tensor* b = ctx.input(i);
+        if (!b) continue;
+        if (b->numel() != 1) {
+          st = ctx.error("input[", i, "] must be a scalar, got shape ", shape_str(b->shape()));
+          return;
+        }
+        (i == 1 ? op.lo : op.hi) = load_elem(b->data<T>()[0]);
+      }
+      unary_apply<ClipOp<T>, T, T>(op, x, *out, ctx.pool());
+      st = ok_status();
+    }
+  });
+  return st;
+}
+
+}  // namespace
+
+void register_elementwise_unary_kernels(KernelRegistry& r) {
+  const auto& num = all_numeric_dtypes();
+  const std::vector<DType> flt = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16};
+  const std::vector<DType> sgn = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
+                                  DType::kI8,  DType::kI16, DType::kI32, DType::kI64};
+  const std::vector<DType> ints = {DType::kI8, DType::kU8, DType::kI16, DType::kU16,
+                                   DType::kI32, DType::kI64, DType::kU32, DType::kU64};
+  r.add_fn("Abs", num, &unary_kernel<AbsOp>);
+  r.add_fn("Neg", sgn, &unary_kernel<NegOp>);
+  r.add_fn("Sign", num, &unary_kernel<SignOp>);
+  r.add_fn("Reciprocal", flt, &unary_kernel<ReciprocalOp>);
+  r.add_fn("Sqrt", flt, &unary_kernel<SqrtOp>);
+  r.add_fn("Exp", flt, &unary_kernel<ExpOp>);
+  r.add_fn("Log", flt, &unary_kernel<LogOp>);
+  r.add_fn("Ceil", flt, &unary_kernel<CeilOp>);
+  r.add_fn("Floor", flt, &unary_kernel<FloorOp>);
+  r.add_fn("Round", flt, &unary_kernel<RoundOp>);
+  r.add_fn("Erf", flt, &unary_kernel<ErfOp>);
+  r.add_fn("Sin", flt, &unary_kernel<SinOp>);
+  r.add_fn("Cos", flt, &unary_kernel<CosOp>);
+  r.add_fn("Tan", flt, &unary_kernel<TanOp>);
+  r.add_fn("Asin", flt, &unary_kernel<AsinOp>);
+  r.add_fn("Acos", flt, &unary_kernel<AcosOp>);
+  r.add_fn("Atan", flt, &unary_kernel<AtanOp>);
+  r.add_fn("Sinh", flt, &unary_kernel<SinhOp>);
+  r.add_fn("Cosh", flt, &unary_kernel<CoshOp>);
+  r.add_fn("Asinh", flt, &unary_kernel<AsinhOp>);
+  r.add_fn("Acosh", flt, &unary_kernel<AcoshOp>);
+  r.add_fn("Atanh", flt, &unary_kernel<AtanhOp>);
+  r.add_fn("IsNaN", flt, &unary_kernel<IsNaNOp>);
+  r.add_fn("IsInf", flt, &unary_kernel<IsInfOp>);
+  r.add_fn("BitwiseNot", ints, &unary_kernel<BitNotOp>);
+  r.add_fn("Not", {DType::kBool}, &unary_kernel<NotOp>);
+  r.add_fn("Relu", sgn, &unary_kernel<ReluOp>);
+  r.add_fn("LeakyRelu", flt, &unary_kernel<LeakyReluOp>);
+  r.add_fn("Sigmoid", flt, &unary_kernel<SigmoidOp>);
+  r.add_fn("HardSigmoid", flt, &unary_kernel<HardSigmoidOp>);
+  r.add_fn("HardSwish", flt, &unary_kernel<HardSwishOp>);
+  r.add_fn("Tanh", flt, &unary_kernel<TanhOp>);
+  r.add_fn("Elu", flt, &unary_kernel<EluOp>);
+  r.add_fn("Selu", flt, &unary_kernel<SeluOp>);
+  r.add_fn("Celu", flt, &unary_kernel<CeluOp>);
+  r.add_fn("Softplus", flt, &unary_kernel<SoftplusOp>);
+  r.add_fn("Softsign", flt, &unary_kernel<SoftsignOp>);
+  r.add_fn("ThresholdedRelu", flt, &unary_kernel<ThresholdedReluOp>);
+  r.add_fn("Mish", flt, &unary_kernel<MishOp>);
+  r.add_fn("Clip", num, &clip_kernel);
+}
+
+}  // namespace tsr::cpu

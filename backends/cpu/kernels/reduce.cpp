@@ -1,0 +1,340 @@
+// CPU kernels: Reduce* and ArgMax/ArgMin.
+//
+// A reduction is first canonicalized: size-1 dims are dropped and adjacent dims that are both
+// kept or both reduced are merged. The common layouts then run without copies:
+//   [outer, R]         each output reduces one contiguous row (f32 rows on Highway vectors);
+//   [outer, R, inner]  rows of `inner` accumulators stream over R (unit-stride, vectorizable);
+// any other pattern (e.g. axes {0, 2} of a 4-D tensor) is gathered once into [kept..., reduced...]
+// order and reduced as rows. Accumulation uses the compute type (float for f16/bf16/f32, double
+// for f64, 64-bit for integers; double for L2/LogSum/LogSumExp on integers).
+#include <hwy/highway.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/elementwise_impl.h"
+
+namespace tsr::cpu {
+
+namespace {
+
+enum class RK { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
+
+template <typename T, RK K>
+struct AccOf {
+  using type = std::conditional_t<
+      kIsFloatLike<T>, Compute<T>,
+      std::conditional_t<K == RK::kMax || K == RK::kMin, T,
+                         std::conditional_t<K == RK::kL2 || K == RK::kLogSum || K == RK::kLogSumExp, double,
+                                            std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>>>;
+};
+
+template <typename A, RK K>
+A r_init() {
+  if constexpr (K == RK::kProd) return A(1);
+  else if constexpr (K == RK::kMax || K == RK::kLogSumExp)
+    return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
+  else if constexpr (K == RK::kMin)
+    return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
+  else return A(0);
+}
+
+// Maps one element into the accumulator domain.
+template <typename A, RK K>
+A r_map(A x) {
+  if constexpr (K == RK::kL1) {
+    if constexpr (std::is_unsigned_v<A>) return x;
+    else return x < A(0) ? wrap_sub(A(0), x) : x;
+  } else if constexpr (K == RK::kL2 || K == RK::kSumSquare) {
+    return wrap_mul(x, x);
+  } else {
+    return x;
+  }
+}
+
+template <typename A, RK K>
+A r_combine(A acc, A v) {
+  if constexpr (K == RK::kMax) return nan_max(acc, v);
+  else if constexpr (K == RK::kMin) return nan_min(acc, v);
+  else if constexpr (K == RK::kProd) return wrap_mul(acc, v);
+  else return wrap_add(acc, v);
+}
+
+template <typename A, RK K>
+A r_finalize(A acc, int64_t n) {
+  if constexpr (K == RK::kMean) {
+    if constexpr (std::is_integral_v<A>) return n == 0 ? A(0) : static_cast<A>(acc / static_cast<A>(n));
+    else return acc / static_cast<A>(n);
+  } else if constexpr (K == RK::kL2) {
+    return std::sqrt(acc);
+  } else if constexpr (K == RK::kLogSum) {
+    return std::log(acc);
+  } else {
+    return acc;
+  }
+}
+
+// Reduces a contiguous row of n elements.
+template <typename T, RK K>
+typename AccOf<T, K>::type reduce_row(const T* x, int64_t n) {
+  using A = typename AccOf<T, K>::type;
+  if constexpr (K == RK::kLogSumExp) {
+    A m = r_init<A, RK::kMax>();
+    for (int64_t i = 0; i < n; ++i) m = nan_max(m, static_cast<A>(load_elem(x[i])));
+    if (!std::isfinite(m)) return m;  // NaN, all -inf (or empty), or a +inf term
+    A s = 0;
+    for (int64_t i = 0; i < n; ++i) s += std::exp(static_cast<A>(load_elem(x[i])) - m);
+    return m + std::log(s);
+  } else {
+    int64_t i = 0;
+    A acc = r_init<A, K>();
+    if constexpr (std::is_same_v<T, float> && (K == RK::kSum || K == RK::kMean || K == RK::kSumSquare ||
+                                               K == RK::kL1 || K == RK::kL2 || K == RK::kMax || K == RK::kMin)) {
+      const hn::ScalableTag<float> d;
+      const auto L = static_cast<int64_t>(hn::Lanes(d));
+      if (n >= 2 * L) {
+        auto v0 = hn::Set(d, acc), v1 = hn::Set(d, acc);
+        auto step = [&](auto va, auto x0) {
+          if constexpr (K == RK::kMax) return vec_nan_max(d, va, x0);
+          else if constexpr (K == RK::kMin) return vec_nan_min(d, va, x0);
+          else if constexpr (K == RK::kL1) return hn::Add(va, hn::Abs(x0));
+          else if constexpr (K == RK::kSumSquare || K == RK::kL2) return hn::MulAdd(x0, x0, va);
+          else return hn::Add(va, x0);
+        };
+        for (; i + 2 * L <= n; i += 2 * L) {
+          v0 = step(v0, hn::LoadU(d, x + i));
+          v1 = step(v1, hn::LoadU(d, x + i + L));
+        }
+        float lanes0[HWY_MAX_BYTES / sizeof(float)], lanes1[HWY_MAX_BYTES / sizeof(float)];
+        hn::StoreU(v0, d, lanes0);
+        hn::StoreU(v1, d, lanes1);
+        for (int64_t l = 0; l < L; ++l) acc = r_combine<A, K == RK::kMax || K == RK::kMin ? K : RK::kSum>(acc, lanes0[l]);
+        for (int64_t l = 0; l < L; ++l) acc = r_combine<A, K == RK::kMax || K == RK::kMin ? K : RK::kSum>(acc, lanes1[l]);
+      }
+    }
+    for (; i < n; ++i) acc = r_combine<A, K>(acc, r_map<A, K>(static_cast<A>(load_elem(x[i]))));
+    return r_finalize<A, K>(acc, n);
+  }
+}
+
+// [outer, R, inner]: out[o, i] = reduce_r x[o, r, i]. Work is split into (outer, inner block)
+// tasks so that both outer-heavy and inner-heavy shapes parallelize.
+template <typename T, RK K>
+void reduce_middle(const T* x, T* out, int64_t outer, int64_t R, int64_t inner, ThreadPool& pool) {
+  using A = typename AccOf<T, K>::type;
+  constexpr int64_t kBlock = 512;
+  const int64_t nblocks = (inner + kBlock - 1) / kBlock;
+  const int64_t tasks = outer * nblocks;
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, R * std::min(inner, kBlock)));
+  auto body = [&](int64_t tb, int64_t te) {
+    A acc[kBlock];
+    A mx[kBlock];
+    for (int64_t t = tb; t < te; ++t) {
+      const int64_t o = t / nblocks;
+      const int64_t i0 = (t % nblocks) * kBlock;
+      const int64_t w = std::min(kBlock, inner - i0);
+      const T* base = x + o * R * inner + i0;
+      if constexpr (K == RK::kLogSumExp) {
+        for (int64_t j = 0; j < w; ++j) mx[j] = r_init<A, RK::kMax>();
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t j = 0; j < w; ++j) mx[j] = nan_max(mx[j], static_cast<A>(load_elem(base[r * inner + j])));
+        for (int64_t j = 0; j < w; ++j) acc[j] = 0;
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t j = 0; j < w; ++j)
+            if (std::isfinite(mx[j])) acc[j] += std::exp(static_cast<A>(load_elem(base[r * inner + j])) - mx[j]);
+        for (int64_t j = 0; j < w; ++j)
+          out[o * inner + i0 + j] = store_elem<T>(std::isfinite(mx[j]) ? mx[j] + std::log(acc[j]) : mx[j]);
+      } else {
+        for (int64_t j = 0; j < w; ++j) acc[j] = r_init<A, K>();
+        for (int64_t r = 0; r < R; ++r) {
+          const T* row = base + r * inner;
+          for (int64_t j = 0; j < w; ++j)
+            acc[j] = r_combine<A, K>(acc[j], r_map<A, K>(static_cast<A>(load_elem(row[j]))));
+        }
+        for (int64_t j = 0; j < w; ++j) out[o * inner + i0 + j] = store_elem<T>(r_finalize<A, K>(acc[j], R));
+      }
+    }
+  };
+  if (tasks <= grain || pool.num_threads() <= 1) body(0, tasks);
+  else pool.parallel_for(tasks, grain, body);
+}
+
+template <typename T, RK K>
+void reduce_rows(const T* x, T* out, int64_t outer, int64_t R, ThreadPool& pool) {
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, R));
+  auto body = [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) out[o] = store_elem<T>(reduce_row<T, K>(x + o * R, R));
+  };
+  if (outer <= grain || pool.num_threads() <= 1) body(0, outer);
+  else pool.parallel_for(outer, grain, body);
+}
+
+// Canonical form: merged dims with a reduce flag, size-1 dims dropped.
+struct Group {
+  int64_t size;
+  bool reduced;
+};
+
+std::vector<Group> canonical_groups(const Shape& shape, const std::vector<bool>& red) {
+  std::vector<Group> g;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    if (!g.empty() && g.back().reduced == red[d]) g.back().size *= shape[d];
+    else g.push_back({shape[d], static_cast<bool>(red[d])});
+  }
+  return g;
+}
+
+template <typename T, RK K>
+Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, const std::vector<bool>& red) {
+  const std::vector<Group> g = canonical_groups(x.shape(), red);
+  const T* px = x.data<T>();
+  T* po = out.mut_data<T>();
+  int64_t nred = 0;
+  for (const Group& gr : g) nred += gr.reduced;
+  if (x.numel() == 0) {
+    // Empty input: every output element reduces an empty set (identity), if there are any.
+    using A = typename AccOf<T, K>::type;
+    const T v = store_elem<T>(K == RK::kLogSumExp ? r_init<A, K>() : r_finalize<A, K>(r_init<A, K>(), 0));
+    for (int64_t i = 0; i < out.numel(); ++i) po[i] = v;
+    return ok_status();
+  }
+  if (nred == 0) {
+    reduce_rows<T, K>(px, po, x.numel(), 1, ctx.pool());
+    return ok_status();
+  }
+  if (nred == 1) {
+    int64_t outer = 1, R = 1, inner = 1;
+    bool seen = false;
+    for (const Group& gr : g) {
+      if (gr.reduced) { R = gr.size; seen = true; }
+      else if (seen) inner *= gr.size;
+      else outer *= gr.size;
+    }
+    if (inner == 1) reduce_rows<T, K>(px, po, outer, R, ctx.pool());
+    else reduce_middle<T, K>(px, po, outer, R, inner, ctx.pool());
+    return ok_status();
+  }
+  // Irregular pattern: gather into [kept..., reduced...] order, then reduce rows.
+  std::vector<int64_t> src_stride(g.size());
+  int64_t s = 1;
+  for (size_t k = g.size(); k-- > 0;) {
+    src_stride[k] = s;
+    s *= g[k].size;
+  }
+  std::vector<int64_t> dims, strides;
+  int64_t R = 1;
+  for (int pass = 0; pass < 2; ++pass)
+    for (size_t k = 0; k < g.size(); ++k)
+      if (g[k].reduced == (pass == 1)) {
+        dims.push_back(g[k].size);
+        strides.push_back(src_stride[k]);
+        if (pass == 1) R *= g[k].size;
+      }
+  TSR_ASSIGN_OR_RETURN(Tensor tmp, Tensor::empty(x.dtype(), x.shape()));
+  T* pt = tmp.mut_data<T>();
+  std::vector<int64_t> idx(dims.size(), 0);
+  int64_t off = 0;
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    pt[i] = px[off];
+    for (size_t d = dims.size(); d-- > 0;) {
+      off += strides[d];
+      if (++idx[d] < dims[d]) break;
+      off -= strides[d] * dims[d];
+      idx[d] = 0;
+    }
+  }
+  reduce_rows<T, K>(pt, po, n / R, R, ctx.pool());
+  return ok_status();
+}
+
+template <RK K>
+Status reduce_kernel(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const ir::Node& node = ctx.node();
+  std::vector<int64_t> axes;
+  if (const Tensor* a = ctx.input(1)) axes = a->to_i64_vector();
+  else axes = node.attr_ints("axes");
+  const int64_t rank = x.rank();
+  std::vector<bool> red(static_cast<size_t>(rank), false);
+  if (axes.empty()) {
+    if (node.attr_int("noop_with_empty_axes", 0) != 0) {
+      ctx.set_output(0, x);
+      return ok_status();
+    }
+    red.assign(static_cast<size_t>(rank), true);
+  }
+  for (int64_t a : axes) {
+    auto n = normalize_axis(a, rank);
+    if (!n.ok()) return ctx.error("axes: ", n.status().message());
+    if (rank > 0) red[static_cast<size_t>(*n)] = true;
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
+  Status st = ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) st = reduce_typed<T, K>(ctx, x, *out, red);
+  });
+  return st;
+}
+
+template <bool kMax>
+Status arg_kernel(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const ir::Node& node = ctx.node();
+  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis", 0), x.rank()));
+  const bool last = node.attr_int("select_last_index", 0) != 0;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
+  for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);
+  const int64_t R = x.dim(axis);
+  if (R == 0) return ctx.error("axis ", axis, " has size 0");
+  TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
+  int64_t* po = out->mut_data<int64_t>();
+  Status st = ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* px = x.data<T>();
+      parallel_elements(ctx.pool(), outer * inner, [&](int64_t b, int64_t e) {
+        for (int64_t t = b; t < e; ++t) {
+          const int64_t o = t / inner, i = t % inner;
+          const T* base = px + o * R * inner + i;
+          auto best = load_elem(base[0]);
+          int64_t bi = 0;
+          for (int64_t r = 1; r < R; ++r) {
+            const auto v = load_elem(base[r * inner]);
+            const bool better = kMax ? (last ? v >= best : v > best) : (last ? v <= best : v < best);
+            if (better) { best = v; bi = r; }
+          }
+          po[t] = bi;
+        }
+      });
+      st = ok_status();
+    }
+  });
+  return st;
+}
+
+}  // namespace
+
+void register_reduce_kernels(KernelRegistry& r) {
+  const auto& num = all_numeric_dtypes();
+  r.add_fn("ReduceSum", num, &reduce_kernel<RK::kSum>);
+  r.add_fn("ReduceMean", num, &reduce_kernel<RK::kMean>);
+  r.add_fn("ReduceMax", num, &reduce_kernel<RK::kMax>);
+  r.add_fn("ReduceMin", num, &reduce_kernel<RK::kMin>);
+  r.add_fn("ReduceProd", num, &reduce_kernel<RK::kProd>);
+  r.add_fn("ReduceL1", num, &reduce_kernel<RK::kL1>);
+  r.add_fn("ReduceL2", num, &reduce_kernel<RK::kL2>);
+  r.add_fn("ReduceLogSum", num, &reduce_kernel<RK::kLogSum>);
+  r.add_fn("ReduceLogSumExp", num, &reduce_kernel<RK::kLogSumExp>);
+  r.add_fn("ReduceSumSquare", num, &reduce_kernel<RK::kSumSquare>);
+  r.add_fn("ArgMax", num, &arg_kernel<true>);
+  r.add_fn("ArgMin", num, &arg_kernel<false>);
+}
+
+}  // namespace tsr::cpu

@@ -1,0 +1,93 @@
+// Unary math, activations and Clip (ONNX opset-17 semantics). Output has the input's shape and
+// dtype except IsNaN/IsInf (bool).
+#include <string>
+
+#include "core/ops/families/elementwise_common.h"
+
+namespace tsr::ops {
+
+namespace {
+
+using ir::AttrKind;
+using namespace ew;
+
+void add_unary(OpRegistry& r, const std::string& name, int since, std::vector<DType> allowed,
+               std::string doc, std::vector<AttrSpec> attrs = {}, bool bool_out = false) {
+  OpDef d;
+  d.name = name;
+  d.since_version = since;
+  d.min_inputs = d.max_inputs = 1;
+  d.attrs = std::move(attrs);
+  d.doc = std::move(doc);
+  d.infer = [allowed = std::move(allowed), bool_out](InferContext& ctx) -> Status {
+    TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, allowed));
+    same_shape_output(ctx, 0, 0, bool_out ? DType::kBool : ctx.input(0).dtype);
+    return ok_status();
+  };
+  r.add(std::move(d));
+}
+
+AttrSpec fattr(const char* name) { return {name, AttrKind::kFloat, false}; }
+
+}  // namespace
+
+void register_elementwise_unary_ops(OpRegistry& r) {
+  const auto& num = numeric_dtypes();
+  const auto& flt = float_dtypes();
+  const auto& sgn = signed_numeric_dtypes();
+  add_unary(r, "Abs", 13, num, "Y = |X|");
+  add_unary(r, "Neg", 13, sgn, "Y = -X");
+  add_unary(r, "Sign", 13, num, "Y = -1, 0 or 1 (NaN stays NaN)");
+  add_unary(r, "Reciprocal", 13, flt, "Y = 1 / X");
+  add_unary(r, "Sqrt", 13, flt, "Y = sqrt(X)");
+  add_unary(r, "Exp", 13, flt, "Y = e^X");
+  add_unary(r, "Log", 13, flt, "Y = ln(X)");
+  add_unary(r, "Ceil", 13, flt, "Y = ceil(X)");
+  add_unary(r, "Floor", 13, flt, "Y = floor(X)");
+  add_unary(r, "Round", 11, flt, "Y = X rounded to nearest, halves to even");
+  add_unary(r, "Erf", 13, flt, "Y = erf(X)");
+  for (const char* n : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"})
+    add_unary(r, n, 7, flt, str_cat("Y = ", n, "(X), radians"));
+  add_unary(r, "IsNaN", 13, flt, "Y = isnan(X) (bool)", {}, true);
+  add_unary(r, "IsInf", 10, flt, "Y = isinf(X) filtered by detect_negative/detect_positive (bool)",
+            {{"detect_negative", AttrKind::kInt, false}, {"detect_positive", AttrKind::kInt, false}}, true);
+  add_unary(r, "BitwiseNot", 18, int_dtypes(), "Y = ~X");
+  add_unary(r, "Not", 1, {DType::kBool}, "Y = !X");
+
+  add_unary(r, "Relu", 14, sgn, "Y = max(0, X)");
+  add_unary(r, "LeakyRelu", 16, flt, "Y = X < 0 ? alpha * X : X (alpha 0.01)", {fattr("alpha")});
+  add_unary(r, "Sigmoid", 13, flt, "Y = 1 / (1 + e^-X)");
+  add_unary(r, "HardSigmoid", 6, flt, "Y = max(0, min(1, alpha * X + beta)) (alpha 0.2, beta 0.5)",
+            {fattr("alpha"), fattr("beta")});
+  add_unary(r, "HardSwish", 14, flt, "Y = X * max(0, min(1, X / 6 + 1/2))");
+  add_unary(r, "Tanh", 13, flt, "Y = tanh(X)");
+  add_unary(r, "Elu", 6, flt, "Y = X < 0 ? alpha * (e^X - 1) : X (alpha 1)", {fattr("alpha")});
+  add_unary(r, "Selu", 6, flt, "Y = gamma * (X <= 0 ? alpha * (e^X - 1) : X)", {fattr("alpha"), fattr("gamma")});
+  add_unary(r, "Celu", 12, flt, "Y = max(0, X) + min(0, alpha * (e^(X/alpha) - 1)) (alpha 1)", {fattr("alpha")});
+  add_unary(r, "Softplus", 1, flt, "Y = ln(e^X + 1)");
+  add_unary(r, "Softsign", 1, flt, "Y = X / (1 + |X|)");
+  add_unary(r, "ThresholdedRelu", 10, flt, "Y = X > alpha ? X : 0 (alpha 1)", {fattr("alpha")});
+  add_unary(r, "Mish", 18, flt, "Y = X * tanh(softplus(X))");
+
+  OpDef clip;
+  clip.name = "Clip";
+  clip.since_version = 13;
+  clip.min_inputs = 1;
+  clip.max_inputs = 3;
+  clip.doc = "Y = min(max(X, min), max); min/max are optional scalar inputs (NaN in X stays NaN)";
+  clip.infer = [](InferContext& ctx) -> Status {
+    TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, numeric_dtypes()));
+    for (size_t i = 1; i < 3; ++i) {
+      if (!ctx.has_input(i)) continue;
+      TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
+      const ValueType& t = ctx.input(i);
+      if (t.has_shape && t.fully_known() && shape_numel(t.shape) != 1)
+        return ctx.arg_error("input[", i, "] (", i == 1 ? "min" : "max", ") must be a scalar, got shape ", shape_str(t.shape));
+    }
+    same_shape_output(ctx, 0, 0, ctx.input(0).dtype);
+    return ok_status();
+  };
+  r.add(std::move(clip));
+}
+
+}  // namespace tsr::ops

@@ -1,0 +1,137 @@
+// Reductions (ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare) and ArgMax/ArgMin,
+// ONNX opset-17 semantics. All Reduce* ops accept the axes either as the opset-17 attribute or
+// as the optional int64 input[1] (ReduceSum's opset-13 form, which opset 18 extends to all);
+// giving both is an error. Empty axes reduce every dim unless noop_with_empty_axes=1.
+#include <algorithm>
+#include <string>
+
+#include "core/ops/families/elementwise_common.h"
+
+namespace tsr::ops {
+
+namespace {
+
+using ir::AttrKind;
+using namespace ew;
+
+Status infer_reduce(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, numeric_dtypes()));
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 1, {DType::kI64}));
+  const ir::Node& node = ctx.node();
+  const bool keepdims = node.attr_int("keepdims", 1) != 0;
+  const bool noop = node.attr_int("noop_with_empty_axes", 0) != 0;
+  const DType dt = ctx.input(0).dtype;
+  const ValueType& x = ctx.input(0);
+  std::vector<int64_t> axes;
+  const bool attr_axes = node.attr("axes") != nullptr;
+  if (ctx.has_input(1)) {
+    if (attr_axes) return ctx.ir_error("axes given both as attribute and as input[1]");
+    const Tensor* v = ctx.input_value(1);
+    if (!v) {
+      // Axes known only at run time: the rank survives with keepdims, nothing else is known.
+      if (keepdims && x.has_shape) ctx.set_output(0, dt, Shape(x.shape.size(), -1));
+      else ctx.set_output_unknown_shape(0, dt);
+      return ok_status();
+    }
+    if (v->rank() > 1) return ctx.arg_error("input[1] (axes) must be 1-D, got shape ", shape_str(v->shape()));
+    axes = v->to_i64_vector();
+  } else if (attr_axes) {
+    axes = node.attr_ints("axes");
+  }
+  if (!x.has_shape) {
+    ctx.set_output_unknown_shape(0, dt);
+    return ok_status();
+  }
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  if (axes.empty()) {
+    if (noop) {
+      ctx.set_output(0, dt, x.shape);
+      return ok_status();
+    }
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  std::vector<bool> red(static_cast<size_t>(rank), false);
+  for (int64_t a : axes) {
+    auto n = normalize_axis(a, rank);
+    if (!n.ok()) return ctx.arg_error("axes: ", n.status().message());
+    if (rank == 0) continue;  // reducing a scalar over axis 0/-1 is the identity
+    if (red[static_cast<size_t>(*n)]) return ctx.arg_error("axes: axis ", a, " is repeated");
+    red[static_cast<size_t>(*n)] = true;
+  }
+  Shape out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!red[static_cast<size_t>(d)]) out.push_back(x.shape[static_cast<size_t>(d)]);
+    else if (keepdims) out.push_back(1);
+  }
+  ctx.set_output(0, dt, std::move(out));
+  return ok_status();
+}
+
+Status infer_arg(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, numeric_dtypes()));
+  const ValueType& x = ctx.input(0);
+  if (!x.has_shape) {
+    ctx.set_output_unknown_shape(0, DType::kI64);
+    return ok_status();
+  }
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  if (rank == 0) return ctx.arg_error("input[0] must have rank >= 1");
+  auto axis = normalize_axis(ctx.node().attr_int("axis", 0), rank);
+  if (!axis.ok()) return ctx.arg_error("attribute 'axis': ", axis.status().message());
+  if (x.shape[static_cast<size_t>(*axis)] == 0)
+    return ctx.arg_error("cannot take ", ctx.node().op, " over axis ", *axis, " of size 0 (shape ", shape_str(x.shape), ")");
+  Shape out = x.shape;
+  if (ctx.node().attr_int("keepdims", 1) != 0) out[static_cast<size_t>(*axis)] = 1;
+  else out.erase(out.begin() + *axis);
+  ctx.set_output(0, DType::kI64, std::move(out));
+  return ok_status();
+}
+
+}  // namespace
+
+void register_reduce_ops(OpRegistry& r) {
+  struct Info {
+    const char* name;
+    const char* doc;
+  };
+  const Info infos[] = {
+      {"ReduceSum", "sum over axes"},
+      {"ReduceMean", "mean over axes (integers: truncating division)"},
+      {"ReduceMax", "maximum over axes (NaN propagates; empty: -inf / lowest)"},
+      {"ReduceMin", "minimum over axes (NaN propagates; empty: +inf / max)"},
+      {"ReduceProd", "product over axes"},
+      {"ReduceL1", "sum of |x| over axes"},
+      {"ReduceL2", "sqrt(sum of x^2) over axes"},
+      {"ReduceLogSum", "log(sum of x) over axes"},
+      {"ReduceLogSumExp", "log(sum of e^x) over axes, computed as max + log(sum e^(x - max))"},
+      {"ReduceSumSquare", "sum of x^2 over axes"},
+  };
+  for (const Info& info : infos) {
+    OpDef d;
+    d.name = info.name;
+    d.since_version = 13;
+    d.min_inputs = 1;
+    d.max_inputs = 2;
+    d.attrs = {{"axes", AttrKind::kInts, false},
+               {"keepdims", AttrKind::kInt, false},
+               {"noop_with_empty_axes", AttrKind::kInt, false}};
+    d.infer = &infer_reduce;
+    d.doc = info.doc;
+    r.add(std::move(d));
+  }
+  for (const char* name : {"ArgMax", "ArgMin"}) {
+    OpDef d;
+    d.name = name;
+    d.since_version = 13;
+    d.min_inputs = d.max_inputs = 1;
+    d.attrs = {{"axis", AttrKind::kInt, false},
+               {"keepdims", AttrKind::kInt, false},
+               {"select_last_index", AttrKind::kInt, false}};
+    d.infer = &infer_arg;
+    d.doc = std::string("int64 index of the ") + (name[3] == 'M' && name[4] == 'a' ? "maximum" : "minimum") +
+            " along axis (first occurrence unless select_last_index=1)";
+    r.add(std::move(d));
+  }
+}
+
+}  // namespace tsr::ops
