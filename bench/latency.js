@@ -47,7 +47,7 @@ async function main() {
   const tessera = findTessera();
   const ort = lib.loadOrt();
   let models = lib.loadModels();
-  if (only) models = models.filter(m => only.split(',').includes(m.name));
+  models = only ? models.filter(m => only.split(',').includes(m.name)) : models.filter(m => m.enabled !== false);
   fs.mkdirSync(work, { recursive: true });
 
   const rows = [];

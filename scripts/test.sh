@@ -83,6 +83,7 @@ run_stage() {
     tee "$logdir/$name-ctest.log" | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed" || true
   local p f s
   if [[ -f "$junit" ]]; then read -r p f s < <(count_junit "$junit"); else p=0; f=1; s=0; fi
+  if ((p + f + s == 0)); then echo "==== [$name] no tests ran: counted as a failure"; f=1; fi
   total_pass=$((total_pass + p)); total_fail=$((total_fail + f)); total_skip=$((total_skip + s))
   summary+=("$name: $p passed, $f failed, $s skipped; configure $((t1 - t))s, build ${build_s}s, ctest $((SECONDS - t2))s")
 }
