@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/exec/backend.h"
+#include "core/exec/control_flow.h"
 #include "core/ir/graph.h"
 
 namespace tsr::exec {
@@ -31,7 +32,7 @@ class Plan {
  public:
   // `model` must outlive the Plan and have passed verification + passes::infer_types.
   static Expected<std::unique_ptr<Plan>> create(const ir::Model& model, int32_t graph_index,
-                                                Backend& backend);
+                                                Backend& backend, const PlanOptions& options = {});
 
   const ir::Graph& graph() const { return *graph_; }
   int32_t graph_index() const { return graph_index_; }
