@@ -66,13 +66,16 @@ run_stage() {
   fi
   echo "==== [$name] build $build_args"
   t1=$SECONDS
+  # CPU seconds (user + sys) show the cost of the build independently of machine load.
+  local tf="$logdir/$name-build.time"
   # shellcheck disable=SC2086
-  if ! cmake --build "$bdir" -j"$jobs" $build_args >"$logdir/$name-build.log" 2>&1; then
+  if ! { TIMEFORMAT='%U %S'; time cmake --build "$bdir" -j"$jobs" $build_args >"$logdir/$name-build.log" 2>&1; } 2>"$tf"; then
     grep -E -A12 "error|FAILED" "$logdir/$name-build.log" | head -80
     echo "==== [$name] build FAILED (log: $logdir/$name-build.log)"
     total_fail=$((total_fail + 1)); summary+=("$name: build failed after $(stage_time $t)"); return
   fi
-  local build_s=$((SECONDS - t1))
+  local build_s=$((SECONDS - t1)) build_cpu
+  build_cpu="$(awk '{ printf "%d", $1 + $2 }' "$tf" 2>/dev/null)"
   echo "==== [$name] ctest $ctest_args"
   t2=$SECONDS
   local junit="$logdir/$name-junit.xml"
@@ -85,7 +88,7 @@ run_stage() {
   if [[ -f "$junit" ]]; then read -r p f s < <(count_junit "$junit"); else p=0; f=1; s=0; fi
   if ((p + f + s == 0)); then echo "==== [$name] no tests ran: counted as a failure"; f=1; fi
   total_pass=$((total_pass + p)); total_fail=$((total_fail + f)); total_skip=$((total_skip + s))
-  summary+=("$name: $p passed, $f failed, $s skipped; configure $((t1 - t))s, build ${build_s}s, ctest $((SECONDS - t2))s")
+  summary+=("$name: $p passed, $f failed, $s skipped; configure $((t1 - t))s, build ${build_s}s (cpu ${build_cpu:-?}s), ctest $((SECONDS - t2))s")
 }
 
 for st in $stages; do
