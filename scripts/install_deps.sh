@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs everything the build, the tests, the demo and the benchmarks use:
+#  - Debian packages (apt-get, noninteractive; as root, or through sudo otherwise), skipped
+#    quickly when all of them are already installed;
+#  - onnxruntime-node (the reference runtime of tests/models and bench/), pinned by
+#    tests/models/package-lock.json, into tests/models/node_modules (skipped when present).
+# Usage: scripts/install_deps.sh
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+packages=(
+  cmake ninja-build g++ flatbuffers-compiler libflatbuffers-dev catch2 libhwy-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy libstb-dev
+  emscripten nodejs npm imagemagick fonts-dejavu-core python3-pil libcli11-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  # A node from another source (e.g. NodeSource's nodejs, which bundles npm and conflicts with
+  # Debian's npm package) is fine as long as the commands exist.
+  if [[ $p == nodejs ]] && command -v node >/dev/null; then continue; fi
+  if [[ $p == npm ]] && command -v npm >/dev/null; then continue; fi
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "install_deps.sh: apt-get install ${missing[*]}"
+  sudo=""
+  if [[ $(id -u) != 0 ]]; then sudo="sudo"; fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "install_deps.sh: Debian packages already installed"
+fi
+
+# onnxruntime-node: its postinstall step would download CUDA files; the CPU build ships inside
+# the package, so skip that step.
+ort_dir="$root/tests/models"
+if [[ -f "$ort_dir/node_modules/onnxruntime-node/package.json" ]] &&
+   grep -q '"version": "1.30.0"' "$ort_dir/node_modules/onnxruntime-node/package.json"; then
+  echo "install_deps.sh: onnxruntime-node 1.30.0 already installed"
+else
+  echo "install_deps.sh: npm ci (onnxruntime-node) in tests/models"
+  (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund)
+fi

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The test command (.ci/run calls exactly `bash scripts/test.sh`):
+#   1. installs dependencies (scripts/install_deps.sh) and fetches the pinned models;
+#   2. release: configure + build everything (tools on) + ctest: unit, tool and real-model tests;
+#   3. asan:    Debug + ASan/UBSan, builds tessera_unit_tests only, runs the '^unit: ' tests;
+#   4. wasm:    Emscripten build of tessera_unit_tests, run under node through ctest.
+# Prints per-stage timings and a final line "N passed, N failed" over the three ctest runs (a
+# stage that fails to configure or build counts as one failure). Exit status: 0 when nothing
+# failed, 1 otherwise.
+#
+# Environment: TSR_JOBS (default 2), TSR_STAGES (default "release asan wasm"),
+#              TSR_SKIP_DEPS=1 to skip install_deps.sh and fetch.sh.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+jobs="${TSR_JOBS:-2}"
+stages="${TSR_STAGES:-release asan wasm}"
+logdir="$root/build/test-logs"
+mkdir -p "$logdir"
+
+total_pass=0
+total_fail=0
+total_skip=0
+summary=()
+t_start=$SECONDS
+
+stage_time() { echo "$(( SECONDS - $1 ))s"; }
+
+if [[ "${TSR_SKIP_DEPS:-0}" != 1 ]]; then
+  t=$SECONDS
+  bash scripts/install_deps.sh || { echo "test.sh: install_deps.sh failed"; echo "0 passed, 1 failed"; exit 1; }
+  bash third_party/models/fetch.sh || { echo "test.sh: fetch.sh failed"; echo "0 passed, 1 failed"; exit 1; }
+  summary+=("deps+models: $(stage_time $t)")
+fi
+
+# Counts passed/failed/skipped tests from a CTest JUnit file; prints "P F S".
+count_junit() {
+  /usr/bin/python3 - "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+try:
+    cases = ET.parse(sys.argv[1]).getroot().iter("testcase")
+except Exception:
+    print("0 1 0"); sys.exit()
+p = f = s = 0
+for c in cases:
+    st = c.get("status", "")
+    if st == "run" and c.find("failure") is None and c.find("error") is None:
+        p += 1
+    elif st in ("notrun", "disabled") or c.find("skipped") is not None:
+        s += 1
+    else:
+        f += 1
+print(p, f, s)
+PY
+}
+
+# run_stage NAME PRESET BUILD_ARGS CTEST_ARGS
+run_stage() {
+  local name="$1" preset="$2" build_args="$3" ctest_args="$4"
+  local bdir="$root/build/$preset" t=$SECONDS t1 t2
+  echo "==== [$name] configure"
+  if ! cmake --preset "$preset" >"$logdir/$name-configure.log" 2>&1; then
+    tail -40 "$logdir/$name-configure.log"
+    echo "==== [$name] configure FAILED (log: $logdir/$name-configure.log)"
+    total_fail=$((total_fail + 1)); summary+=("$name: configure failed after $(stage_time $t)"); return
+  fi
+  echo "==== [$name] build $build_args"
+  t1=$SECONDS
+  # CPU seconds (user + sys) show the cost of the build independently of machine load.
+  local tf="$logdir/$name-build.time"
+  # shellcheck disable=SC2086
+  if ! { TIMEFORMAT='%U %S'; time cmake --build "$bdir" -j"$jobs" $build_args >"$logdir/$name-build.log" 2>&1; } 2>"$tf"; then
+    grep -E -A12 "error|FAILED" "$logdir/$name-build.log" | head -80
+    echo "==== [$name] build FAILED (log: $logdir/$name-build.log)"
+    total_fail=$((total_fail + 1)); summary+=("$name: build failed after $(stage_time $t)"); return
+  fi
+  local build_s=$((SECONDS - t1)) build_cpu
+  build_cpu="$(awk '{ printf "%d", $1 + $2 }' "$tf" 2>/dev/null)"
+  echo "==== [$name] ctest $ctest_args"
+  t2=$SECONDS
+  local junit="$logdir/$name-junit.xml"
+  rm -f "$bdir"/tests/models/*/compare.txt
+  rm -f "$junit"
+  # shellcheck disable=SC2086
+  ctest --test-dir "$bdir" -j"$jobs" --output-on-failure --output-junit "$junit" $ctest_args 2>&1 |
+    tee "$logdir/$name-ctest.log" | grep -vE "^ *[0-9]+/[0-9]+ Test +#[0-9]+: .* Passed" || true
+  local p f s
+  if [[ -f "$junit" ]]; then read -r p f s < <(count_junit "$junit"); else p=0; f=1; s=0; fi
+  if ((p + f + s == 0)); then echo "==== [$name] no tests ran: counted as a failure"; f=1; fi
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f)); total_skip=$((total_skip + s))
+  summary+=("$name: $p passed, $f failed, $s skipped; configure $((t1 - t))s, build ${build_s}s (cpu ${build_cpu:-?}s), ctest $((SECONDS - t2))s")
+}
+
+for st in $stages; do
+  case "$st" in
+    release) run_stage release release "" "" ;;
+    asan)
+      ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}" \
+      UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
+        run_stage asan asan "--target tessera_unit_tests" "-R ^unit:" ;;
+    wasm)
+      # Emscripten 3.1.6's linker needs Debian's node modules (acorn).
+      NODE_PATH=/usr/share/nodejs run_stage wasm wasm "--target tessera_unit_tests" "" ;;
+    *) echo "test.sh: unknown stage $st"; total_fail=$((total_fail + 1)) ;;
+  esac
+done
+
+# Real-model accuracy lines (tests/models/compare.py), for the README's "Measured" section.
+if compgen -G "$root/build/release/tests/models/*/compare.txt" >/dev/null; then
+  echo "==== real models vs onnxruntime-node"
+  grep -h '^model ' "$root"/build/release/tests/models/*/compare.txt | sed 's/^/  /'
+fi
+echo "==== summary (total $(stage_time $t_start))"
+for line in "${summary[@]}"; do echo "  $line"; done
+if ((total_skip)); then echo "  ($total_skip skipped)"; fi
+echo "$total_pass passed, $total_fail failed"
+((total_fail == 0))

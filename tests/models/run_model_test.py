@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""One real-model test: onnxruntime reference -> tessera convert -> inspect -> run -> compare.
+
+Usage: run_model_test.py --model NAME --tessera PATH/TO/tessera --work-dir DIR
+                         [--threads 1] [--rtol 1e-4] [--atol 1e-4]
+Exit status: 0 pass, 1 fail, 77 skipped because the model file is absent
+(third_party/models/fetch.sh fetches it; TSR_MODELS_DIR overrides the folder).
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+NODE = os.environ.get("TSR_NODE", "/usr/bin/node")
+SKIP = 77
+
+
+def run(cmd, **kw):
+    print("+ " + " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, **kw)
+    if r.returncode != 0:
+        print(f"command failed with exit status {r.returncode}", flush=True)
+    return r.returncode
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--model", required=True)
+    p.add_argument("--tessera", required=True)
+    p.add_argument("--work-dir", required=True)
+    p.add_argument("--threads", default="1")
+    p.add_argument("--rtol", default="1e-4")
+    p.add_argument("--atol", default="1e-4")
+    args = p.parse_args()
+
+    with open(os.path.join(HERE, "models.json")) as f:
+        model = next((m for m in json.load(f) if m["name"] == args.model), None)
+    if model is None:
+        print(f"unknown model {args.model}")
+        return 1
+    models_dir = os.environ.get("TSR_MODELS_DIR", os.path.join(REPO, "third_party", "models"))
+    onnx_path = os.path.join(models_dir, model["file"])
+    if not os.path.exists(onnx_path):
+        print(f"SKIP: {onnx_path} is absent (run third_party/models/fetch.sh)")
+        return SKIP
+
+    work = args.work_dir
+    shutil.rmtree(work, ignore_errors=True)
+    ref_dir, out_dir = os.path.join(work, "ref"), os.path.join(work, "out")
+    os.makedirs(out_dir)
+    if run([NODE, os.path.join(HERE, "gen_refs.js"), "--model", args.model, "--out", ref_dir]):
+        return 1
+    with open(os.path.join(ref_dir, "ref.json")) as f:
+        ref = json.load(f)
+
+    tsr_path = os.path.join(work, args.model + ".tsr")
+    if run([args.tessera, "convert", onnx_path, "-o", tsr_path]):
+        return 1
+    with open(os.path.join(work, "inspect.txt"), "w") as f:
+        if run([args.tessera, "inspect", tsr_path], stdout=f):
+            return 1
+    cmd = [args.tessera, "run", tsr_path, "--threads", args.threads, "--output-dir", out_dir]
+    for i in ref["inputs"]:
+        cmd += ["--input", f"{i['name']}={os.path.join(ref_dir, i['file'])}"]
+    if run(cmd):
+        return 1
+    # compare.txt keeps the per-model error line for scripts/test.sh's summary and the README.
+    cmd = ["/usr/bin/python3", os.path.join(HERE, "compare.py"), "--ref-dir", ref_dir,
+           "--out-dir", out_dir, "--rtol", args.rtol, "--atol", args.atol, "--name", args.model]
+    print("+ " + " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    print(r.stdout, end="", flush=True)
+    with open(os.path.join(work, "compare.txt"), "w") as f:
+        f.write(r.stdout)
+    return 0 if r.returncode == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
