@@ -74,31 +74,91 @@ void im2col(const T* x, const Window3& w, int64_t r0, int64_t r1, int64_t kr0, i
 }
 
 // Depthwise 2-D (or 1-D) conv of one plane: y[oh, ow] = bias + sum_kh,kw wk[kh, kw] *
-// xpad[oh*s1 + kh*d1, ow*s2 + kw*d2], where xpad is the plane with its padding made explicit
-// (scratch `pad`), so the inner loops carry no bounds checks.
+// xpad[oh*s1 + kh*d1, ow*s2 + kw*d2], where xpad is the plane with its padding made explicit, so
+// the inner loops carry no bounds checks. With a width stride s2 > 1 each padded row is also
+// split into s2 phases (phase f holds columns f, f + s2, ...): tap column ow*s2 + off is then
+// phase (off % s2) at index ow + off / s2, contiguous in ow, so every stride vectorizes.
+struct DwGeom {
+  int64_t hp, wq, s2;  // padded rows, phase row length, width stride
+  int64_t row_stride() const { return s2 * wq; }  // elements per padded row (all phases)
+};
+
 template <typename T>
-void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, std::vector<T>& pad) {
+DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& pad, std::vector<T>& phased) {
   const int64_t hp = std::max(w.in[1] + w.pb[1] + w.pe[1], (w.out[1] - 1) * w.s[1] + (w.k[1] - 1) * w.d[1] + 1);
   const int64_t wp = std::max(w.in[2] + w.pb[2] + w.pe[2], (w.out[2] - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1);
-  pad.assign(static_cast<size_t>(hp * wp), T(0));
-  for (int64_t ih = 0; ih < w.in[1]; ++ih)
-    std::memcpy(pad.data() + (ih + w.pb[1]) * wp + w.pb[2], x + ih * w.in[2], static_cast<size_t>(w.in[2]) * sizeof(T));
-  const int64_t kh_n = w.k[1], kw_n = w.k[2], ow_n = w.out[2];
+  const int64_t s2 = w.s[2];
+  const int64_t wq = (wp + s2 - 1) / s2;
+  (void)pad;
+  phased.assign(static_cast<size_t>(hp * s2 * wq), T(0));
+  for (int64_t ih = 0; ih < w.in[1]; ++ih) {
+    T* dst = phased.data() + (ih + w.pb[1]) * s2 * wq;
+    const T* src = x + ih * w.in[2];
+    if (s2 == 1) {
+      std::memcpy(dst + w.pb[2], src, static_cast<size_t>(w.in[2]) * sizeof(T));
+      continue;
+    }
+    const int64_t pb2 = w.pb[2];
+    if constexpr (std::is_same_v<T, float>) {
+#if HWY_TARGET != HWY_SCALAR
+      if (s2 == 2) {
+        // The common stride 2: deinterleave with vector loads. Input column c lands in phase
+        // (c + pb2) % 2 at index (c + pb2) / 2.
+        const hn::ScalableTag<float> d;
+        const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+        int64_t c = 0;
+        for (; c + 2 * nl <= w.in[2]; c += 2 * nl) {
+          hn::Vec<decltype(d)> even, odd;
+          hn::LoadInterleaved2(d, src + c, even, odd);
+          hn::StoreU(even, d, dst + ((c + pb2) % 2) * wq + (c + pb2) / 2);
+          hn::StoreU(odd, d, dst + ((c + 1 + pb2) % 2) * wq + (c + 1 + pb2) / 2);
+        }
+        for (; c < w.in[2]; ++c) dst[((c + pb2) % 2) * wq + (c + pb2) / 2] = src[c];
+        continue;
+      }
+#endif
+    }
+    // Phase f, index j holds padded column f + j*s2, i.e. input column f + j*s2 - pb2.
+    for (int64_t f = 0; f < s2; ++f) {
+      const int64_t j0 = pb2 > f ? (pb2 - f + s2 - 1) / s2 : 0;
+      const int64_t j1 = std::min(wq, (w.in[2] + pb2 - f + s2 - 1) / s2);
+      T* o = dst + f * wq;
+      const T* in_f = src + f - pb2;
+      for (int64_t j = j0; j < j1; ++j) o[j] = in_f[j * s2];
+    }
+  }
+  return {hp, wq, s2};
+}
+
+// Output row(s) for a fixed window; KH/KW > 0 are compile-time window sizes (so the weight
+// broadcasts stay in registers), 0 = use w.k.
+template <typename T, int KH, int KW>
+void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, T* y) {
+  const int64_t kh_n = KH > 0 ? KH : w.k[1], kw_n = KW > 0 ? KW : w.k[2], ow_n = w.out[2];
+  const int64_t rs = g.row_stride();
+  // Offset of tap kw inside a padded row's phases.
+  int64_t tap[64];
+  const bool small = kw_n <= 64;
+  if (small)
+    for (int64_t kw = 0; kw < kw_n; ++kw) {
+      const int64_t off = kw * w.d[2];
+      tap[kw] = (off % g.s2) * g.wq + off / g.s2;
+    }
   for (int64_t oh = 0; oh < w.out[1]; ++oh) {
     T* yrow = y + oh * ow_n;
-    const T* base = pad.data() + oh * w.s[1] * wp;
+    const T* base = phased + oh * w.s[1] * rs;
     int64_t ow = 0;
     if constexpr (std::is_same_v<T, float>) {
 #if HWY_TARGET != HWY_SCALAR
-      if (w.s[2] == 1) {
+      if (small) {
         const hn::ScalableTag<float> d;
         const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
         for (; ow + nl <= ow_n; ow += nl) {
           auto acc = hn::Set(d, bias);
           for (int64_t kh = 0; kh < kh_n; ++kh) {
-            const float* row = base + kh * w.d[1] * wp + ow;
+            const float* row = base + kh * w.d[1] * rs + ow;
             const float* wr = wk + kh * kw_n;
-            for (int64_t kw = 0; kw < kw_n; ++kw) acc = hn::MulAdd(hn::Set(d, wr[kw]), hn::LoadU(d, row + kw * w.d[2]), acc);
+            for (int64_t kw = 0; kw < kw_n; ++kw) acc = hn::MulAdd(hn::Set(d, wr[kw]), hn::LoadU(d, row + tap[kw]), acc);
           }
           hn::StoreU(acc, d, yrow + ow);
         }
@@ -107,15 +167,26 @@ void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, st
     }
     for (; ow < ow_n; ++ow) {
       T acc = bias;
-      const T* col0 = base + ow * w.s[2];
       for (int64_t kh = 0; kh < kh_n; ++kh) {
-        const T* row = col0 + kh * w.d[1] * wp;
+        const T* row = base + kh * w.d[1] * rs;
         const T* wr = wk + kh * kw_n;
-        for (int64_t kw = 0; kw < kw_n; ++kw) acc += wr[kw] * row[kw * w.d[2]];
+        for (int64_t kw = 0; kw < kw_n; ++kw) {
+          const int64_t off = kw * w.d[2];
+          acc += wr[kw] * row[(small ? tap[kw] : (off % g.s2) * g.wq + off / g.s2) + ow];
+        }
       }
       yrow[ow] = acc;
     }
   }
+}
+
+template <typename T>
+void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, std::vector<T>& pad,
+                     std::vector<T>& phased) {
+  const DwGeom g = depthwise_prepare<T>(x, w, pad, phased);
+  if (w.k[1] == 3 && w.k[2] == 3) depthwise_rows<T, 3, 3>(phased.data(), g, wk, bias, w, y);
+  else if (w.k[1] == 5 && w.k[2] == 5) depthwise_rows<T, 5, 5>(phased.data(), g, wk, bias, w, y);
+  else depthwise_rows<T, 0, 0>(phased.data(), g, wk, bias, w, y);
 }
 
 template <typename T>
@@ -143,10 +214,11 @@ Status conv_typed(exec::KernelContext& ctx) {
 
   if (cg == 1 && mg == 1 && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
     pool.parallel_for(n_batch * m, 1, [&](int64_t p0, int64_t p1) {
-      thread_local std::vector<T> pad;
+      thread_local std::vector<T> pad, phased;
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t ch = p % m;
-        depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, py + p * out_size, pad);
+        depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, py + p * out_size, pad,
+                           phased);
       }
     });
     return ok_status();
