@@ -257,7 +257,11 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
         pack_b(trans_b, b, ldb, p0, kc, j0, nc, 0, npanels, pb);
       }
       const int64_t mblocks = (m + kMC - 1) / kMC;
-      const int64_t nchunks = (nc + kNChunk - 1) / kNChunk;
+      // Enough tasks to feed every thread: narrower column chunks for small products.
+      int64_t chunk = kNChunk;
+      if (threaded)
+        while (chunk > kNR && mblocks * ((nc + chunk - 1) / chunk) < 2 * pool->num_threads()) chunk /= 2;
+      const int64_t nchunks = (nc + chunk - 1) / chunk;
       auto task = [&](int64_t t0, int64_t t1) {
         std::vector<float>& abuf = thread_a_buffer();
         const size_t need = static_cast<size_t>(kMC * kc);
@@ -271,7 +275,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
             pack_a(trans_a, a, lda, i0, mc, p0, kc, abuf.data());
             packed_block = ib;
           }
-          const int64_t jc0 = jb * kNChunk, jc1 = std::min(nc, jc0 + kNChunk);
+          const int64_t jc0 = jb * chunk, jc1 = std::min(nc, jc0 + chunk);
           for (int64_t j = jc0; j < jc1; j += kNR) {
             const float* bp = pb + (j / kNR) * kc * kNR;
             const int64_t nr = std::min(kNR, jc1 - j);

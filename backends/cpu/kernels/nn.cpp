@@ -84,12 +84,11 @@ struct DwGeom {
 };
 
 template <typename T>
-DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& pad, std::vector<T>& phased) {
+DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
   const int64_t hp = std::max(w.in[1] + w.pb[1] + w.pe[1], (w.out[1] - 1) * w.s[1] + (w.k[1] - 1) * w.d[1] + 1);
   const int64_t wp = std::max(w.in[2] + w.pb[2] + w.pe[2], (w.out[2] - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1);
   const int64_t s2 = w.s[2];
   const int64_t wq = (wp + s2 - 1) / s2;
-  (void)pad;
   phased.assign(static_cast<size_t>(hp * s2 * wq), T(0));
   for (int64_t ih = 0; ih < w.in[1]; ++ih) {
     T* dst = phased.data() + (ih + w.pb[1]) * s2 * wq;
@@ -181,9 +180,8 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
 }
 
 template <typename T>
-void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, std::vector<T>& pad,
-                     std::vector<T>& phased) {
-  const DwGeom g = depthwise_prepare<T>(x, w, pad, phased);
+void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, std::vector<T>& phased) {
+  const DwGeom g = depthwise_prepare<T>(x, w, phased);
   if (w.k[1] == 3 && w.k[2] == 3) depthwise_rows<T, 3, 3>(phased.data(), g, wk, bias, w, y);
   else if (w.k[1] == 5 && w.k[2] == 5) depthwise_rows<T, 5, 5>(phased.data(), g, wk, bias, w, y);
   else depthwise_rows<T, 0, 0>(phased.data(), g, wk, bias, w, y);
@@ -195,11 +193,9 @@ Status conv_typed(exec::KernelContext& ctx) {
   const Tensor& wt = *ctx.input(1);
   const Tensor* bias = ctx.input(2);
   const int64_t group = ctx.node().attr_int("group", 1);
-  const size_t r = static_cast<size_t>(x.rank() - 2);
   std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
   TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, kernel, false));
-  (void)r;
   TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
   if (yt->numel() == 0) return ok_status();
   const int64_t n_batch = x.dim(0), c = x.dim(1), m = wt.dim(0);
@@ -214,11 +210,10 @@ Status conv_typed(exec::KernelContext& ctx) {
 
   if (cg == 1 && mg == 1 && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
     pool.parallel_for(n_batch * m, 1, [&](int64_t p0, int64_t p1) {
-      thread_local std::vector<T> pad, phased;
+      thread_local std::vector<T> phased;
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t ch = p % m;
-        depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, py + p * out_size, pad,
-                           phased);
+        depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, py + p * out_size, phased);
       }
     });
     return ok_status();
