@@ -114,5 +114,6 @@ class [[nodiscard]] Expected {
   lhs = std::move(tmp).value()
 
 // TSR_ASSIGN_OR_RETURN(auto x, make_x()); returns the error Status from the enclosing function.
+// It expands to several statements: inside an unbraced if/for, wrap it in braces.
 #define TSR_ASSIGN_OR_RETURN(lhs, expr) \
   TSR_ASSIGN_OR_RETURN_IMPL_(TSR_CONCAT_(tsr_expected_, __LINE__), lhs, expr)

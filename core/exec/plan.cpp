@@ -22,9 +22,12 @@ Expected<Tensor*> KernelContext::alloc_output(size_t i, DType dtype, const Shape
 Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& v) {
   const std::string where = str_cat("input[", k, "] \"", info.name, "\"");
   if (!v.defined()) return invalid_argument(where, ": no value given");
+  if (v.is_none()) return ok_status();  // an empty optional: accepted where a value may be absent
+  if ((info.kind == ValueKind::kSequence) != v.is_sequence())
+    return invalid_argument(where, ": got a ", value_kind_name(v.kind()), ", expected a ", value_kind_name(info.kind));
   if (info.dtype != DType::kUndefined && v.dtype() != info.dtype)
     return invalid_argument(where, ": dtype ", dtype_name(v.dtype()), ", expected ", dtype_name(info.dtype));
-  if (!info.has_shape) return ok_status();
+  if (!info.has_shape || v.is_sequence()) return ok_status();
   if (static_cast<size_t>(v.rank()) != info.shape.size())
     return invalid_argument(where, ": shape ", shape_str(v.shape()), " has rank ", v.rank(),
                             ", expected rank ", info.shape.size(), " ", shape_str(info.shape));
@@ -35,7 +38,8 @@ Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& v) {
   return ok_status();
 }
 
-Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi, Backend& backend) {
+Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi, Backend& backend,
+                                             const PlanOptions& options) {
   if (gi < 0 || static_cast<size_t>(gi) >= model.graphs.size())
     return invalid_argument("graph index ", gi, " out of range");
   auto plan = std::unique_ptr<Plan>(new Plan());
@@ -68,11 +72,12 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
       const int32_t t = node.inputs[k];
       if (t < 0) continue;
       const auto& info = g.tensors[static_cast<size_t>(t)];
-      init.input_types[k] = {info.dtype, info.has_shape, info.shape};
+      init.input_types[k] = {info.dtype, info.has_shape, info.shape, info.kind};
       if (info.constant.defined()) init.constant_inputs[k] = &info.constant;
       last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
     }
-    auto kernel = backend.create_kernel(init);
+    auto kernel = exec::is_control_flow_op(node.op) ? create_control_flow_kernel(model, init, backend, options)
+                                                    : backend.create_kernel(init);
     if (!kernel.ok()) {
       if (kernel.status().code() == StatusCode::kUnsupported) {
         unsupported_ops.push_back(kernel.status().message());
@@ -93,6 +98,7 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
     for (int32_t t : plan->steps_[s].node->outputs)
       if (t >= 0 && last_use[static_cast<size_t>(t)] < 0) last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
   for (size_t t = 0; t < nt; ++t) {
+    if (g.tensors[t].constant.defined()) plan->constant_ids_.push_back(static_cast<int32_t>(t));
     if (plan->keep_[t] || last_use[t] < 0 || g.tensors[t].constant.defined()) continue;
     plan->steps_[static_cast<size_t>(last_use[t])].release_after.push_back(static_cast<int32_t>(t));
   }
@@ -103,41 +109,48 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, Threa
   const ir::Graph& g = *graph_;
   if (inputs.size() != g.inputs.size())
     return invalid_argument("graph \"", g.name, "\" takes ", g.inputs.size(), " inputs, got ", inputs.size());
-  std::vector<Tensor> values(g.tensors.size());
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (g.tensors[t].constant.defined()) values[t] = g.tensors[t].constant;
+  std::vector<Tensor>& values = values_;
+  values.resize(g.tensors.size());
+  // Whatever happens, the table holds no tensors once run() returns (no memory kept alive).
+  struct Clear {
+    std::vector<Tensor>& v;
+    ~Clear() { std::fill(v.begin(), v.end(), Tensor()); }
+  } clear{values};
+  for (int32_t t : constant_ids_) values[static_cast<size_t>(t)] = g.tensors[static_cast<size_t>(t)].constant;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const auto& info = g.tensors[static_cast<size_t>(g.inputs[k])];
     TSR_RETURN_IF_ERROR(check_input(info, k, inputs[k]));
     values[static_cast<size_t>(g.inputs[k])] = inputs[k];
   }
 
-  std::vector<ops::ValueType> in_types;
-  std::vector<const Tensor*> in_values;
-  std::vector<Tensor> outs;
   for (const PlanStep& step : steps_) {
     const ir::Node& node = *step.node;
-    in_types.assign(node.inputs.size(), ops::ValueType{});
-    in_values.assign(node.inputs.size(), nullptr);
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
+    const size_t ni = node.inputs.size();
+    in_types_.resize(ni);
+    in_values_.assign(ni, nullptr);
+    for (size_t k = 0; k < ni; ++k) {
       const int32_t t = node.inputs[k];
-      if (t < 0) continue;
+      if (t < 0) {
+        in_types_[k] = ops::ValueType{};
+        continue;
+      }
       const Tensor& v = values[static_cast<size_t>(t)];
       if (!v.defined()) return internal_error(step.place, ".input[", k, "]: value not computed");
-      in_types[k] = ops::ValueType::of(v);
-      in_values[k] = &v;
+      in_types_[k] = ops::ValueType::of(v);
+      in_values_[k] = &v;
     }
-    ops::InferContext ictx(node, step.place, in_types, in_values, /*runtime=*/true);
+    ops::InferContext ictx(node, step.place, in_types_, in_values_, /*runtime=*/true);
+    ictx.set_model(model_);
     TSR_RETURN_IF_ERROR(step.def->infer(ictx));
-    outs.assign(node.outputs.size(), Tensor());
-    KernelContext kctx(node, step.place, in_values, ictx.outputs(), outs, pool);
+    outs_.assign(node.outputs.size(), Tensor());
+    KernelContext kctx(node, step.place, in_values_, ictx.outputs(), outs_, pool);
     TSR_RETURN_IF_ERROR(step.kernel->run(kctx));
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int32_t t = node.outputs[k];
       if (t < 0) continue;
-      if (!outs[k].defined())
+      if (!outs_[k].defined())
         return internal_error(step.place, ".output[", k, "]: the kernel produced no value");
-      values[static_cast<size_t>(t)] = std::move(outs[k]);
+      values[static_cast<size_t>(t)] = std::move(outs_[k]);
     }
     for (int32_t t : step.release_after) values[static_cast<size_t>(t)] = Tensor();
   }

@@ -6,7 +6,8 @@
 // whole graph). Shapes may be dynamic: output types are re-inferred from the OpDef at each step
 // with the actual input shapes and values.
 //
-// Thread safety: run() may not be called concurrently on one Plan (kernels may hold scratch).
+// Thread safety: run() may not be called concurrently on one Plan, nor re-entered: the Plan reuses
+// its value table and per-step scratch from run to run (kernels may hold scratch too).
 #pragma once
 
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "core/exec/backend.h"
+#include "core/exec/control_flow.h"
 #include "core/ir/graph.h"
 
 namespace tsr::exec {
@@ -31,7 +33,7 @@ class Plan {
  public:
   // `model` must outlive the Plan and have passed verification + passes::infer_types.
   static Expected<std::unique_ptr<Plan>> create(const ir::Model& model, int32_t graph_index,
-                                                Backend& backend);
+                                                Backend& backend, const PlanOptions& options = {});
 
   const ir::Graph& graph() const { return *graph_; }
   int32_t graph_index() const { return graph_index_; }
@@ -47,6 +49,12 @@ class Plan {
   int32_t graph_index_ = 0;
   std::vector<PlanStep> steps_;
   std::vector<bool> keep_;  // tensor ids that must survive the run (graph outputs)
+  std::vector<int32_t> constant_ids_;
+  // Scratch reused across runs (sized once): the value table and one step's arguments.
+  mutable std::vector<Tensor> values_;
+  mutable std::vector<ops::ValueType> in_types_;
+  mutable std::vector<const Tensor*> in_values_;
+  mutable std::vector<Tensor> outs_;
 };
 
 // Checks a caller-supplied value against a graph input's declared type; errors name the input

@@ -9,8 +9,9 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const ir::Mod
   s->model_ = std::move(model);
   TSR_ASSIGN_OR_RETURN(s->backend_, exec::create_backend(options.backend));
   s->pool_ = std::make_unique<ThreadPool>(options.num_threads);
+  s->plan_options_.max_loop_iterations = options.max_loop_iterations;
   // Prepare the main graph now so that missing kernels are reported at creation, all at once.
-  TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*s->model_, 0, *s->backend_));
+  TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*s->model_, 0, *s->backend_, s->plan_options_));
   s->plans_[0] = std::move(plan);
   return s;
 }
@@ -32,7 +33,7 @@ Expected<std::vector<Tensor>> Session::run_signature(std::string_view name,
 Expected<std::vector<Tensor>> Session::run_graph(int32_t gi, const std::vector<Tensor>& inputs) {
   auto it = plans_.find(gi);
   if (it == plans_.end()) {
-    TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*model_, gi, *backend_));
+    TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*model_, gi, *backend_, plan_options_));
     it = plans_.emplace(gi, std::move(plan)).first;
   }
   return it->second->run(inputs, *pool_);

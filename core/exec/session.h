@@ -18,6 +18,8 @@ namespace tsr {
 struct SessionOptions {
   std::string backend = "cpu";
   int num_threads = 1;  // intra-op threads including the caller; <= 0 = all cores
+  // Per-invocation cap on Loop/Scan iterations; 0 = unlimited (a runaway loop then hangs).
+  int64_t max_loop_iterations = 0;
 };
 
 class Session {
@@ -46,6 +48,7 @@ class Session {
   std::unique_ptr<exec::Backend> backend_;
   std::unique_ptr<ThreadPool> pool_;
   std::map<int32_t, std::unique_ptr<exec::Plan>> plans_;
+  exec::PlanOptions plan_options_;
 };
 
 }  // namespace tsr

@@ -23,11 +23,15 @@ namespace tsr::ops {
 
 // The static type of a value: dtype and (optionally) shape. -1 dims are dynamic.
 struct ValueType {
-  DType dtype = DType::kUndefined;
-  bool has_shape = false;  // false: rank unknown
+  DType dtype = DType::kUndefined;  // for sequences: the element dtype
+  bool has_shape = false;  // false: rank unknown (for sequences: the element shape)
   Shape shape;
+  ValueKind kind = ValueKind::kTensor;  // kNone: an optional known to be empty
 
-  static ValueType of(const Tensor& t) { return {t.dtype(), true, t.shape()}; }
+  static ValueType of(const Tensor& t) {
+    if (t.kind() != ValueKind::kTensor) return {t.dtype(), false, {}, t.kind()};
+    return {t.dtype(), true, t.shape()};
+  }
   static ValueType make(DType d, Shape s) { return {d, true, std::move(s)}; }
   bool fully_known() const;  // dtype known, rank known, no dynamic dims
   std::string str() const;   // "f32[2, ?]" / "f32[*]"
@@ -35,18 +39,23 @@ struct ValueType {
 
 class InferContext {
  public:
-  // `place` is the node's place string (ir::node_place); `values[i]` may be null.
-  InferContext(const ir::Node& node, std::string place, std::vector<ValueType> inputs,
-               std::vector<const Tensor*> values, bool runtime);
+  // `place` (the node's ir::node_place), `inputs` and `values` are referenced, not copied: they
+  // must outlive the context. Both vectors are parallel to node.inputs; `values[i]` may be null.
+  InferContext(const ir::Node& node, const std::string& place, const std::vector<ValueType>& inputs,
+               const std::vector<const Tensor*>& values, bool runtime);
 
   const ir::Node& node() const { return node_; }
   const std::string& place() const { return place_; }
+  // The model the node belongs to (control-flow ops read their subgraphs' signatures); may be
+  // null when a node is inferred on its own.
+  const ir::Model* model() const { return model_; }
+  void set_model(const ir::Model* model) { model_ = model; }
   // True at run time: every input shape is concrete and every present input value is visible.
   bool runtime() const { return runtime_; }
 
   size_t num_inputs() const { return inputs_.size(); }
   // False when the input is absent or omitted (-1).
-  bool has_input(size_t i) const { return i < present_.size() && present_[i]; }
+  bool has_input(size_t i) const { return i < node_.inputs.size() && node_.inputs[i] >= 0; }
   const ValueType& input(size_t i) const { return inputs_.at(i); }
   // The input's value if known now (a constant at load time; every input at run time), else null.
   const Tensor* input_value(size_t i) const { return i < values_.size() ? values_[i] : nullptr; }
@@ -75,12 +84,12 @@ class InferContext {
 
  private:
   const ir::Node& node_;
-  std::string place_;
-  std::vector<ValueType> inputs_;
-  std::vector<bool> present_;
-  std::vector<const Tensor*> values_;
+  const std::string& place_;
+  const std::vector<ValueType>& inputs_;
+  const std::vector<const Tensor*>& values_;
   std::vector<ValueType> outputs_;
   bool runtime_;
+  const ir::Model* model_ = nullptr;
 };
 
 using InferFn = std::function<Status(InferContext&)>;
@@ -125,7 +134,7 @@ Status check_node_against_def(const OpDef& def, const ir::Node& node, const std:
 // Looks up the OpDef, checks the node and runs inference. `inputs`/`values` are parallel to
 // node.inputs (omitted inputs: any ValueType, null value).
 Expected<std::vector<ValueType>> infer_node(const ir::Node& node, const std::string& place,
-                                            std::vector<ValueType> inputs,
-                                            std::vector<const Tensor*> values, bool runtime);
+                                            const std::vector<ValueType>& inputs,
+                                            const std::vector<const Tensor*>& values, bool runtime);
 
 }  // namespace tsr::ops

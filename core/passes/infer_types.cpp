@@ -28,9 +28,10 @@ Status check_ops_supported(const ir::Model& model) {
 
 namespace {
 
-ops::ValueType type_of(const ir::TensorInfo& t) { return {t.dtype, t.has_shape, t.shape}; }
+ops::ValueType type_of(const ir::TensorInfo& t) { return {t.dtype, t.has_shape, t.shape, t.kind}; }
 
 Status merge(ir::TensorInfo& info, const ops::ValueType& inferred, const std::string& where) {
+  if (inferred.kind == ValueKind::kSequence) info.kind = ValueKind::kSequence;
   if (inferred.dtype != DType::kUndefined) {
     if (info.dtype != DType::kUndefined && info.dtype != inferred.dtype)
       return invalid_model(where, ": declared dtype ", dtype_name(info.dtype), ", inferred ",
@@ -78,7 +79,8 @@ Status infer_types(ir::Model& model) {
         in[k] = type_of(info);
         if (info.constant.defined()) vals[k] = &info.constant;
       }
-      ops::InferContext ctx(node, place, std::move(in), std::move(vals), /*runtime=*/false);
+      ops::InferContext ctx(node, place, in, vals, /*runtime=*/false);
+      ctx.set_model(&model);
       TSR_RETURN_IF_ERROR(def->infer(ctx));
       for (size_t k = 0; k < node.outputs.size(); ++k) {
         const int32_t t = node.outputs[k];
