@@ -1,0 +1,296 @@
+#include "backends/cpu/kernels/gemm.h"
+
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+
+namespace tsr::cpu {
+
+// gemm.cpp is globbed as a kernel "family" by CMake; it registers no ops.
+void register_gemm_kernels(KernelRegistry&) {}
+
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+#if HWY_TARGET == HWY_SCALAR
+// No SIMD target was compiled in (no -m flags): a fixed-size plain-C++ tile that the compiler
+// auto-vectorizes with the baseline ISA (SSE2 / NEON).
+constexpr int64_t kMR = 4;
+constexpr int64_t kNR = 8;
+#else
+constexpr int64_t kMR = 6;
+constexpr int64_t kNR = 2 * static_cast<int64_t>(HWY_LANES(float));
+#endif
+constexpr int64_t kKC = 256;     // K block: an A micro-panel (MR x KC) stays in L1
+constexpr int64_t kMC = 16 * kMR;  // M block: the packed A block (MC x KC) stays in L2
+constexpr int64_t kNC = 4096;    // N block: the packed B slice (KC x NC) stays in L3
+constexpr int64_t kNChunk = 8 * kNR;  // columns per task: one task = MC x NChunk of C
+
+// Writes an MR x NR accumulator tile (row-major, `tile`) into C: C = alpha*acc + beta*C on the
+// first K block (beta == 0: C not read), C += alpha*acc afterwards. Only m x n entries are valid.
+inline void store_tile(const float* tile, float* c, int64_t ldc, int64_t m, int64_t n, float alpha,
+                       float beta, bool first) {
+  for (int64_t r = 0; r < m; ++r) {
+    float* crow = c + r * ldc;
+    const float* t = tile + r * kNR;
+    if (!first) {
+      for (int64_t j = 0; j < n; ++j) crow[j] += alpha * t[j];
+    } else if (beta == 0.0f) {
+      for (int64_t j = 0; j < n; ++j) crow[j] = alpha * t[j];
+    } else {
+      for (int64_t j = 0; j < n; ++j) crow[j] = alpha * t[j] + beta * crow[j];
+    }
+  }
+}
+
+#if HWY_TARGET == HWY_SCALAR
+void micro_kernel(int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, int64_t m,
+                  int64_t n, float alpha, float beta, bool first) {
+  float acc[kMR][kNR] = {};
+  for (int64_t p = 0; p < kc; ++p) {
+    const float* b = pb + p * kNR;
+    const float* a = pa + p * kMR;
+    for (int64_t r = 0; r < kMR; ++r)
+      for (int64_t j = 0; j < kNR; ++j) acc[r][j] += a[r] * b[j];
+  }
+  store_tile(&acc[0][0], c, ldc, m, n, alpha, beta, first);
+}
+#else
+// 6 rows x 2 vectors of accumulators (12 registers) + 2 B vectors + 1 broadcast: fits the 16
+// registers of AVX2 / NEON / WASM SIMD128, with 12 independent FMA chains to hide latency.
+void micro_kernel(int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, int64_t m,
+                  int64_t n, float alpha, float beta, bool first) {
+  const hn::ScalableTag<float> d;
+  const size_t nl = hn::Lanes(d);
+  auto c00 = hn::Zero(d), c01 = hn::Zero(d), c10 = hn::Zero(d), c11 = hn::Zero(d);
+  auto c20 = hn::Zero(d), c21 = hn::Zero(d), c30 = hn::Zero(d), c31 = hn::Zero(d);
+  auto c40 = hn::Zero(d), c41 = hn::Zero(d), c50 = hn::Zero(d), c51 = hn::Zero(d);
+  for (int64_t p = 0; p < kc; ++p) {
+    const auto b0 = hn::LoadU(d, pb);
+    const auto b1 = hn::LoadU(d, pb + nl);
+    auto a = hn::Set(d, pa[0]);
+    c00 = hn::MulAdd(a, b0, c00);
+    c01 = hn::MulAdd(a, b1, c01);
+    a = hn::Set(d, pa[1]);
+    c10 = hn::MulAdd(a, b0, c10);
+    c11 = hn::MulAdd(a, b1, c11);
+    a = hn::Set(d, pa[2]);
+    c20 = hn::MulAdd(a, b0, c20);
+    c21 = hn::MulAdd(a, b1, c21);
+    a = hn::Set(d, pa[3]);
+    c30 = hn::MulAdd(a, b0, c30);
+    c31 = hn::MulAdd(a, b1, c31);
+    a = hn::Set(d, pa[4]);
+    c40 = hn::MulAdd(a, b0, c40);
+    c41 = hn::MulAdd(a, b1, c41);
+    a = hn::Set(d, pa[5]);
+    c50 = hn::MulAdd(a, b0, c50);
+    c51 = hn::MulAdd(a, b1, c51);
+    pa += kMR;
+    pb += kNR;
+  }
+  if (m == kMR && n == kNR) {
+    // Full tile: update C in place with vectors.
+    const auto va = hn::Set(d, alpha);
+    const auto vb = hn::Set(d, beta);
+    auto put = [&](float* dst, decltype(c00) acc) {
+      auto v = hn::Mul(acc, va);
+      if (!first) v = hn::Add(v, hn::LoadU(d, dst));
+      else if (beta != 0.0f) v = hn::MulAdd(vb, hn::LoadU(d, dst), v);
+      hn::StoreU(v, d, dst);
+    };
+    put(c, c00);
+    put(c + nl, c01);
+    put(c + ldc, c10);
+    put(c + ldc + nl, c11);
+    put(c + 2 * ldc, c20);
+    put(c + 2 * ldc + nl, c21);
+    put(c + 3 * ldc, c30);
+    put(c + 3 * ldc + nl, c31);
+    put(c + 4 * ldc, c40);
+    put(c + 4 * ldc + nl, c41);
+    put(c + 5 * ldc, c50);
+    put(c + 5 * ldc + nl, c51);
+    return;
+  }
+  HWY_ALIGN float tile[kMR * kNR];
+  hn::Store(c00, d, tile);
+  hn::Store(c01, d, tile + nl);
+  hn::Store(c10, d, tile + kNR);
+  hn::Store(c11, d, tile + kNR + nl);
+  hn::Store(c20, d, tile + 2 * kNR);
+  hn::Store(c21, d, tile + 2 * kNR + nl);
+  hn::Store(c30, d, tile + 3 * kNR);
+  hn::Store(c31, d, tile + 3 * kNR + nl);
+  hn::Store(c40, d, tile + 4 * kNR);
+  hn::Store(c41, d, tile + 4 * kNR + nl);
+  hn::Store(c50, d, tile + 5 * kNR);
+  hn::Store(c51, d, tile + 5 * kNR + nl);
+  store_tile(tile, c, ldc, m, n, alpha, beta, first);
+}
+#endif
+
+// Packs op(B)[p0:p0+kc, j0:j0+nc] into ceil(nc/NR) panels, each kc x NR row-major, zero-padded.
+void pack_b(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+            int64_t panel_begin, int64_t panel_end, float* out) {
+  for (int64_t jp = panel_begin; jp < panel_end; ++jp) {
+    const int64_t j = jp * kNR;
+    const int64_t nr = std::min(kNR, nc - j);
+    float* dst = out + jp * kc * kNR;
+    if (!trans_b) {
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* src = b + (p0 + p) * ldb + j0 + j;
+        float* o = dst + p * kNR;
+        std::memcpy(o, src, static_cast<size_t>(nr) * sizeof(float));
+        for (int64_t q = nr; q < kNR; ++q) o[q] = 0.0f;
+      }
+    } else {
+      for (int64_t q = 0; q < kNR; ++q) {
+        if (q < nr) {
+          const float* src = b + (j0 + j + q) * ldb + p0;
+          for (int64_t p = 0; p < kc; ++p) dst[p * kNR + q] = src[p];
+        } else {
+          for (int64_t p = 0; p < kc; ++p) dst[p * kNR + q] = 0.0f;
+        }
+      }
+    }
+  }
+}
+
+// Packs op(A)[i0:i0+mc, p0:p0+kc] into ceil(mc/MR) panels, each kc x MR, zero-padded.
+void pack_a(bool trans_a, const float* a, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
+            float* out) {
+  for (int64_t i = 0; i < mc; i += kMR) {
+    const int64_t mr = std::min(kMR, mc - i);
+    float* dst = out + (i / kMR) * kc * kMR;
+    if (trans_a) {
+      for (int64_t p = 0; p < kc; ++p) {
+        const float* src = a + (p0 + p) * lda + i0 + i;
+        float* o = dst + p * kMR;
+        for (int64_t r = 0; r < mr; ++r) o[r] = src[r];
+        for (int64_t r = mr; r < kMR; ++r) o[r] = 0.0f;
+      }
+    } else {
+      for (int64_t r = 0; r < kMR; ++r) {
+        if (r < mr) {
+          const float* src = a + (i0 + i + r) * lda + p0;
+          for (int64_t p = 0; p < kc; ++p) dst[p * kMR + r] = src[p];
+        } else {
+          for (int64_t p = 0; p < kc; ++p) dst[p * kMR + r] = 0.0f;
+        }
+      }
+    }
+  }
+}
+
+// Few rows and row-major B: packing B would cost as much as the product, so stream B's rows once
+// per row of C with vector AXPYs (memory bound; the matrix-vector case of MatMul/Gemm).
+void small_m_gemm(bool trans_a, int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha, const float* a,
+                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* crow = c + i * ldc;
+    for (int64_t j = j0; j < j1; ++j) crow[j] = beta == 0.0f ? 0.0f : beta * crow[j];
+    for (int64_t p = 0; p < k; ++p) {
+      const float av = alpha * (trans_a ? a[p * lda + i] : a[i * lda + p]);
+      const float* brow = b + p * ldb;
+      int64_t j = j0;
+#if HWY_TARGET != HWY_SCALAR
+      const hn::ScalableTag<float> d;
+      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+      const auto va = hn::Set(d, av);
+      for (; j + nl <= j1; j += nl)
+        hn::StoreU(hn::MulAdd(va, hn::LoadU(d, brow + j), hn::LoadU(d, crow + j)), d, crow + j);
+#endif
+      for (; j < j1; ++j) crow[j] += av * brow[j];
+    }
+  }
+}
+
+std::vector<float>& thread_a_buffer() {
+  thread_local std::vector<float> buf;
+  return buf;
+}
+
+}  // namespace
+
+void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+           ThreadPool* pool) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0 || alpha == 0.0f) {
+    for (int64_t i = 0; i < m; ++i) {
+      float* crow = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) crow[j] = beta == 0.0f ? 0.0f : beta * crow[j];
+    }
+    return;
+  }
+  const bool threaded = pool != nullptr && pool->num_threads() > 1;
+  if (m <= 2 && !trans_b) {
+    constexpr int64_t kCols = 512;
+    const int64_t chunks = (n + kCols - 1) / kCols;
+    auto run = [&](int64_t c0, int64_t c1) {
+      small_m_gemm(trans_a, m, c0 * kCols, std::min(n, c1 * kCols), k, alpha, a, lda, b, ldb, beta, c, ldc);
+    };
+    if (threaded && chunks > 1 && m * n * k > (1 << 16)) pool->parallel_for(chunks, 1, run);
+    else run(0, chunks);
+    return;
+  }
+  std::vector<float> packed_b;
+  for (int64_t j0 = 0; j0 < n; j0 += kNC) {
+    const int64_t nc = std::min(kNC, n - j0);
+    const int64_t npanels = (nc + kNR - 1) / kNR;
+    for (int64_t p0 = 0; p0 < k; p0 += kKC) {
+      const int64_t kc = std::min(kKC, k - p0);
+      const bool first = p0 == 0;
+      packed_b.resize(static_cast<size_t>(npanels * kc * kNR));
+      float* pb = packed_b.data();
+      if (threaded && npanels > 1) {
+        pool->parallel_for(npanels, 4, [&](int64_t pb0, int64_t pb1) {
+          pack_b(trans_b, b, ldb, p0, kc, j0, nc, pb0, pb1, pb);
+        });
+      } else {
+        pack_b(trans_b, b, ldb, p0, kc, j0, nc, 0, npanels, pb);
+      }
+      const int64_t mblocks = (m + kMC - 1) / kMC;
+      // Enough tasks to feed every thread: narrower column chunks for small products.
+      int64_t chunk = kNChunk;
+      if (threaded)
+        while (chunk > kNR && mblocks * ((nc + chunk - 1) / chunk) < 2 * pool->num_threads()) chunk /= 2;
+      const int64_t nchunks = (nc + chunk - 1) / chunk;
+      auto task = [&](int64_t t0, int64_t t1) {
+        std::vector<float>& abuf = thread_a_buffer();
+        const size_t need = static_cast<size_t>(kMC * kc);
+        if (abuf.size() < need) abuf.resize(need);
+        int64_t packed_block = -1;
+        for (int64_t t = t0; t < t1; ++t) {
+          // Tasks run M-block-major so a thread's consecutive tasks reuse its packed A block.
+          const int64_t ib = t / nchunks, jb = t % nchunks;
+          const int64_t i0 = ib * kMC, mc = std::min(kMC, m - i0);
+          if (packed_block != ib) {
+            pack_a(trans_a, a, lda, i0, mc, p0, kc, abuf.data());
+            packed_block = ib;
+          }
+          const int64_t jc0 = jb * chunk, jc1 = std::min(nc, jc0 + chunk);
+          for (int64_t j = jc0; j < jc1; j += kNR) {
+            const float* bp = pb + (j / kNR) * kc * kNR;
+            const int64_t nr = std::min(kNR, jc1 - j);
+            for (int64_t i = 0; i < mc; i += kMR) {
+              micro_kernel(kc, abuf.data() + (i / kMR) * kc * kMR, bp, c + (i0 + i) * ldc + j0 + j, ldc,
+                           std::min(kMR, mc - i), nr, alpha, beta, first);
+            }
+          }
+        }
+      };
+      const int64_t ntasks = mblocks * nchunks;
+      if (threaded && ntasks > 1) pool->parallel_for(ntasks, 1, task);
+      else task(0, ntasks);
+    }
+  }
+}
+
+}  // namespace tsr::cpu

@@ -1,0 +1,46 @@
+// Shared single-precision GEMM for CPU kernels (MatMul, Gemm, Conv via im2col, attention).
+//
+// sgemm computes C = alpha * op(A) * op(B) + beta * C for row-major matrices with leading
+// dimensions (row strides, in elements):
+//   op(A) is M x K: A[i*lda + k] (trans_a false) or A[k*lda + i] (trans_a true)
+//   op(B) is K x N: B[k*ldb + j] (trans_b false) or B[j*ldb + k] (trans_b true)
+//   C     is M x N: C[i*ldc + j]
+// When beta == 0, C is not read (it may hold NaN/garbage), as in BLAS. K == 0 scales C by beta.
+// The implementation is blocked and packed in the style of Goto/BLIS ("Anatomy of
+// High-Performance Matrix Multiplication", Goto & van de Geijn 2008): B is packed into
+// KC x NR panels, A into MR x KC panels, and a Highway micro-kernel accumulates an MR x NR tile
+// of C in registers with FMAs. Work is split over (M block, N chunk) tiles on `pool` (null or a
+// one-thread pool: runs inline). A, B and C must not overlap. Thread-safe for distinct C.
+#pragma once
+
+#include <cstdint>
+
+#include "core/base/thread_pool.h"
+
+namespace tsr::cpu {
+
+void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
+           ThreadPool* pool);
+
+// Plain reference for any arithmetic T (f64 MatMul/Gemm, integer MatMul, tests): same contract
+// as sgemm, accumulating in T, single-threaded.
+template <typename T>
+void gemm_reference(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+                    int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    T* crow = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j) crow[j] = beta == T(0) ? T(0) : T(beta * crow[j]);
+    for (int64_t p = 0; p < k; ++p) {
+      const T av = T(alpha * (trans_a ? a[p * lda + i] : a[i * lda + p]));
+      if (!trans_b) {
+        const T* brow = b + p * ldb;
+        for (int64_t j = 0; j < n; ++j) crow[j] += av * brow[j];
+      } else {
+        for (int64_t j = 0; j < n; ++j) crow[j] += av * b[j * ldb + p];
+      }
+    }
+  }
+}
+
+}  // namespace tsr::cpu

@@ -1,0 +1,273 @@
+// CPU Conv kernel (ONNX opset 17). f32: 1x1/stride-1/unpadded convs are one GEMM on the input
+// as is; depthwise convs (one input and one output channel per group, spatial rank <= 2) run a
+// direct loop vectorized along the output width; everything else is im2col in blocks of output
+// rows + the packed SGEMM (gemm.h). f64 takes the same im2col path with the reference GEMM.
+// Pool kernels: nn_pool.cpp; normalization/softmax: nn_norm.cpp.
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/nn_window.h"
+
+namespace tsr::cpu {
+
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+template <typename T>
+void gemm_any(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
+              int64_t ldc, ThreadPool* pool) {
+  if constexpr (std::is_same_v<T, float>) {
+    sgemm(false, false, m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc, pool);
+  } else {
+    gemm_reference<T>(false, false, m, n, k, T(1), a, lda, b, ldb, beta, c, ldc);
+  }
+}
+
+// Writes rows [kr0, kr1) of the im2col matrix for output rows [r0, r1) (a row = one (od, oh)
+// pair, ow columns): col[kr][(r - r0) * ow + x] = X[c, id, ih, iw] or 0 in the padding, where
+// kr = ((c * k0 + kd) * k1 + kh) * k2 + kw.
+template <typename T>
+void im2col(const T* x, const Window3& w, int64_t r0, int64_t r1, int64_t kr0, int64_t kr1, T* col) {
+  const int64_t ow = w.out[2], cols = (r1 - r0) * ow;
+  const int64_t in_plane = w.in[1] * w.in[2];
+  for (int64_t kr = kr0; kr < kr1; ++kr) {
+    int64_t t = kr;
+    const int64_t kw = t % w.k[2];
+    t /= w.k[2];
+    const int64_t kh = t % w.k[1];
+    t /= w.k[1];
+    const int64_t kd = t % w.k[0];
+    const int64_t c = t / w.k[0];
+    T* dst = col + kr * cols;
+    const T* xc = x + c * w.in_size();
+    const int64_t off_w = kw * w.d[2] - w.pb[2];
+    for (int64_t r = r0; r < r1; ++r, dst += ow) {
+      const int64_t od = r / w.out[1], oh = r % w.out[1];
+      const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
+      const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
+      if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
+        std::fill(dst, dst + ow, T(0));
+        continue;
+      }
+      const T* src = xc + id * in_plane + ih * w.in[2];
+      if (w.s[2] == 1) {
+        // Valid x: 0 <= x + off_w < in[2].
+        const int64_t x0 = std::clamp<int64_t>(-off_w, 0, ow);
+        const int64_t x1 = std::clamp<int64_t>(w.in[2] - off_w, x0, ow);
+        std::fill(dst, dst + x0, T(0));
+        std::memcpy(dst + x0, src + x0 + off_w, static_cast<size_t>(x1 - x0) * sizeof(T));
+        std::fill(dst + x1, dst + ow, T(0));
+      } else {
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          const int64_t iw = xo * w.s[2] + off_w;
+          dst[xo] = iw >= 0 && iw < w.in[2] ? src[iw] : T(0);
+        }
+      }
+    }
+  }
+}
+
+// Depthwise 2-D (or 1-D) conv of one plane: y[oh, ow] = bias + sum_kh,kw wk[kh, kw] *
+// xpad[oh*s1 + kh*d1, ow*s2 + kw*d2], where xpad is the plane with its padding made explicit, so
+// the inner loops carry no bounds checks. With a width stride s2 > 1 each padded row is also
+// split into s2 phases (phase f holds columns f, f + s2, ...): tap column ow*s2 + off is then
+// phase (off % s2) at index ow + off / s2, contiguous in ow, so every stride vectorizes.
+struct DwGeom {
+  int64_t hp, wq, s2;  // padded rows, phase row length, width stride
+  int64_t row_stride() const { return s2 * wq; }  // elements per padded row (all phases)
+};
+
+template <typename T>
+DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
+  const int64_t hp = std::max(w.in[1] + w.pb[1] + w.pe[1], (w.out[1] - 1) * w.s[1] + (w.k[1] - 1) * w.d[1] + 1);
+  const int64_t wp = std::max(w.in[2] + w.pb[2] + w.pe[2], (w.out[2] - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1);
+  const int64_t s2 = w.s[2];
+  const int64_t wq = (wp + s2 - 1) / s2;
+  phased.assign(static_cast<size_t>(hp * s2 * wq), T(0));
+  for (int64_t ih = 0; ih < w.in[1]; ++ih) {
+    T* dst = phased.data() + (ih + w.pb[1]) * s2 * wq;
+    const T* src = x + ih * w.in[2];
+    if (s2 == 1) {
+      std::memcpy(dst + w.pb[2], src, static_cast<size_t>(w.in[2]) * sizeof(T));
+      continue;
+    }
+    const int64_t pb2 = w.pb[2];
+    if constexpr (std::is_same_v<T, float>) {
+#if HWY_TARGET != HWY_SCALAR
+      if (s2 == 2) {
+        // The common stride 2: deinterleave with vector loads. Input column c lands in phase
+        // (c + pb2) % 2 at index (c + pb2) / 2.
+        const hn::ScalableTag<float> d;
+        const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+        int64_t c = 0;
+        for (; c + 2 * nl <= w.in[2]; c += 2 * nl) {
+          hn::Vec<decltype(d)> even, odd;
+          hn::LoadInterleaved2(d, src + c, even, odd);
+          hn::StoreU(even, d, dst + ((c + pb2) % 2) * wq + (c + pb2) / 2);
+          hn::StoreU(odd, d, dst + ((c + 1 + pb2) % 2) * wq + (c + 1 + pb2) / 2);
+        }
+        for (; c < w.in[2]; ++c) dst[((c + pb2) % 2) * wq + (c + pb2) / 2] = src[c];
+        continue;
+      }
+#endif
+    }
+    // Phase f, index j holds padded column f + j*s2, i.e. input column f + j*s2 - pb2.
+    for (int64_t f = 0; f < s2; ++f) {
+      const int64_t j0 = pb2 > f ? (pb2 - f + s2 - 1) / s2 : 0;
+      const int64_t j1 = std::min(wq, (w.in[2] + pb2 - f + s2 - 1) / s2);
+      T* o = dst + f * wq;
+      const T* in_f = src + f - pb2;
+      for (int64_t j = j0; j < j1; ++j) o[j] = in_f[j * s2];
+    }
+  }
+  return {hp, wq, s2};
+}
+
+// Output row(s) for a fixed window; KH/KW > 0 are compile-time window sizes (so the weight
+// broadcasts stay in registers), 0 = use w.k.
+template <typename T, int KH, int KW>
+void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, T* y) {
+  const int64_t kh_n = KH > 0 ? KH : w.k[1], kw_n = KW > 0 ? KW : w.k[2], ow_n = w.out[2];
+  const int64_t rs = g.row_stride();
+  // Offset of tap kw inside a padded row's phases.
+  int64_t tap[64];
+  const bool small = kw_n <= 64;
+  if (small)
+    for (int64_t kw = 0; kw < kw_n; ++kw) {
+      const int64_t off = kw * w.d[2];
+      tap[kw] = (off % g.s2) * g.wq + off / g.s2;
+    }
+  for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+    T* yrow = y + oh * ow_n;
+    const T* base = phased + oh * w.s[1] * rs;
+    int64_t ow = 0;
+    if constexpr (std::is_same_v<T, float>) {
+#if HWY_TARGET != HWY_SCALAR
+      if (small) {
+        const hn::ScalableTag<float> d;
+        const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+        for (; ow + nl <= ow_n; ow += nl) {
+          auto acc = hn::Set(d, bias);
+          for (int64_t kh = 0; kh < kh_n; ++kh) {
+            const float* row = base + kh * w.d[1] * rs + ow;
+            const float* wr = wk + kh * kw_n;
+            for (int64_t kw = 0; kw < kw_n; ++kw) acc = hn::MulAdd(hn::Set(d, wr[kw]), hn::LoadU(d, row + tap[kw]), acc);
+          }
+          hn::StoreU(acc, d, yrow + ow);
+        }
+      }
+#endif
+    }
+    for (; ow < ow_n; ++ow) {
+      T acc = bias;
+      for (int64_t kh = 0; kh < kh_n; ++kh) {
+        const T* row = base + kh * w.d[1] * rs;
+        const T* wr = wk + kh * kw_n;
+        for (int64_t kw = 0; kw < kw_n; ++kw) {
+          const int64_t off = kw * w.d[2];
+          acc += wr[kw] * row[(small ? tap[kw] : (off % g.s2) * g.wq + off / g.s2) + ow];
+        }
+      }
+      yrow[ow] = acc;
+    }
+  }
+}
+
+template <typename T>
+void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, std::vector<T>& phased) {
+  const DwGeom g = depthwise_prepare<T>(x, w, phased);
+  if (w.k[1] == 3 && w.k[2] == 3) depthwise_rows<T, 3, 3>(phased.data(), g, wk, bias, w, y);
+  else if (w.k[1] == 5 && w.k[2] == 5) depthwise_rows<T, 5, 5>(phased.data(), g, wk, bias, w, y);
+  else depthwise_rows<T, 0, 0>(phased.data(), g, wk, bias, w, y);
+}
+
+template <typename T>
+Status conv_typed(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const Tensor& wt = *ctx.input(1);
+  const Tensor* bias = ctx.input(2);
+  const int64_t group = ctx.node().attr_int("group", 1);
+  std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
+  std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
+  TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, kernel, false));
+  TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
+  if (yt->numel() == 0) return ok_status();
+  const int64_t n_batch = x.dim(0), c = x.dim(1), m = wt.dim(0);
+  const int64_t cg = c / group, mg = m / group;
+  const int64_t kg = cg * w.k_size();
+  const int64_t in_size = w.in_size(), out_size = w.out_size();
+  const T* px = x.data<T>();
+  const T* pw = wt.data<T>();
+  const T* pb = bias && bias->numel() > 0 ? bias->data<T>() : nullptr;
+  T* py = yt->mut_data<T>();
+  ThreadPool& pool = ctx.pool();
+
+  if (cg == 1 && mg == 1 && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
+    pool.parallel_for(n_batch * m, 1, [&](int64_t p0, int64_t p1) {
+      thread_local std::vector<T> phased;
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t ch = p % m;
+        depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, py + p * out_size, phased);
+      }
+    });
+    return ok_status();
+  }
+
+  const T beta = pb ? T(1) : T(0);
+  if (pb) {
+    for (int64_t n = 0; n < n_batch; ++n)
+      for (int64_t o = 0; o < m; ++o) std::fill_n(py + (n * m + o) * out_size, out_size, pb[o]);
+  }
+  const bool pointwise = w.k_size() == 1 && w.s == std::array<int64_t, 3>{1, 1, 1} &&
+                         w.pb == std::array<int64_t, 3>{0, 0, 0} && w.pe == std::array<int64_t, 3>{0, 0, 0};
+  if (pointwise) {
+    for (int64_t n = 0; n < n_batch; ++n)
+      for (int64_t g = 0; g < group; ++g)
+        gemm_any<T>(mg, out_size, cg, pw + g * mg * kg, kg, px + (n * c + g * cg) * in_size, in_size, beta,
+                    py + (n * m + g * mg) * out_size, out_size, &pool);
+    return ok_status();
+  }
+  // im2col in blocks of whole output rows: ~1 MiB of columns, at least 512 wide for the GEMM.
+  const int64_t ow = w.out[2], rows = w.out[0] * w.out[1];
+  int64_t rows_per_block = std::max<int64_t>((512 + ow - 1) / ow, (int64_t{1} << 18) / std::max<int64_t>(1, kg * ow));
+  rows_per_block = std::clamp<int64_t>(rows_per_block, 1, rows);
+  TSR_ASSIGN_OR_RETURN(Tensor col, Tensor::empty(x.dtype(), {kg, rows_per_block * ow}));
+  T* pc = col.mut_data<T>();
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t g = 0; g < group; ++g) {
+      const T* xg = px + (n * c + g * cg) * in_size;
+      for (int64_t r0 = 0; r0 < rows; r0 += rows_per_block) {
+        const int64_t r1 = std::min(rows, r0 + rows_per_block);
+        const int64_t ncols = (r1 - r0) * ow;
+        if (pool.num_threads() > 1 && kg > 1) {
+          pool.parallel_for(kg, 8, [&](int64_t k0, int64_t k1) { im2col<T>(xg, w, r0, r1, k0, k1, pc); });
+        } else {
+          im2col<T>(xg, w, r0, r1, 0, kg, pc);
+        }
+        gemm_any<T>(mg, ncols, kg, pw + g * mg * kg, kg, pc, ncols, beta,
+                    py + (n * m + g * mg) * out_size + r0 * ow, out_size, &pool);
+      }
+    }
+  }
+  return ok_status();
+}
+
+Status conv_kernel(exec::KernelContext& ctx) {
+  switch (ctx.input(0)->dtype()) {
+    case DType::kF32: return conv_typed<float>(ctx);
+    case DType::kF64: return conv_typed<double>(ctx);
+    default: return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
+  }
+}
+
+}  // namespace
+
+void register_nn_kernels(KernelRegistry& r) { r.add_fn("Conv", {DType::kF32, DType::kF64}, conv_kernel); }
+
+}  // namespace tsr::cpu

@@ -1,0 +1,353 @@
+// CPU kernels for normalization and the softmax family (ONNX opset 17): BatchNormalization
+// (inference and training_mode), LayerNormalization, InstanceNormalization, LRN, Softmax,
+// LogSoftmax, Hardmax. Statistics accumulate in double; f32 softmax rows use Highway's Exp.
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+
+namespace tsr::cpu {
+
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Writes v into element i of a float tensor of any float dtype the OpDefs allow.
+void store_f(Tensor* t, int64_t i, double v) {
+  switch (t->dtype()) {
+    case DType::kF32: t->mut_data<float>()[i] = static_cast<float>(v); break;
+    case DType::kF64: t->mut_data<double>()[i] = v; break;
+    case DType::kF16: t->mut_data<Half>()[i] = Half{f32_to_f16(static_cast<float>(v))}; break;
+    case DType::kBF16: t->mut_data<BFloat16>()[i] = BFloat16{f32_to_bf16(static_cast<float>(v))}; break;
+    default: break;
+  }
+}
+
+std::vector<double> to_f64(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.scalar_f64(i);
+  return v;
+}
+
+template <typename T>
+Status batch_norm_typed(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const ir::Node& node = ctx.node();
+  const double eps = node.attr_float("epsilon", 1e-5);
+  const double momentum = node.attr_float("momentum", 0.9);
+  const bool training = node.attr_int("training_mode", 0) != 0;
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  const int64_t n = x.rank() > 0 ? x.dim(0) : 1, c = x.rank() > 1 ? x.dim(1) : 1;
+  const int64_t planes = n * c, size = planes == 0 ? 0 : x.numel() / planes;
+  const std::vector<double> scale = to_f64(*ctx.input(1)), bias = to_f64(*ctx.input(2));
+  std::vector<double> mean = to_f64(*ctx.input(3)), var = to_f64(*ctx.input(4));
+  const T* px = x.data<T>();
+  T* py = y->mut_data<T>();
+  if (training) {
+    // Batch statistics over N and the spatial dims (biased variance, as the ONNX reference).
+    std::vector<double> bm(static_cast<size_t>(c), 0.0), bv(static_cast<size_t>(c), 0.0);
+    const double cnt = static_cast<double>(n * size);
+    for (int64_t ch = 0; ch < c; ++ch) {
+      double s = 0, s2 = 0;
+      for (int64_t b = 0; b < n; ++b) {
+        const T* p = px + (b * c + ch) * size;
+        for (int64_t i = 0; i < size; ++i) s += static_cast<double>(p[i]);
+      }
+      const double mu = cnt > 0 ? s / cnt : 0.0;
+      for (int64_t b = 0; b < n; ++b) {
+        const T* p = px + (b * c + ch) * size;
+        for (int64_t i = 0; i < size; ++i) {
+          const double dlt = static_cast<double>(p[i]) - mu;
+          s2 += dlt * dlt;
+        }
+      }
+      bm[static_cast<size_t>(ch)] = mu;
+      bv[static_cast<size_t>(ch)] = cnt > 0 ? s2 / cnt : 0.0;
+    }
+    for (size_t k = 1; k < 3 && k < ctx.num_outputs(); ++k) {
+      if (node.outputs[k] < 0) continue;
+      TSR_ASSIGN_OR_RETURN(Tensor * o, ctx.alloc_output(k));
+      const std::vector<double>& run = k == 1 ? mean : var;
+      const std::vector<double>& cur = k == 1 ? bm : bv;
+      for (int64_t ch = 0; ch < c; ++ch)
+        store_f(o, ch, run[static_cast<size_t>(ch)] * momentum + cur[static_cast<size_t>(ch)] * (1 - momentum));
+    }
+    mean = bm;
+    var = bv;
+  }
+  std::vector<T> a(static_cast<size_t>(c)), b(static_cast<size_t>(c));
+  for (size_t ch = 0; ch < static_cast<size_t>(c); ++ch) {
+    const double inv = 1.0 / std::sqrt(var[ch] + eps);
+    a[ch] = static_cast<T>(scale[ch] * inv);
+    b[ch] = static_cast<T>(bias[ch] - mean[ch] * scale[ch] * inv);
+  }
+  ctx.pool().parallel_for(planes, 4, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T av = a[static_cast<size_t>(p % c)], bv = b[static_cast<size_t>(p % c)];
+      const T* s = px + p * size;
+      T* d = py + p * size;
+      for (int64_t i = 0; i < size; ++i) d[i] = av * s[i] + bv;
+    }
+  });
+  return ok_status();
+}
+
+// Broadcasts t (unidirectionally, numpy rules) to `target` and returns the values.
+template <typename T>
+std::vector<T> expand_to(const Tensor& t, const Shape& target) {
+  const int64_t total = shape_numel(target);
+  std::vector<T> out(static_cast<size_t>(total));
+  const Shape& s = t.shape();
+  const size_t r = target.size();
+  std::vector<int64_t> st(r, 0);
+  int64_t acc = 1;
+  for (size_t d = 0; d < s.size(); ++d) {
+    const size_t src = s.size() - 1 - d;
+    st[r - 1 - d] = s[src] == 1 ? 0 : acc;
+    acc *= s[src];
+  }
+  const T* p = t.data<T>();
+  for (int64_t i = 0; i < total; ++i) {
+    int64_t rem = i, off = 0;
+    for (size_t d = r; d-- > 0;) {
+      off += (rem % target[d]) * st[d];
+      rem /= target[d];
+    }
+    out[static_cast<size_t>(i)] = p[off];
+  }
+  return out;
+}
+
+template <typename T>
+Status layer_norm_typed(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const ir::Node& node = ctx.node();
+  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis", -1), x.rank()));
+  const double eps = node.attr_float("epsilon", 1e-5);
+  const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
+  const int64_t inner = shape_numel(norm_shape);
+  const int64_t outer = inner == 0 ? 0 : x.numel() / inner;
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  const std::vector<T> scale = expand_to<T>(*ctx.input(1), norm_shape);
+  const Tensor* bias_t = ctx.input(2);
+  const std::vector<T> bias = bias_t ? expand_to<T>(*bias_t, norm_shape) : std::vector<T>(static_cast<size_t>(inner), T(0));
+  Tensor* mean_out = nullptr;
+  Tensor* inv_out = nullptr;
+  if (ctx.num_outputs() > 1 && node.outputs[1] >= 0) {
+    TSR_ASSIGN_OR_RETURN(mean_out, ctx.alloc_output(1));
+  }
+  if (ctx.num_outputs() > 2 && node.outputs[2] >= 0) {
+    TSR_ASSIGN_OR_RETURN(inv_out, ctx.alloc_output(2));
+  }
+  const T* px = x.data<T>();
+  T* py = y->mut_data<T>();
+  ctx.pool().parallel_for(outer, 8, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* s = px + r * inner;
+      T* d = py + r * inner;
+      double sum = 0;
+      for (int64_t i = 0; i < inner; ++i) sum += static_cast<double>(s[i]);
+      const double mu = sum / static_cast<double>(inner);
+      double sq = 0;
+      for (int64_t i = 0; i < inner; ++i) {
+        const double dl = static_cast<double>(s[i]) - mu;
+        sq += dl * dl;
+      }
+      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(inner) + eps);
+      const T mt = static_cast<T>(mu), it = static_cast<T>(inv);
+      for (int64_t i = 0; i < inner; ++i) d[i] = (s[i] - mt) * it * scale[static_cast<size_t>(i)] + bias[static_cast<size_t>(i)];
+      if (mean_out) store_f(mean_out, r, mu);
+      if (inv_out) store_f(inv_out, r, inv);
+    }
+  });
+  return ok_status();
+}
+
+template <typename T>
+Status instance_norm_typed(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const double eps = ctx.node().attr_float("epsilon", 1e-5);
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  const int64_t c = x.dim(1), planes = x.dim(0) * c;
+  const int64_t size = planes == 0 ? 0 : x.numel() / planes;
+  const T* scale = ctx.input(1)->data<T>();
+  const T* bias = ctx.input(2)->data<T>();
+  const T* px = x.data<T>();
+  T* py = y->mut_data<T>();
+  ctx.pool().parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* s = px + p * size;
+      T* d = py + p * size;
+      double sum = 0, sq = 0;
+      for (int64_t i = 0; i < size; ++i) sum += static_cast<double>(s[i]);
+      const double mu = size > 0 ? sum / static_cast<double>(size) : 0.0;
+      for (int64_t i = 0; i < size; ++i) sq += (static_cast<double>(s[i]) - mu) * (static_cast<double>(s[i]) - mu);
+      const double inv = 1.0 / std::sqrt((size > 0 ? sq / static_cast<double>(size) : 0.0) + eps);
+      const T a = static_cast<T>(static_cast<double>(scale[p % c]) * inv);
+      const T b = static_cast<T>(static_cast<double>(bias[p % c]) - mu * static_cast<double>(scale[p % c]) * inv);
+      for (int64_t i = 0; i < size; ++i) d[i] = a * s[i] + b;
+    }
+  });
+  return ok_status();
+}
+
+// LRN (Krizhevsky et al. 2012, ONNX LRN): y = x / (bias + alpha/size * sum of x^2 over the
+// channels [c - floor((size-1)/2), c + ceil((size-1)/2)])^beta.
+template <typename T>
+Status lrn_typed(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const ir::Node& node = ctx.node();
+  const int64_t size = node.attr_int("size", 1);
+  const double alpha = node.attr_float("alpha", 1e-4), beta = node.attr_float("beta", 0.75);
+  const double bias = node.attr_float("bias", 1.0);
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  const int64_t n = x.dim(0), c = x.dim(1);
+  const int64_t sp = (n * c) == 0 ? 0 : x.numel() / (n * c);
+  const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+  const T* px = x.data<T>();
+  T* py = y->mut_data<T>();
+  ctx.pool().parallel_for(n * c, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t b = p / c, ch = p % c;
+      const int64_t c0 = std::max<int64_t>(0, ch - lo), c1 = std::min<int64_t>(c - 1, ch + hi);
+      for (int64_t i = 0; i < sp; ++i) {
+        double sq = 0;
+        for (int64_t k = c0; k <= c1; ++k) {
+          const double v = static_cast<double>(px[(b * c + k) * sp + i]);
+          sq += v * v;
+        }
+        py[p * sp + i] = static_cast<T>(static_cast<double>(px[p * sp + i]) / std::pow(bias + alpha / static_cast<double>(size) * sq, beta));
+      }
+    }
+  });
+  return ok_status();
+}
+
+enum class SoftMode { kSoftmax, kLogSoftmax, kHardmax };
+
+// One contiguous f32 row: max, then exp and sum with Highway, then scale (or log-shift).
+void softmax_row_f32(const float* x, float* y, int64_t n, SoftMode mode) {
+  const hn::ScalableTag<float> d;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  auto vmax = hn::Set(d, -std::numeric_limits<float>::infinity());
+  for (; i + nl <= n; i += nl) vmax = hn::Max(vmax, hn::LoadU(d, x + i));
+  float mx = hn::GetLane(hn::MaxOfLanes(d, vmax));
+  for (; i < n; ++i) mx = std::max(mx, x[i]);
+  const auto vm = hn::Set(d, mx);
+  auto vsum = hn::Zero(d);
+  i = 0;
+  for (; i + nl <= n; i += nl) {
+    const auto e = hn::Exp(d, hn::Sub(hn::LoadU(d, x + i), vm));
+    if (mode == SoftMode::kSoftmax) hn::StoreU(e, d, y + i);
+    vsum = hn::Add(vsum, e);
+  }
+  float sum = hn::GetLane(hn::SumOfLanes(d, vsum));
+  for (; i < n; ++i) {
+    const float e = std::exp(x[i] - mx);
+    if (mode == SoftMode::kSoftmax) y[i] = e;
+    sum += e;
+  }
+  if (mode == SoftMode::kSoftmax) {
+    const float inv = 1.0f / sum;
+    for (i = 0; i < n; ++i) y[i] *= inv;
+  } else {
+    const float shift = mx + std::log(sum);
+    for (i = 0; i < n; ++i) y[i] = x[i] - shift;
+  }
+}
+
+template <typename T>
+Status softmax_typed(exec::KernelContext& ctx, SoftMode mode) {
+  const Tensor& x = *ctx.input(0);
+  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", -1), x.rank()));
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  const int64_t len = x.dim(axis);
+  int64_t inner = 1;
+  for (int64_t dd = axis + 1; dd < x.rank(); ++dd) inner *= x.dim(dd);
+  const int64_t outer = (len * inner) == 0 ? 0 : x.numel() / (len * inner);
+  const T* px = x.data<T>();
+  T* py = y->mut_data<T>();
+  if (x.numel() == 0) return ok_status();
+  ctx.pool().parallel_for(outer, 4, [&](int64_t o0, int64_t o1) {
+    std::vector<T> mx(static_cast<size_t>(inner)), sum(static_cast<size_t>(inner));
+    std::vector<int64_t> arg(static_cast<size_t>(inner));
+    for (int64_t o = o0; o < o1; ++o) {
+      const T* s = px + o * len * inner;
+      T* dst = py + o * len * inner;
+      if constexpr (std::is_same_v<T, float>) {
+        if (inner == 1 && mode != SoftMode::kHardmax) {
+          softmax_row_f32(s, dst, len, mode);
+          continue;
+        }
+      }
+      // Strided axis: sweep whole rows of `inner` values at a time (contiguous, cache-friendly).
+      for (int64_t i = 0; i < inner; ++i) {
+        mx[static_cast<size_t>(i)] = s[i];
+        arg[static_cast<size_t>(i)] = 0;
+      }
+      for (int64_t a = 1; a < len; ++a)
+        for (int64_t i = 0; i < inner; ++i)
+          if (s[a * inner + i] > mx[static_cast<size_t>(i)]) {
+            mx[static_cast<size_t>(i)] = s[a * inner + i];
+            arg[static_cast<size_t>(i)] = a;
+          }
+      if (mode == SoftMode::kHardmax) {
+        for (int64_t a = 0; a < len; ++a)
+          for (int64_t i = 0; i < inner; ++i) dst[a * inner + i] = arg[static_cast<size_t>(i)] == a ? T(1) : T(0);
+        continue;
+      }
+      std::fill(sum.begin(), sum.end(), T(0));
+      for (int64_t a = 0; a < len; ++a)
+        for (int64_t i = 0; i < inner; ++i) {
+          const T e = std::exp(s[a * inner + i] - mx[static_cast<size_t>(i)]);
+          if (mode == SoftMode::kSoftmax) dst[a * inner + i] = e;
+          sum[static_cast<size_t>(i)] += e;
+        }
+      for (int64_t a = 0; a < len; ++a)
+        for (int64_t i = 0; i < inner; ++i) {
+          if (mode == SoftMode::kSoftmax) dst[a * inner + i] /= sum[static_cast<size_t>(i)];
+          else dst[a * inner + i] = s[a * inner + i] - mx[static_cast<size_t>(i)] - std::log(sum[static_cast<size_t>(i)]);
+        }
+    }
+  });
+  return ok_status();
+}
+
+template <Status (*F32)(exec::KernelContext&), Status (*F64)(exec::KernelContext&)>
+Status by_dtype(exec::KernelContext& ctx) {
+  switch (ctx.input(0)->dtype()) {
+    case DType::kF32: return F32(ctx);
+    case DType::kF64: return F64(ctx);
+    default:
+      return unsupported(ctx.place(), ": ", ctx.node().op, " has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
+  }
+}
+
+template <typename T, SoftMode M>
+Status softmax_mode(exec::KernelContext& ctx) {
+  return softmax_typed<T>(ctx, M);
+}
+
+}  // namespace
+
+void register_nn_norm_kernels(KernelRegistry& r) {
+  const std::vector<DType> types = {DType::kF32, DType::kF64};
+  r.add_fn("BatchNormalization", types, by_dtype<batch_norm_typed<float>, batch_norm_typed<double>>);
+  r.add_fn("LayerNormalization", types, by_dtype<layer_norm_typed<float>, layer_norm_typed<double>>);
+  r.add_fn("InstanceNormalization", types, by_dtype<instance_norm_typed<float>, instance_norm_typed<double>>);
+  r.add_fn("LRN", types, by_dtype<lrn_typed<float>, lrn_typed<double>>);
+  r.add_fn("Softmax", types,
+           by_dtype<softmax_mode<float, SoftMode::kSoftmax>, softmax_mode<double, SoftMode::kSoftmax>>);
+  r.add_fn("LogSoftmax", types,
+           by_dtype<softmax_mode<float, SoftMode::kLogSoftmax>, softmax_mode<double, SoftMode::kLogSoftmax>>);
+  r.add_fn("Hardmax", types,
+           by_dtype<softmax_mode<float, SoftMode::kHardmax>, softmax_mode<double, SoftMode::kHardmax>>);
+}
+
+}  // namespace tsr::cpu

@@ -1,0 +1,174 @@
+// CPU pooling kernels (ONNX opset 17): MaxPool (with optional Indices), AveragePool,
+// GlobalAveragePool, GlobalMaxPool. Parallel over (N, C) planes; windows lifted to 3-D
+// (nn_window.h).
+#include <algorithm>
+#include <limits>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/nn_window.h"
+
+namespace tsr::cpu {
+
+namespace {
+
+// MaxPool over one plane. Indices (if `idx`) follow ONNX Runtime: the flattened index into the
+// whole X (plane offset included), row-major (storage_order 0) or column-major over the spatial
+// dims (storage_order 1). Padding never wins; a window wholly in padding (pads >= kernel) gives
+// -inf and index -1.
+template <typename T>
+void max_pool_plane(const T* x, const Window3& w, T* y, int64_t* idx, int64_t plane, bool col_major) {
+  for (int64_t od = 0; od < w.out[0]; ++od)
+    for (int64_t oh = 0; oh < w.out[1]; ++oh)
+      for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+        T best = -std::numeric_limits<T>::infinity();
+        int64_t best_i = -1;
+        for (int64_t kd = 0; kd < w.k[0]; ++kd) {
+          const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
+          if (id < 0 || id >= w.in[0]) continue;
+          for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+            const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
+            if (ih < 0 || ih >= w.in[1]) continue;
+            const T* row = x + (id * w.in[1] + ih) * w.in[2];
+            for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+              const int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
+              if (iw < 0 || iw >= w.in[2]) continue;
+              const T v = row[iw];
+              if (v > best || best_i < 0) {
+                best = v;
+                best_i = col_major ? id + w.in[0] * (ih + w.in[1] * iw) : (id * w.in[1] + ih) * w.in[2] + iw;
+              }
+            }
+          }
+        }
+        const int64_t o = (od * w.out[1] + oh) * w.out[2] + ow;
+        y[o] = best;
+        if (idx) idx[o] = best_i < 0 ? -1 : plane * w.in_size() + best_i;
+      }
+}
+
+// AveragePool over one plane. With count_include_pad the divisor counts padded positions but
+// not the overhang that ceil_mode adds past the end padding (as ONNX Runtime does).
+template <typename T>
+void avg_pool_plane(const T* x, const Window3& w, T* y, bool include_pad) {
+  for (int64_t od = 0; od < w.out[0]; ++od)
+    for (int64_t oh = 0; oh < w.out[1]; ++oh)
+      for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+        const int64_t o3[3] = {od, oh, ow};
+        int64_t lo[3], hi[3], padded = 1;
+        for (int a = 0; a < 3; ++a) {
+          // Window positions start + j*d; [lo, hi) are the in-range tap numbers j.
+          const int64_t start = o3[a] * w.s[a] - w.pb[a];
+          int64_t n_in_padded = 0;
+          lo[a] = w.k[a];
+          hi[a] = 0;
+          for (int64_t j = 0; j < w.k[a]; ++j) {
+            const int64_t p = start + j * w.d[a];
+            if (p >= -w.pb[a] && p < w.in[a] + w.pe[a]) ++n_in_padded;
+            if (p >= 0 && p < w.in[a]) {
+              lo[a] = std::min(lo[a], j);
+              hi[a] = j + 1;
+            }
+          }
+          padded *= n_in_padded;
+        }
+        T sum = 0;
+        int64_t count = 0;
+        for (int64_t kd = lo[0]; kd < hi[0]; ++kd) {
+          const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
+          if (id < 0 || id >= w.in[0]) continue;
+          for (int64_t kh = lo[1]; kh < hi[1]; ++kh) {
+            const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
+            if (ih < 0 || ih >= w.in[1]) continue;
+            const T* row = x + (id * w.in[1] + ih) * w.in[2];
+            for (int64_t kw = lo[2]; kw < hi[2]; ++kw) {
+              const int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
+              if (iw < 0 || iw >= w.in[2]) continue;
+              sum += row[iw];
+              ++count;
+            }
+          }
+        }
+        const int64_t div = include_pad ? padded : count;
+        y[(od * w.out[1] + oh) * w.out[2] + ow] = div > 0 ? sum / static_cast<T>(div) : T(0);
+      }
+}
+
+template <typename T>
+Status pool_typed(exec::KernelContext& ctx, bool is_max) {
+  const Tensor& x = *ctx.input(0);
+  const ir::Node& node = ctx.node();
+  std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
+  TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, node.attr_ints("kernel_shape"),
+                                                   node.attr_int("ceil_mode", 0) != 0));
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  int64_t* idx = nullptr;
+  if (is_max && ctx.num_outputs() > 1 && node.outputs[1] >= 0) {
+    TSR_ASSIGN_OR_RETURN(Tensor * it, ctx.alloc_output(1));
+    idx = it->mut_data<int64_t>();
+  }
+  const bool col_major = node.attr_int("storage_order", 0) != 0;
+  const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const T* px = x.data<T>();
+  T* py = y->mut_data<T>();
+  const int64_t in_size = w.in_size(), out_size = w.out_size();
+  if (out_size == 0) return ok_status();
+  ctx.pool().parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      if (is_max) max_pool_plane<T>(px + p * in_size, w, py + p * out_size, idx ? idx + p * out_size : nullptr, p, col_major);
+      else avg_pool_plane<T>(px + p * in_size, w, py + p * out_size, include_pad);
+    }
+  });
+  return ok_status();
+}
+
+template <typename T>
+Status global_pool_typed(exec::KernelContext& ctx, bool is_max) {
+  const Tensor& x = *ctx.input(0);
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const int64_t size = planes == 0 ? 0 : x.numel() / planes;
+  const T* px = x.data<T>();
+  T* py = y->mut_data<T>();
+  ctx.pool().parallel_for(planes, 16, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* s = px + p * size;
+      if (is_max) {
+        T m = size > 0 ? s[0] : -std::numeric_limits<T>::infinity();
+        for (int64_t i = 1; i < size; ++i) m = s[i] > m ? s[i] : m;
+        py[p] = m;
+      } else {
+        // Four partial sums: vectorizable without -ffast-math and a little more accurate.
+        T acc[4] = {0, 0, 0, 0};
+        int64_t i = 0;
+        for (; i + 4 <= size; i += 4)
+          for (int j = 0; j < 4; ++j) acc[j] += s[i + j];
+        for (; i < size; ++i) acc[0] += s[i];
+        py[p] = size > 0 ? ((acc[0] + acc[1]) + (acc[2] + acc[3])) / static_cast<T>(size) : T(0);
+      }
+    }
+  });
+  return ok_status();
+}
+
+template <bool kMax, bool kGlobal>
+Status pool_kernel(exec::KernelContext& ctx) {
+  switch (ctx.input(0)->dtype()) {
+    case DType::kF32: return kGlobal ? global_pool_typed<float>(ctx, kMax) : pool_typed<float>(ctx, kMax);
+    case DType::kF64: return kGlobal ? global_pool_typed<double>(ctx, kMax) : pool_typed<double>(ctx, kMax);
+    default:
+      return unsupported(ctx.place(), ": ", ctx.node().op, " has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
+  }
+}
+
+}  // namespace
+
+void register_nn_pool_kernels(KernelRegistry& r) {
+  const std::vector<DType> types = {DType::kF32, DType::kF64};
+  r.add_fn("MaxPool", types, pool_kernel<true, false>);
+  r.add_fn("AveragePool", types, pool_kernel<false, false>);
+  r.add_fn("GlobalMaxPool", types, pool_kernel<true, true>);
+  r.add_fn("GlobalAveragePool", types, pool_kernel<false, true>);
+}
+
+}  // namespace tsr::cpu

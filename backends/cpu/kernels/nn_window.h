@@ -1,0 +1,41 @@
+// Helpers shared by the CPU Conv and pool kernels: the window geometry of a node at run time,
+// with every spatial rank (1-D, 2-D, 3-D) lifted to 3-D by leading unit dims so one loop nest
+// serves all ranks.
+#pragma once
+
+#include <array>
+
+#include "core/exec/kernel.h"
+#include "core/ops/families/nn_spatial.h"
+
+namespace tsr::cpu {
+
+struct Window3 {
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, k{1, 1, 1}, s{1, 1, 1}, d{1, 1, 1}, pb{0, 0, 0}, pe{0, 0, 0};
+  int64_t in_size() const { return in[0] * in[1] * in[2]; }
+  int64_t out_size() const { return out[0] * out[1] * out[2]; }
+  int64_t k_size() const { return k[0] * k[1] * k[2]; }
+};
+
+// Resolves the node's window for input spatial dims `in` and window `kernel` (ranks 1..3).
+inline Expected<Window3> resolve_window3(const exec::KernelContext& ctx, const std::vector<int64_t>& in,
+                                         const std::vector<int64_t>& kernel, bool ceil_mode) {
+  if (in.empty() || in.size() > 3)
+    return unsupported(ctx.place(), ": spatial rank ", in.size(), " (the cpu kernel handles 1 to 3)");
+  auto sp = ops::resolve_spatial(ctx.node(), in, kernel, ceil_mode);
+  if (!sp.ok()) return ctx.error(sp.status().message());
+  Window3 w;
+  const size_t off = 3 - in.size();
+  for (size_t i = 0; i < in.size(); ++i) {
+    w.in[off + i] = in[i];
+    w.out[off + i] = sp->out[i];
+    w.k[off + i] = sp->kernel[i];
+    w.s[off + i] = sp->strides[i];
+    w.d[off + i] = sp->dilations[i];
+    w.pb[off + i] = sp->pad_begin[i];
+    w.pe[off + i] = sp->pad_end[i];
+  }
+  return w;
+}
+
+}  // namespace tsr::cpu

@@ -1,0 +1,92 @@
+// Linear-algebra OpDefs (ONNX opset 17): MatMul (numpy matmul semantics) and Gemm.
+#include "core/ops/op_def.h"
+
+namespace tsr::ops {
+
+namespace {
+
+using ir::AttrKind;
+
+const std::initializer_list<DType> kMatMulTypes = {DType::kF32, DType::kF64, DType::kF16, DType::kI32,
+                                                   DType::kI64, DType::kU32, DType::kU64, DType::kBF16};
+
+// Two dims that must agree: equal, or one unknown. Returns the known one.
+bool merge_dim(int64_t a, int64_t b, int64_t* out) {
+  if (a >= 0 && b >= 0 && a != b) return false;
+  *out = a >= 0 ? a : b;
+  return true;
+}
+
+// numpy.matmul: 1-D A is promoted to [1, K] and 1-D B to [K, 1] (the added dims are removed from
+// the result); leading (batch) dims broadcast.
+Status infer_matmul(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kMatMulTypes));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
+  const ValueType& a = ctx.input(0);
+  const ValueType& b = ctx.input(1);
+  const DType dt = a.dtype != DType::kUndefined ? a.dtype : b.dtype;
+  if (!a.has_shape || !b.has_shape) {
+    ctx.set_output_unknown_shape(0, dt);
+    return ok_status();
+  }
+  if (a.shape.empty() || b.shape.empty()) return ctx.ir_error("MatMul inputs must have rank >= 1 (scalars are not allowed)");
+  Shape sa = a.shape, sb = b.shape;
+  const bool a1 = sa.size() == 1, b1 = sb.size() == 1;
+  if (a1) sa.insert(sa.begin(), 1);
+  if (b1) sb.push_back(1);
+  int64_t k = 0;
+  if (!merge_dim(sa.back(), sb[sb.size() - 2], &k))
+    return ctx.ir_error("inner dims differ: A ", shape_str(a.shape), " x B ", shape_str(b.shape));
+  const Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  auto batch = broadcast_shapes(ba, bb);
+  if (!batch.ok()) return ctx.ir_error("batch dims: ", batch.status().message());
+  Shape out = *batch;
+  if (!a1) out.push_back(sa[sa.size() - 2]);
+  if (!b1) out.push_back(sb.back());
+  ctx.set_output(0, dt, out);
+  return ok_status();
+}
+
+Status infer_gemm(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kMatMulTypes));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(0, 2, 2));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(1, 2, 2));
+  if (ctx.has_input(2)) TSR_RETURN_IF_ERROR(ctx.require_rank(2, 0, 2));
+  const ValueType& a = ctx.input(0);
+  const ValueType& b = ctx.input(1);
+  const DType dt = a.dtype;
+  const bool ta = ctx.node().attr_int("transA", 0) != 0, tb = ctx.node().attr_int("transB", 0) != 0;
+  const int64_t m = a.has_shape ? a.shape[ta ? 1 : 0] : -1;
+  const int64_t ka = a.has_shape ? a.shape[ta ? 0 : 1] : -1;
+  const int64_t kb = b.has_shape ? b.shape[tb ? 1 : 0] : -1;
+  const int64_t n = b.has_shape ? b.shape[tb ? 0 : 1] : -1;
+  int64_t k = 0;
+  if (!merge_dim(ka, kb, &k))
+    return ctx.ir_error("inner dims differ: op(A) is [", m, ", ", ka, "], op(B) is [", kb, ", ", n, "]");
+  if (ctx.has_input(2) && ctx.input(2).has_shape) {
+    // C must broadcast unidirectionally to [M, N].
+    const Shape& c = ctx.input(2).shape;
+    const Shape mn = {m, n};
+    for (size_t d = 0; d < c.size(); ++d) {
+      const int64_t cd = c[c.size() - 1 - d], td = mn[1 - d];
+      if (cd != 1 && cd >= 0 && td >= 0 && cd != td)
+        return ctx.ir_error("input[2] (C): shape ", shape_str(c), " does not broadcast to [", m, ", ", n, "]");
+    }
+  }
+  ctx.set_output(0, dt, {m, n});
+  return ok_status();
+}
+
+}  // namespace
+
+void register_linalg_ops(OpRegistry& r) {
+  r.add({"MatMul", "", 13, 2, 2, 1, 1, {}, infer_matmul, "numpy.matmul: batched, broadcast, 1-D promotion"});
+  r.add({"Gemm", "", 13, 2, 3, 1, 1,
+         {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"transA", AttrKind::kInt},
+          {"transB", AttrKind::kInt}},
+         infer_gemm, "Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N]"});
+}
+
+}  // namespace tsr::ops

@@ -1,0 +1,171 @@
+// Convolution and pooling OpDefs (ONNX opset 17): Conv, MaxPool, AveragePool,
+// GlobalAveragePool, GlobalMaxPool. Window geometry: core/ops/families/nn_spatial.h.
+#include "core/ops/families/nn_spatial.h"
+#include "core/ops/op_def.h"
+
+namespace tsr::ops {
+
+namespace {
+
+using ir::AttrKind;
+
+const std::vector<AttrSpec>& window_attrs() {
+  static const std::vector<AttrSpec> k = {{"auto_pad", AttrKind::kString},
+                                          {"dilations", AttrKind::kInts},
+                                          {"kernel_shape", AttrKind::kInts},
+                                          {"pads", AttrKind::kInts},
+                                          {"strides", AttrKind::kInts}};
+  return k;
+}
+
+std::vector<AttrSpec> with(std::vector<AttrSpec> extra) {
+  std::vector<AttrSpec> all = window_attrs();
+  for (auto& a : extra) {
+    bool replaced = false;
+    for (auto& b : all)
+      if (b.name == a.name) b = a, replaced = true;
+    if (!replaced) all.push_back(a);
+  }
+  return all;
+}
+
+const std::initializer_list<DType> kFloatTypes = {DType::kF32, DType::kF64, DType::kF16};
+
+// Y = Conv(X[N, C, D1..Dr], W[M, C/group, k1..kr], B[M]?) -> [N, M, O1..Or].
+Status infer_conv(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
+  const DType dt = ctx.input(0).dtype;
+  const ir::Node& node = ctx.node();
+  const int64_t group = node.attr_int("group", 1);
+  if (group <= 0) return ctx.ir_error("group = ", group, " must be positive");
+  const ValueType& x = ctx.input(0);
+  const ValueType& w = ctx.input(1);
+  if (w.has_shape && w.shape.size() < 3)
+    return ctx.ir_error("input[1] (W): rank ", w.shape.size(), ", expected >= 3 [M, C/group, k...]");
+  if (x.has_shape && x.shape.size() < 3)
+    return ctx.ir_error("input[0] (X): rank ", x.shape.size(), ", expected >= 3 [N, C, D...]");
+  if (x.has_shape && w.has_shape && x.shape.size() != w.shape.size())
+    return ctx.ir_error("input[1] (W): rank ", w.shape.size(), " differs from X's rank ", x.shape.size());
+  const int64_t rank = x.has_shape ? static_cast<int64_t>(x.shape.size())
+                       : w.has_shape ? static_cast<int64_t>(w.shape.size())
+                                     : -1;
+  const ir::Attribute* ks = node.attr("kernel_shape");
+  if (rank < 0) {
+    ctx.set_output_unknown_shape(0, dt);
+    return ok_status();
+  }
+  const size_t r = static_cast<size_t>(rank - 2);
+  if (ks && ks->ints.size() != r)
+    return ctx.ir_error("kernel_shape has ", ks->ints.size(), " values, expected ", r, " (spatial rank)");
+  std::vector<int64_t> kernel(r, -1);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t wk = w.has_shape ? w.shape[i + 2] : -1;
+    if (ks) {
+      if (wk >= 0 && ks->ints[i] != wk)
+        return ctx.ir_error("kernel_shape[", i, "] = ", ks->ints[i], " differs from W's dim ", i + 2, " = ", wk);
+      kernel[i] = ks->ints[i];
+    } else {
+      kernel[i] = wk;
+    }
+  }
+  const int64_t c = x.has_shape ? x.shape[1] : -1;
+  const int64_t m = w.has_shape ? w.shape[0] : -1;
+  const int64_t cg = w.has_shape ? w.shape[1] : -1;
+  if (c >= 0 && c % group != 0)
+    return ctx.ir_error("input channels C = ", c, " not divisible by group = ", group);
+  if (m >= 0 && m % group != 0)
+    return ctx.ir_error("output channels M = W.shape[0] = ", m, " not divisible by group = ", group);
+  if (c >= 0 && cg >= 0 && cg * group != c)
+    return ctx.ir_error("input[1] (W): shape ", shape_str(w.shape), " needs dim 1 = C/group = ", c / group,
+                        " (C = ", c, ", group = ", group, ")");
+  if (ctx.has_input(2) && ctx.input(2).has_shape) {
+    const Shape& b = ctx.input(2).shape;
+    if (b.size() != 1 || (m >= 0 && b[0] >= 0 && b[0] != m))
+      return ctx.ir_error("input[2] (B): shape ", shape_str(b), ", expected [", m, "]");
+  }
+  Shape out = {x.has_shape ? x.shape[0] : -1, m};
+  bool kernel_known = true;
+  for (int64_t k : kernel) kernel_known = kernel_known && k >= 0;
+  if (!kernel_known) {
+    out.resize(static_cast<size_t>(rank), -1);
+    ctx.set_output(0, dt, out);
+    return ok_status();
+  }
+  std::vector<int64_t> in(r, -1);
+  if (x.has_shape)
+    for (size_t i = 0; i < r; ++i) in[i] = x.shape[i + 2];
+  auto sp = resolve_spatial(node, in, kernel, false);
+  if (!sp.ok()) return ctx.ir_error(sp.status().message());
+  for (int64_t o : sp->out) out.push_back(o);
+  ctx.set_output(0, dt, out);
+  return ok_status();
+}
+
+// Pools: X[N, C, D1..Dr] -> [N, C, O1..Or]; kernel_shape required.
+Status infer_pool(InferContext& ctx, bool is_max) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  const ir::Node& node = ctx.node();
+  const DType dt = ctx.input(0).dtype;
+  const ir::Attribute* ks = node.attr("kernel_shape");
+  if (!ks) return ctx.ir_error("attribute kernel_shape is required");
+  const int64_t ceil_mode = node.attr_int("ceil_mode", 0);
+  if (ceil_mode != 0 && ceil_mode != 1) return ctx.ir_error("ceil_mode = ", ceil_mode, ", expected 0 or 1");
+  if (is_max) {
+    const int64_t so = node.attr_int("storage_order", 0);
+    if (so != 0 && so != 1) return ctx.ir_error("storage_order = ", so, ", expected 0 or 1");
+  } else {
+    const int64_t cip = node.attr_int("count_include_pad", 0);
+    if (cip != 0 && cip != 1) return ctx.ir_error("count_include_pad = ", cip, ", expected 0 or 1");
+  }
+  const ValueType& x = ctx.input(0);
+  const size_t r = ks->ints.size();
+  if (x.has_shape && x.shape.size() != r + 2)
+    return ctx.ir_error("input[0]: rank ", x.shape.size(), ", expected ", r + 2, " (kernel_shape has ", r,
+                        " values)");
+  std::vector<int64_t> in(r, -1);
+  if (x.has_shape)
+    for (size_t i = 0; i < r; ++i) in[i] = x.shape[i + 2];
+  auto sp = resolve_spatial(node, in, ks->ints, ceil_mode != 0);
+  if (!sp.ok()) return ctx.ir_error(sp.status().message());
+  Shape out = {x.has_shape ? x.shape[0] : -1, x.has_shape ? x.shape[1] : -1};
+  for (int64_t o : sp->out) out.push_back(o);
+  ctx.set_output(0, dt, out);
+  if (ctx.num_outputs() > 1) ctx.set_output(1, DType::kI64, out);
+  return ok_status();
+}
+
+Status infer_global_pool(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  const ValueType& x = ctx.input(0);
+  if (!x.has_shape) {
+    ctx.set_output_unknown_shape(0, x.dtype);
+    return ok_status();
+  }
+  if (x.shape.size() < 2) return ctx.ir_error("input[0]: rank ", x.shape.size(), ", expected >= 2 [N, C, ...]");
+  Shape out = x.shape;
+  for (size_t i = 2; i < out.size(); ++i) out[i] = 1;
+  ctx.set_output(0, x.dtype, out);
+  return ok_status();
+}
+
+}  // namespace
+
+void register_nn_ops(OpRegistry& r) {
+  r.add({"Conv", "", 11, 2, 3, 1, 1, with({{"group", AttrKind::kInt}}), infer_conv,
+         "N-d convolution with groups, strides, dilations, pads/auto_pad and optional bias"});
+  r.add({"MaxPool", "", 12, 1, 1, 1, 2,
+         with({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
+               {"storage_order", AttrKind::kInt}}),
+         [](InferContext& c) { return infer_pool(c, true); },
+         "N-d max pooling with optional flattened argmax Indices (i64)"});
+  r.add({"AveragePool", "", 11, 1, 1, 1, 1,
+         with({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
+               {"count_include_pad", AttrKind::kInt}}),
+         [](InferContext& c) { return infer_pool(c, false); }, "N-d average pooling"});
+  r.add({"GlobalAveragePool", "", 1, 1, 1, 1, 1, {}, infer_global_pool, "mean over all spatial dims"});
+  r.add({"GlobalMaxPool", "", 1, 1, 1, 1, 1, {}, infer_global_pool, "max over all spatial dims"});
+}
+
+}  // namespace tsr::ops

@@ -1,0 +1,148 @@
+// Normalization and softmax-family OpDefs (ONNX opset 17): BatchNormalization (opset 15),
+// LayerNormalization (17), InstanceNormalization, LRN, Softmax / LogSoftmax / Hardmax (13).
+#include "core/ops/op_def.h"
+
+namespace tsr::ops {
+
+namespace {
+
+using ir::AttrKind;
+
+const std::initializer_list<DType> kFloatTypes = {DType::kF32, DType::kF64, DType::kF16};
+
+// Checks that input i is a vector of length c (when both are known).
+Status require_channel_vector(const InferContext& ctx, size_t i, const char* what, int64_t c) {
+  if (!ctx.has_input(i) || !ctx.input(i).has_shape) return ok_status();
+  const Shape& s = ctx.input(i).shape;
+  if (s.size() != 1 || (c >= 0 && s[0] >= 0 && s[0] != c))
+    return ctx.ir_error("input[", i, "] (", what, "): shape ", shape_str(s), ", expected [", c, "]");
+  return ok_status();
+}
+
+Status infer_batch_norm(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  for (size_t i = 1; i < 5; ++i) TSR_RETURN_IF_ERROR(ctx.require_dtype(i, kFloatTypes));
+  const ValueType& x = ctx.input(0);
+  const int64_t training = ctx.node().attr_int("training_mode", 0);
+  if (training != 0 && training != 1) return ctx.ir_error("training_mode = ", training, ", expected 0 or 1");
+  if (training == 0 && ctx.num_outputs() > 1)
+    for (size_t k = 1; k < ctx.num_outputs(); ++k)
+      if (ctx.node().outputs[k] >= 0)
+        return ctx.ir_error("output[", k, "] (running mean/var) requires training_mode = 1");
+  int64_t c = -1;
+  if (x.has_shape) {
+    if (x.shape.empty()) return ctx.ir_error("input[0]: rank 0, expected >= 1 [N, C, ...]");
+    c = x.shape.size() >= 2 ? x.shape[1] : 1;
+  }
+  const char* names[] = {"", "scale", "B", "input_mean", "input_var"};
+  for (size_t i = 1; i < 5; ++i) TSR_RETURN_IF_ERROR(require_channel_vector(ctx, i, names[i], c));
+  if (x.has_shape) ctx.set_output(0, x.dtype, x.shape);
+  else ctx.set_output_unknown_shape(0, x.dtype);
+  for (size_t k = 1; k < ctx.num_outputs(); ++k) ctx.set_output(k, ctx.input(3).dtype, {c});
+  return ok_status();
+}
+
+Status infer_layer_norm(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
+  const ValueType& x = ctx.input(0);
+  const int64_t stash = ctx.node().attr_int("stash_type", 1);
+  const DType stash_dt = static_cast<DType>(stash);
+  if (stash_dt != DType::kF32 && stash_dt != DType::kF64 && stash_dt != DType::kF16 && stash_dt != DType::kBF16)
+    return ctx.ir_error("stash_type = ", stash, " is not a floating-point dtype");
+  if (!x.has_shape) {
+    ctx.set_output_unknown_shape(0, x.dtype);
+    for (size_t k = 1; k < ctx.num_outputs(); ++k) ctx.set_output_unknown_shape(k, stash_dt);
+    return ok_status();
+  }
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  auto axis = normalize_axis(ctx.node().attr_int("axis", -1), rank);
+  if (!axis.ok()) return ctx.ir_error("axis: ", axis.status().message());
+  const Shape norm(x.shape.begin() + *axis, x.shape.end());
+  for (size_t i = 1; i < 3; ++i) {
+    if (!ctx.has_input(i) || !ctx.input(i).has_shape) continue;
+    const Shape& s = ctx.input(i).shape;
+    // Scale and B broadcast unidirectionally to the normalized dims X.shape[axis:].
+    bool ok = s.size() <= norm.size();
+    for (size_t d = 0; ok && d < s.size(); ++d) {
+      const int64_t a = s[s.size() - 1 - d], b = norm[norm.size() - 1 - d];
+      ok = a == 1 || a < 0 || b < 0 || a == b;
+    }
+    if (!ok)
+      return ctx.ir_error("input[", i, "] (", i == 1 ? "Scale" : "B", "): shape ", shape_str(s),
+                          " does not broadcast to the normalized shape ", shape_str(norm));
+  }
+  ctx.set_output(0, x.dtype, x.shape);
+  Shape stat = x.shape;
+  for (int64_t d = *axis; d < rank; ++d) stat[static_cast<size_t>(d)] = 1;
+  for (size_t k = 1; k < ctx.num_outputs(); ++k) ctx.set_output(k, stash_dt, stat);
+  return ok_status();
+}
+
+Status infer_instance_norm(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
+  const ValueType& x = ctx.input(0);
+  if (!x.has_shape) {
+    ctx.set_output_unknown_shape(0, x.dtype);
+    return ok_status();
+  }
+  if (x.shape.size() < 3) return ctx.ir_error("input[0]: rank ", x.shape.size(), ", expected >= 3 [N, C, D...]");
+  TSR_RETURN_IF_ERROR(require_channel_vector(ctx, 1, "scale", x.shape[1]));
+  TSR_RETURN_IF_ERROR(require_channel_vector(ctx, 2, "B", x.shape[1]));
+  ctx.set_output(0, x.dtype, x.shape);
+  return ok_status();
+}
+
+Status infer_lrn(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  const int64_t size = ctx.node().attr_int("size", 0);
+  if (size <= 0) return ctx.ir_error("size = ", size, " must be positive");
+  const ValueType& x = ctx.input(0);
+  if (x.has_shape && x.shape.size() < 3)
+    return ctx.ir_error("input[0]: rank ", x.shape.size(), ", expected >= 3 [N, C, D...]");
+  if (x.has_shape) ctx.set_output(0, x.dtype, x.shape);
+  else ctx.set_output_unknown_shape(0, x.dtype);
+  return ok_status();
+}
+
+Status infer_softmax(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  const ValueType& x = ctx.input(0);
+  if (!x.has_shape) {
+    ctx.set_output_unknown_shape(0, x.dtype);
+    return ok_status();
+  }
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  if (rank == 0) return ctx.ir_error("input[0]: rank 0, expected >= 1");
+  auto axis = normalize_axis(ctx.node().attr_int("axis", -1), rank);
+  if (!axis.ok()) return ctx.ir_error("axis: ", axis.status().message());
+  ctx.set_output(0, x.dtype, x.shape);
+  return ok_status();
+}
+
+}  // namespace
+
+void register_nn_norm_ops(OpRegistry& r) {
+  r.add({"BatchNormalization", "", 15, 5, 5, 1, 3,
+         {{"epsilon", AttrKind::kFloat}, {"momentum", AttrKind::kFloat}, {"training_mode", AttrKind::kInt}},
+         infer_batch_norm,
+         "per-channel normalization; training_mode=1 uses batch statistics and outputs running mean/var"});
+  r.add({"LayerNormalization", "", 17, 2, 3, 1, 3,
+         {{"axis", AttrKind::kInt}, {"epsilon", AttrKind::kFloat}, {"stash_type", AttrKind::kInt}},
+         infer_layer_norm, "normalization over X.shape[axis:], optional Mean and InvStdDev outputs"});
+  r.add({"InstanceNormalization", "", 6, 3, 3, 1, 1, {{"epsilon", AttrKind::kFloat}}, infer_instance_norm,
+         "per-instance, per-channel normalization over spatial dims"});
+  r.add({"LRN", "", 13, 1, 1, 1, 1,
+         {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"bias", AttrKind::kFloat},
+          {"size", AttrKind::kInt, true}},
+         infer_lrn, "local response normalization across channels"});
+  const std::vector<AttrSpec> axis = {{"axis", AttrKind::kInt}};
+  r.add({"Softmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "exp(x - max) / sum along one axis"});
+  r.add({"LogSoftmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "log of Softmax along one axis"});
+  r.add({"Hardmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "one-hot of the first max along one axis"});
+}
+
+}  // namespace tsr::ops

@@ -1,0 +1,71 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "backends/cpu/kernels/gemm.h"
+
+using namespace tsr;
+
+namespace {
+
+// Naive definition, double accumulation: C = alpha * op(A) op(B) + beta * C.
+void naive(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const std::vector<float>& a,
+           int64_t lda, const std::vector<float>& b, int64_t ldb, double beta, std::vector<double>& c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p)
+        s += double(ta ? a[p * lda + i] : a[i * lda + p]) * double(tb ? b[j * ldb + p] : b[p * ldb + j]);
+      c[i * ldc + j] = alpha * s + (beta == 0 ? 0.0 : beta * c[i * ldc + j]);
+    }
+}
+
+void check_case(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float alpha, float beta, int64_t pad,
+                ThreadPool* pool, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  const int64_t lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+  std::vector<float> a((ta ? k : m) * lda + 1), b((tb ? n : k) * ldb + 1), c(m * ldc + 1);
+  for (auto& v : a) v = u(rng);
+  for (auto& v : b) v = u(rng);
+  for (auto& v : c) v = beta == 0 ? NAN : u(rng);  // beta == 0 must not read C
+  std::vector<double> ref(c.begin(), c.end());
+  naive(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, ref, ldc);
+  cpu::sgemm(ta, tb, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc, pool);
+  double max_err = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) max_err = std::max(max_err, std::fabs(c[i * ldc + j] - ref[i * ldc + j]));
+  INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb << " alpha=" << alpha
+            << " beta=" << beta << " pad=" << pad);
+  CHECK(max_err <= 1e-5 * (1 + k));
+  // Padding columns between rows of C stay untouched.
+  if (pad > 0 && m > 0 && n > 0 && beta != 0) CHECK(c[n] == Approx(ref[n]));
+}
+
+}  // namespace
+
+TEST_CASE("sgemm matches the naive product over shapes, transposes, strides and alpha/beta") {
+  std::mt19937 rng(42);
+  ThreadPool one(1), three(3);
+  const int64_t dims[][3] = {{1, 1, 1},   {1, 37, 5},   {2, 300, 17}, {5, 7, 3},     {6, 32, 256},
+                             {7, 33, 257}, {13, 1, 40}, {64, 64, 64}, {97, 129, 300}, {130, 70, 600},
+                             {3, 1000, 9}, {200, 5, 2},  {0, 4, 4},    {4, 0, 4},      {4, 4, 0}};
+  for (auto& d : dims)
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        check_case(d[0], d[1], d[2], ta, tb, 1.0f, 0.0f, 0, &one, rng);
+        check_case(d[0], d[1], d[2], ta, tb, 0.5f, 2.0f, 3, &three, rng);
+      }
+  check_case(300, 4200, 20, false, false, -1.0f, 1.0f, 0, &three, rng);  // crosses the N block
+  check_case(50, 50, 50, false, false, 1.0f, 0.0f, 0, nullptr, rng);
+}
+
+TEST_CASE("gemm_reference handles doubles and integers") {
+  const std::vector<int64_t> a = {1, 2, 3, 4, 5, 6};  // [2, 3]
+  const std::vector<int64_t> b = {7, 8, 9, 10, 11, 12};  // [3, 2]
+  std::vector<int64_t> c(4, 100);
+  cpu::gemm_reference<int64_t>(false, false, 2, 2, 3, 1, a.data(), 3, b.data(), 2, 1, c.data(), 2);
+  // numpy: np.array([[1,2,3],[4,5,6]]) @ np.array([[7,8],[9,10],[11,12]]) + 100
+  CHECK(c == std::vector<int64_t>{158, 164, 239, 254});
+}
