@@ -424,7 +424,8 @@ TEST_CASE("every unsupported op, including other domains, is listed in one error
   ms->set_version(1);
   auto* g = m.mutable_graph();
   add_input(g, "x", TensorProto::FLOAT, {"2"});
-  add_node(g, "NoSuchOpA", {"x"}, {"a"}, "a");
+  add_node(g, "Relu", {"x"}, {"r"}, "relu");
+  add_node(g, "NoSuchOpA", {"r"}, {"a"}, "a");
   add_node(g, "NoSuchOpB", {"a"}, {"b"}, "b");
   add_node(g, "NoSuchOpA", {"b"}, {"c"}, "a2");
   add_node(g, "FusedConv", {"c"}, {"y"}, "fc")->set_domain("com.microsoft");
@@ -436,12 +437,38 @@ TEST_CASE("every unsupported op, including other domains, is listed in one error
   CHECK(msg.find("NoSuchOpA") != std::string::npos);
   CHECK(msg.find("NoSuchOpB") != std::string::npos);
   CHECK(msg.find("com.microsoft::FusedConv") != std::string::npos);
-  CHECK(msg.find("3 unsupported ops") != std::string::npos);
+  CHECK(msg.find("unsupported ops:") != std::string::npos);  // one error, a list (Relu may join it)
 
   // Unverified, the mapping keeps the domain-qualified op and the domain's opset.
   ir::Model model = import_ok(m);
   CHECK(node_named(model.main(), "fc").op == "com.microsoft::FusedConv");
   CHECK(node_named(model.main(), "fc").version == 1);
+  // ONNX shape inference still typed the values before the unknown ops.
+  CHECK(tensor(model.main(), "r").shape == Shape{2});
+  CHECK(tensor(model.main(), "r").dtype == DType::kF32);
+}
+
+TEST_CASE("opset-18 Reduce axes inputs and Pad axes are brought back to the opset-17 form") {
+  onnx::ModelProto m = make_model(18);
+  auto* g = m.mutable_graph();
+  add_input(g, "x", TensorProto::FLOAT, {"2", "3", "4"});
+  fill_i64(g->add_initializer(), "axes", {1}, {-1});
+  fill_i64(g->add_initializer(), "pads", {2}, {1, 2});
+  fill_i64(g->add_initializer(), "pad_axes", {1}, {1});
+  attr_int(add_node(g, "ReduceMean", {"x", "axes"}, {"rm"}, "rmean"), "keepdims", 1);
+  add_node(g, "Pad", {"x", "pads", "", "pad_axes"}, {"p"}, "pad");
+  add_node(g, "ReduceSum", {"x", "axes"}, {"rs"}, "rsum");  // axes input since 13: unchanged
+  for (const char* o : {"rm", "p", "rs"}) add_output(g, o);
+  ir::Model model = import_ok(m);
+  const ir::Graph& mg = model.main();
+  const ir::Node& rm = node_named(mg, "rmean");
+  CHECK(rm.inputs.size() == 1);
+  CHECK(rm.attr_ints("axes") == std::vector<int64_t>{-1});
+  // Pad axes [1] with pads [1, 2] on rank 3: full pads [0, 1, 0, 0, 2, 0].
+  const ir::Node& p = node_named(mg, "pad");
+  REQUIRE(p.inputs.size() == 2);
+  CHECK(const_i64(mg, p.inputs[1]) == std::vector<int64_t>{0, 1, 0, 0, 2, 0});
+  CHECK(node_named(mg, "rsum").inputs.size() == 2);
 }
 
 TEST_CASE("If branches capture outer values as explicit inputs, recursively") {

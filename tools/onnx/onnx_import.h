@@ -12,9 +12,10 @@
 // - Opset normalization: every default-domain node is rewritten into its opset-17 form, the only
 //   form Tessera's OpDefs implement (attribute-style operands of older opsets become constant
 //   inputs, obsolete attributes are dropped, Upsample becomes Resize, …; see onnx_normalize.h).
-//   Node::version keeps the opset the node was written against. Models above opset 17 are passed
-//   through unchanged. Nodes of other domains (com.microsoft, ai.onnx.ml, …) become op
-//   "<domain>::<op_type>", which has no OpDef and is therefore reported as unsupported.
+//   Node::version keeps the opset the node was written against. Forms of opsets above 17 are
+//   brought back to 17 where that is exact (Reduce* constant axes inputs, Pad-18 axes, …); other
+//   changes of newer opsets pass through unchanged. Nodes of other domains (com.microsoft,
+//   ai.onnx.ml, …) become op "<domain>::<op_type>", which has no OpDef: reported as unsupported.
 // - All ops without an OpDef are listed in one kUnsupported error (passes::check_ops_supported),
 //   then the model is verified (ir::verify_model, which runs type/shape inference).
 //

@@ -2,7 +2,7 @@
 // opsets in which ONNX changed each operator's signature (onnx/docs/Changelog.md).
 #include "tools/onnx/onnx_normalize.h"
 
-#include <cfloat>
+#include <cctype>
 #include <optional>
 #include <string_view>
 
@@ -162,6 +162,72 @@ bool empty_constant(const Node& n, size_t i, GraphEdit& edit) {
   return c && c->numel() == 0;
 }
 
+bool is_reduce_with_axes_input_since_18(std::string_view op) {
+  for (std::string_view o : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                             "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+    if (op == o) return true;
+  return false;
+}
+
+// Opset >= 18 moved these Reduce* axes from an attribute to an input; opset 17 wants the attribute.
+Status reduce_axes_input_to_attr(Node& n, GraphEdit& edit, const std::string& place) {
+  std::optional<Attribute> noop = take_attr(n, "noop_with_empty_axes");
+  const bool has_axes = n.inputs.size() > 1 && n.inputs[1] >= 0;
+  if (!has_axes) {
+    if (noop && noop->i != 0) return unsupported(place, ": noop_with_empty_axes=1 without axes");
+    return ok_status();
+  }
+  const Tensor* axes = edit.constant(n.inputs[1]);
+  if (!axes) return unsupported(place, ": axes computed at run time (opset >= 18 form) are not supported");
+  if (axes->numel() == 0 && noop && noop->i != 0) return unsupported(place, ": noop_with_empty_axes=1 with empty axes");
+  n.inputs.erase(n.inputs.begin() + 1, n.inputs.end());
+  if (axes->numel() > 0) set_attr(n, Attribute::make_ints("axes", axes->to_i64_vector()));
+  return ok_status();
+}
+
+// Pad-18's optional `axes` input: expand the pads to every axis (opset-17 form), which needs the
+// data rank and constant pads/axes.
+Status pad_axes_to_full(Node& n, GraphEdit& edit, const std::string& place) {
+  if (n.inputs.size() < 4 || n.inputs[3] < 0) return ok_status();
+  const Tensor* axes = edit.constant(n.inputs[3]);
+  const Tensor* pads = n.inputs[1] >= 0 ? edit.constant(n.inputs[1]) : nullptr;
+  const ir::TensorInfo* x = edit.info(n.inputs[0]);
+  if (!axes || !pads || !x || !x->has_shape)
+    return unsupported(place, ": Pad with 'axes' needs constant pads/axes and a known input rank");
+  const auto rank = static_cast<int64_t>(x->shape.size());
+  const std::vector<int64_t> ax = axes->to_i64_vector();
+  const std::vector<int64_t> p = pads->to_i64_vector();
+  const auto na = static_cast<int64_t>(ax.size());
+  if (static_cast<int64_t>(p.size()) != 2 * na) return invalid_model(place, ": pads length ", p.size(), ", axes ", na);
+  std::vector<int64_t> full(static_cast<size_t>(2 * rank), 0);
+  for (int64_t k = 0; k < na; ++k) {
+    const int64_t a = ax[static_cast<size_t>(k)] < 0 ? ax[static_cast<size_t>(k)] + rank : ax[static_cast<size_t>(k)];
+    if (a < 0 || a >= rank) return invalid_model(place, ": axis ", ax[static_cast<size_t>(k)], " out of range");
+    full[static_cast<size_t>(a)] = p[static_cast<size_t>(k)];
+    full[static_cast<size_t>(a + rank)] = p[static_cast<size_t>(k + na)];
+  }
+  n.inputs[1] = edit.add_constant(base_name(n, "pads"), Tensor::from<int64_t>({2 * rank}, full));
+  n.inputs.erase(n.inputs.begin() + 3, n.inputs.end());
+  while (!n.inputs.empty() && n.inputs.back() < 0) n.inputs.pop_back();
+  return ok_status();
+}
+
+// Attributes of newer opsets whose default is the opset-17 behaviour: dropped when at that
+// default, otherwise unsupported.
+Status drop_default_attr(Node& n, std::string_view name, const Attribute& def, const std::string& place) {
+  std::optional<Attribute> a = take_attr(n, name);
+  if (!a) return ok_status();
+  bool same = true;
+  if (def.kind == AttrKind::kInts) {
+    same = a->kind == AttrKind::kInts;
+    for (int64_t v : a->ints) same = same && v == 1;
+  } else {
+    same = a->kind == def.kind && a->i == def.i && a->s == def.s;
+  }
+  if (!same) return unsupported(place, ": attribute '", name, "' (opset > 17) is not supported with this value");
+  return ok_status();
+}
+
 Status normalize(Node& n, int64_t v, const std::string& place, GraphEdit& edit, std::vector<Node>& out,
                  bool& appended) {
   const std::string& op = n.op;
@@ -246,7 +312,9 @@ Status normalize(Node& n, int64_t v, const std::string& place, GraphEdit& edit, 
   } else if (op == "Cast" && v < 6) {
     const ir::Attribute* to = n.attr("to");
     if (to && to->kind == AttrKind::kString) {
-      const DType dt = dtype_from_name(to->s);
+      std::string lower = to->s;
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const DType dt = dtype_from_name(lower);
       if (dt == DType::kUndefined) return invalid_model(place, ": Cast to unknown type '", to->s, "'");
       set_attr(n, Attribute::make_int("to", static_cast<int64_t>(dt)));
     }
@@ -260,6 +328,21 @@ Status normalize(Node& n, int64_t v, const std::string& place, GraphEdit& edit, 
     return unsupported(place, ": Scan-8 (batched form with sequence_lens) is not supported; use opset >= 9");
   } else if (op == "Tile" && v < 6) {
     return unsupported(place, ": Tile-", v, " (tiles/axis form) is not supported; use opset >= 6");
+  } else if (v >= 18 && is_reduce_with_axes_input_since_18(op)) {
+    return reduce_axes_input_to_attr(n, edit, place);
+  } else if (op == "Split" && v >= 18) {
+    take_attr(n, "num_outputs");  // opset 17 splits evenly into as many parts as outputs
+  } else if (op == "Pad" && v >= 18) {
+    return pad_axes_to_full(n, edit, place);
+  } else if (op == "Resize" && v >= 18) {
+    TSR_RETURN_IF_ERROR(drop_default_attr(n, "antialias", Attribute::make_int("antialias", 0), place));
+    TSR_RETURN_IF_ERROR(drop_default_attr(n, "keep_aspect_ratio_policy",
+                                          Attribute::make_string("keep_aspect_ratio_policy", "stretch"), place));
+    if (n.attr("axes")) return unsupported(place, ": Resize with 'axes' (opset >= 18) is not supported");
+  } else if ((op == "Cast" || op == "CastLike") && v >= 19) {
+    take_attr(n, "saturate");  // only affects float8 targets, which Tessera lacks
+  } else if ((op == "AveragePool" || op == "LpPool") && v >= 18) {
+    TSR_RETURN_IF_ERROR(drop_default_attr(n, "dilations", Attribute::make_ints("dilations", {}), place));
   }
   return ok_status();
 }

@@ -37,7 +37,10 @@ class GraphEdit {
 // shape <5); obsolete attributes are dropped (consumed_inputs, is_test, spatial, legacy
 // broadcast); Upsample and Resize-10 become Resize-17 with asymmetric coordinates and floor
 // rounding; Softmax/LogSoftmax/Hardmax <13 (2-D coercion) become axis=-1 ops, wrapped in
-// Flatten/Reshape when the axis is not the last; Scatter becomes ScatterElements.
+// Flatten/Reshape when the axis is not the last; Scatter becomes ScatterElements. Newer forms
+// are brought back to 17 where that is exact: Reduce* axes inputs (>= 18, constant only) become
+// the attribute, Pad-18 axes are expanded, Split-18 num_outputs, Cast-19 saturate and Resize-18
+// or pool attributes at their defaults are dropped.
 // The node is appended even on error (so that unsupported-op checks still see it); an error
 // (kUnsupported for forms Tessera cannot express, kInvalidModel for malformed attributes) names
 // the node by `place`.
