@@ -252,6 +252,36 @@ TEST_CASE("Constant nodes in every attribute form become constant tensors") {
   CHECK(dense == std::vector<float>{0, 9, 0, 0, 0, 4});
 }
 
+TEST_CASE("sequence and optional types map to kinds with element types") {
+  onnx::ModelProto m = make_model(17);
+  auto* g = m.mutable_graph();
+  auto* seq = g->add_input();
+  seq->set_name("seq");
+  set_type(seq, TensorProto::FLOAT, {"2", "N"});
+  {
+    onnx::TypeProto elem = seq->type();
+    *seq->mutable_type()->mutable_sequence_type()->mutable_elem_type() = elem;
+  }
+  auto* opt = g->add_input();
+  opt->set_name("opt");
+  set_type(opt, TensorProto::INT64, {"3"});
+  {
+    onnx::TypeProto elem = opt->type();
+    *opt->mutable_type()->mutable_optional_type()->mutable_elem_type() = elem;
+  }
+  add_output(g, "seq");
+  add_output(g, "opt");
+  ir::Model model = import_ok(m);
+  const auto& s = tensor(model.main(), "seq");
+  CHECK(s.kind == ValueKind::kSequence);
+  CHECK(s.dtype == DType::kF32);
+  CHECK(s.shape == Shape{2, -1});
+  const auto& o = tensor(model.main(), "opt");
+  CHECK(o.kind == ValueKind::kTensor);
+  CHECK(o.dtype == DType::kI64);
+  CHECK(o.shape == Shape{3});
+}
+
 TEST_CASE("external data is an error naming the tensor") {
   onnx::ModelProto m = make_model(17);
   auto* g = m.mutable_graph();

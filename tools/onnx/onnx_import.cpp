@@ -252,7 +252,7 @@ Status Importer::map_node(onnx::NodeProto& np, Scope& s, int32_t gidx, int onnx_
       TSR_ASSIGN_OR_RETURN(int32_t outer, lookup(s, c, oplace));
       node.inputs.push_back(outer);
     }
-    if (default_domain && np.op_type() != "If")
+    if (default_domain && (np.op_type() == "Loop" || np.op_type() == "Scan"))
       node.attributes.push_back(ir::Attribute::make_int("num_captures", static_cast<int64_t>(all.size())));
   }
 

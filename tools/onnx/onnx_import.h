@@ -30,8 +30,8 @@
 // - all subgraphs of one node get the union of their captures, in the same order (for If, both
 //   branches take the same extra inputs even if one branch does not read some of them), so the
 //   node's extra input k feeds extra input k of every subgraph;
-// - nodes other than If (Loop, Scan) record the number of extra inputs in an int attribute
-//   `num_captures` (for If every input after `cond` is a capture);
+// - Loop and Scan record the number of extra inputs in an int attribute `num_captures` (for If
+//   every input after `cond` is a capture; for SequenceMap they are extra `additional_inputs`);
 // - nesting is recursive: a value captured two levels down becomes an extra input at each level;
 // - constant outer values (initializers, Constant nodes) are not captured: the subgraph gets its
 //   own constant tensor sharing the same data, so load-time inference still sees their values.

@@ -162,7 +162,19 @@ Expected<Tensor> tensor_from_sparse_proto(const onnx::SparseTensorProto& sp, con
 }
 
 Status apply_type_proto(const onnx::TypeProto& type, ir::TensorInfo& info, const std::string& what) {
-  if (!type.has_tensor_type()) return ok_status();
+  // optional(T) is represented by T itself (an empty optional is a kNone value at run time).
+  if (type.has_optional_type()) return apply_type_proto(type.optional_type().elem_type(), info, what);
+  if (type.has_sequence_type()) {
+    const auto& elem = type.sequence_type().elem_type();
+    if (!elem.has_tensor_type() && elem.value_case() != onnx::TypeProto::VALUE_NOT_SET)
+      return unsupported("value '", what, "': sequences of non-tensors are not supported");
+    info.kind = ValueKind::kSequence;
+    return apply_type_proto(elem, info, what);
+  }
+  if (!type.has_tensor_type()) {
+    if (type.value_case() == onnx::TypeProto::VALUE_NOT_SET) return ok_status();
+    return unsupported("value '", what, "': ONNX type (map / sparse tensor) is not supported");
+  }
   const auto& tt = type.tensor_type();
   if (tt.elem_type() != 0) {
     const DType dt = dtype_from_onnx(tt.elem_type());

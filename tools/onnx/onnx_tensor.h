@@ -25,8 +25,9 @@ Expected<Tensor> tensor_from_proto(const onnx::TensorProto& proto, const std::st
 // Densifies a SparseTensorProto (values + indices, either [NNZ, rank] or linearized [NNZ]).
 Expected<Tensor> tensor_from_sparse_proto(const onnx::SparseTensorProto& proto, const std::string& what);
 
-// Fills dtype, shape and dim_names of `info` from a TypeProto (tensor types only; other types
-// such as sequences leave the info unknown). dim_value → the dim, dim_param → -1 with its name
+// Fills kind, dtype, shape and dim_names of `info` from a TypeProto: tensor(T) and optional(T)
+// → kTensor; seq(tensor(T)) → kSequence with the element dtype/shape; maps and sparse tensors →
+// kUnsupported; no type at all leaves the info unknown. dim_value → the dim, dim_param → -1 with its name
 // kept in dim_names, neither → -1. A negative dim_value is kInvalidModel.
 Status apply_type_proto(const onnx::TypeProto& type, ir::TensorInfo& info, const std::string& what);
 
