@@ -11,6 +11,8 @@
 
 #include "core/ir/graph.h"
 #include "tests/onnx/onnx_test_models.h"
+// After onnx_pb.h (pulled in above), which defines ONNX_API.
+#include <onnx/onnx-data.pb.h>
 #include "tools/onnx/onnx_import.h"
 
 using namespace tsr;
@@ -628,6 +630,45 @@ TEST_CASE("read_tensor_proto_file reads ONNX test-data tensors") {
   auto bad = onnx_import::read_tensor_proto_file(path);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().code() == StatusCode::kInvalidModel);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("read_value_proto_file reads sequences and optionals") {
+  const std::string path = temp_path("value.pb");
+  auto write = [&](const google::protobuf::MessageLite& msg) {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    REQUIRE(msg.SerializeToOstream(&f));
+  };
+  onnx::SequenceProto seq;
+  seq.set_name("s");
+  seq.set_elem_type(onnx::SequenceProto::TENSOR);
+  fill_f32(seq.add_tensor_values(), "", {2}, {1.f, 2.f}, true);
+  fill_f32(seq.add_tensor_values(), "", {1}, {3.f}, false);
+  write(seq);
+  auto s = onnx_import::read_value_proto_file(path, ValueKind::kSequence);
+  INFO(s.status().to_string());
+  REQUIRE(s.ok());
+  CHECK(s->is_sequence());
+  CHECK(s->dtype() == DType::kF32);
+
+  onnx::OptionalProto empty;
+  empty.set_name("o");
+  empty.set_elem_type(onnx::OptionalProto::TENSOR);
+  write(empty);
+  auto e = onnx_import::read_tensor_proto_file(path);
+  INFO(e.status().to_string());
+  REQUIRE(e.ok());
+  CHECK(e->is_none());
+
+  onnx::OptionalProto full;
+  full.set_name("o");
+  full.set_elem_type(onnx::OptionalProto::TENSOR);
+  fill_i64(full.mutable_tensor_value(), "t", {3}, {4, 5, 6});
+  write(full);
+  auto f = onnx_import::read_tensor_proto_file(path);
+  INFO(f.status().to_string());
+  REQUIRE(f.ok());
+  CHECK(f->to_i64_vector() == std::vector<int64_t>{4, 5, 6});
   std::remove(path.c_str());
 }
 

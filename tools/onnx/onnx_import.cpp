@@ -3,6 +3,8 @@
 #include "tools/onnx/onnx_import.h"
 
 #include <onnx/onnx_pb.h>
+// onnx-data.pb.h needs ONNX_API from onnx_pb.h: keep this order.
+#include <onnx/onnx-data.pb.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <filesystem>
@@ -427,19 +429,78 @@ Expected<ir::Model> import_onnx_file(const std::string& path, const ImportOption
   return import_onnx_bytes(bytes, path, options);
 }
 
-Expected<Tensor> read_tensor_proto_file(const std::string& path) {
+namespace {
+
+Expected<Tensor> sequence_from_proto(const onnx::SequenceProto& sp, const std::string& what) {
+  if (sp.elem_type() != onnx::SequenceProto::TENSOR && sp.elem_type() != onnx::SequenceProto::UNDEFINED)
+    return unsupported(what, ": sequences of element type ", sp.elem_type(), " are not supported");
+  std::vector<Tensor> elems;
+  DType elem = DType::kUndefined;
+  for (const auto& tp : sp.tensor_values()) {
+    TSR_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(tp, what));
+    if (elem != DType::kUndefined && t.dtype() != elem)
+      return invalid_model(what, ": sequence mixes ", dtype_name(elem), " and ", dtype_name(t.dtype()));
+    elem = t.dtype();
+    elems.push_back(std::move(t));
+  }
+  return Tensor::sequence(elem, std::move(elems));
+}
+
+Expected<Tensor> optional_from_proto(const onnx::OptionalProto& op, ValueKind kind, const std::string& what) {
+  if (op.has_tensor_value()) return tensor_from_proto(op.tensor_value(), what);
+  if (op.has_sequence_value()) return sequence_from_proto(op.sequence_value(), what);
+  if (op.elem_type() == onnx::OptionalProto::SEQUENCE) kind = ValueKind::kSequence;
+  if (op.elem_type() == onnx::OptionalProto::TENSOR) kind = ValueKind::kTensor;
+  if (op.elem_type() != onnx::OptionalProto::UNDEFINED && op.elem_type() != onnx::OptionalProto::TENSOR &&
+      op.elem_type() != onnx::OptionalProto::SEQUENCE)
+    return unsupported(what, ": optionals of element type ", op.elem_type(), " are not supported");
+  return Tensor::none(DType::kUndefined, kind);
+}
+
+}  // namespace
+
+Expected<Tensor> read_value_proto_file(const std::string& path, ValueKind kind) {
   TSR_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
   try {
-    onnx::TensorProto tp;
-    if (!tp.ParseFromString(bytes)) return invalid_model(path, ": not a valid ONNX TensorProto");
-    Expected<Tensor> t = tensor_from_proto(tp, tp.name().empty() ? path : tp.name());
-    if (!t.ok()) return t.status().with_context(path);
-    return t;
+    // The three protos share field numbers, so a file may parse as the wrong one: a TensorProto
+    // is taken only when it looks like one (known dtype, no segment), then the expected kind,
+    // then an OptionalProto.
+    Status tensor_error;
+    if (kind == ValueKind::kTensor) {
+      onnx::TensorProto tp;
+      if (tp.ParseFromString(bytes) && !tp.has_segment() && dtype_from_onnx(tp.data_type()) != DType::kUndefined) {
+        Expected<Tensor> t = tensor_from_proto(tp, tp.name().empty() ? path : tp.name());
+        if (t.ok()) return t;
+        tensor_error = t.status().with_context(path);  // unless it is an OptionalProto after all
+      }
+    } else if (kind == ValueKind::kSequence) {
+      onnx::SequenceProto sp;
+      if (sp.ParseFromString(bytes) && sp.elem_type() == onnx::SequenceProto::TENSOR) {
+        Expected<Tensor> t = sequence_from_proto(sp, path);
+        if (!t.ok()) return t.status();
+        return t;
+      }
+    }
+    onnx::OptionalProto op;
+    if (op.ParseFromString(bytes) && (op.has_tensor_value() || op.has_sequence_value() ||
+                                      op.elem_type() == onnx::OptionalProto::UNDEFINED ||
+                                      op.elem_type() == onnx::OptionalProto::TENSOR ||
+                                      op.elem_type() == onnx::OptionalProto::SEQUENCE)) {
+      Expected<Tensor> t = optional_from_proto(op, kind, path);
+      if (!t.ok()) return t.status();
+      return t;
+    }
+    if (!tensor_error.ok()) return tensor_error;
+    return invalid_model(path, ": not a valid ONNX ", kind == ValueKind::kSequence ? "SequenceProto" : "TensorProto");
   } catch (const std::bad_alloc&) {
     return resource_error(path, ": out of memory");
   } catch (const std::exception& e) {
     return internal_error(path, ": ", e.what());
   }
+}
+
+Expected<Tensor> read_tensor_proto_file(const std::string& path) {
+  return read_value_proto_file(path, ValueKind::kTensor);
 }
 
 }  // namespace tsr::onnx_import

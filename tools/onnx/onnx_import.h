@@ -62,6 +62,12 @@ Expected<ir::Model> import_onnx_bytes(const std::string& bytes, const std::strin
 // Reads a serialized ONNX TensorProto (.pb, as in the ONNX test data: test_data_set_*/input_0.pb)
 // into a Tensor. kNotFound for a missing file, kInvalidModel for bytes that do not parse or
 // data that does not match the dims, kUnsupported for external data or unsupported dtypes.
+// An OptionalProto holding a tensor is read as that tensor; an empty one as Tensor::none().
 Expected<Tensor> read_tensor_proto_file(const std::string& path);
+// The same for any ONNX test-data value of the expected `kind` (use the graph input's or
+// output's TensorInfo::kind): kTensor → TensorProto, kSequence → SequenceProto of tensors
+// (Tensor::sequence); an OptionalProto is accepted for either (empty → Tensor::none of that kind).
+// The protos share field numbers, so `kind` decides between a one-element sequence and an optional.
+Expected<Tensor> read_value_proto_file(const std::string& path, ValueKind kind);
 
 }  // namespace tsr::onnx_import
