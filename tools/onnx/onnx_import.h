@@ -47,7 +47,8 @@ namespace tsr::onnx_import {
 
 struct ImportOptions {
   // true: run passes::check_ops_supported and then verify the model (type/shape inference). false:
-  // return the mapped model as is (for tools that print what they could map, and for tests).
+  // return the mapped model without those checks (for tools that show what they could map, and
+  // for tests); mapping and opset-normalization errors are still returned.
   bool verify = true;
 };
 
