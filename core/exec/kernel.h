@@ -23,11 +23,11 @@ namespace tsr::exec {
 
 class KernelContext {
  public:
-  KernelContext(const ir::Node& node, const std::string& place, std::vector<const Tensor*> inputs,
-                std::vector<ops::ValueType> output_types, std::vector<Tensor>& outputs,
+  // Every argument is referenced, not copied, and must outlive the context.
+  KernelContext(const ir::Node& node, const std::string& place, const std::vector<const Tensor*>& inputs,
+                const std::vector<ops::ValueType>& output_types, std::vector<Tensor>& outputs,
                 ThreadPool& pool)
-      : node_(node), place_(place), inputs_(std::move(inputs)),
-        output_types_(std::move(output_types)), outputs_(outputs), pool_(pool) {}
+      : node_(node), place_(place), inputs_(inputs), output_types_(output_types), outputs_(outputs), pool_(pool) {}
 
   const ir::Node& node() const { return node_; }
   const std::string& place() const { return place_; }
@@ -51,8 +51,8 @@ class KernelContext {
  private:
   const ir::Node& node_;
   const std::string& place_;
-  std::vector<const Tensor*> inputs_;
-  std::vector<ops::ValueType> output_types_;
+  const std::vector<const Tensor*>& inputs_;
+  const std::vector<ops::ValueType>& output_types_;
   std::vector<Tensor>& outputs_;
   ThreadPool& pool_;
 };

@@ -98,6 +98,7 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
     for (int32_t t : plan->steps_[s].node->outputs)
       if (t >= 0 && last_use[static_cast<size_t>(t)] < 0) last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
   for (size_t t = 0; t < nt; ++t) {
+    if (g.tensors[t].constant.defined()) plan->constant_ids_.push_back(static_cast<int32_t>(t));
     if (plan->keep_[t] || last_use[t] < 0 || g.tensors[t].constant.defined()) continue;
     plan->steps_[static_cast<size_t>(last_use[t])].release_after.push_back(static_cast<int32_t>(t));
   }
@@ -108,42 +109,48 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, Threa
   const ir::Graph& g = *graph_;
   if (inputs.size() != g.inputs.size())
     return invalid_argument("graph \"", g.name, "\" takes ", g.inputs.size(), " inputs, got ", inputs.size());
-  std::vector<Tensor> values(g.tensors.size());
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (g.tensors[t].constant.defined()) values[t] = g.tensors[t].constant;
+  std::vector<Tensor>& values = values_;
+  values.resize(g.tensors.size());
+  // Whatever happens, the table holds no tensors once run() returns (no memory kept alive).
+  struct Clear {
+    std::vector<Tensor>& v;
+    ~Clear() { std::fill(v.begin(), v.end(), Tensor()); }
+  } clear{values};
+  for (int32_t t : constant_ids_) values[static_cast<size_t>(t)] = g.tensors[static_cast<size_t>(t)].constant;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const auto& info = g.tensors[static_cast<size_t>(g.inputs[k])];
     TSR_RETURN_IF_ERROR(check_input(info, k, inputs[k]));
     values[static_cast<size_t>(g.inputs[k])] = inputs[k];
   }
 
-  std::vector<ops::ValueType> in_types;
-  std::vector<const Tensor*> in_values;
-  std::vector<Tensor> outs;
   for (const PlanStep& step : steps_) {
     const ir::Node& node = *step.node;
-    in_types.assign(node.inputs.size(), ops::ValueType{});
-    in_values.assign(node.inputs.size(), nullptr);
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
+    const size_t ni = node.inputs.size();
+    in_types_.resize(ni);
+    in_values_.assign(ni, nullptr);
+    for (size_t k = 0; k < ni; ++k) {
       const int32_t t = node.inputs[k];
-      if (t < 0) continue;
+      if (t < 0) {
+        in_types_[k] = ops::ValueType{};
+        continue;
+      }
       const Tensor& v = values[static_cast<size_t>(t)];
       if (!v.defined()) return internal_error(step.place, ".input[", k, "]: value not computed");
-      in_types[k] = ops::ValueType::of(v);
-      in_values[k] = &v;
+      in_types_[k] = ops::ValueType::of(v);
+      in_values_[k] = &v;
     }
-    ops::InferContext ictx(node, step.place, in_types, in_values, /*runtime=*/true);
+    ops::InferContext ictx(node, step.place, in_types_, in_values_, /*runtime=*/true);
     ictx.set_model(model_);
     TSR_RETURN_IF_ERROR(step.def->infer(ictx));
-    outs.assign(node.outputs.size(), Tensor());
-    KernelContext kctx(node, step.place, in_values, ictx.outputs(), outs, pool);
+    outs_.assign(node.outputs.size(), Tensor());
+    KernelContext kctx(node, step.place, in_values_, ictx.outputs(), outs_, pool);
     TSR_RETURN_IF_ERROR(step.kernel->run(kctx));
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int32_t t = node.outputs[k];
       if (t < 0) continue;
-      if (!outs[k].defined())
+      if (!outs_[k].defined())
         return internal_error(step.place, ".output[", k, "]: the kernel produced no value");
-      values[static_cast<size_t>(t)] = std::move(outs[k]);
+      values[static_cast<size_t>(t)] = std::move(outs_[k]);
     }
     for (int32_t t : step.release_after) values[static_cast<size_t>(t)] = Tensor();
   }

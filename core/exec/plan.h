@@ -6,7 +6,8 @@
 // whole graph). Shapes may be dynamic: output types are re-inferred from the OpDef at each step
 // with the actual input shapes and values.
 //
-// Thread safety: run() may not be called concurrently on one Plan (kernels may hold scratch).
+// Thread safety: run() may not be called concurrently on one Plan, nor re-entered: the Plan reuses
+// its value table and per-step scratch from run to run (kernels may hold scratch too).
 #pragma once
 
 #include <memory>
@@ -48,6 +49,12 @@ class Plan {
   int32_t graph_index_ = 0;
   std::vector<PlanStep> steps_;
   std::vector<bool> keep_;  // tensor ids that must survive the run (graph outputs)
+  std::vector<int32_t> constant_ids_;
+  // Scratch reused across runs (sized once): the value table and one step's arguments.
+  mutable std::vector<Tensor> values_;
+  mutable std::vector<ops::ValueType> in_types_;
+  mutable std::vector<const Tensor*> in_values_;
+  mutable std::vector<Tensor> outs_;
 };
 
 // Checks a caller-supplied value against a graph input's declared type; errors name the input

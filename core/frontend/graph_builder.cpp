@@ -93,7 +93,7 @@ void GraphBuilder::infer_node(size_t n) {
     in[k] = {t.dtype, t.has_shape, t.shape, t.kind};
     if (t.constant.defined()) vals[k] = &t.constant;
   }
-  ops::InferContext ctx(node, place, std::move(in), std::move(vals), false);
+  ops::InferContext ctx(node, place, in, vals, false);
   ctx.set_model(&model_);
   s = def->infer(ctx);
   if (!s.ok()) return record(s);

@@ -18,14 +18,9 @@ std::string ValueType::str() const {
   return t;
 }
 
-InferContext::InferContext(const ir::Node& node, const std::string& place, std::vector<ValueType> inputs,
-                           std::vector<const Tensor*> values, bool runtime)
-    : node_(node), place_(place), inputs_(std::move(inputs)), values_(std::move(values)),
-      runtime_(runtime) {
-  present_.resize(inputs_.size());
-  for (size_t i = 0; i < inputs_.size(); ++i)
-    present_[i] = i < node.inputs.size() && node.inputs[i] >= 0;
-  values_.resize(inputs_.size(), nullptr);
+InferContext::InferContext(const ir::Node& node, const std::string& place, const std::vector<ValueType>& inputs,
+                           const std::vector<const Tensor*>& values, bool runtime)
+    : node_(node), place_(place), inputs_(inputs), values_(values), runtime_(runtime) {
   outputs_.resize(node.outputs.size());
 }
 
@@ -105,12 +100,12 @@ Status check_node_against_def(const OpDef& def, const ir::Node& node, const std:
 }
 
 Expected<std::vector<ValueType>> infer_node(const ir::Node& node, const std::string& place,
-                                            std::vector<ValueType> inputs,
-                                            std::vector<const Tensor*> values, bool runtime) {
+                                            const std::vector<ValueType>& inputs,
+                                            const std::vector<const Tensor*>& values, bool runtime) {
   const OpDef* def = OpRegistry::global().find(node.op);
   if (!def) return unsupported(place, ": unsupported op '", node.op, "'");
   TSR_RETURN_IF_ERROR(check_node_against_def(*def, node, place));
-  InferContext ctx(node, place, std::move(inputs), std::move(values), runtime);
+  InferContext ctx(node, place, inputs, values, runtime);
   TSR_RETURN_IF_ERROR(def->infer(ctx));
   return ctx.outputs();
 }

@@ -39,10 +39,10 @@ struct ValueType {
 
 class InferContext {
  public:
-  // `place` is the node's place string (ir::node_place), referenced, not copied: it must outlive
-  // the context. `values[i]` may be null.
-  InferContext(const ir::Node& node, const std::string& place, std::vector<ValueType> inputs,
-               std::vector<const Tensor*> values, bool runtime);
+  // `place` (the node's ir::node_place), `inputs` and `values` are referenced, not copied: they
+  // must outlive the context. Both vectors are parallel to node.inputs; `values[i]` may be null.
+  InferContext(const ir::Node& node, const std::string& place, const std::vector<ValueType>& inputs,
+               const std::vector<const Tensor*>& values, bool runtime);
 
   const ir::Node& node() const { return node_; }
   const std::string& place() const { return place_; }
@@ -55,7 +55,7 @@ class InferContext {
 
   size_t num_inputs() const { return inputs_.size(); }
   // False when the input is absent or omitted (-1).
-  bool has_input(size_t i) const { return i < present_.size() && present_[i]; }
+  bool has_input(size_t i) const { return i < node_.inputs.size() && node_.inputs[i] >= 0; }
   const ValueType& input(size_t i) const { return inputs_.at(i); }
   // The input's value if known now (a constant at load time; every input at run time), else null.
   const Tensor* input_value(size_t i) const { return i < values_.size() ? values_[i] : nullptr; }
@@ -85,9 +85,8 @@ class InferContext {
  private:
   const ir::Node& node_;
   const std::string& place_;
-  std::vector<ValueType> inputs_;
-  std::vector<bool> present_;
-  std::vector<const Tensor*> values_;
+  const std::vector<ValueType>& inputs_;
+  const std::vector<const Tensor*>& values_;
   std::vector<ValueType> outputs_;
   bool runtime_;
   const ir::Model* model_ = nullptr;
@@ -135,7 +134,7 @@ Status check_node_against_def(const OpDef& def, const ir::Node& node, const std:
 // Looks up the OpDef, checks the node and runs inference. `inputs`/`values` are parallel to
 // node.inputs (omitted inputs: any ValueType, null value).
 Expected<std::vector<ValueType>> infer_node(const ir::Node& node, const std::string& place,
-                                            std::vector<ValueType> inputs,
-                                            std::vector<const Tensor*> values, bool runtime);
+                                            const std::vector<ValueType>& inputs,
+                                            const std::vector<const Tensor*>& values, bool runtime);
 
 }  // namespace tsr::ops

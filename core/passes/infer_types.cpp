@@ -79,7 +79,7 @@ Status infer_types(ir::Model& model) {
         in[k] = type_of(info);
         if (info.constant.defined()) vals[k] = &info.constant;
       }
-      ops::InferContext ctx(node, place, std::move(in), std::move(vals), /*runtime=*/false);
+      ops::InferContext ctx(node, place, in, vals, /*runtime=*/false);
       ctx.set_model(&model);
       TSR_RETURN_IF_ERROR(def->infer(ctx));
       for (size_t k = 0; k < node.outputs.size(); ++k) {

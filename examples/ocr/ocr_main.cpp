@@ -1,0 +1,243 @@
+// tessera-ocr: recognizes one line of text per image with PaddleOCR's PP-OCRv4 recognition
+// model (CRNN-style SVTR net + CTC), run through tsr::Session.
+//
+//   tessera-ocr [--model rec.tsr] [--keys ppocr_keys_v1.txt] [--verbose] IMAGE...
+//
+// Preprocessing follows PaddleOCR's tools/infer/predict_rec.py (resize_norm_img) for a batch of
+// one image: imgH = 48; imgW = int(48 * max(320/48, w/h)); the image is resized to
+// (min(ceil(48 * w/h), imgW), 48), scaled as (x/255 - 0.5)/0.5 into [-1, 1], laid out NCHW and
+// zero-padded on the right to imgW. Channels are in BGR order, because PaddleOCR reads images
+// with OpenCV and feeds them unconverted, which is what the model was trained on. Resizing uses
+// stb_image_resize's triangle (bilinear) filter, close to OpenCV's INTER_LINEAR.
+//
+// Decoding (PaddleOCR CTCLabelDecode, greedy): argmax per time step, merge repeats, drop the
+// blank class 0; class k in 1..N is line k of the keys file, class N+1 is a space. The
+// confidence is the mean of the kept steps' probabilities (the model ends in a Softmax).
+#include <stb_image.h>
+#include <stb_image_resize.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/exec/session.h"
+#include "core/io/npy.h"
+#include "core/io/tsr_io.h"
+#ifdef TSR_HAVE_ONNX_IMPORT
+#include "tools/onnx/onnx_import.h"
+#endif
+
+#ifndef TSR_OCR_DEFAULT_MODEL
+#define TSR_OCR_DEFAULT_MODEL "third_party/models/ch_PP-OCRv4_rec.tsr"
+#endif
+#ifndef TSR_OCR_DEFAULT_KEYS
+#define TSR_OCR_DEFAULT_KEYS "third_party/models/ppocr_keys_v1.txt"
+#endif
+
+namespace {
+
+using tsr::Expected;
+using tsr::Status;
+using tsr::Tensor;
+
+constexpr int kHeight = 48;
+constexpr int kMinWidth = 320;
+// Bounds the input width (and so memory) for absurdly wide images: 48 x 16384 x 3 floats.
+constexpr int kMaxWidth = 16384;
+
+Expected<std::vector<std::string>> load_keys(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return tsr::not_found(path, ": cannot open the keys file");
+  std::vector<std::string> keys;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    keys.push_back(line);
+  }
+  if (keys.empty()) return tsr::invalid_argument(path, ": the keys file is empty");
+  keys.push_back(" ");  // PaddleOCR's use_space_char: the last class
+  return keys;
+}
+
+Expected<std::shared_ptr<const tsr::ir::Model>> load_model(const std::string& path) {
+  const bool onnx = path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  Expected<tsr::ir::Model> m = tsr::unsupported(path, ": .onnx models need a build with the ONNX importer");
+#ifdef TSR_HAVE_ONNX_IMPORT
+  if (onnx) m = tsr::onnx_import::import_onnx_file(path);
+#endif
+  if (!onnx) m = tsr::io::load_model_file(path);
+  if (!m.ok()) return m.status();
+  return std::shared_ptr<const tsr::ir::Model>(std::make_shared<tsr::ir::Model>(std::move(m).value()));
+}
+
+// Reads an image and returns the normalized, padded NCHW f32 tensor [1, 3, 48, imgW].
+Expected<Tensor> preprocess(const std::string& path) {
+  int w = 0, h = 0, c = 0;
+  std::unique_ptr<unsigned char, void (*)(void*)> rgb(stbi_load(path.c_str(), &w, &h, &c, 3), stbi_image_free);
+  if (!rgb) {
+    std::ifstream probe(path);
+    if (!probe) return tsr::not_found(path, ": cannot open the image");
+    return tsr::invalid_argument(path, ": cannot decode the image (", stbi_failure_reason(), ")");
+  }
+  if (w <= 0 || h <= 0) return tsr::invalid_argument(path, ": empty image");
+  const double ratio = static_cast<double>(w) / h;
+  const int img_w = std::min(kMaxWidth, static_cast<int>(kHeight * std::max(double(kMinWidth) / kHeight, ratio)));
+  const int resized_w = std::max(1, std::min(static_cast<int>(std::ceil(kHeight * ratio)), img_w));
+
+  std::vector<unsigned char> resized(static_cast<size_t>(resized_w) * kHeight * 3);
+  if (!stbir_resize_uint8_generic(rgb.get(), w, h, 0, resized.data(), resized_w, kHeight, 0, 3,
+                                  STBIR_ALPHA_CHANNEL_NONE, 0, STBIR_EDGE_CLAMP, STBIR_FILTER_TRIANGLE,
+                                  STBIR_COLORSPACE_LINEAR, nullptr))
+    return tsr::resource_error(path, ": resize failed");
+
+  TSR_ASSIGN_OR_RETURN(Tensor x, Tensor::zeros(tsr::DType::kF32, {1, 3, kHeight, img_w}));
+  float* dst = x.mut_data<float>();
+  const size_t plane = static_cast<size_t>(kHeight) * img_w;
+  for (int y = 0; y < kHeight; ++y)
+    for (int xx = 0; xx < resized_w; ++xx) {
+      const unsigned char* px = &resized[(static_cast<size_t>(y) * resized_w + xx) * 3];
+      for (int ch = 0; ch < 3; ++ch)  // BGR: plane 0 gets blue (px[2])
+        dst[ch * plane + static_cast<size_t>(y) * img_w + xx] = (px[2 - ch] / 255.0f - 0.5f) / 0.5f;
+    }
+  return x;
+}
+
+struct Decoded {
+  std::string text;
+  double confidence = 0;
+};
+
+// Greedy CTC decode of probs [1, T, C] (C = keys.size() + 1 with the blank).
+Expected<Decoded> ctc_decode(const Tensor& probs, const std::vector<std::string>& keys) {
+  if (probs.dtype() != tsr::DType::kF32 || probs.rank() != 3 || probs.dim(0) != 1)
+    return tsr::invalid_argument("unexpected model output ", tsr::dtype_name(probs.dtype()), " ",
+                                 tsr::shape_str(probs.shape()), ", expected f32 [1, T, C]");
+  const int64_t steps = probs.dim(1), classes = probs.dim(2);
+  if (classes != static_cast<int64_t>(keys.size()) + 1)
+    return tsr::invalid_argument("the model has ", classes, " classes but the keys file gives ", keys.size() - 1,
+                                 " characters + space + blank = ", keys.size() + 1);
+  Decoded d;
+  double conf_sum = 0;
+  int64_t kept = 0, prev = -1;
+  const float* p = probs.data<float>();
+  for (int64_t t = 0; t < steps; ++t) {
+    const float* row = p + t * classes;
+    int64_t best = 0;
+    for (int64_t k = 1; k < classes; ++k)
+      if (row[k] > row[best]) best = k;
+    if (best != 0 && best != prev) {
+      d.text += keys[static_cast<size_t>(best - 1)];
+      conf_sum += row[best];
+      ++kept;
+    }
+    prev = best;
+  }
+  d.confidence = kept ? conf_sum / static_cast<double>(kept) : 0;
+  return d;
+}
+
+void usage(std::ostream& os) {
+  os << "Usage: tessera-ocr [--model REC.tsr] [--keys KEYS.txt] [--threads N] [--verbose] IMAGE...\n"
+        "Recognizes one line of text per image (PNG/JPEG) with PaddleOCR PP-OCRv4 recognition and\n"
+        "prints it, one line per image.\n"
+        "  --model    recognition model (.tsr"
+#ifdef TSR_HAVE_ONNX_IMPORT
+        " or .onnx"
+#endif
+        "), default " TSR_OCR_DEFAULT_MODEL "\n"
+        "  --keys     character list, one per line, default " TSR_OCR_DEFAULT_KEYS "\n"
+        "  --threads  intra-op threads (default 1; 0 = all cores)\n"
+        "  --verbose  also print the mean confidence and the time per image\n"
+        "  --save-input DIR  write each preprocessed input tensor to DIR/input_<i>.npy (to compare\n"
+        "             with other runtimes, or to run it with `tessera run --input`)\n"
+        "Exit codes: 0 ok, 1 error, 2 usage error.\n";
+}
+
+int fail(const Status& s) {
+  std::cerr << "tessera-ocr: error: " << s.message() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string model_path = TSR_OCR_DEFAULT_MODEL, keys_path = TSR_OCR_DEFAULT_KEYS, save_dir;
+  bool verbose = false;
+  int threads = 1;
+  std::vector<std::string> images;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](std::string* out) {
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "-h" || a == "--help") {
+      usage(std::cout);
+      return 0;
+    } else if (a == "--model") {
+      if (!value(&model_path)) { usage(std::cerr); return 2; }
+    } else if (a == "--keys") {
+      if (!value(&keys_path)) { usage(std::cerr); return 2; }
+    } else if (a == "--save-input") {
+      if (!value(&save_dir)) { usage(std::cerr); return 2; }
+    } else if (a == "--threads") {
+      if (!value(&v) || v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos) {
+        usage(std::cerr);
+        return 2;
+      }
+      threads = std::stoi(v);
+    } else if (a == "--verbose" || a == "-v") {
+      verbose = true;
+    } else if (!a.empty() && a[0] == '-') {
+      std::cerr << "tessera-ocr: unknown option " << a << "\n";
+      usage(std::cerr);
+      return 2;
+    } else {
+      images.push_back(a);
+    }
+  }
+  if (images.empty()) {
+    usage(std::cerr);
+    return 2;
+  }
+
+  auto keys = load_keys(keys_path);
+  if (!keys.ok()) return fail(keys.status());
+  auto model = load_model(model_path);
+  if (!model.ok()) return fail(model.status());
+  tsr::SessionOptions opts;
+  opts.num_threads = threads;
+  auto session = tsr::Session::create(*model, opts);
+  if (!session.ok()) return fail(session.status());
+
+  int rc = 0;
+  for (size_t i = 0; i < images.size(); ++i) {
+    const std::string& image = images[i];
+    auto x = preprocess(image);
+    if (!x.ok()) { rc = fail(x.status()); continue; }
+    if (!save_dir.empty()) {
+      Status s = tsr::io::write_npy_file(*x, save_dir + "/input_" + std::to_string(i) + ".npy");
+      if (!s.ok()) { rc = fail(s); continue; }
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    auto out = (*session)->run({*x});
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!out.ok()) { rc = fail(out.status().with_context(image)); continue; }
+    if (out->empty()) { rc = fail(tsr::invalid_argument("the model has no outputs")); continue; }
+    auto d = ctc_decode(out->front(), *keys);
+    if (!d.ok()) { rc = fail(d.status().with_context(image)); continue; }
+    std::cout << d->text;
+    if (verbose)
+      std::cout << "\t(" << image << ": confidence " << d->confidence << ", "
+                << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms)";
+    std::cout << "\n";
+  }
+  return rc;
+}

@@ -1,0 +1,73 @@
+// Shared pieces of the `tessera` command-line tool: exit codes, error reporting, option structs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+
+namespace tsr::cli {
+
+// Exit codes (also printed by `tessera --help`). One per StatusCode group so that scripts can
+// tell a bad model from a bad input without parsing messages.
+//   0 ok
+//   2 usage error (unknown option, missing argument, malformed option value)
+//   3 invalid model (malformed or inconsistent .tsr / .onnx file)
+//   4 invalid argument or input (wrong input count, shape, dtype; bad input file)
+//   5 unsupported (op, dtype or format this build cannot handle)
+//   6 not found (missing file, unknown input name, signature, backend)
+//   7 resource limit exceeded (allocation, configured limits)
+//   8 backend failure (device, driver)
+//   9 internal error (a bug in Tessera: please report it)
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitUsage = 2,
+  kExitInvalidModel = 3,
+  kExitInvalidArgument = 4,
+  kExitUnsupported = 5,
+  kExitNotFound = 6,
+  kExitResource = 7,
+  kExitBackend = 8,
+  kExitInternal = 9,
+};
+
+// The exit-code table as printed in `tessera --help`.
+const char* exit_code_table();
+int exit_code_for(StatusCode code);
+// Prints "tessera: error: <message>" to stderr and returns the exit code for the status.
+int report_error(const Status& status);
+
+struct RunOptions {
+  std::string model;
+  std::vector<std::string> inputs;  // "FILE" or "NAME=FILE"
+  std::vector<std::string> shapes;  // "NAME=1,3,48,320"
+  bool random_inputs = false;
+  uint64_t seed = 0;
+  std::string output_dir;
+  int threads = 1;
+  int repeat = 1;
+  std::string backend = "cpu";
+};
+
+struct InspectOptions {
+  std::string model;
+  bool json = false;
+};
+
+struct OpsOptions {
+  bool markdown = false;
+};
+
+struct ConvertOptions {
+  std::string input;
+  std::string output;
+};
+
+// Each command returns a process exit code.
+int run_command(const RunOptions& o);
+int inspect_command(const InspectOptions& o);
+int ops_command(const OpsOptions& o);
+int convert_command(const ConvertOptions& o);
+
+}  // namespace tsr::cli

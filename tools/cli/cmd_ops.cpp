@@ -1,0 +1,68 @@
+// `tessera ops`: the registered ops and the CPU backend's kernel dtypes.
+#include <iostream>
+#include <string>
+
+#include "core/exec/backend.h"
+#include "core/ops/op_def.h"
+#include "tools/cli/cli_common.h"
+
+namespace tsr::cli {
+namespace {
+
+std::string arity(int lo, int hi) {
+  if (hi < 0) return str_cat(lo, "+");
+  if (lo == hi) return str_cat(lo);
+  return str_cat(lo, "-", hi);
+}
+
+std::string dtype_list(const std::vector<DType>& dts) {
+  std::string s;
+  for (DType d : dts) s += str_cat(s.empty() ? "" : " ", dtype_name(d));
+  return s.empty() ? "-" : s;
+}
+
+// Markdown table cells must not contain '|' or newlines.
+std::string md_cell(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+int ops_command(const OpsOptions& o) {
+  auto backend = exec::create_backend("cpu");
+  if (!backend.ok()) return report_error(backend.status());
+  const auto& defs = ops::OpRegistry::global().all();
+  if (o.markdown) {
+    std::cout << "| Op | Domain | Since | Inputs | Outputs | CPU dtypes | Description |\n"
+              << "| --- | --- | --- | --- | --- | --- | --- |\n";
+    for (const auto& [name, def] : defs)
+      std::cout << "| " << md_cell(name) << " | " << (def.domain.empty() ? "ai.onnx" : md_cell(def.domain)) << " | "
+                << def.since_version << " | " << arity(def.min_inputs, def.max_inputs) << " | "
+                << arity(def.min_outputs, def.max_outputs) << " | " << dtype_list((*backend)->kernel_dtypes(name))
+                << " | " << md_cell(def.doc) << " |\n";
+    return kExitOk;
+  }
+  size_t width = 2;
+  for (const auto& [name, def] : defs) width = std::max(width, name.size());
+  size_t with_kernel = 0;
+  for (const auto& [name, def] : defs) {
+    const auto dts = (*backend)->kernel_dtypes(name);
+    with_kernel += !dts.empty();
+    std::string padded = name;
+    padded.resize(width, ' ');
+    std::cout << padded << "  in " << arity(def.min_inputs, def.max_inputs) << "  out "
+              << arity(def.min_outputs, def.max_outputs) << "  cpu: " << dtype_list(dts);
+    if (!def.doc.empty()) std::cout << "  # " << def.doc;
+    std::cout << "\n";
+  }
+  std::cout << defs.size() << " ops, " << with_kernel << " with CPU kernels\n";
+  return kExitOk;
+}
+
+}  // namespace tsr::cli

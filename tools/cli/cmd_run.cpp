@@ -1,0 +1,350 @@
+// `tessera run MODEL [--input ...] [--random-inputs] [--output-dir DIR] [--repeat N]`.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/exec/session.h"
+#include "core/io/npy.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/json_writer.h"
+#include "tools/cli/model_loader.h"
+
+namespace tsr::cli {
+namespace {
+
+const ir::TensorInfo& input_info(const ir::Graph& g, size_t k) { return g.tensors[size_t(g.inputs[k])]; }
+
+std::string input_names(const ir::Graph& g) {
+  std::string s;
+  for (size_t k = 0; k < g.inputs.size(); ++k) s += str_cat(k ? ", " : "", input_info(g, k).name);
+  return s.empty() ? "(none)" : s;
+}
+
+std::string describe(const ir::TensorInfo& t) {
+  const std::string d = str_cat(dtype_name(t.dtype), " ", t.has_shape ? shape_str(t.shape) : std::string("[*]"));
+  return t.kind == ValueKind::kTensor ? d : str_cat(value_kind_name(t.kind), "(", d, ")");
+}
+
+int find_input(const ir::Graph& g, std::string_view name) {
+  for (size_t k = 0; k < g.inputs.size(); ++k)
+    if (input_info(g, k).name == name) return int(k);
+  return -1;
+}
+
+// "NAME=1,3,48,320" → name and dims; false if malformed.
+bool parse_shape_spec(const std::string& spec, std::string* name, Shape* shape) {
+  const size_t eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  *name = spec.substr(0, eq);
+  shape->clear();
+  const std::string dims = spec.substr(eq + 1);
+  if (dims.empty()) return true;  // a scalar
+  size_t pos = 0;
+  while (pos <= dims.size()) {
+    const size_t comma = std::min(dims.find(',', pos), dims.size());
+    const std::string d = dims.substr(pos, comma - pos);
+    if (d.empty() || d.size() > 12 || d.find_first_not_of("0123456789") != std::string::npos) return false;
+    shape->push_back(std::stoll(d));
+    if (shape->size() > 64) return false;
+    pos = comma + 1;
+  }
+  return true;
+}
+
+// splitmix64: a small, well-mixed, portable generator so that --seed gives the same inputs on
+// every platform.
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [-1, 1) with 24 bits of resolution (exact in f32).
+  float uniform() { return static_cast<float>(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
+};
+
+Expected<Tensor> random_tensor(DType dtype, const Shape& shape, uint64_t seed, size_t index) {
+  TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(dtype, shape));
+  Rng rng{seed ^ (0x632be59bd9b4e019ull * (index + 1))};
+  const int64_t n = t.numel();
+  const bool ok = dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* p = t.mut_data<T>();
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (std::is_same_v<T, Half>) p[i] = Half{f32_to_f16(rng.uniform())};
+      else if constexpr (std::is_same_v<T, BFloat16>) p[i] = BFloat16{f32_to_bf16(rng.uniform())};
+      else if constexpr (std::is_floating_point_v<T>) p[i] = static_cast<T>(rng.uniform());
+      else if constexpr (std::is_same_v<T, bool>) p[i] = (rng.next() >> 63) != 0;
+      else p[i] = static_cast<T>(rng.next() % 10);
+    }
+  });
+  if (!ok) return unsupported("--random-inputs cannot generate dtype ", dtype_name(dtype));
+  return t;
+}
+
+template <typename T>
+double to_double(T v) {
+  if constexpr (std::is_same_v<T, Half>) return f16_to_f32(v.bits);
+  else if constexpr (std::is_same_v<T, BFloat16>) return bf16_to_f32(v.bits);
+  else return static_cast<double>(v);
+}
+
+std::string format_value(double v, bool is_float) {
+  char buf[40];
+  if (is_float) std::snprintf(buf, sizeof buf, "%.6g", v);
+  else std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+// min, max, mean and the first values of a numeric tensor.
+std::string summary(const Tensor& t) {
+  constexpr int64_t kShow = 8;
+  if (t.is_none()) return "none (empty optional)";
+  if (t.is_sequence()) {
+    std::string s = str_cat("sequence of ", t.elements().size(), " tensor(s)");
+    for (size_t i = 0; i < t.elements().size() && i < size_t(kShow); ++i)
+      s += str_cat(i ? "; " : ": ", shape_str(t.elements()[i].shape()), " ", summary(t.elements()[i]));
+    return s + (t.elements().size() > size_t(kShow) ? "; ..." : "");
+  }
+  if (t.dtype() == DType::kString) {
+    std::string s = str_cat(t.numel(), " strings: [");
+    const auto* p = t.data<std::string>();
+    for (int64_t i = 0; i < std::min(t.numel(), kShow); ++i) s += str_cat(i ? ", " : "", '"', p[i], '"');
+    return s + (t.numel() > kShow ? ", ...]" : "]");
+  }
+  std::string out;
+  dispatch_dtype(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = t.data<T>();
+    const int64_t n = t.numel();
+    const bool fl = dtype_is_float(t.dtype());
+    if (n == 0) {
+      out = "(empty)";
+      return;
+    }
+    double mn = INFINITY, mx = -INFINITY, sum = 0;
+    int64_t nan = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = to_double(p[i]);
+      if (std::isnan(v)) { ++nan; continue; }
+      mn = std::min(mn, v);
+      mx = std::max(mx, v);
+      sum += v;
+    }
+    const int64_t counted = n - nan;
+    out = counted ? str_cat("min=", format_value(mn, fl), " max=", format_value(mx, fl),
+                            " mean=", format_value(sum / double(counted), true))
+                  : std::string("all NaN");
+    if (nan && counted) out += str_cat(" nan=", nan);
+    out += " first=[";
+    for (int64_t i = 0; i < std::min(n, kShow); ++i) out += str_cat(i ? ", " : "", format_value(to_double(p[i]), fl));
+    out += n > kShow ? ", ...]" : "]";
+  });
+  return out;
+}
+
+Expected<Tensor> to_npy_compatible(const Tensor& t) {
+  if (t.dtype() != DType::kBF16) return t;
+  TSR_ASSIGN_OR_RETURN(Tensor f, Tensor::empty(DType::kF32, t.shape()));
+  const auto* src = t.data<BFloat16>();
+  float* dst = f.mut_data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = bf16_to_f32(src[i].bits);
+  return f;
+}
+
+Status write_outputs(const std::string& dir, const ir::Graph& g, const std::vector<Tensor>& outs) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return invalid_argument("--output-dir ", dir, ": cannot create directory: ", ec.message());
+  std::ofstream js(dir + "/outputs.json");
+  if (!js) return invalid_argument("--output-dir ", dir, ": cannot write outputs.json");
+  JsonWriter w(js);
+  w.begin_object().key("outputs").begin_array();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const std::string file = str_cat("output_", i, ".npy");
+    const std::string name = i < g.outputs.size() ? g.tensors[size_t(g.outputs[i])].name : "";
+    w.begin_object().key("index").value(i).key("name").value(name).key("dtype").value(dtype_name(outs[i].dtype()));
+    if (outs[i].kind() != ValueKind::kTensor) {
+      // Sequences: one file per element, output_<i>_<j>.npy; an empty optional: no file.
+      w.key("kind").value(value_kind_name(outs[i].kind())).key("files").begin_array();
+      for (size_t j = 0; j < outs[i].elements().size(); ++j) {
+        const std::string ef = str_cat("output_", i, "_", j, ".npy");
+        TSR_ASSIGN_OR_RETURN(Tensor saved, to_npy_compatible(outs[i].elements()[j]));
+        TSR_RETURN_IF_ERROR(io::write_npy_file(saved, dir + "/" + ef));
+        w.value(ef);
+      }
+      w.end_array().end_object();
+      continue;
+    }
+    w.key("shape").value(outs[i].shape());
+    if (outs[i].dtype() == DType::kString) {
+      w.key("file").null();
+      std::cerr << "tessera: warning: output " << i << " \"" << name << "\" is a string tensor; no .npy written\n";
+    } else {
+      TSR_ASSIGN_OR_RETURN(Tensor saved, to_npy_compatible(outs[i]));
+      TSR_RETURN_IF_ERROR(io::write_npy_file(saved, dir + "/" + file));
+      w.key("file").value(file);
+      if (saved.dtype() != outs[i].dtype()) w.key("file_dtype").value(dtype_name(saved.dtype()));
+    }
+    w.end_object();
+  }
+  w.end_array().end_object().finish();
+  if (!js.flush()) return resource_error(dir, "/outputs.json: write failed");
+  return ok_status();
+}
+
+int usage_error(const std::string& msg) {
+  std::cerr << "tessera: usage error: " << msg << "\nRun 'tessera run --help' for usage.\n";
+  return kExitUsage;
+}
+
+}  // namespace
+
+int run_command(const RunOptions& o) {
+  // Parse the option values that need no model first, so usage errors come before slow loads.
+  std::map<std::string, Shape> shapes;
+  for (const auto& spec : o.shapes) {
+    std::string name;
+    Shape shape;
+    if (!parse_shape_spec(spec, &name, &shape))
+      return usage_error(str_cat("--shape ", spec, ": expected NAME=D0,D1,... with non-negative integer dims"));
+    shapes[name] = shape;
+  }
+
+  auto loaded = load_model(o.model);
+  if (!loaded.ok()) return report_error(loaded.status());
+  std::shared_ptr<const ir::Model> model = *loaded;
+  if (model->graphs.empty()) return report_error(invalid_model(o.model, ": the model has no graph"));
+  const ir::Graph& g = model->main();
+  const size_t n = g.inputs.size();
+
+  // Bind --input files: NAME=FILE by name, then bare files to the remaining inputs in order.
+  std::vector<Tensor> inputs(n);
+  std::vector<std::string> bare;
+  std::error_code ec;
+  for (const auto& spec : o.inputs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || std::filesystem::exists(spec, ec)) {
+      bare.push_back(spec);
+      continue;
+    }
+    const std::string name = spec.substr(0, eq);
+    const int k = find_input(g, name);
+    if (k < 0)
+      return report_error(not_found("--input ", spec, ": the model has no input named \"", name,
+                                    "\" (its inputs are: ", input_names(g), ")"));
+    if (inputs[size_t(k)].defined())
+      return report_error(invalid_argument("input[", k, "] \"", name, "\" is given twice"));
+    auto t = load_tensor_file(spec.substr(eq + 1));
+    if (!t.ok()) return report_error(t.status());
+    inputs[size_t(k)] = std::move(t).value();
+  }
+  size_t next = 0;
+  for (const auto& file : bare) {
+    while (next < n && inputs[next].defined()) ++next;
+    if (next == n)
+      return report_error(invalid_argument("too many --input files: the model has ", n, " input(s) (",
+                                           input_names(g), "), extra file ", file));
+    auto t = load_tensor_file(file);
+    if (!t.ok()) return report_error(t.status());
+    inputs[next] = std::move(t).value();
+  }
+
+  for (const auto& [name, shape] : shapes) {
+    const int k = find_input(g, name);
+    if (k < 0)
+      return report_error(not_found("--shape ", name, ": the model has no input named \"", name,
+                                    "\" (its inputs are: ", input_names(g), ")"));
+    if (inputs[size_t(k)].defined())
+      std::cerr << "tessera: warning: --shape " << name << " ignored: that input comes from a file\n";
+  }
+
+  // Fill or report the inputs still missing.
+  std::string missing;
+  for (size_t k = 0; k < n; ++k) {
+    if (inputs[k].defined()) continue;
+    const auto& info = input_info(g, k);
+    if (!o.random_inputs) {
+      missing += str_cat(missing.empty() ? "" : ", ", "input[", k, "] \"", info.name, "\" (", describe(info), ")");
+      continue;
+    }
+    Shape shape = info.shape;
+    auto it = shapes.find(info.name);
+    if (it != shapes.end()) {
+      if (info.has_shape && it->second.size() != info.shape.size())
+        return report_error(invalid_argument("--shape ", info.name, ": rank ", it->second.size(),
+                                             ", but input[", k, "] \"", info.name, "\" is ", describe(info)));
+      for (size_t d = 0; info.has_shape && d < info.shape.size(); ++d)
+        if (info.shape[d] >= 0 && info.shape[d] != it->second[d])
+          return report_error(invalid_argument("--shape ", info.name, ": dim ", d, " is ", it->second[d],
+                                               ", but input[", k, "] \"", info.name, "\" is ", describe(info)));
+      shape = it->second;
+    } else {
+      if (!info.has_shape)
+        return report_error(invalid_argument("input[", k, "] \"", info.name,
+                                             "\" has unknown rank: pass --shape ", info.name, "=D0,D1,..."));
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (shape[d] < 0) {
+          const std::string dim_name =
+              d < info.dim_names.size() && !info.dim_names[d].empty() ? str_cat(" \"", info.dim_names[d], "\"") : "";
+          return report_error(invalid_argument("input[", k, "] \"", info.name, "\" ", describe(info), " has dynamic dim ",
+                                               d, dim_name, ": pass --shape ", info.name, "=D0,D1,..."));
+        }
+    }
+    if (info.kind != ValueKind::kTensor)
+      return report_error(unsupported("input[", k, "] \"", info.name, "\" is a ", describe(info),
+                                      ": --random-inputs makes tensors only"));
+    auto t = random_tensor(info.dtype, shape, o.seed, k);
+    if (!t.ok()) return report_error(t.status().with_context(str_cat("input[", k, "] \"", info.name, "\"")));
+    inputs[k] = std::move(t).value();
+  }
+  if (!missing.empty())
+    return report_error(invalid_argument("the model has ", n, " input(s) (", input_names(g), "); missing ", missing,
+                                         ": pass --input NAME=FILE or --random-inputs"));
+
+  SessionOptions so;
+  so.backend = o.backend;
+  so.num_threads = o.threads;
+  auto session = Session::create(model, so);
+  if (!session.ok()) return report_error(session.status());
+
+  std::vector<double> ms;
+  std::vector<Tensor> outputs;
+  for (int r = 0; r < o.repeat; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto out = (*session)->run(inputs);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!out.ok()) return report_error(out.status());
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (r + 1 == o.repeat) outputs = std::move(out).value();
+  }
+
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string name = i < g.outputs.size() ? g.tensors[size_t(g.outputs[i])].name : "";
+    std::cout << "output[" << i << "] \"" << name << "\": " << dtype_name(outputs[i].dtype());
+    if (outputs[i].kind() == ValueKind::kTensor) std::cout << " " << shape_str(outputs[i].shape());
+    std::cout << "  " << summary(outputs[i]) << "\n";
+  }
+  std::sort(ms.begin(), ms.end());
+  const double median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "latency: median %.3f ms, min %.3f ms over %zu run(s)", median, ms.front(), ms.size());
+  std::cout << buf << "\n";
+
+  if (!o.output_dir.empty()) {
+    Status s = write_outputs(o.output_dir, g, outputs);
+    if (!s.ok()) return report_error(s);
+  }
+  return kExitOk;
+}
+
+}  // namespace tsr::cli

@@ -1,0 +1,153 @@
+// `tessera`: the command-line tool (convert, run, inspect, ops). Argument parsing uses CLI11
+// (Debian libcli11-dev); the commands themselves live in cmd_*.cpp and return exit codes.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <string>
+
+#include "core/exec/backend.h"
+#include "core/ir/graph.h"
+#include "tools/cli/cli_common.h"
+
+#ifndef TSR_VERSION
+#define TSR_VERSION "0.0.0"
+#endif
+
+namespace tsr::cli {
+
+const char* exit_code_table() {
+  return "Exit codes:\n"
+         "  0  success\n"
+         "  2  usage error (unknown option, missing or malformed argument)\n"
+         "  3  invalid model (malformed or inconsistent .tsr/.onnx file)\n"
+         "  4  invalid argument or input (wrong input count, shape or dtype; bad input file)\n"
+         "  5  unsupported (op, dtype or format this build cannot handle)\n"
+         "  6  not found (missing file, unknown input name, signature or backend)\n"
+         "  7  resource limit exceeded\n"
+         "  8  backend failure\n"
+         "  9  internal error (a bug: please report it)\n";
+}
+
+int exit_code_for(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return kExitOk;
+    case StatusCode::kInvalidModel: return kExitInvalidModel;
+    case StatusCode::kInvalidArgument: return kExitInvalidArgument;
+    case StatusCode::kUnsupported: return kExitUnsupported;
+    case StatusCode::kNotFound: return kExitNotFound;
+    case StatusCode::kResource: return kExitResource;
+    case StatusCode::kBackend: return kExitBackend;
+    case StatusCode::kInternal: return kExitInternal;
+  }
+  return kExitInternal;
+}
+
+int report_error(const Status& status) {
+  std::cerr << "tessera: error: " << status.message() << " [" << status_code_name(status.code()) << "]\n";
+  return exit_code_for(status.code());
+}
+
+namespace {
+
+std::string version_string() {
+  std::string backends;
+  for (const auto& b : exec::available_backends()) backends += (backends.empty() ? "" : ", ") + b;
+  return str_cat("tessera ", TSR_VERSION, " (model format ", ir::Model::kFormatVersion, ", backends: ", backends,
+#ifdef TSR_HAVE_ONNX_IMPORT
+                 ", onnx import"
+#endif
+                 ")");
+}
+
+bool is_command(std::string_view a) { return a == "convert" || a == "run" || a == "inspect" || a == "ops"; }
+
+int main_impl(int argc, char** argv) {
+  CLI::App app{"Tessera: load, inspect and run static computation graphs (.tsr models)", "tessera"};
+  app.set_version_flag("--version", version_string());
+  app.require_subcommand(1);
+  app.footer(exit_code_table());
+
+  ConvertOptions convert;
+  auto* c = app.add_subcommand("convert", "Convert an ONNX model to a .tsr file");
+  c->add_option("model", convert.input, "ONNX model (.onnx)")->required();
+  c->add_option("-o,--output", convert.output, "Output .tsr file")->required();
+  c->footer(exit_code_table());
+
+  RunOptions run;
+  auto* r = app.add_subcommand("run", "Run a model's main graph and print its outputs");
+  r->add_option("model", run.model, "Model file (.tsr; .onnx is imported on the fly with the importer)")
+      ->required();
+  r->add_option("-i,--input", run.inputs,
+                "Input tensor: FILE binds the next graph input in order, NAME=FILE binds by name. "
+                "Files: .npy, or ONNX TensorProto .pb. Repeatable.")
+      ->allow_extra_args(false);
+  r->add_flag("--random-inputs", run.random_inputs,
+              "Fill every input not given with deterministic random values (floats uniform in [-1, 1), "
+              "integers in [0, 10), bools 0/1)");
+  r->add_option("--seed", run.seed, "Seed for --random-inputs (default 0)");
+  r->add_option("--shape", run.shapes,
+                "Shape for a random input with dynamic dims: NAME=1,3,48,320. Repeatable.")
+      ->allow_extra_args(false);
+  r->add_option("--output-dir", run.output_dir,
+                "Write output_<i>.npy (graph-output order) and outputs.json to this directory");
+  r->add_option("--threads", run.threads, "Intra-op threads (default 1; 0 = all cores)")
+      ->check(CLI::Range(0, 1024));
+  r->add_option("--repeat", run.repeat, "Run N times and print median/min latency (default 1)")
+      ->check(CLI::Range(1, 1000000));
+  r->add_option("--backend", run.backend, "Backend (default cpu)");
+  r->footer(exit_code_table());
+
+  InspectOptions inspect;
+  auto* i = app.add_subcommand("inspect", "Describe a .tsr model: graphs, ops, inputs, outputs, parameters");
+  i->add_option("model", inspect.model, "Model file (.tsr; or .onnx with the importer)")->required();
+  i->add_flag("--json", inspect.json, "Print JSON instead of text");
+  i->footer(exit_code_table());
+
+  OpsOptions ops;
+  auto* o = app.add_subcommand("ops", "List the registered ops and the CPU backend's kernel dtypes");
+  o->add_flag("--markdown", ops.markdown, "Print a Markdown table");
+  o->footer(exit_code_table());
+
+  // CLI11 would report an unknown command as "A subcommand is required"; name it instead.
+  if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
+    std::cerr << "tessera: usage error: unknown command '" << argv[1]
+              << "' (commands: convert, run, inspect, ops)\nRun 'tessera --help' for usage.\n";
+    return kExitUsage;
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+      app.exit(e);  // --help / --version
+      return kExitOk;
+    }
+    std::cerr << "tessera: usage error: " << e.what() << "\n";
+    const auto subs = app.get_subcommands();
+    std::cerr << "Run '" << (subs.empty() ? std::string("tessera") : "tessera " + subs[0]->get_name())
+              << " --help' for usage.\n";
+    return kExitUsage;
+  }
+
+  if (c->parsed()) return convert_command(convert);
+  if (r->parsed()) return run_command(run);
+  if (i->parsed()) return inspect_command(inspect);
+  if (o->parsed()) return ops_command(ops);
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace tsr::cli
+
+int main(int argc, char** argv) {
+  // CLI11 and the standard library may throw (bad_alloc); the core does not. Anything escaping
+  // is a bug or an allocation failure: report it as internal rather than aborting.
+  try {
+    return tsr::cli::main_impl(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tessera: error: out of memory\n";
+    return tsr::cli::kExitResource;
+  } catch (const std::exception& e) {
+    std::cerr << "tessera: internal error: " << e.what() << "\n";
+    return tsr::cli::kExitInternal;
+  }
+}
