@@ -40,6 +40,18 @@ constexpr flatbuffers::uoffset_t kMaxTables = 1u << 26;
 
 std::string str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
+// The Verifier only checks that a vector's length field is 4-byte aligned, so the elements of a
+// vector of 8-byte scalars may be misaligned in a crafted file: copy them out with memcpy
+// instead of typed loads (which would be undefined behaviour there).
+template <typename T>
+std::vector<T> copy_vec(const FbVec<T>* v) {
+  std::vector<T> out;
+  if (!v || v->size() == 0) return out;
+  out.resize(v->size());
+  std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+  return out;
+}
+
 std::string tensor_place(size_t g, size_t t, const std::string& name) {
   return str_cat("graph[", g, "].tensor[", t, "] (\"", name, "\")");
 }
@@ -53,12 +65,11 @@ struct Loader {
 
   // Checks a shape read from the file. `constant`: dims must be concrete. Returns the element
   // count of the known dims (overflow- and allocation-bounded).
-  Expected<int64_t> check_shape(const FbVec<int64_t>* dims, DType dtype, bool constant, const std::string& place) const {
+  Expected<int64_t> check_shape(const Shape& dims, DType dtype, bool constant, const std::string& place) const {
     int64_t numel = 1;
-    if (!dims) return numel;
     const uint64_t esize = std::max<uint64_t>(1, dtype_size(dtype));
-    for (flatbuffers::uoffset_t d = 0; d < dims->size(); ++d) {
-      const int64_t v = dims->Get(d);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const int64_t v = dims[d];
       if (v < -1) return invalid_model(place, ": dim ", d, " is ", v, " (dims must be >= 0, or -1 for dynamic)");
       if (v == -1) {
         if (constant) return invalid_model(place, ": dim ", d, " is dynamic (-1) in a constant");
@@ -142,8 +153,8 @@ struct Loader {
     if (!tv) return invalid_model(place, ": tensor attribute without a value");
     TSR_ASSIGN_OR_RETURN(DType dtype, check_dtype(tv->dtype(), place));
     if (dtype == DType::kUndefined) return invalid_model(place, ": tensor value has no dtype");
-    TSR_ASSIGN_OR_RETURN(int64_t numel, check_shape(tv->shape(), dtype, true, place));
-    Shape shape = tv->shape() ? Shape(tv->shape()->begin(), tv->shape()->end()) : Shape{};
+    Shape shape = copy_vec(tv->shape());
+    TSR_ASSIGN_OR_RETURN(int64_t numel, check_shape(shape, dtype, true, place));
     if (tv->buffer() != -1) return constant(tv->buffer(), dtype, shape, numel, place);
     // Inline value: copied, since the FlatBuffer gives no alignment beyond 8 bytes... or none.
     TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(dtype, shape));
@@ -174,8 +185,8 @@ struct Loader {
     if (!info.has_shape && ti->shape() && ti->shape()->size() != 0)
       return invalid_model(place, ": has_shape is false but ", ti->shape()->size(), " dims are given");
     if (is_const && !info.has_shape) return invalid_model(place, ": constant without a shape");
-    TSR_ASSIGN_OR_RETURN(int64_t numel, check_shape(ti->shape(), info.dtype, is_const, place));
-    if (ti->shape()) info.shape.assign(ti->shape()->begin(), ti->shape()->end());
+    info.shape = copy_vec(ti->shape());
+    TSR_ASSIGN_OR_RETURN(int64_t numel, check_shape(info.shape, info.dtype, is_const, place));
     if (const auto* dn = ti->dim_names()) {
       if (dn->size() != info.shape.size())
         return invalid_model(place, ": ", dn->size(), " dim names for ", info.shape.size(), " dims");
@@ -200,10 +211,10 @@ struct Loader {
       case ir::AttrKind::kFloat: a.f = fa->f(); break;
       case ir::AttrKind::kString: a.s = str(fa->s()); break;
       case ir::AttrKind::kInts:
-        if (fa->ints()) a.ints.assign(fa->ints()->begin(), fa->ints()->end());
+        a.ints = copy_vec(fa->ints());
         break;
       case ir::AttrKind::kFloats:
-        if (fa->floats()) a.floats.assign(fa->floats()->begin(), fa->floats()->end());
+        a.floats = copy_vec(fa->floats());
         break;
       case ir::AttrKind::kStrings:
         if (fa->strings())

@@ -353,7 +353,7 @@ inline std::vector<Case> all_cases() {
     c.push_back({"string_constant_bad_length", b, kInvalid, {"graph[0].tensor[4] (\"words\"): string element 1 of length 255 extends past its buffer"}});
   }
   for (uint32_t seed : {1u, 2u, 3u, 4u, 5u, 6u}) {
-    c.push_back({"bitflip_seed" + std::to_string(seed), bit_flips(base, seed, static_cast<int>(seed % 3) + 1), "*", {}});
+    c.push_back({str_cat("bitflip_seed", seed), bit_flips(base, seed, static_cast<int>(seed % 3) + 1), "*", {}});
   }
   return c;
 }

@@ -114,4 +114,18 @@ TEST_CASE("malformed: every truncation and many bit flips load or fail cleanly",
   }
   // Flips in the padding or the constant data leave a valid model; most flips must not.
   CHECK(loaded < 1000);
+  // The model with subgraphs and graph attributes, with flips and overwritten 8-byte words.
+  const auto with_if = tsr::corpus::ser(tsr::corpus::if_model());
+  REQUIRE_FALSE(with_if.empty());
+  for (uint32_t seed = 0; seed < 2000; ++seed) {
+    auto b = tsr::corpus::bit_flips(with_if, seed, 1 + static_cast<int>(seed % 3));
+    if (seed % 2) {
+      std::mt19937 rng(seed);
+      const size_t at = rng() % (b.size() - 8);
+      const uint64_t v = (static_cast<uint64_t>(rng()) << 32) | rng();
+      std::memcpy(b.data() + at, &v, 8);
+    }
+    auto r = tsr::io::load_model_buffer(b.data(), b.size(), nullptr);
+    if (!r.ok()) CHECK_FALSE(r.status().message().empty());
+  }
 }
