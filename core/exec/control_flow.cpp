@@ -8,7 +8,9 @@
 
 namespace tsr::exec {
 
-bool is_control_flow_op(std::string_view op) { return op == "If" || op == "Loop" || op == "Scan"; }
+bool is_control_flow_op(std::string_view op) {
+  return op == "If" || op == "Loop" || op == "Scan" || op == "SequenceMap";
+}
 
 Expected<Tensor> stack_tensors(const std::vector<Tensor>& parts, int64_t axis, DType dtype,
                                const Shape& empty_shape) {
@@ -208,6 +210,39 @@ class ScanKernel final : public Kernel {
   std::vector<int64_t> in_axes_, in_dirs_, out_axes_, out_dirs_;
 };
 
+class SequenceMapKernel final : public Kernel {
+ public:
+  explicit SequenceMapKernel(std::unique_ptr<Plan> body) : body_(std::move(body)) {}
+
+  Status run(KernelContext& ctx) override {
+    const ir::Graph& g = body_->graph();
+    if (!ctx.input(0)->is_sequence()) return ctx.error("input[0] must be a sequence");
+    const size_t len = ctx.input(0)->elements().size();
+    for (size_t j = 1; j < ctx.num_inputs(); ++j)
+      if (ctx.input(j) && ctx.input(j)->is_sequence() && ctx.input(j)->elements().size() != len)
+        return ctx.error("input[", j, "] is a sequence of ", ctx.input(j)->elements().size(), " elements, input[0] has ", len);
+    std::vector<std::vector<Tensor>> outs(g.outputs.size());
+    std::vector<Tensor> frame(ctx.num_inputs());
+    for (size_t i = 0; i < len; ++i) {
+      for (size_t j = 0; j < ctx.num_inputs(); ++j) {
+        const Tensor* in = ctx.input(j);
+        frame[j] = !in ? Tensor() : in->is_sequence() ? in->elements()[i] : *in;
+      }
+      auto r = body_->run(frame, ctx.pool());
+      if (!r.ok()) return r.status().with_context(str_cat(ctx.place(), " body element ", i));
+      for (size_t k = 0; k < outs.size(); ++k) outs[k].push_back(std::move((*r)[k]));
+    }
+    for (size_t k = 0; k < outs.size(); ++k) {
+      const DType d = outs[k].empty() ? g.tensors[static_cast<size_t>(g.outputs[k])].dtype : outs[k][0].dtype();
+      ctx.set_output(k, Tensor::sequence(d, std::move(outs[k])));
+    }
+    return ok_status();
+  }
+
+ private:
+  std::unique_ptr<Plan> body_;
+};
+
 Expected<std::unique_ptr<Plan>> child_plan(const ir::Model& model, const KernelInit& init, std::string_view attr,
                                            Backend& backend, const PlanOptions& options) {
   const ir::Attribute* a = init.node.attr(attr);
@@ -228,6 +263,7 @@ Expected<std::unique_ptr<Kernel>> create_control_flow_kernel(const ir::Model& mo
     return std::unique_ptr<Kernel>(new IfKernel(std::move(then_plan), std::move(else_plan)));
   }
   TSR_ASSIGN_OR_RETURN(auto body, child_plan(model, init, "body", backend, options));
+  if (node.op == "SequenceMap") return std::unique_ptr<Kernel>(new SequenceMapKernel(std::move(body)));
   if (node.op == "Loop")
     return std::unique_ptr<Kernel>(new LoopKernel(
         std::move(body), static_cast<size_t>(node.attr_int("num_captures", 0)), options.max_loop_iterations));

@@ -22,9 +22,12 @@ Expected<Tensor*> KernelContext::alloc_output(size_t i, DType dtype, const Shape
 Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& v) {
   const std::string where = str_cat("input[", k, "] \"", info.name, "\"");
   if (!v.defined()) return invalid_argument(where, ": no value given");
+  if (v.is_none()) return ok_status();  // an empty optional: accepted where a value may be absent
+  if ((info.kind == ValueKind::kSequence) != v.is_sequence())
+    return invalid_argument(where, ": got a ", value_kind_name(v.kind()), ", expected a ", value_kind_name(info.kind));
   if (info.dtype != DType::kUndefined && v.dtype() != info.dtype)
     return invalid_argument(where, ": dtype ", dtype_name(v.dtype()), ", expected ", dtype_name(info.dtype));
-  if (!info.has_shape) return ok_status();
+  if (!info.has_shape || v.is_sequence()) return ok_status();
   if (static_cast<size_t>(v.rank()) != info.shape.size())
     return invalid_argument(where, ": shape ", shape_str(v.shape()), " has rank ", v.rank(),
                             ", expected rank ", info.shape.size(), " ", shape_str(info.shape));
@@ -69,7 +72,7 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
       const int32_t t = node.inputs[k];
       if (t < 0) continue;
       const auto& info = g.tensors[static_cast<size_t>(t)];
-      init.input_types[k] = {info.dtype, info.has_shape, info.shape};
+      init.input_types[k] = {info.dtype, info.has_shape, info.shape, info.kind};
       if (info.constant.defined()) init.constant_inputs[k] = &info.constant;
       last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
     }

@@ -90,7 +90,7 @@ void GraphBuilder::infer_node(size_t n) {
   for (size_t k = 0; k < node.inputs.size(); ++k) {
     if (node.inputs[k] < 0) continue;
     const TensorInfo& t = g.tensors[static_cast<size_t>(node.inputs[k])];
-    in[k] = {t.dtype, t.has_shape, t.shape};
+    in[k] = {t.dtype, t.has_shape, t.shape, t.kind};
     if (t.constant.defined()) vals[k] = &t.constant;
   }
   ops::InferContext ctx(node, place, std::move(in), std::move(vals), false);
@@ -100,6 +100,7 @@ void GraphBuilder::infer_node(size_t n) {
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     TensorInfo& t = graph().tensors[static_cast<size_t>(node.outputs[k])];
     t.dtype = ctx.output(k).dtype;
+    t.kind = ctx.output(k).kind == ValueKind::kSequence ? ValueKind::kSequence : ValueKind::kTensor;
     t.has_shape = ctx.output(k).has_shape;
     t.shape = ctx.output(k).shape;
   }

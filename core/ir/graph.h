@@ -71,6 +71,9 @@ struct Node {
 
 struct TensorInfo {
   std::string name;
+  // kTensor for tensors (and optional tensors); kSequence for ONNX seq(tensor) values, whose
+  // dtype/shape then describe the elements.
+  ValueKind kind = ValueKind::kTensor;
   DType dtype = DType::kUndefined;  // kUndefined = unknown (inferred later)
   // Known rank: shape holds one entry per dim, -1 for a dynamic dim. Unknown rank: has_shape false.
   bool has_shape = false;

@@ -5,19 +5,22 @@
 namespace tsr::ops {
 
 bool ValueType::fully_known() const {
-  if (dtype == DType::kUndefined || !has_shape) return false;
+  if (kind != ValueKind::kTensor || dtype == DType::kUndefined || !has_shape) return false;
   for (int64_t d : shape)
     if (d < 0) return false;
   return true;
 }
 
 std::string ValueType::str() const {
-  return str_cat(dtype_name(dtype), has_shape ? shape_str(shape) : std::string("[*]"));
+  const std::string t = str_cat(dtype_name(dtype), has_shape ? shape_str(shape) : std::string("[*]"));
+  if (kind == ValueKind::kSequence) return "seq(" + t + ")";
+  if (kind == ValueKind::kNone) return "none";
+  return t;
 }
 
-InferContext::InferContext(const ir::Node& node, std::string place, std::vector<ValueType> inputs,
+InferContext::InferContext(const ir::Node& node, const std::string& place, std::vector<ValueType> inputs,
                            std::vector<const Tensor*> values, bool runtime)
-    : node_(node), place_(std::move(place)), inputs_(std::move(inputs)), values_(std::move(values)),
+    : node_(node), place_(place), inputs_(std::move(inputs)), values_(std::move(values)),
       runtime_(runtime) {
   present_.resize(inputs_.size());
   for (size_t i = 0; i < inputs_.size(); ++i)

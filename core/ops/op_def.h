@@ -23,11 +23,15 @@ namespace tsr::ops {
 
 // The static type of a value: dtype and (optionally) shape. -1 dims are dynamic.
 struct ValueType {
-  DType dtype = DType::kUndefined;
-  bool has_shape = false;  // false: rank unknown
+  DType dtype = DType::kUndefined;  // for sequences: the element dtype
+  bool has_shape = false;  // false: rank unknown (for sequences: the element shape)
   Shape shape;
+  ValueKind kind = ValueKind::kTensor;  // kNone: an optional known to be empty
 
-  static ValueType of(const Tensor& t) { return {t.dtype(), true, t.shape()}; }
+  static ValueType of(const Tensor& t) {
+    if (t.kind() != ValueKind::kTensor) return {t.dtype(), false, {}, t.kind()};
+    return {t.dtype(), true, t.shape()};
+  }
   static ValueType make(DType d, Shape s) { return {d, true, std::move(s)}; }
   bool fully_known() const;  // dtype known, rank known, no dynamic dims
   std::string str() const;   // "f32[2, ?]" / "f32[*]"
@@ -35,8 +39,9 @@ struct ValueType {
 
 class InferContext {
  public:
-  // `place` is the node's place string (ir::node_place); `values[i]` may be null.
-  InferContext(const ir::Node& node, std::string place, std::vector<ValueType> inputs,
+  // `place` is the node's place string (ir::node_place), referenced, not copied: it must outlive
+  // the context. `values[i]` may be null.
+  InferContext(const ir::Node& node, const std::string& place, std::vector<ValueType> inputs,
                std::vector<const Tensor*> values, bool runtime);
 
   const ir::Node& node() const { return node_; }
@@ -79,7 +84,7 @@ class InferContext {
 
  private:
   const ir::Node& node_;
-  std::string place_;
+  const std::string& place_;
   std::vector<ValueType> inputs_;
   std::vector<bool> present_;
   std::vector<const Tensor*> values_;

@@ -28,9 +28,10 @@ Status check_ops_supported(const ir::Model& model) {
 
 namespace {
 
-ops::ValueType type_of(const ir::TensorInfo& t) { return {t.dtype, t.has_shape, t.shape}; }
+ops::ValueType type_of(const ir::TensorInfo& t) { return {t.dtype, t.has_shape, t.shape, t.kind}; }
 
 Status merge(ir::TensorInfo& info, const ops::ValueType& inferred, const std::string& where) {
+  if (inferred.kind == ValueKind::kSequence) info.kind = ValueKind::kSequence;
   if (inferred.dtype != DType::kUndefined) {
     if (info.dtype != DType::kUndefined && info.dtype != inferred.dtype)
       return invalid_model(where, ": declared dtype ", dtype_name(info.dtype), ", inferred ",

@@ -106,6 +106,47 @@ Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) {
   return t;
 }
 
+std::string_view value_kind_name(ValueKind k) {
+  switch (k) {
+    case ValueKind::kTensor: return "tensor";
+    case ValueKind::kSequence: return "sequence";
+    case ValueKind::kNone: return "none";
+  }
+  return "unknown";
+}
+
+namespace {
+struct SequenceData {
+  std::vector<Tensor> elements;
+};
+}  // namespace
+
+Tensor Tensor::sequence(DType elem, std::vector<Tensor> elements) {
+  Tensor t;
+  t.dtype_ = elem;
+  t.kind_ = ValueKind::kSequence;
+  auto data = std::make_shared<SequenceData>();
+  data->elements = std::move(elements);
+  t.numel_ = static_cast<int64_t>(data->elements.size());
+  t.data_ = data.get();
+  t.read_only_ = true;
+  t.storage_ = std::move(data);
+  return t;
+}
+
+Tensor Tensor::none(DType elem, ValueKind would_be) {
+  Tensor t;
+  t.dtype_ = elem;
+  t.kind_ = ValueKind::kNone;
+  t.none_of_ = would_be;
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::elements() const {
+  static const std::vector<Tensor> kEmpty;
+  return kind_ == ValueKind::kSequence ? static_cast<const SequenceData*>(data_)->elements : kEmpty;
+}
+
 Expected<Tensor> Tensor::zeros(DType dtype, const Shape& shape) {
   TSR_ASSIGN_OR_RETURN(Tensor t, empty(dtype, shape));
   if (dtype != DType::kString) std::memset(t.raw_mut(), 0, t.nbytes());

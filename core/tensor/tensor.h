@@ -38,9 +38,21 @@ Expected<int64_t> normalize_axis(int64_t axis, int64_t rank);
 // untrusted files or inputs). 16 GiB on 64-bit hosts, 1 GiB on 32-bit (WASM).
 size_t max_tensor_bytes();
 
+// What a runtime value holds. ONNX sequences (seq(tensor)) and optionals share the Tensor handle
+// so that the executor, kernels and control flow pass them like any value: a sequence carries its
+// element dtype and a shared, immutable list of element tensors; an empty optional is kNone. An
+// optional that holds a value is represented by that value itself.
+enum class ValueKind : uint8_t { kTensor = 0, kSequence = 1, kNone = 2 };
+std::string_view value_kind_name(ValueKind k);
+
 class Tensor {
  public:
   Tensor() = default;
+
+  // A sequence of tensors of dtype `elem` (all elements must have that dtype).
+  static Tensor sequence(DType elem, std::vector<Tensor> elements);
+  // An empty optional ("none"), optionally remembering the dtype it would hold.
+  static Tensor none(DType elem = DType::kUndefined, ValueKind would_be = ValueKind::kTensor);
 
   // Allocates an uninitialized tensor (zero-filled for kString). Fails with kResource if the size
   // overflows or exceeds max_tensor_bytes(), kInvalidArgument for negative dims.
@@ -56,7 +68,14 @@ class Tensor {
   template <typename T>
   static Tensor scalar(T value) { return from<T>({}, {value}); }
 
-  bool defined() const { return dtype_ != DType::kUndefined; }
+  bool defined() const { return dtype_ != DType::kUndefined || kind_ != ValueKind::kTensor; }
+  ValueKind kind() const { return kind_; }
+  bool is_sequence() const { return kind_ == ValueKind::kSequence; }
+  bool is_none() const { return kind_ == ValueKind::kNone; }
+  // For kNone: the kind the optional would hold (kTensor or kSequence).
+  ValueKind none_of() const { return none_of_; }
+  // The elements of a sequence (empty for other kinds).
+  const std::vector<Tensor>& elements() const;
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
@@ -86,6 +105,8 @@ class Tensor {
 
  private:
   DType dtype_ = DType::kUndefined;
+  ValueKind kind_ = ValueKind::kTensor;
+  ValueKind none_of_ = ValueKind::kTensor;
   Shape shape_;
   int64_t numel_ = 0;
   const void* data_ = nullptr;

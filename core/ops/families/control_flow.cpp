@@ -30,7 +30,7 @@ Expected<const ir::Graph*> subgraph(const InferContext& ctx, std::string_view at
 
 ValueType declared(const ir::Graph& g, int32_t tensor) {
   const auto& t = g.tensors[static_cast<size_t>(tensor)];
-  return {t.dtype, t.has_shape, t.shape};
+  return {t.dtype, t.has_shape, t.shape, t.kind};
 }
 
 // Checks that subgraph input `k` accepts a value of type `v` (dtype and rank when both known).
@@ -148,9 +148,27 @@ Status infer_scan(InferContext& ctx) {
   return ok_status();
 }
 
+// SequenceMap: body(input_sequence[i], additional[i] or additional...) for each i; outputs are
+// sequences of the body's outputs.
+Status infer_sequence_map(InferContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(const ir::Graph* body, subgraph(ctx, "body"));
+  if (body->inputs.size() != ctx.num_inputs())
+    return ctx.ir_error("body takes ", body->inputs.size(), " inputs, the node passes ", ctx.num_inputs());
+  if (body->outputs.size() != ctx.num_outputs())
+    return ctx.ir_error("body has ", body->outputs.size(), " outputs, the node ", ctx.num_outputs());
+  for (size_t k = 0; k < ctx.num_outputs(); ++k) {
+    ValueType e = declared(*body, body->outputs[k]);
+    e.kind = ValueKind::kSequence;
+    ctx.output(k) = e;
+  }
+  return ok_status();
+}
+
 }  // namespace
 
 void register_control_flow_ops(OpRegistry& r) {
+  r.add(OpDef{"SequenceMap", "", 17, 1, -1, 1, -1, {{"body", AttrKind::kGraph, true}}, infer_sequence_map,
+              "Applies body to each element of a sequence (and of sequence-valued additional inputs)"});
   r.add(OpDef{"If", "", 16, 1, -1, 1, -1,
               {{"then_branch", AttrKind::kGraph, true}, {"else_branch", AttrKind::kGraph, true}},
               infer_if, "Runs then_branch or else_branch by a boolean scalar condition"});

@@ -1,0 +1,95 @@
+// CPU kernels for NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss
+// (semantics: core/ops/families/loss.cpp). Inputs are viewed as [N, C, D] with D the product of
+// the trailing dims; accumulation is in double so that "mean" over many elements stays exact.
+#include <cmath>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+
+namespace tsr::cpu {
+
+namespace {
+
+using exec::KernelContext;
+
+template <typename T> double load(const T* p, int64_t i) { return static_cast<double>(p[i]); }
+template <> double load<Half>(const Half* p, int64_t i) { return f16_to_f32(p[i].bits); }
+template <typename T> void store(T* p, int64_t i, double v) { p[i] = static_cast<T>(v); }
+template <> void store<Half>(Half* p, int64_t i, double v) { p[i].bits = f32_to_f16(static_cast<float>(v)); }
+
+// NLL over log-probabilities `logp` ([N, C, D], any float T). Writes the loss output.
+template <typename T>
+Status nll(KernelContext& ctx, const T* logp, int64_t n, int64_t c, int64_t d) {
+  const Tensor& target = *ctx.input(1);
+  const Tensor* weight = ctx.input(2);
+  const bool has_ii = ctx.node().attr("ignore_index") != nullptr;
+  const int64_t ii = ctx.node().attr_int("ignore_index", 0);
+  const std::string reduction = ctx.node().attr_string("reduction", "mean");
+  if (weight && weight->numel() != c) return ctx.error("input[2] (weight) has ", weight->numel(), " elements, expected C = ", c);
+  TSR_ASSIGN_OR_RETURN(Tensor* out, ctx.alloc_output(0));
+  T* o = out->mut_data<T>();
+  double sum = 0, wsum = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < d; ++j) {
+      const int64_t cls = target.scalar_i64(i * d + j);
+      double loss = 0, w = 0;
+      if (!(has_ii && cls == ii)) {
+        if (cls < 0 || cls >= c)
+          return ctx.error("input[1] (target) value ", cls, " at ", i * d + j, " is outside [0, ", c, ")");
+        w = weight ? weight->scalar_f64(cls) : 1.0;
+        loss = -load(logp, (i * c + cls) * d + j) * w;
+      }
+      if (reduction == "none") store(o, i * d + j, loss);
+      sum += loss;
+      wsum += w;
+    }
+  if (reduction == "sum") store(o, 0, sum);
+  if (reduction == "mean") store(o, 0, wsum == 0 ? 0.0 : sum / wsum);
+  return ok_status();
+}
+
+template <typename T>
+Status loss_typed(KernelContext& ctx, bool softmax) {
+  const Tensor& x = *ctx.input(0);
+  const int64_t n = x.dim(0), c = x.dim(1), d = x.numel() / std::max<int64_t>(n * c, 1);
+  if (!softmax) return nll<T>(ctx, x.data<T>(), n, c, d);
+  // log_prob = x - max - log(sum(exp(x - max))) over the class axis.
+  Tensor logp;
+  if (ctx.num_outputs() > 1 && ctx.node().outputs[1] >= 0) {
+    TSR_ASSIGN_OR_RETURN(Tensor* lp, ctx.alloc_output(1));
+    logp = *lp;
+  } else {
+    TSR_ASSIGN_OR_RETURN(logp, Tensor::empty(x.dtype(), x.shape()));
+  }
+  const T* in = x.data<T>();
+  T* lp = logp.mut_data<T>();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < d; ++j) {
+      double mx = -INFINITY;
+      for (int64_t k = 0; k < c; ++k) mx = std::max(mx, load(in, (i * c + k) * d + j));
+      double s = 0;
+      for (int64_t k = 0; k < c; ++k) s += std::exp(load(in, (i * c + k) * d + j) - mx);
+      const double lse = mx + std::log(s);
+      for (int64_t k = 0; k < c; ++k) store(lp, (i * c + k) * d + j, load(in, (i * c + k) * d + j) - lse);
+    }
+  return nll<T>(ctx, lp, n, c, d);
+}
+
+template <bool kSoftmax>
+Status loss_kernel(KernelContext& ctx) {
+  switch (ctx.input(0)->dtype()) {
+    case DType::kF32: return loss_typed<float>(ctx, kSoftmax);
+    case DType::kF64: return loss_typed<double>(ctx, kSoftmax);
+    case DType::kF16: return loss_typed<Half>(ctx, kSoftmax);
+    default: return unsupported(ctx.place(), ": dtype ", dtype_name(ctx.input(0)->dtype()));
+  }
+}
+
+}  // namespace
+
+void register_loss_kernels(KernelRegistry& r) {
+  r.add_fn("NegativeLogLikelihoodLoss", {DType::kF32, DType::kF64, DType::kF16}, loss_kernel<false>);
+  r.add_fn("SoftmaxCrossEntropyLoss", {DType::kF32, DType::kF64, DType::kF16}, loss_kernel<true>);
+}
+
+}  // namespace tsr::cpu

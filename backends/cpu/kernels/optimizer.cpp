@@ -1,0 +1,97 @@
+// CPU kernels for Adagrad, Momentum and Adam (semantics and shapes:
+// core/ops/families/optimizer.cpp). With G' = norm_coefficient * X + G:
+//   Adagrad:  r = R / (1 + T * decay);  H' = H + G'^2;  X' = X - r * G' / (sqrt(H') + eps)
+//   Momentum: b = T > 0 ? beta : 1;  V' = alpha * V + b * G';
+//             standard X' = X - R * V';  nesterov X' = X - R * (G' + alpha * V')
+//   Adam:     V' = alpha V + (1 - alpha) G';  H' = beta H + (1 - beta) G'^2;
+//             R' = T > 0 ? R sqrt(1 - beta^T) / (1 - alpha^T) : R;
+//             X' = (1 - norm_coefficient_post) (X - R' V' / (sqrt(H') + eps))
+#include <cmath>
+
+#include "backends/cpu/cpu_backend.h"
+
+namespace tsr::cpu {
+
+namespace {
+
+using exec::KernelContext;
+
+enum class Kind { kAdagrad, kMomentum, kAdam };
+
+template <typename T, Kind kKind>
+Status update(KernelContext& ctx) {
+  const auto& node = ctx.node();
+  const size_t state = kKind == Kind::kAdam ? 2 : 1;
+  const size_t n = (ctx.num_inputs() - 2) / (2 + state);
+  const double lr = ctx.input(0)->scalar_f64();
+  const int64_t step = ctx.input(1)->scalar_i64();
+  const double norm = node.attr_float("norm_coefficient", 0.0);
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& x = *ctx.input(2 + i);
+    const Tensor& g = *ctx.input(2 + n + i);
+    const Tensor& s1 = *ctx.input(2 + 2 * n + i);
+    for (size_t k = 1; k < 2 + state; ++k)
+      if (ctx.input(2 + k * n + i)->numel() != x.numel())
+        return ctx.error("input[", 2 + k * n + i, "] has ", ctx.input(2 + k * n + i)->numel(), " elements, X[", i, "] has ", x.numel());
+    TSR_ASSIGN_OR_RETURN(Tensor* xo, ctx.alloc_output(i));
+    TSR_ASSIGN_OR_RETURN(Tensor* s1o, ctx.alloc_output(n + i));
+    const T* px = x.data<T>();
+    const T* pg = g.data<T>();
+    const T* p1 = s1.data<T>();
+    T* ox = xo->mut_data<T>();
+    T* o1 = s1o->mut_data<T>();
+    if constexpr (kKind == Kind::kAdagrad) {
+      const double r = lr / (1.0 + static_cast<double>(step) * node.attr_float("decay_factor", 0.0));
+      const double eps = node.attr_float("epsilon", 1e-6);
+      for (int64_t e = 0; e < x.numel(); ++e) {
+        const double gr = norm * px[e] + pg[e];
+        const double h = p1[e] + gr * gr;
+        o1[e] = static_cast<T>(h);
+        ox[e] = static_cast<T>(px[e] - r * gr / (std::sqrt(h) + eps));
+      }
+    } else if constexpr (kKind == Kind::kMomentum) {
+      const double alpha = node.attr_float("alpha", 0.0);
+      const double beta = step > 0 ? node.attr_float("beta", 0.0) : 1.0;
+      const bool nesterov = node.attr_string("mode", "standard") == "nesterov";
+      for (int64_t e = 0; e < x.numel(); ++e) {
+        const double gr = norm * px[e] + pg[e];
+        const double v = alpha * p1[e] + beta * gr;
+        o1[e] = static_cast<T>(v);
+        ox[e] = static_cast<T>(px[e] - lr * (nesterov ? gr + alpha * v : v));
+      }
+    } else {
+      const double alpha = node.attr_float("alpha", 0.9), beta = node.attr_float("beta", 0.999);
+      const double eps = node.attr_float("epsilon", 1e-6), post = node.attr_float("norm_coefficient_post", 0.0);
+      const double t = static_cast<double>(step);
+      const double r = step > 0 ? lr * std::sqrt(1 - std::pow(beta, t)) / (1 - std::pow(alpha, t)) : lr;
+      const T* p2 = ctx.input(2 + 3 * n + i)->data<T>();
+      TSR_ASSIGN_OR_RETURN(Tensor* s2o, ctx.alloc_output(2 * n + i));
+      T* o2 = s2o->mut_data<T>();
+      for (int64_t e = 0; e < x.numel(); ++e) {
+        const double gr = norm * px[e] + pg[e];
+        const double v = alpha * p1[e] + (1 - alpha) * gr;
+        const double h = beta * p2[e] + (1 - beta) * gr * gr;
+        o1[e] = static_cast<T>(v);
+        o2[e] = static_cast<T>(h);
+        ox[e] = static_cast<T>((1 - post) * (px[e] - r * v / (std::sqrt(h) + eps)));
+      }
+    }
+  }
+  return ok_status();
+}
+
+template <Kind kKind>
+Status optimizer_kernel(KernelContext& ctx) {
+  if (ctx.input(2)->dtype() == DType::kF64) return update<double, kKind>(ctx);
+  return update<float, kKind>(ctx);
+}
+
+}  // namespace
+
+void register_optimizer_kernels(KernelRegistry& r) {
+  r.add_fn("Adagrad", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kAdagrad>);
+  r.add_fn("Momentum", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kMomentum>);
+  r.add_fn("Adam", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kAdam>);
+}
+
+}  // namespace tsr::cpu

@@ -1,0 +1,178 @@
+// CPU kernel for Resize (semantics: core/ops/families/resize.cpp).
+//
+// Nearest, linear and cubic interpolation are tensor products of 1-D kernels, so the N-D resize
+// runs as one 1-D pass per axis whose length or coordinates change. Out-of-range taps take the
+// edge value (or are dropped and the weights renormalized with exclude_outside); with
+// tf_crop_and_resize, an output whose source coordinate leaves the input gets
+// extrapolation_value (it stays constant through the later passes, whose weights sum to 1).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+
+namespace tsr::cpu {
+
+namespace {
+
+using exec::KernelContext;
+
+struct Taps {
+  std::vector<int64_t> index;  // [out_len * n]
+  std::vector<double> weight;  // [out_len * n]
+  std::vector<bool> outside;   // [out_len]: extrapolate
+  int n = 1;
+};
+
+struct ResizeAttrs {
+  std::string mode, ct, nearest;
+  double a = -0.75, extrapolation = 0;
+  bool exclude_outside = false;
+};
+
+double source_coord(const ResizeAttrs& at, int64_t x, double scale, int64_t in, int64_t out, double roi_start,
+                    double roi_end) {
+  const double xf = static_cast<double>(x);
+  if (at.ct == "half_pixel") return (xf + 0.5) / scale - 0.5;
+  if (at.ct == "pytorch_half_pixel") return out > 1 ? (xf + 0.5) / scale - 0.5 : 0.0;
+  if (at.ct == "align_corners") return out == 1 ? 0.0 : xf * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (at.ct == "asymmetric") return xf / scale;
+  if (at.ct == "tf_half_pixel_for_nn") return (xf + 0.5) / scale;
+  // tf_crop_and_resize
+  return out > 1 ? roi_start * static_cast<double>(in - 1) + xf * (roi_end - roi_start) * static_cast<double>(in - 1) / static_cast<double>(out - 1)
+                 : 0.5 * (roi_start + roi_end) * static_cast<double>(in - 1);
+}
+
+Taps make_taps(const ResizeAttrs& at, int64_t in, int64_t out, double scale, double roi_start, double roi_end) {
+  Taps t;
+  t.n = at.mode == "nearest" ? 1 : at.mode == "linear" ? 2 : 4;
+  t.index.resize(static_cast<size_t>(out * t.n));
+  t.weight.resize(static_cast<size_t>(out * t.n));
+  t.outside.assign(static_cast<size_t>(out), false);
+  for (int64_t o = 0; o < out; ++o) {
+    const double x = source_coord(at, o, scale, in, out, roi_start, roi_end);
+    if (at.ct == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(in - 1))) t.outside[static_cast<size_t>(o)] = true;
+    int64_t* idx = t.index.data() + o * t.n;
+    double* w = t.weight.data() + o * t.n;
+    auto clamp = [&](int64_t i) { return std::min<int64_t>(std::max<int64_t>(i, 0), in - 1); };
+    if (t.n == 1) {
+      const double fl = std::floor(x), frac = x - fl;
+      int64_t i;
+      if (at.nearest == "floor") i = static_cast<int64_t>(fl);
+      else if (at.nearest == "ceil") i = static_cast<int64_t>(std::ceil(x));
+      else if (frac == 0.5) i = static_cast<int64_t>(at.nearest == "round_prefer_ceil" ? fl + 1 : fl);
+      else i = static_cast<int64_t>(std::round(x));
+      idx[0] = clamp(i);
+      w[0] = 1;
+      continue;
+    }
+    const double x0 = std::floor(x), r = x - x0;
+    const auto base = static_cast<int64_t>(x0) - (t.n == 4 ? 1 : 0);
+    if (t.n == 2) {
+      w[0] = 1 - r;
+      w[1] = r;
+    } else {
+      const double a = at.a, r1 = r + 1, r2 = 1 - r, r3 = 2 - r;
+      w[0] = ((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a;
+      w[1] = ((a + 2) * r - (a + 3)) * r * r + 1;
+      w[2] = ((a + 2) * r2 - (a + 3)) * r2 * r2 + 1;
+      w[3] = ((a * r3 - 5 * a) * r3 + 8 * a) * r3 - 4 * a;
+    }
+    double sum = 0;
+    for (int k = 0; k < t.n; ++k) {
+      const int64_t i = base + k;
+      if (at.exclude_outside && (i < 0 || i >= in)) w[k] = 0;
+      sum += w[k];
+      idx[k] = clamp(i);
+    }
+    if (at.exclude_outside && sum != 0)
+      for (int k = 0; k < t.n; ++k) w[k] /= sum;
+  }
+  return t;
+}
+
+// One 1-D pass over axis `axis` of `src` (as doubles), giving `out_len` along it.
+std::vector<double> resize_axis(const std::vector<double>& src, const Shape& shape, size_t axis, const Taps& taps,
+                                int64_t out_len, double extrapolation) {
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const int64_t in_len = shape[axis];
+  std::vector<double> dst(static_cast<size_t>(outer * out_len * inner));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t x = 0; x < out_len; ++x) {
+      double* row = dst.data() + (o * out_len + x) * inner;
+      if (taps.outside[static_cast<size_t>(x)]) {
+        std::fill_n(row, inner, extrapolation);
+        continue;
+      }
+      std::fill_n(row, inner, 0.0);
+      for (int k = 0; k < taps.n; ++k) {
+        const double w = taps.weight[static_cast<size_t>(x * taps.n + k)];
+        if (w == 0) continue;
+        const double* s = src.data() + (o * in_len + taps.index[static_cast<size_t>(x * taps.n + k)]) * inner;
+        for (int64_t i = 0; i < inner; ++i) row[i] += w * s[i];
+      }
+    }
+  return dst;
+}
+
+Status resize(KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  ResizeAttrs at;
+  at.mode = ctx.node().attr_string("mode", "nearest");
+  at.ct = ctx.node().attr_string("coordinate_transformation_mode", "half_pixel");
+  at.nearest = ctx.node().attr_string("nearest_mode", "round_prefer_floor");
+  at.a = ctx.node().attr_float("cubic_coeff_a", -0.75);
+  at.extrapolation = ctx.node().attr_float("extrapolation_value", 0);
+  at.exclude_outside = ctx.node().attr_int("exclude_outside", 0) != 0;
+  TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
+  const size_t rank = static_cast<size_t>(x.rank());
+  std::vector<double> scales(rank, 1.0);
+  const Tensor* sc = ctx.input(2);
+  if (sc && sc->numel() > 0) {
+    for (size_t d = 0; d < rank; ++d) scales[d] = sc->scalar_f64(static_cast<int64_t>(d));
+  } else {
+    for (size_t d = 0; d < rank; ++d)
+      scales[d] = x.shape()[d] == 0 ? 1.0 : static_cast<double>(y->shape()[d]) / static_cast<double>(x.shape()[d]);
+  }
+  std::vector<double> roi(2 * rank);
+  for (size_t d = 0; d < rank; ++d) roi[rank + d] = 1.0;
+  if (ctx.input(1) && ctx.input(1)->numel() > 0) {
+    if (static_cast<size_t>(ctx.input(1)->numel()) != 2 * rank) return ctx.error("input[1] (roi) must have 2 * rank = ", 2 * rank, " entries");
+    for (size_t i = 0; i < 2 * rank; ++i) roi[i] = ctx.input(1)->scalar_f64(static_cast<int64_t>(i));
+  }
+  if (x.numel() == 0 || y->numel() == 0) return ok_status();
+  std::vector<double> buf(static_cast<size_t>(x.numel()));
+  for (int64_t i = 0; i < x.numel(); ++i) buf[static_cast<size_t>(i)] = x.scalar_f64(i);
+  Shape shape = x.shape();
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t out = y->shape()[d];
+    if (out == shape[d] && scales[d] == 1.0 && at.ct != "tf_crop_and_resize") continue;
+    const Taps taps = make_taps(at, shape[d], out, scales[d], roi[d], roi[rank + d]);
+    buf = resize_axis(buf, shape, d, taps, out, at.extrapolation);
+    shape[d] = out;
+  }
+  const bool is_int = dtype_is_integer(x.dtype());
+  bool ok = dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* o = y->mut_data<T>();
+    for (int64_t i = 0; i < y->numel(); ++i) {
+      double v = buf[static_cast<size_t>(i)];
+      if (is_int) v = std::nearbyint(v);
+      if constexpr (std::is_same_v<T, Half>) o[i].bits = f32_to_f16(static_cast<float>(v));
+      else if constexpr (std::is_same_v<T, BFloat16>) o[i].bits = f32_to_bf16(static_cast<float>(v));
+      else o[i] = static_cast<T>(v);
+    }
+  });
+  if (!ok) return unsupported(ctx.place(), ": Resize of ", dtype_name(x.dtype()));
+  return ok_status();
+}
+
+}  // namespace
+
+void register_resize_kernels(KernelRegistry& r) {
+  r.add_fn("Resize", {DType::kF32, DType::kF64, DType::kF16, DType::kU8, DType::kI8, DType::kI32, DType::kI64}, resize);
+}
+
+}  // namespace tsr::cpu
