@@ -94,7 +94,7 @@ TEST_CASE("verify: structural errors name their place", "[verify]") {
     ir::Model m;
     const int kGraphs = 20000;
     for (int k = 0; k < kGraphs; ++k) {
-      ir::Graph g = corpus::branch("g" + std::to_string(k));
+      ir::Graph g = corpus::branch(str_cat("g", k));
       if (k + 1 < kGraphs) {
         ir::Attribute gs;
         gs.name = "next";
