@@ -24,6 +24,11 @@ Expected<ir::Model> load_model_file(const std::string& path);
 // Loads from bytes the caller owns; `owner` is kept alive by the model's constant tensors.
 // `data` must be 64-byte aligned for constants to be used in place (otherwise they are copied).
 Expected<ir::Model> load_model_buffer(const uint8_t* data, size_t size, std::shared_ptr<const void> owner);
+// Format-level decoding only: the Verifier, version, enum values, dims and every buffer range are
+// checked as above, but ir::verify_model is NOT run (ops may be unknown, the graph may be cyclic).
+// For tools that show models this build cannot run (`tessera inspect`) and for tests; run
+// ir::verify_model before executing the result.
+Expected<ir::Model> decode_model_buffer(const uint8_t* data, size_t size, std::shared_ptr<const void> owner);
 // Serializes: FlatBuffer root followed by the 64-byte-aligned constant segment.
 Expected<std::vector<uint8_t>> serialize_model(const ir::Model& model);
 Status save_model_file(const ir::Model& model, const std::string& path);

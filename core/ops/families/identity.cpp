@@ -1,0 +1,15 @@
+// Identity (ONNX opset 16): one input of any dtype, one output of the same type and shape.
+#include "core/ops/op_def.h"
+
+namespace tsr::ops {
+
+void register_identity_ops(OpRegistry& r) {
+  r.add(OpDef{"Identity", "", 16, 1, 1, 1, 1, {},
+              [](InferContext& ctx) {
+                ctx.output(0) = ctx.input(0);
+                return ok_status();
+              },
+              "Returns its input unchanged (a view, no copy)"});
+}
+
+}  // namespace tsr::ops
