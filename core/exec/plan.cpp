@@ -136,6 +136,9 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, Threa
       }
       const Tensor& v = values[static_cast<size_t>(t)];
       if (!v.defined()) return internal_error(step.place, ".input[", k, "]: value not computed");
+      if (v.kind() != ValueKind::kTensor && !step.def->any_value_kind)
+        return invalid_argument(step.place, ".input[", k, "]: a ", value_kind_name(v.kind()), ", but ", node.op,
+                                " takes tensors");
       in_types_[k] = ops::ValueType::of(v);
       in_values_[k] = &v;
     }

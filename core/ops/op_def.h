@@ -109,6 +109,9 @@ struct OpDef {
   std::vector<AttrSpec> attrs;  // the attributes the op accepts; anything else is an error
   InferFn infer;                // required
   std::string doc;              // one line for `tessera ops`
+  // Whether inputs may be sequences or empty optionals (sequence, optional and control-flow ops,
+  // Identity); the executor rejects such values for every other op before its kernel runs.
+  bool any_value_kind = false;
 };
 
 class OpRegistry {

@@ -63,6 +63,18 @@ double as_double(const Tensor& t, int64_t i) { return t.scalar_f64(i); }
 
 // Returns "" when equal, else a description of the first/largest difference.
 std::string compare(const Tensor& got, const Tensor& want, bool random_case, double* max_err) {
+  if (got.kind() != want.kind())
+    return str_cat("a ", value_kind_name(got.kind()), ", expected a ", value_kind_name(want.kind()));
+  if (want.is_none()) return "";
+  if (want.is_sequence()) {
+    if (got.elements().size() != want.elements().size())
+      return str_cat("sequence of ", got.elements().size(), " tensors, expected ", want.elements().size());
+    for (size_t i = 0; i < want.elements().size(); ++i) {
+      const std::string d = compare(got.elements()[i], want.elements()[i], random_case, max_err);
+      if (!d.empty()) return str_cat("element ", i, ": ", d);
+    }
+    return "";
+  }
   if (got.dtype() != want.dtype())
     return str_cat("dtype ", dtype_name(got.dtype()), ", expected ", dtype_name(want.dtype()));
   if (got.shape() != want.shape())
@@ -126,6 +138,10 @@ std::string run_case(const fs::path& dir) {
     return str_cat(st.code() == StatusCode::kUnsupported ? "unsupported" : "import error", "\t", msg.substr(0, 300));
   }
   auto shared = std::make_shared<ir::Model>(std::move(model).value());
+  const ir::Graph& main_graph = shared->main();
+  auto kind_of = [&](const std::vector<int32_t>& ids, size_t k) {
+    return k < ids.size() ? main_graph.tensors[static_cast<size_t>(ids[k])].kind : ValueKind::kTensor;
+  };
   auto session = Session::create(shared);
   if (!session.ok()) {
     std::string msg = session.status().message();
@@ -137,12 +153,12 @@ std::string run_case(const fs::path& dir) {
   for (const auto& set_dir : sorted_files(dir, "test_data_set_")) {
     std::vector<Tensor> inputs, expected;
     for (const auto& f : sorted_files(set_dir, "input_")) {
-      auto t = onnx_import::read_tensor_proto_file(f.string());
+      auto t = onnx_import::read_value_proto_file(f.string(), kind_of(main_graph.inputs, inputs.size()));
       if (!t.ok()) return str_cat("input error\t", f.filename().string(), ": ", t.status().message().substr(0, 200));
       inputs.push_back(std::move(t).value());
     }
     for (const auto& f : sorted_files(set_dir, "output_")) {
-      auto t = onnx_import::read_tensor_proto_file(f.string());
+      auto t = onnx_import::read_value_proto_file(f.string(), kind_of(main_graph.outputs, expected.size()));
       if (!t.ok()) return str_cat("input error\t", f.filename().string(), ": ", t.status().message().substr(0, 200));
       expected.push_back(std::move(t).value());
     }

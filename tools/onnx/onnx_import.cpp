@@ -1,6 +1,7 @@
 // ONNX ModelProto → ir::Model (see onnx_import.h for the contract and the subgraph convention).
 // libonnx throws; every call into it is wrapped so that no exception leaves this file.
 #include "tools/onnx/onnx_import.h"
+#include "core/ops/op_def.h"
 
 #include <onnx/onnx_pb.h>
 // onnx-data.pb.h needs ONNX_API from onnx_pb.h: keep this order.
@@ -199,6 +200,12 @@ Status Importer::map_node(onnx::NodeProto& np, Scope& s, int32_t gidx, int onnx_
   ir::Node node;
   node.name = np.name();
   node.op = default_domain ? np.op_type() : str_cat(np.domain(), "::", np.op_type());
+  // Ops of another domain that Tessera defines under that domain (the preview-training
+  // optimizers) keep their plain name.
+  if (!default_domain) {
+    const ops::OpDef* def = ops::OpRegistry::global().find(np.op_type());
+    if (def && def->domain == np.domain()) node.op = np.op_type();
+  }
   if (auto it = opsets_.find(default_domain ? "" : np.domain()); it != opsets_.end())
     node.version = static_cast<int32_t>(it->second);
   for (const auto& in : np.input()) {

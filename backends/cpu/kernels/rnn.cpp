@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/gemm.h"
 
 namespace tsr::cpu {
 
@@ -145,7 +146,6 @@ class RecurrentKernel final : public exec::Kernel {
     if (Y) std::fill_n(Y->mut_data<T>(), Y->numel(), T(0));
 
     const T* x = X.data<T>();
-    auto x_at = [&](int64_t t, int64_t b) { return x + (layout == 0 ? (t * batch + b) : (b * seq + t)) * in; };
     auto state_at = [&](int64_t d, int64_t b) { return (layout == 0 ? (d * batch + b) : (b * dirs + d)) * hid; };
     auto y_at = [&](int64_t t, int64_t d, int64_t b) {
       return (layout == 0 ? ((t * dirs + d) * batch + b) : ((b * seq + t) * dirs + d)) * hid;
@@ -163,14 +163,14 @@ class RecurrentKernel final : public exec::Kernel {
       const T* rb = B ? wb + gh : nullptr;
       const T* p = P ? P->data<T>() + d * 3 * hid : nullptr;
       const auto& act = acts[static_cast<size_t>(d)];
-      // Input projection for every (t, b): xw[t][b][g] = x_t,b · W_g + Wb_g.
-      ctx.pool().parallel_for(seq * batch, 4, [&](int64_t lo, int64_t hi) {
-        for (int64_t tb = lo; tb < hi; ++tb) {
-          const T* xv = x_at(tb / batch, tb % batch);
-          T* o = xw.data() + tb * gh;
-          for (int64_t g = 0; g < gh; ++g) o[g] = dot(xv, w + g * in, in) + (wb ? wb[g] : T(0));
-        }
-      });
+      // Input projection for every row of X at once (rows in X's own order): xw = X · W^T + Wb.
+      if constexpr (std::is_same_v<T, float>)
+        sgemm(false, true, seq * batch, gh, in, 1.0f, x, in, w, in, 0.0f, xw.data(), gh, &ctx.pool());
+      else
+        gemm_reference<T>(false, true, seq * batch, gh, in, T(1), x, in, w, in, T(0), xw.data(), gh);
+      if (wb)
+        for (int64_t row = 0; row < seq * batch; ++row)
+          for (int64_t g = 0; g < gh; ++g) xw[static_cast<size_t>(row * gh + g)] += wb[g];
       for (int64_t b = 0; b < batch; ++b)
         for (int64_t j = 0; j < hid; ++j) {
           h[static_cast<size_t>(b * hid + j)] = h0 ? h0->data<T>()[state_at(d, b) + j] : T(0);
@@ -182,7 +182,7 @@ class RecurrentKernel final : public exec::Kernel {
         T* cb = c.data() + b * hid;
         for (int64_t s = 0; s < lb; ++s) {
           const int64_t t = reverse ? lb - 1 - s : s;
-          const T* xg = xw.data() + (t * batch + b) * gh;
+          const T* xg = xw.data() + (layout == 0 ? t * batch + b : b * seq + t) * gh;
           step<T>(xg, r, rb, p, act, hb, cb, hr.data(), rh.data(), hid);
           if (Y) std::copy_n(hb, hid, Y->mut_data<T>() + y_at(t, d, b));
         }
