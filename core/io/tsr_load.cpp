@@ -181,7 +181,11 @@ struct Loader {
     const std::string place = tensor_place(g, t, info.name);
     TSR_ASSIGN_OR_RETURN(info.dtype, check_dtype(ti->dtype(), place));
     info.has_shape = ti->has_shape();
+    if (ti->kind() != fb::ValueKind::Tensor && ti->kind() != fb::ValueKind::Sequence)
+      return invalid_model(place, ": value kind ", static_cast<int>(ti->kind()), " is not tensor (0) or sequence (1)");
+    info.kind = ti->kind() == fb::ValueKind::Sequence ? ValueKind::kSequence : ValueKind::kTensor;
     const bool is_const = ti->buffer() != -1;
+    if (is_const && info.kind != ValueKind::kTensor) return invalid_model(place, ": a sequence cannot be a constant");
     if (!info.has_shape && ti->shape() && ti->shape()->size() != 0)
       return invalid_model(place, ": has_shape is false but ", ti->shape()->size(), " dims are given");
     if (is_const && !info.has_shape) return invalid_model(place, ": constant without a shape");

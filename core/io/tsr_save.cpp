@@ -117,7 +117,9 @@ Expected<Offset<fb::Graph>> write_graph(FlatBufferBuilder& b, Segment& seg, cons
       TSR_ASSIGN_OR_RETURN(buf, seg.add(info.constant));
     }
     tensors.push_back(fb::CreateTensorInfo(b, name, static_cast<fb::DType>(info.dtype), info.has_shape,
-                                           shape, dim_names, buf));
+                                           shape, dim_names, buf,
+                                           info.kind == ValueKind::kSequence ? fb::ValueKind::Sequence
+                                                                             : fb::ValueKind::Tensor));
   }
   std::vector<Offset<fb::Node>> nodes;
   nodes.reserve(g.nodes.size());
