@@ -25,7 +25,9 @@ Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& v) {
   if (v.is_none()) return ok_status();  // an empty optional: accepted where a value may be absent
   if ((info.kind == ValueKind::kSequence) != v.is_sequence())
     return invalid_argument(where, ": got a ", value_kind_name(v.kind()), ", expected a ", value_kind_name(info.kind));
-  if (info.dtype != DType::kUndefined && v.dtype() != info.dtype)
+  // An empty sequence read from a file may not know its element dtype.
+  const bool untyped_empty_seq = v.is_sequence() && v.dtype() == DType::kUndefined && v.elements().empty();
+  if (info.dtype != DType::kUndefined && v.dtype() != info.dtype && !untyped_empty_seq)
     return invalid_argument(where, ": dtype ", dtype_name(v.dtype()), ", expected ", dtype_name(info.dtype));
   if (!info.has_shape || v.is_sequence()) return ok_status();
   if (static_cast<size_t>(v.rank()) != info.shape.size())

@@ -6,7 +6,7 @@
 // it imports the model, runs it on the CPU backend with each data set and compares every output:
 // floating point at rtol = atol = 1e-4 (|got - want| <= atol + rtol * |want|, NaN matches NaN),
 // integers, bools and strings exactly. Cases whose ops draw random numbers (Bernoulli, training
-// Dropout) are checked for dtype, shape and value range only. Each case runs in a forked child
+// Dropout) are checked for dtype, shape and finiteness only. Each case runs in a forked child
 // with a time limit, so a crash or hang in one case is reported as that case's failure.
 //
 // Writes RESULTS_MD (one line per case: pass / mismatch (max error) / unsupported (ops) / import
@@ -86,15 +86,10 @@ std::string compare(const Tensor& got, const Tensor& want, bool random_case, dou
     return "";
   }
   if (random_case) {
-    double lo = 0, hi = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      lo = std::min(lo, as_double(want, i));
-      hi = std::max(hi, as_double(want, i));
-    }
-    for (int64_t i = 0; i < n; ++i) {
-      const double g = as_double(got, i);
-      if (!(g >= lo - kTol && g <= hi + kTol)) return str_cat("value ", g, " outside the reference range [", lo, ", ", hi, "]");
-    }
+    // Draws differ between runtimes: dtype and shape (checked above) must match, values must be
+    // finite, and bool outputs (masks) are trivially in range.
+    for (int64_t i = 0; i < n; ++i)
+      if (!std::isfinite(as_double(got, i))) return str_cat("value at ", i, " is not finite");
     return "";
   }
   const bool exact = !dtype_is_float(want.dtype());
