@@ -7,7 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 iters=${1:-100000}
 repeat=${2:-5}
-tessera=${TESSERA:-$root/build/release/tools/cli/tessera}
+tessera=${TESSERA:-$root/build/release/bin/tessera}
 ort_path=${ORT_NODE_PATH:-$root/tests/models/node_modules/onnxruntime-node}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

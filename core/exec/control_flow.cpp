@@ -62,9 +62,12 @@ Expected<Tensor> slice_axis(const Tensor& t, int64_t axis, int64_t i) {
   return out;
 }
 
-Expected<bool> read_cond(const Tensor& t, const std::string& where) {
-  if (t.dtype() != DType::kBool || t.numel() != 1)
-    return invalid_argument(where, ": condition must be one bool, got ", dtype_name(t.dtype()), shape_str(t.shape()));
+// `where` describes the value for the error message; it is only called on failure (this runs
+// once per loop iteration).
+template <typename Where>
+Expected<bool> read_cond(const Tensor& t, const Where& where) {
+  if (t.kind() != ValueKind::kTensor || t.dtype() != DType::kBool || t.numel() != 1)
+    return invalid_argument(where(), ": condition must be one bool, got ", dtype_name(t.dtype()), shape_str(t.shape()));
   return t.data<bool>()[0];
 }
 
@@ -86,7 +89,7 @@ class IfKernel final : public Kernel {
       : then_(std::move(then_plan)), else_(std::move(else_plan)) {}
 
   Status run(KernelContext& ctx) override {
-    TSR_ASSIGN_OR_RETURN(bool cond, read_cond(*ctx.input(0), ctx.place() + ".input[0]"));
+    TSR_ASSIGN_OR_RETURN(bool cond, read_cond(*ctx.input(0), [&] { return ctx.place() + ".input[0]"; }));
     const Plan& branch = cond ? *then_ : *else_;
     auto outs = branch.run(inputs_from(ctx, 1, ctx.num_inputs()), ctx.pool());
     if (!outs.ok()) return outs.status().with_context(str_cat(ctx.place(), cond ? " then_branch" : " else_branch"));
@@ -114,7 +117,7 @@ class LoopKernel final : public Kernel {
     }
     bool cond = true;
     if (ctx.input(1)) {
-      TSR_ASSIGN_OR_RETURN(cond, read_cond(*ctx.input(1), ctx.place() + ".input[1]"));
+      TSR_ASSIGN_OR_RETURN(cond, read_cond(*ctx.input(1), [&] { return ctx.place() + ".input[1]"; }));
     }
 
     std::vector<Tensor> frame(2 + n + captures_);
@@ -127,7 +130,7 @@ class LoopKernel final : public Kernel {
       frame[1] = Tensor::scalar<bool>(cond);
       auto outs = body_->run(frame, ctx.pool());
       if (!outs.ok()) return outs.status().with_context(str_cat(ctx.place(), " body iteration ", i));
-      TSR_ASSIGN_OR_RETURN(cond, read_cond((*outs)[0], str_cat(ctx.place(), " body output[0]")));
+      TSR_ASSIGN_OR_RETURN(cond, read_cond((*outs)[0], [&] { return str_cat(ctx.place(), " body output[0]"); }));
       for (size_t k = 0; k < n; ++k) frame[2 + k] = std::move((*outs)[1 + k]);  // moved, not copied
       for (size_t k = 0; k < k_scan; ++k) scans[k].push_back(std::move((*outs)[1 + n + k]));
     }

@@ -20,22 +20,23 @@ Expected<Tensor*> KernelContext::alloc_output(size_t i, DType dtype, const Shape
 }
 
 Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& v) {
-  const std::string where = str_cat("input[", k, "] \"", info.name, "\"");
-  if (!v.defined()) return invalid_argument(where, ": no value given");
+  // The message prefix is only built on failure: this runs for every input of every run.
+  auto where = [&] { return str_cat("input[", k, "] \"", info.name, "\""); };
+  if (!v.defined()) return invalid_argument(where(), ": no value given");
   if (v.is_none()) return ok_status();  // an empty optional: accepted where a value may be absent
   if ((info.kind == ValueKind::kSequence) != v.is_sequence())
-    return invalid_argument(where, ": got a ", value_kind_name(v.kind()), ", expected a ", value_kind_name(info.kind));
+    return invalid_argument(where(), ": got a ", value_kind_name(v.kind()), ", expected a ", value_kind_name(info.kind));
   // An empty sequence read from a file may not know its element dtype.
   const bool untyped_empty_seq = v.is_sequence() && v.dtype() == DType::kUndefined && v.elements().empty();
   if (info.dtype != DType::kUndefined && v.dtype() != info.dtype && !untyped_empty_seq)
-    return invalid_argument(where, ": dtype ", dtype_name(v.dtype()), ", expected ", dtype_name(info.dtype));
+    return invalid_argument(where(), ": dtype ", dtype_name(v.dtype()), ", expected ", dtype_name(info.dtype));
   if (!info.has_shape || v.is_sequence()) return ok_status();
   if (static_cast<size_t>(v.rank()) != info.shape.size())
-    return invalid_argument(where, ": shape ", shape_str(v.shape()), " has rank ", v.rank(),
+    return invalid_argument(where(), ": shape ", shape_str(v.shape()), " has rank ", v.rank(),
                             ", expected rank ", info.shape.size(), " ", shape_str(info.shape));
   for (size_t d = 0; d < info.shape.size(); ++d)
     if (info.shape[d] >= 0 && info.shape[d] != v.shape()[d])
-      return invalid_argument(where, ": shape ", shape_str(v.shape()), ", expected ", shape_str(info.shape),
+      return invalid_argument(where(), ": shape ", shape_str(v.shape()), ", expected ", shape_str(info.shape),
                               " (dim ", d, ")");
   return ok_status();
 }

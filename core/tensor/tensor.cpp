@@ -72,6 +72,10 @@ struct StringArray {
   std::vector<std::string> values;
 };
 
+struct alignas(64) SmallBlock {
+  unsigned char bytes[64];
+};
+
 }  // namespace
 
 Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) {
@@ -99,6 +103,14 @@ Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) {
     return t;
   }
   const size_t bytes = std::max<size_t>(64, (static_cast<size_t>(n) * esize + 63) / 64 * 64);
+  if (bytes == 64) {
+    // Scalars and tiny tensors (shapes, indices, loop counters): one allocation holds the
+    // control block and the aligned data.
+    auto block = std::make_shared<SmallBlock>();
+    t.data_ = block->bytes;
+    t.storage_ = std::move(block);
+    return t;
+  }
   void* p = std::aligned_alloc(64, bytes);
   if (!p) return resource_error("out of memory allocating ", bytes, " bytes");
   t.data_ = p;

@@ -92,15 +92,18 @@ Status binary_kernel(exec::KernelContext& ctx) {
   const Tensor& b = *ctx.input(1);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const Op op = make_op<Op>(ctx.node());
-  Status st = ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
+  // The error message is only built when no branch handled the dtype (this runs per call).
+  Status st;
+  bool handled = false;
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
+      handled = true;
       using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
       st = binary_apply<Op, T, TO>(op, a, b, *out, ctx.pool());
     }
   });
-  return st;
+  return handled ? st : ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
 }
 
 // One contiguous run of a unary op.
@@ -127,16 +130,19 @@ Status unary_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const Op op = make_op<Op>(ctx.node());
-  Status st = ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  // The error message is only built when no branch handled the dtype (this runs per call).
+  Status st;
+  bool handled = false;
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
+      handled = true;
       using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
       unary_apply<Op, T, TO>(op, x, *out, ctx.pool());
       st = ok_status();
     }
   });
-  return st;
+  return handled ? st : ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
 }
 
 // Dtype-support predicates used by the op functors.
