@@ -156,6 +156,7 @@ class ScanKernel final : public Kernel {
       : body_(std::move(body)), limit_(limit) {
     captures_ = static_cast<size_t>(node.attr_int("num_captures", 0));
     m_ = static_cast<size_t>(node.attr_int("num_scan_inputs", 1));
+    batched_ = node.attr_int("batched", 0) != 0;
     in_axes_ = node.attr_ints("scan_input_axes");
     in_dirs_ = node.attr_ints("scan_input_directions");
     out_axes_ = node.attr_ints("scan_output_axes");
@@ -163,13 +164,46 @@ class ScanKernel final : public Kernel {
   }
 
   Status run(KernelContext& ctx) override {
+    std::vector<Tensor> in;
+    for (size_t k = 0; k < ctx.num_inputs(); ++k) in.push_back(ctx.input(k) ? *ctx.input(k) : Tensor());
+    std::vector<Tensor> out;
+    if (!batched_) {
+      TSR_RETURN_IF_ERROR(scan(ctx, in, out));
+      for (size_t k = 0; k < out.size(); ++k) ctx.set_output(k, std::move(out[k]));
+      return ok_status();
+    }
+    // Batched (ONNX Scan-8): scan each batch element of the states and scan inputs on its own.
+    const size_t stacked = ctx.num_inputs() - captures_;
+    const int64_t batch = in.empty() ? 0 : in[0].dim(0);
+    for (size_t k = 0; k < stacked; ++k)
+      if (in[k].rank() < 1 || in[k].dim(0) != batch)
+        return ctx.error("input[", k, "] has shape ", shape_str(in[k].shape()), ", expected batch dim ", batch);
+    std::vector<std::vector<Tensor>> per_output;
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<Tensor> slice = in;
+      for (size_t k = 0; k < stacked; ++k) slice[k] = in[k].index0(b);
+      TSR_RETURN_IF_ERROR(scan(ctx, slice, out));
+      per_output.resize(out.size());
+      for (size_t k = 0; k < out.size(); ++k) per_output[k].push_back(std::move(out[k]));
+    }
+    for (size_t k = 0; k < per_output.size(); ++k) {
+      auto t = stack_tensors(per_output[k], 0, per_output[k].empty() ? DType::kF32 : per_output[k][0].dtype(), {});
+      if (!t.ok()) return t.status().with_context(str_cat(ctx.place(), ".output[", k, "]"));
+      ctx.set_output(k, std::move(t).value());
+    }
+    return ok_status();
+  }
+
+ private:
+  // One (unbatched) scan over `in` = (states, scan inputs, captures); fills `out`.
+  Status scan(KernelContext& ctx, const std::vector<Tensor>& in, std::vector<Tensor>& result) {
     const ir::Graph& g = body_->graph();
-    const size_t n = ctx.num_inputs() - m_ - captures_;
+    const size_t n = in.size() - m_ - captures_;
     const size_t k_scan = g.outputs.size() - n;
     std::vector<int64_t> axes(m_, 0);
     int64_t len = -1;
     for (size_t j = 0; j < m_; ++j) {
-      const Tensor& x = *ctx.input(n + j);
+      const Tensor& x = in[n + j];
       TSR_ASSIGN_OR_RETURN(axes[j], normalize_axis(j < in_axes_.size() ? in_axes_[j] : 0, x.rank()));
       const int64_t l = x.shape()[static_cast<size_t>(axes[j])];
       if (len >= 0 && l != len)
@@ -179,20 +213,21 @@ class ScanKernel final : public Kernel {
     if (limit_ > 0 && len > limit_)
       return resource_error(ctx.place(), ": scan of ", len, " iterations exceeds the session's limit of ", limit_);
     std::vector<Tensor> frame(n + m_ + captures_);
-    for (size_t k = 0; k < n; ++k) frame[k] = *ctx.input(k);
-    for (size_t k = 0; k < captures_; ++k) frame[n + m_ + k] = *ctx.input(n + m_ + k);
+    for (size_t k = 0; k < n; ++k) frame[k] = in[k];
+    for (size_t k = 0; k < captures_; ++k) frame[n + m_ + k] = in[n + m_ + k];
     std::vector<std::vector<Tensor>> scans(k_scan);
     for (int64_t t = 0; t < len; ++t) {
       for (size_t j = 0; j < m_; ++j) {
         const bool reverse = j < in_dirs_.size() && in_dirs_[j] == 1;
-        TSR_ASSIGN_OR_RETURN(frame[n + j], slice_axis(*ctx.input(n + j), axes[j], reverse ? len - 1 - t : t));
+        TSR_ASSIGN_OR_RETURN(frame[n + j], slice_axis(in[n + j], axes[j], reverse ? len - 1 - t : t));
       }
       auto outs = body_->run(frame, ctx.pool());
       if (!outs.ok()) return outs.status().with_context(str_cat(ctx.place(), " body iteration ", t));
       for (size_t k = 0; k < n; ++k) frame[k] = std::move((*outs)[k]);
       for (size_t k = 0; k < k_scan; ++k) scans[k].push_back(std::move((*outs)[n + k]));
     }
-    for (size_t k = 0; k < n; ++k) ctx.set_output(k, std::move(frame[k]));
+    result.assign(n + k_scan, Tensor());
+    for (size_t k = 0; k < n; ++k) result[k] = std::move(frame[k]);
     for (size_t k = 0; k < k_scan; ++k) {
       if (k < out_dirs_.size() && out_dirs_[k] == 1) std::reverse(scans[k].begin(), scans[k].end());
       const int32_t t = g.outputs[n + k];
@@ -201,14 +236,14 @@ class ScanKernel final : public Kernel {
       TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(k < out_axes_.size() ? out_axes_[k] : 0, rank + 1));
       auto stacked = stack_tensors(scans[k], axis, g.tensors[static_cast<size_t>(t)].dtype, elem);
       if (!stacked.ok()) return stacked.status().with_context(str_cat(ctx.place(), ".output[", n + k, "]"));
-      ctx.set_output(n + k, std::move(stacked).value());
+      result[n + k] = std::move(stacked).value();
     }
     return ok_status();
   }
 
- private:
   std::unique_ptr<Plan> body_;
   int64_t limit_;
+  bool batched_ = false;
   size_t captures_ = 0, m_ = 1;
   std::vector<int64_t> in_axes_, in_dirs_, out_axes_, out_dirs_;
 };

@@ -325,7 +325,17 @@ Status normalize(Node& n, int64_t v, const std::string& place, GraphEdit& edit, 
   } else if (op == "Scatter") {
     n.op = "ScatterElements";
   } else if (op == "Scan" && v < 9) {
-    return unsupported(place, ": Scan-8 (batched form with sequence_lens) is not supported; use opset >= 9");
+    // Scan-8 scans every batch element (dim 0) separately: Tessera's Scan with `batched` = 1.
+    if (!n.inputs.empty() && n.inputs[0] >= 0)
+      return unsupported(place, ": Scan-8 with a sequence_lens input is not supported (omit it or use opset >= 9)");
+    if (!n.inputs.empty()) n.inputs.erase(n.inputs.begin());
+    if (const ir::Attribute* dirs = n.attr("directions")) {
+      ir::Attribute a = *dirs;
+      a.name = "scan_input_directions";
+      take_attr(n, "directions");
+      set_attr(n, a);
+    }
+    set_attr(n, Attribute::make_int("batched", 1));
   } else if (op == "Tile" && v < 6) {
     return unsupported(place, ": Tile-", v, " (tiles/axis form) is not supported; use opset >= 6");
   } else if (v >= 18 && is_reduce_with_axes_input_since_18(op)) {

@@ -10,6 +10,8 @@
 //         captures...) -> (cond, v[N]..., scan[K]...); outputs (v_final[N]..., scan_stacked[K]...)
 //   Scan: inputs (state[N]..., scan_in[M]..., captures[C]...); body: (state..., slice[M]...,
 //         captures...) -> (state..., scan_elem[K]...); outputs (state_final..., scan_out[K]...)
+//         With `batched` = 1 (how the importer encodes ONNX Scan-8) states, scan inputs and all
+//         outputs carry a leading batch dim and each batch element is scanned on its own.
 // The executor runs these ops itself (core/exec/control_flow.cpp); this file gives their types.
 #include "core/ops/op_def.h"
 
@@ -132,16 +134,28 @@ Status infer_scan(InferContext& ctx) {
   const auto out_axes = ctx.node().attr_ints("scan_output_axes", std::vector<int64_t>(k_scan, 0));
   if (in_axes.size() != m) return ctx.ir_error("scan_input_axes has ", in_axes.size(), " entries, expected ", m);
   if (out_axes.size() != k_scan) return ctx.ir_error("scan_output_axes has ", out_axes.size(), " entries, expected ", k_scan);
-  for (size_t k = 0; k < n; ++k) TSR_RETURN_IF_ERROR(check_sub_input(ctx, "body", *body, k, ctx.input(k)));
+  const bool batched = ctx.node().attr_int("batched", 0) != 0;
+  // Without the batch dim, a batched node's states look like the body's.
+  auto unbatched = [&](ValueType t) {
+    if (batched && t.has_shape && !t.shape.empty()) t.shape.erase(t.shape.begin());
+    return t;
+  };
+  for (size_t k = 0; k < n; ++k) TSR_RETURN_IF_ERROR(check_sub_input(ctx, "body", *body, k, unbatched(ctx.input(k))));
   for (size_t k = 0; k < captures; ++k)
     TSR_RETURN_IF_ERROR(check_sub_input(ctx, "body", *body, n + m + k, ctx.input(n + m + k)));
-  for (size_t k = 0; k < n; ++k) ctx.output(k) = join(ctx.input(k), declared(*body, body->outputs[k]));
+  const int64_t batch = batched && ctx.input(0).has_shape && !ctx.input(0).shape.empty() ? ctx.input(0).shape[0] : -1;
+  for (size_t k = 0; k < n; ++k) {
+    ValueType t = join(unbatched(ctx.input(k)), declared(*body, body->outputs[k]));
+    if (batched && t.has_shape) t.shape.insert(t.shape.begin(), batch);
+    ctx.output(k) = t;
+  }
   for (size_t k = 0; k < k_scan; ++k) {
     ValueType e = declared(*body, body->outputs[n + k]);
     if (e.has_shape) {
       const auto r = static_cast<int64_t>(e.shape.size()) + 1;
       TSR_ASSIGN_OR_RETURN(int64_t ax, normalize_axis(out_axes[k], r));
       e.shape.insert(e.shape.begin() + ax, -1);
+      if (batched) e.shape.insert(e.shape.begin(), batch);
     }
     ctx.output(n + k) = e;
   }
@@ -187,7 +201,7 @@ void register_control_flow_ops(OpRegistry& reg) {
               {{"body", AttrKind::kGraph, true}, {"num_scan_inputs", AttrKind::kInt, true},
                {"scan_input_axes", AttrKind::kInts}, {"scan_input_directions", AttrKind::kInts},
                {"scan_output_axes", AttrKind::kInts}, {"scan_output_directions", AttrKind::kInts},
-               {"num_captures", AttrKind::kInt}},
+               {"num_captures", AttrKind::kInt}, {"batched", AttrKind::kInt}},
               infer_scan, "Iterates body over slices of the scan inputs, carrying state"});
 }
 
