@@ -211,3 +211,27 @@ TEST_CASE("the verifier rejects a branch whose signature does not match the If n
   REQUIRE_FALSE(s.ok());
   CHECK(s.message().find("then_branch takes") != std::string::npos);
 }
+
+TEST_CASE("a loop-carried value changes shape every iteration") {
+  // x_{i+1} = concat(x_i, x_i + 1): [0] -> [0,1] -> [0,1,1,2] -> [0,1,1,2,1,2,2,3]
+  ir::Model m;
+  GraphBuilder b(m);
+  Value x0 = b.input("x0", DType::kF32, {1});
+  Value n = b.input("n", DType::kI64, {});
+  auto out = b.fori_loop(
+      n,
+      [&](GraphBuilder& body, Value, const std::vector<Value>& v) {
+        Value inc = body.op("Add", {v[0], body.constant(Tensor::scalar(1.0f))});
+        return std::vector<Value>{body.op("Concat", {v[0], inc}, {ir::Attribute::make_int("axis", 0)})};
+      },
+      {x0});
+  b.output(out[0], "x");
+  REQUIRE(b.status().ok());
+  CHECK(m.graphs[0].tensors[static_cast<size_t>(out[0].id)].shape == Shape{-1});  // dynamic after the loop
+  auto s = make_session(std::move(m));
+  auto r = s->run({Tensor::from<float>({1}, {0}), Tensor::scalar<int64_t>(3)});
+  INFO(r.status().to_string());
+  REQUIRE(r.ok());
+  CHECK((*r)[0].shape() == Shape{8});
+  CHECK(floats((*r)[0]) == std::vector<float>{0, 1, 1, 2, 1, 2, 2, 3});
+}
