@@ -33,7 +33,7 @@
 #endif
 
 #ifndef TSR_OCR_DEFAULT_MODEL
-#define TSR_OCR_DEFAULT_MODEL "third_party/models/ch_PP-OCRv4_rec.tsr"
+#define TSR_OCR_DEFAULT_MODEL "third_party/models/ch_PP-OCRv4_rec_infer.tsr"
 #endif
 #ifndef TSR_OCR_DEFAULT_KEYS
 #define TSR_OCR_DEFAULT_KEYS "third_party/models/ppocr_keys_v1.txt"
