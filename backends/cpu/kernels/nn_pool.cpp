@@ -175,8 +175,10 @@ Status pool_kernel(exec::KernelContext& ctx) {
   return unsupported(ctx.place(), ": ", ctx.node().op, " has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
 }
 
-// MaxUnpool: Y = 0 everywhere except Y.flat[I[j]] = X.flat[j]. Indices index the whole Y
-// (MaxPool's flattened Indices); one out of range is an error. Later duplicates overwrite.
+// MaxUnpool: Y = 0 everywhere except at MaxPool's flattened Indices, which index the default
+// unpooled shape [N, C, (D - 1) * stride + kernel - pads]. With a different output_shape, an
+// index keeps its coordinates there (the extra size is padding at the end, as the onnx
+// reference and onnxruntime place it). An index outside Y is an error; later duplicates win.
 template <typename T>
 Status max_unpool_typed(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
@@ -184,15 +186,41 @@ Status max_unpool_typed(exec::KernelContext& ctx) {
   if (ind.shape() != x.shape())
     return ctx.error("input[1] (I): shape ", shape_str(ind.shape()), " differs from X's ", shape_str(x.shape()));
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  const ir::Node& node = ctx.node();
+  const size_t r = static_cast<size_t>(x.rank()) - 2;
+  const std::vector<int64_t> ks = node.attr_ints("kernel_shape");
+  const std::vector<int64_t> st = node.attr_ints("strides", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  if (ks.size() != r || st.size() != r || pads.size() != 2 * r || y->rank() != x.rank())
+    return ctx.error("kernel_shape / strides / pads do not match X's rank ", x.rank());
+  Shape def = {x.dim(0), x.dim(1)};
+  for (size_t i = 0; i < r; ++i) def.push_back((x.dim(static_cast<int64_t>(i) + 2) - 1) * st[i] + ks[i] - pads[i] - pads[i + r]);
+  const bool remap = def != y->shape();
+  const std::vector<int64_t> ystrides = shape_strides(y->shape());
   T* py = y->mut_data<T>();
   const int64_t total = y->numel();
   std::fill(py, py + total, T(0));
   const T* px = x.data<T>();
   const int64_t* pi = ind.data<int64_t>();
   for (int64_t j = 0; j < x.numel(); ++j) {
-    if (pi[j] < 0 || pi[j] >= total)
-      return ctx.error("index ", pi[j], " at ", j, " is outside the output (", total, " elements)");
-    py[pi[j]] = px[j];
+    int64_t at = pi[j];
+    if (remap && at >= 0) {
+      // Coordinates in the default shape, re-flattened in Y's.
+      int64_t rest = at, flat = 0;
+      for (size_t d = def.size(); d-- > 0;) {
+        const int64_t c = def[d] > 0 ? rest % def[d] : 0;
+        rest = def[d] > 0 ? rest / def[d] : 0;
+        if (c >= y->dim(static_cast<int64_t>(d))) {
+          flat = -1;
+          break;
+        }
+        flat += c * ystrides[d];
+      }
+      at = rest == 0 ? flat : -1;
+    }
+    if (at < 0 || at >= total)
+      return ctx.error("index ", pi[j], " at ", j, " is outside the output ", shape_str(y->shape()));
+    py[at] = px[j];
   }
   return ok_status();
 }
