@@ -443,6 +443,9 @@ TEST_CASE("Cast between numbers and strings") {
   // np.array([0.1, 1e-7, 1e22]).astype(np.str_) (f64: shortest double digits)
   Tensor d = run_ok("Cast", {Tensor::from<double>({3}, {0.1, 1e-7, 1e22})}, to(DType::kString));
   CHECK(values<std::string>(d) == std::vector<std::string>{"0.1", "1e-07", "1e+22"});
+  // np.float16([0.1, 65504, 6e-08]).astype(np.str_) -> ['0.1', '65500.0', '6e-08']
+  Tensor h16 = run_ok("Cast", {f32({3}, {0.1f, 65504.0f, 6e-08f})}, to(DType::kF16));
+  CHECK(values<std::string>(run_ok("Cast", {h16}, to(DType::kString))) == std::vector<std::string>{"0.1", "65500.0", "6e-08"});
   Tensor i = run_ok("Cast", {Tensor::from<int8_t>({2}, {-5, 7})}, to(DType::kString));
   CHECK(values<std::string>(i) == std::vector<std::string>{"-5", "7"});
 

@@ -7,7 +7,8 @@
 //   go through int32 (u32 through int64), then wrap; e.g. 300.0 -> i8 44, -1.0 -> u8 255.
 // - int -> int wraps (two's complement); anything -> bool is (x != 0) (NaN -> true).
 // - to f16/bf16 rounds to nearest even through f32.
-// - number -> string formats as numpy's str() of a scalar of the source dtype (the onnx reference
+// - number -> string formats as numpy's str() of a scalar of the source dtype (f16 and bf16:
+//   the shortest digits that round-trip in 16 bits) (the onnx reference
 //   is `x.astype(np.str_)`): shortest round-trip digits, positional for 1e-4 <= |x| < 1e16 with
 //   at least one fractional digit ("1.0"), scientific otherwise ("1e-05", "1.5e+20"); "nan",
 //   "inf", "-inf"; bool as "True"/"False".
@@ -77,15 +78,18 @@ void cast_loop(const Tensor& in, Tensor& out, ThreadPool& pool) {
   });
 }
 
-// Formats a float or double as numpy's str() does (Dragon4 shortest repr).
+// Formats a float or double as numpy's str() does (Dragon4 shortest repr). With precision >= 0
+// the digits are v's rounded to 1 + precision significant digits instead of the shortest that
+// round-trip in F (float_str_16 uses that for f16 / bf16).
 template <typename F>
-std::string float_str(F v) {
+std::string float_str(F v, int precision = -1) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
   // Shortest round-trip digits come from to_chars' scientific form "d.ddde[+-]XX".
   char buf[64];
-  const auto res = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific);
+  const auto res = precision < 0 ? std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific)
+                                 : std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific, precision);
   std::string sci(buf, res.ptr);
   std::string out;
   if (sci[0] == '-') {
@@ -97,6 +101,7 @@ std::string float_str(F v) {
   std::string digits;
   for (size_t i = 0; i < e_pos; ++i)
     if (sci[i] != '.') digits.push_back(sci[i]);
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
   // numpy compares the magnitude in double precision (float32 1e-4 is below 1e-4: "1e-04").
   const double mag = std::fabs(static_cast<double>(v));
   if (mag >= 1e-4 && mag < 1e16) {
@@ -131,11 +136,29 @@ std::string float_str(F v) {
   return out;
 }
 
+// f16 / bf16 as numpy prints np.float16: the fewest significant digits that read back (through
+// f32) to the same 16-bit value.
+template <typename H>
+std::string float_str_16(H h) {
+  const float v = static_cast<float>(load_elem(h));
+  if (!std::isfinite(v) || v == 0) return float_str<float>(v);
+  for (int p = 0; p < 9; ++p) {
+    char buf[64];
+    const auto res = std::to_chars(buf, buf + sizeof(buf) - 1, v, std::chars_format::scientific, p);
+    *res.ptr = '\0';
+    const float back = std::strtof(buf, nullptr);
+    const uint16_t bits = std::is_same_v<H, Half> ? f32_to_f16(back) : f32_to_bf16(back);
+    if (bits == h.bits) return float_str<float>(v, p);
+  }
+  return float_str<float>(v);
+}
+
 template <typename S>
 std::string to_str(S s) {
   if constexpr (std::is_same_v<S, bool>) return s ? "True" : "False";
   else if constexpr (std::is_same_v<S, double>) return float_str<double>(s);
-  else if constexpr (kIsFloatLike<S>) return float_str<float>(static_cast<float>(load_elem(s)));
+  else if constexpr (kIsHalfLike<S>) return float_str_16<S>(s);
+  else if constexpr (kIsFloatLike<S>) return float_str<float>(s);
   else return std::to_string(s);
 }
 
