@@ -423,6 +423,52 @@ TEST_CASE("Cast and CastLike between dtypes") {
   CHECK_FALSE(bad.infer_status.ok());
 }
 
+Tensor strings(const Shape& shape, const std::vector<std::string>& v) {
+  Tensor t = Tensor::empty(DType::kString, shape).value();
+  for (size_t i = 0; i < v.size(); ++i) t.mut_data<std::string>()[i] = v[i];
+  return t;
+}
+
+TEST_CASE("Cast between numbers and strings") {
+  using ir::Attribute;
+  auto to = [](DType d) { return std::vector<Attribute>{Attribute::make_int("to", static_cast<int64_t>(d))}; };
+  // np.array([...], np.float32).astype(np.str_) (numpy 1.24)
+  Tensor s = run_ok("Cast", {f32({10}, {1e-5f, 1e16f, 123456.0f, -0.0f, 0.0001f, 1.5e20f, 3.4028235e38f, 100.0f, 0.1f, -2.5e-7f})},
+                    to(DType::kString));
+  REQUIRE(s.dtype() == DType::kString);
+  CHECK(values<std::string>(s) == std::vector<std::string>{"1e-05", "1e+16", "123456.0", "-0.0", "1e-04", "1.5e+20",
+                                                           "3.4028235e+38", "100.0", "0.1", "-2.5e-07"});
+  Tensor special = run_ok("Cast", {f32({3}, {NAN_F, INF, -INF})}, to(DType::kString));
+  CHECK(values<std::string>(special) == std::vector<std::string>{"nan", "inf", "-inf"});
+  // np.array([0.1, 1e-7, 1e22]).astype(np.str_) (f64: shortest double digits)
+  Tensor d = run_ok("Cast", {Tensor::from<double>({3}, {0.1, 1e-7, 1e22})}, to(DType::kString));
+  CHECK(values<std::string>(d) == std::vector<std::string>{"0.1", "1e-07", "1e+22"});
+  // np.float16([0.1, 65504, 6e-08]).astype(np.str_) -> ['0.1', '65500.0', '6e-08']
+  Tensor h16 = run_ok("Cast", {f32({3}, {0.1f, 65504.0f, 6e-08f})}, to(DType::kF16));
+  CHECK(values<std::string>(run_ok("Cast", {h16}, to(DType::kString))) == std::vector<std::string>{"0.1", "65500.0", "6e-08"});
+  Tensor i = run_ok("Cast", {Tensor::from<int8_t>({2}, {-5, 7})}, to(DType::kString));
+  CHECK(values<std::string>(i) == std::vector<std::string>{"-5", "7"});
+
+  // ONNX Cast spec: plain / scientific notation, case-insensitive "INF", "+INF", "-INF", "NaN".
+  Tensor strs = strings({6}, {"1e-5", "1E8", "+INF", "-inf", "nan", "-3.25"});
+  Tensor f = run_ok("Cast", {strs}, to(DType::kF32));
+  const float* pf = f.data<float>();
+  CHECK(pf[0] == 1e-5f);
+  CHECK(pf[1] == 1e8f);
+  CHECK(pf[2] == INF);
+  CHECK(pf[3] == -INF);
+  CHECK(std::isnan(pf[4]));
+  CHECK(pf[5] == -3.25f);
+  // "100.5" -> int 100 (spec example); 2^53 + 1 parses exactly into i64.
+  CHECK(values<int32_t>(run_ok("Cast", {strings({1}, {"100.5"})}, to(DType::kI32))) ==
+        std::vector<int32_t>{100});
+  CHECK(values<int64_t>(run_ok("Cast", {strings({1}, {"9007199254740993"})}, to(DType::kI64))) ==
+        std::vector<int64_t>{9007199254740993});
+  OneNode bad("Cast", {strings({1}, {"abc"})}, to(DType::kF32));
+  REQUIRE(bad.infer_status.ok());
+  CHECK_FALSE(bad.run().ok());
+}
+
 TEST_CASE("elementwise inference: dynamic dims, dtype errors, broadcast errors name the node and shapes") {
   OneNode dyn("Add", {f32({2, 3}, {0, 0, 0, 0, 0, 0}), f32({3}, {0, 0, 0})}, {}, {}, {{-1, 3}, {3}});
   REQUIRE(dyn.infer_status.ok());

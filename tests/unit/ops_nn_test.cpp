@@ -596,3 +596,44 @@ TEST_CASE("f16 Conv is rejected with kUnsupported by the cpu backend") {
   REQUIRE_FALSE(out.ok());
   CHECK(out.status().code() == StatusCode::kUnsupported);
 }
+
+TEST_CASE("quantized matmul and conv: per-row / per-column / per-channel zero points, requantization rounding") {
+  // MatMulInteger: A - a_zp (per row) = [[0, 1], [1, 2]], B - b_zp (per column) = [[0, 6], [2, 8]];
+  // their product by hand: [[2, 8], [4, 22]].
+  OpCase mm;
+  mm.op = "MatMulInteger";
+  mm.inputs = {Tensor::from<uint8_t>({2, 2}, {1, 2, 3, 4}), Tensor::from<uint8_t>({2, 2}, {5, 6, 7, 8}),
+               Tensor::from<uint8_t>({2}, {1, 2}), Tensor::from<uint8_t>({2}, {5, 0})};
+  auto y = run_case(mm);
+  REQUIRE(y.ok());
+  REQUIRE((*y)[0].dtype() == DType::kI32);
+  CHECK(std::vector<int32_t>((*y)[0].data<int32_t>(), (*y)[0].data<int32_t>() + 4) == std::vector<int32_t>{2, 8, 4, 22});
+
+  // QLinearMatMul (i8): acc = [-2, 4] . ([3, -1] - 1) = -12; -12 * 0.5 * 0.25 / 1.0 = -1.5, which
+  // rounds half to even to -2; + y_zp 10 = 8.
+  OpCase q;
+  q.op = "QLinearMatMul";
+  q.inputs = {Tensor::from<int8_t>({1, 2}, {-2, 4}), Tensor::scalar<float>(0.5f), Tensor::scalar<int8_t>(0),
+              Tensor::from<int8_t>({2, 1}, {3, -1}), Tensor::scalar<float>(0.25f), Tensor::scalar<int8_t>(1),
+              Tensor::scalar<float>(1.0f), Tensor::scalar<int8_t>(10)};
+  auto qy = run_case(q);
+  REQUIRE(qy.ok());
+  REQUIRE((*qy)[0].dtype() == DType::kI8);
+  REQUIRE((*qy)[0].shape() == Shape{1, 1});
+  CHECK((*qy)[0].data<int8_t>()[0] == 8);
+
+  // ConvInteger, 1x1 kernel: x - 1 = [0, 1, 2, 3]; w - w_zp per output channel = [2, 0].
+  OpCase c;
+  c.op = "ConvInteger";
+  c.inputs = {Tensor::from<uint8_t>({1, 1, 2, 2}, {1, 2, 3, 4}), Tensor::from<uint8_t>({2, 1, 1, 1}, {3, 5}),
+              Tensor::scalar<uint8_t>(1), Tensor::from<uint8_t>({2}, {1, 5})};
+  auto cy = run_case(c);
+  REQUIRE(cy.ok());
+  REQUIRE((*cy)[0].shape() == Shape{1, 2, 2, 2});
+  CHECK(std::vector<int32_t>((*cy)[0].data<int32_t>(), (*cy)[0].data<int32_t>() + 8) ==
+        std::vector<int32_t>{0, 2, 4, 6, 0, 0, 0, 0});
+
+  // A per-row zero point of the wrong length is a run-time error, not a crash.
+  mm.inputs[2] = Tensor::from<uint8_t>({3}, {1, 2, 3});
+  CHECK_FALSE(run_case(mm).ok());
+}

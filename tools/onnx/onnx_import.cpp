@@ -186,6 +186,24 @@ Expected<ir::Attribute> Importer::map_attribute(AttributeProto& a, Scope& s, con
       }
       return r;
     }
+    case AttributeProto::TYPE_PROTO: {
+      // Only Optional uses one (its element type): stored as "tensor:<dtype>" or
+      // "sequence:<dtype>" with dtype_name()'s short names, which its OpDef parses.
+      const onnx::TypeProto* tp = &a.tp();
+      const char* what = "tensor";
+      if (tp->has_sequence_type()) {
+        what = "sequence";
+        tp = &tp->sequence_type().elem_type();
+      }
+      if (tp->has_tensor_type()) {
+        const DType dt = dtype_from_onnx(tp->tensor_type().elem_type());
+        if (dt != DType::kUndefined) return Attribute::make_string(n, str_cat(what, ":", dtype_name(dt)));
+      }
+      skip = true;
+      defer(unsupported(place, ": attribute '", n, "': type attribute is not a tensor or a sequence of tensors ",
+                        "of a supported dtype"));
+      return Attribute{};
+    }
     default:
       skip = true;
       defer(unsupported(place, ": attribute '", n, "' has ONNX attribute type ", static_cast<int>(kind),

@@ -207,6 +207,22 @@ struct ThresholdedReluOp : FloatOnly {
   explicit ThresholdedReluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 1.0)) {}
   template <class C> C operator()(C x) const { return x > static_cast<C>(alpha) ? x : C(0); }
 };
+// Shrink (ONNX opset 9): x < -lambd ? x + bias : x > lambd ? x - bias : 0. Integer inputs
+// compute in double and convert back (the onnx reference's float result cast to the input type).
+struct ShrinkOp : NumericOnly {
+  double lambd = 0.5, bias = 0.0;
+  ShrinkOp() = default;
+  explicit ShrinkOp(const ir::Node& n) : lambd(n.attr_float("lambd", 0.5)), bias(n.attr_float("bias", 0.0)) {}
+  template <class C> C operator()(C x) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      const C l = static_cast<C>(lambd), b = static_cast<C>(bias);
+      return x < -l ? x + b : (x > l ? x - b : C(0));
+    } else {
+      const auto v = static_cast<double>(x);
+      return static_cast<C>(v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0));
+    }
+  }
+};
 
 // Clip with optional scalar min/max inputs (absent: the dtype's range). NaN in X stays NaN.
 template <typename T>
@@ -306,6 +322,7 @@ void register_elementwise_unary_kernels(KernelRegistry& r) {
   r.add_fn("Softsign", flt, &unary_kernel<SoftsignOp>);
   r.add_fn("ThresholdedRelu", flt, &unary_kernel<ThresholdedReluOp>);
   r.add_fn("Mish", flt, &unary_kernel<MishOp>);
+  r.add_fn("Shrink", num, &unary_kernel<ShrinkOp>);
   r.add_fn("Clip", num, &clip_kernel);
 }
 

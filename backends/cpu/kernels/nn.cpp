@@ -1,7 +1,8 @@
 // CPU Conv kernel (ONNX opset 17). f32: 1x1/stride-1/unpadded convs are one GEMM on the input
 // as is; depthwise convs (one input and one output channel per group, spatial rank <= 2) run a
 // direct loop vectorized along the output width; everything else is im2col in blocks of output
-// rows + the packed SGEMM (gemm.h). f64 takes the same im2col path with the reference GEMM.
+// rows + the packed SGEMM (gemm.h). f64 takes the same im2col path with the reference GEMM, and
+// so does i32 for the quantized convs (conv_i32, conv.h).
 // Pool kernels: nn_pool.cpp; normalization/softmax: nn_norm.cpp.
 #include <hwy/highway.h>
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/conv.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/nn_window.h"
 
@@ -187,16 +189,13 @@ void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, st
   else depthwise_rows<T, 0, 0>(phased.data(), g, wk, bias, w, y);
 }
 
+// Conv of x by wt (+ bias) into yt (allocated with the inferred shape), the node's window.
 template <typename T>
-Status conv_typed(exec::KernelContext& ctx) {
-  const Tensor& x = *ctx.input(0);
-  const Tensor& wt = *ctx.input(1);
-  const Tensor* bias = ctx.input(2);
+Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, const Tensor* bias, Tensor* yt) {
   const int64_t group = ctx.node().attr_int("group", 1);
   std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
   TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, kernel, false));
-  TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
   if (yt->numel() == 0) return ok_status();
   const int64_t n_batch = x.dim(0), c = x.dim(1), m = wt.dim(0);
   const int64_t cg = c / group, mg = m / group;
@@ -258,6 +257,12 @@ Status conv_typed(exec::KernelContext& ctx) {
   return ok_status();
 }
 
+template <typename T>
+Status conv_typed(exec::KernelContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
+  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt);
+}
+
 Status conv_kernel(exec::KernelContext& ctx) {
   switch (ctx.input(0)->dtype()) {
     case DType::kF32: return conv_typed<float>(ctx);
@@ -267,6 +272,10 @@ Status conv_kernel(exec::KernelContext& ctx) {
 }
 
 }  // namespace
+
+Status conv_i32(exec::KernelContext& ctx, const Tensor& x, const Tensor& w, Tensor* y) {
+  return conv_into<int32_t>(ctx, x, w, nullptr, y);
+}
 
 void register_nn_kernels(KernelRegistry& r) { r.add_fn("Conv", {DType::kF32, DType::kF64}, conv_kernel); }
 

@@ -1,6 +1,6 @@
 // CPU kernels for normalization and the softmax family (ONNX opset 17): BatchNormalization
 // (inference and training_mode), LayerNormalization, InstanceNormalization, LRN, Softmax,
-// LogSoftmax, Hardmax. Statistics accumulate in double; f32 softmax rows use Highway's Exp.
+// LogSoftmax, Hardmax, MeanVarianceNormalization. Statistics accumulate in double; f32 softmax rows use Highway's Exp.
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
@@ -228,6 +228,67 @@ Status lrn_typed(exec::KernelContext& ctx) {
   return ok_status();
 }
 
+// MeanVarianceNormalization (ONNX opset 13 function): Y = (X - mean) / (sqrt(E[X^2] - mean^2)
+// + 1e-9), statistics over `axes` (default [0, 2, 3]). Each element's group is its flat index
+// with the reduced dims' coordinates dropped; statistics accumulate in double.
+template <typename T>
+Status mvn_typed(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const int64_t rank = x.rank();
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int64_t a : ctx.node().attr_ints("axes", {0, 2, 3})) {
+    TSR_ASSIGN_OR_RETURN(int64_t ax, normalize_axis(a, rank));
+    reduced[static_cast<size_t>(ax)] = true;
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  const int64_t n = x.numel();
+  if (n == 0) return ok_status();
+  // Group strides: kept dims get row-major strides over the kept dims, reduced dims 0.
+  std::vector<int64_t> gstride(static_cast<size_t>(rank), 0);
+  int64_t groups = 1;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    if (!reduced[static_cast<size_t>(d)]) {
+      gstride[static_cast<size_t>(d)] = groups;
+      groups *= x.dim(d);
+    }
+  std::vector<int64_t> gid(static_cast<size_t>(n));
+  std::vector<int64_t> coord(static_cast<size_t>(rank), 0);
+  int64_t g = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    gid[static_cast<size_t>(i)] = g;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      const auto du = static_cast<size_t>(d);
+      g += gstride[du];
+      if (++coord[du] < x.dim(d)) break;
+      g -= gstride[du] * coord[du];
+      coord[du] = 0;
+    }
+  }
+  std::vector<double> sum(static_cast<size_t>(groups), 0.0), sq(static_cast<size_t>(groups), 0.0);
+  std::vector<int64_t> cnt(static_cast<size_t>(groups), 0);
+  const T* px = x.data<T>();
+  for (int64_t i = 0; i < n; ++i) {
+    const auto gi = static_cast<size_t>(gid[static_cast<size_t>(i)]);
+    const auto v = static_cast<double>(px[i]);
+    sum[gi] += v;
+    sq[gi] += v * v;
+    ++cnt[gi];
+  }
+  std::vector<double> mean(static_cast<size_t>(groups)), inv_den(static_cast<size_t>(groups));
+  for (size_t k = 0; k < sum.size(); ++k) {
+    const double c = static_cast<double>(cnt[k]);
+    mean[k] = sum[k] / c;
+    const double var = std::max(0.0, sq[k] / c - mean[k] * mean[k]);
+    inv_den[k] = 1.0 / (std::sqrt(var) + 1e-9);
+  }
+  T* py = y->mut_data<T>();
+  for (int64_t i = 0; i < n; ++i) {
+    const auto gi = static_cast<size_t>(gid[static_cast<size_t>(i)]);
+    py[i] = static_cast<T>((static_cast<double>(px[i]) - mean[gi]) * inv_den[gi]);
+  }
+  return ok_status();
+}
+
 enum class SoftMode { kSoftmax, kLogSoftmax, kHardmax };
 
 // One contiguous f32 row: max, then exp and sum with Highway, then scale (or log-shift).
@@ -257,8 +318,10 @@ void softmax_row_f32(const float* x, float* y, int64_t n, SoftMode mode) {
     const float inv = 1.0f / sum;
     for (i = 0; i < n; ++i) y[i] *= inv;
   } else {
-    const float shift = mx + std::log(sum);
-    for (i = 0; i < n; ++i) y[i] = x[i] - shift;
+    // (x - max) - log(sum), not x - (max + log(sum)): for large x the rounded shift loses the
+    // fractional part (onnx test_logsoftmax_large_number, x ~ 1e4).
+    const float ls = std::log(sum);
+    for (i = 0; i < n; ++i) y[i] = (x[i] - mx) - ls;
   }
 }
 
@@ -342,6 +405,7 @@ void register_nn_norm_kernels(KernelRegistry& r) {
   r.add_fn("LayerNormalization", types, by_dtype<layer_norm_typed<float>, layer_norm_typed<double>>);
   r.add_fn("InstanceNormalization", types, by_dtype<instance_norm_typed<float>, instance_norm_typed<double>>);
   r.add_fn("LRN", types, by_dtype<lrn_typed<float>, lrn_typed<double>>);
+  r.add_fn("MeanVarianceNormalization", types, by_dtype<mvn_typed<float>, mvn_typed<double>>);
   r.add_fn("Softmax", types,
            by_dtype<softmax_mode<float, SoftMode::kSoftmax>, softmax_mode<double, SoftMode::kSoftmax>>);
   r.add_fn("LogSoftmax", types,

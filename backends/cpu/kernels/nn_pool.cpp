@@ -1,5 +1,5 @@
-// CPU pooling kernels (ONNX opset 17): MaxPool (with optional Indices), AveragePool,
-// GlobalAveragePool, GlobalMaxPool. Parallel over (N, C) planes; windows lifted to 3-D
+// CPU pooling kernels (ONNX opset 17): MaxPool (with optional Indices; f32, f64, i8, u8),
+// AveragePool, MaxUnpool, GlobalAveragePool, GlobalMaxPool. Parallel over (N, C) planes; windows lifted to 3-D
 // (nn_window.h).
 #include <algorithm>
 #include <limits>
@@ -11,6 +11,13 @@ namespace tsr::cpu {
 
 namespace {
 
+// The identity of max: -inf for floats, the minimum for integers.
+template <typename T>
+constexpr T max_identity() {
+  if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::lowest();
+}
+
 // MaxPool over one plane. Indices (if `idx`) follow ONNX Runtime: the flattened index into the
 // whole X (plane offset included), row-major (storage_order 0) or column-major over the spatial
 // dims (storage_order 1). Padding never wins; a window wholly in padding (pads >= kernel) gives
@@ -20,7 +27,7 @@ void max_pool_plane(const T* x, const Window3& w, T* y, int64_t* idx, int64_t pl
   for (int64_t od = 0; od < w.out[0]; ++od)
     for (int64_t oh = 0; oh < w.out[1]; ++oh)
       for (int64_t ow = 0; ow < w.out[2]; ++ow) {
-        T best = -std::numeric_limits<T>::infinity();
+        T best = max_identity<T>();
         int64_t best_i = -1;
         for (int64_t kd = 0; kd < w.k[0]; ++kd) {
           const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
@@ -156,8 +163,73 @@ Status pool_kernel(exec::KernelContext& ctx) {
   switch (ctx.input(0)->dtype()) {
     case DType::kF32: return kGlobal ? global_pool_typed<float>(ctx, kMax) : pool_typed<float>(ctx, kMax);
     case DType::kF64: return kGlobal ? global_pool_typed<double>(ctx, kMax) : pool_typed<double>(ctx, kMax);
+    case DType::kI8:
+      if (kMax && !kGlobal) return pool_typed<int8_t>(ctx, true);
+      break;
+    case DType::kU8:
+      if (kMax && !kGlobal) return pool_typed<uint8_t>(ctx, true);
+      break;
     default:
-      return unsupported(ctx.place(), ": ", ctx.node().op, " has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
+      break;
+  }
+  return unsupported(ctx.place(), ": ", ctx.node().op, " has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
+}
+
+// MaxUnpool: Y = 0 everywhere except at MaxPool's flattened Indices, which index the default
+// unpooled shape [N, C, (D - 1) * stride + kernel - pads]. With a different output_shape, an
+// index keeps its coordinates there (the extra size is padding at the end, as the onnx
+// reference and onnxruntime place it). An index outside Y is an error; later duplicates win.
+template <typename T>
+Status max_unpool_typed(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const Tensor& ind = *ctx.input(1);
+  if (ind.shape() != x.shape())
+    return ctx.error("input[1] (I): shape ", shape_str(ind.shape()), " differs from X's ", shape_str(x.shape()));
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  const ir::Node& node = ctx.node();
+  const size_t r = static_cast<size_t>(x.rank()) - 2;
+  const std::vector<int64_t> ks = node.attr_ints("kernel_shape");
+  const std::vector<int64_t> st = node.attr_ints("strides", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  if (ks.size() != r || st.size() != r || pads.size() != 2 * r || y->rank() != x.rank())
+    return ctx.error("kernel_shape / strides / pads do not match X's rank ", x.rank());
+  Shape def = {x.dim(0), x.dim(1)};
+  for (size_t i = 0; i < r; ++i) def.push_back((x.dim(static_cast<int64_t>(i) + 2) - 1) * st[i] + ks[i] - pads[i] - pads[i + r]);
+  const bool remap = def != y->shape();
+  const std::vector<int64_t> ystrides = shape_strides(y->shape());
+  T* py = y->mut_data<T>();
+  const int64_t total = y->numel();
+  std::fill(py, py + total, T(0));
+  const T* px = x.data<T>();
+  const int64_t* pi = ind.data<int64_t>();
+  for (int64_t j = 0; j < x.numel(); ++j) {
+    int64_t at = pi[j];
+    if (remap && at >= 0) {
+      // Coordinates in the default shape, re-flattened in Y's.
+      int64_t rest = at, flat = 0;
+      for (size_t d = def.size(); d-- > 0;) {
+        const int64_t c = def[d] > 0 ? rest % def[d] : 0;
+        rest = def[d] > 0 ? rest / def[d] : 0;
+        if (c >= y->dim(static_cast<int64_t>(d))) {
+          flat = -1;
+          break;
+        }
+        flat += c * ystrides[d];
+      }
+      at = rest == 0 ? flat : -1;
+    }
+    if (at < 0 || at >= total)
+      return ctx.error("index ", pi[j], " at ", j, " is outside the output ", shape_str(y->shape()));
+    py[at] = px[j];
+  }
+  return ok_status();
+}
+
+Status max_unpool_kernel(exec::KernelContext& ctx) {
+  switch (ctx.input(0)->dtype()) {
+    case DType::kF32: return max_unpool_typed<float>(ctx);
+    case DType::kF64: return max_unpool_typed<double>(ctx);
+    default: return unsupported(ctx.place(), ": MaxUnpool has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
   }
 }
 
@@ -165,7 +237,8 @@ Status pool_kernel(exec::KernelContext& ctx) {
 
 void register_nn_pool_kernels(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64};
-  r.add_fn("MaxPool", types, pool_kernel<true, false>);
+  r.add_fn("MaxPool", {DType::kF32, DType::kF64, DType::kI8, DType::kU8}, pool_kernel<true, false>);
+  r.add_fn("MaxUnpool", types, max_unpool_kernel);
   r.add_fn("AveragePool", types, pool_kernel<false, false>);
   r.add_fn("GlobalMaxPool", types, pool_kernel<true, true>);
   r.add_fn("GlobalAveragePool", types, pool_kernel<false, true>);

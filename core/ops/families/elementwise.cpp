@@ -139,8 +139,8 @@ void add_variadic(OpRegistry& r, const std::string& name, std::vector<DType> all
   r.add(std::move(d));
 }
 
-// Cast targets this runtime supports.
-bool cast_target_ok(DType t) { return t != DType::kUndefined && t != DType::kString; }
+// Cast targets this runtime supports (every dtype, string included).
+bool cast_target_ok(DType t) { return t != DType::kUndefined; }
 
 }  // namespace
 
@@ -228,11 +228,11 @@ void register_elementwise_ops(OpRegistry& r) {
     d.since_version = 13;
     d.min_inputs = d.max_inputs = 1;
     d.attrs = {{"to", AttrKind::kInt, true}};
-    d.doc = "Y = X converted to dtype `to` (float->int truncates toward zero; NaN/out of range is undefined in ONNX, see kernel)";
+    d.doc = "Y = X converted to dtype `to` (float->int truncates toward zero; NaN/out of range is undefined in ONNX, see kernel; numbers <-> strings as numpy's str() / strtod)";
     d.infer = [](InferContext& ctx) -> Status {
       const int64_t to = ctx.node().attr_int("to", 0);
       if (to < 0 || to > 255 || !dtype_valid(static_cast<int>(to)) || !cast_target_ok(static_cast<DType>(to)))
-        return ctx.ir_error("attribute 'to' = ", to, " is not a supported dtype (numeric, bool, f16, bf16; string casts are not implemented)");
+        return ctx.ir_error("attribute 'to' = ", to, " is not a supported dtype");
       same_shape_output(ctx, 0, 0, static_cast<DType>(to));
       return ok_status();
     };

@@ -68,6 +68,8 @@ void register_elementwise_unary_ops(OpRegistry& r) {
   add_unary(r, "Softsign", 1, flt, "Y = X / (1 + |X|)");
   add_unary(r, "ThresholdedRelu", 10, flt, "Y = X > alpha ? X : 0 (alpha 1)", {fattr("alpha")});
   add_unary(r, "Mish", 18, flt, "Y = X * tanh(softplus(X))");
+  add_unary(r, "Shrink", 9, num, "Y = X < -lambd ? X + bias : X > lambd ? X - bias : 0 (lambd 0.5, bias 0)",
+            {fattr("lambd"), fattr("bias")});
 
   OpDef clip;
   clip.name = "Clip";

@@ -1,4 +1,5 @@
 // Linear-algebra OpDefs (ONNX opset 17): MatMul (numpy matmul semantics) and Gemm.
+#include "core/ops/families/matmul_infer.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {
@@ -17,19 +18,18 @@ bool merge_dim(int64_t a, int64_t b, int64_t* out) {
   return true;
 }
 
+}  // namespace
+
 // numpy.matmul: 1-D A is promoted to [1, K] and 1-D B to [K, 1] (the added dims are removed from
 // the result); leading (batch) dims broadcast.
-Status infer_matmul(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kMatMulTypes));
-  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
-  const ValueType& a = ctx.input(0);
-  const ValueType& b = ctx.input(1);
-  const DType dt = a.dtype != DType::kUndefined ? a.dtype : b.dtype;
+Status infer_matmul_shape(InferContext& ctx, size_t ia, size_t ib, DType dt) {
+  const ValueType& a = ctx.input(ia);
+  const ValueType& b = ctx.input(ib);
   if (!a.has_shape || !b.has_shape) {
     ctx.set_output_unknown_shape(0, dt);
     return ok_status();
   }
-  if (a.shape.empty() || b.shape.empty()) return ctx.ir_error("MatMul inputs must have rank >= 1 (scalars are not allowed)");
+  if (a.shape.empty() || b.shape.empty()) return ctx.ir_error("matmul inputs must have rank >= 1 (scalars are not allowed)");
   Shape sa = a.shape, sb = b.shape;
   const bool a1 = sa.size() == 1, b1 = sb.size() == 1;
   if (a1) sa.insert(sa.begin(), 1);
@@ -45,6 +45,15 @@ Status infer_matmul(InferContext& ctx) {
   if (!b1) out.push_back(sb.back());
   ctx.set_output(0, dt, out);
   return ok_status();
+}
+
+namespace {
+
+Status infer_matmul(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kMatMulTypes));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
+  const DType dt = ctx.input(0).dtype != DType::kUndefined ? ctx.input(0).dtype : ctx.input(1).dtype;
+  return infer_matmul_shape(ctx, 0, 1, dt);
 }
 
 Status infer_gemm(InferContext& ctx) {

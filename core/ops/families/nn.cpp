@@ -1,9 +1,76 @@
-// Convolution and pooling OpDefs (ONNX opset 17): Conv, MaxPool, AveragePool,
+// Convolution and pooling OpDefs (ONNX opset 17): Conv, MaxPool, AveragePool, MaxUnpool,
 // GlobalAveragePool, GlobalMaxPool. Window geometry: core/ops/families/nn_spatial.h.
 #include "core/ops/families/nn_spatial.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {
+
+Status infer_conv_shape(InferContext& ctx, size_t ix, size_t iw, size_t ib, DType dt) {
+  const ir::Node& node = ctx.node();
+  const int64_t group = node.attr_int("group", 1);
+  if (group <= 0) return ctx.ir_error("group = ", group, " must be positive");
+  const ValueType& x = ctx.input(ix);
+  const ValueType& w = ctx.input(iw);
+  if (w.has_shape && w.shape.size() < 3)
+    return ctx.ir_error("input[", iw, "] (W): rank ", w.shape.size(), ", expected >= 3 [M, C/group, k...]");
+  if (x.has_shape && x.shape.size() < 3)
+    return ctx.ir_error("input[", ix, "] (X): rank ", x.shape.size(), ", expected >= 3 [N, C, D...]");
+  if (x.has_shape && w.has_shape && x.shape.size() != w.shape.size())
+    return ctx.ir_error("input[", iw, "] (W): rank ", w.shape.size(), " differs from X's rank ", x.shape.size());
+  const int64_t rank = x.has_shape ? static_cast<int64_t>(x.shape.size())
+                       : w.has_shape ? static_cast<int64_t>(w.shape.size())
+                                     : -1;
+  const ir::Attribute* ks = node.attr("kernel_shape");
+  if (rank < 0) {
+    ctx.set_output_unknown_shape(0, dt);
+    return ok_status();
+  }
+  const size_t r = static_cast<size_t>(rank - 2);
+  if (ks && ks->ints.size() != r)
+    return ctx.ir_error("kernel_shape has ", ks->ints.size(), " values, expected ", r, " (spatial rank)");
+  std::vector<int64_t> kernel(r, -1);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t wk = w.has_shape ? w.shape[i + 2] : -1;
+    if (ks) {
+      if (wk >= 0 && ks->ints[i] != wk)
+        return ctx.ir_error("kernel_shape[", i, "] = ", ks->ints[i], " differs from W's dim ", i + 2, " = ", wk);
+      kernel[i] = ks->ints[i];
+    } else {
+      kernel[i] = wk;
+    }
+  }
+  const int64_t c = x.has_shape ? x.shape[1] : -1;
+  const int64_t m = w.has_shape ? w.shape[0] : -1;
+  const int64_t cg = w.has_shape ? w.shape[1] : -1;
+  if (c >= 0 && c % group != 0)
+    return ctx.ir_error("input channels C = ", c, " not divisible by group = ", group);
+  if (m >= 0 && m % group != 0)
+    return ctx.ir_error("output channels M = W.shape[0] = ", m, " not divisible by group = ", group);
+  if (c >= 0 && cg >= 0 && cg * group != c)
+    return ctx.ir_error("input[", iw, "] (W): shape ", shape_str(w.shape), " needs dim 1 = C/group = ", c / group,
+                        " (C = ", c, ", group = ", group, ")");
+  if (ctx.has_input(ib) && ctx.input(ib).has_shape) {
+    const Shape& b = ctx.input(ib).shape;
+    if (b.size() != 1 || (m >= 0 && b[0] >= 0 && b[0] != m))
+      return ctx.ir_error("input[", ib, "] (B): shape ", shape_str(b), ", expected [", m, "]");
+  }
+  Shape out = {x.has_shape ? x.shape[0] : -1, m};
+  bool kernel_known = true;
+  for (int64_t k : kernel) kernel_known = kernel_known && k >= 0;
+  if (!kernel_known) {
+    out.resize(static_cast<size_t>(rank), -1);
+    ctx.set_output(0, dt, out);
+    return ok_status();
+  }
+  std::vector<int64_t> in(r, -1);
+  if (x.has_shape)
+    for (size_t i = 0; i < r; ++i) in[i] = x.shape[i + 2];
+  auto sp = resolve_spatial(node, in, kernel, false);
+  if (!sp.ok()) return ctx.ir_error(sp.status().message());
+  for (int64_t o : sp->out) out.push_back(o);
+  ctx.set_output(0, dt, out);
+  return ok_status();
+}
 
 namespace {
 
@@ -36,76 +103,14 @@ Status infer_conv(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
-  const DType dt = ctx.input(0).dtype;
-  const ir::Node& node = ctx.node();
-  const int64_t group = node.attr_int("group", 1);
-  if (group <= 0) return ctx.ir_error("group = ", group, " must be positive");
-  const ValueType& x = ctx.input(0);
-  const ValueType& w = ctx.input(1);
-  if (w.has_shape && w.shape.size() < 3)
-    return ctx.ir_error("input[1] (W): rank ", w.shape.size(), ", expected >= 3 [M, C/group, k...]");
-  if (x.has_shape && x.shape.size() < 3)
-    return ctx.ir_error("input[0] (X): rank ", x.shape.size(), ", expected >= 3 [N, C, D...]");
-  if (x.has_shape && w.has_shape && x.shape.size() != w.shape.size())
-    return ctx.ir_error("input[1] (W): rank ", w.shape.size(), " differs from X's rank ", x.shape.size());
-  const int64_t rank = x.has_shape ? static_cast<int64_t>(x.shape.size())
-                       : w.has_shape ? static_cast<int64_t>(w.shape.size())
-                                     : -1;
-  const ir::Attribute* ks = node.attr("kernel_shape");
-  if (rank < 0) {
-    ctx.set_output_unknown_shape(0, dt);
-    return ok_status();
-  }
-  const size_t r = static_cast<size_t>(rank - 2);
-  if (ks && ks->ints.size() != r)
-    return ctx.ir_error("kernel_shape has ", ks->ints.size(), " values, expected ", r, " (spatial rank)");
-  std::vector<int64_t> kernel(r, -1);
-  for (size_t i = 0; i < r; ++i) {
-    const int64_t wk = w.has_shape ? w.shape[i + 2] : -1;
-    if (ks) {
-      if (wk >= 0 && ks->ints[i] != wk)
-        return ctx.ir_error("kernel_shape[", i, "] = ", ks->ints[i], " differs from W's dim ", i + 2, " = ", wk);
-      kernel[i] = ks->ints[i];
-    } else {
-      kernel[i] = wk;
-    }
-  }
-  const int64_t c = x.has_shape ? x.shape[1] : -1;
-  const int64_t m = w.has_shape ? w.shape[0] : -1;
-  const int64_t cg = w.has_shape ? w.shape[1] : -1;
-  if (c >= 0 && c % group != 0)
-    return ctx.ir_error("input channels C = ", c, " not divisible by group = ", group);
-  if (m >= 0 && m % group != 0)
-    return ctx.ir_error("output channels M = W.shape[0] = ", m, " not divisible by group = ", group);
-  if (c >= 0 && cg >= 0 && cg * group != c)
-    return ctx.ir_error("input[1] (W): shape ", shape_str(w.shape), " needs dim 1 = C/group = ", c / group,
-                        " (C = ", c, ", group = ", group, ")");
-  if (ctx.has_input(2) && ctx.input(2).has_shape) {
-    const Shape& b = ctx.input(2).shape;
-    if (b.size() != 1 || (m >= 0 && b[0] >= 0 && b[0] != m))
-      return ctx.ir_error("input[2] (B): shape ", shape_str(b), ", expected [", m, "]");
-  }
-  Shape out = {x.has_shape ? x.shape[0] : -1, m};
-  bool kernel_known = true;
-  for (int64_t k : kernel) kernel_known = kernel_known && k >= 0;
-  if (!kernel_known) {
-    out.resize(static_cast<size_t>(rank), -1);
-    ctx.set_output(0, dt, out);
-    return ok_status();
-  }
-  std::vector<int64_t> in(r, -1);
-  if (x.has_shape)
-    for (size_t i = 0; i < r; ++i) in[i] = x.shape[i + 2];
-  auto sp = resolve_spatial(node, in, kernel, false);
-  if (!sp.ok()) return ctx.ir_error(sp.status().message());
-  for (int64_t o : sp->out) out.push_back(o);
-  ctx.set_output(0, dt, out);
-  return ok_status();
+  return infer_conv_shape(ctx, 0, 1, 2, ctx.input(0).dtype);
 }
 
-// Pools: X[N, C, D1..Dr] -> [N, C, O1..Or]; kernel_shape required.
+// Pools: X[N, C, D1..Dr] -> [N, C, O1..Or]; kernel_shape required. MaxPool also takes i8/u8
+// (opset 12).
 Status infer_pool(InferContext& ctx, bool is_max) {
-  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  if (is_max) TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64, DType::kF16, DType::kI8, DType::kU8}));
+  else TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
   const ir::Node& node = ctx.node();
   const DType dt = ctx.input(0).dtype;
   const ir::Attribute* ks = node.attr("kernel_shape");
@@ -150,6 +155,57 @@ Status infer_global_pool(InferContext& ctx) {
   return ok_status();
 }
 
+// MaxUnpool(X[N, C, D1..Dr], I (i64, X's shape), output_shape? (i64 [r + 2])) -> Y. Without
+// output_shape, Y's spatial dims are (D - 1) * stride + kernel - pad_begin - pad_end (ONNX
+// opset 11).
+Status infer_max_unpool(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kI64}));
+  const ir::Node& node = ctx.node();
+  const ir::Attribute* ks = node.attr("kernel_shape");
+  if (!ks) return ctx.ir_error("attribute kernel_shape is required");
+  const DType dt = ctx.input(0).dtype;
+  const ValueType& x = ctx.input(0);
+  const size_t r = ks->ints.size();
+  if (x.has_shape && x.shape.size() != r + 2)
+    return ctx.ir_error("input[0]: rank ", x.shape.size(), ", expected ", r + 2, " (kernel_shape has ", r, " values)");
+  if (ctx.has_input(2)) {
+    TSR_RETURN_IF_ERROR(ctx.require_dtype(2, {DType::kI64}));
+    const Tensor* os = ctx.input_value(2);
+    if (!os) {
+      ctx.set_output(0, dt, Shape(r + 2, -1));
+      return ok_status();
+    }
+    if (os->rank() != 1 || os->numel() != static_cast<int64_t>(r + 2))
+      return ctx.arg_error("input[2] (output_shape): shape ", shape_str(os->shape()), ", expected [", r + 2, "]");
+    Shape out = os->to_i64_vector();
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i] < 0) return ctx.arg_error("output_shape[", i, "] = ", out[i], " is negative");
+      if (x.has_shape && i < 2 && x.shape[i] >= 0 && out[i] != x.shape[i])
+        return ctx.arg_error("output_shape[", i, "] = ", out[i], " differs from X's dim ", x.shape[i]);
+    }
+    ctx.set_output(0, dt, out);
+    return ok_status();
+  }
+  const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
+  const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  if (strides.size() != r) return ctx.ir_error("strides has ", strides.size(), " values, expected ", r);
+  if (pads.size() != 2 * r) return ctx.ir_error("pads has ", pads.size(), " values, expected ", 2 * r);
+  Shape out = {x.has_shape ? x.shape[0] : -1, x.has_shape ? x.shape[1] : -1};
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t d = x.has_shape ? x.shape[i + 2] : -1;
+    if (d < 0) {
+      out.push_back(-1);
+      continue;
+    }
+    const int64_t o = (d - 1) * strides[i] + ks->ints[i] - pads[i] - pads[i + r];
+    if (o < 0) return ctx.ir_error("output dim ", i + 2, " would be negative (", o, ")");
+    out.push_back(o);
+  }
+  ctx.set_output(0, dt, out);
+  return ok_status();
+}
+
 }  // namespace
 
 void register_nn_ops(OpRegistry& r) {
@@ -164,6 +220,9 @@ void register_nn_ops(OpRegistry& r) {
          with({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
                {"count_include_pad", AttrKind::kInt}}),
          [](InferContext& c) { return infer_pool(c, false); }, "N-d average pooling"});
+  r.add({"MaxUnpool", "", 11, 2, 3, 1, 1,
+         {{"kernel_shape", AttrKind::kInts, true}, {"pads", AttrKind::kInts}, {"strides", AttrKind::kInts}},
+         infer_max_unpool, "scatters X into zeros of the unpooled shape at MaxPool's flattened Indices"});
   r.add({"GlobalAveragePool", "", 1, 1, 1, 1, 1, {}, infer_global_pool, "mean over all spatial dims"});
   r.add({"GlobalMaxPool", "", 1, 1, 1, 1, 1, {}, infer_global_pool, "max over all spatial dims"});
 }

@@ -1,5 +1,5 @@
 // Normalization and softmax-family OpDefs (ONNX opset 17): BatchNormalization (opset 15),
-// LayerNormalization (17), InstanceNormalization, LRN, Softmax / LogSoftmax / Hardmax (13).
+// LayerNormalization (17), InstanceNormalization, LRN, MeanVarianceNormalization (13), Softmax / LogSoftmax / Hardmax (13).
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {
@@ -108,6 +108,22 @@ Status infer_lrn(InferContext& ctx) {
   return ok_status();
 }
 
+Status infer_mvn(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  const ValueType& x = ctx.input(0);
+  if (!x.has_shape) {
+    ctx.set_output_unknown_shape(0, x.dtype);
+    return ok_status();
+  }
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  for (int64_t a : ctx.node().attr_ints("axes", {0, 2, 3})) {
+    auto ax = normalize_axis(a, rank);
+    if (!ax.ok()) return ctx.ir_error("axes: ", ax.status().message());
+  }
+  ctx.set_output(0, x.dtype, x.shape);
+  return ok_status();
+}
+
 Status infer_softmax(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
   const ValueType& x = ctx.input(0);
@@ -139,6 +155,8 @@ void register_nn_norm_ops(OpRegistry& r) {
          {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"bias", AttrKind::kFloat},
           {"size", AttrKind::kInt, true}},
          infer_lrn, "local response normalization across channels"});
+  r.add({"MeanVarianceNormalization", "", 13, 1, 1, 1, 1, {{"axes", AttrKind::kInts}}, infer_mvn,
+         "Y = (X - mean) / (std + 1e-9), biased statistics over axes (default [0, 2, 3])"});
   const std::vector<AttrSpec> axis = {{"axis", AttrKind::kInt}};
   r.add({"Softmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "exp(x - max) / sum along one axis"});
   r.add({"LogSoftmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "log of Softmax along one axis"});

@@ -11,6 +11,7 @@
 
 #include "core/base/status.h"
 #include "core/ir/graph.h"
+#include "core/ops/op_def.h"
 
 namespace tsr::ops {
 
@@ -79,5 +80,12 @@ inline Expected<SpatialParams> resolve_spatial(const ir::Node& node, const std::
   }
   return p;
 }
+
+// Conv's output type: sets output 0 to dtype `dt` and shape [N, M, O1..Or] from X (input ix,
+// [N, C, D1..Dr]), W (input iw, [M, C/group, k1..kr]) and the optional bias (input ib, [M]),
+// with the node's group / kernel_shape / strides / dilations / pads / auto_pad. Unknown dims
+// give -1; inconsistent shapes or attributes are errors. Shared by Conv, ConvInteger and
+// QLinearConv; defined in nn.cpp.
+Status infer_conv_shape(InferContext& ctx, size_t ix, size_t iw, size_t ib, DType dt);
 
 }  // namespace tsr::ops

@@ -2,6 +2,12 @@
 // DynamicQuantizeLinear. Scale and zero point are scalars (per-tensor) or 1-D along `axis`
 // (per-axis, default axis 1). Rounding is half to even; results saturate to the integer range.
 // Source: https://onnx.ai/onnx/operators/onnx__QuantizeLinear.html
+// Also the quantized matmuls MatMulInteger / QLinearMatMul and convolutions ConvInteger /
+// QLinearConv (opset 10), whose shapes come from MatMul's and Conv's inference.
+#include <cstdint>
+
+#include "core/ops/families/matmul_infer.h"
+#include "core/ops/families/nn_spatial.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {
@@ -45,6 +51,60 @@ Status infer_dynamic_quantize(InferContext& ctx) {
   return ok_status();
 }
 
+// Zero points / scales of the quantized matmuls: scalar, 1-element, or 1-D per row of A /
+// per column of B (checked against the data at run time).
+Status check_qparam(const InferContext& ctx, size_t i, std::initializer_list<DType> allowed) {
+  if (!ctx.has_input(i)) return ok_status();
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(i, allowed));
+  return check_scale_shape(ctx, i);
+}
+
+// MatMulInteger(A u8/i8, B u8/i8, a_zero_point?, b_zero_point?) -> i32 numpy.matmul of
+// (A - a_zp) and (B - b_zp).
+Status infer_matmul_integer(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 3));
+  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 2));
+  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 3));
+  return infer_matmul_shape(ctx, 0, 1, DType::kI32);
+}
+
+// QLinearMatMul(a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp) -> y (y_zp's dtype).
+Status infer_qlinear_matmul(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(3, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(3, 5));
+  for (size_t i : {1, 4, 6}) TSR_RETURN_IF_ERROR(check_qparam(ctx, i, {DType::kF32}));
+  for (size_t i : {2, 5, 7}) TSR_RETURN_IF_ERROR(check_qparam(ctx, i, {DType::kU8, DType::kI8}));
+  return infer_matmul_shape(ctx, 0, 3, ctx.input(7).dtype);
+}
+
+// ConvInteger(x u8/i8, w u8/i8, x_zero_point?, w_zero_point?) -> i32 Conv(x - x_zp, w - w_zp).
+Status infer_conv_integer(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 3));
+  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 2));
+  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 3));
+  return infer_conv_shape(ctx, 0, 1, SIZE_MAX, DType::kI32);
+}
+
+// QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B (i32)?) -> y (y_zp's dtype).
+Status infer_qlinear_conv(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(3, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(3, 5));
+  for (size_t i : {1, 4, 6}) TSR_RETURN_IF_ERROR(check_qparam(ctx, i, {DType::kF32}));
+  for (size_t i : {2, 5, 7}) TSR_RETURN_IF_ERROR(check_qparam(ctx, i, {DType::kU8, DType::kI8}));
+  if (ctx.has_input(8)) TSR_RETURN_IF_ERROR(ctx.require_dtype(8, {DType::kI32}));
+  return infer_conv_shape(ctx, 0, 3, 8, ctx.input(7).dtype);
+}
+
 }  // namespace
 
 void register_quantize_ops(OpRegistry& r) {
@@ -54,6 +114,17 @@ void register_quantize_ops(OpRegistry& r) {
               "y = (x - zero_point) * scale"});
   r.add(OpDef{"DynamicQuantizeLinear", "", 11, 1, 1, 1, 3, {}, infer_dynamic_quantize,
               "Quantizes f32 to u8 with scale and zero point from the data's range (including 0)"});
+  r.add(OpDef{"MatMulInteger", "", 10, 2, 4, 1, 1, {}, infer_matmul_integer,
+              "Y (i32) = numpy.matmul(A - a_zero_point, B - b_zero_point); zero points per tensor, per row of A, per column of B"});
+  r.add(OpDef{"QLinearMatMul", "", 10, 8, 8, 1, 1, {}, infer_qlinear_matmul,
+              "y = saturate(round((a - a_zp) @ (b - b_zp) * a_scale * b_scale / y_scale) + y_zp)"});
+  const std::vector<AttrSpec> conv_attrs = {{"auto_pad", AttrKind::kString}, {"dilations", AttrKind::kInts},
+                                            {"group", AttrKind::kInt},       {"kernel_shape", AttrKind::kInts},
+                                            {"pads", AttrKind::kInts},       {"strides", AttrKind::kInts}};
+  r.add(OpDef{"ConvInteger", "", 10, 2, 4, 1, 1, conv_attrs, infer_conv_integer,
+              "y (i32) = Conv(x - x_zero_point, w - w_zero_point); w's zero point per tensor or per output channel"});
+  r.add(OpDef{"QLinearConv", "", 10, 8, 9, 1, 1, conv_attrs, infer_qlinear_conv,
+              "y = saturate(round((Conv(x - x_zp, w - w_zp) + B) * x_scale * w_scale / y_scale) + y_zp)"});
 }
 
 }  // namespace tsr::ops
