@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -216,6 +217,18 @@ std::vector<float>& thread_a_buffer() {
   return buf;
 }
 
+// The calling thread's packed-B buffer: grown, never shrunk or zeroed (pack_b writes every
+// element it later reads), so repeated GEMMs do not allocate and fault in fresh pages.
+float* thread_b_buffer(size_t need) {
+  thread_local std::unique_ptr<float[]> buf;
+  thread_local size_t cap = 0;
+  if (cap < need) {
+    buf.reset(new float[need]);
+    cap = need;
+  }
+  return buf.get();
+}
+
 }  // namespace
 
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
@@ -240,15 +253,15 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
     else run(0, chunks);
     return;
   }
-  std::vector<float> packed_b;
+  // Sized for the largest slice up front: B panels of at most KC x NC.
+  float* const pb = thread_b_buffer(static_cast<size_t>(((std::min(kNC, n) + kNR - 1) / kNR) * kNR *
+                                                        std::min(kKC, k)));
   for (int64_t j0 = 0; j0 < n; j0 += kNC) {
     const int64_t nc = std::min(kNC, n - j0);
     const int64_t npanels = (nc + kNR - 1) / kNR;
     for (int64_t p0 = 0; p0 < k; p0 += kKC) {
       const int64_t kc = std::min(kKC, k - p0);
       const bool first = p0 == 0;
-      packed_b.resize(static_cast<size_t>(npanels * kc * kNR));
-      float* pb = packed_b.data();
       if (threaded && npanels > 1) {
         pool->parallel_for(npanels, 4, [&](int64_t pb0, int64_t pb1) {
           pack_b(trans_b, b, ldb, p0, kc, j0, nc, pb0, pb1, pb);

@@ -237,8 +237,10 @@ Status conv_typed(exec::KernelContext& ctx) {
   const int64_t ow = w.out[2], rows = w.out[0] * w.out[1];
   int64_t rows_per_block = std::max<int64_t>((512 + ow - 1) / ow, (int64_t{1} << 18) / std::max<int64_t>(1, kg * ow));
   rows_per_block = std::clamp<int64_t>(rows_per_block, 1, rows);
-  TSR_ASSIGN_OR_RETURN(Tensor col, Tensor::empty(x.dtype(), {kg, rows_per_block * ow}));
-  T* pc = col.mut_data<T>();
+  // Per-thread scratch, grown and reused across calls (im2col writes every element it uses).
+  thread_local std::vector<T> col;
+  if (col.size() < static_cast<size_t>(kg * rows_per_block * ow)) col.resize(static_cast<size_t>(kg * rows_per_block * ow));
+  T* pc = col.data();
   for (int64_t n = 0; n < n_batch; ++n) {
     for (int64_t g = 0; g < group; ++g) {
       const T* xg = px + (n * c + g * cg) * in_size;
