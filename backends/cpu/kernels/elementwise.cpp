@@ -254,10 +254,13 @@ Status variadic_kernel(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const Tensor& a = *ctx.input(0);
   const size_t n = ctx.num_inputs();
-  Status st = ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
+  // Built only on failure: formatting the message on every call costs more than small kernels.
+  Status st = ok_status();
+  bool dispatched = false;
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
+      dispatched = true;
       const Op op{};
       if (n == 1) {
         // Broadcast a single input to the output shape: max(a, a) == a for every value.
@@ -273,6 +276,7 @@ Status variadic_kernel(exec::KernelContext& ctx) {
       }
     }
   });
+  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
   return st;
 }
 

@@ -273,11 +273,17 @@ Status reduce_kernel(exec::KernelContext& ctx) {
     if (rank > 0) red[static_cast<size_t>(*n)] = true;
   }
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
-  Status st = ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  // Built only on failure: formatting the message on every call costs more than small kernels.
+  Status st = ok_status();
+  bool dispatched = false;
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, bool>) st = reduce_typed<T, K>(ctx, x, *out, red);
+    if constexpr (!std::is_same_v<T, bool>) {
+      dispatched = true;
+      st = reduce_typed<T, K>(ctx, x, *out, red);
+    }
   });
+  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
   return st;
 }
 
@@ -294,10 +300,13 @@ Status arg_kernel(exec::KernelContext& ctx) {
   if (R == 0) return ctx.error("axis ", axis, " has size 0");
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   int64_t* po = out->mut_data<int64_t>();
-  Status st = ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  // Built only on failure: formatting the message on every call costs more than small kernels.
+  Status st = ok_status();
+  bool dispatched = false;
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
+      dispatched = true;
       const T* px = x.data<T>();
       parallel_elements(ctx.pool(), outer * inner, [&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t) {
@@ -316,6 +325,7 @@ Status arg_kernel(exec::KernelContext& ctx) {
       st = ok_status();
     }
   });
+  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
   return st;
 }
 
