@@ -212,6 +212,42 @@ void small_m_gemm(bool trans_a, int64_t m, int64_t j0, int64_t j1, int64_t k, fl
   }
 }
 
+// Few rows and transposed B (B stored N x K, as in Gemm transB=1 / Linear layers): each C element
+// is a dot product of two contiguous K-vectors, so B is streamed once without packing.
+void small_m_gemm_tb(bool trans_a, int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha, const float* a,
+                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  std::vector<float> arow_buf;
+  for (int64_t i = 0; i < m; ++i) {
+    const float* arow = a + i * lda;
+    if (trans_a) {
+      arow_buf.resize(static_cast<size_t>(k));
+      for (int64_t p = 0; p < k; ++p) arow_buf[static_cast<size_t>(p)] = a[p * lda + i];
+      arow = arow_buf.data();
+    }
+    float* crow = c + i * ldc;
+    for (int64_t j = j0; j < j1; ++j) {
+      const float* brow = b + j * ldb;
+      int64_t p = 0;
+      float sum = 0.0f;
+#if HWY_TARGET != HWY_SCALAR
+      const hn::ScalableTag<float> d;
+      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+      auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+      for (; p + 4 * nl <= k; p += 4 * nl) {
+        s0 = hn::MulAdd(hn::LoadU(d, arow + p), hn::LoadU(d, brow + p), s0);
+        s1 = hn::MulAdd(hn::LoadU(d, arow + p + nl), hn::LoadU(d, brow + p + nl), s1);
+        s2 = hn::MulAdd(hn::LoadU(d, arow + p + 2 * nl), hn::LoadU(d, brow + p + 2 * nl), s2);
+        s3 = hn::MulAdd(hn::LoadU(d, arow + p + 3 * nl), hn::LoadU(d, brow + p + 3 * nl), s3);
+      }
+      for (; p + nl <= k; p += nl) s0 = hn::MulAdd(hn::LoadU(d, arow + p), hn::LoadU(d, brow + p), s0);
+      sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
+#endif
+      for (; p < k; ++p) sum += arow[p] * brow[p];
+      crow[j] = alpha * sum + (beta == 0.0f ? 0.0f : beta * crow[j]);
+    }
+  }
+}
+
 std::vector<float>& thread_a_buffer() {
   thread_local std::vector<float> buf;
   return buf;
@@ -248,6 +284,40 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
     const int64_t chunks = (n + kCols - 1) / kCols;
     auto run = [&](int64_t c0, int64_t c1) {
       small_m_gemm(trans_a, m, c0 * kCols, std::min(n, c1 * kCols), k, alpha, a, lda, b, ldb, beta, c, ldc);
+    };
+    if (threaded && chunks > 1 && m * n * k > (1 << 16)) pool->parallel_for(chunks, 1, run);
+    else run(0, chunks);
+    return;
+  }
+  if (n <= 8 && !trans_a && m * n * k < (int64_t{1} << 24)) {
+    // Few columns (strided 1-D convs, matrix-vector with the vector on the right): packing A
+    // would cost as much as the product. Transpose B into K-contiguous rows, then every C
+    // element is a dot product of an A row with one of them.
+    const float* bt = b;
+    int64_t ldbt = ldb;
+    std::vector<float> bt_buf;
+    if (!trans_b) {
+      bt_buf.resize(static_cast<size_t>(n * k));
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j) bt_buf[static_cast<size_t>(j * k + p)] = b[p * ldb + j];
+      bt = bt_buf.data();
+      ldbt = k;
+    }
+    constexpr int64_t kRows = 16;
+    const int64_t chunks = (m + kRows - 1) / kRows;
+    auto run = [&](int64_t c0, int64_t c1) {
+      const int64_t i0 = c0 * kRows, i1 = std::min(m, c1 * kRows);
+      small_m_gemm_tb(false, i1 - i0, 0, n, k, alpha, a + i0 * lda, lda, bt, ldbt, beta, c + i0 * ldc, ldc);
+    };
+    if (threaded && chunks > 1 && m * n * k > (1 << 16)) pool->parallel_for(chunks, 1, run);
+    else run(0, chunks);
+    return;
+  }
+  if (m <= 2 && trans_b) {
+    constexpr int64_t kCols = 64;
+    const int64_t chunks = (n + kCols - 1) / kCols;
+    auto run = [&](int64_t c0, int64_t c1) {
+      small_m_gemm_tb(trans_a, m, c0 * kCols, std::min(n, c1 * kCols), k, alpha, a, lda, b, ldb, beta, c, ldc);
     };
     if (threaded && chunks > 1 && m * n * k > (1 << 16)) pool->parallel_for(chunks, 1, run);
     else run(0, chunks);
