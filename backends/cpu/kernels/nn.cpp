@@ -78,6 +78,8 @@ void im2col(const T* x, const Window3& w, int64_t r0, int64_t r1, int64_t kr0, i
 // the inner loops carry no bounds checks. With a width stride s2 > 1 each padded row is also
 // split into s2 phases (phase f holds columns f, f + s2, ...): tap column ow*s2 + off is then
 // phase (off % s2) at index ow + off / s2, contiguous in ow, so every stride vectorizes.
+constexpr int64_t kDwSlack = 64;  // >= lanes of any float vector
+
 struct DwGeom {
   int64_t hp, wq, s2;  // padded rows, phase row length, width stride
   int64_t row_stride() const { return s2 * wq; }  // elements per padded row (all phases)
@@ -89,7 +91,9 @@ DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
   const int64_t wp = std::max(w.in[2] + w.pb[2] + w.pe[2], (w.out[2] - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1);
   const int64_t s2 = w.s[2];
   const int64_t wq = (wp + s2 - 1) / s2;
-  phased.assign(static_cast<size_t>(hp * s2 * wq), T(0));
+  // kDwSlack zeros past the end let the vector loop read a full vector for the last (partial)
+  // chunk of the last row; the lanes past the row end are discarded.
+  phased.assign(static_cast<size_t>(hp * s2 * wq + kDwSlack), T(0));
   for (int64_t ih = 0; ih < w.in[1]; ++ih) {
     T* dst = phased.data() + (ih + w.pb[1]) * s2 * wq;
     const T* src = x + ih * w.in[2];
@@ -152,14 +156,22 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
       if (small) {
         const hn::ScalableTag<float> d;
         const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-        for (; ow + nl <= ow_n; ow += nl) {
+        // Partial last chunk too (narrow planes of late layers): loads may run past the row into
+        // the next one or the slack; only the first ow_n - ow lanes are kept.
+        for (; ow < ow_n && nl <= kDwSlack; ow += nl) {
           auto acc = hn::Set(d, bias);
           for (int64_t kh = 0; kh < kh_n; ++kh) {
             const float* row = base + kh * w.d[1] * rs + ow;
             const float* wr = wk + kh * kw_n;
             for (int64_t kw = 0; kw < kw_n; ++kw) acc = hn::MulAdd(hn::Set(d, wr[kw]), hn::LoadU(d, row + tap[kw]), acc);
           }
-          hn::StoreU(acc, d, yrow + ow);
+          if (ow + nl <= ow_n) {
+            hn::StoreU(acc, d, yrow + ow);
+          } else {
+            alignas(64) float tmp[kDwSlack];
+            hn::StoreU(acc, d, tmp);
+            std::memcpy(yrow + ow, tmp, static_cast<size_t>(ow_n - ow) * sizeof(float));
+          }
         }
       }
 #endif
