@@ -267,9 +267,12 @@ float* thread_b_buffer(size_t need) {
 
 }  // namespace
 
-void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-           ThreadPool* pool) {
+namespace {
+
+// `pre` (may be null): op(A) already packed by sgemm_pack_a; used by the blocked path only.
+void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool,
+                const SgemmPackedA* pre) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == 0.0f) {
     for (int64_t i = 0; i < m; ++i) {
@@ -348,13 +351,16 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
       auto task = [&](int64_t t0, int64_t t1) {
         std::vector<float>& abuf = thread_a_buffer();
         const size_t need = static_cast<size_t>(kMC * kc);
-        if (abuf.size() < need) abuf.resize(need);
+        if (!pre && abuf.size() < need) abuf.resize(need);
         int64_t packed_block = -1;
         for (int64_t t = t0; t < t1; ++t) {
           // Tasks run M-block-major so a thread's consecutive tasks reuse its packed A block.
           const int64_t ib = t / nchunks, jb = t % nchunks;
           const int64_t i0 = ib * kMC, mc = std::min(kMC, m - i0);
-          if (packed_block != ib) {
+          const float* ap = abuf.data();
+          if (pre) {
+            ap = pre->data.data() + ((p0 / kKC) * mblocks + ib) * kMC * kKC;
+          } else if (packed_block != ib) {
             pack_a(trans_a, a, lda, i0, mc, p0, kc, abuf.data());
             packed_block = ib;
           }
@@ -363,7 +369,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
             const float* bp = pb + (j / kNR) * kc * kNR;
             const int64_t nr = std::min(kNR, jc1 - j);
             for (int64_t i = 0; i < mc; i += kMR) {
-              micro_kernel(kc, abuf.data() + (i / kMR) * kc * kMR, bp, c + (i0 + i) * ldc + j0 + j, ldc,
+              micro_kernel(kc, ap + (i / kMR) * kc * kMR, bp, c + (i0 + i) * ldc + j0 + j, ldc,
                            std::min(kMR, mc - i), nr, alpha, beta, first);
             }
           }
@@ -374,6 +380,35 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
       else task(0, ntasks);
     }
   }
+}
+
+}  // namespace
+
+void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
+  sgemm_impl(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool, nullptr);
+}
+
+SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda) {
+  SgemmPackedA pa;
+  pa.m = m;
+  pa.k = k;
+  pa.trans_a = trans_a;
+  if (m <= 0 || k <= 0) return pa;
+  const int64_t mblocks = (m + kMC - 1) / kMC, pblocks = (k + kKC - 1) / kKC;
+  pa.data.assign(static_cast<size_t>(mblocks * pblocks * kMC * kKC), 0.0f);
+  for (int64_t pb = 0; pb < pblocks; ++pb)
+    for (int64_t ib = 0; ib < mblocks; ++ib) {
+      const int64_t p0 = pb * kKC, i0 = ib * kMC;
+      pack_a(trans_a, a, lda, i0, std::min(kMC, m - i0), p0, std::min(kKC, k - p0),
+             pa.data.data() + (pb * mblocks + ib) * kMC * kKC);
+    }
+  return pa;
+}
+
+void sgemm_prepacked(const SgemmPackedA& pa, const float* a, int64_t lda, bool trans_b, int64_t n, float alpha,
+                     const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
+  sgemm_impl(pa.trans_a, trans_b, pa.m, n, pa.k, alpha, a, lda, b, ldb, beta, c, ldc, pool, &pa);
 }
 
 }  // namespace tsr::cpu

@@ -215,8 +215,9 @@ void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, st
   else depthwise_rows<T, 0, 0>(phased.data(), g, wk, bias, w, y);
 }
 
+// `packed` (f32 only, may be null): the weights of each group pre-packed by sgemm_pack_a.
 template <typename T>
-Status conv_typed(exec::KernelContext& ctx) {
+Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* packed = nullptr) {
   const Tensor& x = *ctx.input(0);
   const Tensor& wt = *ctx.input(1);
   const Tensor* bias = ctx.input(2);
@@ -247,6 +248,19 @@ Status conv_typed(exec::KernelContext& ctx) {
     return ok_status();
   }
 
+  if (packed && (static_cast<int64_t>(packed->size()) != group || (*packed)[0].m != mg || (*packed)[0].k != kg))
+    packed = nullptr;
+  // One group's product: C = W_g (mg x kg) * B (kg x ncols) + beta * C.
+  auto gemm_group = [&](int64_t g, int64_t ncols, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (packed) {
+        sgemm_prepacked((*packed)[static_cast<size_t>(g)], pw + g * mg * kg, kg, false, ncols, 1.0f, b, ldb, beta, c,
+                        ldc, &pool);
+        return;
+      }
+    }
+    gemm_any<T>(mg, ncols, kg, pw + g * mg * kg, kg, b, ldb, beta, c, ldc, &pool);
+  };
   const T beta = pb ? T(1) : T(0);
   if (pb) {
     for (int64_t n = 0; n < n_batch; ++n)
@@ -257,8 +271,8 @@ Status conv_typed(exec::KernelContext& ctx) {
   if (pointwise) {
     for (int64_t n = 0; n < n_batch; ++n)
       for (int64_t g = 0; g < group; ++g)
-        gemm_any<T>(mg, out_size, cg, pw + g * mg * kg, kg, px + (n * c + g * cg) * in_size, in_size, beta,
-                    py + (n * m + g * mg) * out_size, out_size, &pool);
+        gemm_group(g, out_size, px + (n * c + g * cg) * in_size, in_size, beta, py + (n * m + g * mg) * out_size,
+                   out_size);
     return ok_status();
   }
   // im2col in blocks of whole output rows: ~1 MiB of columns, at least 512 wide for the GEMM.
@@ -280,8 +294,7 @@ Status conv_typed(exec::KernelContext& ctx) {
         } else {
           im2col<T>(xg, w, r0, r1, 0, kg, pc);
         }
-        gemm_any<T>(mg, ncols, kg, pw + g * mg * kg, kg, pc, ncols, beta,
-                    py + (n * m + g * mg) * out_size + r0 * ow, out_size, &pool);
+        gemm_group(g, ncols, pc, ncols, beta, py + (n * m + g * mg) * out_size + r0 * ow, out_size);
       }
     }
   }
@@ -296,8 +309,38 @@ Status conv_kernel(exec::KernelContext& ctx) {
   }
 }
 
+// f32 Conv with constant weights: packs each group's weight matrix once, at kernel creation.
+class PackedConvKernel final : public exec::Kernel {
+ public:
+  explicit PackedConvKernel(std::vector<SgemmPackedA> packed) : packed_(std::move(packed)) {}
+  Status run(exec::KernelContext& ctx) override {
+    if (ctx.input(0)->dtype() != DType::kF32) return conv_kernel(ctx);
+    return conv_typed<float>(ctx, &packed_);
+  }
+
+ private:
+  std::vector<SgemmPackedA> packed_;
+};
+
+Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init) {
+  const Tensor* wt = init.constant_inputs.size() > 1 ? init.constant_inputs[1] : nullptr;
+  const int64_t group = init.node.attr_int("group", 1);
+  if (wt && wt->dtype() == DType::kF32 && wt->rank() >= 3 && group >= 1 && wt->dim(0) % group == 0 &&
+      !(wt->dim(1) == 1 && wt->dim(0) == group)) {  // depthwise convs take the direct loop
+    const int64_t mg = wt->dim(0) / group;
+    const int64_t kg = wt->numel() / std::max<int64_t>(1, wt->dim(0));
+    if (mg > 2 && kg > 0) {
+      std::vector<SgemmPackedA> packed;
+      for (int64_t g = 0; g < group; ++g)
+        packed.push_back(sgemm_pack_a(false, mg, kg, wt->data<float>() + g * mg * kg, kg));
+      return std::unique_ptr<exec::Kernel>(new PackedConvKernel(std::move(packed)));
+    }
+  }
+  return std::unique_ptr<exec::Kernel>(new exec::FnKernel(conv_kernel));
+}
+
 }  // namespace
 
-void register_nn_kernels(KernelRegistry& r) { r.add_fn("Conv", {DType::kF32, DType::kF64}, conv_kernel); }
+void register_nn_kernels(KernelRegistry& r) { r.add("Conv", {DType::kF32, DType::kF64}, &create_conv); }
 
 }  // namespace tsr::cpu
