@@ -172,8 +172,29 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
       if (small) {
         const hn::ScalableTag<float> d;
         const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-        // Partial last chunk too (narrow planes of late layers): loads may run past the row into
-        // the next one or the slack; only the first ow_n - ow lanes are kept.
+        // Two chunks per pass share each weight broadcast. The second chunk may be partial:
+        // loads may run past the row into the next one or the slack; extra lanes are dropped.
+        for (; ow + nl < ow_n && nl <= kDwSlack; ow += 2 * nl) {
+          auto acc0 = hn::Set(d, bias), acc1 = acc0;
+          for (int64_t kh = 0; kh < kh_n; ++kh) {
+            const float* row = base + kh * w.d[1] * rs + ow;
+            const float* wr = wk + kh * kw_n;
+            for (int64_t kw = 0; kw < kw_n; ++kw) {
+              const auto wv = hn::Set(d, wr[kw]);
+              acc0 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw]), acc0);
+              acc1 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw] + nl), acc1);
+            }
+          }
+          hn::StoreU(acc0, d, yrow + ow);
+          if (ow + 2 * nl <= ow_n) {
+            hn::StoreU(acc1, d, yrow + ow + nl);
+          } else {
+            alignas(64) float tmp[kDwSlack];
+            hn::StoreU(acc1, d, tmp);
+            std::memcpy(yrow + ow + nl, tmp, static_cast<size_t>(ow_n - ow - nl) * sizeof(float));
+          }
+        }
+        // The last chunk, partial or not (same overrun rule).
         for (; ow < ow_n && nl <= kDwSlack; ow += nl) {
           auto acc = hn::Set(d, bias);
           for (int64_t kh = 0; kh < kh_n; ++kh) {
