@@ -1,5 +1,10 @@
 #include "core/exec/plan.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+
 #include "core/ir/topo.h"
 
 namespace tsr::exec {
@@ -17,6 +22,57 @@ Expected<Tensor*> KernelContext::alloc_output(size_t i, DType dtype, const Shape
   if (!t.ok()) return t.status().with_context(str_cat(place_, ".output[", i, "]"));
   outputs_.at(i) = std::move(t).value();
   return &outputs_.at(i);
+}
+
+void Profiler::record(const PlanStep& step, double ms) {
+  const size_t i = static_cast<size_t>(step.node_index);
+  if (nodes.size() <= i) nodes.resize(i + 1);
+  NodeTime& t = nodes[i];
+  if (t.calls == 0) {
+    t.op = step.node->op;
+    t.place = step.place;
+  }
+  t.total_ms += ms;
+  ++t.calls;
+}
+
+std::string Profiler::report(size_t top) const {
+  std::map<std::string, NodeTime> by_op;
+  double total = 0;
+  for (const NodeTime& t : nodes) {
+    if (t.calls == 0) continue;
+    NodeTime& o = by_op[t.op];
+    o.op = t.op;
+    o.total_ms += t.total_ms;
+    o.calls += t.calls;
+    total += t.total_ms;
+  }
+  auto by_time = [](const NodeTime& a, const NodeTime& b) { return a.total_ms > b.total_ms; };
+  std::vector<NodeTime> ops;
+  for (auto& kv : by_op) ops.push_back(kv.second);
+  std::sort(ops.begin(), ops.end(), by_time);
+  std::vector<NodeTime> ns;
+  for (const NodeTime& t : nodes)
+    if (t.calls > 0) ns.push_back(t);
+  std::sort(ns.begin(), ns.end(), by_time);
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "profile: %.3f ms in kernels (sum over runs)\n  by op type:\n", total);
+  out += buf;
+  for (size_t i = 0; i < ops.size() && i < top; ++i) {
+    std::snprintf(buf, sizeof buf, "  %10.3f ms %5.1f%% %6lld calls  %s\n", ops[i].total_ms,
+                  total > 0 ? 100 * ops[i].total_ms / total : 0.0, static_cast<long long>(ops[i].calls),
+                  ops[i].op.c_str());
+    out += buf;
+  }
+  out += "  by node:\n";
+  for (size_t i = 0; i < ns.size() && i < top; ++i) {
+    std::snprintf(buf, sizeof buf, "  %10.3f ms %5.1f%% %6lld calls  %s\n", ns[i].total_ms,
+                  total > 0 ? 100 * ns[i].total_ms / total : 0.0, static_cast<long long>(ns[i].calls),
+                  ns[i].place.c_str());
+    out += buf;
+  }
+  return out;
 }
 
 Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& v) {
@@ -145,12 +201,16 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, Threa
       in_types_[k] = ops::ValueType::of(v);
       in_values_[k] = &v;
     }
+    std::chrono::steady_clock::time_point t0;
+    if (profiler_) t0 = std::chrono::steady_clock::now();
     ops::InferContext ictx(node, step.place, in_types_, in_values_, /*runtime=*/true);
     ictx.set_model(model_);
     TSR_RETURN_IF_ERROR(step.def->infer(ictx));
     outs_.assign(node.outputs.size(), Tensor());
     KernelContext kctx(node, step.place, in_values_, ictx.outputs(), outs_, pool);
     TSR_RETURN_IF_ERROR(step.kernel->run(kctx));
+    if (profiler_)
+      profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int32_t t = node.outputs[k];
       if (t < 0) continue;

@@ -29,8 +29,25 @@ struct PlanStep {
   std::vector<int32_t> release_after;  // tensor ids whose last use is this step
 };
 
+// Optional per-node timing (CLI `tessera run --profile`). Owned by the Session; a Plan holds a
+// pointer to it, null when profiling is off (then the only cost is one null check per step).
+// Times are wall-clock milliseconds around infer + kernel of each step of the main graph;
+// control-flow nodes include their subgraphs.
+struct Profiler {
+  struct NodeTime {
+    std::string op, place;
+    double total_ms = 0;
+    int64_t calls = 0;
+  };
+  std::vector<NodeTime> nodes;  // indexed by node index of the profiled graph
+  void record(const PlanStep& step, double ms);
+  // Top `top` op types and nodes by total time, as text.
+  std::string report(size_t top = 15) const;
+};
+
 class Plan {
  public:
+  void set_profiler(Profiler* p) { profiler_ = p; }
   // `model` must outlive the Plan and have passed verification + passes::infer_types.
   static Expected<std::unique_ptr<Plan>> create(const ir::Model& model, int32_t graph_index,
                                                 Backend& backend, const PlanOptions& options = {});
@@ -50,6 +67,7 @@ class Plan {
   std::vector<PlanStep> steps_;
   std::vector<bool> keep_;  // tensor ids that must survive the run (graph outputs)
   std::vector<int32_t> constant_ids_;
+  Profiler* profiler_ = nullptr;
   // Scratch reused across runs (sized once): the value table and one step's arguments.
   mutable std::vector<Tensor> values_;
   mutable std::vector<ops::ValueType> in_types_;

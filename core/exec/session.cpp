@@ -16,6 +16,11 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const ir::Mod
   return s;
 }
 
+void Session::enable_profiling() {
+  if (!profiler_) profiler_ = std::make_unique<exec::Profiler>();
+  plans_.at(0)->set_profiler(profiler_.get());
+}
+
 Expected<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs) {
   return run_graph(0, inputs);
 }

@@ -42,6 +42,10 @@ class Session {
   exec::Backend& backend() { return *backend_; }
   ThreadPool& pool() { return *pool_; }
 
+  // Per-node timing of the main graph from now on (off by default); see exec::Profiler.
+  void enable_profiling();
+  const exec::Profiler* profiler() const { return profiler_.get(); }
+
  private:
   Session() = default;
   std::shared_ptr<const ir::Model> model_;
@@ -49,6 +53,7 @@ class Session {
   std::unique_ptr<ThreadPool> pool_;
   std::map<int32_t, std::unique_ptr<exec::Plan>> plans_;
   exec::PlanOptions plan_options_;
+  std::unique_ptr<exec::Profiler> profiler_;
 };
 
 }  // namespace tsr

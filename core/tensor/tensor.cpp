@@ -1,9 +1,14 @@
 #include "core/tensor/tensor.h"
 
+#include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <new>
+#include <unordered_map>
+#include <vector>
 
 namespace tsr {
 
@@ -64,8 +69,61 @@ size_t max_tensor_bytes() {
 
 namespace {
 
+// Recycles freed tensor buffers by size class. Running a graph allocates and frees the same
+// intermediate sizes over and over; handing a block straight back avoids the malloc/mmap/munmap
+// churn and the page faults of touching fresh pages (which dominated small models). Bounded: at
+// most kMaxCachedBytes are held idle in total and blocks over kMaxBlockBytes are never cached.
+// Thread-safe (one mutex; a run does a few hundred allocations, not millions).
+class BlockCache {
+ public:
+  static constexpr size_t kMinBlockBytes = 1024;  // below this malloc is cheap enough
+  static constexpr size_t kMaxBlockBytes = size_t{64} << 20;
+  static constexpr size_t kMaxCachedBytes = size_t{128} << 20;
+
+  static BlockCache& get() {
+    // Leaked on purpose: tensors held by other static objects may be freed after main returns.
+    static BlockCache* cache = new BlockCache();
+    return *cache;
+  }
+  // Size class of a request: rounded up to a quarter of its power of two (<= 25% waste).
+  static size_t size_class(size_t bytes) {
+    const size_t q = std::max<size_t>(64, std::bit_floor(bytes) / 4);
+    return (bytes + q - 1) / q * q;
+  }
+  void* take(size_t cls) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = free_.find(cls);
+    if (it == free_.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    cached_ -= cls;
+    return p;
+  }
+  void give(void* p, size_t cls) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cached_ + cls <= kMaxCachedBytes) {
+        free_[cls].push_back(p);
+        cached_ += cls;
+        return;
+      }
+    }
+    std::free(p);
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<size_t, std::vector<void*>> free_;
+  size_t cached_ = 0;
+};
+
 struct AlignedDeleter {
   void operator()(void* p) const { std::free(p); }
+};
+
+struct CachedDeleter {
+  size_t cls;
+  void operator()(void* p) const { BlockCache::get().give(p, cls); }
 };
 
 struct StringArray {
@@ -102,13 +160,22 @@ Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) {
     t.storage_ = std::move(arr);
     return t;
   }
-  const size_t bytes = std::max<size_t>(64, (static_cast<size_t>(n) * esize + 63) / 64 * 64);
+  size_t bytes = std::max<size_t>(64, (static_cast<size_t>(n) * esize + 63) / 64 * 64);
   if (bytes == 64) {
     // Scalars and tiny tensors (shapes, indices, loop counters): one allocation holds the
     // control block and the aligned data.
     auto block = std::make_shared<SmallBlock>();
     t.data_ = block->bytes;
     t.storage_ = std::move(block);
+    return t;
+  }
+  if (bytes >= BlockCache::kMinBlockBytes && bytes <= BlockCache::kMaxBlockBytes) {
+    bytes = BlockCache::size_class(bytes);
+    void* p = BlockCache::get().take(bytes);
+    if (!p) p = std::aligned_alloc(64, bytes);
+    if (!p) return resource_error("out of memory allocating ", bytes, " bytes");
+    t.data_ = p;
+    t.storage_ = std::shared_ptr<void>(p, CachedDeleter{bytes});
     return t;
   }
   void* p = std::aligned_alloc(64, bytes);

@@ -69,3 +69,33 @@ TEST_CASE("gemm_reference handles doubles and integers") {
   // numpy: np.array([[1,2,3],[4,5,6]]) @ np.array([[7,8],[9,10],[11,12]]) + 100
   CHECK(c == std::vector<int64_t>{158, 164, 239, 254});
 }
+
+TEST_CASE("sgemm_prepacked matches the naive product (A packed once, reused)") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  ThreadPool one(1), three(3);
+  // Shapes across the M block (96 on AVX2), K block (256) and the small-N / small-M paths.
+  const int64_t dims[][3] = {{3, 40, 9}, {24, 2368, 9}, {97, 129, 300}, {130, 70, 600}, {257, 5, 512}, {480, 17, 480}};
+  for (auto& d : dims)
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb) {
+        const int64_t m = d[0], n = d[1], k = d[2];
+        const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+        std::vector<float> a(m * k), b(k * n), c(m * n);
+        for (auto& v : a) v = u(rng);
+        for (auto& v : b) v = u(rng);
+        for (auto& v : c) v = u(rng);
+        std::vector<double> ref(c.begin(), c.end());
+        naive(ta, tb, m, n, k, 1.0, a, lda, b, ldb, 1.0, ref, n);
+        const cpu::SgemmPackedA pa = cpu::sgemm_pack_a(ta, m, k, a.data(), lda);
+        // Run twice: the packed A must not be consumed by a product.
+        for (ThreadPool* pool : {&one, &three}) {
+          std::vector<float> cc = c;
+          cpu::sgemm_prepacked(pa, a.data(), lda, tb, n, 1.0f, b.data(), ldb, 1.0f, cc.data(), n, pool);
+          double max_err = 0;
+          for (int64_t i = 0; i < m * n; ++i) max_err = std::max(max_err, std::fabs(cc[i] - ref[i]));
+          INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb);
+          CHECK(max_err <= 1e-5 * (1 + k));
+        }
+      }
+}

@@ -48,6 +48,7 @@ struct RunOptions {
   int threads = 1;
   int repeat = 1;
   std::string backend = "cpu";
+  bool profile = false;
 };
 
 struct InspectOptions {

@@ -316,6 +316,7 @@ int run_command(const RunOptions& o) {
   so.num_threads = o.threads;
   auto session = Session::create(model, so);
   if (!session.ok()) return report_error(session.status());
+  if (o.profile) (*session)->enable_profiling();
 
   std::vector<double> ms;
   std::vector<Tensor> outputs;
@@ -339,6 +340,7 @@ int run_command(const RunOptions& o) {
   char buf[128];
   std::snprintf(buf, sizeof buf, "latency: median %.3f ms, min %.3f ms over %zu run(s)", median, ms.front(), ms.size());
   std::cout << buf << "\n";
+  if (o.profile) std::cout << (*session)->profiler()->report(15);
 
   if (!o.output_dir.empty()) {
     Status s = write_outputs(o.output_dir, g, outputs);

@@ -95,6 +95,8 @@ int main_impl(int argc, char** argv) {
   r->add_option("--repeat", run.repeat, "Run N times and print median/min latency (default 1)")
       ->check(CLI::Range(1, 1000000));
   r->add_option("--backend", run.backend, "Backend (default cpu)");
+  r->add_flag("--profile", run.profile,
+              "Print the total time per op type and per node (top 15, summed over --repeat runs)");
   r->footer(exit_code_table());
 
   InspectOptions inspect;

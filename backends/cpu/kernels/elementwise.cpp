@@ -254,13 +254,13 @@ Status variadic_kernel(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const Tensor& a = *ctx.input(0);
   const size_t n = ctx.num_inputs();
-  // The error message is only built when no branch handled the dtype (this runs per call).
-  Status st;
-  bool handled = false;
+  // Built only on failure: formatting the message on every call costs more than small kernels.
+  Status st = ok_status();
+  bool dispatched = false;
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
-      handled = true;
+      dispatched = true;
       const Op op{};
       if (n == 1) {
         // Broadcast a single input to the output shape: max(a, a) == a for every value.
@@ -276,7 +276,8 @@ Status variadic_kernel(exec::KernelContext& ctx) {
       }
     }
   });
-  return handled ? st : ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
+  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
+  return st;
 }
 
 }  // namespace

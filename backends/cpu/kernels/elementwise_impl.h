@@ -92,18 +92,20 @@ Status binary_kernel(exec::KernelContext& ctx) {
   const Tensor& b = *ctx.input(1);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const Op op = make_op<Op>(ctx.node());
-  // The error message is only built when no branch handled the dtype (this runs per call).
-  Status st;
-  bool handled = false;
+  // The error is formatted only on failure: doing it per call costs as much as a small kernel.
+  Status st = ok_status();
+  bool dispatched = false;
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
       handled = true;
       using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
+      dispatched = true;
       st = binary_apply<Op, T, TO>(op, a, b, *out, ctx.pool());
     }
   });
-  return handled ? st : ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
+  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
+  return st;
 }
 
 // One contiguous run of a unary op.
@@ -130,19 +132,18 @@ Status unary_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const Op op = make_op<Op>(ctx.node());
-  // The error message is only built when no branch handled the dtype (this runs per call).
-  Status st;
-  bool handled = false;
+  bool dispatched = false;
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
       handled = true;
       using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
       unary_apply<Op, T, TO>(op, x, *out, ctx.pool());
-      st = ok_status();
+      dispatched = true;
     }
   });
-  return handled ? st : ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  return ok_status();
 }
 
 // Dtype-support predicates used by the op functors.

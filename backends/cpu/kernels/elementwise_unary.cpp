@@ -245,13 +245,13 @@ struct ClipOp {
 Status clip_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
-  // The error message is only built when no branch handled the dtype (this runs per call).
-  Status st;
-  bool handled = false;
+  // Built only on failure: formatting the message on every call costs more than small kernels.
+  Status st = ok_status();
+  bool dispatched = false;
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
-      handled = true;
+      dispatched = true;
       using C = Compute<T>;
       ClipOp<T> op{std::numeric_limits<C>::lowest(), std::numeric_limits<C>::max()};
       if constexpr (std::is_floating_point_v<C>) {
@@ -271,7 +271,8 @@ Status clip_kernel(exec::KernelContext& ctx) {
       st = ok_status();
     }
   });
-  return handled ? st : ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  return st;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -211,16 +212,67 @@ void small_m_gemm(bool trans_a, int64_t m, int64_t j0, int64_t j1, int64_t k, fl
   }
 }
 
+// Few rows and transposed B (B stored N x K, as in Gemm transB=1 / Linear layers): each C element
+// is a dot product of two contiguous K-vectors, so B is streamed once without packing.
+void small_m_gemm_tb(bool trans_a, int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha, const float* a,
+                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  std::vector<float> arow_buf;
+  for (int64_t i = 0; i < m; ++i) {
+    const float* arow = a + i * lda;
+    if (trans_a) {
+      arow_buf.resize(static_cast<size_t>(k));
+      for (int64_t p = 0; p < k; ++p) arow_buf[static_cast<size_t>(p)] = a[p * lda + i];
+      arow = arow_buf.data();
+    }
+    float* crow = c + i * ldc;
+    for (int64_t j = j0; j < j1; ++j) {
+      const float* brow = b + j * ldb;
+      int64_t p = 0;
+      float sum = 0.0f;
+#if HWY_TARGET != HWY_SCALAR
+      const hn::ScalableTag<float> d;
+      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+      auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
+      for (; p + 4 * nl <= k; p += 4 * nl) {
+        s0 = hn::MulAdd(hn::LoadU(d, arow + p), hn::LoadU(d, brow + p), s0);
+        s1 = hn::MulAdd(hn::LoadU(d, arow + p + nl), hn::LoadU(d, brow + p + nl), s1);
+        s2 = hn::MulAdd(hn::LoadU(d, arow + p + 2 * nl), hn::LoadU(d, brow + p + 2 * nl), s2);
+        s3 = hn::MulAdd(hn::LoadU(d, arow + p + 3 * nl), hn::LoadU(d, brow + p + 3 * nl), s3);
+      }
+      for (; p + nl <= k; p += nl) s0 = hn::MulAdd(hn::LoadU(d, arow + p), hn::LoadU(d, brow + p), s0);
+      sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
+#endif
+      for (; p < k; ++p) sum += arow[p] * brow[p];
+      crow[j] = alpha * sum + (beta == 0.0f ? 0.0f : beta * crow[j]);
+    }
+  }
+}
+
 std::vector<float>& thread_a_buffer() {
   thread_local std::vector<float> buf;
   return buf;
 }
 
+// The calling thread's packed-B buffer: grown, never shrunk or zeroed (pack_b writes every
+// element it later reads), so repeated GEMMs do not allocate and fault in fresh pages.
+float* thread_b_buffer(size_t need) {
+  thread_local std::unique_ptr<float[]> buf;
+  thread_local size_t cap = 0;
+  if (cap < need) {
+    buf.reset(new float[need]);
+    cap = need;
+  }
+  return buf.get();
+}
+
 }  // namespace
 
-void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
-           ThreadPool* pool) {
+namespace {
+
+// `pre` (may be null): op(A) already packed by sgemm_pack_a; used by the blocked path only.
+void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool,
+                const SgemmPackedA* pre) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == 0.0f) {
     for (int64_t i = 0; i < m; ++i) {
@@ -240,15 +292,49 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
     else run(0, chunks);
     return;
   }
-  std::vector<float> packed_b;
+  if (n <= 8 && !trans_a && m * n * k < (int64_t{1} << 24)) {
+    // Few columns (strided 1-D convs, matrix-vector with the vector on the right): packing A
+    // would cost as much as the product. Transpose B into K-contiguous rows, then every C
+    // element is a dot product of an A row with one of them.
+    const float* bt = b;
+    int64_t ldbt = ldb;
+    std::vector<float> bt_buf;
+    if (!trans_b) {
+      bt_buf.resize(static_cast<size_t>(n * k));
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j) bt_buf[static_cast<size_t>(j * k + p)] = b[p * ldb + j];
+      bt = bt_buf.data();
+      ldbt = k;
+    }
+    constexpr int64_t kRows = 16;
+    const int64_t chunks = (m + kRows - 1) / kRows;
+    auto run = [&](int64_t c0, int64_t c1) {
+      const int64_t i0 = c0 * kRows, i1 = std::min(m, c1 * kRows);
+      small_m_gemm_tb(false, i1 - i0, 0, n, k, alpha, a + i0 * lda, lda, bt, ldbt, beta, c + i0 * ldc, ldc);
+    };
+    if (threaded && chunks > 1 && m * n * k > (1 << 16)) pool->parallel_for(chunks, 1, run);
+    else run(0, chunks);
+    return;
+  }
+  if (m <= 2 && trans_b) {
+    constexpr int64_t kCols = 64;
+    const int64_t chunks = (n + kCols - 1) / kCols;
+    auto run = [&](int64_t c0, int64_t c1) {
+      small_m_gemm_tb(trans_a, m, c0 * kCols, std::min(n, c1 * kCols), k, alpha, a, lda, b, ldb, beta, c, ldc);
+    };
+    if (threaded && chunks > 1 && m * n * k > (1 << 16)) pool->parallel_for(chunks, 1, run);
+    else run(0, chunks);
+    return;
+  }
+  // Sized for the largest slice up front: B panels of at most KC x NC.
+  float* const pb = thread_b_buffer(static_cast<size_t>(((std::min(kNC, n) + kNR - 1) / kNR) * kNR *
+                                                        std::min(kKC, k)));
   for (int64_t j0 = 0; j0 < n; j0 += kNC) {
     const int64_t nc = std::min(kNC, n - j0);
     const int64_t npanels = (nc + kNR - 1) / kNR;
     for (int64_t p0 = 0; p0 < k; p0 += kKC) {
       const int64_t kc = std::min(kKC, k - p0);
       const bool first = p0 == 0;
-      packed_b.resize(static_cast<size_t>(npanels * kc * kNR));
-      float* pb = packed_b.data();
       if (threaded && npanels > 1) {
         pool->parallel_for(npanels, 4, [&](int64_t pb0, int64_t pb1) {
           pack_b(trans_b, b, ldb, p0, kc, j0, nc, pb0, pb1, pb);
@@ -265,13 +351,16 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
       auto task = [&](int64_t t0, int64_t t1) {
         std::vector<float>& abuf = thread_a_buffer();
         const size_t need = static_cast<size_t>(kMC * kc);
-        if (abuf.size() < need) abuf.resize(need);
+        if (!pre && abuf.size() < need) abuf.resize(need);
         int64_t packed_block = -1;
         for (int64_t t = t0; t < t1; ++t) {
           // Tasks run M-block-major so a thread's consecutive tasks reuse its packed A block.
           const int64_t ib = t / nchunks, jb = t % nchunks;
           const int64_t i0 = ib * kMC, mc = std::min(kMC, m - i0);
-          if (packed_block != ib) {
+          const float* ap = abuf.data();
+          if (pre) {
+            ap = pre->data.data() + ((p0 / kKC) * mblocks + ib) * kMC * kKC;
+          } else if (packed_block != ib) {
             pack_a(trans_a, a, lda, i0, mc, p0, kc, abuf.data());
             packed_block = ib;
           }
@@ -280,7 +369,7 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
             const float* bp = pb + (j / kNR) * kc * kNR;
             const int64_t nr = std::min(kNR, jc1 - j);
             for (int64_t i = 0; i < mc; i += kMR) {
-              micro_kernel(kc, abuf.data() + (i / kMR) * kc * kMR, bp, c + (i0 + i) * ldc + j0 + j, ldc,
+              micro_kernel(kc, ap + (i / kMR) * kc * kMR, bp, c + (i0 + i) * ldc + j0 + j, ldc,
                            std::min(kMR, mc - i), nr, alpha, beta, first);
             }
           }
@@ -291,6 +380,35 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
       else task(0, ntasks);
     }
   }
+}
+
+}  // namespace
+
+void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
+  sgemm_impl(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool, nullptr);
+}
+
+SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda) {
+  SgemmPackedA pa;
+  pa.m = m;
+  pa.k = k;
+  pa.trans_a = trans_a;
+  if (m <= 0 || k <= 0) return pa;
+  const int64_t mblocks = (m + kMC - 1) / kMC, pblocks = (k + kKC - 1) / kKC;
+  pa.data.assign(static_cast<size_t>(mblocks * pblocks * kMC * kKC), 0.0f);
+  for (int64_t pb = 0; pb < pblocks; ++pb)
+    for (int64_t ib = 0; ib < mblocks; ++ib) {
+      const int64_t p0 = pb * kKC, i0 = ib * kMC;
+      pack_a(trans_a, a, lda, i0, std::min(kMC, m - i0), p0, std::min(kKC, k - p0),
+             pa.data.data() + (pb * mblocks + ib) * kMC * kKC);
+    }
+  return pa;
+}
+
+void sgemm_prepacked(const SgemmPackedA& pa, const float* a, int64_t lda, bool trans_b, int64_t n, float alpha,
+                     const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
+  sgemm_impl(pa.trans_a, trans_b, pa.m, n, pa.k, alpha, a, lda, b, ldb, beta, c, ldc, pool, &pa);
 }
 
 }  // namespace tsr::cpu

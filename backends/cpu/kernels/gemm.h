@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/base/thread_pool.h"
 
@@ -22,6 +23,20 @@ namespace tsr::cpu {
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc,
            ThreadPool* pool);
+
+// op(A) (M x K) packed once in sgemm's blocked layout, for products that reuse one A many times
+// (constant Conv/MatMul weights).
+struct SgemmPackedA {
+  int64_t m = 0, k = 0;
+  bool trans_a = false;
+  std::vector<float> data;
+};
+SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda);
+
+// sgemm with A given pre-packed (`pa`) and raw (`a`, `lda`, as packed: the shape-specialized
+// paths for tiny M or N read it unpacked). Same contract as sgemm otherwise.
+void sgemm_prepacked(const SgemmPackedA& pa, const float* a, int64_t lda, bool trans_b, int64_t n, float alpha,
+                     const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool);
 
 // Plain reference for any arithmetic T (f64 MatMul/Gemm, integer MatMul, tests): same contract
 // as sgemm, accumulating in T, single-threaded.

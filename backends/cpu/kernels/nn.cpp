@@ -49,6 +49,17 @@ void im2col(const T* x, const Window3& w, int64_t r0, int64_t r1, int64_t kr0, i
     T* dst = col + kr * cols;
     const T* xc = x + c * w.in_size();
     const int64_t off_w = kw * w.d[2] - w.pb[2];
+    if (w.out[0] == 1 && w.k[0] == 1 && w.pb[0] == 0 && w.s[1] == 1 && w.s[2] == 1 && off_w == 0 && ow == w.in[2]) {
+      // Whole input rows, consecutive output rows on consecutive input rows (e.g. Kx1 kernels):
+      // the in-range rows form one contiguous run; zero the out-of-range ones around it.
+      const int64_t ih0 = r0 - w.pb[1] + kh * w.d[1];
+      const int64_t v0 = std::clamp<int64_t>(-ih0, 0, r1 - r0);
+      const int64_t v1 = std::clamp<int64_t>(w.in[1] - ih0, v0, r1 - r0);
+      std::fill(dst, dst + v0 * ow, T(0));
+      std::memcpy(dst + v0 * ow, xc + (ih0 + v0) * w.in[2], static_cast<size_t>((v1 - v0) * ow) * sizeof(T));
+      std::fill(dst + v1 * ow, dst + (r1 - r0) * ow, T(0));
+      continue;
+    }
     for (int64_t r = r0; r < r1; ++r, dst += ow) {
       const int64_t od = r / w.out[1], oh = r % w.out[1];
       const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
@@ -63,7 +74,12 @@ void im2col(const T* x, const Window3& w, int64_t r0, int64_t r1, int64_t kr0, i
         const int64_t x0 = std::clamp<int64_t>(-off_w, 0, ow);
         const int64_t x1 = std::clamp<int64_t>(w.in[2] - off_w, x0, ow);
         std::fill(dst, dst + x0, T(0));
-        std::memcpy(dst + x0, src + x0 + off_w, static_cast<size_t>(x1 - x0) * sizeof(T));
+        // Short rows (narrow late layers) are copied inline: a memcpy call per row costs more.
+        if (x1 - x0 <= 32) {
+          for (int64_t xo = x0; xo < x1; ++xo) dst[xo] = src[xo + off_w];
+        } else {
+          std::memcpy(dst + x0, src + x0 + off_w, static_cast<size_t>(x1 - x0) * sizeof(T));
+        }
         std::fill(dst + x1, dst + ow, T(0));
       } else {
         for (int64_t xo = 0; xo < ow; ++xo) {
@@ -80,6 +96,8 @@ void im2col(const T* x, const Window3& w, int64_t r0, int64_t r1, int64_t kr0, i
 // the inner loops carry no bounds checks. With a width stride s2 > 1 each padded row is also
 // split into s2 phases (phase f holds columns f, f + s2, ...): tap column ow*s2 + off is then
 // phase (off % s2) at index ow + off / s2, contiguous in ow, so every stride vectorizes.
+constexpr int64_t kDwSlack = 64;  // >= lanes of any float vector
+
 struct DwGeom {
   int64_t hp, wq, s2;  // padded rows, phase row length, width stride
   int64_t row_stride() const { return s2 * wq; }  // elements per padded row (all phases)
@@ -91,7 +109,9 @@ DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
   const int64_t wp = std::max(w.in[2] + w.pb[2] + w.pe[2], (w.out[2] - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1);
   const int64_t s2 = w.s[2];
   const int64_t wq = (wp + s2 - 1) / s2;
-  phased.assign(static_cast<size_t>(hp * s2 * wq), T(0));
+  // kDwSlack zeros past the end let the vector loop read a full vector for the last (partial)
+  // chunk of the last row; the lanes past the row end are discarded.
+  phased.assign(static_cast<size_t>(hp * s2 * wq + kDwSlack), T(0));
   for (int64_t ih = 0; ih < w.in[1]; ++ih) {
     T* dst = phased.data() + (ih + w.pb[1]) * s2 * wq;
     const T* src = x + ih * w.in[2];
@@ -154,14 +174,43 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
       if (small) {
         const hn::ScalableTag<float> d;
         const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-        for (; ow + nl <= ow_n; ow += nl) {
+        // Two chunks per pass share each weight broadcast. The second chunk may be partial:
+        // loads may run past the row into the next one or the slack; extra lanes are dropped.
+        for (; ow + nl < ow_n && nl <= kDwSlack; ow += 2 * nl) {
+          auto acc0 = hn::Set(d, bias), acc1 = acc0;
+          for (int64_t kh = 0; kh < kh_n; ++kh) {
+            const float* row = base + kh * w.d[1] * rs + ow;
+            const float* wr = wk + kh * kw_n;
+            for (int64_t kw = 0; kw < kw_n; ++kw) {
+              const auto wv = hn::Set(d, wr[kw]);
+              acc0 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw]), acc0);
+              acc1 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw] + nl), acc1);
+            }
+          }
+          hn::StoreU(acc0, d, yrow + ow);
+          if (ow + 2 * nl <= ow_n) {
+            hn::StoreU(acc1, d, yrow + ow + nl);
+          } else {
+            alignas(64) float tmp[kDwSlack];
+            hn::StoreU(acc1, d, tmp);
+            std::memcpy(yrow + ow + nl, tmp, static_cast<size_t>(ow_n - ow - nl) * sizeof(float));
+          }
+        }
+        // The last chunk, partial or not (same overrun rule).
+        for (; ow < ow_n && nl <= kDwSlack; ow += nl) {
           auto acc = hn::Set(d, bias);
           for (int64_t kh = 0; kh < kh_n; ++kh) {
             const float* row = base + kh * w.d[1] * rs + ow;
             const float* wr = wk + kh * kw_n;
             for (int64_t kw = 0; kw < kw_n; ++kw) acc = hn::MulAdd(hn::Set(d, wr[kw]), hn::LoadU(d, row + tap[kw]), acc);
           }
-          hn::StoreU(acc, d, yrow + ow);
+          if (ow + nl <= ow_n) {
+            hn::StoreU(acc, d, yrow + ow);
+          } else {
+            alignas(64) float tmp[kDwSlack];
+            hn::StoreU(acc, d, tmp);
+            std::memcpy(yrow + ow, tmp, static_cast<size_t>(ow_n - ow) * sizeof(float));
+          }
         }
       }
 #endif
@@ -190,8 +239,10 @@ void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, st
 }
 
 // Conv of x by wt (+ bias) into yt (allocated with the inferred shape), the node's window.
+// `packed` (f32 only, may be null): the weights of each group pre-packed by sgemm_pack_a.
 template <typename T>
-Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, const Tensor* bias, Tensor* yt) {
+Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, const Tensor* bias, Tensor* yt,
+                 const std::vector<SgemmPackedA>* packed = nullptr) {
   const int64_t group = ctx.node().attr_int("group", 1);
   std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
@@ -218,6 +269,19 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     return ok_status();
   }
 
+  if (packed && (static_cast<int64_t>(packed->size()) != group || (*packed)[0].m != mg || (*packed)[0].k != kg))
+    packed = nullptr;
+  // One group's product: C = W_g (mg x kg) * B (kg x ncols) + beta * C.
+  auto gemm_group = [&](int64_t g, int64_t ncols, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (packed) {
+        sgemm_prepacked((*packed)[static_cast<size_t>(g)], pw + g * mg * kg, kg, false, ncols, 1.0f, b, ldb, beta, c,
+                        ldc, &pool);
+        return;
+      }
+    }
+    gemm_any<T>(mg, ncols, kg, pw + g * mg * kg, kg, b, ldb, beta, c, ldc, &pool);
+  };
   const T beta = pb ? T(1) : T(0);
   if (pb) {
     for (int64_t n = 0; n < n_batch; ++n)
@@ -228,16 +292,18 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   if (pointwise) {
     for (int64_t n = 0; n < n_batch; ++n)
       for (int64_t g = 0; g < group; ++g)
-        gemm_any<T>(mg, out_size, cg, pw + g * mg * kg, kg, px + (n * c + g * cg) * in_size, in_size, beta,
-                    py + (n * m + g * mg) * out_size, out_size, &pool);
+        gemm_group(g, out_size, px + (n * c + g * cg) * in_size, in_size, beta, py + (n * m + g * mg) * out_size,
+                   out_size);
     return ok_status();
   }
   // im2col in blocks of whole output rows: ~1 MiB of columns, at least 512 wide for the GEMM.
   const int64_t ow = w.out[2], rows = w.out[0] * w.out[1];
   int64_t rows_per_block = std::max<int64_t>((512 + ow - 1) / ow, (int64_t{1} << 18) / std::max<int64_t>(1, kg * ow));
   rows_per_block = std::clamp<int64_t>(rows_per_block, 1, rows);
-  TSR_ASSIGN_OR_RETURN(Tensor col, Tensor::empty(x.dtype(), {kg, rows_per_block * ow}));
-  T* pc = col.mut_data<T>();
+  // Per-thread scratch, grown and reused across calls (im2col writes every element it uses).
+  thread_local std::vector<T> col;
+  if (col.size() < static_cast<size_t>(kg * rows_per_block * ow)) col.resize(static_cast<size_t>(kg * rows_per_block * ow));
+  T* pc = col.data();
   for (int64_t n = 0; n < n_batch; ++n) {
     for (int64_t g = 0; g < group; ++g) {
       const T* xg = px + (n * c + g * cg) * in_size;
@@ -249,8 +315,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
         } else {
           im2col<T>(xg, w, r0, r1, 0, kg, pc);
         }
-        gemm_any<T>(mg, ncols, kg, pw + g * mg * kg, kg, pc, ncols, beta,
-                    py + (n * m + g * mg) * out_size + r0 * ow, out_size, &pool);
+        gemm_group(g, ncols, pc, ncols, beta, py + (n * m + g * mg) * out_size + r0 * ow, out_size);
       }
     }
   }
@@ -258,9 +323,9 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 }
 
 template <typename T>
-Status conv_typed(exec::KernelContext& ctx) {
+Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* packed = nullptr) {
   TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
-  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt);
+  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed);
 }
 
 Status conv_kernel(exec::KernelContext& ctx) {
@@ -271,12 +336,42 @@ Status conv_kernel(exec::KernelContext& ctx) {
   }
 }
 
+// f32 Conv with constant weights: packs each group's weight matrix once, at kernel creation.
+class PackedConvKernel final : public exec::Kernel {
+ public:
+  explicit PackedConvKernel(std::vector<SgemmPackedA> packed) : packed_(std::move(packed)) {}
+  Status run(exec::KernelContext& ctx) override {
+    if (ctx.input(0)->dtype() != DType::kF32) return conv_kernel(ctx);
+    return conv_typed<float>(ctx, &packed_);
+  }
+
+ private:
+  std::vector<SgemmPackedA> packed_;
+};
+
+Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init) {
+  const Tensor* wt = init.constant_inputs.size() > 1 ? init.constant_inputs[1] : nullptr;
+  const int64_t group = init.node.attr_int("group", 1);
+  if (wt && wt->dtype() == DType::kF32 && wt->rank() >= 3 && group >= 1 && wt->dim(0) % group == 0 &&
+      !(wt->dim(1) == 1 && wt->dim(0) == group)) {  // depthwise convs take the direct loop
+    const int64_t mg = wt->dim(0) / group;
+    const int64_t kg = wt->numel() / std::max<int64_t>(1, wt->dim(0));
+    if (mg > 2 && kg > 0) {
+      std::vector<SgemmPackedA> packed;
+      for (int64_t g = 0; g < group; ++g)
+        packed.push_back(sgemm_pack_a(false, mg, kg, wt->data<float>() + g * mg * kg, kg));
+      return std::unique_ptr<exec::Kernel>(new PackedConvKernel(std::move(packed)));
+    }
+  }
+  return std::unique_ptr<exec::Kernel>(new exec::FnKernel(conv_kernel));
+}
+
 }  // namespace
 
 Status conv_i32(exec::KernelContext& ctx, const Tensor& x, const Tensor& w, Tensor* y) {
   return conv_into<int32_t>(ctx, x, w, nullptr, y);
 }
 
-void register_nn_kernels(KernelRegistry& r) { r.add_fn("Conv", {DType::kF32, DType::kF64}, conv_kernel); }
+void register_nn_kernels(KernelRegistry& r) { r.add("Conv", {DType::kF32, DType::kF64}, &create_conv); }
 
 }  // namespace tsr::cpu

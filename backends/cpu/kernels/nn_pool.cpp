@@ -53,6 +53,32 @@ void max_pool_plane(const T* x, const Window3& w, T* y, int64_t* idx, int64_t pl
       }
 }
 
+// MaxPool over one plane without indices when every window lies wholly inside the input (no
+// padding, no ceil_mode overhang): no bounds checks, the first tap seeds the max. Same result
+// as max_pool_plane (whose first in-range tap also wins unconditionally; `v > best` keeps NaN
+// semantics identical).
+template <typename T>
+void max_pool_plane_interior(const T* x, const Window3& w, T* y) {
+  const int64_t ow_n = w.out[2];
+  for (int64_t od = 0; od < w.out[0]; ++od)
+    for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+      T* yrow = y + (od * w.out[1] + oh) * ow_n;
+      const T* first = x + (od * w.s[0] * w.in[1] + oh * w.s[1]) * w.in[2];
+      for (int64_t ow = 0; ow < ow_n; ++ow) yrow[ow] = first[ow * w.s[2]];
+      for (int64_t kd = 0; kd < w.k[0]; ++kd)
+        for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+          const T* row = x + ((od * w.s[0] + kd * w.d[0]) * w.in[1] + oh * w.s[1] + kh * w.d[1]) * w.in[2];
+          for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+            const T* src = row + kw * w.d[2];
+            for (int64_t ow = 0; ow < ow_n; ++ow) {
+              const T v = src[ow * w.s[2]];
+              yrow[ow] = v > yrow[ow] ? v : yrow[ow];
+            }
+          }
+        }
+    }
+}
+
 // AveragePool over one plane. With count_include_pad the divisor counts padded positions but
 // not the overhang that ceil_mode adds past the end padding (as ONNX Runtime does).
 template <typename T>
@@ -120,9 +146,13 @@ Status pool_typed(exec::KernelContext& ctx, bool is_max) {
   T* py = y->mut_data<T>();
   const int64_t in_size = w.in_size(), out_size = w.out_size();
   if (out_size == 0) return ok_status();
+  bool interior = is_max && !idx;
+  for (int a = 0; a < 3 && interior; ++a)
+    interior = w.pb[a] == 0 && w.pe[a] == 0 && (w.out[a] - 1) * w.s[a] + (w.k[a] - 1) * w.d[a] < w.in[a];
   ctx.pool().parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      if (is_max) max_pool_plane<T>(px + p * in_size, w, py + p * out_size, idx ? idx + p * out_size : nullptr, p, col_major);
+      if (interior) max_pool_plane_interior<T>(px + p * in_size, w, py + p * out_size);
+      else if (is_max) max_pool_plane<T>(px + p * in_size, w, py + p * out_size, idx ? idx + p * out_size : nullptr, p, col_major);
       else avg_pool_plane<T>(px + p * in_size, w, py + p * out_size, include_pad);
     }
   });

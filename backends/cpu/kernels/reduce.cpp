@@ -273,17 +273,18 @@ Status reduce_kernel(exec::KernelContext& ctx) {
     if (rank > 0) red[static_cast<size_t>(*n)] = true;
   }
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
-  // The error message is only built when no branch handled the dtype (this runs per call).
-  Status st;
-  bool handled = false;
+  // Built only on failure: formatting the message on every call costs more than small kernels.
+  Status st = ok_status();
+  bool dispatched = false;
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
-      handled = true;
+      dispatched = true;
       st = reduce_typed<T, K>(ctx, x, *out, red);
     }
   });
-  return handled ? st : ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  return st;
 }
 
 template <bool kMax>
@@ -299,13 +300,13 @@ Status arg_kernel(exec::KernelContext& ctx) {
   if (R == 0) return ctx.error("axis ", axis, " has size 0");
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   int64_t* po = out->mut_data<int64_t>();
-  // The error message is only built when no branch handled the dtype (this runs per call).
-  Status st;
-  bool handled = false;
+  // Built only on failure: formatting the message on every call costs more than small kernels.
+  Status st = ok_status();
+  bool dispatched = false;
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
-      handled = true;
+      dispatched = true;
       const T* px = x.data<T>();
       parallel_elements(ctx.pool(), outer * inner, [&](int64_t b, int64_t e) {
         for (int64_t t = b; t < e; ++t) {
@@ -324,7 +325,8 @@ Status arg_kernel(exec::KernelContext& ctx) {
       st = ok_status();
     }
   });
-  return handled ? st : ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  return st;
 }
 
 }  // namespace
