@@ -98,7 +98,6 @@ Status binary_kernel(exec::KernelContext& ctx) {
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
-      handled = true;
       using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
       dispatched = true;
       st = binary_apply<Op, T, TO>(op, a, b, *out, ctx.pool());
@@ -136,7 +135,6 @@ Status unary_kernel(exec::KernelContext& ctx) {
   dispatch_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
-      handled = true;
       using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
       unary_apply<Op, T, TO>(op, x, *out, ctx.pool());
       dispatched = true;
