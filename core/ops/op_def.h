@@ -127,6 +127,19 @@ class OpRegistry {
   std::map<std::string, OpDef, std::less<>> defs_;
 };
 
+// Adds defs with any_value_kind set: for families whose every op passes sequences/optionals.
+class AnyValueKindAdder {
+ public:
+  explicit AnyValueKindAdder(OpRegistry& registry) : registry_(registry) {}
+  void add(OpDef def) {
+    def.any_value_kind = true;
+    registry_.add(std::move(def));
+  }
+
+ private:
+  OpRegistry& registry_;
+};
+
 // Generated (CMake): calls every register_<family>_ops in core/ops/.
 void register_all_ops(OpRegistry& registry);
 

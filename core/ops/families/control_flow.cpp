@@ -182,13 +182,7 @@ Status infer_sequence_map(InferContext& ctx) {
 
 void register_control_flow_ops(OpRegistry& reg) {
   // Branches and bodies pass any value kind through (sequences, optionals).
-  struct Adder {
-    OpRegistry& r;
-    void add(OpDef d) {
-      d.any_value_kind = true;
-      r.add(std::move(d));
-    }
-  } r{reg};
+  AnyValueKindAdder r(reg);
   r.add(OpDef{"SequenceMap", "", 17, 1, -1, 1, -1, {{"body", AttrKind::kGraph, true}}, infer_sequence_map,
               "Applies body to each element of a sequence (and of sequence-valued additional inputs)"});
   r.add(OpDef{"If", "", 16, 1, -1, 1, -1,

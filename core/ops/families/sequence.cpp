@@ -119,13 +119,7 @@ Status infer_optional_get_element(InferContext& ctx) {
 
 void register_sequence_ops(OpRegistry& reg) {
   // Every op here takes sequence / optional values.
-  struct Adder {
-    OpRegistry& r;
-    void add(OpDef d) {
-      d.any_value_kind = true;
-      r.add(std::move(d));
-    }
-  } r{reg};
+  AnyValueKindAdder r(reg);
   r.add(OpDef{"SequenceEmpty", "", 11, 0, 0, 1, 1, {{"dtype", AttrKind::kInt}}, infer_sequence_empty, "An empty sequence"});
   r.add(OpDef{"SequenceConstruct", "", 11, 1, -1, 1, 1, {}, infer_sequence_construct, "A sequence of the input tensors"});
   r.add(OpDef{"SequenceInsert", "", 11, 2, 3, 1, 1, {}, infer_sequence_insert, "Inserts a tensor at a position (default: end)"});
