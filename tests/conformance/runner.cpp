@@ -3,7 +3,7 @@
 // Usage: tessera_conformance DATA_DIR RESULTS_MD [EXPECTED_PASS_TXT] [--update]
 //
 // For every case DATA_DIR/{node,simple}/<case>/ (model.onnx + test_data_set_*/{input,output}_N.pb)
-// it imports the model, runs it on the CPU backend with each data set and compares every output:
+// it imports the model, saves it as .tsr bytes and loads them back, runs it on the CPU backend with each data set and compares every output:
 // floating point at rtol = atol = 1e-4 (|got - want| <= atol + rtol * |want|, NaN matches NaN),
 // integers, bools and strings exactly. Cases whose ops draw random numbers (Bernoulli, training
 // Dropout) are checked for dtype, shape and finiteness only. Each case runs in a forked child
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/exec/session.h"
+#include "core/io/tsr_io.h"
 #include "tools/onnx/onnx_import.h"
 
 namespace fs = std::filesystem;
@@ -144,7 +145,18 @@ std::string run_case(const fs::path& dir) {
     std::replace(msg.begin(), msg.end(), '|', '/');
     return str_cat(st.code() == StatusCode::kUnsupported ? "unsupported" : "import error", "\t", msg.substr(0, 300));
   }
-  auto shared = std::make_shared<ir::Model>(std::move(model).value());
+  // As `tessera convert` + `tessera run` do: write the .tsr bytes and load them back, so every
+  // case also exercises the file format (save, verified load, zero-copy constants).
+  auto bytes = io::serialize_model(*model);
+  if (!bytes.ok()) return str_cat("import error\tsave: ", bytes.status().message().substr(0, 300));
+  auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes).value());
+  auto loaded = io::load_model_buffer(owner->data(), owner->size(), owner);
+  if (!loaded.ok()) {
+    std::string msg = loaded.status().message();
+    std::replace(msg.begin(), msg.end(), '\n', ' ');
+    return str_cat("import error\t.tsr reload: ", msg.substr(0, 300));
+  }
+  auto shared = std::make_shared<ir::Model>(std::move(loaded).value());
   const ir::Graph& main_graph = shared->main();
   auto kind_of = [&](const std::vector<int32_t>& ids, size_t k) {
     return k < ids.size() ? main_graph.tensors[static_cast<size_t>(ids[k])].kind : ValueKind::kTensor;

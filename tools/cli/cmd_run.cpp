@@ -244,7 +244,7 @@ int run_command(const RunOptions& o) {
                                     "\" (its inputs are: ", input_names(g), ")"));
     if (inputs[size_t(k)].defined())
       return report_error(invalid_argument("input[", k, "] \"", name, "\" is given twice"));
-    auto t = load_tensor_file(spec.substr(eq + 1));
+    auto t = load_tensor_file(spec.substr(eq + 1), g.tensors[static_cast<size_t>(g.inputs[size_t(k)])].kind);
     if (!t.ok()) return report_error(t.status());
     inputs[size_t(k)] = std::move(t).value();
   }
@@ -254,7 +254,7 @@ int run_command(const RunOptions& o) {
     if (next == n)
       return report_error(invalid_argument("too many --input files: the model has ", n, " input(s) (",
                                            input_names(g), "), extra file ", file));
-    auto t = load_tensor_file(file);
+    auto t = load_tensor_file(file, g.tensors[static_cast<size_t>(g.inputs[next])].kind);
     if (!t.ok()) return report_error(t.status());
     inputs[next] = std::move(t).value();
   }

@@ -34,12 +34,13 @@ Expected<std::shared_ptr<const ir::Model>> load_model(const std::string& path) {
   return std::shared_ptr<const ir::Model>(std::make_shared<ir::Model>(std::move(m).value()));
 }
 
-Expected<Tensor> load_tensor_file(const std::string& path) {
+Expected<Tensor> load_tensor_file(const std::string& path, ValueKind kind) {
   auto read = [&]() -> Expected<Tensor> {
     if (!ends_with(path, ".pb")) return io::read_npy_file(path);
 #ifdef TSR_HAVE_ONNX_IMPORT
-    return onnx_import::read_tensor_proto_file(path);
+    return onnx_import::read_value_proto_file(path, kind);
 #else
+    (void)kind;
     return unsupported(path, ": reading ONNX TensorProto files needs the ONNX importer (use .npy)");
 #endif
   };
