@@ -73,10 +73,19 @@ inline void binary_run(const Op& op, TO* out, const T* a, int64_t sa, const T* b
 // may alias `a` when `a` has the output's shape (used to fold variadic ops).
 template <typename Op, typename T, typename TO>
 Status binary_apply(const Op& op, const Tensor& a, const Tensor& b, Tensor& out, ThreadPool& pool) {
-  TSR_ASSIGN_OR_RETURN(auto it, BroadcastIter<2>::make(out.shape(), {&a.shape(), &b.shape()}));
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   TO* po = out.mut_data<TO>();
+  const bool a_full = a.shape() == out.shape(), b_full = b.shape() == out.shape();
+  if ((a_full || a.numel() == 1) && (b_full || b.numel() == 1)) {
+    // Same shapes or single-value operands: one contiguous run, no broadcast bookkeeping
+    // (the common case, and what a small loop body pays per iteration).
+    parallel_elements(pool, out.numel(), [&](int64_t s, int64_t e) {
+      binary_run(op, po + s, pa + (a_full ? s : 0), a_full ? 1 : 0, pb + (b_full ? s : 0), b_full ? 1 : 0, e - s);
+    });
+    return ok_status();
+  }
+  TSR_ASSIGN_OR_RETURN(auto it, BroadcastIter<2>::make(out.shape(), {&a.shape(), &b.shape()}));
   parallel_broadcast(pool, it, [&](int64_t o, const std::array<int64_t, 2>& off,
                                    const std::array<int64_t, 2>& st, int64_t len) {
     binary_run(op, po + o, pa + off[0], st[0], pb + off[1], st[1], len);
