@@ -19,6 +19,7 @@
 #include <charconv>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <string>
@@ -78,6 +79,25 @@ void cast_loop(const Tensor& in, Tensor& out, ThreadPool& pool) {
   });
 }
 
+// v in scientific form "d.ddde[+-]XX" with `precision` digits after the point (correctly
+// rounded), or with precision < 0 the fewest digits that read back to v in F. Uses printf
+// rather than floating-point std::to_chars, which Emscripten's libc++ lacks.
+template <typename F>
+std::string sci(F v, int precision) {
+  char buf[64];
+  if (precision >= 0) {
+    std::snprintf(buf, sizeof buf, "%.*e", precision, static_cast<double>(v));
+    return buf;
+  }
+  const int max_p = std::is_same_v<F, float> ? 8 : 16;
+  for (int p = 0; p <= max_p; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*e", p, static_cast<double>(v));
+    const F back = std::is_same_v<F, float> ? static_cast<F>(std::strtof(buf, nullptr)) : static_cast<F>(std::strtod(buf, nullptr));
+    if (back == v) break;
+  }
+  return buf;
+}
+
 // Formats a float or double as numpy's str() does (Dragon4 shortest repr). With precision >= 0
 // the digits are v's rounded to 1 + precision significant digits instead of the shortest that
 // round-trip in F (float_str_16 uses that for f16 / bf16).
@@ -86,21 +106,17 @@ std::string float_str(F v, int precision = -1) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
   if (v == 0) return std::signbit(v) ? "-0.0" : "0.0";
-  // Shortest round-trip digits come from to_chars' scientific form "d.ddde[+-]XX".
-  char buf[64];
-  const auto res = precision < 0 ? std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific)
-                                 : std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::scientific, precision);
-  std::string sci(buf, res.ptr);
+  std::string s = sci(v, precision);
   std::string out;
-  if (sci[0] == '-') {
+  if (s[0] == '-') {
     out = "-";
-    sci.erase(0, 1);
+    s.erase(0, 1);
   }
-  const size_t e_pos = sci.find('e');
-  const int exp10 = std::atoi(sci.c_str() + e_pos + 1);
+  const size_t e_pos = s.find('e');
+  const int exp10 = std::atoi(s.c_str() + e_pos + 1);
   std::string digits;
   for (size_t i = 0; i < e_pos; ++i)
-    if (sci[i] != '.') digits.push_back(sci[i]);
+    if (s[i] != '.') digits.push_back(s[i]);
   while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
   // numpy compares the magnitude in double precision (float32 1e-4 is below 1e-4: "1e-04").
   const double mag = std::fabs(static_cast<double>(v));
@@ -143,10 +159,7 @@ std::string float_str_16(H h) {
   const float v = static_cast<float>(load_elem(h));
   if (!std::isfinite(v) || v == 0) return float_str<float>(v);
   for (int p = 0; p < 9; ++p) {
-    char buf[64];
-    const auto res = std::to_chars(buf, buf + sizeof(buf) - 1, v, std::chars_format::scientific, p);
-    *res.ptr = '\0';
-    const float back = std::strtof(buf, nullptr);
+    const float back = std::strtof(sci(v, p).c_str(), nullptr);
     const uint16_t bits = std::is_same_v<H, Half> ? f32_to_f16(back) : f32_to_bf16(back);
     if (bits == h.bits) return float_str<float>(v, p);
   }
