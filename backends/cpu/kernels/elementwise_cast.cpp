@@ -16,7 +16,6 @@
 //   case-insensitively, "INF", "+INF", "-INF", "NaN" (the ONNX Cast spec); the float result then
 //   converts as a float source would ("100.5" -> int 100). A string that is not a number is an
 //   error.
-#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
