@@ -14,6 +14,25 @@ GraphBuilder::GraphBuilder(Model& model, std::string name) : model_(model), grap
   }
 }
 
+GraphBuilder::GraphBuilder(Model& model, int32_t graph)
+    : model_(model), graph_(graph), counter_(static_cast<int>(model.graphs.at(static_cast<size_t>(graph)).tensors.size())) {}
+
+ops::ValueType GraphBuilder::type(Value v) const {
+  if (!v.valid() || static_cast<size_t>(v.graph) >= model_.graphs.size()) return {};
+  const Graph& g = model_.graphs[static_cast<size_t>(v.graph)];
+  if (static_cast<size_t>(v.id) >= g.tensors.size()) return {};
+  const TensorInfo& t = g.tensors[static_cast<size_t>(v.id)];
+  return {t.dtype, t.has_shape, t.shape, t.kind};
+}
+
+const Tensor* GraphBuilder::known_value(Value v) const {
+  if (!v.valid() || static_cast<size_t>(v.graph) >= model_.graphs.size()) return nullptr;
+  const Graph& g = model_.graphs[static_cast<size_t>(v.graph)];
+  if (static_cast<size_t>(v.id) >= g.tensors.size()) return nullptr;
+  const Tensor& c = g.tensors[static_cast<size_t>(v.id)].constant;
+  return c.defined() ? &c : nullptr;
+}
+
 GraphBuilder::GraphBuilder(Model& model, int32_t graph, GraphBuilder* parent)
     : model_(model), graph_(graph), parent_(parent) {}
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/ops/emitter.h"
 
 namespace tsr::frontend {
 
@@ -30,28 +31,32 @@ using ir::Attribute;
 using ir::Graph;
 using ir::Model;
 
-struct Value {
-  int32_t graph = -1;  // index into Model::graphs
-  int32_t id = -1;     // tensor id in that graph
-  bool valid() const { return graph >= 0 && id >= 0; }
-};
+// For the GraphBuilder, Value::graph is an index into Model::graphs and Value::id a tensor id in
+// that graph.
+using ops::Value;
 
-class GraphBuilder {
+class GraphBuilder final : public ops::Emitter {
  public:
   using BodyFn = std::function<std::vector<Value>(GraphBuilder&)>;
   using LoopBodyFn = std::function<std::vector<Value>(GraphBuilder&, Value, const std::vector<Value>&)>;
 
   // Builds into model.graphs[0], creating it if the model has no graph.
   explicit GraphBuilder(Model& model, std::string name = "main");
+  // Appends to the existing graph model.graphs[graph] (whose tensors must carry their types, as
+  // after passes::infer_types); its tensors are Values {graph, id}. Nothing is captured from
+  // other graphs.
+  GraphBuilder(Model& model, int32_t graph);
 
   int32_t graph_index() const { return graph_; }
   // The first error met while building (ok if none). Check it before using the model.
-  const Status& status() const { return root()->status_; }
+  const Status& status() const override { return root()->status_; }
   Graph& graph() { return model_.graphs[static_cast<size_t>(graph_)]; }
+  Model& model() { return model_; }
 
   // A graph input; shape dims may be -1 (dynamic).
   Value input(const std::string& name, DType dtype, const Shape& shape);
-  Value constant(Tensor value, const std::string& name = "");
+  Value constant(Tensor value) override { return constant(std::move(value), ""); }
+  Value constant(Tensor value, const std::string& name);
   // Marks `v` as a graph output (captured first if it belongs to an enclosing graph).
   void output(Value v, const std::string& name = "");
 
@@ -60,6 +65,14 @@ class GraphBuilder {
                           std::vector<Attribute> attrs = {}, const std::string& name = "");
   Value op(const std::string& op, const std::vector<Value>& inputs, std::vector<Attribute> attrs = {},
            const std::string& name = "");
+
+  // Emitter: op_n with a generated node name; type() reads the graph's TensorInfo.
+  std::vector<Value> emit_n(std::string_view op, const std::vector<Value>& inputs, size_t num_outputs,
+                            std::vector<Attribute> attrs = {}) override {
+    return op_n(std::string(op), inputs, num_outputs, std::move(attrs));
+  }
+  ops::ValueType type(Value v) const override;
+  const Tensor* known_value(Value v) const override;
 
   // tf.cond: an If node whose branches are built by the callables; both must return the same
   // number of values. Returns the If outputs.

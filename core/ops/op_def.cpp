@@ -1,5 +1,7 @@
 #include "core/ops/op_def.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
 
 namespace tsr::ops {
@@ -55,6 +57,7 @@ const OpRegistry& OpRegistry::global() {
   static const OpRegistry* registry = [] {
     auto* r = new OpRegistry();
     register_all_ops(*r);
+    register_all_grads(*r);
     return r;
   }();
   return *registry;
@@ -63,6 +66,16 @@ const OpRegistry& OpRegistry::global() {
 void OpRegistry::add(OpDef def) {
   std::string key = def.name;
   defs_[key] = std::move(def);
+}
+
+void OpRegistry::set_grad(std::string_view name, GradFn fn) {
+  auto it = defs_.find(name);
+  if (it == defs_.end()) {
+    std::fprintf(stderr, "tessera: gradient rule registered for unknown op '%.*s'\n", static_cast<int>(name.size()),
+                 name.data());
+    std::abort();
+  }
+  it->second.grad = fn;
 }
 
 const OpDef* OpRegistry::find(std::string_view name) const {

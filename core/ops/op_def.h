@@ -94,6 +94,11 @@ class InferContext {
 
 using InferFn = std::function<Status(InferContext&)>;
 
+class GradContext;  // core/ops/grad.h
+// A gradient rule (vector-Jacobian product): given the gradients of a node's outputs, emits the
+// gradients of its inputs through the GradContext's Emitter. Registered from core/ops/grads/.
+using GradFn = Status (*)(GradContext&);
+
 struct AttrSpec {
   std::string name;
   ir::AttrKind kind;
@@ -112,6 +117,9 @@ struct OpDef {
   // Whether inputs may be sequences or empty optionals (sequence, optional and control-flow ops,
   // Identity); the executor rejects such values for every other op before its kernel runs.
   bool any_value_kind = false;
+  // The VJP (core/ops/grads/<family>.cpp), or null when the op has no gradient (integer ops,
+  // comparisons) or none yet. Control-flow ops are differentiated by passes/autodiff itself.
+  GradFn grad = nullptr;
 };
 
 class OpRegistry {
@@ -120,6 +128,9 @@ class OpRegistry {
   static const OpRegistry& global();
 
   void add(OpDef def);
+  // Attaches the gradient rule of an already added op (aborts on an unknown name: a
+  // registration bug, caught by any test run).
+  void set_grad(std::string_view name, GradFn fn);
   const OpDef* find(std::string_view name) const;
   const std::map<std::string, OpDef, std::less<>>& all() const { return defs_; }
 
@@ -140,8 +151,10 @@ class AnyValueKindAdder {
   OpRegistry& registry_;
 };
 
-// Generated (CMake): calls every register_<family>_ops in core/ops/.
+// Generated (CMake): calls every register_<family>_ops in core/ops/families/.
 void register_all_ops(OpRegistry& registry);
+// Generated (CMake): calls every register_<family>_grads in core/ops/grads/.
+void register_all_grads(OpRegistry& registry);
 
 // Validates a node against its OpDef: known op, arity, attribute names/kinds/required.
 // Does not run inference. Errors name `place`.

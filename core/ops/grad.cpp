@@ -1,0 +1,83 @@
+#include "core/ops/grad.h"
+
+#include <algorithm>
+#include <type_traits>
+
+namespace tsr::ops {
+
+GradContext::GradContext(Emitter& emitter, const ir::Node& node, std::string place, std::vector<Value> inputs,
+                         std::vector<Value> outputs, std::vector<Value> grad_outputs, std::vector<bool> wants)
+    : emitter_(emitter),
+      node_(node),
+      place_(std::move(place)),
+      inputs_(std::move(inputs)),
+      outputs_(std::move(outputs)),
+      grad_outputs_(std::move(grad_outputs)),
+      wants_(std::move(wants)) {
+  grads_.resize(inputs_.size());
+}
+
+Value GradContext::grad_output_or_zeros(size_t i) {
+  const Value g = grad_output(i);
+  return g.valid() ? g : zeros_like(emitter_, output(i));
+}
+
+void GradContext::set_grad(size_t i, Value g) {
+  if (wants(i)) grads_[i] = g;
+}
+
+namespace {
+// A tensor of `shape` (scalar or [1]) holding v converted to `dtype`.
+Tensor filled(DType dtype, const Shape& shape, double v) {
+  Tensor t;
+  dispatch_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, Half>) t = Tensor::from<Half>(shape, {Half{f32_to_f16(static_cast<float>(v))}});
+    else if constexpr (std::is_same_v<T, BFloat16>)
+      t = Tensor::from<BFloat16>(shape, {BFloat16{f32_to_bf16(static_cast<float>(v))}});
+    else t = Tensor::from<T>(shape, {static_cast<T>(v)});
+  });
+  return t;
+}
+}  // namespace
+
+Value scalar(Emitter& e, DType dtype, double v) { return e.constant(filled(dtype, {}, v)); }
+
+Value shape_of(Emitter& e, Value v) { return e.emit("Shape", {v}); }
+
+Value fill_like(Emitter& e, Value v, double fill) {
+  const ValueType t = e.type(v);
+  Tensor value = filled(t.dtype, {1}, fill);
+  return e.emit("ConstantOfShape", {shape_of(e, v)}, {ir::Attribute::make_tensor("value", std::move(value))});
+}
+
+Value sum_to(Emitter& e, Value g, Value like) {
+  const ValueType tg = e.type(g), tl = e.type(like);
+  if (tg.fully_known() && tl.fully_known() && tg.shape == tl.shape) return g;
+  return e.emit("SumTo", {g, shape_of(e, like)});
+}
+
+Value add_n(Emitter& e, const std::vector<Value>& terms) {
+  if (terms.size() == 1) return terms[0];
+  if (terms.size() == 2) return e.emit("Add", {terms[0], terms[1]});
+  return e.emit("Sum", terms);
+}
+
+Value ints_const(Emitter& e, const std::vector<int64_t>& v) {
+  return e.constant(Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v));
+}
+
+Value cast(Emitter& e, Value v, DType to) {
+  if (e.type(v).dtype == to) return v;
+  return e.emit("Cast", {v}, {ir::Attribute::make_int("to", static_cast<int64_t>(to))});
+}
+
+Expected<int64_t> static_axis(Emitter& e, Value v, int64_t axis) {
+  const ValueType t = e.type(v);
+  if (!t.has_shape) return unsupported("the rank must be known");
+  const auto r = static_cast<int64_t>(t.shape.size());
+  if (axis < -r || axis >= std::max<int64_t>(r, 1)) return invalid_argument("axis ", axis, " out of range for rank ", r);
+  return axis < 0 ? axis + r : axis;
+}
+
+}  // namespace tsr::ops

@@ -1,0 +1,215 @@
+#include "core/passes/autodiff.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/ir/topo.h"
+#include "core/ops/grad.h"
+#include "core/passes/autodiff_internal.h"
+#include "core/passes/infer_types.h"
+
+namespace tsr::passes {
+
+using frontend::GraphBuilder;
+using ir::Graph;
+using ir::Node;
+
+namespace {
+
+bool differentiable(DType d) { return dtype_is_float(d); }
+
+bool is_control_flow(const std::string& op) { return op == "If" || op == "Loop" || op == "Scan"; }
+
+}  // namespace
+
+Expected<std::vector<Value>> backward(GraphBuilder& b, const std::vector<Seed>& seeds, const std::vector<int32_t>& wrt) {
+  const int32_t gi = b.graph_index();
+  const Graph& g0 = b.graph();
+  const size_t num_tensors = g0.tensors.size();
+  TSR_ASSIGN_OR_RETURN(const std::vector<int32_t> order, ir::topological_order(g0, gi));
+
+  // Forward sweep: which tensors depend differentiably on some wrt tensor.
+  std::vector<char> active(num_tensors, 0);
+  for (int32_t w : wrt)
+    if (w >= 0 && static_cast<size_t>(w) < num_tensors) active[static_cast<size_t>(w)] = 1;
+  for (int32_t n : order) {
+    const Node& node = g0.nodes[static_cast<size_t>(n)];
+    const bool any = std::any_of(node.inputs.begin(), node.inputs.end(),
+                                 [&](int32_t t) { return t >= 0 && active[static_cast<size_t>(t)]; });
+    if (!any) continue;
+    for (int32_t t : node.outputs)
+      if (t >= 0 && differentiable(g0.tensors[static_cast<size_t>(t)].dtype)) active[static_cast<size_t>(t)] = 1;
+  }
+
+  // Gradient contributions per tensor, summed when the tensor's producer is reached.
+  std::vector<std::vector<Value>> contrib(num_tensors);
+  for (const Seed& s : seeds)
+    if (s.tensor >= 0 && static_cast<size_t>(s.tensor) < num_tensors && s.grad.valid())
+      contrib[static_cast<size_t>(s.tensor)].push_back(s.grad);
+  auto total = [&](int32_t t) -> Value {
+    auto& c = contrib[static_cast<size_t>(t)];
+    if (c.empty()) return {};
+    if (c.size() > 1) c = {ops::add_n(b, c)};
+    return c[0];
+  };
+
+  std::map<std::string, std::vector<std::string>> missing;  // op -> places
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    // A copy: emitting appends nodes and may move the node vector.
+    const Node node = b.graph().nodes[static_cast<size_t>(*it)];
+    std::vector<Value> grad_out(node.outputs.size());
+    bool any_grad = false;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (node.outputs[k] < 0) continue;
+      grad_out[k] = total(node.outputs[k]);
+      any_grad |= grad_out[k].valid();
+    }
+    if (!any_grad) continue;
+    std::vector<bool> wants(node.inputs.size(), false);
+    bool any_want = false;
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const int32_t t = node.inputs[k];
+      wants[k] = t >= 0 && active[static_cast<size_t>(t)];
+      any_want |= wants[k];
+    }
+    if (!any_want) continue;
+    const std::string place = ir::node_place(gi, *it, node);
+    std::vector<Value> ins(node.inputs.size()), outs(node.outputs.size());
+    for (size_t k = 0; k < node.inputs.size(); ++k)
+      if (node.inputs[k] >= 0) ins[k] = Value{gi, node.inputs[k]};
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      if (node.outputs[k] >= 0) outs[k] = Value{gi, node.outputs[k]};
+
+    std::vector<Value> grads;
+    if (is_control_flow(node.op)) {
+      TSR_ASSIGN_OR_RETURN(grads, control_flow_vjp(b, *it, place, ins, outs, grad_out, wants));
+    } else {
+      const ops::OpDef* def = ops::OpRegistry::global().find(node.op);
+      if (!def || !def->grad) {
+        missing[node.op].push_back(place);
+        continue;
+      }
+      ops::GradContext ctx(b, node, place, ins, outs, grad_out, wants);
+      TSR_RETURN_IF_ERROR(def->grad(ctx));
+      grads.resize(node.inputs.size());
+      for (size_t k = 0; k < node.inputs.size(); ++k) grads[k] = ctx.grad(k);
+    }
+    if (!b.status().ok()) return Status(b.status().code(), str_cat(place, ": gradient: ", b.status().message()));
+    for (size_t k = 0; k < node.inputs.size(); ++k)
+      if (wants[k] && k < grads.size() && grads[k].valid()) contrib[static_cast<size_t>(node.inputs[k])].push_back(grads[k]);
+  }
+  if (!missing.empty()) {
+    std::string msg = str_cat(missing.size(), " op", missing.size() == 1 ? " has" : "s have", " no gradient rule:");
+    for (const auto& [op, places] : missing)
+      for (const std::string& p : places) msg += str_cat("\n  ", p);
+    return unsupported(msg);
+  }
+  std::vector<Value> result;
+  result.reserve(wrt.size());
+  for (int32_t w : wrt) result.push_back(w >= 0 && static_cast<size_t>(w) < num_tensors ? total(w) : Value{});
+  return result;
+}
+
+Expected<std::vector<Value>> inline_graph(GraphBuilder& b, int32_t graph, const std::vector<Value>& inputs) {
+  // A copy: the builder may append graphs (nested control-flow gradients) while we read.
+  const Graph src = b.model().graphs.at(static_cast<size_t>(graph));
+  if (inputs.size() != src.inputs.size())
+    return internal_error("inline_graph: ", inputs.size(), " inputs for graph ", graph, " with ", src.inputs.size());
+  TSR_ASSIGN_OR_RETURN(const std::vector<int32_t> order, ir::topological_order(src, graph));
+  std::vector<Value> map(src.tensors.size());
+  for (size_t k = 0; k < inputs.size(); ++k) map[static_cast<size_t>(src.inputs[k])] = inputs[k];
+  for (size_t t = 0; t < src.tensors.size(); ++t)
+    if (src.tensors[t].constant.defined()) map[t] = b.constant(src.tensors[t].constant, src.tensors[t].name);
+  for (int32_t n : order) {
+    const Node& node = src.nodes[static_cast<size_t>(n)];
+    std::vector<Value> ins(node.inputs.size());
+    for (size_t k = 0; k < node.inputs.size(); ++k)
+      if (node.inputs[k] >= 0) ins[k] = map[static_cast<size_t>(node.inputs[k])];
+    const std::vector<Value> outs = b.op_n(node.op, ins, node.outputs.size(), node.attributes);
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      if (node.outputs[k] >= 0) map[static_cast<size_t>(node.outputs[k])] = outs[k];
+  }
+  TSR_RETURN_IF_ERROR(b.status());
+  std::vector<Value> result;
+  for (int32_t t : src.outputs) result.push_back(map[static_cast<size_t>(t)]);
+  return result;
+}
+
+Expected<std::vector<int32_t>> append_gradients(ir::Model& model, int32_t graph, int32_t loss,
+                                                const std::vector<int32_t>& wrt) {
+  TSR_RETURN_IF_ERROR(infer_types(model));
+  GraphBuilder b(model, graph);
+  const Value l{graph, loss};
+  const DType ld = b.type(l).dtype;
+  if (!dtype_is_float(ld))
+    return invalid_argument("the loss \"", b.graph().tensors[static_cast<size_t>(loss)].name, "\" has dtype ",
+                            dtype_name(ld), "; a gradient needs a floating-point loss");
+  // backward() with ones: a non-scalar loss is summed.
+  const Value seed = ops::fill_like(b, l, 1.0);
+  TSR_ASSIGN_OR_RETURN(std::vector<Value> grads, backward(b, {{loss, seed}}, wrt));
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < wrt.size(); ++i) {
+    Value gv = grads[i];
+    if (!gv.valid()) gv = ops::zeros_like(b, Value{graph, wrt[i]});
+    ids.push_back(gv.id);
+  }
+  TSR_RETURN_IF_ERROR(b.status());
+  return ids;
+}
+
+Expected<ir::Model> gradient_model(ir::Model model, const GradientModelOptions& options) {
+  if (model.graphs.empty()) return invalid_argument("the model has no graph");
+  Graph& g = model.main();
+  if (g.outputs.empty()) return invalid_argument("the main graph has no outputs");
+  int32_t loss = g.outputs[0];
+  if (!options.loss.empty()) {
+    loss = -1;
+    for (int32_t o : g.outputs)
+      if (g.tensors[static_cast<size_t>(o)].name == options.loss) loss = o;
+    if (loss < 0) {
+      std::string names;
+      for (int32_t o : g.outputs) names += str_cat(names.empty() ? "" : ", ", g.tensors[static_cast<size_t>(o)].name);
+      return not_found("--loss \"", options.loss, "\" is not an output of the main graph (outputs: ", names, ")");
+    }
+  }
+  std::vector<int32_t> wrt;
+  if (options.wrt.empty()) {
+    for (size_t t = 0; t < g.tensors.size(); ++t)
+      if (g.tensors[t].constant.defined() && dtype_is_float(g.tensors[t].dtype)) wrt.push_back(static_cast<int32_t>(t));
+    if (wrt.empty()) return invalid_argument("the model has no floating-point weights; name the inputs with --wrt");
+  } else {
+    std::vector<std::string> unknown;
+    for (const std::string& name : options.wrt) {
+      const int32_t t = g.find_tensor(name);
+      const bool leaf = t >= 0 && (g.tensors[static_cast<size_t>(t)].constant.defined() ||
+                                   std::find(g.inputs.begin(), g.inputs.end(), t) != g.inputs.end());
+      if (!leaf) {
+        unknown.push_back(name);
+        continue;
+      }
+      if (!dtype_is_float(g.tensors[static_cast<size_t>(t)].dtype))
+        return invalid_argument("--wrt \"", name, "\" has dtype ", dtype_name(g.tensors[static_cast<size_t>(t)].dtype),
+                                "; gradients exist only for floating-point tensors");
+      wrt.push_back(t);
+    }
+    if (!unknown.empty()) {
+      std::string list;
+      for (const auto& u : unknown) list += str_cat(list.empty() ? "" : ", ", "\"", u, "\"");
+      return not_found("--wrt names no graph input or constant of the main graph: ", list);
+    }
+  }
+  TSR_ASSIGN_OR_RETURN(const std::vector<int32_t> grads, append_gradients(model, 0, loss, wrt));
+  Graph& out = model.main();
+  for (size_t i = 0; i < wrt.size(); ++i) {
+    // Outputs get their own tensor name even when a gradient is another value (Identity).
+    const std::string name = str_cat(out.tensors[static_cast<size_t>(wrt[i])].name, "_grad");
+    frontend::GraphBuilder b(model, 0);
+    const Value id = b.op("Identity", {Value{0, grads[i]}}, {}, name);
+    b.graph().tensors[static_cast<size_t>(id.id)].name = name;
+    b.graph().outputs.push_back(id.id);
+  }
+  prune_unused_graphs(model);
+  return model;
+}
+
+}  // namespace tsr::passes

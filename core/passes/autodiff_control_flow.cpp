@@ -1,0 +1,266 @@
+// Gradients of If and Loop (see the overview in autodiff.h).
+#include <algorithm>
+
+#include "core/ops/grad.h"
+#include "core/passes/autodiff_internal.h"
+
+namespace tsr::passes {
+
+using frontend::GraphBuilder;
+using ir::Attribute;
+using ir::Graph;
+using ir::Model;
+using ir::Node;
+using ir::TensorInfo;
+
+namespace {
+
+ops::ValueType type_of(const TensorInfo& t) { return {t.dtype, t.has_shape, t.shape, t.kind}; }
+
+// Adds an input of type `t` to b's graph.
+Value add_input(GraphBuilder& b, const std::string& name, const ops::ValueType& t) {
+  const Value v = b.input(name, t.dtype, t.shape);
+  TensorInfo& info = b.graph().tensors[static_cast<size_t>(v.id)];
+  info.has_shape = t.has_shape;
+  info.kind = t.kind == ValueKind::kSequence ? ValueKind::kSequence : ValueKind::kTensor;
+  return v;
+}
+
+// The same rank with every dim dynamic (loop-carried values may change shape per iteration).
+ops::ValueType dynamic_dims(ops::ValueType t) {
+  std::fill(t.shape.begin(), t.shape.end(), -1);
+  return t;
+}
+
+ops::ValueType seq_of(const ops::ValueType& elem) {
+  ops::ValueType t = elem;
+  t.kind = ValueKind::kSequence;
+  return t;
+}
+
+int32_t new_graph(Model& model, const std::string& name) {
+  model.graphs.emplace_back();
+  model.graphs.back().name = name;
+  return static_cast<int32_t>(model.graphs.size() - 1);
+}
+
+// The VJP graph of `graph` (the branches of If): inputs (graph inputs..., dL/d outputs...),
+// outputs dL/d input[k] for each k with wanted[k] (zeros where no path exists). The forward is
+// recomputed inside.
+Expected<int32_t> vjp_graph(Model& model, int32_t graph, const std::vector<bool>& wanted,
+                            const std::vector<ops::ValueType>& dy_types) {
+  const Graph src = model.graphs.at(static_cast<size_t>(graph));
+  const int32_t gi = new_graph(model, str_cat(src.name, "_vjp"));
+  GraphBuilder gb(model, gi);
+  std::vector<Value> xs, dys;
+  for (int32_t t : src.inputs) xs.push_back(add_input(gb, src.tensors[static_cast<size_t>(t)].name, type_of(src.tensors[static_cast<size_t>(t)])));
+  for (size_t j = 0; j < dy_types.size(); ++j) dys.push_back(add_input(gb, str_cat("d_out", j), dy_types[j]));
+  TSR_ASSIGN_OR_RETURN(const std::vector<Value> ys, inline_graph(gb, graph, xs));
+  std::vector<Seed> seeds;
+  for (size_t j = 0; j < ys.size(); ++j)
+    if (dtype_is_float(gb.type(ys[j]).dtype)) seeds.push_back({ys[j].id, dys[j]});
+  std::vector<int32_t> wrt;
+  for (size_t k = 0; k < xs.size(); ++k)
+    if (wanted[k]) wrt.push_back(xs[k].id);
+  TSR_ASSIGN_OR_RETURN(const std::vector<Value> grads, backward(gb, seeds, wrt));
+  for (size_t k = 0; k < grads.size(); ++k)
+    gb.output(grads[k].valid() ? grads[k] : ops::zeros_like(gb, Value{gi, wrt[k]}));
+  TSR_RETURN_IF_ERROR(gb.status());
+  return gi;
+}
+
+Expected<std::vector<Value>> if_vjp(GraphBuilder& b, const Node& node, const std::vector<Value>& ins,
+                                    const std::vector<Value>& outs, const std::vector<Value>& grad_out,
+                                    const std::vector<bool>& wants) {
+  std::vector<bool> wanted(ins.size() - 1);
+  for (size_t k = 1; k < ins.size(); ++k) wanted[k - 1] = wants[k];
+  std::vector<Value> dys;
+  std::vector<ops::ValueType> dy_types;
+  for (size_t j = 0; j < outs.size(); ++j) {
+    dys.push_back(grad_out[j].valid() ? grad_out[j] : ops::zeros_like(b, outs[j]));
+    dy_types.push_back(b.type(outs[j]));
+  }
+  TSR_ASSIGN_OR_RETURN(const int32_t then_g, vjp_graph(b.model(), static_cast<int32_t>(node.attr("then_branch")->i), wanted, dy_types));
+  TSR_ASSIGN_OR_RETURN(const int32_t else_g, vjp_graph(b.model(), static_cast<int32_t>(node.attr("else_branch")->i), wanted, dy_types));
+  std::vector<Value> inputs(ins.begin(), ins.end());
+  inputs.insert(inputs.end(), dys.begin(), dys.end());
+  const size_t n_out = static_cast<size_t>(std::count(wanted.begin(), wanted.end(), true));
+  const std::vector<Value> g = b.op_n("If", inputs, n_out,
+                                      {Attribute::make_graph("then_branch", then_g), Attribute::make_graph("else_branch", else_g)},
+                                      str_cat(node.name, "_grad"));
+  std::vector<Value> grads(ins.size());
+  size_t o = 0;
+  for (size_t k = 1; k < ins.size(); ++k)
+    if (wants[k]) grads[k] = g[o++];
+  return grads;
+}
+
+Expected<std::vector<Value>> loop_vjp(GraphBuilder& b, int32_t node_index, const std::vector<Value>& ins,
+                                      const std::vector<Value>& outs, const std::vector<Value>& grad_out,
+                                      const std::vector<bool>& wants) {
+  Model& model = b.model();
+  const int32_t gi = b.graph_index();
+  Node node = b.graph().nodes[static_cast<size_t>(node_index)];
+  const auto body = static_cast<int32_t>(node.attr("body")->i);
+  const auto C = static_cast<size_t>(node.attr_int("num_captures", 0));
+  const size_t N = node.inputs.size() - 2 - C;
+  const Graph body_g = model.graphs.at(static_cast<size_t>(body));
+  const size_t K = body_g.outputs.size() - 1 - N;
+  auto body_in = [&](size_t k) { return type_of(body_g.tensors[static_cast<size_t>(body_g.inputs[k])]); };
+  // The per-iteration state pushed to stacks: body inputs 0..N+1 (iteration number, condition,
+  // loop-carried values); captures are loop-invariant and need no stack.
+  const size_t S = N + 2;
+
+  // 1. The forward loop also carries one sequence per state value and appends to it.
+  const int32_t fg = new_graph(model, str_cat(body_g.name, "_push"));
+  {
+    GraphBuilder fb(model, fg);
+    std::vector<Value> state, stacks, caps;
+    for (size_t k = 0; k < S; ++k) state.push_back(add_input(fb, str_cat("state", k), body_in(k)));
+    for (size_t k = 0; k < S; ++k) stacks.push_back(add_input(fb, str_cat("stack", k), seq_of(dynamic_dims(body_in(k)))));
+    for (size_t c = 0; c < C; ++c) caps.push_back(add_input(fb, str_cat("capture", c), body_in(S + c)));
+    std::vector<Value> args = state;
+    args.insert(args.end(), caps.begin(), caps.end());
+    TSR_ASSIGN_OR_RETURN(const std::vector<Value> ys, inline_graph(fb, body, args));
+    for (size_t k = 0; k <= N; ++k) fb.output(ys[k]);
+    for (size_t k = 0; k < S; ++k) fb.output(fb.emit("SequenceInsert", {stacks[k], state[k]}));
+    for (size_t k = 0; k < K; ++k) fb.output(ys[1 + N + k]);
+    TSR_RETURN_IF_ERROR(fb.status());
+  }
+  std::vector<int32_t> stack_final;
+  {
+    std::vector<int32_t> new_in(node.inputs.begin(), node.inputs.begin() + static_cast<std::ptrdiff_t>(2 + N));
+    for (size_t k = 0; k < S; ++k)
+      new_in.push_back(b.emit("SequenceEmpty", {}, {Attribute::make_int("dtype", static_cast<int64_t>(body_in(k).dtype))}).id);
+    new_in.insert(new_in.end(), node.inputs.begin() + static_cast<std::ptrdiff_t>(2 + N), node.inputs.end());
+    std::vector<int32_t> new_out(node.outputs.begin(), node.outputs.begin() + static_cast<std::ptrdiff_t>(N));
+    for (size_t k = 0; k < S; ++k) {
+      TensorInfo info;
+      info.name = str_cat(node.name, "_stack", k);
+      info.kind = ValueKind::kSequence;
+      info.dtype = body_in(k).dtype;
+      stack_final.push_back(b.graph().add_tensor(std::move(info)));
+      new_out.push_back(stack_final.back());
+    }
+    new_out.insert(new_out.end(), node.outputs.begin() + static_cast<std::ptrdiff_t>(N), node.outputs.end());
+    Node& fwd = b.graph().nodes[static_cast<size_t>(node_index)];
+    fwd.inputs = std::move(new_in);
+    fwd.outputs = std::move(new_out);
+    for (Attribute& a : fwd.attributes)
+      if (a.name == "body") a.i = fg;
+  }
+
+  // 2. The reverse loop: pops iteration n-1-j's state at step j, recomputes the body, applies its VJP.
+  std::vector<size_t> carried;  // loop-carried values with a gradient (float)
+  for (size_t k = 0; k < N; ++k)
+    if (dtype_is_float(body_in(2 + k).dtype)) carried.push_back(k);
+  std::vector<size_t> want_caps;
+  for (size_t c = 0; c < C; ++c)
+    if (wants[2 + N + c]) want_caps.push_back(c);
+  std::vector<size_t> scans;  // scan outputs with a gradient (float)
+  for (size_t k = 0; k < K; ++k)
+    if (dtype_is_float(b.type(outs[N + k]).dtype)) scans.push_back(k);
+
+  const int32_t rg = new_graph(model, str_cat(body_g.name, "_reverse"));
+  {
+    GraphBuilder rb(model, rg);
+    const Value j = rb.input("j", DType::kI64, {});
+    rb.input("cond", DType::kBool, {});
+    std::vector<Value> dv, acc, stacks, caps, dscan;
+    for (size_t k : carried) dv.push_back(add_input(rb, str_cat("d_v", k), dynamic_dims(body_in(2 + k))));
+    for (size_t c : want_caps) acc.push_back(add_input(rb, str_cat("d_capture", c), body_in(S + c)));
+    for (size_t k = 0; k < S; ++k) stacks.push_back(add_input(rb, str_cat("stack", k), seq_of(dynamic_dims(body_in(k)))));
+    for (size_t c = 0; c < C; ++c) caps.push_back(add_input(rb, str_cat("capture", c), body_in(S + c)));
+    for (size_t k : scans) dscan.push_back(add_input(rb, str_cat("d_scan", k), b.type(outs[N + k])));
+    const Value n = rb.input("n", DType::kI64, {});
+    const Value idx = rb.emit("Sub", {rb.emit("Sub", {n, ops::scalar(rb, DType::kI64, 1)}), j});
+    std::vector<Value> args;
+    for (size_t k = 0; k < S; ++k) args.push_back(rb.emit("SequenceAt", {stacks[k], idx}));
+    const std::vector<Value> state = args;
+    args.insert(args.end(), caps.begin(), caps.end());
+    TSR_ASSIGN_OR_RETURN(const std::vector<Value> ys, inline_graph(rb, body, args));
+    std::vector<Seed> seeds;
+    for (size_t i = 0; i < carried.size(); ++i) seeds.push_back({ys[1 + carried[i]].id, dv[i]});
+    for (size_t i = 0; i < scans.size(); ++i)
+      seeds.push_back({ys[1 + N + scans[i]].id, rb.emit("Gather", {dscan[i], idx}, {Attribute::make_int("axis", 0)})});
+    std::vector<int32_t> wrt;
+    for (size_t k : carried) wrt.push_back(state[2 + k].id);
+    for (size_t c : want_caps) wrt.push_back(caps[c].id);
+    TSR_ASSIGN_OR_RETURN(const std::vector<Value> g, backward(rb, seeds, wrt));
+    rb.output(rb.constant(Tensor::scalar(true)));
+    for (size_t i = 0; i < carried.size(); ++i) rb.output(g[i].valid() ? g[i] : ops::zeros_like(rb, state[2 + carried[i]]));
+    for (size_t i = 0; i < want_caps.size(); ++i) {
+      const Value gc = g[carried.size() + i];
+      rb.output(gc.valid() ? rb.emit("Add", {acc[i], gc}) : acc[i]);
+    }
+    TSR_RETURN_IF_ERROR(rb.status());
+  }
+  const Value n = b.emit("SequenceLength", {Value{gi, stack_final[0]}});
+  std::vector<Value> rin = {n, Value{}};
+  for (size_t k : carried) rin.push_back(grad_out[k].valid() ? grad_out[k] : ops::zeros_like(b, outs[k]));
+  for (size_t c : want_caps) rin.push_back(ops::zeros_like(b, ins[2 + N + c]));
+  const size_t first_capture = rin.size();
+  for (size_t k = 0; k < S; ++k) rin.push_back(Value{gi, stack_final[k]});
+  for (size_t c = 0; c < C; ++c) rin.push_back(ins[2 + N + c]);
+  for (size_t k : scans) rin.push_back(grad_out[N + k].valid() ? grad_out[N + k] : ops::zeros_like(b, outs[N + k]));
+  rin.push_back(n);
+  const std::vector<Value> r = b.op_n("Loop", rin, carried.size() + want_caps.size(),
+                                      {Attribute::make_graph("body", rg),
+                                       Attribute::make_int("num_captures", static_cast<int64_t>(rin.size() - first_capture))},
+                                      str_cat(node.name, "_grad"));
+  std::vector<Value> grads(ins.size());
+  for (size_t i = 0; i < carried.size(); ++i)
+    if (wants[2 + carried[i]]) grads[2 + carried[i]] = r[i];
+  for (size_t i = 0; i < want_caps.size(); ++i) grads[2 + N + want_caps[i]] = r[carried.size() + i];
+  return grads;
+}
+
+}  // namespace
+
+Expected<std::vector<Value>> control_flow_vjp(GraphBuilder& b, int32_t node_index, const std::string& place,
+                                              const std::vector<Value>& ins, const std::vector<Value>& outs,
+                                              const std::vector<Value>& grad_out, const std::vector<bool>& wants) {
+  const Node node = b.graph().nodes[static_cast<size_t>(node_index)];
+  Expected<std::vector<Value>> r = unsupported("no gradient");
+  if (node.op == "If") r = if_vjp(b, node, ins, outs, grad_out, wants);
+  else if (node.op == "Loop") r = loop_vjp(b, node_index, ins, outs, grad_out, wants);
+  else return unsupported(place, ": gradient: ", node.op, " is not differentiable yet");
+  if (!r.ok()) return Status(r.status().code(), str_cat(place, ": gradient: ", r.status().message()));
+  return r;
+}
+
+void prune_unused_graphs(Model& model) {
+  std::vector<char> used(model.graphs.size(), 0);
+  std::vector<int32_t> work = {0};
+  for (const auto& s : model.signatures) work.push_back(s.graph);
+  while (!work.empty()) {
+    const int32_t g = work.back();
+    work.pop_back();
+    if (g < 0 || static_cast<size_t>(g) >= used.size() || used[static_cast<size_t>(g)]) continue;
+    used[static_cast<size_t>(g)] = 1;
+    for (const Node& n : model.graphs[static_cast<size_t>(g)].nodes)
+      for (const Attribute& a : n.attributes) {
+        if (a.kind == ir::AttrKind::kGraph) work.push_back(static_cast<int32_t>(a.i));
+        if (a.kind == ir::AttrKind::kGraphs)
+          for (int64_t x : a.ints) work.push_back(static_cast<int32_t>(x));
+      }
+  }
+  std::vector<int64_t> remap(model.graphs.size(), -1);
+  std::vector<Graph> kept;
+  for (size_t g = 0; g < model.graphs.size(); ++g)
+    if (used[g]) {
+      remap[g] = static_cast<int64_t>(kept.size());
+      kept.push_back(std::move(model.graphs[g]));
+    }
+  for (Graph& g : kept)
+    for (Node& n : g.nodes)
+      for (Attribute& a : n.attributes) {
+        if (a.kind == ir::AttrKind::kGraph) a.i = remap[static_cast<size_t>(a.i)];
+        if (a.kind == ir::AttrKind::kGraphs)
+          for (int64_t& x : a.ints) x = remap[static_cast<size_t>(x)];
+      }
+  for (auto& s : model.signatures) s.graph = static_cast<int32_t>(remap[static_cast<size_t>(s.graph)]);
+  model.graphs = std::move(kept);
+}
+
+}  // namespace tsr::passes

@@ -1,0 +1,167 @@
+// Runs every registered gradient case (see grad_check.h) and checks that every op with a
+// gradient rule has at least one.
+#include "tests/unit/grad_check.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "core/exec/session.h"
+#include "core/frontend/graph_builder.h"
+#include "core/ir/verify.h"
+#include "core/ops/op_def.h"
+#include "core/passes/autodiff.h"
+
+namespace tsr::gradcheck {
+
+std::vector<Family>& families() {
+  static std::vector<Family> f;
+  return f;
+}
+
+Registrar::Registrar(const char* family, CaseFn fn) { families().push_back({family, fn}); }
+
+Tensor uniform(const Shape& shape, uint64_t seed, double lo, double hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (double& x : v) x = d(rng);
+  return Tensor::from<double>(shape, v);
+}
+
+Tensor away_from_zero(const Shape& shape, uint64_t seed, double margin, double hi) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(margin, hi);
+  std::bernoulli_distribution sign(0.5);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (double& x : v) x = sign(rng) ? d(rng) : -d(rng);
+  return Tensor::from<double>(shape, v);
+}
+
+namespace {
+
+using frontend::GraphBuilder;
+using ops::Value;
+
+Expected<std::unique_ptr<Session>> session_for(ir::Model m) {
+  TSR_RETURN_IF_ERROR(ir::verify_model(m));
+  return Session::create(std::make_shared<ir::Model>(std::move(m)));
+}
+
+}  // namespace
+
+std::string check(const Case& c) {
+  ir::Model m;
+  GraphBuilder b(m);
+  std::vector<Value> ins;
+  std::vector<Tensor> feeds;
+  std::vector<std::string> wrt_names;
+  std::vector<size_t> wrt_inputs;  // index into feeds
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const Input& in = c.inputs[i];
+    if (!in.value.defined()) {
+      ins.push_back(Value{});
+      continue;
+    }
+    if (in.constant) {
+      ins.push_back(b.constant(in.value, str_cat("c", i)));
+      continue;
+    }
+    const std::string name = str_cat("x", i);
+    ins.push_back(b.input(name, in.value.dtype(), in.value.shape()));
+    if (in.wrt) {
+      wrt_names.push_back(name);
+      wrt_inputs.push_back(feeds.size());
+    }
+    feeds.push_back(in.value);
+  }
+  const std::vector<Value> ys = b.op_n(c.op, ins, c.num_outputs, c.attrs);
+  if (!b.status().ok()) return str_cat("building the node: ", b.status().to_string());
+  Value loss;
+  for (size_t k = 0; k < ys.size(); ++k) {
+    const ops::ValueType t = b.type(ys[k]);
+    if (!dtype_is_float(t.dtype)) continue;
+    if (!t.fully_known()) return str_cat("output ", k, " has no static shape: ", t.str());
+    Value r = b.constant(uniform(t.shape, 1000 + k, 0.5, 1.5));
+    if (t.dtype != DType::kF64) r = b.op("Cast", {r}, {ir::Attribute::make_int("to", static_cast<int64_t>(t.dtype))});
+    Value term = b.op("ReduceSum", {b.op("Mul", {ys[k], r})}, {ir::Attribute::make_int("keepdims", 0)});
+    loss = loss.valid() ? b.op("Add", {loss, term}) : term;
+  }
+  if (!loss.valid()) return "the node has no floating-point output";
+  b.output(loss, "loss");
+  if (!b.status().ok()) return str_cat("building the loss: ", b.status().to_string());
+
+  auto grad_model = passes::gradient_model(m, {"loss", wrt_names});
+  if (!grad_model.ok()) return str_cat("gradient_model: ", grad_model.status().to_string());
+  auto gs = session_for(std::move(grad_model).value());
+  if (!gs.ok()) return str_cat("gradient session: ", gs.status().to_string());
+  auto fs = session_for(m);
+  if (!fs.ok()) return str_cat("forward session: ", fs.status().to_string());
+  auto analytic = (*gs)->run(feeds);
+  if (!analytic.ok()) return str_cat("running the gradient: ", analytic.status().to_string());
+
+  auto loss_at = [&](const std::vector<Tensor>& f) -> Expected<double> {
+    TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, (*fs)->run(f));
+    return out[0].scalar_f64(0);
+  };
+  for (size_t w = 0; w < wrt_inputs.size(); ++w) {
+    const Tensor base = feeds[wrt_inputs[w]];
+    const Tensor& g = (*analytic)[1 + w];
+    if (g.shape() != base.shape())
+      return str_cat(wrt_names[w], ": gradient shape ", shape_str(g.shape()), ", input shape ", shape_str(base.shape()));
+    double worst = 0;
+    std::string worst_msg;
+    for (int64_t i = 0; i < base.numel(); ++i) {
+      std::vector<Tensor> f = feeds;
+      double v[2];
+      for (int s = 0; s < 2; ++s) {
+        std::vector<double> data(static_cast<size_t>(base.numel()));
+        for (int64_t k = 0; k < base.numel(); ++k) data[static_cast<size_t>(k)] = base.scalar_f64(k);
+        data[static_cast<size_t>(i)] += s == 0 ? c.step : -c.step;
+        Tensor p = Tensor::from<double>(base.shape(), data);
+        if (base.dtype() != DType::kF64) {
+          std::vector<float> fdata(data.begin(), data.end());
+          p = Tensor::from<float>(base.shape(), fdata);
+        }
+        f[wrt_inputs[w]] = p;
+        auto l = loss_at(f);
+        if (!l.ok()) return str_cat("finite difference run: ", l.status().to_string());
+        v[s] = *l;
+      }
+      const double fd = (v[0] - v[1]) / (2 * c.step), an = g.scalar_f64(i);
+      const double excess = std::abs(an - fd) - (c.atol + c.rtol * std::abs(fd));
+      if (!(excess <= worst)) {
+        worst = std::isnan(excess) ? INFINITY : excess;
+        worst_msg = str_cat(wrt_names[w], "[", i, "]: analytic ", an, ", finite difference ", fd);
+      }
+    }
+    if (!worst_msg.empty()) return worst_msg;
+  }
+  return "";
+}
+
+}  // namespace tsr::gradcheck
+
+using namespace tsr;
+
+TEST_CASE("gradient rules match central finite differences (float64)", "[grad]") {
+  for (const auto& fam : gradcheck::families()) {
+    for (const auto& c : fam.cases()) {
+      INFO(fam.name << ": " << c.op << " " << c.label);
+      CHECK(gradcheck::check(c) == "");
+    }
+  }
+}
+
+TEST_CASE("every op with a gradient rule has a finite-difference case", "[grad]") {
+  std::set<std::string> covered;
+  for (const auto& fam : gradcheck::families())
+    for (const auto& c : fam.cases()) covered.insert(c.op);
+  for (const auto& [name, def] : ops::OpRegistry::global().all()) {
+    if (!def.grad) continue;
+    INFO("op " << name << " has a gradient rule but no case in tests/unit/*_grad_test.cpp");
+    CHECK(covered.count(name) == 1);
+  }
+}

@@ -1,0 +1,67 @@
+// The gradient-check harness: every op with a gradient rule is checked against central finite
+// differences in float64. Each rule family's test file lists its cases with TSR_GRAD_CASES; one
+// test (grad_check.cpp) runs every case and fails when an op has a rule but no case.
+//
+// A case is one node with given inputs and attributes. The scalar checked is
+//   L = sum_k sum(Y_k * R_k)
+// over the node's floating-point outputs Y_k, with fixed random weights R_k (so every output
+// element matters with a distinct weight). The analytic gradient comes from passes::
+// gradient_model (the graph pass), the reference from (L(x + h e_i) - L(x - h e_i)) / 2h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/ir/graph.h"
+#include "core/tensor/tensor.h"
+
+namespace tsr::gradcheck {
+
+struct Input {
+  Tensor value;          // undefined = an omitted optional input
+  bool wrt = true;       // differentiate with respect to it (floating-point inputs only)
+  bool constant = false; // a graph constant (attribute-like inputs: axes, shapes, indices)
+};
+inline Input x(Tensor t) { return {std::move(t), true, false}; }       // differentiated input
+inline Input fixed(Tensor t) { return {std::move(t), false, false}; }  // input, not differentiated
+inline Input cst(Tensor t) { return {std::move(t), false, true}; }     // constant
+inline Input omitted() { return {Tensor(), false, false}; }
+
+struct Case {
+  std::string op;
+  std::string label;  // what the case covers ("broadcast", "groups=2", ...)
+  std::vector<Input> inputs;
+  std::vector<ir::Attribute> attrs;
+  size_t num_outputs = 1;
+  double atol = 1e-6, rtol = 1e-5;
+  double step = 1e-6;  // finite-difference step h
+};
+
+using CaseFn = std::vector<Case> (*)();
+struct Registrar {
+  Registrar(const char* family, CaseFn fn);
+};
+struct Family {
+  const char* name;
+  CaseFn cases;
+};
+std::vector<Family>& families();
+
+// Uniform values in [lo, hi) (float64), deterministic per seed.
+Tensor uniform(const Shape& shape, uint64_t seed, double lo = -1.0, double hi = 1.0);
+// Like uniform but with |v| >= margin (for ops with a kink at 0: Relu, Abs, ...).
+Tensor away_from_zero(const Shape& shape, uint64_t seed, double margin = 0.1, double hi = 1.0);
+
+// Runs one case; returns "" on success, else a message with the worst element.
+std::string check(const Case& c);
+
+}  // namespace tsr::gradcheck
+
+#define TSR_GRAD_CASES_CAT2(a, b) a##b
+#define TSR_GRAD_CASES_CAT(a, b) TSR_GRAD_CASES_CAT2(a, b)
+// TSR_GRAD_CASES(elementwise) { return {Case{...}, ...}; }
+#define TSR_GRAD_CASES(family)                                                                    \
+  static std::vector<::tsr::gradcheck::Case> TSR_GRAD_CASES_CAT(family, _grad_cases)();           \
+  static ::tsr::gradcheck::Registrar TSR_GRAD_CASES_CAT(family, _grad_registrar)(                 \
+      #family, &TSR_GRAD_CASES_CAT(family, _grad_cases));                                          \
+  static std::vector<::tsr::gradcheck::Case> TSR_GRAD_CASES_CAT(family, _grad_cases)()
