@@ -41,6 +41,38 @@ Expected<std::vector<Value>> backward(GraphBuilder& b, const std::vector<Seed>& 
       if (t >= 0 && differentiable(g0.tensors[static_cast<size_t>(t)].dtype)) active[static_cast<size_t>(t)] = 1;
   }
 
+  // Backward sweep: which tensors reach a seed. Nodes with an active input and an output that
+  // reaches a seed are on the path; all of their ops need a rule (checked before emitting, so
+  // one error lists every missing rule).
+  std::vector<char> reaches(num_tensors, 0);
+  for (const Seed& s : seeds)
+    if (s.tensor >= 0 && static_cast<size_t>(s.tensor) < num_tensors) reaches[static_cast<size_t>(s.tensor)] = 1;
+  std::map<std::string, std::vector<std::string>> missing;  // op -> places
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Node& node = g0.nodes[static_cast<size_t>(*it)];
+    const bool out_reaches = std::any_of(node.outputs.begin(), node.outputs.end(),
+                                         [&](int32_t t) { return t >= 0 && reaches[static_cast<size_t>(t)] && active[static_cast<size_t>(t)]; });
+    const bool in_active = std::any_of(node.inputs.begin(), node.inputs.end(),
+                                       [&](int32_t t) { return t >= 0 && active[static_cast<size_t>(t)]; });
+    if (!out_reaches || !in_active) continue;
+    for (int32_t t : node.inputs)
+      if (t >= 0 && active[static_cast<size_t>(t)]) reaches[static_cast<size_t>(t)] = 1;
+    if (is_control_flow(node.op)) continue;
+    const ops::OpDef* def = ops::OpRegistry::global().find(node.op);
+    if (!def || !def->grad) missing[node.op].push_back(ir::node_place(gi, *it, node));
+  }
+  if (!missing.empty()) {
+    size_t count = 0;
+    std::string list;
+    for (const auto& [op, places] : missing)
+      for (const std::string& p : places) {
+        list += str_cat("\n  ", p);
+        ++count;
+      }
+    return unsupported(count, " node", count == 1 ? " has" : "s have", " no gradient rule (", missing.size(), " op",
+                       missing.size() == 1 ? "" : "s", "):", list);
+  }
+
   // Gradient contributions per tensor, summed when the tensor's producer is reached.
   std::vector<std::vector<Value>> contrib(num_tensors);
   for (const Seed& s : seeds)
@@ -53,7 +85,6 @@ Expected<std::vector<Value>> backward(GraphBuilder& b, const std::vector<Seed>& 
     return c[0];
   };
 
-  std::map<std::string, std::vector<std::string>> missing;  // op -> places
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     // A copy: emitting appends nodes and may move the node vector.
     const Node node = b.graph().nodes[static_cast<size_t>(*it)];
@@ -85,10 +116,7 @@ Expected<std::vector<Value>> backward(GraphBuilder& b, const std::vector<Seed>& 
       TSR_ASSIGN_OR_RETURN(grads, control_flow_vjp(b, *it, place, ins, outs, grad_out, wants));
     } else {
       const ops::OpDef* def = ops::OpRegistry::global().find(node.op);
-      if (!def || !def->grad) {
-        missing[node.op].push_back(place);
-        continue;
-      }
+      if (!def || !def->grad) return internal_error(place, ": no gradient rule");  // checked above
       ops::GradContext ctx(b, node, place, ins, outs, grad_out, wants);
       TSR_RETURN_IF_ERROR(def->grad(ctx));
       grads.resize(node.inputs.size());
@@ -97,12 +125,6 @@ Expected<std::vector<Value>> backward(GraphBuilder& b, const std::vector<Seed>& 
     if (!b.status().ok()) return Status(b.status().code(), str_cat(place, ": gradient: ", b.status().message()));
     for (size_t k = 0; k < node.inputs.size(); ++k)
       if (wants[k] && k < grads.size() && grads[k].valid()) contrib[static_cast<size_t>(node.inputs[k])].push_back(grads[k]);
-  }
-  if (!missing.empty()) {
-    std::string msg = str_cat(missing.size(), " op", missing.size() == 1 ? " has" : "s have", " no gradient rule:");
-    for (const auto& [op, places] : missing)
-      for (const std::string& p : places) msg += str_cat("\n  ", p);
-    return unsupported(msg);
   }
   std::vector<Value> result;
   result.reserve(wrt.size());

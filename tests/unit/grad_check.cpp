@@ -58,7 +58,6 @@ std::string check(const Case& c) {
   std::vector<Value> ins;
   std::vector<Tensor> feeds;
   std::vector<std::string> wrt_names;
-  std::vector<size_t> wrt_inputs;  // index into feeds
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const Input& in = c.inputs[i];
     if (!in.value.defined()) {
@@ -71,10 +70,7 @@ std::string check(const Case& c) {
     }
     const std::string name = str_cat("x", i);
     ins.push_back(b.input(name, in.value.dtype(), in.value.shape()));
-    if (in.wrt) {
-      wrt_names.push_back(name);
-      wrt_inputs.push_back(feeds.size());
-    }
+    if (in.wrt) wrt_names.push_back(name);
     feeds.push_back(in.value);
   }
   const std::vector<Value> ys = b.op_n(c.op, ins, c.num_outputs, c.attrs);
@@ -93,7 +89,19 @@ std::string check(const Case& c) {
   b.output(loss, "loss");
   if (!b.status().ok()) return str_cat("building the loss: ", b.status().to_string());
 
-  auto grad_model = passes::gradient_model(m, {"loss", wrt_names});
+  return check_model(m, feeds, wrt_names, c.atol, c.rtol, c.step);
+}
+
+std::string check_model(const ir::Model& m, const std::vector<Tensor>& feeds, const std::vector<std::string>& wrt_names,
+                        double atol, double rtol, double step) {
+  const ir::Graph& g0 = m.main();
+  std::vector<size_t> wrt_inputs;
+  for (const std::string& name : wrt_names)
+    for (size_t k = 0; k < g0.inputs.size(); ++k)
+      if (g0.tensors[static_cast<size_t>(g0.inputs[k])].name == name) wrt_inputs.push_back(k);
+  if (wrt_inputs.size() != wrt_names.size()) return "a wrt name is not a graph input";
+  const std::string loss_name = g0.tensors[static_cast<size_t>(g0.outputs[0])].name;
+  auto grad_model = passes::gradient_model(m, {loss_name, wrt_names});
   if (!grad_model.ok()) return str_cat("gradient_model: ", grad_model.status().to_string());
   auto gs = session_for(std::move(grad_model).value());
   if (!gs.ok()) return str_cat("gradient session: ", gs.status().to_string());
@@ -108,7 +116,7 @@ std::string check(const Case& c) {
   };
   for (size_t w = 0; w < wrt_inputs.size(); ++w) {
     const Tensor base = feeds[wrt_inputs[w]];
-    const Tensor& g = (*analytic)[1 + w];
+    const Tensor& g = (*analytic)[g0.outputs.size() + w];
     if (g.shape() != base.shape())
       return str_cat(wrt_names[w], ": gradient shape ", shape_str(g.shape()), ", input shape ", shape_str(base.shape()));
     double worst = 0;
@@ -119,7 +127,7 @@ std::string check(const Case& c) {
       for (int s = 0; s < 2; ++s) {
         std::vector<double> data(static_cast<size_t>(base.numel()));
         for (int64_t k = 0; k < base.numel(); ++k) data[static_cast<size_t>(k)] = base.scalar_f64(k);
-        data[static_cast<size_t>(i)] += s == 0 ? c.step : -c.step;
+        data[static_cast<size_t>(i)] += s == 0 ? step : -step;
         Tensor p = Tensor::from<double>(base.shape(), data);
         if (base.dtype() != DType::kF64) {
           std::vector<float> fdata(data.begin(), data.end());
@@ -130,8 +138,8 @@ std::string check(const Case& c) {
         if (!l.ok()) return str_cat("finite difference run: ", l.status().to_string());
         v[s] = *l;
       }
-      const double fd = (v[0] - v[1]) / (2 * c.step), an = g.scalar_f64(i);
-      const double excess = std::abs(an - fd) - (c.atol + c.rtol * std::abs(fd));
+      const double fd = (v[0] - v[1]) / (2 * step), an = g.scalar_f64(i);
+      const double excess = std::abs(an - fd) - (atol + rtol * std::abs(fd));
       if (!(excess <= worst)) {
         worst = std::isnan(excess) ? INFINITY : excess;
         worst_msg = str_cat(wrt_names[w], "[", i, "]: analytic ", an, ", finite difference ", fd);

@@ -55,6 +55,11 @@ Tensor away_from_zero(const Shape& shape, uint64_t seed, double margin = 0.1, do
 // Runs one case; returns "" on success, else a message with the worst element.
 std::string check(const Case& c);
 
+// The same check for a whole model whose first output is the scalar loss: `feeds` are its
+// inputs; the gradient is taken with respect to the inputs named in `wrt`.
+std::string check_model(const ir::Model& m, const std::vector<Tensor>& feeds, const std::vector<std::string>& wrt,
+                        double atol = 1e-6, double rtol = 1e-5, double step = 1e-6);
+
 }  // namespace tsr::gradcheck
 
 #define TSR_GRAD_CASES_CAT2(a, b) a##b
