@@ -13,6 +13,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const ir::Mod
   // Prepare the main graph now so that missing kernels are reported at creation, all at once.
   TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*s->model_, 0, *s->backend_, s->plan_options_));
   s->plans_[0] = std::move(plan);
+  for (const auto& v : s->model_->variables) s->variables_[v.name] = v.value;
   return s;
 }
 
@@ -22,6 +23,8 @@ void Session::enable_profiling() {
 }
 
 Expected<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs) {
+  for (const auto& sig : model_->signatures)
+    if (sig.graph == 0 && (!sig.bound_inputs.empty() || !sig.updates.empty())) return run_bound(sig, inputs);
   return run_graph(0, inputs);
 }
 
@@ -29,7 +32,7 @@ Expected<std::vector<Tensor>> Session::run_signature(std::string_view name,
                                                      const std::vector<Tensor>& inputs) {
   std::string names;
   for (const auto& sig : model_->signatures) {
-    if (sig.name == name) return run_graph(sig.graph, inputs);
+    if (sig.name == name) return run_bound(sig, inputs);
     names += str_cat(names.empty() ? "" : ", ", sig.name);
   }
   return not_found("no signature \"", name, "\" (the model has: ", names.empty() ? "none" : names, ")");
@@ -42,6 +45,57 @@ Expected<std::vector<Tensor>> Session::run_graph(int32_t gi, const std::vector<T
     it = plans_.emplace(gi, std::move(plan)).first;
   }
   return it->second->run(inputs, *pool_);
+}
+
+Expected<std::vector<Tensor>> Session::run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs) {
+  if (sig.bound_inputs.empty() && sig.updates.empty()) return run_graph(sig.graph, inputs);
+  const ir::Graph& g = model_->graphs[static_cast<size_t>(sig.graph)];
+  std::vector<Tensor> all;
+  all.reserve(g.inputs.size());
+  size_t next = 0;
+  for (size_t k = 0; k < g.inputs.size(); ++k) {
+    const std::string* bound = sig.bound_inputs.empty() || sig.bound_inputs[k].empty() ? nullptr : &sig.bound_inputs[k];
+    if (bound) {
+      all.push_back(variables_.at(*bound));
+      continue;
+    }
+    if (next >= inputs.size()) break;
+    all.push_back(inputs[next++]);
+  }
+  if (next != inputs.size() || all.size() != g.inputs.size()) {
+    const size_t want = g.inputs.size() - (all.size() - next);
+    return invalid_argument("signature \"", sig.name, "\": ", inputs.size(), " inputs given, it takes ", want,
+                            " (the others are bound to variables)");
+  }
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> outs, run_graph(sig.graph, all));
+  if (sig.updates.empty()) return outs;
+  std::vector<Tensor> returned;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (sig.updates[k].empty()) returned.push_back(std::move(outs[k]));
+    else variables_[sig.updates[k]] = std::move(outs[k]);
+  }
+  return returned;
+}
+
+const Tensor* Session::variable(std::string_view name) const {
+  auto it = variables_.find(name);
+  return it == variables_.end() ? nullptr : &it->second;
+}
+
+Status Session::set_variable(std::string_view name, Tensor value) {
+  auto it = variables_.find(name);
+  if (it == variables_.end()) return not_found("no variable \"", name, "\"");
+  if (value.dtype() != it->second.dtype() || value.shape() != it->second.shape())
+    return invalid_argument("variable \"", name, "\" is ", dtype_name(it->second.dtype()), shape_str(it->second.shape()),
+                            ", the new value is ", dtype_name(value.dtype()), shape_str(value.shape()));
+  it->second = std::move(value);
+  return ok_status();
+}
+
+ir::Model Session::snapshot() const {
+  ir::Model m = *model_;
+  for (auto& v : m.variables) v.value = variables_.at(v.name);
+  return m;
 }
 
 }  // namespace tsr

@@ -32,10 +32,22 @@ class Session {
   // Declared types of the main graph's inputs and outputs.
   const ir::Graph& main_graph() const { return model_->main(); }
 
-  // Runs the main graph (graphs[0]) with inputs in graph-input order.
+  // Runs the main graph (graphs[0]) with inputs in graph-input order. When a signature names
+  // graph 0 and binds variables, it runs as that signature (see run_signature).
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
-  // Runs the graph of the named signature ("infer", ...); kNotFound lists the signatures.
+  // Runs the graph of the named signature ("infer", "train_step", ...); kNotFound lists the
+  // signatures. `inputs` are the caller-supplied inputs in graph order (inputs bound to
+  // variables are taken from the session); outputs that update variables are stored in the
+  // session and not returned, the others are returned in graph order.
   Expected<std::vector<Tensor>> run_signature(std::string_view name, const std::vector<Tensor>& inputs);
+
+  // Variables (ir::Model::variables): their current values, starting from the model's.
+  const Tensor* variable(std::string_view name) const;
+  // Replaces a variable's value; kNotFound for an unknown name, kInvalidArgument when the dtype
+  // or shape differs from the current value.
+  Status set_variable(std::string_view name, Tensor value);
+  // The model with every variable at its current value: a checkpoint (save it with io::save).
+  ir::Model snapshot() const;
   // Runs graph `graph_index` (used by control-flow kernels and tests).
   Expected<std::vector<Tensor>> run_graph(int32_t graph_index, const std::vector<Tensor>& inputs);
 
@@ -54,6 +66,9 @@ class Session {
   std::map<int32_t, std::unique_ptr<exec::Plan>> plans_;
   exec::PlanOptions plan_options_;
   std::unique_ptr<exec::Profiler> profiler_;
+  std::map<std::string, Tensor, std::less<>> variables_;
+
+  Expected<std::vector<Tensor>> run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs);
 };
 
 }  // namespace tsr

@@ -323,8 +323,22 @@ Expected<ir::Model> decode(const uint8_t* data, size_t size, std::shared_ptr<con
     return invalid_model("constant segment [offset ", seg, ", size ", root->segment_size(),
                          "] extends past the end of the file (", size, " bytes)");
   if (const auto* ss = root->signatures()) {
-    for (flatbuffers::uoffset_t s = 0; s < ss->size(); ++s)
-      m.signatures.push_back(ir::Signature{str(ss->Get(s)->name()), ss->Get(s)->graph()});
+    for (flatbuffers::uoffset_t s = 0; s < ss->size(); ++s) {
+      const fb::Signature* fs = ss->Get(s);
+      ir::Signature sig{str(fs->name()), fs->graph(), {}, {}};
+      if (const auto* bi = fs->bound_inputs())
+        for (flatbuffers::uoffset_t k = 0; k < bi->size(); ++k) sig.bound_inputs.push_back(str(bi->Get(k)));
+      if (const auto* up = fs->updates())
+        for (flatbuffers::uoffset_t k = 0; k < up->size(); ++k) sig.updates.push_back(str(up->Get(k)));
+      m.signatures.push_back(std::move(sig));
+    }
+  }
+  if (const auto* vs = root->variables()) {
+    for (flatbuffers::uoffset_t v = 0; v < vs->size(); ++v) {
+      const std::string place = str_cat("variable[", v, "]");
+      TSR_ASSIGN_OR_RETURN(Tensor value, L.tensor_value(vs->Get(v)->value(), place));
+      m.variables.push_back({str(vs->Get(v)->name()), std::move(value)});
+    }
   }
   if (const auto* md = root->metadata()) {
     for (flatbuffers::uoffset_t k = 0; k < md->size(); ++k) {

@@ -159,7 +159,21 @@ Status build(const ir::Model& m, uint64_t segment_offset, FlatBufferBuilder& b, 
   buffers.reserve(seg.entries().size());
   for (const auto& e : seg.entries()) buffers.push_back(fb::CreateBuffer(b, e.offset, e.size));
   std::vector<Offset<fb::Signature>> sigs;
-  for (const auto& s : m.signatures) sigs.push_back(fb::CreateSignature(b, b.CreateString(s.name), s.graph));
+  for (const auto& s : m.signatures) {
+    const auto name = b.CreateString(s.name);
+    Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> bound, updates;
+    if (!s.bound_inputs.empty()) bound = strs(b, s.bound_inputs);
+    if (!s.updates.empty()) updates = strs(b, s.updates);
+    sigs.push_back(fb::CreateSignature(b, name, s.graph, bound, updates));
+  }
+  std::vector<Offset<fb::Variable>> vars;
+  for (const auto& v : m.variables) {
+    if (!v.value.defined()) return invalid_argument("variable \"", v.name, "\" has no value");
+    TSR_ASSIGN_OR_RETURN(int32_t buf, seg.add(v.value));
+    const auto name = b.CreateString(v.name);
+    const auto shape = b.CreateVector(v.value.shape());
+    vars.push_back(fb::CreateVariable(b, name, fb::CreateTensorValue(b, static_cast<fb::DType>(v.value.dtype()), shape, buf)));
+  }
   std::vector<Offset<fb::KeyValue>> meta;
   for (const auto& [k, v] : m.metadata) {
     const auto ko = b.CreateString(k);
@@ -171,7 +185,9 @@ Status build(const ir::Model& m, uint64_t segment_offset, FlatBufferBuilder& b, 
   const auto bv = b.CreateVector(buffers);
   const auto sv = b.CreateVector(sigs);
   const auto mv = b.CreateVector(meta);
-  b.Finish(fb::CreateModel(b, m.version, producer, gv, bv, sv, mv, segment_offset, seg.size()),
+  Offset<flatbuffers::Vector<Offset<fb::Variable>>> vv;
+  if (!vars.empty()) vv = b.CreateVector(vars);
+  b.Finish(fb::CreateModel(b, m.version, producer, gv, bv, sv, mv, segment_offset, seg.size(), vv),
            fb::ModelIdentifier());
   return ok_status();
 }

@@ -95,9 +95,24 @@ struct Graph {
   int32_t find_tensor(std::string_view name) const;
 };
 
+// A named entry point. Graph inputs may be bound to model variables (weights, optimizer state)
+// instead of being supplied by the caller, and graph outputs may update variables instead of
+// being returned: how a train_step graph keeps its weights in the Session between calls.
 struct Signature {
   std::string name;   // "infer", "train_step", ...
   int32_t graph = 0;  // index into Model::graphs
+  // Empty, or parallel to the graph's inputs: a variable name, or "" for a caller-supplied input.
+  std::vector<std::string> bound_inputs;
+  // Empty, or parallel to the graph's outputs: the variable the output overwrites after a run,
+  // or "" for an output returned to the caller.
+  std::vector<std::string> updates;
+};
+
+// State that persists in a Session across runs (trained weights, optimizer moments, the step
+// counter); saved in checkpoints.
+struct Variable {
+  std::string name;
+  Tensor value;
 };
 
 struct Model {
@@ -106,6 +121,7 @@ struct Model {
   std::string producer;
   std::vector<Graph> graphs;  // graphs[0] is the main graph
   std::vector<Signature> signatures;
+  std::vector<Variable> variables;  // unique names
   std::map<std::string, std::string> metadata;
 
   const Graph& main() const { return graphs.at(0); }

@@ -1,6 +1,7 @@
 #include "core/ir/verify.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "core/ir/topo.h"
@@ -102,13 +103,48 @@ Status check_no_recursion(const std::vector<std::vector<std::pair<size_t, std::s
 Status verify_structure(const Model& model) {
   const size_t ng = model.graphs.size();
   if (ng == 0) return invalid_model("the model has no graphs");
+  std::map<std::string, const Variable*, std::less<>> vars;
+  for (size_t v = 0; v < model.variables.size(); ++v) {
+    const Variable& var = model.variables[v];
+    if (var.name.empty()) return invalid_model("variable[", v, "]: empty name");
+    if (!var.value.defined() || var.value.kind() != ValueKind::kTensor)
+      return invalid_model("variable[", v, "] (\"", var.name, "\"): no tensor value");
+    if (!vars.emplace(var.name, &var).second) return invalid_model("variable[", v, "]: duplicate name \"", var.name, "\"");
+  }
   std::set<std::string> sig_names;
   for (size_t s = 0; s < model.signatures.size(); ++s) {
     const Signature& sig = model.signatures[s];
+    const std::string place = str_cat("signature[", s, "] (\"", sig.name, "\")");
     if (sig.graph < 0 || static_cast<size_t>(sig.graph) >= ng)
-      return invalid_model("signature[", s, "] (\"", sig.name, "\"): graph index ", sig.graph, " out of range [0, ", ng, ")");
+      return invalid_model(place, ": graph index ", sig.graph, " out of range [0, ", ng, ")");
     if (!sig_names.insert(sig.name).second)
       return invalid_model("signature[", s, "]: duplicate signature name \"", sig.name, "\"");
+    const Graph& graph = model.graphs[static_cast<size_t>(sig.graph)];
+    if (!sig.bound_inputs.empty() && sig.bound_inputs.size() != graph.inputs.size())
+      return invalid_model(place, ": ", sig.bound_inputs.size(), " bound_inputs for ", graph.inputs.size(), " graph inputs");
+    if (!sig.updates.empty() && sig.updates.size() != graph.outputs.size())
+      return invalid_model(place, ": ", sig.updates.size(), " updates for ", graph.outputs.size(), " graph outputs");
+    for (size_t k = 0; k < sig.bound_inputs.size(); ++k) {
+      if (sig.bound_inputs[k].empty()) continue;
+      auto it = vars.find(sig.bound_inputs[k]);
+      if (it == vars.end()) return invalid_model(place, ".bound_inputs[", k, "]: no variable \"", sig.bound_inputs[k], "\"");
+      const auto id = static_cast<size_t>(graph.inputs[k]);
+      if (id >= graph.tensors.size()) continue;  // reported with the graph
+      const TensorInfo& info = graph.tensors[id];
+      const Tensor& value = it->second->value;
+      bool fits = info.dtype == DType::kUndefined || info.dtype == value.dtype();
+      if (info.has_shape) {
+        fits = fits && info.shape.size() == value.shape().size();
+        for (size_t d = 0; fits && d < info.shape.size(); ++d) fits = info.shape[d] < 0 || info.shape[d] == value.shape()[d];
+      }
+      if (!fits)
+        return invalid_model(place, ".bound_inputs[", k, "]: variable \"", it->first, "\" is ", dtype_name(value.dtype()),
+                             shape_str(value.shape()), ", the graph input \"", info.name, "\" is declared ",
+                             dtype_name(info.dtype), info.has_shape ? shape_str(info.shape) : std::string("[*]"));
+    }
+    for (size_t k = 0; k < sig.updates.size(); ++k)
+      if (!sig.updates[k].empty() && !vars.count(sig.updates[k]))
+        return invalid_model(place, ".updates[", k, "]: no variable \"", sig.updates[k], "\"");
   }
   std::vector<std::vector<std::pair<size_t, std::string>>> edges(ng);
   for (size_t g = 0; g < ng; ++g) {

@@ -10,7 +10,7 @@
 
 namespace tsr::passes {
 
-using frontend::GraphBuilder;
+using ops::GraphBuilder;
 using ir::Graph;
 using ir::Node;
 
@@ -225,7 +225,7 @@ Expected<ir::Model> gradient_model(ir::Model model, const GradientModelOptions& 
   for (size_t i = 0; i < wrt.size(); ++i) {
     // Outputs get their own tensor name even when a gradient is another value (Identity).
     const std::string name = str_cat(out.tensors[static_cast<size_t>(wrt[i])].name, "_grad");
-    frontend::GraphBuilder b(model, 0);
+    ops::GraphBuilder b(model, 0);
     const Value id = b.op("Identity", {Value{0, grads[i]}}, {}, name);
     b.graph().tensors[static_cast<size_t>(id.id)].name = name;
     b.graph().outputs.push_back(id.id);

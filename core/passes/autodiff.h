@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "core/frontend/graph_builder.h"
+#include "core/ops/graph_builder.h"
 #include "core/ir/graph.h"
 
 namespace tsr::passes {
@@ -40,7 +40,7 @@ struct Seed {
 // Value where no differentiable path connects wrt[i] to a seed. The graph's TensorInfos must be
 // typed (passes::infer_types). Errors: every op on the path without a gradient rule, listed in
 // one kUnsupported error naming each node; a rule's own error.
-Expected<std::vector<Value>> backward(frontend::GraphBuilder& b, const std::vector<Seed>& seeds,
+Expected<std::vector<Value>> backward(ops::GraphBuilder& b, const std::vector<Seed>& seeds,
                                       const std::vector<int32_t>& wrt);
 
 // Appends to model.graphs[graph] the gradient of tensor `loss` with respect to the tensors `wrt`

@@ -6,7 +6,7 @@
 
 namespace tsr::passes {
 
-using frontend::GraphBuilder;
+using ops::GraphBuilder;
 using ir::Attribute;
 using ir::Graph;
 using ir::Model;

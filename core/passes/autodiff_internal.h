@@ -10,13 +10,13 @@ namespace tsr::passes {
 
 // Copies the nodes of model.graphs[graph] into b's graph with the given input Values (parallel
 // to that graph's inputs) and returns the Values of its outputs. Constants are copied too.
-Expected<std::vector<Value>> inline_graph(frontend::GraphBuilder& b, int32_t graph, const std::vector<Value>& inputs);
+Expected<std::vector<Value>> inline_graph(ops::GraphBuilder& b, int32_t graph, const std::vector<Value>& inputs);
 
 // The VJP of an If / Loop / Scan node `node_index` of b's graph (same contract as a GradFn:
 // `ins`/`outs` are the node's Values, `grad_out` the output gradients, invalid = zero; returns
 // the input gradients, invalid where not wanted). May rewrite the forward node (Loop: it also
 // pushes per-iteration states).
-Expected<std::vector<Value>> control_flow_vjp(frontend::GraphBuilder& b, int32_t node_index, const std::string& place,
+Expected<std::vector<Value>> control_flow_vjp(ops::GraphBuilder& b, int32_t node_index, const std::string& place,
                                               const std::vector<Value>& ins, const std::vector<Value>& outs,
                                               const std::vector<Value>& grad_out, const std::vector<bool>& wants);
 

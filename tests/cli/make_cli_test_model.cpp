@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string>
 
-#include "core/frontend/graph_builder.h"
+#include "core/ops/graph_builder.h"
 #include "core/io/npy.h"
 #include "core/io/tsr_io.h"
 #include "core/ir/verify.h"
@@ -72,13 +72,13 @@ int main(int argc, char** argv) {
   {
     ir::Model cf;
     cf.producer = "tessera cli tests";
-    frontend::GraphBuilder b(cf);
+    ops::GraphBuilder b(cf);
     auto flag = b.input("flag", DType::kBool, {});
     auto v = b.input("v", DType::kF32, {3});
     auto w2 = b.constant(Tensor::from<float>({3}, {-1, -2, -3}), "w2");
     auto out = b.cond(
-        flag, [&](frontend::GraphBuilder& t) { return std::vector<frontend::Value>{t.op("Identity", {v})}; },
-        [&](frontend::GraphBuilder& e) { return std::vector<frontend::Value>{e.op("Identity", {w2})}; });
+        flag, [&](ops::GraphBuilder& t) { return std::vector<ops::Value>{t.op("Identity", {v})}; },
+        [&](ops::GraphBuilder& e) { return std::vector<ops::Value>{e.op("Identity", {w2})}; });
     b.output(out[0], "out");
     if (!b.status().ok()) return fail(b.status());
     s = ir::verify_model(cf);

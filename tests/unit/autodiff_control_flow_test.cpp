@@ -7,14 +7,14 @@
 #include <string>
 
 #include "core/exec/session.h"
-#include "core/frontend/graph_builder.h"
+#include "core/ops/graph_builder.h"
 #include "core/io/npy.h"
 #include "core/ir/verify.h"
 #include "core/passes/autodiff.h"
 #include "tests/unit/grad_check.h"
 
 using namespace tsr;
-using frontend::GraphBuilder;
+using ops::GraphBuilder;
 using ir::Attribute;
 using ops::Value;
 

@@ -6,13 +6,13 @@
 #include <memory>
 
 #include "core/exec/session.h"
-#include "core/frontend/graph_builder.h"
+#include "core/ops/graph_builder.h"
 #include "core/io/tsr_io.h"
 #include "core/ir/verify.h"
 
 using namespace tsr;
-using frontend::GraphBuilder;
-using frontend::Value;
+using ops::GraphBuilder;
+using ops::Value;
 
 namespace {
 

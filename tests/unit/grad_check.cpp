@@ -9,7 +9,7 @@
 #include <set>
 
 #include "core/exec/session.h"
-#include "core/frontend/graph_builder.h"
+#include "core/ops/graph_builder.h"
 #include "core/ir/verify.h"
 #include "core/ops/op_def.h"
 #include "core/passes/autodiff.h"
@@ -42,7 +42,7 @@ Tensor away_from_zero(const Shape& shape, uint64_t seed, double margin, double h
 
 namespace {
 
-using frontend::GraphBuilder;
+using ops::GraphBuilder;
 using ops::Value;
 
 Expected<std::unique_ptr<Session>> session_for(ir::Model m) {

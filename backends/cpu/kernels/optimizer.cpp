@@ -6,6 +6,9 @@
 //   Adam:     V' = alpha V + (1 - alpha) G';  H' = beta H + (1 - beta) G'^2;
 //             R' = T > 0 ? R sqrt(1 - beta^T) / (1 - alpha^T) : R;
 //             X' = (1 - norm_coefficient_post) (X - R' V' / (sqrt(H') + eps))
+//   AdamW:    (torch.optim.AdamW) X_d = X (1 - R wd);  M' = b1 M + (1 - b1) G;  V' = b2 V + (1 - b2) G^2;
+//             X' = X_d - R (M' / (1 - b1^T)) / (sqrt(V' / (1 - b2^T)) + eps)
+#include <algorithm>
 #include <cmath>
 
 #include "backends/cpu/cpu_backend.h"
@@ -16,12 +19,12 @@ namespace {
 
 using exec::KernelContext;
 
-enum class Kind { kAdagrad, kMomentum, kAdam };
+enum class Kind { kAdagrad, kMomentum, kAdam, kAdamW };
 
 template <typename T, Kind kKind>
 Status update(KernelContext& ctx) {
   const auto& node = ctx.node();
-  const size_t state = kKind == Kind::kAdam ? 2 : 1;
+  const size_t state = kKind == Kind::kAdam || kKind == Kind::kAdamW ? 2 : 1;
   const size_t n = (ctx.num_inputs() - 2) / (2 + state);
   const double lr = ctx.input(0)->scalar_f64();
   const int64_t step = ctx.input(1)->scalar_i64();
@@ -59,6 +62,21 @@ Status update(KernelContext& ctx) {
         o1[e] = static_cast<T>(v);
         ox[e] = static_cast<T>(px[e] - lr * (nesterov ? gr + alpha * v : v));
       }
+    } else if constexpr (kKind == Kind::kAdamW) {
+      const double b1 = node.attr_float("beta1", 0.9), b2 = node.attr_float("beta2", 0.999);
+      const double eps = node.attr_float("epsilon", 1e-8), decay = 1.0 - lr * node.attr_float("weight_decay", 0.0);
+      const double t = static_cast<double>(std::max<int64_t>(step, 1));
+      const double c1 = 1.0 / (1.0 - std::pow(b1, t)), c2 = 1.0 / (1.0 - std::pow(b2, t));
+      const T* p2 = ctx.input(2 + 3 * n + i)->data<T>();
+      TSR_ASSIGN_OR_RETURN(Tensor* s2o, ctx.alloc_output(2 * n + i));
+      T* o2 = s2o->mut_data<T>();
+      for (int64_t e = 0; e < x.numel(); ++e) {
+        const double m = b1 * p1[e] + (1 - b1) * pg[e];
+        const double v = b2 * p2[e] + (1 - b2) * pg[e] * pg[e];
+        o1[e] = static_cast<T>(m);
+        o2[e] = static_cast<T>(v);
+        ox[e] = static_cast<T>(px[e] * decay - lr * (m * c1) / (std::sqrt(v * c2) + eps));
+      }
     } else {
       const double alpha = node.attr_float("alpha", 0.9), beta = node.attr_float("beta", 0.999);
       const double eps = node.attr_float("epsilon", 1e-6), post = node.attr_float("norm_coefficient_post", 0.0);
@@ -92,6 +110,7 @@ void register_optimizer_kernels(KernelRegistry& r) {
   r.add_fn("Adagrad", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kAdagrad>);
   r.add_fn("Momentum", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kMomentum>);
   r.add_fn("Adam", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kAdam>);
+  r.add_fn("AdamW", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kAdamW>);
 }
 
 }  // namespace tsr::cpu

@@ -9,7 +9,7 @@
 
 #include "core/base/status.h"
 #include "core/exec/session.h"
-#include "core/frontend/graph_builder.h"
+#include "core/ops/graph_builder.h"
 #include "core/io/tsr_io.h"
 #include "core/ir/graph.h"
 #include "core/ir/verify.h"

@@ -1,5 +1,5 @@
 // Optimizer update ops (ONNX ai.onnx.preview.training opset 1): Adagrad, Momentum (standard and
-// Nesterov), Adam. Each updates n tensors at once:
+// Nesterov), Adam; and Tessera's AdamW (PyTorch's update rule). Each updates n tensors at once:
 //   Adagrad:  (R, T, X[n], G[n], H[n])        -> (X_new[n], H_new[n])
 //   Momentum: (R, T, X[n], G[n], V[n])        -> (X_new[n], V_new[n])
 //   Adam:     (R, T, X[n], G[n], V[n], H[n])  -> (X_new[n], V_new[n], H_new[n])
@@ -59,6 +59,13 @@ void register_optimizer_ops(OpRegistry& r) {
               {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"epsilon", AttrKind::kFloat},
                {"norm_coefficient", AttrKind::kFloat}, {"norm_coefficient_post", AttrKind::kFloat}},
               [](InferContext& c) { return infer_optimizer(c, 2); }, "Adam update of n tensors (norm_coefficient_post = AdamW-style decay)"});
+  // Tessera's AdamW, PyTorch semantics (torch.optim.AdamW; Loshchilov & Hutter 2019, decoupled
+  // weight decay): (R, T, X[n], G[n], M[n], V[n]) -> (X'[n], M'[n], V'[n]) with T the number of
+  // this update (1 for the first). weight_decay = 0 gives torch.optim.Adam.
+  r.add(OpDef{"AdamW", "tessera", 1, 6, -1, 3, -1,
+              {{"beta1", AttrKind::kFloat}, {"beta2", AttrKind::kFloat}, {"epsilon", AttrKind::kFloat},
+               {"weight_decay", AttrKind::kFloat}},
+              [](InferContext& c) { return infer_optimizer(c, 2); }, "AdamW (PyTorch semantics) update of n tensors"});
 }
 
 }  // namespace tsr::ops

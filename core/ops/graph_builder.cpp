@@ -1,10 +1,10 @@
-#include "core/frontend/graph_builder.h"
+#include "core/ops/graph_builder.h"
 
 #include <algorithm>
 
 #include "core/ops/op_def.h"
 
-namespace tsr::frontend {
+namespace tsr::ops {
 using ir::Node; using ir::TensorInfo; using ir::node_place;
 
 GraphBuilder::GraphBuilder(Model& model, std::string name) : model_(model), graph_(0) {
@@ -239,4 +239,4 @@ std::vector<Value> GraphBuilder::fori_loop(Value n, const LoopBodyFn& body_fn, c
   return loop(n, nullptr, body_fn, loop_vars);
 }
 
-}  // namespace tsr::frontend
+}  // namespace tsr::ops

@@ -1,7 +1,7 @@
 // GraphBuilder: builds static graphs, including If/Loop subgraphs, from C++ callables.
 //
 //   ir::Model model;
-//   frontend::GraphBuilder b(model);                        // builds model.graphs[0]
+//   ops::GraphBuilder b(model);                        // builds model.graphs[0]
 //   auto x = b.input("X", DType::kF32, {4, 1});
 //   auto flag = b.input("flag", DType::kF32, {});
 //   auto y = b.cond(b.op("Greater", {flag, b.constant(Tensor::scalar(0.0f))}),
@@ -25,17 +25,15 @@
 #include "core/ir/graph.h"
 #include "core/ops/emitter.h"
 
-namespace tsr::frontend {
+namespace tsr::ops {
 
 using ir::Attribute;
 using ir::Graph;
 using ir::Model;
 
-// For the GraphBuilder, Value::graph is an index into Model::graphs and Value::id a tensor id in
-// that graph.
-using ops::Value;
-
-class GraphBuilder final : public ops::Emitter {
+// The Emitter that records: for the GraphBuilder, Value::graph is an index into Model::graphs and
+// Value::id a tensor id in that graph.
+class GraphBuilder final : public Emitter {
  public:
   using BodyFn = std::function<std::vector<Value>(GraphBuilder&)>;
   using LoopBodyFn = std::function<std::vector<Value>(GraphBuilder&, Value, const std::vector<Value>&)>;
@@ -110,4 +108,4 @@ class GraphBuilder final : public ops::Emitter {
   Status status_;
 };
 
-}  // namespace tsr::frontend
+}  // namespace tsr::ops
