@@ -72,6 +72,13 @@ Value cast(Emitter& e, Value v, DType to) {
   return e.emit("Cast", {v}, {ir::Attribute::make_int("to", static_cast<int64_t>(to))});
 }
 
+std::vector<ir::Attribute> copy_attrs(const ir::Node& node, std::initializer_list<std::string_view> names) {
+  std::vector<ir::Attribute> out;
+  for (std::string_view n : names)
+    if (const ir::Attribute* a = node.attr(n)) out.push_back(*a);
+  return out;
+}
+
 Expected<int64_t> static_axis(Emitter& e, Value v, int64_t axis) {
   const ValueType t = e.type(v);
   if (!t.has_shape) return unsupported("the rank must be known");

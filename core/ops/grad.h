@@ -15,7 +15,9 @@
 //   }
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ops/emitter.h"
@@ -84,6 +86,12 @@ Value ints_const(Emitter& e, const std::vector<int64_t>& v);
 Value cast(Emitter& e, Value v, DType to);
 // dY of a Reduce* node (g) broadcast back to its input's shape (core/ops/grads/reduce.cpp).
 Expected<Value> unreduce(GradContext& g, Value dy);
+// The attributes of `node` among `names` that it sets (to pass a forward node's attributes on
+// to its gradient op; unset ones keep the gradient op's identical defaults).
+std::vector<ir::Attribute> copy_attrs(const ir::Node& node, std::initializer_list<std::string_view> names);
+// dL/dX of Y = LogSoftmax(X, axis) from Y and dY: dY - exp(Y) * sum_axis(dY)
+// (core/ops/grads/nn_norm.cpp; also the log_prob output of SoftmaxCrossEntropyLoss).
+Value log_softmax_vjp(Emitter& e, Value y, Value dy, int64_t axis);
 // Normalizes `axis` against v's rank (which must be known); the caller reports errors.
 Expected<int64_t> static_axis(Emitter& e, Value v, int64_t axis);
 
