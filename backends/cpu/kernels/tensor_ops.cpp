@@ -80,6 +80,50 @@ Status slice_kernel(exec::KernelContext& ctx) {
   return ok_status();
 }
 
+// SliceGrad: zeros, then dY written row by row to the strided positions Slice reads (distinct
+// positions, so rows are independent and run in parallel).
+Status slice_grad_kernel(exec::KernelContext& ctx) {
+  const Tensor& dy = *ctx.input(0);
+  auto vec = [&](size_t i) { return ctx.input(i) ? ctx.input(i)->to_i64_vector() : std::vector<int64_t>{}; };
+  TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
+  auto p = ops::shape_util::slice_params(dx->shape(), vec(2), vec(3), vec(4), vec(5));
+  if (!p.ok()) return ctx.error(p.status().message());
+  if (p->count != dy.shape())
+    return ctx.error("input[0] (dY) ", shape_str(dy.shape()), " is not the slice shape ", shape_str(p->count));
+  std::memset(dx->raw_mut(), 0, dx->nbytes());
+  if (dy.numel() == 0) return ok_status();
+  const std::vector<int64_t> dx_st = shape_strides(dx->shape());
+  Shape shape = dy.shape();
+  std::vector<int64_t> st(dx_st.size());
+  int64_t offset = 0;
+  for (size_t d = 0; d < dx_st.size(); ++d) {
+    offset += p->start[d] * dx_st[d];
+    st[d] = p->step[d] * dx_st[d];
+  }
+  copy::simplify_strided(shape, st);  // dY is contiguous, so merging by dX's strides is exact
+  const size_t r = shape.size();
+  const int64_t inner = shape[r - 1], is = st[r - 1], rows = dy.numel() / inner;
+  dispatch_elem(dy.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* src = dy.data<T>();
+    T* dst = dx->mut_data<T>() + offset;
+    ctx.pool().parallel_for(rows, std::max<int64_t>(1, 16384 / inner), [&](int64_t lo, int64_t hi) {
+      for (int64_t row = lo; row < hi; ++row) {
+        int64_t off = 0;
+        for (size_t d = r - 1, rem = static_cast<size_t>(row); d-- > 0;) {
+          off += static_cast<int64_t>(rem % static_cast<size_t>(shape[d])) * st[d];
+          rem /= static_cast<size_t>(shape[d]);
+        }
+        const T* s = src + row * inner;
+        if (is == 1) copy::copy_n(s, inner, dst + off);
+        else
+          for (int64_t j = 0; j < inner; ++j) dst[off + j * is] = s[j];
+      }
+    });
+  });
+  return ok_status();
+}
+
 // Maps an output coordinate to the source coordinate along one axis; -1 = the pad constant.
 inline int64_t pad_source(int64_t o, int64_t before, int64_t dim, int mode) {
   int64_t i = o - before;
@@ -287,6 +331,7 @@ void register_tensor_ops_kernels(KernelRegistry& r) {
   r.add_fn("Concat", {}, &concat_kernel);
   r.add_fn("Split", {}, &split_kernel);
   r.add_fn("Slice", {}, &slice_kernel);
+  r.add_fn("SliceGrad", {DType::kF32, DType::kF64}, &slice_grad_kernel);
   r.add_fn("Pad", {}, &pad_kernel);
   r.add_fn("Trilu", {}, &trilu_kernel);
   r.add_fn("ReverseSequence", {}, &reverse_sequence_kernel);
