@@ -232,6 +232,30 @@ Status infer_pad(InferContext& ctx) {
   return ok_status();
 }
 
+// PadGrad(dY, pads, shape) -> dX (domain tessera; f32/f64; attribute mode "reflect" or "edge"):
+// the adjoint of Pad in those modes. dX has `shape` (i64[r], the forward input's shape); each dY
+// element is added to the input element Pad(·, pads, mode) copied it from, so border elements
+// collect every reflected/replicated copy. (Constant mode needs no op: its adjoint is a Pad.)
+Status infer_pad_grad(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kI64}));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(1, 1, 1));
+  const std::string mode = ctx.node().attr_string("mode", "");
+  if (mode != "reflect" && mode != "edge") return ctx.ir_error("attribute mode '", mode, "', expected reflect or edge");
+  TSR_RETURN_IF_ERROR(shape_util::set_output_from_shape_input(ctx, ctx.input(0).dtype, 2));
+  const ValueType& out = ctx.output(0);
+  const ValueType& dy = ctx.input(0);
+  const auto pads = known_i64(ctx, 1);
+  if (!out.fully_known() || !dy.has_shape || !pads) return ok_status();
+  const size_t r = out.shape.size();
+  bool match = pads->size() == 2 * r && dy.shape.size() == r;
+  for (size_t i = 0; match && i < r; ++i)
+    match = dy.shape[i] < 0 || dy.shape[i] == out.shape[i] + (*pads)[i] + (*pads)[i + r];
+  if (!match)
+    return ctx.arg_error("input[0] (dY) ", shape_str(dy.shape), " is not ", shape_str(out.shape), " padded by input[1]");
+  return ok_status();
+}
+
 Status infer_trilu(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kI64}));
   TSR_RETURN_IF_ERROR(ctx.require_rank(1, 0, 0));
@@ -285,6 +309,8 @@ void register_tensor_ops_ops(OpRegistry& r) {
          "Strided slice: starts, ends, axes, steps inputs (negative steps, clamped)"});
   r.add({"Pad", "", 13, 2, 4, 1, 1, {{"mode", AttrKind::kString}}, infer_pad,
          "Pads (or crops) each axis: modes constant, reflect, edge"});
+  r.add({"PadGrad", "tessera", 1, 3, 3, 1, 1, {{"mode", AttrKind::kString, true}}, infer_pad_grad,
+         "Adjoint of Pad in reflect/edge mode: dY summed back onto the elements it copies"});
   r.add({"Trilu", "", 14, 1, 2, 1, 1, {{"upper", AttrKind::kInt}}, infer_trilu,
          "Keeps the upper or lower triangle (diagonal offset k) of the last two dims"});
   r.add({"ReverseSequence", "", 10, 2, 2, 1, 1, {{"batch_axis", AttrKind::kInt}, {"time_axis", AttrKind::kInt}},

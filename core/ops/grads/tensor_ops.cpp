@@ -90,13 +90,17 @@ Status slice_grad(GradContext& g) {
 // Y = Pad(X, p, c) in constant mode: Y is X shifted by p's begins inside a c-filled frame (or
 // cropped where p < 0). Its adjoint shifts back: dX = Pad(dY, -p) with zeros (crops what was
 // padded, zero-fills what was cropped). dc = sum(dY) - sum(dX): the padded positions.
+// Reflect/edge modes copy input elements into the frame: dX = PadGrad(dY, p, Shape(X)) adds
+// every copy back (tessera op).
 Status pad_grad(GradContext& g) {
   Emitter& e = g.emitter();
   const std::string mode = g.node().attr_string("mode", "constant");
-  if (mode != "constant")
-    return g.error("Pad mode '", mode, "' has no gradient rule (only mode 'constant')");
   if (g.has_input(3)) return g.error("Pad's axes input is not supported");
   const Value dy = g.grad_output(0);
+  if (mode != "constant") {
+    g.set_grad(0, e.emit("PadGrad", {dy, g.input(1), dims_of(e, g.input(0))}, {Attribute::make_string("mode", mode)}));
+    return ok_status();  // the constant input is unused in these modes
+  }
   Value neg;
   if (auto p = known_ints(e, g.input(1))) {
     for (int64_t& v : *p) v = -v;
@@ -137,6 +141,13 @@ Status slice_grad_grad(GradContext& g) {
   return ok_status();
 }
 
+// dX = PadGrad(dY, p, shape) is linear in dY with adjoint Pad: d(dY) = Pad(d(dX), p, mode).
+Status pad_grad_grad(GradContext& g) {
+  g.set_grad(0, g.emitter().emit("Pad", {g.grad_output(0), g.input(1)},
+                                 {Attribute::make_string("mode", g.node().attr_string("mode", ""))}));
+  return ok_status();
+}
+
 }  // namespace
 
 void register_tensor_ops_grads(OpRegistry& r) {
@@ -145,6 +156,7 @@ void register_tensor_ops_grads(OpRegistry& r) {
   r.set_grad("Slice", &slice_grad);
   r.set_grad("SliceGrad", &slice_grad_grad);
   r.set_grad("Pad", &pad_grad);
+  r.set_grad("PadGrad", &pad_grad_grad);
   r.set_grad("CumSum", &cumsum_grad);
   r.set_grad("Trilu", &trilu_grad);
 }
