@@ -15,6 +15,9 @@
 //   }
 #pragma once
 
+#include <cstdint>
+#include <limits>
+#include <optional>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -74,10 +77,17 @@ Value scalar(Emitter& e, DType dtype, double v);
 Value shape_of(Emitter& e, Value v);
 // Zeros / a constant fill with v's dtype and shape (ConstantOfShape of Shape(v)).
 Value fill_like(Emitter& e, Value v, double fill);
+// A `dtype` tensor filled with `fill`, of the shape held by the i64 1-D value `shape`.
+Value fill_shape(Emitter& e, Value shape, DType dtype, double fill);
 inline Value zeros_like(Emitter& e, Value v) { return fill_like(e, v, 0.0); }
 // Reduces a gradient `g` that was broadcast from `like` back to like's shape (sums over the
 // broadcast axes, NumPy rules). No node when the shapes are known equal.
 Value sum_to(Emitter& e, Value g, Value like);
+// Dims [start, end) of v's shape (Shape's start/end semantics) as an i64 1-D value: a constant
+// when those dims are statically known, else a Shape node.
+Value dims_of(Emitter& e, Value v, int64_t start = 0, int64_t end = std::numeric_limits<int64_t>::max());
+// The values of an integer input known now (a constant axes/shape/pads input), else nullopt.
+std::optional<std::vector<int64_t>> known_ints(Emitter& e, Value v);
 // Sum of `terms` (Add for two, Sum for more); terms must be non-empty.
 Value add_n(Emitter& e, const std::vector<Value>& terms);
 // An i64 1-D constant.
