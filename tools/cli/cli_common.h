@@ -65,10 +65,18 @@ struct ConvertOptions {
   std::string output;
 };
 
+struct GradOptions {
+  std::string model;
+  std::string output;
+  std::string loss;              // "" = the first output
+  std::vector<std::string> wrt;  // empty = every floating-point constant
+};
+
 // Each command returns a process exit code.
 int run_command(const RunOptions& o);
 int inspect_command(const InspectOptions& o);
 int ops_command(const OpsOptions& o);
 int convert_command(const ConvertOptions& o);
+int grad_command(const GradOptions& o);
 
 }  // namespace tsr::cli

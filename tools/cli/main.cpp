@@ -1,4 +1,4 @@
-// `tessera`: the command-line tool (convert, run, inspect, ops). Argument parsing uses CLI11
+// `tessera`: the command-line tool (convert, run, inspect, ops, grad). Argument parsing uses CLI11
 // (Debian libcli11-dev); the commands themselves live in cmd_*.cpp and return exit codes.
 #include <CLI/CLI.hpp>
 
@@ -59,7 +59,7 @@ std::string version_string() {
                  ")");
 }
 
-bool is_command(std::string_view a) { return a == "convert" || a == "run" || a == "inspect" || a == "ops"; }
+bool is_command(std::string_view a) { return a == "convert" || a == "run" || a == "inspect" || a == "ops" || a == "grad"; }
 
 int main_impl(int argc, char** argv) {
   CLI::App app{"Tessera: load, inspect and run static computation graphs (.tsr models)", "tessera"};
@@ -110,10 +110,23 @@ int main_impl(int argc, char** argv) {
   o->add_flag("--markdown", ops.markdown, "Print a Markdown table");
   o->footer(exit_code_table());
 
+  GradOptions grad;
+  auto* gr = app.add_subcommand(
+      "grad", "Write a model computing MODEL's outputs followed by the gradients of a loss (outputs <wrt>_grad)");
+  gr->add_option("model", grad.model, "Model file (.tsr; or .onnx with the importer)")->required();
+  gr->add_option("-o,--output", grad.output, "Output .tsr file")->required();
+  gr->add_option("--loss", grad.loss, "The output to differentiate (default: the first output; summed if not scalar)");
+  gr->add_option("--wrt", grad.wrt,
+                 "Graph inputs or constant weights to differentiate with respect to, comma-separated "
+                 "(default: every floating-point constant)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  gr->footer(exit_code_table());
+
   // CLI11 would report an unknown command as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::cerr << "tessera: usage error: unknown command '" << argv[1]
-              << "' (commands: convert, run, inspect, ops)\nRun 'tessera --help' for usage.\n";
+              << "' (commands: convert, run, inspect, ops, grad)\nRun 'tessera --help' for usage.\n";
     return kExitUsage;
   }
   try {
@@ -134,6 +147,7 @@ int main_impl(int argc, char** argv) {
   if (r->parsed()) return run_command(run);
   if (i->parsed()) return inspect_command(inspect);
   if (o->parsed()) return ops_command(ops);
+  if (gr->parsed()) return grad_command(grad);
   return kExitUsage;
 }
 
