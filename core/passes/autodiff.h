@@ -56,7 +56,9 @@ Expected<std::vector<int32_t>> append_gradients(ir::Model& model, int32_t graph,
 // What `tessera grad` computes.
 struct GradientModelOptions {
   std::string loss;              // an output name of the main graph; "" = the first output
-  std::vector<std::string> wrt;  // graph inputs or constants; empty = every floating-point constant
+  // Graph inputs or constants; empty = every floating-point constant of the main graph that the
+  // loss depends on differentiably (constants used only in conditions are left out).
+  std::vector<std::string> wrt;
 };
 
 // A model whose main graph has `model`'s inputs and outputs, followed by d(loss)/d(wrt[i]) named

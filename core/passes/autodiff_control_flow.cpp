@@ -382,6 +382,54 @@ Expected<std::vector<Value>> control_flow_vjp(GraphBuilder& b, int32_t node_inde
   return r;
 }
 
+namespace {
+
+void capture_constants_in(Model& model, int32_t graph, const std::vector<std::string>& names) {
+  for (size_t n = 0; n < model.graphs[static_cast<size_t>(graph)].nodes.size(); ++n) {
+    const Node& node = model.graphs[static_cast<size_t>(graph)].nodes[n];
+    const bool if_node = node.op == "If";
+    if (!if_node && node.op != "Loop" && node.op != "Scan") continue;
+    std::vector<int32_t> subs;
+    for (const Attribute& a : node.attributes)
+      if (a.kind == ir::AttrKind::kGraph) subs.push_back(static_cast<int32_t>(a.i));
+    for (const std::string& name : names) {
+      const int32_t outer = model.graphs[static_cast<size_t>(graph)].find_tensor(name);
+      if (outer < 0) continue;
+      bool copied = false;
+      for (int32_t sg : subs) {
+        const int32_t t = model.graphs[static_cast<size_t>(sg)].find_tensor(name);
+        copied |= t >= 0 && model.graphs[static_cast<size_t>(sg)].tensors[static_cast<size_t>(t)].constant.defined();
+      }
+      if (!copied) continue;
+      for (int32_t sg : subs) {
+        Graph& g = model.graphs[static_cast<size_t>(sg)];
+        int32_t t = g.find_tensor(name);
+        if (t >= 0 && !g.tensors[static_cast<size_t>(t)].constant.defined()) continue;  // a value of its own
+        if (t < 0) {
+          TensorInfo info = model.graphs[static_cast<size_t>(graph)].tensors[static_cast<size_t>(outer)];
+          info.constant = Tensor();
+          t = g.add_tensor(std::move(info));
+        }
+        g.tensors[static_cast<size_t>(t)].constant = Tensor();
+        g.inputs.push_back(t);
+      }
+      Node& mut = model.graphs[static_cast<size_t>(graph)].nodes[n];
+      mut.inputs.push_back(outer);
+      if (!if_node)
+        for (Attribute& a : mut.attributes)
+          if (a.name == "num_captures") ++a.i;
+      if (!if_node && !mut.attr("num_captures")) mut.attributes.push_back(Attribute::make_int("num_captures", 1));
+    }
+    for (int32_t sg : subs) capture_constants_in(model, sg, names);
+  }
+}
+
+}  // namespace
+
+void capture_constants(Model& model, const std::vector<std::string>& names) {
+  if (!model.graphs.empty()) capture_constants_in(model, 0, names);
+}
+
 void prune_unused_graphs(Model& model) {
   std::vector<char> used(model.graphs.size(), 0);
   std::vector<int32_t> work = {0};

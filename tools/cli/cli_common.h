@@ -69,7 +69,7 @@ struct GradOptions {
   std::string model;
   std::string output;
   std::string loss;              // "" = the first output
-  std::vector<std::string> wrt;  // empty = every floating-point constant
+  std::vector<std::string> wrt;  // empty = every float constant the loss depends on
 };
 
 // Each command returns a process exit code.

@@ -118,7 +118,7 @@ int main_impl(int argc, char** argv) {
   gr->add_option("--loss", grad.loss, "The output to differentiate (default: the first output; summed if not scalar)");
   gr->add_option("--wrt", grad.wrt,
                  "Graph inputs or constant weights to differentiate with respect to, comma-separated "
-                 "(default: every floating-point constant)")
+                 "(default: every floating-point constant the loss depends on)")
       ->delimiter(',')
       ->allow_extra_args(false);
   gr->footer(exit_code_table());
