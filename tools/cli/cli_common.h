@@ -86,6 +86,11 @@ struct ExportOptions {
   std::string checkpoint;
   std::string output;
   std::string signature = "infer";
+struct GradOptions {
+  std::string model;
+  std::string output;
+  std::string loss;              // "" = the first output
+  std::vector<std::string> wrt;  // empty = every float constant the loss depends on
 };
 
 // Each command returns a process exit code.
@@ -95,5 +100,6 @@ int ops_command(const OpsOptions& o);
 int convert_command(const ConvertOptions& o);
 int train_command(const TrainOptions& o);
 int export_command(const ExportOptions& o);
+int grad_command(const GradOptions& o);
 
 }  // namespace tsr::cli

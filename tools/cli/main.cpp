@@ -1,4 +1,4 @@
-// `tessera`: the command-line tool (convert, run, inspect, ops). Argument parsing uses CLI11
+// `tessera`: the command-line tool (convert, run, inspect, ops, grad). Argument parsing uses CLI11
 // (Debian libcli11-dev); the commands themselves live in cmd_*.cpp and return exit codes.
 #include <CLI/CLI.hpp>
 
@@ -60,7 +60,8 @@ std::string version_string() {
 }
 
 bool is_command(std::string_view a) {
-  return a == "convert" || a == "run" || a == "inspect" || a == "ops" || a == "train" || a == "export";
+  return a == "convert" || a == "run" || a == "inspect" || a == "ops" || a == "grad" || a == "train" ||
+         a == "export";
 }
 
 int main_impl(int argc, char** argv) {
@@ -136,11 +137,23 @@ int main_impl(int argc, char** argv) {
   x->add_option("-o,--output", exp.output, "Output .tsr file")->required();
   x->add_option("--signature", exp.signature, "Signature to export (default infer)");
   x->footer(exit_code_table());
+  GradOptions grad;
+  auto* gr = app.add_subcommand(
+      "grad", "Write a model computing MODEL's outputs followed by the gradients of a loss (outputs <wrt>_grad)");
+  gr->add_option("model", grad.model, "Model file (.tsr; or .onnx with the importer)")->required();
+  gr->add_option("-o,--output", grad.output, "Output .tsr file")->required();
+  gr->add_option("--loss", grad.loss, "The output to differentiate (default: the first output; summed if not scalar)");
+  gr->add_option("--wrt", grad.wrt,
+                 "Graph inputs or constant weights to differentiate with respect to, comma-separated "
+                 "(default: every floating-point constant the loss depends on)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  gr->footer(exit_code_table());
 
   // CLI11 would report an unknown command as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::cerr << "tessera: usage error: unknown command '" << argv[1]
-              << "' (commands: convert, run, inspect, ops, train, export)\nRun 'tessera --help' for usage.\n";
+              << "' (commands: convert, run, inspect, ops, grad, train, export)\nRun 'tessera --help' for usage.\n";
     return kExitUsage;
   }
   try {
@@ -163,6 +176,7 @@ int main_impl(int argc, char** argv) {
   if (o->parsed()) return ops_command(ops);
   if (t->parsed()) return train_command(train);
   if (x->parsed()) return export_command(exp);
+  if (gr->parsed()) return grad_command(grad);
   return kExitUsage;
 }
 
