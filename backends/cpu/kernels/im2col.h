@@ -13,10 +13,12 @@ namespace tsr::cpu {
 
 // Writes rows [kr0, kr1) of the im2col matrix for output rows [r0, r1) (a row = one (od, oh)
 // pair, ow columns): col[kr][(r - r0) * ow + x] = X[c, id, ih, iw] or 0 in the padding, where
-// kr = ((c * k0 + kd) * k1 + kh) * k2 + kw.
+// kr = ((c * k0 + kd) * k1 + kh) * k2 + kw. `ld` is col's row stride (default: the block's
+// width; larger when several images' columns sit side by side).
 template <typename T>
-inline void im2col(const T* x, const Window3& w, int64_t r0, int64_t r1, int64_t kr0, int64_t kr1, T* col) {
-  const int64_t ow = w.out[2], cols = (r1 - r0) * ow;
+inline void im2col(const T* x, const Window3& w, int64_t r0, int64_t r1, int64_t kr0, int64_t kr1, T* col,
+                   int64_t ld = -1) {
+  const int64_t ow = w.out[2], cols = ld >= 0 ? ld : (r1 - r0) * ow;
   const int64_t in_plane = w.in[1] * w.in[2];
   for (int64_t kr = kr0; kr < kr1; ++kr) {
     int64_t t = kr;
@@ -74,10 +76,11 @@ inline void im2col(const T* x, const Window3& w, int64_t r0, int64_t r1, int64_t
 // The adjoint of im2col: adds column rows [kr0, kr1) for output rows [r0, r1) back onto x
 // (x[c, id, ih, iw] += col[kr][...], padding taps dropped). Rows of one channel c may hit the
 // same x element, so concurrent callers must own disjoint channels (kr ranges aligned to
-// k_size()).
+// k_size()). `ld` as for im2col.
 template <typename T>
-inline void col2im_add(const T* col, const Window3& w, int64_t r0, int64_t r1, int64_t kr0, int64_t kr1, T* x) {
-  const int64_t ow = w.out[2], cols = (r1 - r0) * ow;
+inline void col2im_add(const T* col, const Window3& w, int64_t r0, int64_t r1, int64_t kr0, int64_t kr1, T* x,
+                       int64_t ld = -1) {
+  const int64_t ow = w.out[2], cols = ld >= 0 ? ld : (r1 - r0) * ow;
   const int64_t in_plane = w.in[1] * w.in[2];
   for (int64_t kr = kr0; kr < kr1; ++kr) {
     int64_t t = kr;

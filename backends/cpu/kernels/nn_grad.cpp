@@ -2,11 +2,13 @@
 // of the forward im2col + GEMM (nn.cpp), on the same blocks of output rows:
 //   ConvGradInput:  col = W_g^T · dY_g (GEMM), then col2im adds col onto dX_g;
 //   ConvGradWeight: dW_g += dY_g · im2col(X_g)^T (GEMM with beta = 1).
-// 1x1 / stride-1 / unpadded convs skip the column matrix. Training batches are many small
+// 1x1 / stride-1 / unpadded convs skip the column matrix. Small images are put side by side in
+// one column matrix (one wide GEMM for several images). Training batches are many small
 // images, so the batch is split over the thread pool (each thread runs its GEMMs inline, the
 // weight gradient into a per-thread partial sum); a single image uses the pool inside instead.
 // f32 runs on the packed SGEMM, f64 on the reference GEMM.
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -49,12 +51,13 @@ Expected<ConvGeom> conv_geom(exec::KernelContext& ctx, const Shape& xs, const Sh
   return g;
 }
 
-// Per-thread column scratch of at least n elements, reused across calls.
-template <typename T>
-T* col_scratch(size_t n) {
-  thread_local std::vector<T> col;
-  if (col.size() < n) col.resize(n);
-  return col.data();
+// Per-thread scratch of at least n elements, reused across calls; `slot` tells the buffers of
+// one kernel apart.
+template <typename T, int slot>
+T* scratch(size_t n) {
+  thread_local std::vector<T> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf.data();
 }
 
 // Images [0, n_batch) split into `chunks` contiguous ranges; fn(chunk, n0, n1, inner pool).
@@ -75,6 +78,44 @@ int64_t batch_chunks(ThreadPool& pool, int64_t n_batch) {
   return std::clamp<int64_t>(pool.num_threads(), 1, std::max<int64_t>(1, n_batch));
 }
 
+// Calls fn(n0, count, r0, r1) for the column blocks of images [n0, n1): `per_gemm` whole images
+// side by side at a time (small images, the training case: one wide GEMM per block, the weights
+// packed once per block), else one image in blocks of g.rows_per_block output rows.
+template <typename Fn>
+void for_col_blocks(const ConvGeom& g, int64_t n0, int64_t n1, int64_t per_gemm, const Fn& fn) {
+  if (per_gemm > 1) {
+    for (int64_t n = n0; n < n1; n += per_gemm) fn(n, std::min(per_gemm, n1 - n), int64_t{0}, g.rows);
+    return;
+  }
+  for (int64_t n = n0; n < n1; ++n)
+    for (int64_t r0 = 0; r0 < g.rows; r0 += g.rows_per_block) fn(n, int64_t{1}, r0, std::min(g.rows, r0 + g.rows_per_block));
+}
+
+// Whole images per GEMM: up to ~1 MiB of columns, when one image's columns fit in a block.
+int64_t images_per_gemm(const ConvGeom& g) {
+  if (g.pointwise || g.rows_per_block < g.rows) return 1;
+  const int64_t per_image = std::max<int64_t>(1, g.kg * g.w.out_size());
+  return std::clamp<int64_t>((int64_t{1} << 18) / per_image, 1, std::max<int64_t>(1, g.n_batch));
+}
+
+// dY_g of images [n0, n0 + count), output rows [r0, r1): a pointer and row stride, gathered into
+// `buf` ([mg, count * ncols], images side by side) when there are several images.
+template <typename T>
+const T* gather_dy(const T* dy, const ConvGeom& g, int64_t gi, int64_t n0, int64_t count, int64_t r0, int64_t r1,
+                   T* buf, int64_t* ld) {
+  const int64_t out_size = g.w.out_size(), ow = g.w.out[2], ncols = (r1 - r0) * ow;
+  const T* first = dy + (n0 * g.m + gi * g.mg) * out_size + r0 * ow;
+  if (count == 1) {
+    *ld = out_size;
+    return first;
+  }
+  *ld = count * ncols;
+  for (int64_t j = 0; j < count; ++j)
+    for (int64_t o = 0; o < g.mg; ++o)
+      std::memcpy(buf + o * *ld + j * ncols, first + (j * g.m + o) * out_size, static_cast<size_t>(ncols) * sizeof(T));
+  return buf;
+}
+
 template <typename T>
 Status conv_grad_input_typed(exec::KernelContext& ctx) {
   const Tensor& dy = *ctx.input(0);
@@ -89,30 +130,40 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
   const T* pdy = dy.data<T>();
   const T* pw = wt.data<T>();
   ThreadPool& pool = ctx.pool();
+  const int64_t per_gemm = images_per_gemm(g);
+  const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);
   over_batch(pool, g.n_batch, batch_chunks(pool, g.n_batch), [&](int64_t, int64_t n0, int64_t n1, ThreadPool* inner) {
-    T* col = g.pointwise ? nullptr : col_scratch<T>(static_cast<size_t>(g.kg * g.rows_per_block * ow));
-    for (int64_t n = n0; n < n1; ++n)
+    if (g.pointwise) {  // dX_g = W_g^T · dY_g, written in place
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t gi = 0; gi < g.group; ++gi)
+          gemm_any<T>(true, false, g.kg, out_size, g.mg, T(1), pw + gi * g.mg * g.kg, g.kg,
+                      pdy + (n * g.m + gi * g.mg) * out_size, out_size, T(0), pdx + (n * g.c + gi * g.cg) * in_size,
+                      in_size, inner);
+      return;
+    }
+    T* col = scratch<T, 0>(static_cast<size_t>(g.kg * max_cols));
+    T* dyb = per_gemm > 1 ? scratch<T, 1>(static_cast<size_t>(g.mg * max_cols)) : nullptr;
+    for_col_blocks(g, n0, n1, per_gemm, [&](int64_t nb, int64_t count, int64_t r0, int64_t r1) {
+      const int64_t ncols = (r1 - r0) * ow;
       for (int64_t gi = 0; gi < g.group; ++gi) {
-        const T* wg = pw + gi * g.mg * g.kg;  // [mg, kg]
-        const T* dyg = pdy + (n * g.m + gi * g.mg) * out_size;
-        T* dxg = pdx + (n * g.c + gi * g.cg) * in_size;
-        if (g.pointwise) {  // dX_g = W_g^T · dY_g, written in place
-          gemm_any<T>(true, false, g.kg, out_size, g.mg, T(1), wg, g.kg, dyg, out_size, T(0), dxg, in_size, inner);
-          continue;
-        }
-        for (int64_t r0 = 0; r0 < g.rows; r0 += g.rows_per_block) {
-          const int64_t r1 = std::min(g.rows, r0 + g.rows_per_block), ncols = (r1 - r0) * ow;
-          gemm_any<T>(true, false, g.kg, ncols, g.mg, T(1), wg, g.kg, dyg + r0 * ow, out_size, T(0), col, ncols, inner);
+        int64_t ldb = 0;
+        const T* b = gather_dy(pdy, g, gi, nb, count, r0, r1, dyb, &ldb);
+        const int64_t ld = count * ncols;
+        gemm_any<T>(true, false, g.kg, ld, g.mg, T(1), pw + gi * g.mg * g.kg, g.kg, b, ldb, T(0), col, ld, inner);
+        for (int64_t j = 0; j < count; ++j) {
+          T* dxg = pdx + ((nb + j) * g.c + gi * g.cg) * in_size;
+          const T* cj = col + j * ncols;
           if (inner && inner->num_threads() > 1 && g.cg > 1) {
             // Disjoint channels per task: col2im rows of one channel may hit the same element.
             inner->parallel_for(g.cg, 1, [&](int64_t c0, int64_t c1) {
-              col2im_add<T>(col, w, r0, r1, c0 * ksize, c1 * ksize, dxg);
+              col2im_add<T>(cj, w, r0, r1, c0 * ksize, c1 * ksize, dxg, ld);
             });
           } else {
-            col2im_add<T>(col, w, r0, r1, 0, g.kg, dxg);
+            col2im_add<T>(cj, w, r0, r1, 0, g.kg, dxg, ld);
           }
         }
       }
+    });
   });
   return ok_status();
 }
@@ -133,30 +184,38 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
   const T* pdy = dy.data<T>();
   ThreadPool& pool = ctx.pool();
   const int64_t chunks = batch_chunks(pool, g.n_batch);
+  const int64_t per_gemm = images_per_gemm(g);
+  const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);
   // Chunk 0 accumulates into dW itself, the others into partial sums added at the end.
   std::vector<T> partial(static_cast<size_t>((chunks - 1) * wsize), T(0));
   over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
     T* acc = ch == 0 ? pdw : partial.data() + (ch - 1) * wsize;
-    T* col = g.pointwise ? nullptr : col_scratch<T>(static_cast<size_t>(g.kg * g.rows_per_block * ow));
-    for (int64_t n = n0; n < n1; ++n)
+    if (g.pointwise) {  // dW_g += dY_g · X_g^T
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t gi = 0; gi < g.group; ++gi)
+          gemm_any<T>(false, true, g.mg, g.kg, out_size, T(1), pdy + (n * g.m + gi * g.mg) * out_size, out_size,
+                      px + (n * g.c + gi * g.cg) * in_size, in_size, T(1), acc + gi * g.mg * g.kg, g.kg, inner);
+      return;
+    }
+    T* col = scratch<T, 0>(static_cast<size_t>(g.kg * max_cols));
+    T* dyb = per_gemm > 1 ? scratch<T, 1>(static_cast<size_t>(g.mg * max_cols)) : nullptr;
+    for_col_blocks(g, n0, n1, per_gemm, [&](int64_t nb, int64_t count, int64_t r0, int64_t r1) {
+      const int64_t ncols = (r1 - r0) * ow, ld = count * ncols;
       for (int64_t gi = 0; gi < g.group; ++gi) {
-        const T* xg = px + (n * g.c + gi * g.cg) * in_size;
-        const T* dyg = pdy + (n * g.m + gi * g.mg) * out_size;
-        T* dwg = acc + gi * g.mg * g.kg;  // [mg, kg]
-        if (g.pointwise) {  // dW_g += dY_g · X_g^T
-          gemm_any<T>(false, true, g.mg, g.kg, out_size, T(1), dyg, out_size, xg, in_size, T(1), dwg, g.kg, inner);
-          continue;
-        }
-        for (int64_t r0 = 0; r0 < g.rows; r0 += g.rows_per_block) {
-          const int64_t r1 = std::min(g.rows, r0 + g.rows_per_block), ncols = (r1 - r0) * ow;
+        for (int64_t j = 0; j < count; ++j) {
+          const T* xg = px + ((nb + j) * g.c + gi * g.cg) * in_size;
+          T* cj = col + j * ncols;
           if (inner && inner->num_threads() > 1 && g.kg > 1) {
-            inner->parallel_for(g.kg, 8, [&](int64_t k0, int64_t k1) { im2col<T>(xg, w, r0, r1, k0, k1, col); });
+            inner->parallel_for(g.kg, 8, [&](int64_t k0, int64_t k1) { im2col<T>(xg, w, r0, r1, k0, k1, cj, ld); });
           } else {
-            im2col<T>(xg, w, r0, r1, 0, g.kg, col);
+            im2col<T>(xg, w, r0, r1, 0, g.kg, cj, ld);
           }
-          gemm_any<T>(false, true, g.mg, g.kg, ncols, T(1), dyg + r0 * ow, out_size, col, ncols, T(1), dwg, g.kg, inner);
         }
+        int64_t lda = 0;
+        const T* a = gather_dy(pdy, g, gi, nb, count, r0, r1, dyb, &lda);
+        gemm_any<T>(false, true, g.mg, g.kg, ld, T(1), a, lda, col, ld, T(1), acc + gi * g.mg * g.kg, g.kg, inner);
       }
+    });
   });
   for (int64_t ch = 1; ch < chunks; ++ch) {
     const T* p = partial.data() + (ch - 1) * wsize;

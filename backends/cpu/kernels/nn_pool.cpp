@@ -80,6 +80,42 @@ void max_pool_plane_interior(const T* x, const Window3& w, T* y) {
     }
 }
 
+// Whether every window lies wholly inside the input (no padding, no ceil_mode overhang).
+inline bool windows_interior(const Window3& w) {
+  for (int a = 0; a < 3; ++a)
+    if (w.pb[a] != 0 || w.pe[a] != 0 || (w.out[a] - 1) * w.s[a] + (w.k[a] - 1) * w.d[a] >= w.in[a]) return false;
+  return true;
+}
+
+// MaxPoolGrad over one plane whose windows are all interior (windows_interior): dx (zeroed by
+// the caller) at each window's argmax += dy. The argmax is max_pool_plane's: the first tap
+// seeds it and only a strictly greater value replaces it.
+template <typename T>
+void max_pool_grad_plane_interior(const T* x, const T* dy, const Window3& w, T* dx) {
+  for (int64_t od = 0; od < w.out[0]; ++od)
+    for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+      const T* g = dy + (od * w.out[1] + oh) * w.out[2];
+      const int64_t row0 = (od * w.s[0] * w.in[1] + oh * w.s[1]) * w.in[2];
+      for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+        const int64_t base = row0 + ow * w.s[2];
+        int64_t best_i = base;
+        T best = x[base];
+        for (int64_t kd = 0; kd < w.k[0]; ++kd)
+          for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+            const int64_t row = base + (kd * w.d[0] * w.in[1] + kh * w.d[1]) * w.in[2];
+            for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+              const int64_t i = row + kw * w.d[2];
+              if (x[i] > best) {
+                best = x[i];
+                best_i = i;
+              }
+            }
+          }
+        dx[best_i] += g[ow];
+      }
+    }
+}
+
 // One AveragePool window: the in-range tap numbers [lo[a], hi[a]) per axis (window positions
 // start + j*d are monotonic, so the in-range taps are contiguous) and the divisor. With
 // count_include_pad the divisor counts padded positions but not the overhang that ceil_mode
@@ -172,9 +208,7 @@ Status pool_typed(exec::KernelContext& ctx, bool is_max) {
   T* py = y->mut_data<T>();
   const int64_t in_size = w.in_size(), out_size = w.out_size();
   if (out_size == 0) return ok_status();
-  bool interior = is_max && !idx;
-  for (int a = 0; a < 3 && interior; ++a)
-    interior = w.pb[a] == 0 && w.pe[a] == 0 && (w.out[a] - 1) * w.s[a] + (w.k[a] - 1) * w.d[a] < w.in[a];
+  const bool interior = is_max && !idx && windows_interior(w);
   ctx.pool().parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       if (interior) max_pool_plane_interior<T>(px + p * in_size, w, py + p * out_size);
@@ -308,6 +342,7 @@ Status pool_grad_typed(exec::KernelContext& ctx, bool is_max) {
   const T* pdy = dy.data<T>();
   const T* px = is_max ? ctx.input(0)->data<T>() : nullptr;
   const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
+  const bool interior = is_max && windows_interior(w);
   ctx.pool().parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
     thread_local std::vector<T> ybuf;
     thread_local std::vector<int64_t> ibuf;
@@ -320,6 +355,10 @@ Status pool_grad_typed(exec::KernelContext& ctx, bool is_max) {
       T* d = pdx + p * in_size;
       if (!is_max) {
         avg_pool_grad_plane<T>(g, w, d, include_pad);
+        continue;
+      }
+      if (interior) {
+        max_pool_grad_plane_interior<T>(px + p * in_size, g, w, d);
         continue;
       }
       max_pool_plane<T>(px + p * in_size, w, ybuf.data(), ibuf.data(), 0, false);
