@@ -1,7 +1,7 @@
 // CPU kernels for Conv's gradient ops (semantics: core/ops/families/nn_grad.cpp), the adjoints
 // of the forward im2col + GEMM (nn.cpp), on the same blocks of output rows:
 //   ConvGradInput:  col = W_g^T · dY_g (GEMM), then col2im adds col onto dX_g;
-//   ConvGradWeight: dW_g += dY_g · im2col(X_g)^T (GEMM with beta = 1).
+//   ConvGradWeight: dW_g^T += im2col(X_g) · dY_g^T (GEMM with beta = 1), transposed at the end.
 // 1x1 / stride-1 / unpadded convs skip the column matrix. Small images are put side by side in
 // one column matrix (one wide GEMM for several images). Training batches are many small
 // images, so the batch is split over the thread pool (each thread runs its GEMMs inline, the
@@ -168,6 +168,9 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
   return ok_status();
 }
 
+// dW accumulates transposed, dW_g^T [kg, mg] += im2col(X_g) · dY_g^T: the column matrix is
+// then GEMM's A, read along its rows, and only the small dY_g is packed transposed (with dW_g
+// = dY_g · im2col^T the packing of the wide transposed columns cost as much as the product).
 template <typename T>
 Status conv_grad_weight_typed(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
@@ -186,15 +189,15 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
   const int64_t chunks = batch_chunks(pool, g.n_batch);
   const int64_t per_gemm = images_per_gemm(g);
   const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);
-  // Chunk 0 accumulates into dW itself, the others into partial sums added at the end.
-  std::vector<T> partial(static_cast<size_t>((chunks - 1) * wsize), T(0));
+  // Per chunk: the transposed partial sums [group, kg, mg], added up at the end.
+  std::vector<T> partial(static_cast<size_t>(chunks * wsize), T(0));
   over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
-    T* acc = ch == 0 ? pdw : partial.data() + (ch - 1) * wsize;
-    if (g.pointwise) {  // dW_g += dY_g · X_g^T
+    T* acc = partial.data() + ch * wsize;
+    if (g.pointwise) {  // dW_g^T += X_g · dY_g^T
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t gi = 0; gi < g.group; ++gi)
-          gemm_any<T>(false, true, g.mg, g.kg, out_size, T(1), pdy + (n * g.m + gi * g.mg) * out_size, out_size,
-                      px + (n * g.c + gi * g.cg) * in_size, in_size, T(1), acc + gi * g.mg * g.kg, g.kg, inner);
+          gemm_any<T>(false, true, g.kg, g.mg, out_size, T(1), px + (n * g.c + gi * g.cg) * in_size, in_size,
+                      pdy + (n * g.m + gi * g.mg) * out_size, out_size, T(1), acc + gi * g.mg * g.kg, g.mg, inner);
       return;
     }
     T* col = scratch<T, 0>(static_cast<size_t>(g.kg * max_cols));
@@ -211,16 +214,20 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
             im2col<T>(xg, w, r0, r1, 0, g.kg, cj, ld);
           }
         }
-        int64_t lda = 0;
-        const T* a = gather_dy(pdy, g, gi, nb, count, r0, r1, dyb, &lda);
-        gemm_any<T>(false, true, g.mg, g.kg, ld, T(1), a, lda, col, ld, T(1), acc + gi * g.mg * g.kg, g.kg, inner);
+        int64_t ldb = 0;
+        const T* b = gather_dy(pdy, g, gi, nb, count, r0, r1, dyb, &ldb);
+        gemm_any<T>(false, true, g.kg, g.mg, ld, T(1), col, ld, b, ldb, T(1), acc + gi * g.mg * g.kg, g.mg, inner);
       }
     });
   });
-  for (int64_t ch = 1; ch < chunks; ++ch) {
-    const T* p = partial.data() + (ch - 1) * wsize;
-    for (int64_t i = 0; i < wsize; ++i) pdw[i] += p[i];
-  }
+  // dW[gi][o][k] = sum over chunks of partial[ch][gi][k][o].
+  for (int64_t gi = 0; gi < g.group; ++gi)
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      const T* p = partial.data() + ch * wsize + gi * g.mg * g.kg;
+      T* d = pdw + gi * g.mg * g.kg;
+      for (int64_t k = 0; k < g.kg; ++k)
+        for (int64_t o = 0; o < g.mg; ++o) d[o * g.kg + k] += p[k * g.mg + o];
+    }
   return ok_status();
 }
 
