@@ -91,11 +91,12 @@ void for_col_blocks(const ConvGeom& g, int64_t n0, int64_t n1, int64_t per_gemm,
     for (int64_t r0 = 0; r0 < g.rows; r0 += g.rows_per_block) fn(n, int64_t{1}, r0, std::min(g.rows, r0 + g.rows_per_block));
 }
 
-// Whole images per GEMM: up to ~1 MiB of columns, when one image's columns fit in a block.
+// Whole images per GEMM: up to ~512 KiB of f32 columns (an L2-sized block, which col2im /
+// the GEMM's packing read back), when one image's columns fit in a block.
 int64_t images_per_gemm(const ConvGeom& g) {
   if (g.pointwise || g.rows_per_block < g.rows) return 1;
   const int64_t per_image = std::max<int64_t>(1, g.kg * g.w.out_size());
-  return std::clamp<int64_t>((int64_t{1} << 18) / per_image, 1, std::max<int64_t>(1, g.n_batch));
+  return std::clamp<int64_t>((int64_t{1} << 17) / per_image, 1, std::max<int64_t>(1, g.n_batch));
 }
 
 // dY_g of images [n0, n0 + count), output rows [r0, r1): a pointer and row stride, gathered into
