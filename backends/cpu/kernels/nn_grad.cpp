@@ -88,7 +88,8 @@ void for_col_blocks(const ConvGeom& g, int64_t n0, int64_t n1, int64_t per_gemm,
     return;
   }
   for (int64_t n = n0; n < n1; ++n)
-    for (int64_t r0 = 0; r0 < g.rows; r0 += g.rows_per_block) fn(n, int64_t{1}, r0, std::min(g.rows, r0 + g.rows_per_block));
+    for (int64_t r0 = 0; r0 < g.rows; r0 += g.rows_per_block)
+      fn(n, int64_t{1}, r0, std::min(g.rows, r0 + g.rows_per_block));
 }
 
 // Whole images per GEMM: up to ~512 KiB of f32 columns (an L2-sized block, which col2im /
@@ -234,10 +235,12 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
 
 // The registry admits f32 and f64 only.
 Status conv_grad_input(exec::KernelContext& ctx) {
-  return ctx.input(0)->dtype() == DType::kF64 ? conv_grad_input_typed<double>(ctx) : conv_grad_input_typed<float>(ctx);
+  if (ctx.input(0)->dtype() == DType::kF64) return conv_grad_input_typed<double>(ctx);
+  return conv_grad_input_typed<float>(ctx);
 }
 Status conv_grad_weight(exec::KernelContext& ctx) {
-  return ctx.input(0)->dtype() == DType::kF64 ? conv_grad_weight_typed<double>(ctx) : conv_grad_weight_typed<float>(ctx);
+  if (ctx.input(0)->dtype() == DType::kF64) return conv_grad_weight_typed<double>(ctx);
+  return conv_grad_weight_typed<float>(ctx);
 }
 
 }  // namespace

@@ -49,8 +49,8 @@ Status matmul_grad(GradContext& g) {
   } else if (rb == 1) {  // Y [..., m] = A [..., m, k] @ b [k]
     // dA = dY (outer) b; dB = sum over batch of dY @ A.
     if (g.wants(0)) da = e.emit("Mul", {unsqueeze(e, dy, static_cast<int64_t>(ra) - 1), b});
-    if (g.wants(1))
-      db = squeeze(e, e.emit("MatMul", {unsqueeze(e, dy, static_cast<int64_t>(ra) - 2), a}), static_cast<int64_t>(ra) - 2);
+    const int64_t row = static_cast<int64_t>(ra) - 2;  // dY as [..., 1, m]
+    if (g.wants(1)) db = squeeze(e, e.emit("MatMul", {unsqueeze(e, dy, row), a}), row);
   } else if (ra == 2 && rb == 2) {
     if (g.wants(0)) da = gemm(e, dy, b, false, true);
     if (g.wants(1)) db = gemm(e, a, dy, true, false);
