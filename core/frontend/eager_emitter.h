@@ -71,7 +71,8 @@ class EagerEmitter final : public ops::Emitter {
   const Tensor& tensor(ops::Value v) const;
 
   // The fast path: runs `op` with `inputs` (invalid Values = omitted optional inputs) and writes
-  // outputs.size() output Values. No allocation besides the outputs' own in the steady state.
+  // outputs.size() output Values. No name lookup, string formatting or graph building: once the
+  // kernel is cached, a call costs the op's shape inference, its kernel and the output tensors.
   void run(OpRef op, std::span<const ops::Value> inputs, std::span<ops::Value> outputs,
            std::vector<ir::Attribute> attrs = {});
   ops::Value run1(OpRef op, std::span<const ops::Value> inputs, std::vector<ir::Attribute> attrs = {}) {
