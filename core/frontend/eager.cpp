@@ -67,6 +67,12 @@ void run(const OpRef& op, std::span<const Tensor* const> ins, std::span<ops::Val
   if (ins.size() > 4) big.resize(ins.size());
   const std::span<ops::Value> vals = ins.size() > 4 ? std::span<ops::Value>(big) : std::span<ops::Value>(small, ins.size());
   for (size_t k = 0; k < ins.size(); ++k) vals[k] = ins[k]->value();
+  if (frontend::Tracer* t = ctx->tracer()) {  // the recording path: by name, through the tracer
+    const std::vector<ops::Value> r =
+        t->emit_n(op.def->name, std::vector<ops::Value>(vals.begin(), vals.end()), outs.size(), std::move(attrs));
+    std::copy(r.begin(), r.end(), outs.begin());
+    return;
+  }
   e.run(op, vals, outs, std::move(attrs));
 }
 
@@ -86,11 +92,11 @@ Context& ctx_of(const Tensor& t) { return t.defined() ? *t.context() : default_c
 Tensor scalar_like(const Tensor& like, double v) {
   Context& ctx = ctx_of(like);
   const DType d = like.ok() ? like.dtype() : DType::kF32;
-  return Tensor::adopt(ctx, ops::scalar(ctx.emitter(), d, v));
+  return Tensor::adopt(ctx, ops::scalar(ctx.recorder(), d, v));
 }
 
 Tensor ints(Context& ctx, const std::vector<int64_t>& v) {
-  return Tensor::adopt(ctx, ctx.emitter().constant(::tsr::Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v)));
+  return Tensor::adopt(ctx, ctx.recorder().constant(::tsr::Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v)));
 }
 
 Tensor reduce(const OpRef& op, const Tensor& x, const std::vector<int64_t>& axes, bool keepdims) {
@@ -108,7 +114,10 @@ Context& default_context() {
 }
 
 Tensor Tensor::from(::tsr::Tensor value, bool requires_grad, Context& ctx) {
-  return Tensor(&ctx, ctx.emitter().wrap(std::move(value), requires_grad));
+  if (!value.defined()) return Tensor(&ctx, ctx.emitter().poisoned(invalid_argument("eager: an undefined tensor")));
+  const ops::Value v = ctx.recorder().constant(std::move(value));
+  if (requires_grad) ctx.emitter().set_requires_grad(v, true);
+  return Tensor(&ctx, v);
 }
 
 const ::tsr::Tensor& Tensor::data() const {
@@ -163,12 +172,25 @@ void Tensor::zero_grad() {
 
 Tensor Tensor::detach() const {
   if (!ctx_) return {};
-  return Tensor(ctx_, ctx_->emitter().wrap(data(), false));
+  return Tensor(ctx_, ctx_->recorder().constant(data()));
+}
+
+bool decide(const Tensor& cond, const std::string& where) {
+  Context& ctx = ctx_of(cond);
+  if (frontend::Tracer* t = ctx.tracer()) return t->decide(cond.value(), where);
+  const ::tsr::Tensor& v = cond.data();
+  if (!v.defined() || v.kind() != ValueKind::kTensor || v.numel() != 1) {
+    ctx.emitter().release(ctx.emitter().poisoned(
+        invalid_argument(where, ": a branch condition must be one element, got ",
+                         v.defined() ? shape_str(v.shape()) : std::string("no value"))));
+    return false;
+  }
+  return v.scalar_f64(0) != 0.0;
 }
 
 // ---- Creation -------------------------------------------------------------------------------
 
-Tensor scalar(double v, DType dtype, Context& ctx) { return Tensor::adopt(ctx, ops::scalar(ctx.emitter(), dtype, v)); }
+Tensor scalar(double v, DType dtype, Context& ctx) { return Tensor::adopt(ctx, ops::scalar(ctx.recorder(), dtype, v)); }
 
 Tensor full(const Shape& shape, double v, DType dtype, Context& ctx) {
   const Tensor s = ints(ctx, shape);

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/frontend/tracer.h"
+#include "core/include/tessera/eager.h"
 #include "core/ops/grad.h"
 #include "tests/unit/eager_test_util.h"
 
@@ -128,4 +129,44 @@ TEST_CASE("tracer: the recorded graph gives the eager results, also on new input
   const std::vector<Tensor> g2 = eagertest::run_model(m, other);
   const std::vector<Tensor> e2 = eagertest::run_eager(program, other);
   for (size_t k = 0; k < outs.size(); ++k) CHECK(eagertest::max_abs_diff(g2[k], e2[k]) == 0.0);
+}
+
+namespace {
+
+// model(X, flag) once more, written with the public eager API.
+eager::Tensor seeds_model_api(const eager::Tensor& x, const eager::Tensor& flag) {
+  eager::Context& ctx = *x.context();
+  const eager::Tensor y = eager::decide(flag > 0.0, "model.cpp:2:5") ? eager::matmul(x, eager::Tensor::from(kW1, false, ctx))
+                                                                    : eager::matmul(x, eager::Tensor::from(kW2, false, ctx));
+  return eager::relu(y + eager::Tensor::from(kB, false, ctx));
+}
+
+}  // namespace
+
+TEST_CASE("tracer under the eager API: the same C++ code runs eagerly or traces", "[trace]") {
+  const std::vector<double> then_result = {7.5, 13}, else_result = {0, 1};
+  {
+    eager::Context ctx;
+    const eager::Tensor x = eager::Tensor::from(kX, false, ctx);
+    CHECK(eagertest::values(seeds_model_api(x, eager::scalar(2.0, DType::kF32, ctx)).data()) == then_result);
+    CHECK(eagertest::values(seeds_model_api(x, eager::scalar(-2.0, DType::kF32, ctx)).data()) == else_result);
+    CHECK(ctx.status().ok());
+  }
+  ir::Model m;
+  Tracer t(m);
+  {
+    eager::Context ctx(t);
+    const eager::Tensor x = eager::Tensor::adopt(ctx, t.input("X", kX));
+    const eager::Tensor flag = eager::Tensor::adopt(ctx, t.input("flag", Tensor::scalar(-3.0f)));
+    const eager::Tensor y = seeds_model_api(x, flag);
+    CHECK(eagertest::values(y.data()) == else_result);
+    t.output(y.value(), "Y");
+    REQUIRE(ctx.status().ok());
+  }
+  REQUIRE(t.warnings().size() == 1);
+  CHECK_THAT(t.warnings()[0], Catch::StartsWith("model.cpp:2:5: tracing fixed this branch"));
+  CHECK(count_op(m, "If") == 0);
+  // Traced with flag <= 0: right for flag <= 0, wrong for flag > 0.
+  CHECK(eagertest::values(eagertest::run_model(m, {kX, Tensor::scalar(-1.0f)})[0]) == else_result);
+  CHECK(eagertest::values(eagertest::run_model(m, {kX, Tensor::scalar(1.0f)})[0]) == else_result);
 }

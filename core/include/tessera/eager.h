@@ -39,29 +39,50 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/base/status.h"
 #include "core/frontend/eager_emitter.h"
+#include "core/frontend/tracer.h"
 #include "core/tensor/tensor.h"
 
 namespace tsr::eager {
 
-// Owns eager values, their tape and the cached kernels.
+// Owns eager values, their tape and the cached kernels. A Context made over a Tracer runs the
+// same code eagerly *and* records it into the tracer's model (torch.jit.trace): Tensor::from and
+// scalar operands become graph constants, graph inputs come from Tracer::input (wrap them with
+// Tensor::adopt), and decide() reports branches that the trace fixes. backward() under a tracer
+// runs eagerly and is not recorded.
 class Context {
  public:
-  explicit Context(int num_threads = 1) : emitter_(num_threads) {}
-  frontend::EagerEmitter& emitter() { return emitter_; }
-  const Status& status() const { return emitter_.status(); }
-  void clear_status() { emitter_.clear_status(); }
-  bool grad_enabled() const { return emitter_.grad_enabled(); }
-  void set_grad_enabled(bool on) { emitter_.set_grad_enabled(on); }
+  explicit Context(int num_threads = 1)
+      : owned_(std::make_unique<frontend::EagerEmitter>(num_threads)), eager_(owned_.get()), recorder_(eager_) {}
+  // Records into `tracer`, which must outlive the context and its tensors.
+  explicit Context(frontend::Tracer& tracer) : eager_(&tracer.eager()), recorder_(&tracer), tracer_(&tracer) {}
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Holds the values (the tracer's eager emitter when tracing).
+  frontend::EagerEmitter& emitter() { return *eager_; }
+  // Where ops and constants go: the eager emitter, or the tracer.
+  ops::Emitter& recorder() { return *recorder_; }
+  frontend::Tracer* tracer() { return tracer_; }
+  // The first error of an op (eager or recording); clear_status() resets the eager side.
+  const Status& status() const { return recorder_->status(); }
+  void clear_status() { eager_->clear_status(); }
+  bool grad_enabled() const { return eager_->grad_enabled(); }
+  void set_grad_enabled(bool on) { eager_->set_grad_enabled(on); }
   // Drops every recorded op (gradients through them are then lost).
-  void clear_tape() { emitter_.clear_tape(); }
+  void clear_tape() { eager_->clear_tape(); }
 
  private:
-  frontend::EagerEmitter emitter_;
+  std::unique_ptr<frontend::EagerEmitter> owned_;
+  frontend::EagerEmitter* eager_;
+  ops::Emitter* recorder_;
+  frontend::Tracer* tracer_ = nullptr;
 };
 
 // The calling thread's default context.
@@ -148,6 +169,11 @@ class NoGradGuard {
   Context& ctx_;
   bool saved_;
 };
+
+// A host-level decision (C++ `if`/`while`) on a one-element tensor: its truth value. Under a
+// tracing context it also warns, naming `where` ("file:line"), when the condition depends on a
+// graph input (Tracer::decide). Not one element: false, with an error in the context.
+bool decide(const Tensor& cond, const std::string& where);
 
 // ---- Creation ---------------------------------------------------------------------------------
 template <typename T>
