@@ -29,22 +29,27 @@ for n in sizes:
     c = None
     for _ in range(iters // 10 + 1):  # warm-up
         c = a + b
-    us = []
+    us, cpu = [], []
     for _ in range(runs):
+        c0 = time.thread_time()
         t0 = time.perf_counter()
         for _ in range(iters):
             c = a + b
-        us.append((time.perf_counter() - t0) / iters * 1e6)
+        t1 = time.perf_counter()
+        cpu.append((time.thread_time() - c0) / iters * 1e6)
+        us.append((t1 - t0) / iters * 1e6)
     assert float(c[0]) == 3.5
-    print(f"torch size={n} us_per_op={statistics.median(us):.4f} min={min(us):.4f} version={torch.__version__}")
+    print(f"torch size={n} us_per_op={statistics.median(us):.4f} min={min(us):.4f} "
+          f"cpu_us_per_op={statistics.median(cpu):.4f} version={torch.__version__}")
 PY
 )"
 echo "$tsr_out"
 echo "$torch_out"
 echo
-echo "| size | tessera µs/op | torch µs/op | tessera/torch |"
-echo "|-----:|--------------:|------------:|--------------:|"
-paste <(echo "$tsr_out") <(echo "$torch_out") | while read -r t_name t_size t_us t_min p_name p_size p_us p_min p_ver; do
-  n="${t_size#size=}"; a="${t_us#us_per_op=}"; b="${p_us#us_per_op=}"
-  awk -v n="$n" -v a="$a" -v b="$b" 'BEGIN { printf "| %s | %.3f | %.3f | %.3f |\n", n, a, b, a / b }'
+echo "| size | tessera µs/op (wall) | torch µs/op (wall) | ratio (wall) | tessera µs/op (CPU) | torch µs/op (CPU) | ratio (CPU) |"
+echo "|-----:|-----:|-----:|-----:|-----:|-----:|-----:|"
+paste <(echo "$tsr_out") <(echo "$torch_out") | while read -r _ t_size t_us _ t_cpu _ _ p_us _ p_cpu _; do
+  awk -v n="${t_size#size=}" -v a="${t_us#us_per_op=}" -v b="${p_us#us_per_op=}" \
+      -v c="${t_cpu#cpu_us_per_op=}" -v d="${p_cpu#cpu_us_per_op=}" \
+      'BEGIN { printf "| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", n, a, b, a / b, c, d, c / d }'
 done
