@@ -52,6 +52,10 @@ Tensor uniform(const Shape& shape, uint64_t seed, double lo = -1.0, double hi = 
 // Like uniform but with |v| >= margin (for ops with a kink at 0: Relu, Abs, ...).
 Tensor away_from_zero(const Shape& shape, uint64_t seed, double margin = 0.1, double hi = 1.0);
 
+// `t` (float64) converted to float32: cases that check a rule on the dtype training uses (the
+// harness then perturbs in float32; use a larger step and tolerances).
+Tensor to_f32(const Tensor& t);
+
 // Runs one case; returns "" on success, else a message with the worst element.
 std::string check(const Case& c);
 
