@@ -11,7 +11,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 packages=(
   cmake ninja-build g++ flatbuffers-compiler libflatbuffers-dev catch2 libhwy-dev
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy libstb-dev
-  emscripten nodejs npm imagemagick fonts-dejavu-core python3-pil libcli11-dev
+  emscripten nodejs npm imagemagick fonts-dejavu-core python3-pil libcli11-dev zlib1g-dev
+  dataset-fashion-mnist
 )
 
 missing=()

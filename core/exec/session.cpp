@@ -50,23 +50,16 @@ Expected<std::vector<Tensor>> Session::run_graph(int32_t gi, const std::vector<T
 Expected<std::vector<Tensor>> Session::run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs) {
   if (sig.bound_inputs.empty() && sig.updates.empty()) return run_graph(sig.graph, inputs);
   const ir::Graph& g = model_->graphs[static_cast<size_t>(sig.graph)];
+  auto is_bound = [&](size_t k) { return !sig.bound_inputs.empty() && !sig.bound_inputs[k].empty(); };
+  size_t wanted = 0;
+  for (size_t k = 0; k < g.inputs.size(); ++k) wanted += !is_bound(k);
+  if (inputs.size() != wanted)
+    return invalid_argument("signature \"", sig.name, "\": ", inputs.size(), " inputs given, it takes ", wanted,
+                            wanted == g.inputs.size() ? "" : " (the others are bound to variables)");
   std::vector<Tensor> all;
   all.reserve(g.inputs.size());
-  size_t next = 0;
-  for (size_t k = 0; k < g.inputs.size(); ++k) {
-    const std::string* bound = sig.bound_inputs.empty() || sig.bound_inputs[k].empty() ? nullptr : &sig.bound_inputs[k];
-    if (bound) {
-      all.push_back(variables_.at(*bound));
-      continue;
-    }
-    if (next >= inputs.size()) break;
-    all.push_back(inputs[next++]);
-  }
-  if (next != inputs.size() || all.size() != g.inputs.size()) {
-    const size_t want = g.inputs.size() - (all.size() - next);
-    return invalid_argument("signature \"", sig.name, "\": ", inputs.size(), " inputs given, it takes ", want,
-                            " (the others are bound to variables)");
-  }
+  for (size_t k = 0, next = 0; k < g.inputs.size(); ++k)
+    all.push_back(is_bound(k) ? variables_.at(sig.bound_inputs[k]) : inputs[next++]);
   TSR_ASSIGN_OR_RETURN(std::vector<Tensor> outs, run_graph(sig.graph, all));
   if (sig.updates.empty()) return outs;
   std::vector<Tensor> returned;

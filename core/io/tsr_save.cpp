@@ -155,6 +155,15 @@ Status build(const ir::Model& m, uint64_t segment_offset, FlatBufferBuilder& b, 
     TSR_ASSIGN_OR_RETURN(auto off, write_graph(b, seg, m.graphs[gi], gi));
     graphs.push_back(off);
   }
+  // Variables add their values to the segment, so they come before the buffer table.
+  std::vector<Offset<fb::Variable>> vars;
+  for (const auto& v : m.variables) {
+    if (!v.value.defined()) return invalid_argument("variable \"", v.name, "\" has no value");
+    TSR_ASSIGN_OR_RETURN(int32_t buf, seg.add(v.value));
+    const auto name = b.CreateString(v.name);
+    const auto shape = b.CreateVector(v.value.shape());
+    vars.push_back(fb::CreateVariable(b, name, fb::CreateTensorValue(b, static_cast<fb::DType>(v.value.dtype()), shape, buf)));
+  }
   std::vector<Offset<fb::Buffer>> buffers;
   buffers.reserve(seg.entries().size());
   for (const auto& e : seg.entries()) buffers.push_back(fb::CreateBuffer(b, e.offset, e.size));
@@ -165,14 +174,6 @@ Status build(const ir::Model& m, uint64_t segment_offset, FlatBufferBuilder& b, 
     if (!s.bound_inputs.empty()) bound = strs(b, s.bound_inputs);
     if (!s.updates.empty()) updates = strs(b, s.updates);
     sigs.push_back(fb::CreateSignature(b, name, s.graph, bound, updates));
-  }
-  std::vector<Offset<fb::Variable>> vars;
-  for (const auto& v : m.variables) {
-    if (!v.value.defined()) return invalid_argument("variable \"", v.name, "\" has no value");
-    TSR_ASSIGN_OR_RETURN(int32_t buf, seg.add(v.value));
-    const auto name = b.CreateString(v.name);
-    const auto shape = b.CreateVector(v.value.shape());
-    vars.push_back(fb::CreateVariable(b, name, fb::CreateTensorValue(b, static_cast<fb::DType>(v.value.dtype()), shape, buf)));
   }
   std::vector<Offset<fb::KeyValue>> meta;
   for (const auto& [k, v] : m.metadata) {

@@ -41,8 +41,8 @@ TSR_GRAD_CASES(elementwise) {
       {"Cast", "f64 -> f64", {x(uniform({2, 3}, 39))}, {to(DType::kF64)}},
       // The loss is computed in f32 after the cast: a larger step keeps rounding small.
       {"Cast", "f64 -> f32", {x(uniform({2, 3}, 40))}, {to(DType::kF32)}, 1, 1e-4, 1e-4, 1e-2},
-      {"Cast", "f32 -> f64", {x(to_f32(uniform({2, 3}, 41)))}, {to(DType::kF64)}, 1, 1e-4, 1e-4, 1e-2},
-      {"CastLike", "f64 like f32", {x(uniform({2, 3}, 42)), fixed(to_f32(uniform({1}, 43)))}, {}, 1, 1e-4, 1e-4, 1e-2},
+      {"Cast", "f32 -> f64", {x(as_f32(uniform({2, 3}, 41)))}, {to(DType::kF64)}, 1, 1e-4, 1e-4, 1e-2},
+      {"CastLike", "f64 like f32", {x(uniform({2, 3}, 42)), fixed(as_f32(uniform({1}, 43)))}, {}, 1, 1e-4, 1e-4, 1e-2},
 
       {"Add", "broadcast [2,3] + [3]", {x(uniform({2, 3}, 1)), x(uniform({3}, 2))}},
       {"Add", "broadcast [2,1] + [1,3]", {x(uniform({2, 1}, 3)), x(uniform({1, 3}, 4))}},

@@ -3,6 +3,11 @@
 // values away from the corners); "f32" cases check the rule on the dtype training uses.
 #include "tests/unit/grad_check.h"
 
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+
 using namespace tsr;
 using namespace tsr::gradcheck;
 using ir::Attribute;
@@ -14,7 +19,7 @@ Tensor scalar_f64(double v) { return Tensor::from<double>({}, {v}); }
 
 // An f32 variant of a case: larger step (f32 rounding) and tolerances.
 Case f32_case(std::string op, std::string label, Tensor v, std::vector<Attribute> attrs = {}) {
-  return {std::move(op), "f32 " + label, {x(to_f32(v))}, std::move(attrs), 1, 2e-3, 1e-2, 1e-2};
+  return {std::move(op), "f32 " + label, {x(as_f32(v))}, std::move(attrs), 1, 2e-3, 1e-2, 1e-2};
 }
 
 }  // namespace
@@ -62,4 +67,16 @@ TSR_GRAD_CASES(elementwise_unary) {
       {"Ceil", "zero gradient", {x(steps_x)}},
       {"Round", "zero gradient", {x(steps_x)}},
   };
+}
+
+// The float32 kernels behind these rules (vector paths, threads) agree with float64.
+TEST_CASE("elementwise, unary, reduce and Dropout gradients in float32 on 3 threads match float64", "[grad]") {
+  const std::set<std::string> mine = {"elementwise_unary", "elementwise", "reduce", "random"};
+  for (const auto& fam : families()) {
+    if (!mine.count(fam.name)) continue;
+    for (const Case& c : fam.cases()) {
+      INFO(fam.name << ": " << c.op << " " << c.label);
+      CHECK(check_f32(c, 3) == "");
+    }
+  }
 }

@@ -52,12 +52,17 @@ Tensor uniform(const Shape& shape, uint64_t seed, double lo = -1.0, double hi = 
 // Like uniform but with |v| >= margin (for ops with a kink at 0: Relu, Abs, ...).
 Tensor away_from_zero(const Shape& shape, uint64_t seed, double margin = 0.1, double hi = 1.0);
 
-// `t` (float64) converted to float32: cases that check a rule on the dtype training uses (the
-// harness then perturbs in float32; use a larger step and tolerances).
-Tensor to_f32(const Tensor& t);
+// t (any float dtype) converted to float32: for cases that check the float32 kernels (with a
+// larger step and tolerances than the float64 default).
+Tensor as_f32(const Tensor& t);
 
 // Runs one case; returns "" on success, else a message with the worst element.
 std::string check(const Case& c);
+
+// Compares the gradients of the case with its inputs cast to float32, computed on `num_threads`
+// threads (the threaded kernel paths), against the float64 ones on one thread; "" or the worst
+// mismatch.
+std::string check_f32(const Case& c, int num_threads, double atol = 1e-4, double rtol = 1e-4);
 
 // The same check for a whole model whose first output is the scalar loss: `feeds` are its
 // inputs; the gradient is taken with respect to the inputs named in `wrt`.

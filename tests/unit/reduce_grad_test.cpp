@@ -20,7 +20,7 @@ TSR_GRAD_CASES(reduce) {
       // A tie: the central difference of max over two equal entries is 1/2 each, which is the
       // even split the rule uses.
       {"ReduceMax", "ties split evenly", {x(Tensor::from<double>({2, 3}, {0.2, 0.7, 0.7, -0.1, -0.4, -0.1}))}, {Attribute::make_ints("axes", {1})}},
-      {"ReduceMax", "f32 axes input [1]", {x(to_f32(uniform({3, 5}, 8))), cst(axes1)}, {}, 1, 2e-3, 1e-2, 1e-2},
+      {"ReduceMax", "f32 axes input [1]", {x(as_f32(uniform({3, 5}, 8))), cst(axes1)}, {}, 1, 2e-3, 1e-2, 1e-2},
       {"ReduceMin", "axes=[0] keepdims=0", {x(uniform({3, 2}, 9))}, {Attribute::make_ints("axes", {0}), Attribute::make_int("keepdims", 0)}},
       {"ReduceMin", "ties split evenly", {x(Tensor::from<double>({3, 2}, {0.5, -0.3, 0.5, 0.9, 0.8, -0.3}))}, {Attribute::make_ints("axes", {0})}},
       {"ReduceProd", "axes=[1] keepdims=0, both signs", {x(away_from_zero({2, 3, 2}, 10, 0.3, 1.5)), cst(axes1)}, {Attribute::make_int("keepdims", 0)}},

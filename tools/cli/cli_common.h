@@ -65,10 +65,41 @@ struct ConvertOptions {
   std::string output;
 };
 
+struct TrainOptions {
+  std::string model;  // inference model or checkpoint; empty with --arch
+  std::string arch;   // built-in architecture (tools/train/architectures.h)
+  std::string data = "/usr/share/datasets/fashion-mnist";
+  int64_t batch_size = 64;
+  int epochs = 10;
+  std::string optimizer = "adam";
+  double lr = 1e-3;
+  double momentum = 0.0;
+  bool nesterov = false;
+  double weight_decay = 0.0;
+  uint64_t seed = 0;
+  int threads = 1;
+  int64_t limit = 0;
+  std::string out_dir;
+};
+
+struct ExportOptions {
+  std::string checkpoint;
+  std::string output;
+  std::string signature = "infer";
+struct GradOptions {
+  std::string model;
+  std::string output;
+  std::string loss;              // "" = the first output
+  std::vector<std::string> wrt;  // empty = every float constant the loss depends on
+};
+
 // Each command returns a process exit code.
 int run_command(const RunOptions& o);
 int inspect_command(const InspectOptions& o);
 int ops_command(const OpsOptions& o);
 int convert_command(const ConvertOptions& o);
+int train_command(const TrainOptions& o);
+int export_command(const ExportOptions& o);
+int grad_command(const GradOptions& o);
 
 }  // namespace tsr::cli

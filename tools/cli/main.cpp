@@ -1,4 +1,4 @@
-// `tessera`: the command-line tool (convert, run, inspect, ops). Argument parsing uses CLI11
+// `tessera`: the command-line tool (convert, run, inspect, ops, grad). Argument parsing uses CLI11
 // (Debian libcli11-dev); the commands themselves live in cmd_*.cpp and return exit codes.
 #include <CLI/CLI.hpp>
 
@@ -59,7 +59,10 @@ std::string version_string() {
                  ")");
 }
 
-bool is_command(std::string_view a) { return a == "convert" || a == "run" || a == "inspect" || a == "ops"; }
+bool is_command(std::string_view a) {
+  return a == "convert" || a == "run" || a == "inspect" || a == "ops" || a == "grad" || a == "train" ||
+         a == "export";
+}
 
 int main_impl(int argc, char** argv) {
   CLI::App app{"Tessera: load, inspect and run static computation graphs (.tsr models)", "tessera"};
@@ -110,10 +113,47 @@ int main_impl(int argc, char** argv) {
   o->add_flag("--markdown", ops.markdown, "Print a Markdown table");
   o->footer(exit_code_table());
 
+  TrainOptions train;
+  auto* t = app.add_subcommand("train", "Train an image classifier on an IDX dataset (default: Fashion-MNIST)");
+  t->add_option("model", train.model, "Inference model (.tsr/.onnx; first input images, first output logits) or a checkpoint to resume");
+  t->add_option("--arch", train.arch, "Built-in architecture instead of a model file: lenet, mlp");
+  t->add_option("--data", train.data, "Directory with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (default " + train.data + ")");
+  t->add_option("--batch-size", train.batch_size, "Minibatch size (default 64)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  t->add_option("--epochs", train.epochs, "Passes over the training set (default 10); 0 = only evaluate MODEL on the test split")->check(CLI::Range(0, 100000));
+  t->add_option("--optimizer", train.optimizer, "sgd, adam or adamw (default adam)")->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  t->add_option("--lr", train.lr, "Learning rate (default 1e-3)")->check(CLI::PositiveNumber);
+  t->add_option("--momentum", train.momentum, "SGD momentum (default 0)")->check(CLI::Range(0.0, 1.0));
+  t->add_flag("--nesterov", train.nesterov, "Nesterov momentum (sgd with --momentum > 0)");
+  t->add_option("--weight-decay", train.weight_decay, "L2 (sgd) or decoupled (adamw) weight decay (default 0)")->check(CLI::Range(0.0, 1.0));
+  t->add_option("--seed", train.seed, "Seed of the weight initialization (--arch) and the shuffling (default 0)");
+  t->add_option("--threads", train.threads, "Intra-op threads (default 1; 0 = all cores)")->check(CLI::Range(0, 1024));
+  t->add_option("--limit", train.limit, "Train on the first N samples only (default: all)")->check(CLI::NonNegativeNumber);
+  t->add_option("-o,--out-dir", train.out_dir, "Write checkpoint_epoch<N>.tsr, loss.csv, epochs.csv and loss.png here");
+  t->footer(exit_code_table());
+
+  ExportOptions exp;
+  auto* x = app.add_subcommand("export", "Write an inference-only .tsr from a training checkpoint (weights as constants)");
+  x->add_option("checkpoint", exp.checkpoint, "Checkpoint (.tsr written by tessera train)")->required();
+  x->add_option("-o,--output", exp.output, "Output .tsr file")->required();
+  x->add_option("--signature", exp.signature, "Signature to export (default infer)");
+  x->footer(exit_code_table());
+  GradOptions grad;
+  auto* gr = app.add_subcommand(
+      "grad", "Write a model computing MODEL's outputs followed by the gradients of a loss (outputs <wrt>_grad)");
+  gr->add_option("model", grad.model, "Model file (.tsr; or .onnx with the importer)")->required();
+  gr->add_option("-o,--output", grad.output, "Output .tsr file")->required();
+  gr->add_option("--loss", grad.loss, "The output to differentiate (default: the first output; summed if not scalar)");
+  gr->add_option("--wrt", grad.wrt,
+                 "Graph inputs or constant weights to differentiate with respect to, comma-separated "
+                 "(default: every floating-point constant the loss depends on)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  gr->footer(exit_code_table());
+
   // CLI11 would report an unknown command as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::cerr << "tessera: usage error: unknown command '" << argv[1]
-              << "' (commands: convert, run, inspect, ops)\nRun 'tessera --help' for usage.\n";
+              << "' (commands: convert, run, inspect, ops, grad, train, export)\nRun 'tessera --help' for usage.\n";
     return kExitUsage;
   }
   try {
@@ -134,6 +174,9 @@ int main_impl(int argc, char** argv) {
   if (r->parsed()) return run_command(run);
   if (i->parsed()) return inspect_command(inspect);
   if (o->parsed()) return ops_command(ops);
+  if (t->parsed()) return train_command(train);
+  if (x->parsed()) return export_command(exp);
+  if (gr->parsed()) return grad_command(grad);
   return kExitUsage;
 }
 

@@ -1,0 +1,162 @@
+// Training models (core/passes/training.h): the train_step graph's optimizer updates against
+// torch.optim on the same model and data (tests/autodiff/torch_optimizer_reference.py wrote the
+// references), variables persisting in the Session, checkpoint save/load, and export.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "core/exec/session.h"
+#include "core/io/npy.h"
+#include "core/io/tsr_io.h"
+#include "core/ir/verify.h"
+#include "core/ops/graph_builder.h"
+#include "core/passes/training.h"
+
+using namespace tsr;
+using ir::Attribute;
+using ops::GraphBuilder;
+using ops::Value;
+
+namespace {
+
+const std::string kRef = std::string(TSR_SOURCE_DIR) + "/tests/autodiff/reference/optim/";
+
+Tensor optim_ref(const std::string& name) {
+  auto t = io::read_npy_file(kRef + name + ".npy");
+  INFO(t.status().to_string());
+  REQUIRE(t.ok());
+  return *t;
+}
+
+// pred = X * w + b with w, b constants named "w" and "b".
+ir::Model linear_model() {
+  ir::Model m;
+  GraphBuilder b(m);
+  const Value x = b.input("X", DType::kF32, {4, 3});
+  const Value w = b.constant(optim_ref("w0"), "w");
+  const Value bias = b.constant(optim_ref("b0"), "b");
+  b.output(b.op("Add", {b.op("Mul", {x, w}), bias}), "pred");
+  REQUIRE(b.status().ok());
+  return m;
+}
+
+std::unique_ptr<Session> session_of(ir::Model m) {
+  auto v = ir::verify_model(m);
+  INFO(v.to_string());
+  REQUIRE(v.ok());
+  auto s = Session::create(std::make_shared<ir::Model>(m));
+  INFO(s.status().to_string());
+  REQUIRE(s.ok());
+  return std::move(s).value();
+}
+
+void require_close(const Tensor& got, const Tensor& want, double tol) {
+  REQUIRE(got.shape() == want.shape());
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    INFO("element " << i << ": got " << got.scalar_f64(i) << ", want " << want.scalar_f64(i));
+    CHECK(std::abs(got.scalar_f64(i) - want.scalar_f64(i)) <= tol * (1 + std::abs(want.scalar_f64(i))));
+  }
+}
+
+passes::TrainingOptions options_for(const std::string& name) {
+  passes::TrainingOptions o;
+  o.loss = "mse";
+  if (name == "sgd" || name == "sgd_wd" || name == "momentum" || name == "nesterov") {
+    o.optimizer = "sgd";
+    o.lr = 0.1;
+    o.weight_decay = name == "sgd_wd" ? 0.05 : name == "nesterov" ? 0.01 : 0.0;
+    o.momentum = name == "momentum" || name == "nesterov" ? 0.9 : 0.0;
+    o.nesterov = name == "nesterov";
+  } else {
+    o.optimizer = name;
+    o.lr = 0.05;
+    o.weight_decay = name == "adamw" ? 0.1 : 0.0;
+  }
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("train_step matches torch.optim for SGD, momentum, Nesterov, Adam and AdamW", "[training]") {
+  for (const std::string name : {"sgd", "sgd_wd", "momentum", "nesterov", "adam", "adamw"}) {
+    INFO("optimizer config " << name);
+    auto tm = passes::make_training_model(linear_model(), options_for(name));
+    INFO(tm.status().to_string());
+    REQUIRE(tm.ok());
+    auto s = session_of(*tm);
+    const Tensor losses = optim_ref(name + "_loss");
+    for (int step = 0; step < 5; ++step) {
+      auto out = s->run_signature("train_step", {optim_ref("X"), optim_ref("Y")});
+      INFO(out.status().to_string());
+      REQUIRE(out.ok());
+      REQUIRE(out->size() == 2);  // loss, prediction
+      CHECK(std::abs(out->at(0).scalar_f64() - losses.scalar_f64(step)) <= 1e-5 * (1 + losses.scalar_f64(step)));
+    }
+    require_close(*s->variable("w"), optim_ref(name + "_w"), 1e-5);
+    require_close(*s->variable("b"), optim_ref(name + "_b"), 1e-5);
+    CHECK(s->variable("train.step")->scalar_i64() == 5);
+  }
+}
+
+TEST_CASE("a checkpoint resumes training exactly; export inlines the trained weights", "[training]") {
+  auto tm = passes::make_training_model(linear_model(), options_for("adamw"));
+  REQUIRE(tm.ok());
+  // Two steps, checkpoint through a file, three more steps: the same as five steps in one go.
+  auto s = session_of(*tm);
+  for (int k = 0; k < 2; ++k) REQUIRE(s->run_signature("train_step", {optim_ref("X"), optim_ref("Y")}).ok());
+  auto bytes = io::serialize_model(s->snapshot());
+  REQUIRE(bytes.ok());
+  auto owner = std::make_shared<std::vector<uint8_t>>(std::move(bytes).value());
+  auto loaded = io::load_model_buffer(owner->data(), owner->size(), owner);
+  INFO(loaded.status().to_string());
+  REQUIRE(loaded.ok());
+  REQUIRE(loaded->variables.size() == tm->variables.size());
+  auto resumed = session_of(*loaded);
+  CHECK(resumed->variable("train.step")->scalar_i64() == 2);
+  for (int k = 0; k < 3; ++k) REQUIRE(resumed->run_signature("train_step", {optim_ref("X"), optim_ref("Y")}).ok());
+  require_close(*resumed->variable("w"), optim_ref("adamw_w"), 1e-5);
+  require_close(*resumed->variable("b"), optim_ref("adamw_b"), 1e-5);
+
+  // The infer signature reads the session's current weights; export bakes them in.
+  auto infer = resumed->run_signature("infer", {optim_ref("X")});
+  REQUIRE(infer.ok());
+  auto exported = passes::export_inference(resumed->snapshot());
+  INFO(exported.status().to_string());
+  REQUIRE(exported.ok());
+  CHECK(exported->variables.empty());
+  CHECK(exported->signatures.empty());
+  CHECK(exported->graphs.size() == 1);
+  auto es = session_of(*exported);
+  auto pred = es->run({optim_ref("X")});
+  REQUIRE(pred.ok());
+  require_close(pred->at(0), infer->at(0), 0);
+  // And the prediction is X * w + b with torch's trained weights.
+  const Tensor X = optim_ref("X"), w = optim_ref("adamw_w"), b = optim_ref("adamw_b");
+  for (int64_t i = 0; i < 12; ++i)
+    CHECK(std::abs(pred->at(0).scalar_f64(i) - (X.scalar_f64(i) * w.scalar_f64(i % 3) + b.scalar_f64(0))) < 1e-5);
+}
+
+TEST_CASE("training-model errors name what is wrong", "[training]") {
+  passes::TrainingOptions o;
+  o.loss = "hinge";
+  auto r = passes::make_training_model(linear_model(), o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("unknown loss \"hinge\"") != std::string::npos);
+  o = options_for("adam");
+  o.trainable = {"nope"};
+  r = passes::make_training_model(linear_model(), o);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("trainable \"nope\"") != std::string::npos);
+  auto tm = passes::make_training_model(linear_model(), options_for("sgd"));
+  REQUIRE(tm.ok());
+  auto s = session_of(*tm);
+  auto bad = s->run_signature("train_step", {optim_ref("X")});
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("1 inputs given, it takes 2") != std::string::npos);
+  CHECK(s->set_variable("w", Tensor::scalar(1.0f)).code() == StatusCode::kInvalidArgument);
+  CHECK(s->set_variable("zzz", Tensor::scalar(1.0f)).code() == StatusCode::kNotFound);
+  auto e = passes::export_inference(*tm, "serve");
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.status().message().find("infer, train_step") != std::string::npos);
+}

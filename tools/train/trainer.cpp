@@ -1,0 +1,245 @@
+#include "tools/train/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <random>
+
+#include "core/exec/session.h"
+#include "core/io/tsr_io.h"
+#include "core/ir/verify.h"
+#include "tools/train/plot.h"
+
+namespace tsr::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool has_signature(const ir::Model& m, const std::string& name) {
+  return std::any_of(m.signatures.begin(), m.signatures.end(), [&](const ir::Signature& s) { return s.name == name; });
+}
+
+// The image input's per-sample shape as the model declares it: the first input of the infer
+// graph without its batch dim.
+Expected<Shape> sample_shape(const ir::Model& m, const Dataset& d) {
+  const ir::Graph& g = m.main();
+  if (g.inputs.empty()) return invalid_argument("the model has no inputs");
+  const ir::TensorInfo& in = g.tensors[static_cast<size_t>(g.inputs[0])];
+  const int64_t per_sample = d.images.numel() / std::max<int64_t>(d.images.dim(0), 1);
+  if (in.dtype != DType::kF32) return invalid_argument("model input \"", in.name, "\" is ", dtype_name(in.dtype), ", the images are f32");
+  if (!in.has_shape || in.shape.size() < 2) return Shape{d.images.shape().begin() + 1, d.images.shape().end()};
+  Shape s(in.shape.begin() + 1, in.shape.end());
+  int64_t known = 1, unknown = -1;
+  for (size_t k = 0; k < s.size(); ++k) {
+    if (s[k] >= 0) known *= s[k];
+    else if (unknown < 0) unknown = static_cast<int64_t>(k);
+    else return invalid_argument("model input \"", in.name, "\" ", shape_str(in.shape), " has several dynamic non-batch dims");
+  }
+  if (unknown >= 0 && known > 0 && per_sample % known == 0) s[static_cast<size_t>(unknown)] = per_sample / known;
+  if (shape_numel(s) != per_sample)
+    return invalid_argument("model input \"", in.name, "\" ", shape_str(in.shape), " cannot take images of ",
+                            shape_str(Shape{d.images.shape().begin() + 1, d.images.shape().end()}));
+  return s;
+}
+
+// Copies the samples idx[begin, end) into a batch [n, sample...] (images) and [n] (labels).
+std::pair<Tensor, Tensor> gather_batch(const Dataset& d, const Shape& sample, const std::vector<int64_t>& idx,
+                                       size_t begin, size_t end) {
+  const auto n = static_cast<int64_t>(end - begin);
+  const int64_t per = shape_numel(sample);
+  Shape xs{n};
+  xs.insert(xs.end(), sample.begin(), sample.end());
+  Tensor x = Tensor::empty(DType::kF32, xs).value();
+  Tensor y = Tensor::empty(DType::kI64, {n}).value();
+  const float* src = d.images.data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t s = idx[begin + static_cast<size_t>(i)];
+    std::memcpy(x.mut_data<float>() + i * per, src + s * per, static_cast<size_t>(per) * sizeof(float));
+    y.mut_data<int64_t>()[i] = d.labels.data<int64_t>()[s];
+  }
+  return {std::move(x), std::move(y)};
+}
+
+// Correct predictions (argmax of each row of logits [n, C]) and the summed cross entropy.
+std::pair<int64_t, double> score(const Tensor& logits, const Tensor& labels) {
+  const int64_t n = logits.dim(0), c = logits.numel() / std::max<int64_t>(n, 1);
+  const float* p = logits.data<float>();
+  int64_t correct = 0;
+  double ce = 0;
+  for (int64_t i = 0; i < n; ++i, p += c) {
+    const int64_t best = std::max_element(p, p + c) - p;
+    const int64_t label = labels.data<int64_t>()[i];
+    correct += best == label;
+    double sum = 0;
+    for (int64_t k = 0; k < c; ++k) sum += std::exp(static_cast<double>(p[k]) - p[best]);
+    ce += std::log(sum) - (static_cast<double>(p[label]) - p[best]);
+  }
+  return {correct, ce};
+}
+
+Status check_labels(const Dataset& d, int64_t classes, const char* split) {
+  for (int64_t i = 0; i < d.labels.numel(); ++i) {
+    const int64_t l = d.labels.data<int64_t>()[i];
+    if (l < 0 || l >= classes)
+      return invalid_argument(split, " label[", i, "] = ", l, " is outside the model's ", classes, " classes");
+  }
+  return ok_status();
+}
+
+Status write_curves(const std::string& dir, const std::vector<std::pair<double, double>>& steps,
+                    const std::vector<EpochStats>& epochs) {
+  std::vector<double> sx, sy, ex, ey;
+  // A moving average over 1% of the steps keeps the step-loss curve readable.
+  const size_t win = std::max<size_t>(1, steps.size() / 100);
+  double acc = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    acc += steps[i].second;
+    if (i >= win) acc -= steps[i - win].second;
+    sx.push_back(steps[i].first);
+    sy.push_back(acc / static_cast<double>(std::min(i + 1, win)));
+  }
+  for (const EpochStats& e : epochs) {
+    ex.push_back(e.epoch);
+    ey.push_back(e.test_loss);
+  }
+  std::vector<Series> series{{"train loss (moving mean)", {31, 119, 180}, sx, sy}};
+  if (!ey.empty() && std::isfinite(ey.back())) series.push_back({"test loss", {214, 39, 40}, ex, ey});
+  return write_line_plot_png(dir + "/loss.png", series, "Training loss", "epoch", "cross entropy");
+}
+
+}  // namespace
+
+Expected<std::pair<double, double>> evaluate_classifier(const ir::Model& model, const Dataset& data, int threads) {
+  TSR_ASSIGN_OR_RETURN(const Shape sample, sample_shape(model, data));
+  SessionOptions so;
+  so.num_threads = threads;
+  TSR_ASSIGN_OR_RETURN(auto session, Session::create(std::make_shared<ir::Model>(model), so));
+  const bool infer = has_signature(model, "infer");
+  std::vector<int64_t> idx(static_cast<size_t>(data.labels.numel()));
+  std::iota(idx.begin(), idx.end(), 0);
+  int64_t correct = 0;
+  double ce = 0;
+  for (size_t b = 0; b < idx.size(); b += 1000) {
+    auto [x, y] = gather_batch(data, sample, idx, b, std::min(idx.size(), b + 1000));
+    TSR_ASSIGN_OR_RETURN(auto out, infer ? session->run_signature("infer", {x}) : session->run({x}));
+    const auto [c, l] = score(out[0], y);
+    correct += c;
+    ce += l;
+  }
+  const auto n = static_cast<double>(std::max<size_t>(idx.size(), 1));
+  return std::make_pair(ce / n, static_cast<double>(correct) / n);
+}
+
+Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set, const Dataset* test_set,
+                                       const TrainConfig& config, const ProgressFn& progress) {
+  if (config.batch_size < 1) return invalid_argument("batch size ", config.batch_size, " (expected >= 1)");
+  if (config.epochs < 0) return invalid_argument("epochs ", config.epochs, " (expected >= 0)");
+  if (!has_signature(model, "train_step")) {
+    TSR_ASSIGN_OR_RETURN(model, passes::make_training_model(std::move(model), config.training));
+  }
+  TSR_RETURN_IF_ERROR(ir::verify_model(model));
+  TSR_ASSIGN_OR_RETURN(const Shape sample, sample_shape(model, train_set));
+  {
+    const ir::Graph& g = model.main();
+    const ir::TensorInfo& out = g.tensors[static_cast<size_t>(g.outputs.at(0))];
+    const int64_t classes = out.has_shape && out.shape.size() == 2 && out.shape[1] > 0 ? out.shape[1] : train_set.num_classes;
+    TSR_RETURN_IF_ERROR(check_labels(train_set, classes, "training"));
+    if (test_set) TSR_RETURN_IF_ERROR(check_labels(*test_set, classes, "test"));
+  }
+  if (!config.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(config.out_dir, ec);
+    if (ec) return not_found(config.out_dir, ": cannot create the directory (", ec.message(), ")");
+  }
+  SessionOptions so;
+  so.num_threads = config.threads;
+  TSR_ASSIGN_OR_RETURN(auto session, Session::create(std::make_shared<ir::Model>(model), so));
+
+  const int64_t total = config.limit > 0 ? std::min(config.limit, train_set.labels.numel()) : train_set.labels.numel();
+  std::vector<int64_t> order(static_cast<size_t>(total));
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(config.seed);
+  std::vector<std::pair<double, double>> step_losses;  // (fractional epoch, loss)
+  std::ofstream steps_csv;
+  if (!config.out_dir.empty()) {
+    steps_csv.open(config.out_dir + "/loss.csv");
+    if (!steps_csv) return not_found(config.out_dir, "/loss.csv: cannot write");
+    steps_csv << "epoch,step,samples,loss,batch_accuracy\n";
+  }
+  TrainReport report;
+  // The extra memory a call needs: its peak minus what was live before it.
+  auto transient_peak = [](const auto& call) -> Expected<size_t> {
+    const size_t before = tensor_memory_stats().live_bytes;
+    reset_tensor_memory_peak();
+    TSR_RETURN_IF_ERROR(call());
+    return tensor_memory_stats().peak_bytes - before;
+  };
+  if (total > 0 && config.epochs > 0) {
+    auto [x, y] = gather_batch(train_set, sample, order, 0, std::min(order.size(), static_cast<size_t>(config.batch_size)));
+    TSR_ASSIGN_OR_RETURN(report.forward_peak_bytes,
+                         transient_peak([&]() { return session->run_signature("infer", {x}).status(); }));
+  }
+  int64_t step = 0;
+  for (int epoch = 1; epoch <= config.epochs; ++epoch) {
+    std::shuffle(order.begin(), order.end(), rng);
+    const auto t0 = Clock::now();
+    double loss_sum = 0;
+    int64_t correct = 0, done = 0;
+    for (size_t b = 0; b < order.size(); b += static_cast<size_t>(config.batch_size)) {
+      const size_t e = std::min(order.size(), b + static_cast<size_t>(config.batch_size));
+      auto [x, y] = gather_batch(train_set, sample, order, b, e);
+      std::vector<Tensor> out;
+      auto run_step = [&]() -> Status {
+        TSR_ASSIGN_OR_RETURN(out, session->run_signature("train_step", {x, y}));
+        return ok_status();
+      };
+      if (step == 0) {
+        TSR_ASSIGN_OR_RETURN(report.step_peak_bytes, transient_peak(run_step));
+      } else {
+        TSR_RETURN_IF_ERROR(run_step());
+      }
+      const double loss = out[0].scalar_f64();
+      if (!std::isfinite(loss)) return invalid_argument("epoch ", epoch, " step ", step, ": the loss is ", loss, " (lower the learning rate?)");
+      const auto n = static_cast<int64_t>(e - b);
+      correct += score(out[1], y).first;
+      loss_sum += loss * static_cast<double>(n);
+      done += n;
+      ++step;
+      const double frac = epoch - 1 + static_cast<double>(done) / static_cast<double>(total);
+      step_losses.emplace_back(frac, loss);
+      if (steps_csv) steps_csv << epoch << ',' << step << ',' << done << ',' << loss << ',' << static_cast<double>(score(out[1], y).first) / static_cast<double>(n) << '\n';
+      const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (progress) progress(epoch, done, total, loss_sum / static_cast<double>(done), static_cast<double>(correct) / static_cast<double>(done), static_cast<double>(done) / std::max(secs, 1e-9));
+    }
+    EpochStats st;
+    st.epoch = epoch;
+    st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    st.train_loss = loss_sum / static_cast<double>(std::max<int64_t>(done, 1));
+    st.train_accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(done, 1));
+    st.samples_per_second = static_cast<double>(done) / std::max(st.seconds, 1e-9);
+    report.checkpoint = session->snapshot();
+    if (test_set) {
+      TSR_ASSIGN_OR_RETURN(const auto ev, evaluate_classifier(report.checkpoint, *test_set, config.threads));
+      st.test_loss = ev.first;
+      st.test_accuracy = ev.second;
+    }
+    report.epochs.push_back(st);
+    if (!config.out_dir.empty()) {
+      TSR_RETURN_IF_ERROR(io::save_model_file(report.checkpoint, str_cat(config.out_dir, "/checkpoint_epoch", epoch, ".tsr")));
+      std::ofstream ecsv(config.out_dir + "/epochs.csv");
+      ecsv << "epoch,train_loss,train_accuracy,test_loss,test_accuracy,seconds,samples_per_second\n";
+      for (const EpochStats& s : report.epochs)
+        ecsv << s.epoch << ',' << s.train_loss << ',' << s.train_accuracy << ',' << s.test_loss << ',' << s.test_accuracy
+             << ',' << s.seconds << ',' << s.samples_per_second << '\n';
+      TSR_RETURN_IF_ERROR(write_curves(config.out_dir, step_losses, report.epochs));
+    }
+  }
+  if (config.epochs == 0) report.checkpoint = session->snapshot();
+  return report;
+}
+
+}  // namespace tsr::train
