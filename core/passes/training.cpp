@@ -29,8 +29,9 @@ Tensor zeros_of(const Tensor& like) { return Tensor::zeros(like.dtype(), like.sh
 }  // namespace
 
 Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& o) {
-  if (o.loss != "softmax_cross_entropy" && o.loss != "mse")
-    return invalid_argument("unknown loss \"", o.loss, "\" (expected softmax_cross_entropy or mse)");
+  const bool class_labels = o.loss == "softmax_cross_entropy" || o.loss == "nll";
+  if (!class_labels && o.loss != "mse")
+    return invalid_argument("unknown loss \"", o.loss, "\" (expected softmax_cross_entropy, nll or mse)");
   if (o.optimizer != "sgd" && o.optimizer != "adam" && o.optimizer != "adamw")
     return invalid_argument("unknown optimizer \"", o.optimizer, "\" (expected sgd, adam or adamw)");
   if (o.nesterov && (o.optimizer != "sgd" || o.momentum <= 0))
@@ -86,7 +87,7 @@ Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& 
   }
   const TensorInfo pred_info = model.graphs[0].tensors[static_cast<size_t>(model.graphs[0].outputs[0])];
   Value labels;
-  if (o.loss == "softmax_cross_entropy") {
+  if (class_labels) {
     const int64_t n = pred_info.has_shape && !pred_info.shape.empty() ? pred_info.shape[0] : -1;
     labels = b.input("labels", DType::kI64, {n});
   } else {
@@ -110,8 +111,9 @@ Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& 
   TSR_ASSIGN_OR_RETURN(const std::vector<Value> outs, inline_graph(b, 0, args));
   const Value pred = outs[0];
   Value loss;
-  if (o.loss == "softmax_cross_entropy") {
-    loss = b.op("SoftmaxCrossEntropyLoss", {pred, labels}, {Attribute::make_string("reduction", "mean")}, "loss");
+  if (class_labels) {
+    loss = b.op(o.loss == "nll" ? "NegativeLogLikelihoodLoss" : "SoftmaxCrossEntropyLoss", {pred, labels},
+                {Attribute::make_string("reduction", "mean")}, "loss");
   } else {
     const Value d = b.op("Sub", {pred, labels});
     loss = b.op("ReduceMean", {b.op("Mul", {d, d})}, {Attribute::make_int("keepdims", 0)}, "loss");

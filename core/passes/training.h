@@ -21,7 +21,9 @@ namespace tsr::passes {
 struct TrainingOptions {
   // "softmax_cross_entropy": labels are class indices (i64 [N]), the prediction is logits
   // [N, C] (ONNX SoftmaxCrossEntropyLoss, mean reduction); "mse": labels have the prediction's
-  // shape and dtype, loss = mean((prediction - labels)^2).
+  // shape and dtype, loss = mean((prediction - labels)^2); "nll": class indices as above, the
+  // prediction is log-probabilities [N, C] (a model ending in LogSoftmax; ONNX
+  // NegativeLogLikelihoodLoss, mean reduction).
   std::string loss = "softmax_cross_entropy";
   // "sgd" (optionally with momentum / nesterov, as torch.optim.SGD without dampening), "adam",
   // "adamw" (torch.optim.Adam / AdamW update rules).

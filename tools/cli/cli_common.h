@@ -71,6 +71,7 @@ struct TrainOptions {
   std::string data = "/usr/share/datasets/fashion-mnist";
   int64_t batch_size = 64;
   int epochs = 10;
+  std::string loss = "softmax_cross_entropy";
   std::string optimizer = "adam";
   double lr = 1e-3;
   double momentum = 0.0;

@@ -68,7 +68,7 @@ int train_command(const TrainOptions& o) {
     return kExitOk;
   }
   train::TrainConfig cfg;
-  cfg.training.loss = "softmax_cross_entropy";
+  cfg.training.loss = o.loss;
   cfg.training.optimizer = o.optimizer;
   cfg.training.lr = o.lr;
   cfg.training.momentum = o.momentum;
