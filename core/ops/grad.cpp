@@ -45,16 +45,43 @@ Value scalar(Emitter& e, DType dtype, double v) { return e.constant(filled(dtype
 
 Value shape_of(Emitter& e, Value v) { return e.emit("Shape", {v}); }
 
-Value fill_like(Emitter& e, Value v, double fill) {
-  const ValueType t = e.type(v);
-  Tensor value = filled(t.dtype, {1}, fill);
-  return e.emit("ConstantOfShape", {shape_of(e, v)}, {ir::Attribute::make_tensor("value", std::move(value))});
+Value fill_shape(Emitter& e, Value shape, DType dtype, double fill) {
+  return e.emit("ConstantOfShape", {shape}, {ir::Attribute::make_tensor("value", filled(dtype, {1}, fill))});
 }
+
+Value fill_like(Emitter& e, Value v, double fill) { return fill_shape(e, shape_of(e, v), e.type(v).dtype, fill); }
 
 Value sum_to(Emitter& e, Value g, Value like) {
   const ValueType tg = e.type(g), tl = e.type(like);
   if (tg.fully_known() && tl.fully_known() && tg.shape == tl.shape) return g;
   return e.emit("SumTo", {g, shape_of(e, like)});
+}
+
+Value dims_of(Emitter& e, Value v, int64_t start, int64_t end) {
+  const ValueType t = e.type(v);
+  if (t.has_shape) {
+    const auto r = static_cast<int64_t>(t.shape.size());
+    const int64_t b = std::clamp<int64_t>(start < 0 ? start + r : start, 0, r);
+    const int64_t f = std::clamp<int64_t>(end < 0 ? end + r : end, 0, r);
+    std::vector<int64_t> dims;
+    bool known = true;
+    for (int64_t i = b; i < f; ++i) {
+      known &= t.shape[static_cast<size_t>(i)] >= 0;
+      dims.push_back(t.shape[static_cast<size_t>(i)]);
+    }
+    if (known) return ints_const(e, dims);
+  }
+  std::vector<ir::Attribute> attrs;
+  if (start != 0) attrs.push_back(ir::Attribute::make_int("start", start));
+  if (end != std::numeric_limits<int64_t>::max()) attrs.push_back(ir::Attribute::make_int("end", end));
+  return e.emit("Shape", {v}, std::move(attrs));
+}
+
+std::optional<std::vector<int64_t>> known_ints(Emitter& e, Value v) {
+  if (!v.valid()) return std::nullopt;
+  const Tensor* t = e.known_value(v);
+  if (!t) return std::nullopt;
+  return t->to_i64_vector();
 }
 
 Value add_n(Emitter& e, const std::vector<Value>& terms) {
@@ -70,6 +97,13 @@ Value ints_const(Emitter& e, const std::vector<int64_t>& v) {
 Value cast(Emitter& e, Value v, DType to) {
   if (e.type(v).dtype == to) return v;
   return e.emit("Cast", {v}, {ir::Attribute::make_int("to", static_cast<int64_t>(to))});
+}
+
+std::vector<ir::Attribute> copy_attrs(const ir::Node& node, std::initializer_list<std::string_view> names) {
+  std::vector<ir::Attribute> out;
+  for (std::string_view n : names)
+    if (const ir::Attribute* a = node.attr(n)) out.push_back(*a);
+  return out;
 }
 
 Expected<int64_t> static_axis(Emitter& e, Value v, int64_t axis) {

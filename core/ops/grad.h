@@ -15,7 +15,12 @@
 //   }
 #pragma once
 
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ops/emitter.h"
@@ -72,10 +77,17 @@ Value scalar(Emitter& e, DType dtype, double v);
 Value shape_of(Emitter& e, Value v);
 // Zeros / a constant fill with v's dtype and shape (ConstantOfShape of Shape(v)).
 Value fill_like(Emitter& e, Value v, double fill);
+// A `dtype` tensor filled with `fill`, of the shape held by the i64 1-D value `shape`.
+Value fill_shape(Emitter& e, Value shape, DType dtype, double fill);
 inline Value zeros_like(Emitter& e, Value v) { return fill_like(e, v, 0.0); }
 // Reduces a gradient `g` that was broadcast from `like` back to like's shape (sums over the
 // broadcast axes, NumPy rules). No node when the shapes are known equal.
 Value sum_to(Emitter& e, Value g, Value like);
+// Dims [start, end) of v's shape (Shape's start/end semantics) as an i64 1-D value: a constant
+// when those dims are statically known, else a Shape node.
+Value dims_of(Emitter& e, Value v, int64_t start = 0, int64_t end = std::numeric_limits<int64_t>::max());
+// The values of an integer input known now (a constant axes/shape/pads input), else nullopt.
+std::optional<std::vector<int64_t>> known_ints(Emitter& e, Value v);
 // Sum of `terms` (Add for two, Sum for more); terms must be non-empty.
 Value add_n(Emitter& e, const std::vector<Value>& terms);
 // An i64 1-D constant.
@@ -84,6 +96,12 @@ Value ints_const(Emitter& e, const std::vector<int64_t>& v);
 Value cast(Emitter& e, Value v, DType to);
 // dY of a Reduce* node (g) broadcast back to its input's shape (core/ops/grads/reduce.cpp).
 Expected<Value> unreduce(GradContext& g, Value dy);
+// The attributes of `node` among `names` that it sets (to pass a forward node's attributes on
+// to its gradient op; unset ones keep the gradient op's identical defaults).
+std::vector<ir::Attribute> copy_attrs(const ir::Node& node, std::initializer_list<std::string_view> names);
+// dL/dX of Y = LogSoftmax(X, axis) from Y and dY: dY - exp(Y) * sum_axis(dY)
+// (core/ops/grads/nn_norm.cpp; also the log_prob output of SoftmaxCrossEntropyLoss).
+Value log_softmax_vjp(Emitter& e, Value y, Value dy, int64_t axis);
 // Normalizes `axis` against v's rank (which must be known); the caller reports errors.
 Expected<int64_t> static_axis(Emitter& e, Value v, int64_t axis);
 

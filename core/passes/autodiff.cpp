@@ -147,7 +147,8 @@ Expected<std::vector<Value>> inline_graph(GraphBuilder& b, int32_t graph, const 
     std::vector<Value> ins(node.inputs.size());
     for (size_t k = 0; k < node.inputs.size(); ++k)
       if (node.inputs[k] >= 0) ins[k] = map[static_cast<size_t>(node.inputs[k])];
-    const std::vector<Value> outs = b.op_n(node.op, ins, node.outputs.size(), node.attributes);
+    // Keeping the forward names makes errors and profiles of the inlined copy readable.
+    const std::vector<Value> outs = b.op_n(node.op, ins, node.outputs.size(), node.attributes, node.name);
     for (size_t k = 0; k < node.outputs.size(); ++k)
       if (node.outputs[k] >= 0) map[static_cast<size_t>(node.outputs[k])] = outs[k];
   }
@@ -157,8 +158,12 @@ Expected<std::vector<Value>> inline_graph(GraphBuilder& b, int32_t graph, const 
   return result;
 }
 
-Expected<std::vector<int32_t>> append_gradients(ir::Model& model, int32_t graph, int32_t loss,
-                                                const std::vector<int32_t>& wrt) {
+namespace {
+
+// append_gradients; with `connected` given, connected[i] tells whether wrt[i] reaches the loss,
+// and the id is -1 (no zeros emitted) where it does not.
+Expected<std::vector<int32_t>> append_gradients_impl(ir::Model& model, int32_t graph, int32_t loss,
+                                                     const std::vector<int32_t>& wrt, std::vector<bool>* connected) {
   TSR_RETURN_IF_ERROR(infer_types(model));
   GraphBuilder b(model, graph);
   const Value l{graph, loss};
@@ -170,13 +175,22 @@ Expected<std::vector<int32_t>> append_gradients(ir::Model& model, int32_t graph,
   const Value seed = ops::fill_like(b, l, 1.0);
   TSR_ASSIGN_OR_RETURN(std::vector<Value> grads, backward(b, {{loss, seed}}, wrt));
   std::vector<int32_t> ids;
+  if (connected) connected->assign(wrt.size(), false);
   for (size_t i = 0; i < wrt.size(); ++i) {
     Value gv = grads[i];
-    if (!gv.valid()) gv = ops::zeros_like(b, Value{graph, wrt[i]});
+    if (connected) (*connected)[i] = gv.valid();
+    if (!gv.valid()) gv = connected ? Value{graph, -1} : ops::zeros_like(b, Value{graph, wrt[i]});
     ids.push_back(gv.id);
   }
   TSR_RETURN_IF_ERROR(b.status());
   return ids;
+}
+
+}  // namespace
+
+Expected<std::vector<int32_t>> append_gradients(ir::Model& model, int32_t graph, int32_t loss,
+                                                const std::vector<int32_t>& wrt) {
+  return append_gradients_impl(model, graph, loss, wrt, nullptr);
 }
 
 Expected<ir::Model> gradient_model(ir::Model model, const GradientModelOptions& options) {
@@ -220,15 +234,25 @@ Expected<ir::Model> gradient_model(ir::Model model, const GradientModelOptions& 
       return not_found("--wrt names no graph input or constant of the main graph: ", list);
     }
   }
-  TSR_ASSIGN_OR_RETURN(const std::vector<int32_t> grads, append_gradients(model, 0, loss, wrt));
-  Graph& out = model.main();
+  std::vector<std::string> wrt_names;
+  for (int32_t t : wrt) wrt_names.push_back(g.tensors[static_cast<size_t>(t)].name);
+  capture_constants(model, wrt_names);
+  std::vector<bool> connected;
+  TSR_ASSIGN_OR_RETURN(const std::vector<int32_t> grads, append_gradients_impl(model, 0, loss, wrt, &connected));
+  // By default only the weights the loss depends on (not, say, a loop's threshold constant).
+  const bool all = !options.wrt.empty();
+  if (!all && std::find(connected.begin(), connected.end(), true) == connected.end())
+    return invalid_argument("no floating-point weight of the model affects the loss; name the inputs with --wrt");
   for (size_t i = 0; i < wrt.size(); ++i) {
-    // Outputs get their own tensor name even when a gradient is another value (Identity).
-    const std::string name = str_cat(out.tensors[static_cast<size_t>(wrt[i])].name, "_grad");
+    if (!all && !connected[i]) continue;
     ops::GraphBuilder b(model, 0);
-    const Value id = b.op("Identity", {Value{0, grads[i]}}, {}, name);
+    const Value grad = connected[i] ? Value{0, grads[i]} : ops::zeros_like(b, Value{0, wrt[i]});
+    // Outputs get their own tensor name even when a gradient is another value (Identity).
+    const std::string name = str_cat(b.graph().tensors[static_cast<size_t>(wrt[i])].name, "_grad");
+    const Value id = b.op("Identity", {grad}, {}, name);
     b.graph().tensors[static_cast<size_t>(id.id)].name = name;
     b.graph().outputs.push_back(id.id);
+    TSR_RETURN_IF_ERROR(b.status());
   }
   prune_unused_graphs(model);
   return model;

@@ -14,6 +14,10 @@
 //    reverse Loop, with the trip count read from the stacks, that pops one state per step,
 //    recomputes that iteration's body and applies its VJP, accumulating the gradients of the
 //    captured (loop-invariant) values. Data-dependent trip counts and shape changes work.
+//  - Scan: the forward Scan also stacks each iteration's starting states as extra scan outputs;
+//    the gradient is a Scan in the opposite direction over (stacked states, scan inputs, output
+//    gradients) that recomputes each step and applies its VJP; all scan axes and directions
+//    are supported, batched (ONNX Scan-8) Scans are not, and states must keep their shape.
 // Nested control flow follows by recursion. Sources: Griewank & Walther, "Evaluating
 // Derivatives" (2008), ch. 3-4 (reverse mode, tape of intermediate states); the stack-based
 // loop adjoint follows the approach of TensorFlow's while_v2 gradient.
@@ -52,7 +56,9 @@ Expected<std::vector<int32_t>> append_gradients(ir::Model& model, int32_t graph,
 // What `tessera grad` computes.
 struct GradientModelOptions {
   std::string loss;              // an output name of the main graph; "" = the first output
-  std::vector<std::string> wrt;  // graph inputs or constants; empty = every floating-point constant
+  // Graph inputs or constants; empty = every floating-point constant of the main graph that the
+  // loss depends on differentiably (constants used only in conditions are left out).
+  std::vector<std::string> wrt;
 };
 
 // A model whose main graph has `model`'s inputs and outputs, followed by d(loss)/d(wrt[i]) named

@@ -1,4 +1,4 @@
-// Gradients of If and Loop (see the overview in autodiff.h).
+// Gradients of If, Loop and Scan (see the overview in autodiff.h).
 #include <algorithm>
 
 #include "core/ops/grad.h"
@@ -215,6 +215,158 @@ Expected<std::vector<Value>> loop_vjp(GraphBuilder& b, int32_t node_index, const
   return grads;
 }
 
+// Scan: the forward Scan also stacks each iteration's starting states as extra scan outputs
+// (so a state must keep its shape across iterations, as scan outputs must); the gradient is a
+// Scan running the other way over (stacked states, scan inputs, output gradients) that
+// recomputes each iteration's body and applies its VJP. Iteration t of the forward is step
+// len-1-t of the reverse, so every scanned value flips its direction (axes stay), and the slice
+// gradients are stacked with the flipped direction of their scan input.
+Expected<std::vector<Value>> scan_vjp(GraphBuilder& b, int32_t node_index, const std::vector<Value>& ins,
+                                      const std::vector<Value>& outs, const std::vector<Value>& grad_out,
+                                      const std::vector<bool>& wants) {
+  Model& model = b.model();
+  const int32_t gi = b.graph_index();
+  const Node node = b.graph().nodes[static_cast<size_t>(node_index)];
+  if (node.attr_int("batched", 0) != 0) return unsupported("the gradient of a batched (ONNX Scan-8) Scan is not implemented");
+  const auto body = static_cast<int32_t>(node.attr("body")->i);
+  const auto C = static_cast<size_t>(node.attr_int("num_captures", 0));
+  const auto M = static_cast<size_t>(node.attr_int("num_scan_inputs", 1));
+  const size_t N = node.inputs.size() - M - C;
+  const Graph body_g = model.graphs.at(static_cast<size_t>(body));
+  const size_t K = body_g.outputs.size() - N;
+  auto body_in = [&](size_t k) { return type_of(body_g.tensors[static_cast<size_t>(body_g.inputs[k])]); };
+  auto body_out = [&](size_t k) { return type_of(body_g.tensors[static_cast<size_t>(body_g.outputs[k])]); };
+  const auto in_axes = node.attr_ints("scan_input_axes", std::vector<int64_t>(M, 0));
+  const auto in_dirs = node.attr_ints("scan_input_directions", std::vector<int64_t>(M, 0));
+  auto out_axes = node.attr_ints("scan_output_axes", std::vector<int64_t>(K, 0));
+  auto out_dirs = node.attr_ints("scan_output_directions", std::vector<int64_t>(K, 0));
+  if (in_axes.size() != M || in_dirs.size() != M || out_axes.size() != K || out_dirs.size() != K)
+    return invalid_model("scan axes/directions attributes do not match the number of scan inputs/outputs");
+  auto flip = [](int64_t d) -> int64_t { return d == 1 ? 0 : 1; };
+
+  // 1. Forward: body outputs gain Identity(state_k) for each state; the node gains N outputs.
+  std::vector<int32_t> stacked;
+  if (N > 0) {
+    const int32_t fg = new_graph(model, str_cat(body_g.name, "_push"));
+    GraphBuilder fb(model, fg);
+    std::vector<Value> args;
+    for (size_t k = 0; k < body_g.inputs.size(); ++k)
+      args.push_back(add_input(fb, body_g.tensors[static_cast<size_t>(body_g.inputs[k])].name, body_in(k)));
+    TSR_ASSIGN_OR_RETURN(const std::vector<Value> ys, inline_graph(fb, body, args));
+    for (const Value& y : ys) fb.output(y);
+    for (size_t k = 0; k < N; ++k) fb.output(fb.emit("Identity", {args[k]}));
+    TSR_RETURN_IF_ERROR(fb.status());
+    for (size_t k = 0; k < N; ++k) {
+      TensorInfo info;
+      info.name = str_cat(node.name, "_states", k);
+      const ops::ValueType t = body_in(k);
+      info.dtype = t.dtype;
+      info.has_shape = t.has_shape;
+      if (t.has_shape) {
+        info.shape = t.shape;
+        info.shape.insert(info.shape.begin(), -1);
+      }
+      stacked.push_back(b.graph().add_tensor(std::move(info)));
+    }
+    Node& fwd = b.graph().nodes[static_cast<size_t>(node_index)];
+    fwd.outputs.insert(fwd.outputs.end(), stacked.begin(), stacked.end());
+    std::vector<int64_t> axes = out_axes, dirs = out_dirs;
+    axes.resize(K + N, 0);
+    dirs.resize(K + N, 0);
+    std::erase_if(fwd.attributes, [](const Attribute& a) {
+      return a.name == "body" || a.name == "scan_output_axes" || a.name == "scan_output_directions";
+    });
+    fwd.attributes.push_back(Attribute::make_graph("body", fg));
+    fwd.attributes.push_back(Attribute::make_ints("scan_output_axes", axes));
+    fwd.attributes.push_back(Attribute::make_ints("scan_output_directions", dirs));
+  }
+
+  // 2. The reverse Scan. States: gradients of the float states, accumulated capture gradients.
+  // Scan inputs: the stacked states, the forward scan inputs, the scan-output gradients.
+  std::vector<size_t> carried, want_caps, want_xs, scans;
+  for (size_t k = 0; k < N; ++k)
+    if (dtype_is_float(body_in(k).dtype)) carried.push_back(k);
+  for (size_t c = 0; c < C; ++c)
+    if (wants[N + M + c]) want_caps.push_back(c);
+  for (size_t j = 0; j < M; ++j)
+    if (wants[N + j]) want_xs.push_back(j);
+  for (size_t k = 0; k < K; ++k)
+    if (dtype_is_float(body_out(N + k).dtype)) scans.push_back(k);
+
+  const int32_t rg = new_graph(model, str_cat(body_g.name, "_reverse"));
+  {
+    GraphBuilder rb(model, rg);
+    std::vector<Value> dv, acc, st, xs, dys, caps;
+    for (size_t k : carried) dv.push_back(add_input(rb, str_cat("d_state", k), body_in(k)));
+    for (size_t c : want_caps) acc.push_back(add_input(rb, str_cat("d_capture", c), body_in(N + M + c)));
+    for (size_t k = 0; k < N; ++k) st.push_back(add_input(rb, str_cat("state", k), body_in(k)));
+    for (size_t j = 0; j < M; ++j) xs.push_back(add_input(rb, str_cat("slice", j), body_in(N + j)));
+    for (size_t k : scans) dys.push_back(add_input(rb, str_cat("d_scan", k), body_out(N + k)));
+    for (size_t c = 0; c < C; ++c) caps.push_back(add_input(rb, str_cat("capture", c), body_in(N + M + c)));
+    std::vector<Value> args = st;
+    args.insert(args.end(), xs.begin(), xs.end());
+    args.insert(args.end(), caps.begin(), caps.end());
+    TSR_ASSIGN_OR_RETURN(const std::vector<Value> ys, inline_graph(rb, body, args));
+    std::vector<Seed> seeds;
+    for (size_t i = 0; i < carried.size(); ++i) seeds.push_back({ys[carried[i]].id, dv[i]});
+    for (size_t i = 0; i < scans.size(); ++i) seeds.push_back({ys[N + scans[i]].id, dys[i]});
+    std::vector<int32_t> wrt;
+    for (size_t k : carried) wrt.push_back(st[k].id);
+    for (size_t c : want_caps) wrt.push_back(caps[c].id);
+    for (size_t j : want_xs) wrt.push_back(xs[j].id);
+    TSR_ASSIGN_OR_RETURN(const std::vector<Value> g, backward(rb, seeds, wrt));
+    size_t o = 0;
+    for (size_t k : carried) {
+      rb.output(g[o].valid() ? g[o] : ops::zeros_like(rb, st[k]));
+      ++o;
+    }
+    for (size_t i = 0; i < want_caps.size(); ++i, ++o) rb.output(g[o].valid() ? rb.emit("Add", {acc[i], g[o]}) : acc[i]);
+    for (size_t j : want_xs) {
+      rb.output(g[o].valid() ? g[o] : ops::zeros_like(rb, xs[j]));
+      ++o;
+    }
+    TSR_RETURN_IF_ERROR(rb.status());
+  }
+  std::vector<Value> rin;
+  for (size_t k : carried) rin.push_back(grad_out[k].valid() ? grad_out[k] : ops::zeros_like(b, outs[k]));
+  for (size_t c : want_caps) rin.push_back(ops::zeros_like(b, ins[N + M + c]));
+  std::vector<int64_t> r_in_axes, r_in_dirs, r_out_axes, r_out_dirs;
+  for (size_t k = 0; k < N; ++k) {
+    rin.push_back(Value{gi, stacked[k]});
+    r_in_axes.push_back(0);
+    r_in_dirs.push_back(1);
+  }
+  for (size_t j = 0; j < M; ++j) {
+    rin.push_back(ins[N + j]);
+    r_in_axes.push_back(in_axes[j]);
+    r_in_dirs.push_back(flip(in_dirs[j]));
+  }
+  for (size_t k : scans) {
+    rin.push_back(grad_out[N + k].valid() ? grad_out[N + k] : ops::zeros_like(b, outs[N + k]));
+    r_in_axes.push_back(out_axes[k]);
+    r_in_dirs.push_back(flip(out_dirs[k]));
+  }
+  for (size_t c = 0; c < C; ++c) rin.push_back(ins[N + M + c]);
+  for (size_t j : want_xs) {
+    r_out_axes.push_back(in_axes[j]);
+    r_out_dirs.push_back(flip(in_dirs[j]));
+  }
+  const size_t n_states = carried.size() + want_caps.size();
+  const std::vector<Value> r =
+      b.op_n("Scan", rin, n_states + want_xs.size(),
+             {Attribute::make_graph("body", rg), Attribute::make_int("num_scan_inputs", static_cast<int64_t>(r_in_axes.size())),
+              Attribute::make_int("num_captures", static_cast<int64_t>(C)), Attribute::make_ints("scan_input_axes", r_in_axes),
+              Attribute::make_ints("scan_input_directions", r_in_dirs), Attribute::make_ints("scan_output_axes", r_out_axes),
+              Attribute::make_ints("scan_output_directions", r_out_dirs)},
+             str_cat(node.name, "_grad"));
+  std::vector<Value> grads(ins.size());
+  for (size_t i = 0; i < carried.size(); ++i)
+    if (wants[carried[i]]) grads[carried[i]] = r[i];
+  for (size_t i = 0; i < want_caps.size(); ++i) grads[N + M + want_caps[i]] = r[carried.size() + i];
+  for (size_t i = 0; i < want_xs.size(); ++i) grads[N + want_xs[i]] = r[n_states + i];
+  return grads;
+}
+
 }  // namespace
 
 Expected<std::vector<Value>> control_flow_vjp(GraphBuilder& b, int32_t node_index, const std::string& place,
@@ -224,9 +376,58 @@ Expected<std::vector<Value>> control_flow_vjp(GraphBuilder& b, int32_t node_inde
   Expected<std::vector<Value>> r = unsupported("no gradient");
   if (node.op == "If") r = if_vjp(b, node, ins, outs, grad_out, wants);
   else if (node.op == "Loop") r = loop_vjp(b, node_index, ins, outs, grad_out, wants);
+  else if (node.op == "Scan") r = scan_vjp(b, node_index, ins, outs, grad_out, wants);
   else return unsupported(place, ": gradient: ", node.op, " is not differentiable yet");
   if (!r.ok()) return Status(r.status().code(), str_cat(place, ": gradient: ", r.status().message()));
   return r;
+}
+
+namespace {
+
+void capture_constants_in(Model& model, int32_t graph, const std::vector<std::string>& names) {
+  for (size_t n = 0; n < model.graphs[static_cast<size_t>(graph)].nodes.size(); ++n) {
+    const Node& node = model.graphs[static_cast<size_t>(graph)].nodes[n];
+    const bool if_node = node.op == "If";
+    if (!if_node && node.op != "Loop" && node.op != "Scan") continue;
+    std::vector<int32_t> subs;
+    for (const Attribute& a : node.attributes)
+      if (a.kind == ir::AttrKind::kGraph) subs.push_back(static_cast<int32_t>(a.i));
+    for (const std::string& name : names) {
+      const int32_t outer = model.graphs[static_cast<size_t>(graph)].find_tensor(name);
+      if (outer < 0) continue;
+      bool copied = false;
+      for (int32_t sg : subs) {
+        const int32_t t = model.graphs[static_cast<size_t>(sg)].find_tensor(name);
+        copied |= t >= 0 && model.graphs[static_cast<size_t>(sg)].tensors[static_cast<size_t>(t)].constant.defined();
+      }
+      if (!copied) continue;
+      for (int32_t sg : subs) {
+        Graph& g = model.graphs[static_cast<size_t>(sg)];
+        int32_t t = g.find_tensor(name);
+        if (t >= 0 && !g.tensors[static_cast<size_t>(t)].constant.defined()) continue;  // a value of its own
+        if (t < 0) {
+          TensorInfo info = model.graphs[static_cast<size_t>(graph)].tensors[static_cast<size_t>(outer)];
+          info.constant = Tensor();
+          t = g.add_tensor(std::move(info));
+        }
+        g.tensors[static_cast<size_t>(t)].constant = Tensor();
+        g.inputs.push_back(t);
+      }
+      Node& mut = model.graphs[static_cast<size_t>(graph)].nodes[n];
+      mut.inputs.push_back(outer);
+      if (!if_node)
+        for (Attribute& a : mut.attributes)
+          if (a.name == "num_captures") ++a.i;
+      if (!if_node && !mut.attr("num_captures")) mut.attributes.push_back(Attribute::make_int("num_captures", 1));
+    }
+    for (int32_t sg : subs) capture_constants_in(model, sg, names);
+  }
+}
+
+}  // namespace
+
+void capture_constants(Model& model, const std::vector<std::string>& names) {
+  if (!model.graphs.empty()) capture_constants_in(model, 0, names);
 }
 
 void prune_unused_graphs(Model& model) {

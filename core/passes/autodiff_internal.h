@@ -20,6 +20,12 @@ Expected<std::vector<Value>> control_flow_vjp(ops::GraphBuilder& b, int32_t node
                                               const std::vector<Value>& ins, const std::vector<Value>& outs,
                                               const std::vector<Value>& grad_out, const std::vector<bool>& wants);
 
+// The ONNX importer copies the outer constants a subgraph reads into it; a gradient with
+// respect to such a constant needs it to flow in instead. For each If/Loop/Scan node (at any
+// depth), a subgraph constant named like one of `names` that the node's graph also holds becomes
+// a capture: a subgraph input (added to every subgraph of the node) fed by a new node input.
+void capture_constants(ir::Model& model, const std::vector<std::string>& names);
+
 // Drops graphs that no signature, main graph or node attribute reaches (the forward subgraphs a
 // gradient replaced) and renumbers the graph attributes.
 void prune_unused_graphs(ir::Model& model);

@@ -1,6 +1,7 @@
 #include "core/tensor/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -117,13 +118,30 @@ class BlockCache {
   size_t cached_ = 0;
 };
 
+// Bytes held by tensor storage (relaxed atomics: two per allocation, no lock).
+std::atomic<size_t> g_live_bytes{0}, g_peak_bytes{0};
+
+void count_alloc(size_t bytes) {
+  const size_t live = g_live_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  size_t peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (live > peak && !g_peak_bytes.compare_exchange_weak(peak, live, std::memory_order_relaxed)) {
+  }
+}
+
 struct AlignedDeleter {
-  void operator()(void* p) const { std::free(p); }
+  size_t bytes;
+  void operator()(void* p) const {
+    g_live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+    std::free(p);
+  }
 };
 
 struct CachedDeleter {
   size_t cls;
-  void operator()(void* p) const { BlockCache::get().give(p, cls); }
+  void operator()(void* p) const {
+    g_live_bytes.fetch_sub(cls, std::memory_order_relaxed);
+    BlockCache::get().give(p, cls);
+  }
 };
 
 struct StringArray {
@@ -174,16 +192,24 @@ Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) {
     void* p = BlockCache::get().take(bytes);
     if (!p) p = std::aligned_alloc(64, bytes);
     if (!p) return resource_error("out of memory allocating ", bytes, " bytes");
+    count_alloc(bytes);
     t.data_ = p;
     t.storage_ = std::shared_ptr<void>(p, CachedDeleter{bytes});
     return t;
   }
   void* p = std::aligned_alloc(64, bytes);
   if (!p) return resource_error("out of memory allocating ", bytes, " bytes");
+  count_alloc(bytes);
   t.data_ = p;
-  t.storage_ = std::shared_ptr<void>(p, AlignedDeleter());
+  t.storage_ = std::shared_ptr<void>(p, AlignedDeleter{bytes});
   return t;
 }
+
+TensorMemoryStats tensor_memory_stats() {
+  return {g_live_bytes.load(std::memory_order_relaxed), g_peak_bytes.load(std::memory_order_relaxed)};
+}
+
+void reset_tensor_memory_peak() { g_peak_bytes.store(g_live_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 
 std::string_view value_kind_name(ValueKind k) {
   switch (k) {

@@ -38,6 +38,17 @@ Expected<int64_t> normalize_axis(int64_t axis, int64_t rank);
 // untrusted files or inputs). 16 GiB on 64-bit hosts, 1 GiB on 32-bit (WASM).
 size_t max_tensor_bytes();
 
+// Bytes of tensor data allocated by Tensor::empty/zeros and not yet freed (tensors of 64 bytes
+// or less and string tensors are not counted), and the highest value since the last reset: how
+// benchmarks measure the peak memory of a run. Process-wide, thread-safe.
+struct TensorMemoryStats {
+  size_t live_bytes = 0;
+  size_t peak_bytes = 0;
+};
+TensorMemoryStats tensor_memory_stats();
+// Sets the peak to the current live bytes.
+void reset_tensor_memory_peak();
+
 // What a runtime value holds. ONNX sequences (seq(tensor)) and optionals share the Tensor handle
 // so that the executor, kernels and control flow pass them like any value: a sequence carries its
 // element dtype and a shared, immutable list of element tensors; an empty optional is kNone. An

@@ -75,4 +75,20 @@ def nested_program(x, w, c):
 
 
 save("nested_loop_if_loop", dict(x=u(2, 2), w=u(2, 2, lo=0.5, hi=1.5), c=u(2, 2)), nested_program)
+
+
+# Scan (tests/unit/autodiff_scan_test.cpp, recurrence()): xs [2, 4] scanned along axis 1 from the
+# last column (scan_input_directions = 1); each step s = s * w + x, y = s * x - w; the ys are
+# stacked along axis 0 last-first (scan_output_directions = 1); loss = sum(s^2) + sum(ys^3).
+def scan_program(s0, xs, w):
+    s, ys = s0, []
+    for t in reversed(range(xs.shape[1])):
+        x = xs[:, t]
+        s = s * w + x
+        ys.append(s * x - w)
+    ys = torch.stack(ys[::-1], 0)
+    return (s * s).sum() + (ys * ys * ys).sum()
+
+
+save("scan_reverse", dict(s0=u(2), xs=u(2, 4), w=u(2, lo=0.5, hi=1.2)), scan_program)
 print("wrote", OUT)

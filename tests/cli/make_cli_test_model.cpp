@@ -6,6 +6,10 @@
 // (f32 [3,2]), x_i32.npy (i32 [2,3]).
 // cf_model.tsr: inputs flag: bool [], v: f32 [3]; out = If(flag, then: Identity(v),
 // else: Identity(w2)) with a constant w2 captured into the else branch (subgraph tree tests).
+// grad_model.tsr (`tessera grad`): inputs x: f32 [2, 3], ids: i64 [N]; constants w: f32 [2, 3],
+// b: f32 [3]; outputs loss = ReduceSum(x * w + b) (so d/dw = x, d/db = 2, d/dx = w) and
+// count = Shape(ids). nograd_model.tsr: input x: f32 [3], loss = ReduceSum(Round(Floor(x)) * x)
+// (two ops without gradient rules).
 #include <cstdio>
 #include <string>
 
@@ -84,6 +88,32 @@ int main(int argc, char** argv) {
     s = ir::verify_model(cf);
     if (!s.ok()) return fail(s);
     s = io::save_model_file(cf, dir + "/cf_model.tsr");
+    if (!s.ok()) return fail(s);
+  }
+
+  {
+    ir::Model gm;
+    gm.producer = "tessera cli tests";
+    ops::GraphBuilder b(gm);
+    auto x = b.input("x", DType::kF32, {2, 3});
+    auto ids = b.input("ids", DType::kI64, {-1});
+    auto w = b.constant(Tensor::from<float>({2, 3}, {1, 2, 3, 4, 5, 6}), "w");
+    auto bias = b.constant(Tensor::from<float>({3}, {0.5f, -0.5f, 1}), "b");
+    auto y = b.op("Add", {b.op("Mul", {x, w}), bias});
+    b.output(b.op("ReduceSum", {y}, {ir::Attribute::make_int("keepdims", 0)}), "loss");
+    b.output(b.op("Shape", {ids}), "count");
+    if (!b.status().ok()) return fail(b.status());
+    s = io::save_model_file(gm, dir + "/grad_model.tsr");
+    if (!s.ok()) return fail(s);
+  }
+  {
+    ir::Model nm;
+    ops::GraphBuilder b(nm);
+    auto x = b.input("x", DType::kF32, {3});
+    auto y = b.op("Round", {b.op("Floor", {x})});
+    b.output(b.op("ReduceSum", {b.op("Mul", {y, x})}, {ir::Attribute::make_int("keepdims", 0)}), "loss");
+    if (!b.status().ok()) return fail(b.status());
+    s = io::save_model_file(nm, dir + "/nograd_model.tsr");
     if (!s.ok()) return fail(s);
   }
 

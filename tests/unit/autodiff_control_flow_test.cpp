@@ -157,3 +157,53 @@ TEST_CASE("gradient_model rejects unknown loss and wrt names", "[grad][autodiff]
   REQUIRE_FALSE(bad_wrt.ok());
   CHECK_THAT(bad_wrt.status().message(), Catch::Contains("\"y\", \"z\""));
 }
+
+TEST_CASE("gradients reach a constant copied into a branch (as the ONNX importer does)", "[grad][autodiff]") {
+  // Main graph: constant k [2], inputs x [2], flag; out = If(flag, then: k' * k', else: x) where
+  // k' is the branch's own copy of k (same name); loss = sum(out * x). d loss / d k = 2 k x when
+  // flag holds, else 0.
+  const Tensor k = Tensor::from<double>({2}, {0.5, -1.5});
+  for (bool flag : {true, false}) {
+    ir::Model m;
+    GraphBuilder b(m);
+    const Value x = b.input("x", DType::kF64, {2});
+    const Value f = b.input("flag", DType::kBool, {});
+    const Value kc = b.constant(k, "k");
+    b.op("Identity", {kc});  // k is a main-graph tensor that the branch copy is named after
+    const auto gi = static_cast<int32_t>(m.graphs.size());
+    const auto add_branch = [&](bool then) {
+      m.graphs.emplace_back();
+      m.graphs.back().name = then ? "then" : "else";
+      GraphBuilder g(m, static_cast<int32_t>(m.graphs.size() - 1));
+      if (then) {
+        const Value kk = g.constant(k, "k");
+        g.output(g.op("Mul", {kk, kk}));
+      } else {
+        g.output(g.constant(Tensor::from<double>({2}, {3, 4}), "c"));
+      }
+      REQUIRE(g.status().ok());
+    };
+    add_branch(true);
+    add_branch(false);
+    const auto out = b.op_n("If", {f}, 1, {Attribute::make_graph("then_branch", gi), Attribute::make_graph("else_branch", gi + 1)});
+    b.output(sum_all(b, b.op("Mul", {out[0], x})), "loss");
+    REQUIRE(b.status().ok());
+    for (const std::vector<std::string>& wrt : {std::vector<std::string>{"k"}, std::vector<std::string>{}}) {
+      INFO("flag=" << flag << " default wrt=" << wrt.empty());
+      auto gm = passes::gradient_model(m, {"", wrt});
+      // By default only weights the loss depends on: k does, through the then branch, whatever
+      // the flag.
+      INFO(gm.status().to_string());
+      REQUIRE(gm.ok());
+      REQUIRE(ir::verify_model(*gm).ok());
+      auto s = Session::create(std::make_shared<ir::Model>(std::move(gm).value()));
+      REQUIRE(s.ok());
+      auto r = (*s)->run({Tensor::from<double>({2}, {2, 3}), Tensor::scalar(flag)});
+      INFO(r.status().to_string());
+      REQUIRE(r.ok());
+      REQUIRE(r->size() == 2);
+      const double want[2] = {flag ? 2 * 0.5 * 2 : 0.0, flag ? 2 * -1.5 * 3 : 0.0};
+      for (int64_t i = 0; i < 2; ++i) CHECK((*r)[1].scalar_f64(i) == Approx(want[i]));
+    }
+  }
+}

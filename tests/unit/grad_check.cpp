@@ -40,6 +40,12 @@ Tensor away_from_zero(const Shape& shape, uint64_t seed, double margin, double h
   return Tensor::from<double>(shape, v);
 }
 
+Tensor as_f32(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<float>(t.scalar_f64(i));
+  return Tensor::from<float>(t.shape(), v);
+}
+
 namespace {
 
 using ops::GraphBuilder;

@@ -52,6 +52,10 @@ Tensor uniform(const Shape& shape, uint64_t seed, double lo = -1.0, double hi = 
 // Like uniform but with |v| >= margin (for ops with a kink at 0: Relu, Abs, ...).
 Tensor away_from_zero(const Shape& shape, uint64_t seed, double margin = 0.1, double hi = 1.0);
 
+// t (any float dtype) converted to float32: for cases that check the float32 kernels (with a
+// larger step and tolerances than the float64 default).
+Tensor as_f32(const Tensor& t);
+
 // Runs one case; returns "" on success, else a message with the worst element.
 std::string check(const Case& c);
 

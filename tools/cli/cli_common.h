@@ -87,6 +87,11 @@ struct ExportOptions {
   std::string checkpoint;
   std::string output;
   std::string signature = "infer";
+struct GradOptions {
+  std::string model;
+  std::string output;
+  std::string loss;              // "" = the first output
+  std::vector<std::string> wrt;  // empty = every float constant the loss depends on
 };
 
 struct ScriptOptions {
@@ -114,6 +119,7 @@ int ops_command(const OpsOptions& o);
 int convert_command(const ConvertOptions& o);
 int train_command(const TrainOptions& o);
 int export_command(const ExportOptions& o);
+int grad_command(const GradOptions& o);
 int script_command(const ScriptOptions& o);
 
 }  // namespace tsr::cli

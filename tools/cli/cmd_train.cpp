@@ -87,6 +87,10 @@ int train_command(const TrainOptions& o) {
     std::printf("epoch %d: train loss %.4f, train accuracy %.2f%%, test loss %.4f, test accuracy %.2f%%, %.2f s (%.0f samples/s)\n",
                 e.epoch, e.train_loss, 100 * e.train_accuracy, e.test_loss, 100 * e.test_accuracy, e.seconds,
                 e.samples_per_second);
+  if (report->step_peak_bytes > 0)
+    std::printf("peak tensor memory beyond the weights: train step %.2f MiB, forward pass %.2f MiB (batch %lld)\n",
+                report->step_peak_bytes / 1048576.0, report->forward_peak_bytes / 1048576.0,
+                static_cast<long long>(o.batch_size));
   if (!o.out_dir.empty())
     std::printf("wrote %s/checkpoint_epoch<N>.tsr, loss.csv, epochs.csv, loss.png\n", o.out_dir.c_str());
   return kExitOk;

@@ -1,4 +1,4 @@
-// `tessera`: the command-line tool (convert, run, inspect, ops). Argument parsing uses CLI11
+// `tessera`: the command-line tool (convert, run, inspect, ops, grad). Argument parsing uses CLI11
 // (Debian libcli11-dev); the commands themselves live in cmd_*.cpp and return exit codes.
 #include <CLI/CLI.hpp>
 
@@ -60,7 +60,8 @@ std::string version_string() {
 }
 
 bool is_command(std::string_view a) {
-  return a == "convert" || a == "run" || a == "inspect" || a == "ops" || a == "train" || a == "export" || a == "script";
+  return a == "convert" || a == "run" || a == "inspect" || a == "ops" || a == "grad" || a == "train" ||
+         a == "export" || a == "script";
 }
 
 int main_impl(int argc, char** argv) {
@@ -136,6 +137,18 @@ int main_impl(int argc, char** argv) {
   x->add_option("-o,--output", exp.output, "Output .tsr file")->required();
   x->add_option("--signature", exp.signature, "Signature to export (default infer)");
   x->footer(exit_code_table());
+  GradOptions grad;
+  auto* gr = app.add_subcommand(
+      "grad", "Write a model computing MODEL's outputs followed by the gradients of a loss (outputs <wrt>_grad)");
+  gr->add_option("model", grad.model, "Model file (.tsr; or .onnx with the importer)")->required();
+  gr->add_option("-o,--output", grad.output, "Output .tsr file")->required();
+  gr->add_option("--loss", grad.loss, "The output to differentiate (default: the first output; summed if not scalar)");
+  gr->add_option("--wrt", grad.wrt,
+                 "Graph inputs or constant weights to differentiate with respect to, comma-separated "
+                 "(default: every floating-point constant the loss depends on)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  gr->footer(exit_code_table());
 
   ScriptOptions script;
   auto* sc = app.add_subcommand("script", "Run a Python-subset script eagerly, trace it or convert it to a .tsr graph");
@@ -156,7 +169,7 @@ int main_impl(int argc, char** argv) {
   // CLI11 would report an unknown command as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::cerr << "tessera: usage error: unknown command '" << argv[1]
-              << "' (commands: convert, run, inspect, ops, train, export, script)\nRun 'tessera --help' for usage.\n";
+              << "' (commands: convert, run, inspect, ops, grad, train, export, script)\nRun 'tessera --help' for usage.\n";
     return kExitUsage;
   }
   try {
@@ -179,6 +192,7 @@ int main_impl(int argc, char** argv) {
   if (o->parsed()) return ops_command(ops);
   if (t->parsed()) return train_command(train);
   if (x->parsed()) return export_command(exp);
+  if (gr->parsed()) return grad_command(grad);
   if (sc->parsed()) return script_command(script);
   return kExitUsage;
 }

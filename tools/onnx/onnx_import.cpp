@@ -17,6 +17,7 @@
 
 #include "core/ir/verify.h"
 #include "core/passes/infer_types.h"
+#include "tools/onnx/onnx_gradient.h"
 #include "tools/onnx/onnx_normalize.h"
 #include "tools/onnx/onnx_tensor.h"
 
@@ -396,6 +397,10 @@ Expected<ir::Model> import_model(onnx::ModelProto& mp, const std::string& name, 
   Status st = imp.build_graph(*mp.mutable_graph(), main, 0);
   if (!st.ok()) return st.with_context(name);
   model.graphs[0] = std::move(main.graph);
+  if (imp.deferred().ok()) {
+    st = lower_gradient_nodes(model);
+    if (!st.ok()) return st.with_context(name);
+  }
   model.producer = str_cat("onnx:", mp.producer_name(), mp.producer_version().empty() ? "" : " ",
                            mp.producer_version());
   model.signatures.push_back(ir::Signature{"infer", 0});

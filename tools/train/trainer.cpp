@@ -171,6 +171,18 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
     steps_csv << "epoch,step,samples,loss,batch_accuracy\n";
   }
   TrainReport report;
+  // The extra memory a call needs: its peak minus what was live before it.
+  auto transient_peak = [](const auto& call) -> Expected<size_t> {
+    const size_t before = tensor_memory_stats().live_bytes;
+    reset_tensor_memory_peak();
+    TSR_RETURN_IF_ERROR(call());
+    return tensor_memory_stats().peak_bytes - before;
+  };
+  if (total > 0 && config.epochs > 0) {
+    auto [x, y] = gather_batch(train_set, sample, order, 0, std::min(order.size(), static_cast<size_t>(config.batch_size)));
+    TSR_ASSIGN_OR_RETURN(report.forward_peak_bytes,
+                         transient_peak([&]() { return session->run_signature("infer", {x}).status(); }));
+  }
   int64_t step = 0;
   for (int epoch = 1; epoch <= config.epochs; ++epoch) {
     std::shuffle(order.begin(), order.end(), rng);
@@ -180,7 +192,16 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
     for (size_t b = 0; b < order.size(); b += static_cast<size_t>(config.batch_size)) {
       const size_t e = std::min(order.size(), b + static_cast<size_t>(config.batch_size));
       auto [x, y] = gather_batch(train_set, sample, order, b, e);
-      TSR_ASSIGN_OR_RETURN(auto out, session->run_signature("train_step", {x, y}));
+      std::vector<Tensor> out;
+      auto run_step = [&]() -> Status {
+        TSR_ASSIGN_OR_RETURN(out, session->run_signature("train_step", {x, y}));
+        return ok_status();
+      };
+      if (step == 0) {
+        TSR_ASSIGN_OR_RETURN(report.step_peak_bytes, transient_peak(run_step));
+      } else {
+        TSR_RETURN_IF_ERROR(run_step());
+      }
       const double loss = out[0].scalar_f64();
       if (!std::isfinite(loss)) return invalid_argument("epoch ", epoch, " step ", step, ": the loss is ", loss, " (lower the learning rate?)");
       const auto n = static_cast<int64_t>(e - b);

@@ -36,6 +36,11 @@ struct EpochStats {
 
 struct TrainReport {
   std::vector<EpochStats> epochs;
+  // Peak tensor bytes allocated during one call beyond what was live before it (weights and
+  // optimizer state excluded), on the first batch: the infer forward pass alone and a whole
+  // train_step (forward, backward, update). 0 when no step ran.
+  size_t forward_peak_bytes = 0;
+  size_t step_peak_bytes = 0;
   ir::Model checkpoint;  // the model with the trained variables (io::save_model_file-able)
 };
 

@@ -125,6 +125,49 @@ Status gather_kernel(exec::KernelContext& ctx) {
   return ok_status();
 }
 
+// GatherGrad: dX = 0, then each dY row (outer o, index k) is added to dX row (o, indices[k]).
+// Work is split over (outer, column block) pairs: every task owns distinct dX elements, so
+// repeated indices accumulate without races and in a fixed order (deterministic sums).
+template <typename T>
+void gather_grad_typed(const T* dy, T* dx, const std::vector<int64_t>& ind, int64_t outer, int64_t n, int64_t inner,
+                       ThreadPool& pool) {
+  const auto ni = static_cast<int64_t>(ind.size());
+  constexpr int64_t kBlock = 4096;
+  const int64_t blocks = (inner + kBlock - 1) / kBlock;
+  const int64_t work = std::max<int64_t>(1, ni * std::min(inner, kBlock));
+  pool.parallel_for(outer * blocks, std::max<int64_t>(1, 65536 / work), [&](int64_t lo, int64_t hi) {
+    for (int64_t t = lo; t < hi; ++t) {
+      const int64_t o = t / blocks, c0 = (t % blocks) * kBlock, c1 = std::min(inner, c0 + kBlock);
+      const T* src = dy + o * ni * inner;
+      T* dst = dx + o * n * inner;
+      for (int64_t k = 0; k < ni; ++k) {
+        const T* s = src + k * inner;
+        T* d = dst + ind[static_cast<size_t>(k)] * inner;
+        for (int64_t j = c0; j < c1; ++j) d[j] += s[j];
+      }
+    }
+  });
+}
+
+Status gather_grad_kernel(exec::KernelContext& ctx) {
+  const Tensor& dy = *ctx.input(0);
+  const Tensor& idx = *ctx.input(1);
+  TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
+  const Shape& xs = dx->shape();
+  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis", 0), dx->rank()));
+  const int64_t n = xs[axis];
+  TSR_ASSIGN_OR_RETURN(std::vector<int64_t> ind, load_indices(ctx, idx, n, 1, "indices"));
+  const int64_t outer = prod(xs, 0, axis), inner = prod(xs, axis + 1, xs.size());
+  if (dy.numel() != outer * idx.numel() * inner)
+    return ctx.error("input[0] (dY) ", shape_str(dy.shape()), " does not match indices ", shape_str(idx.shape()),
+                     " and shape ", shape_str(xs));
+  std::memset(dx->raw_mut(), 0, dx->nbytes());
+  if (dy.numel() == 0) return ok_status();
+  if (dy.dtype() == DType::kF32) gather_grad_typed(dy.data<float>(), dx->mut_data<float>(), ind, outer, n, inner, ctx.pool());
+  else gather_grad_typed(dy.data<double>(), dx->mut_data<double>(), ind, outer, n, inner, ctx.pool());
+  return ok_status();
+}
+
 // Walks every position of `shape` (row-major), giving the flat position and the offset into a
 // tensor with `strides` where the axis dim contributes nothing (the caller adds index * stride).
 template <typename F>
@@ -512,6 +555,7 @@ Status unique_kernel(exec::KernelContext& ctx) {
 
 void register_indexing_kernels(KernelRegistry& r) {
   r.add_fn("Gather", {}, &gather_kernel);
+  r.add_fn("GatherGrad", {DType::kF32, DType::kF64}, &gather_grad_kernel);
   r.add_fn("GatherElements", {}, &gather_elements_kernel);
   r.add_fn("GatherND", {}, &gather_nd_kernel);
   r.add_fn("ScatterElements", {}, &scatter_elements_kernel);

@@ -97,6 +97,95 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
   return ok_status();
 }
 
+// BatchNormalizationGrad (semantics: core/ops/families/nn_norm.cpp). Channels run in parallel;
+// each sweeps its N planes twice (statistics and sums, then dX), accumulating in double.
+template <typename T>
+Status batch_norm_grad_typed(exec::KernelContext& ctx) {
+  const Tensor& dy = *ctx.input(0);
+  const Tensor& x = *ctx.input(1);
+  const ir::Node& node = ctx.node();
+  const double eps = node.attr_float("epsilon", 1e-5);
+  const bool training = node.attr_int("training_mode", 0) != 0;
+  if (dy.shape() != x.shape()) return ctx.error("dY ", shape_str(dy.shape()), " and X ", shape_str(x.shape()), " differ");
+  const int64_t n = x.rank() > 0 ? x.dim(0) : 1, c = x.rank() > 1 ? x.dim(1) : 1;
+  const int64_t planes = n * c, size = planes == 0 ? 0 : x.numel() / planes;
+  const std::vector<double> scale = to_f64(*ctx.input(2));
+  std::vector<double> mean(static_cast<size_t>(c), 0.0), var(static_cast<size_t>(c), 0.0);
+  if (!training) {
+    mean = to_f64(*ctx.input(3));
+    var = to_f64(*ctx.input(4));
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
+  std::vector<double> sum_dy(static_cast<size_t>(c)), sum_dy_xhat(static_cast<size_t>(c));
+  const T* px = x.data<T>();
+  const T* pg = dy.data<T>();
+  T* pdx = dx->mut_data<T>();
+  const double cnt = static_cast<double>(n * size);
+  ctx.pool().parallel_for(c, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t ch = c0; ch < c1; ++ch) {
+      const auto cu = static_cast<size_t>(ch);
+      if (training && cnt > 0) {  // biased batch statistics, as the forward kernel
+        double s = 0, s2 = 0;
+        for (int64_t b = 0; b < n; ++b)
+          for (int64_t i = 0; i < size; ++i) s += static_cast<double>(px[(b * c + ch) * size + i]);
+        const double mu = s / cnt;
+        for (int64_t b = 0; b < n; ++b)
+          for (int64_t i = 0; i < size; ++i) {
+            const double d = static_cast<double>(px[(b * c + ch) * size + i]) - mu;
+            s2 += d * d;
+          }
+        mean[cu] = mu;
+        var[cu] = s2 / cnt;
+      }
+      const double mu = mean[cu], inv = 1.0 / std::sqrt(var[cu] + eps);
+      double sg = 0, sgx = 0;
+      for (int64_t b = 0; b < n; ++b) {
+        const T* xp = px + (b * c + ch) * size;
+        const T* gp = pg + (b * c + ch) * size;
+        for (int64_t i = 0; i < size; ++i) {
+          const double g = static_cast<double>(gp[i]);
+          sg += g;
+          sgx += g * (static_cast<double>(xp[i]) - mu);
+        }
+      }
+      sgx *= inv;  // sum(dY * xhat)
+      sum_dy[cu] = sg;
+      sum_dy_xhat[cu] = sgx;
+      // dX = a * dY + b * (X - mean) + k: training folds the batch-statistics terms into b, k.
+      const double a = scale[cu] * inv;
+      double bx = 0, k = 0;
+      if (training && cnt > 0) {
+        bx = -a * inv * sgx / cnt;
+        k = -a * sg / cnt;
+      }
+      const T at = static_cast<T>(a), bt = static_cast<T>(bx), kt = static_cast<T>(k), mt = static_cast<T>(mu);
+      for (int64_t b = 0; b < n; ++b) {
+        const T* xp = px + (b * c + ch) * size;
+        const T* gp = pg + (b * c + ch) * size;
+        T* dp = pdx + (b * c + ch) * size;
+        for (int64_t i = 0; i < size; ++i) dp[i] = at * gp[i] + bt * (xp[i] - mt) + kt;
+      }
+    }
+  });
+  for (size_t k = 1; k < ctx.num_outputs(); ++k) {
+    if (node.outputs[k] < 0) continue;
+    TSR_ASSIGN_OR_RETURN(Tensor * o, ctx.alloc_output(k));
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const auto cu = static_cast<size_t>(ch);
+      const double inv = 1.0 / std::sqrt(var[cu] + eps);
+      double v = 0;
+      switch (k) {
+        case 1: v = sum_dy_xhat[cu]; break;                                 // dScale
+        case 2: v = sum_dy[cu]; break;                                      // dB
+        case 3: v = -scale[cu] * inv * sum_dy[cu]; break;                   // dMean
+        default: v = -0.5 * scale[cu] * inv * inv * sum_dy_xhat[cu]; break; // dVar
+      }
+      store_f(o, ch, v);
+    }
+  }
+  return ok_status();
+}
+
 // Broadcasts t (unidirectionally, numpy rules) to `target` and returns the values.
 template <typename T>
 std::vector<T> expand_to(const Tensor& t, const Shape& target) {
@@ -163,6 +252,85 @@ Status layer_norm_typed(exec::KernelContext& ctx) {
       for (int64_t i = 0; i < inner; ++i) d[i] = (s[i] - mt) * it * scale[static_cast<size_t>(i)] + bias[static_cast<size_t>(i)];
       if (mean_out) store_f(mean_out, r, mu);
       if (inv_out) store_f(inv_out, r, inv);
+    }
+  });
+  return ok_status();
+}
+
+// LayerNormalizationGrad (semantics: core/ops/families/nn_norm.cpp). Rows run in parallel for
+// dX; dScale and dB then run in parallel over column blocks (each sums over all rows), reusing
+// the per-row mean and inverse std-dev.
+template <typename T>
+Status layer_norm_grad_typed(exec::KernelContext& ctx) {
+  const Tensor& dy = *ctx.input(0);
+  const Tensor& x = *ctx.input(1);
+  const ir::Node& node = ctx.node();
+  if (dy.shape() != x.shape()) return ctx.error("dY ", shape_str(dy.shape()), " and X ", shape_str(x.shape()), " differ");
+  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis", -1), x.rank()));
+  const double eps = node.attr_float("epsilon", 1e-5);
+  const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
+  const int64_t inner = shape_numel(norm_shape);
+  const int64_t outer = inner == 0 ? 0 : x.numel() / inner;
+  const Tensor* scale_t = ctx.input(2);
+  const std::vector<T> scale = scale_t ? expand_to<T>(*scale_t, norm_shape) : std::vector<T>(static_cast<size_t>(inner), T(1));
+  TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
+  const T* px = x.data<T>();
+  const T* pg = dy.data<T>();
+  T* pdx = dx->mut_data<T>();
+  std::vector<T> row_mean(static_cast<size_t>(outer)), row_inv(static_cast<size_t>(outer));
+  const double len = static_cast<double>(inner);
+  ctx.pool().parallel_for(outer, 8, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* s = px + r * inner;
+      const T* g = pg + r * inner;
+      T* d = pdx + r * inner;
+      double sum = 0;
+      for (int64_t i = 0; i < inner; ++i) sum += static_cast<double>(s[i]);
+      const double mu = sum / len;
+      double sq = 0;
+      for (int64_t i = 0; i < inner; ++i) sq += (static_cast<double>(s[i]) - mu) * (static_cast<double>(s[i]) - mu);
+      const double inv = 1.0 / std::sqrt(sq / len + eps);
+      double sgs = 0, sgx = 0;  // sum(g), sum(g * (x - mu)) with g = dY * Scale
+      for (int64_t i = 0; i < inner; ++i) {
+        const double gs = static_cast<double>(g[i]) * static_cast<double>(scale[static_cast<size_t>(i)]);
+        sgs += gs;
+        sgx += gs * (static_cast<double>(s[i]) - mu);
+      }
+      // dX = inv * (g - mean(g) - xhat * mean(g * xhat)) = inv * g + b * (x - mean) + k.
+      const double bx = -inv * inv * inv * sgx / len, k = -inv * sgs / len;
+      const T at = static_cast<T>(inv), bt = static_cast<T>(bx), kt = static_cast<T>(k), mt = static_cast<T>(mu);
+      for (int64_t i = 0; i < inner; ++i) d[i] = at * g[i] * scale[static_cast<size_t>(i)] + bt * (s[i] - mt) + kt;
+      row_mean[static_cast<size_t>(r)] = static_cast<T>(mu);
+      row_inv[static_cast<size_t>(r)] = static_cast<T>(inv);
+    }
+  });
+  Tensor* dscale = nullptr;
+  Tensor* dbias = nullptr;
+  if (ctx.num_outputs() > 1 && node.outputs[1] >= 0) {
+    TSR_ASSIGN_OR_RETURN(dscale, ctx.alloc_output(1));
+  }
+  if (ctx.num_outputs() > 2 && node.outputs[2] >= 0) {
+    TSR_ASSIGN_OR_RETURN(dbias, ctx.alloc_output(2));
+  }
+  if (!dscale && !dbias) return ok_status();
+  T* ps = dscale ? dscale->mut_data<T>() : nullptr;
+  T* pb = dbias ? dbias->mut_data<T>() : nullptr;
+  constexpr int64_t kBlock = 256;
+  ctx.pool().parallel_for((inner + kBlock - 1) / kBlock, 1, [&](int64_t b0, int64_t b1) {
+    const int64_t i0 = b0 * kBlock, i1 = std::min(inner, b1 * kBlock);
+    std::vector<T> as(static_cast<size_t>(i1 - i0), T(0)), ab(static_cast<size_t>(i1 - i0), T(0));
+    for (int64_t r = 0; r < outer; ++r) {
+      const T* s = px + r * inner;
+      const T* g = pg + r * inner;
+      const T mu = row_mean[static_cast<size_t>(r)], inv = row_inv[static_cast<size_t>(r)];
+      for (int64_t i = i0; i < i1; ++i) {
+        as[static_cast<size_t>(i - i0)] += g[i] * ((s[i] - mu) * inv);
+        ab[static_cast<size_t>(i - i0)] += g[i];
+      }
+    }
+    for (int64_t i = i0; i < i1; ++i) {
+      if (ps) ps[i] = as[static_cast<size_t>(i - i0)];
+      if (pb) pb[i] = ab[static_cast<size_t>(i - i0)];
     }
   });
   return ok_status();
@@ -403,6 +571,8 @@ void register_nn_norm_kernels(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64};
   r.add_fn("BatchNormalization", types, by_dtype<batch_norm_typed<float>, batch_norm_typed<double>>);
   r.add_fn("LayerNormalization", types, by_dtype<layer_norm_typed<float>, layer_norm_typed<double>>);
+  r.add_fn("BatchNormalizationGrad", types, by_dtype<batch_norm_grad_typed<float>, batch_norm_grad_typed<double>>);
+  r.add_fn("LayerNormalizationGrad", types, by_dtype<layer_norm_grad_typed<float>, layer_norm_grad_typed<double>>);
   r.add_fn("InstanceNormalization", types, by_dtype<instance_norm_typed<float>, instance_norm_typed<double>>);
   r.add_fn("LRN", types, by_dtype<lrn_typed<float>, lrn_typed<double>>);
   r.add_fn("MeanVarianceNormalization", types, by_dtype<mvn_typed<float>, mvn_typed<double>>);

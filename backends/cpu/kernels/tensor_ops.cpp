@@ -80,6 +80,50 @@ Status slice_kernel(exec::KernelContext& ctx) {
   return ok_status();
 }
 
+// SliceGrad: zeros, then dY written row by row to the strided positions Slice reads (distinct
+// positions, so rows are independent and run in parallel).
+Status slice_grad_kernel(exec::KernelContext& ctx) {
+  const Tensor& dy = *ctx.input(0);
+  auto vec = [&](size_t i) { return ctx.input(i) ? ctx.input(i)->to_i64_vector() : std::vector<int64_t>{}; };
+  TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
+  auto p = ops::shape_util::slice_params(dx->shape(), vec(2), vec(3), vec(4), vec(5));
+  if (!p.ok()) return ctx.error(p.status().message());
+  if (p->count != dy.shape())
+    return ctx.error("input[0] (dY) ", shape_str(dy.shape()), " is not the slice shape ", shape_str(p->count));
+  std::memset(dx->raw_mut(), 0, dx->nbytes());
+  if (dy.numel() == 0) return ok_status();
+  const std::vector<int64_t> dx_st = shape_strides(dx->shape());
+  Shape shape = dy.shape();
+  std::vector<int64_t> st(dx_st.size());
+  int64_t offset = 0;
+  for (size_t d = 0; d < dx_st.size(); ++d) {
+    offset += p->start[d] * dx_st[d];
+    st[d] = p->step[d] * dx_st[d];
+  }
+  copy::simplify_strided(shape, st);  // dY is contiguous, so merging by dX's strides is exact
+  const size_t r = shape.size();
+  const int64_t inner = shape[r - 1], is = st[r - 1], rows = dy.numel() / inner;
+  dispatch_elem(dy.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* src = dy.data<T>();
+    T* dst = dx->mut_data<T>() + offset;
+    ctx.pool().parallel_for(rows, std::max<int64_t>(1, 16384 / inner), [&](int64_t lo, int64_t hi) {
+      for (int64_t row = lo; row < hi; ++row) {
+        int64_t off = 0;
+        for (size_t d = r - 1, rem = static_cast<size_t>(row); d-- > 0;) {
+          off += static_cast<int64_t>(rem % static_cast<size_t>(shape[d])) * st[d];
+          rem /= static_cast<size_t>(shape[d]);
+        }
+        const T* s = src + row * inner;
+        if (is == 1) copy::copy_n(s, inner, dst + off);
+        else
+          for (int64_t j = 0; j < inner; ++j) dst[off + j * is] = s[j];
+      }
+    });
+  });
+  return ok_status();
+}
+
 // Maps an output coordinate to the source coordinate along one axis; -1 = the pad constant.
 inline int64_t pad_source(int64_t o, int64_t before, int64_t dim, int mode) {
   int64_t i = o - before;
@@ -154,6 +198,53 @@ Status pad_kernel(exec::KernelContext& ctx) {
       }
     });
   });
+  return ok_status();
+}
+
+// PadGrad: walks dY row by row (all dims but the last), maps the row and each column to the
+// input element Pad copied it from (pad_source) and adds. Serial: edge/reflect rows map many dY
+// rows onto one dX row.
+template <typename T>
+void pad_grad_typed(const Tensor& dy, Tensor& dx, const std::vector<int64_t>& pads, int mode) {
+  const Shape& ys = dy.shape();
+  const int64_t r = dy.rank(), inner_o = ys[static_cast<size_t>(r - 1)], inner_i = dx.dim(r - 1);
+  const int64_t before = pads[static_cast<size_t>(r - 1)];
+  const std::vector<int64_t> st = shape_strides(dx.shape());
+  std::vector<int64_t> col(static_cast<size_t>(inner_o));
+  for (int64_t j = 0; j < inner_o; ++j) col[static_cast<size_t>(j)] = pad_source(j, before, inner_i, mode);
+  const T* src = dy.data<T>();
+  T* dst = dx.mut_data<T>();
+  const int64_t rows = inner_o == 0 ? 0 : dy.numel() / inner_o;
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t rem = row, off = 0;
+    for (int64_t d = r - 2; d >= 0; --d) {
+      const int64_t od = ys[static_cast<size_t>(d)];
+      off += pad_source(rem % od, pads[static_cast<size_t>(d)], dx.dim(d), mode) * st[static_cast<size_t>(d)];
+      rem /= od;
+    }
+    const T* s = src + row * inner_o;
+    T* t = dst + off;
+    for (int64_t j = 0; j < inner_o; ++j) t[col[static_cast<size_t>(j)]] += s[j];
+  }
+}
+
+Status pad_grad_kernel(exec::KernelContext& ctx) {
+  const Tensor& dy = *ctx.input(0);
+  TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
+  const std::vector<int64_t> pads = ctx.input(1)->to_i64_vector();
+  const int64_t r = dx->rank();
+  if (static_cast<int64_t>(pads.size()) != 2 * r || dy.rank() != r)
+    return ctx.error("input[1] (pads) has ", pads.size(), " values for dX ", shape_str(dx->shape()));
+  for (int64_t d = 0; d < r; ++d)
+    if (dy.dim(d) != dx->dim(d) + pads[static_cast<size_t>(d)] + pads[static_cast<size_t>(d + r)])
+      return ctx.error("input[0] (dY) ", shape_str(dy.shape()), " is not ", shape_str(dx->shape()), " padded");
+  std::memset(dx->raw_mut(), 0, dx->nbytes());
+  if (dy.numel() == 0) return ok_status();
+  if (r == 0) return ctx.error("a scalar has no padding");
+  if (dx->numel() == 0) return ctx.error("cannot pad an empty tensor in this mode");
+  const int mode = ctx.node().attr_string("mode", "") == "reflect" ? 1 : 2;
+  if (dy.dtype() == DType::kF32) pad_grad_typed<float>(dy, *dx, pads, mode);
+  else pad_grad_typed<double>(dy, *dx, pads, mode);
   return ok_status();
 }
 
@@ -287,7 +378,9 @@ void register_tensor_ops_kernels(KernelRegistry& r) {
   r.add_fn("Concat", {}, &concat_kernel);
   r.add_fn("Split", {}, &split_kernel);
   r.add_fn("Slice", {}, &slice_kernel);
+  r.add_fn("SliceGrad", {DType::kF32, DType::kF64}, &slice_grad_kernel);
   r.add_fn("Pad", {}, &pad_kernel);
+  r.add_fn("PadGrad", {DType::kF32, DType::kF64}, &pad_grad_kernel);
   r.add_fn("Trilu", {}, &trilu_kernel);
   r.add_fn("ReverseSequence", {}, &reverse_sequence_kernel);
   r.add_fn("CumSum", {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32, DType::kI64, DType::kU32,

@@ -45,6 +45,33 @@ Status infer_gather(InferContext& ctx) {
   return ok_status();
 }
 
+// GatherGrad(dY, indices, shape) -> dX (domain tessera; f32/f64; attribute axis as Gather's):
+// the adjoint of Gather. dX has `shape` (i64[r], the forward data's shape) and
+//   dX[..., j, ...] = sum over the k with indices[k] = j (negative indices count from the end)
+//                     of dY[..., k, ...]
+// where dY = Gather(dX-shaped, indices, axis) has shape shape[:axis] + indices.shape +
+// shape[axis+1:]. Repeated indices accumulate.
+Status infer_gather_grad(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, kIndexTypes));
+  TSR_RETURN_IF_ERROR(shape_util::set_output_from_shape_input(ctx, ctx.input(0).dtype, 2));
+  const ValueType& out = ctx.output(0);
+  const ValueType& dy = ctx.input(0);
+  const ValueType& idx = ctx.input(1);
+  if (!out.has_shape) return ok_status();
+  const auto r = static_cast<int64_t>(out.shape.size());
+  if (r == 0) return ctx.arg_error("input[2] (shape): rank 0, expected at least 1");
+  TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis", 0), r, "attribute axis"));
+  if (!dy.has_shape || !idx.has_shape) return ok_status();
+  Shape expect(out.shape.begin(), out.shape.begin() + axis);
+  expect.insert(expect.end(), idx.shape.begin(), idx.shape.end());
+  expect.insert(expect.end(), out.shape.begin() + axis + 1, out.shape.end());
+  bool match = expect.size() == dy.shape.size();
+  for (size_t i = 0; match && i < expect.size(); ++i) match = expect[i] < 0 || dy.shape[i] < 0 || expect[i] == dy.shape[i];
+  if (!match) return ctx.arg_error("input[0] (dY) ", shape_str(dy.shape), ", expected ", shape_str(expect));
+  return ok_status();
+}
+
 Status infer_gather_elements(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(1, kIndexTypes));
   const ValueType& data = ctx.input(0);
@@ -278,6 +305,8 @@ Status infer_unique(InferContext& ctx) {
 void register_indexing_ops(OpRegistry& r) {
   r.add({"Gather", "", 13, 2, 2, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather,
          "Takes slices along an axis at the given indices (negative indices count from the end)"});
+  r.add({"GatherGrad", "tessera", 1, 3, 3, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather_grad,
+         "Adjoint of Gather: dY rows added into zeros of the given shape at the indices"});
   r.add({"GatherElements", "", 13, 2, 2, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather_elements,
          "out[i][j][k] = data[idx[i][j][k]][j][k] (for axis 0)"});
   r.add({"GatherND", "", 13, 2, 2, 1, 1, {{"batch_dims", AttrKind::kInt}}, infer_gather_nd,

@@ -44,6 +44,28 @@ Status infer_loss(InferContext& ctx) {
 
 std::vector<AttrSpec> loss_attrs() { return {{"ignore_index", AttrKind::kInt}, {"reduction", AttrKind::kString}}; }
 
+// NegativeLogLikelihoodLossGrad / SoftmaxCrossEntropyLossGrad (tessera): the VJPs of the two
+// losses with respect to input[0] (core/ops/grads/loss.cpp); labels and weights get none.
+//   inputs:  dLoss (T; the loss output's shape: [N, d1, ..., dk] for reduction "none", else a
+//            scalar), X (T, [N, C, d1, ..., dk]: the forward's log-probabilities / scores),
+//            target (i32/i64, [N, d1, ..., dk]), weight (optional, T, [C]).
+//   attrs:   ignore_index, reduction: the forward node's.
+//   output:  dX (T, X's shape).
+// With w_n = weight[target_n] (0 where target_n = ignore_index) and c_n = w_n * dLoss_n ("none"),
+// w_n * dLoss ("sum"), w_n * dLoss / sum(w) ("mean"; 0 when sum(w) = 0):
+//   NLL:  dX[n, k] = -c_n * [k = target_n];
+//   SCE:  dX[n, k] = c_n * (softmax(X)[n, k] - [k = target_n])   (softmax over C, recomputed).
+Status infer_loss_grad(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64, DType::kF16}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(2, {DType::kI32, DType::kI64}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 3));
+  const ValueType& x = ctx.input(1);
+  if (x.has_shape && x.shape.size() < 2) return ctx.arg_error("input[1]: rank ", x.shape.size(), ", expected >= 2 ([N, C, ...])");
+  ctx.output(0) = x;
+  return ok_status();
+}
+
 }  // namespace
 
 void register_loss_ops(OpRegistry& r) {
@@ -51,6 +73,10 @@ void register_loss_ops(OpRegistry& r) {
               "loss = -input[n, target[n, d], d] * weight[target], reduced by none/sum/mean"});
   r.add(OpDef{"SoftmaxCrossEntropyLoss", "", 13, 2, 3, 1, 2, loss_attrs(), infer_loss,
               "NegativeLogLikelihoodLoss of LogSoftmax(scores, axis=1); optional log_prob output"});
+  r.add(OpDef{"NegativeLogLikelihoodLossGrad", "tessera", 1, 3, 4, 1, 1, loss_attrs(), infer_loss_grad,
+              "VJP of NegativeLogLikelihoodLoss with respect to its input"});
+  r.add(OpDef{"SoftmaxCrossEntropyLossGrad", "tessera", 1, 3, 4, 1, 1, loss_attrs(), infer_loss_grad,
+              "VJP of SoftmaxCrossEntropyLoss with respect to the scores"});
 }
 
 }  // namespace tsr::ops

@@ -139,6 +139,67 @@ Status infer_softmax(InferContext& ctx) {
   return ok_status();
 }
 
+// BatchNormalizationGrad (tessera): the VJP of BatchNormalization (core/ops/grads/nn_norm.cpp).
+//   inputs:  dY [N, C, ...] and X (same shape and float dtype T), scale [C], and for
+//            training_mode=0 the input_mean, input_var [C] the forward used (ignored, and
+//            optional, with training_mode=1: the batch statistics are recomputed from X).
+//   attrs:   epsilon (1e-5), training_mode (0).
+//   outputs: dX (T, X's shape); dScale, dB ([C], scale's dtype); with training_mode=0 also
+//            dMean, dVar ([C], the dtypes of input_mean / input_var).
+// With xhat = (X - mean) / sqrt(var + eps) per channel and sums over N and the spatial dims:
+//   dScale = sum(dY * xhat), dB = sum(dY);
+//   training:  dX = scale / sqrt(var + eps) * (dY - dB / M - xhat * dScale / M), M = N * spatial
+//   inference: dX = scale / sqrt(var + eps) * dY, dMean = -scale / sqrt(var + eps) * dB,
+//              dVar = -scale / (2 (var + eps)) * dScale.
+Status infer_batch_norm_grad(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
+  for (size_t i = 2; i < 5; ++i) TSR_RETURN_IF_ERROR(ctx.require_dtype(i, kFloatTypes));
+  const bool training = ctx.node().attr_int("training_mode", 0) != 0;
+  if (!training && (!ctx.has_input(3) || !ctx.has_input(4)))
+    return ctx.ir_error("training_mode = 0 needs input_mean and input_var (inputs 3, 4)");
+  if (training && ctx.num_outputs() > 3) return ctx.ir_error("dMean/dVar outputs require training_mode = 0");
+  const ValueType& x = ctx.input(1);
+  int64_t c = -1;
+  if (x.has_shape) {
+    if (x.shape.empty()) return ctx.ir_error("input[1]: rank 0, expected >= 1 [N, C, ...]");
+    c = x.shape.size() >= 2 ? x.shape[1] : 1;
+  }
+  const char* names[] = {"", "", "scale", "input_mean", "input_var"};
+  for (size_t i = 2; i < 5; ++i) TSR_RETURN_IF_ERROR(require_channel_vector(ctx, i, names[i], c));
+  if (x.has_shape) ctx.set_output(0, x.dtype, x.shape);
+  else ctx.set_output_unknown_shape(0, x.dtype);
+  for (size_t k = 1; k < ctx.num_outputs(); ++k) ctx.set_output(k, ctx.input(k < 3 ? 2 : k).dtype, {c});
+  return ok_status();
+}
+
+// LayerNormalizationGrad (tessera): the VJP of LayerNormalization's Y (core/ops/grads/nn_norm.cpp);
+// also the row-normalization part of InstanceNormalization's VJP.
+//   inputs:  dY and X (same shape, float dtype T), Scale (optional, T, broadcasts to the
+//            normalized shape X.shape[axis:]; absent = 1).
+//   attrs:   axis (-1), epsilon (1e-5).
+//   outputs: dX (T, X's shape); dScale, dB (T, X.shape[axis:]: summed over the leading dims,
+//            before any reduction to Scale's / B's own broadcast shape).
+// Per row (the L = numel(X.shape[axis:]) elements sharing a leading index), with
+// xhat = (X - mean) * inv, inv = 1 / sqrt(var + eps), g = dY * Scale:
+//   dX = inv * (g - mean(g) - xhat * mean(g * xhat)); dScale = sum_rows(dY * xhat); dB = sum_rows(dY).
+Status infer_layer_norm_grad(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
+  const ValueType& x = ctx.input(1);
+  if (!x.has_shape) {
+    for (size_t k = 0; k < ctx.num_outputs(); ++k) ctx.set_output_unknown_shape(k, x.dtype);
+    return ok_status();
+  }
+  auto axis = normalize_axis(ctx.node().attr_int("axis", -1), static_cast<int64_t>(x.shape.size()));
+  if (!axis.ok()) return ctx.ir_error("axis: ", axis.status().message());
+  ctx.set_output(0, x.dtype, x.shape);
+  const Shape norm(x.shape.begin() + *axis, x.shape.end());
+  for (size_t k = 1; k < ctx.num_outputs(); ++k) ctx.set_output(k, x.dtype, norm);
+  return ok_status();
+}
+
 }  // namespace
 
 void register_nn_norm_ops(OpRegistry& r) {
@@ -161,6 +222,12 @@ void register_nn_norm_ops(OpRegistry& r) {
   r.add({"Softmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "exp(x - max) / sum along one axis"});
   r.add({"LogSoftmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "log of Softmax along one axis"});
   r.add({"Hardmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "one-hot of the first max along one axis"});
+  r.add({"BatchNormalizationGrad", "tessera", 1, 3, 5, 1, 5,
+         {{"epsilon", AttrKind::kFloat}, {"training_mode", AttrKind::kInt}}, infer_batch_norm_grad,
+         "VJP of BatchNormalization: dX, dScale, dB (and dMean, dVar in inference mode)"});
+  r.add({"LayerNormalizationGrad", "tessera", 1, 2, 3, 1, 3,
+         {{"axis", AttrKind::kInt}, {"epsilon", AttrKind::kFloat}}, infer_layer_norm_grad,
+         "VJP of LayerNormalization's Y: dX, and dScale, dB over the normalized shape"});
 }
 
 }  // namespace tsr::ops

@@ -57,6 +57,22 @@ inline Status check_dim(const InferContext& ctx, int64_t d, const char* what) {
   return ok_status();
 }
 
+// Sets output 0 to `dtype` with the shape held by the i64 1-D input i (gradient ops whose output
+// takes the forward input's shape): exact when the value is known, else its rank when that is.
+inline Status set_output_from_shape_input(InferContext& ctx, DType dtype, size_t i) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(i, {DType::kI64}));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(i, 1, 1));
+  if (auto dims = known_i64(ctx, i)) {
+    for (int64_t d : *dims) TSR_RETURN_IF_ERROR(check_dim(ctx, d, "shape input"));
+    ctx.set_output(0, dtype, *dims);
+    return ok_status();
+  }
+  const int64_t n = static_len_1d(ctx, i);
+  if (n < 0) ctx.set_output_unknown_shape(0, dtype);
+  else ctx.set_output(0, dtype, Shape(static_cast<size_t>(n), -1));
+  return ok_status();
+}
+
 // Per-axis Slice parameters after the spec's normalization and clamping (ONNX Slice-13): for
 // each data axis, the first index, the step and the element count (untouched axes: 0, 1, dim).
 struct SliceParams {

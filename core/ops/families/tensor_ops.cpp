@@ -158,6 +158,34 @@ Status infer_slice(InferContext& ctx) {
   return ok_status();
 }
 
+// SliceGrad(dY, shape, starts, ends[, axes, steps]) -> dX (domain tessera; f32/f64): the adjoint
+// of Slice. dX has `shape` (i64[r], the forward input's shape) and is zero except at the
+// positions Slice(·, starts, ends, axes, steps) reads, which receive dY (whose shape must be the
+// slice's). The slice inputs have Slice's semantics (negative steps, clamping); every step is
+// handled, and Slice's positions are distinct, so this is a plain strided write.
+Status infer_slice_grad(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
+  for (size_t i = 2; i < 6; ++i) {
+    TSR_RETURN_IF_ERROR(ctx.require_dtype(i, kIndexTypes));
+    TSR_RETURN_IF_ERROR(ctx.require_rank(i, 1, 1));
+  }
+  TSR_RETURN_IF_ERROR(shape_util::set_output_from_shape_input(ctx, ctx.input(0).dtype, 1));
+  const ValueType& out = ctx.output(0);
+  const ValueType& dy = ctx.input(0);
+  auto starts = known_i64(ctx, 2), ends = known_i64(ctx, 3);
+  auto axes = ctx.has_input(4) ? known_i64(ctx, 4) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+  auto steps = ctx.has_input(5) ? known_i64(ctx, 5) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+  if (!out.fully_known() || !dy.has_shape || !starts || !ends || !axes || !steps) return ok_status();
+  auto p = shape_util::slice_params(out.shape, *starts, *ends, *axes, *steps);
+  if (!p.ok()) return ctx.arg_error(p.status().message());
+  bool match = p->count.size() == dy.shape.size();
+  for (size_t i = 0; match && i < dy.shape.size(); ++i) match = dy.shape[i] < 0 || dy.shape[i] == p->count[i];
+  if (!match)
+    return ctx.arg_error("input[0] (dY) ", shape_str(dy.shape), " is not the slice shape ", shape_str(p->count),
+                         " of ", shape_str(out.shape));
+  return ok_status();
+}
+
 Status infer_pad(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kI64}));
   TSR_RETURN_IF_ERROR(ctx.require_rank(1, 1, 1));
@@ -201,6 +229,30 @@ Status infer_pad(InferContext& ctx) {
     out[static_cast<size_t>(i)] = o;
   }
   ctx.set_output(0, in.dtype, out);
+  return ok_status();
+}
+
+// PadGrad(dY, pads, shape) -> dX (domain tessera; f32/f64; attribute mode "reflect" or "edge"):
+// the adjoint of Pad in those modes. dX has `shape` (i64[r], the forward input's shape); each dY
+// element is added to the input element Pad(·, pads, mode) copied it from, so border elements
+// collect every reflected/replicated copy. (Constant mode needs no op: its adjoint is a Pad.)
+Status infer_pad_grad(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kI64}));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(1, 1, 1));
+  const std::string mode = ctx.node().attr_string("mode", "");
+  if (mode != "reflect" && mode != "edge") return ctx.ir_error("attribute mode '", mode, "', expected reflect or edge");
+  TSR_RETURN_IF_ERROR(shape_util::set_output_from_shape_input(ctx, ctx.input(0).dtype, 2));
+  const ValueType& out = ctx.output(0);
+  const ValueType& dy = ctx.input(0);
+  const auto pads = known_i64(ctx, 1);
+  if (!out.fully_known() || !dy.has_shape || !pads) return ok_status();
+  const size_t r = out.shape.size();
+  bool match = pads->size() == 2 * r && dy.shape.size() == r;
+  for (size_t i = 0; match && i < r; ++i)
+    match = dy.shape[i] < 0 || dy.shape[i] == out.shape[i] + (*pads)[i] + (*pads)[i + r];
+  if (!match)
+    return ctx.arg_error("input[0] (dY) ", shape_str(dy.shape), " is not ", shape_str(out.shape), " padded by input[1]");
   return ok_status();
 }
 
@@ -257,12 +309,16 @@ void register_tensor_ops_ops(OpRegistry& r) {
          "Strided slice: starts, ends, axes, steps inputs (negative steps, clamped)"});
   r.add({"Pad", "", 13, 2, 4, 1, 1, {{"mode", AttrKind::kString}}, infer_pad,
          "Pads (or crops) each axis: modes constant, reflect, edge"});
+  r.add({"PadGrad", "tessera", 1, 3, 3, 1, 1, {{"mode", AttrKind::kString, true}}, infer_pad_grad,
+         "Adjoint of Pad in reflect/edge mode: dY summed back onto the elements it copies"});
   r.add({"Trilu", "", 14, 1, 2, 1, 1, {{"upper", AttrKind::kInt}}, infer_trilu,
          "Keeps the upper or lower triangle (diagonal offset k) of the last two dims"});
   r.add({"ReverseSequence", "", 10, 2, 2, 1, 1, {{"batch_axis", AttrKind::kInt}, {"time_axis", AttrKind::kInt}},
          infer_reverse_sequence, "Reverses the first sequence_lens[b] steps of each batch entry"});
   r.add({"CumSum", "", 14, 2, 2, 1, 1, {{"exclusive", AttrKind::kInt}, {"reverse", AttrKind::kInt}}, infer_cumsum,
          "Cumulative sum along an axis (exclusive, reverse)"});
+  r.add({"SliceGrad", "tessera", 1, 4, 6, 1, 1, {}, infer_slice_grad,
+         "Adjoint of Slice: dY written into zeros of the given shape at the sliced positions"});
 }
 
 }  // namespace tsr::ops

@@ -1,0 +1,36 @@
+// `tessera grad MODEL -o OUT.tsr [--loss NAME] [--wrt NAME,...]`: writes a model that computes
+// MODEL's outputs and the gradients of one of them (passes::gradient_model, DESIGN.md §7).
+#include <iostream>
+
+#include "core/io/tsr_io.h"
+#include "core/ir/verify.h"
+#include "core/passes/autodiff.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/model_loader.h"
+
+namespace tsr::cli {
+
+int grad_command(const GradOptions& o) {
+  auto loaded = load_model(o.model);
+  if (!loaded.ok()) return report_error(loaded.status());
+  passes::GradientModelOptions options;
+  options.loss = o.loss;
+  options.wrt = o.wrt;
+  auto model = passes::gradient_model(**loaded, options);
+  if (!model.ok()) return report_error(model.status());
+  // The pass builds well-formed graphs; a failure here is a bug in it, not in MODEL.
+  if (Status s = ir::verify_model(*model); !s.ok())
+    return report_error(internal_error("the gradient model does not verify: ", s.message()));
+  if (Status s = io::save_model_file(*model, o.output); !s.ok()) return report_error(s);
+  const ir::Graph& g = model->main();
+  const size_t n_grads = g.outputs.size() - (*loaded)->main().outputs.size();
+  std::cout << "wrote " << o.output << ": loss \""
+            << (o.loss.empty() ? g.tensors[static_cast<size_t>(g.outputs[0])].name : o.loss) << "\", " << n_grads
+            << " gradient(s):";
+  for (size_t k = g.outputs.size() - n_grads; k < g.outputs.size(); ++k)
+    std::cout << " " << g.tensors[static_cast<size_t>(g.outputs[k])].name;
+  std::cout << "\n";
+  return kExitOk;
+}
+
+}  // namespace tsr::cli
