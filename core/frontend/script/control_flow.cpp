@@ -123,6 +123,17 @@ Expected<Interpreter::Flow> Interpreter::convert_if(const Stmt& s, ops::Value co
     }
   }
 
+  auto poison = [&] {
+    for (const std::string& n : poisoned)
+      frame_->vars[n] = ScriptValue::undefined(
+          str_cat("'", n, "' is assigned in only one branch of the if at ", at,
+                  ", whose condition is a tensor, so it has no value here; assign it in both branches (or before the if)"));
+  };
+  if (!returning && outputs.empty()) {  // nothing the branches compute survives them: no If
+    poison();
+    return Flow{};
+  }
+
   // Each branch runs on a copy of the frame, with the branch's builder as the emitter.
   ScriptValue returned_shape;  // the then branch's return value (for its structure)
   auto run_branch = [&](GraphBuilder& b, const Block& body, bool takes_rest, const char* which) -> std::vector<ops::Value> {
@@ -216,10 +227,7 @@ Expected<Interpreter::Flow> Interpreter::convert_if(const Stmt& s, ops::Value co
     return flow;
   }
   for (size_t k = 0; k < outputs.size() && k < outs.size(); ++k) frame_->vars[outputs[k]] = wrap(outs[k]);
-  for (const std::string& n : poisoned)
-    frame_->vars[n] = ScriptValue::undefined(
-        str_cat("'", n, "' is assigned in only one branch of the if at ", at,
-                ", whose condition is a tensor, so it has no value here; assign it in both branches (or before the if)"));
+  poison();
   return flow;
 }
 
