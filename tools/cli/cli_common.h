@@ -87,6 +87,8 @@ struct ExportOptions {
   std::string checkpoint;
   std::string output;
   std::string signature = "infer";
+};
+
 struct GradOptions {
   std::string model;
   std::string output;

@@ -137,6 +137,7 @@ int main_impl(int argc, char** argv) {
   x->add_option("-o,--output", exp.output, "Output .tsr file")->required();
   x->add_option("--signature", exp.signature, "Signature to export (default infer)");
   x->footer(exit_code_table());
+
   GradOptions grad;
   auto* gr = app.add_subcommand(
       "grad", "Write a model computing MODEL's outputs followed by the gradients of a loss (outputs <wrt>_grad)");
