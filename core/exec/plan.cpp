@@ -97,6 +97,45 @@ Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& v) {
   return ok_status();
 }
 
+Status run_node(const ir::Node& node, const ops::OpDef& def, const std::string& place, Kernel& kernel,
+                NodeScratch scratch, ThreadPool& pool, const ir::Model* model) {
+  const std::vector<const Tensor*>& in_values = scratch.in_values;
+  std::vector<ops::ValueType>& in_types = scratch.in_types;
+  const size_t ni = node.inputs.size();
+  in_types.resize(ni);
+  for (size_t k = 0; k < ni; ++k) {
+    ops::ValueType& ty = in_types[k];
+    const Tensor* v = in_values[k];
+    if (!v) {
+      ty.dtype = DType::kUndefined;
+      ty.has_shape = false;
+      ty.shape.clear();
+      ty.kind = ValueKind::kTensor;
+      continue;
+    }
+    if (v->kind() != ValueKind::kTensor && !def.any_value_kind)
+      return invalid_argument(place, ".input[", k, "]: a ", value_kind_name(v->kind()), ", but ", node.op,
+                              " takes tensors");
+    // Field-wise, so the scratch shape's capacity is reused (no allocation per step).
+    ty.dtype = v->dtype();
+    ty.kind = v->kind();
+    ty.has_shape = v->kind() == ValueKind::kTensor;
+    if (ty.has_shape) ty.shape.assign(v->shape().begin(), v->shape().end());
+    else ty.shape.clear();
+  }
+  ops::InferContext ictx(node, place, in_types, in_values, /*runtime=*/true);
+  ictx.set_model(model);
+  TSR_RETURN_IF_ERROR(def.infer(ictx));
+  std::vector<Tensor>& outs = scratch.outs;
+  outs.assign(node.outputs.size(), Tensor());
+  KernelContext kctx(node, place, in_values, ictx.outputs(), outs, pool);
+  TSR_RETURN_IF_ERROR(kernel.run(kctx));
+  for (size_t k = 0; k < node.outputs.size(); ++k)
+    if (node.outputs[k] >= 0 && !outs[k].defined())
+      return internal_error(place, ".output[", k, "]: the kernel produced no value");
+  return ok_status();
+}
+
 Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi, Backend& backend,
                                              const PlanOptions& options) {
   if (gi < 0 || static_cast<size_t>(gi) >= model.graphs.size())
@@ -185,38 +224,23 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, Threa
   for (const PlanStep& step : steps_) {
     const ir::Node& node = *step.node;
     const size_t ni = node.inputs.size();
-    in_types_.resize(ni);
     in_values_.assign(ni, nullptr);
     for (size_t k = 0; k < ni; ++k) {
       const int32_t t = node.inputs[k];
-      if (t < 0) {
-        in_types_[k] = ops::ValueType{};
-        continue;
-      }
+      if (t < 0) continue;
       const Tensor& v = values[static_cast<size_t>(t)];
       if (!v.defined()) return internal_error(step.place, ".input[", k, "]: value not computed");
-      if (v.kind() != ValueKind::kTensor && !step.def->any_value_kind)
-        return invalid_argument(step.place, ".input[", k, "]: a ", value_kind_name(v.kind()), ", but ", node.op,
-                                " takes tensors");
-      in_types_[k] = ops::ValueType::of(v);
       in_values_[k] = &v;
     }
     std::chrono::steady_clock::time_point t0;
     if (profiler_) t0 = std::chrono::steady_clock::now();
-    ops::InferContext ictx(node, step.place, in_types_, in_values_, /*runtime=*/true);
-    ictx.set_model(model_);
-    TSR_RETURN_IF_ERROR(step.def->infer(ictx));
-    outs_.assign(node.outputs.size(), Tensor());
-    KernelContext kctx(node, step.place, in_values_, ictx.outputs(), outs_, pool);
-    TSR_RETURN_IF_ERROR(step.kernel->run(kctx));
+    TSR_RETURN_IF_ERROR(
+        run_node(node, *step.def, step.place, *step.kernel, {in_values_, in_types_, outs_}, pool, model_));
     if (profiler_)
       profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int32_t t = node.outputs[k];
-      if (t < 0) continue;
-      if (!outs_[k].defined())
-        return internal_error(step.place, ".output[", k, "]: the kernel produced no value");
-      values[static_cast<size_t>(t)] = std::move(outs_[k]);
+      if (t >= 0) values[static_cast<size_t>(t)] = std::move(outs_[k]);
     }
     for (int32_t t : step.release_after) values[static_cast<size_t>(t)] = Tensor();
   }

@@ -75,6 +75,21 @@ class Plan {
   mutable std::vector<Tensor> outs_;
 };
 
+// Scratch reused from call to call by run_node (so running a node allocates only its outputs).
+struct NodeScratch {
+  const std::vector<const Tensor*>& in_values;  // parallel to node.inputs; null = omitted
+  std::vector<ops::ValueType>& in_types;        // filled from in_values
+  std::vector<Tensor>& outs;                    // receives the outputs, parallel to node.outputs
+};
+
+// Runs one node as the executor does (DESIGN.md §6): checks the inputs' value kinds against the
+// OpDef, infers the output types from the actual inputs (runtime inference: all shapes and
+// values visible), runs the kernel and checks it produced every present output. Shared by
+// Plan::run and the eager emitter (core/frontend/eager_emitter.h). `model` (for control-flow
+// inference) may be null. Errors name `place`.
+Status run_node(const ir::Node& node, const ops::OpDef& def, const std::string& place, Kernel& kernel,
+                NodeScratch scratch, ThreadPool& pool, const ir::Model* model);
+
 // Checks a caller-supplied value against a graph input's declared type; errors name the input
 // as `input[k] "name"`.
 Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& value);

@@ -68,7 +68,7 @@ void OpRegistry::add(OpDef def) {
   defs_[key] = std::move(def);
 }
 
-void OpRegistry::set_grad(std::string_view name, GradFn fn) {
+void OpRegistry::set_grad(std::string_view name, GradFn fn, std::vector<int> reads_outputs) {
   auto it = defs_.find(name);
   if (it == defs_.end()) {
     std::fprintf(stderr, "tessera: gradient rule registered for unknown op '%.*s'\n", static_cast<int>(name.size()),
@@ -76,6 +76,7 @@ void OpRegistry::set_grad(std::string_view name, GradFn fn) {
     std::abort();
   }
   it->second.grad = fn;
+  it->second.grad_reads_outputs = std::move(reads_outputs);
 }
 
 const OpDef* OpRegistry::find(std::string_view name) const {

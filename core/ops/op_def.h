@@ -120,6 +120,10 @@ struct OpDef {
   // The VJP (core/ops/grads/<family>.cpp), or null when the op has no gradient (integer ops,
   // comparisons) or none yet. Control-flow ops are differentiated by passes/autodiff itself.
   GradFn grad = nullptr;
+  // Outputs the gradient rule reads even where a forward node omits them (Dropout's mask: the
+  // backward must drop the elements the forward dropped). passes/autodiff gives such a node a
+  // fresh tensor for each before differentiating it, so the forward computes it.
+  std::vector<int> grad_reads_outputs = {};
 };
 
 class OpRegistry {
@@ -129,8 +133,8 @@ class OpRegistry {
 
   void add(OpDef def);
   // Attaches the gradient rule of an already added op (aborts on an unknown name: a
-  // registration bug, caught by any test run).
-  void set_grad(std::string_view name, GradFn fn);
+  // registration bug, caught by any test run); `reads_outputs`: OpDef::grad_reads_outputs.
+  void set_grad(std::string_view name, GradFn fn, std::vector<int> reads_outputs = {});
   const OpDef* find(std::string_view name) const;
   const std::map<std::string, OpDef, std::less<>>& all() const { return defs_; }
 

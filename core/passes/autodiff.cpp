@@ -20,6 +20,46 @@ bool differentiable(DType d) { return dtype_is_float(d); }
 
 bool is_control_flow(const std::string& op) { return op == "If" || op == "Loop" || op == "Scan"; }
 
+// Gives node `n` a fresh, typed tensor for each output its gradient rule reads
+// (OpDef::grad_reads_outputs) that the forward node omits, so the forward computes it (Dropout
+// then records its mask, which the backward must reuse).
+Status add_read_outputs(GraphBuilder& b, int32_t n) {
+  const int32_t gi = b.graph_index();
+  ir::Node node = b.graph().nodes[static_cast<size_t>(n)];
+  const ops::OpDef* def = ops::OpRegistry::global().find(node.op);
+  if (!def) return ok_status();
+  bool missing = false;
+  for (int k : def->grad_reads_outputs) {
+    if (static_cast<size_t>(k) >= node.outputs.size()) node.outputs.resize(static_cast<size_t>(k) + 1, -1);
+    missing |= node.outputs[static_cast<size_t>(k)] < 0;
+  }
+  if (!missing) return ok_status();
+  std::vector<ops::ValueType> types(node.inputs.size());
+  std::vector<const Tensor*> values(node.inputs.size(), nullptr);
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    if (node.inputs[k] < 0) continue;
+    types[k] = b.type(Value{gi, node.inputs[k]});
+    values[k] = b.known_value(Value{gi, node.inputs[k]});
+  }
+  const std::string place = ir::node_place(gi, n, node);
+  TSR_ASSIGN_OR_RETURN(const std::vector<ops::ValueType> out, ops::infer_node(node, place, types, values, false));
+  for (int k : def->grad_reads_outputs) {
+    int32_t& t = node.outputs[static_cast<size_t>(k)];
+    if (t >= 0) continue;
+    ir::TensorInfo info;
+    const std::string stem = str_cat(node.name.empty() ? node.op : node.name, "_output", k);
+    info.name = stem;
+    for (int i = 1; b.graph().find_tensor(info.name) >= 0; ++i) info.name = str_cat(stem, "_", i);
+    const ops::ValueType& vt = out[static_cast<size_t>(k)];
+    info.dtype = vt.dtype;
+    info.has_shape = vt.has_shape;
+    info.shape = vt.shape;
+    t = b.graph().add_tensor(std::move(info));
+  }
+  b.graph().nodes[static_cast<size_t>(n)] = std::move(node);
+  return ok_status();
+}
+
 }  // namespace
 
 Expected<std::vector<Value>> backward(GraphBuilder& b, const std::vector<Seed>& seeds, const std::vector<int32_t>& wrt) {
@@ -48,6 +88,7 @@ Expected<std::vector<Value>> backward(GraphBuilder& b, const std::vector<Seed>& 
   for (const Seed& s : seeds)
     if (s.tensor >= 0 && static_cast<size_t>(s.tensor) < num_tensors) reaches[static_cast<size_t>(s.tensor)] = 1;
   std::map<std::string, std::vector<std::string>> missing;  // op -> places
+  std::vector<int32_t> on_path;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Node& node = g0.nodes[static_cast<size_t>(*it)];
     const bool out_reaches = std::any_of(node.outputs.begin(), node.outputs.end(),
@@ -60,6 +101,7 @@ Expected<std::vector<Value>> backward(GraphBuilder& b, const std::vector<Seed>& 
     if (is_control_flow(node.op)) continue;
     const ops::OpDef* def = ops::OpRegistry::global().find(node.op);
     if (!def || !def->grad) missing[node.op].push_back(ir::node_place(gi, *it, node));
+    else if (!def->grad_reads_outputs.empty()) on_path.push_back(*it);
   }
   if (!missing.empty()) {
     size_t count = 0;
@@ -73,8 +115,11 @@ Expected<std::vector<Value>> backward(GraphBuilder& b, const std::vector<Seed>& 
                        missing.size() == 1 ? "" : "s", "):", list);
   }
 
-  // Gradient contributions per tensor, summed when the tensor's producer is reached.
-  std::vector<std::vector<Value>> contrib(num_tensors);
+  for (int32_t n : on_path) TSR_RETURN_IF_ERROR(add_read_outputs(b, n));
+
+  // Gradient contributions per tensor (new outputs included), summed when the tensor's
+  // producer is reached.
+  std::vector<std::vector<Value>> contrib(b.graph().tensors.size());
   for (const Seed& s : seeds)
     if (s.tensor >= 0 && static_cast<size_t>(s.tensor) < num_tensors && s.grad.valid())
       contrib[static_cast<size_t>(s.tensor)].push_back(s.grad);

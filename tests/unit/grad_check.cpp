@@ -58,12 +58,23 @@ Expected<std::unique_ptr<Session>> session_for(ir::Model m) {
 
 }  // namespace
 
-std::string check(const Case& c) {
-  ir::Model m;
+namespace {
+
+// Tensor t (f64) as f32.
+Tensor to_f32(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<float>(t.scalar_f64(i));
+  return Tensor::from<float>(t.shape(), v);
+}
+
+// The model of case `c` (its node and the weighted-sum loss, see grad_check.h) with the f64
+// inputs given as `dtype`; fills the feeds and the names of the differentiated inputs. Returns
+// "" or an error.
+std::string build_case(const Case& c, DType dtype, ir::Model& m, std::vector<Tensor>& feeds,
+                       std::vector<std::string>& wrt_names) {
   GraphBuilder b(m);
   std::vector<Value> ins;
-  std::vector<Tensor> feeds;
-  std::vector<std::string> wrt_names;
+  auto as_dtype = [&](const Tensor& t) { return dtype == DType::kF32 && t.dtype() == DType::kF64 ? to_f32(t) : t; };
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     const Input& in = c.inputs[i];
     if (!in.value.defined()) {
@@ -75,9 +86,10 @@ std::string check(const Case& c) {
       continue;
     }
     const std::string name = str_cat("x", i);
-    ins.push_back(b.input(name, in.value.dtype(), in.value.shape()));
+    const Tensor v = as_dtype(in.value);
+    ins.push_back(b.input(name, v.dtype(), v.shape()));
     if (in.wrt) wrt_names.push_back(name);
-    feeds.push_back(in.value);
+    feeds.push_back(v);
   }
   const std::vector<Value> ys = b.op_n(c.op, ins, c.num_outputs, c.attrs);
   if (!b.status().ok()) return str_cat("building the node: ", b.status().to_string());
@@ -94,8 +106,55 @@ std::string check(const Case& c) {
   if (!loss.valid()) return "the node has no floating-point output";
   b.output(loss, "loss");
   if (!b.status().ok()) return str_cat("building the loss: ", b.status().to_string());
+  return "";
+}
 
+// The gradients of case `c` with inputs as `dtype`, computed on `num_threads` threads.
+Expected<std::vector<Tensor>> case_gradients(const Case& c, DType dtype, int num_threads) {
+  ir::Model m;
+  std::vector<Tensor> feeds;
+  std::vector<std::string> wrt;
+  const std::string err = build_case(c, dtype, m, feeds, wrt);
+  if (!err.empty()) return internal_error(err);
+  TSR_ASSIGN_OR_RETURN(ir::Model gm, passes::gradient_model(std::move(m), {"loss", wrt}));
+  TSR_RETURN_IF_ERROR(ir::verify_model(gm));
+  SessionOptions opts;
+  opts.num_threads = num_threads;
+  TSR_ASSIGN_OR_RETURN(auto s, Session::create(std::make_shared<ir::Model>(std::move(gm)), opts));
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, s->run(feeds));
+  out.erase(out.begin());  // the loss
+  return out;
+}
+
+}  // namespace
+
+std::string check(const Case& c) {
+  ir::Model m;
+  std::vector<Tensor> feeds;
+  std::vector<std::string> wrt_names;
+  const std::string err = build_case(c, DType::kF64, m, feeds, wrt_names);
+  if (!err.empty()) return err;
   return check_model(m, feeds, wrt_names, c.atol, c.rtol, c.step);
+}
+
+std::string check_f32(const Case& c, int num_threads, double atol, double rtol) {
+  auto ref = case_gradients(c, DType::kF64, 1);
+  if (!ref.ok()) return str_cat("float64 gradients: ", ref.status().to_string());
+  auto got = case_gradients(c, DType::kF32, num_threads);
+  if (!got.ok()) return str_cat("float32 gradients: ", got.status().to_string());
+  if (got->size() != ref->size()) return "gradient counts differ";
+  for (size_t w = 0; w < ref->size(); ++w) {
+    const Tensor& r = (*ref)[w];
+    const Tensor& g = (*got)[w];
+    if (g.dtype() != DType::kF32 || g.shape() != r.shape())
+      return str_cat("gradient ", w, ": ", dtype_name(g.dtype()), shape_str(g.shape()), ", expected f32", shape_str(r.shape()));
+    for (int64_t i = 0; i < r.numel(); ++i) {
+      const double a = g.scalar_f64(i), e = r.scalar_f64(i);
+      if (!(std::abs(a - e) <= atol + rtol * std::abs(e)))
+        return str_cat("gradient ", w, "[", i, "]: float32 ", a, ", float64 ", e);
+    }
+  }
+  return "";
 }
 
 std::string check_model(const ir::Model& m, const std::vector<Tensor>& feeds, const std::vector<std::string>& wrt_names,

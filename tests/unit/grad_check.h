@@ -59,6 +59,11 @@ Tensor as_f32(const Tensor& t);
 // Runs one case; returns "" on success, else a message with the worst element.
 std::string check(const Case& c);
 
+// Compares the gradients of the case with its inputs cast to float32, computed on `num_threads`
+// threads (the threaded kernel paths), against the float64 ones on one thread; "" or the worst
+// mismatch.
+std::string check_f32(const Case& c, int num_threads, double atol = 1e-4, double rtol = 1e-4);
+
 // The same check for a whole model whose first output is the scalar loss: `feeds` are its
 // inputs; the gradient is taken with respect to the inputs named in `wrt`.
 std::string check_model(const ir::Model& m, const std::vector<Tensor>& feeds, const std::vector<std::string>& wrt,

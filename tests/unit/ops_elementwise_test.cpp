@@ -374,6 +374,63 @@ TEST_CASE("activations match numpy (f32 vector path and f64 scalar path)") {
   check_f32(run_ok("Sigmoid", {f32({2}, {-100, 100})}), {3.72007598e-44f, 1});
 }
 
+TEST_CASE("Gelu (none and tanh) matches torch.nn.functional.gelu; GeluGrad matches its derivative") {
+  // Reference values from:
+  //   /usr/bin/python3 -c "import torch; x = torch.tensor([-3.0, -1.5, -0.5, 0.0, 0.3, 1.0, 2.5, 4.0],
+  //     dtype=torch.float64); print(torch.nn.functional.gelu(x).tolist());
+  //     print(torch.nn.functional.gelu(x, approximate='tanh').tolist())"
+  const std::vector<double> xv = {-3.0, -1.5, -0.5, 0.0, 0.3, 1.0, 2.5, 4.0};
+  const std::vector<double> exact = {-0.00404969409489031, -0.10021080190328704, -0.15426876936299344, 0.0,
+                                     0.1853734266566858,   0.841344746068543,    2.4844758366855597,   3.9998733150326675};
+  const std::vector<double> tanh_approx = {-0.0036373920817729943, -0.10042842301976707, -0.15428599017485606, 0.0,
+                                           0.18537092354275922,    0.8411919906082768,   2.484915733910001,
+                                           3.9999297540518075};
+  using ir::Attribute;
+  for (const bool tanh_form : {false, true}) {
+    INFO("approximate=" << (tanh_form ? "tanh" : "none"));
+    const std::vector<double>& expect = tanh_form ? tanh_approx : exact;
+    std::vector<ir::Attribute> attrs;
+    if (tanh_form) attrs.push_back(Attribute::make_string("approximate", "tanh"));
+    // f64 (scalar path).
+    Tensor r = run_ok("Gelu", {Tensor::from<double>({8}, xv)}, attrs);
+    REQUIRE(r.dtype() == DType::kF64);
+    for (size_t i = 0; i < xv.size(); ++i) CHECK(r.data<double>()[i] == Approx(expect[i]).epsilon(1e-12).margin(1e-14));
+    // f32, 3 copies (vector body + tail).
+    std::vector<float> x3, e3;
+    for (int k = 0; k < 3; ++k)
+      for (size_t i = 0; i < xv.size(); ++i) {
+        x3.push_back(static_cast<float>(xv[i]));
+        e3.push_back(static_cast<float>(expect[i]));
+      }
+    check_f32(run_ok("Gelu", {f32({24}, x3)}, attrs), e3, 2e-6);
+    // GeluGrad(dY, X) against a central difference of the f64 Gelu: dY * (G(x+h) - G(x-h)) / 2h.
+    const double h = 1e-5;
+    std::vector<double> xp, xm;
+    for (double v : xv) {
+      xp.push_back(v + h);
+      xm.push_back(v - h);
+    }
+    const Tensor gp = run_ok("Gelu", {Tensor::from<double>({8}, xp)}, attrs);
+    const Tensor gm = run_ok("Gelu", {Tensor::from<double>({8}, xm)}, attrs);
+    const std::vector<double> dy = {1.5, -2, 0.5, 1, 3, -1, 0.25, 2};
+    const Tensor dx = run_ok("GeluGrad", {Tensor::from<double>({8}, dy), Tensor::from<double>({8}, xv)}, attrs);
+    std::vector<float> dy3, fd3;
+    for (size_t i = 0; i < xv.size(); ++i) {
+      const double fd = dy[i] * (gp.data<double>()[i] - gm.data<double>()[i]) / (2 * h);
+      CHECK(dx.data<double>()[i] == Approx(fd).epsilon(1e-7).margin(1e-9));
+    }
+    for (int k = 0; k < 3; ++k)
+      for (size_t i = 0; i < xv.size(); ++i) {
+        dy3.push_back(static_cast<float>(dy[i]));
+        fd3.push_back(static_cast<float>(dx.data<double>()[i]));
+      }
+    check_f32(run_ok("GeluGrad", {f32({24}, dy3), f32({24}, x3)}, attrs), fd3, 1e-5);
+  }
+  // An unknown approximation is a model error.
+  OneNode bad("Gelu", {f32({2}, {1, 2})}, {Attribute::make_string("approximate", "erf")});
+  CHECK(bad.infer_status.code() == StatusCode::kInvalidModel);
+}
+
 TEST_CASE("f16, bf16 and f64 arithmetic go through float") {
   auto h = [](std::vector<float> v) {
     std::vector<Half> o;

@@ -39,29 +39,30 @@ int ops_command(const OpsOptions& o) {
   if (!backend.ok()) return report_error(backend.status());
   const auto& defs = ops::OpRegistry::global().all();
   if (o.markdown) {
-    std::cout << "| Op | Domain | Since | Inputs | Outputs | CPU dtypes | Description |\n"
-              << "| --- | --- | --- | --- | --- | --- | --- |\n";
+    std::cout << "| Op | Domain | Since | Inputs | Outputs | CPU dtypes | Gradient | Description |\n"
+              << "| --- | --- | --- | --- | --- | --- | --- | --- |\n";
     for (const auto& [name, def] : defs)
       std::cout << "| " << md_cell(name) << " | " << (def.domain.empty() ? "ai.onnx" : md_cell(def.domain)) << " | "
                 << def.since_version << " | " << arity(def.min_inputs, def.max_inputs) << " | "
                 << arity(def.min_outputs, def.max_outputs) << " | " << dtype_list((*backend)->kernel_dtypes(name))
-                << " | " << md_cell(def.doc) << " |\n";
+                << " | " << (def.grad ? "yes" : "-") << " | " << md_cell(def.doc) << " |\n";
     return kExitOk;
   }
   size_t width = 2;
   for (const auto& [name, def] : defs) width = std::max(width, name.size());
-  size_t with_kernel = 0;
+  size_t with_kernel = 0, with_grad = 0;
   for (const auto& [name, def] : defs) {
     const auto dts = (*backend)->kernel_dtypes(name);
     with_kernel += !dts.empty();
+    with_grad += def.grad != nullptr;
     std::string padded = name;
     padded.resize(width, ' ');
     std::cout << padded << "  in " << arity(def.min_inputs, def.max_inputs) << "  out "
-              << arity(def.min_outputs, def.max_outputs) << "  cpu: " << dtype_list(dts);
+              << arity(def.min_outputs, def.max_outputs) << "  cpu: " << dtype_list(dts) << (def.grad ? "  grad" : "");
     if (!def.doc.empty()) std::cout << "  # " << def.doc;
     std::cout << "\n";
   }
-  std::cout << defs.size() << " ops, " << with_kernel << " with CPU kernels\n";
+  std::cout << defs.size() << " ops, " << with_kernel << " with CPU kernels, " << with_grad << " with gradient rules\n";
   return kExitOk;
 }
 

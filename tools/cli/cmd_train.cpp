@@ -59,6 +59,14 @@ int train_command(const TrainOptions& o) {
   }
   if (!model.ok()) return report_error(model.status());
 
+  if (o.epochs == 0) {
+    // Evaluation only: the model's accuracy on the test split (e.g. an exported model).
+    auto ev = train::evaluate_classifier(*model, *test_set, o.threads);
+    if (!ev.ok()) return report_error(ev.status());
+    std::printf("test loss %.4f, test accuracy %.2f%% (%lld samples)\n", ev->first, 100 * ev->second,
+                static_cast<long long>(test_set->labels.numel()));
+    return kExitOk;
+  }
   train::TrainConfig cfg;
   cfg.training.loss = "softmax_cross_entropy";
   cfg.training.optimizer = o.optimizer;

@@ -119,7 +119,7 @@ int main_impl(int argc, char** argv) {
   t->add_option("--arch", train.arch, "Built-in architecture instead of a model file: lenet, mlp");
   t->add_option("--data", train.data, "Directory with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (default " + train.data + ")");
   t->add_option("--batch-size", train.batch_size, "Minibatch size (default 64)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
-  t->add_option("--epochs", train.epochs, "Passes over the training set (default 10)")->check(CLI::Range(0, 100000));
+  t->add_option("--epochs", train.epochs, "Passes over the training set (default 10); 0 = only evaluate MODEL on the test split")->check(CLI::Range(0, 100000));
   t->add_option("--optimizer", train.optimizer, "sgd, adam or adamw (default adam)")->check(CLI::IsMember({"sgd", "adam", "adamw"}));
   t->add_option("--lr", train.lr, "Learning rate (default 1e-3)")->check(CLI::PositiveNumber);
   t->add_option("--momentum", train.momentum, "SGD momentum (default 0)")->check(CLI::Range(0.0, 1.0));

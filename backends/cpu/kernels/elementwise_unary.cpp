@@ -1,9 +1,11 @@
-// CPU kernels: unary math, activations, Clip. f32 Relu/LeakyRelu/Sigmoid/HardSigmoid/HardSwish/
-// Tanh/Exp/Clip (and Abs/Neg/Sqrt) run on Highway vectors; other dtypes/ops use scalar loops.
+// CPU kernels: unary math, activations, Clip, Gelu and GeluGrad. f32 Relu/LeakyRelu/Sigmoid/
+// HardSigmoid/HardSwish/Tanh/Exp/Clip, tanh-approximate Gelu/GeluGrad (and Abs/Neg/Sqrt) run on
+// Highway vectors; other dtypes/ops use scalar loops (exact Gelu needs erf, which Highway lacks).
 #include <hwy/contrib/math/math-inl.h>
 
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/elementwise_impl.h"
@@ -224,6 +226,67 @@ struct ShrinkOp : NumericOnly {
   }
 };
 
+// Gelu (approximate="none"): 0.5 x (1 + erf(x / sqrt 2)).
+struct GeluErfOp : FloatOnly {
+  template <class C> C operator()(C x) const {
+    return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(std::numbers::sqrt2 / 2)));
+  }
+};
+// The tanh approximation's constants: u = kGeluK (x + kGeluC x^3).
+constexpr double kGeluK = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
+constexpr double kGeluC = 0.044715;
+template <class C> C gelu_u(C x) { return static_cast<C>(kGeluK) * (x + static_cast<C>(kGeluC) * x * x * x); }
+template <class D, class V> V vec_gelu_u(D d, V x) {
+  const V x3 = hn::Mul(hn::Mul(x, x), x);
+  return hn::Mul(hn::Set(d, static_cast<float>(kGeluK)), hn::MulAdd(hn::Set(d, static_cast<float>(kGeluC)), x3, x));
+}
+// Gelu (approximate="tanh"): 0.5 x (1 + tanh(u)).
+struct GeluTanhOp : FloatOnly {
+  static constexpr bool kVecF32 = kVecTranscendental;
+  template <class C> C operator()(C x) const { return C(0.5) * x * (C(1) + std::tanh(gelu_u(x))); }
+  template <class D, class V> V vec(D d, V x) const {
+    const V half = hn::Set(d, 0.5f);
+    const V y = hn::Mul(hn::Mul(half, x), hn::Add(hn::Set(d, 1.0f), hn::Tanh(d, vec_gelu_u(d, x))));
+    return hn::IfThenElse(hn::IsNaN(x), x, y);
+  }
+};
+Status gelu_kernel(exec::KernelContext& ctx) {
+  if (ctx.node().attr_string("approximate", "none") == "tanh") return unary_kernel<GeluTanhOp>(ctx);
+  return unary_kernel<GeluErfOp>(ctx);
+}
+
+// GeluGrad(dY, X) (binary, same shapes): dY * Gelu'(X). Exact: Phi(x) + x phi(x).
+struct GeluGradErfOp : FloatOnly {
+  template <class C> C operator()(C dy, C x) const {
+    const C cdf = C(0.5) * (C(1) + std::erf(x * static_cast<C>(std::numbers::sqrt2 / 2)));
+    const C pdf = std::exp(C(-0.5) * x * x) * static_cast<C>(std::numbers::inv_sqrtpi / std::numbers::sqrt2);
+    return dy * (cdf + x * pdf);
+  }
+};
+// Tanh form: 0.5 (1 + t) + 0.5 x (1 - t^2) u'(x), t = tanh(u), u' = kGeluK (1 + 3 kGeluC x^2).
+struct GeluGradTanhOp : FloatOnly {
+  static constexpr bool kVecF32 = kVecTranscendental;
+  template <class C> C operator()(C dy, C x) const {
+    const C t = std::tanh(gelu_u(x));
+    const C du = static_cast<C>(kGeluK) * (C(1) + static_cast<C>(3 * kGeluC) * x * x);
+    return dy * (C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * du);
+  }
+  template <class D, class V> V vec(D d, V dy, V x) const {
+    const V half = hn::Set(d, 0.5f), one = hn::Set(d, 1.0f);
+    const V t = hn::Tanh(d, vec_gelu_u(d, x));
+    const V du = hn::Mul(hn::Set(d, static_cast<float>(kGeluK)),
+                         hn::MulAdd(hn::Set(d, static_cast<float>(3 * kGeluC)), hn::Mul(x, x), one));
+    const V left = hn::Mul(half, hn::Add(one, t));
+    const V right = hn::Mul(hn::Mul(half, x), hn::Mul(hn::NegMulAdd(t, t, one), du));
+    const V r = hn::Mul(dy, hn::Add(left, right));
+    return hn::IfThenElse(hn::IsNaN(x), x, r);
+  }
+};
+Status gelu_grad_kernel(exec::KernelContext& ctx) {
+  if (ctx.node().attr_string("approximate", "none") == "tanh") return binary_kernel<GeluGradTanhOp>(ctx);
+  return binary_kernel<GeluGradErfOp>(ctx);
+}
+
 // Clip with optional scalar min/max inputs (absent: the dtype's range). NaN in X stays NaN.
 template <typename T>
 struct ClipOp {
@@ -325,6 +388,8 @@ void register_elementwise_unary_kernels(KernelRegistry& r) {
   r.add_fn("Mish", flt, &unary_kernel<MishOp>);
   r.add_fn("Shrink", num, &unary_kernel<ShrinkOp>);
   r.add_fn("Clip", num, &clip_kernel);
+  r.add_fn("Gelu", flt, &gelu_kernel);
+  r.add_fn("GeluGrad", flt, &gelu_grad_kernel);
 }
 
 }  // namespace tsr::cpu

@@ -1,5 +1,6 @@
 // CPU pooling kernels (ONNX opset 17): MaxPool (with optional Indices; f32, f64, i8, u8),
-// AveragePool, MaxUnpool, GlobalAveragePool, GlobalMaxPool. Parallel over (N, C) planes; windows lifted to 3-D
+// AveragePool, MaxUnpool, GlobalAveragePool, GlobalMaxPool, and the gradients MaxPoolGrad and
+// AveragePoolGrad (f32, f64). Parallel over (N, C) planes; windows lifted to 3-D
 // (nn_window.h).
 #include <algorithm>
 #include <limits>
@@ -79,50 +80,111 @@ void max_pool_plane_interior(const T* x, const Window3& w, T* y) {
     }
 }
 
-// AveragePool over one plane. With count_include_pad the divisor counts padded positions but
-// not the overhang that ceil_mode adds past the end padding (as ONNX Runtime does).
+// Whether every window lies wholly inside the input (no padding, no ceil_mode overhang).
+inline bool windows_interior(const Window3& w) {
+  for (int a = 0; a < 3; ++a)
+    if (w.pb[a] != 0 || w.pe[a] != 0 || (w.out[a] - 1) * w.s[a] + (w.k[a] - 1) * w.d[a] >= w.in[a]) return false;
+  return true;
+}
+
+// MaxPoolGrad over one plane whose windows are all interior (windows_interior): dx (zeroed by
+// the caller) at each window's argmax += dy. The argmax is max_pool_plane's: the first tap
+// seeds it and only a strictly greater value replaces it.
+template <typename T>
+void max_pool_grad_plane_interior(const T* x, const T* dy, const Window3& w, T* dx) {
+  for (int64_t od = 0; od < w.out[0]; ++od)
+    for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+      const T* g = dy + (od * w.out[1] + oh) * w.out[2];
+      const int64_t row0 = (od * w.s[0] * w.in[1] + oh * w.s[1]) * w.in[2];
+      for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+        const int64_t base = row0 + ow * w.s[2];
+        int64_t best_i = base;
+        T best = x[base];
+        for (int64_t kd = 0; kd < w.k[0]; ++kd)
+          for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+            const int64_t row = base + (kd * w.d[0] * w.in[1] + kh * w.d[1]) * w.in[2];
+            for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+              const int64_t i = row + kw * w.d[2];
+              if (x[i] > best) {
+                best = x[i];
+                best_i = i;
+              }
+            }
+          }
+        dx[best_i] += g[ow];
+      }
+    }
+}
+
+// One AveragePool window: the in-range tap numbers [lo[a], hi[a]) per axis (window positions
+// start + j*d are monotonic, so the in-range taps are contiguous) and the divisor. With
+// count_include_pad the divisor counts padded positions but not the overhang that ceil_mode
+// adds past the end padding (as ONNX Runtime does). Shared by AveragePool and its gradient.
+struct AvgWindow {
+  int64_t lo[3], hi[3], div;
+};
+
+inline AvgWindow avg_window(const Window3& w, int64_t od, int64_t oh, int64_t ow, bool include_pad) {
+  const int64_t o3[3] = {od, oh, ow};
+  AvgWindow aw;
+  int64_t padded = 1, count = 1;
+  for (int a = 0; a < 3; ++a) {
+    const int64_t start = o3[a] * w.s[a] - w.pb[a];
+    int64_t n_in_padded = 0;
+    aw.lo[a] = w.k[a];
+    aw.hi[a] = 0;
+    for (int64_t j = 0; j < w.k[a]; ++j) {
+      const int64_t p = start + j * w.d[a];
+      if (p >= -w.pb[a] && p < w.in[a] + w.pe[a]) ++n_in_padded;
+      if (p >= 0 && p < w.in[a]) {
+        aw.lo[a] = std::min(aw.lo[a], j);
+        aw.hi[a] = j + 1;
+      }
+    }
+    padded *= n_in_padded;
+    count *= std::max<int64_t>(0, aw.hi[a] - aw.lo[a]);
+  }
+  aw.div = include_pad ? padded : count;
+  return aw;
+}
+
+// Calls fn(T& elem) for every in-range input element of window `aw` at output (od, oh, ow).
+template <typename T, typename Fn>
+inline void for_window(T* x, const Window3& w, const AvgWindow& aw, int64_t od, int64_t oh, int64_t ow, const Fn& fn) {
+  for (int64_t kd = aw.lo[0]; kd < aw.hi[0]; ++kd) {
+    const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
+    for (int64_t kh = aw.lo[1]; kh < aw.hi[1]; ++kh) {
+      const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
+      T* row = x + (id * w.in[1] + ih) * w.in[2];
+      const int64_t iw0 = ow * w.s[2] - w.pb[2];
+      for (int64_t kw = aw.lo[2]; kw < aw.hi[2]; ++kw) fn(row[iw0 + kw * w.d[2]]);
+    }
+  }
+}
+
+// AveragePool over one plane.
 template <typename T>
 void avg_pool_plane(const T* x, const Window3& w, T* y, bool include_pad) {
   for (int64_t od = 0; od < w.out[0]; ++od)
     for (int64_t oh = 0; oh < w.out[1]; ++oh)
       for (int64_t ow = 0; ow < w.out[2]; ++ow) {
-        const int64_t o3[3] = {od, oh, ow};
-        int64_t lo[3], hi[3], padded = 1;
-        for (int a = 0; a < 3; ++a) {
-          // Window positions start + j*d; [lo, hi) are the in-range tap numbers j.
-          const int64_t start = o3[a] * w.s[a] - w.pb[a];
-          int64_t n_in_padded = 0;
-          lo[a] = w.k[a];
-          hi[a] = 0;
-          for (int64_t j = 0; j < w.k[a]; ++j) {
-            const int64_t p = start + j * w.d[a];
-            if (p >= -w.pb[a] && p < w.in[a] + w.pe[a]) ++n_in_padded;
-            if (p >= 0 && p < w.in[a]) {
-              lo[a] = std::min(lo[a], j);
-              hi[a] = j + 1;
-            }
-          }
-          padded *= n_in_padded;
-        }
+        const AvgWindow aw = avg_window(w, od, oh, ow, include_pad);
         T sum = 0;
-        int64_t count = 0;
-        for (int64_t kd = lo[0]; kd < hi[0]; ++kd) {
-          const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
-          if (id < 0 || id >= w.in[0]) continue;
-          for (int64_t kh = lo[1]; kh < hi[1]; ++kh) {
-            const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
-            if (ih < 0 || ih >= w.in[1]) continue;
-            const T* row = x + (id * w.in[1] + ih) * w.in[2];
-            for (int64_t kw = lo[2]; kw < hi[2]; ++kw) {
-              const int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
-              if (iw < 0 || iw >= w.in[2]) continue;
-              sum += row[iw];
-              ++count;
-            }
-          }
-        }
-        const int64_t div = include_pad ? padded : count;
-        y[(od * w.out[1] + oh) * w.out[2] + ow] = div > 0 ? sum / static_cast<T>(div) : T(0);
+        for_window(x, w, aw, od, oh, ow, [&](const T& v) { sum += v; });
+        y[(od * w.out[1] + oh) * w.out[2] + ow] = aw.div > 0 ? sum / static_cast<T>(aw.div) : T(0);
+      }
+}
+
+// AveragePoolGrad over one plane (dx zeroed by the caller): dx[window] += dy / divisor.
+template <typename T>
+void avg_pool_grad_plane(const T* dy, const Window3& w, T* dx, bool include_pad) {
+  for (int64_t od = 0; od < w.out[0]; ++od)
+    for (int64_t oh = 0; oh < w.out[1]; ++oh)
+      for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+        const AvgWindow aw = avg_window(w, od, oh, ow, include_pad);
+        if (aw.div <= 0) continue;
+        const T g = dy[(od * w.out[1] + oh) * w.out[2] + ow] / static_cast<T>(aw.div);
+        for_window(dx, w, aw, od, oh, ow, [&](T& v) { v += g; });
       }
 }
 
@@ -146,9 +208,7 @@ Status pool_typed(exec::KernelContext& ctx, bool is_max) {
   T* py = y->mut_data<T>();
   const int64_t in_size = w.in_size(), out_size = w.out_size();
   if (out_size == 0) return ok_status();
-  bool interior = is_max && !idx;
-  for (int a = 0; a < 3 && interior; ++a)
-    interior = w.pb[a] == 0 && w.pe[a] == 0 && (w.out[a] - 1) * w.s[a] + (w.k[a] - 1) * w.d[a] < w.in[a];
+  const bool interior = is_max && !idx && windows_interior(w);
   ctx.pool().parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       if (interior) max_pool_plane_interior<T>(px + p * in_size, w, py + p * out_size);
@@ -263,6 +323,57 @@ Status max_unpool_kernel(exec::KernelContext& ctx) {
   }
 }
 
+// MaxPoolGrad / AveragePoolGrad (core/ops/families/nn_grad.cpp): dX, per (N, C) plane in
+// parallel. MaxPoolGrad finds each window's argmax with the forward's own max_pool_plane (so
+// ties and padding resolve exactly as MaxPool's Indices do) and adds dY there.
+template <typename T>
+Status pool_grad_typed(exec::KernelContext& ctx, bool is_max) {
+  const Tensor& dy = *ctx.input(is_max ? 1 : 0);
+  TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
+  const ir::Node& node = ctx.node();
+  std::vector<int64_t> in(dx->shape().begin() + 2, dx->shape().end());
+  TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, node.attr_ints("kernel_shape"),
+                                                   node.attr_int("ceil_mode", 0) != 0));
+  T* pdx = dx->mut_data<T>();
+  std::fill(pdx, pdx + dx->numel(), T(0));
+  const int64_t in_size = w.in_size(), out_size = w.out_size();
+  if (out_size == 0 || in_size == 0) return ok_status();
+  const int64_t planes = dx->dim(0) * dx->dim(1);
+  const T* pdy = dy.data<T>();
+  const T* px = is_max ? ctx.input(0)->data<T>() : nullptr;
+  const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
+  const bool interior = is_max && windows_interior(w);
+  ctx.pool().parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
+    thread_local std::vector<T> ybuf;
+    thread_local std::vector<int64_t> ibuf;
+    if (is_max) {
+      ybuf.resize(static_cast<size_t>(out_size));
+      ibuf.resize(static_cast<size_t>(out_size));
+    }
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* g = pdy + p * out_size;
+      T* d = pdx + p * in_size;
+      if (!is_max) {
+        avg_pool_grad_plane<T>(g, w, d, include_pad);
+        continue;
+      }
+      if (interior) {
+        max_pool_grad_plane_interior<T>(px + p * in_size, g, w, d);
+        continue;
+      }
+      max_pool_plane<T>(px + p * in_size, w, ybuf.data(), ibuf.data(), 0, false);
+      for (int64_t o = 0; o < out_size; ++o)
+        if (ibuf[static_cast<size_t>(o)] >= 0) d[ibuf[static_cast<size_t>(o)]] += g[o];
+    }
+  });
+  return ok_status();
+}
+
+template <bool kMax>
+Status pool_grad_kernel(exec::KernelContext& ctx) {
+  return ctx.input(0)->dtype() == DType::kF64 ? pool_grad_typed<double>(ctx, kMax) : pool_grad_typed<float>(ctx, kMax);
+}
+
 }  // namespace
 
 void register_nn_pool_kernels(KernelRegistry& r) {
@@ -272,6 +383,8 @@ void register_nn_pool_kernels(KernelRegistry& r) {
   r.add_fn("AveragePool", types, pool_kernel<false, false>);
   r.add_fn("GlobalMaxPool", types, pool_kernel<true, true>);
   r.add_fn("GlobalAveragePool", types, pool_kernel<false, true>);
+  r.add_fn("MaxPoolGrad", types, pool_grad_kernel<true>);
+  r.add_fn("AveragePoolGrad", types, pool_grad_kernel<false>);
 }
 
 }  // namespace tsr::cpu

@@ -57,6 +57,7 @@ Status infer_broadcast(InferContext& ctx, size_t first, size_t count, DType dtyp
       first_idx = i;
       continue;
     }
+    if (t.shape == out) continue;  // the common case, checked first: it allocates nothing
     auto b = broadcast_shapes(out, t.shape);
     if (!b.ok())
       return ctx.arg_error("input[", i, "] ", shape_str(t.shape), " does not broadcast with ",

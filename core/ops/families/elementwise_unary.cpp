@@ -1,5 +1,5 @@
-// Unary math, activations and Clip (ONNX opset-17 semantics). Output has the input's shape and
-// dtype except IsNaN/IsInf (bool).
+// Unary math, activations and Clip (ONNX opset-17 semantics; Gelu opset 20), and GeluGrad (domain
+// tessera, Gelu's VJP). Output has the input's shape and dtype except IsNaN/IsInf (bool).
 #include <string>
 
 #include "core/ops/families/elementwise_common.h"
@@ -28,6 +28,13 @@ void add_unary(OpRegistry& r, const std::string& name, int since, std::vector<DT
 }
 
 AttrSpec fattr(const char* name) { return {name, AttrKind::kFloat, false}; }
+
+// Gelu's `approximate` attribute: "none" (default, exact erf form) or "tanh".
+Status check_gelu_approximate(const InferContext& ctx) {
+  const std::string a = ctx.node().attr_string("approximate", "none");
+  if (a != "none" && a != "tanh") return ctx.ir_error("attribute 'approximate' is \"", a, "\", expected \"none\" or \"tanh\"");
+  return ok_status();
+}
 
 }  // namespace
 
@@ -70,6 +77,47 @@ void register_elementwise_unary_ops(OpRegistry& r) {
   add_unary(r, "Mish", 18, flt, "Y = X * tanh(softplus(X))");
   add_unary(r, "Shrink", 9, num, "Y = X < -lambd ? X + bias : X > lambd ? X - bias : 0 (lambd 0.5, bias 0)",
             {fattr("lambd"), fattr("bias")});
+
+  // Gelu (ONNX opset 20): Y = X * Phi(X) = 0.5 X (1 + erf(X / sqrt 2)); approximate="tanh":
+  // Y = 0.5 X (1 + tanh(sqrt(2/pi) (X + 0.044715 X^3))). Float dtypes; Y has X's shape.
+  {
+    OpDef d;
+    d.name = "Gelu";
+    d.since_version = 20;
+    d.min_inputs = d.max_inputs = 1;
+    d.attrs = {{"approximate", AttrKind::kString, false}};
+    d.doc = "Y = X * Phi(X) (approximate=\"none\", erf) or its tanh approximation (approximate=\"tanh\")";
+    d.infer = [](InferContext& ctx) -> Status {
+      TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, float_dtypes()));
+      TSR_RETURN_IF_ERROR(check_gelu_approximate(ctx));
+      same_shape_output(ctx, 0, 0, ctx.input(0).dtype);
+      return ok_status();
+    };
+    r.add(std::move(d));
+  }
+  // GeluGrad(dY, X) -> dX (domain tessera; Gelu's VJP, core/ops/grads/elementwise_unary.cpp):
+  // dX = dY * Gelu'(X) with Gelu's `approximate`. dY and X: same float dtype and shape; dX too.
+  //   none: Gelu'(x) = Phi(x) + x phi(x);
+  //   tanh: Gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t^2) sqrt(2/pi) (1 + 3 * 0.044715 x^2), t = tanh(u).
+  {
+    OpDef d;
+    d.name = "GeluGrad";
+    d.domain = "tessera";
+    d.min_inputs = d.max_inputs = 2;
+    d.attrs = {{"approximate", AttrKind::kString, false}};
+    d.doc = "dX = dY * Gelu'(X) (the gradient of Gelu; same approximate attribute)";
+    d.infer = [](InferContext& ctx) -> Status {
+      TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 1, float_dtypes()));
+      TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
+      TSR_RETURN_IF_ERROR(check_gelu_approximate(ctx));
+      const ValueType &dy = ctx.input(0), &x = ctx.input(1);
+      if (dy.fully_known() && x.fully_known() && dy.shape != x.shape)
+        return ctx.arg_error("dY ", shape_str(dy.shape), " and X ", shape_str(x.shape), " must have the same shape");
+      same_shape_output(ctx, 1, 0, ctx.input(1).dtype);
+      return ok_status();
+    };
+    r.add(std::move(d));
+  }
 
   OpDef clip;
   clip.name = "Clip";

@@ -1,0 +1,253 @@
+// CPU kernels for Conv's gradient ops (semantics: core/ops/families/nn_grad.cpp), the adjoints
+// of the forward im2col + GEMM (nn.cpp), on the same blocks of output rows:
+//   ConvGradInput:  col = W_g^T · dY_g (GEMM), then col2im adds col onto dX_g;
+//   ConvGradWeight: dW_g^T += im2col(X_g) · dY_g^T (GEMM with beta = 1), transposed at the end.
+// 1x1 / stride-1 / unpadded convs skip the column matrix. Small images are put side by side in
+// one column matrix (one wide GEMM for several images). Training batches are many small
+// images, so the batch is split over the thread pool (each thread runs its GEMMs inline, the
+// weight gradient into a per-thread partial sum); a single image uses the pool inside instead.
+// f32 runs on the packed SGEMM, f64 on the reference GEMM.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/im2col.h"
+#include "backends/cpu/kernels/matmul.h"
+
+namespace tsr::cpu {
+namespace {
+
+using matmul_detail::gemm_any;
+
+// The geometry shared by both kernels, from X's shape and W's shape.
+struct ConvGeom {
+  Window3 w;
+  int64_t n_batch = 0, c = 0, m = 0, group = 1, cg = 0, mg = 0, kg = 0;
+  int64_t rows = 0, rows_per_block = 1;  // output rows (od, oh) and rows per im2col block
+  bool pointwise = false;                // 1x1 window, stride 1, no padding: col == X
+};
+
+Expected<ConvGeom> conv_geom(exec::KernelContext& ctx, const Shape& xs, const Shape& ws) {
+  ConvGeom g;
+  std::vector<int64_t> in(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
+  TSR_ASSIGN_OR_RETURN(g.w, resolve_window3(ctx, in, kernel, false));
+  const Window3& w = g.w;
+  g.group = ctx.node().attr_int("group", 1);
+  g.n_batch = xs[0];
+  g.c = xs[1];
+  g.m = ws[0];
+  g.cg = g.c / g.group;
+  g.mg = g.m / g.group;
+  g.kg = g.cg * w.k_size();
+  g.pointwise = w.k_size() == 1 && w.s == std::array<int64_t, 3>{1, 1, 1} &&
+                w.pb == std::array<int64_t, 3>{0, 0, 0} && w.pe == std::array<int64_t, 3>{0, 0, 0};
+  // Blocks of whole output rows: ~1 MiB of columns, at least 512 wide for the GEMM (as Conv).
+  const int64_t ow = w.out[2];
+  g.rows = w.out[0] * w.out[1];
+  g.rows_per_block = std::max<int64_t>((512 + ow - 1) / std::max<int64_t>(1, ow),
+                                       (int64_t{1} << 18) / std::max<int64_t>(1, g.kg * ow));
+  g.rows_per_block = std::clamp<int64_t>(g.rows_per_block, 1, std::max<int64_t>(1, g.rows));
+  return g;
+}
+
+// Per-thread scratch of at least n elements, reused across calls; `slot` tells the buffers of
+// one kernel apart.
+template <typename T, int slot>
+T* scratch(size_t n) {
+  thread_local std::vector<T> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf.data();
+}
+
+// Images [0, n_batch) split into `chunks` contiguous ranges; fn(chunk, n0, n1, inner pool).
+// One chunk runs inline with the pool left to the GEMMs (and im2col/col2im); several run on the
+// pool, each inline.
+template <typename Fn>
+void over_batch(ThreadPool& pool, int64_t n_batch, int64_t chunks, const Fn& fn) {
+  if (chunks <= 1) {
+    fn(int64_t{0}, int64_t{0}, n_batch, &pool);
+    return;
+  }
+  pool.parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+    for (int64_t ch = c0; ch < c1; ++ch) fn(ch, ch * n_batch / chunks, (ch + 1) * n_batch / chunks, nullptr);
+  });
+}
+
+int64_t batch_chunks(ThreadPool& pool, int64_t n_batch) {
+  return std::clamp<int64_t>(pool.num_threads(), 1, std::max<int64_t>(1, n_batch));
+}
+
+// Calls fn(n0, count, r0, r1) for the column blocks of images [n0, n1): `per_gemm` whole images
+// side by side at a time (small images, the training case: one wide GEMM per block, the weights
+// packed once per block), else one image in blocks of g.rows_per_block output rows.
+template <typename Fn>
+void for_col_blocks(const ConvGeom& g, int64_t n0, int64_t n1, int64_t per_gemm, const Fn& fn) {
+  if (per_gemm > 1) {
+    for (int64_t n = n0; n < n1; n += per_gemm) fn(n, std::min(per_gemm, n1 - n), int64_t{0}, g.rows);
+    return;
+  }
+  for (int64_t n = n0; n < n1; ++n)
+    for (int64_t r0 = 0; r0 < g.rows; r0 += g.rows_per_block)
+      fn(n, int64_t{1}, r0, std::min(g.rows, r0 + g.rows_per_block));
+}
+
+// Whole images per GEMM: up to ~512 KiB of f32 columns (an L2-sized block, which col2im /
+// the GEMM's packing read back), when one image's columns fit in a block.
+int64_t images_per_gemm(const ConvGeom& g) {
+  if (g.pointwise || g.rows_per_block < g.rows) return 1;
+  const int64_t per_image = std::max<int64_t>(1, g.kg * g.w.out_size());
+  return std::clamp<int64_t>((int64_t{1} << 17) / per_image, 1, std::max<int64_t>(1, g.n_batch));
+}
+
+// dY_g of images [n0, n0 + count), output rows [r0, r1): a pointer and row stride, gathered into
+// `buf` ([mg, count * ncols], images side by side) when there are several images.
+template <typename T>
+const T* gather_dy(const T* dy, const ConvGeom& g, int64_t gi, int64_t n0, int64_t count, int64_t r0, int64_t r1,
+                   T* buf, int64_t* ld) {
+  const int64_t out_size = g.w.out_size(), ow = g.w.out[2], ncols = (r1 - r0) * ow;
+  const T* first = dy + (n0 * g.m + gi * g.mg) * out_size + r0 * ow;
+  if (count == 1) {
+    *ld = out_size;
+    return first;
+  }
+  *ld = count * ncols;
+  for (int64_t j = 0; j < count; ++j)
+    for (int64_t o = 0; o < g.mg; ++o)
+      std::memcpy(buf + o * *ld + j * ncols, first + (j * g.m + o) * out_size, static_cast<size_t>(ncols) * sizeof(T));
+  return buf;
+}
+
+template <typename T>
+Status conv_grad_input_typed(exec::KernelContext& ctx) {
+  const Tensor& dy = *ctx.input(0);
+  const Tensor& wt = *ctx.input(1);
+  TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
+  TSR_ASSIGN_OR_RETURN(const ConvGeom g, conv_geom(ctx, dx->shape(), wt.shape()));
+  T* pdx = dx->mut_data<T>();
+  std::fill(pdx, pdx + dx->numel(), T(0));
+  if (dx->numel() == 0 || dy.numel() == 0) return ok_status();
+  const Window3& w = g.w;
+  const int64_t in_size = w.in_size(), out_size = w.out_size(), ow = w.out[2], ksize = w.k_size();
+  const T* pdy = dy.data<T>();
+  const T* pw = wt.data<T>();
+  ThreadPool& pool = ctx.pool();
+  const int64_t per_gemm = images_per_gemm(g);
+  const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);
+  over_batch(pool, g.n_batch, batch_chunks(pool, g.n_batch), [&](int64_t, int64_t n0, int64_t n1, ThreadPool* inner) {
+    if (g.pointwise) {  // dX_g = W_g^T · dY_g, written in place
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t gi = 0; gi < g.group; ++gi)
+          gemm_any<T>(true, false, g.kg, out_size, g.mg, T(1), pw + gi * g.mg * g.kg, g.kg,
+                      pdy + (n * g.m + gi * g.mg) * out_size, out_size, T(0), pdx + (n * g.c + gi * g.cg) * in_size,
+                      in_size, inner);
+      return;
+    }
+    T* col = scratch<T, 0>(static_cast<size_t>(g.kg * max_cols));
+    T* dyb = per_gemm > 1 ? scratch<T, 1>(static_cast<size_t>(g.mg * max_cols)) : nullptr;
+    for_col_blocks(g, n0, n1, per_gemm, [&](int64_t nb, int64_t count, int64_t r0, int64_t r1) {
+      const int64_t ncols = (r1 - r0) * ow;
+      for (int64_t gi = 0; gi < g.group; ++gi) {
+        int64_t ldb = 0;
+        const T* b = gather_dy(pdy, g, gi, nb, count, r0, r1, dyb, &ldb);
+        const int64_t ld = count * ncols;
+        gemm_any<T>(true, false, g.kg, ld, g.mg, T(1), pw + gi * g.mg * g.kg, g.kg, b, ldb, T(0), col, ld, inner);
+        for (int64_t j = 0; j < count; ++j) {
+          T* dxg = pdx + ((nb + j) * g.c + gi * g.cg) * in_size;
+          const T* cj = col + j * ncols;
+          if (inner && inner->num_threads() > 1 && g.cg > 1) {
+            // Disjoint channels per task: col2im rows of one channel may hit the same element.
+            inner->parallel_for(g.cg, 1, [&](int64_t c0, int64_t c1) {
+              col2im_add<T>(cj, w, r0, r1, c0 * ksize, c1 * ksize, dxg, ld);
+            });
+          } else {
+            col2im_add<T>(cj, w, r0, r1, 0, g.kg, dxg, ld);
+          }
+        }
+      }
+    });
+  });
+  return ok_status();
+}
+
+// dW accumulates transposed, dW_g^T [kg, mg] += im2col(X_g) · dY_g^T: the column matrix is
+// then GEMM's A, read along its rows, and only the small dY_g is packed transposed (with dW_g
+// = dY_g · im2col^T the packing of the wide transposed columns cost as much as the product).
+template <typename T>
+Status conv_grad_weight_typed(exec::KernelContext& ctx) {
+  const Tensor& x = *ctx.input(0);
+  const Tensor& dy = *ctx.input(1);
+  TSR_ASSIGN_OR_RETURN(Tensor * dw, ctx.alloc_output(0));
+  TSR_ASSIGN_OR_RETURN(const ConvGeom g, conv_geom(ctx, x.shape(), dw->shape()));
+  T* pdw = dw->mut_data<T>();
+  const int64_t wsize = dw->numel();
+  std::fill(pdw, pdw + wsize, T(0));
+  if (wsize == 0 || dy.numel() == 0) return ok_status();
+  const Window3& w = g.w;
+  const int64_t in_size = w.in_size(), out_size = w.out_size(), ow = w.out[2];
+  const T* px = x.data<T>();
+  const T* pdy = dy.data<T>();
+  ThreadPool& pool = ctx.pool();
+  const int64_t chunks = batch_chunks(pool, g.n_batch);
+  const int64_t per_gemm = images_per_gemm(g);
+  const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);
+  // Per chunk: the transposed partial sums [group, kg, mg], added up at the end.
+  std::vector<T> partial(static_cast<size_t>(chunks * wsize), T(0));
+  over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
+    T* acc = partial.data() + ch * wsize;
+    if (g.pointwise) {  // dW_g^T += X_g · dY_g^T
+      for (int64_t n = n0; n < n1; ++n)
+        for (int64_t gi = 0; gi < g.group; ++gi)
+          gemm_any<T>(false, true, g.kg, g.mg, out_size, T(1), px + (n * g.c + gi * g.cg) * in_size, in_size,
+                      pdy + (n * g.m + gi * g.mg) * out_size, out_size, T(1), acc + gi * g.mg * g.kg, g.mg, inner);
+      return;
+    }
+    T* col = scratch<T, 0>(static_cast<size_t>(g.kg * max_cols));
+    T* dyb = per_gemm > 1 ? scratch<T, 1>(static_cast<size_t>(g.mg * max_cols)) : nullptr;
+    for_col_blocks(g, n0, n1, per_gemm, [&](int64_t nb, int64_t count, int64_t r0, int64_t r1) {
+      const int64_t ncols = (r1 - r0) * ow, ld = count * ncols;
+      for (int64_t gi = 0; gi < g.group; ++gi) {
+        for (int64_t j = 0; j < count; ++j) {
+          const T* xg = px + ((nb + j) * g.c + gi * g.cg) * in_size;
+          T* cj = col + j * ncols;
+          if (inner && inner->num_threads() > 1 && g.kg > 1) {
+            inner->parallel_for(g.kg, 8, [&](int64_t k0, int64_t k1) { im2col<T>(xg, w, r0, r1, k0, k1, cj, ld); });
+          } else {
+            im2col<T>(xg, w, r0, r1, 0, g.kg, cj, ld);
+          }
+        }
+        int64_t ldb = 0;
+        const T* b = gather_dy(pdy, g, gi, nb, count, r0, r1, dyb, &ldb);
+        gemm_any<T>(false, true, g.kg, g.mg, ld, T(1), col, ld, b, ldb, T(1), acc + gi * g.mg * g.kg, g.mg, inner);
+      }
+    });
+  });
+  // dW[gi][o][k] = sum over chunks of partial[ch][gi][k][o].
+  for (int64_t gi = 0; gi < g.group; ++gi)
+    for (int64_t ch = 0; ch < chunks; ++ch) {
+      const T* p = partial.data() + ch * wsize + gi * g.mg * g.kg;
+      T* d = pdw + gi * g.mg * g.kg;
+      for (int64_t k = 0; k < g.kg; ++k)
+        for (int64_t o = 0; o < g.mg; ++o) d[o * g.kg + k] += p[k * g.mg + o];
+    }
+  return ok_status();
+}
+
+// The registry admits f32 and f64 only.
+Status conv_grad_input(exec::KernelContext& ctx) {
+  if (ctx.input(0)->dtype() == DType::kF64) return conv_grad_input_typed<double>(ctx);
+  return conv_grad_input_typed<float>(ctx);
+}
+Status conv_grad_weight(exec::KernelContext& ctx) {
+  if (ctx.input(0)->dtype() == DType::kF64) return conv_grad_weight_typed<double>(ctx);
+  return conv_grad_weight_typed<float>(ctx);
+}
+
+}  // namespace
+
+void register_nn_grad_kernels(KernelRegistry& r) {
+  r.add_fn("ConvGradInput", {DType::kF32, DType::kF64}, &conv_grad_input);
+  r.add_fn("ConvGradWeight", {DType::kF32, DType::kF64}, &conv_grad_weight);
+}
+
+}  // namespace tsr::cpu

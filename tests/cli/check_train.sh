@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# check_train.sh TESSERA WORKDIR: trains LeNet for one epoch on 3000 Fashion-MNIST samples and
+# checks what `tessera train` promises: the loss falls, test accuracy is far above chance (10%),
+# the checkpoint, CSVs and PNG are written, training resumes from the checkpoint, and the
+# exported inference model runs with `tessera run` and scores exactly the checkpoint's accuracy.
+# Skipped (77) when Debian's dataset-fashion-mnist is not installed.
+set -euo pipefail
+tessera=$1 dir=$2
+data=/usr/share/datasets/fashion-mnist
+[[ -f $data/train-images-idx3-ubyte.gz ]] || { echo "SKIP: $data missing (apt-get install dataset-fashion-mnist)"; exit 77; }
+rm -rf "$dir" && mkdir -p "$dir"
+"$tessera" train --arch lenet --epochs 1 --limit 3000 --batch-size 32 --seed 3 -o "$dir/run" | tee "$dir/train.txt"
+for f in checkpoint_epoch1.tsr loss.csv epochs.csv loss.png; do
+  [[ -s $dir/run/$f ]] || { echo "FAIL: $dir/run/$f not written"; exit 1; }
+done
+[[ $(head -c 4 "$dir/run/loss.png" | od -An -tx1 | tr -d ' ') == 89504e47 ]] || { echo "FAIL: loss.png is not a PNG"; exit 1; }
+/usr/bin/python3 - "$dir" <<'PY'
+import csv, sys
+d = sys.argv[1]
+steps = list(csv.DictReader(open(f"{d}/run/loss.csv")))
+assert len(steps) == 94, f"{len(steps)} steps, expected ceil(3000 / 32) = 94"
+first = sum(float(r["loss"]) for r in steps[:10]) / 10
+last = sum(float(r["loss"]) for r in steps[-10:]) / 10
+assert last < 0.6 * first, f"loss did not fall: first 10 steps {first:.3f}, last 10 {last:.3f}"
+ep = list(csv.DictReader(open(f"{d}/run/epochs.csv")))
+acc = float(ep[-1]["test_accuracy"])
+assert acc > 0.6, f"test accuracy {acc} after one epoch on 3000 samples"
+print(f"loss {first:.3f} -> {last:.3f}, test accuracy {acc:.4f}")
+open(f"{d}/acc.txt", "w").write(f"{100 * acc:.2f}%")
+PY
+# Resuming continues from the saved step count and optimizer state.
+"$tessera" train "$dir/run/checkpoint_epoch1.tsr" --epochs 1 --limit 320 --batch-size 32 -o "$dir/resumed" >/dev/null
+[[ -s $dir/resumed/checkpoint_epoch1.tsr ]] || { echo "FAIL: resumed checkpoint missing"; exit 1; }
+"$tessera" inspect "$dir/resumed/checkpoint_epoch1.tsr" >/dev/null
+# Export: an inference model with the weights as constants, the same accuracy as the checkpoint.
+"$tessera" export "$dir/run/checkpoint_epoch1.tsr" -o "$dir/lenet.tsr"
+"$tessera" run "$dir/lenet.tsr" --random-inputs --shape image=2,1,28,28 | grep -q "logits"
+"$tessera" train "$dir/lenet.tsr" --epochs 0 | tee "$dir/eval.txt"
+grep -qF "test accuracy $(cat "$dir/acc.txt")" "$dir/eval.txt" || { echo "FAIL: exported accuracy differs from $(cat "$dir/acc.txt")"; exit 1; }
+echo "PASS"
