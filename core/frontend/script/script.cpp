@@ -6,31 +6,24 @@
 #include "core/exec/session.h"
 #include "core/ir/verify.h"
 
-#if __has_include("core/frontend/eager_emitter.h")
 #include "core/frontend/eager_emitter.h"
-#define TSR_SCRIPT_HAVE_EAGER 1
-#endif
-#if __has_include("core/frontend/tracer.h")
 #include "core/frontend/tracer.h"
-#define TSR_SCRIPT_HAVE_TRACER 1
-#endif
 
 namespace tsr::frontend::script {
 namespace {
 
-#ifdef TSR_SCRIPT_HAVE_EAGER
 class EagerTarget final : public ScriptTarget {
  public:
+  explicit EagerTarget(EagerEmitter* external) : eager_(external ? external : &own_) {}
   Mode mode() const override { return Mode::kEager; }
-  ops::Emitter& emitter() override { return eager_; }
-  EagerEmitter& eager() { return eager_; }
+  ops::Emitter& emitter() override { return *eager_; }
+  EagerEmitter& eager() { return *eager_; }
 
  private:
-  EagerEmitter eager_;
+  EagerEmitter own_;
+  EagerEmitter* eager_;
 };
-#endif
 
-#ifdef TSR_SCRIPT_HAVE_TRACER
 class TraceTarget final : public ScriptTarget {
  public:
   explicit TraceTarget(ir::Model& model) : tracer_(model) {}
@@ -42,13 +35,22 @@ class TraceTarget final : public ScriptTarget {
     if (!t) return invalid_argument(where, ": the condition's value is not known");
     if (t->numel() != 1)
       return invalid_argument(where, ": the truth value of a tensor with ", t->numel(), " elements is ambiguous");
-    return tracer_.decide(cond, where);
+    const size_t before = tracer_.warnings().size();
+    const bool taken = tracer_.decide(cond, where);
+    // The tracer's warning is "<where>: text"; as a diagnostic it reads "<where>: warning: text".
+    for (size_t k = before; k < tracer_.warnings().size(); ++k) {
+      const std::string& w = tracer_.warnings()[k];
+      const size_t skip = w.rfind(where + ": ", 0) == 0 ? where.size() + 2 : 0;
+      warnings_.push_back(str_cat(where, ": warning: ", w.substr(skip)));
+    }
+    return taken;
   }
+  const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
   Tracer tracer_;
+  std::vector<std::string> warnings_;
 };
-#endif
 
 }  // namespace
 
@@ -86,20 +88,12 @@ Expected<ScriptResult> run_script(const std::string& file_name, const std::strin
       target = std::make_unique<GraphTarget>(*model);
       break;
     case Mode::kEager:
-#ifdef TSR_SCRIPT_HAVE_EAGER
-      target = std::make_unique<EagerTarget>();
+      target = std::make_unique<EagerTarget>(options.eager);
       break;
-#else
-      return unsupported("eager mode needs the EagerEmitter (core/frontend/eager_emitter.h), not in this build");
-#endif
     case Mode::kTrace:
-#ifdef TSR_SCRIPT_HAVE_TRACER
       model = std::make_shared<ir::Model>();
       target = std::make_unique<TraceTarget>(*model);
       break;
-#else
-      return unsupported("trace mode needs the Tracer (core/frontend/tracer.h), not in this build");
-#endif
   }
   Interpreter interp(module, *target, io);
   TSR_RETURN_IF_ERROR(interp.run_module());
@@ -148,14 +142,12 @@ Expected<ScriptResult> run_script(const std::string& file_name, const std::strin
         break;
       }
       case Mode::kEager:
-#ifdef TSR_SCRIPT_HAVE_EAGER
-        v = static_cast<EagerTarget&>(*target).eager().wrap(value);
-#endif
+        v = static_cast<EagerTarget&>(*target).eager().wrap(
+            value, std::find(options.requires_grad.begin(), options.requires_grad.end(), name) !=
+                       options.requires_grad.end());
         break;
       case Mode::kTrace:
-#ifdef TSR_SCRIPT_HAVE_TRACER
         v = static_cast<TraceTarget&>(*target).tracer().input(name, value);
-#endif
         break;
     }
     feeds.push_back(value);
@@ -174,6 +166,10 @@ Expected<ScriptResult> run_script(const std::string& file_name, const std::strin
   ops::Emitter& em = target->emitter();
 
   if (options.mode == Mode::kEager) {
+    result.output_values = values;
+    for (const auto& in : options.inputs)
+      for (size_t k = 0; k < ordered.size(); ++k)
+        if (ordered[k].first == in.first) result.input_values.push_back(kwargs[k].second.v);
     for (const ops::Value& v : values) {
       const Tensor* t = em.known_value(v);
       if (!t) return internal_error("an eager result without a value");
@@ -182,7 +178,6 @@ Expected<ScriptResult> run_script(const std::string& file_name, const std::strin
     return result;
   }
   if (options.mode == Mode::kTrace) {
-#ifdef TSR_SCRIPT_HAVE_TRACER
     Tracer& tr = static_cast<TraceTarget&>(*target).tracer();
     for (size_t k = 0; k < values.size(); ++k) {
       const Tensor* t = em.known_value(values[k]);
@@ -191,10 +186,9 @@ Expected<ScriptResult> run_script(const std::string& file_name, const std::strin
       tr.output(values[k], result.output_names[k]);
     }
     if (!tr.status().ok()) return tr.status();
-    std::vector<std::string> w = tr.warnings();
+    std::vector<std::string> w = static_cast<TraceTarget&>(*target).warnings();
     w.insert(w.end(), result.warnings.begin(), result.warnings.end());
     result.warnings = std::move(w);
-#endif
     TSR_RETURN_IF_ERROR(ir::verify_model(*model));
     result.model = model;
     return result;

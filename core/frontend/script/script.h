@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "core/frontend/eager_emitter.h"
 #include "core/frontend/script/interpreter.h"
 #include "core/frontend/script/parser.h"
 
@@ -50,6 +51,11 @@ struct ScriptOptions {
   // Convert mode: parameter -> axes left dynamic (-1) in the graph input.
   std::map<std::string, std::vector<int64_t>> dynamic_axes;
   bool unroll = true;           // convert mode: unroll `for` over host ranges
+  // Eager mode: run on this emitter instead of a private one (the caller keeps the tape and the
+  // values; it must outlive nothing but the call). Parameters named in `requires_grad` are
+  // wrapped as tape leaves, so the caller can take gradients with EagerEmitter::gradients().
+  EagerEmitter* eager = nullptr;
+  std::vector<std::string> requires_grad;
   std::ostream* out = nullptr;  // print(); null = std::cout
 };
 
@@ -57,6 +63,9 @@ struct ScriptResult {
   std::vector<std::string> output_names;
   // eager and trace: the entry's results. convert: the graph's outputs on the given inputs.
   std::vector<Tensor> outputs;
+  // Eager mode: the results and the given inputs (in options.inputs order) as Values of the
+  // emitter; only meaningful with options.eager (a private emitter dies with the call).
+  std::vector<ops::Value> output_values, input_values;
   // trace and convert: the graph (inputs = the entry's tensor parameters). Null in eager mode.
   std::shared_ptr<ir::Model> model;
   std::vector<std::string> warnings;  // diagnostics ("file:line:col: warning: ...")
