@@ -8,7 +8,7 @@
 // else: Identity(w2)) with a constant w2 captured into the else branch (subgraph tree tests).
 // grad_model.tsr (`tessera grad`): inputs x: f32 [2, 3], ids: i64 [N]; constants w: f32 [2, 3],
 // b: f32 [3]; outputs loss = ReduceSum(x * w + b) (so d/dw = x, d/db = 2, d/dx = w) and
-// count = Shape(ids). nograd_model.tsr: input x: f32 [3], loss = ReduceSum(Round(Floor(x)) * x)
+// count = Shape(ids). nograd_model.tsr: input x: f32 [3], loss = ReduceSum(Hardmax(Einsum(x)) * x)
 // (two ops without gradient rules).
 #include <cstdio>
 #include <string>
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     ir::Model nm;
     ops::GraphBuilder b(nm);
     auto x = b.input("x", DType::kF32, {3});
-    auto y = b.op("Round", {b.op("Floor", {x})});
+    auto y = b.op("Hardmax", {b.op("Einsum", {x}, {ir::Attribute::make_string("equation", "i->i")})});
     b.output(b.op("ReduceSum", {b.op("Mul", {y, x})}, {ir::Attribute::make_int("keepdims", 0)}), "loss");
     if (!b.status().ok()) return fail(b.status());
     s = io::save_model_file(nm, dir + "/nograd_model.tsr");
