@@ -96,9 +96,6 @@ int usage_error(const std::string& msg) {
   return kExitUsage;
 }
 
-}  // namespace
-
-namespace {
 template <typename T>
 double to_double(T v) {
   if constexpr (std::is_same_v<T, Half>) return f16_to_f32(v.bits);
@@ -111,6 +108,15 @@ std::string format_value(double v, bool is_float) {
   if (is_float) std::snprintf(buf, sizeof buf, "%.6g", v);
   else std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
+}
+
+Expected<Tensor> to_npy_compatible(const Tensor& t) {
+  if (t.dtype() != DType::kBF16) return t;
+  TSR_ASSIGN_OR_RETURN(Tensor f, Tensor::empty(DType::kF32, t.shape()));
+  const auto* src = t.data<BFloat16>();
+  float* dst = f.mut_data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = bf16_to_f32(src[i].bits);
+  return f;
 }
 
 }  // namespace
@@ -162,15 +168,6 @@ std::string summary(const Tensor& t) {
   return out;
 }
 
-static Expected<Tensor> to_npy_compatible(const Tensor& t) {
-  if (t.dtype() != DType::kBF16) return t;
-  TSR_ASSIGN_OR_RETURN(Tensor f, Tensor::empty(DType::kF32, t.shape()));
-  const auto* src = t.data<BFloat16>();
-  float* dst = f.mut_data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = bf16_to_f32(src[i].bits);
-  return f;
-}
-
 void print_output(size_t i, const std::string& name, const Tensor& t) {
   std::cout << "output[" << i << "] \"" << name << "\": " << dtype_name(t.dtype());
   if (t.kind() == ValueKind::kTensor) std::cout << " " << shape_str(t.shape());
@@ -217,7 +214,6 @@ Status write_outputs(const std::string& dir, const std::vector<std::string>& nam
   if (!js.flush()) return resource_error(dir, "/outputs.json: write failed");
   return ok_status();
 }
-
 
 int run_command(const RunOptions& o) {
   // Parse the option values that need no model first, so usage errors come before slow loads.
