@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/tensor/tensor.h"
 
 namespace tsr::cli {
 
@@ -96,6 +97,24 @@ struct GradOptions {
   std::vector<std::string> wrt;  // empty = every float constant the loss depends on
 };
 
+struct ScriptOptions {
+  std::string file;
+  std::string entry;
+  std::vector<std::string> inputs;   // "NAME=FILE"
+  std::string mode = "eager";
+  std::string output;                // -o OUT.tsr (trace, convert)
+  std::string output_dir;
+  bool print_graph = false;
+  std::vector<std::string> dynamic;  // "NAME:AXIS"
+  bool no_unroll = false;
+};
+
+// The output printing and --output-dir writing of `tessera run` (cmd_run.cpp), shared by the
+// commands that produce tensors. write_outputs writes output_<i>.npy and outputs.json.
+std::string summary(const Tensor& t);
+void print_output(size_t i, const std::string& name, const Tensor& t);
+Status write_outputs(const std::string& dir, const std::vector<std::string>& names, const std::vector<Tensor>& outs);
+
 // Each command returns a process exit code.
 int run_command(const RunOptions& o);
 int inspect_command(const InspectOptions& o);
@@ -104,5 +123,6 @@ int convert_command(const ConvertOptions& o);
 int train_command(const TrainOptions& o);
 int export_command(const ExportOptions& o);
 int grad_command(const GradOptions& o);
+int script_command(const ScriptOptions& o);
 
 }  // namespace tsr::cli

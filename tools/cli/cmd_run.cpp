@@ -91,6 +91,11 @@ Expected<Tensor> random_tensor(DType dtype, const Shape& shape, uint64_t seed, s
   return t;
 }
 
+int usage_error(const std::string& msg) {
+  std::cerr << "tessera: usage error: " << msg << "\nRun 'tessera run --help' for usage.\n";
+  return kExitUsage;
+}
+
 template <typename T>
 double to_double(T v) {
   if constexpr (std::is_same_v<T, Half>) return f16_to_f32(v.bits);
@@ -104,6 +109,17 @@ std::string format_value(double v, bool is_float) {
   else std::snprintf(buf, sizeof buf, "%.0f", v);
   return buf;
 }
+
+Expected<Tensor> to_npy_compatible(const Tensor& t) {
+  if (t.dtype() != DType::kBF16) return t;
+  TSR_ASSIGN_OR_RETURN(Tensor f, Tensor::empty(DType::kF32, t.shape()));
+  const auto* src = t.data<BFloat16>();
+  float* dst = f.mut_data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = bf16_to_f32(src[i].bits);
+  return f;
+}
+
+}  // namespace
 
 // min, max, mean and the first values of a numeric tensor.
 std::string summary(const Tensor& t) {
@@ -152,16 +168,13 @@ std::string summary(const Tensor& t) {
   return out;
 }
 
-Expected<Tensor> to_npy_compatible(const Tensor& t) {
-  if (t.dtype() != DType::kBF16) return t;
-  TSR_ASSIGN_OR_RETURN(Tensor f, Tensor::empty(DType::kF32, t.shape()));
-  const auto* src = t.data<BFloat16>();
-  float* dst = f.mut_data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = bf16_to_f32(src[i].bits);
-  return f;
+void print_output(size_t i, const std::string& name, const Tensor& t) {
+  std::cout << "output[" << i << "] \"" << name << "\": " << dtype_name(t.dtype());
+  if (t.kind() == ValueKind::kTensor) std::cout << " " << shape_str(t.shape());
+  std::cout << "  " << summary(t) << "\n";
 }
 
-Status write_outputs(const std::string& dir, const ir::Graph& g, const std::vector<Tensor>& outs) {
+Status write_outputs(const std::string& dir, const std::vector<std::string>& names, const std::vector<Tensor>& outs) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return invalid_argument("--output-dir ", dir, ": cannot create directory: ", ec.message());
@@ -171,7 +184,7 @@ Status write_outputs(const std::string& dir, const ir::Graph& g, const std::vect
   w.begin_object().key("outputs").begin_array();
   for (size_t i = 0; i < outs.size(); ++i) {
     const std::string file = str_cat("output_", i, ".npy");
-    const std::string name = i < g.outputs.size() ? g.tensors[size_t(g.outputs[i])].name : "";
+    const std::string name = i < names.size() ? names[i] : "";
     w.begin_object().key("index").value(i).key("name").value(name).key("dtype").value(dtype_name(outs[i].dtype()));
     if (outs[i].kind() != ValueKind::kTensor) {
       // Sequences: one file per element, output_<i>_<j>.npy; an empty optional: no file.
@@ -201,13 +214,6 @@ Status write_outputs(const std::string& dir, const ir::Graph& g, const std::vect
   if (!js.flush()) return resource_error(dir, "/outputs.json: write failed");
   return ok_status();
 }
-
-int usage_error(const std::string& msg) {
-  std::cerr << "tessera: usage error: " << msg << "\nRun 'tessera run --help' for usage.\n";
-  return kExitUsage;
-}
-
-}  // namespace
 
 int run_command(const RunOptions& o) {
   // Parse the option values that need no model first, so usage errors come before slow loads.
@@ -331,9 +337,7 @@ int run_command(const RunOptions& o) {
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string name = i < g.outputs.size() ? g.tensors[size_t(g.outputs[i])].name : "";
-    std::cout << "output[" << i << "] \"" << name << "\": " << dtype_name(outputs[i].dtype());
-    if (outputs[i].kind() == ValueKind::kTensor) std::cout << " " << shape_str(outputs[i].shape());
-    std::cout << "  " << summary(outputs[i]) << "\n";
+    print_output(i, name, outputs[i]);
   }
   std::sort(ms.begin(), ms.end());
   const double median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
@@ -343,7 +347,9 @@ int run_command(const RunOptions& o) {
   if (o.profile) std::cout << (*session)->profiler()->report(15);
 
   if (!o.output_dir.empty()) {
-    Status s = write_outputs(o.output_dir, g, outputs);
+    std::vector<std::string> names;
+    for (int32_t id : g.outputs) names.push_back(g.tensors[size_t(id)].name);
+    Status s = write_outputs(o.output_dir, names, outputs);
     if (!s.ok()) return report_error(s);
   }
   return kExitOk;

@@ -61,7 +61,7 @@ std::string version_string() {
 
 bool is_command(std::string_view a) {
   return a == "convert" || a == "run" || a == "inspect" || a == "ops" || a == "grad" || a == "train" ||
-         a == "export";
+         a == "export" || a == "script";
 }
 
 int main_impl(int argc, char** argv) {
@@ -140,6 +140,7 @@ int main_impl(int argc, char** argv) {
   x->add_option("-o,--output", exp.output, "Output .tsr file")->required();
   x->add_option("--signature", exp.signature, "Signature to export (default infer)");
   x->footer(exit_code_table());
+
   GradOptions grad;
   auto* gr = app.add_subcommand(
       "grad", "Write a model computing MODEL's outputs followed by the gradients of a loss (outputs <wrt>_grad)");
@@ -153,10 +154,26 @@ int main_impl(int argc, char** argv) {
       ->allow_extra_args(false);
   gr->footer(exit_code_table());
 
+  ScriptOptions script;
+  auto* sc = app.add_subcommand("script", "Run a Python-subset script eagerly, trace it or convert it to a .tsr graph");
+  sc->add_option("file", script.file, "Script (.py)")->required();
+  sc->add_option("--entry", script.entry, "The function to run")->required();
+  sc->add_option("-i,--input", script.inputs, "Argument NAME=FILE (.npy or .pb) of the entry function. Repeatable.")
+      ->allow_extra_args(false);
+  sc->add_option("--mode", script.mode, "eager (default), trace or convert")
+      ->check(CLI::IsMember({"eager", "trace", "convert"}));
+  sc->add_option("-o,--output", script.output, "trace/convert: write the graph to this .tsr file");
+  sc->add_option("--output-dir", script.output_dir, "Write output_<i>.npy and outputs.json here (as tessera run)");
+  sc->add_flag("--print-graph", script.print_graph, "trace/convert: print the graph");
+  sc->add_option("--dynamic", script.dynamic, "convert: leave axis AXIS of input NAME dynamic (NAME:AXIS). Repeatable.")
+      ->allow_extra_args(false);
+  sc->add_flag("--no-unroll", script.no_unroll, "convert: make `for i in range(n)` a Loop even when n is a host integer");
+  sc->footer(exit_code_table());
+
   // CLI11 would report an unknown command as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::cerr << "tessera: usage error: unknown command '" << argv[1]
-              << "' (commands: convert, run, inspect, ops, grad, train, export)\nRun 'tessera --help' for usage.\n";
+              << "' (commands: convert, run, inspect, ops, grad, train, export, script)\nRun 'tessera --help' for usage.\n";
     return kExitUsage;
   }
   try {
@@ -180,6 +197,7 @@ int main_impl(int argc, char** argv) {
   if (t->parsed()) return train_command(train);
   if (x->parsed()) return export_command(exp);
   if (gr->parsed()) return grad_command(grad);
+  if (sc->parsed()) return script_command(script);
   return kExitUsage;
 }
 

@@ -1,0 +1,7 @@
+# A while loop whose condition is a tensor: converts to a Loop node.
+def double_until(x, limit):
+    steps = 0
+    while reduce_sum(x) < limit:
+        x = x * 2.0
+        steps += 1
+    return x, steps
