@@ -419,17 +419,7 @@ Expected<std::vector<Value>> EagerEmitter::gradients(Value loss, const std::vect
   std::map<std::string, std::vector<std::string>> missing;
   for (size_t i : path)
     if (!tape_[i].def->grad) missing[tape_[i].node.op].push_back(str_cat("eager op #", i, " (", tape_[i].node.op, ")"));
-  if (!missing.empty()) {
-    size_t count = 0;
-    std::string list;
-    for (const auto& [op, places] : missing)
-      for (const std::string& p : places) {
-        list += str_cat("\n  ", p);
-        ++count;
-      }
-    return unsupported(count, " eager op", count == 1 ? " has" : "s have", " no gradient rule (", missing.size(),
-                       " op", missing.size() == 1 ? "" : "s", "):", list);
-  }
+  if (!missing.empty()) return ops::missing_rules_error(missing, "eager op");
 
   // The rules run eagerly, unrecorded; whatever they create is released at the end except the
   // results.

@@ -114,4 +114,16 @@ Expected<int64_t> static_axis(Emitter& e, Value v, int64_t axis) {
   return axis < 0 ? axis + r : axis;
 }
 
+Status missing_rules_error(const std::map<std::string, std::vector<std::string>>& missing, std::string_view noun) {
+  size_t count = 0;
+  std::string list;
+  for (const auto& [op, places] : missing)
+    for (const std::string& p : places) {
+      list += str_cat("\n  ", p);
+      ++count;
+    }
+  return unsupported(count, " ", noun, count == 1 ? " has" : "s have", " no gradient rule (", missing.size(), " op",
+                     missing.size() == 1 ? "" : "s", "):", list);
+}
+
 }  // namespace tsr::ops

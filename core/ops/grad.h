@@ -16,9 +16,10 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
-#include <optional>
 #include <initializer_list>
+#include <limits>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -104,5 +105,10 @@ std::vector<ir::Attribute> copy_attrs(const ir::Node& node, std::initializer_lis
 Value log_softmax_vjp(Emitter& e, Value y, Value dy, int64_t axis);
 // Normalizes `axis` against v's rank (which must be known); the caller reports errors.
 Expected<int64_t> static_axis(Emitter& e, Value v, int64_t axis);
+
+// The kUnsupported error of a reverse pass that met ops without a gradient rule: `missing` maps
+// each op to the places of its nodes, all listed at once, e.g. "2 nodes have no gradient rule
+// (1 op):\n  graph[0].node[3] (Einsum ...)". `noun` names a place ("node", "eager op").
+Status missing_rules_error(const std::map<std::string, std::vector<std::string>>& missing, std::string_view noun);
 
 }  // namespace tsr::ops

@@ -103,17 +103,7 @@ Expected<std::vector<Value>> backward(GraphBuilder& b, const std::vector<Seed>& 
     if (!def || !def->grad) missing[node.op].push_back(ir::node_place(gi, *it, node));
     else if (!def->grad_reads_outputs.empty()) on_path.push_back(*it);
   }
-  if (!missing.empty()) {
-    size_t count = 0;
-    std::string list;
-    for (const auto& [op, places] : missing)
-      for (const std::string& p : places) {
-        list += str_cat("\n  ", p);
-        ++count;
-      }
-    return unsupported(count, " node", count == 1 ? " has" : "s have", " no gradient rule (", missing.size(), " op",
-                       missing.size() == 1 ? "" : "s", "):", list);
-  }
+  if (!missing.empty()) return ops::missing_rules_error(missing, "node");
 
   for (int32_t n : on_path) TSR_RETURN_IF_ERROR(add_read_outputs(b, n));
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/rng.h"
 #include "core/exec/session.h"
 #include "core/io/npy.h"
 #include "tools/cli/cli_common.h"
@@ -58,31 +59,17 @@ bool parse_shape_spec(const std::string& spec, std::string* name, Shape* shape) 
   return true;
 }
 
-// splitmix64: a small, well-mixed, portable generator so that --seed gives the same inputs on
-// every platform.
-struct Rng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [-1, 1) with 24 bits of resolution (exact in f32).
-  float uniform() { return static_cast<float>(next() >> 40) * (2.0f / 16777216.0f) - 1.0f; }
-};
-
 Expected<Tensor> random_tensor(DType dtype, const Shape& shape, uint64_t seed, size_t index) {
   TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(dtype, shape));
-  Rng rng{seed ^ (0x632be59bd9b4e019ull * (index + 1))};
+  SplitMix64 rng{seed ^ (0x632be59bd9b4e019ull * (index + 1))};
   const int64_t n = t.numel();
   const bool ok = dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     T* p = t.mut_data<T>();
     for (int64_t i = 0; i < n; ++i) {
-      if constexpr (std::is_same_v<T, Half>) p[i] = Half{f32_to_f16(rng.uniform())};
-      else if constexpr (std::is_same_v<T, BFloat16>) p[i] = BFloat16{f32_to_bf16(rng.uniform())};
-      else if constexpr (std::is_floating_point_v<T>) p[i] = static_cast<T>(rng.uniform());
+      if constexpr (std::is_same_v<T, Half>) p[i] = Half{f32_to_f16(rng.uniform_pm1_f32())};
+      else if constexpr (std::is_same_v<T, BFloat16>) p[i] = BFloat16{f32_to_bf16(rng.uniform_pm1_f32())};
+      else if constexpr (std::is_floating_point_v<T>) p[i] = static_cast<T>(rng.uniform_pm1_f32());
       else if constexpr (std::is_same_v<T, bool>) p[i] = (rng.next() >> 63) != 0;
       else p[i] = static_cast<T>(rng.next() % 10);
     }

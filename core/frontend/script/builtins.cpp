@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "core/base/rng.h"
 #include "core/frontend/script/interpreter.h"
 
 namespace tsr::frontend::script {
@@ -42,22 +43,6 @@ const std::map<std::string, const ops::OpDef*>& op_names() {
   }();
   return names;
 }
-
-// splitmix64 + Box-Muller: the same numbers for a seed on every platform.
-struct NormalRng {
-  uint64_t s;
-  uint64_t next() {
-    uint64_t z = (s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * (1.0 / 9007199254740992.0); }
-  double normal() {
-    const double u = uniform(), v = uniform();
-    return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * v);
-  }
-};
 
 std::string format_number(double v, bool is_float) {
   char buf[40];
@@ -236,11 +221,11 @@ Expected<ScriptValue> Interpreter::call_builtin(const std::string& name, const E
     const int64_t n = shape_numel(shape);
     if (n > (int64_t{1} << 28)) return error(e.loc, str_cat(name, "(): ", n, " elements is too many"));
     ValueList flat;
-    NormalRng rng{0};
+    SplitMix64 rng{0};
     if (name == "randn") {
       const auto it = kw.find("seed");
       if (it != kw.end() && it->second.kind != K::kInt) return error(kw_loc["seed"], "seed must be an integer");
-      rng.s = it == kw.end() ? 0 : static_cast<uint64_t>(it->second.i) * 0x632be59bd9b4e019ull + 1;
+      rng.state = it == kw.end() ? 0 : static_cast<uint64_t>(it->second.i) * 0x632be59bd9b4e019ull + 1;
     }
     flat.reserve(static_cast<size_t>(n));
     for (int64_t k = 0; k < n; ++k)
