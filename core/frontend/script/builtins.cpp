@@ -157,9 +157,12 @@ Expected<ScriptValue> Interpreter::call_builtin(const std::string& name, const E
     kw_loc[k.name] = k.loc;
   }
   auto allow_kwargs = [&](std::initializer_list<const char*> allowed) -> Status {
-    for (const auto& [k, v] : kw)
+    for (const auto& entry : kw) {
+      // A named reference, not a structured binding: clang 14 (Emscripten) cannot capture those.
+      const std::string& k = entry.first;
       if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return k == a; }))
         return error(kw_loc[k], str_cat(name, "() got an unexpected keyword argument '", k, "'"));
+    }
     return ok_status();
   };
   auto dtype_kw = [&](DType def) -> Expected<DType> {
