@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   ir::Model m;
   m.producer = "tessera cli tests";
   m.metadata["purpose"] = "cli test";
-  m.signatures.push_back({"infer", 0});
+  m.signatures.push_back({"infer", 0, {}, {}});
   ir::Graph g;
   g.name = "main";
   auto add = [&](const std::string& name, DType dt, Shape shape) {

@@ -57,7 +57,7 @@ inline ir::Model base_model() {
   g.inputs = {x};
   g.outputs = {y, z};
   m.graphs.push_back(std::move(g));
-  m.signatures.push_back({"infer", 0});
+  m.signatures.push_back({"infer", 0, {}, {}});
   return m;
 }
 
@@ -328,8 +328,24 @@ inline std::vector<Case> all_cases() {
                "kUnsupported", {"2 unsupported ops:", "BarOp (1x, first at graph[0].node[1] (BarOp \"id1\"))",
                                "FooOp (2x, first at graph[0].node[0] (FooOp \"id0\"))"}});
   c.push_back({"no_graphs", with([](ir::Model& m) { m.graphs.clear(); m.signatures.clear(); }), kInvalid, {"the model has no graphs"}});
-  c.push_back({"signature_missing_graph", with([](ir::Model& m) { m.signatures.push_back({"train_step", 3}); }), kInvalid,
+  c.push_back({"signature_missing_graph", with([](ir::Model& m) { m.signatures.push_back({"train_step", 3, {}, {}}); }), kInvalid,
                {"signature[1] (\"train_step\"): graph index 3 out of range [0, 1)"}});
+  // Variables and signatures that bind them (training checkpoints).
+  c.push_back({"variable_duplicate_name", with([](ir::Model& m) {
+                 m.variables = {{"v", Tensor::scalar(1.0f)}, {"v", Tensor::scalar(2.0f)}};
+               }),
+               kInvalid, {"variable[1]: duplicate name \"v\""}});
+  c.push_back({"signature_bound_inputs_count", with([](ir::Model& m) { m.signatures[0].bound_inputs = {"", ""}; }),
+               kInvalid, {"signature[0] (\"infer\"): 2 bound_inputs for 1 graph inputs"}});
+  c.push_back({"signature_bound_to_missing_variable", with([](ir::Model& m) { m.signatures[0].bound_inputs = {"nope"}; }),
+               kInvalid, {"signature[0] (\"infer\").bound_inputs[0]: no variable \"nope\""}});
+  c.push_back({"signature_bound_variable_wrong_shape", with([](ir::Model& m) {
+                 m.variables = {{"x", Tensor::from<float>({3}, {1, 2, 3})}};
+                 m.signatures[0].bound_inputs = {"x"};
+               }),
+               kInvalid, {"bound_inputs[0]: variable \"x\" is f32[3], the graph input \"x\" is declared f32[2, 3]"}});
+  c.push_back({"signature_updates_missing_variable", with([](ir::Model& m) { m.signatures[0].updates = {"", "gone"}; }),
+               kInvalid, {"signature[0] (\"infer\").updates[1]: no variable \"gone\""}});
   {
     ir::Model m = base_model();
     ir::TensorInfo t = info("mask", DType::kBool, {4});

@@ -39,7 +39,7 @@ TEST_CASE("verify: structural errors name their place", "[verify]") {
   }
   SECTION("signature graph out of range, duplicate signature") {
     ir::Model m = corpus::base_model();
-    m.signatures.push_back({"eval", -1});
+    m.signatures.push_back({"eval", -1, {}, {}});
     CHECK(contains(ir::verify_structure(m), "signature[1] (\"eval\"): graph index -1 out of range [0, 1)"));
     m.signatures.back().graph = 0;
     m.signatures.back().name = "infer";

@@ -403,7 +403,7 @@ Expected<ir::Model> import_model(onnx::ModelProto& mp, const std::string& name, 
   }
   model.producer = str_cat("onnx:", mp.producer_name(), mp.producer_version().empty() ? "" : " ",
                            mp.producer_version());
-  model.signatures.push_back(ir::Signature{"infer", 0});
+  model.signatures.push_back(ir::Signature{"infer", 0, {}, {}});
   for (const auto& kv : mp.metadata_props()) model.metadata[kv.key()] = kv.value();
   model.metadata["onnx.ir_version"] = std::to_string(mp.ir_version());
   model.metadata["onnx.opset"] = std::to_string(imp.default_opset());
