@@ -140,7 +140,7 @@ TEST_CASE("architectures: lenet and mlp verify and map [N, 1, 28, 28] to [N, 10]
   CHECK_FALSE(train::build_architecture("lenet", 8, 8, 10, 1).ok());
 }
 
-TEST_CASE("loss plot: a PNG of the requested size; mismatched series are refused", "[train]") {
+TEST_CASE("loss plot: a PNG of the requested size, mismatched series are refused", "[train]") {
   const std::string path = temp_dir() + "/plot.png";
   std::vector<train::Series> s{{"loss", {31, 119, 180}, {0, 1, 2, 3}, {2.3, 1.0, 0.6, 0.5}}};
   REQUIRE(train::write_line_plot_png(path, s, "Training loss", "epoch", "loss", 640, 400).ok());

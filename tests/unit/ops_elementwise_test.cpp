@@ -161,7 +161,7 @@ TEST_CASE("large f32 Add/Max with threads matches the closed form (vector + tail
   }
 }
 
-TEST_CASE("Max/Min/Clip propagate NaN; Inf behaves as an ordinary extreme") {
+TEST_CASE("Max/Min/Clip propagate NaN, Inf behaves as an ordinary extreme") {
   // np.maximum([nan, 1, 2, -inf], [0, nan, 3, 5]) -> [nan, nan, 3, 5]
   check_f32(run_ok("Max", {f32({4}, {NAN_F, 1, 2, -INF}), f32({4}, {0, NAN_F, 3, 5})}), {NAN_F, NAN_F, 3, 5});
   // np.minimum(...) -> [nan, nan, 2, -inf]
@@ -374,7 +374,7 @@ TEST_CASE("activations match numpy (f32 vector path and f64 scalar path)") {
   check_f32(run_ok("Sigmoid", {f32({2}, {-100, 100})}), {3.72007598e-44f, 1});
 }
 
-TEST_CASE("Gelu (none and tanh) matches torch.nn.functional.gelu; GeluGrad matches its derivative") {
+TEST_CASE("Gelu (none and tanh) matches torch.nn.functional.gelu, GeluGrad matches its derivative") {
   // Reference values from:
   //   /usr/bin/python3 -c "import torch; x = torch.tensor([-3.0, -1.5, -0.5, 0.0, 0.3, 1.0, 2.5, 4.0],
   //     dtype=torch.float64); print(torch.nn.functional.gelu(x).tolist());

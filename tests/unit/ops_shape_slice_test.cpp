@@ -47,7 +47,7 @@ TEST_CASE("Slice with negative steps, clamping and omitted axes") {
   CHECK(r.load.message().find("steps[0] is 0") != std::string::npos);
 }
 
-TEST_CASE("Concat with a negative axis and an empty input; mismatches fail at load time") {
+TEST_CASE("Concat with a negative axis and an empty input, mismatches fail at load time") {
   // np.concatenate([[[1],[2]], np.arange(6).reshape(2,3)+10, np.zeros((2,0))], axis=-1)
   auto r = run_op("Concat", {Attribute::make_int("axis", -1)},
                   {in(f32({2, 1}, {1, 2})), in(f32({2, 3}, {10, 11, 12, 13, 14, 15})), in(f32({2, 0}))});

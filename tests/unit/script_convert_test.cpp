@@ -93,7 +93,7 @@ TEST_CASE("script convert: gradients through a converted Loop match finite diffe
   CHECK(gradcheck::check_model(*r->model, {x, Tensor::scalar<int64_t>(3)}, {"x"}) == "");
 }
 
-TEST_CASE("script convert: @static functions inline; host loops unroll; returns in both branches", "[script]") {
+TEST_CASE("script convert: @static functions inline, host loops unroll, returns in both branches", "[script]") {
   const ScriptResult r = run("add_and_relu.py", Mode::kConvert, "main", {{"x", kX}, {"y", kX}});
   CHECK(values(r.outputs[0]) == std::vector<float>{1, 2, 3, 4});  // relu(relu(2x) - x)
   ScriptOptions o;

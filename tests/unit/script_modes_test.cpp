@@ -107,7 +107,7 @@ TEST_CASE("script trace: the trace fixes the branch taken, warns where, and is w
   CHECK(run_model(*neg.model, {kX, kPos}) == kElse);  // wrong the other way round
 }
 
-TEST_CASE("script: eager, trace and convert agree on the traced flag; only convert is right for both", "[script]") {
+TEST_CASE("script: eager, trace and convert agree on the traced flag, only convert is right for both", "[script]") {
   for (const Tensor& flag : {kPos, kNeg}) {
     const bool positive = flag.scalar_f64(0) > 0;
     const std::vector<float>& right = positive ? kThen : kElse;

@@ -44,7 +44,7 @@ TEST_CASE("Tensor allocation is aligned, bounded and shares data on copy") {
   CHECK_FALSE(t->reshaped({4, 4}).ok());
 }
 
-TEST_CASE("normalize_axis accepts [-r, r) only") {
+TEST_CASE("normalize_axis accepts -r <= axis < r only") {
   CHECK(*normalize_axis(-1, 3) == 2);
   CHECK(*normalize_axis(0, 3) == 0);
   CHECK_FALSE(normalize_axis(3, 3).ok());

@@ -56,7 +56,7 @@ size_t count_op(const ir::Model& m, const std::string& op) {
 
 }  // namespace
 
-TEST_CASE("seeds' model(X, flag): eager for both flags; the trace keeps one branch and warns", "[trace]") {
+TEST_CASE("seeds' model(X, flag): eager for both flags, the trace keeps one branch and warns", "[trace]") {
   // By hand: X @ W1 = [7, 10], X @ W2 = [-1, -2]; + b = [7.5, 13] / [-0.5, 1]; relu.
   const std::vector<double> then_result = {7.5, 13}, else_result = {0, 1};
   CHECK(eager_model(1.0f) == then_result);

@@ -99,7 +99,7 @@ TEST_CASE("train_step matches torch.optim for SGD, momentum, Nesterov, Adam and 
   }
 }
 
-TEST_CASE("a checkpoint resumes training exactly; export inlines the trained weights", "[training]") {
+TEST_CASE("a checkpoint resumes training exactly, export inlines the trained weights", "[training]") {
   auto tm = passes::make_training_model(linear_model(), options_for("adamw"));
   REQUIRE(tm.ok());
   // Two steps, checkpoint through a file, three more steps: the same as five steps in one go.
