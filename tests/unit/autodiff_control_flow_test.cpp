@@ -33,12 +33,9 @@ Value sum_all(GraphBuilder& b, Value v) { return b.op("ReduceSum", {v}, {Attribu
 Value sq_sum(GraphBuilder& b, Value v) { return sum_all(b, b.op("Mul", {v, v})); }
 Value input_like(GraphBuilder& b, const std::string& name, const Tensor& t) { return b.input(name, t.dtype(), t.shape()); }
 
-// Differentiates `m` (first output: the loss) with respect to `wrt`, runs it on the reference
-// inputs and compares loss and gradients with PyTorch's; then checks finite differences.
-void check_against_torch(const std::string& program, const ir::Model& m, const std::vector<std::string>& inputs,
-                         const std::vector<std::string>& wrt) {
-  std::vector<Tensor> feeds;
-  for (const auto& n : inputs) feeds.push_back(ref(program, n));
+// Runs passes::gradient_model(m) (loss = first output, gradients w.r.t. `wrt`) on `feeds`.
+std::vector<Tensor> run_gradient_model(const ir::Model& m, const std::vector<std::string>& wrt,
+                                       const std::vector<Tensor>& feeds) {
   auto gm = passes::gradient_model(m, {"", wrt});
   INFO(gm.status().to_string());
   REQUIRE(gm.ok());
@@ -48,10 +45,20 @@ void check_against_torch(const std::string& program, const ir::Model& m, const s
   auto out = (*s)->run(feeds);
   INFO(out.status().to_string());
   REQUIRE(out.ok());
-  CHECK((*out)[0].scalar_f64(0) == Approx(ref(program, "loss").scalar_f64(0)).epsilon(1e-12));
+  return std::move(out).value();
+}
+
+// Differentiates `m` (first output: the loss) with respect to `wrt`, runs it on the reference
+// inputs and compares loss and gradients with PyTorch's; then checks finite differences.
+void check_against_torch(const std::string& program, const ir::Model& m, const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& wrt) {
+  std::vector<Tensor> feeds;
+  for (const auto& n : inputs) feeds.push_back(ref(program, n));
+  const std::vector<Tensor> out = run_gradient_model(m, wrt, feeds);
+  CHECK(out[0].scalar_f64(0) == Approx(ref(program, "loss").scalar_f64(0)).epsilon(1e-12));
   for (size_t w = 0; w < wrt.size(); ++w) {
     const Tensor expected = ref(program, wrt[w] + "_grad");
-    const Tensor& got = (*out)[1 + w];
+    const Tensor& got = out[1 + w];
     REQUIRE(got.shape() == expected.shape());
     for (int64_t i = 0; i < got.numel(); ++i) {
       INFO(program << ": d loss / d " << wrt[w] << "[" << i << "]");
@@ -191,20 +198,12 @@ TEST_CASE("gradients reach a constant copied into a branch (as the ONNX importer
     REQUIRE(b.status().ok());
     for (const std::vector<std::string>& wrt : {std::vector<std::string>{"k"}, std::vector<std::string>{}}) {
       INFO("flag=" << flag << " default wrt=" << wrt.empty());
-      auto gm = passes::gradient_model(m, {"", wrt});
       // By default only weights the loss depends on: k does, through the then branch, whatever
       // the flag.
-      INFO(gm.status().to_string());
-      REQUIRE(gm.ok());
-      REQUIRE(ir::verify_model(*gm).ok());
-      auto s = Session::create(std::make_shared<ir::Model>(std::move(gm).value()));
-      REQUIRE(s.ok());
-      auto r = (*s)->run({Tensor::from<double>({2}, {2, 3}), Tensor::scalar(flag)});
-      INFO(r.status().to_string());
-      REQUIRE(r.ok());
-      REQUIRE(r->size() == 2);
+      const std::vector<Tensor> r = run_gradient_model(m, wrt, {Tensor::from<double>({2}, {2, 3}), Tensor::scalar(flag)});
+      REQUIRE(r.size() == 2);
       const double want[2] = {flag ? 2 * 0.5 * 2 : 0.0, flag ? 2 * -1.5 * 3 : 0.0};
-      for (int64_t i = 0; i < 2; ++i) CHECK((*r)[1].scalar_f64(i) == Approx(want[i]));
+      for (int64_t i = 0; i < 2; ++i) CHECK(r[1].scalar_f64(i) == Approx(want[i]));
     }
   }
 }

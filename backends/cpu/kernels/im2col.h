@@ -66,6 +66,19 @@ inline void for_tap_rows(const Window3& w, int64_t r0, int64_t r1, int64_t kd, i
   }
 }
 
+// The (channel, kernel d, kernel h, kernel w) tap of im2col row `kr` (rows run channel-major,
+// then over the kernel window in row-major order).
+struct ColumnTap {
+  int64_t c, kd, kh, kw;
+};
+inline ColumnTap column_tap(const Window3& w, int64_t kr) {
+  const int64_t kw = kr % w.k[2];
+  int64_t t = kr / w.k[2];
+  const int64_t kh = t % w.k[1];
+  t /= w.k[1];
+  return {t / w.k[0], t % w.k[0], kh, kw};
+}
+
 // Writes rows [kr0, kr1) of the im2col matrix for output rows [r0, r1):
 // col[kr][(r - r0) * ow + x] = X[c, id, ih, iw] or 0 in the padding. `ld` is col's row stride
 // (default: the block's width; larger when several images' columns sit side by side).
@@ -74,13 +87,7 @@ inline void im2col(const T* x, const Window3& w, int64_t r0, int64_t r1, int64_t
                    int64_t ld = -1) {
   const int64_t ow = w.out[2], cols = ld >= 0 ? ld : (r1 - r0) * ow;
   for (int64_t kr = kr0; kr < kr1; ++kr) {
-    int64_t t = kr;
-    const int64_t kw = t % w.k[2];
-    t /= w.k[2];
-    const int64_t kh = t % w.k[1];
-    t /= w.k[1];
-    const int64_t kd = t % w.k[0];
-    const int64_t c = t / w.k[0];
+    const auto [c, kd, kh, kw] = column_tap(w, kr);
     T* dst = col + kr * cols;
     const T* xc = x + c * w.in_size();
     const int64_t off_w = kw * w.d[2] - w.pb[2];
@@ -124,13 +131,7 @@ inline void col2im_add(const T* col, const Window3& w, int64_t r0, int64_t r1, i
                        int64_t ld = -1) {
   const int64_t ow = w.out[2], cols = ld >= 0 ? ld : (r1 - r0) * ow;
   for (int64_t kr = kr0; kr < kr1; ++kr) {
-    int64_t t = kr;
-    const int64_t kw = t % w.k[2];
-    t /= w.k[2];
-    const int64_t kh = t % w.k[1];
-    t /= w.k[1];
-    const int64_t kd = t % w.k[0];
-    const int64_t c = t / w.k[0];
+    const auto [c, kd, kh, kw] = column_tap(w, kr);
     const T* src = col + kr * cols;
     T* xc = x + c * w.in_size();
     const int64_t off_w = kw * w.d[2] - w.pb[2];
