@@ -1,6 +1,8 @@
 #include "backends/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 namespace tsr::cpu {
 
@@ -14,11 +16,15 @@ Expected<std::unique_ptr<exec::Kernel>> make_fn_kernel(const exec::KernelInit&) 
 }  // namespace
 
 void KernelRegistry::add(const std::string& op, std::vector<DType> dtypes, exec::KernelFactory create) {
-  defs_[op] = KernelDef{std::move(dtypes), create};
+  // Registration is fixed code run once: a duplicate is a bug that would silently replace a kernel.
+  if (!defs_.emplace(op, KernelDef{std::move(dtypes), create}).second) {
+    std::fprintf(stderr, "tessera: CPU kernel for '%s' registered twice\n", op.c_str());
+    std::abort();
+  }
 }
 
 void KernelRegistry::add_fn(const std::string& op, std::vector<DType> dtypes, exec::KernelFn fn) {
-  defs_[op] = KernelDef{std::move(dtypes), &make_fn_kernel};
+  add(op, std::move(dtypes), &make_fn_kernel);
   fn_by_op_[op] = fn;
 }
 

@@ -73,12 +73,16 @@ Status backend_error(const Args&... a) { return Status(StatusCode::kBackend, str
 template <typename... Args>
 Status internal_error(const Args&... a) { return Status(StatusCode::kInternal, str_cat(a...)); }
 
-// Expected<T>: a value or a non-ok Status.
+// Expected<T>: a value or a non-ok Status. Constructing one from an OK Status is a bug in the
+// caller (there is no value to return): it becomes a kInternal error saying so, never an Expected
+// that is neither a value nor an error (ExecuTorch's Result does the same).
 template <typename T>
 class [[nodiscard]] Expected {
  public:
   Expected(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Expected(Status status) : v_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
+  Expected(Status status)  // NOLINT(google-explicit-constructor)
+      : v_(status.ok() ? Status(StatusCode::kInternal, "Expected<T> constructed from an OK status (no value)")
+                       : std::move(status)) {}
 
   bool ok() const { return v_.index() == 0; }
   const Status& status() const {

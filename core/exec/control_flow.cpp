@@ -9,7 +9,8 @@
 namespace tsr::exec {
 
 bool is_control_flow_op(std::string_view op) {
-  return op == "If" || op == "Loop" || op == "Scan" || op == "SequenceMap";
+  const ops::OpDef* def = ops::OpRegistry::global().find(op);
+  return def && def->control_flow;
 }
 
 Expected<Tensor> stack_tensors(const std::vector<Tensor>& parts, int64_t axis, DType dtype,

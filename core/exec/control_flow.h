@@ -15,10 +15,13 @@
 
 namespace tsr::exec {
 
+// Default cap on the iterations of one Loop/Scan invocation (SessionOptions::max_loop_iterations).
+inline constexpr int64_t kDefaultMaxLoopIterations = 1'000'000;
+
 struct PlanOptions {
-  // Maximum iterations of any one Loop/Scan invocation; 0 = unlimited. A runaway loop then
-  // fails with kResource instead of hanging.
-  int64_t max_loop_iterations = 0;
+  // Maximum iterations of any one Loop/Scan invocation (a runaway loop fails with kResource
+  // instead of hanging); 0 = unlimited.
+  int64_t max_loop_iterations = kDefaultMaxLoopIterations;
 };
 
 bool is_control_flow_op(std::string_view op);

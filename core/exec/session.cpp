@@ -9,7 +9,11 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const ir::Mod
   s->model_ = std::move(model);
   TSR_ASSIGN_OR_RETURN(s->backend_, exec::create_backend(options.backend));
   s->pool_ = std::make_unique<ThreadPool>(options.num_threads);
+  if (options.max_loop_iterations < 0)
+    return invalid_argument("max_loop_iterations ", options.max_loop_iterations, " (expected >= 0; 0 = unlimited)");
   s->plan_options_.max_loop_iterations = options.max_loop_iterations;
+  s->memory_budget_ = std::make_shared<MemoryBudget>(
+      options.max_memory_bytes ? static_cast<size_t>(options.max_memory_bytes) : default_memory_limit());
   // Prepare the main graph now so that missing kernels are reported at creation, all at once.
   TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*s->model_, 0, *s->backend_, s->plan_options_));
   s->plans_[0] = std::move(plan);
@@ -44,6 +48,7 @@ Expected<std::vector<Tensor>> Session::run_graph(int32_t gi, const std::vector<T
     TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*model_, gi, *backend_, plan_options_));
     it = plans_.emplace(gi, std::move(plan)).first;
   }
+  MemoryBudgetScope budget(memory_budget_);
   return it->second->run(inputs, *pool_);
 }
 

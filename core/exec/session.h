@@ -15,16 +15,24 @@
 
 namespace tsr {
 
+// Limits are on by default so that an untrusted model cannot hang or exhaust the process: a
+// run that exceeds one fails with kResource naming the node (the CLI's exit code 7).
+
 struct SessionOptions {
   std::string backend = "cpu";
   int num_threads = 1;  // intra-op threads including the caller; <= 0 = all cores
-  // Per-invocation cap on Loop/Scan iterations; 0 = unlimited (a runaway loop then hangs).
-  int64_t max_loop_iterations = 0;
+  // Cap on the iterations of any one Loop/Scan invocation; 0 = unlimited (a runaway loop then
+  // runs forever).
+  int64_t max_loop_iterations = exec::kDefaultMaxLoopIterations;
+  // Cap on the tensor bytes a run keeps alive at once (inputs it allocates, intermediates,
+  // outputs; see MemoryBudget in core/tensor/tensor.h); 0 = default_memory_limit() (3/4 of the
+  // physical memory, 2 GiB in WASM). Weights memory-mapped from the model file are not counted.
+  uint64_t max_memory_bytes = 0;
 };
 
 class Session {
  public:
-  // The model must have passed ir::verify_model (load_model_file does this).
+  // The model must have passed passes::verify_model (load_model_file does this).
   static Expected<std::unique_ptr<Session>> create(std::shared_ptr<const ir::Model> model,
                                                    const SessionOptions& options = {});
 
@@ -67,6 +75,7 @@ class Session {
   exec::PlanOptions plan_options_;
   std::unique_ptr<exec::Profiler> profiler_;
   std::map<std::string, Tensor, std::less<>> variables_;
+  std::shared_ptr<MemoryBudget> memory_budget_;
 
   Expected<std::vector<Tensor>> run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs);
 };

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <algorithm>
 #include <memory>
 
 namespace tsr::io {
@@ -13,6 +14,7 @@ constexpr size_t kMagicLen = 6;
 
 struct NpyHeader {
   DType dtype = DType::kUndefined;
+  size_t str_width = 0;  // '<U<n>': code points per element (dtype kString)
   Shape shape;
   size_t data_offset = 0;  // bytes before the first element
   size_t data_bytes = 0;
@@ -41,12 +43,69 @@ Expected<DType> dtype_from_descr(std::string_view d, std::string_view name) {
     if (c < '0' || c > '9' || size > 1000) return unsupported(name, ": descr '", d, "' is not supported");
     size = size * 10 + (c - '0');
   }
-  if (order == '>' && size > 1) return unsupported(name, ": big-endian descr '", d, "' is not supported");
+  if (order == '>' && (size > 1 || kind == 'U')) return unsupported(name, ": big-endian descr '", d, "' is not supported");
   if (order != '<' && order != '|' && order != '=' && order != '>')
     return invalid_model(name, ": descr '", d, "' has an unknown byte order");
+  if (kind == 'U') {
+    if (size == 0) return invalid_model(name, ": descr '", d, "' has a zero width");
+    return DType::kString;
+  }
   for (const auto& e : kDescrs)
     if (e.kind == kind && e.size == size) return e.dtype;
-  return unsupported(name, ": descr '", d, "' is not supported (numeric and bool dtypes only)");
+  return unsupported(name, ": descr '", d, "' is not supported (numeric, bool and unicode dtypes only)");
+}
+
+// The width n of a '<U<n>' descr (already validated by dtype_from_descr).
+size_t unicode_width(std::string_view d) {
+  size_t n = 0;
+  for (char c : d.substr(2)) n = n * 10 + static_cast<size_t>(c - '0');
+  return n;
+}
+
+// UTF-8 -> code points; false on malformed UTF-8 (overlong forms, surrogates, > U+10FFFF).
+bool decode_utf8(std::string_view s, std::vector<uint32_t>* out) {
+  out->clear();
+  for (size_t i = 0; i < s.size();) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    int len = b0 < 0x80 ? 1 : (b0 >> 5) == 6 ? 2 : (b0 >> 4) == 14 ? 3 : (b0 >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    uint32_t cp = len == 1 ? b0 : b0 & (0x7f >> len);
+    for (int k = 1; k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b >> 6) != 2) return false;
+      cp = (cp << 6) | (b & 0x3f);
+    }
+    static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    out->push_back(cp);
+    i += len;
+  }
+  return true;
+}
+
+// Code points -> UTF-8; false for a code point that is not a Unicode scalar value.
+bool encode_utf8(const uint32_t* cps, size_t n, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t c = cps[i];
+    if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return false;
+    if (c < 0x80) {
+      out->push_back(static_cast<char>(c));
+    } else if (c < 0x800) {
+      out->push_back(static_cast<char>(0xc0 | (c >> 6)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3f)));
+    } else if (c < 0x10000) {
+      out->push_back(static_cast<char>(0xe0 | (c >> 12)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3f)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3f)));
+    } else {
+      out->push_back(static_cast<char>(0xf0 | (c >> 18)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3f)));
+      out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3f)));
+      out->push_back(static_cast<char>(0x80 | (c & 0x3f)));
+    }
+  }
+  return true;
 }
 
 std::string descr_of(DType t) {
@@ -77,6 +136,7 @@ class DictParser {
         std::string d;
         TSR_RETURN_IF_ERROR(parse_string(&d));
         TSR_ASSIGN_OR_RETURN(h->dtype, dtype_from_descr(d, name_));
+        if (h->dtype == DType::kString) h->str_width = unicode_width(d);
         have_descr = true;
       } else if (key == "fortran_order") {
         bool fortran = false;
@@ -188,7 +248,9 @@ Expected<NpyHeader> parse_header(const uint8_t* prefix, size_t prefix_size, size
   NpyHeader h;
   std::string_view text(reinterpret_cast<const char*>(prefix + preamble), header_len);
   TSR_RETURN_IF_ERROR(DictParser(text, name).parse(&h));
-  const size_t esize = dtype_size(h.dtype);
+  if (h.str_width > max_tensor_bytes() / 4)
+    return resource_error(name, ": unicode width ", h.str_width, " exceeds the tensor limit");
+  const size_t esize = h.dtype == DType::kString ? 4 * h.str_width : dtype_size(h.dtype);
   uint64_t numel = 1;
   for (int64_t d : h.shape) {
     if (d != 0 && numel > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d))
@@ -212,6 +274,24 @@ void normalize_bools(Tensor& t) {
   for (int64_t i = 0; i < t.numel(); ++i) p[i] = p[i] != 0;
 }
 
+// Fills a string tensor from '<U<width>' data: UTF-32LE code points, NUL-padded.
+Status fill_strings(Tensor& t, const uint8_t* data, size_t width, std::string_view name) {
+  std::vector<uint32_t> cps(width);
+  auto* out = t.mut_data<std::string>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const uint8_t* e = data + static_cast<size_t>(i) * width * 4;
+    size_t n = 0;
+    for (size_t k = 0; k < width; ++k) {
+      cps[k] = uint32_t(e[4 * k]) | uint32_t(e[4 * k + 1]) << 8 | uint32_t(e[4 * k + 2]) << 16 |
+               uint32_t(e[4 * k + 3]) << 24;
+      if (cps[k] != 0) n = k + 1;  // numpy strips trailing NULs only
+    }
+    if (!encode_utf8(cps.data(), n, &out[i]))
+      return invalid_model(name, ": element ", i, " holds an invalid code point");
+  }
+  return ok_status();
+}
+
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };
@@ -221,6 +301,10 @@ struct FileCloser {
 Expected<Tensor> parse_npy(const uint8_t* data, size_t size, std::string_view name) {
   TSR_ASSIGN_OR_RETURN(NpyHeader h, parse_header(data, size, size, name));
   TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(h.dtype, h.shape));
+  if (h.dtype == DType::kString) {
+    TSR_RETURN_IF_ERROR(fill_strings(t, data + h.data_offset, h.str_width, name));
+    return t;
+  }
   if (h.data_bytes) std::memcpy(t.raw_mut(), data + h.data_offset, h.data_bytes);
   normalize_bools(t);
   return t;
@@ -242,6 +326,13 @@ Expected<Tensor> read_npy_file(const std::string& path) {
   TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(h.dtype, h.shape));
   if (std::fseek(f.get(), static_cast<long>(h.data_offset), SEEK_SET) != 0)
     return invalid_model(path, ": cannot seek to the data");
+  if (h.dtype == DType::kString) {
+    std::vector<uint8_t> raw(h.data_bytes);
+    if (h.data_bytes && std::fread(raw.data(), 1, h.data_bytes, f.get()) != h.data_bytes)
+      return invalid_model(path, ": truncated data");
+    TSR_RETURN_IF_ERROR(fill_strings(t, raw.data(), h.str_width, path));
+    return t;
+  }
   if (h.data_bytes && std::fread(t.raw_mut(), 1, h.data_bytes, f.get()) != h.data_bytes)
     return invalid_model(path, ": truncated data");
   normalize_bools(t);
@@ -252,7 +343,19 @@ Expected<std::vector<uint8_t>> serialize_npy(const Tensor& tensor) {
   if (!tensor.defined()) return invalid_argument("cannot save an undefined tensor as .npy");
   if (tensor.kind() != ValueKind::kTensor)
     return unsupported("cannot save a ", value_kind_name(tensor.kind()), " value as .npy (tensors only)");
-  const std::string descr = descr_of(tensor.dtype());
+  // Strings: numpy's fixed-width unicode ('<U<n>', UTF-32LE, NUL-padded to the longest element).
+  std::vector<std::vector<uint32_t>> cps;
+  size_t width = 1;
+  if (tensor.dtype() == DType::kString) {
+    cps.resize(static_cast<size_t>(tensor.numel()));
+    const auto* strs = tensor.data<std::string>();
+    for (int64_t i = 0; i < tensor.numel(); ++i) {
+      if (!decode_utf8(strs[i], &cps[i]))
+        return invalid_argument("string element ", i, " is not valid UTF-8; .npy unicode needs UTF-8 text");
+      width = std::max(width, cps[i].size());
+    }
+  }
+  const std::string descr = tensor.dtype() == DType::kString ? str_cat("<U", width) : descr_of(tensor.dtype());
   if (descr.empty())
     return unsupported("dtype ", dtype_name(tensor.dtype()), " has no .npy representation",
                        tensor.dtype() == DType::kBF16 ? " (convert bf16 to f32 first)" : "");
@@ -281,6 +384,15 @@ Expected<std::vector<uint8_t>> serialize_npy(const Tensor& tensor) {
     out.push_back(static_cast<uint8_t>((hl >> 24) & 0xff));
   }
   out.insert(out.end(), header.begin(), header.end());
+  if (tensor.dtype() == DType::kString) {
+    for (const auto& e : cps) {
+      for (size_t k = 0; k < width; ++k) {
+        const uint32_t c = k < e.size() ? e[k] : 0;
+        for (int b = 0; b < 4; ++b) out.push_back(static_cast<uint8_t>(c >> (8 * b)));
+      }
+    }
+    return out;
+  }
   const uint8_t* p = static_cast<const uint8_t*>(tensor.raw());
   out.insert(out.end(), p, p + tensor.nbytes());
   return out;

@@ -5,9 +5,11 @@
 // literal {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } padded with spaces and
 // '\n' so that the data starts 64-byte aligned, then the raw elements.
 //
-// Supported: little-endian (or byte-order-free) f16, f32, f64, i8..i64, u8..u64 and bool
-// ('|b1'), C order only. Rejected with an error: fortran_order True (kUnsupported), big-endian,
-// object/string/structured descrs (kUnsupported). bf16 has no NumPy dtype: writing it is
+// Supported: little-endian (or byte-order-free) f16, f32, f64, i8..i64, u8..u64, bool ('|b1')
+// and unicode strings ('<U<n>': n UTF-32LE code points per element, NUL-padded; read into and
+// written from UTF-8 string tensors, trailing NULs stripped as numpy does), C order only.
+// Rejected with an error: fortran_order True (kUnsupported), big-endian, object/bytes/structured
+// descrs (kUnsupported), string elements that are not valid UTF-8 (kInvalidArgument). bf16 has no NumPy dtype: writing it is
 // kUnsupported (convert to f32 first).
 //
 // Reading is safe on untrusted files: the header is at most kMaxNpyHeaderBytes, the rank at most

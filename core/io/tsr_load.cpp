@@ -3,14 +3,14 @@
 // Order of checks: size and identifier, the FlatBuffers Verifier (every offset, vector and
 // string inside the buffer; bounded depth and table count), format version, then while
 // converting to the IR every enum value, dim, buffer index and byte range (overflow-safe), and
-// finally ir::verify_model (structure, ops, types). Constant data is wrapped in place.
+// finally passes::verify_model (structure, ops, types). Constant data is wrapped in place.
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <set>
 
 #include "core/io/tsr_io.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 #include "schema/tessera_generated.h"
 
 #if !defined(__EMSCRIPTEN__) && !defined(_WIN32)
@@ -352,7 +352,7 @@ Expected<ir::Model> decode(const uint8_t* data, size_t size, std::shared_ptr<con
 
 Expected<ir::Model> load(const uint8_t* data, size_t size, std::shared_ptr<const void> owner) {
   TSR_ASSIGN_OR_RETURN(ir::Model m, decode(data, size, std::move(owner)));
-  TSR_RETURN_IF_ERROR(ir::verify_model(m));
+  TSR_RETURN_IF_ERROR(passes::verify_model(m));
   return m;
 }
 

@@ -7,7 +7,7 @@
 // it reads outer values only through its own explicit inputs.
 //
 // These are plain value types: build them directly, with the builder, or by loading a .tsr file
-// (core/io), then check them with ir::verify_model before executing.
+// (core/io), then check them with passes::verify_model before executing.
 #pragma once
 
 #include <cstdint>

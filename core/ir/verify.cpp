@@ -5,7 +5,6 @@
 #include <set>
 
 #include "core/ir/topo.h"
-#include "core/passes/infer_types.h"
 
 namespace tsr::ir {
 
@@ -174,12 +173,6 @@ Status verify_structure(const Model& model) {
     if (!order.ok()) return order.status();
   }
   return ok_status();
-}
-
-Status verify_model(Model& model) {
-  TSR_RETURN_IF_ERROR(verify_structure(model));
-  TSR_RETURN_IF_ERROR(passes::check_ops_supported(model));
-  return passes::infer_types(model);
 }
 
 }  // namespace tsr::ir

@@ -10,9 +10,7 @@ namespace tsr::ir {
 // dims >= -1; then per graph a topological order exists (acyclic, produced once, every input
 // produced). Errors name the place and are kInvalidModel.
 Status verify_structure(const Model& model);
-
-// verify_structure, then passes::check_ops_supported (all unsupported ops in one error), then
-// passes::infer_types (fills unknown types, rejects contradictions).
-Status verify_model(Model& model);
+// The full check before a model runs (ops known, types consistent) is passes::verify_model
+// (core/passes/verify_model.h): it needs the op registry, which sits above the IR.
 
 }  // namespace tsr::ir

@@ -64,8 +64,13 @@ const OpRegistry& OpRegistry::global() {
 }
 
 void OpRegistry::add(OpDef def) {
+  // Registration is fixed code run once: a duplicate is a bug that would silently replace an op.
+  if (defs_.count(def.name)) {
+    std::fprintf(stderr, "tessera: op '%s' registered twice\n", def.name.c_str());
+    std::abort();
+  }
   std::string key = def.name;
-  defs_[key] = std::move(def);
+  defs_.emplace(std::move(key), std::move(def));
 }
 
 void OpRegistry::set_grad(std::string_view name, GradFn fn, std::vector<int> reads_outputs) {

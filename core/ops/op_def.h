@@ -99,6 +99,17 @@ class GradContext;  // core/ops/grad.h
 // gradients of its inputs through the GradContext's Emitter. Registered from core/ops/grads/.
 using GradFn = Status (*)(GradContext&);
 
+// The types a control-flow node hands to one subgraph's inputs (OpDef::subgraph_inputs).
+struct SubgraphInputTypes {
+  std::string attr;               // the graph attribute: "then_branch", "else_branch", "body"
+  std::vector<ValueType> types;   // one per subgraph input; has_shape false = nothing known
+  // For each subgraph input, the subgraph output that feeds it on the next iteration (loop-carried
+  // values, Scan states), or -1. Such inputs get the initial value's dtype and rank with dynamic
+  // dims: a speculation passes::infer_types keeps only where the body maps rank r to rank r.
+  std::vector<int> carried_from;
+};
+using SubgraphInputsFn = Status (*)(const InferContext& ctx, std::vector<SubgraphInputTypes>* out);
+
 struct AttrSpec {
   std::string name;
   ir::AttrKind kind;
@@ -124,6 +135,12 @@ struct OpDef {
   // backward must drop the elements the forward dropped). passes/autodiff gives such a node a
   // fresh tensor for each before differentiating it, so the forward computes it.
   std::vector<int> grad_reads_outputs = {};
+  // Runs subgraphs, so the executor runs it itself (If, Loop, Scan, SequenceMap): no backend
+  // kernel, no eager dispatch, differentiated (where at all) by passes/autodiff.
+  bool control_flow = false;
+  // For control-flow ops whose subgraph inputs follow from the node's inputs (If, Loop, Scan):
+  // those types, so that inference refines subgraphs the file left untyped. Null otherwise.
+  SubgraphInputsFn subgraph_inputs = nullptr;
 };
 
 class OpRegistry {

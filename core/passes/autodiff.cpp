@@ -18,7 +18,11 @@ namespace {
 
 bool differentiable(DType d) { return dtype_is_float(d); }
 
-bool is_control_flow(const std::string& op) { return op == "If" || op == "Loop" || op == "Scan"; }
+// Differentiated by the pass itself (control_flow_vjp), not by a rule.
+bool is_control_flow(const std::string& op) {
+  const ops::OpDef* def = ops::OpRegistry::global().find(op);
+  return def && def->control_flow;
+}
 
 // Gives node `n` a fresh, typed tensor for each output its gradient rule reads
 // (OpDef::grad_reads_outputs) that the forward node omits, so the forward computes it (Dropout

@@ -387,8 +387,9 @@ namespace {
 void capture_constants_in(Model& model, int32_t graph, const std::vector<std::string>& names) {
   for (size_t n = 0; n < model.graphs[static_cast<size_t>(graph)].nodes.size(); ++n) {
     const Node& node = model.graphs[static_cast<size_t>(graph)].nodes[n];
+    const ops::OpDef* def = ops::OpRegistry::global().find(node.op);
+    if (!def || !def->subgraph_inputs) continue;  // If, Loop, Scan
     const bool if_node = node.op == "If";
-    if (!if_node && node.op != "Loop" && node.op != "Scan") continue;
     std::vector<int32_t> subs;
     for (const Attribute& a : node.attributes)
       if (a.kind == ir::AttrKind::kGraph) subs.push_back(static_cast<int32_t>(a.i));

@@ -1,5 +1,6 @@
 #include "core/passes/infer_types.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/ir/topo.h"
@@ -56,40 +57,161 @@ Status merge(ir::TensorInfo& info, const ops::ValueType& inferred, const std::st
   return ok_status();
 }
 
+
+// Infers graphs depth first: a control-flow node first hands its input types to its subgraphs'
+// inputs (OpDef::subgraph_inputs; only what the file left unknown is filled), infers them, then
+// itself from their outputs. Loop-carried inputs get a speculative rank (the initial value's); it
+// stays only if the body's matching output has that rank, otherwise the subgraphs are restored
+// and inferred without it. Each graph is inferred once; each node's subgraphs are snapshotted at
+// most once, so the pass stays linear in the model size times the nesting depth.
+class TypeInference {
+ public:
+  explicit TypeInference(ir::Model& model) : model_(model), done_(model.graphs.size(), 0) {}
+
+  Status run() {
+    for (size_t gi = 0; gi < model_.graphs.size(); ++gi)
+      if (!done_[gi]) TSR_RETURN_IF_ERROR(infer_graph(static_cast<int32_t>(gi)));
+    return ok_status();
+  }
+
+ private:
+  Status infer_graph(int32_t gidx) {
+    done_[static_cast<size_t>(gidx)] = 1;
+    TSR_ASSIGN_OR_RETURN(std::vector<int32_t> order, ir::topological_order(graph(gidx), gidx));
+    for (int32_t n : order) TSR_RETURN_IF_ERROR(infer_node(gidx, n));
+    return ok_status();
+  }
+
+  ir::Graph& graph(int32_t gi) { return model_.graphs[static_cast<size_t>(gi)]; }
+
+  Status infer_node(int32_t gidx, int32_t n) {
+    // Copied: inferring subgraphs below never touches this graph, but keep no reference across it.
+    const ir::Node node = graph(gidx).nodes[static_cast<size_t>(n)];
+    const std::string place = ir::node_place(gidx, n, node);
+    const ops::OpDef* def = ops::OpRegistry::global().find(node.op);
+    TSR_RETURN_IF_ERROR(ops::check_node_against_def(*def, node, place));
+    std::vector<ops::ValueType> in(node.inputs.size());
+    std::vector<const Tensor*> vals(node.inputs.size(), nullptr);
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      const int32_t t = node.inputs[k];
+      if (t < 0) continue;
+      const auto& info = graph(gidx).tensors[static_cast<size_t>(t)];
+      in[k] = type_of(info);
+      if (info.constant.defined()) vals[k] = &info.constant;
+    }
+    ops::InferContext ctx(node, place, in, vals, /*runtime=*/false);
+    ctx.set_model(&model_);
+    if (def->subgraph_inputs) TSR_RETURN_IF_ERROR(infer_subgraphs(*def, ctx));
+    TSR_RETURN_IF_ERROR(def->infer(ctx));
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const int32_t t = node.outputs[k];
+      if (t < 0) continue;
+      TSR_RETURN_IF_ERROR(merge(graph(gidx).tensors[static_cast<size_t>(t)], ctx.output(k), str_cat(place, ".output[", k, "]")));
+    }
+    return ok_status();
+  }
+
+  // The subgraph indices of the node's graph attributes named in `subs` that are not inferred yet.
+  std::vector<std::pair<int32_t, const ops::SubgraphInputTypes*>> pending(
+      const ir::Node& node, const std::vector<ops::SubgraphInputTypes>& subs) {
+    std::vector<std::pair<int32_t, const ops::SubgraphInputTypes*>> out;
+    for (const auto& s : subs) {
+      const ir::Attribute* a = node.attr(s.attr);
+      if (!a || a->kind != ir::AttrKind::kGraph || a->i < 0 || static_cast<size_t>(a->i) >= model_.graphs.size())
+        continue;  // the op's inference reports it
+      const auto gi = static_cast<int32_t>(a->i);
+      if (!done_[static_cast<size_t>(gi)] && graph(gi).inputs.size() == s.types.size()) out.emplace_back(gi, &s);
+    }
+    return out;
+  }
+
+  // Fills the unknown parts of each subgraph input from `s` (speculative carried ranks only when
+  // `speculate`).
+  void refine_inputs(int32_t gi, const ops::SubgraphInputTypes& s, bool speculate) {
+    ir::Graph& g = graph(gi);
+    for (size_t k = 0; k < s.types.size(); ++k) {
+      if (s.carried_from[k] >= 0 && !speculate) continue;
+      ir::TensorInfo& info = g.tensors[static_cast<size_t>(g.inputs[k])];
+      const ops::ValueType& t = s.types[k];
+      if (info.dtype == DType::kUndefined) info.dtype = t.dtype;
+      if (!info.has_shape && t.has_shape && t.kind == ValueKind::kTensor && info.kind == ValueKind::kTensor) {
+        info.has_shape = true;
+        info.shape = t.shape;
+        info.dim_names.clear();
+      }
+    }
+  }
+
+  // Whether every speculated carried input's body output has the speculated rank.
+  bool speculation_holds(int32_t gi, const ops::SubgraphInputTypes& s) {
+    const ir::Graph& g = graph(gi);
+    for (size_t k = 0; k < s.types.size(); ++k) {
+      const int from = s.carried_from[k];
+      if (from < 0 || !s.types[k].has_shape) continue;
+      if (static_cast<size_t>(from) >= g.outputs.size()) return false;
+      const ir::TensorInfo& o = g.tensors[static_cast<size_t>(g.outputs[static_cast<size_t>(from)])];
+      if (!o.has_shape || o.shape.size() != s.types[k].shape.size()) return false;
+    }
+    return true;
+  }
+
+  // Every graph reachable from `gi` through graph attributes (gi included).
+  void reachable(int32_t gi, std::vector<int32_t>* out) {
+    out->push_back(gi);
+    for (const ir::Node& n : graph(gi).nodes)
+      for (const ir::Attribute& a : n.attributes)
+        if (a.kind == ir::AttrKind::kGraph && a.i >= 0 && static_cast<size_t>(a.i) < model_.graphs.size() &&
+            std::find(out->begin(), out->end(), static_cast<int32_t>(a.i)) == out->end())
+          reachable(static_cast<int32_t>(a.i), out);
+  }
+
+  Status infer_subgraphs(const ops::OpDef& def, const ops::InferContext& ctx) {
+    std::vector<ops::SubgraphInputTypes> subs;
+    TSR_RETURN_IF_ERROR(def.subgraph_inputs(ctx, &subs));
+    const auto todo = pending(ctx.node(), subs);
+    if (todo.empty()) return ok_status();
+    bool carried = false;
+    for (const auto& [gi, s] : todo)
+      for (int from : s->carried_from) carried |= from >= 0;
+    // Snapshot what the speculation may change: the subgraphs and everything nested in them.
+    std::vector<int32_t> graphs;
+    std::vector<std::vector<ir::TensorInfo>> saved;
+    if (carried) {
+      for (const auto& [gi, s] : todo)
+        if (std::find(graphs.begin(), graphs.end(), gi) == graphs.end()) reachable(gi, &graphs);
+      for (int32_t g : graphs) saved.push_back(graph(g).tensors);
+    }
+    Status st = ok_status();
+    for (const auto& [gi, s] : todo) {
+      refine_inputs(gi, *s, /*speculate=*/true);
+      st = infer_graph(gi);
+      if (!st.ok() || !speculation_holds(gi, *s)) break;
+    }
+    if (!carried) return st;
+    bool holds = st.ok();
+    for (const auto& [gi, s] : todo) holds = holds && done_[static_cast<size_t>(gi)] && speculation_holds(gi, *s);
+    if (holds) return ok_status();
+    // The body changes a carried value's rank (or failed under the guess): infer it as declared.
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      graph(graphs[i]).tensors = std::move(saved[i]);
+      done_[static_cast<size_t>(graphs[i])] = 0;
+    }
+    for (const auto& [gi, s] : todo) {
+      refine_inputs(gi, *s, /*speculate=*/false);
+      if (!done_[static_cast<size_t>(gi)]) TSR_RETURN_IF_ERROR(infer_graph(gi));
+    }
+    return ok_status();
+  }
+
+  ir::Model& model_;
+  std::vector<char> done_;
+};
+
 }  // namespace
 
 Status infer_types(ir::Model& model) {
   TSR_RETURN_IF_ERROR(check_ops_supported(model));
-  const auto& reg = ops::OpRegistry::global();
-  for (size_t gi = 0; gi < model.graphs.size(); ++gi) {
-    auto& g = model.graphs[gi];
-    const auto gidx = static_cast<int32_t>(gi);
-    TSR_ASSIGN_OR_RETURN(std::vector<int32_t> order, ir::topological_order(g, gidx));
-    for (int32_t n : order) {
-      const ir::Node& node = g.nodes[static_cast<size_t>(n)];
-      const std::string place = ir::node_place(gidx, n, node);
-      const ops::OpDef* def = reg.find(node.op);
-      TSR_RETURN_IF_ERROR(ops::check_node_against_def(*def, node, place));
-      std::vector<ops::ValueType> in(node.inputs.size());
-      std::vector<const Tensor*> vals(node.inputs.size(), nullptr);
-      for (size_t k = 0; k < node.inputs.size(); ++k) {
-        const int32_t t = node.inputs[k];
-        if (t < 0) continue;
-        const auto& info = g.tensors[static_cast<size_t>(t)];
-        in[k] = type_of(info);
-        if (info.constant.defined()) vals[k] = &info.constant;
-      }
-      ops::InferContext ctx(node, place, in, vals, /*runtime=*/false);
-      ctx.set_model(&model);
-      TSR_RETURN_IF_ERROR(def->infer(ctx));
-      for (size_t k = 0; k < node.outputs.size(); ++k) {
-        const int32_t t = node.outputs[k];
-        if (t < 0) continue;
-        TSR_RETURN_IF_ERROR(merge(g.tensors[static_cast<size_t>(t)], ctx.output(k), str_cat(place, ".output[", k, "]")));
-      }
-    }
-  }
-  return ok_status();
+  return TypeInference(model).run();
 }
 
 }  // namespace tsr::passes

@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <unistd.h>
+
 namespace tsr {
 
 int64_t shape_numel(const Shape& s) {
@@ -128,21 +130,39 @@ void count_alloc(size_t bytes) {
   }
 }
 
+// The calling thread's MemoryBudgetScope (null: no cap).
+thread_local const std::shared_ptr<MemoryBudget>* t_budget = nullptr;
+
 struct AlignedDeleter {
   size_t bytes;
+  std::shared_ptr<MemoryBudget> budget;
   void operator()(void* p) const {
     g_live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
+    if (budget) budget->credit(bytes);
     std::free(p);
   }
 };
 
 struct CachedDeleter {
   size_t cls;
+  std::shared_ptr<MemoryBudget> budget;
   void operator()(void* p) const {
     g_live_bytes.fetch_sub(cls, std::memory_order_relaxed);
+    if (budget) budget->credit(cls);
     BlockCache::get().give(p, cls);
   }
 };
+
+// Charges `bytes` to the thread's budget, if any; returns it for the deleter to credit.
+Expected<std::shared_ptr<MemoryBudget>> charge_budget(size_t bytes, const Shape& shape, DType dtype) {
+  if (!t_budget || !*t_budget) return std::shared_ptr<MemoryBudget>();
+  const std::shared_ptr<MemoryBudget>& b = *t_budget;
+  if (!b->try_charge(bytes))
+    return resource_error("tensor of shape ", shape_str(shape), " (", dtype_name(dtype), ", ", bytes,
+                          " bytes) exceeds the session's memory limit of ", b->limit(), " bytes (",
+                          b->used(), " in use; raise it with --max-memory / max_memory_bytes)");
+  return b;
+}
 
 struct StringArray {
   std::vector<std::string> values;
@@ -189,20 +209,54 @@ Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) {
   }
   if (bytes >= BlockCache::kMinBlockBytes && bytes <= BlockCache::kMaxBlockBytes) {
     bytes = BlockCache::size_class(bytes);
+    TSR_ASSIGN_OR_RETURN(auto budget, charge_budget(bytes, shape, dtype));
     void* p = BlockCache::get().take(bytes);
     if (!p) p = std::aligned_alloc(64, bytes);
-    if (!p) return resource_error("out of memory allocating ", bytes, " bytes");
+    if (!p) {
+      if (budget) budget->credit(bytes);
+      return resource_error("out of memory allocating ", bytes, " bytes");
+    }
     count_alloc(bytes);
     t.data_ = p;
-    t.storage_ = std::shared_ptr<void>(p, CachedDeleter{bytes});
+    t.storage_ = std::shared_ptr<void>(p, CachedDeleter{bytes, std::move(budget)});
     return t;
   }
+  TSR_ASSIGN_OR_RETURN(auto budget, charge_budget(bytes, shape, dtype));
   void* p = std::aligned_alloc(64, bytes);
-  if (!p) return resource_error("out of memory allocating ", bytes, " bytes");
+  if (!p) {
+    if (budget) budget->credit(bytes);
+    return resource_error("out of memory allocating ", bytes, " bytes");
+  }
   count_alloc(bytes);
   t.data_ = p;
-  t.storage_ = std::shared_ptr<void>(p, AlignedDeleter{bytes});
+  t.storage_ = std::shared_ptr<void>(p, AlignedDeleter{bytes, std::move(budget)});
   return t;
+}
+
+bool MemoryBudget::try_charge(size_t bytes) {
+  size_t cur = used_.load(std::memory_order_relaxed);
+  do {
+    if (bytes > limit_ || cur > limit_ - bytes) return false;
+  } while (!used_.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed));
+  return true;
+}
+
+MemoryBudgetScope::MemoryBudgetScope(std::shared_ptr<MemoryBudget> budget)
+    : budget_(std::move(budget)), previous_(t_budget) {
+  t_budget = &budget_;
+}
+
+MemoryBudgetScope::~MemoryBudgetScope() { t_budget = previous_; }
+
+size_t default_memory_limit() {
+#if defined(__EMSCRIPTEN__) || UINTPTR_MAX == 0xffffffffu
+  return size_t{2} << 30;
+#else
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return size_t{8} << 30;  // unknown: a conservative 8 GiB
+  return static_cast<size_t>(pages) / 4 * 3 * static_cast<size_t>(page);
+#endif
 }
 
 TensorMemoryStats tensor_memory_stats() {

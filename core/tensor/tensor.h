@@ -10,6 +10,7 @@
 // another thread reads a Tensor sharing the same storage is a data race.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -48,6 +49,46 @@ struct TensorMemoryStats {
 TensorMemoryStats tensor_memory_stats();
 // Sets the peak to the current live bytes.
 void reset_tensor_memory_peak();
+
+// A cap on the tensor bytes live at once for one user of the allocator (a Session). While a
+// MemoryBudgetScope is active on a thread, Tensor::empty/zeros on that thread charge the budget
+// and fail with kResource (naming the request, the limit and the bytes in use) instead of
+// allocating past it; the bytes are credited back when the storage is freed, on any thread and
+// even after the scope ended (tensors keep their budget alive). Tiny tensors (<= 64 bytes) and
+// string tensors are not charged. Allocations made by intra-op worker threads inside a kernel
+// (scratch) are not charged either: the cap bounds what a graph keeps alive, not kernel scratch.
+// Thread-safe (atomic counter).
+class MemoryBudget {
+ public:
+  explicit MemoryBudget(size_t limit_bytes) : limit_(limit_bytes) {}
+  size_t limit() const { return limit_; }
+  size_t used() const { return used_.load(std::memory_order_relaxed); }
+  // Reserves `bytes`; false (nothing reserved) when that would exceed the limit.
+  bool try_charge(size_t bytes);
+  void credit(size_t bytes) { used_.fetch_sub(bytes, std::memory_order_relaxed); }
+
+ private:
+  size_t limit_;
+  std::atomic<size_t> used_{0};
+};
+
+// Makes `budget` the calling thread's current budget for its lifetime (scopes nest; the previous
+// one is restored). `budget` may be null (no cap). Not movable.
+class MemoryBudgetScope {
+ public:
+  explicit MemoryBudgetScope(std::shared_ptr<MemoryBudget> budget);
+  ~MemoryBudgetScope();
+  MemoryBudgetScope(const MemoryBudgetScope&) = delete;
+  MemoryBudgetScope& operator=(const MemoryBudgetScope&) = delete;
+
+ private:
+  std::shared_ptr<MemoryBudget> budget_;
+  const std::shared_ptr<MemoryBudget>* previous_;
+};
+
+// The default memory cap of a session: three quarters of the physical memory (2 GiB in the
+// 32-bit WASM build, whose heap cannot exceed 4 GiB).
+size_t default_memory_limit();
 
 // What a runtime value holds. ONNX sequences (seq(tensor)) and optionals share the Tensor handle
 // so that the executor, kernels and control flow pass them like any value: a sequence carries its

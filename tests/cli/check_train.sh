@@ -28,10 +28,25 @@ assert acc > 0.6, f"test accuracy {acc} after one epoch on 3000 samples"
 print(f"loss {first:.3f} -> {last:.3f}, test accuracy {acc:.4f}")
 open(f"{d}/acc.txt", "w").write(f"{100 * acc:.2f}%")
 PY
-# Resuming continues from the saved step count and optimizer state.
-"$tessera" train "$dir/run/checkpoint_epoch1.tsr" --epochs 1 --limit 320 --batch-size 32 -o "$dir/resumed" >/dev/null
-[[ -s $dir/resumed/checkpoint_epoch1.tsr ]] || { echo "FAIL: resumed checkpoint missing"; exit 1; }
-"$tessera" inspect "$dir/resumed/checkpoint_epoch1.tsr" >/dev/null
+# Resuming continues from the saved step count, optimizer state and sample order: one epoch, then
+# one resumed epoch, gives the second epoch's step losses of an uninterrupted two-epoch run.
+common=(--arch lenet --limit 640 --batch-size 32 --seed 5)
+"$tessera" train "${common[@]}" --epochs 2 -o "$dir/full" >/dev/null
+"$tessera" train "${common[@]}" --epochs 1 -o "$dir/part" >/dev/null
+"$tessera" train "$dir/part/checkpoint_epoch1.tsr" --limit 640 --batch-size 32 --seed 5 --epochs 1 -o "$dir/resumed" >/dev/null
+[[ -s $dir/resumed/checkpoint_epoch2.tsr ]] || { echo "FAIL: resumed run did not write checkpoint_epoch2.tsr"; exit 1; }
+/usr/bin/python3 - "$dir" <<'PY'
+import csv, sys
+d = sys.argv[1]
+full = [float(r["loss"]) for r in csv.DictReader(open(f"{d}/full/loss.csv")) if r["epoch"] == "2"]
+res = [r for r in csv.DictReader(open(f"{d}/resumed/loss.csv"))]
+assert len(full) == 20 and len(res) == 20, (len(full), len(res))
+assert all(r["epoch"] == "2" for r in res), "resumed run should number its epoch 2"
+for i, (a, r) in enumerate(zip(full, res)):
+    b = float(r["loss"])
+    assert abs(a - b) <= 1e-5 * max(1.0, abs(a)), f"step {i}: uninterrupted loss {a}, resumed {b}"
+print(f"resumed epoch matches the uninterrupted run: 20 step losses, last {b:.5f}")
+PY
 # Export: an inference model with the weights as constants, the same accuracy as the checkpoint.
 "$tessera" export "$dir/run/checkpoint_epoch1.tsr" -o "$dir/lenet.tsr"
 "$tessera" run "$dir/lenet.tsr" --random-inputs --shape image=2,1,28,28 | grep -q "logits"

@@ -16,7 +16,7 @@
 #include "core/ops/graph_builder.h"
 #include "core/io/npy.h"
 #include "core/io/tsr_io.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 
 using namespace tsr;
 
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   g.outputs = {y, ids_out, w_out};
   m.graphs.push_back(std::move(g));
 
-  Status s = ir::verify_model(m);
+  Status s = passes::verify_model(m);
   if (!s.ok()) return fail(s);
   s = io::save_model_file(m, dir + "/model.tsr");
   if (!s.ok()) return fail(s);
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
         [&](ops::GraphBuilder& e) { return std::vector<ops::Value>{e.op("Identity", {w2})}; });
     b.output(out[0], "out");
     if (!b.status().ok()) return fail(b.status());
-    s = ir::verify_model(cf);
+    s = passes::verify_model(cf);
     if (!s.ok()) return fail(s);
     s = io::save_model_file(cf, dir + "/cf_model.tsr");
     if (!s.ok()) return fail(s);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/exec/session.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 #include "tools/train/architectures.h"
 #include "tools/train/idx.h"
 #include "tools/train/plot.h"
@@ -126,7 +126,7 @@ TEST_CASE("architectures: lenet and mlp verify and map [N, 1, 28, 28] to [N, 10]
     INFO(name);
     auto m = train::build_architecture(name, 28, 28, 10, 1);
     REQUIRE(m.ok());
-    REQUIRE(ir::verify_model(*m).ok());
+    REQUIRE(passes::verify_model(*m).ok());
     auto s = Session::create(std::make_shared<ir::Model>(std::move(m).value()));
     REQUIRE(s.ok());
     auto x = Tensor::zeros(DType::kF32, {3, 1, 28, 28});

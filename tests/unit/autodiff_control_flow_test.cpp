@@ -9,7 +9,7 @@
 #include "core/exec/session.h"
 #include "core/ops/graph_builder.h"
 #include "core/io/npy.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 #include "core/passes/autodiff.h"
 #include "tests/unit/grad_check.h"
 
@@ -39,7 +39,7 @@ std::vector<Tensor> run_gradient_model(const ir::Model& m, const std::vector<std
   auto gm = passes::gradient_model(m, {"", wrt});
   INFO(gm.status().to_string());
   REQUIRE(gm.ok());
-  REQUIRE(ir::verify_model(*gm).ok());
+  REQUIRE(passes::verify_model(*gm).ok());
   auto s = Session::create(std::make_shared<ir::Model>(std::move(gm).value()));
   REQUIRE(s.ok());
   auto out = (*s)->run(feeds);

@@ -11,7 +11,7 @@
 
 #include "core/exec/session.h"
 #include "core/io/npy.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 #include "core/ops/graph_builder.h"
 #include "core/passes/autodiff.h"
 #include "tests/unit/grad_check.h"
@@ -99,7 +99,7 @@ TEST_CASE("gradient of Scan: default attributes, f32 agrees with f64", "[grad][a
     auto gm = passes::gradient_model(m, {"", {"s0", "xs", "w"}});
     INFO(gm.status().to_string());
     REQUIRE(gm.ok());
-    REQUIRE(ir::verify_model(*gm).ok());
+    REQUIRE(passes::verify_model(*gm).ok());
     auto s = Session::create(std::make_shared<ir::Model>(std::move(gm).value()));
     REQUIRE(s.ok());
     auto out = (*s)->run(f);

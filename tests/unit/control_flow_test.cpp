@@ -8,7 +8,7 @@
 #include "core/exec/session.h"
 #include "core/ops/graph_builder.h"
 #include "core/io/tsr_io.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 
 using namespace tsr;
 using ops::GraphBuilder;
@@ -17,7 +17,7 @@ using ops::Value;
 namespace {
 
 std::unique_ptr<Session> make_session(ir::Model model, int64_t max_iters = 0) {
-  REQUIRE(ir::verify_model(model).ok());
+  REQUIRE(passes::verify_model(model).ok());
   SessionOptions opts;
   opts.max_loop_iterations = max_iters;
   auto s = Session::create(std::make_shared<ir::Model>(std::move(model)), opts);
@@ -54,7 +54,7 @@ ir::Model seeds_model() {
 
 TEST_CASE("seeds' If example: built, saved, loaded and run for both flags") {
   ir::Model m = seeds_model();
-  REQUIRE(ir::verify_model(m).ok());
+  REQUIRE(passes::verify_model(m).ok());
   const std::string path = "control_flow_seeds.tsr";
   REQUIRE(io::save_model_file(m, path).ok());
   auto loaded = io::load_model_file(path);
@@ -207,7 +207,7 @@ TEST_CASE("Scan computes a running sum and stacks per-step outputs (forward and 
 TEST_CASE("the verifier rejects a branch whose signature does not match the If node") {
   ir::Model m = seeds_model();
   m.graphs[1].inputs.pop_back();  // then_branch now takes one capture fewer
-  const Status s = ir::verify_model(m);
+  const Status s = passes::verify_model(m);
   REQUIRE_FALSE(s.ok());
   CHECK(s.message().find("then_branch takes") != std::string::npos);
 }
@@ -234,4 +234,61 @@ TEST_CASE("a loop-carried value changes shape every iteration") {
   REQUIRE(r.ok());
   CHECK((*r)[0].shape() == Shape{8});
   CHECK(floats((*r)[0]) == std::vector<float>{0, 1, 1, 2, 1, 2, 2, 3});
+}
+
+TEST_CASE("sessions have loop and memory limits by default") {
+  const SessionOptions defaults;
+  CHECK(defaults.max_loop_iterations == exec::kDefaultMaxLoopIterations);
+  CHECK(exec::PlanOptions{}.max_loop_iterations == exec::kDefaultMaxLoopIterations);
+  CHECK(defaults.max_memory_bytes == 0);  // 0 = default_memory_limit(), never "unlimited"
+  CHECK(default_memory_limit() >= (size_t{256} << 20));
+
+  // A graph whose intermediate (Tile of a 1 MiB input, 8x) needs 8 MiB: fails under a 4 MiB cap
+  // with kResource naming the node, runs under the default, and the budget is returned afterwards.
+  ir::Model m;
+  GraphBuilder b(m);
+  Value x = b.input("x", DType::kF32, {256, 1024});
+  Value reps = b.constant(Tensor::from<int64_t>({2}, {8, 1}), "reps");
+  b.output(b.op("ReduceSum", {b.op("Tile", {x, reps})}, {ir::Attribute::make_int("keepdims", 0)}));
+  REQUIRE(b.status().ok());
+  REQUIRE(passes::verify_model(m).ok());
+  auto model = std::make_shared<ir::Model>(std::move(m));
+  const Tensor input = Tensor::zeros(DType::kF32, {256, 1024}).value();
+  SessionOptions small;
+  small.max_memory_bytes = 4 << 20;
+  auto s = Session::create(model, small);
+  REQUIRE(s.ok());
+  auto r = (*s)->run({input});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::kResource);
+  CHECK_THAT(r.status().message(), Catch::Contains("Tile"));
+  CHECK_THAT(r.status().message(), Catch::Contains("memory limit of 4194304 bytes"));
+  auto big = Session::create(model);
+  REQUIRE(big.ok());
+  auto ok = (*big)->run({input});
+  REQUIRE(ok.ok());
+  CHECK((*ok)[0].scalar_f64() == 0.0);
+  // Errors for a negative iteration cap.
+  SessionOptions neg;
+  neg.max_loop_iterations = -1;
+  CHECK(Session::create(model, neg).status().code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("a memory budget is credited when tensors die, also after its scope") {
+  auto budget = std::make_shared<MemoryBudget>(1 << 20);
+  Tensor kept;
+  {
+    MemoryBudgetScope scope(budget);
+    auto a = Tensor::empty(DType::kF32, {1024, 128});  // 512 KiB
+    REQUIRE(a.ok());
+    CHECK(budget->used() >= (512u << 10));
+    auto over = Tensor::empty(DType::kF32, {1024, 160});  // 640 KiB more: past 1 MiB
+    CHECK(over.status().code() == StatusCode::kResource);
+    kept = std::move(a).value();
+  }
+  CHECK(budget->used() >= (512u << 10));  // still held by `kept`
+  auto outside = Tensor::empty(DType::kF32, {1024, 1024});  // no scope on this thread: no cap
+  CHECK(outside.ok());
+  kept = Tensor();
+  CHECK(budget->used() == 0);
 }

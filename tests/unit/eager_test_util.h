@@ -12,7 +12,7 @@
 
 #include "core/exec/session.h"
 #include "core/frontend/eager_emitter.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 #include "core/ops/graph_builder.h"
 
 namespace tsr::eagertest {
@@ -37,7 +37,7 @@ inline ir::Model build_model(const Program& p, const std::vector<Tensor>& feeds)
 }
 
 inline std::vector<Tensor> run_model(ir::Model m, const std::vector<Tensor>& feeds) {
-  const Status v = ir::verify_model(m);
+  const Status v = passes::verify_model(m);
   INFO(v.to_string());
   REQUIRE(v.ok());
   auto s = Session::create(std::make_shared<ir::Model>(std::move(m)));

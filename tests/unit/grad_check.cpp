@@ -10,7 +10,7 @@
 
 #include "core/exec/session.h"
 #include "core/ops/graph_builder.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 #include "core/ops/op_def.h"
 #include "core/passes/autodiff.h"
 
@@ -52,7 +52,7 @@ using ops::GraphBuilder;
 using ops::Value;
 
 Expected<std::unique_ptr<Session>> session_for(ir::Model m) {
-  TSR_RETURN_IF_ERROR(ir::verify_model(m));
+  TSR_RETURN_IF_ERROR(passes::verify_model(m));
   return Session::create(std::make_shared<ir::Model>(std::move(m)));
 }
 
@@ -117,7 +117,7 @@ Expected<std::vector<Tensor>> case_gradients(const Case& c, DType dtype, int num
   const std::string err = build_case(c, dtype, m, feeds, wrt);
   if (!err.empty()) return internal_error(err);
   TSR_ASSIGN_OR_RETURN(ir::Model gm, passes::gradient_model(std::move(m), {"loss", wrt}));
-  TSR_RETURN_IF_ERROR(ir::verify_model(gm));
+  TSR_RETURN_IF_ERROR(passes::verify_model(gm));
   SessionOptions opts;
   opts.num_threads = num_threads;
   TSR_ASSIGN_OR_RETURN(auto s, Session::create(std::make_shared<ir::Model>(std::move(gm)), opts));

@@ -152,3 +152,30 @@ TEST_CASE("npy: malformed and unsupported inputs are errors", "[npy]") {
   REQUIRE(bf.ok());
   CHECK(tsr::io::serialize_npy(*bf).status().code() == StatusCode::kUnsupported);
 }
+
+TEST_CASE("npy: unicode strings match numpy's '<U' arrays", "[npy]") {
+  // np.save(np.array(['ab', 'ü'])): 144 bytes, '<U2', data 61000000 62000000 fc000000 00000000.
+  const auto expected = make_npy(1, "{'descr': '<U2', 'fortran_order': False, 'shape': (2,), }", 128,
+                                 {0x61, 0, 0, 0, 0x62, 0, 0, 0, 0xfc, 0, 0, 0, 0, 0, 0, 0});
+  Tensor t = Tensor::empty(DType::kString, {2}).value();
+  t.mut_data<std::string>()[0] = "ab";
+  t.mut_data<std::string>()[1] = "\xc3\xbc";  // ü in UTF-8
+  auto b = tsr::io::serialize_npy(t);
+  REQUIRE(b.ok());
+  CHECK(*b == expected);
+  auto back = parse(expected);
+  REQUIRE(back.ok());
+  REQUIRE(back->dtype() == DType::kString);
+  CHECK(back->data<std::string>()[0] == "ab");
+  CHECK(back->data<std::string>()[1] == "\xc3\xbc");
+
+  // Not UTF-8: an error naming the element, not a garbled file.
+  t.mut_data<std::string>()[1] = "\xff";
+  CHECK(tsr::io::serialize_npy(t).status().code() == tsr::StatusCode::kInvalidArgument);
+  // A code point past U+10FFFF in the file; a zero width.
+  auto bad = expected;
+  bad[128 + 11] = 0x7f;
+  CHECK(parse(bad).status().code() == tsr::StatusCode::kInvalidModel);
+  CHECK(parse(make_npy(1, "{'descr': '<U0', 'fortran_order': False, 'shape': (2,), }", 128, {})).status().code() ==
+        tsr::StatusCode::kInvalidModel);
+}

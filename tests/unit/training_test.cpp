@@ -9,7 +9,7 @@
 #include "core/exec/session.h"
 #include "core/io/npy.h"
 #include "core/io/tsr_io.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 #include "core/ops/graph_builder.h"
 #include "core/passes/training.h"
 
@@ -42,7 +42,7 @@ ir::Model linear_model() {
 }
 
 std::unique_ptr<Session> session_of(ir::Model m) {
-  auto v = ir::verify_model(m);
+  auto v = passes::verify_model(m);
   INFO(v.to_string());
   REQUIRE(v.ok());
   auto s = Session::create(std::make_shared<ir::Model>(m));

@@ -1,7 +1,11 @@
-// ir::verify_structure / ir::verify_model on models built in memory.
+// ir::verify_structure / passes::verify_model on models built in memory.
 #include <catch2/catch.hpp>
 
+#include <functional>
+
 #include "core/ir/verify.h"
+#include "core/ops/graph_builder.h"
+#include "core/passes/verify_model.h"
 #include "tests/malformed/corpus.h"
 
 using namespace tsr;
@@ -24,12 +28,12 @@ TEST_CASE("verify: valid models pass and get their types inferred", "[verify]") 
   m.main().tensors[2].dtype = DType::kUndefined;
   m.main().tensors[2].has_shape = false;
   m.main().tensors[2].shape.clear();
-  REQUIRE(ir::verify_model(m).ok());
+  REQUIRE(passes::verify_model(m).ok());
   CHECK(m.main().tensors[2].dtype == DType::kF32);
   CHECK(m.main().tensors[2].shape == Shape{2, 3});
   ir::Model c = corpus::if_model();
-  INFO(message_of(ir::verify_model(c)));
-  CHECK(ir::verify_model(c).ok());
+  INFO(message_of(passes::verify_model(c)));
+  CHECK(passes::verify_model(c).ok());
 }
 
 TEST_CASE("verify: structural errors name their place", "[verify]") {
@@ -116,7 +120,62 @@ TEST_CASE("verify: verify_model lists unsupported ops before type errors", "[ver
   ir::Model m = corpus::base_model();
   m.main().nodes[0].op = "NoSuchOp";
   m.main().tensors[3].dtype = DType::kI8;  // would be a type error in Identity
-  const Status s = ir::verify_model(m);
+  const Status s = passes::verify_model(m);
   CHECK(s.code() == StatusCode::kUnsupported);
   CHECK(contains(s, "1 unsupported op:\n  NoSuchOp (1x, first at graph[0].node[0] (NoSuchOp \"id0\"))"));
+}
+
+namespace {
+// A fori_loop of 3 iterations over x: f32[2, 3] whose body applies `step`; afterwards every
+// type the builder gave the body (inputs, intermediates, outputs) is erased, as a TorchScript
+// export leaves a Loop body, and the Loop's output type too.
+ir::Model rankless_loop(const std::function<ops::Value(ops::GraphBuilder&, ops::Value)>& step) {
+  ir::Model m;
+  ops::GraphBuilder b(m);
+  ops::Value x = b.input("x", DType::kF32, {2, 3});
+  auto out = b.fori_loop(b.constant(Tensor::scalar<int64_t>(3), "n"),
+                         [&](ops::GraphBuilder& g, ops::Value, const std::vector<ops::Value>& v) {
+                           return std::vector<ops::Value>{step(g, v[0])};
+                         },
+                         {x});
+  b.output(out[0]);
+  REQUIRE(b.status().ok());
+  for (size_t gi = 0; gi < m.graphs.size(); ++gi)
+    for (auto& t : m.graphs[gi].tensors)
+      if (!t.constant.defined() && !(gi == 0 && t.name == "x")) {
+        t.has_shape = false;
+        t.shape.clear();
+        t.dim_names.clear();
+      }
+  return m;
+}
+}  // namespace
+
+TEST_CASE("verify: a Loop body that keeps a carried value's rank gets that rank inferred") {
+  // x -> MatMul(x, W[3, 3]) keeps rank 2: the carried input, the MatMul and the Loop output get
+  // rank 2 (dims dynamic: shapes may change between iterations), which gradient rules need.
+  ir::Model m = rankless_loop([](ops::GraphBuilder& g, ops::Value v) {
+    return g.op("MatMul", {v, g.constant(Tensor::from<float>({3, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1}))});
+  });
+  REQUIRE(passes::verify_model(m).ok());
+  const ir::Graph& body = m.graphs[1];
+  const ir::TensorInfo& carried = body.tensors[static_cast<size_t>(body.inputs[2])];
+  CHECK(carried.has_shape);
+  CHECK(carried.shape.size() == 2);
+  const ir::TensorInfo& loop_out = m.main().tensors[static_cast<size_t>(m.main().outputs[0])];
+  REQUIRE(loop_out.has_shape);
+  CHECK(loop_out.shape.size() == 2);
+}
+
+TEST_CASE("verify: a Loop body that changes a carried value's rank keeps it unknown, without error") {
+  // x -> ReduceSum(x, keepdims=0) over all axes: rank 2 becomes rank 0, so the speculation fails
+  // and the body is inferred as declared.
+  ir::Model m = rankless_loop([](ops::GraphBuilder& g, ops::Value v) {
+    return g.op("ReduceSum", {v}, {ir::Attribute::make_int("keepdims", 0)});
+  });
+  auto st = passes::verify_model(m);
+  INFO(st.to_string());
+  REQUIRE(st.ok());
+  const ir::Graph& body = m.graphs[1];
+  CHECK_FALSE(body.tensors[static_cast<size_t>(body.inputs[2])].has_shape);
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/base/status.h"
+#include "core/exec/control_flow.h"
 #include "core/tensor/tensor.h"
 
 namespace tsr::cli {
@@ -50,6 +51,8 @@ struct RunOptions {
   int repeat = 1;
   std::string backend = "cpu";
   bool profile = false;
+  uint64_t max_memory = 0;                // 0 = SessionOptions' default
+  int64_t max_loop_iterations = exec::kDefaultMaxLoopIterations;
 };
 
 struct InspectOptions {

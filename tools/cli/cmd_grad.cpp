@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "core/io/tsr_io.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 #include "core/passes/autodiff.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/model_loader.h"
@@ -19,7 +19,7 @@ int grad_command(const GradOptions& o) {
   auto model = passes::gradient_model(**loaded, options);
   if (!model.ok()) return report_error(model.status());
   // The pass builds well-formed graphs; a failure here is a bug in it, not in MODEL.
-  if (Status s = ir::verify_model(*model); !s.ok())
+  if (Status s = passes::verify_model(*model); !s.ok())
     return report_error(internal_error("the gradient model does not verify: ", s.message()));
   if (Status s = io::save_model_file(*model, o.output); !s.ok()) return report_error(s);
   const ir::Graph& g = model->main();

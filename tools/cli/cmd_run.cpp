@@ -186,15 +186,11 @@ Status write_outputs(const std::string& dir, const std::vector<std::string>& nam
       continue;
     }
     w.key("shape").value(outs[i].shape());
-    if (outs[i].dtype() == DType::kString) {
-      w.key("file").null();
-      std::cerr << "tessera: warning: output " << i << " \"" << name << "\" is a string tensor; no .npy written\n";
-    } else {
-      TSR_ASSIGN_OR_RETURN(Tensor saved, to_npy_compatible(outs[i]));
-      TSR_RETURN_IF_ERROR(io::write_npy_file(saved, dir + "/" + file));
-      w.key("file").value(file);
-      if (saved.dtype() != outs[i].dtype()) w.key("file_dtype").value(dtype_name(saved.dtype()));
-    }
+    // String tensors become numpy unicode ('<U<n>') arrays.
+    TSR_ASSIGN_OR_RETURN(Tensor saved, to_npy_compatible(outs[i]));
+    TSR_RETURN_IF_ERROR(io::write_npy_file(saved, dir + "/" + file).with_context(str_cat("output[", i, "] \"", name, "\"")));
+    w.key("file").value(file);
+    if (saved.dtype() != outs[i].dtype()) w.key("file_dtype").value(dtype_name(saved.dtype()));
     w.end_object();
   }
   w.end_array().end_object().finish();
@@ -307,6 +303,8 @@ int run_command(const RunOptions& o) {
   SessionOptions so;
   so.backend = o.backend;
   so.num_threads = o.threads;
+  so.max_memory_bytes = o.max_memory;
+  so.max_loop_iterations = o.max_loop_iterations;
   auto session = Session::create(model, so);
   if (!session.ok()) return report_error(session.status());
   if (o.profile) (*session)->enable_profiling();

@@ -98,6 +98,13 @@ int main_impl(int argc, char** argv) {
   r->add_option("--repeat", run.repeat, "Run N times and print median/min latency (default 1)")
       ->check(CLI::Range(1, 1000000));
   r->add_option("--backend", run.backend, "Backend (default cpu)");
+  r->add_option("--max-memory", run.max_memory,
+                "Cap on tensor memory a run keeps alive, in bytes or with a unit (512M, 2G); "
+                "default 3/4 of physical memory. Exceeding it is exit 7")
+      ->transform(CLI::AsSizeValue(false));
+  r->add_option("--max-loop-iterations", run.max_loop_iterations,
+                "Cap on the iterations of any one Loop/Scan (default 1000000; 0 = unlimited). Exceeding it is exit 7")
+      ->check(CLI::NonNegativeNumber);
   r->add_flag("--profile", run.profile,
               "Print the total time per op type and per node (top 15, summed over --repeat runs)");
   r->footer(exit_code_table());

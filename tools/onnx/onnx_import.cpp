@@ -15,7 +15,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 #include "core/passes/infer_types.h"
 #include "tools/onnx/onnx_gradient.h"
 #include "tools/onnx/onnx_normalize.h"
@@ -414,12 +414,7 @@ Expected<ir::Model> import_model(onnx::ModelProto& mp, const std::string& name, 
   }
   st = passes::check_ops_supported(model);
   if (st.ok()) st = imp.deferred();
-#if defined(TSR_ONNX_HAVE_VERIFY)
-  if (st.ok()) st = ir::verify_model(model);
-#else
-  // core/ir/verify.cpp has not landed on this branch yet: type inference alone.
-  if (st.ok()) st = passes::infer_types(model);
-#endif
+  if (st.ok()) st = passes::verify_model(model);
   if (!st.ok()) return st.with_context(name);
   return model;
 }

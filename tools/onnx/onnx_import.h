@@ -17,7 +17,7 @@
 //   changes of newer opsets pass through unchanged. Nodes of other domains (com.microsoft,
 //   ai.onnx.ml, …) become op "<domain>::<op_type>", which has no OpDef: reported as unsupported.
 // - All ops without an OpDef are listed in one kUnsupported error (passes::check_ops_supported),
-//   then the model is verified (ir::verify_model, which runs type/shape inference).
+//   then the model is verified (passes::verify_model, which runs type/shape inference).
 //
 // Subgraph convention (If / Loop / Scan, relied upon by the control-flow OpDefs and executor):
 // every GRAPH attribute becomes a new ir::Graph appended to Model::graphs and is referenced by an

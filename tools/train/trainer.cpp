@@ -11,7 +11,7 @@
 
 #include "core/exec/session.h"
 #include "core/io/tsr_io.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 #include "tools/train/plot.h"
 
 namespace tsr::train {
@@ -141,7 +141,7 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
   if (!has_signature(model, "train_step")) {
     TSR_ASSIGN_OR_RETURN(model, passes::make_training_model(std::move(model), config.training));
   }
-  TSR_RETURN_IF_ERROR(ir::verify_model(model));
+  TSR_RETURN_IF_ERROR(passes::verify_model(model));
   TSR_ASSIGN_OR_RETURN(const Shape sample, sample_shape(model, train_set));
   {
     const ir::Graph& g = model.main();
@@ -183,8 +183,19 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
     TSR_ASSIGN_OR_RETURN(report.forward_peak_bytes,
                          transient_peak([&]() { return session->run_signature("infer", {x}).status(); }));
   }
+  // A checkpoint records the epochs behind it; resuming replays their shuffles so that, with the
+  // same --seed and --limit, the resumed run sees the batches an uninterrupted run would.
+  int start_epoch = 0;
+  if (auto it = model.metadata.find(kEpochsDoneKey); it != model.metadata.end()) {
+    char* end = nullptr;
+    const long v = std::strtol(it->second.c_str(), &end, 10);
+    if (end == it->second.c_str() || *end != '\0' || v < 0 || v > 1000000)
+      return invalid_argument("checkpoint metadata ", kEpochsDoneKey, " = \"", it->second, "\" is not an epoch count");
+    start_epoch = static_cast<int>(v);
+  }
+  for (int e = 0; e < start_epoch; ++e) std::shuffle(order.begin(), order.end(), rng);
   int64_t step = 0;
-  for (int epoch = 1; epoch <= config.epochs; ++epoch) {
+  for (int epoch = start_epoch + 1; epoch <= start_epoch + config.epochs; ++epoch) {
     std::shuffle(order.begin(), order.end(), rng);
     const auto t0 = Clock::now();
     double loss_sum = 0;
@@ -222,6 +233,7 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
     st.train_accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(done, 1));
     st.samples_per_second = static_cast<double>(done) / std::max(st.seconds, 1e-9);
     report.checkpoint = session->snapshot();
+    report.checkpoint.metadata[kEpochsDoneKey] = std::to_string(epoch);
     if (test_set) {
       TSR_ASSIGN_OR_RETURN(const auto ev, evaluate_classifier(report.checkpoint, *test_set, config.threads));
       st.test_loss = ev.first;

@@ -14,6 +14,10 @@
 
 namespace tsr::train {
 
+// Checkpoint metadata key: the number of epochs trained so far. A resumed run numbers its epochs
+// after it and replays that many shuffles (same seed and limit: the batches of an uninterrupted run).
+inline constexpr const char* kEpochsDoneKey = "tessera.train.epochs_done";
+
 struct TrainConfig {
   passes::TrainingOptions training;  // loss, optimizer, learning rate, ...
   int64_t batch_size = 64;

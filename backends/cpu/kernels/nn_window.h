@@ -6,7 +6,7 @@
 #include <array>
 
 #include "core/exec/kernel.h"
-#include "core/ops/families/nn_spatial.h"
+#include "core/ops/spatial.h"
 
 namespace tsr::cpu {
 

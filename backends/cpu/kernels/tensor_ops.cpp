@@ -2,7 +2,7 @@
 // Pad, Trilu, ReverseSequence, CumSum.
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/copy_util.h"
-#include "core/ops/families/shape_infer_util.h"
+#include "core/ops/shape_util.h"
 
 namespace tsr::cpu {
 

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "core/exec/session.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 
 #include "core/frontend/eager_emitter.h"
 #include "core/frontend/tracer.h"
@@ -189,7 +189,7 @@ Expected<ScriptResult> run_script(const std::string& file_name, const std::strin
     std::vector<std::string> w = static_cast<TraceTarget&>(*target).warnings();
     w.insert(w.end(), result.warnings.begin(), result.warnings.end());
     result.warnings = std::move(w);
-    TSR_RETURN_IF_ERROR(ir::verify_model(*model));
+    TSR_RETURN_IF_ERROR(passes::verify_model(*model));
     result.model = model;
     return result;
   }
@@ -206,7 +206,7 @@ Expected<ScriptResult> run_script(const std::string& file_name, const std::strin
     b.output(v, result.output_names[k]);
   }
   if (!b.status().ok()) return b.status();
-  TSR_RETURN_IF_ERROR(ir::verify_model(*model));
+  TSR_RETURN_IF_ERROR(passes::verify_model(*model));
   result.model = model;
   TSR_ASSIGN_OR_RETURN(std::unique_ptr<Session> session, Session::create(model));
   auto out = session->run(feeds);

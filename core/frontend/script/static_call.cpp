@@ -8,7 +8,7 @@
 //    then traced like ordinary code (with the tracer's warnings).
 #include "core/exec/session.h"
 #include "core/frontend/script/interpreter.h"
-#include "core/ir/verify.h"
+#include "core/passes/verify_model.h"
 
 namespace tsr::frontend::script {
 
@@ -51,7 +51,7 @@ Expected<ScriptValue> Interpreter::call_static(const FunctionDef& fn, const Valu
     if (!target.builder()->status().ok()) return error(loc, target.builder()->status().message());
     e->num_outputs = outs.size();
     e->has_control_flow = e->model->graphs.size() > 1;
-    TSR_RETURN_IF_ERROR(ir::verify_model(*e->model).with_context(str_cat("@static ", fn.name)));
+    TSR_RETURN_IF_ERROR(passes::verify_model(*e->model).with_context(str_cat("@static ", fn.name)));
     if (target_.mode() == Mode::kEager) {
       TSR_ASSIGN_OR_RETURN(e->session, Session::create(e->model));
     }

@@ -178,25 +178,102 @@ Status infer_sequence_map(InferContext& ctx) {
   return ok_status();
 }
 
+// ---- Subgraph input types (OpDef::subgraph_inputs) -------------------------------------------
+
+// A loop-carried value's speculative type: the initial value's dtype and rank, every dim dynamic.
+ValueType carried_type(const ValueType& initial) {
+  ValueType t = initial;
+  for (int64_t& d : t.shape) d = -1;
+  return t;
+}
+
+Status if_subgraph_inputs(const InferContext& ctx, std::vector<SubgraphInputTypes>* out) {
+  for (const char* attr : {"then_branch", "else_branch"}) {
+    SubgraphInputTypes s{attr, {}, {}};
+    for (size_t k = 1; k < ctx.num_inputs(); ++k) s.types.push_back(ctx.input(k));  // captures
+    s.carried_from.assign(s.types.size(), -1);
+    out->push_back(std::move(s));
+  }
+  return ok_status();
+}
+
+Status loop_subgraph_inputs(const InferContext& ctx, std::vector<SubgraphInputTypes>* out) {
+  if (ctx.num_inputs() < 2) return ok_status();  // infer_loop reports it
+  const auto captures = static_cast<size_t>(ctx.node().attr_int("num_captures", 0));
+  if (ctx.num_inputs() < 2 + captures) return ok_status();
+  const size_t n = ctx.num_inputs() - 2 - captures;
+  SubgraphInputTypes s{"body", {ValueType::make(DType::kI64, {}), ValueType::make(DType::kBool, {})}, {-1, -1}};
+  for (size_t k = 0; k < n; ++k) {
+    s.types.push_back(carried_type(ctx.input(2 + k)));
+    s.carried_from.push_back(static_cast<int>(1 + k));  // body output 0 is the condition
+  }
+  for (size_t k = 0; k < captures; ++k) {
+    s.types.push_back(ctx.input(2 + n + k));
+    s.carried_from.push_back(-1);
+  }
+  out->push_back(std::move(s));
+  return ok_status();
+}
+
+Status scan_subgraph_inputs(const InferContext& ctx, std::vector<SubgraphInputTypes>* out) {
+  const int64_t m_attr = ctx.node().attr_int("num_scan_inputs", -1);
+  const auto captures = static_cast<size_t>(ctx.node().attr_int("num_captures", 0));
+  if (ctx.node().attr_int("batched", 0) != 0 || m_attr < 1 ||
+      ctx.num_inputs() < static_cast<size_t>(m_attr) + captures)
+    return ok_status();  // batched Scan-8 states carry a batch dim: leave its body as declared
+  const auto m = static_cast<size_t>(m_attr);
+  const size_t n = ctx.num_inputs() - m - captures;
+  const auto axes = ctx.node().attr_ints("scan_input_axes", std::vector<int64_t>(m, 0));
+  SubgraphInputTypes s{"body", {}, {}};
+  for (size_t k = 0; k < n; ++k) {
+    s.types.push_back(carried_type(ctx.input(k)));
+    s.carried_from.push_back(static_cast<int>(k));
+  }
+  for (size_t k = 0; k < m; ++k) {
+    ValueType slice = ctx.input(n + k);
+    const int64_t r = static_cast<int64_t>(slice.shape.size());
+    const int64_t axis = k < axes.size() ? axes[k] : 0;
+    if (slice.has_shape && axis >= -r && axis < r) slice.shape.erase(slice.shape.begin() + (axis < 0 ? axis + r : axis));
+    else slice = ValueType{slice.dtype, false, {}, slice.kind};
+    s.types.push_back(slice);
+    s.carried_from.push_back(-1);
+  }
+  for (size_t k = 0; k < captures; ++k) {
+    s.types.push_back(ctx.input(n + m + k));
+    s.carried_from.push_back(-1);
+  }
+  out->push_back(std::move(s));
+  return ok_status();
+}
+
 }  // namespace
 
 void register_control_flow_ops(OpRegistry& reg) {
   // Branches and bodies pass any value kind through (sequences, optionals).
   AnyValueKindAdder r(reg);
-  r.add(OpDef{"SequenceMap", "", 17, 1, -1, 1, -1, {{"body", AttrKind::kGraph, true}}, infer_sequence_map,
-              "Applies body to each element of a sequence (and of sequence-valued additional inputs)"});
-  r.add(OpDef{"If", "", 16, 1, -1, 1, -1,
-              {{"then_branch", AttrKind::kGraph, true}, {"else_branch", AttrKind::kGraph, true}},
-              infer_if, "Runs then_branch or else_branch by a boolean scalar condition"});
-  r.add(OpDef{"Loop", "", 16, 0, -1, 0, -1,
-              {{"body", AttrKind::kGraph, true}, {"num_captures", AttrKind::kInt}},
-              infer_loop, "Runs body while i < M and cond, carrying values and stacking scan outputs"});
-  r.add(OpDef{"Scan", "", 16, 1, -1, 1, -1,
-              {{"body", AttrKind::kGraph, true}, {"num_scan_inputs", AttrKind::kInt, true},
-               {"scan_input_axes", AttrKind::kInts}, {"scan_input_directions", AttrKind::kInts},
-               {"scan_output_axes", AttrKind::kInts}, {"scan_output_directions", AttrKind::kInts},
-               {"num_captures", AttrKind::kInt}, {"batched", AttrKind::kInt}},
-              infer_scan, "Iterates body over slices of the scan inputs, carrying state"});
+  auto add = [&](OpDef def, SubgraphInputsFn sub) {
+    def.control_flow = true;
+    def.subgraph_inputs = sub;
+    r.add(std::move(def));
+  };
+  add(OpDef{"SequenceMap", "", 17, 1, -1, 1, -1, {{"body", AttrKind::kGraph, true}}, infer_sequence_map,
+            "Applies body to each element of a sequence (and of sequence-valued additional inputs)"},
+      nullptr);
+  add(OpDef{"If", "", 16, 1, -1, 1, -1,
+            {{"then_branch", AttrKind::kGraph, true}, {"else_branch", AttrKind::kGraph, true}},
+            infer_if, "Runs then_branch or else_branch by a boolean scalar condition"},
+      if_subgraph_inputs);
+  add(OpDef{"Loop", "", 16, 0, -1, 0, -1,
+            {{"body", AttrKind::kGraph, true}, {"num_captures", AttrKind::kInt}},
+            infer_loop, "Runs body while i < M and cond, carrying values and stacking scan outputs"},
+      loop_subgraph_inputs);
+  add(OpDef{"Scan", "", 16, 1, -1, 1, -1,
+            {{"body", AttrKind::kGraph, true}, {"num_scan_inputs", AttrKind::kInt, true},
+             {"scan_input_axes", AttrKind::kInts}, {"scan_input_directions", AttrKind::kInts},
+             {"scan_output_axes", AttrKind::kInts}, {"scan_output_directions", AttrKind::kInts},
+             {"num_captures", AttrKind::kInt}, {"batched", AttrKind::kInt}},
+            infer_scan, "Iterates body over slices of the scan inputs, carrying state"},
+      scan_subgraph_inputs);
 }
 
 }  // namespace tsr::ops

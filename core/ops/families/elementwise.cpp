@@ -88,28 +88,25 @@ std::vector<DType> with_bool(std::vector<DType> v) {
   return v;
 }
 
+// Checks an op's attributes against its input types beyond what AttrSpec expresses.
+using AttrCheck = Status (*)(const InferContext& ctx);
+
 // A binary op whose two inputs share one dtype from `allowed`; output is that dtype or bool.
 void add_binary(OpRegistry& r, const std::string& name, int since, std::vector<DType> allowed,
-                bool bool_out, std::string doc, std::vector<AttrSpec> attrs = {}) {
+                bool bool_out, std::string doc, std::vector<AttrSpec> attrs = {}, AttrCheck check = nullptr) {
   OpDef d;
   d.name = name;
   d.since_version = since;
   d.min_inputs = d.max_inputs = 2;
   d.attrs = std::move(attrs);
   d.doc = std::move(doc);
-  d.infer = [allowed = std::move(allowed), bool_out](InferContext& ctx) -> Status {
+  d.infer = [allowed = std::move(allowed), bool_out, check](InferContext& ctx) -> Status {
     TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, allowed));
     TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
     DType t = ctx.input(0).dtype;
     if (t == DType::kUndefined) t = ctx.input(1).dtype;
     if (bool_out) t = DType::kBool;
-    if (ctx.node().op == "Mod" && dtype_is_float(ctx.input(0).dtype) && ctx.node().attr_int("fmod", 0) == 0)
-      return ctx.ir_error("Mod on ", dtype_name(ctx.input(0).dtype), " requires fmod=1 (ONNX Mod spec)");
-    if (ctx.node().op == "BitShift") {
-      const std::string dir = ctx.node().attr_string("direction", "");
-      if (dir != "LEFT" && dir != "RIGHT")
-        return ctx.ir_error("attribute 'direction' is \"", dir, "\", expected \"LEFT\" or \"RIGHT\"");
-    }
+    if (check) TSR_RETURN_IF_ERROR(check(ctx));
     return infer_broadcast(ctx, 0, 2, t);
   };
   r.add(std::move(d));
@@ -153,10 +150,19 @@ void register_elementwise_ops(OpRegistry& r) {
   add_binary(r, "Mul", 14, num, false, "C = A * B (broadcasting; integers wrap)");
   add_binary(r, "Div", 14, num, false, "C = A / B (broadcasting; integer division truncates toward zero)");
   add_binary(r, "Mod", 13, num, false, "C = A mod B: sign of B (fmod=0, integers) or C fmod (fmod=1)",
-             {{"fmod", AttrKind::kInt, false}});
+             {{"fmod", AttrKind::kInt, false}}, [](const InferContext& ctx) -> Status {
+               if (dtype_is_float(ctx.input(0).dtype) && ctx.node().attr_int("fmod", 0) == 0)
+                 return ctx.ir_error("Mod on ", dtype_name(ctx.input(0).dtype), " requires fmod=1 (ONNX Mod spec)");
+               return ok_status();
+             });
   add_binary(r, "BitShift", 11, {DType::kU8, DType::kU16, DType::kU32, DType::kU64}, false,
              "C = A << B or A >> B (direction LEFT/RIGHT); shifts >= the bit width give 0",
-             {{"direction", AttrKind::kString, true}});
+             {{"direction", AttrKind::kString, true}}, [](const InferContext& ctx) -> Status {
+               const std::string dir = ctx.node().attr_string("direction", "");
+               if (dir != "LEFT" && dir != "RIGHT")
+                 return ctx.ir_error("attribute 'direction' is \"", dir, "\", expected \"LEFT\" or \"RIGHT\"");
+               return ok_status();
+             });
   add_binary(r, "BitwiseAnd", 18, int_dtypes(), false, "C = A & B");
   add_binary(r, "BitwiseOr", 18, int_dtypes(), false, "C = A | B");
   add_binary(r, "BitwiseXor", 18, int_dtypes(), false, "C = A ^ B");

@@ -4,7 +4,7 @@
 // Index values are validated by the kernels (they are data); inference checks ranks and dtypes.
 #include <algorithm>
 
-#include "core/ops/families/shape_infer_util.h"
+#include "core/ops/shape_util.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {

@@ -1,6 +1,6 @@
 // Convolution and pooling OpDefs (ONNX opset 17): Conv, MaxPool, AveragePool, MaxUnpool,
-// GlobalAveragePool, GlobalMaxPool. Window geometry: core/ops/families/nn_spatial.h.
-#include "core/ops/families/nn_spatial.h"
+// GlobalAveragePool, GlobalMaxPool. Window geometry: core/ops/spatial.h.
+#include "core/ops/spatial.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {

@@ -3,10 +3,10 @@
 // into ONNX ops would be wasteful. Each takes the forward node's attributes unchanged (group,
 // kernel_shape, strides, dilations, pads, auto_pad; ceil_mode, count_include_pad,
 // storage_order for the pools), so the window geometry is resolved exactly as the forward op
-// resolves it (nn_spatial.h). CPU kernels: backends/cpu/kernels/nn_grad.cpp (convs) and
+// resolves it (core/ops/spatial.h). CPU kernels: backends/cpu/kernels/nn_grad.cpp (convs) and
 // nn_pool.cpp (pools).
-#include "core/ops/families/nn_spatial.h"
-#include "core/ops/families/shape_infer_util.h"
+#include "core/ops/spatial.h"
+#include "core/ops/shape_util.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {

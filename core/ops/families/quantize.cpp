@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "core/ops/families/matmul_infer.h"
-#include "core/ops/families/nn_spatial.h"
+#include "core/ops/spatial.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/ops/families/shape_infer_util.h"
+#include "core/ops/shape_util.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {

@@ -1,7 +1,7 @@
 // Data-movement ops (ONNX opset 17): Concat, Split, Slice, Pad, Trilu, ReverseSequence, CumSum.
 #include <algorithm>
 
-#include "core/ops/families/shape_infer_util.h"
+#include "core/ops/shape_util.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {

@@ -1,5 +1,5 @@
-// Spatial window geometry shared by the Conv/pool OpDefs (core/ops/families/nn.cpp) and their
-// kernels: resolves kernel_shape, strides, dilations, pads and auto_pad into per-dim values and
+// Spatial window geometry, a declared shared header: the Conv/pool OpDefs (core/ops/families/nn.cpp)
+// and every backend's kernels for them include it (DESIGN.md §2 lets backends use it): resolves kernel_shape, strides, dilations, pads and auto_pad into per-dim values and
 // output sizes, following the ONNX opset-17 Conv/MaxPool/AveragePool specs (auto_pad SAME_UPPER
 // puts the odd padding at the end, SAME_LOWER at the beginning; VALID = no padding).
 #pragma once

@@ -1,4 +1,4 @@
-// CPU kernels for the autodiff family (core/ops/families/autodiff.cpp).
+// CPU kernel of SumTo (core/ops/families/sum_to.cpp).
 #include <algorithm>
 #include <cstring>
 
@@ -63,6 +63,6 @@ Status sum_to_kernel(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_autodiff_kernels(KernelRegistry& r) { r.add_fn("SumTo", {DType::kF32, DType::kF64}, &sum_to_kernel); }
+void register_sum_to_kernels(KernelRegistry& r) { r.add_fn("SumTo", {DType::kF32, DType::kF64}, &sum_to_kernel); }
 
 }  // namespace tsr::cpu

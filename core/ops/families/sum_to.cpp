@@ -1,6 +1,6 @@
-// Ops the autodiff pass emits that ONNX lacks (domain "tessera"). Their gradients are in
-// core/ops/grads/autodiff.cpp.
-#include "core/ops/families/shape_infer_util.h"
+// SumTo (domain "tessera"), the op the autodiff pass emits to undo broadcasting; ONNX lacks it.
+// It has no gradient rule (no second-order autodiff).
+#include "core/ops/shape_util.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {
@@ -39,7 +39,7 @@ Status infer_sum_to(InferContext& c) {
 
 }  // namespace
 
-void register_autodiff_ops(OpRegistry& r) {
+void register_sum_to_ops(OpRegistry& r) {
   r.add({"SumTo", "tessera", 1, 2, 2, 1, 1, {}, infer_sum_to,
          "Sums a broadcast tensor back to a shape (gradient of broadcasting)"});
 }

@@ -1,4 +1,5 @@
-// Small helpers shared by the shape / data-movement op families' inference functions.
+// Small helpers shared by the shape / data-movement op families' inference functions and by backend
+// kernels that resolve the same attributes (a declared shared header, like core/ops/spatial.h).
 #pragma once
 
 #include <algorithm>
