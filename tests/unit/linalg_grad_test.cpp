@@ -1,4 +1,7 @@
 // Finite-difference cases for the MatMul and Gemm gradient rules (core/ops/grads/linalg.cpp).
+#include <catch2/catch.hpp>
+
+#include "core/ops/graph_builder.h"
 #include "tests/unit/grad_check.h"
 
 using namespace tsr;
@@ -30,4 +33,33 @@ TSR_GRAD_CASES(linalg) {
       {"Gemm", "C [1, N], beta 0", {x(uniform({3, 4}, 35)), x(uniform({4, 2}, 36)), x(uniform({1, 2}, 37))},
        {Attribute::make_float("beta", 0.0)}},
   };
+}
+
+namespace {
+// loss = ReduceSum(MatMul(a, b) * w) with a and b declared without a rank (as a dynamic-rank
+// export leaves them), so the rule cannot pick its case from the ranks when it builds the backward.
+ir::Model rankless_matmul(const Shape& sa, const Shape& sb, const Tensor& w) {
+  ir::Model m;
+  ops::GraphBuilder g(m);
+  ops::Value a = g.input("a", DType::kF64, sa);
+  ops::Value b = g.input("b", DType::kF64, sb);
+  ops::Value y = g.op("MatMul", {a, b});
+  g.output(g.op("ReduceSum", {g.op("Mul", {y, g.constant(w, "w")})}, {Attribute::make_int("keepdims", 0)}));
+  REQUIRE(g.status().ok());
+  for (auto& t : m.graphs[0].tensors)
+    if (!t.constant.defined()) {
+      t.has_shape = false;
+      t.shape.clear();
+      t.dim_names.clear();
+    }
+  return m;
+}
+}  // namespace
+
+TEST_CASE("MatMul gradient with ranks unknown until run time matches finite differences") {
+  // Batched A with a shared B (batch broadcast), and a 2-D A with a batched B.
+  ir::Model m1 = rankless_matmul({2, 3, 4}, {4, 5}, uniform({2, 3, 5}, 41));
+  CHECK(check_model(m1, {uniform({2, 3, 4}, 42), uniform({4, 5}, 43)}, {"a", "b"}) == "");
+  ir::Model m2 = rankless_matmul({3, 4}, {2, 4, 5}, uniform({2, 3, 5}, 44));
+  CHECK(check_model(m2, {uniform({3, 4}, 45), uniform({2, 4, 5}, 46)}, {"a", "b"}) == "");
 }

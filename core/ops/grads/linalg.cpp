@@ -30,14 +30,27 @@ Value squeeze(Emitter& e, Value v, int64_t axis) { return e.emit("Squeeze", {v, 
 
 // Y = A @ B (numpy): dA = dY @ B^T, dB = A^T @ dY, each summed back over broadcast batch dims;
 // a 1-D A is a row [1, k] and a 1-D B a column [k, 1] whose added axis Y lacks (so dY gets it
-// back before the product and the gradient loses it after).
+// back before the product and the gradient loses it after). With a rank unknown when the backward
+// graph is built, the batched form is written with Einsum (dA = dY B^T as "...ij,...kj->...ik").
 Status matmul_grad(GradContext& g) {
   Emitter& e = g.emitter();
   const ValueType at = g.input_type(0), bt = g.input_type(1);
-  if (!at.has_shape || !bt.has_shape) return g.error("the ranks of A and B must be known");
-  const size_t ra = at.shape.size(), rb = bt.shape.size();
   const Value a = g.input(0), b = g.input(1), dy = g.grad_output(0);
   Value da, db;
+  if (!at.has_shape || !bt.has_shape) {
+    // A rank unknown until run time (a dynamic-rank model): the batched rule written with
+    // Einsum's ellipsis, which broadcasts the batch dims of any rank >= 2. A 1-D operand (vector
+    // promotion) cannot be told apart here, so a known rank 1 is refused and an unknown one that
+    // turns out 1-D fails in Einsum at run time with its shapes named.
+    if ((at.has_shape && at.shape.size() < 2) || (bt.has_shape && bt.shape.size() < 2))
+      return g.error("a 1-D operand with the other's rank unknown is not supported");
+    if (g.wants(0)) da = e.emit("Einsum", {dy, b}, {Attribute::make_string("equation", "...ij,...kj->...ik")});
+    if (g.wants(1)) db = e.emit("Einsum", {a, dy}, {Attribute::make_string("equation", "...ki,...kj->...ij")});
+    if (g.wants(0)) g.set_grad(0, sum_to(e, da, a));
+    if (g.wants(1)) g.set_grad(1, sum_to(e, db, b));
+    return ok_status();
+  }
+  const size_t ra = at.shape.size(), rb = bt.shape.size();
   if (ra == 1 && rb == 1) {  // Y = a . b (a scalar): dA = dY b, dB = dY a
     if (g.wants(0)) da = e.emit("Mul", {dy, b});
     if (g.wants(1)) db = e.emit("Mul", {dy, a});

@@ -40,6 +40,23 @@ namespace {
 // dropped them (keepdims=0): it then broadcasts against X.
 Expected<Value> keepdims_view(GradContext& g, Value v) {
   Emitter& e = g.emitter();
+  if (!g.input_type(0).has_shape) {
+    // X's rank unknown until run time: reducing every axis (or none, with noop_with_empty_axes)
+    // leaves a dY that broadcasts to X as it is; explicit non-negative axes are re-inserted where
+    // they were. Negative axes need the rank.
+    std::vector<int64_t> axes = g.node().attr_ints("axes");
+    if (g.has_input(1)) {
+      const Tensor* c = e.known_value(g.input(1));
+      if (!c) return g.error("axes must be a constant");
+      axes = c->to_i64_vector();
+    }
+    if (axes.empty()) return v;
+    if (std::any_of(axes.begin(), axes.end(), [](int64_t a) { return a < 0; }))
+      return g.error("negative axes need the input rank, which is unknown");
+    std::sort(axes.begin(), axes.end());
+    if (g.node().attr_int("keepdims", 1) == 0) v = e.emit("Unsqueeze", {v, ints_const(e, axes)});
+    return v;
+  }
   TSR_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, reduced_axes(g));
   if (g.node().attr_int("keepdims", 1) == 0 && !axes.empty()) v = e.emit("Unsqueeze", {v, ints_const(e, axes)});
   return v;
