@@ -15,10 +15,17 @@
 
 namespace tsr::exec {
 
+class DeviceBackend;  // core/exec/device.h
+
 struct PlanOptions {
   // Maximum iterations of any one Loop/Scan invocation; 0 = unlimited. A runaway loop then
   // fails with kResource instead of hanging.
   int64_t max_loop_iterations = 0;
+  // A device backend to place nodes on besides the host backend; null = everything on the host.
+  // Not owned; must outlive the Plans. Subgraph Plans inherit it.
+  DeviceBackend* device = nullptr;
+  // Placement cost rule (passes::PlacementOptions::min_device_elements).
+  int64_t min_device_elements = 16;
 };
 
 bool is_control_flow_op(std::string_view op);
