@@ -77,7 +77,6 @@ std::vector<Named> cases() {
                  return OpCase{"LeakyRelu", {{rand_f32(r, rand_shape(r, 1, 4)), false}}, {ir::Attribute::make_float("alpha", 0.1)}};
                }});
   c.push_back({"Elu", [](Rng& r) { return OpCase{"Elu", {{rand_f32(r, rand_shape(r, 1, 4)), false}}}; }});
-  c.push_back({"Swish", [](Rng& r) { return OpCase{"Swish", {{rand_f32(r, rand_shape(r, 1, 4)), false}}}; }});
   c.push_back({"Clip", [](Rng& r) {
                  return OpCase{"Clip", {{rand_f32(r, rand_shape(r, 1, 4)), false}, {Tensor::scalar<float>(-0.5f), true},
                                         {Tensor::scalar<float>(0.7f), true}}};
@@ -110,7 +109,7 @@ std::vector<Named> cases() {
                                {ir::Attribute::make_int("axis", 2)}, 1, "Relu"};
                }});
   c.push_back({"Squeeze", [](Rng& r) {
-                 return OpCase{"Squeeze", {{rand_f32(r, {dim(r, 2, 5), 1, dim(r, 4, 7)}), false}, {i64({1}), true}}, {}, 1, "Relu"};
+                 return OpCase{"Squeeze", {{rand_f32(r, {dim(r, 4, 6), 1, dim(r, 4, 7)}), false}, {i64({1}), true}}, {}, 1, "Relu"};
                }});
   c.push_back({"Unsqueeze", [](Rng& r) {
                  return OpCase{"Unsqueeze", {{rand_f32(r, {dim(r, 2, 5), dim(r, 4, 7)}), false}, {i64({0, 3}), true}}, {}, 1, "Relu"};
@@ -186,7 +185,7 @@ std::vector<Named> cases() {
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
                          "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"})
     c.push_back({op, [op](Rng& r) {
-                   const Shape s = {dim(r, 2, 5), dim(r, 3, 7), dim(r, 4, 9)};
+                   const Shape s = {dim(r, 2, 4), dim(r, 4, 6), dim(r, 3, 5), dim(r, 4, 6)};
                    const float lo = std::string(op) == "ReduceLogSum" ? 0.1f : -1.2f;
                    OpCase oc{op, {{rand_f32(r, s, lo, 1.2f), false}}, {ir::Attribute::make_int("keepdims", dim(r, 0, 1))}};
                    std::vector<int64_t> axes = dim(r, 0, 1) ? std::vector<int64_t>{-1} : std::vector<int64_t>{0, 2};

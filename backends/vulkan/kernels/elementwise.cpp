@@ -31,7 +31,6 @@ const std::map<std::string, UnaryInfo, std::less<>>& unary_ops() {
       {"Sin", {19, nullptr, 0, nullptr, 0}},         {"Cos", {20, nullptr, 0, nullptr, 0}},
       {"Round", {21, nullptr, 0, nullptr, 0}},       {"Sign", {22, nullptr, 0, nullptr, 0}},
       {"Gelu", {23, nullptr, 0, nullptr, 0}},        {"Softsign", {24, nullptr, 0, nullptr, 0}},
-      {"Swish", {25, nullptr, 0, nullptr, 0}},
   };
   return k;
 }

@@ -42,7 +42,6 @@ void main() {
     case 22u: r = sign(v); break;
     case 23u: r = v * 0.5 * (1.0 + erf_approx(v * 0.70710678118654752)); break;
     case 24u: r = v / (1.0 + abs(v)); break;
-    case 25u: r = v * (1.0 / (1.0 + exp(-v))); break;
   }
   y[i] = r;
 }
