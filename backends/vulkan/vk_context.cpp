@@ -1,5 +1,7 @@
 #include "backends/vulkan/vk_context.h"
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -136,6 +138,8 @@ Expected<std::unique_ptr<VkContext>> VkContext::create() {
   VkPipelineCacheCreateInfo pci{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
   TSR_RETURN_IF_ERROR(vk_check(vkCreatePipelineCache(c->device_, &pci, nullptr, &c->cache_), "vkCreatePipelineCache"));
   const VkDeviceSize align = c->props_.limits.minStorageBufferOffsetAlignment;
+  const char* prof = std::getenv("TSR_VULKAN_PROFILE");
+  c->profile_ = prof && *prof && *prof != '0';
   c->memory_ = std::make_unique<MemoryPool>(c->phys_, c->device_, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, align);
   c->staging_ = std::make_unique<MemoryPool>(
       c->phys_, c->device_, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, align);
@@ -143,6 +147,9 @@ Expected<std::unique_ptr<VkContext>> VkContext::create() {
 }
 
 VkContext::~VkContext() {
+  for (const auto& kv : profile_ms_)
+    std::fprintf(stderr, "vulkan profile: %-16s %10.3f ms %6zu dispatches\n", kv.first.c_str(), kv.second.first,
+                 kv.second.second);
   if (device_) {
     if (recording_) {
       vkEndCommandBuffer(cmd_);
@@ -287,6 +294,13 @@ Status VkContext::dispatch(const std::string& name, const std::vector<Binding>& 
   if (push_bytes) std::memcpy(pc, push, push_bytes);
   vkCmdPushConstants(cmd_, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, pc);
   vkCmdDispatch(cmd_, gx, gy, gz);
+  if (profile_) {
+    const auto t0 = std::chrono::steady_clock::now();
+    TSR_RETURN_IF_ERROR(synchronize());
+    auto& e = profile_ms_[name];
+    e.first += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ++e.second;
+  }
   return ok_status();
 }
 

@@ -13,6 +13,8 @@
 // - Validation: when VK_EXT_debug_utils is present a messenger collects warnings and errors (the
 //   Khronos validation layer's); synchronize() then fails naming the first one, so tests run with
 //   VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation fail on any validation message.
+// - TSR_VULKAN_PROFILE=1 waits after every dispatch and prints the time per shader to stderr when
+//   the context is destroyed (a debugging aid: it serializes the device).
 //
 // Thread safety: none; one Session at a time.
 #pragma once
@@ -100,6 +102,8 @@ class VkContext {
   size_t pool_in_use_ = 0;
   std::map<std::string, Pipeline> pipelines_;
   std::vector<std::string> messages_;
+  bool profile_ = false;
+  std::map<std::string, std::pair<double, size_t>> profile_ms_;  // shader -> (ms, dispatches)
   size_t messages_reported_ = 0;
 };
 
