@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <random>
@@ -277,5 +279,26 @@ TEST_CASE("every Vulkan kernel has a harness case", "[vulkan]") {
     INFO(kv.first);
     CHECK(covered.count(kv.first) == 1);
   }
+}
+#endif
+
+#if TSR_HAVE_VULKAN
+TEST_CASE("a validation message fails the run", "[vulkan]") {
+  // Only meaningful with the Khronos layer loaded (CTest sets VK_INSTANCE_LAYERS for [vulkan]).
+  const char* layers = std::getenv("VK_INSTANCE_LAYERS");
+  if (!layers || !std::strstr(layers, "VK_LAYER_KHRONOS_validation")) return;
+  auto b = vulkan::VulkanBackend::create();
+  REQUIRE(b.ok());
+  auto buf = (*b)->allocate(64);
+  REQUIRE(buf.ok());
+  exec::DeviceTensor t{*buf, 0, DType::kF32, {16}};
+  vulkan::Binding bad = vulkan::VulkanBackend::binding(t);
+  bad.range = VkDeviceSize{1} << 40;  // past the end of the block: VUID-VkDescriptorBufferInfo-range
+  const uint32_t push[2] = {0, 0};    // n = 0: the shader touches nothing
+  REQUIRE((*b)->context().dispatch("fill", {bad}, push, sizeof push, 1).ok());
+  const Status st = (*b)->synchronize();
+  INFO(st.to_string());
+  CHECK(st.code() == StatusCode::kBackend);
+  CHECK(st.message().find("validation") != std::string::npos);
 }
 #endif
