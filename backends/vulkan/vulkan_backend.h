@@ -52,6 +52,7 @@ class VulkanBackend final : public exec::DeviceBackend {
   Expected<exec::DeviceTensor> upload(const Tensor& src) override;
   Expected<Tensor> download(const exec::DeviceTensor& src) override;
   Expected<exec::DeviceTensor> copy(const exec::DeviceTensor& src) override;
+  // One command buffer is in flight at a time, so flush() submits and waits like synchronize().
   Status flush() override { return ctx_->synchronize(); }
   Status synchronize() override { return ctx_->synchronize(); }
 
