@@ -1,5 +1,6 @@
 #include "backends/null/null_device.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tsr::null_device {

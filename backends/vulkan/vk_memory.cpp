@@ -1,5 +1,7 @@
 #include "backends/vulkan/vk_memory.h"
 
+#include <iterator>
+
 namespace tsr::vulkan {
 
 namespace {

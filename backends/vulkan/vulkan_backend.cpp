@@ -1,5 +1,6 @@
 #include "backends/vulkan/vulkan_backend.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tsr::vulkan {

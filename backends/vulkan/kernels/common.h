@@ -1,6 +1,7 @@
 // Helpers shared by the Vulkan kernel families (not part of the backend's interface).
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
