@@ -1,11 +1,26 @@
 // The explicit list of backends compiled into this build (DESIGN.md §2: no static
 // self-registration). Each optional backend adds itself here under its CMake option.
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
 #include "backends/cpu/cpu_backend.h"
+#include "backends/null/null_device.h"
 #include "core/exec/backend.h"
+#include "core/exec/device.h"
+#if TSR_HAVE_VULKAN
+#include "backends/vulkan/vulkan_backend.h"
+#endif
 
 namespace tsr::exec {
 
-std::vector<std::string> available_backends() { return {"cpu"}; }
+std::vector<std::string> available_backends() {
+#if TSR_HAVE_VULKAN
+  return {"cpu", "vulkan", "null"};
+#else
+  return {"cpu", "null"};
+#endif
+}
 
 namespace {
 
@@ -34,9 +49,47 @@ Expected<std::unique_ptr<Backend>> create_backend(std::string_view name) {
     TSR_RETURN_IF_ERROR(check_cpu_features());
     return std::unique_ptr<Backend>(new cpu::CpuBackend());
   }
+  if (name == "null" || name == "vulkan") {
+    TSR_ASSIGN_OR_RETURN(auto dev, create_device_backend(name));
+    return std::unique_ptr<Backend>(std::move(dev));
+  }
   std::string list;
   for (const auto& b : available_backends()) list += str_cat(list.empty() ? "" : ", ", b);
   return not_found("no backend \"", name, "\" in this build (available: ", list, ")");
+}
+
+std::vector<std::string> available_device_backends() {
+#if TSR_HAVE_VULKAN
+  return {"vulkan", "null"};
+#else
+  return {"null"};
+#endif
+}
+
+Expected<std::unique_ptr<DeviceBackend>> create_device_backend(std::string_view name) {
+  if (name == "null") {
+    // The skeleton device (backends/null): TSR_NULL_DEVICE_OPS="Conv,Relu" picks its ops.
+    TSR_RETURN_IF_ERROR(check_cpu_features());
+    auto ops = null_device::default_null_device_ops();
+    if (const char* env = std::getenv("TSR_NULL_DEVICE_OPS")) {
+      ops.clear();
+      std::stringstream ss(env);
+      for (std::string op; std::getline(ss, op, ',');)
+        if (!op.empty()) ops.insert(op);
+    }
+    return std::unique_ptr<DeviceBackend>(new null_device::NullDevice(std::make_unique<cpu::CpuBackend>(), std::move(ops)));
+  }
+#if TSR_HAVE_VULKAN
+  if (name == "vulkan") {
+    TSR_ASSIGN_OR_RETURN(auto vk, vulkan::VulkanBackend::create());
+    return std::unique_ptr<DeviceBackend>(std::move(vk));
+  }
+#else
+  if (name == "vulkan") return backend_error("no Vulkan device: this build has no Vulkan backend (configure with -DTSR_VULKAN=ON)");
+#endif
+  std::string list;
+  for (const auto& b : available_device_backends()) list += str_cat(list.empty() ? "" : ", ", b);
+  return not_found("no device backend \"", name, "\" in this build (available: ", list, ")");
 }
 
 }  // namespace tsr::exec

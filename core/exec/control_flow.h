@@ -18,10 +18,17 @@ namespace tsr::exec {
 // Default cap on the iterations of one Loop/Scan invocation (SessionOptions::max_loop_iterations).
 inline constexpr int64_t kDefaultMaxLoopIterations = 1'000'000;
 
+class DeviceBackend;  // core/exec/device.h
+
 struct PlanOptions {
   // Maximum iterations of any one Loop/Scan invocation (a runaway loop fails with kResource
   // instead of hanging); 0 = unlimited.
   int64_t max_loop_iterations = kDefaultMaxLoopIterations;
+  // A device backend to place nodes on besides the host backend; null = everything on the host.
+  // Not owned; must outlive the Plans. Subgraph Plans inherit it.
+  DeviceBackend* device = nullptr;
+  // Placement cost rule (passes::PlacementOptions::min_device_elements).
+  int64_t min_device_elements = 16;
 };
 
 bool is_control_flow_op(std::string_view op);

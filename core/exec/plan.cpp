@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/ir/topo.h"
+#include "core/passes/placement.h"
 
 namespace tsr::exec {
 
@@ -154,8 +155,39 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
 
   const auto& reg = ops::OpRegistry::global();
   std::vector<std::string> unsupported_ops;
-  for (size_t s = 0; s < order.size(); ++s) {
-    const int32_t n = order[s];
+  // Without a device every node runs on the host in topological order; with one, the placement
+  // pass decides each node's device and inserts the copies.
+  passes::Placement placement;
+  DeviceBackend* device = options.device;
+  plan->device_ = device;
+  if (device) {
+    auto support = [device](const ir::Node& node, const std::vector<ops::ValueType>& types) {
+      const DeviceSupport s = device->device_support(node, types);
+      return passes::NodeSupport{s.supported, s.host_inputs};
+    };
+    passes::PlacementOptions po;
+    po.min_device_elements = options.min_device_elements;
+    placement = passes::place_graph(model, gi, order, support, po);
+    plan->device_nodes_ = placement.device_nodes;
+    plan->copies_ = placement.copies;
+    plan->device_constants_.resize(nt);
+  } else {
+    for (int32_t n : order) placement.steps.push_back({passes::PlacedStep::Kind::kNode, n});
+  }
+  for (const passes::PlacedStep& ps : placement.steps) {
+    const size_t s = plan->steps_.size();
+    if (ps.kind != passes::PlacedStep::Kind::kNode) {
+      PlanStep step;
+      step.kind = ps.kind == passes::PlacedStep::Kind::kUpload ? PlanStep::Kind::kUpload : PlanStep::Kind::kDownload;
+      step.tensor = ps.index;
+      step.node_index = -1;
+      step.place = str_cat("graph[", gi, "] ", step.kind == PlanStep::Kind::kUpload ? "upload" : "download", " of \"",
+                           g.tensors[static_cast<size_t>(ps.index)].name, "\"");
+      last_use[static_cast<size_t>(ps.index)] = static_cast<int32_t>(s);
+      plan->steps_.push_back(std::move(step));
+      continue;
+    }
+    const int32_t n = ps.index;
     const ir::Node& node = g.nodes[static_cast<size_t>(n)];
     PlanStep step;
     step.node_index = n;
@@ -163,6 +195,7 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
     step.place = ir::node_place(gi, n, node);
     step.def = reg.find(node.op);
     if (!step.def) return unsupported(step.place, ": unsupported op '", node.op, "'");
+    const bool on_device = device && placement.node_device[static_cast<size_t>(n)] == passes::Device::kDevice;
     KernelInit init{node, step.place, {}, {}};
     init.input_types.resize(node.inputs.size());
     init.constant_inputs.resize(node.inputs.size(), nullptr);
@@ -171,8 +204,26 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
       if (t < 0) continue;
       const auto& info = g.tensors[static_cast<size_t>(t)];
       init.input_types[k] = {info.dtype, info.has_shape, info.shape, info.kind};
-      if (info.constant.defined()) init.constant_inputs[k] = &info.constant;
+      if (info.constant.defined()) {
+        init.constant_inputs[k] = &info.constant;
+        // A device node reads constants from a device copy uploaded once, here.
+        if (on_device && !(placement.host_inputs[static_cast<size_t>(n)] >> k & 1u) &&
+            !plan->device_constants_[static_cast<size_t>(t)].defined()) {
+          auto up = device->upload(info.constant);
+          if (!up.ok()) return up.status().with_context(str_cat(step.place, ".input[", k, "]"));
+          plan->device_constants_[static_cast<size_t>(t)] = std::move(up).value();
+        }
+      }
       last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
+    }
+    if (on_device) {
+      step.kind = PlanStep::Kind::kDevice;
+      step.host_inputs = placement.host_inputs[static_cast<size_t>(n)];
+      auto dk = device->create_device_kernel(init);
+      if (!dk.ok()) return dk.status();
+      step.device_kernel = std::move(dk).value();
+      plan->steps_.push_back(std::move(step));
+      continue;
     }
     auto kernel = exec::is_control_flow_op(node.op) ? create_control_flow_kernel(model, init, backend, options)
                                                     : backend.create_kernel(init);
@@ -193,7 +244,8 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
   }
   // Node outputs that nobody reads die right after their producer.
   for (size_t s = 0; s < plan->steps_.size(); ++s)
-    for (int32_t t : plan->steps_[s].node->outputs)
+    if (plan->steps_[s].node)
+      for (int32_t t : plan->steps_[s].node->outputs)
       if (t >= 0 && last_use[static_cast<size_t>(t)] < 0) last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
   for (size_t t = 0; t < nt; ++t) {
     if (g.tensors[t].constant.defined()) plan->constant_ids_.push_back(static_cast<int32_t>(t));
@@ -203,7 +255,70 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
   return plan;
 }
 
+Expected<DeviceTensor*> DeviceKernelContext::alloc_output(size_t i) {
+  const ops::ValueType& t = output_types_.at(i);
+  if (!t.fully_known())
+    return internal_error(place_, ".output[", i, "]: type ", t.str(), " is not fully known on the device");
+  DeviceTensor& out = outputs_.at(i);
+  out.dtype = t.dtype;
+  out.shape = t.shape;
+  out.byte_offset = 0;
+  // Zero-sized tensors still get a (minimal) buffer so that every defined value has one.
+  auto buf = backend_.allocate(std::max<size_t>(out.nbytes(), 4));
+  if (!buf.ok()) return buf.status().with_context(str_cat(place_, ".output[", i, "]"));
+  out.buffer = std::move(buf).value();
+  return &out;
+}
+
+Status Plan::run_device_step(const PlanStep& step) const {
+  const ir::Node& node = *step.node;
+  const size_t ni = node.inputs.size();
+  in_values_.assign(ni, nullptr);
+  din_values_.assign(ni, nullptr);
+  in_types_.assign(ni, ops::ValueType{});
+  for (size_t k = 0; k < ni; ++k) {
+    const int32_t t = node.inputs[k];
+    if (t < 0) continue;
+    const Tensor& h = values_[static_cast<size_t>(t)];
+    const DeviceTensor* d = &device_values_[static_cast<size_t>(t)];
+    if (!d->defined()) d = &device_constants_[static_cast<size_t>(t)];
+    if (h.defined()) in_values_[k] = &h;
+    if (d->defined()) din_values_[k] = d;
+    const bool host = step.host_inputs >> k & 1u;
+    if (host ? !h.defined() : !d->defined())
+      return internal_error(step.place, ".input[", k, "]: value not on the ", host ? "host" : "device");
+    in_types_[k] = host || !d->defined() ? ops::ValueType{h.dtype(), true, h.shape(), h.kind()}
+                                         : ops::ValueType{d->dtype, true, d->shape, ValueKind::kTensor};
+  }
+  // Load-time style inference: only host-resident values are visible, shapes are all concrete.
+  ops::InferContext ictx(node, step.place, in_types_, in_values_, false);
+  ictx.set_model(model_);
+  TSR_RETURN_IF_ERROR(step.def->infer(ictx));
+  douts_.assign(node.outputs.size(), DeviceTensor());
+  DeviceKernelContext ctx(*device_, node, step.place, din_values_, in_values_, ictx.outputs(), douts_);
+  TSR_RETURN_IF_ERROR(step.device_kernel->record(ctx));
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    const int32_t t = node.outputs[k];
+    if (t < 0) continue;
+    if (!douts_[k].defined()) return internal_error(step.place, ".output[", k, "]: the device kernel produced no value");
+    device_values_[static_cast<size_t>(t)] = std::move(douts_[k]);
+  }
+  return ok_status();
+}
+
 Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, ThreadPool& pool) const {
+  auto result = run_steps(inputs, pool);
+  if (device_) {
+    // Device values are dropped before waiting, so their buffers are free again for the next run;
+    // the wait reports device failures and leaves nothing in flight between runs.
+    std::fill(device_values_.begin(), device_values_.end(), DeviceTensor());
+    Status st = device_->synchronize();
+    if (result.ok() && !st.ok()) return st;
+  }
+  return result;
+}
+
+Expected<std::vector<Tensor>> Plan::run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool) const {
   const ir::Graph& g = *graph_;
   if (inputs.size() != g.inputs.size())
     return invalid_argument("graph \"", g.name, "\" takes ", g.inputs.size(), " inputs, got ", inputs.size());
@@ -221,7 +336,42 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, Threa
     values[static_cast<size_t>(g.inputs[k])] = inputs[k];
   }
 
+  if (device_) device_values_.resize(g.tensors.size());
   for (const PlanStep& step : steps_) {
+    const auto release = [&] {
+      for (int32_t t : step.release_after) {
+        values[static_cast<size_t>(t)] = Tensor();
+        if (device_) device_values_[static_cast<size_t>(t)] = DeviceTensor();
+      }
+    };
+    if (step.kind == PlanStep::Kind::kUpload) {
+      const Tensor& v = values[static_cast<size_t>(step.tensor)];
+      if (!v.defined()) return internal_error(step.place, ": value not computed");
+      auto up = device_->upload(v);
+      if (!up.ok()) return up.status().with_context(step.place);
+      device_values_[static_cast<size_t>(step.tensor)] = std::move(up).value();
+      release();
+      continue;
+    }
+    if (step.kind == PlanStep::Kind::kDownload) {
+      const DeviceTensor& d = device_values_[static_cast<size_t>(step.tensor)];
+      const DeviceTensor& src = d.defined() ? d : device_constants_[static_cast<size_t>(step.tensor)];
+      if (!src.defined()) return internal_error(step.place, ": value not computed");
+      auto down = device_->download(src);
+      if (!down.ok()) return down.status().with_context(step.place);
+      values[static_cast<size_t>(step.tensor)] = std::move(down).value();
+      release();
+      continue;
+    }
+    if (step.kind == PlanStep::Kind::kDevice) {
+      std::chrono::steady_clock::time_point t0;
+      if (profiler_) t0 = std::chrono::steady_clock::now();
+      TSR_RETURN_IF_ERROR(run_device_step(step));
+      if (profiler_)
+        profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      release();
+      continue;
+    }
     const ir::Node& node = *step.node;
     const size_t ni = node.inputs.size();
     in_values_.assign(ni, nullptr);
@@ -242,7 +392,7 @@ Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, Threa
       const int32_t t = node.outputs[k];
       if (t >= 0) values[static_cast<size_t>(t)] = std::move(outs_[k]);
     }
-    for (int32_t t : step.release_after) values[static_cast<size_t>(t)] = Tensor();
+    release();
   }
   std::vector<Tensor> result;
   result.reserve(g.outputs.size());

@@ -16,11 +16,19 @@
 
 #include "core/exec/backend.h"
 #include "core/exec/control_flow.h"
+#include "core/exec/device.h"
 #include "core/ir/graph.h"
 
 namespace tsr::exec {
 
 struct PlanStep {
+  // kHost: the node's host kernel; kDevice: its device kernel records on PlanOptions::device;
+  // kUpload/kDownload: the placement's copy of tensor `tensor` (node is then null).
+  enum class Kind : uint8_t { kHost, kDevice, kUpload, kDownload };
+  Kind kind = Kind::kHost;
+  int32_t tensor = -1;
+  uint32_t host_inputs = 0;  // kDevice: inputs read on the host (DeviceSupport::host_inputs)
+  std::unique_ptr<DeviceKernel> device_kernel;
   int32_t node_index = 0;
   const ir::Node* node = nullptr;
   const ops::OpDef* def = nullptr;
@@ -55,6 +63,9 @@ class Plan {
   const ir::Graph& graph() const { return *graph_; }
   int32_t graph_index() const { return graph_index_; }
   const std::vector<PlanStep>& steps() const { return steps_; }
+  // Nodes placed on the device and copy steps (both 0 without a device).
+  size_t device_nodes() const { return device_nodes_; }
+  size_t copies() const { return copies_; }
 
   // Runs the graph. `inputs` are parallel to graph().inputs and are checked against the declared
   // dtype and shape (kInvalidArgument naming the input on mismatch). Returns the graph outputs.
@@ -68,6 +79,15 @@ class Plan {
   std::vector<bool> keep_;  // tensor ids that must survive the run (graph outputs)
   std::vector<int32_t> constant_ids_;
   Profiler* profiler_ = nullptr;
+  DeviceBackend* device_ = nullptr;
+  size_t device_nodes_ = 0, copies_ = 0;
+  std::vector<DeviceTensor> device_constants_;  // by tensor id: constants read by device nodes
+  mutable std::vector<DeviceTensor> device_values_;
+  mutable std::vector<const DeviceTensor*> din_values_;
+  mutable std::vector<DeviceTensor> douts_;
+
+  Status run_device_step(const PlanStep& step) const;
+  Expected<std::vector<Tensor>> run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool) const;
   // Scratch reused across runs (sized once): the value table and one step's arguments.
   mutable std::vector<Tensor> values_;
   mutable std::vector<ops::ValueType> in_types_;

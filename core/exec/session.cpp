@@ -14,6 +14,19 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const ir::Mod
   s->plan_options_.max_loop_iterations = options.max_loop_iterations;
   s->memory_budget_ = std::make_shared<MemoryBudget>(
       options.max_memory_bytes ? static_cast<size_t>(options.max_memory_bytes) : default_memory_limit());
+  if (options.device == "auto") {
+    for (const std::string& name : exec::available_device_backends()) {
+      if (name == "null") continue;  // a test device, never chosen automatically
+      auto dev = exec::create_device_backend(name);
+      if (dev.ok()) {
+        s->device_ = std::move(dev).value();
+        break;
+      }
+    }
+  } else if (!options.device.empty() && options.device != options.backend && options.device != "cpu") {
+    TSR_ASSIGN_OR_RETURN(s->device_, exec::create_device_backend(options.device));
+  }
+  s->plan_options_.device = s->device_.get();
   // Prepare the main graph now so that missing kernels are reported at creation, all at once.
   TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*s->model_, 0, *s->backend_, s->plan_options_));
   s->plans_[0] = std::move(plan);

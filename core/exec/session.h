@@ -28,6 +28,10 @@ struct SessionOptions {
   // outputs; see MemoryBudget in core/tensor/tensor.h); 0 = default_memory_limit() (3/4 of the
   // physical memory, 2 GiB in WASM). Weights memory-mapped from the model file are not counted.
   uint64_t max_memory_bytes = 0;
+  // Where nodes run: "cpu" (everything on `backend`), a device backend's name ("vulkan", "null")
+  // to place the nodes it supports there (kBackend from create() when the machine has no such
+  // device), or "auto": the first device backend of this build that finds a device, else the CPU.
+  std::string device = "cpu";
 };
 
 class Session {
@@ -60,6 +64,10 @@ class Session {
   Expected<std::vector<Tensor>> run_graph(int32_t graph_index, const std::vector<Tensor>& inputs);
 
   exec::Backend& backend() { return *backend_; }
+  // The device backend nodes are placed on, or null when everything runs on the host.
+  exec::DeviceBackend* device() { return device_.get(); }
+  // The prepared Plan of graph 0 (placement figures: device_nodes(), copies()).
+  const exec::Plan& main_plan() const { return *plans_.at(0); }
   ThreadPool& pool() { return *pool_; }
 
   // Per-node timing of the main graph from now on (off by default); see exec::Profiler.
@@ -70,6 +78,7 @@ class Session {
   Session() = default;
   std::shared_ptr<const ir::Model> model_;
   std::unique_ptr<exec::Backend> backend_;
+  std::unique_ptr<exec::DeviceBackend> device_;  // declared before plans_: Plans hold its buffers
   std::unique_ptr<ThreadPool> pool_;
   std::map<int32_t, std::unique_ptr<exec::Plan>> plans_;
   exec::PlanOptions plan_options_;

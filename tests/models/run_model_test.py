@@ -27,6 +27,25 @@ def run(cmd, **kw):
     return r.returncode
 
 
+def device_placement(args, tsr_path):
+    """Prints the share of nodes (all graphs) placed on the device; non-zero below the minimum."""
+    cmd = [args.tessera, "inspect", tsr_path, "--placement", args.device, "--json"]
+    print("+ " + " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        print(f"command failed with exit status {r.returncode}", flush=True)
+        return 1
+    p = json.loads(r.stdout)
+    share = 100.0 * p["device_nodes"] / max(1, p["total_nodes"])
+    cpu_ops = sorted({n["op"] for n in p["nodes"] if n["device"] == "cpu"})
+    print(f"placement {args.model}: {p['device_nodes']} of {p['total_nodes']} nodes on {args.device} "
+          f"({share:.1f}%), {p['copies']} copies; CPU-only ops: {', '.join(cpu_ops) or 'none'}", flush=True)
+    if share < args.min_device_share:
+        print(f"FAIL: {share:.1f}% of the nodes on {args.device}, expected >= {args.min_device_share}%")
+        return 1
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--model", required=True)
@@ -35,6 +54,9 @@ def main():
     p.add_argument("--threads", default="1")
     p.add_argument("--rtol", default="1e-4")
     p.add_argument("--atol", default="1e-4")
+    p.add_argument("--device", default="cpu", help="tessera run --device (cpu, vulkan, auto)")
+    p.add_argument("--min-device-share", type=float, default=0,
+                   help="with --device: fail when fewer %% of the nodes are placed on the device")
     args = p.parse_args()
 
     with open(os.path.join(HERE, "models.json")) as f:
@@ -66,6 +88,10 @@ def main():
     cmd = [args.tessera, "run", tsr_path, "--threads", args.threads, "--output-dir", out_dir]
     for i in ref["inputs"]:
         cmd += ["--input", f"{i['name']}={os.path.join(ref_dir, i['file'])}"]
+    if args.device != "cpu":
+        if device_placement(args, tsr_path):
+            return 1
+        cmd += ["--device", args.device]
     if run(cmd):
         return 1
     # compare.txt keeps the per-model error line for scripts/test.sh's summary and the README.

@@ -2,11 +2,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/base/status.h"
 #include "core/exec/control_flow.h"
+#include "core/ir/graph.h"
 #include "core/tensor/tensor.h"
 
 namespace tsr::cli {
@@ -53,11 +55,14 @@ struct RunOptions {
   bool profile = false;
   uint64_t max_memory = 0;                // 0 = SessionOptions' default
   int64_t max_loop_iterations = exec::kDefaultMaxLoopIterations;
+  std::string device = "cpu";   // cpu | vulkan | auto | null (SessionOptions::device)
+  std::string check_against;    // "cpu": compare every node output with a CPU run
 };
 
 struct InspectOptions {
   std::string model;
   bool json = false;
+  std::string placement;  // a device backend: print each node's device instead
 };
 
 struct OpsOptions {
@@ -127,5 +132,9 @@ int train_command(const TrainOptions& o);
 int export_command(const ExportOptions& o);
 int grad_command(const GradOptions& o);
 int script_command(const ScriptOptions& o);
+// cmd_placement.cpp: `inspect --placement DEVICE` and `run --check-against cpu` (exit 1 when a
+// node's output differs beyond atol 1e-4 + rtol 1e-4, after naming the first such node).
+int inspect_placement(const ir::Model& m, const std::string& device, bool json);
+int check_against(const std::shared_ptr<const ir::Model>& model, const std::vector<Tensor>& inputs, const RunOptions& o);
 
 }  // namespace tsr::cli

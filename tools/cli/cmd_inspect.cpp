@@ -196,6 +196,7 @@ int inspect_command(const InspectOptions& o) {
   if (!model.ok()) return report_error(model.status());
   const ir::Model& m = **model;
   if (m.graphs.empty()) return report_error(invalid_model(o.model, ": the model has no graph"));
+  if (!o.placement.empty()) return inspect_placement(m, o.placement, o.json);
   const Summary s = summarize(m);
   return o.json ? print_json(o.model, m, s) : print_text(o.model, m, s);
 }

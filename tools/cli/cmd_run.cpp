@@ -300,13 +300,27 @@ int run_command(const RunOptions& o) {
     return report_error(invalid_argument("the model has ", n, " input(s) (", input_names(g), "); missing ", missing,
                                          ": pass --input NAME=FILE or --random-inputs"));
 
+  if (!o.check_against.empty()) return check_against(model, inputs, o);
   SessionOptions so;
   so.backend = o.backend;
   so.num_threads = o.threads;
   so.max_memory_bytes = o.max_memory;
   so.max_loop_iterations = o.max_loop_iterations;
+  so.device = o.device;
   auto session = Session::create(model, so);
   if (!session.ok()) return report_error(session.status());
+  if (exec::DeviceBackend* dev = (*session)->device()) {
+    // The share of main-graph nodes on the device (subgraphs are placed when they first run).
+    const exec::Plan& plan = (*session)->main_plan();
+    const size_t total = g.nodes.size();
+    char pbuf[160];
+    std::snprintf(pbuf, sizeof pbuf, "placement: %zu of %zu nodes on %s (%.1f%%), %zu copies", plan.device_nodes(), total,
+                  std::string(dev->name()).c_str(), total ? 100.0 * double(plan.device_nodes()) / double(total) : 0.0,
+                  plan.copies());
+    std::cout << pbuf << "\n";
+  } else if (o.device == "auto") {
+    std::cout << "placement: no device found, running on the CPU\n";
+  }
   if (o.profile) (*session)->enable_profiling();
 
   std::vector<double> ms;

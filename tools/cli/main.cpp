@@ -105,6 +105,14 @@ int main_impl(int argc, char** argv) {
   r->add_option("--max-loop-iterations", run.max_loop_iterations,
                 "Cap on the iterations of any one Loop/Scan (default 1000000; 0 = unlimited). Exceeding it is exit 7")
       ->check(CLI::NonNegativeNumber);
+  r->add_option("--device", run.device,
+                "Where nodes run: cpu (default), vulkan (exit 8 when there is no Vulkan device), auto (a device "
+                "when one exists, else cpu), null (the host-memory skeleton device)")
+      ->check(CLI::IsMember({"cpu", "vulkan", "auto", "null"}));
+  r->add_option("--check-against", run.check_against,
+                "cpu: run on --device and on the CPU, report the first node (execution order) whose output "
+                "differs beyond 1e-4 (exit 1) or that all agree")
+      ->check(CLI::IsMember({"cpu"}));
   r->add_flag("--profile", run.profile,
               "Print the total time per op type and per node (top 15, summed over --repeat runs)");
   r->footer(exit_code_table());
@@ -113,6 +121,8 @@ int main_impl(int argc, char** argv) {
   auto* i = app.add_subcommand("inspect", "Describe a .tsr model: graphs, ops, inputs, outputs, parameters");
   i->add_option("model", inspect.model, "Model file (.tsr; or .onnx with the importer)")->required();
   i->add_flag("--json", inspect.json, "Print JSON instead of text");
+  i->add_option("--placement", inspect.placement,
+                "Print each node's device when placed on DEVICE (vulkan, null) and the copies");
   i->footer(exit_code_table());
 
   OpsOptions ops;

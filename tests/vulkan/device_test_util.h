@@ -1,0 +1,119 @@
+// Shared by the device tests: a one-node model from an op case, run on a device and on the CPU.
+#pragma once
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/exec/session.h"
+#include "core/passes/infer_types.h"
+
+namespace tsr::test {
+
+struct CaseInput {
+  Tensor value;           // undefined = omitted optional input
+  bool constant = false;  // a graph constant (weights, shapes) instead of a graph input
+};
+
+struct OpCase {
+  std::string op;
+  std::vector<CaseInput> inputs;
+  std::vector<ir::Attribute> attrs = {};
+  int num_outputs = 1;
+  std::string then = {};  // optional unary op applied to output 0 (a view feeding a kernel)
+};
+
+inline std::string describe(const OpCase& c) {
+  std::string s = c.op + "(";
+  for (const auto& in : c.inputs)
+    s += in.value.defined() ? str_cat(in.constant ? "const " : "", shape_str(in.value.shape()), " ") : std::string("- ");
+  return s + ")";
+}
+
+inline ir::Model make_case_model(const OpCase& c, std::vector<Tensor>* feeds) {
+  ir::Model model;
+  model.graphs.emplace_back();
+  ir::Graph& g = model.main();
+  g.name = "case";
+  ir::Node node;
+  node.op = c.op;
+  node.name = "n0";
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const CaseInput& in = c.inputs[i];
+    if (!in.value.defined()) {
+      node.inputs.push_back(-1);
+      continue;
+    }
+    ir::TensorInfo info;
+    info.name = "in" + std::to_string(i);
+    info.dtype = in.value.dtype();
+    info.has_shape = true;
+    info.shape = in.value.shape();
+    if (in.constant) info.constant = in.value;
+    const int32_t id = g.add_tensor(info);
+    if (!in.constant) {
+      g.inputs.push_back(id);
+      feeds->push_back(in.value);
+    }
+    node.inputs.push_back(id);
+  }
+  for (int k = 0; k < c.num_outputs; ++k) {
+    ir::TensorInfo info;
+    info.name = "out" + std::to_string(k);
+    const int32_t id = g.add_tensor(info);
+    node.outputs.push_back(id);
+    if (k > 0 || c.then.empty()) g.outputs.push_back(id);
+  }
+  node.attributes = c.attrs;
+  g.nodes.push_back(node);
+  if (!c.then.empty()) {
+    ir::Node next;
+    next.op = c.then;
+    next.name = "n1";
+    next.inputs = {node.outputs[0]};
+    ir::TensorInfo info;
+    info.name = "then";
+    next.outputs = {g.add_tensor(info)};
+    g.outputs.insert(g.outputs.begin(), next.outputs[0]);
+    g.nodes.push_back(next);
+  }
+  return model;
+}
+
+struct CompareResult {
+  size_t device_nodes = 0;
+  double max_error = 0;       // max over elements of |d - c| / (1e-4 + 1e-4 |c|)
+  double tolerance_used = 1;  // max_error must not exceed this
+};
+
+inline Expected<CompareResult> compare_with_cpu(const OpCase& c, const std::string& device) {
+  std::vector<Tensor> feeds;
+  ir::Model m = make_case_model(c, &feeds);
+  TSR_RETURN_IF_ERROR(passes::infer_types(m));
+  auto model = std::make_shared<const ir::Model>(std::move(m));
+  SessionOptions so;
+  so.device = device;
+  TSR_ASSIGN_OR_RETURN(auto dev, Session::create(model, so));
+  so.device = "cpu";
+  TSR_ASSIGN_OR_RETURN(auto cpu, Session::create(model, so));
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> a, dev->run(feeds));
+  // A second run reuses the plan, its uploaded constants and the freed device memory.
+  TSR_ASSIGN_OR_RETURN(a, dev->run(feeds));
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> b, cpu->run(feeds));
+  CompareResult r;
+  r.device_nodes = dev->main_plan().device_nodes();
+  if (a.size() != b.size()) return internal_error("output count ", a.size(), " vs ", b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].shape() != b[i].shape() || a[i].dtype() != b[i].dtype())
+      return internal_error("output ", i, ": ", shape_str(a[i].shape()), " vs cpu ", shape_str(b[i].shape()));
+    for (int64_t k = 0; k < a[i].numel(); ++k) {
+      const double u = a[i].data<float>()[k], v = b[i].data<float>()[k];
+      const double e = std::isnan(u) != std::isnan(v) ? INFINITY : (std::isnan(u) ? 0 : std::fabs(u - v) / (1e-4 + 1e-4 * std::fabs(v)));
+      if (e > r.max_error) r.max_error = e;
+    }
+  }
+  return r;
+}
+
+}  // namespace tsr::test
