@@ -112,7 +112,12 @@ EMSCRIPTEN_KEEPALIVE WebModel* tsrw_model_load(const uint8_t* data, size_t size,
   auto model = tsr::web::load(data, size, name);
   if (!model.ok()) return set_error(model.status());
   tsr::SessionOptions opts;
+#if defined(__EMSCRIPTEN_PTHREADS__)
   opts.num_threads = threads < 1 ? 1 : threads;
+#else
+  (void)threads;
+  opts.num_threads = 1;  // the single-threaded build cannot start threads
+#endif
   // A runaway Loop in an untrusted model becomes an error instead of a hung tab.
   opts.max_loop_iterations = int64_t{1} << 24;
   auto session = tsr::Session::create(*model, opts);
