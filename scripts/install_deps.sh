@@ -12,7 +12,7 @@ packages=(
   cmake ninja-build g++ flatbuffers-compiler libflatbuffers-dev catch2 libhwy-dev
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy libstb-dev
   emscripten nodejs npm imagemagick fonts-dejavu-core python3-pil libcli11-dev zlib1g-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist dpkg-dev chromium
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
 )
 
@@ -45,4 +45,13 @@ if [[ -f "$ort_dir/node_modules/onnxruntime-node/package.json" ]] &&
 else
   echo "install_deps.sh: npm ci (onnxruntime-node) in tests/models"
   (cd "$ort_dir" && ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund)
+fi
+
+# playwright-core (drives Debian's chromium in tests/web; never a downloaded browser), pinned by
+# web/package-lock.json, into web/node_modules.
+if [[ -f "$root/web/node_modules/playwright-core/package.json" ]]; then
+  echo "install_deps.sh: web/node_modules already installed"
+else
+  echo "install_deps.sh: npm ci (playwright-core) in web"
+  (cd "$root/web" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund)
 fi

@@ -4,6 +4,9 @@
 #   2. release: configure + build everything (tools on) + ctest: unit, tool and real-model tests;
 #   3. asan:    Debug + ASan/UBSan, builds tessera_unit_tests only, runs the '^unit: ' tests;
 #   4. wasm:    Emscripten build of tessera_unit_tests, run under node through ctest.
+#   5. web:     the browser package (web/: tessera_web in the same build/wasm, so core objects
+#               are shared), its node suites (web/test/) and the headless Chromium test
+#               (tests/web/), counted from node --test's TAP summary.
 # Prints per-stage timings and a final line "N passed, N failed" over the three ctest runs (a
 # stage that fails to configure or build counts as one failure). Exit status: 0 when nothing
 # failed, 1 otherwise.
@@ -14,7 +17,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 jobs="${TSR_JOBS:-2}"
-stages="${TSR_STAGES:-release asan wasm}"
+stages="${TSR_STAGES:-release asan wasm web}"
 logdir="$root/build/test-logs"
 mkdir -p "$logdir"
 
@@ -91,6 +94,31 @@ run_stage() {
   summary+=("$name: $p passed, $f failed, $s skipped; configure $((t1 - t))s, build ${build_s}s (cpu ${build_cpu:-?}s), ctest $((SECONDS - t2))s")
 }
 
+# web: builds web/dist in build/wasm and runs `node --test` over the package's suites.
+run_web_stage() {
+  local t=$SECONDS t1 t2 log="$logdir/web.log"
+  export NODE_PATH=/usr/share/nodejs
+  echo "==== [web] configure + build tessera_web"
+  if ! { cmake --preset wasm >"$logdir/web-configure.log" 2>&1 &&
+         cmake --build "$root/build/wasm" -j"$jobs" --target tessera_web >"$logdir/web-build.log" 2>&1; }; then
+    tail -40 "$logdir/web-configure.log" "$logdir/web-build.log"
+    echo "==== [web] build FAILED (logs: $logdir/web-*.log)"
+    total_fail=$((total_fail + 1)); summary+=("web: build failed after $(stage_time $t)"); return
+  fi
+  t1=$SECONDS
+  echo "==== [web] node --test web/test/*.test.mjs tests/web/*.test.mjs"
+  node --test --test-reporter=tap web/test/*.test.mjs tests/web/*.test.mjs >"$log" 2>&1
+  grep -E "^not ok|^# (tests|pass|fail|skipped)" "$log" | sed 's/^/  /'
+  t2=$SECONDS
+  local p f s
+  p=$(awk '/^# pass /{print $3}' "$log"); f=$(awk '/^# fail /{print $3}' "$log"); s=$(awk '/^# skipped /{print $3}' "$log")
+  p=${p:-0}; f=${f:-1}; s=${s:-0}
+  if ((p + f + s == 0)); then echo "==== [web] no tests ran: counted as a failure"; f=1; fi
+  if ((f)); then grep -B2 -A30 "^not ok" "$log" | head -120; fi
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f)); total_skip=$((total_skip + s))
+  summary+=("web: $p passed, $f failed, $s skipped; build $((t1 - t))s, node tests $((t2 - t1))s")
+}
+
 for st in $stages; do
   case "$st" in
     release) run_stage release release "" "" ;;
@@ -101,6 +129,7 @@ for st in $stages; do
     wasm)
       # Emscripten 3.1.6's linker needs Debian's node modules (acorn).
       NODE_PATH=/usr/share/nodejs run_stage wasm wasm "--target tessera_unit_tests" "" ;;
+    web) run_web_stage ;;
     *) echo "test.sh: unknown stage $st"; total_fail=$((total_fail + 1)) ;;
   esac
 done

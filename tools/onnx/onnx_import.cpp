@@ -4,9 +4,14 @@
 #include "core/ops/op_def.h"
 
 #include <onnx/onnx_pb.h>
+// TSR_ONNX_LITE (the WebAssembly build, web/CMakeLists.txt): protoc's lite classes of onnx.proto
+// without libonnx, so no ONNX shape inference (Tessera's own type inference fills the shapes at
+// verification) and no onnx-data.proto (the test-data readers report kUnsupported).
+#if !defined(TSR_ONNX_LITE)
 // onnx-data.pb.h needs ONNX_API from onnx_pb.h: keep this order.
 #include <onnx/onnx-data.pb.h>
 #include <onnx/shape_inference/implementation.h>
+#endif
 
 #include <filesystem>
 #include <fstream>
@@ -371,6 +376,9 @@ Status Importer::build_graph(onnx::GraphProto& gp, Scope& s, int32_t gidx) {
 }
 
 void run_onnx_shape_inference(onnx::ModelProto& mp) {
+#if defined(TSR_ONNX_LITE)
+  (void)mp;
+#else
   // Unknown ops and inference errors are skipped (error_mode 0); anything still thrown only
   // means fewer known types, which Tessera's own inference fills later.
   try {
@@ -384,6 +392,7 @@ void run_onnx_shape_inference(onnx::ModelProto& mp) {
                                        onnx::ShapeInferenceOptions(false, 0, false));
   } catch (...) {
   }
+#endif
 }
 
 Expected<ir::Model> import_model(onnx::ModelProto& mp, const std::string& name, const ImportOptions& options) {
@@ -454,6 +463,11 @@ Expected<ir::Model> import_onnx_file(const std::string& path, const ImportOption
   return import_onnx_bytes(bytes, path, options);
 }
 
+#if defined(TSR_ONNX_LITE)
+Expected<Tensor> read_value_proto_file(const std::string& path, ValueKind) {
+  return unsupported(path, ": reading ONNX test-data files needs libonnx (not in this build)");
+}
+#else
 namespace {
 
 Expected<Tensor> sequence_from_proto(const onnx::SequenceProto& sp, const std::string& what) {
@@ -523,6 +537,8 @@ Expected<Tensor> read_value_proto_file(const std::string& path, ValueKind kind) 
     return internal_error(path, ": ", e.what());
   }
 }
+
+#endif  // TSR_ONNX_LITE
 
 Expected<Tensor> read_tensor_proto_file(const std::string& path) {
   return read_value_proto_file(path, ValueKind::kTensor);

@@ -1,0 +1,106 @@
+// Tessera's wasm (web/dist) against onnxruntime-web 1.30 (wasm backend, SIMD, 1 thread) under
+// node, on the models and seeded inputs of tests/models/models.json, in one script run:
+//  - latency: per model, both sessions created, 3 warm-up runs each, then REPEAT rounds that
+//    alternate one Tessera run and one onnxruntime run; medians and the ratio Tessera / ort;
+//  - time to first result (PP-OCRv4 rec): a fresh node process per sample, alternating
+//    runtimes, timing runtime start + model load (from .onnx bytes) + the first run.
+// Usage: node bench/web/bench.mjs [--repeat N] [--ttfr N] [--models a,b]
+// Needs: web/dist (bash web/build.sh), bench/web/node_modules (cd bench/web && npm ci),
+//        third_party/models (fetch.sh).
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const require = createRequire(import.meta.url);
+const lib = require(path.join(repo, 'tests', 'models', 'lib.js'));
+const args = process.argv.slice(2);
+const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
+
+async function tesseraRuntime() {
+  const { Tessera } = await import(path.join(repo, 'web', 'dist', 'tessera.mjs'));
+  return Tessera.create({ threads: 1 });
+}
+async function ortRuntime() {
+  const ort = (await import('onnxruntime-web')).default ?? (await import('onnxruntime-web'));
+  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.simd = true;
+  ort.env.logLevel = 'error';
+  return ort;
+}
+const ortOptions = { executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: 1, interOpNumThreads: 1 };
+
+// Child mode: one time-to-first-result sample, printed in ms.
+if (args[0] === '--child') {
+  const which = args[1], file = args[2];
+  const model = lib.loadModels().find((m) => m.file === path.basename(file));
+  const inputs = lib.makeInputs(model, 1234);
+  const t0 = performance.now();
+  const bytes = new Uint8Array(fs.readFileSync(file));
+  if (which === 'tessera') {
+    const tsr = await tesseraRuntime();
+    const m = await tsr.load(bytes);
+    const feeds = Object.fromEntries(inputs.map((t) => [t.name, { dtype: t.dtype, shape: t.shape, data: t.data }]));
+    await m.run(feeds);
+  } else {
+    const ort = await ortRuntime();
+    const s = await ort.InferenceSession.create(bytes, ortOptions);
+    await s.run(Object.fromEntries(inputs.map((t) => [t.name, new ort.Tensor(t.dtype, t.data, t.shape)])));
+  }
+  console.log((performance.now() - t0).toFixed(1));
+  process.exit(0);
+}
+
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
+const repeat = Number(opt('--repeat', '30'));
+const ttfrN = Number(opt('--ttfr', '5'));
+const only = opt('--models', null)?.split(',');
+
+const tsr = await tesseraRuntime();
+const ort = await ortRuntime();
+const rows = [];
+for (const model of lib.loadModels()) {
+  if (only && !only.includes(model.name)) continue;
+  const file = path.join(lib.modelsDir(), model.file);
+  const bytes = new Uint8Array(fs.readFileSync(file));
+  const inputs = lib.makeInputs(model, 1234);
+  const m = await tsr.load(bytes, { name: model.file });
+  const s = await ort.InferenceSession.create(bytes, ortOptions);
+  const tf = Object.fromEntries(inputs.map((t) => [t.name, { dtype: t.dtype, shape: t.shape, data: t.data }]));
+  const of = Object.fromEntries(inputs.map((t) => [t.name, new ort.Tensor(t.dtype, t.data, t.shape)]));
+  for (let i = 0; i < 3; i++) { await m.run(tf); await s.run(of); }
+  const tt = [], to = [];
+  for (let i = 0; i < repeat; i++) {
+    let t = performance.now(); await m.run(tf); tt.push(performance.now() - t);
+    t = performance.now(); await s.run(of); to.push(performance.now() - t);
+  }
+  m.dispose();
+  await s.release?.();
+  const row = { model: model.name, input: inputs.map((t) => `[${t.shape}]`).join(' '), ort: median(to), tessera: median(tt) };
+  row.ratio = row.tessera / row.ort;
+  rows.push(row);
+  console.error(`${row.model}: ort ${row.ort.toFixed(3)} ms, tessera ${row.tessera.toFixed(3)} ms, ratio ${row.ratio.toFixed(2)}`);
+}
+
+const fmt = (x) => (x >= 10 ? x.toFixed(2) : x >= 1 ? x.toFixed(3) : x.toFixed(4));
+console.log(`node ${process.version}, 1 thread, median of ${repeat} alternating runs\n`);
+console.log('| model | input | onnxruntime-web (ms) | Tessera wasm (ms) | ratio |');
+console.log('| --- | --- | ---: | ---: | ---: |');
+for (const r of rows) console.log(`| ${r.model} | ${r.input} | ${fmt(r.ort)} | ${fmt(r.tessera)} | ${r.ratio.toFixed(2)} |`);
+if (rows.length) {
+  const geo = Math.exp(rows.reduce((a, r) => a + Math.log(r.ratio), 0) / rows.length);
+  console.log(`\ngeo-mean ratio ${geo.toFixed(2)}, worst ${Math.max(...rows.map((r) => r.ratio)).toFixed(2)}`);
+}
+
+if (ttfrN > 0 && (!only || only.includes('ppocr_v4_rec'))) {
+  const file = path.join(lib.modelsDir(), 'ch_PP-OCRv4_rec_infer.onnx');
+  const t = { tessera: [], ort: [] };
+  for (let i = 0; i < ttfrN; i++)
+    for (const which of ['tessera', 'ort'])
+      t[which].push(Number(execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--child', which, file], { encoding: 'utf8' }).trim()));
+  console.log(`\ntime to first result, PP-OCRv4 rec (fresh process: runtime start + load .onnx + first run; median of ${ttfrN}):`);
+  console.log(`onnxruntime-web ${median(t.ort).toFixed(0)} ms, Tessera ${median(t.tessera).toFixed(0)} ms, ratio ${(median(t.tessera) / median(t.ort)).toFixed(2)}`);
+}

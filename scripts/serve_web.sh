@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Serves web/ on localhost (COOP/COEP headers on, so the threads build can run) and prints the
+# URL; the pinned models (third_party/models) are mounted at /models for the OCR page.
+# Builds the package first when web/dist is missing.
+# Usage: scripts/serve_web.sh [PORT]   (default 8080; Ctrl-C stops it)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+port="${1:-8080}"
+if [[ ! -f "$root/web/dist/tessera.mjs" ]]; then bash "$root/web/build.sh"; fi
+if [[ ! -f "$root/third_party/models/ch_PP-OCRv4_rec_infer.onnx" ]]; then bash "$root/third_party/models/fetch.sh"; fi
+exec node "$root/web/tools/serve.mjs" --root "$root/web" --mount "/models=$root/third_party/models" --port "$port"

@@ -1,0 +1,61 @@
+// The OCR page (web/examples/ocr/) in Debian's headless Chromium, driven by playwright-core
+// (web/node_modules; never a downloaded browser): the page imports PP-OCRv4 from ONNX in wasm,
+// a rendered text line is picked in its file input, and the page must show that text.
+// Skipped only when the machine lacks chromium, playwright-core, ImageMagick or the models.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const models = path.join(repo, 'third_party', 'models');
+const require = createRequire(path.join(repo, 'web', 'package.json'));
+let chromium = null;
+try { ({ chromium } = require('playwright-core')); } catch { /* skipped below */ }
+const haveMagick = (() => { try { execFileSync('convert', ['-version']); return true; } catch { return false; } })();
+const skip = !fs.existsSync('/usr/bin/chromium') ? 'no /usr/bin/chromium'
+  : !chromium ? 'playwright-core missing in web/node_modules (scripts/install_deps.sh)'
+  : !haveMagick ? 'ImageMagick missing'
+  : !fs.existsSync(path.join(models, 'ch_PP-OCRv4_rec_infer.onnx')) ? 'models missing (third_party/models/fetch.sh)' : false;
+
+test('OCR page reads rendered text lines in Chromium', { skip, timeout: 300000 }, async () => {
+  const { serve } = await import(path.join(repo, 'web', 'tools', 'serve.mjs'));
+  const { server, url } = await serve({ root: path.join(repo, 'web'), mounts: [['/models', models]] });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsr-ocr-'));
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run'],
+  });
+  try {
+    const page = await browser.newPage();
+    const log = [];
+    page.on('console', (m) => log.push(`console.${m.type()}: ${m.text()}`));
+    page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
+    await page.goto(`${url}examples/ocr/`);
+    await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 240000 });
+    assert.equal(await page.getAttribute('body', 'data-state'), 'ready', `${await page.textContent('#status')}\n${log.join('\n')}`);
+    assert.equal(await page.evaluate(() => crossOriginIsolated), true, 'COOP/COEP headers make the page cross-origin isolated');
+    const lines = [['Invoice number 48213', null], ['Hello Tessera 2026', path.join(repo, 'examples', 'ocr', 'hello.png')]];
+    for (const [text, given] of lines) {
+      let img = given;
+      if (!img) {
+        img = path.join(tmp, 'line.png');
+        execFileSync('convert', ['-background', 'white', '-fill', 'black', '-font', 'DejaVu-Sans', '-pointsize', '32',
+          `label:${text}`, '-bordercolor', 'white', '-border', '8', img]);
+      }
+      await page.setInputFiles('#file', img);
+      await page.waitForSelector('body[data-state="done"], body[data-state="error"]', { timeout: 60000 });
+      assert.equal(await page.getAttribute('body', 'data-state'), 'done', await page.textContent('#status'));
+      assert.equal(await page.textContent('#text'), text, await page.textContent('#status'));
+      await page.evaluate(() => { document.body.dataset.state = 'ready'; });
+    }
+  } finally {
+    await browser.close();
+    server.close();
+  }
+});

@@ -1,0 +1,91 @@
+// Tessera's JS/TS API (web/js/tessera.mjs). Works in browsers and in node >= 18.
+
+/** onnxruntime-web's dtype names. */
+export type DType =
+  | 'float32' | 'float64' | 'float16' | 'bfloat16' | 'int8' | 'uint8' | 'int16' | 'uint16'
+  | 'int32' | 'uint32' | 'int64' | 'uint64' | 'bool';
+
+/** Data: Float32Array for float32, BigInt64Array for int64, Uint8Array for bool (0/1),
+ *  Uint16Array for float16/bfloat16 bit patterns, and so on. */
+export type TypedArray =
+  | Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array
+  | Uint32Array | BigInt64Array | BigUint64Array;
+
+export interface Tensor {
+  dtype: DType;
+  /** Dims, row-major. */
+  shape: number[];
+  data: TypedArray;
+}
+
+export interface ValueInfo {
+  name: string;
+  /** A DType, 'sequence<float32>' for sequences, 'unknown' when the model does not say. */
+  dtype: string;
+  /** Dims; a dynamic dim is its symbolic name (or "d<i>"); null when the rank is unknown. */
+  shape: (number | string)[] | null;
+}
+
+export type ErrorCode =
+  | 'invalid_model' | 'invalid_argument' | 'unsupported' | 'not_found' | 'resource_exhausted'
+  | 'backend' | 'internal';
+
+/** Every failure of the API. message: the runtime's path-addressed message (as the CLI's). */
+export class TesseraError extends Error {
+  readonly code: ErrorCode;
+}
+
+export interface CreateOptions {
+  /** Intra-op threads (default 1). */
+  threads?: number;
+  /** URL of tessera.wasm (default: beside tessera.mjs). */
+  wasmUrl?: string | URL;
+  print?: (line: string) => void;
+  printErr?: (line: string) => void;
+}
+
+export interface ScriptOptions {
+  /** The function to run. */
+  entry: string;
+  /** Its arguments by parameter name. */
+  inputs?: Record<string, Tensor>;
+  /** 'eager' (default): run each op at once; 'trace': run and record; 'convert': if/while/for
+   *  on tensors become If/Loop. */
+  mode?: 'eager' | 'trace' | 'convert';
+  /** File name used in diagnostics (default "script.py"). */
+  name?: string;
+}
+
+export interface ScriptResult {
+  outputs: Record<string, Tensor>;
+  /** "file:line:col: warning: ..." lines (trace mode warns where a tensor decided a branch). */
+  warnings: string[];
+  /** .tsr bytes of the traced/converted graph; null in eager mode. */
+  graph: Uint8Array | null;
+}
+
+export class Model {
+  readonly inputs: ValueInfo[];
+  readonly outputs: ValueInfo[];
+  /** Runs the main graph. Every input by name, exactly once. Throws TesseraError
+   *  (not_found: unknown input name; invalid_argument: missing input, wrong dtype or shape). */
+  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+  /** The model as .tsr bytes. */
+  save(): Uint8Array;
+  /** Frees the model's memory. Using or disposing it again throws invalid_argument. */
+  dispose(): void;
+}
+
+export class Tessera {
+  static create(options?: CreateOptions): Promise<Tessera>;
+  /** Bytes of a .tsr or .onnx file. Throws invalid_model / unsupported (listing every
+   *  unsupported op) / resource_exhausted. */
+  load(bytes: Uint8Array | ArrayBuffer, options?: { name?: string }): Promise<Model>;
+  script(source: string, options: ScriptOptions): Promise<ScriptResult>;
+  /** Bytes of the wasm heap in use. */
+  heapInUse(): number;
+  /** Disposes every model and the instance. */
+  dispose(): void;
+}
+
+export default Tessera;

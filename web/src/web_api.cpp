@@ -1,0 +1,232 @@
+// The wasm's C ABI for models, tensors and runs (contract: web_api.h; script mode: web_script.cpp).
+#include "web/src/web_api.h"
+
+#include <emscripten/emscripten.h>
+#include <malloc.h>
+
+#include <cstring>
+#include <memory>
+#include <sstream>
+
+#include "core/exec/session.h"
+#include "core/io/tsr_io.h"
+#include "tools/onnx/onnx_import.h"
+
+namespace tsr::web {
+namespace {
+
+int g_error_code = 0;
+std::string g_error_message;
+
+struct WebModel {
+  std::shared_ptr<const ir::Model> model;
+  std::unique_ptr<Session> session;
+};
+
+// .tsr files carry the FlatBuffers file identifier "TSR1" at bytes 4..7; anything else is
+// offered to the ONNX importer (whose error then says it is not a valid ONNX model either).
+bool is_tsr(const uint8_t* data, size_t size) { return size >= 8 && std::memcmp(data + 4, "TSR1", 4) == 0; }
+
+Expected<std::shared_ptr<const ir::Model>> load(const uint8_t* data, size_t size, const std::string& name) {
+  if (is_tsr(data, size)) {
+    // A 64-byte aligned copy: constants are then used in place (io::load_model_buffer).
+    std::shared_ptr<uint8_t> owned(static_cast<uint8_t*>(std::aligned_alloc(64, (size + 63) / 64 * 64)), std::free);
+    if (!owned) return resource_error(name, ": out of memory for ", size, " bytes");
+    std::memcpy(owned.get(), data, size);
+    auto m = io::load_model_buffer(owned.get(), size, owned);
+    if (!m.ok()) return m.status().with_context(name);
+    return std::make_shared<const ir::Model>(std::move(m).value());
+  }
+  auto m = onnx_import::import_onnx_bytes(std::string(reinterpret_cast<const char*>(data), size), name);
+  if (!m.ok()) return m.status();
+  return std::make_shared<const ir::Model>(std::move(m).value());
+}
+
+// JSON string literal.
+void json_str(std::ostringstream& os, std::string_view s) {
+  os << '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') os << '\\' << c;
+    else if (static_cast<unsigned char>(c) < 0x20) os << "\\u00" << "0123456789abcdef"[(c >> 4) & 15] << "0123456789abcdef"[c & 15];
+    else os << c;
+  }
+  os << '"';
+}
+
+void json_values(std::ostringstream& os, const ir::Graph& g, const std::vector<int32_t>& ids) {
+  os << '[';
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const ir::TensorInfo& t = g.tensors[static_cast<size_t>(ids[k])];
+    os << (k ? "," : "") << "{\"name\":";
+    json_str(os, t.name);
+    os << ",\"dtype\":" << static_cast<int>(t.dtype) << ",\"kind\":" << static_cast<int>(t.kind) << ",\"shape\":";
+    if (!t.has_shape) {
+      os << "null";
+    } else {
+      os << '[';
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        os << (d ? "," : "");
+        const bool named = d < t.dim_names.size() && !t.dim_names[d].empty();
+        if (t.shape[d] >= 0) os << t.shape[d];
+        else if (named) json_str(os, t.dim_names[d]);
+        else json_str(os, str_cat("d", d));  // an unnamed dynamic dim
+      }
+      os << ']';
+    }
+    os << '}';
+  }
+  os << ']';
+}
+
+std::string input_names(const ir::Graph& g) {
+  std::string s;
+  for (size_t k = 0; k < g.inputs.size(); ++k) s += (k ? ", " : "") + g.tensors[static_cast<size_t>(g.inputs[k])].name;
+  return s;
+}
+
+}  // namespace
+
+std::nullptr_t set_error(const Status& s) {
+  g_error_code = static_cast<int>(s.code());
+  g_error_message = s.message();
+  return nullptr;
+}
+
+}  // namespace tsr::web
+
+using tsr::web::Bytes;
+using tsr::web::TensorList;
+using tsr::web::WebModel;
+using tsr::web::set_error;
+
+extern "C" {
+
+EMSCRIPTEN_KEEPALIVE int tsrw_last_error_code() { return tsr::web::g_error_code; }
+EMSCRIPTEN_KEEPALIVE const char* tsrw_last_error_message() { return tsr::web::g_error_message.c_str(); }
+// Bytes of the wasm heap in use by malloc (dlmalloc's uordblks): the leak check of the tests.
+EMSCRIPTEN_KEEPALIVE size_t tsrw_heap_in_use() { return static_cast<size_t>(mallinfo().uordblks); }
+
+// Loads a .tsr or .onnx model from `size` bytes and prepares a CPU session with `threads`
+// intra-op threads. `name` prefixes error messages (e.g. the file name).
+EMSCRIPTEN_KEEPALIVE WebModel* tsrw_model_load(const uint8_t* data, size_t size, const char* name, int threads) {
+  auto model = tsr::web::load(data, size, name);
+  if (!model.ok()) return set_error(model.status());
+  tsr::SessionOptions opts;
+#if defined(__EMSCRIPTEN_PTHREADS__)
+  opts.num_threads = threads < 1 ? 1 : threads;
+#else
+  (void)threads;
+  opts.num_threads = 1;  // the single-threaded build cannot start threads
+#endif
+  // A runaway Loop in an untrusted model becomes an error instead of a hung tab.
+  opts.max_loop_iterations = int64_t{1} << 24;
+  auto session = tsr::Session::create(*model, opts);
+  if (!session.ok()) return set_error(session.status().with_context(name));
+  return new WebModel{std::move(model).value(), std::move(session).value()};
+}
+
+EMSCRIPTEN_KEEPALIVE void tsrw_model_free(WebModel* m) { delete m; }
+
+// {"inputs":[{name,dtype,kind,shape}],"outputs":[...]} of the main graph: dtype a DType value,
+// kind a ValueKind value, shape null (unknown rank) or dims (numbers, or strings for dynamic dims).
+EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_info(WebModel* m) {
+  std::ostringstream os;
+  const tsr::ir::Graph& g = m->model->main();
+  os << "{\"inputs\":";
+  tsr::web::json_values(os, g, g.inputs);
+  os << ",\"outputs\":";
+  tsr::web::json_values(os, g, g.outputs);
+  os << '}';
+  const std::string s = os.str();
+  return new Bytes{std::vector<uint8_t>(s.begin(), s.end())};
+}
+
+// The model as .tsr bytes (after an ONNX import: the converted model).
+EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_save(WebModel* m) {
+  auto bytes = tsr::io::serialize_model(*m->model);
+  if (!bytes.ok()) return set_error(bytes.status());
+  return new Bytes{std::move(bytes).value()};
+}
+
+EMSCRIPTEN_KEEPALIVE TensorList* tsrw_list_new() { return new TensorList; }
+EMSCRIPTEN_KEEPALIVE void tsrw_list_free(TensorList* l) { delete l; }
+
+// Appends a copy of a tensor: `dtype` a DType value, `rank` dims, `nbytes` bytes of data.
+// Returns 0, or -1 (kInvalidArgument: negative dims, size mismatch; kUnsupported: string dtype).
+EMSCRIPTEN_KEEPALIVE int tsrw_list_add(TensorList* l, const char* name, int dtype, const double* dims, int rank,
+                                       const uint8_t* data, size_t nbytes) {
+  const std::string where = tsr::str_cat("input \"", name, "\"");
+  const auto dt = static_cast<tsr::DType>(dtype);
+  if (dt == tsr::DType::kString || tsr::dtype_size(dt) == 0) {
+    set_error(tsr::unsupported(where, ": dtype ", tsr::dtype_name(dt), " cannot be passed from JS"));
+    return -1;
+  }
+  tsr::Shape shape;
+  for (int d = 0; d < rank; ++d) shape.push_back(static_cast<int64_t>(dims[d]));
+  auto t = tsr::Tensor::empty(dt, shape);
+  if (!t.ok()) {
+    set_error(t.status().with_context(where));
+    return -1;
+  }
+  if (t->nbytes() != nbytes) {
+    set_error(tsr::invalid_argument(where, ": shape ", tsr::shape_str(shape), " of ", tsr::dtype_name(dt), " needs ",
+                                    t->nbytes(), " bytes of data, got ", nbytes));
+    return -1;
+  }
+  if (nbytes) std::memcpy(t->raw_mut(), data, nbytes);
+  l->names.emplace_back(name);
+  l->tensors.push_back(std::move(t).value());
+  return 0;
+}
+
+EMSCRIPTEN_KEEPALIVE int tsrw_list_size(TensorList* l) { return static_cast<int>(l->tensors.size()); }
+EMSCRIPTEN_KEEPALIVE const char* tsrw_list_name(TensorList* l, int i) { return l->names[static_cast<size_t>(i)].c_str(); }
+// DType value of tensor i; for a sequence or an empty optional -(ValueKind value).
+EMSCRIPTEN_KEEPALIVE int tsrw_list_dtype(TensorList* l, int i) {
+  const tsr::Tensor& t = l->tensors[static_cast<size_t>(i)];
+  if (t.kind() != tsr::ValueKind::kTensor) return -static_cast<int>(t.kind());
+  return static_cast<int>(t.dtype());
+}
+EMSCRIPTEN_KEEPALIVE int tsrw_list_rank(TensorList* l, int i) { return static_cast<int>(l->tensors[static_cast<size_t>(i)].rank()); }
+EMSCRIPTEN_KEEPALIVE double tsrw_list_dims(TensorList* l, int i, int d) {
+  return static_cast<double>(l->tensors[static_cast<size_t>(i)].dim(d));
+}
+EMSCRIPTEN_KEEPALIVE const void* tsrw_list_data(TensorList* l, int i) { return l->tensors[static_cast<size_t>(i)].raw(); }
+EMSCRIPTEN_KEEPALIVE size_t tsrw_list_nbytes(TensorList* l, int i) { return l->tensors[static_cast<size_t>(i)].nbytes(); }
+
+// Runs the main graph with the named inputs (any order; each graph input exactly once).
+// Returns the outputs named as the graph's outputs, or null: kNotFound for an unknown input name,
+// kInvalidArgument for a missing/duplicate input or a wrong dtype/shape (the executor's message).
+EMSCRIPTEN_KEEPALIVE TensorList* tsrw_run(WebModel* m, TensorList* in) {
+  const tsr::ir::Graph& g = m->model->main();
+  std::vector<tsr::Tensor> inputs(g.inputs.size());
+  std::vector<bool> given(g.inputs.size(), false);
+  for (size_t j = 0; j < in->names.size(); ++j) {
+    size_t k = 0;
+    while (k < g.inputs.size() && g.tensors[static_cast<size_t>(g.inputs[k])].name != in->names[j]) ++k;
+    if (k == g.inputs.size())
+      return set_error(tsr::not_found("the model has no input named \"", in->names[j], "\" (inputs: ",
+                                      tsr::web::input_names(g), ")"));
+    if (given[k]) return set_error(tsr::invalid_argument("input[", k, "] \"", in->names[j], "\" is given twice"));
+    given[k] = true;
+    inputs[k] = in->tensors[j];
+  }
+  for (size_t k = 0; k < g.inputs.size(); ++k)
+    if (!given[k])
+      return set_error(tsr::invalid_argument("input[", k, "] \"", g.tensors[static_cast<size_t>(g.inputs[k])].name,
+                                             "\" is missing (inputs: ", tsr::web::input_names(g), ")"));
+  auto out = m->session->run(inputs);
+  if (!out.ok()) return set_error(out.status());
+  auto* list = new TensorList;
+  for (size_t i = 0; i < out->size(); ++i) {
+    list->names.push_back(g.tensors[static_cast<size_t>(g.outputs[i])].name);
+    list->tensors.push_back(std::move((*out)[i]));
+  }
+  return list;
+}
+
+EMSCRIPTEN_KEEPALIVE const uint8_t* tsrw_bytes_data(Bytes* b) { return b->data.data(); }
+EMSCRIPTEN_KEEPALIVE size_t tsrw_bytes_size(Bytes* b) { return b->data.size(); }
+EMSCRIPTEN_KEEPALIVE void tsrw_bytes_free(Bytes* b) { delete b; }
+
+}  // extern "C"
