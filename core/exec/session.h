@@ -20,6 +20,9 @@ struct SessionOptions {
   int num_threads = 1;  // intra-op threads including the caller; <= 0 = all cores
   // Per-invocation cap on Loop/Scan iterations; 0 = unlimited (a runaway loop then hangs).
   int64_t max_loop_iterations = 0;
+  // Cap on the bytes of tensor memory one run may allocate; 0 = the library's default cap.
+  // (The C API's tsr_session_options_set_max_memory maps here.)
+  uint64_t max_memory_bytes = 0;
 };
 
 class Session {
