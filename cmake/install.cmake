@@ -1,5 +1,6 @@
 # `cmake --install`: libtessera.a, the public headers, TesseraConfig.cmake (find_package(Tessera)
-# -> Tessera::tessera) and tessera.pc. Included from the top CMakeLists.txt.
+# -> Tessera::tessera) and tessera.pc, all in the component tessera_dev (`cmake --install B
+# --component tessera_dev` installs only those; a plain `cmake --install` installs the tools too).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -7,15 +8,15 @@ include(CMakePackageConfigHelpers)
 # API includes by their repository path ("core/exec/session.h") under include/tessera/core/.
 install(FILES ${CMAKE_SOURCE_DIR}/core/include/tessera/tessera_c.h ${CMAKE_SOURCE_DIR}/core/include/tessera/tessera.h
               ${CMAKE_SOURCE_DIR}/core/include/tessera/eager.h
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera)
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/core/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera/core
-        FILES_MATCHING PATTERN "*.h" PATTERN "include" EXCLUDE)
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera COMPONENT tessera_dev)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/core/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera/core COMPONENT tessera_dev
+        FILES_MATCHING PATTERN "*.h" PATTERN "include" EXCLUDE PATTERN "c_api" EXCLUDE)
 target_include_directories(tessera PUBLIC
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/tessera>)
 
-install(TARGETS tessera EXPORT TesseraTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
+install(TARGETS tessera EXPORT TesseraTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT tessera_dev)
+install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera COMPONENT tessera_dev)
 
 if(TARGET hwy::hwy)
   set(TSR_CONFIG_HWY_DEPENDENCY "find_dependency(hwy)")
@@ -30,8 +31,8 @@ configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/TesseraConfig.cmake.in
 write_basic_package_version_file(${CMAKE_BINARY_DIR}/cmake/TesseraConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_BINARY_DIR}/cmake/TesseraConfig.cmake ${CMAKE_BINARY_DIR}/cmake/TesseraConfigVersion.cmake
-        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera COMPONENT tessera_dev)
 # Relocatable (`cmake --install --prefix` anywhere): the prefix is relative to the .pc's folder.
 file(RELATIVE_PATH TSR_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(${CMAKE_SOURCE_DIR}/cmake/tessera.pc.in ${CMAKE_BINARY_DIR}/cmake/tessera.pc @ONLY)
-install(FILES ${CMAKE_BINARY_DIR}/cmake/tessera.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${CMAKE_BINARY_DIR}/cmake/tessera.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT tessera_dev)

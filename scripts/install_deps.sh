@@ -13,7 +13,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy libstb-dev
   emscripten nodejs npm imagemagick fonts-dejavu-core python3-pil libcli11-dev zlib1g-dev
   dataset-fashion-mnist
-  g++-aarch64-linux-gnu qemu-user-static pkg-config openjdk-17-jdk-headless
+  g++-aarch64-linux-gnu qemu-user-static pkg-config default-jdk-headless
 )
 
 missing=()

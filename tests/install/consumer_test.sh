@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs a build tree into a fresh prefix, then builds tests/install/consumer from that prefix
+# Installs a build tree's library package (component tessera_dev) into a fresh prefix, then builds tests/install/consumer from that prefix
 # both ways (CMake find_package(Tessera) -> Tessera::tessera, and pkg-config tessera) and runs
 # both binaries. Usage: consumer_test.sh BUILD_DIR WORK_DIR [MODEL.tsr]
 set -euo pipefail
@@ -7,8 +7,10 @@ build="$1" work="$2" model="${3:-}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rm -rf "$work"
 prefix="$work/prefix"
-cmake --install "$build" --prefix "$prefix" >"$work.install.log" 2>&1 || { cat "$work.install.log"; exit 1; }
-test -f "$prefix"/lib*/cmake/Tessera/TesseraConfig.cmake -o -n "$(find "$prefix" -name TesseraConfig.cmake)"
+cmake --install "$build" --prefix "$prefix" --component tessera_dev >"$work.install.log" 2>&1 || { cat "$work.install.log"; exit 1; }
+for f in libtessera.a tessera_c.h TesseraConfig.cmake tessera.pc; do
+  [[ -n "$(find "$prefix" -name "$f")" ]] || { echo "consumer_test: $f was not installed"; exit 1; }
+done
 pc_dir="$(dirname "$(find "$prefix" -name tessera.pc | head -1)")"
 echo "installed: $(find "$prefix" -name 'libtessera.a') $pc_dir/tessera.pc $(find "$prefix" -name TesseraConfig.cmake)"
 
