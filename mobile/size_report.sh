@@ -11,7 +11,7 @@ set -uo pipefail
 printf '%-10s %-28s %12s\n' arch runtime "stripped KB"
 for dir in "$@"; do
   [[ -d "$dir" ]] || continue
-  if grep -q 'CMAKE_SYSTEM_PROCESSOR:.*aarch64\|aarch64-linux-gnu-g++' "$dir/CMakeCache.txt" 2>/dev/null; then
+  if file -b "$dir/tests/c_api/tessera_c_api_test" 2>/dev/null | grep -q aarch64; then
     arch=aarch64 strip=aarch64-linux-gnu-strip
   else
     arch=x86-64 strip=strip
