@@ -14,6 +14,7 @@ packages=(
   emscripten nodejs npm imagemagick fonts-dejavu-core python3-pil libcli11-dev zlib1g-dev
   dataset-fashion-mnist dpkg-dev chromium
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
+  g++-aarch64-linux-gnu qemu-user-static pkg-config default-jdk-headless
 )
 
 missing=()

@@ -7,6 +7,10 @@
 #   5. web:     the browser package (web/: tessera_web in the same build/wasm, so core objects
 #               are shared), its node suites (web/test/) and the headless Chromium test
 #               (tests/web/), counted from node --test's TAP summary.
+#   6. aarch64: cross build (g++-aarch64-linux-gnu) of the unit tests, the C API test and the
+#               selective minimal runtimes; runs them under qemu-aarch64-static on real models
+#               against onnxruntime's x86 outputs (needs the release stage's tessera CLI); prints
+#               the stripped sizes of the minimal and full runtimes on x86-64 and aarch64.
 # Prints per-stage timings and a final line "N passed, N failed" over the three ctest runs (a
 # stage that fails to configure or build counts as one failure). Exit status: 0 when nothing
 # failed, 1 otherwise.
@@ -17,7 +21,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 jobs="${TSR_JOBS:-2}"
-stages="${TSR_STAGES:-release asan wasm web}"
+stages="${TSR_STAGES:-release asan wasm web aarch64}"
 logdir="$root/build/test-logs"
 mkdir -p "$logdir"
 
@@ -125,11 +129,16 @@ for st in $stages; do
     asan)
       ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}" \
       UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-        run_stage asan asan "--target tessera_unit_tests" "-R ^unit:" ;;
+        run_stage asan asan "--target tessera_unit_tests tessera_c_api_test" "-R ^(unit|c_api):" ;;
     wasm)
       # Emscripten 3.1.6's linker needs Debian's node modules (acorn).
       NODE_PATH=/usr/share/nodejs run_stage wasm wasm "--target tessera_unit_tests" "" ;;
     web) run_web_stage ;;
+    aarch64)
+      run_stage aarch64 aarch64 \
+        "--target tessera_unit_tests tessera_c_api_test tessera_min_ppocr_v4_rec tessera_min_silero_vad_legacy" \
+        "-R ^(unit|c_api|selective):"
+      bash mobile/size_report.sh build/release build/aarch64 | tee "$logdir/sizes.txt" ;;
     *) echo "test.sh: unknown stage $st"; total_fail=$((total_fail + 1)) ;;
   esac
 done

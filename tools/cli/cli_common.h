@@ -67,6 +67,10 @@ struct InspectOptions {
 
 struct OpsOptions {
   bool markdown = false;
+  // --used MODEL...: print (or write to `output`) the sorted op types the models' graphs use,
+  // subgraphs included, one per line: the input of -DTSR_SELECTED_OPS (selective build).
+  std::vector<std::string> used;
+  std::string output;
 };
 
 struct ConvertOptions {

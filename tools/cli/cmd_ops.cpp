@@ -1,10 +1,13 @@
 // `tessera ops`: the registered ops and the CPU backend's kernel dtypes.
+#include <fstream>
 #include <iostream>
+#include <set>
 #include <string>
 
 #include "core/exec/backend.h"
 #include "core/ops/op_def.h"
 #include "tools/cli/cli_common.h"
+#include "tools/cli/model_loader.h"
 
 namespace tsr::cli {
 namespace {
@@ -32,9 +35,34 @@ std::string md_cell(std::string s) {
   return out;
 }
 
+// `tessera ops --used`: the union of op types over every graph (subgraphs too) of the models.
+int used_ops_command(const OpsOptions& o) {
+  std::set<std::string> used;
+  for (const auto& path : o.used) {
+    auto model = load_model(path);
+    if (!model.ok()) return report_error(model.status());
+    for (const auto& g : (*model)->graphs)
+      for (const auto& n : g.nodes) used.insert(n.op);
+  }
+  std::ofstream file;
+  if (!o.output.empty()) {
+    file.open(o.output);
+    if (!file) return report_error(not_found("cannot write ", o.output));
+  }
+  std::ostream& out = o.output.empty() ? std::cout : file;
+  out << "# tessera ops --used";
+  for (const auto& path : o.used) out << " " << path.substr(path.find_last_of('/') + 1);
+  out << "\n";
+  for (const auto& op : used) out << op << "\n";
+  out.flush();
+  if (!out) return report_error(resource_error("writing ", o.output.empty() ? "stdout" : o.output, " failed"));
+  return kExitOk;
+}
+
 }  // namespace
 
 int ops_command(const OpsOptions& o) {
+  if (!o.used.empty()) return used_ops_command(o);
   auto backend = exec::create_backend("cpu");
   if (!backend.ok()) return report_error(backend.status());
   const auto& defs = ops::OpRegistry::global().all();

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string>
 
+#include "core/base/exit_code.h"
 #include "core/exec/backend.h"
 #include "core/ir/graph.h"
 #include "tools/cli/cli_common.h"
@@ -28,19 +29,7 @@ const char* exit_code_table() {
          "  9  internal error (a bug: please report it)\n";
 }
 
-int exit_code_for(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk: return kExitOk;
-    case StatusCode::kInvalidModel: return kExitInvalidModel;
-    case StatusCode::kInvalidArgument: return kExitInvalidArgument;
-    case StatusCode::kUnsupported: return kExitUnsupported;
-    case StatusCode::kNotFound: return kExitNotFound;
-    case StatusCode::kResource: return kExitResource;
-    case StatusCode::kBackend: return kExitBackend;
-    case StatusCode::kInternal: return kExitInternal;
-  }
-  return kExitInternal;
-}
+int exit_code_for(StatusCode code) { return status_exit_code(code); }
 
 int report_error(const Status& status) {
   std::cerr << "tessera: error: " << status.message() << " [" << status_code_name(status.code()) << "]\n";
@@ -128,6 +117,11 @@ int main_impl(int argc, char** argv) {
   OpsOptions ops;
   auto* o = app.add_subcommand("ops", "List the registered ops and the CPU backend's kernel dtypes");
   o->add_flag("--markdown", ops.markdown, "Print a Markdown table");
+  o->add_option("--used", ops.used,
+                "Instead, list the op types these models (.tsr/.onnx) use, one per line: the file "
+                "-DTSR_SELECTED_OPS takes for a selective build")
+      ->expected(1, -1);
+  o->add_option("-o,--output", ops.output, "With --used: write the list to this file");
   o->footer(exit_code_table());
 
   TrainOptions train;
