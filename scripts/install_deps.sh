@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs everything the build, the tests, the demo and the benchmarks use:
+# Installs everything the build, the tests, the demo and the benchmarks use (clang with
+# libclang-rt-14-dev: the asan/tsan presets and the libFuzzer harnesses; llvm: llvm-symbolizer
+# for sanitizer stack traces):
 #  - Debian packages (apt-get, noninteractive; as root, or through sudo otherwise), skipped
 #    quickly when all of them are already installed;
 #  - onnxruntime-node (the reference runtime of tests/models and bench/), pinned by
@@ -13,6 +15,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy libstb-dev
   emscripten nodejs npm imagemagick fonts-dejavu-core python3-pil libcli11-dev zlib1g-dev
   dataset-fashion-mnist
+  clang libclang-rt-14-dev llvm
 )
 
 missing=()
