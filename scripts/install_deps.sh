@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs everything the build, the tests, the demo and the benchmarks use:
+# Installs everything the build, the tests, the demo and the benchmarks use (clang with
+# libclang-rt-14-dev: the asan/tsan presets and the libFuzzer harnesses; llvm: llvm-symbolizer
+# for sanitizer stack traces):
 #  - Debian packages (apt-get, noninteractive; as root, or through sudo otherwise), skipped
 #    quickly when all of them are already installed;
 #  - onnxruntime-node (the reference runtime of tests/models and bench/), pinned by
@@ -15,6 +17,7 @@ packages=(
   dataset-fashion-mnist dpkg-dev chromium
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
   g++-aarch64-linux-gnu qemu-user-static pkg-config default-jdk-headless
+  clang libclang-rt-14-dev llvm
 )
 
 missing=()

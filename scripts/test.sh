@@ -2,12 +2,15 @@
 # The test command (.ci/run calls exactly `bash scripts/test.sh`):
 #   1. installs dependencies (scripts/install_deps.sh) and fetches the pinned models;
 #   2. release: configure + build everything (tools on) + ctest: unit, tool and real-model tests;
-#   3. asan:    Debug + ASan/UBSan, builds tessera_unit_tests only, runs the '^unit: ' tests;
-#   4. wasm:    Emscripten build of tessera_unit_tests, run under node through ctest.
-#   5. web:     the browser package (web/: tessera_web in the same build/wasm, so core objects
+#   3. asan:    clang Debug + ASan/UBSan with libFuzzer coverage; builds tessera_unit_tests and
+#               the fuzz harnesses (tests/fuzz) in that one build; runs the '^unit: ' tests and
+#               each harness's smoke test (its corpora, then TSR_FUZZ_SMOKE_SECONDS of fuzzing);
+#   4. tsan:    clang + ThreadSanitizer, builds the library and tessera_stress_test only, runs it;
+#   5. wasm:    Emscripten build of tessera_unit_tests, run under node through ctest.
+#   6. web:     the browser package (web/: tessera_web in the same build/wasm, so core objects
 #               are shared), its node suites (web/test/) and the headless Chromium test
 #               (tests/web/), counted from node --test's TAP summary.
-#   6. aarch64: cross build (g++-aarch64-linux-gnu) of the unit tests, the C API test and the
+#   7. aarch64: cross build (g++-aarch64-linux-gnu) of the unit tests, the C API test and the
 #               selective minimal runtimes; runs them under qemu-aarch64-static on real models
 #               against onnxruntime's x86 outputs (needs the release stage's tessera CLI); prints
 #               the stripped sizes of the minimal and full runtimes on x86-64 and aarch64.
@@ -15,13 +18,13 @@
 # stage that fails to configure or build counts as one failure). Exit status: 0 when nothing
 # failed, 1 otherwise.
 #
-# Environment: TSR_JOBS (default 2), TSR_STAGES (default "release asan wasm"),
+# Environment: TSR_JOBS (default 2), TSR_STAGES (default "release asan tsan wasm"),
 #              TSR_SKIP_DEPS=1 to skip install_deps.sh and fetch.sh.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 jobs="${TSR_JOBS:-2}"
-stages="${TSR_STAGES:-release asan wasm web aarch64}"
+stages="${TSR_STAGES:-release asan tsan wasm web aarch64}"
 logdir="$root/build/test-logs"
 mkdir -p "$logdir"
 
@@ -129,7 +132,10 @@ for st in $stages; do
     asan)
       ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}" \
       UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-        run_stage asan asan "--target tessera_unit_tests tessera_c_api_test" "-R ^(unit|c_api):" ;;
+        run_stage asan asan "--target tessera_unit_tests tessera_c_api_test tsr_fuzzers" "-R ^(unit|c_api|fuzz):" ;;
+    tsan)
+      TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}" \
+        run_stage tsan tsan "--target tessera_stress_test" "-R ^stress:" ;;
     wasm)
       # Emscripten 3.1.6's linker needs Debian's node modules (acorn).
       NODE_PATH=/usr/share/nodejs run_stage wasm wasm "--target tessera_unit_tests" "" ;;

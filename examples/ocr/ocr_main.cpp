@@ -3,19 +3,12 @@
 //
 //   tessera-ocr [--model rec.tsr] [--keys ppocr_keys_v1.txt] [--verbose] IMAGE...
 //
-// Preprocessing follows PaddleOCR's tools/infer/predict_rec.py (resize_norm_img) for a batch of
-// one image: imgH = 48; imgW = int(48 * max(320/48, w/h)); the image is resized to
-// (min(ceil(48 * w/h), imgW), 48), scaled as (x/255 - 0.5)/0.5 into [-1, 1], laid out NCHW and
-// zero-padded on the right to imgW. Channels are in BGR order, because PaddleOCR reads images
-// with OpenCV and feeds them unconverted, which is what the model was trained on. Resizing uses
-// stb_image_resize's triangle (bilinear) filter, close to OpenCV's INTER_LINEAR.
+// Preprocessing (examples/ocr/ocr_image.h) follows PaddleOCR's resize_norm_img: a 48-px-high,
+// bilinear-resized BGR image in [-1, 1], zero-padded on the right.
 //
 // Decoding (PaddleOCR CTCLabelDecode, greedy): argmax per time step, merge repeats, drop the
 // blank class 0; class k in 1..N is line k of the keys file, class N+1 is a space. The
 // confidence is the mean of the kept steps' probabilities (the model ends in a Softmax).
-#include <stb_image.h>
-#include <stb_image_resize.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +21,7 @@
 #include "core/exec/session.h"
 #include "core/io/npy.h"
 #include "core/io/tsr_io.h"
+#include "examples/ocr/ocr_image.h"
 #ifdef TSR_HAVE_ONNX_IMPORT
 #include "tools/onnx/onnx_import.h"
 #endif
@@ -44,11 +38,6 @@ namespace {
 using tsr::Expected;
 using tsr::Status;
 using tsr::Tensor;
-
-constexpr int kHeight = 48;
-constexpr int kMinWidth = 320;
-// Bounds the input width (and so memory) for absurdly wide images: 48 x 16384 x 3 floats.
-constexpr int kMaxWidth = 16384;
 
 Expected<std::vector<std::string>> load_keys(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -73,38 +62,6 @@ Expected<std::shared_ptr<const tsr::ir::Model>> load_model(const std::string& pa
   if (!onnx) m = tsr::io::load_model_file(path);
   if (!m.ok()) return m.status();
   return std::shared_ptr<const tsr::ir::Model>(std::make_shared<tsr::ir::Model>(std::move(m).value()));
-}
-
-// Reads an image and returns the normalized, padded NCHW f32 tensor [1, 3, 48, imgW].
-Expected<Tensor> preprocess(const std::string& path) {
-  int w = 0, h = 0, c = 0;
-  std::unique_ptr<unsigned char, void (*)(void*)> rgb(stbi_load(path.c_str(), &w, &h, &c, 3), stbi_image_free);
-  if (!rgb) {
-    std::ifstream probe(path);
-    if (!probe) return tsr::not_found(path, ": cannot open the image");
-    return tsr::invalid_argument(path, ": cannot decode the image (", stbi_failure_reason(), ")");
-  }
-  if (w <= 0 || h <= 0) return tsr::invalid_argument(path, ": empty image");
-  const double ratio = static_cast<double>(w) / h;
-  const int img_w = std::min(kMaxWidth, static_cast<int>(kHeight * std::max(double(kMinWidth) / kHeight, ratio)));
-  const int resized_w = std::max(1, std::min(static_cast<int>(std::ceil(kHeight * ratio)), img_w));
-
-  std::vector<unsigned char> resized(static_cast<size_t>(resized_w) * kHeight * 3);
-  if (!stbir_resize_uint8_generic(rgb.get(), w, h, 0, resized.data(), resized_w, kHeight, 0, 3,
-                                  STBIR_ALPHA_CHANNEL_NONE, 0, STBIR_EDGE_CLAMP, STBIR_FILTER_TRIANGLE,
-                                  STBIR_COLORSPACE_LINEAR, nullptr))
-    return tsr::resource_error(path, ": resize failed");
-
-  TSR_ASSIGN_OR_RETURN(Tensor x, Tensor::zeros(tsr::DType::kF32, {1, 3, kHeight, img_w}));
-  float* dst = x.mut_data<float>();
-  const size_t plane = static_cast<size_t>(kHeight) * img_w;
-  for (int y = 0; y < kHeight; ++y)
-    for (int xx = 0; xx < resized_w; ++xx) {
-      const unsigned char* px = &resized[(static_cast<size_t>(y) * resized_w + xx) * 3];
-      for (int ch = 0; ch < 3; ++ch)  // BGR: plane 0 gets blue (px[2])
-        dst[ch * plane + static_cast<size_t>(y) * img_w + xx] = (px[2 - ch] / 255.0f - 0.5f) / 0.5f;
-    }
-  return x;
 }
 
 struct Decoded {
@@ -220,7 +177,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   for (size_t i = 0; i < images.size(); ++i) {
     const std::string& image = images[i];
-    auto x = preprocess(image);
+    auto x = tsr::ocr::preprocess_image_file(image);
     if (!x.ok()) { rc = fail(x.status()); continue; }
     if (!save_dir.empty()) {
       Status s = tsr::io::write_npy_file(*x, save_dir + "/input_" + std::to_string(i) + ".npy");

@@ -59,6 +59,7 @@ class Importer {
     return ok_status();
   }
   int64_t default_opset() const { return opsets_.at(""); }
+  const std::unordered_map<std::string, int64_t>& opsets() const { return opsets_; }
   const Status& deferred() const { return deferred_; }
 
   Status build_graph(onnx::GraphProto& gp, Scope& s, int32_t gidx);
@@ -375,6 +376,33 @@ Status Importer::build_graph(onnx::GraphProto& gp, Scope& s, int32_t gidx) {
   return ok_status();
 }
 
+// libonnx 1.12's inference functions use required attributes without checking them (a Scan
+// without `body` dereferences a null graph in ScanInferenceFunction: found by tests/fuzz), so
+// every node whose schema is known must carry its required attributes before inference runs.
+Status check_required_attributes(const onnx::GraphProto& g, const std::unordered_map<std::string, int64_t>& opsets,
+                                 const std::string& place) {
+  for (int k = 0; k < g.node_size(); ++k) {
+    const onnx::NodeProto& n = g.node(k);
+    const std::string where = str_cat(place, "node[", k, "] (", n.op_type(), " \"", n.name(), "\")");
+    const std::string domain = is_default_domain(n.domain()) ? "" : n.domain();
+    auto v = opsets.find(domain);
+    const onnx::OpSchema* schema =
+        v == opsets.end() ? nullptr : onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(v->second), n.domain());
+    if (schema)
+      for (const auto& [attr_name, attr] : schema->attributes()) {
+        if (!attr.required) continue;
+        bool present = false;
+        for (const auto& a : n.attribute()) present = present || a.name() == attr_name;
+        if (!present) return invalid_model(where, ": required attribute '", attr_name, "' is missing");
+      }
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) TSR_RETURN_IF_ERROR(check_required_attributes(a.g(), opsets, str_cat(where, ".", a.name(), ".")));
+      for (const auto& sub : a.graphs()) TSR_RETURN_IF_ERROR(check_required_attributes(sub, opsets, str_cat(where, ".", a.name(), ".")));
+    }
+  }
+  return ok_status();
+}
+
 void run_onnx_shape_inference(onnx::ModelProto& mp) {
 #if defined(TSR_ONNX_LITE)
   (void)mp;
@@ -400,6 +428,8 @@ Expected<ir::Model> import_model(onnx::ModelProto& mp, const std::string& name, 
   ir::Model model;
   Importer imp(model);
   TSR_RETURN_IF_ERROR(imp.read_opsets(mp));
+  Status attrs = check_required_attributes(mp.graph(), imp.opsets(), "graph.");
+  if (!attrs.ok()) return attrs.with_context(name);
   run_onnx_shape_inference(mp);
   model.graphs.emplace_back();
   Scope main;

@@ -60,10 +60,23 @@ Expected<Tensor> read_idx(const std::string& path) {
     if (!read_exact(f.get(), b, 4)) return invalid_argument(path, ": header ends inside dim ", d);
     shape.push_back((int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) | (int64_t{b[2]} << 8) | int64_t{b[3]});
   }
+  auto too_short = [&] {
+    return invalid_argument(path, ": the data is shorter than the header's ", shape_str(shape), " ", dtype_name(*dt),
+                            " elements");
+  };
+  // Refuse dims the file cannot hold before allocating for them (a 34-byte file declaring 6 GB
+  // was found by tests/fuzz): a plain file holds exactly its remaining bytes; a gzip stream
+  // inflates at most 1032-fold (deflate's best case, 258-byte matches coded in 2 bits).
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  const uint64_t header = 4 + 4 * uint64_t{rank};
+  const uint64_t capacity = gzdirect(f.get()) ? (file_size > header ? file_size - header : 0) : file_size * 1032;
+  uint64_t need = dtype_size(*dt);
+  for (int64_t d : shape)
+    if (d != 0 && need > capacity / static_cast<uint64_t>(d)) return too_short();
+    else need *= static_cast<uint64_t>(d);
+  if (ec || need > capacity) return too_short();
   TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(*dt, shape));
-  if (!read_exact(f.get(), t.raw_mut(), t.nbytes()))
-    return invalid_argument(path, ": the data is shorter than the header's ", shape_str(shape), " ",
-                            dtype_name(*dt), " elements");
+  if (!read_exact(f.get(), t.raw_mut(), t.nbytes())) return too_short();
   unsigned char extra;
   if (gzread(f.get(), &extra, 1) > 0)
     return invalid_argument(path, ": trailing bytes after the ", shape_str(shape), " elements");

@@ -179,7 +179,9 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
     return tensor_memory_stats().peak_bytes - before;
   };
   if (total > 0 && config.epochs > 0) {
-    auto [x, y] = gather_batch(train_set, sample, order, 0, std::min(order.size(), static_cast<size_t>(config.batch_size)));
+    // Named, not a structured binding: clang 14 cannot capture those in a lambda.
+    const auto batch = gather_batch(train_set, sample, order, 0, std::min(order.size(), static_cast<size_t>(config.batch_size)));
+    const Tensor& x = batch.first;
     TSR_ASSIGN_OR_RETURN(report.forward_peak_bytes,
                          transient_peak([&]() { return session->run_signature("infer", {x}).status(); }));
   }
@@ -202,7 +204,8 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
     int64_t correct = 0, done = 0;
     for (size_t b = 0; b < order.size(); b += static_cast<size_t>(config.batch_size)) {
       const size_t e = std::min(order.size(), b + static_cast<size_t>(config.batch_size));
-      auto [x, y] = gather_batch(train_set, sample, order, b, e);
+      const auto batch = gather_batch(train_set, sample, order, b, e);
+      const Tensor &x = batch.first, &y = batch.second;
       std::vector<Tensor> out;
       auto run_step = [&]() -> Status {
         TSR_ASSIGN_OR_RETURN(out, session->run_signature("train_step", {x, y}));

@@ -79,6 +79,7 @@ Expected<ScriptResult> run_script(const std::string& file_name, const std::strin
   InterpreterOptions io;
   io.unroll = options.unroll;
   io.out = options.out;
+  io.max_host_iterations = options.max_host_iterations;
 
   std::unique_ptr<ScriptTarget> target;
   std::shared_ptr<ir::Model> model;

@@ -57,6 +57,9 @@ struct ScriptOptions {
   EagerEmitter* eager = nullptr;
   std::vector<std::string> requires_grad;
   std::ostream* out = nullptr;  // print(); null = std::cout
+  // Host `while` loops running longer than this are an error (InterpreterOptions); the fuzz
+  // harness lowers it so that a script's runaway loop ends in milliseconds.
+  int64_t max_host_iterations = InterpreterOptions{}.max_host_iterations;
 };
 
 struct ScriptResult {
