@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto shared = std::make_shared<const tsr::ir::Model>(std::move(model).value());
   tsr::SessionOptions opts;
   opts.max_loop_iterations = tsr::fuzz::kMaxLoopIterations;  // a runaway Loop is an error, not a hang
+  opts.max_memory_bytes = 512u << 20;  // a huge tensor is an error, not libFuzzer's 2 GB OOM
   auto session = tsr::Session::create(shared, opts);
   if (!session.ok()) return 0;
   std::vector<tsr::Tensor> inputs;
