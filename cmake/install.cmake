@@ -19,11 +19,16 @@ install(TARGETS tessera EXPORT TesseraTargets ARCHIVE DESTINATION ${CMAKE_INSTAL
 install(EXPORT TesseraTargets NAMESPACE Tessera:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera COMPONENT tessera_dev)
 
 if(TARGET hwy::hwy)
-  set(TSR_CONFIG_HWY_DEPENDENCY "find_dependency(hwy)")
+  set(TSR_CONFIG_DEPENDENCIES "find_dependency(hwy)")
   set(TSR_PC_EXTRA_LIBS "-lhwy -lstdc++ -lm -pthread")
 else()
-  set(TSR_CONFIG_HWY_DEPENDENCY "")
+  set(TSR_CONFIG_DEPENDENCIES "")
   set(TSR_PC_EXTRA_LIBS "-lstdc++ -lm -pthread")
+endif()
+# A library built with the Vulkan backend links the Vulkan loader (backends/vulkan/vulkan.cmake).
+if(TSR_HAVE_VULKAN)
+  string(APPEND TSR_CONFIG_DEPENDENCIES "\nfind_dependency(Vulkan)")
+  set(TSR_PC_EXTRA_LIBS "-lvulkan ${TSR_PC_EXTRA_LIBS}")
 endif()
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/TesseraConfig.cmake.in
   ${CMAKE_BINARY_DIR}/cmake/TesseraConfig.cmake

@@ -88,9 +88,10 @@ TEST_CASE("IDX: malformed files give errors naming the file and the problem", "[
   b.push_back(2);
   write_bytes(dir + "/trail.idx", b);
   CHECK(error_of(dir + "/trail.idx").find("trailing bytes") != std::string::npos);
-  // A header claiming 2^32-1 x 2^32-1 elements is refused before allocating.
+  // A header claiming 2^32-1 x 2^32-1 elements is refused before allocating: the file cannot hold them.
   write_bytes(dir + "/huge.idx", idx_header(0x08, {0xFFFFFFFF, 0xFFFFFFFF}));
-  CHECK(train::read_idx(dir + "/huge.idx").status().code() == StatusCode::kResource);
+  CHECK(train::read_idx(dir + "/huge.idx").status().code() == StatusCode::kInvalidArgument);
+  CHECK(error_of(dir + "/huge.idx").find("shorter than the header's [4294967295, 4294967295]") != std::string::npos);
 }
 
 TEST_CASE("IDX datasets: images scaled to [0, 1] as [N, 1, H, W], counts must agree", "[train]") {
