@@ -291,8 +291,13 @@ int tsr_session_run(tsr_session* s, const tsr_value* const* inputs, size_t n_inp
 tsr_value* tsr_value_create_tensor(tsr_dtype dtype, const int64_t* shape, size_t rank, const void* data,
                                    size_t bytes, tsr_error** err) {
   const char* where = "tsr_value_create_tensor";
-  if (!known_dtype(static_cast<int>(dtype))) {
-    set_error(err, TSR_ERR_INVALID_ARGUMENT, tsr::str_cat(where, ": unknown dtype ", static_cast<int>(dtype)));
+  // A C caller may pass any int as the enum; reading a C++ enum object outside its values is
+  // undefined, so the code is taken from the object's bytes.
+  int code = 0;
+  static_assert(sizeof(code) == sizeof(dtype), "tsr_dtype is int-sized");
+  std::memcpy(&code, &dtype, sizeof code);
+  if (!known_dtype(code)) {
+    set_error(err, TSR_ERR_INVALID_ARGUMENT, tsr::str_cat(where, ": unknown dtype ", code));
     return nullptr;
   }
   if (rank && !shape) {

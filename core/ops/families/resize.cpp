@@ -59,7 +59,11 @@ Status infer_resize(InferContext& ctx) {
     for (size_t d = 0; d < rank; ++d) {
       const double sc = s.scalar_f64(static_cast<int64_t>(d));
       if (!(sc > 0)) return ctx.arg_error("input[2] (scales) entry ", d, " is ", sc, ", expected > 0");
-      if (x.shape[d] >= 0) out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.shape[d]) * sc));
+      if (x.shape[d] < 0) continue;
+      // A scale from an untrusted file may make the size overflow int64 (found by tests/fuzz).
+      const double size = std::floor(static_cast<double>(x.shape[d]) * sc);
+      if (!(size < 9.2e18)) return ctx.arg_error("input[2] (scales) entry ", d, " = ", sc, " makes dim ", d, " overflow");
+      out[d] = static_cast<int64_t>(size);
     }
   }
   ctx.set_output(0, x.dtype, out);
