@@ -108,7 +108,7 @@ run_web_stage() {
   echo "==== [web] configure + build tessera_web"
   if ! { cmake --preset wasm >"$logdir/web-configure.log" 2>&1 &&
          cmake --build "$root/build/wasm" -j"$jobs" --target tessera_web >"$logdir/web-build.log" 2>&1; }; then
-    tail -40 "$logdir/web-configure.log" "$logdir/web-build.log"
+    tail -n 40 "$logdir/web-configure.log" "$logdir/web-build.log"
     echo "==== [web] build FAILED (logs: $logdir/web-*.log)"
     total_fail=$((total_fail + 1)); summary+=("web: build failed after $(stage_time $t)"); return
   fi

@@ -376,6 +376,7 @@ Status Importer::build_graph(onnx::GraphProto& gp, Scope& s, int32_t gidx) {
   return ok_status();
 }
 
+#if !defined(TSR_ONNX_LITE)
 // libonnx 1.12's inference functions use required attributes without checking them (a Scan
 // without `body` dereferences a null graph in ScanInferenceFunction: found by tests/fuzz), so
 // every node whose schema is known must carry its required attributes before inference runs.
@@ -402,6 +403,7 @@ Status check_required_attributes(const onnx::GraphProto& g, const std::unordered
   }
   return ok_status();
 }
+#endif  // !TSR_ONNX_LITE: the lite (wasm) build runs no libonnx inference to protect
 
 void run_onnx_shape_inference(onnx::ModelProto& mp) {
 #if defined(TSR_ONNX_LITE)
@@ -428,8 +430,10 @@ Expected<ir::Model> import_model(onnx::ModelProto& mp, const std::string& name, 
   ir::Model model;
   Importer imp(model);
   TSR_RETURN_IF_ERROR(imp.read_opsets(mp));
+#if !defined(TSR_ONNX_LITE)
   Status attrs = check_required_attributes(mp.graph(), imp.opsets(), "graph.");
   if (!attrs.ok()) return attrs.with_context(name);
+#endif
   run_onnx_shape_inference(mp);
   model.graphs.emplace_back();
   Scope main;
