@@ -4,13 +4,14 @@
 #include "core/ops/op_def.h"
 
 #include <onnx/onnx_pb.h>
-// TSR_ONNX_LITE (the WebAssembly build, web/CMakeLists.txt): protoc's lite classes of onnx.proto
-// without libonnx, so no ONNX shape inference (Tessera's own type inference fills the shapes at
-// verification) and no onnx-data.proto (the test-data readers report kUnsupported).
+// Types and shapes come from Tessera's own inference (passes::infer_types, at verification), not
+// from libonnx's: its 1.12 inference functions dereference missing attributes and inputs of
+// hostile files (tests/fuzz found a Scan without `body` and a Conv in convPoolShapeInference), and
+// the WebAssembly build has no libonnx at all. TSR_ONNX_LITE (web/CMakeLists.txt): protoc's lite
+// classes of onnx.proto, no onnx-data.proto (the test-data readers report kUnsupported).
 #if !defined(TSR_ONNX_LITE)
 // onnx-data.pb.h needs ONNX_API from onnx_pb.h: keep this order.
 #include <onnx/onnx-data.pb.h>
-#include <onnx/shape_inference/implementation.h>
 #endif
 
 #include <filesystem>
@@ -376,65 +377,13 @@ Status Importer::build_graph(onnx::GraphProto& gp, Scope& s, int32_t gidx) {
   return ok_status();
 }
 
-#if !defined(TSR_ONNX_LITE)
-// libonnx 1.12's inference functions use required attributes without checking them (a Scan
-// without `body` dereferences a null graph in ScanInferenceFunction: found by tests/fuzz), so
-// every node whose schema is known must carry its required attributes before inference runs.
-Status check_required_attributes(const onnx::GraphProto& g, const std::unordered_map<std::string, int64_t>& opsets,
-                                 const std::string& place) {
-  for (int k = 0; k < g.node_size(); ++k) {
-    const onnx::NodeProto& n = g.node(k);
-    const std::string where = str_cat(place, "node[", k, "] (", n.op_type(), " \"", n.name(), "\")");
-    const std::string domain = is_default_domain(n.domain()) ? "" : n.domain();
-    auto v = opsets.find(domain);
-    const onnx::OpSchema* schema =
-        v == opsets.end() ? nullptr : onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(v->second), n.domain());
-    if (schema)
-      for (const auto& [attr_name, attr] : schema->attributes()) {
-        if (!attr.required) continue;
-        bool present = false;
-        for (const auto& a : n.attribute()) present = present || a.name() == attr_name;
-        if (!present) return invalid_model(where, ": required attribute '", attr_name, "' is missing");
-      }
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) TSR_RETURN_IF_ERROR(check_required_attributes(a.g(), opsets, str_cat(where, ".", a.name(), ".")));
-      for (const auto& sub : a.graphs()) TSR_RETURN_IF_ERROR(check_required_attributes(sub, opsets, str_cat(where, ".", a.name(), ".")));
-    }
-  }
-  return ok_status();
-}
-#endif  // !TSR_ONNX_LITE: the lite (wasm) build runs no libonnx inference to protect
 
-void run_onnx_shape_inference(onnx::ModelProto& mp) {
-#if defined(TSR_ONNX_LITE)
-  (void)mp;
-#else
-  // Unknown ops and inference errors are skipped (error_mode 0); anything still thrown only
-  // means fewer known types, which Tessera's own inference fills later.
-  try {
-    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(false, 0, true));
-    return;
-  } catch (...) {
-  }
-  try {
-    onnx::shape_inference::InferShapes(mp, onnx::OpSchemaRegistry::Instance(),
-                                       onnx::ShapeInferenceOptions(false, 0, false));
-  } catch (...) {
-  }
-#endif
-}
 
 Expected<ir::Model> import_model(onnx::ModelProto& mp, const std::string& name, const ImportOptions& options) {
   if (!mp.has_graph()) return invalid_model(name, ": not an ONNX model (no graph)");
   ir::Model model;
   Importer imp(model);
   TSR_RETURN_IF_ERROR(imp.read_opsets(mp));
-#if !defined(TSR_ONNX_LITE)
-  Status attrs = check_required_attributes(mp.graph(), imp.opsets(), "graph.");
-  if (!attrs.ok()) return attrs.with_context(name);
-#endif
-  run_onnx_shape_inference(mp);
   model.graphs.emplace_back();
   Scope main;
   Status st = imp.build_graph(*mp.mutable_graph(), main, 0);
