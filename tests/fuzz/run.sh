@@ -35,9 +35,9 @@ fuzz_one() {
     cat "$log.cur" >>"$log"
     local n
     # Each libFuzzer process prints its own final count (also when it stops on a finding).
-    n=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log.cur" | tail -1 | awk '{print $2}')
+    n=$(grep -a -o 'stat::number_of_executed_units: [0-9]*' "$log.cur" | tail -1 | awk '{print $2}')
     # A timeout ends the process without final stats: take its last progress line instead.
-    [ -n "$n" ] || n=$(grep -oE '^#[0-9]+' "$log.cur" | tail -1 | tr -d '#')
+    [ -n "$n" ] || n=$(grep -a -oE '^#[0-9]+' "$log.cur" | tail -1 | tr -d '#')
     execs=$((execs + ${n:-0}))
     restarts=$((restarts + 1))
   done
