@@ -168,35 +168,35 @@ class TypeInference {
   Status infer_subgraphs(const ops::OpDef& def, const ops::InferContext& ctx) {
     std::vector<ops::SubgraphInputTypes> subs;
     TSR_RETURN_IF_ERROR(def.subgraph_inputs(ctx, &subs));
-    const auto todo = pending(ctx.node(), subs);
-    if (todo.empty()) return ok_status();
+    const auto pending_subs = pending(ctx.node(), subs);
+    if (pending_subs.empty()) return ok_status();
     bool carried = false;
-    for (const auto& [gi, s] : todo)
+    for (const auto& [gi, s] : pending_subs)
       for (int from : s->carried_from) carried |= from >= 0;
     // Snapshot what the speculation may change: the subgraphs and everything nested in them.
     std::vector<int32_t> graphs;
     std::vector<std::vector<ir::TensorInfo>> saved;
     if (carried) {
-      for (const auto& [gi, s] : todo)
+      for (const auto& [gi, s] : pending_subs)
         if (std::find(graphs.begin(), graphs.end(), gi) == graphs.end()) reachable(gi, &graphs);
       for (int32_t g : graphs) saved.push_back(graph(g).tensors);
     }
     Status st = ok_status();
-    for (const auto& [gi, s] : todo) {
+    for (const auto& [gi, s] : pending_subs) {
       refine_inputs(gi, *s, /*speculate=*/true);
       st = infer_graph(gi);
       if (!st.ok() || !speculation_holds(gi, *s)) break;
     }
     if (!carried) return st;
     bool holds = st.ok();
-    for (const auto& [gi, s] : todo) holds = holds && done_[static_cast<size_t>(gi)] && speculation_holds(gi, *s);
+    for (const auto& [gi, s] : pending_subs) holds = holds && done_[static_cast<size_t>(gi)] && speculation_holds(gi, *s);
     if (holds) return ok_status();
     // The body changes a carried value's rank (or failed under the guess): infer it as declared.
     for (size_t i = 0; i < graphs.size(); ++i) {
       graph(graphs[i]).tensors = std::move(saved[i]);
       done_[static_cast<size_t>(graphs[i])] = 0;
     }
-    for (const auto& [gi, s] : todo) {
+    for (const auto& [gi, s] : pending_subs) {
       refine_inputs(gi, *s, /*speculate=*/false);
       if (!done_[static_cast<size_t>(gi)]) TSR_RETURN_IF_ERROR(infer_graph(gi));
     }
