@@ -38,7 +38,9 @@ import json, sys, numpy as np
 X = np.array(json.loads(sys.argv[1]), dtype=np.float32)
 W1 = np.array([[1, 2, 0], [0, 1, -1]], np.float32); W2 = np.array([[-1, 0, 1], [2, -2, 0.5]], np.float32)
 b = np.array([0.5, -1, 0.25], np.float32)
-print(json.dumps({"pos": np.maximum(X @ W1 + b, 0).ravel().tolist(), "neg": np.maximum(X @ W2 + b, 0).ravel().tolist()}))`;
+gneg = ((X @ W2 + b) > 0).astype(np.float32) @ W2.T   # d sum(relu(X @ W2 + b)) / dX
+print(json.dumps({"pos": np.maximum(X @ W1 + b, 0).ravel().tolist(), "neg": np.maximum(X @ W2 + b, 0).ravel().tolist(),
+                  "grad_neg": gneg.ravel().tolist()}))`;
   return JSON.parse(execFileSync('/usr/bin/python3', ['-c', py, JSON.stringify(X)], { encoding: 'utf8' }));
 }
 
@@ -60,8 +62,9 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
   });
   const errors = [];
   const measured = {};
+  let page = null;
   try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
     page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
     const state = () => page.evaluate(() => window.tesseraPlayground.state());
@@ -80,6 +83,12 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
       await frames(1);
       await page.mouse.up();
       await frames(2);
+    };
+    // Keys held across frames too: ImGui 1.86 samples key state once per frame, so a press and
+    // release between two frames would go unseen.
+    const chord = async (...keys) => {
+      for (const k of keys) { await page.keyboard.down(k); await frames(1); }
+      for (const k of keys.reverse()) { await page.keyboard.up(k); await frames(1); }
     };
 
     await page.goto(url);
@@ -104,7 +113,7 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
         if (on !== flag) await click('flag');
         const runs = s.runs;
         if (flag) await click('Run');
-        else await page.keyboard.press('Control+Enter');
+        else await chord('Control', 'Enter');
         await page.waitForFunction((r) => window.tesseraPlayground.state().runs > r, runs, { polling: 20 });
         s = await state();
         assert.equal(s.mode, mode);
@@ -127,12 +136,23 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     await click('Graph');
     assert.equal((await state()).tab, 'Graph');
     await page.screenshot({ path: path.join(shots, 'graph.png') });
+
+    // Gradients of the converted graph (flag is off now): d sum(y) / dX through the If.
+    await click('Gradients');
+    await click('Compute gradients');
+    s = await state();
+    assert.equal(s.gradients.error, '');
+    const gx = s.gradients.outputs.find((t) => t.name === 'X_grad');
+    assert.ok(gx, JSON.stringify(s.gradients.outputs.map((t) => t.name)));
+    near(gx.values, ref.grad_neg, 1e-6, 'dX');
+    assert.ok(ops(s.gradients.graph).If >= 2, `the gradient graph differentiates the If: ${JSON.stringify(s.gradients.graph)}`);
+    await page.screenshot({ path: path.join(shots, 'gradients.png') });
     await click('Outputs');
 
     // Keyboard typing into the editor, then a diagnostic at line:col.
     await click('editor');
-    await page.keyboard.press('Control+End');
-    await page.keyboard.type('\n# typed');
+    await chord('Control', 'End');
+    await page.keyboard.type('# typed');
     await frames();
     assert.ok((await state()).editor_text.endsWith('# typed'), 'typed text reaches the editor');
     await page.evaluate(() => window.tesseraPlayground.setEditorText('def model(X, flag):\n    y = X @\n    return y\n'));
@@ -199,6 +219,14 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     assert.deepEqual(errors, [], errors.join('\n'));
     fs.writeFileSync(path.join(shots, 'measured.json'), JSON.stringify(measured, null, 2));
     console.log(`# playground measured: ${JSON.stringify(measured)}`);
+  } catch (e) {
+    // What the page showed when it failed, and its state, for the log reader.
+    if (page) {
+      await page.screenshot({ path: path.join(shots, 'failure.png') }).catch(() => {});
+      const st = await page.evaluate(() => window.tesseraPlayground?.state()).catch(() => null);
+      if (st) console.log(`# state at failure: ${JSON.stringify({ ...st, editor_text: undefined })}`.slice(0, 4000));
+    }
+    throw e;
   } finally {
     await browser.close();
     server.close();

@@ -84,7 +84,7 @@ void App::draw_left(float height) {
 
 void App::draw_right() {
   if (!ImGui::BeginTabBar("panels")) return;
-  for (const char* name : {"Outputs", "Graph", "Train", "Models"}) {
+  for (const char* name : {"Outputs", "Graph", "Gradients", "Train", "Models"}) {
     const bool select = select_tab_ == name;
     const bool open = ImGui::BeginTabItem(name, nullptr, select ? ImGuiTabItemFlags_SetSelected : 0);
     track(name);
@@ -96,18 +96,23 @@ void App::draw_right() {
     } else if (tab_ == "Graph") {
       // trace and convert of the same script and inputs side by side: the lost branch shows.
       if (!script_.traced.ran) ImGui::TextDisabled("Run the script to see its traced and converted graphs");
-      if (ImGui::BeginTable("graphs", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollX)) {
+      if (ImGui::BeginTable("graphs", 2, ImGuiTableFlags_Resizable | ImGuiTableFlags_BordersInnerV)) {
         const std::pair<const ScriptRun*, GraphViewState*> views[2] = {{&script_.traced, &traced_view_}, {&script_.converted, &converted_view_}};
         for (const auto& [run, view] : views) {
           ImGui::TableNextColumn();
           if (!run->ran) continue;
           ImGui::Text("%s", sc::mode_name(run->mode));
           if (run->model) draw_model_graph(sc::mode_name(run->mode), *run->model, *view);
-          for (const Diagnostic& d : run->diagnostics)
-            ImGui::TextColored(d.error ? ImVec4(1, 0.4f, 0.35f, 1) : ImVec4(1, 0.8f, 0.3f, 1), "%d:%d: %s", d.line, d.col, d.message.c_str());
+          for (const Diagnostic& d : run->diagnostics) {
+            ImGui::PushStyleColor(ImGuiCol_Text, d.error ? ImVec4(1, 0.4f, 0.35f, 1) : ImVec4(1, 0.8f, 0.3f, 1));
+            ImGui::TextWrapped("%d:%d: %s", d.line, d.col, d.message.c_str());
+            ImGui::PopStyleColor();
+          }
         }
         ImGui::EndTable();
       }
+    } else if (tab_ == "Gradients") {
+      draw_gradients(gradients_, script_);
     } else if (tab_ == "Train") {
       draw_train(train_, platform_.save);
     } else if (tab_ == "Models") {
@@ -129,6 +134,8 @@ std::string App::state_json() const {
   w.key("frame").value(frames_).key("first_frame_ms").value(first_frame_ms_).key("tab").value(tab_);
   w.key("fps").value(static_cast<double>(ImGui::GetIO().Framerate));
   write_script_json(w, script_);
+  w.key("gradients");
+  write_gradients_json(w, gradients_);
   w.key("train");
   write_train_json(w, train_);
   w.key("models");

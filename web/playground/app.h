@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "web/playground/editor_panel.h"
+#include "web/playground/gradients_panel.h"
 #include "web/playground/graph_view.h"
 #include "web/playground/models_panel.h"
 #include "web/playground/train_panel.h"
@@ -45,6 +46,7 @@ class App {
   Platform platform_;
   ScriptState script_;
   GraphViewState traced_view_, converted_view_;
+  GradientsState gradients_;
   TrainState train_;
   ModelsState models_;
   std::string tab_ = "Outputs";

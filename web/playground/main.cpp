@@ -46,11 +46,11 @@ EM_JS(void, js_download, (const char* name, const uint8_t* data, int size), {
 });
 EM_JS(void, js_share, (const char* mode, const char* text), {
   const bytes = new TextEncoder().encode(UTF8ToString(text));
-  let bin = '';
+  let bin = "";
   for (const b of bytes) bin += String.fromCharCode(b);
-  history.replaceState(null, '', '#mode=' + encodeURIComponent(UTF8ToString(mode)) + '&code=' + encodeURIComponent(btoa(bin)));
+  history.replaceState(null, "", "#mode=" + encodeURIComponent(UTF8ToString(mode)) + "&code=" + encodeURIComponent(btoa(bin)));
 });
-EM_JS(void, js_open_file_picker, (), { document.getElementById('file').click(); });
+EM_JS(void, js_open_file_picker, (), { document.getElementById("file").click(); });
 
 void save_file(const std::string& name, const std::vector<uint8_t>& bytes) {
   js_download(name.c_str(), bytes.data(), static_cast<int>(bytes.size()));

@@ -159,7 +159,8 @@ void draw_train(TrainState& s, void (*save)(const std::string&, const std::vecto
   if (!s.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "%s", s.error.c_str());
   ImGui::Text("step %lld   loss %.4f   train_step %.2f ms   %.0f frames/s", static_cast<long long>(s.step),
               s.losses.empty() ? 0.0 : static_cast<double>(s.losses.back()), s.step_ms, static_cast<double>(ImGui::GetIO().Framerate));
-  ImGui::PlotLines("##loss", s.losses.data(), static_cast<int>(s.losses.size()), 0, "loss", 0.0f, FLT_MAX, ImVec2(-1, 90));
+  const float top = s.losses.empty() ? 1.0f : *std::max_element(s.losses.begin(), s.losses.end());
+  ImGui::PlotLines("##loss", s.losses.data(), static_cast<int>(s.losses.size()), 0, "loss", 0.0f, top, ImVec2(-1, 90));
   track("loss");
   // Decision boundary: P(class 1) as a faint heatmap, the points on top.
   const float side = std::min(ImGui::GetContentRegionAvail().x, 420.0f);
@@ -170,8 +171,8 @@ void draw_train(TrainState& s, void (*save)(const std::string&, const std::vecto
     for (int64_t i = 0; i < s.data.n; ++i) {
       const float x = s.data.x[static_cast<size_t>(2 * i)], y = s.data.x[static_cast<size_t>(2 * i + 1)];
       const ImVec2 c(p.x + (x + kExtent) / (2 * kExtent) * side, p.y + (kExtent - y) / (2 * kExtent) * side);
-      dl->AddCircleFilled(c, 3.0f, s.data.y[static_cast<size_t>(i)] ? IM_COL32(200, 20, 40, 255) : IM_COL32(40, 70, 200, 255));
-      dl->AddCircle(c, 3.0f, IM_COL32(255, 255, 255, 200));
+      dl->AddCircleFilled(c, 3.5f, s.data.y[static_cast<size_t>(i)] ? IM_COL32(255, 150, 40, 255) : IM_COL32(40, 220, 255, 255));
+      dl->AddCircle(c, 3.5f, IM_COL32(0, 0, 0, 255));
     }
   }
 }
