@@ -154,7 +154,7 @@ run_playground_stage() {
   fi
   echo "==== [playground] node --test tests/web/playground.browser.mjs"
   node --test --test-reporter=tap tests/web/playground.browser.mjs >"$log" 2>&1
-  grep -E "^not ok|^# (tests|pass|fail|skipped|playground measured)" "$log" | sed 's/^/  /'
+  grep -E "^not ok|^# (tests|pass|fail|skipped)|playground measured" "$log" | sed 's/^/  /'
   t2=$SECONDS
   local tp tf ts
   tp=$(awk '/^# pass /{print $3}' "$log"); tf=$(awk '/^# fail /{print $3}' "$log"); ts=$(awk '/^# skipped /{print $3}' "$log")
