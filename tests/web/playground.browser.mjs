@@ -6,7 +6,7 @@
 // against numpy; the converted graph has an If, the traced one none; a diagnostic at line:col;
 // 200 training steps on circles lower the loss; Export downloads a .tsr that the native
 // `tessera run` (build/release/bin/tessera, or $TSR_CLI) runs with the page's outputs; the
-// exported .tsr dropped on the page runs in the Models panel. Screenshots: build/playground/.
+// exported .tsr dropped on the page runs in the Models panel; Share's URL reopens the script. Screenshots: build/playground/.
 // Skipped only when the machine lacks chromium, playwright-core, numpy or the built page.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -215,6 +215,22 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     assert.deepEqual(s.models.outputs[0].shape, [1, 2]);
     assert.ok(s.models.outputs[0].values.every(Number.isFinite));
     await page.screenshot({ path: path.join(shots, 'models.png') });
+
+    // Share: the editor text and mode go into the URL fragment, and a page opened on that URL
+    // starts with them.
+    assert.equal(await page.evaluate(() => window.tesseraPlayground.loadExample('while_loop')), true);
+    await click('trace');
+    await click('Share');
+    const shared = page.url();
+    assert.match(shared, /#mode=trace&code=/);
+    const page2 = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page2.on('pageerror', (e) => errors.push(`pageerror (shared page): ${e.message}`));
+    await page2.goto(shared);
+    await page2.waitForSelector('body[data-state="ready"]', { timeout: 120000 });
+    const s2 = await page2.evaluate(() => window.tesseraPlayground.state());
+    assert.equal(s2.mode, 'trace');
+    assert.equal(s2.editor_text, (await state()).editor_text);
+    await page2.close();
 
     assert.deepEqual(errors, [], errors.join('\n'));
     fs.writeFileSync(path.join(shots, 'measured.json'), JSON.stringify(measured, null, 2));
