@@ -18,6 +18,7 @@ packages=(
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
   g++-aarch64-linux-gnu qemu-user-static pkg-config default-jdk-headless
   clang libclang-rt-14-dev llvm
+  libimgui-dev libglfw3-dev libgl1-mesa-dri xvfb
 )
 
 missing=()
