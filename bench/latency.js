@@ -136,7 +136,8 @@ async function main() {
   const only = arg('models');
   const tessera = findTessera();
   let models = lib.loadModels();
-  models = only ? models.filter(m => only.split(',').includes(m.name)) : models.filter(m => m.enabled !== false);
+  // Every model, including those whose accuracy test is disabled ("enabled": false): speed is still measured.
+  models = only ? models.filter(m => only.split(',').includes(m.name)) : models;
   fs.mkdirSync(work, { recursive: true });
   const tsrWarmup = hasWarmup(tessera) ? warmup : 0;
   if (!tsrWarmup && warmup) console.error(`${tessera} has no run --warmup: its first timed run includes the warm-up`);
