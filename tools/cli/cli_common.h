@@ -9,6 +9,7 @@
 #include "core/base/status.h"
 #include "core/exec/control_flow.h"
 #include "core/ir/graph.h"
+#include "core/passes/optimize.h"
 #include "core/tensor/tensor.h"
 
 namespace tsr::cli {
@@ -51,6 +52,8 @@ struct RunOptions {
   std::string output_dir;
   int threads = 1;
   int repeat = 1;
+  int warmup = 0;  // untimed runs before the --repeat timed ones
+  bool no_optimize = false;  // run the graph as loaded (default: passes::optimize first, CPU only)
   std::string backend = "cpu";
   bool profile = false;
   uint64_t max_memory = 0;                // 0 = SessionOptions' default
@@ -70,6 +73,11 @@ struct OpsOptions {
   // --used MODEL...: print (or write to `output`) the sorted op types the models' graphs use,
   // subgraphs included, one per line: the input of -DTSR_SELECTED_OPS (selective build).
   std::vector<std::string> used;
+  std::string output;
+};
+
+struct OptimizeOptions {
+  std::string input;
   std::string output;
 };
 
@@ -132,6 +140,7 @@ int run_command(const RunOptions& o);
 int inspect_command(const InspectOptions& o);
 int ops_command(const OpsOptions& o);
 int convert_command(const ConvertOptions& o);
+int optimize_command(const OptimizeOptions& o);
 int train_command(const TrainOptions& o);
 int export_command(const ExportOptions& o);
 int grad_command(const GradOptions& o);
@@ -141,4 +150,7 @@ int script_command(const ScriptOptions& o);
 int inspect_placement(const ir::Model& m, const std::string& device, bool json);
 int check_against(const std::shared_ptr<const ir::Model>& model, const std::vector<Tensor>& inputs, const RunOptions& o);
 
+// A copy of `model` after passes::optimize (cmd_optimize.cpp); `report` (may be null) receives
+// what each pass did. Errors: kInternal when a pass produced an invalid graph.
+Expected<std::shared_ptr<const ir::Model>> optimized_copy(const ir::Model& model, passes::OptimizeReport* report);
 }  // namespace tsr::cli

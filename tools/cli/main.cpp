@@ -50,7 +50,7 @@ std::string version_string() {
 
 bool is_command(std::string_view a) {
   return a == "convert" || a == "run" || a == "inspect" || a == "ops" || a == "grad" || a == "train" ||
-         a == "export" || a == "script";
+         a == "export" || a == "script" || a == "optimize";
 }
 
 int main_impl(int argc, char** argv) {
@@ -66,6 +66,14 @@ int main_impl(int argc, char** argv) {
   c->footer(exit_code_table());
 
   RunOptions run;
+  OptimizeOptions optimize;
+  auto* op = app.add_subcommand("optimize",
+                                "Write the model with the inference graph optimizations applied (Conv+BatchNorm folding, "
+                                "Conv/Gemm+activation fusion, MatMul+Add -> Gemm, Softmax wrapper folding, CSE, DCE)");
+  op->add_option("model", optimize.input, "Model file (.tsr, or .onnx with the importer)")->required();
+  op->add_option("-o,--output", optimize.output, "Output .tsr file")->required();
+  op->footer(exit_code_table());
+
   auto* r = app.add_subcommand("run", "Run a model's main graph and print its outputs");
   r->add_option("model", run.model, "Model file (.tsr; .onnx is imported on the fly with the importer)")
       ->required();
@@ -86,6 +94,10 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::Range(0, 1024));
   r->add_option("--repeat", run.repeat, "Run N times and print median/min latency (default 1)")
       ->check(CLI::Range(1, 1000000));
+  r->add_option("--warmup", run.warmup, "Untimed runs before the timed ones (default 0)")
+      ->check(CLI::Range(0, 1000000));
+  r->add_flag("--no-optimize", run.no_optimize,
+              "Run the graph as loaded; by default a CPU run applies the graph optimizations of `tessera optimize` first");
   r->add_option("--backend", run.backend, "Backend (default cpu)");
   r->add_option("--max-memory", run.max_memory,
                 "Cap on tensor memory a run keeps alive, in bytes or with a unit (512M, 2G); "
@@ -184,7 +196,7 @@ int main_impl(int argc, char** argv) {
   // CLI11 would report an unknown command as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::cerr << "tessera: usage error: unknown command '" << argv[1]
-              << "' (commands: convert, run, inspect, ops, grad, train, export, script)\nRun 'tessera --help' for usage.\n";
+              << "' (commands: convert, run, inspect, optimize, ops, grad, train, export, script)\nRun 'tessera --help' for usage.\n";
     return kExitUsage;
   }
   try {
@@ -202,6 +214,7 @@ int main_impl(int argc, char** argv) {
   }
 
   if (c->parsed()) return convert_command(convert);
+  if (op->parsed()) return optimize_command(optimize);
   if (r->parsed()) return run_command(run);
   if (i->parsed()) return inspect_command(inspect);
   if (o->parsed()) return ops_command(ops);
