@@ -23,5 +23,18 @@ int main(int argc, char** argv) {
     }
     std::cout << "Vulkan device: " << (*b)->name() << "\n";
   }
+  bool wants_cuda = false;
+  for (int i = 1; i < argc; ++i) wants_cuda |= std::strstr(argv[i], "[cuda]") != nullptr;
+  if (wants_cuda) {
+    auto b = tsr::exec::create_device_backend("cuda");
+    if (!b.ok() && b.status().message().find("no CUDA device") != std::string::npos) {
+      std::cout << "SKIP: " << b.status().message() << "\n";
+      return 77;
+    }
+    if (!b.ok()) {
+      std::cerr << "cuda backend: " << b.status().to_string() << "\n";
+      return 1;
+    }
+  }
   return Catch::Session().run(argc, argv);
 }

@@ -100,6 +100,7 @@ struct TrainOptions {
   double weight_decay = 0.0;
   uint64_t seed = 0;
   int threads = 1;
+  std::string device = "cpu";
   int64_t limit = 0;
   std::string out_dir;
 };

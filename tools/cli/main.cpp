@@ -107,9 +107,9 @@ int main_impl(int argc, char** argv) {
                 "Cap on the iterations of any one Loop/Scan (default 1000000; 0 = unlimited). Exceeding it is exit 7")
       ->check(CLI::NonNegativeNumber);
   r->add_option("--device", run.device,
-                "Where nodes run: cpu (default), vulkan (exit 8 when there is no Vulkan device), auto (a device "
-                "when one exists, else cpu), null (the host-memory skeleton device)")
-      ->check(CLI::IsMember({"cpu", "vulkan", "auto", "null"}));
+                "Where nodes run: cpu (default), cuda or vulkan (exit 8 when there is no such device), auto (a "
+                "device when one exists, cuda first, else cpu), null (the host-memory skeleton device)")
+      ->check(CLI::IsMember({"cpu", "cuda", "vulkan", "auto", "null"}));
   r->add_option("--check-against", run.check_against,
                 "cpu: run on --device and on the CPU, report the first node (execution order) whose output "
                 "differs beyond 1e-4 (exit 1) or that all agree")
@@ -123,7 +123,7 @@ int main_impl(int argc, char** argv) {
   i->add_option("model", inspect.model, "Model file (.tsr; or .onnx with the importer)")->required();
   i->add_flag("--json", inspect.json, "Print JSON instead of text");
   i->add_option("--placement", inspect.placement,
-                "Print each node's device when placed on DEVICE (vulkan, null) and the copies");
+                "Print each node's device when placed on DEVICE (cuda, vulkan, null) and the copies");
   i->footer(exit_code_table());
 
   OpsOptions ops;
@@ -153,6 +153,9 @@ int main_impl(int argc, char** argv) {
   t->add_option("--weight-decay", train.weight_decay, "L2 (sgd) or decoupled (adamw) weight decay (default 0)")->check(CLI::Range(0.0, 1.0));
   t->add_option("--seed", train.seed, "Seed of the weight initialization (--arch) and the shuffling (default 0)");
   t->add_option("--threads", train.threads, "Intra-op threads (default 1; 0 = all cores)")->check(CLI::Range(0, 1024));
+  t->add_option("--device", train.device,
+                "Where nodes run: cpu (default), cuda or vulkan (exit 8 when there is no such device), auto, null")
+      ->check(CLI::IsMember({"cpu", "cuda", "vulkan", "auto", "null"}));
   t->add_option("--limit", train.limit, "Train on the first N samples only (default: all)")->check(CLI::NonNegativeNumber);
   t->add_option("-o,--out-dir", train.out_dir, "Write checkpoint_epoch<N>.tsr, loss.csv, epochs.csv and loss.png here");
   t->footer(exit_code_table());
