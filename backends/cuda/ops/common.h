@@ -18,6 +18,11 @@ using device_common::make_kernel;
 using device_common::norm_axis;
 using device_common::numel_of;
 
+// The add(name, host_inputs, check, factory) callback of device_common's register_*_ops.
+inline auto table_adder(CuOpTable& t) {
+  return [&t](const char* name, uint32_t host, auto check, auto create) { t[name] = {host, 0, check, create}; };
+}
+
 inline CudaBackend& cu(exec::DeviceKernelContext& ctx) { return static_cast<CudaBackend&>(ctx.backend()); }
 inline cudaStream_t stream_of(exec::DeviceKernelContext& ctx) { return reinterpret_cast<cudaStream_t>(cu(ctx).stream()); }
 

@@ -33,9 +33,7 @@ struct CudaDataMovement {
 }  // namespace
 
 void register_data_movement(CuOpTable& t) {
-  device_common::register_data_movement_ops<CudaDataMovement>([&t](const char* name, uint32_t host, auto check, auto create) {
-    t[name] = {host, 0, check, create};
-  });
+  device_common::register_data_movement_ops<CudaDataMovement>(table_adder(t));
 }
 
 }  // namespace tsr::cuda

@@ -4,6 +4,7 @@
 #include <cfloat>
 
 #include "backends/cuda/ops/common.h"
+#include "backends/device_common/elementwise.h"
 
 namespace tsr::cuda {
 
@@ -129,42 +130,16 @@ class WhereKernel final : public exec::DeviceKernel {
   }
 };
 
-// The input's buffer with the inferred output shape (no work recorded).
-class ViewKernel final : public exec::DeviceKernel {
- public:
-  explicit ViewKernel(const exec::KernelInit&) {}
-  Status record(exec::DeviceKernelContext& ctx) override {
-    exec::DeviceTensor v = *ctx.device_input(0);
-    v.shape = ctx.output_type(0).shape;
-    ctx.set_output(0, std::move(v));
-    return ok_status();
-  }
-};
-
-bool binary_check(const ir::Node& node, const std::vector<ops::ValueType>&) { return node.inputs.size() == 2; }
-bool dropout_check(const ir::Node& node, const std::vector<ops::ValueType>&) {
-  // Inference only: no training_mode input, no mask output.
-  return node.inputs.size() <= 2 && (node.outputs.size() < 2 || node.outputs[1] < 0);
-}
-bool gelu_check(const ir::Node& node, const std::vector<ops::ValueType>&) {
-  return node.attr_string("approximate", "none") == "none";
-}
-
 }  // namespace
 
 void register_elementwise(CuOpTable& t) {
   for (const auto& kv : unary_ops()) t[kv.first] = {0, 0, nullptr, &make_kernel<UnaryKernel>};
   t["Clip"].host_inputs = 0b110;
-  t["Gelu"].check = &gelu_check;
-  for (const auto& kv : binary_ops()) t[kv.first] = {0, 0, &binary_check, &make_kernel<BinaryKernel>};
-  for (const auto& kv : compare_ops()) t[kv.first] = {0, 0, &binary_check, &make_kernel<BinaryKernel>};
+  t["Gelu"].check = &device_common::gelu_check;
+  for (const auto& kv : binary_ops()) t[kv.first] = {0, 0, &device_common::binary_check, &make_kernel<BinaryKernel>};
+  for (const auto& kv : compare_ops()) t[kv.first] = {0, 0, &device_common::binary_check, &make_kernel<BinaryKernel>};
   t["Where"] = {0, 0b1, nullptr, &make_kernel<WhereKernel>};
-  t["Reshape"] = {0b10, 0, nullptr, &make_kernel<ViewKernel>};
-  t["Flatten"] = {0, 0, nullptr, &make_kernel<ViewKernel>};
-  t["Squeeze"] = {0b10, 0, nullptr, &make_kernel<ViewKernel>};
-  t["Unsqueeze"] = {0b10, 0, nullptr, &make_kernel<ViewKernel>};
-  t["Identity"] = {0, 0, nullptr, &make_kernel<ViewKernel>};
-  t["Dropout"] = {0b110, 0, &dropout_check, &make_kernel<ViewKernel>};
+  device_common::register_view_ops<CudaBackend>(table_adder(t));
 }
 
 }  // namespace tsr::cuda

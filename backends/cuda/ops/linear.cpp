@@ -6,6 +6,7 @@
 #include <cublas_v2.h>
 
 #include "backends/cuda/ops/common.h"
+#include "backends/device_common/matmul.h"
 
 namespace tsr::cuda {
 
@@ -79,34 +80,6 @@ Expected<k::ConvGeom> conv_geometry(const exec::DeviceKernelContext& ctx, const 
 
 namespace {
 
-// Batch dims of a MatMul operand: equal to the output's (stride = matrix size) or all ones (0).
-bool batch_stride(const Shape& s, const Shape& out_batch, int64_t mat, int64_t* stride) {
-  const size_t r = s.size() < 2 ? 0 : s.size() - 2;
-  int64_t n = 1;
-  for (size_t d = 0; d < r; ++d) n *= s[d];
-  if (n == 1) {
-    *stride = 0;
-    return true;
-  }
-  if (r != out_batch.size()) return false;
-  for (size_t d = 0; d < r; ++d)
-    if (s[d] != out_batch[d]) return false;
-  *stride = mat;
-  return true;
-}
-
-bool matmul_check(const ir::Node&, const std::vector<ops::ValueType>& in) {
-  // Mixed batch broadcasting (e.g. [2,1,M,K] x [1,3,K,N]) stays on the CPU.
-  const Shape& a = in[0].shape;
-  const Shape& b = in[1].shape;
-  if (a.size() <= 2 || b.size() <= 2) return true;
-  int64_t na = 1, nb = 1;
-  for (size_t d = 0; d + 2 < a.size(); ++d) na *= a[d];
-  for (size_t d = 0; d + 2 < b.size(); ++d) nb *= b[d];
-  if (na == 1 || nb == 1) return true;
-  return a.size() == b.size() && std::equal(a.begin(), a.end() - 2, b.begin());
-}
-
 class MatMulKernel final : public exec::DeviceKernel {
  public:
   explicit MatMulKernel(const exec::KernelInit&) {}
@@ -114,20 +87,9 @@ class MatMulKernel final : public exec::DeviceKernel {
     const exec::DeviceTensor& a = *ctx.device_input(0);
     const exec::DeviceTensor& b = *ctx.device_input(1);
     TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    const bool a1 = a.shape.size() == 1, b1 = b.shape.size() == 1;
-    const int64_t M = a1 ? 1 : a.shape[a.shape.size() - 2], K = a.shape.back(), N = b1 ? 1 : b.shape.back();
-    Shape ob;  // the broadcast of both operands' batch dims
-    const size_t ra = a.shape.size() < 2 ? 0 : a.shape.size() - 2, rb = b.shape.size() < 2 ? 0 : b.shape.size() - 2;
-    const size_t r = std::max(ra, rb);
-    for (size_t d = 0; d < r; ++d) {
-      const int64_t da = d + ra >= r ? a.shape[d + ra - r] : 1, db = d + rb >= r ? b.shape[d + rb - r] : 1;
-      ob.push_back(std::max(da, db));
-    }
-    int64_t sa = 0, sb = 0;
-    if (!batch_stride(a.shape, ob, M * K, &sa) || !batch_stride(b.shape, ob, K * N, &sb))
-      return unsupported(ctx.place(), ": MatMul batch broadcasting of ", shape_str(a.shape), " x ", shape_str(b.shape),
-                         " is not supported by the CUDA kernel");
-    return gemm_rm(ctx, false, false, M, N, K, 1.0f, ptr(a), K, sa, ptr(b), N, sb, 0.0f, ptr(*y), N, M * N, numel_of(ob));
+    TSR_ASSIGN_OR_RETURN(const device_common::MatMulGeom g, device_common::matmul_geometry(ctx, a.shape, b.shape, "CUDA"));
+    return gemm_rm(ctx, false, false, g.M, g.N, g.K, 1.0f, ptr(a), g.K, g.sa, ptr(b), g.N, g.sb, 0.0f, ptr(*y), g.N, g.M * g.N,
+                   g.batch);
   }
 };
 
@@ -203,7 +165,7 @@ class ConvKernel final : public exec::DeviceKernel {
 }  // namespace
 
 void register_linear(CuOpTable& t) {
-  t["MatMul"] = {0, 0, &matmul_check, &make_kernel<MatMulKernel>};
+  t["MatMul"] = {0, 0, &device_common::matmul_check, &make_kernel<MatMulKernel>};
   t["Gemm"] = {0, 0, nullptr, &make_kernel<GemmKernel>};
   t["Conv"] = {0, 0, &conv_check, &make_kernel<ConvKernel>};
 }

@@ -18,6 +18,11 @@ using device_common::make_kernel;
 using device_common::norm_axis;
 using device_common::numel_of;
 
+// The add(name, host_inputs, check, factory) callback of device_common's register_*_ops.
+inline auto table_adder(VkOpTable& t) {
+  return [&t](const char* name, uint32_t host, auto check, auto create) { t[name] = {host, check, create}; };
+}
+
 inline VulkanBackend& vk(exec::DeviceKernelContext& ctx) { return static_cast<VulkanBackend&>(ctx.backend()); }
 
 // Push constants of copy_strided.comp.

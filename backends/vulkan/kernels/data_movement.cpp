@@ -40,9 +40,7 @@ struct VulkanDataMovement {
 }  // namespace
 
 void register_data_movement(VkOpTable& t) {
-  device_common::register_data_movement_ops<VulkanDataMovement>([&t](const char* name, uint32_t host, auto check, auto create) {
-    t[name] = {host, check, create};
-  });
+  device_common::register_data_movement_ops<VulkanDataMovement>(table_adder(t));
 }
 
 }  // namespace tsr::vulkan

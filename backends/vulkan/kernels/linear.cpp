@@ -1,5 +1,6 @@
 // MatMul, Gemm (matmul.comp: 16x16 shared-memory tiles, transposes as strides) and Conv
 // (conv2d.comp: direct convolution with groups, strides, dilations and pads; 1-D and 2-D).
+#include "backends/device_common/matmul.h"
 #include "backends/vulkan/kernels/common.h"
 
 namespace tsr::vulkan {
@@ -25,34 +26,6 @@ Status record_matmul(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& a
                                     &p, sizeof p, gx, gy, batch);
 }
 
-// Batch dims of a MatMul operand: equal to the output's (stride M*K) or all ones (stride 0).
-bool batch_stride(const Shape& s, const Shape& out_batch, uint32_t mat, uint32_t* stride) {
-  const size_t r = s.size() < 2 ? 0 : s.size() - 2;
-  int64_t n = 1;
-  for (size_t d = 0; d < r; ++d) n *= s[d];
-  if (n == 1) {
-    *stride = 0;
-    return true;
-  }
-  if (r != out_batch.size()) return false;
-  for (size_t d = 0; d < r; ++d)
-    if (s[d] != out_batch[d]) return false;
-  *stride = mat;
-  return true;
-}
-
-bool matmul_check(const ir::Node&, const std::vector<ops::ValueType>& in) {
-  // Mixed batch broadcasting (e.g. [2,1,M,K] x [1,3,K,N]) stays on the CPU when visible now.
-  const Shape& a = in[0].shape;
-  const Shape& b = in[1].shape;
-  if (a.size() <= 2 || b.size() <= 2) return true;
-  int64_t na = 1, nb = 1;
-  for (size_t d = 0; d + 2 < a.size(); ++d) na *= a[d];
-  for (size_t d = 0; d + 2 < b.size(); ++d) nb *= b[d];
-  if (na == 1 || nb == 1) return true;
-  return a.size() == b.size() && std::equal(a.begin(), a.end() - 2, b.begin());
-}
-
 class MatMulKernel final : public exec::DeviceKernel {
  public:
   explicit MatMulKernel(const exec::KernelInit&) {}
@@ -60,27 +33,18 @@ class MatMulKernel final : public exec::DeviceKernel {
     const exec::DeviceTensor& a = *ctx.device_input(0);
     const exec::DeviceTensor& b = *ctx.device_input(1);
     TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    const bool a1 = a.shape.size() == 1, b1 = b.shape.size() == 1;
+    TSR_ASSIGN_OR_RETURN(const device_common::MatMulGeom g, device_common::matmul_geometry(ctx, a.shape, b.shape, "Vulkan"));
     MatPush p;
-    p.M = a1 ? 1 : static_cast<uint32_t>(a.shape[a.shape.size() - 2]);
-    p.K = static_cast<uint32_t>(a.shape.back());
-    p.N = b1 ? 1 : static_cast<uint32_t>(b.shape.back());
+    p.M = static_cast<uint32_t>(g.M);
+    p.K = static_cast<uint32_t>(g.K);
+    p.N = static_cast<uint32_t>(g.N);
+    p.a_bs = static_cast<uint32_t>(g.sa);
     p.a_rs = p.K;
     p.a_cs = 1;
-    p.b_rs = b1 ? 1 : p.N;
+    p.b_bs = static_cast<uint32_t>(g.sb);
+    p.b_rs = p.N;
     p.b_cs = 1;
-    // Output batch dims: the broadcast of both operands' batch dims.
-    Shape ob;
-    const size_t ra = a.shape.size() < 2 ? 0 : a.shape.size() - 2, rb = b.shape.size() < 2 ? 0 : b.shape.size() - 2;
-    const size_t r = std::max(ra, rb);
-    for (size_t d = 0; d < r; ++d) {
-      const int64_t da = d + ra >= r ? a.shape[d + ra - r] : 1, db = d + rb >= r ? b.shape[d + rb - r] : 1;
-      ob.push_back(std::max(da, db));
-    }
-    if (!batch_stride(a.shape, ob, p.M * p.K, &p.a_bs) || !batch_stride(b.shape, ob, p.K * p.N, &p.b_bs))
-      return unsupported(ctx.place(), ": MatMul batch broadcasting of ", shape_str(a.shape), " x ", shape_str(b.shape),
-                         " is not supported by the Vulkan kernel");
-    return record_matmul(ctx, a, b, nullptr, *y, p, static_cast<uint32_t>(numel_of(ob)));
+    return record_matmul(ctx, a, b, nullptr, *y, p, static_cast<uint32_t>(g.batch));
   }
 };
 
@@ -188,7 +152,7 @@ class ConvKernel final : public exec::DeviceKernel {
 }  // namespace
 
 void register_linear(VkOpTable& t) {
-  t["MatMul"] = {0, &matmul_check, &make_kernel<MatMulKernel>};
+  t["MatMul"] = {0, &device_common::matmul_check, &make_kernel<MatMulKernel>};
   t["Gemm"] = {0, nullptr, &make_kernel<GemmKernel>};
   t["Conv"] = {0, &conv_check, &make_kernel<ConvKernel>};
 }
