@@ -2,12 +2,67 @@
 // placement checks the backends share and the ops that are views. Header-only.
 #pragma once
 
+#include <cfloat>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "backends/device_common/host_inputs.h"
 #include "core/ir/graph.h"
 
 namespace tsr::device_common {
+
+// A unary op's kernel code and its two float parameters (a, b) with their attribute names and
+// defaults (null name: fixed). Codes are the order of CUDA's k::Unary and of unary.comp's cases.
+struct UnaryInfo {
+  int32_t code;
+  const char* alpha_attr;
+  float alpha;
+  const char* beta_attr;
+  float beta;
+};
+
+inline const std::map<std::string, UnaryInfo, std::less<>>& unary_ops() {
+  static const std::map<std::string, UnaryInfo, std::less<>> k = {
+      {"Relu", {0, nullptr, 0, nullptr, 0}},         {"Sigmoid", {1, nullptr, 0, nullptr, 0}},
+      {"Tanh", {2, nullptr, 0, nullptr, 0}},         {"Exp", {3, nullptr, 0, nullptr, 0}},
+      {"Log", {4, nullptr, 0, nullptr, 0}},          {"Sqrt", {5, nullptr, 0, nullptr, 0}},
+      {"Abs", {6, nullptr, 0, nullptr, 0}},          {"Neg", {7, nullptr, 0, nullptr, 0}},
+      {"Reciprocal", {8, nullptr, 0, nullptr, 0}},   {"HardSigmoid", {9, "alpha", 0.2f, "beta", 0.5f}},
+      {"HardSwish", {10, nullptr, 0, nullptr, 0}},   {"LeakyRelu", {11, "alpha", 0.01f, nullptr, 0}},
+      {"Clip", {12, "min", -FLT_MAX, "max", FLT_MAX}}, {"Erf", {13, nullptr, 0, nullptr, 0}},
+      {"Floor", {14, nullptr, 0, nullptr, 0}},       {"Ceil", {15, nullptr, 0, nullptr, 0}},
+      {"Softplus", {16, nullptr, 0, nullptr, 0}},    {"Elu", {17, "alpha", 1.0f, nullptr, 0}},
+      {"Sin", {18, nullptr, 0, nullptr, 0}},         {"Cos", {19, nullptr, 0, nullptr, 0}},
+      {"Round", {20, nullptr, 0, nullptr, 0}},       {"Sign", {21, nullptr, 0, nullptr, 0}},
+      {"Gelu", {22, nullptr, 0, nullptr, 0}},        {"Softsign", {23, nullptr, 0, nullptr, 0}},
+  };
+  return k;
+}
+
+// The code and load-time parameters of unary node `node` (an op of unary_ops()).
+struct UnaryParams {
+  int32_t code;
+  float a, b;
+};
+inline UnaryParams unary_params(const ir::Node& node) {
+  const UnaryInfo& u = unary_ops().at(node.op);
+  return {u.code, u.alpha_attr ? static_cast<float>(node.attr_float(u.alpha_attr, u.alpha)) : u.alpha,
+          u.beta_attr ? static_cast<float>(node.attr_float(u.beta_attr, u.beta)) : u.beta};
+}
+
+// Clip opset >= 11: min and max are optional f32 scalar inputs 1 and 2 (read on the host); they
+// replace a and b. kInvalidArgument naming the input otherwise. Other ops: unchanged.
+inline Status apply_clip_inputs(const exec::DeviceKernelContext& ctx, UnaryParams& p) {
+  if (ctx.node().op != "Clip") return ok_status();
+  for (size_t k = 1; k <= 2; ++k) {
+    const Tensor* t = ctx.host_input(k);
+    if (!t) continue;
+    if (t->dtype() != DType::kF32 || t->numel() != 1) return ctx.error("input[", k, "] must be an f32 scalar");
+    (k == 1 ? p.a : p.b) = t->data<float>()[0];
+  }
+  return ok_status();
+}
 
 // Elementwise binary ops take exactly two inputs on a device (variadic Sum/Max/... stay on the CPU).
 inline bool binary_check(const ir::Node& node, const std::vector<ops::ValueType>&) { return node.inputs.size() == 2; }

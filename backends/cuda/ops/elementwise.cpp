@@ -1,8 +1,6 @@
 // Elementwise CUDA ops: unary activations, broadcasting binary ops, comparisons (bool output),
 // Where, and the ops that are views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference
 // Dropout): a view shares its input's buffer with the inferred shape and records no work.
-#include <cfloat>
-
 #include "backends/cuda/ops/common.h"
 #include "backends/device_common/elementwise.h"
 
@@ -10,71 +8,25 @@ namespace tsr::cuda {
 
 namespace {
 
-using U = k::Unary;
-
-struct UnaryInfo {
-  U code;
-  const char* alpha_attr;
-  float alpha;
-  const char* beta_attr;
-  float beta;
-};
-
-const std::map<std::string, UnaryInfo, std::less<>>& unary_ops() {
-  static const std::map<std::string, UnaryInfo, std::less<>> k = {
-      {"Relu", {U::kRelu, nullptr, 0, nullptr, 0}},
-      {"Sigmoid", {U::kSigmoid, nullptr, 0, nullptr, 0}},
-      {"Tanh", {U::kTanh, nullptr, 0, nullptr, 0}},
-      {"Exp", {U::kExp, nullptr, 0, nullptr, 0}},
-      {"Log", {U::kLog, nullptr, 0, nullptr, 0}},
-      {"Sqrt", {U::kSqrt, nullptr, 0, nullptr, 0}},
-      {"Abs", {U::kAbs, nullptr, 0, nullptr, 0}},
-      {"Neg", {U::kNeg, nullptr, 0, nullptr, 0}},
-      {"Reciprocal", {U::kReciprocal, nullptr, 0, nullptr, 0}},
-      {"HardSigmoid", {U::kHardSigmoid, "alpha", 0.2f, "beta", 0.5f}},
-      {"HardSwish", {U::kHardSwish, nullptr, 0, nullptr, 0}},
-      {"LeakyRelu", {U::kLeakyRelu, "alpha", 0.01f, nullptr, 0}},
-      {"Clip", {U::kClip, "min", -FLT_MAX, "max", FLT_MAX}},
-      {"Erf", {U::kErf, nullptr, 0, nullptr, 0}},
-      {"Floor", {U::kFloor, nullptr, 0, nullptr, 0}},
-      {"Ceil", {U::kCeil, nullptr, 0, nullptr, 0}},
-      {"Softplus", {U::kSoftplus, nullptr, 0, nullptr, 0}},
-      {"Elu", {U::kElu, "alpha", 1.0f, nullptr, 0}},
-      {"Sin", {U::kSin, nullptr, 0, nullptr, 0}},
-      {"Cos", {U::kCos, nullptr, 0, nullptr, 0}},
-      {"Round", {U::kRound, nullptr, 0, nullptr, 0}},
-      {"Sign", {U::kSign, nullptr, 0, nullptr, 0}},
-      {"Gelu", {U::kGelu, nullptr, 0, nullptr, 0}},
-      {"Softsign", {U::kSoftsign, nullptr, 0, nullptr, 0}},
-  };
-  return k;
-}
+using device_common::unary_ops;
 
 class UnaryKernel final : public exec::DeviceKernel {
  public:
-  explicit UnaryKernel(const exec::KernelInit& init) : info_(unary_ops().at(init.node.op)) {
-    a_ = info_.alpha_attr ? static_cast<float>(init.node.attr_float(info_.alpha_attr, info_.alpha)) : info_.alpha;
-    b_ = info_.beta_attr ? static_cast<float>(init.node.attr_float(info_.beta_attr, info_.beta)) : info_.beta;
-  }
+  explicit UnaryKernel(const exec::KernelInit& init) : params_(device_common::unary_params(init.node)) {}
   Status record(exec::DeviceKernelContext& ctx) override {
-    float a = a_, b = b_;
-    if (info_.code == U::kClip) {  // opset >= 11: min and max are optional inputs (read on the host)
-      for (size_t k = 1; k <= 2; ++k) {
-        const Tensor* t = ctx.host_input(k);
-        if (!t) continue;
-        if (t->dtype() != DType::kF32 || t->numel() != 1) return ctx.error("input[", k, "] must be an f32 scalar");
-        (k == 1 ? a : b) = t->data<float>()[0];
-      }
-    }
+    device_common::UnaryParams u = params_;
+    TSR_RETURN_IF_ERROR(device_common::apply_clip_inputs(ctx, u));
     const exec::DeviceTensor& x = *ctx.device_input(0);
     TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    return launched(ctx, k::unary(stream_of(ctx), info_.code, a, b, ptr(x), ptr(*y), x.numel()));
+    return launched(ctx, k::unary(stream_of(ctx), static_cast<k::Unary>(u.code), u.a, u.b, ptr(x), ptr(*y), x.numel()));
   }
 
  private:
-  UnaryInfo info_;
-  float a_ = 0, b_ = 0;
+  device_common::UnaryParams params_;
 };
+
+// The shared codes are k::Unary's order.
+static_assert(static_cast<int32_t>(k::Unary::kSoftplus) == 16 && static_cast<int32_t>(k::Unary::kSoftsign) == 23);
 
 const std::map<std::string, k::Binary, std::less<>>& binary_ops() {
   using B = k::Binary;

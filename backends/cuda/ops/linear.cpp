@@ -6,7 +6,7 @@
 #include <cublas_v2.h>
 
 #include "backends/cuda/ops/common.h"
-#include "backends/device_common/matmul.h"
+#include "backends/device_common/linear.h"
 
 namespace tsr::cuda {
 
@@ -31,51 +31,12 @@ Status gemm_rm(exec::DeviceKernelContext& ctx, bool ta, bool tb, int64_t M, int6
   return CudaBackend::check_cublas(st, ctx.place());
 }
 
-bool conv_rank_ok(const Shape& x) { return x.size() == 3 || x.size() == 4; }
+bool conv_rank_ok(const Shape& x) { return device_common::conv_rank_ok(x); }
 
 Expected<k::ConvGeom> conv_geometry(const exec::DeviceKernelContext& ctx, const ir::Node& node, const Shape& x, const Shape& w,
                                     const Shape& y) {
-  if (!conv_rank_ok(x) || w.size() != x.size() || y.size() != x.size())
-    return ctx.error("conv shapes ", shape_str(x), ", ", shape_str(w), ", ", shape_str(y), " are not 1-D or 2-D NC(H)W");
-  const bool one_d = x.size() == 3;
-  const size_t nsp = one_d ? 1 : 2;
-  k::ConvGeom g{};
-  g.N = x[0];
-  g.C = x[1];
-  g.H = one_d ? 1 : x[2];
-  g.W = x.back();
-  g.M = y[1];
-  g.OH = one_d ? 1 : y[2];
-  g.OW = y.back();
-  g.KH = one_d ? 1 : w[2];
-  g.KW = w.back();
-  const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(nsp, 1));
-  const std::vector<int64_t> dil = node.attr_ints("dilations", std::vector<int64_t>(nsp, 1));
-  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * nsp, 0));
-  if (strides.size() != nsp || dil.size() != nsp || pads.size() != 2 * nsp)
-    return ctx.error("strides/dilations/pads do not match ", nsp, " spatial dims");
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  const int64_t in_sp[2] = {g.H, g.W}, out_sp[2] = {g.OH, g.OW}, k_sp[2] = {g.KH, g.KW};
-  for (size_t d = 0; d < nsp; ++d) {
-    const size_t i = one_d ? 1 : d;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = std::max<int64_t>(0, (out_sp[i] - 1) * strides[d] + (k_sp[i] - 1) * dil[d] + 1 - in_sp[i]);
-      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    } else if (auto_pad == "VALID") {
-      pads[d] = 0;
-    }
-  }
-  g.sh = one_d ? 1 : strides[0];
-  g.sw = strides.back();
-  g.dh = one_d ? 1 : dil[0];
-  g.dw = dil.back();
-  g.ph = one_d ? 0 : pads[0];
-  g.pw = pads[nsp - 1];
-  g.group = node.attr_int("group", 1);
-  if (g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1) return ctx.error("strides and dilations must be >= 1");
-  if (g.group <= 0 || g.C % g.group || g.M % g.group) return ctx.error("group ", g.group, " does not divide the channels");
-  if (w[1] * g.group != g.C) return ctx.error("weights ", shape_str(w), " do not match ", g.C, " input channels");
-  return g;
+  TSR_ASSIGN_OR_RETURN(const device_common::ConvGeom g, device_common::conv_geometry(ctx, node, x, w, y));
+  return k::ConvGeom{g.N, g.C, g.H, g.W, g.M, g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw, g.group};
 }
 
 namespace {

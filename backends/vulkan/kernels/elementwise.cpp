@@ -1,8 +1,6 @@
 // Elementwise Vulkan kernels: unary activations (unary.comp), broadcasting binary ops
 // (binary.comp) and the ops that are views (Reshape, Flatten, Squeeze, Unsqueeze, Identity,
 // Dropout at inference): a view shares its input's buffer with the inferred shape.
-#include <cfloat>
-
 #include "backends/device_common/elementwise.h"
 #include "backends/vulkan/kernels/common.h"
 
@@ -10,61 +8,22 @@ namespace tsr::vulkan {
 
 namespace {
 
-struct UnaryInfo {
-  uint32_t code;
-  const char* alpha_attr;
-  float alpha;
-  const char* beta_attr;
-  float beta;
-};
-
-const std::map<std::string, UnaryInfo, std::less<>>& unary_ops() {
-  static const std::map<std::string, UnaryInfo, std::less<>> k = {
-      {"Relu", {0, nullptr, 0, nullptr, 0}},         {"Sigmoid", {1, nullptr, 0, nullptr, 0}},
-      {"Tanh", {2, nullptr, 0, nullptr, 0}},         {"Exp", {3, nullptr, 0, nullptr, 0}},
-      {"Log", {4, nullptr, 0, nullptr, 0}},          {"Sqrt", {5, nullptr, 0, nullptr, 0}},
-      {"Abs", {6, nullptr, 0, nullptr, 0}},          {"Neg", {7, nullptr, 0, nullptr, 0}},
-      {"Reciprocal", {8, nullptr, 0, nullptr, 0}},   {"HardSigmoid", {9, "alpha", 0.2f, "beta", 0.5f}},
-      {"HardSwish", {10, nullptr, 0, nullptr, 0}},   {"LeakyRelu", {11, "alpha", 0.01f, nullptr, 0}},
-      {"Clip", {12, "min", -FLT_MAX, "max", FLT_MAX}}, {"Erf", {13, nullptr, 0, nullptr, 0}},
-      {"Floor", {14, nullptr, 0, nullptr, 0}},       {"Ceil", {15, nullptr, 0, nullptr, 0}},
-      {"Softplus", {17, nullptr, 0, nullptr, 0}},    {"Elu", {18, "alpha", 1.0f, nullptr, 0}},
-      {"Sin", {19, nullptr, 0, nullptr, 0}},         {"Cos", {20, nullptr, 0, nullptr, 0}},
-      {"Round", {21, nullptr, 0, nullptr, 0}},       {"Sign", {22, nullptr, 0, nullptr, 0}},
-      {"Gelu", {23, nullptr, 0, nullptr, 0}},        {"Softsign", {24, nullptr, 0, nullptr, 0}},
-  };
-  return k;
-}
+using device_common::unary_ops;
 
 class UnaryKernel final : public exec::DeviceKernel {
  public:
-  explicit UnaryKernel(const exec::KernelInit& init) {
-    const UnaryInfo& u = unary_ops().at(init.node.op);
-    push_.op = u.code;
-    push_.a = u.alpha_attr ? static_cast<float>(init.node.attr_float(u.alpha_attr, u.alpha)) : u.alpha;
-    push_.b = u.beta_attr ? static_cast<float>(init.node.attr_float(u.beta_attr, u.beta)) : u.beta;
-  }
+  explicit UnaryKernel(const exec::KernelInit& init) : params_(device_common::unary_params(init.node)) {}
   Status record(exec::DeviceKernelContext& ctx) override {
-    Push p = push_;
-    if (ctx.node().op == "Clip") {  // opset >= 11: min and max are optional inputs (read on the host)
-      for (size_t k = 1; k <= 2; ++k) {
-        const Tensor* t = ctx.host_input(k);
-        if (!t) continue;
-        if (t->dtype() != DType::kF32 || t->numel() != 1) return ctx.error("input[", k, "] must be an f32 scalar");
-        (k == 1 ? p.a : p.b) = t->data<float>()[0];
-      }
-    }
+    device_common::UnaryParams u = params_;
+    TSR_RETURN_IF_ERROR(device_common::apply_clip_inputs(ctx, u));
     TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
     const exec::DeviceTensor& x = *ctx.device_input(0);
-    p.n = static_cast<uint32_t>(x.numel());
+    struct { uint32_t n, op; float a, b; } p{static_cast<uint32_t>(x.numel()), static_cast<uint32_t>(u.code), u.a, u.b};
     return vk(ctx).dispatch_1d("unary", {VulkanBackend::binding(x), VulkanBackend::binding(*y)}, &p, sizeof p, p.n);
   }
 
  private:
-  struct Push {
-    uint32_t n = 0, op = 0;
-    float a = 0, b = 0;
-  } push_;
+  device_common::UnaryParams params_;
 };
 
 const std::map<std::string, uint32_t, std::less<>>& binary_ops() {

@@ -1,6 +1,6 @@
 // MatMul, Gemm (matmul.comp: 16x16 shared-memory tiles, transposes as strides) and Conv
 // (conv2d.comp: direct convolution with groups, strides, dilations and pads; 1-D and 2-D).
-#include "backends/device_common/matmul.h"
+#include "backends/device_common/linear.h"
 #include "backends/vulkan/kernels/common.h"
 
 namespace tsr::vulkan {
@@ -96,47 +96,16 @@ class ConvKernel final : public exec::DeviceKernel {
     const exec::DeviceTensor& w = *ctx.device_input(1);
     const exec::DeviceTensor* bias = ctx.device_input(2);
     TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    const bool one_d = x.shape.size() == 3;
-    const size_t nsp = one_d ? 1 : 2;
+    TSR_ASSIGN_OR_RETURN(const device_common::ConvGeom g, device_common::conv_geometry(ctx, node_, x.shape, w.shape, y->shape));
     struct {
       uint32_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw;
       int32_t ph, pw;
       uint32_t group, has_bias;
-    } p{};
-    p.N = static_cast<uint32_t>(x.shape[0]);
-    p.C = static_cast<uint32_t>(x.shape[1]);
-    p.H = one_d ? 1 : static_cast<uint32_t>(x.shape[2]);
-    p.W = static_cast<uint32_t>(x.shape.back());
-    p.M = static_cast<uint32_t>(y->shape[1]);
-    p.OH = one_d ? 1 : static_cast<uint32_t>(y->shape[2]);
-    p.OW = static_cast<uint32_t>(y->shape.back());
-    p.KH = one_d ? 1 : static_cast<uint32_t>(w.shape[2]);
-    p.KW = static_cast<uint32_t>(w.shape.back());
-    const std::vector<int64_t> strides = node_.attr_ints("strides", std::vector<int64_t>(nsp, 1));
-    const std::vector<int64_t> dil = node_.attr_ints("dilations", std::vector<int64_t>(nsp, 1));
-    std::vector<int64_t> pads = node_.attr_ints("pads", std::vector<int64_t>(2 * nsp, 0));
-    if (strides.size() != nsp || dil.size() != nsp || pads.size() != 2 * nsp)
-      return ctx.error("strides/dilations/pads do not match ", nsp, " spatial dims");
-    const std::string auto_pad = node_.attr_string("auto_pad", "NOTSET");
-    const uint32_t in_sp[2] = {p.H, p.W}, out_sp[2] = {p.OH, p.OW}, k_sp[2] = {p.KH, p.KW};
-    for (size_t d = 0; d < nsp; ++d) {
-      const size_t i = one_d ? 1 : d;
-      if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-        const int64_t total = std::max<int64_t>(
-            0, (static_cast<int64_t>(out_sp[i]) - 1) * strides[d] + (k_sp[i] - 1) * dil[d] + 1 - in_sp[i]);
-        pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      } else if (auto_pad == "VALID") {
-        pads[d] = 0;
-      }
-    }
-    p.sh = one_d ? 1 : static_cast<uint32_t>(strides[0]);
-    p.sw = static_cast<uint32_t>(strides.back());
-    p.dh = one_d ? 1 : static_cast<uint32_t>(dil[0]);
-    p.dw = static_cast<uint32_t>(dil.back());
-    p.ph = one_d ? 0 : static_cast<int32_t>(pads[0]);
-    p.pw = static_cast<int32_t>(pads[nsp - 1]);
-    p.group = static_cast<uint32_t>(node_.attr_int("group", 1));
-    if (p.group == 0 || p.C % p.group || p.M % p.group) return ctx.error("group ", p.group, " does not divide the channels");
+    } p{static_cast<uint32_t>(g.N),  static_cast<uint32_t>(g.C),  static_cast<uint32_t>(g.H),  static_cast<uint32_t>(g.W),
+        static_cast<uint32_t>(g.M),  static_cast<uint32_t>(g.OH), static_cast<uint32_t>(g.OW), static_cast<uint32_t>(g.KH),
+        static_cast<uint32_t>(g.KW), static_cast<uint32_t>(g.sh), static_cast<uint32_t>(g.sw), static_cast<uint32_t>(g.dh),
+        static_cast<uint32_t>(g.dw), static_cast<int32_t>(g.ph),  static_cast<int32_t>(g.pw),  static_cast<uint32_t>(g.group),
+        0};
     p.has_bias = bias ? 1 : 0;
     const exec::DeviceTensor& bb = bias ? *bias : w;
     return vk(ctx).dispatch_1d("conv2d",
