@@ -75,6 +75,22 @@ inline bool dropout_check(const ir::Node& node, const std::vector<ops::ValueType
   return node.inputs.size() <= 2 && (node.outputs.size() < 2 || node.outputs[1] < 0);
 }
 
+// A unary op of unary_ops(); P::unary(ctx, x, y, params) records y = f(x) on the backend.
+template <class P>
+class UnaryKernel final : public exec::DeviceKernel {
+ public:
+  explicit UnaryKernel(const exec::KernelInit& init) : params_(unary_params(init.node)) {}
+  Status record(exec::DeviceKernelContext& ctx) override {
+    UnaryParams u = params_;
+    TSR_RETURN_IF_ERROR(apply_clip_inputs(ctx, u));
+    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
+    return P::unary(ctx, *ctx.device_input(0), *y, u);
+  }
+
+ private:
+  UnaryParams params_;
+};
+
 // Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference Dropout: the input's buffer with the
 // inferred output shape (no work recorded; the output aliases the input).
 class ViewKernel final : public exec::DeviceKernel {

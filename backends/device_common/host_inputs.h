@@ -3,7 +3,9 @@
 // on base, tensor and the exec device interface (DESIGN.md §2), so every backend can include it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/exec/device.h"
@@ -54,6 +56,23 @@ inline int64_t numel_of(const Shape& s) {
 
 // A possibly negative axis made non-negative (range checks are the caller's).
 inline int64_t norm_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+
+// ONNX auto_pad of a windowed op (Conv, pooling) over nsp spatial dims: SAME_UPPER / SAME_LOWER
+// set pads (leading [0, nsp), trailing [nsp, 2 nsp)) so that the output has out[d] positions,
+// VALID zeroes them, NOTSET keeps the given ones. in/out/k: the spatial sizes, kernel taps in
+// dim d; strides and dilations one per dim.
+inline void resolve_auto_pad(const std::string& auto_pad, size_t nsp, const int64_t* in, const int64_t* out, const int64_t* k,
+                             const std::vector<int64_t>& strides, const std::vector<int64_t>& dil, std::vector<int64_t>& pads) {
+  for (size_t d = 0; d < nsp; ++d) {
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t total = std::max<int64_t>(0, (out[d] - 1) * strides[d] + (k[d] - 1) * dil[d] + 1 - in[d]);
+      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[d + nsp] = total - pads[d];
+    } else if (auto_pad == "VALID") {
+      pads[d] = pads[d + nsp] = 0;
+    }
+  }
+}
 
 // The factory a backend's op table stores for kernel class K (B: the backend's class).
 template <typename K, typename B>

@@ -67,6 +67,16 @@ inline Expected<MatMulGeom> matmul_geometry(const exec::DeviceKernelContext& ctx
   return g;
 }
 
+// Gemm's attributes: Y = alpha op(A) op(B) + beta C, op a transpose where transA / transB.
+struct GemmAttrs {
+  bool ta, tb;
+  float alpha, beta;
+};
+inline GemmAttrs gemm_attrs(const ir::Node& node) {
+  return {node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
+          static_cast<float>(node.attr_float("alpha", 1.0)), static_cast<float>(node.attr_float("beta", 1.0))};
+}
+
 // Geometry of a Conv / ConvGradInput / ConvGradWeight node: x [N, C, (H,) W], w [M, C/group,
 // (KH,) KW], y [N, M, (OH,) OW]; 1-D convs as 2-D with H = OH = KH = 1; ph/pw the leading pads.
 struct ConvGeom {
@@ -97,17 +107,10 @@ inline Expected<ConvGeom> conv_geometry(const exec::DeviceKernelContext& ctx, co
   std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * nsp, 0));
   if (strides.size() != nsp || dil.size() != nsp || pads.size() != 2 * nsp)
     return ctx.error("strides/dilations/pads do not match ", nsp, " spatial dims");
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  // The spatial dims from the last nsp of {H, W} (1-D: W only).
   const int64_t in_sp[2] = {g.H, g.W}, out_sp[2] = {g.OH, g.OW}, k_sp[2] = {g.KH, g.KW};
-  for (size_t d = 0; d < nsp; ++d) {
-    const size_t i = one_d ? 1 : d;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = std::max<int64_t>(0, (out_sp[i] - 1) * strides[d] + (k_sp[i] - 1) * dil[d] + 1 - in_sp[i]);
-      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    } else if (auto_pad == "VALID") {
-      pads[d] = 0;
-    }
-  }
+  resolve_auto_pad(node.attr_string("auto_pad", "NOTSET"), nsp, in_sp + 2 - nsp, out_sp + 2 - nsp, k_sp + 2 - nsp, strides, dil,
+                   pads);
   g.sh = one_d ? 1 : strides[0];
   g.sw = strides.back();
   g.dh = one_d ? 1 : dil[0];
@@ -120,6 +123,5 @@ inline Expected<ConvGeom> conv_geometry(const exec::DeviceKernelContext& ctx, co
   if (w[1] * g.group != g.C) return ctx.error("weights ", shape_str(w), " do not match ", g.C, " input channels");
   return g;
 }
-
 
 }  // namespace tsr::device_common

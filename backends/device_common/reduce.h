@@ -65,18 +65,9 @@ inline Expected<PoolGeom> pool_geometry(const exec::DeviceKernelContext& ctx, co
   std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * nsp, 0));
   if (k.size() != nsp || s.size() != nsp || dl.size() != nsp || pads.size() != 2 * nsp)
     return ctx.error("kernel_shape/strides/dilations/pads do not match ", nsp, " spatial dims");
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  // The spatial dims from the last nsp of {H, W} (1-D: W only); k is already per spatial dim.
   const int64_t in_sp[2] = {p.H, p.W}, out_sp[2] = {p.OH, p.OW};
-  for (size_t d = 0; d < nsp; ++d) {
-    const size_t i = one_d ? 1 : d;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = std::max<int64_t>(0, (out_sp[i] - 1) * s[d] + (k[d] - 1) * dl[d] + 1 - in_sp[i]);
-      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pads[d + nsp] = total - pads[d];
-    } else if (auto_pad == "VALID") {
-      pads[d] = pads[d + nsp] = 0;
-    }
-  }
+  resolve_auto_pad(node.attr_string("auto_pad", "NOTSET"), nsp, in_sp + 2 - nsp, out_sp + 2 - nsp, k.data(), s, dl, pads);
   p.KH = one_d ? 1 : k[0];
   p.KW = k.back();
   p.sh = one_d ? 1 : s[0];

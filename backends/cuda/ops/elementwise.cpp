@@ -10,20 +10,13 @@ namespace {
 
 using device_common::unary_ops;
 
-class UnaryKernel final : public exec::DeviceKernel {
- public:
-  explicit UnaryKernel(const exec::KernelInit& init) : params_(device_common::unary_params(init.node)) {}
-  Status record(exec::DeviceKernelContext& ctx) override {
-    device_common::UnaryParams u = params_;
-    TSR_RETURN_IF_ERROR(device_common::apply_clip_inputs(ctx, u));
-    const exec::DeviceTensor& x = *ctx.device_input(0);
-    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    return launched(ctx, k::unary(stream_of(ctx), static_cast<k::Unary>(u.code), u.a, u.b, ptr(x), ptr(*y), x.numel()));
+struct CudaUnary {
+  static Status unary(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& x, exec::DeviceTensor& y,
+                      const device_common::UnaryParams& u) {
+    return launched(ctx, k::unary(stream_of(ctx), static_cast<k::Unary>(u.code), u.a, u.b, ptr(x), ptr(y), x.numel()));
   }
-
- private:
-  device_common::UnaryParams params_;
 };
+using UnaryKernel = device_common::UnaryKernel<CudaUnary>;
 
 // The shared codes are k::Unary's order.
 static_assert(static_cast<int32_t>(k::Unary::kSoftplus) == 16 && static_cast<int32_t>(k::Unary::kSoftsign) == 23);

@@ -56,32 +56,29 @@ class MatMulKernel final : public exec::DeviceKernel {
 
 class GemmKernel final : public exec::DeviceKernel {
  public:
-  explicit GemmKernel(const exec::KernelInit& init)
-      : ta_(init.node.attr_int("transA", 0) != 0), tb_(init.node.attr_int("transB", 0) != 0),
-        alpha_(static_cast<float>(init.node.attr_float("alpha", 1.0))),
-        beta_(static_cast<float>(init.node.attr_float("beta", 1.0))) {}
+  explicit GemmKernel(const exec::KernelInit& init) : attrs_(device_common::gemm_attrs(init.node)) {}
   Status record(exec::DeviceKernelContext& ctx) override {
     const exec::DeviceTensor& a = *ctx.device_input(0);
     const exec::DeviceTensor& b = *ctx.device_input(1);
     const exec::DeviceTensor* c = ctx.device_input(2);
     TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
     if (a.shape.size() != 2 || b.shape.size() != 2) return ctx.error("Gemm operands must be matrices");
-    const int64_t M = y->shape[0], N = y->shape[1], K = ta_ ? a.shape[0] : a.shape[1];
+    const int64_t M = y->shape[0], N = y->shape[1], K = attrs_.ta ? a.shape[0] : a.shape[1];
     float beta = 0;
-    if (c && beta_ != 0) {  // Y = broadcast(C), then the GEMM accumulates onto it
+    if (c && attrs_.beta != 0) {  // Y = broadcast(C), then the GEMM accumulates onto it
       k::Strided st;
       TSR_RETURN_IF_ERROR(set_broadcast(ctx, st, 0, c->shape, y->shape));
       std::vector<int64_t> is(2), os = {N, 1};
       for (size_t d = 0; d < 2; ++d) is[d] = st.s[0][d];
       TSR_RETURN_IF_ERROR(copy_strided(ctx, *c, *y, y->shape, is, 0, os, 0));
-      beta = beta_;
+      beta = attrs_.beta;
     }
-    return gemm_rm(ctx, ta_, tb_, M, N, K, alpha_, ptr(a), a.shape[1], 0, ptr(b), b.shape[1], 0, beta, ptr(*y), N, 0, 1);
+    return gemm_rm(ctx, attrs_.ta, attrs_.tb, M, N, K, attrs_.alpha, ptr(a), a.shape[1], 0, ptr(b), b.shape[1], 0, beta, ptr(*y),
+                   N, 0, 1);
   }
 
  private:
-  bool ta_, tb_;
-  float alpha_, beta_;
+  device_common::GemmAttrs attrs_;
 };
 
 bool conv_check(const ir::Node&, const std::vector<ops::ValueType>& in) {

@@ -10,21 +10,14 @@ namespace {
 
 using device_common::unary_ops;
 
-class UnaryKernel final : public exec::DeviceKernel {
- public:
-  explicit UnaryKernel(const exec::KernelInit& init) : params_(device_common::unary_params(init.node)) {}
-  Status record(exec::DeviceKernelContext& ctx) override {
-    device_common::UnaryParams u = params_;
-    TSR_RETURN_IF_ERROR(device_common::apply_clip_inputs(ctx, u));
-    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    const exec::DeviceTensor& x = *ctx.device_input(0);
+struct VulkanUnary {
+  static Status unary(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& x, exec::DeviceTensor& y,
+                      const device_common::UnaryParams& u) {
     struct { uint32_t n, op; float a, b; } p{static_cast<uint32_t>(x.numel()), static_cast<uint32_t>(u.code), u.a, u.b};
-    return vk(ctx).dispatch_1d("unary", {VulkanBackend::binding(x), VulkanBackend::binding(*y)}, &p, sizeof p, p.n);
+    return vk(ctx).dispatch_1d("unary", {VulkanBackend::binding(x), VulkanBackend::binding(y)}, &p, sizeof p, p.n);
   }
-
- private:
-  device_common::UnaryParams params_;
 };
+using UnaryKernel = device_common::UnaryKernel<VulkanUnary>;
 
 const std::map<std::string, uint32_t, std::less<>>& binary_ops() {
   static const std::map<std::string, uint32_t, std::less<>> k = {

@@ -50,10 +50,7 @@ class MatMulKernel final : public exec::DeviceKernel {
 
 class GemmKernel final : public exec::DeviceKernel {
  public:
-  explicit GemmKernel(const exec::KernelInit& init)
-      : ta_(init.node.attr_int("transA", 0) != 0), tb_(init.node.attr_int("transB", 0) != 0),
-        alpha_(static_cast<float>(init.node.attr_float("alpha", 1.0))),
-        beta_(static_cast<float>(init.node.attr_float("beta", 1.0))) {}
+  explicit GemmKernel(const exec::KernelInit& init) : attrs_(device_common::gemm_attrs(init.node)) {}
   Status record(exec::DeviceKernelContext& ctx) override {
     const exec::DeviceTensor& a = *ctx.device_input(0);
     const exec::DeviceTensor& b = *ctx.device_input(1);
@@ -62,13 +59,13 @@ class GemmKernel final : public exec::DeviceKernel {
     MatPush p;
     p.M = static_cast<uint32_t>(y->shape[0]);
     p.N = static_cast<uint32_t>(y->shape[1]);
-    p.K = static_cast<uint32_t>(ta_ ? a.shape[0] : a.shape[1]);
-    p.a_rs = ta_ ? 1 : p.K;
-    p.a_cs = ta_ ? p.M : 1;
-    p.b_rs = tb_ ? 1 : p.N;
-    p.b_cs = tb_ ? p.K : 1;
-    p.alpha = alpha_;
-    p.beta = beta_;
+    p.K = static_cast<uint32_t>(attrs_.ta ? a.shape[0] : a.shape[1]);
+    p.a_rs = attrs_.ta ? 1 : p.K;
+    p.a_cs = attrs_.ta ? p.M : 1;
+    p.b_rs = attrs_.tb ? 1 : p.N;
+    p.b_cs = attrs_.tb ? p.K : 1;
+    p.alpha = attrs_.alpha;
+    p.beta = attrs_.beta;
     if (c) {
       p.has_c = 1;
       const Shape& cs = c->shape;
@@ -80,8 +77,7 @@ class GemmKernel final : public exec::DeviceKernel {
   }
 
  private:
-  bool ta_, tb_;
-  float alpha_, beta_;
+  device_common::GemmAttrs attrs_;
 };
 
 bool conv_check(const ir::Node&, const std::vector<ops::ValueType>& in) {
