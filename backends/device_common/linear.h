@@ -67,6 +67,21 @@ inline Expected<MatMulGeom> matmul_geometry(const exec::DeviceKernelContext& ctx
   return g;
 }
 
+// MatMul with numpy batch broadcasting; P::kName names the backend in messages and
+// P::matmul(ctx, a, b, y, geom) records the batched GEMM.
+template <class P>
+class MatMulKernel final : public exec::DeviceKernel {
+ public:
+  explicit MatMulKernel(const exec::KernelInit&) {}
+  Status record(exec::DeviceKernelContext& ctx) override {
+    const exec::DeviceTensor& a = *ctx.device_input(0);
+    const exec::DeviceTensor& b = *ctx.device_input(1);
+    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
+    TSR_ASSIGN_OR_RETURN(const MatMulGeom g, matmul_geometry(ctx, a.shape, b.shape, P::kName));
+    return P::matmul(ctx, a, b, *y, g);
+  }
+};
+
 // Gemm's attributes: Y = alpha op(A) op(B) + beta C, op a transpose where transA / transB.
 struct GemmAttrs {
   bool ta, tb;

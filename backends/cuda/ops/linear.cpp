@@ -41,18 +41,15 @@ Expected<k::ConvGeom> conv_geometry(const exec::DeviceKernelContext& ctx, const 
 
 namespace {
 
-class MatMulKernel final : public exec::DeviceKernel {
- public:
-  explicit MatMulKernel(const exec::KernelInit&) {}
-  Status record(exec::DeviceKernelContext& ctx) override {
-    const exec::DeviceTensor& a = *ctx.device_input(0);
-    const exec::DeviceTensor& b = *ctx.device_input(1);
-    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    TSR_ASSIGN_OR_RETURN(const device_common::MatMulGeom g, device_common::matmul_geometry(ctx, a.shape, b.shape, "CUDA"));
-    return gemm_rm(ctx, false, false, g.M, g.N, g.K, 1.0f, ptr(a), g.K, g.sa, ptr(b), g.N, g.sb, 0.0f, ptr(*y), g.N, g.M * g.N,
+struct CudaMatMul {
+  static constexpr const char* kName = "CUDA";
+  static Status matmul(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& a, const exec::DeviceTensor& b,
+                       exec::DeviceTensor& y, const device_common::MatMulGeom& g) {
+    return gemm_rm(ctx, false, false, g.M, g.N, g.K, 1.0f, ptr(a), g.K, g.sa, ptr(b), g.N, g.sb, 0.0f, ptr(y), g.N, g.M * g.N,
                    g.batch);
   }
 };
+using MatMulKernel = device_common::MatMulKernel<CudaMatMul>;
 
 class GemmKernel final : public exec::DeviceKernel {
  public:

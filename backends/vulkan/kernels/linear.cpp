@@ -26,14 +26,10 @@ Status record_matmul(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& a
                                     &p, sizeof p, gx, gy, batch);
 }
 
-class MatMulKernel final : public exec::DeviceKernel {
- public:
-  explicit MatMulKernel(const exec::KernelInit&) {}
-  Status record(exec::DeviceKernelContext& ctx) override {
-    const exec::DeviceTensor& a = *ctx.device_input(0);
-    const exec::DeviceTensor& b = *ctx.device_input(1);
-    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    TSR_ASSIGN_OR_RETURN(const device_common::MatMulGeom g, device_common::matmul_geometry(ctx, a.shape, b.shape, "Vulkan"));
+struct VulkanMatMul {
+  static constexpr const char* kName = "Vulkan";
+  static Status matmul(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& a, const exec::DeviceTensor& b,
+                       exec::DeviceTensor& y, const device_common::MatMulGeom& g) {
     MatPush p;
     p.M = static_cast<uint32_t>(g.M);
     p.K = static_cast<uint32_t>(g.K);
@@ -44,9 +40,10 @@ class MatMulKernel final : public exec::DeviceKernel {
     p.b_bs = static_cast<uint32_t>(g.sb);
     p.b_rs = p.N;
     p.b_cs = 1;
-    return record_matmul(ctx, a, b, nullptr, *y, p, static_cast<uint32_t>(g.batch));
+    return record_matmul(ctx, a, b, nullptr, y, p, static_cast<uint32_t>(g.batch));
   }
 };
+using MatMulKernel = device_common::MatMulKernel<VulkanMatMul>;
 
 class GemmKernel final : public exec::DeviceKernel {
  public:
