@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/device_common/support.h"
+
 namespace tsr::cuda {
 
 namespace {
@@ -51,26 +53,10 @@ const CuOpTable& op_table() {
 }
 
 exec::DeviceSupport device_support_of(const CuOpTable& table, const ir::Node& node, const std::vector<ops::ValueType>& inputs) {
-  exec::DeviceSupport s;
   auto it = table.find(node.op);
-  if (it == table.end() || inputs.size() < node.inputs.size()) return s;
+  if (it == table.end()) return {};
   const CuOpDef& def = it->second;
-  bool any_device_input = false;
-  for (size_t k = 0; k < node.inputs.size(); ++k) {
-    if (node.inputs[k] < 0) continue;
-    const ops::ValueType& t = inputs[k];
-    if (t.kind != ValueKind::kTensor) return s;
-    // Inputs past the 32nd (variadic optimizer updates) are f32 device inputs.
-    if (k < 32 && (def.host_inputs >> k & 1u)) continue;
-    const DType want = k < 32 && (def.bool_inputs >> k & 1u) ? DType::kBool : DType::kF32;
-    if (t.dtype != want || !t.has_shape || t.shape.size() > 6) return s;
-    any_device_input = true;
-  }
-  if (!any_device_input) return s;
-  if (def.check && !def.check(node, inputs)) return s;
-  s.supported = true;
-  s.host_inputs = def.host_inputs;
-  return s;
+  return device_common::table_support(node, inputs, def.host_inputs, def.bool_inputs, def.check);
 }
 
 Status CudaBackend::check(int e, const std::string& what) {

@@ -5,9 +5,23 @@
 #include <vector>
 
 #include "backends/cuda/cuda_backend.h"
+#include "backends/device_common/host_inputs.h"
 #include "backends/cuda/kernels/launch.h"
 
 namespace tsr::cuda {
+
+// The device-independent helpers, shared with the other device backends.
+using device_common::dense_strides;
+using device_common::host_ints;
+using device_common::host_scalar;
+using device_common::make_kernel;
+using device_common::norm_axis;
+using device_common::numel_of;
+
+// The add(name, host_inputs, check, factory) callback of device_common's register_*_ops.
+inline auto table_adder(CuOpTable& t) {
+  return [&t](const char* name, uint32_t host, auto check, auto create) { t[name] = {host, 0, check, create}; };
+}
 
 inline CudaBackend& cu(exec::DeviceKernelContext& ctx) { return static_cast<CudaBackend&>(ctx.backend()); }
 inline cudaStream_t stream_of(exec::DeviceKernelContext& ctx) { return reinterpret_cast<cudaStream_t>(cu(ctx).stream()); }
@@ -18,49 +32,6 @@ template <typename T = float> T* ptr(const exec::DeviceTensor& t) { return stati
 inline Status launched(exec::DeviceKernelContext& ctx, cudaError_t e) {
   return CudaBackend::check(static_cast<int>(e), ctx.place());
 }
-
-// An integer host tensor (i64 or i32) as int64 values; kInvalidArgument naming the input otherwise.
-inline Expected<std::vector<int64_t>> host_ints(const exec::DeviceKernelContext& ctx, size_t k) {
-  const Tensor* t = ctx.host_input(k);
-  if (!t) return ctx.error("input[", k, "] is missing");
-  std::vector<int64_t> v(static_cast<size_t>(t->numel()));
-  if (t->dtype() == DType::kI64) {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = t->data<int64_t>()[i];
-  } else if (t->dtype() == DType::kI32) {
-    for (size_t i = 0; i < v.size(); ++i) v[i] = t->data<int32_t>()[i];
-  } else {
-    return ctx.error("input[", k, "] is ", dtype_name(t->dtype()), ", expected an integer tensor");
-  }
-  return v;
-}
-
-// A float host scalar (f32/f64), e.g. a learning rate; kInvalidArgument naming the input otherwise.
-inline Expected<double> host_scalar(const exec::DeviceKernelContext& ctx, size_t k) {
-  const Tensor* t = ctx.host_input(k);
-  if (!t || t->numel() != 1) return ctx.error("input[", k, "] must be a scalar");
-  if (t->dtype() == DType::kF32) return static_cast<double>(t->data<float>()[0]);
-  if (t->dtype() == DType::kF64) return t->data<double>()[0];
-  if (t->dtype() == DType::kI64) return static_cast<double>(t->data<int64_t>()[0]);
-  return ctx.error("input[", k, "] is ", dtype_name(t->dtype()), ", expected a float scalar");
-}
-
-inline std::vector<int64_t> dense_strides(const Shape& s) {
-  std::vector<int64_t> st(s.size());
-  int64_t acc = 1;
-  for (size_t d = s.size(); d-- > 0;) {
-    st[d] = acc;
-    acc *= s[d];
-  }
-  return st;
-}
-
-inline int64_t numel_of(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-inline int64_t norm_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
 
 // Broadcast strides of `in` against the output shape `out` (numpy rules: leading dims padded,
 // dims of 1 get stride 0) into st.s[j]; st.shape/rank = out. kUnsupported past kMaxRank.
@@ -92,11 +63,6 @@ inline Status copy_strided(exec::DeviceKernelContext& ctx, const exec::DeviceTen
   }
   const int eb = static_cast<int>(dtype_size(x.dtype));
   return launched(ctx, k::copy_strided(stream_of(ctx), st, CudaBackend::data(x), io, CudaBackend::data(y), oo, numel_of(shape), eb));
-}
-
-template <typename K>
-Expected<std::unique_ptr<exec::DeviceKernel>> make_kernel(CudaBackend&, const exec::KernelInit& init) {
-  return std::unique_ptr<exec::DeviceKernel>(new K(init));
 }
 
 }  // namespace tsr::cuda

@@ -6,6 +6,7 @@
 #include <cublas_v2.h>
 
 #include "backends/cuda/ops/common.h"
+#include "backends/device_common/linear.h"
 
 namespace tsr::cuda {
 
@@ -30,135 +31,51 @@ Status gemm_rm(exec::DeviceKernelContext& ctx, bool ta, bool tb, int64_t M, int6
   return CudaBackend::check_cublas(st, ctx.place());
 }
 
-bool conv_rank_ok(const Shape& x) { return x.size() == 3 || x.size() == 4; }
+bool conv_rank_ok(const Shape& x) { return device_common::conv_rank_ok(x); }
 
 Expected<k::ConvGeom> conv_geometry(const exec::DeviceKernelContext& ctx, const ir::Node& node, const Shape& x, const Shape& w,
                                     const Shape& y) {
-  if (!conv_rank_ok(x) || w.size() != x.size() || y.size() != x.size())
-    return ctx.error("conv shapes ", shape_str(x), ", ", shape_str(w), ", ", shape_str(y), " are not 1-D or 2-D NC(H)W");
-  const bool one_d = x.size() == 3;
-  const size_t nsp = one_d ? 1 : 2;
-  k::ConvGeom g{};
-  g.N = x[0];
-  g.C = x[1];
-  g.H = one_d ? 1 : x[2];
-  g.W = x.back();
-  g.M = y[1];
-  g.OH = one_d ? 1 : y[2];
-  g.OW = y.back();
-  g.KH = one_d ? 1 : w[2];
-  g.KW = w.back();
-  const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(nsp, 1));
-  const std::vector<int64_t> dil = node.attr_ints("dilations", std::vector<int64_t>(nsp, 1));
-  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * nsp, 0));
-  if (strides.size() != nsp || dil.size() != nsp || pads.size() != 2 * nsp)
-    return ctx.error("strides/dilations/pads do not match ", nsp, " spatial dims");
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  const int64_t in_sp[2] = {g.H, g.W}, out_sp[2] = {g.OH, g.OW}, k_sp[2] = {g.KH, g.KW};
-  for (size_t d = 0; d < nsp; ++d) {
-    const size_t i = one_d ? 1 : d;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = std::max<int64_t>(0, (out_sp[i] - 1) * strides[d] + (k_sp[i] - 1) * dil[d] + 1 - in_sp[i]);
-      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    } else if (auto_pad == "VALID") {
-      pads[d] = 0;
-    }
-  }
-  g.sh = one_d ? 1 : strides[0];
-  g.sw = strides.back();
-  g.dh = one_d ? 1 : dil[0];
-  g.dw = dil.back();
-  g.ph = one_d ? 0 : pads[0];
-  g.pw = pads[nsp - 1];
-  g.group = node.attr_int("group", 1);
-  if (g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1) return ctx.error("strides and dilations must be >= 1");
-  if (g.group <= 0 || g.C % g.group || g.M % g.group) return ctx.error("group ", g.group, " does not divide the channels");
-  if (w[1] * g.group != g.C) return ctx.error("weights ", shape_str(w), " do not match ", g.C, " input channels");
-  return g;
+  TSR_ASSIGN_OR_RETURN(const device_common::ConvGeom g, device_common::conv_geometry(ctx, node, x, w, y));
+  return k::ConvGeom{g.N, g.C, g.H, g.W, g.M, g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw, g.group};
 }
 
 namespace {
 
-// Batch dims of a MatMul operand: equal to the output's (stride = matrix size) or all ones (0).
-bool batch_stride(const Shape& s, const Shape& out_batch, int64_t mat, int64_t* stride) {
-  const size_t r = s.size() < 2 ? 0 : s.size() - 2;
-  int64_t n = 1;
-  for (size_t d = 0; d < r; ++d) n *= s[d];
-  if (n == 1) {
-    *stride = 0;
-    return true;
-  }
-  if (r != out_batch.size()) return false;
-  for (size_t d = 0; d < r; ++d)
-    if (s[d] != out_batch[d]) return false;
-  *stride = mat;
-  return true;
-}
-
-bool matmul_check(const ir::Node&, const std::vector<ops::ValueType>& in) {
-  // Mixed batch broadcasting (e.g. [2,1,M,K] x [1,3,K,N]) stays on the CPU.
-  const Shape& a = in[0].shape;
-  const Shape& b = in[1].shape;
-  if (a.size() <= 2 || b.size() <= 2) return true;
-  int64_t na = 1, nb = 1;
-  for (size_t d = 0; d + 2 < a.size(); ++d) na *= a[d];
-  for (size_t d = 0; d + 2 < b.size(); ++d) nb *= b[d];
-  if (na == 1 || nb == 1) return true;
-  return a.size() == b.size() && std::equal(a.begin(), a.end() - 2, b.begin());
-}
-
-class MatMulKernel final : public exec::DeviceKernel {
- public:
-  explicit MatMulKernel(const exec::KernelInit&) {}
-  Status record(exec::DeviceKernelContext& ctx) override {
-    const exec::DeviceTensor& a = *ctx.device_input(0);
-    const exec::DeviceTensor& b = *ctx.device_input(1);
-    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    const bool a1 = a.shape.size() == 1, b1 = b.shape.size() == 1;
-    const int64_t M = a1 ? 1 : a.shape[a.shape.size() - 2], K = a.shape.back(), N = b1 ? 1 : b.shape.back();
-    Shape ob;  // the broadcast of both operands' batch dims
-    const size_t ra = a.shape.size() < 2 ? 0 : a.shape.size() - 2, rb = b.shape.size() < 2 ? 0 : b.shape.size() - 2;
-    const size_t r = std::max(ra, rb);
-    for (size_t d = 0; d < r; ++d) {
-      const int64_t da = d + ra >= r ? a.shape[d + ra - r] : 1, db = d + rb >= r ? b.shape[d + rb - r] : 1;
-      ob.push_back(std::max(da, db));
-    }
-    int64_t sa = 0, sb = 0;
-    if (!batch_stride(a.shape, ob, M * K, &sa) || !batch_stride(b.shape, ob, K * N, &sb))
-      return unsupported(ctx.place(), ": MatMul batch broadcasting of ", shape_str(a.shape), " x ", shape_str(b.shape),
-                         " is not supported by the CUDA kernel");
-    return gemm_rm(ctx, false, false, M, N, K, 1.0f, ptr(a), K, sa, ptr(b), N, sb, 0.0f, ptr(*y), N, M * N, numel_of(ob));
+struct CudaMatMul {
+  static constexpr const char* kName = "CUDA";
+  static Status matmul(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& a, const exec::DeviceTensor& b,
+                       exec::DeviceTensor& y, const device_common::MatMulGeom& g) {
+    return gemm_rm(ctx, false, false, g.M, g.N, g.K, 1.0f, ptr(a), g.K, g.sa, ptr(b), g.N, g.sb, 0.0f, ptr(y), g.N, g.M * g.N,
+                   g.batch);
   }
 };
+using MatMulKernel = device_common::MatMulKernel<CudaMatMul>;
 
 class GemmKernel final : public exec::DeviceKernel {
  public:
-  explicit GemmKernel(const exec::KernelInit& init)
-      : ta_(init.node.attr_int("transA", 0) != 0), tb_(init.node.attr_int("transB", 0) != 0),
-        alpha_(static_cast<float>(init.node.attr_float("alpha", 1.0))),
-        beta_(static_cast<float>(init.node.attr_float("beta", 1.0))) {}
+  explicit GemmKernel(const exec::KernelInit& init) : attrs_(device_common::gemm_attrs(init.node)) {}
   Status record(exec::DeviceKernelContext& ctx) override {
     const exec::DeviceTensor& a = *ctx.device_input(0);
     const exec::DeviceTensor& b = *ctx.device_input(1);
     const exec::DeviceTensor* c = ctx.device_input(2);
     TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
     if (a.shape.size() != 2 || b.shape.size() != 2) return ctx.error("Gemm operands must be matrices");
-    const int64_t M = y->shape[0], N = y->shape[1], K = ta_ ? a.shape[0] : a.shape[1];
+    const int64_t M = y->shape[0], N = y->shape[1], K = attrs_.ta ? a.shape[0] : a.shape[1];
     float beta = 0;
-    if (c && beta_ != 0) {  // Y = broadcast(C), then the GEMM accumulates onto it
+    if (c && attrs_.beta != 0) {  // Y = broadcast(C), then the GEMM accumulates onto it
       k::Strided st;
       TSR_RETURN_IF_ERROR(set_broadcast(ctx, st, 0, c->shape, y->shape));
       std::vector<int64_t> is(2), os = {N, 1};
       for (size_t d = 0; d < 2; ++d) is[d] = st.s[0][d];
       TSR_RETURN_IF_ERROR(copy_strided(ctx, *c, *y, y->shape, is, 0, os, 0));
-      beta = beta_;
+      beta = attrs_.beta;
     }
-    return gemm_rm(ctx, ta_, tb_, M, N, K, alpha_, ptr(a), a.shape[1], 0, ptr(b), b.shape[1], 0, beta, ptr(*y), N, 0, 1);
+    return gemm_rm(ctx, attrs_.ta, attrs_.tb, M, N, K, attrs_.alpha, ptr(a), a.shape[1], 0, ptr(b), b.shape[1], 0, beta, ptr(*y),
+                   N, 0, 1);
   }
 
  private:
-  bool ta_, tb_;
-  float alpha_, beta_;
+  device_common::GemmAttrs attrs_;
 };
 
 bool conv_check(const ir::Node&, const std::vector<ops::ValueType>& in) {
@@ -203,7 +120,7 @@ class ConvKernel final : public exec::DeviceKernel {
 }  // namespace
 
 void register_linear(CuOpTable& t) {
-  t["MatMul"] = {0, 0, &matmul_check, &make_kernel<MatMulKernel>};
+  t["MatMul"] = {0, 0, &device_common::matmul_check, &make_kernel<MatMulKernel>};
   t["Gemm"] = {0, 0, nullptr, &make_kernel<GemmKernel>};
   t["Conv"] = {0, 0, &conv_check, &make_kernel<ConvKernel>};
 }
