@@ -45,6 +45,15 @@ if(TSR_HAVE_CUDA)
   target_include_directories(tessera_cuda_kernels PRIVATE ${CMAKE_SOURCE_DIR})
   target_compile_options(tessera_cuda_kernels PRIVATE $<$<CONFIG:Release>:-O3>)
   target_sources(tessera PRIVATE $<TARGET_OBJECTS:tessera_cuda_kernels> ${cu_sources})
-  target_link_libraries(tessera PUBLIC CUDA::cudart CUDA::cublas)
+  # cuBLAS is loaded with dlopen by the backend (cublas_api.h: linking it costs every process
+  # ~215 MB of resident memory); its headers are still needed, and the path it is loaded from.
+  target_link_libraries(tessera PUBLIC CUDA::cudart ${CMAKE_DL_LIBS})
+  get_target_property(cublas_lib CUDA::cublas IMPORTED_LOCATION)
+  get_filename_component(cublas_real ${cublas_lib} REALPATH)
+  get_filename_component(cublas_dir ${cublas_real} DIRECTORY)
+  get_filename_component(cublas_name ${cublas_real} NAME)
+  string(REGEX REPLACE "^(libcublas\\.so\\.[0-9]+).*" "\\1" cublas_soname ${cublas_name})
+  set_property(SOURCE ${cu_dir}/cublas_api.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+    TSR_CUBLAS_SONAME="${cublas_soname}" TSR_CUBLAS_PATH="${cublas_dir}/${cublas_soname}")
   set_property(SOURCE ${CMAKE_SOURCE_DIR}/backends/backends.cpp APPEND PROPERTY COMPILE_DEFINITIONS TSR_HAVE_CUDA=1)
 endif()

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "backends/cuda/cublas_api.h"
 #include "backends/device_common/support.h"
 
 namespace tsr::cuda {
@@ -67,8 +68,10 @@ Status CudaBackend::check(int e, const std::string& what) {
 
 Status CudaBackend::check_cublas(int st, const std::string& what) {
   if (st == CUBLAS_STATUS_SUCCESS) return ok_status();
-  return backend_error("cuda: ", what, ": cuBLAS ", cublasGetStatusName(static_cast<cublasStatus_t>(st)), ": ",
-                       cublasGetStatusString(static_cast<cublasStatus_t>(st)));
+  const auto api = cublas_api();
+  if (!api.ok()) return backend_error("cuda: ", what, ": cuBLAS status ", st);
+  const auto s = static_cast<cublasStatus_t>(st);
+  return backend_error("cuda: ", what, ": cuBLAS ", (*api)->status_name(s), ": ", (*api)->status_string(s));
 }
 
 Expected<std::unique_ptr<CudaBackend>> CudaBackend::create() {
@@ -94,12 +97,13 @@ Expected<std::unique_ptr<CudaBackend>> CudaBackend::create() {
   cudaStream_t s = nullptr;
   TSR_RETURN_IF_ERROR(check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
   b->stream_ = s;
+  TSR_ASSIGN_OR_RETURN(b->blas_, cublas_api());
   cublasHandle_t h = nullptr;
-  TSR_RETURN_IF_ERROR(check_cublas(cublasCreate(&h), "cublasCreate"));
+  TSR_RETURN_IF_ERROR(check_cublas(b->blas_->create(&h), "cublasCreate"));
   b->cublas_ = h;
-  TSR_RETURN_IF_ERROR(check_cublas(cublasSetStream(h, s), "cublasSetStream"));
+  TSR_RETURN_IF_ERROR(check_cublas(b->blas_->set_stream(h, s), "cublasSetStream"));
   // Full f32 GEMMs: the CPU reference is the truth, so no TF32 (10-bit mantissa) shortcuts.
-  TSR_RETURN_IF_ERROR(check_cublas(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode"));
+  TSR_RETURN_IF_ERROR(check_cublas(b->blas_->set_math_mode(h, CUBLAS_PEDANTIC_MATH), "cublasSetMathMode"));
   size_t free_bytes = 0, total = 0;
   TSR_RETURN_IF_ERROR(check(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo"));
   const size_t cap = env_size("TSR_CUDA_MEMORY_CAP", free_bytes / 4 * 3);
@@ -124,7 +128,7 @@ CudaBackend::~CudaBackend() {
     if (slot.done) cudaEventDestroy(slot.done);
     if (slot.host) cudaFreeHost(slot.host);
   }
-  if (cublas_) cublasDestroy(cublas_);
+  if (cublas_) blas_->destroy(cublas_);
   if (stream_) cudaStreamDestroy(stream_);
   // alloc_ (shared with live buffers) frees its cache when the last holder drops it.
 }

@@ -33,6 +33,7 @@ struct cublasContext;
 namespace tsr::cuda {
 
 class CudaBackend;
+struct CublasApi;  // cublas_api.h
 
 struct CuOpDef {
   uint32_t host_inputs = 0;  // inputs read on the host (shapes, axes, scalars, targets)
@@ -80,6 +81,7 @@ class CudaBackend final : public exec::DeviceBackend {
   // the status of a launch (kBackend naming `what` and the CUDA error).
   CUstream_st* stream() const { return stream_; }
   cublasContext* cublas() const { return cublas_; }
+  const CublasApi& blas() const { return *blas_; }  // cuBLAS entry points (loaded at create())
   static void* data(const exec::DeviceTensor& t);
   Expected<exec::DeviceTensor> scratch(DType dtype, const Shape& shape);
   static Status check(int cuda_error, const std::string& what);
@@ -102,6 +104,7 @@ class CudaBackend final : public exec::DeviceBackend {
   std::string device_name_;
   CUstream_st* stream_ = nullptr;
   cublasContext* cublas_ = nullptr;
+  const CublasApi* blas_ = nullptr;
   std::shared_ptr<CachingAllocator> alloc_;
   std::vector<Slot> slots_;
   size_t next_slot_ = 0;

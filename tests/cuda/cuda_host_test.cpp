@@ -1,6 +1,7 @@
 // CUDA backend tests that need no GPU: the caching allocator's bins and cap (with malloc as the
 // raw allocator), the backend's placement decisions (its op table's device_support on real
-// nodes, and the LeNet train_step graph placed with it), and the no-device error.
+// nodes, and the LeNet train_step graph placed with it), the no-device error, and the cuBLAS
+// entry points the backend loads at run time.
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "backends/cuda/caching_allocator.h"
+#include "backends/cuda/cublas_api.h"
 #include "backends/cuda/cuda_backend.h"
 #include "core/exec/device.h"
 #include "core/passes/infer_types.h"
@@ -222,4 +224,20 @@ TEST_CASE("cuda: without a device, creating the backend says so with the driver'
   CHECK(b.status().code() == StatusCode::kBackend);
   CHECK(b.status().message().rfind("no CUDA device: ", 0) == 0);
   CHECK(b.status().message().size() > std::string("no CUDA device: ").size() + 10);
+}
+
+TEST_CASE("cuda: cuBLAS loads at run time with every entry point the backend calls", "[cuda_host]") {
+  // Loading the library needs no GPU or driver; this is what create() does before cublasCreate.
+  auto api = cuda::cublas_api();
+  REQUIRE(api.ok());
+  const cuda::CublasApi& a = **api;
+  CHECK(a.create != nullptr);
+  CHECK(a.destroy != nullptr);
+  CHECK(a.set_stream != nullptr);
+  CHECK(a.set_math_mode != nullptr);
+  CHECK(a.sgemm_strided_batched != nullptr);
+  CHECK(std::string(a.status_name(CUBLAS_STATUS_NOT_INITIALIZED)) == "CUBLAS_STATUS_NOT_INITIALIZED");
+  CHECK(std::string(a.status_string(CUBLAS_STATUS_SUCCESS)).size() > 0);
+  // Without a context cuBLAS reports an error rather than crashing: the table calls the library.
+  CHECK(a.set_stream(nullptr, nullptr) == CUBLAS_STATUS_NOT_INITIALIZED);
 }

@@ -5,6 +5,7 @@
 
 #include <cublas_v2.h>
 
+#include "backends/cuda/cublas_api.h"
 #include "backends/cuda/ops/common.h"
 #include "backends/device_common/linear.h"
 
@@ -25,9 +26,9 @@ Status gemm_rm(exec::DeviceKernelContext& ctx, bool ta, bool tb, int64_t M, int6
   }
   auto h = reinterpret_cast<cublasHandle_t>(cu(ctx).cublas());
   const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const auto st = cublasSgemmStridedBatched(h, opb, opa, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha, B,
-                                            static_cast<int>(ldb), sb, A, static_cast<int>(lda), sa, &beta, C,
-                                            static_cast<int>(ldc), sc, static_cast<int>(batch));
+  const auto st = cu(ctx).blas().sgemm_strided_batched(
+      h, opb, opa, static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha, B, static_cast<int>(ldb), sb, A,
+      static_cast<int>(lda), sa, &beta, C, static_cast<int>(ldc), sc, static_cast<int>(batch));
   return CudaBackend::check_cublas(st, ctx.place());
 }
 
