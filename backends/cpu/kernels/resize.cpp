@@ -5,6 +5,11 @@
 // edge value (or are dropped and the weights renormalized with exclude_outside); with
 // tf_crop_and_resize, an output whose source coordinate leaves the input gets
 // extrapolation_value (it stays constant through the later passes, whose weights sum to 1).
+// That reference path computes in double. f32 tensors resized along their last two axes only (the
+// NCHW image resize of real models) take a direct path instead: per output row, the source rows
+// its taps name are blended into one input-width row (contiguous, vectorized), then gathered
+// along the width; rows run on the thread pool.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -117,6 +122,47 @@ std::vector<double> resize_axis(const std::vector<double>& src, const Shape& sha
   return dst;
 }
 
+// f32, only the last two axes resized, no extrapolation: y[p, oy, ox] =
+// sum_kh wh[oy,kh] * sum_kw ww[ox,kw] * x[p, ih[oy,kh], iw[ox,kw]], summed in float.
+void resize_f32_hw(KernelContext& ctx, const Tensor& x, Tensor* y, const Taps& th, const Taps& tw) {
+  const int64_t rank = x.rank(), H = x.dim(rank - 2), W = x.dim(rank - 1);
+  const int64_t OH = y->dim(rank - 2), OW = y->dim(rank - 1), planes = y->numel() / (OH * OW);
+  std::vector<float> wh(th.weight.begin(), th.weight.end()), ww(tw.weight.begin(), tw.weight.end());
+  std::vector<int32_t> iw(tw.index.begin(), tw.index.end());
+  const float* src = x.data<float>();
+  float* dst = y->mut_data<float>();
+  const int nh = th.n, nw = tw.n;
+  ctx.pool().parallel_for(planes * OH, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OW * nw)), [&](int64_t r0, int64_t r1) {
+    std::vector<float> blended(static_cast<size_t>(W));
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t p = r / OH, oy = r % OH;
+      const float* plane = src + p * H * W;
+      float* b = blended.data();
+      const float w0 = wh[static_cast<size_t>(oy * nh)];
+      const float* s0 = plane + th.index[static_cast<size_t>(oy * nh)] * W;
+      for (int64_t i = 0; i < W; ++i) b[i] = w0 * s0[i];
+      for (int k = 1; k < nh; ++k) {
+        const float wk = wh[static_cast<size_t>(oy * nh + k)];
+        if (wk == 0) continue;
+        const float* sk = plane + th.index[static_cast<size_t>(oy * nh + k)] * W;
+        for (int64_t i = 0; i < W; ++i) b[i] += wk * sk[i];
+      }
+      float* out = dst + r * OW;
+      const float* wx = ww.data();
+      const int32_t* ix = iw.data();
+      if (nw == 2) {
+        for (int64_t o = 0; o < OW; ++o) out[o] = wx[2 * o] * b[ix[2 * o]] + wx[2 * o + 1] * b[ix[2 * o + 1]];
+      } else {
+        for (int64_t o = 0; o < OW; ++o) {
+          float acc = 0;
+          for (int k = 0; k < nw; ++k) acc += wx[o * nw + k] * b[ix[o * nw + k]];
+          out[o] = acc;
+        }
+      }
+    }
+  });
+}
+
 Status resize(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   ResizeAttrs at;
@@ -143,6 +189,20 @@ Status resize(KernelContext& ctx) {
     for (size_t i = 0; i < 2 * rank; ++i) roi[i] = ctx.input(1)->scalar_f64(static_cast<int64_t>(i));
   }
   if (x.numel() == 0 || y->numel() == 0) return ok_status();
+  bool leading_kept = rank >= 2 && at.ct != "tf_crop_and_resize";
+  for (size_t d = 0; d + 2 < rank && leading_kept; ++d) leading_kept = y->shape()[d] == x.shape()[d] && scales[d] == 1.0;
+  if (x.dtype() == DType::kF32 && leading_kept) {
+    // Axes that keep their length at scale 1 are copied, as the reference path skips them.
+    const auto taps_of = [&](size_t d) {
+      if (y->shape()[d] != x.shape()[d] || scales[d] != 1.0) return make_taps(at, x.shape()[d], y->shape()[d], scales[d], roi[d], roi[rank + d]);
+      Taps t;
+      for (int64_t i = 0; i < x.shape()[d]; ++i) t.index.push_back(i);
+      t.weight.assign(t.index.size(), 1.0);
+      return t;
+    };
+    resize_f32_hw(ctx, x, y, taps_of(rank - 2), taps_of(rank - 1));
+    return ok_status();
+  }
   std::vector<double> buf(static_cast<size_t>(x.numel()));
   for (int64_t i = 0; i < x.numel(); ++i) buf[static_cast<size_t>(i)] = x.scalar_f64(i);
   Shape shape = x.shape();
