@@ -22,6 +22,12 @@ std::vector<std::string> available_backends() {
 #endif
 }
 
+std::string cpu_simd_description() {
+  const std::string compiled = cpu::compiled_simd_targets();
+  return str_cat("cpu SIMD: ", cpu::simd_target(), " (compiled: ", compiled,
+                 compiled.find(' ') == std::string::npos ? "; static" : "; runtime dispatch", ")");
+}
+
 namespace {
 
 // The build's static SIMD target must run on this CPU (see TSR_X86_64_LEVEL in CMakeLists.txt).

@@ -4,6 +4,11 @@
 // rows + the packed SGEMM (gemm.h). f64 takes the same im2col path with the reference GEMM, and
 // so does i32 for the quantized convs (conv_i32, conv.h).
 // Pool kernels: nn_pool.cpp; normalization/softmax: nn_norm.cpp.
+// Compiled once per SIMD target (hwy/foreach_target.h); register_nn_kernels registers the
+// kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/nn.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
 #include <algorithm>
@@ -16,7 +21,9 @@
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/nn_window.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
+namespace HWY_NAMESPACE {
 
 namespace {
 
@@ -309,10 +316,27 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
 
 }  // namespace
 
-Status conv_i32(exec::KernelContext& ctx, const Tensor& x, const Tensor& w, Tensor* y) {
+Status conv_i32_impl(exec::KernelContext& ctx, const Tensor& x, const Tensor& w, Tensor* y) {
   return conv_into<int32_t>(ctx, x, w, nullptr, y);
 }
 
-void register_nn_kernels(KernelRegistry& r) { r.add("Conv", {DType::kF32, DType::kF64}, &create_conv); }
+void register_kernels(KernelRegistry& r) { r.add("Conv", {DType::kF32, DType::kF64}, &create_conv); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(register_kernels);
+HWY_EXPORT(conv_i32_impl);
+
+Status conv_i32(exec::KernelContext& ctx, const Tensor& x, const Tensor& w, Tensor* y) {
+  return HWY_DYNAMIC_DISPATCH(conv_i32_impl)(ctx, x, w, y);
+}
+
+void register_nn_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_kernels)(r); }
 
 }  // namespace tsr::cpu
+#endif  // HWY_ONCE
