@@ -50,6 +50,7 @@ struct RunOptions {
   uint64_t seed = 0;
   std::string output_dir;
   int threads = 1;
+  bool no_inter_op = false;
   int repeat = 1;
   std::string backend = "cpu";
   bool profile = false;
