@@ -44,6 +44,10 @@ Status check_cpu_features() {
 #if defined(__SSE4_2__)
   if (!__builtin_cpu_supports("sse4.2")) return unsupported("this build needs SSE4.2 (x86-64-v2); rebuild with -DTSR_X86_64_LEVEL=v1");
 #endif
+#if defined(__AES__) && defined(__PCLMUL__)
+  if (!__builtin_cpu_supports("aes") || !__builtin_cpu_supports("pclmul"))
+    return unsupported("this build needs AES-NI and PCLMULQDQ (Highway's SSE4 target); rebuild with -DTSR_X86_64_LEVEL=v1");
+#endif
 #endif
   return ok_status();
 }

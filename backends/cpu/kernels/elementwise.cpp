@@ -290,7 +290,7 @@ Status variadic_kernel(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_kernels(KernelRegistry& r) {
+void register_elementwise_target(KernelRegistry& r) {
   const auto& num = all_numeric_dtypes();
   std::vector<DType> ints = {DType::kI8, DType::kU8, DType::kI16, DType::kU16,
                              DType::kI32, DType::kI64, DType::kU32, DType::kU64};
@@ -335,9 +335,9 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace tsr::cpu {
 
-HWY_EXPORT(register_kernels);
+HWY_EXPORT(register_elementwise_target);
 
-void register_elementwise_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_kernels)(r); }
+void register_elementwise_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_elementwise_target)(r); }
 
 }  // namespace tsr::cpu
 #endif  // HWY_ONCE

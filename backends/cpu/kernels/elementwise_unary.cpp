@@ -348,7 +348,7 @@ Status clip_kernel(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_kernels(KernelRegistry& r) {
+void register_elementwise_unary_target(KernelRegistry& r) {
   const auto& num = all_numeric_dtypes();
   const std::vector<DType> flt = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16};
   const std::vector<DType> sgn = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
@@ -407,9 +407,9 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace tsr::cpu {
 
-HWY_EXPORT(register_kernels);
+HWY_EXPORT(register_elementwise_unary_target);
 
-void register_elementwise_unary_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_kernels)(r); }
+void register_elementwise_unary_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_elementwise_unary_target)(r); }
 
 }  // namespace tsr::cpu
 #endif  // HWY_ONCE

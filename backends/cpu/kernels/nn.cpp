@@ -320,7 +320,7 @@ Status conv_i32_impl(exec::KernelContext& ctx, const Tensor& x, const Tensor& w,
   return conv_into<int32_t>(ctx, x, w, nullptr, y);
 }
 
-void register_kernels(KernelRegistry& r) { r.add("Conv", {DType::kF32, DType::kF64}, &create_conv); }
+void register_nn_target(KernelRegistry& r) { r.add("Conv", {DType::kF32, DType::kF64}, &create_conv); }
 
 }  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu
@@ -329,14 +329,14 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace tsr::cpu {
 
-HWY_EXPORT(register_kernels);
+HWY_EXPORT(register_nn_target);
 HWY_EXPORT(conv_i32_impl);
 
 Status conv_i32(exec::KernelContext& ctx, const Tensor& x, const Tensor& w, Tensor* y) {
   return HWY_DYNAMIC_DISPATCH(conv_i32_impl)(ctx, x, w, y);
 }
 
-void register_nn_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_kernels)(r); }
+void register_nn_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_nn_target)(r); }
 
 }  // namespace tsr::cpu
 #endif  // HWY_ONCE

@@ -574,7 +574,7 @@ Status softmax_mode(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_kernels(KernelRegistry& r) {
+void register_nn_norm_target(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64};
   r.add_fn("BatchNormalization", types, by_dtype<batch_norm_typed<float>, batch_norm_typed<double>>);
   r.add_fn("LayerNormalization", types, by_dtype<layer_norm_typed<float>, layer_norm_typed<double>>);
@@ -598,9 +598,9 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace tsr::cpu {
 
-HWY_EXPORT(register_kernels);
+HWY_EXPORT(register_nn_norm_target);
 
-void register_nn_norm_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_kernels)(r); }
+void register_nn_norm_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_nn_norm_target)(r); }
 
 }  // namespace tsr::cpu
 #endif  // HWY_ONCE

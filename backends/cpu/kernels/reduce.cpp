@@ -338,7 +338,7 @@ Status arg_kernel(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_kernels(KernelRegistry& r) {
+void register_reduce_target(KernelRegistry& r) {
   const auto& num = all_numeric_dtypes();
   r.add_fn("ReduceSum", num, &reduce_kernel<RK::kSum>);
   r.add_fn("ReduceMean", num, &reduce_kernel<RK::kMean>);
@@ -361,9 +361,9 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace tsr::cpu {
 
-HWY_EXPORT(register_kernels);
+HWY_EXPORT(register_reduce_target);
 
-void register_reduce_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_kernels)(r); }
+void register_reduce_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_reduce_target)(r); }
 
 }  // namespace tsr::cpu
 #endif  // HWY_ONCE
