@@ -11,15 +11,16 @@
 #if TSR_HAVE_VULKAN
 #include "backends/vulkan/vulkan_backend.h"
 #endif
+#if TSR_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
 
 namespace tsr::exec {
 
 std::vector<std::string> available_backends() {
-#if TSR_HAVE_VULKAN
-  return {"cpu", "vulkan", "null"};
-#else
-  return {"cpu", "null"};
-#endif
+  std::vector<std::string> v = {"cpu"};
+  for (auto& d : available_device_backends()) v.push_back(std::move(d));
+  return v;
 }
 
 std::string cpu_simd_description() {
@@ -59,7 +60,7 @@ Expected<std::unique_ptr<Backend>> create_backend(std::string_view name) {
     TSR_RETURN_IF_ERROR(check_cpu_features());
     return std::unique_ptr<Backend>(new cpu::CpuBackend());
   }
-  if (name == "null" || name == "vulkan") {
+  if (name == "null" || name == "vulkan" || name == "cuda") {
     TSR_ASSIGN_OR_RETURN(auto dev, create_device_backend(name));
     return std::unique_ptr<Backend>(std::move(dev));
   }
@@ -69,11 +70,16 @@ Expected<std::unique_ptr<Backend>> create_backend(std::string_view name) {
 }
 
 std::vector<std::string> available_device_backends() {
-#if TSR_HAVE_VULKAN
-  return {"vulkan", "null"};
-#else
-  return {"null"};
+  // Preferred first: CUDA (a discrete NVIDIA GPU) before Vulkan (which may be a CPU rasterizer).
+  std::vector<std::string> v;
+#if TSR_HAVE_CUDA
+  v.push_back("cuda");
 #endif
+#if TSR_HAVE_VULKAN
+  v.push_back("vulkan");
+#endif
+  v.push_back("null");
+  return v;
 }
 
 Expected<std::unique_ptr<DeviceBackend>> create_device_backend(std::string_view name) {
@@ -96,6 +102,14 @@ Expected<std::unique_ptr<DeviceBackend>> create_device_backend(std::string_view 
   }
 #else
   if (name == "vulkan") return backend_error("no Vulkan device: this build has no Vulkan backend (configure with -DTSR_VULKAN=ON)");
+#endif
+#if TSR_HAVE_CUDA
+  if (name == "cuda") {
+    TSR_ASSIGN_OR_RETURN(auto cu, cuda::CudaBackend::create());
+    return std::unique_ptr<DeviceBackend>(std::move(cu));
+  }
+#else
+  if (name == "cuda") return backend_error("no CUDA device: this build has no CUDA backend (configure with -DTSR_CUDA=ON)");
 #endif
   std::string list;
   for (const auto& b : available_device_backends()) list += str_cat(list.empty() ? "" : ", ", b);

@@ -30,6 +30,11 @@ if(TSR_HAVE_VULKAN)
   string(APPEND TSR_CONFIG_DEPENDENCIES "\nfind_dependency(Vulkan)")
   set(TSR_PC_EXTRA_LIBS "-lvulkan ${TSR_PC_EXTRA_LIBS}")
 endif()
+# ... and the CUDA backend the CUDA runtime and cuBLAS (backends/cuda/cuda.cmake).
+if(TSR_HAVE_CUDA)
+  string(APPEND TSR_CONFIG_DEPENDENCIES "\nfind_dependency(CUDAToolkit)")
+  set(TSR_PC_EXTRA_LIBS "-L${CUDAToolkit_LIBRARY_DIR} -Wl,-rpath,${CUDAToolkit_LIBRARY_DIR} -lcublas -lcudart ${TSR_PC_EXTRA_LIBS}")
+endif()
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/TesseraConfig.cmake.in
   ${CMAKE_BINARY_DIR}/cmake/TesseraConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)

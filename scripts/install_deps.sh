@@ -17,7 +17,8 @@ packages=(
   dataset-fashion-mnist dpkg-dev chromium
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
   g++-aarch64-linux-gnu qemu-user-static pkg-config default-jdk-headless
-  clang libclang-rt-14-dev llvm
+  clang libclang-rt-14-dev llvm time
+  libimgui-dev libglfw3-dev libgl1-mesa-dri xvfb
 )
 
 missing=()

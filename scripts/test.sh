@@ -10,7 +10,11 @@
 #   6. web:     the browser package (web/: tessera_web in the same build/wasm, so core objects
 #               are shared), its node suites (web/test/) and the headless Chromium test
 #               (tests/web/), counted from node --test's TAP summary.
-#   7. aarch64: cross build (g++-aarch64-linux-gnu) of the unit tests, the C API test and the
+#   7. playground: the Dear ImGui playground for the browser (tessera_playground in build/wasm,
+#               sharing the web stage's objects) driven in headless Chromium
+#               (tests/web/playground.browser.mjs), and the native tessera-playground (in
+#               build/release, -DTSR_PLAYGROUND_NATIVE=ON) smoke-run under xvfb-run.
+#   8. aarch64: cross build (g++-aarch64-linux-gnu) of the unit tests, the C API test and the
 #               selective minimal runtimes; runs them under qemu-aarch64-static on real models
 #               against onnxruntime's x86 outputs (needs the release stage's tessera CLI); prints
 #               the stripped sizes of the minimal and full runtimes on x86-64 and aarch64.
@@ -24,7 +28,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 jobs="${TSR_JOBS:-2}"
-stages="${TSR_STAGES:-release asan tsan wasm web aarch64}"
+stages="${TSR_STAGES:-release asan tsan wasm web playground aarch64}"
 logdir="$root/build/test-logs"
 mkdir -p "$logdir"
 
@@ -126,6 +130,42 @@ run_web_stage() {
   summary+=("web: $p passed, $f failed, $s skipped; build $((t1 - t))s, node tests $((t2 - t1))s")
 }
 
+# playground: builds tessera_playground (build/wasm) and the native one + the CLI (build/release),
+# smoke-runs the native one for 3 frames under Xvfb, then the Chromium test; 1 test each.
+run_playground_stage() {
+  local t=$SECONDS t1 t2 log="$logdir/playground.log" p=0 f=0 s=0
+  export NODE_PATH=/usr/share/nodejs
+  echo "==== [playground] build tessera_playground (wasm) and tessera-playground + tessera (release)"
+  if ! { cmake --preset wasm >"$logdir/playground-configure.log" 2>&1 &&
+         cmake --build "$root/build/wasm" -j"$jobs" --target tessera_playground >"$logdir/playground-build.log" 2>&1 &&
+         cmake --preset release -DTSR_PLAYGROUND_NATIVE=ON >>"$logdir/playground-configure.log" 2>&1 &&
+         cmake --build "$root/build/release" -j"$jobs" --target tessera_playground tessera_cli >>"$logdir/playground-build.log" 2>&1; }; then
+    tail -n 40 "$logdir/playground-configure.log" "$logdir/playground-build.log"
+    echo "==== [playground] build FAILED (logs: $logdir/playground-*.log)"
+    total_fail=$((total_fail + 1)); summary+=("playground: build failed after $(stage_time $t)"); return
+  fi
+  t1=$SECONDS
+  echo "==== [playground] native smoke run (xvfb-run, 3 frames)"
+  if xvfb-run -a -s "-screen 0 1400x900x24" "$root/build/release/bin/tessera-playground" --frames 3 \
+       >"$logdir/playground-native.log" 2>&1 && grep -q '"frame":3,' "$logdir/playground-native.log"; then
+    p=$((p + 1))
+  else
+    tail -n 20 "$logdir/playground-native.log"; echo "==== [playground] native smoke run FAILED"; f=$((f + 1))
+  fi
+  echo "==== [playground] node --test tests/web/playground.browser.mjs"
+  node --test --test-reporter=tap tests/web/playground.browser.mjs >"$log" 2>&1
+  grep -E "^not ok|^# (tests|pass|fail|skipped)|playground measured" "$log" | sed 's/^/  /'
+  t2=$SECONDS
+  local tp tf ts
+  tp=$(awk '/^# pass /{print $3}' "$log"); tf=$(awk '/^# fail /{print $3}' "$log"); ts=$(awk '/^# skipped /{print $3}' "$log")
+  tp=${tp:-0}; tf=${tf:-1}; ts=${ts:-0}
+  if ((tp + tf + ts == 0)); then tf=1; fi
+  if ((tf)); then grep -B2 -A30 "^not ok" "$log" | head -80; fi
+  p=$((p + tp)); f=$((f + tf)); s=$((s + ts))
+  total_pass=$((total_pass + p)); total_fail=$((total_fail + f)); total_skip=$((total_skip + s))
+  summary+=("playground: $p passed, $f failed, $s skipped; build $((t1 - t))s, tests $((t2 - t1))s")
+}
+
 for st in $stages; do
   case "$st" in
     release) run_stage release release "" "" ;;
@@ -140,6 +180,7 @@ for st in $stages; do
       # Emscripten 3.1.6's linker needs Debian's node modules (acorn).
       NODE_PATH=/usr/share/nodejs run_stage wasm wasm "--target tessera_unit_tests" "" ;;
     web) run_web_stage ;;
+    playground) run_playground_stage ;;
     aarch64)
       run_stage aarch64 aarch64 \
         "--target tessera_unit_tests tessera_c_api_test tessera_min_ppocr_v4_rec tessera_min_silero_vad_legacy" \

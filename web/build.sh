@@ -3,7 +3,9 @@
 # tessera-core.mjs (Emscripten's loader) and tessera.wasm (core + CPU backend with WASM SIMD128 +
 # script front end + ONNX importer over protobuf-lite). Installs what it needs first
 # (scripts/install_deps.sh), builds protobuf-lite for wasm once (web/protobuf_wasm.sh, cached in
-# build/web-deps/) and reuses the `wasm` preset's build directory (build/wasm).
+# build/web-deps/) and reuses the `wasm` preset's build directory (build/wasm). Also builds the
+# playground (web/playground/: Dear ImGui on WebGL2, ImGui sources fetched by
+# web/playground/imgui_sources.sh) into web/dist/playground/.
 # Then `cd web && npm pack` makes the tarball a page installs.
 # Usage: web/build.sh        Environment: TSR_JOBS (default 2), TSR_SKIP_DEPS=1.
 set -euo pipefail
@@ -16,7 +18,7 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
 cmake --preset wasm "${launcher[@]}"
-cmake --build build/wasm -j"${TSR_JOBS:-2}" --target tessera_web
-for f in web/dist/*.wasm; do
+cmake --build build/wasm -j"${TSR_JOBS:-2}" --target tessera_web tessera_playground
+for f in web/dist/*.wasm web/dist/playground/*.wasm; do
   echo "$f: $(stat -c %s "$f") bytes, gzip -9 $(gzip -9c "$f" | wc -c) bytes"
 done

@@ -2,8 +2,8 @@
 # Builds protobuf-lite for WebAssembly from Debian's protobuf source package (the version of the
 # installed protoc, so generated code and runtime match) into build/web-deps/ (git-ignored).
 # Idempotent: a second run with the library present does nothing. Nothing is copied into the repo.
-# Debian's apt configuration is left alone: a private sources.list (deb-src) and private
-# state/cache folders are used for `apt-get source`. Needs dpkg-dev (dpkg-source) and emscripten.
+# scripts/debian_source.sh fetches the sources without touching Debian's apt configuration.
+# Needs dpkg-dev (dpkg-source) and emscripten.
 # Usage: web/protobuf_wasm.sh [DEPS_DIR]   prints the install prefix on its last line.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,22 +13,8 @@ upstream="${version%%-*}"
 prefix="$deps/protobuf-$upstream-wasm"
 if [[ -f "$prefix/lib/libprotobuf-lite.a" ]]; then echo "$prefix"; exit 0; fi
 
-mkdir -p "$deps/apt/lists/partial" "$deps/apt/cache/archives/partial" "$deps/src"
-# Debian's bookworm sources as deb-src (the +debNuM versions live in -updates / -security).
-{
-  echo "deb-src http://deb.debian.org/debian bookworm main"
-  echo "deb-src http://deb.debian.org/debian bookworm-updates main"
-  echo "deb-src http://deb.debian.org/debian-security bookworm-security main"
-} >"$deps/apt/sources.list"
-aptopts=(-o "Dir::Etc::sourcelist=$deps/apt/sources.list" -o Dir::Etc::sourceparts=-
-         -o "Dir::State::Lists=$deps/apt/lists" -o "Dir::Cache=$deps/apt/cache"
-         -o APT::Get::List-Cleanup=0)
 src="$deps/src/protobuf-$upstream"
-if [[ ! -d "$src" ]]; then
-  apt-get "${aptopts[@]}" update -q >/dev/null
-  (cd "$deps/src" && apt-get "${aptopts[@]}" source --download-only "protobuf=$version" -q)
-  (cd "$deps/src" && dpkg-source -x "protobuf_${version}.dsc" "protobuf-$upstream" >/dev/null)
-fi
+bash "$root/scripts/debian_source.sh" "$deps" protobuf "$version" "$src"
 export NODE_PATH=/usr/share/nodejs
 emcmake cmake -S "$src" -B "$deps/build-protobuf" -G Ninja -DCMAKE_BUILD_TYPE=MinSizeRel \
   -Dprotobuf_BUILD_TESTS=OFF -Dprotobuf_BUILD_PROTOC_BINARIES=OFF \

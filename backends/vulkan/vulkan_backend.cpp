@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/device_common/support.h"
+
 namespace tsr::vulkan {
 
 namespace {
@@ -36,24 +38,10 @@ std::vector<DType> VulkanBackend::kernel_dtypes(std::string_view op) const {
 }
 
 exec::DeviceSupport VulkanBackend::device_support(const ir::Node& node, const std::vector<ops::ValueType>& inputs) const {
-  exec::DeviceSupport s;
   auto it = ops_.find(node.op);
-  if (it == ops_.end() || node.inputs.size() > 32) return s;
+  if (it == ops_.end() || node.inputs.size() > 32) return {};
   const VkOpDef& def = it->second;
-  bool any_device_input = false;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    if (node.inputs[k] < 0) continue;
-    const ops::ValueType& t = inputs[k];
-    if (t.kind != ValueKind::kTensor) return s;
-    if (def.host_inputs >> k & 1u) continue;
-    if (t.dtype != DType::kF32 || !t.has_shape || t.shape.size() > 6) return s;
-    any_device_input = true;
-  }
-  if (!any_device_input) return s;
-  if (def.check && !def.check(node, inputs)) return s;
-  s.supported = true;
-  s.host_inputs = def.host_inputs;
-  return s;
+  return device_common::table_support(node, inputs, def.host_inputs, 0, def.check);
 }
 
 Expected<std::unique_ptr<exec::DeviceKernel>> VulkanBackend::create_device_kernel(const exec::KernelInit& init) {

@@ -128,7 +128,7 @@ tsr_model* load(tsr::Expected<tsr::ir::Model> m, tsr_error** err) {
 tsr::Expected<std::unique_ptr<tsr::Session>> create_auto(std::shared_ptr<const tsr::ir::Model> model,
                                                          tsr::SessionOptions so) {
   for (const std::string& name : tsr::exec::available_backends()) {
-    if (name == "cpu") continue;
+    if (name == "cpu" || name == "null") continue;  // null: a test device, never chosen automatically
     so.backend = name;
     auto s = tsr::Session::create(model, so);
     if (s.ok()) return s;

@@ -66,7 +66,8 @@ struct DeviceTensor {
 struct DeviceSupport {
   bool supported = false;
   // Bit k set: input k is read on the host (shapes, axes, scales: e.g. Reshape's input 1). The
-  // executor then gives the kernel that input as a host Tensor, downloading it if needed.
+  // executor then gives the kernel that input as a host Tensor, downloading it if needed. Inputs
+  // past the 32nd (variadic ops such as optimizer updates) are always device inputs.
   uint32_t host_inputs = 0;
 };
 

@@ -239,7 +239,7 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
       if (info.constant.defined()) {
         init.constant_inputs[k] = &info.constant;
         // A device node reads constants from a device copy uploaded once, here.
-        if (on_device && !(placement.host_inputs[static_cast<size_t>(n)] >> k & 1u) &&
+        if (on_device && !(k < 32 && (placement.host_inputs[static_cast<size_t>(n)] >> k & 1u)) &&
             !plan->device_constants_[static_cast<size_t>(t)].defined()) {
           auto up = device->upload(info.constant);
           if (!up.ok()) return up.status().with_context(str_cat(step.place, ".input[", k, "]"));
@@ -330,7 +330,7 @@ Status Plan::run_device_step(const PlanStep& step, RunState& rs) const {
     if (!d->defined()) d = &device_constants_[static_cast<size_t>(t)];
     if (h.defined()) in_values[k] = &h;
     if (d->defined()) din[k] = d;
-    const bool host = step.host_inputs >> k & 1u;
+    const bool host = k < 32 && (step.host_inputs >> k & 1u);  // inputs past 32 are device inputs
     if (host ? !h.defined() : !d->defined())
       return internal_error(step.place, ".input[", k, "]: value not on the ", host ? "host" : "device");
     in_types[k] = host || !d->defined() ? ops::ValueType{h.dtype(), true, h.shape(), h.kind()}

@@ -55,7 +55,7 @@ Placement place_graph(const ir::Model& model, int32_t gi, const std::vector<int3
       bool data_on_device = false;
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const int32_t t = node.inputs[k];
-        if (t < 0 || (sup.host_inputs >> k & 1u) || g.tensors[static_cast<size_t>(t)].constant.defined()) continue;
+        if (t < 0 || (k < 32 && (sup.host_inputs >> k & 1u)) || g.tensors[static_cast<size_t>(t)].constant.defined()) continue;
         data_on_device |= (where[static_cast<size_t>(t)] & kOnDevice) != 0;
       }
       int64_t out_elems = 0;
@@ -72,7 +72,7 @@ Placement place_graph(const ir::Model& model, int32_t gi, const std::vector<int3
     for (size_t k = 0; k < node.inputs.size(); ++k) {
       const int32_t t = node.inputs[k];
       if (t < 0 || g.tensors[static_cast<size_t>(t)].constant.defined()) continue;
-      need(t, on_device && !(sup.host_inputs >> k & 1u) ? kOnDevice : kOnHost);
+      need(t, on_device && !(k < 32 && (sup.host_inputs >> k & 1u)) ? kOnDevice : kOnHost);
     }
     p.steps.push_back({PlacedStep::Kind::kNode, n});
     p.device_nodes += on_device;

@@ -31,7 +31,7 @@ enum class Device : uint8_t { kHost = 0, kDevice = 1 };
 // A device's answer for one node (mirrors exec::DeviceSupport; passes do not depend on exec).
 struct NodeSupport {
   bool supported = false;
-  uint32_t host_inputs = 0;  // bit k: input k is read on the host even when the node is on the device
+  uint32_t host_inputs = 0;  // bit k: input k (< 32) is read on the host even when the node is on the device; inputs past 32 never are
 };
 using SupportFn = std::function<NodeSupport(const ir::Node&, const std::vector<ops::ValueType>&)>;
 

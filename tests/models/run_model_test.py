@@ -52,8 +52,8 @@ def main():
     p.add_argument("--tessera", required=True)
     p.add_argument("--work-dir", required=True)
     p.add_argument("--threads", default="1")
-    p.add_argument("--rtol", default="1e-4")
-    p.add_argument("--atol", default="1e-4")
+    p.add_argument("--rtol", default=None, help="default: the model's \"rtol\" in models.json, else 1e-4")
+    p.add_argument("--atol", default=None, help="default: the model's \"atol\" in models.json, else 1e-4")
     p.add_argument("--device", default="cpu", help="tessera run --device (cpu, vulkan, auto)")
     p.add_argument("--min-device-share", type=float, default=0,
                    help="with --device: fail when fewer %% of the nodes are placed on the device")
@@ -64,6 +64,8 @@ def main():
     if model is None:
         print(f"unknown model {args.model}")
         return 1
+    rtol = args.rtol or str(model.get("rtol", 1e-4))
+    atol = args.atol or str(model.get("atol", 1e-4))
     models_dir = os.environ.get("TSR_MODELS_DIR", os.path.join(REPO, "third_party", "models"))
     onnx_path = os.path.join(models_dir, model["file"])
     if not os.path.exists(onnx_path):
@@ -96,7 +98,7 @@ def main():
         return 1
     # compare.txt keeps the per-model error line for scripts/test.sh's summary and the README.
     cmd = ["/usr/bin/python3", os.path.join(HERE, "compare.py"), "--ref-dir", ref_dir,
-           "--out-dir", out_dir, "--rtol", args.rtol, "--atol", args.atol, "--name", args.model]
+           "--out-dir", out_dir, "--rtol", rtol, "--atol", atol, "--name", args.model]
     print("+ " + " ".join(cmd), flush=True)
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     print(r.stdout, end="", flush=True)

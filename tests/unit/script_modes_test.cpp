@@ -209,3 +209,27 @@ TEST_CASE("script eager: a @static function called from eager code", "[script]")
     static_warning |= w.find("@static pick has control flow") != std::string::npos;
   CHECK(static_warning);
 }
+
+TEST_CASE("script ints: Python's floor division and modulo signs, 64-bit overflow is an error", "[script]") {
+  // Expected values are Python's: 7 // -1 == -7, -7 // 2 == -4, -7 % 3 == 2, 7 % -3 == -2.
+  const std::string src =
+      "def main():\n"
+      "    return 7 // -1, -7 // 2, -7 % 3, 7 % -3, 2 ** 62, 3 ** 39, (-2) ** 63\n";
+  ScriptOptions o;
+  o.entry = "main";
+  std::ostringstream sink;
+  o.out = &sink;
+  auto r = frontend::script::run_script("ints.py", src, o);
+  INFO((r.ok() ? std::string() : r.status().message()));
+  REQUIRE(r.ok());
+  std::vector<int64_t> got;
+  for (const Tensor& t : r->outputs) got.push_back(t.to_i64_vector().at(0));
+  CHECK(got == std::vector<int64_t>{-7, -4, 2, -2, int64_t{1} << 62, 4052555153018976267LL, INT64_MIN});
+  for (const char* expr : {"2 ** 63", "9223372036854775807 + 1", "-9223372036854775807 - 2",
+                           "4294967296 * 4294967296", "(-9223372036854775807 - 1) // -1", "9 ** 1000000000000000000"}) {
+    auto bad = frontend::script::run_script("ints.py", std::string("def main():\n    return ") + expr + "\n", o);
+    INFO(expr);
+    REQUIRE(!bad.ok());
+    CHECK(bad.status().message().find("integer overflow") != std::string::npos);
+  }
+}

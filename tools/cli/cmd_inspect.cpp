@@ -102,11 +102,13 @@ void print_values(const ir::Graph& g, const std::vector<int32_t>& ids) {
   }
 }
 
-int print_text(const std::string& path, const ir::Model& m, const Summary& s) {
+int print_text(const std::string& path, const ir::Model& m, const Summary& s, const passes::OptimizeReport* opt) {
   std::cout << "model: " << path << "\n"
             << "producer: " << (m.producer.empty() ? "(none)" : m.producer) << "\n"
             << "format version: " << m.version << "\n"
             << "graphs: " << m.graphs.size() << " (" << s.nodes << " nodes in all)\n";
+  // What `tessera run` (which optimizes by default) and `tessera optimize` make of it.
+  if (opt) std::cout << passes::describe(*opt);
   std::set<int32_t> seen;
   print_tree(m, s, 0, 0, seen);
   for (size_t g = 1; g < m.graphs.size(); ++g)
@@ -145,10 +147,16 @@ void json_values(JsonWriter& w, const ir::Graph& g, const std::vector<int32_t>& 
   w.end_array();
 }
 
-int print_json(const std::string& path, const ir::Model& m, const Summary& s) {
+int print_json(const std::string& path, const ir::Model& m, const Summary& s, const passes::OptimizeReport* opt) {
   JsonWriter w(std::cout);
   w.begin_object();
   w.key("model").value(path).key("producer").value(m.producer).key("format_version").value(uint64_t(m.version));
+  if (opt) {
+    w.key("optimized").begin_object().key("nodes_before").value(opt->nodes_before);
+    w.key("nodes_after").value(opt->nodes_after).key("passes").begin_object();
+    for (const auto& p : opt->passes) w.key(p.pass).value(p.rewrites);
+    w.end_object().end_object();
+  }
   w.key("graphs").begin_array();
   for (size_t g = 0; g < m.graphs.size(); ++g) {
     const auto& graph = m.graphs[g];
@@ -198,7 +206,12 @@ int inspect_command(const InspectOptions& o) {
   if (m.graphs.empty()) return report_error(invalid_model(o.model, ": the model has no graph"));
   if (!o.placement.empty()) return inspect_placement(m, o.placement, o.json);
   const Summary s = summarize(m);
-  return o.json ? print_json(o.model, m, s) : print_text(o.model, m, s);
+  // Node counts before/after optimization; a model the optimizer rejects is still described.
+  passes::OptimizeReport report;
+  auto optimized = optimized_copy(m, &report);
+  if (!optimized.ok()) std::cerr << "tessera: warning: optimize: " << optimized.status().message() << "\n";
+  const passes::OptimizeReport* opt = optimized.ok() ? &report : nullptr;
+  return o.json ? print_json(o.model, m, s, opt) : print_text(o.model, m, s, opt);
 }
 
 }  // namespace tsr::cli

@@ -61,7 +61,7 @@ int train_command(const TrainOptions& o) {
 
   if (o.epochs == 0) {
     // Evaluation only: the model's accuracy on the test split (e.g. an exported model).
-    auto ev = train::evaluate_classifier(*model, *test_set, o.threads);
+    auto ev = train::evaluate_classifier(*model, *test_set, o.threads, o.device);
     if (!ev.ok()) return report_error(ev.status());
     std::printf("test loss %.4f, test accuracy %.2f%% (%lld samples)\n", ev->first, 100 * ev->second,
                 static_cast<long long>(test_set->labels.numel()));
@@ -78,12 +78,13 @@ int train_command(const TrainOptions& o) {
   cfg.epochs = o.epochs;
   cfg.seed = o.seed;
   cfg.threads = o.threads;
+  cfg.device = o.device;
   cfg.limit = o.limit;
   cfg.out_dir = o.out_dir;
   std::cerr << "training " << (o.arch.empty() ? o.model : "--arch " + o.arch) << " on " << o.data << ": "
             << (o.limit > 0 ? std::min<int64_t>(o.limit, train_set->labels.numel()) : train_set->labels.numel())
             << " training / " << test_set->labels.numel() << " test samples, batch " << o.batch_size << ", " << o.optimizer
-            << " lr " << o.lr << ", " << o.threads << " thread(s)\n";
+            << " lr " << o.lr << ", " << o.threads << " thread(s), device " << o.device << "\n";
   ProgressBar bar;
   auto report = train::train_classifier(
       std::move(model).value(), *train_set, &*test_set, cfg,

@@ -50,7 +50,7 @@ std::string version_string() {
 
 bool is_command(std::string_view a) {
   return a == "convert" || a == "run" || a == "inspect" || a == "ops" || a == "grad" || a == "train" ||
-         a == "export" || a == "script";
+         a == "export" || a == "script" || a == "optimize";
 }
 
 int main_impl(int argc, char** argv) {
@@ -66,6 +66,14 @@ int main_impl(int argc, char** argv) {
   c->footer(exit_code_table());
 
   RunOptions run;
+  OptimizeOptions optimize;
+  auto* op = app.add_subcommand("optimize",
+                                "Write the model with the inference graph optimizations applied (Conv+BatchNorm folding, "
+                                "Conv/Gemm+activation fusion, MatMul+Add -> Gemm, Softmax wrapper folding, CSE, DCE)");
+  op->add_option("model", optimize.input, "Model file (.tsr, or .onnx with the importer)")->required();
+  op->add_option("-o,--output", optimize.output, "Output .tsr file")->required();
+  op->footer(exit_code_table());
+
   auto* r = app.add_subcommand("run", "Run a model's main graph and print its outputs");
   r->add_option("model", run.model, "Model file (.tsr; .onnx is imported on the fly with the importer)")
       ->required();
@@ -87,6 +95,10 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::Range(0, 1024));
   r->add_option("--repeat", run.repeat, "Run N times and print median/min latency (default 1)")
       ->check(CLI::Range(1, 1000000));
+  r->add_option("--warmup", run.warmup, "Untimed runs before the timed ones (default 0)")
+      ->check(CLI::Range(0, 1000000));
+  r->add_flag("--no-optimize", run.no_optimize,
+              "Run the graph as loaded; by default a CPU run applies the graph optimizations of `tessera optimize` first");
   r->add_option("--backend", run.backend, "Backend (default cpu)");
   r->add_option("--max-memory", run.max_memory,
                 "Cap on tensor memory a run keeps alive, in bytes or with a unit (512M, 2G); "
@@ -96,9 +108,9 @@ int main_impl(int argc, char** argv) {
                 "Cap on the iterations of any one Loop/Scan (default 1000000; 0 = unlimited). Exceeding it is exit 7")
       ->check(CLI::NonNegativeNumber);
   r->add_option("--device", run.device,
-                "Where nodes run: cpu (default), vulkan (exit 8 when there is no Vulkan device), auto (a device "
-                "when one exists, else cpu), null (the host-memory skeleton device)")
-      ->check(CLI::IsMember({"cpu", "vulkan", "auto", "null"}));
+                "Where nodes run: cpu (default), cuda or vulkan (exit 8 when there is no such device), auto (a "
+                "device when one exists, cuda first, else cpu), null (the host-memory skeleton device)")
+      ->check(CLI::IsMember({"cpu", "cuda", "vulkan", "auto", "null"}));
   r->add_option("--check-against", run.check_against,
                 "cpu: run on --device and on the CPU, report the first node (execution order) whose output "
                 "differs beyond 1e-4 (exit 1) or that all agree")
@@ -112,7 +124,7 @@ int main_impl(int argc, char** argv) {
   i->add_option("model", inspect.model, "Model file (.tsr; or .onnx with the importer)")->required();
   i->add_flag("--json", inspect.json, "Print JSON instead of text");
   i->add_option("--placement", inspect.placement,
-                "Print each node's device when placed on DEVICE (vulkan, null) and the copies");
+                "Print each node's device when placed on DEVICE (cuda, vulkan, null) and the copies");
   i->footer(exit_code_table());
 
   OpsOptions ops;
@@ -142,6 +154,9 @@ int main_impl(int argc, char** argv) {
   t->add_option("--weight-decay", train.weight_decay, "L2 (sgd) or decoupled (adamw) weight decay (default 0)")->check(CLI::Range(0.0, 1.0));
   t->add_option("--seed", train.seed, "Seed of the weight initialization (--arch) and the shuffling (default 0)");
   t->add_option("--threads", train.threads, "Intra-op threads (default 1; 0 = all cores)")->check(CLI::Range(0, 1024));
+  t->add_option("--device", train.device,
+                "Where nodes run: cpu (default), cuda or vulkan (exit 8 when there is no such device), auto, null")
+      ->check(CLI::IsMember({"cpu", "cuda", "vulkan", "auto", "null"}));
   t->add_option("--limit", train.limit, "Train on the first N samples only (default: all)")->check(CLI::NonNegativeNumber);
   t->add_option("-o,--out-dir", train.out_dir, "Write checkpoint_epoch<N>.tsr, loss.csv, epochs.csv and loss.png here");
   t->footer(exit_code_table());
@@ -185,7 +200,7 @@ int main_impl(int argc, char** argv) {
   // CLI11 would report an unknown command as "A subcommand is required"; name it instead.
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
     std::cerr << "tessera: usage error: unknown command '" << argv[1]
-              << "' (commands: convert, run, inspect, ops, grad, train, export, script)\nRun 'tessera --help' for usage.\n";
+              << "' (commands: convert, run, inspect, optimize, ops, grad, train, export, script)\nRun 'tessera --help' for usage.\n";
     return kExitUsage;
   }
   try {
@@ -203,6 +218,7 @@ int main_impl(int argc, char** argv) {
   }
 
   if (c->parsed()) return convert_command(convert);
+  if (op->parsed()) return optimize_command(optimize);
   if (r->parsed()) return run_command(run);
   if (i->parsed()) return inspect_command(inspect);
   if (o->parsed()) return ops_command(ops);

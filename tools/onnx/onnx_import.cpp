@@ -427,6 +427,8 @@ Expected<std::string> read_file(const std::string& path) {
 
 Expected<ir::Model> import_onnx_bytes(const std::string& bytes, const std::string& name_for_errors,
                                       const ImportOptions& options) {
+  MemoryBudgetScope budget(std::make_shared<MemoryBudget>(
+      options.max_memory_bytes ? options.max_memory_bytes : default_memory_limit()));
   try {
     onnx::ModelProto mp;
     if (!mp.ParseFromString(bytes))

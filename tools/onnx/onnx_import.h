@@ -50,6 +50,10 @@ struct ImportOptions {
   // return the mapped model without those checks (for tools that show what they could map, and
   // for tests); mapping and opset-normalization errors are still returned.
   bool verify = true;
+  // Cap on the tensor bytes the import allocates (initializers, Constant values, dense copies
+  // of sparse tensors), as MemoryBudget in core/tensor/tensor.h; 0 = default_memory_limit().
+  // Past it the import fails with kResource naming the tensor instead of exhausting memory.
+  size_t max_memory_bytes = 0;
 };
 
 // Reads and imports an .onnx file. kNotFound for a missing file, kInvalidModel for bytes that

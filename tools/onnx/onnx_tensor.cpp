@@ -2,6 +2,7 @@
 #include "tools/onnx/onnx_tensor.h"
 
 #include <cstring>
+#include <limits>
 
 namespace tsr::onnx_import {
 
@@ -16,64 +17,51 @@ void copy_field(const Field& field, Tensor& out) {
   for (int64_t i = 0; i < out.numel(); ++i) dst[i] = static_cast<T>(field.Get(static_cast<int>(i)));
 }
 
-Status check_count(int64_t have, const Tensor& t, const std::string& what, const char* field) {
-  if (have != t.numel())
-    return invalid_model("tensor '", what, "': ", field, " holds ", have, " elements, dims ",
-                         shape_str(t.shape()), " need ", t.numel());
-  return ok_status();
+// The repeated field that holds a tensor's typed (non-raw) data per onnx.proto's TensorProto
+// comments, and how many elements it stores; name is null for dtypes without a typed field.
+struct TypedField {
+  const char* name = nullptr;
+  int64_t count = 0;
+};
+
+TypedField typed_field(const TensorProto& p, DType dt) {
+  switch (dt) {
+    case DType::kF32: return {"float_data", p.float_data_size()};
+    case DType::kF64: return {"double_data", p.double_data_size()};
+    case DType::kI64: return {"int64_data", p.int64_data_size()};
+    case DType::kU32: case DType::kU64: return {"uint64_data", p.uint64_data_size()};
+    case DType::kString: return {"string_data", p.string_data_size()};
+    // int32_data also stores the narrower integer types, bool, and f16/bf16 as bit patterns.
+    case DType::kI32: case DType::kI16: case DType::kI8: case DType::kU16: case DType::kU8:
+    case DType::kBool: case DType::kF16: case DType::kBF16:
+      return {"int32_data", p.int32_data_size()};
+    default: return {};
+  }
 }
 
-Status fill_typed(const TensorProto& p, Tensor& t, const std::string& what) {
-  const DType dt = t.dtype();
-  switch (dt) {
-    case DType::kF32:
-      TSR_RETURN_IF_ERROR(check_count(p.float_data_size(), t, what, "float_data"));
-      copy_field<float>(p.float_data(), t);
-      return ok_status();
-    case DType::kF64:
-      TSR_RETURN_IF_ERROR(check_count(p.double_data_size(), t, what, "double_data"));
-      copy_field<double>(p.double_data(), t);
-      return ok_status();
-    case DType::kI64:
-      TSR_RETURN_IF_ERROR(check_count(p.int64_data_size(), t, what, "int64_data"));
-      copy_field<int64_t>(p.int64_data(), t);
-      return ok_status();
-    case DType::kU32:
-      TSR_RETURN_IF_ERROR(check_count(p.uint64_data_size(), t, what, "uint64_data"));
-      copy_field<uint32_t>(p.uint64_data(), t);
-      return ok_status();
-    case DType::kU64:
-      TSR_RETURN_IF_ERROR(check_count(p.uint64_data_size(), t, what, "uint64_data"));
-      copy_field<uint64_t>(p.uint64_data(), t);
-      return ok_status();
+// Copies the typed field into `t`, whose element count the caller checked against the field's.
+void fill_typed(const TensorProto& p, Tensor& t) {
+  switch (t.dtype()) {
+    case DType::kF32: copy_field<float>(p.float_data(), t); return;
+    case DType::kF64: copy_field<double>(p.double_data(), t); return;
+    case DType::kI64: copy_field<int64_t>(p.int64_data(), t); return;
+    case DType::kU32: copy_field<uint32_t>(p.uint64_data(), t); return;
+    case DType::kU64: copy_field<uint64_t>(p.uint64_data(), t); return;
     case DType::kString: {
-      TSR_RETURN_IF_ERROR(check_count(p.string_data_size(), t, what, "string_data"));
       auto* dst = t.mut_data<std::string>();
       for (int64_t i = 0; i < t.numel(); ++i) dst[i] = p.string_data(static_cast<int>(i));
-      return ok_status();
+      return;
     }
-    case DType::kI32:
-      TSR_RETURN_IF_ERROR(check_count(p.int32_data_size(), t, what, "int32_data"));
-      copy_field<int32_t>(p.int32_data(), t);
-      return ok_status();
-    case DType::kI16: case DType::kU16: case DType::kI8: case DType::kU8: case DType::kBool:
-    case DType::kF16: case DType::kBF16: {
-      // The ONNX spec stores these one per int32_data entry (f16/bf16 as their bit patterns).
-      TSR_RETURN_IF_ERROR(check_count(p.int32_data_size(), t, what, "int32_data"));
-      const auto& f = p.int32_data();
-      if (dt == DType::kI16) copy_field<int16_t>(f, t);
-      else if (dt == DType::kI8) copy_field<int8_t>(f, t);
-      else if (dt == DType::kU8) copy_field<uint8_t>(f, t);
-      else if (dt == DType::kBool) {
-        auto* dst = t.mut_data<uint8_t>();
-        for (int64_t i = 0; i < t.numel(); ++i) dst[i] = f.Get(static_cast<int>(i)) != 0 ? 1 : 0;
-      } else {
-        copy_field<uint16_t>(f, t);  // u16, f16 bits, bf16 bits
-      }
-      return ok_status();
+    case DType::kI32: copy_field<int32_t>(p.int32_data(), t); return;
+    case DType::kI16: copy_field<int16_t>(p.int32_data(), t); return;
+    case DType::kI8: copy_field<int8_t>(p.int32_data(), t); return;
+    case DType::kU8: copy_field<uint8_t>(p.int32_data(), t); return;
+    case DType::kBool: {
+      auto* dst = t.mut_data<uint8_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) dst[i] = p.int32_data(static_cast<int>(i)) != 0 ? 1 : 0;
+      return;
     }
-    default:
-      return unsupported("tensor '", what, "': dtype ", dtype_name(dt), " has no typed-field reader");
+    default: copy_field<uint16_t>(p.int32_data(), t); return;  // u16, f16 bits, bf16 bits
   }
 }
 
@@ -102,22 +90,42 @@ Expected<Tensor> tensor_from_proto(const TensorProto& p, const std::string& what
     if (d < 0) return invalid_model("tensor '", what, "': negative dim ", d);
     shape.push_back(d);
   }
+  // Check the stored data against the dims before allocating, so that a few bytes of dims cannot
+  // make the importer allocate gigabytes for data that is not in the file.
+  int64_t numel = 1;
+  for (int64_t d : shape) {
+    if (d != 0 && numel > std::numeric_limits<int64_t>::max() / d)
+      return invalid_model("tensor '", what, "': dims ", shape_str(shape), " overflow the element count");
+    numel *= d;
+  }
+  if (p.has_raw_data()) {
+    if (dt == DType::kString) return invalid_model("tensor '", what, "': string tensors cannot use raw_data");
+    const auto esize = static_cast<int64_t>(dtype_size(dt));
+    if (numel > std::numeric_limits<int64_t>::max() / esize ||
+        static_cast<int64_t>(p.raw_data().size()) != numel * esize)
+      return invalid_model("tensor '", what, "': raw_data has ", p.raw_data().size(), " bytes, dims ",
+                           shape_str(shape), " of ", dtype_name(dt), " need ", numel, " elements of ", esize,
+                           " bytes");
+  } else {
+    const TypedField field = typed_field(p, dt);
+    if (field.name == nullptr)
+      return unsupported("tensor '", what, "': dtype ", dtype_name(dt), " has no typed-field reader");
+    if (field.count != numel)
+      return invalid_model("tensor '", what, "': ", field.name, " holds ", field.count, " elements, dims ",
+                           shape_str(shape), " need ", numel);
+  }
   Expected<Tensor> made = Tensor::empty(dt, shape);
   if (!made.ok()) return made.status().with_context(str_cat("tensor '", what, "'"));
   Tensor t = std::move(made).value();
-  if (p.has_raw_data()) {
-    if (dt == DType::kString) return invalid_model("tensor '", what, "': string tensors cannot use raw_data");
-    if (p.raw_data().size() != t.nbytes())
-      return invalid_model("tensor '", what, "': raw_data has ", p.raw_data().size(), " bytes, dims ",
-                           shape_str(shape), " of ", dtype_name(dt), " need ", t.nbytes());
-    if (t.nbytes() > 0) std::memcpy(t.raw_mut(), p.raw_data().data(), t.nbytes());
-    if (dt == DType::kBool) {
-      auto* b = t.mut_data<uint8_t>();
-      for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0 ? 1 : 0;
-    }
+  if (!p.has_raw_data()) {
+    fill_typed(p, t);
     return t;
   }
-  TSR_RETURN_IF_ERROR(fill_typed(p, t, what));
+  if (t.nbytes() > 0) std::memcpy(t.raw_mut(), p.raw_data().data(), t.nbytes());
+  if (dt == DType::kBool) {
+    auto* b = t.mut_data<uint8_t>();
+    for (int64_t i = 0; i < t.numel(); ++i) b[i] = b[i] != 0 ? 1 : 0;
+  }
   return t;
 }
 

@@ -113,10 +113,12 @@ Status write_curves(const std::string& dir, const std::vector<std::pair<double, 
 
 }  // namespace
 
-Expected<std::pair<double, double>> evaluate_classifier(const ir::Model& model, const Dataset& data, int threads) {
+Expected<std::pair<double, double>> evaluate_classifier(const ir::Model& model, const Dataset& data, int threads,
+                                                        const std::string& device) {
   TSR_ASSIGN_OR_RETURN(const Shape sample, sample_shape(model, data));
   SessionOptions so;
   so.num_threads = threads;
+  so.device = device;
   TSR_ASSIGN_OR_RETURN(auto session, Session::create(std::make_shared<ir::Model>(model), so));
   const bool infer = has_signature(model, "infer");
   std::vector<int64_t> idx(static_cast<size_t>(data.labels.numel()));
@@ -157,6 +159,7 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
   }
   SessionOptions so;
   so.num_threads = config.threads;
+  so.device = config.device;
   TSR_ASSIGN_OR_RETURN(auto session, Session::create(std::make_shared<ir::Model>(model), so));
 
   const int64_t total = config.limit > 0 ? std::min(config.limit, train_set.labels.numel()) : train_set.labels.numel();
@@ -238,7 +241,7 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
     report.checkpoint = session->snapshot();
     report.checkpoint.metadata[kEpochsDoneKey] = std::to_string(epoch);
     if (test_set) {
-      TSR_ASSIGN_OR_RETURN(const auto ev, evaluate_classifier(report.checkpoint, *test_set, config.threads));
+      TSR_ASSIGN_OR_RETURN(const auto ev, evaluate_classifier(report.checkpoint, *test_set, config.threads, config.device));
       st.test_loss = ev.first;
       st.test_accuracy = ev.second;
     }

@@ -24,6 +24,7 @@ struct TrainConfig {
   int epochs = 1;
   uint64_t seed = 0;     // shuffling order
   int threads = 1;       // intra-op threads (<= 0: all cores)
+  std::string device = "cpu";  // SessionOptions::device: cpu, cuda, vulkan, auto, null
   int64_t limit = 0;     // train on the first `limit` samples only (0 = all)
   std::string out_dir;   // "" = write nothing; else checkpoint_epoch<N>.tsr, loss.csv, epochs.csv, loss.png
 };
@@ -64,6 +65,7 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
 
 // Accuracy and mean cross entropy of a model's `infer` signature (or main graph) on a dataset,
 // batched by 1000. Returns {loss, accuracy}.
-Expected<std::pair<double, double>> evaluate_classifier(const ir::Model& model, const Dataset& data, int threads = 1);
+Expected<std::pair<double, double>> evaluate_classifier(const ir::Model& model, const Dataset& data, int threads = 1,
+                                                        const std::string& device = "cpu");
 
 }  // namespace tsr::train

@@ -18,6 +18,17 @@ export interface Tensor {
   data: TypedArray;
 }
 
+/** A string tensor (ONNX `tensor(string)`): one JS string per element, UTF-8 in the runtime. */
+export interface StringTensor {
+  dtype: 'string';
+  shape: number[];
+  data: string[];
+}
+
+/** A run output: a tensor, a sequence (ONNX `seq(tensor)`) as an array of its elements, or an
+ *  empty optional as null. */
+export type Value = Tensor | StringTensor | Value[] | null;
+
 export interface ValueInfo {
   name: string;
   /** A DType, 'sequence<float32>' for sequences, 'unknown' when the model does not say. */
@@ -48,7 +59,7 @@ export interface ScriptOptions {
   /** The function to run. */
   entry: string;
   /** Its arguments by parameter name. */
-  inputs?: Record<string, Tensor>;
+  inputs?: Record<string, Tensor | StringTensor>;
   /** 'eager' (default): run each op at once; 'trace': run and record; 'convert': if/while/for
    *  on tensors become If/Loop. */
   mode?: 'eager' | 'trace' | 'convert';
@@ -57,7 +68,7 @@ export interface ScriptOptions {
 }
 
 export interface ScriptResult {
-  outputs: Record<string, Tensor>;
+  outputs: Record<string, Value>;
   /** "file:line:col: warning: ..." lines (trace mode warns where a tensor decided a branch). */
   warnings: string[];
   /** .tsr bytes of the traced/converted graph; null in eager mode. */
@@ -69,7 +80,7 @@ export class Model {
   readonly outputs: ValueInfo[];
   /** Runs the main graph. Every input by name, exactly once. Throws TesseraError
    *  (not_found: unknown input name; invalid_argument: missing input, wrong dtype or shape). */
-  run(feeds: Record<string, Tensor>): Promise<Record<string, Tensor>>;
+  run(feeds: Record<string, Tensor | StringTensor>): Promise<Record<string, Value>>;
   /** The model as .tsr bytes. */
   save(): Uint8Array;
   /** Frees the model's memory. Using or disposing it again throws invalid_argument. */

@@ -108,9 +108,13 @@ export class Tessera {
       for (const [name, t] of Object.entries(feeds)) {
         const where = `input "${name}"`;
         if (t === null || typeof t !== 'object') throw argError(`${where}: expected {dtype, shape, data}`);
+        if (t.dtype === 'string') {
+          this._addStrings(list, name, t);
+          continue;
+        }
         const code = kDTypeCode[t.dtype];
-        if (code === undefined || t.dtype === 'string')
-          throw argError(`${where}: dtype ${JSON.stringify(t.dtype)} is not one of ${Object.keys(kArray).join(', ')}`);
+        if (code === undefined)
+          throw argError(`${where}: dtype ${JSON.stringify(t.dtype)} is not one of string, ${Object.keys(kArray).join(', ')}`);
         const Ctor = kArray[t.dtype];
         if (!(t.data instanceof Ctor)) throw argError(`${where}: dtype ${t.dtype} needs a ${Ctor.name} as data`);
         if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isInteger(d) && d >= 0))
@@ -132,25 +136,86 @@ export class Tessera {
     return list;
   }
 
-  /** @internal {name: {dtype, shape, data}} copied out of a TensorList (not freed here). */
+  /** @internal Appends {dtype: 'string', shape, data: string[]} to a TensorList. */
+  _addStrings(list, name, t) {
+    const where = `input "${name}"`;
+    if (!Array.isArray(t.data) || !t.data.every((v) => typeof v === 'string'))
+      throw argError(`${where}: dtype string needs an array of strings as data`);
+    if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isInteger(d) && d >= 0))
+      throw argError(`${where}: shape must be an array of non-negative integers`);
+    const m = this.#m;
+    const enc = new TextEncoder();
+    const n = t.data.length;
+    const ptrs = m._malloc(4 * Math.max(1, n));
+    const sizes = m._malloc(4 * Math.max(1, n));
+    const dims = m._malloc(8 * Math.max(1, t.shape.length));
+    const np = this._str(name);
+    const owned = [];
+    try {
+      new Float64Array(m.HEAPU8.buffer, dims, t.shape.length).set(t.shape);
+      for (let k = 0; k < n; k++) {
+        const bytes = enc.encode(t.data[k]);
+        const p = m._malloc(Math.max(1, bytes.length));
+        owned.push(p);
+        m.HEAPU8.set(bytes, p);
+        // wasm32: pointers and size_t are 32-bit.
+        new Uint32Array(m.HEAPU8.buffer, ptrs, n)[k] = p;
+        new Uint32Array(m.HEAPU8.buffer, sizes, n)[k] = bytes.length;
+      }
+      if (m._tsrw_list_add_strings(list, np, dims, t.shape.length, ptrs, sizes, n) !== 0) this._fail();
+    } finally {
+      for (const p of owned) m._free(p);
+      m._free(ptrs); m._free(sizes); m._free(dims); m._free(np);
+    }
+  }
+
+  /**
+   * @internal {name: value} copied out of a TensorList (not freed here). A tensor is
+   * {dtype, shape, data} (data a string[] for dtype string), a sequence an array of tensors, an
+   * empty optional null.
+   */
   _read(list) {
     const m = this.#m;
     const out = {};
     const n = m._tsrw_list_size(list);
-    for (let i = 0; i < n; i++) {
-      const name = m.UTF8ToString(m._tsrw_list_name(list, i));
-      const code = m._tsrw_list_dtype(list, i);
-      if (code <= 0) throw new TesseraError('unsupported', `output "${name}": sequence and optional outputs are not supported in JS yet`);
-      const dtype = kDTypeName[code];
-      const Ctor = kArray[dtype];
-      if (!Ctor) throw new TesseraError('unsupported', `output "${name}": dtype ${dtype} cannot be returned to JS yet`);
-      const shape = [];
-      for (let d = 0, r = m._tsrw_list_rank(list, i); d < r; d++) shape.push(m._tsrw_list_dims(list, i, d));
-      const p = m._tsrw_list_data(list, i);
-      const bytes = m.HEAPU8.slice(p, p + m._tsrw_list_nbytes(list, i));
-      out[name] = { dtype, shape, data: new Ctor(bytes.buffer) };
-    }
+    for (let i = 0; i < n; i++) out[m.UTF8ToString(m._tsrw_list_name(list, i))] = this._readValue(list, i);
     return out;
+  }
+
+  /** @internal Entry i of a TensorList as a JS value (see _read). */
+  _readValue(list, i) {
+    const m = this.#m;
+    const code = m._tsrw_list_dtype(list, i);
+    if (code === -2) return null;  // ValueKind::kNone: an empty optional
+    if (code === -1) {  // ValueKind::kSequence
+      const elems = m._tsrw_list_sequence(list, i);
+      try {
+        const values = [];
+        for (let k = 0, e = m._tsrw_list_size(elems); k < e; k++) values.push(this._readValue(elems, k));
+        return values;
+      } finally {
+        m._tsrw_list_free(elems);
+      }
+    }
+    const dtype = kDTypeName[code];
+    const shape = [];
+    for (let d = 0, r = m._tsrw_list_rank(list, i); d < r; d++) shape.push(m._tsrw_list_dims(list, i, d));
+    if (dtype === 'string') {
+      const dec = new TextDecoder();
+      const count = shape.reduce((a, b) => a * b, 1);
+      const data = [];
+      for (let k = 0; k < count; k++) {
+        const p = m._tsrw_list_string(list, i, k);
+        data.push(dec.decode(m.HEAPU8.subarray(p, p + m._tsrw_list_string_size(list, i, k))));
+      }
+      return { dtype, shape, data };
+    }
+    const Ctor = kArray[dtype];
+    const name = m.UTF8ToString(m._tsrw_list_name(list, i));
+    if (!Ctor) throw new TesseraError('unsupported', `output "${name}": dtype ${dtype} cannot be returned to JS`);
+    const p = m._tsrw_list_data(list, i);
+    const bytes = m.HEAPU8.slice(p, p + m._tsrw_list_nbytes(list, i));
+    return { dtype, shape, data: new Ctor(bytes.buffer) };
   }
 
   /**

@@ -152,7 +152,8 @@ EMSCRIPTEN_KEEPALIVE TensorList* tsrw_list_new() { return new TensorList; }
 EMSCRIPTEN_KEEPALIVE void tsrw_list_free(TensorList* l) { delete l; }
 
 // Appends a copy of a tensor: `dtype` a DType value, `rank` dims, `nbytes` bytes of data.
-// Returns 0, or -1 (kInvalidArgument: negative dims, size mismatch; kUnsupported: string dtype).
+// Returns 0, or -1 (kInvalidArgument: negative dims, size mismatch; kUnsupported: string dtype,
+// which goes through tsrw_list_add_strings).
 EMSCRIPTEN_KEEPALIVE int tsrw_list_add(TensorList* l, const char* name, int dtype, const double* dims, int rank,
                                        const uint8_t* data, size_t nbytes) {
   const std::string where = tsr::str_cat("input \"", name, "\"");
@@ -190,6 +191,45 @@ EMSCRIPTEN_KEEPALIVE int tsrw_list_dtype(TensorList* l, int i) {
 EMSCRIPTEN_KEEPALIVE int tsrw_list_rank(TensorList* l, int i) { return static_cast<int>(l->tensors[static_cast<size_t>(i)].rank()); }
 EMSCRIPTEN_KEEPALIVE double tsrw_list_dims(TensorList* l, int i, int d) {
   return static_cast<double>(l->tensors[static_cast<size_t>(i)].dim(d));
+}
+// Element type of entry i when it is a sequence or an optional (a DType value; 0 = unknown).
+EMSCRIPTEN_KEEPALIVE int tsrw_list_elem_dtype(TensorList* l, int i) {
+  return static_cast<int>(l->tensors[static_cast<size_t>(i)].dtype());
+}
+// The elements of sequence entry i as a new list (unnamed entries; caller frees it).
+EMSCRIPTEN_KEEPALIVE TensorList* tsrw_list_sequence(TensorList* l, int i) {
+  const auto& elems = l->tensors[static_cast<size_t>(i)].elements();
+  return new TensorList{std::vector<std::string>(elems.size()), elems};
+}
+// Element k of string tensor i: its bytes (UTF-8, may hold NULs) and their count.
+EMSCRIPTEN_KEEPALIVE const char* tsrw_list_string(TensorList* l, int i, double k) {
+  return l->tensors[static_cast<size_t>(i)].data<std::string>()[static_cast<size_t>(k)].data();
+}
+EMSCRIPTEN_KEEPALIVE size_t tsrw_list_string_size(TensorList* l, int i, double k) {
+  return l->tensors[static_cast<size_t>(i)].data<std::string>()[static_cast<size_t>(k)].size();
+}
+// Appends a string tensor of `rank` dims whose elements are the `count` byte strings
+// `data[k]` of `sizes[k]` bytes. Returns 0, or -1 (kInvalidArgument: count does not match dims).
+EMSCRIPTEN_KEEPALIVE int tsrw_list_add_strings(TensorList* l, const char* name, const double* dims, int rank,
+                                               const char* const* data, const size_t* sizes, size_t count) {
+  const std::string where = tsr::str_cat("input \"", name, "\"");
+  tsr::Shape shape;
+  for (int d = 0; d < rank; ++d) shape.push_back(static_cast<int64_t>(dims[d]));
+  auto t = tsr::Tensor::empty(tsr::DType::kString, shape);
+  if (!t.ok()) {
+    set_error(t.status().with_context(where));
+    return -1;
+  }
+  if (static_cast<size_t>(t->numel()) != count) {
+    set_error(tsr::invalid_argument(where, ": shape ", tsr::shape_str(shape), " needs ", t->numel(),
+                                    " strings, got ", count));
+    return -1;
+  }
+  auto* dst = t->mut_data<std::string>();
+  for (size_t k = 0; k < count; ++k) dst[k].assign(data[k], sizes[k]);
+  l->names.emplace_back(name);
+  l->tensors.push_back(std::move(t).value());
+  return 0;
 }
 EMSCRIPTEN_KEEPALIVE const void* tsrw_list_data(TensorList* l, int i) { return l->tensors[static_cast<size_t>(i)].raw(); }
 EMSCRIPTEN_KEEPALIVE size_t tsrw_list_nbytes(TensorList* l, int i) { return l->tensors[static_cast<size_t>(i)].nbytes(); }

@@ -18,13 +18,14 @@ async function reference(file, feeds) {
   return session.outputNames.map((n) => ({ name: n, dtype: out[n].type, shape: out[n].dims.map(Number), data: out[n].data }));
 }
 
-function check(got, refs, what) {
+// Tolerances: the model's "rtol"/"atol" in models.json (as run_model_test.py), else 1e-4.
+function check(got, refs, what, model) {
   assert.deepEqual(Object.keys(got).sort(), refs.map((r) => r.name).sort(), `${what}: output names`);
   for (const r of refs) {
     const t = got[r.name];
     assert.equal(t.dtype, r.dtype, `${what}: ${r.name} dtype`);
     assert.deepEqual(t.shape, r.shape, `${what}: ${r.name} shape`);
-    const c = compare(t.data, r.data);
+    const c = compare(t.data, r.data, model.rtol ?? 1e-4, model.atol ?? 1e-4);
     assert.ok(c.ok, `${what}: ${r.name} differs from onnxruntime (max abs ${c.maxAbs})`);
   }
 }
@@ -38,11 +39,11 @@ for (const model of lib.loadModels()) {
     const refs = await reference(file, feeds);
     const onnx = await tsr.load(new Uint8Array(fs.readFileSync(file)), { name: model.file });
     assert.deepEqual(onnx.inputs.map((i) => i.name).sort(), model.inputs.map((i) => i.name).sort());
-    check(await onnx.run(feeds), refs, `${model.name}.onnx`);
+    check(await onnx.run(feeds), refs, `${model.name}.onnx`, model);
     const bytes = onnx.save();
     onnx.dispose();
     const m = await tsr.load(bytes, { name: `${model.name}.tsr` });
-    check(await m.run(feeds), refs, `${model.name}.tsr`);
+    check(await m.run(feeds), refs, `${model.name}.tsr`, model);
     m.dispose();
   });
 }

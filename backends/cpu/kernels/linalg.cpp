@@ -1,8 +1,12 @@
 // CPU kernels for MatMul and Gemm. f32 runs on the shared packed SGEMM (gemm.h); f64 and the
 // integer types use the plain reference loop (integer products wrap as in C++ unsigned math).
+// FusedGemm (f32/f64) is Gemm followed by its activation epilogue (epilogue.h).
+#include <hwy/highway.h>
+
 #include <algorithm>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/epilogue.h"  // after hwy/highway.h (a Highway -inl header)
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/matmul.h"
 
@@ -29,8 +33,9 @@ Status matmul_kernel(exec::KernelContext& ctx) {
   }
 }
 
+// `act`: FusedGemm's activation, applied to Y after the product (kNone for Gemm).
 template <typename T>
-Status gemm_typed(exec::KernelContext& ctx) {
+Status gemm_typed(exec::KernelContext& ctx, const ops::ActivationSpec& act = {}) {
   const Tensor& a = *ctx.input(0);
   const Tensor& b = *ctx.input(1);
   const Tensor* c = ctx.input(2);
@@ -59,6 +64,7 @@ Status gemm_typed(exec::KernelContext& ctx) {
     }
   }
   matmul_detail::gemm_any<T>(ta, tb, m, n, k, alpha, a.data<T>(), a.dim(1), b.data<T>(), b.dim(1), beta, py, n, &ctx.pool());
+  if constexpr (std::is_floating_point_v<T>) HWY_NAMESPACE::apply_epilogue(act, py, m * n);
   return ok_status();
 }
 
@@ -74,12 +80,39 @@ Status gemm_kernel(exec::KernelContext& ctx) {
   }
 }
 
+// Gemm, then the activation over the [M, N] result (Gemm outputs here are small enough to be
+// still in cache).
+class FusedGemmKernel final : public exec::Kernel {
+ public:
+  explicit FusedGemmKernel(ops::ActivationSpec act) : act_(act) {}
+  Status run(exec::KernelContext& ctx) override {
+    switch (ctx.input(0)->dtype()) {
+      case DType::kF32: return run_typed<float>(ctx);
+      case DType::kF64: return run_typed<double>(ctx);
+      default: return unsupported(ctx.place(), ": FusedGemm has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
+    }
+  }
+
+ private:
+  template <typename T>
+  Status run_typed(exec::KernelContext& ctx) {
+    return gemm_typed<T>(ctx, act_);
+  }
+  ops::ActivationSpec act_;
+};
+
+Expected<std::unique_ptr<exec::Kernel>> create_fused_gemm(const exec::KernelInit& init) {
+  TSR_ASSIGN_OR_RETURN(ops::ActivationSpec act, ops::activation_of(init.node, init.place));
+  return std::unique_ptr<exec::Kernel>(new FusedGemmKernel(act));
+}
+
 }  // namespace
 
 void register_linalg_kernels(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64, DType::kI32, DType::kI64, DType::kU32, DType::kU64};
   r.add_fn("MatMul", types, matmul_kernel);
   r.add_fn("Gemm", types, gemm_kernel);
+  r.add("FusedGemm", {DType::kF32, DType::kF64}, &create_fused_gemm);
 }
 
 }  // namespace tsr::cpu

@@ -2,7 +2,8 @@
 // as is; depthwise convs (one input and one output channel per group, spatial rank <= 2) run a
 // direct loop vectorized along the output width; everything else is im2col in blocks of output
 // rows + the packed SGEMM (gemm.h). f64 takes the same im2col path with the reference GEMM, and
-// so does i32 for the quantized convs (conv_i32, conv.h).
+// so does i32 for the quantized convs (conv_i32, conv.h). FusedConv is the same kernel with an
+// activation epilogue (epilogue.h) applied to each block of outputs right after it is computed.
 // Pool kernels: nn_pool.cpp; normalization/softmax: nn_norm.cpp.
 // Compiled once per SIMD target (hwy/foreach_target.h); register_nn_kernels registers the
 // kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
@@ -17,6 +18,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/conv.h"
+#include "backends/cpu/kernels/epilogue.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/nn_window.h"
@@ -188,9 +190,10 @@ void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, st
 
 // Conv of x by wt (+ bias) into yt (allocated with the inferred shape), the node's window.
 // `packed` (f32 only, may be null): the weights of each group pre-packed by sgemm_pack_a.
+// `act`: the FusedConv activation (kNone for Conv), applied block by block.
 template <typename T>
 Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, const Tensor* bias, Tensor* yt,
-                 const std::vector<SgemmPackedA>* packed = nullptr) {
+                 const std::vector<SgemmPackedA>* packed = nullptr, const ops::ActivationSpec& act = {}) {
   const int64_t group = ctx.node().attr_int("group", 1);
   std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
@@ -212,6 +215,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t ch = p % m;
         depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, py + p * out_size, phased);
+        apply_epilogue(act, py + p * out_size, out_size);
       }
     });
     return ok_status();
@@ -238,10 +242,18 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   const bool pointwise = w.k_size() == 1 && w.s == std::array<int64_t, 3>{1, 1, 1} &&
                          w.pb == std::array<int64_t, 3>{0, 0, 0} && w.pe == std::array<int64_t, 3>{0, 0, 0};
   if (pointwise) {
+    // With an epilogue the columns go in chunks of <= 256 KiB of output, activated while cached.
+    const int64_t chunk = act.kind == ops::FusedActivation::kNone
+                              ? out_size
+                              : std::max<int64_t>(512, (int64_t{1} << 16) / std::max<int64_t>(1, mg));
     for (int64_t n = 0; n < n_batch; ++n)
       for (int64_t g = 0; g < group; ++g)
-        gemm_group(g, out_size, px + (n * c + g * cg) * in_size, in_size, beta, py + (n * m + g * mg) * out_size,
-                   out_size);
+        for (int64_t j0 = 0; j0 < out_size; j0 += chunk) {
+          const int64_t nc = std::min(chunk, out_size - j0);
+          T* yg = py + (n * m + g * mg) * out_size + j0;
+          gemm_group(g, nc, px + (n * c + g * cg) * in_size + j0, in_size, beta, yg, out_size);
+          apply_epilogue_rows(act, yg, mg, nc, out_size);
+        }
     return ok_status();
   }
   // im2col in blocks of whole output rows: ~1 MiB of columns, at least 512 wide for the GEMM.
@@ -263,7 +275,9 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
         } else {
           im2col<T>(xg, w, r0, r1, 0, kg, pc);
         }
-        gemm_group(g, ncols, pc, ncols, beta, py + (n * m + g * mg) * out_size + r0 * ow, out_size);
+        T* yg = py + (n * m + g * mg) * out_size + r0 * ow;
+        gemm_group(g, ncols, pc, ncols, beta, yg, out_size);
+        apply_epilogue_rows(act, yg, mg, ncols, out_size);
       }
     }
   }
@@ -271,33 +285,31 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 }
 
 template <typename T>
-Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* packed = nullptr) {
+Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* packed, const ops::ActivationSpec& act) {
   TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
-  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed);
+  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act);
 }
 
-Status conv_kernel(exec::KernelContext& ctx) {
-  switch (ctx.input(0)->dtype()) {
-    case DType::kF32: return conv_typed<float>(ctx);
-    case DType::kF64: return conv_typed<double>(ctx);
-    default: return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
-  }
-}
-
-// f32 Conv with constant weights: packs each group's weight matrix once, at kernel creation.
-class PackedConvKernel final : public exec::Kernel {
+// Conv and FusedConv (`act_` from the node's activation attributes, parsed once). With constant
+// f32 weights, each group's weight matrix is packed once at kernel creation (`packed_`).
+class ConvKernel final : public exec::Kernel {
  public:
-  explicit PackedConvKernel(std::vector<SgemmPackedA> packed) : packed_(std::move(packed)) {}
+  ConvKernel(std::vector<SgemmPackedA> packed, ops::ActivationSpec act) : packed_(std::move(packed)), act_(act) {}
   Status run(exec::KernelContext& ctx) override {
-    if (ctx.input(0)->dtype() != DType::kF32) return conv_kernel(ctx);
-    return conv_typed<float>(ctx, &packed_);
+    switch (ctx.input(0)->dtype()) {
+      case DType::kF32: return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_);
+      case DType::kF64: return conv_typed<double>(ctx, nullptr, act_);
+      default: return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
+    }
   }
 
  private:
   std::vector<SgemmPackedA> packed_;
+  ops::ActivationSpec act_;
 };
 
 Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init) {
+  TSR_ASSIGN_OR_RETURN(ops::ActivationSpec act, ops::activation_of(init.node, init.place));
   const Tensor* wt = init.constant_inputs.size() > 1 ? init.constant_inputs[1] : nullptr;
   const int64_t group = init.node.attr_int("group", 1);
   if (wt && wt->dtype() == DType::kF32 && wt->rank() >= 3 && group >= 1 && wt->dim(0) % group == 0 &&
@@ -308,10 +320,10 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
       std::vector<SgemmPackedA> packed;
       for (int64_t g = 0; g < group; ++g)
         packed.push_back(sgemm_pack_a(false, mg, kg, wt->data<float>() + g * mg * kg, kg));
-      return std::unique_ptr<exec::Kernel>(new PackedConvKernel(std::move(packed)));
+      return std::unique_ptr<exec::Kernel>(new ConvKernel(std::move(packed), act));
     }
   }
-  return std::unique_ptr<exec::Kernel>(new exec::FnKernel(conv_kernel));
+  return std::unique_ptr<exec::Kernel>(new ConvKernel({}, act));
 }
 
 }  // namespace
@@ -320,7 +332,10 @@ Status conv_i32_impl(exec::KernelContext& ctx, const Tensor& x, const Tensor& w,
   return conv_into<int32_t>(ctx, x, w, nullptr, y);
 }
 
-void register_nn_target(KernelRegistry& r) { r.add("Conv", {DType::kF32, DType::kF64}, &create_conv); }
+void register_nn_target(KernelRegistry& r) {
+  r.add("Conv", {DType::kF32, DType::kF64}, &create_conv);
+  r.add("FusedConv", {DType::kF32, DType::kF64}, &create_conv);
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu

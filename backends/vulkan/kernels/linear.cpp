@@ -1,5 +1,6 @@
 // MatMul, Gemm (matmul.comp: 16x16 shared-memory tiles, transposes as strides) and Conv
 // (conv2d.comp: direct convolution with groups, strides, dilations and pads; 1-D and 2-D).
+#include "backends/device_common/linear.h"
 #include "backends/vulkan/kernels/common.h"
 
 namespace tsr::vulkan {
@@ -25,71 +26,28 @@ Status record_matmul(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& a
                                     &p, sizeof p, gx, gy, batch);
 }
 
-// Batch dims of a MatMul operand: equal to the output's (stride M*K) or all ones (stride 0).
-bool batch_stride(const Shape& s, const Shape& out_batch, uint32_t mat, uint32_t* stride) {
-  const size_t r = s.size() < 2 ? 0 : s.size() - 2;
-  int64_t n = 1;
-  for (size_t d = 0; d < r; ++d) n *= s[d];
-  if (n == 1) {
-    *stride = 0;
-    return true;
-  }
-  if (r != out_batch.size()) return false;
-  for (size_t d = 0; d < r; ++d)
-    if (s[d] != out_batch[d]) return false;
-  *stride = mat;
-  return true;
-}
-
-bool matmul_check(const ir::Node&, const std::vector<ops::ValueType>& in) {
-  // Mixed batch broadcasting (e.g. [2,1,M,K] x [1,3,K,N]) stays on the CPU when visible now.
-  const Shape& a = in[0].shape;
-  const Shape& b = in[1].shape;
-  if (a.size() <= 2 || b.size() <= 2) return true;
-  int64_t na = 1, nb = 1;
-  for (size_t d = 0; d + 2 < a.size(); ++d) na *= a[d];
-  for (size_t d = 0; d + 2 < b.size(); ++d) nb *= b[d];
-  if (na == 1 || nb == 1) return true;
-  return a.size() == b.size() && std::equal(a.begin(), a.end() - 2, b.begin());
-}
-
-class MatMulKernel final : public exec::DeviceKernel {
- public:
-  explicit MatMulKernel(const exec::KernelInit&) {}
-  Status record(exec::DeviceKernelContext& ctx) override {
-    const exec::DeviceTensor& a = *ctx.device_input(0);
-    const exec::DeviceTensor& b = *ctx.device_input(1);
-    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    const bool a1 = a.shape.size() == 1, b1 = b.shape.size() == 1;
+struct VulkanMatMul {
+  static constexpr const char* kName = "Vulkan";
+  static Status matmul(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& a, const exec::DeviceTensor& b,
+                       exec::DeviceTensor& y, const device_common::MatMulGeom& g) {
     MatPush p;
-    p.M = a1 ? 1 : static_cast<uint32_t>(a.shape[a.shape.size() - 2]);
-    p.K = static_cast<uint32_t>(a.shape.back());
-    p.N = b1 ? 1 : static_cast<uint32_t>(b.shape.back());
+    p.M = static_cast<uint32_t>(g.M);
+    p.K = static_cast<uint32_t>(g.K);
+    p.N = static_cast<uint32_t>(g.N);
+    p.a_bs = static_cast<uint32_t>(g.sa);
     p.a_rs = p.K;
     p.a_cs = 1;
-    p.b_rs = b1 ? 1 : p.N;
+    p.b_bs = static_cast<uint32_t>(g.sb);
+    p.b_rs = p.N;
     p.b_cs = 1;
-    // Output batch dims: the broadcast of both operands' batch dims.
-    Shape ob;
-    const size_t ra = a.shape.size() < 2 ? 0 : a.shape.size() - 2, rb = b.shape.size() < 2 ? 0 : b.shape.size() - 2;
-    const size_t r = std::max(ra, rb);
-    for (size_t d = 0; d < r; ++d) {
-      const int64_t da = d + ra >= r ? a.shape[d + ra - r] : 1, db = d + rb >= r ? b.shape[d + rb - r] : 1;
-      ob.push_back(std::max(da, db));
-    }
-    if (!batch_stride(a.shape, ob, p.M * p.K, &p.a_bs) || !batch_stride(b.shape, ob, p.K * p.N, &p.b_bs))
-      return unsupported(ctx.place(), ": MatMul batch broadcasting of ", shape_str(a.shape), " x ", shape_str(b.shape),
-                         " is not supported by the Vulkan kernel");
-    return record_matmul(ctx, a, b, nullptr, *y, p, static_cast<uint32_t>(numel_of(ob)));
+    return record_matmul(ctx, a, b, nullptr, y, p, static_cast<uint32_t>(g.batch));
   }
 };
+using MatMulKernel = device_common::MatMulKernel<VulkanMatMul>;
 
 class GemmKernel final : public exec::DeviceKernel {
  public:
-  explicit GemmKernel(const exec::KernelInit& init)
-      : ta_(init.node.attr_int("transA", 0) != 0), tb_(init.node.attr_int("transB", 0) != 0),
-        alpha_(static_cast<float>(init.node.attr_float("alpha", 1.0))),
-        beta_(static_cast<float>(init.node.attr_float("beta", 1.0))) {}
+  explicit GemmKernel(const exec::KernelInit& init) : attrs_(device_common::gemm_attrs(init.node)) {}
   Status record(exec::DeviceKernelContext& ctx) override {
     const exec::DeviceTensor& a = *ctx.device_input(0);
     const exec::DeviceTensor& b = *ctx.device_input(1);
@@ -98,13 +56,13 @@ class GemmKernel final : public exec::DeviceKernel {
     MatPush p;
     p.M = static_cast<uint32_t>(y->shape[0]);
     p.N = static_cast<uint32_t>(y->shape[1]);
-    p.K = static_cast<uint32_t>(ta_ ? a.shape[0] : a.shape[1]);
-    p.a_rs = ta_ ? 1 : p.K;
-    p.a_cs = ta_ ? p.M : 1;
-    p.b_rs = tb_ ? 1 : p.N;
-    p.b_cs = tb_ ? p.K : 1;
-    p.alpha = alpha_;
-    p.beta = beta_;
+    p.K = static_cast<uint32_t>(attrs_.ta ? a.shape[0] : a.shape[1]);
+    p.a_rs = attrs_.ta ? 1 : p.K;
+    p.a_cs = attrs_.ta ? p.M : 1;
+    p.b_rs = attrs_.tb ? 1 : p.N;
+    p.b_cs = attrs_.tb ? p.K : 1;
+    p.alpha = attrs_.alpha;
+    p.beta = attrs_.beta;
     if (c) {
       p.has_c = 1;
       const Shape& cs = c->shape;
@@ -116,8 +74,7 @@ class GemmKernel final : public exec::DeviceKernel {
   }
 
  private:
-  bool ta_, tb_;
-  float alpha_, beta_;
+  device_common::GemmAttrs attrs_;
 };
 
 bool conv_check(const ir::Node&, const std::vector<ops::ValueType>& in) {
@@ -132,47 +89,16 @@ class ConvKernel final : public exec::DeviceKernel {
     const exec::DeviceTensor& w = *ctx.device_input(1);
     const exec::DeviceTensor* bias = ctx.device_input(2);
     TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    const bool one_d = x.shape.size() == 3;
-    const size_t nsp = one_d ? 1 : 2;
+    TSR_ASSIGN_OR_RETURN(const device_common::ConvGeom g, device_common::conv_geometry(ctx, node_, x.shape, w.shape, y->shape));
     struct {
       uint32_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw;
       int32_t ph, pw;
       uint32_t group, has_bias;
-    } p{};
-    p.N = static_cast<uint32_t>(x.shape[0]);
-    p.C = static_cast<uint32_t>(x.shape[1]);
-    p.H = one_d ? 1 : static_cast<uint32_t>(x.shape[2]);
-    p.W = static_cast<uint32_t>(x.shape.back());
-    p.M = static_cast<uint32_t>(y->shape[1]);
-    p.OH = one_d ? 1 : static_cast<uint32_t>(y->shape[2]);
-    p.OW = static_cast<uint32_t>(y->shape.back());
-    p.KH = one_d ? 1 : static_cast<uint32_t>(w.shape[2]);
-    p.KW = static_cast<uint32_t>(w.shape.back());
-    const std::vector<int64_t> strides = node_.attr_ints("strides", std::vector<int64_t>(nsp, 1));
-    const std::vector<int64_t> dil = node_.attr_ints("dilations", std::vector<int64_t>(nsp, 1));
-    std::vector<int64_t> pads = node_.attr_ints("pads", std::vector<int64_t>(2 * nsp, 0));
-    if (strides.size() != nsp || dil.size() != nsp || pads.size() != 2 * nsp)
-      return ctx.error("strides/dilations/pads do not match ", nsp, " spatial dims");
-    const std::string auto_pad = node_.attr_string("auto_pad", "NOTSET");
-    const uint32_t in_sp[2] = {p.H, p.W}, out_sp[2] = {p.OH, p.OW}, k_sp[2] = {p.KH, p.KW};
-    for (size_t d = 0; d < nsp; ++d) {
-      const size_t i = one_d ? 1 : d;
-      if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-        const int64_t total = std::max<int64_t>(
-            0, (static_cast<int64_t>(out_sp[i]) - 1) * strides[d] + (k_sp[i] - 1) * dil[d] + 1 - in_sp[i]);
-        pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      } else if (auto_pad == "VALID") {
-        pads[d] = 0;
-      }
-    }
-    p.sh = one_d ? 1 : static_cast<uint32_t>(strides[0]);
-    p.sw = static_cast<uint32_t>(strides.back());
-    p.dh = one_d ? 1 : static_cast<uint32_t>(dil[0]);
-    p.dw = static_cast<uint32_t>(dil.back());
-    p.ph = one_d ? 0 : static_cast<int32_t>(pads[0]);
-    p.pw = static_cast<int32_t>(pads[nsp - 1]);
-    p.group = static_cast<uint32_t>(node_.attr_int("group", 1));
-    if (p.group == 0 || p.C % p.group || p.M % p.group) return ctx.error("group ", p.group, " does not divide the channels");
+    } p{static_cast<uint32_t>(g.N),  static_cast<uint32_t>(g.C),  static_cast<uint32_t>(g.H),  static_cast<uint32_t>(g.W),
+        static_cast<uint32_t>(g.M),  static_cast<uint32_t>(g.OH), static_cast<uint32_t>(g.OW), static_cast<uint32_t>(g.KH),
+        static_cast<uint32_t>(g.KW), static_cast<uint32_t>(g.sh), static_cast<uint32_t>(g.sw), static_cast<uint32_t>(g.dh),
+        static_cast<uint32_t>(g.dw), static_cast<int32_t>(g.ph),  static_cast<int32_t>(g.pw),  static_cast<uint32_t>(g.group),
+        0};
     p.has_bias = bias ? 1 : 0;
     const exec::DeviceTensor& bb = bias ? *bias : w;
     return vk(ctx).dispatch_1d("conv2d",
@@ -188,7 +114,7 @@ class ConvKernel final : public exec::DeviceKernel {
 }  // namespace
 
 void register_linear(VkOpTable& t) {
-  t["MatMul"] = {0, &matmul_check, &make_kernel<MatMulKernel>};
+  t["MatMul"] = {0, &device_common::matmul_check, &make_kernel<MatMulKernel>};
   t["Gemm"] = {0, nullptr, &make_kernel<GemmKernel>};
   t["Conv"] = {0, &conv_check, &make_kernel<ConvKernel>};
 }

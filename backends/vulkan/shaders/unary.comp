@@ -33,15 +33,14 @@ void main() {
     case 13u: r = erf_approx(v); break;
     case 14u: r = floor(v); break;
     case 15u: r = ceil(v); break;
-    case 16u: r = v; break;
-    case 17u: r = v > 15.0 ? v : log(1.0 + exp(v)); break;
-    case 18u: r = v < 0.0 ? p.a * (exp(v) - 1.0) : v; break;
-    case 19u: r = sin(v); break;
-    case 20u: r = cos(v); break;
-    case 21u: r = roundEven(v); break;
-    case 22u: r = sign(v); break;
-    case 23u: r = v * 0.5 * (1.0 + erf_approx(v * 0.70710678118654752)); break;
-    case 24u: r = v / (1.0 + abs(v)); break;
+    case 16u: r = v > 15.0 ? v : log(1.0 + exp(v)); break;
+    case 17u: r = v < 0.0 ? p.a * (exp(v) - 1.0) : v; break;
+    case 18u: r = sin(v); break;
+    case 19u: r = cos(v); break;
+    case 20u: r = roundEven(v); break;
+    case 21u: r = sign(v); break;
+    case 22u: r = v * 0.5 * (1.0 + erf_approx(v * 0.70710678118654752)); break;
+    case 23u: r = v / (1.0 + abs(v)); break;
   }
   y[i] = r;
 }

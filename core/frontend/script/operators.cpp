@@ -130,30 +130,49 @@ Expected<ScriptValue> host_binary(BinOp op, const ScriptValue& a, const ScriptVa
   const bool ints = a.kind != K::kFloat && b.kind != K::kFloat;
   if (ints) {
     const int64_t x = a.as_int(), y = b.as_int();
+    // Script ints are 64-bit (not Python's unbounded ints): overflow is an error, never wraps.
+    int64_t r = 0;
+    const auto overflow = [&] { return invalid_argument("integer overflow: the result does not fit in 64 bits"); };
     switch (op) {
-      case BinOp::kAdd: return ScriptValue::integer(x + y);
-      case BinOp::kSub: return ScriptValue::integer(x - y);
-      case BinOp::kMul: return ScriptValue::integer(x * y);
+      case BinOp::kAdd:
+        if (__builtin_add_overflow(x, y, &r)) return overflow();
+        return ScriptValue::integer(r);
+      case BinOp::kSub:
+        if (__builtin_sub_overflow(x, y, &r)) return overflow();
+        return ScriptValue::integer(r);
+      case BinOp::kMul:
+        if (__builtin_mul_overflow(x, y, &r)) return overflow();
+        return ScriptValue::integer(r);
       case BinOp::kDiv:
         if (y == 0) return invalid_argument("division by zero");
         return ScriptValue::real(static_cast<double>(x) / static_cast<double>(y));
       case BinOp::kFloorDiv:
       case BinOp::kMod: {
         if (y == 0) return invalid_argument("integer division or modulo by zero");
-        int64_t q = x / y, r = x % y;
+        if (y == -1) {  // x / -1 overflows for INT64_MIN; x % -1 is 0
+          if (op == BinOp::kMod) return ScriptValue::integer(0);
+          if (__builtin_sub_overflow(int64_t{0}, x, &r)) return overflow();
+          return ScriptValue::integer(r);
+        }
+        int64_t q = x / y;
+        r = x % y;
         if (r != 0 && ((r < 0) != (y < 0))) {
           --q;
           r += y;
         }
         return ScriptValue::integer(op == BinOp::kFloorDiv ? q : r);
       }
-      case BinOp::kPow:
+      case BinOp::kPow: {
         if (y < 0) return ScriptValue::real(std::pow(static_cast<double>(x), static_cast<double>(y)));
-        {
-          int64_t r = 1;
-          for (int64_t k = 0; k < y; ++k) r *= x;
-          return ScriptValue::integer(r);
+        // Exponentiation by squaring: O(log y) steps, each checked for overflow.
+        int64_t result = 1, base = x, e = y;
+        while (e > 0) {
+          if ((e & 1) && __builtin_mul_overflow(result, base, &result)) return overflow();
+          e >>= 1;
+          if (e > 0 && __builtin_mul_overflow(base, base, &base)) return overflow();
         }
+        return ScriptValue::integer(result);
+      }
       case BinOp::kMatMul: break;
     }
     return unsupported("'@' needs tensors");

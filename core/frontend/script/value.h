@@ -3,6 +3,8 @@
 // ops::Values of the mode's Emitter (eager values, traced values or graph values).
 #pragma once
 
+#include <limits>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -47,7 +49,16 @@ struct ScriptValue {
   bool is_number() const { return kind == Kind::kBool || kind == Kind::kInt || kind == Kind::kFloat; }
   bool is_sequence() const { return kind == Kind::kTuple || kind == Kind::kList; }
   double as_double() const { return kind == Kind::kFloat ? f : kind == Kind::kInt ? static_cast<double>(i) : b; }
-  int64_t as_int() const { return kind == Kind::kInt ? i : kind == Kind::kBool ? b : static_cast<int64_t>(f); }
+  // A float is truncated toward zero and saturated to the int64 range (NaN gives 0), so that a
+  // huge literal cannot make the conversion undefined; callers range-check the result.
+  int64_t as_int() const {
+    if (kind == Kind::kInt) return i;
+    if (kind == Kind::kBool) return b;
+    if (!(f == f)) return 0;
+    if (f >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+    if (f <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+    return static_cast<int64_t>(f);
+  }
 };
 
 // "int", "tensor", ... for messages.

@@ -1,5 +1,7 @@
-// Linear-algebra OpDefs (ONNX opset 17): MatMul (numpy matmul semantics) and Gemm.
+// Linear-algebra OpDefs (ONNX opset 17): MatMul (numpy matmul semantics) and Gemm; FusedGemm
+// (Tessera): Gemm + an activation epilogue (fused_activation.h), made by core/passes.
 #include "core/ops/families/matmul_infer.h"
+#include "core/ops/fused_activation.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {
@@ -96,6 +98,18 @@ void register_linalg_ops(OpRegistry& r) {
          {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"transA", AttrKind::kInt},
           {"transB", AttrKind::kInt}},
          infer_gemm, "Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N]"});
+  r.add({"FusedGemm", "tessera", 1, 2, 3, 1, 1,
+         {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"transA", AttrKind::kInt},
+          {"transB", AttrKind::kInt}, {"activation", AttrKind::kString, true},
+          {"activation_params", AttrKind::kFloats},
+               {"activation_affine", AttrKind::kFloats}},
+         [](InferContext& ctx) -> Status {
+           TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
+           TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
+           return infer_gemm(ctx);
+         },
+         "Gemm + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, LeakyRelu, "
+         "HardSigmoid; made by the optimizer)"});
 }
 
 }  // namespace tsr::ops

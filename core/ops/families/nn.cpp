@@ -1,7 +1,8 @@
 // Convolution and pooling OpDefs (ONNX opset 17): Conv, MaxPool, AveragePool, MaxUnpool,
 // GlobalAveragePool, GlobalMaxPool. Window geometry: core/ops/spatial.h.
-#include "core/ops/spatial.h"
+#include "core/ops/fused_activation.h"
 #include "core/ops/op_def.h"
+#include "core/ops/spatial.h"
 
 namespace tsr::ops {
 
@@ -104,6 +105,15 @@ Status infer_conv(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
   return infer_conv_shape(ctx, 0, 1, 2, ctx.input(0).dtype);
+}
+
+// FusedConv: Conv followed by the activation of its `activation` attribute (fused_activation.h),
+// made by core/passes from Conv [+ BatchNormalization] + activation in inference graphs; f32/f64.
+Status infer_fused_conv(InferContext& ctx) {
+  if (!ctx.node().attr("activation")) return ctx.ir_error("attribute activation is required");
+  TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
+  return infer_conv(ctx);
 }
 
 // Pools: X[N, C, D1..Dr] -> [N, C, O1..Or]; kernel_shape required. MaxPool also takes i8/u8
@@ -211,6 +221,13 @@ Status infer_max_unpool(InferContext& ctx) {
 void register_nn_ops(OpRegistry& r) {
   r.add({"Conv", "", 11, 2, 3, 1, 1, with({{"group", AttrKind::kInt}}), infer_conv,
          "N-d convolution with groups, strides, dilations, pads/auto_pad and optional bias"});
+  r.add({"FusedConv", "tessera", 1, 2, 3, 1, 1,
+         with({{"group", AttrKind::kInt}, {"activation", AttrKind::kString, true},
+               {"activation_params", AttrKind::kFloats},
+               {"activation_affine", AttrKind::kFloats}}),
+         infer_fused_conv,
+         "Conv + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, LeakyRelu, "
+         "HardSigmoid; made by the optimizer)"});
   r.add({"MaxPool", "", 12, 1, 1, 1, 2,
          with({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
                {"storage_order", AttrKind::kInt}}),

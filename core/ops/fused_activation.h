@@ -1,0 +1,47 @@
+// The activation a fused Tessera op applies to its result before storing it (the "epilogue"),
+// defined once for every fused op (FusedConv, FusedGemm), the pass that creates them
+// (core/passes/opt_fuse_activation.cpp) and the kernels that run them (backends/cpu/kernels/
+// epilogue.h). Modelled on onnxruntime's com.microsoft FusedConv.
+//
+// Attributes of a fused node:
+//   activation         string, required: "Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu",
+//                      "HardSigmoid"
+//   activation_params  floats: Clip {min, max}; LeakyRelu {alpha}; HardSigmoid {alpha, beta};
+//                      none for the others. Same semantics as the ONNX op of that name.
+//   activation_affine  floats {scale, shift}, optional: after the activation, y = y * scale + shift
+//                      (the scalar affine layers PP-OCR's backbones put after each activation).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/base/status.h"
+#include "core/ir/graph.h"
+
+namespace tsr::ops {
+
+enum class FusedActivation : uint8_t { kNone, kRelu, kClip, kHardSwish, kSigmoid, kLeakyRelu, kHardSigmoid };
+
+// An activation with its parameters, as the epilogue applies it to each element y:
+//   Relu max(y, 0); Clip min(max(y, p0), p1); HardSwish y * max(0, min(1, y / 6 + 1/2));
+//   Sigmoid 1 / (1 + exp(-y)); LeakyRelu y < 0 ? p0 * y : y; HardSigmoid max(0, min(1, p0 * y + p1)).
+struct ActivationSpec {
+  FusedActivation kind = FusedActivation::kNone;
+  float p0 = 0, p1 = 0;
+  float scale = 1, shift = 0;  // activation_affine, applied after the activation
+  bool has_affine() const { return scale != 1 || shift != 0; }
+};
+
+// The activation of a fused node's attributes; kNone when the node has no `activation`
+// attribute (a plain Conv/Gemm). kInvalidModel naming `place` for an unknown name or a wrong
+// number of params.
+Expected<ActivationSpec> activation_of(const ir::Node& node, const std::string& place);
+
+// The attributes to put on a fused node for `spec` (kind must not be kNone).
+std::vector<ir::Attribute> activation_attributes(const ActivationSpec& spec);
+
+// The name the `activation` attribute uses ("Relu", ...), "" for kNone.
+const char* activation_name(FusedActivation kind);
+
+}  // namespace tsr::ops

@@ -1,0 +1,109 @@
+// Conv/Gemm + activation fusion (optimize.h): Conv -> act becomes FusedConv, Gemm -> act becomes
+// FusedGemm, the activation applied by the kernel to each block of results while it is in cache
+// (backends/cpu/kernels/epilogue.h) instead of by a separate node rereading the whole tensor.
+// Only where the Conv/Gemm output feeds nothing but the activation, and the activation's
+// parameters are known now (Clip's min/max inputs constant or absent). A chain of Mul/Add/Sub/
+// Div by scalar constants right after the activation (PP-OCR's learnable affine layers) folds
+// into the fused node's activation_affine {scale, shift}.
+#include <limits>
+#include <optional>
+
+#include "core/ops/fused_activation.h"
+#include "core/passes/optimize_internal.h"
+
+namespace tsr::passes::opt {
+
+namespace {
+
+using ops::ActivationSpec;
+using ops::FusedActivation;
+
+// The activation node `act` computes, if it is one the fused ops support.
+std::optional<ActivationSpec> activation_node(const ir::Node& act, const GraphIndex& ix) {
+  if (act.outputs.size() != 1 || act.inputs.empty()) return std::nullopt;
+  if (act.op == "Relu") return ActivationSpec{FusedActivation::kRelu};
+  if (act.op == "HardSwish") return ActivationSpec{FusedActivation::kHardSwish};
+  if (act.op == "Sigmoid") return ActivationSpec{FusedActivation::kSigmoid};
+  if (act.op == "LeakyRelu")
+    return ActivationSpec{FusedActivation::kLeakyRelu, static_cast<float>(act.attr_float("alpha", 0.01))};
+  if (act.op == "HardSigmoid")
+    return ActivationSpec{FusedActivation::kHardSigmoid, static_cast<float>(act.attr_float("alpha", 0.2)),
+                          static_cast<float>(act.attr_float("beta", 0.5))};
+  if (act.op == "Clip") {
+    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    for (size_t k = 1; k < 3 && k < act.inputs.size(); ++k) {
+      if (act.inputs[k] < 0) continue;
+      const Tensor* c = ix.constant(act.inputs[k]);
+      if (!c || c->numel() != 1 || (c->dtype() != DType::kF32 && c->dtype() != DType::kF64)) return std::nullopt;
+      (k == 1 ? lo : hi) = static_cast<float>(c->scalar_f64(0));
+    }
+    return ActivationSpec{FusedActivation::kClip, lo, hi};
+  }
+  return std::nullopt;
+}
+
+// Folds scalar Mul/Add/Sub/Div nodes reading `*out` (and nothing else reading it) into `spec`'s
+// affine; `*out` becomes the last folded node's output. Returns the nodes folded.
+int64_t absorb_affine(ir::Graph& g, GraphIndex& ix, int32_t* out, ActivationSpec* spec) {
+  int64_t n = 0;
+  for (;;) {
+    const int32_t ci = ix.sole_consumer(*out);
+    if (ci < 0) return n;
+    const ir::Node& c = g.nodes[size_t(ci)];
+    if (c.inputs.size() != 2 || c.outputs.size() != 1) return n;
+    const bool first = c.inputs[0] == *out;
+    const Tensor* k = ix.constant(c.inputs[first ? 1 : 0]);
+    if (!k || k->numel() != 1 || k->dtype() != g.tensors[size_t(*out)].dtype) return n;
+    const ir::TensorInfo& yi = g.tensors[size_t(*out)];
+    const ir::TensorInfo& oi = g.tensors[size_t(c.outputs[0])];
+    if (!yi.has_shape || !oi.has_shape || yi.shape != oi.shape) return n;
+    const double v = k->scalar_f64(0);
+    double scale = spec->scale, shift = spec->shift;
+    if (c.op == "Mul") scale *= v, shift *= v;
+    else if (c.op == "Add") shift += v;
+    else if (c.op == "Sub" && first) shift -= v;
+    else if (c.op == "Div" && first && v != 0) scale /= v, shift /= v;
+    else return n;
+    spec->scale = static_cast<float>(scale);
+    spec->shift = static_cast<float>(shift);
+    *out = c.outputs[0];
+    ix.kill(ci);
+    ++n;
+  }
+}
+
+}  // namespace
+
+Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index) {
+  ir::Graph& g = model.graphs[size_t(graph_index)];
+  GraphIndex ix(g);
+  int64_t fused = 0;
+  for (size_t a = 0; a < g.nodes.size(); ++a) {
+    const ir::Node& act = g.nodes[a];
+    if (ix.dead(static_cast<int32_t>(a))) continue;
+    const std::optional<ActivationSpec> spec = activation_node(act, ix);
+    if (!spec) continue;
+    const int32_t p = ix.producer(act.inputs[0]);
+    if (p < 0 || ix.dead(p)) continue;
+    ir::Node& prod = g.nodes[size_t(p)];
+    const char* fused_op = prod.op == "Conv" ? "FusedConv" : prod.op == "Gemm" ? "FusedGemm" : nullptr;
+    if (!fused_op || prod.outputs.size() != 1) continue;
+    // Fused ops take f32/f64 only (the CPU epilogue's types).
+    const DType dt = g.tensors[size_t(act.inputs[0])].dtype;
+    if (dt != DType::kF32 && dt != DType::kF64) continue;
+    if (ix.sole_consumer(act.inputs[0]) != static_cast<int32_t>(a)) continue;
+    ActivationSpec full = *spec;
+    int32_t out = act.outputs[0];
+    ix.kill(static_cast<int32_t>(a));
+    fused += 1 + absorb_affine(g, ix, &out, &full);
+    prod.op = fused_op;
+    prod.version = 0;
+    for (ir::Attribute& attr : ops::activation_attributes(full)) prod.attributes.push_back(std::move(attr));
+    prod.outputs[0] = out;
+    ix.set_producer(out, p);
+  }
+  ix.compact();
+  return fused;
+}
+
+}  // namespace tsr::passes::opt

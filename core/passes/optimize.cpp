@@ -1,0 +1,144 @@
+// The optimization driver and the index the passes share (see optimize.h).
+#include "core/passes/optimize.h"
+
+#include <algorithm>
+
+#include "core/passes/optimize_internal.h"
+#include "core/passes/verify_model.h"
+
+namespace tsr::passes {
+
+namespace opt {
+
+GraphIndex::GraphIndex(ir::Graph& g)
+    : g_(g), producer_(g.tensors.size(), -1), uses_(g.tensors.size(), 0), dead_(g.nodes.size(), false) {
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    for (int32_t o : g.nodes[n].outputs)
+      if (o >= 0) producer_[size_t(o)] = static_cast<int32_t>(n);
+    for (int32_t i : g.nodes[n].inputs)
+      if (i >= 0) ++uses_[size_t(i)];
+  }
+  for (int32_t o : g.outputs)
+    if (o >= 0) ++uses_[size_t(o)];
+}
+
+bool GraphIndex::is_graph_output(int32_t id) const {
+  return std::find(g_.outputs.begin(), g_.outputs.end(), id) != g_.outputs.end();
+}
+
+int32_t GraphIndex::sole_consumer(int32_t id) const {
+  if (uses(id) != 1 || is_graph_output(id)) return -1;
+  for (size_t n = 0; n < g_.nodes.size(); ++n) {
+    if (dead_[n]) continue;
+    for (int32_t i : g_.nodes[n].inputs)
+      if (i == id) return static_cast<int32_t>(n);
+  }
+  return -1;
+}
+
+const Tensor* GraphIndex::constant(int32_t id) const {
+  if (id < 0 || size_t(id) >= g_.tensors.size()) return nullptr;
+  const Tensor& t = g_.tensors[size_t(id)].constant;
+  return t.defined() ? &t : nullptr;
+}
+
+void GraphIndex::replace_input(int32_t node, int32_t from, int32_t to) {
+  for (int32_t& i : g_.nodes[size_t(node)].inputs) {
+    if (i != from) continue;
+    i = to;
+    --uses_[size_t(from)];
+    if (to >= 0) ++uses_[size_t(to)];
+  }
+}
+
+int64_t GraphIndex::compact() {
+  int64_t removed = 0;
+  std::vector<ir::Node> kept;
+  kept.reserve(g_.nodes.size());
+  for (size_t n = 0; n < g_.nodes.size(); ++n) {
+    if (dead_[n]) {
+      ++removed;
+      continue;
+    }
+    kept.push_back(std::move(g_.nodes[n]));
+  }
+  g_.nodes = std::move(kept);
+  return removed;
+}
+
+}  // namespace opt
+
+namespace {
+
+int64_t count_nodes(const ir::Model& m) {
+  int64_t n = 0;
+  for (const ir::Graph& g : m.graphs) n += static_cast<int64_t>(g.nodes.size());
+  return n;
+}
+
+bool has_training_signature(const ir::Model& m) {
+  for (const ir::Signature& s : m.signatures) {
+    for (const std::string& b : s.bound_inputs)
+      if (!b.empty()) return true;
+    for (const std::string& u : s.updates)
+      if (!u.empty()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& options) {
+  OptimizeReport report;
+  report.nodes_before = count_nodes(model);
+  if (has_training_signature(model)) {
+    report.skipped_training = true;
+    report.nodes_after = report.nodes_before;
+    return report;
+  }
+  struct Step {
+    const char* name;
+    bool on;
+    opt::GraphPass pass;
+  };
+  // Folding BN first lets the activation fusion see Conv -> act; CSE and DCE last clean up what
+  // the rewrites left (the Shape node of a folded Softmax wrapper, duplicated weight readers).
+  const Step steps[] = {
+      {"dce", options.dce, &opt::eliminate_dead_code},
+      {"conv_bn", options.conv_bn, &opt::fold_conv_bn},
+      {"hardswish", options.hardswish, &opt::recognize_hardswish},
+      {"matmul_add", options.matmul_add, &opt::matmul_add_to_gemm},
+      {"fuse_activation", options.fuse_activation, &opt::fuse_activation},
+      {"softmax_wrapper", options.softmax_wrapper, &opt::fold_softmax_wrapper},
+      {"cse", options.cse, &opt::eliminate_common_subexpressions},
+      {"dce", options.dce, &opt::eliminate_dead_code},
+  };
+  for (const Step& s : steps) {
+    if (!s.on) continue;
+    int64_t total = 0;
+    for (size_t g = 0; g < model.graphs.size(); ++g) {
+      TSR_ASSIGN_OR_RETURN(int64_t n, s.pass(model, static_cast<int32_t>(g)));
+      total += n;
+    }
+    auto it = std::find_if(report.passes.begin(), report.passes.end(),
+                           [&](const PassCount& p) { return p.pass == s.name; });
+    if (it == report.passes.end()) report.passes.push_back({s.name, total});
+    else it->rewrites += total;
+  }
+  // The rewritten model must pass the same checks as a loaded one; a failure here is a pass bug.
+  Status v = verify_model(model);
+  if (!v.ok()) return internal_error("optimize produced an invalid model: ", v.message());
+  report.nodes_after = count_nodes(model);
+  return report;
+}
+
+std::string describe(const OptimizeReport& report) {
+  if (report.skipped_training)
+    return str_cat("optimize: training model (train_step signature) left unchanged, ", report.nodes_before,
+                   " nodes\n");
+  std::string s = str_cat("optimize: ", report.nodes_before, " -> ", report.nodes_after, " nodes (all graphs)\n");
+  for (const PassCount& p : report.passes) s += str_cat("  ", p.pass, ": ", p.rewrites, "\n");
+  return s;
+}
+
+}  // namespace tsr::passes

@@ -1,0 +1,64 @@
+// Graph optimization for inference (DESIGN.md §2 passes/): rewrites that keep every output
+// equal (to float rounding) while running fewer, fused nodes.
+//
+// The passes, each in its own file (core/passes/opt_*.cpp), run in this order over every graph
+// of the model (subgraphs of If/Loop/Scan included):
+//   conv_bn         Conv + BatchNormalization (inference form), or + Mul/Add/Sub/Div by a scalar or
+//                   per-channel constant -> Conv with folded weights/bias
+//   hardswish       x * Clip(x + 3, 0, 6) / 6 (exporters' spelled-out HardSwish) -> HardSwish
+//   matmul_add      MatMul(X[M, K], W[K, N] constant) + Add(bias[N] constant) -> Gemm
+//   fuse_activation Conv/Gemm + Relu/Clip/HardSwish/Sigmoid/LeakyRelu/HardSigmoid -> FusedConv/
+//                   FusedGemm (ops/fused_activation.h; the kernel applies it in its epilogue)
+//   softmax_wrapper Shape + Flatten + Softmax + Reshape (how the importer expresses Softmax-1..12
+//                   on a non-last axis) -> one Softmax when the flattened dims hold one non-1 dim
+//   cse             common-subexpression elimination: nodes with equal op, attributes and inputs
+//   dce             dead-code elimination: nodes none of whose outputs reach a graph output
+//
+// Scope: inference graphs only. A model with a training signature (bound inputs or variable
+// updates, i.e. a train_step) is left unchanged: autodiff and the optimizer-update ops run on the
+// graph as built, and the fused ops have no gradient rule. Gradients of an inference model are
+// taken (tessera grad, passes/autodiff) on the unoptimized graph.
+//
+// Errors: kInvalidModel if the model fails passes::verify_model before or after (a bug in a
+// pass shows up there, naming the node). Not thread-safe on one model; the model is edited in
+// place and stays verified (types inferred) on success.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ir/graph.h"
+
+namespace tsr::passes {
+
+struct OptimizeOptions {
+  bool conv_bn = true;
+  bool hardswish = true;
+  bool matmul_add = true;
+  bool fuse_activation = true;
+  bool softmax_wrapper = true;
+  bool cse = true;
+  bool dce = true;
+};
+
+// What one pass changed, summed over all graphs.
+struct PassCount {
+  std::string pass;
+  int64_t rewrites = 0;  // patterns rewritten (nodes folded, fused or removed)
+};
+
+struct OptimizeReport {
+  bool skipped_training = false;  // the model has a training signature: nothing was changed
+  int64_t nodes_before = 0;       // all graphs
+  int64_t nodes_after = 0;
+  std::vector<PassCount> passes;  // in the order they ran
+};
+
+// Optimizes `model` in place (see above). The model must already be verified (as loaded).
+Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& options = {});
+
+// One line per pass and the node totals, for `tessera optimize` / `tessera inspect`.
+std::string describe(const OptimizeReport& report);
+
+}  // namespace tsr::passes

@@ -1,0 +1,57 @@
+// Shared by the optimization passes (core/passes/opt_*.cpp): the per-graph pass signature and a
+// use/producer index over one graph. Private to core/passes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/ir/graph.h"
+
+namespace tsr::passes::opt {
+
+// Who produces and who reads each tensor of one graph. Node indices refer to graph.nodes at the
+// time of construction; passes that delete nodes mark them in `dead` and call compact() at the
+// end, so indices stay valid while a pass runs.
+class GraphIndex {
+ public:
+  explicit GraphIndex(ir::Graph& g);
+
+  ir::Graph& graph() { return g_; }
+  // Node producing tensor `id`, or -1 (graph input, constant or unknown).
+  int32_t producer(int32_t id) const { return id >= 0 && size_t(id) < producer_.size() ? producer_[size_t(id)] : -1; }
+  // Number of reads: node inputs plus graph outputs.
+  int32_t uses(int32_t id) const { return id >= 0 && size_t(id) < uses_.size() ? uses_[size_t(id)] : 0; }
+  bool is_graph_output(int32_t id) const;
+  // The only node reading `id` (which must not be a graph output), or -1.
+  int32_t sole_consumer(int32_t id) const;
+  // The constant value of tensor `id`, or null.
+  const Tensor* constant(int32_t id) const;
+
+  // Records that node `n` now produces tensor `id` (a node that took over another's output).
+  void set_producer(int32_t id, int32_t n) { producer_[size_t(id)] = n; }
+  // Removes node `n` (its outputs must be unused by the end of the pass).
+  void kill(int32_t n) { dead_[size_t(n)] = true; }
+  bool dead(int32_t n) const { return dead_[size_t(n)]; }
+  // Makes `node` read `to` wherever it read `from`, keeping the use counts right.
+  void replace_input(int32_t node, int32_t from, int32_t to);
+  // Drops the killed nodes from the graph; returns how many.
+  int64_t compact();
+
+ private:
+  ir::Graph& g_;
+  std::vector<int32_t> producer_, uses_;
+  std::vector<bool> dead_;
+};
+
+// A pass over one graph; returns the number of rewrites.
+using GraphPass = Expected<int64_t> (*)(ir::Model& model, int32_t graph_index);
+
+Expected<int64_t> fold_conv_bn(ir::Model& model, int32_t graph_index);
+Expected<int64_t> recognize_hardswish(ir::Model& model, int32_t graph_index);
+Expected<int64_t> matmul_add_to_gemm(ir::Model& model, int32_t graph_index);
+Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index);
+Expected<int64_t> fold_softmax_wrapper(ir::Model& model, int32_t graph_index);
+Expected<int64_t> eliminate_common_subexpressions(ir::Model& model, int32_t graph_index);
+Expected<int64_t> eliminate_dead_code(ir::Model& model, int32_t graph_index);
+
+}  // namespace tsr::passes::opt

@@ -1,0 +1,341 @@
+// Tests for the inference graph optimizations (core/passes/optimize.h, opt_*.cpp) and the fused
+// kernels they produce (FusedConv/FusedGemm epilogues, backends/cpu/kernels/epilogue.h).
+//
+// Each case builds a small graph, checks what the passes turned it into (node ops and counts) and
+// that the optimized graph's outputs equal the original graph's at 1e-5, the original run by the
+// unfused Conv/BatchNormalization/activation kernels that ops_nn_test and the ONNX conformance
+// suite check against their definitions. Every Conv code path is covered (depthwise, pointwise
+// 1x1 GEMM, im2col) with every activation. Real models: tests/models run `tessera run`, which
+// optimizes by default, against onnxruntime at 1e-4.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/exec/session.h"
+#include "core/ir/graph.h"
+#include "core/passes/optimize.h"
+#include "core/passes/verify_model.h"
+
+using namespace tsr;
+
+namespace {
+
+struct Builder {
+  ir::Model model;
+  std::vector<Tensor> feeds;
+  std::mt19937 rng{42};
+
+  Builder() { model.graphs.emplace_back(); }
+  ir::Graph& g() { return model.main(); }
+
+  Tensor random(const Shape& s, double lo = -1, double hi = 1) {
+    std::uniform_real_distribution<double> u(lo, hi);
+    std::vector<float> v(static_cast<size_t>(shape_numel(s)));
+    for (auto& x : v) x = static_cast<float>(u(rng));
+    return Tensor::from<float>(s, v);
+  }
+  int32_t input(const Shape& s) {
+    ir::TensorInfo info{"x" + std::to_string(g().inputs.size()), ValueKind::kTensor, DType::kF32, true, s};
+    const int32_t id = g().add_tensor(info);
+    g().inputs.push_back(id);
+    feeds.push_back(random(s));
+    return id;
+  }
+  int32_t constant(Tensor t) {
+    ir::TensorInfo info{"c" + std::to_string(g().tensors.size()), ValueKind::kTensor, t.dtype(), true, t.shape()};
+    info.constant = std::move(t);
+    return g().add_tensor(info);
+  }
+  int32_t node(const std::string& op, std::vector<int32_t> inputs, std::vector<ir::Attribute> attrs = {}) {
+    ir::TensorInfo info{"t" + std::to_string(g().tensors.size())};
+    const int32_t out = g().add_tensor(info);
+    g().nodes.push_back({op, 0, "n" + std::to_string(g().nodes.size()), std::move(inputs), {out}, std::move(attrs)});
+    return out;
+  }
+  void output(int32_t id) { g().outputs.push_back(id); }
+};
+
+std::vector<Tensor> run(const ir::Model& m, const std::vector<Tensor>& feeds, int threads = 1) {
+  SessionOptions opt;
+  opt.num_threads = threads;
+  auto session = Session::create(std::make_shared<const ir::Model>(m), opt);
+  REQUIRE(session.ok());
+  auto out = (*session)->run(feeds);
+  if (!out.ok()) FAIL(out.status().message());
+  return std::move(out).value();
+}
+
+void check_equal(const std::vector<Tensor>& got, const std::vector<Tensor>& want, double tol = 1e-5) {
+  REQUIRE(got.size() == want.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    REQUIRE(got[k].shape() == want[k].shape());
+    double max_err = 0;
+    for (int64_t i = 0; i < got[k].numel(); ++i) {
+      const double a = got[k].scalar_f64(i), b = want[k].scalar_f64(i);
+      max_err = std::max(max_err, std::fabs(a - b) / (1 + std::fabs(b)));
+    }
+    INFO("output " << k);
+    CHECK(max_err <= tol);
+  }
+}
+
+// Verifies, optimizes and checks outputs equal before/after; returns the optimized model.
+ir::Model optimize_and_compare(Builder& b, int threads = 1) {
+  REQUIRE(passes::verify_model(b.model).ok());
+  const std::vector<Tensor> before = run(b.model, b.feeds, threads);
+  ir::Model opt = b.model;
+  auto report = passes::optimize(opt);
+  if (!report.ok()) FAIL(report.status().message());
+  CHECK(report->nodes_before == static_cast<int64_t>(b.model.main().nodes.size()));
+  CHECK(report->nodes_after == static_cast<int64_t>(opt.main().nodes.size()));
+  check_equal(run(opt, b.feeds, threads), before);
+  return opt;
+}
+
+std::vector<std::string> ops_of(const ir::Model& m) {
+  std::vector<std::string> ops;
+  for (const ir::Node& n : m.main().nodes) ops.push_back(n.op);
+  return ops;
+}
+
+// An activation node over `x` in the builder, by name.
+int32_t activation(Builder& b, const std::string& act, int32_t x) {
+  if (act == "Clip")
+    return b.node("Clip", {x, b.constant(Tensor::scalar<float>(0.f)), b.constant(Tensor::scalar<float>(6.f))});
+  if (act == "ClipMin") return b.node("Clip", {x, b.constant(Tensor::scalar<float>(-0.25f))});
+  if (act == "LeakyRelu") return b.node("LeakyRelu", {x}, {ir::Attribute::make_float("alpha", 0.1)});
+  if (act == "HardSigmoid")
+    return b.node("HardSigmoid", {x}, {ir::Attribute::make_float("alpha", 0.3), ir::Attribute::make_float("beta", 0.4)});
+  return b.node(act, {x});
+}
+
+}  // namespace
+
+TEST_CASE("optimize: Conv + activation -> FusedConv on every conv path", "[optimize]") {
+  struct ConvShape {
+    const char* what;
+    Shape x, w;
+    int64_t group;
+    std::vector<int64_t> pads, strides;
+  };
+  const ConvShape shapes[] = {
+      {"3x3 im2col", {1, 3, 9, 11}, {8, 3, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}},
+      {"1x1 pointwise GEMM", {2, 5, 7, 6}, {6, 5, 1, 1}, 1, {0, 0, 0, 0}, {1, 1}},
+      {"3x3 depthwise stride 2", {1, 4, 10, 9}, {4, 1, 3, 3}, 4, {1, 1, 1, 1}, {2, 2}},
+  };
+  for (const ConvShape& cs : shapes) {
+    for (const char* act : {"Relu", "Clip", "ClipMin", "HardSwish", "Sigmoid", "LeakyRelu", "HardSigmoid"}) {
+      for (int threads : {1, 2}) {
+        INFO(cs.what << " + " << act << ", " << threads << " thread(s)");
+        Builder b;
+        const int32_t x = b.input(cs.x);
+        const int32_t y = b.node("Conv", {x, b.constant(b.random(cs.w)), b.constant(b.random({cs.w[0]}))},
+                                 {ir::Attribute::make_int("group", cs.group), ir::Attribute::make_ints("pads", cs.pads),
+                                  ir::Attribute::make_ints("strides", cs.strides)});
+        b.output(activation(b, act, y));
+        const ir::Model opt = optimize_and_compare(b, threads);
+        CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv"});
+      }
+    }
+  }
+}
+
+TEST_CASE("optimize: Conv + BatchNormalization folds, then fuses the Relu", "[optimize]") {
+  for (bool bias : {true, false}) {
+    Builder b;
+    const int32_t x = b.input({2, 3, 8, 8});
+    std::vector<int32_t> conv_in = {x, b.constant(b.random({6, 3, 3, 3}))};
+    if (bias) conv_in.push_back(b.constant(b.random({6})));
+    const int32_t y = b.node("Conv", conv_in, {ir::Attribute::make_ints("pads", {1, 1, 1, 1})});
+    const int32_t bn = b.node("BatchNormalization",
+                              {y, b.constant(b.random({6}, 0.5, 2)), b.constant(b.random({6})), b.constant(b.random({6})),
+                               b.constant(b.random({6}, 0.1, 3))},
+                              {ir::Attribute::make_float("epsilon", 1e-3)});
+    b.output(b.node("Relu", {bn}));
+    const ir::Model opt = optimize_and_compare(b);
+    CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv"});
+  }
+}
+
+TEST_CASE("optimize: a Conv output read twice is neither folded nor fused", "[optimize]") {
+  Builder b;
+  const int32_t x = b.input({1, 2, 5, 5});
+  const int32_t y = b.node("Conv", {x, b.constant(b.random({3, 2, 1, 1}))});
+  b.output(b.node("Relu", {y}));
+  b.output(y);
+  const ir::Model opt = optimize_and_compare(b);
+  CHECK(ops_of(opt) == std::vector<std::string>{"Conv", "Relu"});
+}
+
+TEST_CASE("optimize: MatMul + Add -> Gemm, + Relu -> FusedGemm", "[optimize]") {
+  for (bool bias_first : {false, true}) {
+    Builder b;
+    const int32_t x = b.input({4, 7});
+    const int32_t mm = b.node("MatMul", {x, b.constant(b.random({7, 5}))});
+    const int32_t bias = b.constant(b.random({5}));
+    const int32_t add = bias_first ? b.node("Add", {bias, mm}) : b.node("Add", {mm, bias});
+    b.output(b.node("Relu", {add}));
+    const ir::Model opt = optimize_and_compare(b);
+    CHECK(ops_of(opt) == std::vector<std::string>{"FusedGemm"});
+  }
+  // A rank-3 MatMul is no Gemm.
+  Builder b;
+  const int32_t x = b.input({2, 4, 7});
+  b.output(b.node("Add", {b.node("MatMul", {x, b.constant(b.random({7, 5}))}), b.constant(b.random({5}))}));
+  const ir::Model opt = optimize_and_compare(b);
+  CHECK(ops_of(opt) == std::vector<std::string>{"MatMul", "Add"});
+}
+
+TEST_CASE("optimize: the importer's Softmax wrapper folds when one flattened dim is not 1", "[optimize]") {
+  for (const Shape& s : {Shape{2, 5, 1}, Shape{2, 1, 5}, Shape{3, 4}}) {
+    Builder b;
+    const int32_t x = b.input(s);
+    const int32_t shp = b.node("Shape", {x});
+    const int32_t flat = b.node("Flatten", {x}, {ir::Attribute::make_int("axis", 1)});
+    const int32_t sm = b.node("Softmax", {flat}, {ir::Attribute::make_int("axis", 1)});
+    b.output(b.node("Reshape", {sm, shp}));
+    const ir::Model opt = optimize_and_compare(b);
+    CHECK(ops_of(opt) == std::vector<std::string>{"Softmax"});
+  }
+  // [2, 3, 4] at axis 1 normalizes over 12 values: the wrapper stays.
+  Builder b;
+  const int32_t x = b.input({2, 3, 4});
+  const int32_t shp = b.node("Shape", {x});
+  const int32_t flat = b.node("Flatten", {x}, {ir::Attribute::make_int("axis", 1)});
+  const int32_t sm = b.node("Softmax", {flat}, {ir::Attribute::make_int("axis", 1)});
+  b.output(b.node("Reshape", {sm, shp}));
+  const ir::Model opt = optimize_and_compare(b);
+  CHECK(opt.main().nodes.size() == 4);
+}
+
+TEST_CASE("optimize: CSE merges equal nodes, DCE drops dead ones, random ops stay", "[optimize]") {
+  Builder b;
+  const int32_t x = b.input({3, 4});
+  const int32_t a = b.node("Exp", {x});
+  const int32_t c = b.node("Exp", {x});  // same as a
+  const int32_t d = b.node("Neg", {a});
+  const int32_t e = b.node("Neg", {c});  // same as d once c is a
+  b.node("Sigmoid", {x});                // dead
+  b.output(b.node("Add", {d, e}));
+  const ir::Model opt = optimize_and_compare(b);
+  CHECK(ops_of(opt) == std::vector<std::string>{"Exp", "Neg", "Add"});
+
+  // Two unseeded RandomUniformLike nodes draw different values: not merged.
+  Builder r;
+  const int32_t y = r.input({64});
+  const int32_t d1 = r.node("RandomUniformLike", {y});
+  const int32_t d2 = r.node("RandomUniformLike", {y});
+  r.output(r.node("Sub", {d1, d2}));
+  ir::Model ro = r.model;
+  REQUIRE(passes::verify_model(ro).ok());
+  REQUIRE(passes::optimize(ro).ok());
+  CHECK(ro.main().nodes.size() == 3);
+}
+
+TEST_CASE("optimize: training models are left unchanged", "[optimize]") {
+  Builder b;
+  const int32_t x = b.input({2, 2});
+  b.output(b.node("Relu", {b.node("Exp", {x})}));
+  b.node("Neg", {x});  // dead, but the model is a train_step
+  b.model.variables.push_back({"w", Tensor::from<float>({2, 2}, {1, 2, 3, 4})});
+  b.model.signatures.push_back({"train_step", 0, {"w"}, {""}});
+  REQUIRE(passes::verify_model(b.model).ok());
+  ir::Model m = b.model;
+  auto report = passes::optimize(m);
+  REQUIRE(report.ok());
+  CHECK(report->skipped_training);
+  CHECK(m.main().nodes.size() == 3);
+}
+
+TEST_CASE("FusedConv: bad activation attributes are load errors naming the node", "[optimize]") {
+  Builder b;
+  const int32_t x = b.input({1, 1, 3, 3});
+  b.output(b.node("FusedConv", {x, b.constant(b.random({1, 1, 1, 1}))},
+                  {ir::Attribute::make_string("activation", "Tanh")}));
+  Status s = passes::verify_model(b.model);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message().find("unknown activation 'Tanh'") != std::string::npos);
+  CHECK(s.message().find("FusedConv") != std::string::npos);
+
+  Builder c;
+  const int32_t y = c.input({1, 1, 3, 3});
+  c.output(c.node("FusedConv", {y, c.constant(c.random({1, 1, 1, 1}))},
+                  {ir::Attribute::make_string("activation", "Clip")}));
+  Status s2 = passes::verify_model(c.model);
+  REQUIRE_FALSE(s2.ok());
+  CHECK(s2.message().find("takes 2 activation_params") != std::string::npos);
+}
+
+TEST_CASE("optimize: Conv + per-channel/scalar Mul, Add, Sub, Div fold into the Conv", "[optimize]") {
+  Builder b;
+  const int32_t x = b.input({1, 4, 6, 6});
+  int32_t y = b.node("Conv", {x, b.constant(b.random({5, 4, 3, 3})), b.constant(b.random({5}))},
+                     {ir::Attribute::make_ints("pads", {1, 1, 1, 1})});
+  y = b.node("Mul", {b.constant(b.random({5, 1, 1}, 0.5, 2)), y});
+  y = b.node("Add", {y, b.constant(b.random({1, 5, 1, 1}))});
+  y = b.node("Div", {y, b.constant(Tensor::scalar<float>(3.f))});
+  y = b.node("Sub", {y, b.constant(Tensor::from<float>({1}, {0.25f}))});
+  b.output(y);
+  const ir::Model opt = optimize_and_compare(b);
+  CHECK(ops_of(opt) == std::vector<std::string>{"Conv"});
+
+  // A constant that broadcasts along a spatial dim is no per-channel map.
+  Builder c;
+  const int32_t x2 = c.input({1, 2, 4, 4});
+  const int32_t y2 = c.node("Conv", {x2, c.constant(c.random({3, 2, 1, 1}))});
+  c.output(c.node("Mul", {y2, c.constant(c.random({1, 4}))}));
+  const ir::Model opt2 = optimize_and_compare(c);
+  CHECK(ops_of(opt2) == std::vector<std::string>{"Conv", "Mul"});
+}
+
+TEST_CASE("optimize: spelled-out HardSwish becomes one node and fuses into the Conv", "[optimize]") {
+  for (int form = 0; form < 3; ++form) {
+    INFO("form " << form);
+    Builder b;
+    const int32_t x = b.input({1, 3, 5, 5});
+    const int32_t y = b.node("Conv", {x, b.constant(b.random({4, 3, 3, 3}))}, {ir::Attribute::make_ints("pads", {1, 1, 1, 1})});
+    const int32_t a = b.node("Add", {y, b.constant(Tensor::scalar<float>(3.f))});
+    const int32_t c = b.node("Clip", {a, b.constant(Tensor::scalar<float>(0.f)), b.constant(Tensor::scalar<float>(6.f))});
+    int32_t out = -1;
+    if (form == 0) out = b.node("Div", {b.node("Mul", {y, c}), b.constant(Tensor::scalar<float>(6.f))});
+    if (form == 1) out = b.node("Mul", {b.node("Mul", {c, y}), b.constant(Tensor::scalar<float>(1.f / 6.f))});
+    if (form == 2) out = b.node("Mul", {y, b.node("Div", {c, b.constant(Tensor::scalar<float>(6.f))})});
+    b.output(out);
+    const ir::Model opt = optimize_and_compare(b);
+    CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv"});
+  }
+  // x + 3 read elsewhere too: no rewrite.
+  Builder b;
+  const int32_t x = b.input({2, 3});
+  const int32_t a = b.node("Add", {x, b.constant(Tensor::scalar<float>(3.f))});
+  const int32_t c = b.node("Clip", {a, b.constant(Tensor::scalar<float>(0.f)), b.constant(Tensor::scalar<float>(6.f))});
+  b.output(b.node("Div", {b.node("Mul", {x, c}), b.constant(Tensor::scalar<float>(6.f))}));
+  b.output(a);
+  const ir::Model opt = optimize_and_compare(b);
+  CHECK(opt.main().nodes.size() == 4);
+}
+
+TEST_CASE("optimize: scalar Mul/Add/Sub/Div after a fused activation fold into activation_affine", "[optimize]") {
+  for (bool depthwise : {false, true}) {
+    Builder b;
+    const int32_t x = b.input({1, 4, 7, 9});
+    int32_t y = b.node("Conv", {x, b.constant(b.random(depthwise ? Shape{4, 1, 3, 3} : Shape{6, 4, 1, 1}))},
+                       {ir::Attribute::make_int("group", depthwise ? 4 : 1),
+                        ir::Attribute::make_ints("pads", depthwise ? std::vector<int64_t>{1, 1, 1, 1}
+                                                                   : std::vector<int64_t>{0, 0, 0, 0})});
+    y = b.node("HardSwish", {y});
+    y = b.node("Mul", {b.constant(Tensor::from<float>({1}, {0.75f})), y});
+    y = b.node("Add", {y, b.constant(Tensor::from<float>({1}, {-0.5f}))});
+    y = b.node("Div", {y, b.constant(Tensor::scalar<float>(2.f))});
+    y = b.node("Sub", {y, b.constant(Tensor::scalar<float>(0.125f))});
+    b.output(y);
+    const ir::Model opt = optimize_and_compare(b, 2);
+    CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv"});
+    CHECK(opt.main().nodes[0].attr_floats("activation_affine").size() == 2);
+  }
+}

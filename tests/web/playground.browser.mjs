@@ -1,0 +1,250 @@
+// The playground (web/dist/playground, built by web/build.sh) in Debian's headless Chromium with
+// SwiftShader's WebGL2, driven by playwright-core through real mouse and keyboard events at the
+// rectangles window.tesseraPlayground.rect(label) reports. Run by scripts/test.sh's `playground`
+// stage: node --test tests/web/playground.browser.mjs
+// Checks: no console error; the seeds' model(X, flag) in eager/trace/convert for both flags
+// against numpy; the converted graph has an If, the traced one none; a diagnostic at line:col;
+// 200 training steps on circles lower the loss; Export downloads a .tsr that the native
+// `tessera run` (build/release/bin/tessera, or $TSR_CLI) runs with the page's outputs; the
+// exported .tsr dropped on the page runs in the Models panel; Share's URL reopens the script. Screenshots: build/playground/.
+// Skipped only when the machine lacks chromium, playwright-core, numpy or the built page.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const dist = process.env.TSR_PLAYGROUND_DIR ?? path.join(repo, 'web', 'dist', 'playground');
+const shots = path.join(repo, 'build', 'playground');
+const cli = process.env.TSR_CLI ?? path.join(repo, 'build', 'release', 'bin', 'tessera');
+const require = createRequire(path.join(repo, 'web', 'package.json'));
+const lib = require(path.join(repo, 'tests', 'models', 'lib.js'));
+let chromium = null;
+try { ({ chromium } = require('playwright-core')); } catch { /* skipped below */ }
+const haveNumpy = (() => { try { execFileSync('/usr/bin/python3', ['-c', 'import numpy']); return true; } catch { return false; } })();
+const skip = !fs.existsSync('/usr/bin/chromium') ? 'no /usr/bin/chromium'
+  : !chromium ? 'playwright-core missing in web/node_modules (scripts/install_deps.sh)'
+  : !haveNumpy ? 'python3-numpy missing'
+  : !fs.existsSync(path.join(dist, 'tessera-playground.wasm')) ? `${dist} not built (bash web/build.sh)` : false;
+
+// relu(X @ W + b) for both flags, by numpy, with the example's constants (examples/script/model.py).
+function numpyReference(X) {
+  const py = `
+import json, sys, numpy as np
+X = np.array(json.loads(sys.argv[1]), dtype=np.float32)
+W1 = np.array([[1, 2, 0], [0, 1, -1]], np.float32); W2 = np.array([[-1, 0, 1], [2, -2, 0.5]], np.float32)
+b = np.array([0.5, -1, 0.25], np.float32)
+gneg = ((X @ W2 + b) > 0).astype(np.float32) @ W2.T   # d sum(relu(X @ W2 + b)) / dX
+print(json.dumps({"pos": np.maximum(X @ W1 + b, 0).ravel().tolist(), "neg": np.maximum(X @ W2 + b, 0).ravel().tolist(),
+                  "grad_neg": gneg.ravel().tolist()}))`;
+  return JSON.parse(execFileSync('/usr/bin/python3', ['-c', py, JSON.stringify(X)], { encoding: 'utf8' }));
+}
+
+function near(got, want, tol, what) {
+  assert.equal(got.length, want.length, `${what}: ${got.length} values, expected ${want.length}`);
+  for (let i = 0; i < got.length; i++)
+    assert.ok(Math.abs(got[i] - want[i]) <= tol * (1 + Math.abs(want[i])), `${what}[${i}] = ${got[i]}, expected ${want[i]}`);
+}
+
+test('playground in Chromium: editor, modes, graph, train + export, models', { skip, timeout: 600000 }, async () => {
+  const { serve } = await import(path.join(repo, 'web', 'tools', 'serve.mjs'));
+  const { server, url } = await serve({ root: dist });
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsr-play-'));
+  fs.mkdirSync(shots, { recursive: true });
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const errors = [];
+  const measured = {};
+  let page = null;
+  try {
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    const state = () => page.evaluate(() => window.tesseraPlayground.state());
+    const frames = async (n = 3) => {
+      const f0 = (await state()).frame;
+      await page.waitForFunction((f) => window.tesseraPlayground.state().frame >= f, f0 + n, { polling: 20 });
+    };
+    const click = async (label) => {
+      const r = await page.evaluate((l) => window.tesseraPlayground.rect(l), label);
+      assert.ok(r, `no widget labelled "${label}" on screen`);
+      // As a hand does it: move, then press and release on later frames (ImGui hit-tests the
+      // hovered item per frame; a press in the frame the pointer arrives misses tabs).
+      await page.mouse.move(r.x + r.width / 2, r.y + r.height / 2);
+      await frames(1);
+      await page.mouse.down();
+      await frames(1);
+      await page.mouse.up();
+      await frames(2);
+    };
+    // Keys held across frames too: ImGui 1.86 samples key state once per frame, so a press and
+    // release between two frames would go unseen.
+    const chord = async (...keys) => {
+      for (const k of keys) { await page.keyboard.down(k); await frames(1); }
+      for (const k of keys.reverse()) { await page.keyboard.up(k); await frames(1); }
+    };
+
+    await page.goto(url);
+    await page.waitForFunction(() => window.tesseraPlayground && window.tesseraPlayground.state().frame > 2, null, { timeout: 120000 });
+    measured.first_frame_ms = (await state()).first_frame_ms;
+    await page.screenshot({ path: path.join(shots, 'editor.png') });
+
+    // The seeds' example in the three modes, both flags: mode buttons, the flag checkbox and Run
+    // (or Ctrl+Enter) are clicked / pressed as a person would.
+    assert.equal(await page.evaluate(() => window.tesseraPlayground.loadExample('seeds_model')), true);
+    await frames();
+    let s = await state();
+    const X = [[1, 2], [3, -4]];
+    assert.deepEqual(s.inputs.find((t) => t.name === 'X').values, X.flat());
+    const ref = numpyReference(X);
+    const graphs = {};
+    for (const mode of ['eager', 'trace', 'convert']) {
+      await click(mode);
+      for (const flag of [true, false]) {
+        s = await state();
+        const on = s.inputs.find((t) => t.name === 'flag').values[0] > 0;
+        if (on !== flag) await click('flag');
+        const runs = s.runs;
+        if (flag) await click('Run');
+        else await chord('Control', 'Enter');
+        await page.waitForFunction((r) => window.tesseraPlayground.state().runs > r, runs, { polling: 20 });
+        s = await state();
+        assert.equal(s.mode, mode);
+        assert.equal(s.last.ok, true, `${mode}: ${JSON.stringify(s.last.errors)}`);
+        near(s.last.outputs[0].values, flag ? ref.pos : ref.neg, 1e-6, `${mode} flag=${flag}`);
+        assert.deepEqual(s.last.outputs[0].shape, [2, 3]);
+        graphs[mode] = s.last.graph;
+        if (mode === 'trace') assert.ok(s.last.warnings.length > 0 && s.last.warnings[0].line === 10, JSON.stringify(s.last.warnings));
+      }
+      await page.screenshot({ path: path.join(shots, `outputs-${mode}.png`) });
+    }
+    assert.equal(graphs.eager, null);
+    const ops = (g) => g.reduce((m, sub) => ({ ...m, ...Object.fromEntries(Object.entries(sub.ops).map(([k, v]) => [k, (m[k] ?? 0) + v])) }), {});
+    assert.equal(ops(graphs.trace).If, undefined, `traced graph has no If: ${JSON.stringify(graphs.trace)}`);
+    assert.equal(graphs.trace.length, 1);
+    assert.equal(ops(graphs.convert).If, 1, `converted graph has an If: ${JSON.stringify(graphs.convert)}`);
+    assert.ok(graphs.convert.length >= 3, 'If branches are subgraphs');
+
+    // Graph panel: trace and convert side by side.
+    await click('Graph');
+    assert.equal((await state()).tab, 'Graph');
+    await page.screenshot({ path: path.join(shots, 'graph.png') });
+
+    // Gradients of the converted graph (flag is off now): d sum(y) / dX through the If.
+    await click('Gradients');
+    await click('Compute gradients');
+    s = await state();
+    assert.equal(s.gradients.error, '');
+    const gx = s.gradients.outputs.find((t) => t.name === 'X_grad');
+    assert.ok(gx, JSON.stringify(s.gradients.outputs.map((t) => t.name)));
+    near(gx.values, ref.grad_neg, 1e-6, 'dX');
+    assert.ok(ops(s.gradients.graph).If >= 2, `the gradient graph differentiates the If: ${JSON.stringify(s.gradients.graph)}`);
+    await page.screenshot({ path: path.join(shots, 'gradients.png') });
+    await click('Outputs');
+
+    // Keyboard typing into the editor, then a diagnostic at line:col.
+    await click('editor');
+    await chord('Control', 'End');
+    await page.keyboard.type('# typed');
+    await frames();
+    assert.ok((await state()).editor_text.endsWith('# typed'), 'typed text reaches the editor');
+    await page.evaluate(() => window.tesseraPlayground.setEditorText('def model(X, flag):\n    y = X @\n    return y\n'));
+    await click('Run');
+    s = await state();
+    assert.equal(s.last.ok, false);
+    assert.equal(s.last.errors[0].line, 2, JSON.stringify(s.last.errors));
+    assert.ok(s.last.errors[0].col > 0);
+    await page.screenshot({ path: path.join(shots, 'error.png') });
+
+    // Train: 200 steps on circles (the default set), then Export.
+    await click('Train');
+    s = await state();
+    assert.equal(s.train.dataset, 'circles');
+    assert.equal(s.train.step, 0, s.train.error);
+    const t0 = Date.now();
+    await click('Train 200');
+    await page.waitForFunction(() => { const t = window.tesseraPlayground.state().train; return t.step >= 200 && t.pending === 0; },
+      null, { timeout: 300000, polling: 100 });
+    measured.train_seconds = (Date.now() - t0) / 1000;
+    s = await state();
+    measured.train_fps = s.train.fps;
+    measured.first_loss = s.train.first_loss;
+    measured.loss_after_200 = s.train.loss;
+    assert.equal(s.train.step, 200);
+    assert.ok(s.train.first_loss > 0.5, `initial loss ${s.train.first_loss}`);
+    assert.ok(s.train.loss < 0.2, `loss after 200 steps ${s.train.loss} (from ${s.train.first_loss})`);
+    await page.screenshot({ path: path.join(shots, 'train.png') });
+    const [download] = await Promise.all([page.waitForEvent('download'), click('Export .tsr')]);
+    const exported = path.join(tmp, download.suggestedFilename());
+    await download.saveAs(exported);
+    assert.equal(download.suggestedFilename(), 'playground_mlp.tsr');
+    s = await state();
+    assert.equal(fs.statSync(exported).size, s.train.export_bytes);
+    // The native CLI on the exported file, at the page's probe points.
+    if (fs.existsSync(cli)) {
+      lib.writeNpy(path.join(tmp, 'probe.npy'), 'float32', [8, 2], Float32Array.from(s.train.probe_inputs));
+      execFileSync(cli, ['run', exported, '--input', `X=${path.join(tmp, 'probe.npy')}`, '--output-dir', path.join(tmp, 'out')]);
+      const out = lib.readNpy(path.join(tmp, 'out', 'output_0.npy'));
+      assert.deepEqual(out.shape, [8, 2]);
+      near(Array.from(out.data), s.train.probe_logits, 1e-5, 'tessera run on the exported .tsr');
+      measured.cli_checked = true;
+    } else {
+      measured.cli_checked = `no ${cli} (build the release preset's tessera target)`;
+    }
+
+    // Models: the exported file dropped on the page.
+    const bytes = Array.from(fs.readFileSync(exported));
+    await page.evaluate(async (b) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([new Uint8Array(b)], 'dropped.tsr'));
+      window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, bytes);
+    await page.waitForFunction(() => window.tesseraPlayground.state().models.runs > 0, null, { timeout: 30000 });
+    await frames();
+    s = await state();
+    assert.equal(s.models.error, '');
+    assert.equal(s.models.name, 'dropped.tsr');
+    assert.equal(s.tab, 'Models');
+    assert.deepEqual(s.models.outputs[0].shape, [1, 2]);
+    assert.ok(s.models.outputs[0].values.every(Number.isFinite));
+    await page.screenshot({ path: path.join(shots, 'models.png') });
+
+    // Share: the editor text and mode go into the URL fragment, and a page opened on that URL
+    // starts with them.
+    assert.equal(await page.evaluate(() => window.tesseraPlayground.loadExample('while_loop')), true);
+    await click('trace');
+    await click('Share');
+    const shared = page.url();
+    assert.match(shared, /#mode=trace&code=/);
+    const page2 = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page2.on('pageerror', (e) => errors.push(`pageerror (shared page): ${e.message}`));
+    await page2.goto(shared);
+    await page2.waitForSelector('body[data-state="ready"]', { timeout: 120000 });
+    const s2 = await page2.evaluate(() => window.tesseraPlayground.state());
+    assert.equal(s2.mode, 'trace');
+    assert.equal(s2.editor_text, (await state()).editor_text);
+    await page2.close();
+
+    assert.deepEqual(errors, [], errors.join('\n'));
+    fs.writeFileSync(path.join(shots, 'measured.json'), JSON.stringify(measured, null, 2));
+    console.log(`# playground measured: ${JSON.stringify(measured)}`);
+  } catch (e) {
+    // What the page showed when it failed, and its state, for the log reader.
+    if (page) {
+      await page.screenshot({ path: path.join(shots, 'failure.png') }).catch(() => {});
+      const st = await page.evaluate(() => window.tesseraPlayground?.state()).catch(() => null);
+      if (st) console.log(`# state at failure: ${JSON.stringify({ ...st, editor_text: undefined })}`.slice(0, 4000));
+    }
+    throw e;
+  } finally {
+    await browser.close();
+    server.close();
+  }
+});

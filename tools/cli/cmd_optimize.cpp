@@ -1,0 +1,31 @@
+// `tessera optimize MODEL -o OUT.tsr`: the inference graph optimizations of core/passes/optimize.h
+// applied once, written as a .tsr; also the optimized copy that `run` and `inspect` use.
+#include <iostream>
+
+#include "core/io/tsr_io.h"
+#include "core/passes/optimize.h"
+#include "tools/cli/cli_common.h"
+#include "tools/cli/model_loader.h"
+
+namespace tsr::cli {
+
+Expected<std::shared_ptr<const ir::Model>> optimized_copy(const ir::Model& model, passes::OptimizeReport* report) {
+  auto copy = std::make_shared<ir::Model>(model);  // constants share their storage: cheap
+  TSR_ASSIGN_OR_RETURN(passes::OptimizeReport r, passes::optimize(*copy));
+  if (report) *report = std::move(r);
+  return std::shared_ptr<const ir::Model>(std::move(copy));
+}
+
+int optimize_command(const OptimizeOptions& o) {
+  auto loaded = load_model(o.input);
+  if (!loaded.ok()) return report_error(loaded.status());
+  passes::OptimizeReport report;
+  auto optimized = optimized_copy(**loaded, &report);
+  if (!optimized.ok()) return report_error(optimized.status().with_context(o.input));
+  Status s = io::save_model_file(**optimized, o.output);
+  if (!s.ok()) return report_error(s);
+  std::cout << passes::describe(report) << "wrote " << o.output << "\n";
+  return kExitOk;
+}
+
+}  // namespace tsr::cli

@@ -1,0 +1,149 @@
+#include "web/playground/models_panel.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "core/base/rng.h"
+#include "core/io/tsr_io.h"
+#include "imgui.h"
+#include "web/playground/widgets.h"
+#if TSR_PLAYGROUND_ONNX
+#include "tools/onnx/onnx_import.h"
+#endif
+
+namespace tsr::playground {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+Expected<Tensor> random_input(const ir::TensorInfo& info, SplitMix64& rng) {
+  if (info.kind != ValueKind::kTensor) return unsupported("input \"", info.name, "\" is not a tensor");
+  if (!info.has_shape) return invalid_argument("input \"", info.name, "\" has unknown rank");
+  Shape shape = info.shape;
+  for (int64_t& d : shape) d = d < 0 ? 1 : d;
+  TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(info.dtype, shape));
+  if (info.dtype == DType::kF32)
+    for (int64_t i = 0; i < t.numel(); ++i) t.mut_data<float>()[i] = rng.uniform_pm1_f32();
+  if (info.dtype == DType::kF64)
+    for (int64_t i = 0; i < t.numel(); ++i) t.mut_data<double>()[i] = rng.uniform_pm1_f32();
+  return t;
+}
+
+std::string describe(const ir::TensorInfo& t) {
+  return t.name + "  " + std::string(dtype_name(t.dtype)) + " " + (t.has_shape ? shape_str(t.shape) : "[*]");
+}
+
+}  // namespace
+
+void open_model(ModelsState& s, const std::string& name, const uint8_t* data, size_t size) {
+  s = ModelsState{};
+  s.name = name;
+  s.bytes = size;
+  const auto t0 = Clock::now();
+  Expected<ir::Model> m = invalid_argument("unreachable");
+  const bool tsr_header = size >= 8 && std::memcmp(data + 4, "TSR1", 4) == 0;
+  if (ends_with(name, ".onnx") || !tsr_header) {
+#if TSR_PLAYGROUND_ONNX
+    m = onnx_import::import_onnx_bytes(std::string(reinterpret_cast<const char*>(data), size), name);
+#else
+    m = unsupported(name, ": not a .tsr file, and this build has no ONNX importer");
+#endif
+  } else {
+    auto owner = std::make_shared<std::vector<uint8_t>>(data, data + size);
+    m = io::load_model_buffer(owner->data(), owner->size(), owner);
+  }
+  if (!m.ok()) {
+    s.error = m.status().message();
+    return;
+  }
+  s.model = std::make_shared<ir::Model>(std::move(m).value());
+  auto session = Session::create(s.model);
+  if (!session.ok()) {
+    s.error = session.status().message();
+    return;
+  }
+  s.session = std::move(session).value();
+  s.load_ms = ms_since(t0);
+}
+
+Status run_random(ModelsState& s) {
+  if (!s.session) return invalid_argument("no model loaded");
+  SplitMix64 rng{s.seed++};
+  s.inputs.clear();
+  for (int32_t id : s.model->main().inputs) {
+    TSR_ASSIGN_OR_RETURN(Tensor t, random_input(s.model->main().tensors[static_cast<size_t>(id)], rng));
+    s.inputs.push_back(std::move(t));
+  }
+  const auto t0 = Clock::now();
+  TSR_ASSIGN_OR_RETURN(s.outputs, s.session->run(s.inputs));
+  s.run_ms = ms_since(t0);
+  ++s.runs;
+  return ok_status();
+}
+
+void draw_models(ModelsState& s) {
+  if (ImGui::Button("Open...")) open_file_picker();
+  track("Open...");
+  ImGui::SameLine();
+  ImGui::TextDisabled("or drop a .tsr / .onnx file on the page");
+  if (!s.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "%s: %s", s.name.c_str(), s.error.c_str());
+  if (!s.model) return;
+  const ir::Graph& g = s.model->main();
+  ImGui::Text("%s  (%zu bytes, loaded in %.1f ms, %zu graph(s))", s.name.c_str(), s.bytes, s.load_ms, s.model->graphs.size());
+  if (ImGui::Button("Run on random inputs")) {
+    Status st = run_random(s);
+    if (!st.ok()) s.error = st.message();
+  }
+  track("Run on random inputs");
+  if (s.runs > 0) {
+    ImGui::SameLine();
+    ImGui::Text("run %d: %.2f ms", s.runs, s.run_ms);
+  }
+  if (ImGui::BeginTable("io", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchSame)) {
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted("inputs");
+    for (int32_t id : g.inputs) ImGui::BulletText("%s", describe(g.tensors[static_cast<size_t>(id)]).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted("outputs");
+    for (size_t k = 0; k < g.outputs.size(); ++k) {
+      ImGui::BulletText("%s", describe(g.tensors[static_cast<size_t>(g.outputs[k])]).c_str());
+      if (k < s.outputs.size()) ImGui::TextDisabled("  = %s: %s", tensor_summary(s.outputs[k]).c_str(), tensor_text(s.outputs[k], 8).c_str());
+    }
+    ImGui::EndTable();
+  }
+  if (ImGui::CollapsingHeader("Op histogram", ImGuiTreeNodeFlags_DefaultOpen)) {
+    std::map<std::string, int> all;
+    for (const ir::Graph& sub : s.model->graphs)
+      for (const auto& [op, n] : op_counts(sub)) all[op] += n;
+    int most = 1;
+    for (const auto& [op, n] : all) most = std::max(most, n);
+    for (const auto& [op, n] : all) {
+      ImGui::ProgressBar(static_cast<float>(n) / static_cast<float>(most), ImVec2(160, 0), std::to_string(n).c_str());
+      ImGui::SameLine();
+      ImGui::TextUnformatted(op.c_str());
+    }
+  }
+  if (ImGui::CollapsingHeader("Graph")) draw_model_graph("models_graph", *s.model, s.graph);
+}
+
+void write_models_json(cli::JsonWriter& w, const ModelsState& s) {
+  w.begin_object().key("name").value(s.name).key("bytes").value(static_cast<int64_t>(s.bytes)).key("error").value(s.error);
+  w.key("loaded").value(s.model != nullptr).key("load_ms").value(s.load_ms).key("run_ms").value(s.run_ms).key("runs").value(s.runs);
+  w.key("inputs").begin_array();
+  if (s.model)
+    for (int32_t id : s.model->main().inputs) w.value(describe(s.model->main().tensors[static_cast<size_t>(id)]));
+  w.end_array().key("outputs").begin_array();
+  for (size_t k = 0; k < s.outputs.size(); ++k) write_tensor_json(w, s.model->main().tensors[static_cast<size_t>(s.model->main().outputs[k])].name, s.outputs[k]);
+  w.end_array().key("graph");
+  if (s.model) write_graph_summary(w, *s.model);
+  else w.null();
+  w.end_object();
+}
+
+}  // namespace tsr::playground
