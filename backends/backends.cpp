@@ -23,6 +23,12 @@ std::vector<std::string> available_backends() {
   return v;
 }
 
+std::string cpu_simd_description() {
+  const std::string compiled = cpu::compiled_simd_targets();
+  return str_cat("cpu SIMD: ", cpu::simd_target(), " (compiled: ", compiled,
+                 compiled.find(' ') == std::string::npos ? "; static" : "; runtime dispatch", ")");
+}
+
 namespace {
 
 // The build's static SIMD target must run on this CPU (see TSR_X86_64_LEVEL in CMakeLists.txt).
@@ -38,6 +44,10 @@ Status check_cpu_features() {
 #endif
 #if defined(__SSE4_2__)
   if (!__builtin_cpu_supports("sse4.2")) return unsupported("this build needs SSE4.2 (x86-64-v2); rebuild with -DTSR_X86_64_LEVEL=v1");
+#endif
+#if defined(__AES__) && defined(__PCLMUL__)
+  if (!__builtin_cpu_supports("aes") || !__builtin_cpu_supports("pclmul"))
+    return unsupported("this build needs AES-NI and PCLMULQDQ (Highway's SSE4 target); rebuild with -DTSR_X86_64_LEVEL=v1");
 #endif
 #endif
   return ok_status();

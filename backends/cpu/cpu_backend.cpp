@@ -1,8 +1,13 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include <hwy/targets.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
 
 namespace tsr::cpu {
 
@@ -38,12 +43,40 @@ exec::KernelFn KernelRegistry::find_fn(std::string_view op) const {
   return it == fn_by_op_.end() ? nullptr : it->second;
 }
 
+namespace {
+
+int64_t current_target() {
+#if (HWY_TARGETS & (HWY_TARGETS - 1)) == 0
+  // One compiled target (WASM, Arm, sanitizer builds): no libhwy call, which these builds lack.
+  return HWY_STATIC_TARGET;
+#else
+  const int64_t t = hwy::SupportedTargets() & HWY_TARGETS;
+  return t & -t;  // lower bits are better targets
+#endif
+}
+
+}  // namespace
+
+const char* simd_target() { return hwy::TargetName(current_target()); }
+
+std::string compiled_simd_targets() {
+  std::string s;
+  for (int64_t t = HWY_TARGETS; t != 0; t &= t - 1) s += str_cat(s.empty() ? "" : " ", hwy::TargetName(t & -t));
+  return s;
+}
+
 const KernelRegistry& kernel_registry() {
-  static const KernelRegistry* r = [] {
-    auto* reg = new KernelRegistry();
-    register_all_kernels(*reg);
-    return reg;
-  }();
+  // Registration runs each family's HWY_DYNAMIC_DISPATCH, which picks the current target.
+  static std::mutex mu;
+  static std::map<int64_t, std::unique_ptr<KernelRegistry>>* by_target =
+      new std::map<int64_t, std::unique_ptr<KernelRegistry>>();
+  const int64_t target = current_target();
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<KernelRegistry>& r = (*by_target)[target];
+  if (!r) {
+    r = std::make_unique<KernelRegistry>();
+    register_all_kernels(*r);
+  }
   return *r;
 }
 

@@ -36,7 +36,17 @@ class KernelRegistry {
 
 // Generated (CMake): calls every register_<family>_kernels in backends/cpu/kernels/.
 void register_all_kernels(KernelRegistry& registry);
+// The registry of the SIMD target that runs now (simd_target()): kernel families compiled per
+// target register that target's functions. Built once per target on first use (thread-safe); the
+// reference stays valid for the life of the process.
 const KernelRegistry& kernel_registry();
+
+// The Highway target CPU kernels run with: the best of the compiled targets (TSR_SIMD_DISPATCH)
+// that this CPU supports, e.g. "AVX3" (AVX-512), "AVX2", "SSE4", "NEON", "WASM". Tests may narrow
+// the choice with hwy::SetSupportedTargetsForTest; kernels created afterwards use the new target.
+const char* simd_target();
+// Every target compiled into this build, best first, space-separated (e.g. "AVX3 AVX2 SSE4").
+std::string compiled_simd_targets();
 
 class CpuBackend final : public exec::Backend {
  public:

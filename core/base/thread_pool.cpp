@@ -1,12 +1,30 @@
 #include "core/base/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace tsr {
 
 namespace {
+
 thread_local bool t_inside_pool = false;
+
+// How long an idle thread keeps polling before it blocks: longer than the gap between two
+// kernels of a model (a few microseconds), far shorter than a scheduler tick. Polling yields, so
+// on a busy machine the core goes to whoever is runnable.
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+template <typename Pred>
+bool spin_until(Pred done) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (done()) return true;
+    if ((i & 15) == 15 && std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
 }
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
@@ -14,76 +32,95 @@ ThreadPool::ThreadPool(int num_threads) {
 #endif
   if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   num_threads_ = num_threads;
-  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true);
   }
   cv_start_.notify_all();
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain,
-                              const std::function<void(int64_t, int64_t)>& fn) {
+bool ThreadPool::inside_task() { return t_inside_pool; }
+
+void ThreadPool::run_chunks() {
+  const auto& fn = *job_;
+  const int64_t n = job_n_, chunk = job_chunk_, chunks = job_chunks_;
+  for (;;) {
+    const int64_t c = next_chunk_.fetch_add(1);
+    if (c >= chunks) return;
+    fn(c * chunk, std::min(n, (c + 1) * chunk));
+    if (chunks_done_.fetch_add(1) + 1 == chunks) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (waiting_) cv_done_.notify_one();
+    }
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
-  if (num_threads_ == 1 || n <= grain || t_inside_pool) {
+  bool expected = false;
+  if (num_threads_ == 1 || n <= grain || t_inside_pool || !busy_.compare_exchange_strong(expected, true)) {
+    const bool was_inside = t_inside_pool;
+    t_inside_pool = true;
     fn(0, n);
+    t_inside_pool = was_inside;
     return;
   }
   const int64_t chunks = std::min<int64_t>((n + grain - 1) / grain, int64_t{num_threads_} * 4);
   const int64_t chunk = (n + chunks - 1) / chunks;
+  job_ = &fn;
+  job_n_ = n;
+  job_chunk_ = chunk;
+  job_chunks_ = (n + chunk - 1) / chunk;
+  next_chunk_.store(0);
+  chunks_done_.store(0);
+  const uint64_t open = generation_.fetch_add(1) + 1;  // odd: a job is open
   {
     std::lock_guard<std::mutex> lock(mu_);
-    job_ = &fn;
-    job_n_ = n;
-    job_chunk_ = chunk;
-    job_chunks_ = (n + chunk - 1) / chunk;
-    next_chunk_ = 0;
-    chunks_done_ = 0;
-    in_job_ = true;
-    ++generation_;
+    if (sleepers_ > 0) cv_start_.notify_all();
   }
-  cv_start_.notify_all();
   t_inside_pool = true;
-  for (;;) {
-    int64_t c;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (next_chunk_ >= job_chunks_) break;
-      c = next_chunk_++;
-    }
-    fn(c * chunk, std::min(n, (c + 1) * chunk));
-    std::lock_guard<std::mutex> lock(mu_);
-    ++chunks_done_;
-  }
+  run_chunks();
   t_inside_pool = false;
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_done_.wait(lock, [&] { return chunks_done_ == job_chunks_; });
-  in_job_ = false;
-  job_ = nullptr;
+  const auto all_done = [&] { return chunks_done_.load() == job_chunks_; };
+  if (!spin_until(all_done)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    waiting_ = true;
+    cv_done_.wait(lock, all_done);
+    waiting_ = false;
+  }
+  // Close the job, then wait for workers that saw it open to leave it: only then may the job's
+  // fields be rewritten by the next parallel_for.
+  generation_.store(open + 1);
+  while (active_.load() != 0) std::this_thread::yield();
+  busy_.store(false);
 }
 
-void ThreadPool::worker_loop(int /*index*/) {
+void ThreadPool::worker_loop() {
   t_inside_pool = true;
   uint64_t seen = 0;
-  std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_start_.wait(lock, [&] { return stop_ || (in_job_ && generation_ != seen && next_chunk_ < job_chunks_); });
-    if (stop_) return;
-    seen = generation_;
-    while (next_chunk_ < job_chunks_) {
-      const int64_t c = next_chunk_++;
-      const auto* fn = job_;
-      const int64_t n = job_n_, chunk = job_chunk_;
-      lock.unlock();
-      (*fn)(c * chunk, std::min(n, (c + 1) * chunk));
-      lock.lock();
-      if (++chunks_done_ == job_chunks_) cv_done_.notify_all();
+    if (stop_.load()) return;
+    const uint64_t g = generation_.load();
+    if ((g & 1) && g != seen) {
+      seen = g;
+      active_.fetch_add(1);
+      // Re-checked after announcing itself: a job closed in between is left alone.
+      if (generation_.load() == g) run_chunks();
+      active_.fetch_sub(1);
+      continue;
     }
+    const auto changed = [&] { return stop_.load() || generation_.load() != g; };
+    if (spin_until(changed)) continue;
+    std::unique_lock<std::mutex> lock(mu_);
+    ++sleepers_;
+    cv_start_.wait(lock, changed);
+    --sleepers_;
   }
 }
 

@@ -41,5 +41,8 @@ class Backend {
 Expected<std::unique_ptr<Backend>> create_backend(std::string_view name);
 // Names of the backends compiled into this build.
 std::vector<std::string> available_backends();
+// One line naming the SIMD target the CPU kernels run with on this machine and the targets
+// compiled in, e.g. "cpu SIMD: AVX3 (compiled: AVX3 AVX2 SSE4; runtime dispatch)".
+std::string cpu_simd_description();
 
 }  // namespace tsr::exec

@@ -29,6 +29,10 @@ struct PlanOptions {
   DeviceBackend* device = nullptr;
   // Placement cost rule (passes::PlacementOptions::min_device_elements).
   int64_t min_device_elements = 16;
+  // Inter-op parallelism (host-only Plans): independent nodes of one dependency level run side
+  // by side on the pool when at least two of them are large (Plan::run decides per level from
+  // the actual input sizes); those nodes' kernels then run single-threaded inside their task.
+  bool inter_op = true;
 };
 
 bool is_control_flow_op(std::string_view op);

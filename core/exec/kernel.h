@@ -5,8 +5,9 @@
 // executor infers output types with the op's OpDef, then calls Kernel::run with a KernelContext.
 // The kernel reads inputs, allocates outputs through the context (alloc_output gives exactly the
 // inferred dtype and shape) or sets a view of an input (set_output, e.g. Reshape), and returns a
-// Status. Kernels must not keep pointers to tensors between runs and must be safe to run from one
-// thread at a time (a Session does not run one Plan concurrently).
+// Status. Kernels must not keep pointers to tensors between runs and must be safe to run from
+// several threads at once (Plan::run is re-entrant): state a kernel changes at run time (a random
+// generator) is guarded by the kernel.
 #pragma once
 
 #include <memory>

@@ -137,6 +137,36 @@ Status run_node(const ir::Node& node, const ops::OpDef& def, const std::string& 
   return ok_status();
 }
 
+namespace {
+
+// A node's level is one more than the highest level among the producers of its inputs (graph
+// inputs and constants: none). Returns `order` stably sorted by level, still a topological
+// order, in which the nodes of one level are adjacent and independent of each other.
+std::vector<int32_t> level_order(const ir::Graph& g, const std::vector<int32_t>& order, std::vector<int32_t>* level) {
+  std::vector<int32_t> value_level(g.tensors.size(), -1);
+  level->assign(g.nodes.size(), 0);
+  for (int32_t n : order) {
+    const ir::Node& node = g.nodes[static_cast<size_t>(n)];
+    int32_t l = 0;
+    for (int32_t t : node.inputs)
+      if (t >= 0) l = std::max(l, value_level[static_cast<size_t>(t)] + 1);
+    (*level)[static_cast<size_t>(n)] = l;
+    for (int32_t t : node.outputs)
+      if (t >= 0) value_level[static_cast<size_t>(t)] = l;
+  }
+  std::vector<int32_t> sorted = order;
+  std::stable_sort(sorted.begin(), sorted.end(), [&](int32_t a, int32_t b) {
+    return (*level)[static_cast<size_t>(a)] < (*level)[static_cast<size_t>(b)];
+  });
+  return sorted;
+}
+
+// A node whose inputs hold fewer elements than this is not worth a task of its own: below it the
+// hand-off costs more than the node (a few microseconds).
+constexpr int64_t kInterOpMinElements = 16384;
+
+}  // namespace
+
 Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi, Backend& backend,
                                              const PlanOptions& options) {
   if (gi < 0 || static_cast<size_t>(gi) >= model.graphs.size())
@@ -155,6 +185,7 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
 
   const auto& reg = ops::OpRegistry::global();
   std::vector<std::string> unsupported_ops;
+  std::vector<int32_t> node_level;  // filled with inter-op scheduling
   // Without a device every node runs on the host in topological order; with one, the placement
   // pass decides each node's device and inserts the copies.
   passes::Placement placement;
@@ -172,6 +203,7 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
     plan->copies_ = placement.copies;
     plan->device_constants_.resize(nt);
   } else {
+    if (options.inter_op) order = level_order(g, order, &node_level);
     for (int32_t n : order) placement.steps.push_back({passes::PlacedStep::Kind::kNode, n});
   }
   for (const passes::PlacedStep& ps : placement.steps) {
@@ -247,6 +279,14 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
     if (plan->steps_[s].node)
       for (int32_t t : plan->steps_[s].node->outputs)
       if (t >= 0 && last_use[static_cast<size_t>(t)] < 0) last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
+  if (!node_level.empty()) {
+    for (size_t s = 0; s < plan->steps_.size(); ++s) {
+      const int32_t lvl = node_level[static_cast<size_t>(plan->steps_[s].node_index)];
+      if (plan->waves_.empty() || node_level[static_cast<size_t>(plan->steps_[plan->waves_.back().begin].node_index)] != lvl)
+        plan->waves_.push_back({s, s});
+      plan->waves_.back().end = s + 1;
+    }
+  }
   for (size_t t = 0; t < nt; ++t) {
     if (g.tensors[t].constant.defined()) plan->constant_ids_.push_back(static_cast<int32_t>(t));
     if (plan->keep_[t] || last_use[t] < 0 || g.tensors[t].constant.defined()) continue;
@@ -270,59 +310,92 @@ Expected<DeviceTensor*> DeviceKernelContext::alloc_output(size_t i) {
   return &out;
 }
 
-Status Plan::run_device_step(const PlanStep& step) const {
+Status Plan::run_device_step(const PlanStep& step, RunState& rs) const {
+  const std::vector<Tensor>& host_values = rs.values;
+  std::vector<const Tensor*>& in_values = rs.in_values;
+  std::vector<const DeviceTensor*>& din = rs.din_values;
+  std::vector<ops::ValueType>& in_types = rs.in_types;
+  std::vector<DeviceTensor>& dvals = rs.device_values;
+  std::vector<DeviceTensor>& douts = rs.douts;
   const ir::Node& node = *step.node;
   const size_t ni = node.inputs.size();
-  in_values_.assign(ni, nullptr);
-  din_values_.assign(ni, nullptr);
-  in_types_.assign(ni, ops::ValueType{});
+  in_values.assign(ni, nullptr);
+  din.assign(ni, nullptr);
+  in_types.assign(ni, ops::ValueType{});
   for (size_t k = 0; k < ni; ++k) {
     const int32_t t = node.inputs[k];
     if (t < 0) continue;
-    const Tensor& h = values_[static_cast<size_t>(t)];
-    const DeviceTensor* d = &device_values_[static_cast<size_t>(t)];
+    const Tensor& h = host_values[static_cast<size_t>(t)];
+    const DeviceTensor* d = &dvals[static_cast<size_t>(t)];
     if (!d->defined()) d = &device_constants_[static_cast<size_t>(t)];
-    if (h.defined()) in_values_[k] = &h;
-    if (d->defined()) din_values_[k] = d;
+    if (h.defined()) in_values[k] = &h;
+    if (d->defined()) din[k] = d;
     const bool host = k < 32 && (step.host_inputs >> k & 1u);  // inputs past 32 are device inputs
     if (host ? !h.defined() : !d->defined())
       return internal_error(step.place, ".input[", k, "]: value not on the ", host ? "host" : "device");
-    in_types_[k] = host || !d->defined() ? ops::ValueType{h.dtype(), true, h.shape(), h.kind()}
+    in_types[k] = host || !d->defined() ? ops::ValueType{h.dtype(), true, h.shape(), h.kind()}
                                          : ops::ValueType{d->dtype, true, d->shape, ValueKind::kTensor};
   }
   // Load-time style inference: only host-resident values are visible, shapes are all concrete.
-  ops::InferContext ictx(node, step.place, in_types_, in_values_, false);
+  ops::InferContext ictx(node, step.place, in_types, in_values, false);
   ictx.set_model(model_);
   TSR_RETURN_IF_ERROR(step.def->infer(ictx));
-  douts_.assign(node.outputs.size(), DeviceTensor());
-  DeviceKernelContext ctx(*device_, node, step.place, din_values_, in_values_, ictx.outputs(), douts_);
+  douts.assign(node.outputs.size(), DeviceTensor());
+  DeviceKernelContext ctx(*device_, node, step.place, din, in_values, ictx.outputs(), douts);
   TSR_RETURN_IF_ERROR(step.device_kernel->record(ctx));
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     const int32_t t = node.outputs[k];
     if (t < 0) continue;
-    if (!douts_[k].defined()) return internal_error(step.place, ".output[", k, "]: the device kernel produced no value");
-    device_values_[static_cast<size_t>(t)] = std::move(douts_[k]);
+    if (!douts[k].defined()) return internal_error(step.place, ".output[", k, "]: the device kernel produced no value");
+    dvals[static_cast<size_t>(t)] = std::move(douts[k]);
   }
   return ok_status();
 }
 
+std::unique_ptr<Plan::RunState> Plan::acquire_state() const {
+  {
+    std::lock_guard<std::mutex> lock(states_mu_);
+    if (!free_states_.empty()) {
+      std::unique_ptr<RunState> rs = std::move(free_states_.back());
+      free_states_.pop_back();
+      return rs;
+    }
+  }
+  return std::make_unique<RunState>();
+}
+
+void Plan::release_state(std::unique_ptr<RunState> state) const {
+  std::lock_guard<std::mutex> lock(states_mu_);
+  free_states_.push_back(std::move(state));
+}
+
 Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, ThreadPool& pool) const {
-  auto result = run_steps(inputs, pool);
+  std::unique_ptr<RunState> rs = acquire_state();
+  auto result = run_steps(inputs, pool, *rs);
   if (device_) {
     // Device values are dropped before waiting, so their buffers are free again for the next run;
     // the wait reports device failures and leaves nothing in flight between runs.
-    std::fill(device_values_.begin(), device_values_.end(), DeviceTensor());
+    std::fill(rs->device_values.begin(), rs->device_values.end(), DeviceTensor());
     Status st = device_->synchronize();
-    if (result.ok() && !st.ok()) return st;
+    if (result.ok() && !st.ok()) {
+      release_state(std::move(rs));
+      return st;
+    }
   }
+  release_state(std::move(rs));
   return result;
 }
 
-Expected<std::vector<Tensor>> Plan::run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool) const {
+Expected<std::vector<Tensor>> Plan::run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool,
+                                              RunState& rs) const {
+  std::vector<DeviceTensor>& dvals = rs.device_values;
+  std::vector<const Tensor*>& in_values = rs.in_values;
+  std::vector<ops::ValueType>& in_types = rs.in_types;
+  std::vector<Tensor>& outs = rs.outs;
   const ir::Graph& g = *graph_;
   if (inputs.size() != g.inputs.size())
     return invalid_argument("graph \"", g.name, "\" takes ", g.inputs.size(), " inputs, got ", inputs.size());
-  std::vector<Tensor>& values = values_;
+  std::vector<Tensor>& values = rs.values;
   values.resize(g.tensors.size());
   // Whatever happens, the table holds no tensors once run() returns (no memory kept alive).
   struct Clear {
@@ -336,12 +409,12 @@ Expected<std::vector<Tensor>> Plan::run_steps(const std::vector<Tensor>& inputs,
     values[static_cast<size_t>(g.inputs[k])] = inputs[k];
   }
 
-  if (device_) device_values_.resize(g.tensors.size());
-  for (const PlanStep& step : steps_) {
+  if (device_) dvals.resize(g.tensors.size());
+  const auto run_one = [&](const PlanStep& step) -> Status {
     const auto release = [&] {
       for (int32_t t : step.release_after) {
         values[static_cast<size_t>(t)] = Tensor();
-        if (device_) device_values_[static_cast<size_t>(t)] = DeviceTensor();
+        if (device_) dvals[static_cast<size_t>(t)] = DeviceTensor();
       }
     };
     if (step.kind == PlanStep::Kind::kUpload) {
@@ -349,55 +422,120 @@ Expected<std::vector<Tensor>> Plan::run_steps(const std::vector<Tensor>& inputs,
       if (!v.defined()) return internal_error(step.place, ": value not computed");
       auto up = device_->upload(v);
       if (!up.ok()) return up.status().with_context(step.place);
-      device_values_[static_cast<size_t>(step.tensor)] = std::move(up).value();
+      dvals[static_cast<size_t>(step.tensor)] = std::move(up).value();
       release();
-      continue;
+      return ok_status();
     }
     if (step.kind == PlanStep::Kind::kDownload) {
-      const DeviceTensor& d = device_values_[static_cast<size_t>(step.tensor)];
+      const DeviceTensor& d = dvals[static_cast<size_t>(step.tensor)];
       const DeviceTensor& src = d.defined() ? d : device_constants_[static_cast<size_t>(step.tensor)];
       if (!src.defined()) return internal_error(step.place, ": value not computed");
       auto down = device_->download(src);
       if (!down.ok()) return down.status().with_context(step.place);
       values[static_cast<size_t>(step.tensor)] = std::move(down).value();
       release();
-      continue;
+      return ok_status();
     }
     if (step.kind == PlanStep::Kind::kDevice) {
       std::chrono::steady_clock::time_point t0;
       if (profiler_) t0 = std::chrono::steady_clock::now();
-      TSR_RETURN_IF_ERROR(run_device_step(step));
+      TSR_RETURN_IF_ERROR(run_device_step(step, rs));
       if (profiler_)
         profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
       release();
-      continue;
+      return ok_status();
     }
     const ir::Node& node = *step.node;
     const size_t ni = node.inputs.size();
-    in_values_.assign(ni, nullptr);
+    in_values.assign(ni, nullptr);
     for (size_t k = 0; k < ni; ++k) {
       const int32_t t = node.inputs[k];
       if (t < 0) continue;
       const Tensor& v = values[static_cast<size_t>(t)];
       if (!v.defined()) return internal_error(step.place, ".input[", k, "]: value not computed");
-      in_values_[k] = &v;
+      in_values[k] = &v;
     }
     std::chrono::steady_clock::time_point t0;
     if (profiler_) t0 = std::chrono::steady_clock::now();
     TSR_RETURN_IF_ERROR(
-        run_node(node, *step.def, step.place, *step.kernel, {in_values_, in_types_, outs_}, pool, model_));
+        run_node(node, *step.def, step.place, *step.kernel, {in_values, in_types, outs}, pool, model_));
     if (profiler_)
       profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int32_t t = node.outputs[k];
-      if (t >= 0) values[static_cast<size_t>(t)] = std::move(outs_[k]);
+      if (t >= 0) values[static_cast<size_t>(t)] = std::move(outs[k]);
     }
     release();
+    return ok_status();
+  };
+  if (waves_.empty() || pool.num_threads() == 1 || profiler_ || ThreadPool::inside_task()) {
+    for (const PlanStep& step : steps_) TSR_RETURN_IF_ERROR(run_one(step));
+  } else {
+    for (const Wave& w : waves_) {
+      int heavy = 0;
+      for (size_t s = w.begin; s < w.end && heavy < 2 && w.end - w.begin > 1; ++s) {
+        int64_t elements = 0;
+        for (int32_t t : steps_[s].node->inputs)
+          if (t >= 0 && values[static_cast<size_t>(t)].kind() == ValueKind::kTensor)
+            elements += values[static_cast<size_t>(t)].numel();
+        heavy += elements >= kInterOpMinElements;
+      }
+      if (heavy >= 2) {
+        TSR_RETURN_IF_ERROR(run_wave(w, pool, rs));
+      } else {
+        for (size_t s = w.begin; s < w.end; ++s) TSR_RETURN_IF_ERROR(run_one(steps_[s]));
+      }
+    }
   }
   std::vector<Tensor> result;
   result.reserve(g.outputs.size());
   for (int32_t t : g.outputs) result.push_back(values[static_cast<size_t>(t)]);
   return result;
+}
+
+Status Plan::run_wave(const Wave& w, ThreadPool& pool, RunState& rs) const {
+  std::vector<Tensor>& values = rs.values;
+  const size_t n = w.end - w.begin;
+  if (rs.tasks.size() < n) rs.tasks.resize(n);
+  // Tasks only read the value table (inputs come from earlier levels); outputs are moved in and
+  // dead values released after the whole level, so no task sees a slot change under it.
+  pool.parallel_for(static_cast<int64_t>(n), 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const PlanStep& step = steps_[w.begin + static_cast<size_t>(i)];
+      RunState::Task& task = rs.tasks[static_cast<size_t>(i)];
+      const ir::Node& node = *step.node;
+      task.in_values.assign(node.inputs.size(), nullptr);
+      task.status = ok_status();
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        const int32_t t = node.inputs[k];
+        if (t < 0) continue;
+        const Tensor& v = values[static_cast<size_t>(t)];
+        if (!v.defined()) {
+          task.status = internal_error(step.place, ".input[", k, "]: value not computed");
+          break;
+        }
+        task.in_values[k] = &v;
+      }
+      if (task.status.ok())
+        task.status = run_node(node, *step.def, step.place, *step.kernel, {task.in_values, task.in_types, task.outs},
+                               pool, model_);
+    }
+  });
+  for (size_t i = 0; i < n; ++i) {
+    RunState::Task& task = rs.tasks[i];
+    if (!task.status.ok()) {
+      for (size_t j = 0; j < n; ++j) rs.tasks[j].outs.clear();  // keep no tensors past the run
+      return task.status;
+    }
+    const ir::Node& node = *steps_[w.begin + i].node;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      const int32_t t = node.outputs[k];
+      if (t >= 0) values[static_cast<size_t>(t)] = std::move(task.outs[k]);
+    }
+  }
+  for (size_t s = w.begin; s < w.end; ++s)
+    for (int32_t t : steps_[s].release_after) values[static_cast<size_t>(t)] = Tensor();
+  return ok_status();
 }
 
 }  // namespace tsr::exec

@@ -6,11 +6,16 @@
 // whole graph). Shapes may be dynamic: output types are re-inferred from the OpDef at each step
 // with the actual input shapes and values.
 //
-// Thread safety: run() may not be called concurrently on one Plan, nor re-entered: the Plan reuses
-// its value table and per-step scratch from run to run (kernels may hold scratch too).
+// Thread safety: run() is re-entrant and may be called from several threads at once on one Plan
+// (e.g. an If branch run by two concurrent outer runs). Everything a run writes lives in a
+// RunState (value table, one step's arguments, device values), taken from a small free list at
+// the start of run() and given back at the end, so steady-state runs reuse their scratch without
+// allocating for it. Kernels must be safe to run concurrently (kernel.h). A Profiler is not:
+// profile single-threaded callers only.
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -82,17 +87,40 @@ class Plan {
   DeviceBackend* device_ = nullptr;
   size_t device_nodes_ = 0, copies_ = 0;
   std::vector<DeviceTensor> device_constants_;  // by tensor id: constants read by device nodes
-  mutable std::vector<DeviceTensor> device_values_;
-  mutable std::vector<const DeviceTensor*> din_values_;
-  mutable std::vector<DeviceTensor> douts_;
 
-  Status run_device_step(const PlanStep& step) const;
-  Expected<std::vector<Tensor>> run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool) const;
-  // Scratch reused across runs (sized once): the value table and one step's arguments.
-  mutable std::vector<Tensor> values_;
-  mutable std::vector<ops::ValueType> in_types_;
-  mutable std::vector<const Tensor*> in_values_;
-  mutable std::vector<Tensor> outs_;
+  // One run's scratch: the value table and one step's arguments (sized on first use, then reused).
+  struct RunState {
+    std::vector<Tensor> values;
+    std::vector<ops::ValueType> in_types;
+    std::vector<const Tensor*> in_values;
+    std::vector<Tensor> outs;
+    std::vector<DeviceTensor> device_values;
+    std::vector<const DeviceTensor*> din_values;
+    std::vector<DeviceTensor> douts;
+    // One per node of an inter-op wave run in parallel: its arguments and its result.
+    struct Task {
+      std::vector<const Tensor*> in_values;
+      std::vector<ops::ValueType> in_types;
+      std::vector<Tensor> outs;
+      Status status;
+    };
+    std::vector<Task> tasks;
+  };
+  // Steps [begin, end) of one dependency level (steps_ is sorted by level when inter_op is on).
+  struct Wave {
+    size_t begin = 0, end = 0;
+  };
+  std::vector<Wave> waves_;  // empty: steps run one by one
+  // Runs the host steps [w.begin, w.end) of one wave, side by side when it pays.
+  Status run_wave(const Wave& w, ThreadPool& pool, RunState& rs) const;
+  std::unique_ptr<RunState> acquire_state() const;
+  void release_state(std::unique_ptr<RunState> state) const;
+  Status run_device_step(const PlanStep& step, RunState& rs) const;
+  Expected<std::vector<Tensor>> run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool, RunState& rs) const;
+  // Idle RunStates, ready for the next run (at most one per concurrent run ever seen). A cache
+  // guarded by its mutex, not scratch of a const method: no run reads another's state.
+  mutable std::mutex states_mu_;
+  mutable std::vector<std::unique_ptr<RunState>> free_states_;
 };
 
 // Scratch reused from call to call by run_node (so running a node allocates only its outputs).

@@ -12,6 +12,7 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const ir::Mod
   if (options.max_loop_iterations < 0)
     return invalid_argument("max_loop_iterations ", options.max_loop_iterations, " (expected >= 0; 0 = unlimited)");
   s->plan_options_.max_loop_iterations = options.max_loop_iterations;
+  s->plan_options_.inter_op = options.inter_op;
   s->memory_budget_ = std::make_shared<MemoryBudget>(
       options.max_memory_bytes ? static_cast<size_t>(options.max_memory_bytes) : default_memory_limit());
   if (options.device == "auto") {

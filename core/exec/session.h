@@ -21,6 +21,8 @@ namespace tsr {
 struct SessionOptions {
   std::string backend = "cpu";
   int num_threads = 1;  // intra-op threads including the caller; <= 0 = all cores
+  // With num_threads > 1: also run independent nodes side by side (exec::PlanOptions::inter_op).
+  bool inter_op = true;
   // Cap on the iterations of any one Loop/Scan invocation; 0 = unlimited (a runaway loop then
   // runs forever).
   int64_t max_loop_iterations = exec::kDefaultMaxLoopIterations;

@@ -91,6 +91,7 @@ int ops_command(const OpsOptions& o) {
     std::cout << "\n";
   }
   std::cout << defs.size() << " ops, " << with_kernel << " with CPU kernels, " << with_grad << " with gradient rules\n";
+  std::cout << exec::cpu_simd_description() << "\n";
   return kExitOk;
 }
 

@@ -1,12 +1,20 @@
 // CPU kernels: binary arithmetic, comparison/logic, Where, PRelu, Pow and variadic
 // Max/Min/Sum/Mean. Broadcasting through BroadcastIter; f32 Add/Sub/Mul/Div/Max/Min vectorized.
+// Compiled once per SIMD target (hwy/foreach_target.h); register_elementwise_kernels registers the
+// kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/elementwise.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include "backends/cpu/kernels/elementwise_impl.h"
 #include <cmath>
 #include <limits>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/kernels/elementwise_impl.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
+namespace HWY_NAMESPACE {
 
 namespace {
 
@@ -282,7 +290,7 @@ Status variadic_kernel(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_elementwise_kernels(KernelRegistry& r) {
+void register_elementwise_target(KernelRegistry& r) {
   const auto& num = all_numeric_dtypes();
   std::vector<DType> ints = {DType::kI8, DType::kU8, DType::kI16, DType::kU16,
                              DType::kI32, DType::kI64, DType::kU32, DType::kU64};
@@ -320,4 +328,16 @@ void register_elementwise_kernels(KernelRegistry& r) {
   r.add_fn("Mean", num, &variadic_kernel<AddOp, true>);
 }
 
+}  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(register_elementwise_target);
+
+void register_elementwise_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_elementwise_target)(r); }
+
+}  // namespace tsr::cpu
+#endif  // HWY_ONCE

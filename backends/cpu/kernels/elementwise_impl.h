@@ -8,16 +8,27 @@
 // and optionally a constructor from `const ir::Node&` to read attributes. The drivers dispatch on
 // the input dtype once per call (dispatch_dtype) and then run type-specialized loops: no virtual
 // calls or std::function per element.
-#pragma once
-
-#include <hwy/highway.h>
-
+//
+// Compiled once per SIMD target: a Highway "-inl" header (per-target include guard toggled by
+// hwy/foreach_target.h), included by kernel files after <hwy/highway.h>; everything lives in
+// tsr::cpu::HWY_NAMESPACE so each target's instantiations stay apart.
 #include <type_traits>
 
 #include "backends/cpu/kernels/broadcast.h"
 #include "core/exec/kernel.h"
 
+#if defined(TSR_CPU_ELEMENTWISE_IMPL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TSR_CPU_ELEMENTWISE_IMPL_H_
+#undef TSR_CPU_ELEMENTWISE_IMPL_H_
+#else
+#define TSR_CPU_ELEMENTWISE_IMPL_H_
+#endif
+
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
+namespace HWY_NAMESPACE {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -212,4 +223,8 @@ template <class D, class V> inline V vec_nan_min(D, V a, V b) {
   return hn::IfThenElse(hn::IsNaN(a), a, hn::IfThenElse(hn::IsNaN(b), b, hn::Min(a, b)));
 }
 
+}  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#endif  // TSR_CPU_ELEMENTWISE_IMPL_H_

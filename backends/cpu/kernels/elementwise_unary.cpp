@@ -1,16 +1,24 @@
 // CPU kernels: unary math, activations, Clip, Gelu and GeluGrad. f32 Relu/LeakyRelu/Sigmoid/
 // HardSigmoid/HardSwish/Tanh/Exp/Clip, tanh-approximate Gelu/GeluGrad (and Abs/Neg/Sqrt) run on
 // Highway vectors; other dtypes/ops use scalar loops (exact Gelu needs erf, which Highway lacks).
+// Compiled once per SIMD target (hwy/foreach_target.h); register_elementwise_unary_kernels registers the
+// kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/elementwise_unary.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
+#include "backends/cpu/kernels/elementwise_impl.h"
 
 #include <cmath>
 #include <limits>
 #include <numbers>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/kernels/elementwise_impl.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
+namespace HWY_NAMESPACE {
 
 namespace {
 
@@ -340,7 +348,7 @@ Status clip_kernel(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_elementwise_unary_kernels(KernelRegistry& r) {
+void register_elementwise_unary_target(KernelRegistry& r) {
   const auto& num = all_numeric_dtypes();
   const std::vector<DType> flt = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16};
   const std::vector<DType> sgn = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16,
@@ -392,4 +400,16 @@ void register_elementwise_unary_kernels(KernelRegistry& r) {
   r.add_fn("GeluGrad", flt, &gelu_grad_kernel);
 }
 
+}  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(register_elementwise_unary_target);
+
+void register_elementwise_unary_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_elementwise_unary_target)(r); }
+
+}  // namespace tsr::cpu
+#endif  // HWY_ONCE

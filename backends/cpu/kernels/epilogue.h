@@ -2,20 +2,31 @@
 // freshly computed outputs while it is still in cache, instead of a separate elementwise pass
 // over the whole tensor. The activations and their parameters are defined once in
 // core/ops/fused_activation.h. Kept apart from the Conv/GEMM loops so that those can change
-// without touching it. Include only from a CPU kernel translation unit (it uses Highway's static
-// target there).
-#pragma once
-
-#include <hwy/contrib/math/math-inl.h>
-#include <hwy/highway.h>
-
+// without touching it.
+//
+// A Highway "-inl" header (per-target include guard toggled by hwy/foreach_target.h): include it
+// after <hwy/highway.h> from a CPU kernel file; everything lives in tsr::cpu::HWY_NAMESPACE, so
+// each compiled target gets its own copy (a file compiled for the static target alone calls
+// HWY_NAMESPACE::apply_epilogue).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 #include "core/ops/fused_activation.h"
 
+#if defined(TSR_CPU_EPILOGUE_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TSR_CPU_EPILOGUE_H_
+#undef TSR_CPU_EPILOGUE_H_
+#else
+#define TSR_CPU_EPILOGUE_H_
+#endif
+
+#include <hwy/contrib/math/math-inl.h>
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
+namespace HWY_NAMESPACE {
 
 namespace epilogue_detail {
 
@@ -104,4 +115,8 @@ void apply_epilogue_rows(const ops::ActivationSpec& a, T* y, int64_t rows, int64
   for (int64_t r = 0; r < rows; ++r) apply_epilogue(a, y + r * ld, cols);
 }
 
+}  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#endif  // TSR_CPU_EPILOGUE_H_

@@ -1,6 +1,12 @@
-#include "backends/cpu/kernels/gemm.h"
-
+// Compiled once per SIMD target (hwy/foreach_target.h); sgemm and friends call the best target
+// this CPU supports (HWY_DYNAMIC_DISPATCH, one table lookup per call). The packed-A layout
+// (SgemmPackedA) depends on kMR/kMC/kKC only, which are the same for every vector target.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/gemm.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
+
+#include "backends/cpu/kernels/gemm.h"
 
 #include <algorithm>
 #include <cstring>
@@ -9,10 +15,9 @@
 
 #include "backends/cpu/cpu_backend.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
-
-// gemm.cpp is globbed as a kernel "family" by CMake; it registers no ops.
-void register_gemm_kernels(KernelRegistry&) {}
+namespace HWY_NAMESPACE {
 
 namespace {
 
@@ -384,9 +389,35 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
 
 }  // namespace
 
+void sgemm_pack_a_impl(SgemmPackedA& pa, const float* a, int64_t lda) {
+  const int64_t m = pa.m, k = pa.k;
+  if (m <= 0 || k <= 0) return;
+  const int64_t mblocks = (m + kMC - 1) / kMC, pblocks = (k + kKC - 1) / kKC;
+  pa.data.assign(static_cast<size_t>(mblocks * pblocks * kMC * kKC), 0.0f);
+  for (int64_t pb = 0; pb < pblocks; ++pb)
+    for (int64_t ib = 0; ib < mblocks; ++ib) {
+      const int64_t p0 = pb * kKC, i0 = ib * kMC;
+      pack_a(pa.trans_a, a, lda, i0, std::min(kMC, m - i0), p0, std::min(kKC, k - p0),
+             pa.data.data() + (pb * mblocks + ib) * kMC * kKC);
+    }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+// gemm.cpp is globbed as a kernel "family" by CMake; it registers no ops.
+void register_gemm_kernels(KernelRegistry&) {}
+
+HWY_EXPORT(sgemm_impl);
+HWY_EXPORT(sgemm_pack_a_impl);
+
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
-  sgemm_impl(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool, nullptr);
+  HWY_DYNAMIC_DISPATCH(sgemm_impl)(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool, nullptr);
 }
 
 SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda) {
@@ -394,21 +425,14 @@ SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, in
   pa.m = m;
   pa.k = k;
   pa.trans_a = trans_a;
-  if (m <= 0 || k <= 0) return pa;
-  const int64_t mblocks = (m + kMC - 1) / kMC, pblocks = (k + kKC - 1) / kKC;
-  pa.data.assign(static_cast<size_t>(mblocks * pblocks * kMC * kKC), 0.0f);
-  for (int64_t pb = 0; pb < pblocks; ++pb)
-    for (int64_t ib = 0; ib < mblocks; ++ib) {
-      const int64_t p0 = pb * kKC, i0 = ib * kMC;
-      pack_a(trans_a, a, lda, i0, std::min(kMC, m - i0), p0, std::min(kKC, k - p0),
-             pa.data.data() + (pb * mblocks + ib) * kMC * kKC);
-    }
+  HWY_DYNAMIC_DISPATCH(sgemm_pack_a_impl)(pa, a, lda);
   return pa;
 }
 
 void sgemm_prepacked(const SgemmPackedA& pa, const float* a, int64_t lda, bool trans_b, int64_t n, float alpha,
                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
-  sgemm_impl(pa.trans_a, trans_b, pa.m, n, pa.k, alpha, a, lda, b, ldb, beta, c, ldc, pool, &pa);
+  HWY_DYNAMIC_DISPATCH(sgemm_impl)(pa.trans_a, trans_b, pa.m, n, pa.k, alpha, a, lda, b, ldb, beta, c, ldc, pool, &pa);
 }
 
 }  // namespace tsr::cpu
+#endif  // HWY_ONCE

@@ -1,10 +1,12 @@
 // CPU kernels for MatMul and Gemm. f32 runs on the shared packed SGEMM (gemm.h); f64 and the
 // integer types use the plain reference loop (integer products wrap as in C++ unsigned math).
 // FusedGemm (f32/f64) is Gemm followed by its activation epilogue (epilogue.h).
+#include <hwy/highway.h>
+
 #include <algorithm>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/kernels/epilogue.h"
+#include "backends/cpu/kernels/epilogue.h"  // after hwy/highway.h (a Highway -inl header)
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/matmul.h"
 
@@ -62,7 +64,7 @@ Status gemm_typed(exec::KernelContext& ctx, const ops::ActivationSpec& act = {})
     }
   }
   matmul_detail::gemm_any<T>(ta, tb, m, n, k, alpha, a.data<T>(), a.dim(1), b.data<T>(), b.dim(1), beta, py, n, &ctx.pool());
-  if constexpr (std::is_floating_point_v<T>) apply_epilogue(act, py, m * n);
+  if constexpr (std::is_floating_point_v<T>) HWY_NAMESPACE::apply_epilogue(act, py, m * n);
   return ok_status();
 }
 

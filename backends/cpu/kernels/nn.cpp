@@ -5,6 +5,11 @@
 // so does i32 for the quantized convs (conv_i32, conv.h). FusedConv is the same kernel with an
 // activation epilogue (epilogue.h) applied to each block of outputs right after it is computed.
 // Pool kernels: nn_pool.cpp; normalization/softmax: nn_norm.cpp.
+// Compiled once per SIMD target (hwy/foreach_target.h); register_nn_kernels registers the
+// kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/nn.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
 #include <algorithm>
@@ -18,7 +23,9 @@
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/nn_window.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
+namespace HWY_NAMESPACE {
 
 namespace {
 
@@ -321,13 +328,30 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
 
 }  // namespace
 
-Status conv_i32(exec::KernelContext& ctx, const Tensor& x, const Tensor& w, Tensor* y) {
+Status conv_i32_impl(exec::KernelContext& ctx, const Tensor& x, const Tensor& w, Tensor* y) {
   return conv_into<int32_t>(ctx, x, w, nullptr, y);
 }
 
-void register_nn_kernels(KernelRegistry& r) {
+void register_nn_target(KernelRegistry& r) {
   r.add("Conv", {DType::kF32, DType::kF64}, &create_conv);
   r.add("FusedConv", {DType::kF32, DType::kF64}, &create_conv);
 }
 
+}  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(register_nn_target);
+HWY_EXPORT(conv_i32_impl);
+
+Status conv_i32(exec::KernelContext& ctx, const Tensor& x, const Tensor& w, Tensor* y) {
+  return HWY_DYNAMIC_DISPATCH(conv_i32_impl)(ctx, x, w, y);
+}
+
+void register_nn_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_nn_target)(r); }
+
+}  // namespace tsr::cpu
+#endif  // HWY_ONCE

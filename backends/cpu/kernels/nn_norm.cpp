@@ -1,6 +1,11 @@
 // CPU kernels for normalization and the softmax family (ONNX opset 17): BatchNormalization
 // (inference and training_mode), LayerNormalization, InstanceNormalization, LRN, Softmax,
 // LogSoftmax, Hardmax, MeanVarianceNormalization. Statistics accumulate in double; f32 softmax rows use Highway's Exp.
+// Compiled once per SIMD target (hwy/foreach_target.h); register_nn_norm_kernels registers the
+// kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/nn_norm.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
@@ -11,7 +16,9 @@
 
 #include "backends/cpu/cpu_backend.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
+namespace HWY_NAMESPACE {
 
 namespace {
 
@@ -567,7 +574,7 @@ Status softmax_mode(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_nn_norm_kernels(KernelRegistry& r) {
+void register_nn_norm_target(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64};
   r.add_fn("BatchNormalization", types, by_dtype<batch_norm_typed<float>, batch_norm_typed<double>>);
   r.add_fn("LayerNormalization", types, by_dtype<layer_norm_typed<float>, layer_norm_typed<double>>);
@@ -584,4 +591,16 @@ void register_nn_norm_kernels(KernelRegistry& r) {
            by_dtype<softmax_mode<float, SoftMode::kHardmax>, softmax_mode<double, SoftMode::kHardmax>>);
 }
 
+}  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(register_nn_norm_target);
+
+void register_nn_norm_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_nn_norm_target)(r); }
+
+}  // namespace tsr::cpu
+#endif  // HWY_ONCE

@@ -3,6 +3,7 @@
 // graph is reproducible run to run); without one, the generator continues across runs.
 #include <cmath>
 #include <algorithm>
+#include <mutex>
 #include <random>
 
 #include "backends/cpu/cpu_backend.h"
@@ -30,6 +31,8 @@ class RandomKernel final : public exec::Kernel {
   }
 
   Status run(KernelContext& ctx) override {
+    // The generator is the kernel's run-time state: concurrent runs of one Plan take turns.
+    std::lock_guard<std::mutex> lock(mu_);
     if (seeded_) gen_.seed(seed_);
     const std::string& op = ctx.node().op;
     if (op == "Dropout") return dropout(ctx);
@@ -107,6 +110,7 @@ class RandomKernel final : public exec::Kernel {
 
   bool seeded_ = false;
   uint64_t seed_ = 0;
+  std::mutex mu_;
   std::mt19937_64 gen_;
 };
 

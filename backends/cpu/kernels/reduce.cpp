@@ -7,16 +7,23 @@
 // any other pattern (e.g. axes {0, 2} of a 4-D tensor) is gathered once into [kept..., reduced...]
 // order and reduced as rows. Accumulation uses the compute type (float for f16/bf16/f32, double
 // for f64, 64-bit for integers; double for L2/LogSum/LogSumExp on integers).
+// Compiled once per SIMD target (hwy/foreach_target.h); register_reduce_kernels registers the
+// kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/reduce.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
+#include "backends/cpu/kernels/elementwise_impl.h"
 
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/kernels/elementwise_impl.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
+namespace HWY_NAMESPACE {
 
 namespace {
 
@@ -331,7 +338,7 @@ Status arg_kernel(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_reduce_kernels(KernelRegistry& r) {
+void register_reduce_target(KernelRegistry& r) {
   const auto& num = all_numeric_dtypes();
   r.add_fn("ReduceSum", num, &reduce_kernel<RK::kSum>);
   r.add_fn("ReduceMean", num, &reduce_kernel<RK::kMean>);
@@ -347,4 +354,16 @@ void register_reduce_kernels(KernelRegistry& r) {
   r.add_fn("ArgMin", num, &arg_kernel<false>);
 }
 
+}  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(register_reduce_target);
+
+void register_reduce_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_reduce_target)(r); }
+
+}  // namespace tsr::cpu
+#endif  // HWY_ONCE

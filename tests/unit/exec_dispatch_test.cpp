@@ -1,0 +1,266 @@
+// Runtime SIMD dispatch (every compiled Highway target gives the same results), the re-entrant
+// Plan (one Plan run from two threads at once) and the thread pool under concurrent callers.
+#include <catch2/catch.hpp>
+
+#include <hwy/targets.h>
+
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "core/base/thread_pool.h"
+#include "core/exec/backend.h"
+#include "core/exec/plan.h"
+#include "core/exec/session.h"
+#include "core/ir/graph.h"
+#include "core/passes/infer_types.h"
+
+using namespace tsr;
+
+namespace {
+
+// Deterministic values in [-1, 1).
+std::vector<float> pseudo_random(size_t n, uint32_t seed) {
+  std::vector<float> v(n);
+  uint32_t s = seed * 2654435761u + 1;
+  for (float& x : v) {
+    s = s * 1664525u + 1013904223u;
+    x = static_cast<float>(s >> 8) / static_cast<float>(1u << 23) - 1.0f;
+  }
+  return v;
+}
+
+int32_t add_value(ir::Graph& g, const std::string& name, Tensor constant = Tensor()) {
+  ir::TensorInfo info;
+  info.name = name;
+  if (constant.defined()) {
+    info.dtype = constant.dtype();
+    info.has_shape = true;
+    info.shape = constant.shape();
+    info.constant = std::move(constant);
+  }
+  return g.add_tensor(info);
+}
+
+int32_t add_node(ir::Graph& g, const std::string& op, std::vector<int32_t> inputs,
+                 std::vector<ir::Attribute> attrs = {}) {
+  ir::Node n;
+  n.op = op;
+  n.name = op + std::to_string(g.nodes.size());
+  n.inputs = std::move(inputs);
+  n.attributes = std::move(attrs);
+  const int32_t out = add_value(g, n.name + "_out");
+  n.outputs = {out};
+  g.nodes.push_back(std::move(n));
+  return out;
+}
+
+// A small CNN touching every Highway-dispatched kernel family: Conv (im2col + packed SGEMM, and
+// depthwise), Sigmoid/Tanh (elementwise_unary), Mul/Add (elementwise), Softmax (nn_norm),
+// ReduceSum (reduce) and MatMul (SGEMM).
+std::shared_ptr<ir::Model> make_cnn() {
+  auto model = std::make_shared<ir::Model>();
+  model->graphs.emplace_back();
+  ir::Graph& g = model->main();
+  g.name = "cnn";
+  ir::TensorInfo xi;
+  xi.name = "x";
+  xi.dtype = DType::kF32;
+  xi.has_shape = true;
+  xi.shape = {1, 4, 13, 11};
+  const int32_t x = g.add_tensor(xi);
+  g.inputs.push_back(x);
+  const int32_t w = add_value(g, "w", Tensor::from<float>({8, 4, 3, 3}, pseudo_random(8 * 4 * 9, 1)));
+  const int32_t b = add_value(g, "b", Tensor::from<float>({8}, pseudo_random(8, 2)));
+  const int32_t dw = add_value(g, "dw", Tensor::from<float>({8, 1, 3, 3}, pseudo_random(8 * 9, 3)));
+  const int32_t mw = add_value(g, "mw", Tensor::from<float>({11, 19}, pseudo_random(11 * 19, 4)));
+  const int32_t axes = add_value(g, "axes", Tensor::from<int64_t>({1}, {3}));
+  const auto pads = ir::Attribute::make_ints("pads", {1, 1, 1, 1});
+  const int32_t c = add_node(g, "Conv", {x, w, b}, {pads});
+  const int32_t d = add_node(g, "Conv", {c, dw}, {pads, ir::Attribute::make_int("group", 8)});
+  const int32_t s = add_node(g, "Sigmoid", {d});
+  const int32_t t = add_node(g, "Tanh", {add_node(g, "Mul", {d, s})});
+  const int32_t m = add_node(g, "MatMul", {add_node(g, "Add", {t, c}), mw});
+  const int32_t sm = add_node(g, "Softmax", {m});
+  const int32_t r = add_node(g, "ReduceSum", {m, axes});
+  g.outputs = {sm, r};
+  REQUIRE(passes::infer_types(*model).ok());
+  return model;
+}
+
+Tensor cnn_input(uint32_t seed) { return Tensor::from<float>({1, 4, 13, 11}, pseudo_random(4 * 13 * 11, seed)); }
+
+void check_close(const Tensor& got, const Tensor& want, double tol) {
+  REQUIRE(got.shape() == want.shape());
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    const double a = got.data<float>()[i], e = want.data<float>()[i];
+    INFO("element " << i << ": " << a << " vs " << e);
+    REQUIRE(std::abs(a - e) <= tol * (1 + std::abs(e)));
+  }
+}
+
+// The targets this build compiled that this CPU can run, best first.
+std::vector<int64_t> runnable_targets() {
+  std::vector<int64_t> out;
+#if (HWY_TARGETS & (HWY_TARGETS - 1)) != 0
+  for (int64_t t = hwy::SupportedTargets() & HWY_TARGETS; t != 0; t &= t - 1) out.push_back(t & -t);
+#else
+  out.push_back(HWY_STATIC_TARGET);
+#endif
+  return out;
+}
+
+void use_target(int64_t target) {
+#if (HWY_TARGETS & (HWY_TARGETS - 1)) != 0
+  hwy::SetSupportedTargetsForTest(target);  // 0: back to the CPU's own set
+#else
+  (void)target;
+#endif
+}
+
+}  // namespace
+
+TEST_CASE("SIMD dispatch: every compiled target this CPU runs gives the same results") {
+  const std::vector<int64_t> targets = runnable_targets();
+  INFO("compiled: " << cpu::compiled_simd_targets() << "; runnable here: " << targets.size());
+  if (targets.size() < 2) WARN("only one SIMD target runs on this machine: nothing to compare it with");
+  auto model = make_cnn();
+  const Tensor x = cnn_input(7);
+  // SGEMM on awkward sizes (edge tiles, K blocks, the small-M and small-N paths), per target,
+  // against the plain reference.
+  struct Case { bool ta, tb; int64_t m, n, k; };
+  const std::vector<Case> cases = {{false, false, 37, 53, 300}, {true, false, 19, 70, 33}, {false, true, 2, 129, 65},
+                                   {false, false, 1, 1030, 17}, {false, false, 45, 5, 77}};
+  std::vector<std::vector<Tensor>> outs;
+  for (int64_t target : targets) {
+    use_target(target);
+    INFO("target " << hwy::TargetName(target));
+    CHECK(std::string(cpu::simd_target()) == hwy::TargetName(target));
+    for (const Case& c : cases) {
+      const auto a = pseudo_random(static_cast<size_t>(c.m * c.k), 11), b = pseudo_random(static_cast<size_t>(c.k * c.n), 12);
+      std::vector<float> got(static_cast<size_t>(c.m * c.n), NAN), want(got.size());
+      const int64_t lda = c.ta ? c.m : c.k, ldb = c.tb ? c.k : c.n;
+      ThreadPool pool(2);
+      cpu::sgemm(c.ta, c.tb, c.m, c.n, c.k, 0.5f, a.data(), lda, b.data(), ldb, 0.0f, got.data(), c.n, &pool);
+      cpu::gemm_reference<float>(c.ta, c.tb, c.m, c.n, c.k, 0.5f, a.data(), lda, b.data(), ldb, 0.0f, want.data(), c.n);
+      for (size_t i = 0; i < got.size(); ++i) REQUIRE(std::abs(got[i] - want[i]) <= 1e-4f * (1 + std::abs(want[i])));
+    }
+    SessionOptions opt;
+    auto session = Session::create(model, opt);
+    REQUIRE(session.ok());
+    auto r = (*session)->run({x});
+    INFO(r.status().to_string());
+    REQUIRE(r.ok());
+    outs.push_back(std::move(r).value());
+  }
+  use_target(0);
+  for (size_t t = 1; t < outs.size(); ++t) {
+    INFO("target " << hwy::TargetName(targets[t]) << " vs " << hwy::TargetName(targets[0]));
+    for (size_t k = 0; k < outs[t].size(); ++k) check_close(outs[t][k], outs[0][k], 1e-5);
+  }
+}
+
+TEST_CASE("Plan::run is re-entrant: one Plan run from two threads at once") {
+  auto model = make_cnn();
+  auto backend = exec::create_backend("cpu");
+  REQUIRE(backend.ok());
+  auto plan = exec::Plan::create(*model, 0, **backend);
+  REQUIRE(plan.ok());
+  ThreadPool pool(2);  // shared by both callers, as a Session's pool would be
+  std::vector<std::vector<Tensor>> expect;
+  for (uint32_t s = 0; s < 2; ++s) {
+    auto r = (*plan)->run({cnn_input(100 + s)}, pool);
+    REQUIRE(r.ok());
+    expect.push_back(std::move(r).value());
+  }
+  std::atomic<int> mismatches{0}, failures{0};
+  auto worker = [&](uint32_t s) {
+    for (int i = 0; i < 40; ++i) {
+      auto r = (*plan)->run({cnn_input(100 + s)}, pool);
+      if (!r.ok()) {
+        ++failures;
+        continue;
+      }
+      for (size_t k = 0; k < r->size(); ++k)
+        for (int64_t e = 0; e < (*r)[k].numel(); ++e)
+          if ((*r)[k].data<float>()[e] != expect[s][k].data<float>()[e]) ++mismatches;
+    }
+  };
+  std::thread t0(worker, 0), t1(worker, 1);
+  t0.join();
+  t1.join();
+  CHECK(failures.load() == 0);
+  CHECK(mismatches.load() == 0);
+}
+
+TEST_CASE("Inter-op: independent branches side by side give the sequential results") {
+  // x -> {Conv A -> Relu, Conv B -> Sigmoid, Conv C} -> Add -> Add: three heavy nodes per level.
+  auto model = std::make_shared<ir::Model>();
+  model->graphs.emplace_back();
+  ir::Graph& g = model->main();
+  g.name = "branches";
+  ir::TensorInfo xi;
+  xi.name = "x";
+  xi.dtype = DType::kF32;
+  xi.has_shape = true;
+  xi.shape = {1, 16, 40, 40};
+  const int32_t x = g.add_tensor(xi);
+  g.inputs.push_back(x);
+  const auto pads = ir::Attribute::make_ints("pads", {1, 1, 1, 1});
+  std::vector<int32_t> heads;
+  for (uint32_t k = 0; k < 3; ++k) {
+    const int32_t w = add_value(g, "w" + std::to_string(k), Tensor::from<float>({16, 16, 3, 3}, pseudo_random(16 * 16 * 9, 20 + k)));
+    const int32_t c = add_node(g, "Conv", {x, w}, {pads});
+    heads.push_back(k == 0 ? add_node(g, "Relu", {c}) : k == 1 ? add_node(g, "Sigmoid", {c}) : c);
+  }
+  g.outputs = {add_node(g, "Add", {add_node(g, "Add", {heads[0], heads[1]}), heads[2]})};
+  REQUIRE(passes::infer_types(*model).ok());
+  const Tensor in = Tensor::from<float>({1, 16, 40, 40}, pseudo_random(16 * 40 * 40, 9));
+  std::vector<Tensor> results;
+  for (bool inter_op : {false, true}) {
+    SessionOptions opt;
+    opt.num_threads = 2;
+    opt.inter_op = inter_op;
+    auto session = Session::create(model, opt);
+    REQUIRE(session.ok());
+    auto r = (*session)->run({in});
+    REQUIRE(r.ok());
+    results.push_back(r->at(0));
+  }
+  // Each node computes the same thing either way (only the threads differ): equal bit for bit.
+  REQUIRE(results[0].shape() == results[1].shape());
+  for (int64_t i = 0; i < results[0].numel(); ++i) REQUIRE(results[0].data<float>()[i] == results[1].data<float>()[i]);
+}
+
+TEST_CASE("ThreadPool: every index once, concurrent callers, nested calls inline, back-to-back jobs") {
+  ThreadPool pool(3);
+  for (int64_t n : {1, 2, 7, 64, 1000, 4097}) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    pool.parallel_for(n, 3, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+    });
+    for (auto& h : hits) REQUIRE(h.load() == 1);
+  }
+  // Thousands of tiny jobs in a row (a model's small kernels), from two callers at once, each
+  // job with a nested parallel_for that must run inline.
+  std::atomic<int64_t> total{0}, nested_outside{0};
+  auto caller = [&] {
+    for (int j = 0; j < 3000; ++j)
+      pool.parallel_for(16, 1, [&](int64_t b, int64_t e) {
+        pool.parallel_for(4, 1, [&](int64_t b2, int64_t e2) {
+          if (!ThreadPool::inside_task()) ++nested_outside;
+          total += (e - b) * (e2 - b2);
+        });
+      });
+  };
+  std::thread a(caller), b(caller);
+  a.join();
+  b.join();
+  CHECK(nested_outside.load() == 0);
+  CHECK(total.load() == 2 * 3000 * 16 * 4);
+}
