@@ -223,63 +223,73 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 
   if (packed && (static_cast<int64_t>(packed->size()) != group || (*packed)[0].m != mg || (*packed)[0].k != kg))
     packed = nullptr;
-  // One group's product: C = W_g (mg x kg) * B (kg x ncols) + beta * C.
-  auto gemm_group = [&](int64_t g, int64_t ncols, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  // One group's product: C = W_g (mg x kg) * B (kg x ncols) + beta * C; `inner` may be null.
+  auto gemm_group = [&](int64_t g, int64_t ncols, const T* b, int64_t ldb, T beta, T* c, int64_t ldc, ThreadPool* inner) {
     if constexpr (std::is_same_v<T, float>) {
       if (packed) {
         sgemm_prepacked((*packed)[static_cast<size_t>(g)], pw + g * mg * kg, kg, false, ncols, 1.0f, b, ldb, beta, c,
-                        ldc, &pool);
+                        ldc, inner);
         return;
       }
     }
-    gemm_any<T>(mg, ncols, kg, pw + g * mg * kg, kg, b, ldb, beta, c, ldc, &pool);
+    gemm_any<T>(mg, ncols, kg, pw + g * mg * kg, kg, b, ldb, beta, c, ldc, inner);
   };
   const T beta = pb ? T(1) : T(0);
-  if (pb) {
-    for (int64_t n = 0; n < n_batch; ++n)
-      for (int64_t o = 0; o < m; ++o) std::fill_n(py + (n * m + o) * out_size, out_size, pb[o]);
-  }
+  // The output is computed in blocks of output positions of one image and group: bias rows,
+  // GEMM, then the activation, while the block is in cache. A pointwise conv reads its columns
+  // straight from x (<= 256 KiB of output per block); any other conv im2cols whole output rows
+  // (~1 MiB of columns, at least 512 wide for the GEMM) into per-thread scratch.
   const bool pointwise = w.k_size() == 1 && w.s == std::array<int64_t, 3>{1, 1, 1} &&
                          w.pb == std::array<int64_t, 3>{0, 0, 0} && w.pe == std::array<int64_t, 3>{0, 0, 0};
-  if (pointwise) {
-    // With an epilogue the columns go in chunks of <= 256 KiB of output, activated while cached.
-    const int64_t chunk = act.kind == ops::FusedActivation::kNone
-                              ? out_size
-                              : std::max<int64_t>(512, (int64_t{1} << 16) / std::max<int64_t>(1, mg));
-    for (int64_t n = 0; n < n_batch; ++n)
-      for (int64_t g = 0; g < group; ++g)
-        for (int64_t j0 = 0; j0 < out_size; j0 += chunk) {
-          const int64_t nc = std::min(chunk, out_size - j0);
-          T* yg = py + (n * m + g * mg) * out_size + j0;
-          gemm_group(g, nc, px + (n * c + g * cg) * in_size + j0, in_size, beta, yg, out_size);
-          apply_epilogue_rows(act, yg, mg, nc, out_size);
-        }
-    return ok_status();
-  }
-  // im2col in blocks of whole output rows: ~1 MiB of columns, at least 512 wide for the GEMM.
   const int64_t ow = w.out[2], rows = w.out[0] * w.out[1];
-  int64_t rows_per_block = std::max<int64_t>((512 + ow - 1) / ow, (int64_t{1} << 18) / std::max<int64_t>(1, kg * ow));
-  rows_per_block = std::clamp<int64_t>(rows_per_block, 1, rows);
-  // Per-thread scratch, grown and reused across calls (im2col writes every element it uses).
-  thread_local std::vector<T> col;
-  if (col.size() < static_cast<size_t>(kg * rows_per_block * ow)) col.resize(static_cast<size_t>(kg * rows_per_block * ow));
-  T* pc = col.data();
-  for (int64_t n = 0; n < n_batch; ++n) {
-    for (int64_t g = 0; g < group; ++g) {
+  int64_t block = 0, per_image = 0;  // block: columns (pointwise) or output rows (im2col)
+  if (pointwise) {
+    block = std::min(out_size, std::max<int64_t>(512, (int64_t{1} << 16) / std::max<int64_t>(1, mg)));
+    per_image = (out_size + block - 1) / block;
+  } else {
+    block = std::max<int64_t>((512 + ow - 1) / ow, (int64_t{1} << 18) / std::max<int64_t>(1, kg * ow));
+    block = std::clamp<int64_t>(block, 1, rows);
+    per_image = (rows + block - 1) / block;
+  }
+  const int64_t nblocks = n_batch * group * per_image;
+  auto run_block = [&](int64_t bi, ThreadPool* inner) {
+    const int64_t n = bi / (group * per_image), g = bi / per_image % group, j = bi % per_image;
+    int64_t c0 = 0, ncols = 0;  // output positions [c0, c0 + ncols)
+    const T* src = nullptr;
+    int64_t ldb = 0;
+    if (pointwise) {
+      c0 = j * block;
+      ncols = std::min(block, out_size - c0);
+      src = px + (n * c + g * cg) * in_size + c0;
+      ldb = in_size;
+    } else {
+      const int64_t r0 = j * block, r1 = std::min(rows, r0 + block);
+      c0 = r0 * ow;
+      ncols = (r1 - r0) * ow;
+      // Per-thread scratch, grown and reused across calls (im2col writes every element it uses).
+      thread_local std::vector<T> col;
+      if (col.size() < static_cast<size_t>(kg * ncols)) col.resize(static_cast<size_t>(kg * ncols));
+      T* pc = col.data();
       const T* xg = px + (n * c + g * cg) * in_size;
-      for (int64_t r0 = 0; r0 < rows; r0 += rows_per_block) {
-        const int64_t r1 = std::min(rows, r0 + rows_per_block);
-        const int64_t ncols = (r1 - r0) * ow;
-        if (pool.num_threads() > 1 && kg > 1) {
-          pool.parallel_for(kg, 8, [&](int64_t k0, int64_t k1) { im2col<T>(xg, w, r0, r1, k0, k1, pc); });
-        } else {
-          im2col<T>(xg, w, r0, r1, 0, kg, pc);
-        }
-        T* yg = py + (n * m + g * mg) * out_size + r0 * ow;
-        gemm_group(g, ncols, pc, ncols, beta, yg, out_size);
-        apply_epilogue_rows(act, yg, mg, ncols, out_size);
-      }
+      if (inner && kg > 1) inner->parallel_for(kg, 8, [&](int64_t k0, int64_t k1) { im2col<T>(xg, w, r0, r1, k0, k1, pc); });
+      else im2col<T>(xg, w, r0, r1, 0, kg, pc);
+      src = pc;
+      ldb = ncols;
     }
+    T* yg = py + (n * m + g * mg) * out_size + c0;
+    if (pb)
+      for (int64_t o = 0; o < mg; ++o) std::fill_n(yg + o * out_size, ncols, pb[g * mg + o]);
+    gemm_group(g, ncols, src, ldb, beta, yg, out_size, inner);
+    apply_epilogue_rows(act, yg, mg, ncols, out_size);
+  };
+  // With enough blocks each thread takes whole blocks (single-threaded GEMMs, no barrier per
+  // block); otherwise all threads share each block's im2col and GEMM.
+  if (pool.num_threads() > 1 && nblocks >= 4 * pool.num_threads()) {
+    pool.parallel_for(nblocks, 1, [&](int64_t b0, int64_t b1) {
+      for (int64_t bi = b0; bi < b1; ++bi) run_block(bi, nullptr);
+    });
+  } else {
+    for (int64_t bi = 0; bi < nblocks; ++bi) run_block(bi, pool.num_threads() > 1 ? &pool : nullptr);
   }
   return ok_status();
 }
