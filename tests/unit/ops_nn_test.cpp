@@ -159,6 +159,10 @@ TEST_CASE("Conv f32 (im2col/1x1/depthwise paths) matches direct convolution over
       {{1, 1, 400}, {32, 1, 64}, 1, {16}, {1}, {0, 0}, false},                   // STFT-like
       {{1, 2, 4, 5, 6}, {3, 2, 2, 3, 2}, 1, {1, 2, 1}, {1, 1, 2}, {1, 0, 1, 0, 1, 1}, true},  // 3-D
       {{1, 64, 6, 40}, {96, 64, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},   // larger GEMM
+      // Enough output blocks for the threads to take whole blocks each (nn.cpp, conv_into):
+      {{1, 8, 64, 64}, {16, 8, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},    // pointwise
+      {{1, 4, 40, 40}, {8, 4, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},     // im2col
+      {{2, 4, 32, 32}, {8, 2, 3, 3}, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}, false},    // batch x groups
   };
   for (int threads : {1, 3}) {
     for (const Cfg& cfg : cfgs) {

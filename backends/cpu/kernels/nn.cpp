@@ -251,6 +251,20 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     block = std::clamp<int64_t>(block, 1, rows);
     per_image = (rows + block - 1) / block;
   }
+  const int threads = pool.num_threads();
+  if (threads > 1 && n_batch * group * per_image < 4 * int64_t{threads}) {
+    // Smaller blocks, so that every thread can take whole ones (>= 4 per thread), as long as a
+    // block stays >= 256 output positions wide; threading inside one small GEMM costs more
+    // barriers than it saves (BlazeFace's 24x24 1x1 convs at 128x128).
+    const int64_t want = (4 * int64_t{threads} + n_batch * group - 1) / (n_batch * group);
+    if (pointwise) {
+      block = std::max<int64_t>(256, (out_size + want - 1) / want);
+      per_image = (out_size + block - 1) / block;
+    } else {
+      block = std::clamp<int64_t>(std::max((256 + ow - 1) / ow, (rows + want - 1) / want), 1, rows);
+      per_image = (rows + block - 1) / block;
+    }
+  }
   const int64_t nblocks = n_batch * group * per_image;
   auto run_block = [&](int64_t bi, ThreadPool* inner) {
     const int64_t n = bi / (group * per_image), g = bi / per_image % group, j = bi % per_image;
@@ -283,13 +297,13 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     apply_epilogue_rows(act, yg, mg, ncols, out_size);
   };
   // With enough blocks each thread takes whole blocks (single-threaded GEMMs, no barrier per
-  // block); otherwise all threads share each block's im2col and GEMM.
-  if (pool.num_threads() > 1 && nblocks >= 4 * pool.num_threads()) {
+  // block); otherwise (few, narrow blocks) all threads share each block's im2col and GEMM.
+  if (threads > 1 && nblocks >= 2 * int64_t{threads}) {
     pool.parallel_for(nblocks, 1, [&](int64_t b0, int64_t b1) {
       for (int64_t bi = b0; bi < b1; ++bi) run_block(bi, nullptr);
     });
   } else {
-    for (int64_t bi = 0; bi < nblocks; ++bi) run_block(bi, pool.num_threads() > 1 ? &pool : nullptr);
+    for (int64_t bi = 0; bi < nblocks; ++bi) run_block(bi, threads > 1 ? &pool : nullptr);
   }
   return ok_status();
 }
