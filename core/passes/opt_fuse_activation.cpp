@@ -5,6 +5,11 @@
 // parameters are known now (Clip's min/max inputs constant or absent). A chain of Mul/Add/Sub/
 // Div by scalar constants right after the activation (PP-OCR's learnable affine layers) folds
 // into the fused node's activation_affine {scale, shift}.
+//
+// Residual fusion runs first: Conv -> Add(Y, Z), with Z of Y's shape (a ResNet/BlazeFace skip
+// connection), becomes FusedConv(X, W, B, Z) without activation, the kernel starting each block of
+// outputs from Z's rows instead of a separate Add rereading both tensors; the activation after the
+// Add then fuses into it like any other.
 #include <limits>
 #include <optional>
 
@@ -86,7 +91,9 @@ Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index) {
     const int32_t p = ix.producer(act.inputs[0]);
     if (p < 0 || ix.dead(p)) continue;
     ir::Node& prod = g.nodes[size_t(p)];
-    const char* fused_op = prod.op == "Conv" ? "FusedConv" : prod.op == "Gemm" ? "FusedGemm" : nullptr;
+    const char* fused_op = prod.op == "Conv" || (prod.op == "FusedConv" && !prod.attr("activation")) ? "FusedConv"
+                           : prod.op == "Gemm"                                                     ? "FusedGemm"
+                                                                                                   : nullptr;
     if (!fused_op || prod.outputs.size() != 1) continue;
     // Fused ops take f32/f64 only (the CPU epilogue's types).
     const DType dt = g.tensors[size_t(act.inputs[0])].dtype;
@@ -101,6 +108,50 @@ Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index) {
     for (ir::Attribute& attr : ops::activation_attributes(full)) prod.attributes.push_back(std::move(attr));
     prod.outputs[0] = out;
     ix.set_producer(out, p);
+  }
+  ix.compact();
+  return fused;
+}
+
+Expected<int64_t> fuse_residual(ir::Model& model, int32_t graph_index) {
+  ir::Graph& g = model.graphs[size_t(graph_index)];
+  GraphIndex ix(g);
+  int64_t fused = 0;
+  for (size_t a = 0; a < g.nodes.size(); ++a) {
+    const ir::Node& add = g.nodes[a];
+    if (ix.dead(static_cast<int32_t>(a)) || add.op != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1)
+      continue;
+    // Only a static shape proves that Z has Y's shape (no broadcasting in the kernel).
+    const ir::TensorInfo& yi = g.tensors[size_t(add.outputs[0])];
+    if (!yi.has_shape || (yi.dtype != DType::kF32 && yi.dtype != DType::kF64)) continue;
+    bool is_static = true;
+    for (int64_t d : yi.shape) is_static = is_static && d >= 0;
+    if (!is_static || add.inputs[0] == add.inputs[1]) continue;
+    for (int side = 0; side < 2; ++side) {
+      const int32_t y = add.inputs[size_t(side)], z = add.inputs[size_t(1 - side)];
+      const int32_t p = ix.producer(y);
+      if (p < 0 || ix.dead(p) || ix.sole_consumer(y) != static_cast<int32_t>(a)) continue;
+      const ir::Node& conv = g.nodes[size_t(p)];
+      const bool plain = conv.op == "Conv" || (conv.op == "FusedConv" && !conv.attr("activation") && conv.inputs.size() <= 3);
+      if (!plain || conv.outputs.size() != 1) continue;
+      const ir::TensorInfo& ci = g.tensors[size_t(y)];
+      const ir::TensorInfo& zi = g.tensors[size_t(z)];
+      if (!ci.has_shape || ci.shape != yi.shape || !zi.has_shape || zi.shape != yi.shape || zi.dtype != yi.dtype ||
+          zi.kind != ValueKind::kTensor)
+        continue;
+      // The fused node takes the Add's place in the node list: after both the conv's inputs and
+      // Z's producer, so the list stays in topological order.
+      ir::Node f = conv;
+      f.op = "FusedConv";
+      f.version = 0;
+      f.inputs.resize(3, -1);
+      f.inputs.push_back(z);
+      f.outputs = add.outputs;
+      g.nodes[a] = std::move(f);
+      ix.kill(p);
+      ++fused;
+      break;
+    }
   }
   ix.compact();
   return fused;

@@ -108,6 +108,7 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       {"conv_bn", options.conv_bn, &opt::fold_conv_bn},
       {"hardswish", options.hardswish, &opt::recognize_hardswish},
       {"matmul_add", options.matmul_add, &opt::matmul_add_to_gemm},
+      {"fuse_residual", options.fuse_residual, &opt::fuse_residual},
       {"fuse_activation", options.fuse_activation, &opt::fuse_activation},
       {"softmax_wrapper", options.softmax_wrapper, &opt::fold_softmax_wrapper},
       {"cse", options.cse, &opt::eliminate_common_subexpressions},

@@ -7,6 +7,8 @@
 //                   per-channel constant -> Conv with folded weights/bias
 //   hardswish       x * Clip(x + 3, 0, 6) / 6 (exporters' spelled-out HardSwish) -> HardSwish
 //   matmul_add      MatMul(X[M, K], W[K, N] constant) + Add(bias[N] constant) -> Gemm
+//   fuse_residual   Conv + Add(Z) with Z of the Conv output's static shape (a skip connection) ->
+//                   FusedConv(X, W, B, Z), the kernel adding Z to each block of outputs
 //   fuse_activation Conv/Gemm + Relu/Clip/HardSwish/Sigmoid/LeakyRelu/HardSigmoid -> FusedConv/
 //                   FusedGemm (ops/fused_activation.h; the kernel applies it in its epilogue)
 //   softmax_wrapper Shape + Flatten + Softmax + Reshape (how the importer expresses Softmax-1..12
@@ -36,6 +38,7 @@ struct OptimizeOptions {
   bool conv_bn = true;
   bool hardswish = true;
   bool matmul_add = true;
+  bool fuse_residual = true;
   bool fuse_activation = true;
   bool softmax_wrapper = true;
   bool cse = true;

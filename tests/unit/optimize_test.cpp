@@ -116,33 +116,105 @@ int32_t activation(Builder& b, const std::string& act, int32_t x) {
 
 }  // namespace
 
+namespace {
+
+// One conv of each CPU code path, with its output shape.
+struct ConvShape {
+  const char* what;
+  Shape x, w;
+  int64_t group;
+  std::vector<int64_t> pads, strides;
+  Shape y;
+};
+const ConvShape kConvShapes[] = {
+    {"3x3 im2col", {1, 3, 9, 11}, {8, 3, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}, {1, 8, 9, 11}},
+    {"1x1 pointwise GEMM", {2, 5, 7, 6}, {6, 5, 1, 1}, 1, {0, 0, 0, 0}, {1, 1}, {2, 6, 7, 6}},
+    {"3x3 depthwise stride 2", {1, 4, 10, 9}, {4, 1, 3, 3}, 4, {1, 1, 1, 1}, {2, 2}, {1, 4, 5, 5}},
+    {"3x3 grouped", {1, 6, 8, 8}, {6, 3, 3, 3}, 2, {1, 1, 1, 1}, {1, 1}, {1, 6, 8, 8}},
+};
+
+int32_t conv_node(Builder& b, const ConvShape& cs, int32_t x, bool bias = true) {
+  std::vector<int32_t> in = {x, b.constant(b.random(cs.w))};
+  if (bias) in.push_back(b.constant(b.random({cs.w[0]})));
+  return b.node("Conv", in,
+                {ir::Attribute::make_int("group", cs.group), ir::Attribute::make_ints("pads", cs.pads),
+                 ir::Attribute::make_ints("strides", cs.strides)});
+}
+
+}  // namespace
+
 TEST_CASE("optimize: Conv + activation -> FusedConv on every conv path", "[optimize]") {
-  struct ConvShape {
-    const char* what;
-    Shape x, w;
-    int64_t group;
-    std::vector<int64_t> pads, strides;
-  };
-  const ConvShape shapes[] = {
-      {"3x3 im2col", {1, 3, 9, 11}, {8, 3, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}},
-      {"1x1 pointwise GEMM", {2, 5, 7, 6}, {6, 5, 1, 1}, 1, {0, 0, 0, 0}, {1, 1}},
-      {"3x3 depthwise stride 2", {1, 4, 10, 9}, {4, 1, 3, 3}, 4, {1, 1, 1, 1}, {2, 2}},
-  };
-  for (const ConvShape& cs : shapes) {
+  for (const ConvShape& cs : kConvShapes) {
     for (const char* act : {"Relu", "Clip", "ClipMin", "HardSwish", "Sigmoid", "LeakyRelu", "HardSigmoid"}) {
       for (int threads : {1, 2}) {
         INFO(cs.what << " + " << act << ", " << threads << " thread(s)");
         Builder b;
-        const int32_t x = b.input(cs.x);
-        const int32_t y = b.node("Conv", {x, b.constant(b.random(cs.w)), b.constant(b.random({cs.w[0]}))},
-                                 {ir::Attribute::make_int("group", cs.group), ir::Attribute::make_ints("pads", cs.pads),
-                                  ir::Attribute::make_ints("strides", cs.strides)});
-        b.output(activation(b, act, y));
+        b.output(activation(b, act, conv_node(b, cs, b.input(cs.x))));
         const ir::Model opt = optimize_and_compare(b, threads);
         CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv"});
       }
     }
   }
+}
+
+TEST_CASE("optimize: Conv + residual Add [+ activation] -> FusedConv(X, W, B, Z) on every conv path", "[optimize]") {
+  for (const ConvShape& cs : kConvShapes) {
+    for (const char* act : {"", "Relu", "HardSwish"}) {
+      for (bool bias : {true, false}) {
+        for (int threads : {1, 3}) {
+          INFO(cs.what << " + Add + " << act << (bias ? ", bias" : ", no bias") << ", " << threads << " thread(s)");
+          // BlazeFace's skip connection: Z is a Relu output also read by the next block.
+          Builder b;
+          const int32_t x = b.input(cs.x);
+          const int32_t z = b.node("Relu", {b.input(cs.y)});
+          const int32_t y = conv_node(b, cs, x, bias);
+          const int32_t sum = b.node("Add", bias ? std::vector<int32_t>{z, y} : std::vector<int32_t>{y, z});
+          b.output(*act ? activation(b, act, sum) : sum);
+          b.output(b.node("Neg", {z}));
+          const ir::Model opt = optimize_and_compare(b, threads);
+          CHECK(ops_of(opt) == std::vector<std::string>{"Relu", "FusedConv", "Neg"});
+          const ir::Node& f = opt.main().nodes[1];
+          REQUIRE(f.inputs.size() == 4);
+          CHECK(f.inputs[3] == z);
+          CHECK((f.inputs[2] >= 0) == bias);
+          CHECK((f.attr("activation") != nullptr) == (*act != 0));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("optimize: an Add that broadcasts or reads the conv twice is not a residual", "[optimize]") {
+  const ConvShape& cs = kConvShapes[0];
+  {
+    Builder b;  // Z [1, C, 1, 1]: the kernel adds no broadcast operand
+    const int32_t y = conv_node(b, cs, b.input(cs.x));
+    b.output(b.node("Add", {y, b.input({1, cs.y[1], 1, 1})}));
+    CHECK(ops_of(optimize_and_compare(b)) == std::vector<std::string>{"Conv", "Add"});
+  }
+  {
+    Builder b;  // Y + Y
+    const int32_t y = conv_node(b, cs, b.input(cs.x));
+    b.output(b.node("Add", {y, y}));
+    CHECK(ops_of(optimize_and_compare(b)) == std::vector<std::string>{"Conv", "Add"});
+  }
+  {
+    Builder b;  // Conv + Conv: one of them takes the other as Z
+    const int32_t y1 = conv_node(b, cs, b.input(cs.x));
+    const int32_t y2 = conv_node(b, cs, b.input(cs.x));
+    b.output(b.node("Relu", {b.node("Add", {y1, y2})}));
+    CHECK(ops_of(optimize_and_compare(b)) == std::vector<std::string>{"Conv", "FusedConv"});
+  }
+}
+
+TEST_CASE("FusedConv: a residual Z of the wrong shape is a load error naming the node", "[optimize]") {
+  Builder b;
+  const int32_t x = b.input({1, 1, 3, 3});
+  b.output(b.node("FusedConv", {x, b.constant(b.random({2, 1, 1, 1})), -1, b.input({1, 1, 3, 3})}));
+  Status s = passes::verify_model(b.model);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message().find("input[3] (Z)") != std::string::npos);
+  CHECK(s.message().find("FusedConv") != std::string::npos);
 }
 
 TEST_CASE("optimize: Conv + BatchNormalization folds, then fuses the Relu", "[optimize]") {

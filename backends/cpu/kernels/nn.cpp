@@ -2,8 +2,9 @@
 // as is; depthwise convs (one input and one output channel per group, spatial rank <= 2) run a
 // direct loop vectorized along the output width; everything else is im2col in blocks of output
 // rows + the packed SGEMM (gemm.h). f64 takes the same im2col path with the reference GEMM, and
-// so does i32 for the quantized convs (conv_i32, conv.h). FusedConv is the same kernel with an
-// activation epilogue (epilogue.h) applied to each block of outputs right after it is computed.
+// so does i32 for the quantized convs (conv_i32, conv.h). FusedConv is the same kernel: its
+// residual Z seeds each block of outputs (with the bias) before the GEMM accumulates into it, and
+// its activation epilogue (epilogue.h) runs on the block right after it is computed.
 // Pool kernels: nn_pool.cpp; normalization/softmax: nn_norm.cpp.
 // Compiled once per SIMD target (hwy/foreach_target.h); register_nn_kernels registers the
 // kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
@@ -190,10 +191,12 @@ void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, st
 
 // Conv of x by wt (+ bias) into yt (allocated with the inferred shape), the node's window.
 // `packed` (f32 only, may be null): the weights of each group pre-packed by sgemm_pack_a.
+// `z` (FusedConv's residual input, may be null): added before the activation; yt's shape.
 // `act`: the FusedConv activation (kNone for Conv), applied block by block.
 template <typename T>
 Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, const Tensor* bias, Tensor* yt,
-                 const std::vector<SgemmPackedA>* packed = nullptr, const ops::ActivationSpec& act = {}) {
+                 const std::vector<SgemmPackedA>* packed = nullptr, const ops::ActivationSpec& act = {},
+                 const Tensor* z = nullptr) {
   const int64_t group = ctx.node().attr_int("group", 1);
   std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
@@ -206,6 +209,10 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   const T* px = x.data<T>();
   const T* pw = wt.data<T>();
   const T* pb = bias && bias->numel() > 0 ? bias->data<T>() : nullptr;
+  if (z && z->shape() != yt->shape())
+    return invalid_argument(ctx.place(), ": input[3] (Z): shape ", shape_str(z->shape()), " differs from the output's ",
+                            shape_str(yt->shape()));
+  const T* pz = z ? z->data<T>() : nullptr;
   T* py = yt->mut_data<T>();
   ThreadPool& pool = ctx.pool();
 
@@ -214,8 +221,11 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       thread_local std::vector<T> phased;
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t ch = p % m;
-        depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, py + p * out_size, phased);
-        apply_epilogue(act, py + p * out_size, out_size);
+        T* yp = py + p * out_size;
+        depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, yp, phased);
+        if (pz)
+          for (int64_t i = 0; i < out_size; ++i) yp[i] += pz[p * out_size + i];
+        apply_epilogue(act, yp, out_size);
       }
     });
     return ok_status();
@@ -234,9 +244,9 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     }
     gemm_any<T>(mg, ncols, kg, pw + g * mg * kg, kg, b, ldb, beta, c, ldc, inner);
   };
-  const T beta = pb ? T(1) : T(0);
-  // The output is computed in blocks of output positions of one image and group: bias rows,
-  // GEMM, then the activation, while the block is in cache. A pointwise conv reads its columns
+  const T beta = pb || pz ? T(1) : T(0);
+  // The output is computed in blocks of output positions of one image and group: bias (+ Z)
+  // rows, GEMM, then the activation, while the block is in cache. A pointwise conv reads its columns
   // straight from x (<= 256 KiB of output per block); any other conv im2cols whole output rows
   // (~1 MiB of columns, at least 512 wide for the GEMM) into per-thread scratch.
   const bool pointwise = w.k_size() == 1 && w.s == std::array<int64_t, 3>{1, 1, 1} &&
@@ -291,8 +301,15 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       ldb = ncols;
     }
     T* yg = py + (n * m + g * mg) * out_size + c0;
-    if (pb)
+    if (pz) {
+      const T* zg = pz + (n * m + g * mg) * out_size + c0;
+      for (int64_t o = 0; o < mg; ++o) {
+        const T b = pb ? pb[g * mg + o] : T(0);
+        for (int64_t i = 0; i < ncols; ++i) yg[o * out_size + i] = zg[o * out_size + i] + b;
+      }
+    } else if (pb) {
       for (int64_t o = 0; o < mg; ++o) std::fill_n(yg + o * out_size, ncols, pb[g * mg + o]);
+    }
     gemm_group(g, ncols, src, ldb, beta, yg, out_size, inner);
     apply_epilogue_rows(act, yg, mg, ncols, out_size);
   };
@@ -311,7 +328,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 template <typename T>
 Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* packed, const ops::ActivationSpec& act) {
   TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
-  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act);
+  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act, ctx.input(3));
 }
 
 // Conv and FusedConv (`act_` from the node's activation attributes, parsed once). With constant

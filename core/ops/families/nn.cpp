@@ -107,13 +107,26 @@ Status infer_conv(InferContext& ctx) {
   return infer_conv_shape(ctx, 0, 1, 2, ctx.input(0).dtype);
 }
 
-// FusedConv: Conv followed by the activation of its `activation` attribute (fused_activation.h),
-// made by core/passes from Conv [+ BatchNormalization] + activation in inference graphs; f32/f64.
+// FusedConv(X, W, B?, Z?): act(Conv(X, W, B) + Z), the activation of its optional `activation`
+// attribute (fused_activation.h; none without it) applied after the optional residual Z, which
+// has Y's dtype and shape (onnxruntime's com.microsoft FusedConv "Z" input). Made by core/passes
+// from Conv [+ BatchNormalization] [+ Add] [+ activation] in inference graphs; f32/f64.
 Status infer_fused_conv(InferContext& ctx) {
-  if (!ctx.node().attr("activation")) return ctx.ir_error("attribute activation is required");
   TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
-  return infer_conv(ctx);
+  TSR_RETURN_IF_ERROR(infer_conv(ctx));
+  if (!ctx.has_input(3)) return ok_status();
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 3));
+  const ValueType& z = ctx.input(3);
+  const ValueType& y = ctx.output(0);
+  if (z.has_shape && y.has_shape) {
+    bool same = z.shape.size() == y.shape.size();
+    for (size_t i = 0; same && i < z.shape.size(); ++i)
+      same = z.shape[i] < 0 || y.shape[i] < 0 || z.shape[i] == y.shape[i];
+    if (!same)
+      return ctx.arg_error("input[3] (Z): shape ", shape_str(z.shape), " differs from the output's ", shape_str(y.shape));
+  }
+  return ok_status();
 }
 
 // Pools: X[N, C, D1..Dr] -> [N, C, O1..Or]; kernel_shape required. MaxPool also takes i8/u8
@@ -221,13 +234,13 @@ Status infer_max_unpool(InferContext& ctx) {
 void register_nn_ops(OpRegistry& r) {
   r.add({"Conv", "", 11, 2, 3, 1, 1, with({{"group", AttrKind::kInt}}), infer_conv,
          "N-d convolution with groups, strides, dilations, pads/auto_pad and optional bias"});
-  r.add({"FusedConv", "tessera", 1, 2, 3, 1, 1,
-         with({{"group", AttrKind::kInt}, {"activation", AttrKind::kString, true},
+  r.add({"FusedConv", "tessera", 1, 2, 4, 1, 1,
+         with({{"group", AttrKind::kInt}, {"activation", AttrKind::kString},
                {"activation_params", AttrKind::kFloats},
                {"activation_affine", AttrKind::kFloats}}),
          infer_fused_conv,
-         "Conv + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, LeakyRelu, "
-         "HardSigmoid; made by the optimizer)"});
+         "Conv + residual Z + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, "
+         "LeakyRelu, HardSigmoid; made by the optimizer)"});
   r.add({"MaxPool", "", 12, 1, 1, 1, 2,
          with({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
                {"storage_order", AttrKind::kInt}}),
