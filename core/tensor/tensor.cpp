@@ -79,7 +79,6 @@ namespace {
 // Thread-safe (one mutex; a run does a few hundred allocations, not millions).
 class BlockCache {
  public:
-  static constexpr size_t kMinBlockBytes = 1024;  // below this malloc is cheap enough
   static constexpr size_t kMaxBlockBytes = size_t{64} << 20;
   static constexpr size_t kMaxCachedBytes = size_t{128} << 20;
 
@@ -122,6 +121,13 @@ class BlockCache {
 
 // Bytes held by tensor storage (relaxed atomics: two per allocation, no lock).
 std::atomic<size_t> g_live_bytes{0}, g_peak_bytes{0};
+std::atomic<size_t> g_system_allocations{0};
+
+// A 64-byte aligned buffer from the system allocator, counted.
+void* system_alloc(size_t bytes) {
+  g_system_allocations.fetch_add(1, std::memory_order_relaxed);
+  return std::aligned_alloc(64, bytes);
+}
 
 void count_alloc(size_t bytes) {
   const size_t live = g_live_bytes.fetch_add(bytes, std::memory_order_relaxed) + bytes;
@@ -207,11 +213,11 @@ Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) {
     t.storage_ = std::move(block);
     return t;
   }
-  if (bytes >= BlockCache::kMinBlockBytes && bytes <= BlockCache::kMaxBlockBytes) {
+  if (bytes <= BlockCache::kMaxBlockBytes) {  // small ones too: a steady-state run never mallocs
     bytes = BlockCache::size_class(bytes);
     TSR_ASSIGN_OR_RETURN(auto budget, charge_budget(bytes, shape, dtype));
     void* p = BlockCache::get().take(bytes);
-    if (!p) p = std::aligned_alloc(64, bytes);
+    if (!p) p = system_alloc(bytes);
     if (!p) {
       if (budget) budget->credit(bytes);
       return resource_error("out of memory allocating ", bytes, " bytes");
@@ -222,7 +228,7 @@ Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) {
     return t;
   }
   TSR_ASSIGN_OR_RETURN(auto budget, charge_budget(bytes, shape, dtype));
-  void* p = std::aligned_alloc(64, bytes);
+  void* p = system_alloc(bytes);
   if (!p) {
     if (budget) budget->credit(bytes);
     return resource_error("out of memory allocating ", bytes, " bytes");
@@ -260,7 +266,8 @@ size_t default_memory_limit() {
 }
 
 TensorMemoryStats tensor_memory_stats() {
-  return {g_live_bytes.load(std::memory_order_relaxed), g_peak_bytes.load(std::memory_order_relaxed)};
+  return {g_live_bytes.load(std::memory_order_relaxed), g_peak_bytes.load(std::memory_order_relaxed),
+          g_system_allocations.load(std::memory_order_relaxed)};
 }
 
 void reset_tensor_memory_peak() { g_peak_bytes.store(g_live_bytes.load(std::memory_order_relaxed), std::memory_order_relaxed); }

@@ -41,10 +41,14 @@ size_t max_tensor_bytes();
 
 // Bytes of tensor data allocated by Tensor::empty/zeros and not yet freed (tensors of 64 bytes
 // or less and string tensors are not counted), and the highest value since the last reset: how
-// benchmarks measure the peak memory of a run. Process-wide, thread-safe.
+// benchmarks measure the peak memory of a run. `system_allocations` counts the buffers of those
+// tensors that came from the system allocator rather than from the recycled blocks of earlier
+// tensors (a steady-state run of a graph takes every buffer from the recycled ones: 0). Process-
+// wide, thread-safe.
 struct TensorMemoryStats {
   size_t live_bytes = 0;
   size_t peak_bytes = 0;
+  size_t system_allocations = 0;
 };
 TensorMemoryStats tensor_memory_stats();
 // Sets the peak to the current live bytes.

@@ -9,6 +9,7 @@ Exit status: 0 pass, 1 fail, 77 skipped because the model file is absent
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -87,14 +88,25 @@ def main():
     with open(os.path.join(work, "inspect.txt"), "w") as f:
         if run([args.tessera, "inspect", tsr_path], stdout=f):
             return 1
-    cmd = [args.tessera, "run", tsr_path, "--threads", args.threads, "--output-dir", out_dir]
+    cmd = [args.tessera, "run", tsr_path, "--threads", args.threads, "--output-dir", out_dir,
+           "--warmup", "1", "--repeat", "2"]
     for i in ref["inputs"]:
         cmd += ["--input", f"{i['name']}={os.path.join(ref_dir, i['file'])}"]
     if args.device != "cpu":
         if device_placement(args, tsr_path):
             return 1
         cmd += ["--device", args.device]
-    if run(cmd):
+    print("+ " + " ".join(cmd), flush=True)
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
+    print(r.stdout, end="", flush=True)
+    if r.returncode:
+        print(f"FAIL: exit {r.returncode}")
+        return 1
+    # The runs after the warm-up take every tensor buffer from the recycled ones (on the CPU,
+    # where tensors live in host memory).
+    m = re.search(r"steady state: (\d+) tensor buffers", r.stdout)
+    if args.device == "cpu" and (not m or int(m.group(1)) != 0):
+        print("FAIL: runs after the warm-up allocated tensor buffers: " + (m.group(0) if m else "no steady-state line"))
         return 1
     # compare.txt keeps the per-model error line for scripts/test.sh's summary and the README.
     cmd = ["/usr/bin/python3", os.path.join(HERE, "compare.py"), "--ref-dir", ref_dir,

@@ -50,3 +50,20 @@ TEST_CASE("normalize_axis accepts -r <= axis < r only") {
   CHECK_FALSE(normalize_axis(3, 3).ok());
   CHECK_FALSE(normalize_axis(-4, 3).ok());
 }
+
+TEST_CASE("Tensor buffers are recycled: a freed size class serves the next request without the system allocator") {
+  const void* first = nullptr;
+  size_t after_first = 0;
+  {
+    auto a = Tensor::empty(DType::kF32, {3, 1237});  // 14844 bytes: size class 16384
+    REQUIRE(a.ok());
+    first = a->raw();
+    after_first = tensor_memory_stats().system_allocations;
+  }
+  for (int i = 0; i < 5; ++i) {
+    auto b = Tensor::empty(DType::kF32, {3, 1200});  // 14400 bytes: the same size class
+    REQUIRE(b.ok());
+    CHECK(b->raw() == first);
+  }
+  CHECK(tensor_memory_stats().system_allocations == after_first);
+}

@@ -338,6 +338,7 @@ int run_command(const RunOptions& o) {
 
   std::vector<double> ms;
   std::vector<Tensor> outputs;
+  const size_t system_allocations = tensor_memory_stats().system_allocations;
   for (int r = 0; r < o.repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     auto out = (*session)->run(inputs);
@@ -356,6 +357,11 @@ int run_command(const RunOptions& o) {
   char buf[128];
   std::snprintf(buf, sizeof buf, "latency: median %.3f ms, min %.3f ms over %zu run(s)", median, ms.front(), ms.size());
   std::cout << buf << "\n";
+  // After a warm-up run, every tensor buffer of a run should come from those the previous run
+  // freed (the recycling allocator, core/tensor/tensor.h): the allocation-free steady state.
+  if (o.warmup > 0)
+    std::cout << "steady state: " << tensor_memory_stats().system_allocations - system_allocations
+              << " tensor buffers from the system allocator in " << ms.size() << " run(s) after warm-up\n";
   if (o.profile) std::cout << (*session)->profiler()->report(15);
 
   if (!o.output_dir.empty()) {
