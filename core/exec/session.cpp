@@ -1,5 +1,7 @@
 #include "core/exec/session.h"
 
+#include "core/passes/verify_model.h"
+
 namespace tsr {
 
 Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const ir::Model> model,
@@ -108,6 +110,39 @@ ir::Model Session::snapshot() const {
   ir::Model m = *model_;
   for (auto& v : m.variables) v.value = variables_.at(v.name);
   return m;
+}
+
+Expected<std::vector<Tensor>> evaluate_node(const ir::Node& node, const std::vector<const Tensor*>& inputs) {
+  if (inputs.size() != node.inputs.size())
+    return invalid_argument("evaluate_node: ", inputs.size(), " values for ", node.inputs.size(), " inputs");
+  for (const ir::Attribute& a : node.attributes)
+    if (a.kind == ir::AttrKind::kGraph || a.kind == ir::AttrKind::kGraphs)
+      return unsupported("evaluate_node: ", node.op, " has subgraphs");
+  auto model = std::make_shared<ir::Model>();
+  ir::Graph& g = model->graphs.emplace_back();
+  ir::Node n = node;
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    if (!inputs[k]) {
+      n.inputs[k] = -1;
+      continue;
+    }
+    ir::TensorInfo info{str_cat("in", k), inputs[k]->kind(), inputs[k]->dtype(), true, inputs[k]->shape()};
+    info.constant = *inputs[k];
+    n.inputs[k] = g.add_tensor(std::move(info));
+  }
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    if (node.outputs[k] < 0) continue;
+    n.outputs[k] = g.add_tensor(ir::TensorInfo{str_cat("out", k)});
+    g.outputs.push_back(n.outputs[k]);
+  }
+  g.nodes.push_back(std::move(n));
+  TSR_RETURN_IF_ERROR(passes::verify_model(*model));
+  TSR_ASSIGN_OR_RETURN(auto session, Session::create(std::move(model)));
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> present, session->run({}));
+  std::vector<Tensor> out(node.outputs.size());
+  for (size_t k = 0, j = 0; k < node.outputs.size(); ++k)
+    if (node.outputs[k] >= 0) out[k] = std::move(present[j++]);
+  return out;
 }
 
 }  // namespace tsr

@@ -91,4 +91,11 @@ class Session {
   Expected<std::vector<Tensor>> run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs);
 };
 
+// Runs one node on constant inputs with the CPU kernels and returns its outputs, parallel to
+// node.outputs (undefined for omitted ones): the evaluator of the optimizer's constant folding
+// (passes::OptimizeOptions::evaluate). `inputs` is parallel to node.inputs, null for omitted
+// ones. The node is checked and its types inferred as in a loaded model; errors name it
+// (kInvalidModel, kUnsupported, or what its kernel returns). Nodes with subgraphs are rejected.
+Expected<std::vector<Tensor>> evaluate_node(const ir::Node& node, const std::vector<const Tensor*>& inputs);
+
 }  // namespace tsr

@@ -101,10 +101,14 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
     bool on;
     opt::GraphPass pass;
   };
-  // Folding BN first lets the activation fusion see Conv -> act; CSE and DCE last clean up what
+  // Constants first, so that the patterns below see folded values (constant pads, shapes);
+  // folding BN before the activation fusion lets it see Conv -> act; CSE and DCE last clean up what
   // the rewrites left (the Shape node of a folded Softmax wrapper, duplicated weight readers).
   const Step steps[] = {
       {"dce", options.dce, &opt::eliminate_dead_code},
+      {"fold_constants", options.fold_constants,
+       [&](ir::Model& m, int32_t g) { return opt::fold_constants(m, g, options.evaluate); }},
+      {"fold_pad", options.fold_pad, &opt::fold_pad},
       {"conv_bn", options.conv_bn, &opt::fold_conv_bn},
       {"hardswish", options.hardswish, &opt::recognize_hardswish},
       {"matmul_add", options.matmul_add, &opt::matmul_add_to_gemm},

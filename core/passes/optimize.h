@@ -3,6 +3,11 @@
 //
 // The passes, each in its own file (core/passes/opt_*.cpp), run in this order over every graph
 // of the model (subgraphs of If/Loop/Scan included):
+//   fold_constants  nodes whose inputs are all constants -> their values, computed once by
+//                   OptimizeOptions::evaluate (skipped without one; see opt_fold_constants.cpp
+//                   for what never folds)
+//   fold_pad        Pad (constant mode, zero value, spatial dims only) -> the pads of the Conv it
+//                   feeds
 //   conv_bn         Conv + BatchNormalization (inference form), or + Mul/Add/Sub/Div by a scalar or
 //                   per-channel constant -> Conv with folded weights/bias
 //   hardswish       x * Clip(x + 3, 0, 6) / 6 (exporters' spelled-out HardSwish) -> HardSwish
@@ -27,6 +32,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,7 +40,16 @@
 
 namespace tsr::passes {
 
+// Evaluates one node whose present inputs are all constants: `inputs` parallel to node.inputs
+// (null for omitted ones); returns the outputs parallel to node.outputs. The optimizer sits below
+// the executor (DESIGN.md §2), so the caller supplies it (exec::evaluate_node runs the CPU
+// kernels).
+using NodeEvaluator =
+    std::function<Expected<std::vector<Tensor>>(const ir::Node& node, const std::vector<const Tensor*>& inputs)>;
+
 struct OptimizeOptions {
+  bool fold_constants = true;  // needs `evaluate`
+  bool fold_pad = true;
   bool conv_bn = true;
   bool hardswish = true;
   bool matmul_add = true;
@@ -43,6 +58,7 @@ struct OptimizeOptions {
   bool softmax_wrapper = true;
   bool cse = true;
   bool dce = true;
+  NodeEvaluator evaluate;  // empty: no constant folding
 };
 
 // What one pass changed, summed over all graphs.

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/ir/graph.h"
+#include "core/passes/optimize.h"
 
 namespace tsr::passes::opt {
 
@@ -44,7 +46,10 @@ class GraphIndex {
 };
 
 // A pass over one graph; returns the number of rewrites.
-using GraphPass = Expected<int64_t> (*)(ir::Model& model, int32_t graph_index);
+using GraphPass = std::function<Expected<int64_t>(ir::Model& model, int32_t graph_index)>;
+
+Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const NodeEvaluator& evaluate);
+Expected<int64_t> fold_pad(ir::Model& model, int32_t graph_index);
 
 Expected<int64_t> fold_conv_bn(ir::Model& model, int32_t graph_index);
 Expected<int64_t> recognize_hardswish(ir::Model& model, int32_t graph_index);

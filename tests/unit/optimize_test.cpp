@@ -85,11 +85,11 @@ void check_equal(const std::vector<Tensor>& got, const std::vector<Tensor>& want
 }
 
 // Verifies, optimizes and checks outputs equal before/after; returns the optimized model.
-ir::Model optimize_and_compare(Builder& b, int threads = 1) {
+ir::Model optimize_and_compare(Builder& b, int threads = 1, const passes::OptimizeOptions& options = {}) {
   REQUIRE(passes::verify_model(b.model).ok());
   const std::vector<Tensor> before = run(b.model, b.feeds, threads);
   ir::Model opt = b.model;
-  auto report = passes::optimize(opt);
+  auto report = passes::optimize(opt, options);
   if (!report.ok()) FAIL(report.status().message());
   CHECK(report->nodes_before == static_cast<int64_t>(b.model.main().nodes.size()));
   CHECK(report->nodes_after == static_cast<int64_t>(opt.main().nodes.size()));
@@ -410,4 +410,99 @@ TEST_CASE("optimize: scalar Mul/Add/Sub/Div after a fused activation fold into a
     CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv"});
     CHECK(opt.main().nodes[0].attr_floats("activation_affine").size() == 2);
   }
+}
+
+namespace {
+
+// The optimizer as the CLI and the web package run it: constants folded by the CPU kernels.
+passes::OptimizeOptions with_folding() {
+  passes::OptimizeOptions o;
+  o.evaluate = evaluate_node;
+  return o;
+}
+
+Tensor i64(std::vector<int64_t> v) { return Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v); }
+
+}  // namespace
+
+TEST_CASE("optimize: constant chains fold, then a zero Pad folds into the strided Conv it feeds", "[optimize]") {
+  // MLSD's shape (tf2onnx): the NCHW pads come out of a Concat of constants, the Pad feeds a
+  // stride-2 depthwise conv with asymmetric "same" padding.
+  for (bool depthwise : {true, false}) {
+    INFO((depthwise ? "depthwise" : "3x3 dense"));
+    Builder b;
+    const int32_t x = b.input({1, 4, 9, 10});
+    const int32_t pads = b.node("Concat", {b.constant(i64({0, 0, 0, 1})), b.constant(i64({0, 0, 1, 2}))},
+                                {ir::Attribute::make_int("axis", 0)});
+    const int32_t p = b.node("Pad", {x, pads, b.constant(Tensor::scalar<float>(0.0f))});
+    const int32_t y = b.node("Conv", {p, b.constant(b.random({4, depthwise ? 1 : 4, 3, 3}))},
+                             {ir::Attribute::make_int("group", depthwise ? 4 : 1),
+                              ir::Attribute::make_ints("strides", {2, 2}), ir::Attribute::make_ints("pads", {1, 0, 0, 0})});
+    b.output(b.node("Relu", {y}));
+    const ir::Model opt = optimize_and_compare(b, 1, with_folding());
+    REQUIRE(ops_of(opt) == std::vector<std::string>{"FusedConv"});
+    CHECK(opt.main().nodes[0].attr_ints("pads") == std::vector<int64_t>{1, 1, 1, 2});
+    CHECK(opt.main().nodes[0].inputs[0] == x);
+  }
+}
+
+TEST_CASE("optimize: Pads that are not a zero spatial padding of one Conv input stay", "[optimize]") {
+  struct Case {
+    const char* what;
+    std::vector<int64_t> pads;
+    float value;
+    const char* mode;
+  };
+  const Case cases[] = {
+      {"reflect mode", {0, 0, 1, 1, 0, 0, 1, 1}, 0, "reflect"},
+      {"nonzero value", {0, 0, 1, 1, 0, 0, 1, 1}, 0.5f, "constant"},
+      {"channel padding", {0, 1, 1, 1, 0, 0, 1, 1}, 0, "constant"},
+      {"a crop", {0, 0, -1, 0, 0, 0, 1, 1}, 0, "constant"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    Builder b;
+    const int32_t p = b.node("Pad", {b.input({1, 2, 6, 6}), b.constant(i64(c.pads)), b.constant(Tensor::scalar<float>(c.value))},
+                             {ir::Attribute::make_string("mode", c.mode)});
+    const int64_t cin = 2 + c.pads[1] + c.pads[5];
+    b.output(b.node("Conv", {p, b.constant(b.random({3, cin, 3, 3}))}));
+    CHECK(ops_of(optimize_and_compare(b, 1, with_folding())) == std::vector<std::string>{"Pad", "Conv"});
+  }
+  Builder b;  // the padded tensor is also an output
+  const int32_t p = b.node("Pad", {b.input({1, 2, 6, 6}), b.constant(i64({0, 0, 1, 1, 0, 0, 1, 1}))});
+  b.output(b.node("Conv", {p, b.constant(b.random({3, 2, 3, 3}))}));
+  b.output(p);
+  CHECK(ops_of(optimize_and_compare(b, 1, with_folding())) == std::vector<std::string>{"Pad", "Conv"});
+}
+
+TEST_CASE("optimize: constant folding keeps random ops, large results and graph outputs", "[optimize]") {
+  Builder b;
+  const int32_t x = b.input({2, 3});
+  // 4 MB from 16 bytes of shape: left for run time, the model stays small.
+  const int32_t big = b.node("ConstantOfShape", {b.constant(i64({1000, 1000}))});
+  b.output(b.node("ReduceSum", {big}, {ir::Attribute::make_int("keepdims", 0)}));
+  // A small constant result folds, even with a graph input elsewhere in the graph.
+  const int32_t small = b.node("Mul", {b.constant(b.random({2, 3})), b.constant(b.random({2, 3}))});
+  b.output(b.node("Add", {x, small}));
+  // A graph output computed from constants alone keeps its node.
+  b.output(b.node("Neg", {b.constant(b.random({3}))}));
+  const ir::Model opt = optimize_and_compare(b, 1, with_folding());
+  CHECK(ops_of(opt) == std::vector<std::string>{"ConstantOfShape", "ReduceSum", "Add", "Neg"});
+  // Without an evaluator nothing folds.
+  Builder c;
+  c.output(c.node("Add", {c.input({3}), c.node("Neg", {c.constant(c.random({3}))})}));
+  CHECK(ops_of(optimize_and_compare(c)) == std::vector<std::string>{"Neg", "Add"});
+}
+
+TEST_CASE("evaluate_node runs one node on constants and names it on error", "[optimize]") {
+  ir::Node concat{"Concat", 0, "cat", {0, 1}, {2}, {ir::Attribute::make_int("axis", 0)}};
+  const Tensor a = i64({1, 2}), c = i64({3});
+  auto out = evaluate_node(concat, {&a, &c});
+  REQUIRE(out.ok());
+  REQUIRE(out->size() == 1);
+  CHECK((*out)[0].to_i64_vector() == std::vector<int64_t>{1, 2, 3});
+  ir::Node bad{"Concat", 0, "cat", {0, 1}, {2}, {ir::Attribute::make_int("axis", 3)}};
+  auto err = evaluate_node(bad, {&a, &c});
+  REQUIRE_FALSE(err.ok());
+  CHECK(err.status().message().find("cat") != std::string::npos);
 }

@@ -2,6 +2,7 @@
 // applied once, written as a .tsr; also the optimized copy that `run` and `inspect` use.
 #include <iostream>
 
+#include "core/exec/session.h"
 #include "core/io/tsr_io.h"
 #include "core/passes/optimize.h"
 #include "tools/cli/cli_common.h"
@@ -11,7 +12,9 @@ namespace tsr::cli {
 
 Expected<std::shared_ptr<const ir::Model>> optimized_copy(const ir::Model& model, passes::OptimizeReport* report) {
   auto copy = std::make_shared<ir::Model>(model);  // constants share their storage: cheap
-  TSR_ASSIGN_OR_RETURN(passes::OptimizeReport r, passes::optimize(*copy));
+  passes::OptimizeOptions options;
+  options.evaluate = evaluate_node;  // constant folding with the CPU kernels
+  TSR_ASSIGN_OR_RETURN(passes::OptimizeReport r, passes::optimize(*copy, options));
   if (report) *report = std::move(r);
   return std::shared_ptr<const ir::Model>(std::move(copy));
 }

@@ -1,0 +1,87 @@
+// Constant folding (optimize.h): a node whose present inputs are all constants is computed once,
+// by the caller's evaluator (OptimizeOptions::evaluate: the CPU kernels), and its outputs become
+// constants. Exporters leave such chains behind: tf2onnx reorders NHWC pads with Split + Concat of
+// a constant, PaddlePaddle computes shapes from constant tensors. Folded chains then let the
+// other passes see constants (fold_pad needs constant pads).
+//
+// Not folded: nodes without inputs (Constant is already a constant after import; the random
+// generators must stay random), random and control-flow ops, nodes with subgraphs, outputs that
+// are graph outputs, strings, sequences, or unknown shapes, and results larger than both 64 KiB
+// and their inputs (a ConstantOfShape or Expand would grow the model file). A node whose
+// evaluation fails stays in the graph, so that running it reports the error as before.
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "core/passes/optimize_internal.h"
+
+namespace tsr::passes::opt {
+
+namespace {
+
+constexpr size_t kFoldAnywayBytes = size_t{64} << 10;
+
+bool foldable_op(const ir::Node& node) {
+  static constexpr std::array<std::string_view, 9> kNever = {
+      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+      "Bernoulli",    "Dropout",       "If",               "Loop"};
+  if (node.op == "Scan" || std::find(kNever.begin(), kNever.end(), node.op) != kNever.end()) return false;
+  for (const ir::Attribute& a : node.attributes)
+    if (a.kind == ir::AttrKind::kGraph || a.kind == ir::AttrKind::kGraphs) return false;
+  return !node.inputs.empty();
+}
+
+}  // namespace
+
+Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const NodeEvaluator& evaluate) {
+  if (!evaluate) return int64_t{0};
+  ir::Graph& g = model.graphs[size_t(graph_index)];
+  GraphIndex ix(g);
+  int64_t folded = 0;
+  std::vector<const Tensor*> values;
+  // Nodes are in topological order, so a folded node's outputs are constants by the time the
+  // nodes reading them are visited: whole chains fold in one sweep.
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const ir::Node& node = g.nodes[n];
+    if (!foldable_op(node)) continue;
+    values.assign(node.inputs.size(), nullptr);
+    size_t in_bytes = 0;
+    bool constant = true;
+    for (size_t k = 0; k < node.inputs.size() && constant; ++k) {
+      if (node.inputs[k] < 0) continue;
+      values[k] = ix.constant(node.inputs[k]);
+      constant = values[k] != nullptr && values[k]->kind() == ValueKind::kTensor;
+      if (constant) in_bytes += values[k]->nbytes();
+    }
+    if (!constant) continue;
+    size_t out_bytes = 0;
+    bool fits = true;
+    for (int32_t o : node.outputs) {
+      if (o < 0) continue;
+      const ir::TensorInfo& t = g.tensors[size_t(o)];
+      fits = fits && t.kind == ValueKind::kTensor && t.has_shape && t.dtype != DType::kString &&
+             t.dtype != DType::kUndefined && !ix.is_graph_output(o);
+      if (!fits) break;
+      for (int64_t d : t.shape) fits = fits && d >= 0;
+      if (fits) out_bytes += static_cast<size_t>(shape_numel(t.shape)) * dtype_size(t.dtype);
+    }
+    if (!fits || out_bytes > std::max(kFoldAnywayBytes, in_bytes)) continue;
+    auto out = evaluate(node, values);
+    if (!out.ok() || out->size() != node.outputs.size()) continue;
+    bool same = true;
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      if (node.outputs[k] < 0) continue;
+      const ir::TensorInfo& t = g.tensors[size_t(node.outputs[k])];
+      same = same && (*out)[k].defined() && (*out)[k].dtype() == t.dtype && (*out)[k].shape() == t.shape;
+    }
+    if (!same) continue;  // inference and kernel disagree: leave it to run time
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      if (node.outputs[k] >= 0) g.tensors[size_t(node.outputs[k])].constant = std::move((*out)[k]);
+    ix.kill(static_cast<int32_t>(n));
+    ++folded;
+  }
+  ix.compact();
+  return folded;
+}
+
+}  // namespace tsr::passes::opt
