@@ -89,8 +89,10 @@ export class Model {
 
 export class Tessera {
   static create(options?: CreateOptions): Promise<Tessera>;
-  /** Bytes of a .tsr or .onnx file. Throws invalid_model / unsupported (listing every
-   *  unsupported op) / resource_exhausted. */
+  /** Bytes of a .tsr or .onnx file. The model runs with the graph optimizations of
+   *  `tessera optimize` (constant folding, Conv fusions); `inputs`, `outputs` and `save()` keep
+   *  it as loaded. Throws invalid_model / unsupported (listing every unsupported op) /
+   *  resource_exhausted. */
   load(bytes: Uint8Array | ArrayBuffer, options?: { name?: string }): Promise<Model>;
   script(source: string, options: ScriptOptions): Promise<ScriptResult>;
   /** Bytes of the wasm heap in use. */

@@ -10,6 +10,7 @@
 
 #include "core/exec/session.h"
 #include "core/io/tsr_io.h"
+#include "core/passes/optimize.h"
 #include "tools/onnx/onnx_import.h"
 
 namespace tsr::web {
@@ -120,7 +121,14 @@ EMSCRIPTEN_KEEPALIVE WebModel* tsrw_model_load(const uint8_t* data, size_t size,
 #endif
   // A runaway Loop in an untrusted model becomes an error instead of a hung tab.
   opts.max_loop_iterations = int64_t{1} << 24;
-  auto session = tsr::Session::create(*model, opts);
+  // The session runs the inference-optimized graph (core/passes/optimize.h), as `tessera run`
+  // does on the CPU; model.inputs/outputs and save() keep the model as loaded.
+  auto optimized = std::make_shared<tsr::ir::Model>(**model);  // constants share their storage
+  tsr::passes::OptimizeOptions optimize_options;
+  optimize_options.evaluate = tsr::evaluate_node;  // constant folding with the CPU kernels
+  auto report = tsr::passes::optimize(*optimized, optimize_options);
+  if (!report.ok()) return set_error(report.status().with_context(name));
+  auto session = tsr::Session::create(std::shared_ptr<const tsr::ir::Model>(std::move(optimized)), opts);
   if (!session.ok()) return set_error(session.status().with_context(name));
   return new WebModel{std::move(model).value(), std::move(session).value()};
 }
