@@ -22,10 +22,11 @@ namespace {
 constexpr size_t kFoldAnywayBytes = size_t{64} << 10;
 
 bool foldable_op(const ir::Node& node) {
-  static constexpr std::array<std::string_view, 9> kNever = {
-      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
-      "Bernoulli",    "Dropout",       "If",               "Loop"};
-  if (node.op == "Scan" || std::find(kNever.begin(), kNever.end(), node.op) != kNever.end()) return false;
+  // Random results must differ from run to run; If/Loop/Scan are caught by their subgraphs.
+  static constexpr std::array<std::string_view, 7> kRandom = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
+                                                              "RandomUniformLike", "Multinomial",   "Bernoulli",
+                                                              "Dropout"};
+  if (std::find(kRandom.begin(), kRandom.end(), node.op) != kRandom.end()) return false;
   for (const ir::Attribute& a : node.attributes)
     if (a.kind == ir::AttrKind::kGraph || a.kind == ir::AttrKind::kGraphs) return false;
   return !node.inputs.empty();
@@ -59,11 +60,10 @@ Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const No
     for (int32_t o : node.outputs) {
       if (o < 0) continue;
       const ir::TensorInfo& t = g.tensors[size_t(o)];
-      fits = fits && t.kind == ValueKind::kTensor && t.has_shape && t.dtype != DType::kString &&
+      fits = t.kind == ValueKind::kTensor && has_static_shape(t) && t.dtype != DType::kString &&
              t.dtype != DType::kUndefined && !ix.is_graph_output(o);
       if (!fits) break;
-      for (int64_t d : t.shape) fits = fits && d >= 0;
-      if (fits) out_bytes += static_cast<size_t>(shape_numel(t.shape)) * dtype_size(t.dtype);
+      out_bytes += static_cast<size_t>(shape_numel(t.shape)) * dtype_size(t.dtype);
     }
     if (!fits || out_bytes > std::max(kFoldAnywayBytes, in_bytes)) continue;
     auto out = evaluate(node, values);

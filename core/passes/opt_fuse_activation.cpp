@@ -123,10 +123,8 @@ Expected<int64_t> fuse_residual(ir::Model& model, int32_t graph_index) {
       continue;
     // Only a static shape proves that Z has Y's shape (no broadcasting in the kernel).
     const ir::TensorInfo& yi = g.tensors[size_t(add.outputs[0])];
-    if (!yi.has_shape || (yi.dtype != DType::kF32 && yi.dtype != DType::kF64)) continue;
-    bool is_static = true;
-    for (int64_t d : yi.shape) is_static = is_static && d >= 0;
-    if (!is_static || add.inputs[0] == add.inputs[1]) continue;
+    if (!has_static_shape(yi) || (yi.dtype != DType::kF32 && yi.dtype != DType::kF64) || add.inputs[0] == add.inputs[1])
+      continue;
     for (int side = 0; side < 2; ++side) {
       const int32_t y = add.inputs[size_t(side)], z = add.inputs[size_t(1 - side)];
       const int32_t p = ix.producer(y);

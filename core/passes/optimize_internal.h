@@ -45,6 +45,14 @@ class GraphIndex {
   std::vector<bool> dead_;
 };
 
+// Known rank and every dim known (>= 0).
+inline bool has_static_shape(const ir::TensorInfo& t) {
+  if (!t.has_shape) return false;
+  for (int64_t d : t.shape)
+    if (d < 0) return false;
+  return true;
+}
+
 // A pass over one graph; returns the number of rewrites.
 using GraphPass = std::function<Expected<int64_t>(ir::Model& model, int32_t graph_index)>;
 
