@@ -189,6 +189,63 @@ TEST_CASE("Conv f32 (im2col/1x1/depthwise paths) matches direct convolution over
   }
 }
 
+// With constant weights, 3x3 stride-1 group-1 convs with >= 8 input and output channels take
+// Winograd F(4x4, 3x3) (backends/cpu/kernels/winograd.cpp): partial tiles at the right and bottom
+// edges, asymmetric pads, dilations (run as d x d phases), batches and thread counts. Winograd
+// rounds more than a direct sum: the transforms scale tile values by up to 100 before the
+// channel sums, so its error grows with the C * 9 terms of each output (measured here: 1.5e-5
+// at C = 8 to 1.3e-4 at C = 64, relative to 1 + |y|); the tolerance is 1e-6 per term. A wrong
+// transform or tile offset gives errors of order 1.
+TEST_CASE("Conv f32 3x3 stride 1 with constant weights (Winograd) matches direct convolution") {
+  std::mt19937 rng(11);
+  struct Cfg {
+    Shape x, w;
+    int64_t dil;
+    std::vector<int64_t> pads;
+    bool bias;
+  };
+  const std::vector<Cfg> cfgs = {
+      {{1, 16, 13, 18}, {24, 16, 3, 3}, 1, {1, 1, 1, 1}, true},
+      {{2, 8, 4, 4}, {8, 8, 3, 3}, 1, {1, 1, 1, 1}, false},      // one tile per image
+      {{1, 32, 23, 9}, {16, 32, 3, 3}, 1, {0, 2, 1, 0}, true},   // asymmetric pads
+      {{1, 9, 7, 7}, {8, 9, 3, 3}, 1, {0, 0, 0, 0}, true},       // unpadded, 5x5 output
+      {{1, 12, 30, 31}, {10, 12, 3, 3}, 5, {5, 5, 5, 5}, true},  // dilation 5 (M-LSD's)
+      {{2, 8, 20, 17}, {9, 8, 3, 3}, 2, {2, 1, 2, 1}, false},    // dilation 2, odd phases
+      {{1, 64, 40, 40}, {64, 64, 3, 3}, 1, {1, 1, 1, 1}, true},  // many blocks
+      {{1, 8, 3, 50}, {8, 8, 3, 3}, 1, {1, 1, 1, 1}, true},      // too short for a tile: im2col
+  };
+  for (int threads : {1, 3}) {
+    for (const Cfg& cfg : cfgs) {
+      Tensor x = random_tensor<float>(cfg.x, rng), w = random_tensor<float>(cfg.w, rng);
+      Tensor b = cfg.bias ? random_tensor<float>({cfg.w[0]}, rng) : Tensor();
+      OpCase c{"Conv", {x, w, b}, {ir::Attribute::make_ints("dilations", {cfg.dil, cfg.dil}),
+                                   ir::Attribute::make_ints("pads", cfg.pads)}};
+      ir::Model model = make_model(c);
+      // The weights (and bias) become constants, as in a loaded model.
+      ir::Graph& g = model.main();
+      for (size_t k = 1; k < c.inputs.size(); ++k) {
+        if (!c.inputs[k].defined()) continue;
+        g.tensors[static_cast<size_t>(g.nodes[0].inputs[k])].constant = c.inputs[k];
+      }
+      g.inputs.resize(1);
+      REQUIRE(passes::infer_types(model).ok());
+      SessionOptions opt;
+      opt.num_threads = threads;
+      auto session = Session::create(std::make_shared<const ir::Model>(std::move(model)), opt);
+      REQUIRE(session.ok());
+      auto out = (*session)->run({x});
+      INFO("x " << shape_str(cfg.x) << " w " << shape_str(cfg.w) << " dilation " << cfg.dil << " threads " << threads);
+      REQUIRE(out.ok());
+      const Tensor& y = (*out)[0];
+      const int64_t dk = 2 * cfg.dil + 1;
+      REQUIRE(y.shape() == Shape{cfg.x[0], cfg.w[0], cfg.x[2] + cfg.pads[0] + cfg.pads[2] - dk + 1,
+                                 cfg.x[3] + cfg.pads[1] + cfg.pads[3] - dk + 1});
+      check_close<float>(y, conv_ref(x, w, cfg.bias ? &b : nullptr, 1, {1, 1}, {cfg.dil, cfg.dil},
+                                     {cfg.pads[0], cfg.pads[1]}, y.shape()), 1e-6 * static_cast<double>(cfg.x[1] * 9));
+    }
+  }
+}
+
 TEST_CASE("Conv f64 and auto_pad SAME_UPPER / SAME_LOWER / VALID") {
   std::mt19937 rng(11);
   Tensor x = random_tensor<double>({1, 2, 7, 6}, rng), w = random_tensor<double>({3, 2, 4, 3}, rng);

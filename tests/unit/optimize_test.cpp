@@ -5,7 +5,7 @@
 // that the optimized graph's outputs equal the original graph's at 1e-5, the original run by the
 // unfused Conv/BatchNormalization/activation kernels that ops_nn_test and the ONNX conformance
 // suite check against their definitions. Every Conv code path is covered (depthwise, pointwise
-// 1x1 GEMM, im2col) with every activation. Real models: tests/models run `tessera run`, which
+// 1x1 GEMM, im2col, Winograd) with every activation. Real models: tests/models run `tessera run`, which
 // optimizes by default, against onnxruntime at 1e-4.
 #include <catch2/catch.hpp>
 
@@ -131,6 +131,7 @@ const ConvShape kConvShapes[] = {
     {"1x1 pointwise GEMM", {2, 5, 7, 6}, {6, 5, 1, 1}, 1, {0, 0, 0, 0}, {1, 1}, {2, 6, 7, 6}},
     {"3x3 depthwise stride 2", {1, 4, 10, 9}, {4, 1, 3, 3}, 4, {1, 1, 1, 1}, {2, 2}, {1, 4, 5, 5}},
     {"3x3 grouped", {1, 6, 8, 8}, {6, 3, 3, 3}, 2, {1, 1, 1, 1}, {1, 1}, {1, 6, 8, 8}},
+    {"3x3 Winograd", {1, 16, 13, 18}, {24, 16, 3, 3}, 1, {1, 1, 1, 1}, {1, 1}, {1, 24, 13, 18}},
 };
 
 int32_t conv_node(Builder& b, const ConvShape& cs, int32_t x, bool bias = true) {

@@ -23,6 +23,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/nn_window.h"
+#include "backends/cpu/kernels/winograd.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -193,10 +194,11 @@ void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, st
 // `packed` (f32 only, may be null): the weights of each group pre-packed by sgemm_pack_a.
 // `z` (FusedConv's residual input, may be null): added before the activation; yt's shape.
 // `act`: the FusedConv activation (kNone for Conv), applied block by block.
+// `wino` (f32 only, may be null): the weights transformed for Winograd, used where the window allows.
 template <typename T>
 Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, const Tensor* bias, Tensor* yt,
                  const std::vector<SgemmPackedA>* packed = nullptr, const ops::ActivationSpec& act = {},
-                 const Tensor* z = nullptr) {
+                 const Tensor* z = nullptr, const WinogradWeights* wino = nullptr) {
   const int64_t group = ctx.node().attr_int("group", 1);
   std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
@@ -215,6 +217,12 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   const T* pz = z ? z->data<T>() : nullptr;
   T* py = yt->mut_data<T>();
   ThreadPool& pool = ctx.pool();
+  if constexpr (std::is_same_v<T, float>) {
+    if (wino && wino->m == m && wino->c == c && group == 1 && winograd_window_applies(w)) {
+      winograd_conv(*wino, px, n_batch, w, pb, pz, act, py, pool);
+      return ok_status();
+    }
+  }
 
   if (cg == 1 && mg == 1 && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
     pool.parallel_for(n_batch * m, 1, [&](int64_t p0, int64_t p1) {
@@ -326,20 +334,24 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 }
 
 template <typename T>
-Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* packed, const ops::ActivationSpec& act) {
+Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* packed, const ops::ActivationSpec& act,
+                  const WinogradWeights* wino) {
   TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
-  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act, ctx.input(3));
+  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act, ctx.input(3), wino);
 }
 
 // Conv and FusedConv (`act_` from the node's activation attributes, parsed once). With constant
-// f32 weights, each group's weight matrix is packed once at kernel creation (`packed_`).
+// f32 weights, each group's weight matrix is packed once at kernel creation (`packed_`), and 3x3
+// group-1 weights are also transformed for Winograd (`wino_`, used for stride-1 windows).
 class ConvKernel final : public exec::Kernel {
  public:
-  ConvKernel(std::vector<SgemmPackedA> packed, ops::ActivationSpec act) : packed_(std::move(packed)), act_(act) {}
+  ConvKernel(std::vector<SgemmPackedA> packed, ops::ActivationSpec act, WinogradWeights wino = {})
+      : packed_(std::move(packed)), act_(act), wino_(std::move(wino)) {}
   Status run(exec::KernelContext& ctx) override {
     switch (ctx.input(0)->dtype()) {
-      case DType::kF32: return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_);
-      case DType::kF64: return conv_typed<double>(ctx, nullptr, act_);
+      case DType::kF32:
+        return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_, wino_.u.empty() ? nullptr : &wino_);
+      case DType::kF64: return conv_typed<double>(ctx, nullptr, act_, nullptr);
       default: return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
     }
   }
@@ -347,6 +359,7 @@ class ConvKernel final : public exec::Kernel {
  private:
   std::vector<SgemmPackedA> packed_;
   ops::ActivationSpec act_;
+  WinogradWeights wino_;
 };
 
 Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init) {
@@ -361,7 +374,10 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
       std::vector<SgemmPackedA> packed;
       for (int64_t g = 0; g < group; ++g)
         packed.push_back(sgemm_pack_a(false, mg, kg, wt->data<float>() + g * mg * kg, kg));
-      return std::unique_ptr<exec::Kernel>(new ConvKernel(std::move(packed), act));
+      WinogradWeights wino;
+      if (wt->rank() == 4 && winograd_weights_apply(wt->dim(0), wt->dim(1), wt->dim(2), wt->dim(3), group))
+        wino = winograd_prepare(wt->data<float>(), wt->dim(0), wt->dim(1));
+      return std::unique_ptr<exec::Kernel>(new ConvKernel(std::move(packed), act, std::move(wino)));
     }
   }
   return std::unique_ptr<exec::Kernel>(new ConvKernel({}, act));

@@ -1,0 +1,335 @@
+// Winograd F(4x4, 3x3) Conv (winograd.h). Compiled once per SIMD target (hwy/foreach_target.h);
+// winograd_conv calls the best target this CPU supports. The tile transforms run L tiles at a
+// time (L = vector lanes): the B^T pass works along a padded input row, the B pass and the
+// output transform de/interleave the 4-column tile steps (LoadInterleaved4/StoreInterleaved4),
+// so every transform is vectorized whatever the channel count.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/winograd.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "backends/cpu/kernels/winograd.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/epilogue.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tsr::cpu {
+namespace HWY_NAMESPACE {
+
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+constexpr int64_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+
+// t = B^T p for six values p (a column or row of a 6x6 input tile), B^T of F(4x4, 3x3):
+//   [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1]
+HWY_INLINE void input_1d(DF d, VF p0, VF p1, VF p2, VF p3, VF p4, VF p5, VF& t0, VF& t1, VF& t2, VF& t3, VF& t4,
+                         VF& t5) {
+  const VF k2 = hn::Set(d, 2.0f), k4 = hn::Set(d, 4.0f), k5 = hn::Set(d, 5.0f);
+  t0 = hn::Add(hn::NegMulAdd(k5, p2, hn::Mul(k4, p0)), p4);
+  const VF s34 = hn::Add(p3, p4), d43 = hn::Sub(p4, p3);
+  t1 = hn::NegMulAdd(k4, hn::Add(p1, p2), s34);
+  t2 = hn::MulAdd(k4, hn::Sub(p1, p2), d43);
+  const VF d31 = hn::Sub(p3, p1), d42 = hn::Sub(p4, p2);
+  t3 = hn::MulAdd(k2, d31, d42);
+  t4 = hn::NegMulAdd(k2, d31, d42);
+  t5 = hn::Add(hn::NegMulAdd(k5, p3, hn::Mul(k4, p1)), p5);
+}
+
+// s = A^T m for six values m of a 6x6 product tile, A^T of F(4x4, 3x3):
+//   [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+HWY_INLINE void output_1d(DF d, VF m0, VF m1, VF m2, VF m3, VF m4, VF m5, VF& s0, VF& s1, VF& s2, VF& s3) {
+  const VF a12 = hn::Add(m1, m2), d12 = hn::Sub(m1, m2), a34 = hn::Add(m3, m4), d34 = hn::Sub(m3, m4);
+  s0 = hn::Add(hn::Add(m0, a12), a34);
+  s1 = hn::MulAdd(hn::Set(d, 2.0f), d34, d12);
+  s2 = hn::MulAdd(hn::Set(d, 4.0f), a34, a12);
+  s3 = hn::Add(hn::MulAdd(hn::Set(d, 8.0f), d34, d12), m5);
+}
+
+// The tiling of one conv. A "unit" is one row of tiles of one phase of one image: tiles_x tiles.
+// A block of units is transformed as one long row: unit k's tiles are GEMM columns
+// k * (tiles_x + 1) + tx, and its input columns start at 4 * k * (tiles_x + 1) of the row
+// buffers. The one spare tile per unit holds the two columns that the unit's last tile reads
+// beyond its 4 * tiles_x, so the transforms run whole vectors across unit boundaries.
+struct Geom {
+  int64_t c, m, h, wd, oh, ow, dil, pt, pl;
+  int64_t sh, sw;  // extent of one phase's output (ceil(oh / dil), ceil(ow / dil))
+  int64_t tiles_y, tiles_x;
+  int64_t unit_tiles() const { return tiles_x + 1; }
+  int64_t units_per_image() const { return dil * dil * tiles_y; }
+  // Image, phase (ry, rx) and tile row of unit u.
+  void decode(int64_t u, int64_t* img, int64_t* ry, int64_t* rx, int64_t* ty) const {
+    *img = u / units_per_image();
+    const int64_t r = u % units_per_image(), phase = r / tiles_y;
+    *ty = r % tiles_y;
+    *ry = phase / dil;
+    *rx = phase % dil;
+  }
+};
+
+// Columns of the row buffers for `tiles` tile columns: the B pass reads 4 * tiles + 4 floats
+// from the last vector's start, rounded to whole vectors.
+int64_t row_width(int64_t tiles, int64_t nl) { return ((tiles + nl - 1) / nl * nl * 4 + 4 + nl - 1) / nl * nl; }
+
+// V[xi][ci][col] for the units [u0, u1), row stride ldv (>= the block's columns rounded up to
+// whole vectors). `prow` and `tmp`: 6 rows of row_width(columns) floats each.
+void input_tiles(const Geom& g, const float* x, int64_t u0, int64_t u1, float* v, int64_t ldv, float* prow,
+                 float* tmp) {
+  const DF d;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t xi_stride = g.c * ldv, ncols = (u1 - u0) * g.unit_tiles(), pw = row_width(ncols, nl);
+  const int64_t seg = 4 * g.unit_tiles();  // row columns per unit
+  for (int64_t ci = 0; ci < g.c; ++ci) {
+    // The six input rows of each unit's tile row, padding made explicit (phase columns for dil > 1).
+    for (int64_t u = u0; u < u1; ++u) {
+      int64_t img, ry, rx, ty;
+      g.decode(u, &img, &ry, &rx, &ty);
+      const float* plane = x + (img * g.c + ci) * g.h * g.wd;
+      for (int64_t i = 0; i < 6; ++i) {
+        const int64_t iy = ry - g.pt + g.dil * (4 * ty + i);
+        float* pr = prow + i * pw + (u - u0) * seg;
+        if (iy < 0 || iy >= g.h) {
+          std::fill_n(pr, seg, 0.0f);
+          continue;
+        }
+        const float* src = plane + iy * g.wd;
+        if (g.dil == 1) {
+          const int64_t a = std::min(g.pl, seg), b = std::clamp(g.pl + g.wd, a, seg);
+          std::fill(pr, pr + a, 0.0f);
+          std::memcpy(pr + a, src + (a - g.pl), static_cast<size_t>(b - a) * sizeof(float));
+          std::fill(pr + b, pr + seg, 0.0f);
+        } else {
+          for (int64_t j = 0; j < seg; ++j) {
+            const int64_t ix = rx - g.pl + g.dil * j;
+            pr[j] = ix >= 0 && ix < g.wd ? src[ix] : 0.0f;
+          }
+        }
+      }
+    }
+    for (int64_t i = 0; i < 6; ++i) std::fill(prow + i * pw + (u1 - u0) * seg, prow + (i + 1) * pw, 0.0f);
+    // B^T down the columns: tmp[a] = sum_i BT[a][i] * row i.
+    for (int64_t j = 0; j < pw; j += nl) {
+      VF t0, t1, t2, t3, t4, t5;
+      input_1d(d, hn::LoadU(d, prow + j), hn::LoadU(d, prow + pw + j), hn::LoadU(d, prow + 2 * pw + j),
+               hn::LoadU(d, prow + 3 * pw + j), hn::LoadU(d, prow + 4 * pw + j), hn::LoadU(d, prow + 5 * pw + j),
+               t0, t1, t2, t3, t4, t5);
+      hn::StoreU(t0, d, tmp + j);
+      hn::StoreU(t1, d, tmp + pw + j);
+      hn::StoreU(t2, d, tmp + 2 * pw + j);
+      hn::StoreU(t3, d, tmp + 3 * pw + j);
+      hn::StoreU(t4, d, tmp + 4 * pw + j);
+      hn::StoreU(t5, d, tmp + 5 * pw + j);
+    }
+    // B along each tile's six columns (4 * col + 0..5), nl tiles per step.
+    for (int64_t a = 0; a < 6; ++a) {
+      const float* t = tmp + a * pw;
+      float* dst = v + a * 6 * xi_stride + ci * ldv;
+      for (int64_t col = 0; col < ncols; col += nl) {
+        VF q0, q1, q2, q3, q4, q5, r2, r3;
+        hn::LoadInterleaved4(d, t + 4 * col, q0, q1, q2, q3);
+        hn::LoadInterleaved4(d, t + 4 * col + 4, q4, q5, r2, r3);
+        VF o0, o1, o2, o3, o4, o5;
+        input_1d(d, q0, q1, q2, q3, q4, q5, o0, o1, o2, o3, o4, o5);
+        hn::StoreU(o0, d, dst + col);
+        hn::StoreU(o1, d, dst + xi_stride + col);
+        hn::StoreU(o2, d, dst + 2 * xi_stride + col);
+        hn::StoreU(o3, d, dst + 3 * xi_stride + col);
+        hn::StoreU(o4, d, dst + 4 * xi_stride + col);
+        hn::StoreU(o5, d, dst + 5 * xi_stride + col);
+      }
+    }
+  }
+}
+
+// y for the units [u0, u1) from the products P[xi][mo][col] (row stride ldp): Y = A^T P A per
+// tile, + bias + z, then the activation, cropped to the output. `orow`: 4 rows of
+// 4 * (columns rounded up to whole vectors) floats.
+void output_tiles(const Geom& g, const float* p, int64_t ldp, int64_t u0, int64_t u1, const float* bias,
+                  const float* z, const ops::ActivationSpec& act, float* y, float* orow) {
+  const DF d;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t xi_stride = g.m * ldp, ncols = (u1 - u0) * g.unit_tiles();
+  const int64_t owp = (ncols + nl - 1) / nl * nl * 4, seg = 4 * g.unit_tiles();
+  HWY_ALIGN float sbuf[24 * kMaxLanes];  // A^T along each row of the tile: [a][col] vectors
+  HWY_ALIGN float obuf[16 * kMaxLanes];  // then down the columns: [row][col] vectors
+  for (int64_t mo = 0; mo < g.m; ++mo) {
+    const float* src = p + mo * ldp;
+    for (int64_t col = 0; col < ncols; col += nl) {
+      for (int64_t a = 0; a < 6; ++a) {
+        const float* s = src + a * 6 * xi_stride + col;
+        VF s0, s1, s2, s3;
+        output_1d(d, hn::LoadU(d, s), hn::LoadU(d, s + xi_stride), hn::LoadU(d, s + 2 * xi_stride),
+                  hn::LoadU(d, s + 3 * xi_stride), hn::LoadU(d, s + 4 * xi_stride), hn::LoadU(d, s + 5 * xi_stride),
+                  s0, s1, s2, s3);
+        hn::Store(s0, d, sbuf + (a * 4 + 0) * nl);
+        hn::Store(s1, d, sbuf + (a * 4 + 1) * nl);
+        hn::Store(s2, d, sbuf + (a * 4 + 2) * nl);
+        hn::Store(s3, d, sbuf + (a * 4 + 3) * nl);
+      }
+      for (int64_t k = 0; k < 4; ++k) {
+        VF o0, o1, o2, o3;
+        output_1d(d, hn::Load(d, sbuf + k * nl), hn::Load(d, sbuf + (4 + k) * nl), hn::Load(d, sbuf + (8 + k) * nl),
+                  hn::Load(d, sbuf + (12 + k) * nl), hn::Load(d, sbuf + (16 + k) * nl),
+                  hn::Load(d, sbuf + (20 + k) * nl), o0, o1, o2, o3);
+        hn::Store(o0, d, obuf + k * nl);
+        hn::Store(o1, d, obuf + (4 + k) * nl);
+        hn::Store(o2, d, obuf + (8 + k) * nl);
+        hn::Store(o3, d, obuf + (12 + k) * nl);
+      }
+      for (int64_t r = 0; r < 4; ++r)
+        hn::StoreInterleaved4(hn::Load(d, obuf + (r * 4) * nl), hn::Load(d, obuf + (r * 4 + 1) * nl),
+                              hn::Load(d, obuf + (r * 4 + 2) * nl), hn::Load(d, obuf + (r * 4 + 3) * nl), d,
+                              orow + r * owp + 4 * col);
+    }
+    // Each unit's four output rows: bias, residual, activation, crop.
+    const float bv = bias ? bias[mo] : 0.0f;
+    for (int64_t u = u0; u < u1; ++u) {
+      int64_t img, ry, rx, ty;
+      g.decode(u, &img, &ry, &rx, &ty);
+      const int64_t plane = (img * g.m + mo) * g.oh * g.ow;
+      for (int64_t r = 0; r < 4; ++r) {
+        const int64_t oy = ry + g.dil * (4 * ty + r);
+        if (oy >= g.oh) break;
+        float* row = orow + r * owp + (u - u0) * seg;
+        float* yrow = y + plane + oy * g.ow;
+        const float* zrow = z ? z + plane + oy * g.ow : nullptr;
+        if (g.dil == 1) {
+          if (zrow) {
+            for (int64_t j = 0; j < g.ow; ++j) yrow[j] = row[j] + bv + zrow[j];
+          } else {
+            for (int64_t j = 0; j < g.ow; ++j) yrow[j] = row[j] + bv;
+          }
+          apply_epilogue(act, yrow, g.ow);
+        } else {
+          const int64_t nv = (g.ow - rx + g.dil - 1) / g.dil;  // phase columns inside the output
+          for (int64_t j = 0; j < nv; ++j) row[j] += bv + (zrow ? zrow[rx + g.dil * j] : 0.0f);
+          apply_epilogue(act, row, nv);
+          for (int64_t j = 0; j < nv; ++j) yrow[rx + g.dil * j] = row[j];
+        }
+      }
+    }
+  }
+}
+
+// Grown, never shrunk: steady-state runs reuse the same scratch.
+float* grow(std::vector<float>& buf, int64_t n) {
+  if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
+  return buf.data();
+}
+
+}  // namespace
+
+void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, const Window3& w, const float* bias,
+                        const float* z, const ops::ActivationSpec& act, float* y, ThreadPool& pool) {
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(DF()));
+  Geom g;
+  g.c = u.c;
+  g.m = u.m;
+  g.h = w.in[1];
+  g.wd = w.in[2];
+  g.oh = w.out[1];
+  g.ow = w.out[2];
+  g.dil = w.d[1];
+  g.pt = w.pb[1];
+  g.pl = w.pb[2];
+  g.sh = (g.oh + g.dil - 1) / g.dil;
+  g.sw = (g.ow + g.dil - 1) / g.dil;
+  g.tiles_y = (g.sh + 3) / 4;
+  g.tiles_x = (g.sw + 3) / 4;
+  const int64_t units = n * g.units_per_image();
+  // Tiles per block: the transformed inputs and the products of a block (36 * (C + M) floats per
+  // tile) stay within about 1 MiB, so they are still cached when the GEMMs and the output
+  // transform read them back; at least 32 tiles keep the GEMMs' columns busy.
+  const int64_t want_tiles = std::max<int64_t>(32, (int64_t{1} << 18) / (36 * (g.c + g.m)));
+  int64_t per_block = std::max<int64_t>(1, want_tiles / g.unit_tiles());
+  const int threads = pool.num_threads();
+  if (threads > 1) per_block = std::min(per_block, std::max<int64_t>(1, (units + 2 * threads - 1) / (2 * threads)));
+  const int64_t nblocks = (units + per_block - 1) / per_block;
+  const int64_t max_cols = per_block * g.unit_tiles();
+  const int64_t ldv = (max_cols + nl - 1) / nl * nl;  // the transforms' whole-vector stores stay inside
+  const int64_t pw = row_width(max_cols, nl);
+  auto run = [&](int64_t b0, int64_t b1) {
+    thread_local std::vector<float> vbuf, pbuf, rows, tmp, orow;
+    float* v = grow(vbuf, 36 * g.c * ldv);
+    float* p = grow(pbuf, 36 * g.m * ldv);
+    float* pr = grow(rows, 6 * pw);
+    float* tm = grow(tmp, 6 * pw);
+    float* orows = grow(orow, 4 * 4 * ldv);
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t u0 = b * per_block, u1 = std::min(units, u0 + per_block);
+      const int64_t ncols = (u1 - u0) * g.unit_tiles();
+      input_tiles(g, x, u0, u1, v, ldv, pr, tm);
+      for (int64_t xi = 0; xi < 36; ++xi)
+        sgemm_prepacked(u.packed[static_cast<size_t>(xi)], u.u.data() + xi * g.m * g.c, g.c, false, ncols, 1.0f,
+                        v + xi * g.c * ldv, ldv, 0.0f, p + xi * g.m * ldv, ldv, nullptr);
+      output_tiles(g, p, ldv, u0, u1, bias, z, act, y, orows);
+    }
+  };
+  if (threads > 1 && nblocks > 1) pool.parallel_for(nblocks, 1, run);
+  else run(0, nblocks);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+// winograd.cpp is globbed as a kernel "family" by CMake; it registers no ops (nn.cpp's Conv
+// calls it).
+void register_winograd_kernels(KernelRegistry&) {}
+
+HWY_EXPORT(winograd_conv_impl);
+
+bool winograd_weights_apply(int64_t m, int64_t c, int64_t kh, int64_t kw, int64_t group) {
+  return group == 1 && kh == 3 && kw == 3 && c >= 8 && m >= 8;
+}
+
+bool winograd_window_applies(const Window3& w) {
+  if (w.in[0] != 1 || w.k[0] != 1 || w.k[1] != 3 || w.k[2] != 3) return false;
+  if (w.s[1] != 1 || w.s[2] != 1 || w.d[1] != w.d[2] || w.d[1] < 1) return false;
+  const int64_t dil = w.d[1];
+  return (w.out[1] + dil - 1) / dil >= 4 && (w.out[2] + dil - 1) / dil >= 4;
+}
+
+WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c) {
+  // G of F(4x4, 3x3) (Lavin & Gray 2016, interpolation points 0, 1, -1, 2, -2 and infinity).
+  static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
+                                      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                      {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                      {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                      {0, 0, 1}};
+  WinogradWeights r;
+  r.m = m;
+  r.c = c;
+  r.u.resize(static_cast<size_t>(36 * m * c));
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t ci = 0; ci < c; ++ci) {
+      const float* g = w + (o * c + ci) * 9;
+      double t[6][3];  // G g
+      for (int a = 0; a < 6; ++a)
+        for (int k = 0; k < 3; ++k) t[a][k] = kG[a][0] * g[k] + kG[a][1] * g[3 + k] + kG[a][2] * g[6 + k];
+      for (int a = 0; a < 6; ++a)
+        for (int b = 0; b < 6; ++b)
+          r.u[static_cast<size_t>(((a * 6 + b) * m + o) * c + ci)] =
+              static_cast<float>(t[a][0] * kG[b][0] + t[a][1] * kG[b][1] + t[a][2] * kG[b][2]);
+    }
+  for (int64_t xi = 0; xi < 36; ++xi) r.packed.push_back(sgemm_pack_a(false, m, c, r.u.data() + xi * m * c, c));
+  return r;
+}
+
+void winograd_conv(const WinogradWeights& u, const float* x, int64_t n, const Window3& w, const float* bias,
+                   const float* z, const ops::ActivationSpec& act, float* y, ThreadPool& pool) {
+  HWY_DYNAMIC_DISPATCH(winograd_conv_impl)(u, x, n, w, bias, z, act, y, pool);
+}
+
+}  // namespace tsr::cpu
+#endif  // HWY_ONCE
