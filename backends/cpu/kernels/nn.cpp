@@ -224,8 +224,10 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     }
   }
 
+  const int64_t macs = n_batch * m * kg * out_size;
   if (cg == 1 && mg == 1 && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
-    pool.parallel_for(n_batch * m, 1, [&](int64_t p0, int64_t p1) {
+    const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / std::max<int64_t>(1, kg * out_size));
+    pool.parallel_for(n_batch * m, grain, [&](int64_t p0, int64_t p1) {
       thread_local std::vector<T> phased;
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t ch = p % m;
@@ -269,7 +271,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     block = std::clamp<int64_t>(block, 1, rows);
     per_image = (rows + block - 1) / block;
   }
-  const int threads = pool.num_threads();
+  const int threads = macs < kMinParallelConvMacs ? 1 : pool.num_threads();
   if (threads > 1 && n_batch * group * per_image < 4 * int64_t{threads}) {
     // Smaller blocks, so that every thread can take whole ones (>= 4 per thread), as long as a
     // block stays >= 256 output positions wide; threading inside one small GEMM costs more

@@ -248,7 +248,7 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
   // transform read them back; at least 32 tiles keep the GEMMs' columns busy.
   const int64_t want_tiles = std::max<int64_t>(32, (int64_t{1} << 18) / (36 * (g.c + g.m)));
   int64_t per_block = std::max<int64_t>(1, want_tiles / g.unit_tiles());
-  const int threads = pool.num_threads();
+  const int threads = n * g.m * g.c * 9 * g.oh * g.ow < kMinParallelConvMacs ? 1 : pool.num_threads();
   if (threads > 1) per_block = std::min(per_block, std::max<int64_t>(1, (units + 2 * threads - 1) / (2 * threads)));
   const int64_t nblocks = (units + per_block - 1) / per_block;
   const int64_t max_cols = per_block * g.unit_tiles();
