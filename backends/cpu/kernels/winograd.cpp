@@ -11,6 +11,7 @@
 #include "backends/cpu/kernels/winograd.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "backends/cpu/cpu_backend.h"
@@ -243,13 +244,25 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
   g.tiles_y = (g.sh + 3) / 4;
   g.tiles_x = (g.sw + 3) / 4;
   const int64_t units = n * g.units_per_image();
-  // Tiles per block: the transformed inputs and the products of a block (36 * (C + M) floats per
-  // tile) stay within about 1 MiB, so they are still cached when the GEMMs and the output
-  // transform read them back; at least 32 tiles keep the GEMMs' columns busy.
+  // Tiles per block: about want_tiles, so that the transformed inputs and the products of a block
+  // (36 * (C + M) floats per tile, ~1 MiB) are still cached when the GEMMs and the output
+  // transform read them back, and at least 32 keep the GEMMs' columns busy. Among block sizes up
+  // to twice that, the one that best fills the GEMM's column panels (2 vectors wide: 2 units of
+  // 21 tiles would leave a third of the second 32-column panel empty) and, with threads, spreads
+  // the units evenly over them; the nearest to want_tiles when about equal.
   const int64_t want_tiles = std::max<int64_t>(32, (int64_t{1} << 18) / (36 * (g.c + g.m)));
-  int64_t per_block = std::max<int64_t>(1, want_tiles / g.unit_tiles());
   const int threads = n * g.m * g.c * 9 * g.oh * g.ow < kMinParallelConvMacs ? 1 : pool.num_threads();
-  if (threads > 1) per_block = std::min(per_block, std::max<int64_t>(1, (units + 2 * threads - 1) / (2 * threads)));
+  int64_t per_block = 1;
+  double best = -1;
+  for (int64_t pb = 1; pb <= std::max<int64_t>(1, 2 * want_tiles / g.unit_tiles()); ++pb) {
+    const int64_t cols = pb * g.unit_tiles(), panels = (cols + 2 * nl - 1) / (2 * nl);
+    const int64_t blocks = (units + pb - 1) / pb, rounds = (blocks + threads - 1) / threads;
+    const double fill = static_cast<double>(cols) / static_cast<double>(panels * 2 * nl);
+    const double balance = static_cast<double>(units) / static_cast<double>(threads * rounds * pb);
+    const double score =
+        fill * balance - 0.05 * std::abs(static_cast<double>(cols - want_tiles)) / static_cast<double>(want_tiles);
+    if (score > best) best = score, per_block = pb;
+  }
   const int64_t nblocks = (units + per_block - 1) / per_block;
   const int64_t max_cols = per_block * g.unit_tiles();
   const int64_t ldv = (max_cols + nl - 1) / nl * nl;  // the transforms' whole-vector stores stay inside
