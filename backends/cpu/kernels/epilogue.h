@@ -52,20 +52,63 @@ T activate(const ops::ActivationSpec& a, T y) {
   return activate_only(a, y) * T(a.scale) + T(a.shift);
 }
 
-// Activation `a` over y[0, n): whole f32 vectors through Op(d, v) -> v, the tail (fewer than one
-// vector; Highway 1.0.3 has no partial loads) through the scalar definition.
+// y[i] = act(y[i] + b + z[i]) over y[0, n) (z may be null): whole f32 vectors through
+// Op(d, v) -> v, the tail (fewer than one vector; Highway 1.0.3 has no partial loads) through the
+// scalar definition.
 template <class Op>
-void map_f32(const ops::ActivationSpec& a, float* y, int64_t n, Op op) {
+void map_f32(const ops::ActivationSpec& a, float* y, int64_t n, float b, const float* z, Op op) {
   const hn::ScalableTag<float> d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  const auto vb = hn::Set(d, b);
+  const bool affine = a.has_affine();
+  const auto scale = hn::Set(d, a.scale), shift = hn::Set(d, a.shift);
   int64_t i = 0;
-  if (a.has_affine()) {
-    const auto scale = hn::Set(d, a.scale), shift = hn::Set(d, a.shift);
-    for (; i + nl <= n; i += nl) hn::StoreU(hn::MulAdd(op(d, hn::LoadU(d, y + i)), scale, shift), d, y + i);
-  } else {
-    for (; i + nl <= n; i += nl) hn::StoreU(op(d, hn::LoadU(d, y + i)), d, y + i);
+  for (; i + nl <= n; i += nl) {
+    auto v = hn::Add(hn::LoadU(d, y + i), vb);
+    if (z) v = hn::Add(v, hn::LoadU(d, z + i));
+    v = op(d, v);
+    if (affine) v = hn::MulAdd(v, scale, shift);
+    hn::StoreU(v, d, y + i);
   }
-  for (; i < n; ++i) y[i] = activate(a, y[i]);
+  for (; i < n; ++i) y[i] = activate(a, y[i] + b + (z ? z[i] : 0.0f));
+}
+
+// y[i] = act(y[i] + b + z[i]) over y[0, n); z may be null, b = 0 and kNone add nothing.
+template <typename T>
+void finish_row(const ops::ActivationSpec& a, T* y, int64_t n, T b, const T* z) {
+  if (n <= 0 || (a.kind == FusedActivation::kNone && b == T(0) && !z)) return;
+  if constexpr (std::is_same_v<T, float> && HWY_TARGET != HWY_SCALAR) {
+    switch (a.kind) {
+      case FusedActivation::kNone: return map_f32(a, y, n, b, z, [](auto, auto v) { return v; });
+      case FusedActivation::kRelu:
+        return map_f32(a, y, n, b, z, [](auto d, auto v) { return hn::Max(v, hn::Zero(d)); });
+      case FusedActivation::kClip:
+        return map_f32(a, y, n, b, z,
+                       [&](auto d, auto v) { return hn::Min(hn::Max(v, hn::Set(d, a.p0)), hn::Set(d, a.p1)); });
+      case FusedActivation::kHardSwish:
+        return map_f32(a, y, n, b, z, [](auto d, auto v) {
+          const auto g = hn::MulAdd(v, hn::Set(d, 1.0f / 6.0f), hn::Set(d, 0.5f));
+          return hn::Mul(v, hn::Min(hn::Max(g, hn::Zero(d)), hn::Set(d, 1.0f)));
+        });
+      case FusedActivation::kLeakyRelu:
+        return map_f32(a, y, n, b, z, [&](auto d, auto v) {
+          return hn::IfThenElse(hn::Lt(v, hn::Zero(d)), hn::Mul(v, hn::Set(d, a.p0)), v);
+        });
+      case FusedActivation::kHardSigmoid:
+        return map_f32(a, y, n, b, z, [&](auto d, auto v) {
+          const auto g = hn::MulAdd(v, hn::Set(d, a.p0), hn::Set(d, a.p1));
+          return hn::Min(hn::Max(g, hn::Zero(d)), hn::Set(d, 1.0f));
+        });
+      case FusedActivation::kSigmoid:
+        // exp(-y) clamped below ln(FLT_MAX) so that hn::Exp stays accurate; the result is then
+        // within 1e-38 of 0 where the true value underflows anyway.
+        return map_f32(a, y, n, b, z, [](auto d, auto v) {
+          const auto e = hn::Exp(d, hn::Min(hn::Neg(v), hn::Set(d, 88.0f)));
+          return hn::Div(hn::Set(d, 1.0f), hn::Add(hn::Set(d, 1.0f), e));
+        });
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] = activate(a, T(y[i] + b + (z ? z[i] : T(0))));
 }
 
 }  // namespace epilogue_detail
@@ -73,46 +116,17 @@ void map_f32(const ops::ActivationSpec& a, float* y, int64_t n, Op op) {
 // Applies `a` to y[0, n) in place. kNone does nothing.
 template <typename T>
 void apply_epilogue(const ops::ActivationSpec& a, T* y, int64_t n) {
-  using namespace epilogue_detail;
-  if (a.kind == FusedActivation::kNone || n <= 0) return;
-  if constexpr (std::is_same_v<T, float> && HWY_TARGET != HWY_SCALAR) {
-    switch (a.kind) {
-      case FusedActivation::kRelu:
-        return map_f32(a, y, n, [](auto d, auto v) { return hn::Max(v, hn::Zero(d)); });
-      case FusedActivation::kClip:
-        return map_f32(a, y, n, [&](auto d, auto v) { return hn::Min(hn::Max(v, hn::Set(d, a.p0)), hn::Set(d, a.p1)); });
-      case FusedActivation::kHardSwish:
-        return map_f32(a, y, n, [](auto d, auto v) {
-          const auto g = hn::MulAdd(v, hn::Set(d, 1.0f / 6.0f), hn::Set(d, 0.5f));
-          return hn::Mul(v, hn::Min(hn::Max(g, hn::Zero(d)), hn::Set(d, 1.0f)));
-        });
-      case FusedActivation::kLeakyRelu:
-        return map_f32(a, y, n, [&](auto d, auto v) {
-          return hn::IfThenElse(hn::Lt(v, hn::Zero(d)), hn::Mul(v, hn::Set(d, a.p0)), v);
-        });
-      case FusedActivation::kHardSigmoid:
-        return map_f32(a, y, n, [&](auto d, auto v) {
-          const auto g = hn::MulAdd(v, hn::Set(d, a.p0), hn::Set(d, a.p1));
-          return hn::Min(hn::Max(g, hn::Zero(d)), hn::Set(d, 1.0f));
-        });
-      case FusedActivation::kSigmoid:
-        // exp(-y) clamped below ln(FLT_MAX) so that hn::Exp stays accurate; the result is then
-        // within 1e-38 of 0 where the true value underflows anyway.
-        return map_f32(a, y, n, [](auto d, auto v) {
-          const auto e = hn::Exp(d, hn::Min(hn::Neg(v), hn::Set(d, 88.0f)));
-          return hn::Div(hn::Set(d, 1.0f), hn::Add(hn::Set(d, 1.0f), e));
-        });
-      default: break;
-    }
-  }
-  for (int64_t i = 0; i < n; ++i) y[i] = activate(a, y[i]);
+  epilogue_detail::finish_row(a, y, n, T(0), static_cast<const T*>(nullptr));
 }
 
-// Applies `a` to `rows` rows of `cols` elements, row r starting at y + r * ld.
+// The epilogue of a block of GEMM outputs, one pass while the block is in cache: row r (starting
+// at y + r * ld) becomes act(y + bias[r] + z[r * ldz ...]) over `cols` elements. `bias` (one per
+// row) and `z` (the residual, same layout with row stride ldz) may be null.
 template <typename T>
-void apply_epilogue_rows(const ops::ActivationSpec& a, T* y, int64_t rows, int64_t cols, int64_t ld) {
-  if (a.kind == ops::FusedActivation::kNone) return;
-  for (int64_t r = 0; r < rows; ++r) apply_epilogue(a, y + r * ld, cols);
+void apply_epilogue_rows(const ops::ActivationSpec& a, T* y, int64_t rows, int64_t cols, int64_t ld,
+                         const T* bias = nullptr, const T* z = nullptr, int64_t ldz = 0) {
+  for (int64_t r = 0; r < rows; ++r)
+    epilogue_detail::finish_row(a, y + r * ld, cols, bias ? bias[r] : T(0), z ? z + r * ldz : nullptr);
 }
 
 }  // namespace HWY_NAMESPACE

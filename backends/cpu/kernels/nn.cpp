@@ -1,10 +1,11 @@
 // CPU Conv kernel (ONNX opset 17). f32: 1x1/stride-1/unpadded convs are one GEMM on the input
 // as is; depthwise convs (one input and one output channel per group, spatial rank <= 2) run a
 // direct loop vectorized along the output width; everything else is im2col in blocks of output
-// rows + the packed SGEMM (gemm.h). f64 takes the same im2col path with the reference GEMM, and
-// so does i32 for the quantized convs (conv_i32, conv.h). FusedConv is the same kernel: its
-// residual Z seeds each block of outputs (with the bias) before the GEMM accumulates into it, and
-// its activation epilogue (epilogue.h) runs on the block right after it is computed.
+// rows + the packed SGEMM (gemm.h), or, for 3x3 stride-1 convs with constant weights, Winograd
+// F(4x4, 3x3) (winograd.h). f64 takes the im2col path with the reference GEMM, and so does i32
+// for the quantized convs (conv_i32, conv.h). FusedConv is the same kernel: bias, its residual Z
+// and its activation are one epilogue pass (epilogue.h) over each block of outputs right after
+// the GEMM computes it.
 // Pool kernels: nn_pool.cpp; normalization/softmax: nn_norm.cpp.
 // Compiled once per SIMD target (hwy/foreach_target.h); register_nn_kernels registers the
 // kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
@@ -254,9 +255,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     }
     gemm_any<T>(mg, ncols, kg, pw + g * mg * kg, kg, b, ldb, beta, c, ldc, inner);
   };
-  const T beta = pb || pz ? T(1) : T(0);
-  // The output is computed in blocks of output positions of one image and group: bias (+ Z)
-  // rows, GEMM, then the activation, while the block is in cache. A pointwise conv reads its columns
+  // The output is computed in blocks of output positions of one image and group: the GEMM, then
+  // bias, Z and the activation in one pass (apply_epilogue_rows) while the block is in cache. A pointwise conv reads its columns
   // straight from x (<= 256 KiB of output per block); any other conv im2cols whole output rows
   // (~1 MiB of columns, at least 512 wide for the GEMM) into per-thread scratch.
   const bool pointwise = w.k_size() == 1 && w.s == std::array<int64_t, 3>{1, 1, 1} &&
@@ -311,17 +311,9 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       ldb = ncols;
     }
     T* yg = py + (n * m + g * mg) * out_size + c0;
-    if (pz) {
-      const T* zg = pz + (n * m + g * mg) * out_size + c0;
-      for (int64_t o = 0; o < mg; ++o) {
-        const T b = pb ? pb[g * mg + o] : T(0);
-        for (int64_t i = 0; i < ncols; ++i) yg[o * out_size + i] = zg[o * out_size + i] + b;
-      }
-    } else if (pb) {
-      for (int64_t o = 0; o < mg; ++o) std::fill_n(yg + o * out_size, ncols, pb[g * mg + o]);
-    }
-    gemm_group(g, ncols, src, ldb, beta, yg, out_size, inner);
-    apply_epilogue_rows(act, yg, mg, ncols, out_size);
+    gemm_group(g, ncols, src, ldb, T(0), yg, out_size, inner);
+    apply_epilogue_rows(act, yg, mg, ncols, out_size, pb ? pb + g * mg : nullptr,
+                        pz ? pz + (n * m + g * mg) * out_size + c0 : nullptr, out_size);
   };
   // With enough blocks each thread takes whole blocks (single-threaded GEMMs, no barrier per
   // block); otherwise (few, narrow blocks) all threads share each block's im2col and GEMM.
