@@ -350,6 +350,76 @@ TEST_CASE("MaxPool: ceil_mode, dilations, SAME_UPPER, Indices with both storage 
   check_close<int64_t>((*out)[1], {1, 2, 4, 5, 7, 8, 10, 11}, 0);
 }
 
+// The no-Indices MaxPool splits outputs by rows (one large plane spreads over the threads) and
+// runs windows inside the input without bounds checks: checked against the definition on random
+// data with pads, strides, dilations, ceil_mode, 1-D to 3-D, one plane and many, 1 and 3 threads.
+TEST_CASE("MaxPool without Indices matches the definition across row splits and threads") {
+  std::mt19937 rng(5);
+  using A = ir::Attribute;
+  struct Cfg {
+    Shape x;
+    std::vector<int64_t> k, s, d, pads;
+    int64_t ceil;
+  };
+  const std::vector<Cfg> cfgs = {
+      {{1, 1, 160, 160}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, 0},  // M-LSD's peak pooling
+      {{2, 3, 17, 23}, {3, 2}, {2, 1}, {1, 2}, {1, 0, 2, 1}, 0},
+      {{1, 4, 9, 9}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 1},
+      {{1, 2, 40}, {5}, {3}, {1}, {2, 2}, 1},
+      {{1, 2, 5, 6, 7}, {2, 3, 2}, {1, 2, 1}, {2, 1, 1}, {1, 0, 1, 0, 1, 1}, 0},
+      {{1, 1, 6, 6}, {3, 3}, {1, 1}, {1, 1}, {3, 3, 3, 3}, 0},  // windows wholly in the padding
+  };
+  for (int threads : {1, 3}) {
+    for (const Cfg& cfg : cfgs) {
+      const Tensor x = random_tensor<float>(cfg.x, rng);
+      auto out = run_case({"MaxPool", {x}, {A::make_ints("kernel_shape", cfg.k), A::make_ints("strides", cfg.s),
+                                            A::make_ints("dilations", cfg.d), A::make_ints("pads", cfg.pads),
+                                            A::make_int("ceil_mode", cfg.ceil)}},
+                          threads);
+      INFO("x " << shape_str(cfg.x) << " threads " << threads);
+      REQUIRE(out.ok());
+      const Tensor& y = (*out)[0];
+      const size_t r = cfg.k.size();
+      Shape want_shape = {cfg.x[0], cfg.x[1]};
+      for (size_t a = 0; a < r; ++a) {
+        const int64_t span = cfg.x[a + 2] + cfg.pads[a] + cfg.pads[a + r] - ((cfg.k[a] - 1) * cfg.d[a] + 1);
+        want_shape.push_back((cfg.ceil ? (span + cfg.s[a] - 1) / cfg.s[a] : span / cfg.s[a]) + 1);
+      }
+      REQUIRE(y.shape() == want_shape);
+      // The definition: the max over the window's taps inside the input; -inf for none.
+      const int64_t planes = cfg.x[0] * cfg.x[1];
+      const int64_t in_sp = shape_numel(Shape(cfg.x.begin() + 2, cfg.x.end()));
+      const int64_t out_sp = shape_numel(Shape(want_shape.begin() + 2, want_shape.end()));
+      const int64_t k_sp = shape_numel(Shape(cfg.k.begin(), cfg.k.end()));
+      std::vector<double> want(static_cast<size_t>(planes * out_sp));
+      std::vector<int64_t> o(r), kk(r);
+      for (int64_t p = 0; p < planes; ++p)
+        for (int64_t op = 0; op < out_sp; ++op) {
+          int64_t t = op;
+          for (size_t a = r; a-- > 0;) o[a] = t % want_shape[a + 2], t /= want_shape[a + 2];
+          double best = -INFINITY;
+          for (int64_t kp = 0; kp < k_sp; ++kp) {
+            int64_t t2 = kp, off = 0;
+            bool inside = true;
+            for (size_t a = r; a-- > 0;) kk[a] = t2 % cfg.k[a], t2 /= cfg.k[a];
+            for (size_t a = 0; a < r; ++a) {
+              const int64_t i = o[a] * cfg.s[a] - cfg.pads[a] + kk[a] * cfg.d[a];
+              inside = inside && i >= 0 && i < cfg.x[a + 2];
+              off = off * cfg.x[a + 2] + i;
+            }
+            if (inside) best = std::max(best, x.scalar_f64(p * in_sp + off));
+          }
+          want[static_cast<size_t>(p * out_sp + op)] = best;
+        }
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const double g = y.scalar_f64(i), wv = want[static_cast<size_t>(i)];
+        if (std::isinf(wv)) CHECK(std::isinf(g));
+        else CHECK(g == wv);
+      }
+    }
+  }
+}
+
 TEST_CASE("AveragePool: pads with and without count_include_pad, ceil_mode") {
   const Tensor x5 = Tensor::from<float>({1, 1, 5, 5}, iota_f(25));
   using A = ir::Attribute;

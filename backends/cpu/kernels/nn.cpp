@@ -227,7 +227,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 
   const int64_t macs = n_batch * m * kg * out_size;
   if (cg == 1 && mg == 1 && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
-    const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / std::max<int64_t>(1, kg * out_size));
+    // A depthwise multiply-add costs several GEMM ones (memory bound, no reuse): a lower bar.
+    const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / 8 / std::max<int64_t>(1, kg * out_size));
     pool.parallel_for(n_batch * m, grain, [&](int64_t p0, int64_t p1) {
       thread_local std::vector<T> phased;
       for (int64_t p = p0; p < p1; ++p) {

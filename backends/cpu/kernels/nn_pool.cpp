@@ -54,30 +54,70 @@ void max_pool_plane(const T* x, const Window3& w, T* y, int64_t* idx, int64_t pl
       }
 }
 
-// MaxPool over one plane without indices when every window lies wholly inside the input (no
-// padding, no ceil_mode overhang): no bounds checks, the first tap seeds the max. Same result
-// as max_pool_plane (whose first in-range tap also wins unconditionally; `v > best` keeps NaN
+// MaxPool without indices over output rows [r0, r1) of one plane (row r = (od, oh)). Where a
+// window lies wholly inside the input along every axis (most of them), the max runs tap by tap
+// over a stretch of the row with no bounds checks (vectorizable), the first tap seeding it;
+// windows touching the padding take max_pool_plane's per-output loop. Same result as
+// max_pool_plane (whose first in-range tap also wins unconditionally; `v > best` keeps NaN
 // semantics identical).
 template <typename T>
-void max_pool_plane_interior(const T* x, const Window3& w, T* y) {
+void max_pool_rows(const T* x, const Window3& w, int64_t r0, int64_t r1, T* y) {
+  int64_t lo[3], hi[3];  // outputs whose windows lie inside the input, per axis
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = std::min(w.out[a], (w.pb[a] + w.s[a] - 1) / w.s[a]);
+    const int64_t last = w.in[a] - 1 - (w.k[a] - 1) * w.d[a] + w.pb[a];  // largest o * s allowed
+    hi[a] = last < 0 ? lo[a] : std::clamp<int64_t>(last / w.s[a] + 1, lo[a], w.out[a]);
+  }
   const int64_t ow_n = w.out[2];
-  for (int64_t od = 0; od < w.out[0]; ++od)
-    for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-      T* yrow = y + (od * w.out[1] + oh) * ow_n;
-      const T* first = x + (od * w.s[0] * w.in[1] + oh * w.s[1]) * w.in[2];
-      for (int64_t ow = 0; ow < ow_n; ++ow) yrow[ow] = first[ow * w.s[2]];
-      for (int64_t kd = 0; kd < w.k[0]; ++kd)
-        for (int64_t kh = 0; kh < w.k[1]; ++kh) {
-          const T* row = x + ((od * w.s[0] + kd * w.d[0]) * w.in[1] + oh * w.s[1] + kh * w.d[1]) * w.in[2];
-          for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-            const T* src = row + kw * w.d[2];
-            for (int64_t ow = 0; ow < ow_n; ++ow) {
-              const T v = src[ow * w.s[2]];
-              yrow[ow] = v > yrow[ow] ? v : yrow[ow];
+  auto one = [&](int64_t od, int64_t oh, int64_t ow) {
+    T best = max_identity<T>();
+    bool any = false;
+    for (int64_t kd = 0; kd < w.k[0]; ++kd) {
+      const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
+      if (id < 0 || id >= w.in[0]) continue;
+      for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+        const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
+        if (ih < 0 || ih >= w.in[1]) continue;
+        const T* row = x + (id * w.in[1] + ih) * w.in[2];
+        for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+          const int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
+          if (iw < 0 || iw >= w.in[2]) continue;
+          if (row[iw] > best || !any) best = row[iw];
+          any = true;
+        }
+      }
+    }
+    return best;
+  };
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t od = r / w.out[1], oh = r % w.out[1];
+    T* yrow = y + r * ow_n;
+    const bool inside = od >= lo[0] && od < hi[0] && oh >= lo[1] && oh < hi[1];
+    const int64_t a = inside ? lo[2] : ow_n, b = inside ? hi[2] : ow_n;
+    for (int64_t ow = 0; ow < a; ++ow) yrow[ow] = one(od, oh, ow);
+    for (int64_t ow = b; ow < ow_n; ++ow) yrow[ow] = one(od, oh, ow);
+    if (a >= b) continue;
+    const int64_t base_w = -w.pb[2] + a * w.s[2];
+    const T* first = x + ((od * w.s[0] - w.pb[0]) * w.in[1] + oh * w.s[1] - w.pb[1]) * w.in[2] + base_w;
+    for (int64_t ow = a; ow < b; ++ow) yrow[ow] = first[(ow - a) * w.s[2]];
+    for (int64_t kd = 0; kd < w.k[0]; ++kd)
+      for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+        const T* row = first + (kd * w.d[0] * w.in[1] + kh * w.d[1]) * w.in[2];
+        for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+          const T* src = row + kw * w.d[2];
+          T* yo = yrow + a;
+          const int64_t n = b - a;
+          if (w.s[2] == 1) {
+            for (int64_t i = 0; i < n; ++i) yo[i] = src[i] > yo[i] ? src[i] : yo[i];
+          } else {
+            for (int64_t i = 0; i < n; ++i) {
+              const T v = src[i * w.s[2]];
+              yo[i] = v > yo[i] ? v : yo[i];
             }
           }
         }
-    }
+      }
+  }
 }
 
 // Whether every window lies wholly inside the input (no padding, no ceil_mode overhang).
@@ -208,11 +248,23 @@ Status pool_typed(exec::KernelContext& ctx, bool is_max) {
   T* py = y->mut_data<T>();
   const int64_t in_size = w.in_size(), out_size = w.out_size();
   if (out_size == 0) return ok_status();
-  const bool interior = is_max && !idx && windows_interior(w);
+  if (is_max && !idx) {
+    // Split by output rows, so that one large plane (M-LSD's 1 x 160 x 160 peak pooling) spreads
+    // over the threads too.
+    const int64_t rows = w.out[0] * w.out[1];
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, w.out[2] * w.k_size()));
+    ctx.pool().parallel_for(planes * rows, grain, [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1;) {
+        const int64_t p = q / rows, r0 = q % rows, r1 = std::min(rows, r0 + (q1 - q));
+        max_pool_rows<T>(px + p * in_size, w, r0, r1, py + p * out_size);
+        q += r1 - r0;
+      }
+    });
+    return ok_status();
+  }
   ctx.pool().parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      if (interior) max_pool_plane_interior<T>(px + p * in_size, w, py + p * out_size);
-      else if (is_max) max_pool_plane<T>(px + p * in_size, w, py + p * out_size, idx ? idx + p * out_size : nullptr, p, col_major);
+      if (is_max) max_pool_plane<T>(px + p * in_size, w, py + p * out_size, idx ? idx + p * out_size : nullptr, p, col_major);
       else avg_pool_plane<T>(px + p * in_size, w, py + p * out_size, include_pad);
     }
   });
