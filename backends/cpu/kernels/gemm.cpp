@@ -275,6 +275,7 @@ float* thread_b_buffer(size_t need) {
 namespace {
 
 // `pre` (may be null): op(A) already packed by sgemm_pack_a; used by the blocked path only.
+// `a` may be null when `pre` is given: then the blocked path runs whatever the shape.
 void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool,
                 const SgemmPackedA* pre) {
@@ -287,7 +288,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     return;
   }
   const bool threaded = pool != nullptr && pool->num_threads() > 1;
-  if (m <= 2 && !trans_b) {
+  if (a && m <= 2 && !trans_b) {
     constexpr int64_t kCols = 512;
     const int64_t chunks = (n + kCols - 1) / kCols;
     auto run = [&](int64_t c0, int64_t c1) {
@@ -297,7 +298,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     else run(0, chunks);
     return;
   }
-  if (n <= 8 && !trans_a && m * n * k < (int64_t{1} << 24)) {
+  if (a && n <= 8 && !trans_a && m * n * k < (int64_t{1} << 24)) {
     // Few columns (strided 1-D convs, matrix-vector with the vector on the right): packing A
     // would cost as much as the product. Transpose B into K-contiguous rows, then every C
     // element is a dot product of an A row with one of them.
@@ -321,7 +322,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     else run(0, chunks);
     return;
   }
-  if (m <= 2 && trans_b) {
+  if (a && m <= 2 && trans_b) {
     constexpr int64_t kCols = 64;
     const int64_t chunks = (n + kCols - 1) / kCols;
     auto run = [&](int64_t c0, int64_t c1) {

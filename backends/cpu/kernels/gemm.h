@@ -34,7 +34,8 @@ struct SgemmPackedA {
 SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda);
 
 // sgemm with A given pre-packed (`pa`) and raw (`a`, `lda`, as packed: the shape-specialized
-// paths for tiny M or N read it unpacked). Same contract as sgemm otherwise.
+// paths for tiny M or N read it unpacked; null keeps every shape on the packed path, for callers
+// that do not keep the raw matrix). Same contract as sgemm otherwise.
 void sgemm_prepacked(const SgemmPackedA& pa, const float* a, int64_t lda, bool trans_b, int64_t n, float alpha,
                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool);
 

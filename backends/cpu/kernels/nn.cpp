@@ -345,7 +345,7 @@ class ConvKernel final : public exec::Kernel {
   Status run(exec::KernelContext& ctx) override {
     switch (ctx.input(0)->dtype()) {
       case DType::kF32:
-        return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_, wino_.u.empty() ? nullptr : &wino_);
+        return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_, wino_.packed.empty() ? nullptr : &wino_);
       case DType::kF64: return conv_typed<double>(ctx, nullptr, act_, nullptr);
       default: return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
     }

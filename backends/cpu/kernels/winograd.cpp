@@ -279,7 +279,7 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
       const int64_t ncols = (u1 - u0) * g.unit_tiles();
       input_tiles(g, x, u0, u1, v, ldv, pr, tm);
       for (int64_t xi = 0; xi < 36; ++xi)
-        sgemm_prepacked(u.packed[static_cast<size_t>(xi)], u.u.data() + xi * g.m * g.c, g.c, false, ncols, 1.0f,
+        sgemm_prepacked(u.packed[static_cast<size_t>(xi)], nullptr, g.c, false, ncols, 1.0f,
                         v + xi * g.c * ldv, ldv, 0.0f, p + xi * g.m * ldv, ldv, nullptr);
       output_tiles(g, p, ldv, u0, u1, bias, z, act, y, orows);
     }
@@ -323,7 +323,7 @@ WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c) {
   WinogradWeights r;
   r.m = m;
   r.c = c;
-  r.u.resize(static_cast<size_t>(36 * m * c));
+  std::vector<float> u(static_cast<size_t>(36 * m * c));  // [36][m][c]
   for (int64_t o = 0; o < m; ++o)
     for (int64_t ci = 0; ci < c; ++ci) {
       const float* g = w + (o * c + ci) * 9;
@@ -332,10 +332,10 @@ WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c) {
         for (int k = 0; k < 3; ++k) t[a][k] = kG[a][0] * g[k] + kG[a][1] * g[3 + k] + kG[a][2] * g[6 + k];
       for (int a = 0; a < 6; ++a)
         for (int b = 0; b < 6; ++b)
-          r.u[static_cast<size_t>(((a * 6 + b) * m + o) * c + ci)] =
+          u[static_cast<size_t>(((a * 6 + b) * m + o) * c + ci)] =
               static_cast<float>(t[a][0] * kG[b][0] + t[a][1] * kG[b][1] + t[a][2] * kG[b][2]);
     }
-  for (int64_t xi = 0; xi < 36; ++xi) r.packed.push_back(sgemm_pack_a(false, m, c, r.u.data() + xi * m * c, c));
+  for (int64_t xi = 0; xi < 36; ++xi) r.packed.push_back(sgemm_pack_a(false, m, c, u.data() + xi * m * c, c));
   return r;
 }
 

@@ -22,12 +22,12 @@
 namespace tsr::cpu {
 
 // The weights of a group-1 3x3 Conv (W: M x C x 3 x 3, f32) transformed for F(4x4, 3x3):
-// u[xi] (xi = 6 * a + b, the position in the 6x6 tile) is the M x C matrix of (G g G^T)[a][b],
-// kept raw (row-major) and packed for sgemm_prepacked.
+// packed[xi] (xi = 6 * a + b, the position in the 6x6 tile) is the M x C matrix of
+// (G g G^T)[a][b], packed for sgemm_prepacked (4x the weights' memory; the raw matrices are not
+// kept).
 struct WinogradWeights {
   int64_t m = 0, c = 0;
-  std::vector<float> u;              // [36][m][c]
-  std::vector<SgemmPackedA> packed;  // 36, one per xi
+  std::vector<SgemmPackedA> packed;  // 36, one per xi; empty: none prepared
 };
 
 // Whether the weights (M x C x kh x kw, group `group`) can use Winograd at all: 3x3, group 1, and
