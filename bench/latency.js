@@ -126,7 +126,19 @@ function printTable(res, threadList, before) {
   }
 }
 
+// The flags above (each takes a value); anything else is a typo and stops the script, instead of
+// silently running with the defaults (e.g. --out for --json would drop the figures).
+const kFlags = ['tessera', 'rounds', 'repeat', 'warmup', 'threads', 'models', 'work-dir', 'json', 'compare',
+                'tessera-args'];
+
 async function main() {
+  for (let i = 2; i < process.argv.length; i += 2) {
+    const a = process.argv[i];
+    if (!a.startsWith('--') || !kFlags.includes(a.slice(2)) || i + 1 >= process.argv.length) {
+      console.error(`bench/latency.js: unknown or incomplete argument ${a} (flags: ${kFlags.map(f => '--' + f).join(' ')}, each with a value)`);
+      process.exit(2);
+    }
+  }
   const rounds = Number(arg('rounds', '3'));
   const repeat = Number(arg('repeat', '10'));
   const warmup = Number(arg('warmup', '2'));
