@@ -24,7 +24,7 @@
 namespace tsr::cpu {
 
 // Elements per parallel_for chunk: below this, threading costs more than it saves.
-inline constexpr int64_t kElementwiseGrain = 1 << 15;
+inline constexpr int64_t kElementwiseGrain = 1 << 16;
 
 // The type arithmetic happens in: float for the 16-bit floats, the storage type otherwise.
 template <typename T>
