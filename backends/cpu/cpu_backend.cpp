@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 
+#include "backends/cpu/kernels/gemm.h"
+
 namespace tsr::cpu {
 
 namespace {
@@ -105,6 +107,8 @@ Expected<std::unique_ptr<exec::Kernel>> CpuBackend::create_kernel(const exec::Ke
     return std::unique_ptr<exec::Kernel>(new exec::FnKernel(reg.find_fn(init.node.op)));
   return def->create(init);
 }
+
+void CpuBackend::prepare_thread() { sgemm_prepare_thread(); }
 
 std::vector<DType> CpuBackend::kernel_dtypes(std::string_view op) const {
   const KernelDef* def = kernel_registry().find(op);

@@ -30,7 +30,7 @@ Expected<ActivationSpec> activation_of(const ir::Node& node, const std::string& 
   const ir::Attribute* act = node.attr("activation");
   if (!act) return ActivationSpec{};
   if (act->kind != ir::AttrKind::kString) return invalid_model(place, ": attribute activation must be a string");
-  const std::vector<double> params = node.attr_floats("activation_params");
+  const auto params = node.attr_floats("activation_params");
   for (const ActivationInfo& a : kActivations) {
     if (act->s != a.name) continue;
     if (params.size() != a.num_params)

@@ -24,6 +24,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/nn_window.h"
+#include "backends/cpu/kernels/scratch.h"
 #include "backends/cpu/kernels/winograd.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -54,19 +55,26 @@ constexpr int64_t kDwSlack = 64;  // >= lanes of any float vector
 struct DwGeom {
   int64_t hp, wq, s2;  // padded rows, phase row length, width stride
   int64_t row_stride() const { return s2 * wq; }  // elements per padded row (all phases)
+  // Elements of the phased plane: kDwSlack zeros past the end let the vector loop read a full
+  // vector for the last (partial) chunk of the last row; the lanes past the row end are discarded.
+  int64_t phased_size() const { return hp * s2 * wq + kDwSlack; }
 };
 
-template <typename T>
-DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
+inline DwGeom depthwise_geom(const Window3& w) {
   const int64_t hp = std::max(w.in[1] + w.pb[1] + w.pe[1], (w.out[1] - 1) * w.s[1] + (w.k[1] - 1) * w.d[1] + 1);
   const int64_t wp = std::max(w.in[2] + w.pb[2] + w.pe[2], (w.out[2] - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1);
   const int64_t s2 = w.s[2];
-  const int64_t wq = (wp + s2 - 1) / s2;
-  // kDwSlack zeros past the end let the vector loop read a full vector for the last (partial)
-  // chunk of the last row; the lanes past the row end are discarded.
-  phased.assign(static_cast<size_t>(hp * s2 * wq + kDwSlack), T(0));
+  return {hp, (wp + s2 - 1) / s2, s2};
+}
+
+// Fills `phased` (g.phased_size() elements) with the padded, phase-split plane x.
+template <typename T>
+DwGeom depthwise_prepare(const T* x, const Window3& w, T* phased) {
+  const DwGeom g = depthwise_geom(w);
+  const int64_t s2 = g.s2, wq = g.wq;
+  std::fill_n(phased, g.phased_size(), T(0));
   for (int64_t ih = 0; ih < w.in[1]; ++ih) {
-    T* dst = phased.data() + (ih + w.pb[1]) * s2 * wq;
+    T* dst = phased + (ih + w.pb[1]) * s2 * wq;
     const T* src = x + ih * w.in[2];
     if (s2 == 1) {
       std::memcpy(dst + w.pb[2], src, static_cast<size_t>(w.in[2]) * sizeof(T));
@@ -101,7 +109,7 @@ DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
       for (int64_t j = j0; j < j1; ++j) o[j] = in_f[j * s2];
     }
   }
-  return {hp, wq, s2};
+  return g;
 }
 
 // Output row(s) for a fixed window; KH/KW > 0 are compile-time window sizes (so the weight
@@ -184,11 +192,11 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
 }
 
 template <typename T>
-void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, std::vector<T>& phased) {
+void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, T* phased) {
   const DwGeom g = depthwise_prepare<T>(x, w, phased);
-  if (w.k[1] == 3 && w.k[2] == 3) depthwise_rows<T, 3, 3>(phased.data(), g, wk, bias, w, y);
-  else if (w.k[1] == 5 && w.k[2] == 5) depthwise_rows<T, 5, 5>(phased.data(), g, wk, bias, w, y);
-  else depthwise_rows<T, 0, 0>(phased.data(), g, wk, bias, w, y);
+  if (w.k[1] == 3 && w.k[2] == 3) depthwise_rows<T, 3, 3>(phased, g, wk, bias, w, y);
+  else if (w.k[1] == 5 && w.k[2] == 5) depthwise_rows<T, 5, 5>(phased, g, wk, bias, w, y);
+  else depthwise_rows<T, 0, 0>(phased, g, wk, bias, w, y);
 }
 
 // Conv of x by wt (+ bias) into yt (allocated with the inferred shape), the node's window.
@@ -201,8 +209,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
                  const std::vector<SgemmPackedA>* packed = nullptr, const ops::ActivationSpec& act = {},
                  const Tensor* z = nullptr, const WinogradWeights* wino = nullptr) {
   const int64_t group = ctx.node().attr_int("group", 1);
-  std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
-  std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
+  const Ints in(x.shape().begin() + 2, x.shape().end());
+  const Ints kernel(wt.shape().begin() + 2, wt.shape().end());
   TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, kernel, false));
   if (yt->numel() == 0) return ok_status();
   const int64_t n_batch = x.dim(0), c = x.dim(1), m = wt.dim(0);
@@ -220,8 +228,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   ThreadPool& pool = ctx.pool();
   if constexpr (std::is_same_v<T, float>) {
     if (wino && wino->m == m && wino->c == c && group == 1 && winograd_window_applies(w)) {
-      winograd_conv(*wino, px, n_batch, w, pb, pz, act, py, pool);
-      return ok_status();
+      return winograd_conv(ctx, *wino, px, n_batch, w, pb, pz, act, py);
     }
   }
 
@@ -229,12 +236,13 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   if (cg == 1 && mg == 1 && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
     // A depthwise multiply-add costs several GEMM ones (memory bound, no reuse): a lower bar.
     const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / 8 / std::max<int64_t>(1, kg * out_size));
-    pool.parallel_for(n_batch * m, grain, [&](int64_t p0, int64_t p1) {
-      thread_local std::vector<T> phased;
+    const auto phased_size = static_cast<size_t>(depthwise_geom(w).phased_size());
+    TSR_ASSIGN_OR_RETURN(auto phased, SlotScratch<T>::make(ctx, phased_size));
+    pool.parallel_for_slots(n_batch * m, grain, [&](int slot, int64_t p0, int64_t p1) {
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t ch = p % m;
         T* yp = py + p * out_size;
-        depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, yp, phased);
+        depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, yp, phased.slot(slot));
         if (pz)
           for (int64_t i = 0; i < out_size; ++i) yp[i] += pz[p * out_size + i];
         apply_epilogue(act, yp, out_size);
@@ -287,7 +295,11 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     }
   }
   const int64_t nblocks = n_batch * group * per_image;
-  auto run_block = [&](int64_t bi, ThreadPool* inner) {
+  // im2col scratch per slot of the pool (see parallel_for_slots), for the widest block.
+  const bool block_parallel = threads > 1 && nblocks >= 2 * int64_t{threads};
+  TSR_ASSIGN_OR_RETURN(auto cols, SlotScratch<T>::make(ctx, pointwise ? 0 : static_cast<size_t>(kg * block * ow),
+                                                       block_parallel));
+  auto run_block = [&](int slot, int64_t bi, ThreadPool* inner) {
     const int64_t n = bi / (group * per_image), g = bi / per_image % group, j = bi % per_image;
     int64_t c0 = 0, ncols = 0;  // output positions [c0, c0 + ncols)
     const T* src = nullptr;
@@ -301,10 +313,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       const int64_t r0 = j * block, r1 = std::min(rows, r0 + block);
       c0 = r0 * ow;
       ncols = (r1 - r0) * ow;
-      // Per-thread scratch, grown and reused across calls (im2col writes every element it uses).
-      thread_local std::vector<T> col;
-      if (col.size() < static_cast<size_t>(kg * ncols)) col.resize(static_cast<size_t>(kg * ncols));
-      T* pc = col.data();
+      T* pc = cols.slot(slot);  // im2col writes every element it uses
       const T* xg = px + (n * c + g * cg) * in_size;
       if (inner && kg > 1) inner->parallel_for(kg, 8, [&](int64_t k0, int64_t k1) { im2col<T>(xg, w, r0, r1, k0, k1, pc); });
       else im2col<T>(xg, w, r0, r1, 0, kg, pc);
@@ -318,12 +327,12 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   };
   // With enough blocks each thread takes whole blocks (single-threaded GEMMs, no barrier per
   // block); otherwise (few, narrow blocks) all threads share each block's im2col and GEMM.
-  if (threads > 1 && nblocks >= 2 * int64_t{threads}) {
-    pool.parallel_for(nblocks, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t bi = b0; bi < b1; ++bi) run_block(bi, nullptr);
+  if (block_parallel) {
+    pool.parallel_for_slots(nblocks, 1, [&](int slot, int64_t b0, int64_t b1) {
+      for (int64_t bi = b0; bi < b1; ++bi) run_block(slot, bi, nullptr);
     });
   } else {
-    for (int64_t bi = 0; bi < nblocks; ++bi) run_block(bi, threads > 1 ? &pool : nullptr);
+    for (int64_t bi = 0; bi < nblocks; ++bi) run_block(0, bi, threads > 1 ? &pool : nullptr);
   }
   return ok_status();
 }

@@ -16,6 +16,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/epilogue.h"
+#include "backends/cpu/kernels/scratch.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -219,15 +220,11 @@ void output_tiles(const Geom& g, const float* p, int64_t ldp, int64_t u0, int64_
 }
 
 // Grown, never shrunk: steady-state runs reuse the same scratch.
-float* grow(std::vector<float>& buf, int64_t n) {
-  if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
-  return buf.data();
-}
-
 }  // namespace
 
-void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, const Window3& w, const float* bias,
-                        const float* z, const ops::ActivationSpec& act, float* y, ThreadPool& pool) {
+Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, const float* x, int64_t n,
+                          const Window3& w, const float* bias, const float* z, const ops::ActivationSpec& act, float* y) {
+  ThreadPool& pool = ctx.pool();
   const int64_t nl = static_cast<int64_t>(hn::Lanes(DF()));
   Geom g;
   g.c = u.c;
@@ -267,13 +264,18 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
   const int64_t max_cols = per_block * g.unit_tiles();
   const int64_t ldv = (max_cols + nl - 1) / nl * nl;  // the transforms' whole-vector stores stay inside
   const int64_t pw = row_width(max_cols, nl);
-  auto run = [&](int64_t b0, int64_t b1) {
-    thread_local std::vector<float> vbuf, pbuf, rows, tmp, orow;
-    float* v = grow(vbuf, 36 * g.c * ldv);
-    float* p = grow(pbuf, 36 * g.m * ldv);
-    float* pr = grow(rows, 6 * pw);
-    float* tm = grow(tmp, 6 * pw);
-    float* orows = grow(orow, 4 * 4 * ldv);
+  // Per-slot scratch (parallel_for_slots): V, the products, two row buffers and the output rows,
+  // each part starting on a 64-byte boundary.
+  const auto part = [](int64_t floats) { return (floats + 15) / 16 * 16; };
+  const int64_t nv = part(36 * g.c * ldv), np = part(36 * g.m * ldv), nr = part(6 * pw), no = part(4 * 4 * ldv);
+  const bool parallel = threads > 1 && nblocks > 1;
+  TSR_ASSIGN_OR_RETURN(auto scratch, SlotScratch<float>::make(ctx, static_cast<size_t>(nv + np + 2 * nr + no), parallel));
+  auto run = [&](int slot, int64_t b0, int64_t b1) {
+    float* v = scratch.slot(slot);
+    float* p = v + nv;
+    float* pr = p + np;
+    float* tm = pr + nr;
+    float* orows = tm + nr;
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t u0 = b * per_block, u1 = std::min(units, u0 + per_block);
       const int64_t ncols = (u1 - u0) * g.unit_tiles();
@@ -284,8 +286,9 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
       output_tiles(g, p, ldv, u0, u1, bias, z, act, y, orows);
     }
   };
-  if (threads > 1 && nblocks > 1) pool.parallel_for(nblocks, 1, run);
-  else run(0, nblocks);
+  if (parallel) pool.parallel_for_slots(nblocks, 1, run);
+  else run(0, 0, nblocks);
+  return ok_status();
 }
 
 }  // namespace HWY_NAMESPACE
@@ -339,9 +342,9 @@ WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c) {
   return r;
 }
 
-void winograd_conv(const WinogradWeights& u, const float* x, int64_t n, const Window3& w, const float* bias,
-                   const float* z, const ops::ActivationSpec& act, float* y, ThreadPool& pool) {
-  HWY_DYNAMIC_DISPATCH(winograd_conv_impl)(u, x, n, w, bias, z, act, y, pool);
+Status winograd_conv(exec::KernelContext& ctx, const WinogradWeights& u, const float* x, int64_t n, const Window3& w,
+                     const float* bias, const float* z, const ops::ActivationSpec& act, float* y) {
+  return HWY_DYNAMIC_DISPATCH(winograd_conv_impl)(ctx, u, x, n, w, bias, z, act, y);
 }
 
 }  // namespace tsr::cpu
