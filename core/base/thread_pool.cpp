@@ -34,19 +34,22 @@ ThreadPool::ThreadPool(int num_threads, std::function<void()> thread_init) {
 #endif
   if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   num_threads_ = num_threads;
-  int inited = 0;
   for (int i = 1; i < num_threads_; ++i)
-    workers_.emplace_back([this, i, &thread_init, &inited] {
+    workers_.emplace_back([this, i, thread_init] {
       if (thread_init) thread_init();
       {
         std::lock_guard<std::mutex> lock(mu_);
-        ++inited;
+        ++inited_;
       }
       cv_done_.notify_all();
       worker_loop(i);
     });
+#if !defined(__EMSCRIPTEN__)
+  // A browser's main thread must not block on workers that may still be loading (they start
+  // through its event loop); there each worker runs thread_init before its first task instead.
   std::unique_lock<std::mutex> lock(mu_);
-  cv_done_.wait(lock, [&] { return inited == num_threads_ - 1; });
+  cv_done_.wait(lock, [&] { return inited_ == num_threads_ - 1; });
+#endif
 }
 
 ThreadPool::~ThreadPool() {

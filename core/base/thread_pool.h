@@ -35,9 +35,10 @@ namespace tsr {
 class ThreadPool {
  public:
   // num_threads <= 0: std::thread::hardware_concurrency(). Includes the calling thread.
-  // `thread_init` (may be empty) runs once on each worker thread before it takes work; the
-  // constructor returns after every worker has run it (a backend sizes its per-thread buffers
-  // there, so that no run allocates them later: issue 12's allocation-free steady state).
+  // `thread_init` (may be empty) runs once on each worker thread before it takes work; natively
+  // the constructor returns after every worker has run it (a backend sizes its per-thread buffers
+  // there, so that no run allocates them later: issue 12's allocation-free steady state). Under
+  // Emscripten it does not wait (a browser's main thread cannot block on starting workers).
   explicit ThreadPool(int num_threads = 1, std::function<void()> thread_init = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -75,6 +76,7 @@ class ThreadPool {
   std::atomic<bool> busy_{false};    // a job owns the workers
   std::atomic<bool> stop_{false};
   int sleepers_ = 0;                 // workers blocked on cv_start_ (guarded by mu_)
+  int inited_ = 0;                   // workers that ran thread_init (guarded by mu_)
   bool waiting_ = false;             // the owner is blocked on cv_done_ (guarded by mu_)
 };
 

@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstdint>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "core/exec/memory_plan.h"
 #include "core/exec/plan.h"
 
@@ -293,6 +297,13 @@ void Plan::finish_recording(const std::vector<Tensor>& inputs, bool waves, RunSt
     }
   }
 
+  // The recording run's planned values were freed to the C heap, which keeps their pages (glibc
+  // raises its mmap threshold as large blocks are freed); hand them back before the arena takes
+  // its own, so that recording does not add its peak to the arena's (peak RSS). Once per
+  // recorded signature.
+#if defined(__GLIBC__)
+  if (sig->arena_bytes > 0) malloc_trim(0);
+#endif
   // This run slot's arena now, so that the next run (the first planned one) allocates nothing.
   if (rs.arena.nbytes() < sig->arena_bytes) {
     rs.arena = Tensor();

@@ -283,7 +283,9 @@ TEST_CASE("ThreadPool: thread_init runs once on every worker before the construc
   std::atomic<int> inits{0};
   {
     ThreadPool pool(3, [&] { ++inits; });
+#if !defined(__EMSCRIPTEN__)  // there the constructor does not wait for the workers
     CHECK(inits.load() == (kCanStartThreads ? 2 : 0));  // the workers; the caller is not one
+#endif
   }
   CHECK(inits.load() == (kCanStartThreads ? 2 : 0));
 }
