@@ -22,8 +22,10 @@
 #include "backends/cpu/kernels/conv.h"
 #include "backends/cpu/kernels/epilogue.h"
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_direct.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/nn_window.h"
+#include "backends/cpu/kernels/unroll.h"
 #include "backends/cpu/kernels/winograd.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -183,6 +185,91 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// A stride-1 KH x KW depthwise conv of one f32 plane straight from x (no padded copy): y = bias +
+// sum of taps + z (z may be null). Output columns [lo, hi) see only in-range input columns for
+// every tap and run 4, then 1 vectors at a time, the last partial vector recomputed at hi - nl
+// with only its new lanes stored; the few border columns, and the rows whose taps fall off the
+// top or bottom skip those taps. The weight broadcasts are hoisted out of all loops.
+template <size_t KH, size_t KW>
+void depthwise_s1_plane(const float* x, const float* wk, float bias, const float* z, const Window3& w, float* y) {
+  const hn::ScalableTag<float> d;
+  using V = hn::Vec<decltype(d)>;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t ih_n = w.in[1], iw_n = w.in[2], oh_n = w.out[1], ow_n = w.out[2];
+  const int64_t pt = w.pb[1], pl = w.pb[2], dh = w.d[1], dw = w.d[2];
+  const int64_t lo = std::min(pl, ow_n), hi = std::clamp<int64_t>(iw_n + pl - (int64_t{KW} - 1) * dw, lo, ow_n);
+  V wv[KH][KW];
+  unroll<KH>([&](auto kh) { unroll<KW>([&](auto kw) { wv[kh][kw] = hn::Set(d, wk[kh * KW + kw]); }); });
+  const V vb = hn::Set(d, bias);
+  for (int64_t oh = 0; oh < oh_n; ++oh) {
+    // Taps kh with 0 <= oh - pt + kh * dh < ih_n.
+    const int64_t t = oh - pt;
+    const int64_t kh_lo = t < 0 ? (-t + dh - 1) / dh : 0;
+    const int64_t kh_hi = std::min<int64_t>(KH, ih_n - 1 - t >= 0 ? (ih_n - 1 - t) / dh + 1 : 0);
+    const int64_t base = t * iw_n - pl;  // + kh * dh * iw_n + ow + kw * dw: x offset of a tap of output ow
+    float* yrow = y + oh * ow_n;
+    const float* zrow = z ? z + oh * ow_n : nullptr;
+    auto scalar_at = [&](int64_t ow) {
+      float acc = bias;
+      for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
+        for (int64_t kw = 0; kw < static_cast<int64_t>(KW); ++kw) {
+          const int64_t iw = ow - pl + kw * dw;
+          if (iw >= 0 && iw < iw_n) acc += wk[kh * KW + kw] * x[base + kh * dh * iw_n + ow + kw * dw];
+        }
+      yrow[ow] = acc + (zrow ? zrow[ow] : 0.0f);
+    };
+    // acc_j += taps at output column ow + j * nl, for J vectors.
+    auto vectors = [&](int64_t ow, auto jn) {
+      constexpr size_t J = decltype(jn)::value;
+      V acc[J];
+      unroll<J>([&](auto j) { acc[j] = vb; });
+      unroll<KH>([&](auto kh) {
+        if (static_cast<int64_t>(kh) < kh_lo || static_cast<int64_t>(kh) >= kh_hi) return;
+        const float* row = x + (base + static_cast<int64_t>(kh) * dh * iw_n + ow);
+        unroll<KW>([&](auto kw) {
+          unroll<J>([&](auto j) {
+            acc[j] = hn::MulAdd(wv[kh][kw], hn::LoadU(d, row + static_cast<int64_t>(kw) * dw + j * nl), acc[j]);
+          });
+        });
+      });
+      if (zrow) unroll<J>([&](auto j) { acc[j] = hn::Add(acc[j], hn::LoadU(d, zrow + ow + j * nl)); });
+      return std::to_array(acc);
+    };
+    for (int64_t ow = 0; ow < lo; ++ow) scalar_at(ow);
+    int64_t ow = lo;
+    for (; ow + 4 * nl <= hi; ow += 4 * nl) {
+      const auto acc = vectors(ow, std::integral_constant<size_t, 4>{});
+      unroll<4>([&](auto j) { hn::StoreU(acc[j], d, yrow + ow + j * nl); });
+    }
+    for (; ow + nl <= hi; ow += nl) hn::StoreU(vectors(ow, std::integral_constant<size_t, 1>{})[0], d, yrow + ow);
+    if (ow < hi && hi - lo >= nl) {
+      // The last columns: a whole vector ending at hi; lanes before ow are already stored (and z
+      // may be y itself, so they are not written twice).
+      HWY_ALIGN float tmp[kDwSlack];
+      hn::Store(vectors(hi - nl, std::integral_constant<size_t, 1>{})[0], d, tmp);
+      std::memcpy(yrow + ow, tmp + (ow - (hi - nl)), static_cast<size_t>(hi - ow) * sizeof(float));
+      ow = hi;
+    }
+    for (; ow < ow_n; ++ow) scalar_at(ow);
+  }
+}
+#endif
+
+// Runs depthwise_s1_plane where it applies (f32, a SIMD target, stride 1, 3x3 or 5x5); false:
+// the caller takes depthwise_plane.
+template <typename T>
+bool depthwise_direct(const T* x, const T* wk, T bias, const T* z, const Window3& w, T* y) {
+#if HWY_TARGET != HWY_SCALAR
+  if constexpr (std::is_same_v<T, float>) {
+    if (w.s[1] != 1 || w.s[2] != 1) return false;
+    if (w.k[1] == 3 && w.k[2] == 3) return depthwise_s1_plane<3, 3>(x, wk, bias, z, w, y), true;
+    if (w.k[1] == 5 && w.k[2] == 5) return depthwise_s1_plane<5, 5>(x, wk, bias, z, w, y), true;
+  }
+#endif
+  return false;
+}
+
 template <typename T>
 void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, std::vector<T>& phased) {
   const DwGeom g = depthwise_prepare<T>(x, w, phased);
@@ -199,7 +286,8 @@ void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, st
 template <typename T>
 Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, const Tensor* bias, Tensor* yt,
                  const std::vector<SgemmPackedA>* packed = nullptr, const ops::ActivationSpec& act = {},
-                 const Tensor* z = nullptr, const WinogradWeights* wino = nullptr) {
+                 const Tensor* z = nullptr, const WinogradWeights* wino = nullptr,
+                 const std::vector<SgemmDirectA>* direct_a = nullptr) {
   const int64_t group = ctx.node().attr_int("group", 1);
   std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
@@ -234,9 +322,13 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t ch = p % m;
         T* yp = py + p * out_size;
-        depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, yp, phased);
-        if (pz)
-          for (int64_t i = 0; i < out_size; ++i) yp[i] += pz[p * out_size + i];
+        const T* wk = pw + ch * w.k_size();
+        const T bv = pb ? pb[ch] : T(0);
+        if (!depthwise_direct(px + p * in_size, wk, bv, pz ? pz + p * out_size : nullptr, w, yp)) {
+          depthwise_plane<T>(px + p * in_size, wk, bv, w, yp, phased);
+          if (pz)
+            for (int64_t i = 0; i < out_size; ++i) yp[i] += pz[p * out_size + i];
+        }
         apply_epilogue(act, yp, out_size);
       }
     });
@@ -287,6 +379,11 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     }
   }
   const int64_t nblocks = n_batch * group * per_image;
+  // Few output channels per group: B (x itself, or the im2col block) is read in place.
+  const bool direct = std::is_same_v<T, float> && sgemm_direct_preferred(mg);
+  if (direct_a && (static_cast<int64_t>(direct_a->size()) != group || (*direct_a)[0].m != mg || (*direct_a)[0].k != kg))
+    direct_a = nullptr;
+  constexpr int64_t kDirectCols = 128;  // columns per task when threads share one block
   auto run_block = [&](int64_t bi, ThreadPool* inner) {
     const int64_t n = bi / (group * per_image), g = bi / per_image % group, j = bi % per_image;
     int64_t c0 = 0, ncols = 0;  // output positions [c0, c0 + ncols)
@@ -312,9 +409,29 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       ldb = ncols;
     }
     T* yg = py + (n * m + g * mg) * out_size + c0;
+    const T* bg = pb ? pb + g * mg : nullptr;
+    const T* zg = pz ? pz + (n * m + g * mg) * out_size + c0 : nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      if (direct) {
+        // Bias and Z are added in registers; only the activation is a second pass.
+        auto part = [&](int64_t q0, int64_t q1) {
+          const int64_t j0 = q0 * kDirectCols, j1 = std::min(ncols, q1 * kDirectCols);
+          if (direct_a)
+            sgemm_direct((*direct_a)[static_cast<size_t>(g)], j1 - j0, src + j0, ldb, bg, zg ? zg + j0 : nullptr,
+                         out_size, yg + j0, out_size);
+          else
+            sgemm_direct(mg, j1 - j0, kg, pw + g * mg * kg, kg, src + j0, ldb, bg, zg ? zg + j0 : nullptr, out_size,
+                         yg + j0, out_size);
+          apply_epilogue_rows(act, yg + j0, mg, j1 - j0, out_size);
+        };
+        const int64_t parts = (ncols + kDirectCols - 1) / kDirectCols;
+        if (inner) inner->parallel_for(parts, 1, part);
+        else part(0, parts);
+        return;
+      }
+    }
     gemm_group(g, ncols, src, ldb, T(0), yg, out_size, inner);
-    apply_epilogue_rows(act, yg, mg, ncols, out_size, pb ? pb + g * mg : nullptr,
-                        pz ? pz + (n * m + g * mg) * out_size + c0 : nullptr, out_size);
+    apply_epilogue_rows(act, yg, mg, ncols, out_size, bg, zg, out_size);
   };
   // With enough blocks each thread takes whole blocks (single-threaded GEMMs, no barrier per
   // block); otherwise (few, narrow blocks) all threads share each block's im2col and GEMM.
@@ -330,29 +447,33 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 
 template <typename T>
 Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* packed, const ops::ActivationSpec& act,
-                  const WinogradWeights* wino) {
+                  const WinogradWeights* wino, const std::vector<SgemmDirectA>* direct_a) {
   TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
-  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act, ctx.input(3), wino);
+  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act, ctx.input(3), wino, direct_a);
 }
 
 // Conv and FusedConv (`act_` from the node's activation attributes, parsed once). With constant
-// f32 weights, each group's weight matrix is packed once at kernel creation (`packed_`), and 3x3
-// group-1 weights are also transformed for Winograd (`wino_`, used for stride-1 windows).
+// f32 weights, each group's weight matrix is packed once at kernel creation, for sgemm_direct
+// (`direct_`, few output channels per group) or the packed SGEMM (`packed_`), and 3x3 group-1
+// weights are also transformed for Winograd (`wino_`, used for stride-1 windows).
 class ConvKernel final : public exec::Kernel {
  public:
-  ConvKernel(std::vector<SgemmPackedA> packed, ops::ActivationSpec act, WinogradWeights wino = {})
-      : packed_(std::move(packed)), act_(act), wino_(std::move(wino)) {}
+  ConvKernel(std::vector<SgemmPackedA> packed, std::vector<SgemmDirectA> direct, ops::ActivationSpec act,
+             WinogradWeights wino = {})
+      : packed_(std::move(packed)), direct_(std::move(direct)), act_(act), wino_(std::move(wino)) {}
   Status run(exec::KernelContext& ctx) override {
     switch (ctx.input(0)->dtype()) {
       case DType::kF32:
-        return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_, wino_.packed.empty() ? nullptr : &wino_);
-      case DType::kF64: return conv_typed<double>(ctx, nullptr, act_, nullptr);
+        return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_, wino_.empty() ? nullptr : &wino_,
+                                 direct_.empty() ? nullptr : &direct_);
+      case DType::kF64: return conv_typed<double>(ctx, nullptr, act_, nullptr, nullptr);
       default: return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
     }
   }
 
  private:
   std::vector<SgemmPackedA> packed_;
+  std::vector<SgemmDirectA> direct_;
   ops::ActivationSpec act_;
   WinogradWeights wino_;
 };
@@ -365,17 +486,21 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
       !(wt->dim(1) == 1 && wt->dim(0) == group)) {  // depthwise convs take the direct loop
     const int64_t mg = wt->dim(0) / group;
     const int64_t kg = wt->numel() / std::max<int64_t>(1, wt->dim(0));
-    if (mg > 2 && kg > 0) {
+    if (kg > 0) {
       std::vector<SgemmPackedA> packed;
-      for (int64_t g = 0; g < group; ++g)
-        packed.push_back(sgemm_pack_a(false, mg, kg, wt->data<float>() + g * mg * kg, kg));
+      std::vector<SgemmDirectA> direct;
+      for (int64_t g = 0; g < group; ++g) {
+        const float* wg = wt->data<float>() + g * mg * kg;
+        if (sgemm_direct_preferred(mg)) direct.push_back(sgemm_direct_pack_a(mg, kg, wg, kg));
+        else packed.push_back(sgemm_pack_a(false, mg, kg, wg, kg));
+      }
       WinogradWeights wino;
       if (wt->rank() == 4 && winograd_weights_apply(wt->dim(0), wt->dim(1), wt->dim(2), wt->dim(3), group))
         wino = winograd_prepare(wt->data<float>(), wt->dim(0), wt->dim(1));
-      return std::unique_ptr<exec::Kernel>(new ConvKernel(std::move(packed), act, std::move(wino)));
+      return std::unique_ptr<exec::Kernel>(new ConvKernel(std::move(packed), std::move(direct), act, std::move(wino)));
     }
   }
-  return std::unique_ptr<exec::Kernel>(new ConvKernel({}, act));
+  return std::unique_ptr<exec::Kernel>(new ConvKernel({}, {}, act));
 }
 
 }  // namespace

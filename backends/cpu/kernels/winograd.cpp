@@ -252,12 +252,15 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
   // the units evenly over them; the nearest to want_tiles when about equal.
   const int64_t want_tiles = std::max<int64_t>(32, (int64_t{1} << 18) / (36 * (g.c + g.m)));
   const int threads = n * g.m * g.c * 9 * g.oh * g.ow < kMinParallelConvMacs ? 1 : pool.num_threads();
+  // The GEMMs' column granularity: the packed SGEMM's 2-vector panels; sgemm_direct runs whole
+  // vectors (the transforms write whole vectors, so the padding columns up to one are valid).
+  const int64_t panel = u.direct.empty() ? 2 * nl : nl;
   int64_t per_block = 1;
   double best = -1;
   for (int64_t pb = 1; pb <= std::max<int64_t>(1, 2 * want_tiles / g.unit_tiles()); ++pb) {
-    const int64_t cols = pb * g.unit_tiles(), panels = (cols + 2 * nl - 1) / (2 * nl);
+    const int64_t cols = pb * g.unit_tiles(), panels = (cols + panel - 1) / panel;
     const int64_t blocks = (units + pb - 1) / pb, rounds = (blocks + threads - 1) / threads;
-    const double fill = static_cast<double>(cols) / static_cast<double>(panels * 2 * nl);
+    const double fill = static_cast<double>(cols) / static_cast<double>(panels * panel);
     const double balance = static_cast<double>(units) / static_cast<double>(threads * rounds * pb);
     const double score =
         fill * balance - 0.05 * std::abs(static_cast<double>(cols - want_tiles)) / static_cast<double>(want_tiles);
@@ -278,9 +281,12 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
       const int64_t u0 = b * per_block, u1 = std::min(units, u0 + per_block);
       const int64_t ncols = (u1 - u0) * g.unit_tiles();
       input_tiles(g, x, u0, u1, v, ldv, pr, tm);
-      for (int64_t xi = 0; xi < 36; ++xi)
-        sgemm_prepacked(u.packed[static_cast<size_t>(xi)], nullptr, g.c, false, ncols, 1.0f,
-                        v + xi * g.c * ldv, ldv, 0.0f, p + xi * g.m * ldv, ldv, nullptr);
+      for (size_t xi = 0; xi < 36; ++xi) {
+        const float* vx = v + static_cast<int64_t>(xi) * g.c * ldv;
+        float* px = p + static_cast<int64_t>(xi) * g.m * ldv;
+        if (!u.direct.empty()) sgemm_direct(u.direct[xi], (ncols + nl - 1) / nl * nl, vx, ldv, nullptr, nullptr, 0, px, ldv);
+        else sgemm_prepacked(u.packed[xi], nullptr, g.c, false, ncols, 1.0f, vx, ldv, 0.0f, px, ldv, nullptr);
+      }
       output_tiles(g, p, ldv, u0, u1, bias, z, act, y, orows);
     }
   };
@@ -335,7 +341,10 @@ WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c) {
           u[static_cast<size_t>(((a * 6 + b) * m + o) * c + ci)] =
               static_cast<float>(t[a][0] * kG[b][0] + t[a][1] * kG[b][1] + t[a][2] * kG[b][2]);
     }
-  for (int64_t xi = 0; xi < 36; ++xi) r.packed.push_back(sgemm_pack_a(false, m, c, u.data() + xi * m * c, c));
+  for (int64_t xi = 0; xi < 36; ++xi) {
+    if (sgemm_direct_preferred(m)) r.direct.push_back(sgemm_direct_pack_a(m, c, u.data() + xi * m * c, c));
+    else r.packed.push_back(sgemm_pack_a(false, m, c, u.data() + xi * m * c, c));
+  }
   return r;
 }
 
