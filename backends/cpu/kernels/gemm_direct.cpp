@@ -104,8 +104,13 @@ template <size_t V, size_t... I>
 constexpr std::array<TileFn, sizeof...(I)> make_tiles(std::index_sequence<I...>) {
   return {&direct_tile<I + 1, V>...};
 }
-constexpr std::array<TileFn, kMaxDirectRows> kTilesWide = make_tiles<kWide>(std::make_index_sequence<kMaxDirectRows>{});
-constexpr std::array<TileFn, kMaxDirectRows> kTilesOne = make_tiles<1>(std::make_index_sequence<kMaxDirectRows>{});
+// kTiles[v - 1][rows - 1]: rows x v vectors, v = 1 .. kWide (narrower strips take the columns
+// left of the last whole strip in one pass).
+template <size_t... V>
+constexpr std::array<std::array<TileFn, kMaxDirectRows>, sizeof...(V)> make_tile_table(std::index_sequence<V...>) {
+  return {make_tiles<V + 1>(std::make_index_sequence<kMaxDirectRows>{})...};
+}
+constexpr auto kTiles = make_tile_table(std::make_index_sequence<kWide>{});
 
 #endif
 
@@ -142,8 +147,8 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
       }
   };
   const int64_t full = n / sw * sw, whole = n / nl * nl, rest = n - whole;
-  run(kTilesWide.data(), 0, full, sw);
-  run(kTilesOne.data(), full, whole, nl);
+  run(kTiles[kWide - 1].data(), 0, full, sw);
+  if (whole > full) run(kTiles[static_cast<size_t>((whole - full) / nl - 1)].data(), full, whole, whole - full);
   if (rest == 0) return;
   // The last columns (fewer than a vector) on a zero-padded copy of B's; the results land in
   // `out` (rows x tail_w) and are copied into C with Z.
@@ -158,7 +163,7 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
   for (int64_t i = 0; i < chunks; ++i) {
     const int64_t r0 = direct_chunk_row(m, i), rows = direct_chunk_row(m, i + 1) - r0;
     for (int64_t p0 = 0; p0 < k; p0 += kKC)
-      kTilesOne[static_cast<size_t>(rows - 1)](at + r0 * k + p0 * rows, buf + p0 * tail_w, tail_w,
+      kTiles[0][static_cast<size_t>(rows - 1)](at + r0 * k + p0 * rows, buf + p0 * tail_w, tail_w,
                                                std::min(kKC, k - p0), p0 > 0, p0 == 0 && bias ? bias + r0 : nullptr,
                                                nullptr, 0, out, tail_w);
     for (int64_t r = 0; r < rows; ++r) {

@@ -1,0 +1,221 @@
+// The CPU conv kernels' fast paths against references written here: sgemm_direct
+// (backends/cpu/kernels/gemm_direct.h) against the naive product in double, and Conv/FusedConv
+// with constant weights (as in a loaded model: the weights are packed when the kernel is created)
+// on every path (sgemm_direct for <= 64 output channels per group, the packed SGEMM above,
+// pointwise and im2col, depthwise straight from x, Winograd with dilations) against the
+// convolution by definition plus the residual Z and the activation. Odd sizes, strides, pads,
+// dilations and groups, 1 and 3 threads, every SIMD target this CPU runs.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernels/gemm_direct.h"
+#include "core/exec/session.h"
+#include "core/ir/graph.h"
+#include "core/passes/infer_types.h"
+#include "tests/unit/kernel_test_util.h"
+
+using namespace tsr;
+using namespace tsr::test;
+
+namespace {
+
+std::vector<float> uniform(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// C = A B + bias + Z through sgemm_direct (A raw or packed), checked against double sums; C's
+// padding columns (ldc > n) must stay untouched, and C is NaN before the call (never read).
+void check_direct(int64_t m, int64_t n, int64_t k, bool bias, bool z, bool packed, std::mt19937& rng) {
+  const int64_t lda = k + 1, ldb = n + 3, ldc = n + 2, ldz = n + 5;
+  const auto a = uniform(static_cast<size_t>(m * lda), rng), b = uniform(static_cast<size_t>(k * ldb), rng);
+  const auto bv = uniform(static_cast<size_t>(m), rng), zv = uniform(static_cast<size_t>(m * ldz), rng);
+  std::vector<float> c(static_cast<size_t>(m * ldc), NAN);
+  for (int64_t i = 0; i < m; ++i) c[static_cast<size_t>(i * ldc + n)] = 7.0f;  // padding sentinel
+  const float* pbias = bias ? bv.data() : nullptr;
+  const float* pz = z ? zv.data() : nullptr;
+  if (packed) {
+    const cpu::SgemmDirectA pa = cpu::sgemm_direct_pack_a(m, k, a.data(), lda);
+    cpu::sgemm_direct(pa, n, b.data(), ldb, pbias, pz, ldz, c.data(), ldc);
+  } else {
+    cpu::sgemm_direct(m, n, k, a.data(), lda, b.data(), ldb, pbias, pz, ldz, c.data(), ldc);
+  }
+  double max_err = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    CHECK(c[static_cast<size_t>(i * ldc + n)] == 7.0f);
+    for (int64_t j = 0; j < n; ++j) {
+      double s = (bias ? bv[i] : 0.0) + (z ? zv[static_cast<size_t>(i * ldz + j)] : 0.0);
+      for (int64_t p = 0; p < k; ++p) s += double(a[static_cast<size_t>(i * lda + p)]) * b[static_cast<size_t>(p * ldb + j)];
+      max_err = std::max(max_err, std::fabs(c[static_cast<size_t>(i * ldc + j)] - s));  // NaN fails below
+    }
+  }
+  INFO("m=" << m << " n=" << n << " k=" << k << " bias " << bias << " z " << z << " packed A " << packed);
+  CHECK(max_err <= 1e-5 * (1 + k));
+}
+
+}  // namespace
+
+TEST_CASE("sgemm_direct matches the naive product over rows, column tails, K blocks and epilogues") {
+  std::mt19937 rng(3);
+  const int64_t ms[] = {1, 2, 5, 6, 7, 12, 13, 24, 31, 64};
+  const int64_t ns[] = {1, 7, 15, 16, 17, 33, 48, 63, 64, 65, 100, 129};
+  const int64_t ks[] = {0, 1, 3, 24, 75, 255, 256, 257, 600};
+  for (int64_t target : runnable_targets()) {
+    use_target(target);
+    INFO("target " << hwy::TargetName(target));
+    size_t step = 0;
+    for (int64_t m : ms)
+      for (int64_t n : ns) {
+        const int64_t k = ks[step % std::size(ks)];
+        check_direct(m, n, k, step % 2 == 0, step % 3 != 0, step % 5 < 2, rng);
+        ++step;
+      }
+  }
+  use_target(0);
+}
+
+TEST_CASE("sgemm_direct: Z may be C itself") {
+  std::mt19937 rng(5);
+  const int64_t m = 13, n = 70, k = 9;
+  const auto a = uniform(static_cast<size_t>(m * k), rng), b = uniform(static_cast<size_t>(k * n), rng);
+  std::vector<float> c = uniform(static_cast<size_t>(m * n), rng);
+  const std::vector<float> z = c;
+  cpu::sgemm_direct(m, n, k, a.data(), k, b.data(), n, nullptr, c.data(), n, c.data(), n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = z[static_cast<size_t>(i * n + j)];
+      for (int64_t p = 0; p < k; ++p) s += double(a[static_cast<size_t>(i * k + p)]) * b[static_cast<size_t>(p * n + j)];
+      REQUIRE(std::fabs(c[static_cast<size_t>(i * n + j)] - s) <= 1e-5);
+    }
+}
+
+namespace {
+
+struct ConvCase {
+  const char* what;
+  Shape x, w;
+  int64_t group;
+  std::vector<int64_t> strides, dil, pads;  // pads: begins then ends
+  const char* act;                          // "" = none
+  bool z;                                   // FusedConv's residual input
+};
+
+double activate(const std::string& act, double y) {
+  if (act == "Relu") return std::max(y, 0.0);
+  if (act == "HardSwish") return y * std::clamp(y / 6 + 0.5, 0.0, 1.0);
+  return y;
+}
+
+// Runs the case as one Conv (no activation, no Z) or FusedConv node with constant weights and
+// bias, and compares with conv_ref + Z, then the activation.
+void check_conv(const ConvCase& cc, int threads, std::mt19937& rng) {
+  const size_t r = cc.x.size() - 2;
+  Shape y_shape = {cc.x[0], cc.w[0]};
+  for (size_t d = 0; d < r; ++d) {
+    const int64_t dk = (cc.w[d + 2] - 1) * cc.dil[d] + 1;
+    y_shape.push_back((cc.x[d + 2] + cc.pads[d] + cc.pads[d + r] - dk) / cc.strides[d] + 1);
+  }
+  const Tensor x = Tensor::from<float>(cc.x, uniform(static_cast<size_t>(shape_numel(cc.x)), rng));
+  const Tensor w = Tensor::from<float>(cc.w, uniform(static_cast<size_t>(shape_numel(cc.w)), rng));
+  const Tensor b = Tensor::from<float>({cc.w[0]}, uniform(static_cast<size_t>(cc.w[0]), rng));
+  const Tensor z = Tensor::from<float>(y_shape, uniform(static_cast<size_t>(shape_numel(y_shape)), rng));
+
+  auto model = std::make_shared<ir::Model>();
+  model->graphs.emplace_back();
+  ir::Graph& g = model->main();
+  auto value = [&](const std::string& name, const Tensor* constant, const Shape* shape) {
+    ir::TensorInfo info;
+    info.name = name;
+    if (constant) info.constant = *constant;
+    if (shape) {
+      info.dtype = DType::kF32;
+      info.has_shape = true;
+      info.shape = *shape;
+    }
+    return g.add_tensor(info);
+  };
+  ir::Node node;
+  node.op = cc.z || *cc.act ? "FusedConv" : "Conv";
+  node.name = "conv";
+  node.inputs = {value("x", nullptr, &cc.x), value("w", &w, &cc.w), value("b", &b, &b.shape())};
+  g.inputs.push_back(node.inputs[0]);
+  if (cc.z) {
+    node.inputs.push_back(value("z", nullptr, &y_shape));
+    g.inputs.push_back(node.inputs.back());
+  }
+  node.attributes = {ir::Attribute::make_int("group", cc.group), ir::Attribute::make_ints("strides", cc.strides),
+                     ir::Attribute::make_ints("dilations", cc.dil), ir::Attribute::make_ints("pads", cc.pads)};
+  if (*cc.act) node.attributes.push_back(ir::Attribute::make_string("activation", cc.act));
+  node.outputs = {value("y", nullptr, nullptr)};
+  g.outputs = node.outputs;
+  g.nodes.push_back(node);
+  REQUIRE(passes::infer_types(*model).ok());
+  SessionOptions opt;
+  opt.num_threads = threads;
+  auto session = Session::create(model, opt);
+  INFO(cc.what << ": x " << shape_str(cc.x) << " w " << shape_str(cc.w) << " threads " << threads);
+  REQUIRE(session.ok());
+  std::vector<Tensor> feeds = {x};
+  if (cc.z) feeds.push_back(z);
+  auto out = (*session)->run(feeds);
+  REQUIRE(out.ok());
+  const Tensor& y = (*out)[0];
+  REQUIRE(y.shape() == y_shape);
+  const std::vector<int64_t> pb(cc.pads.begin(), cc.pads.begin() + static_cast<long>(r));
+  std::vector<double> want = conv_ref(x, w, &b, cc.group, cc.strides, cc.dil, pb, y_shape);
+  double max_err = 0;
+  const int64_t terms = shape_numel(Shape(cc.w.begin() + 1, cc.w.end()));
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const double e = activate(cc.act, want[static_cast<size_t>(i)] + (cc.z ? z.data<float>()[i] : 0.0));
+    max_err = std::max(max_err, std::fabs(y.data<float>()[i] - e) / (1 + std::fabs(e)));
+  }
+  // Winograd rounds more than a direct sum (ops_nn_test: about 1e-6 per term); NaN fails too.
+  CHECK(max_err <= 1e-6 * static_cast<double>(std::max<int64_t>(terms, 10)));
+}
+
+}  // namespace
+
+TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the definition") {
+  std::mt19937 rng(17);
+  const std::vector<ConvCase> cases = {
+      // sgemm_direct (<= 64 output channels per group) and the packed SGEMM above it.
+      {"pointwise 24x24", {1, 24, 16, 16}, {24, 24, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
+      {"pointwise, column tail", {2, 13, 5, 7}, {7, 13, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "", true},
+      {"pointwise 96 rows (packed)", {1, 16, 9, 13}, {96, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "HardSwish", false},
+      {"grouped pointwise", {1, 12, 6, 11}, {9, 4, 1, 1}, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
+      {"5x5 stride 2, asymmetric pads", {1, 3, 37, 41}, {24, 3, 5, 5}, 1, {2, 2}, {1, 1}, {1, 1, 2, 2}, "Relu", false},
+      {"1x3 pad 1 (openWakeWord)", {1, 24, 11, 32}, {24, 24, 1, 3}, 1, {1, 1}, {1, 1}, {0, 1, 0, 1}, "", false},
+      {"3x3 stride 2 dilated, grouped", {2, 8, 15, 17}, {10, 4, 3, 3}, 2, {2, 2}, {2, 1}, {2, 1, 0, 1}, "", true},
+      {"K over two blocks", {1, 40, 9, 10}, {30, 40, 3, 3}, 1, {2, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", false},
+      {"1-D", {1, 6, 50}, {5, 6, 7}, 1, {3}, {2}, {4, 1}, "", true},
+      // Depthwise: stride 1 3x3 / 5x5 straight from x (borders, rows off the top and bottom,
+      // planes narrower than a vector, partial last vectors), and the strided loop.
+      {"depthwise 3x3", {1, 5, 12, 37}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"depthwise 5x5 pad 2", {2, 3, 9, 70}, {3, 1, 5, 5}, 3, {1, 1}, {1, 1}, {2, 2, 2, 2}, "HardSwish", false},
+      {"depthwise 3x3 dilated, asymmetric", {1, 4, 8, 21}, {4, 1, 3, 3}, 4, {1, 1}, {2, 3}, {0, 3, 2, 1}, "", true},
+      {"depthwise 3x3 narrow plane", {1, 3, 2, 5}, {3, 1, 3, 3}, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"depthwise 3x3 wide pads", {1, 2, 4, 33}, {2, 1, 3, 3}, 2, {1, 1}, {1, 1}, {3, 4, 3, 4}, "", false},
+      {"depthwise 3x3 unpadded", {1, 2, 6, 64}, {2, 1, 3, 3}, 2, {1, 1}, {1, 1}, {0, 0, 0, 0}, "", true},
+      {"depthwise 3x3 stride 2", {1, 3, 11, 40}, {3, 1, 3, 3}, 3, {2, 2}, {1, 1}, {0, 0, 1, 1}, "Relu", true},
+      // Winograd (3x3 stride 1, >= 8 channels): sgemm_direct and packed GEMMs, dilated phases.
+      {"Winograd 16->24", {1, 16, 13, 18}, {24, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"Winograd 8->72 (packed)", {1, 8, 9, 22}, {72, 8, 3, 3}, 1, {1, 1}, {1, 1}, {1, 0, 1, 2}, "", false},
+      {"Winograd dilation 5", {1, 12, 30, 31}, {10, 12, 3, 3}, 1, {1, 1}, {5, 5}, {5, 5, 5, 5}, "Relu", true},
+      {"Winograd dilation 3, odd pads", {2, 8, 25, 19}, {9, 8, 3, 3}, 1, {1, 1}, {3, 3}, {2, 4, 3, 1}, "", true},
+  };
+  for (int64_t target : runnable_targets()) {
+    use_target(target);
+    INFO("target " << hwy::TargetName(target));
+    for (int threads : {1, 3})
+      for (const ConvCase& cc : cases) check_conv(cc, threads, rng);
+  }
+  use_target(0);
+}
