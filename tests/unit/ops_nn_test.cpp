@@ -333,6 +333,10 @@ TEST_CASE("MaxPool without Indices matches the definition across row splits and 
       {{1, 2, 40}, {5}, {3}, {1}, {2, 2}, 1},
       {{1, 2, 5, 6, 7}, {2, 3, 2}, {1, 2, 1}, {2, 1, 1}, {1, 0, 1, 0, 1, 1}, 0},
       {{1, 1, 6, 6}, {3, 3}, {1, 1}, {1, 1}, {3, 3, 3, 3}, 0},  // windows wholly in the padding
+      // 2x2 windows with stride 2 along rows (their own loop): even and odd sizes, pads, ceil_mode.
+      {{1, 3, 12, 18}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 0},
+      {{2, 2, 9, 37}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 1, 1}, 1},
+      {{1, 2, 8, 35}, {2, 2}, {1, 2}, {1, 1}, {1, 1, 0, 0}, 0},
   };
   for (int threads : {1, 3}) {
     for (const Cfg& cfg : cfgs) {

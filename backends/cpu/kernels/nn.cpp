@@ -186,11 +186,32 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
 }
 
 #if HWY_TARGET != HWY_SCALAR
+// J vectors of outputs of a stride-1 depthwise row at output column ow, stored at out: bias + the
+// taps of rows kh in [kh_lo, kh_hi) (x + base + kh * dh * iw_n + ow + kw * dw + lane) + z.
+template <size_t KH, size_t KW, size_t J, class D, class V>
+HWY_INLINE void depthwise_s1_vectors(D d, const float* x, int64_t base, int64_t ow, int64_t iw_n, int64_t dh, int64_t dw,
+                                     int64_t kh_lo, int64_t kh_hi, const V (&wv)[KH][KW], V vb, const float* zrow,
+                                     float* out) {
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  V acc[J];
+  unroll<J>([&](auto j) { acc[j] = vb; });
+  unroll<KH>([&](auto kh) {
+    if (static_cast<int64_t>(kh) < kh_lo || static_cast<int64_t>(kh) >= kh_hi) return;
+    const float* row = x + (base + static_cast<int64_t>(kh) * dh * iw_n + ow);
+    unroll<KW>([&](auto kw) {
+      const float* tap = row + static_cast<int64_t>(kw) * dw;
+      unroll<J>([&](auto j) { acc[j] = hn::MulAdd(wv[kh][kw], hn::LoadU(d, tap + j * nl), acc[j]); });
+    });
+  });
+  if (zrow) unroll<J>([&](auto j) { acc[j] = hn::Add(acc[j], hn::LoadU(d, zrow + ow + j * nl)); });
+  unroll<J>([&](auto j) { hn::StoreU(acc[j], d, out + j * nl); });
+}
+
 // A stride-1 KH x KW depthwise conv of one f32 plane straight from x (no padded copy): y = bias +
 // sum of taps + z (z may be null). Output columns [lo, hi) see only in-range input columns for
 // every tap and run 4, then 1 vectors at a time, the last partial vector recomputed at hi - nl
 // with only its new lanes stored; the few border columns, and the rows whose taps fall off the
-// top or bottom skip those taps. The weight broadcasts are hoisted out of all loops.
+// top or bottom, skip those taps. The weight broadcasts are hoisted out of all loops.
 template <size_t KH, size_t KW>
 void depthwise_s1_plane(const float* x, const float* wk, float bias, const float* z, const Window3& w, float* y) {
   const hn::ScalableTag<float> d;
@@ -203,7 +224,7 @@ void depthwise_s1_plane(const float* x, const float* wk, float bias, const float
   unroll<KH>([&](auto kh) { unroll<KW>([&](auto kw) { wv[kh][kw] = hn::Set(d, wk[kh * KW + kw]); }); });
   const V vb = hn::Set(d, bias);
   for (int64_t oh = 0; oh < oh_n; ++oh) {
-    // Taps kh with 0 <= oh - pt + kh * dh < ih_n.
+    // Taps kh with 0 <= t + kh * dh < ih_n.
     const int64_t t = oh - pt;
     const int64_t kh_lo = t < 0 ? (-t + dh - 1) / dh : 0;
     const int64_t kh_hi = std::min<int64_t>(KH, ih_n - 1 - t >= 0 ? (ih_n - 1 - t) / dh + 1 : 0);
@@ -219,35 +240,17 @@ void depthwise_s1_plane(const float* x, const float* wk, float bias, const float
         }
       yrow[ow] = acc + (zrow ? zrow[ow] : 0.0f);
     };
-    // acc_j += taps at output column ow + j * nl, for J vectors.
-    auto vectors = [&](int64_t ow, auto jn) {
-      constexpr size_t J = decltype(jn)::value;
-      V acc[J];
-      unroll<J>([&](auto j) { acc[j] = vb; });
-      unroll<KH>([&](auto kh) {
-        if (static_cast<int64_t>(kh) < kh_lo || static_cast<int64_t>(kh) >= kh_hi) return;
-        const float* row = x + (base + static_cast<int64_t>(kh) * dh * iw_n + ow);
-        unroll<KW>([&](auto kw) {
-          unroll<J>([&](auto j) {
-            acc[j] = hn::MulAdd(wv[kh][kw], hn::LoadU(d, row + static_cast<int64_t>(kw) * dw + j * nl), acc[j]);
-          });
-        });
-      });
-      if (zrow) unroll<J>([&](auto j) { acc[j] = hn::Add(acc[j], hn::LoadU(d, zrow + ow + j * nl)); });
-      return std::to_array(acc);
-    };
     for (int64_t ow = 0; ow < lo; ++ow) scalar_at(ow);
     int64_t ow = lo;
-    for (; ow + 4 * nl <= hi; ow += 4 * nl) {
-      const auto acc = vectors(ow, std::integral_constant<size_t, 4>{});
-      unroll<4>([&](auto j) { hn::StoreU(acc[j], d, yrow + ow + j * nl); });
-    }
-    for (; ow + nl <= hi; ow += nl) hn::StoreU(vectors(ow, std::integral_constant<size_t, 1>{})[0], d, yrow + ow);
+    for (; ow + 4 * nl <= hi; ow += 4 * nl)
+      depthwise_s1_vectors<KH, KW, 4>(d, x, base, ow, iw_n, dh, dw, kh_lo, kh_hi, wv, vb, zrow, yrow + ow);
+    for (; ow + nl <= hi; ow += nl)
+      depthwise_s1_vectors<KH, KW, 1>(d, x, base, ow, iw_n, dh, dw, kh_lo, kh_hi, wv, vb, zrow, yrow + ow);
     if (ow < hi && hi - lo >= nl) {
       // The last columns: a whole vector ending at hi; lanes before ow are already stored (and z
       // may be y itself, so they are not written twice).
       HWY_ALIGN float tmp[kDwSlack];
-      hn::Store(vectors(hi - nl, std::integral_constant<size_t, 1>{})[0], d, tmp);
+      depthwise_s1_vectors<KH, KW, 1>(d, x, base, hi - nl, iw_n, dh, dw, kh_lo, kh_hi, wv, vb, zrow, tmp);
       std::memcpy(yrow + ow, tmp + (ow - (hi - nl)), static_cast<size_t>(hi - ow) * sizeof(float));
       ow = hi;
     }
