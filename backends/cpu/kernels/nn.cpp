@@ -20,6 +20,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/conv.h"
+#include "backends/cpu/kernels/conv_implicit.h"
 #include "backends/cpu/kernels/epilogue.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_direct.h"
@@ -259,13 +260,15 @@ void depthwise_s1_plane(const float* x, const float* wk, float bias, const float
 }
 #endif
 
-// Runs depthwise_s1_plane where it applies (f32, a SIMD target, stride 1, 3x3 or 5x5); false:
-// the caller takes depthwise_plane.
+// Runs depthwise_s1_plane where it applies (f32, a SIMD target, stride 1, 3x3 or 5x5, rows of at
+// least 4 vectors between the border columns); false: the caller takes depthwise_plane, whose
+// padded copy lets narrow rows run whole vectors (BlazeFace's 16 x 16 planes).
 template <typename T>
 bool depthwise_direct(const T* x, const T* wk, T bias, const T* z, const Window3& w, T* y) {
 #if HWY_TARGET != HWY_SCALAR
   if constexpr (std::is_same_v<T, float>) {
-    if (w.s[1] != 1 || w.s[2] != 1) return false;
+    const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+    if (w.s[1] != 1 || w.s[2] != 1 || w.in[2] - (w.k[2] - 1) * w.d[2] < 4 * nl) return false;
     if (w.k[1] == 3 && w.k[2] == 3) return depthwise_s1_plane<3, 3>(x, wk, bias, z, w, y), true;
     if (w.k[1] == 5 && w.k[2] == 5) return depthwise_s1_plane<5, 5>(x, wk, bias, z, w, y), true;
   }
@@ -387,6 +390,17 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   if (direct_a && (static_cast<int64_t>(direct_a->size()) != group || (*direct_a)[0].m != mg || (*direct_a)[0].k != kg))
     direct_a = nullptr;
   constexpr int64_t kDirectCols = 128;  // columns per task when threads share one block
+  if constexpr (std::is_same_v<T, float>) {
+    if (direct_a && !pointwise && conv_implicit_applies(w)) {
+      for (int64_t n = 0; n < n_batch; ++n)
+        for (int64_t g = 0; g < group; ++g) {
+          const int64_t y0 = (n * m + g * mg) * out_size;
+          conv_implicit((*direct_a)[static_cast<size_t>(g)], px + (n * c + g * cg) * in_size, w,
+                        pb ? pb + g * mg : nullptr, pz ? pz + y0 : nullptr, act, py + y0, pool, threads > 1);
+        }
+      return ok_status();
+    }
+  }
   auto run_block = [&](int64_t bi, ThreadPool* inner) {
     const int64_t n = bi / (group * per_image), g = bi / per_image % group, j = bi % per_image;
     int64_t c0 = 0, ncols = 0;  // output positions [c0, c0 + ncols)
