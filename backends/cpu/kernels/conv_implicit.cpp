@@ -103,13 +103,21 @@ void conv_implicit_impl(const SgemmDirectA& a, const float* x, const Window3& w,
     float* out = grow(block, m * rb * ph.wq);
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t r0 = b * rb, r1 = std::min(oh_n, r0 + rb), cols = (r1 - r0) * ph.wq;
-      sgemm_direct_rows(a, cols, rows, r0 * ph.wq, bias, out, cols);
-      for (int64_t mo = 0; mo < m; ++mo)
-        for (int64_t r = r0; r < r1; ++r) {
-          float* yrow = y + mo * out_size + r * ow_n;
-          std::memcpy(yrow, out + mo * cols + (r - r0) * ph.wq, static_cast<size_t>(ow_n) * sizeof(float));
-          epilogue_detail::finish_row(act, yrow, ow_n, 0.0f, z ? z + mo * out_size + r * ow_n : nullptr);
-        }
+      float* y0 = y + r0 * ow_n;
+      if (ph.wq == ow_n) {
+        // No discarded columns (kw == 1): straight into y, Z added in registers.
+        sgemm_direct_rows(a, cols, rows, r0 * ph.wq, bias, z ? z + r0 * ow_n : nullptr, out_size, y0, out_size);
+        apply_epilogue_rows(act, y0, m, cols, out_size);
+        continue;
+      }
+      sgemm_direct_rows(a, cols, rows, r0 * ph.wq, bias, nullptr, 0, out, cols);
+      for (int64_t mo = 0; mo < m; ++mo) {
+        float* ym = y0 + mo * out_size;
+        for (int64_t r = 0; r < r1 - r0; ++r)
+          std::memcpy(ym + r * ow_n, out + mo * cols + r * ph.wq, static_cast<size_t>(ow_n) * sizeof(float));
+      }
+      apply_epilogue_rows(act, y0, m, (r1 - r0) * ow_n, out_size, static_cast<const float*>(nullptr),
+                          z ? z + r0 * ow_n : nullptr, out_size);
     }
   };
   if (threads > 1 && blocks > 1) pool.parallel_for(blocks, 1, run);
@@ -129,7 +137,7 @@ void register_conv_implicit_kernels(KernelRegistry&) {}
 
 HWY_EXPORT(conv_implicit_impl);
 
-bool conv_implicit_applies(const Window3& w) { return w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1; }
+bool conv_implicit_applies(const Window3& w) { static const bool off = getenv("TSR_NOIMPL"); return !off && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1; }  // TEMP
 
 void conv_implicit(const SgemmDirectA& a, const float* x, const Window3& w, const float* bias, const float* z,
                    const ops::ActivationSpec& act, float* y, ThreadPool& pool, bool threaded) {

@@ -239,8 +239,8 @@ void sgemm_direct(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
 }
 
 void sgemm_direct_rows(const SgemmDirectA& a, int64_t n, const float* const* brows, int64_t col0, const float* bias,
-                       float* c, int64_t ldc) {
-  HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(a.m, n, a.k, a.data.data(), brows, col0, bias, nullptr, 0, c, ldc);
+                       const float* z, int64_t ldz, float* c, int64_t ldc) {
+  HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(a.m, n, a.k, a.data.data(), brows, col0, bias, z, ldz, c, ldc);
 }
 
 bool sgemm_direct_preferred(int64_t m) {

@@ -52,9 +52,9 @@ void sgemm_direct(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
                   const float* bias, const float* z, int64_t ldz, float* c, int64_t ldc);
 
 // B given by rows: row p of B is brows[p] + col0 .. + n - 1 (any addresses, e.g. shifted views of
-// one padded input plane: the implicit-GEMM conv of conv_implicit.h). No Z.
+// one padded input plane: the implicit-GEMM conv of conv_implicit.h).
 void sgemm_direct_rows(const SgemmDirectA& a, int64_t n, const float* const* brows, int64_t col0, const float* bias,
-                       float* c, int64_t ldc);
+                       const float* z, int64_t ldz, float* c, int64_t ldc);
 
 // Whether a product with M rows of C should take sgemm_direct rather than the packed sgemm.
 bool sgemm_direct_preferred(int64_t m);
