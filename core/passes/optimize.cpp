@@ -114,6 +114,7 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       {"matmul_add", options.matmul_add, &opt::matmul_add_to_gemm},
       {"fuse_residual", options.fuse_residual, &opt::fuse_residual},
       {"fuse_activation", options.fuse_activation, &opt::fuse_activation},
+      {"fuse_separable", options.fuse_separable, &opt::fuse_separable},
       {"softmax_wrapper", options.softmax_wrapper, &opt::fold_softmax_wrapper},
       {"cse", options.cse, &opt::eliminate_common_subexpressions},
       {"dce", options.dce, &opt::eliminate_dead_code},

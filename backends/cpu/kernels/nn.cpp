@@ -21,12 +21,12 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/conv.h"
 #include "backends/cpu/kernels/conv_implicit.h"
+#include "backends/cpu/kernels/depthwise.h"
 #include "backends/cpu/kernels/epilogue.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_direct.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/nn_window.h"
-#include "backends/cpu/kernels/unroll.h"
 #include "backends/cpu/kernels/winograd.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -45,243 +45,6 @@ void gemm_any(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T*
   } else {
     gemm_reference<T>(false, false, m, n, k, T(1), a, lda, b, ldb, beta, c, ldc);
   }
-}
-
-// Depthwise 2-D (or 1-D) conv of one plane: y[oh, ow] = bias + sum_kh,kw wk[kh, kw] *
-// xpad[oh*s1 + kh*d1, ow*s2 + kw*d2], where xpad is the plane with its padding made explicit, so
-// the inner loops carry no bounds checks. With a width stride s2 > 1 each padded row is also
-// split into s2 phases (phase f holds columns f, f + s2, ...): tap column ow*s2 + off is then
-// phase (off % s2) at index ow + off / s2, contiguous in ow, so every stride vectorizes.
-constexpr int64_t kDwSlack = 64;  // >= lanes of any float vector
-
-struct DwGeom {
-  int64_t hp, wq, s2;  // padded rows, phase row length, width stride
-  int64_t row_stride() const { return s2 * wq; }  // elements per padded row (all phases)
-};
-
-template <typename T>
-DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
-  const int64_t hp = std::max(w.in[1] + w.pb[1] + w.pe[1], (w.out[1] - 1) * w.s[1] + (w.k[1] - 1) * w.d[1] + 1);
-  const int64_t wp = std::max(w.in[2] + w.pb[2] + w.pe[2], (w.out[2] - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1);
-  const int64_t s2 = w.s[2];
-  const int64_t wq = (wp + s2 - 1) / s2;
-  // kDwSlack zeros past the end let the vector loop read a full vector for the last (partial)
-  // chunk of the last row; the lanes past the row end are discarded.
-  phased.assign(static_cast<size_t>(hp * s2 * wq + kDwSlack), T(0));
-  for (int64_t ih = 0; ih < w.in[1]; ++ih) {
-    T* dst = phased.data() + (ih + w.pb[1]) * s2 * wq;
-    const T* src = x + ih * w.in[2];
-    if (s2 == 1) {
-      std::memcpy(dst + w.pb[2], src, static_cast<size_t>(w.in[2]) * sizeof(T));
-      continue;
-    }
-    const int64_t pb2 = w.pb[2];
-    if constexpr (std::is_same_v<T, float>) {
-#if HWY_TARGET != HWY_SCALAR
-      if (s2 == 2) {
-        // The common stride 2: deinterleave with vector loads. Input column c lands in phase
-        // (c + pb2) % 2 at index (c + pb2) / 2.
-        const hn::ScalableTag<float> d;
-        const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-        int64_t c = 0;
-        for (; c + 2 * nl <= w.in[2]; c += 2 * nl) {
-          hn::Vec<decltype(d)> even, odd;
-          hn::LoadInterleaved2(d, src + c, even, odd);
-          hn::StoreU(even, d, dst + ((c + pb2) % 2) * wq + (c + pb2) / 2);
-          hn::StoreU(odd, d, dst + ((c + 1 + pb2) % 2) * wq + (c + 1 + pb2) / 2);
-        }
-        for (; c < w.in[2]; ++c) dst[((c + pb2) % 2) * wq + (c + pb2) / 2] = src[c];
-        continue;
-      }
-#endif
-    }
-    // Phase f, index j holds padded column f + j*s2, i.e. input column f + j*s2 - pb2.
-    for (int64_t f = 0; f < s2; ++f) {
-      const int64_t j0 = pb2 > f ? (pb2 - f + s2 - 1) / s2 : 0;
-      const int64_t j1 = std::min(wq, (w.in[2] + pb2 - f + s2 - 1) / s2);
-      T* o = dst + f * wq;
-      const T* in_f = src + f - pb2;
-      for (int64_t j = j0; j < j1; ++j) o[j] = in_f[j * s2];
-    }
-  }
-  return {hp, wq, s2};
-}
-
-// Output row(s) for a fixed window; KH/KW > 0 are compile-time window sizes (so the weight
-// broadcasts stay in registers), 0 = use w.k.
-template <typename T, int KH, int KW>
-void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, T* y) {
-  const int64_t kh_n = KH > 0 ? KH : w.k[1], kw_n = KW > 0 ? KW : w.k[2], ow_n = w.out[2];
-  const int64_t rs = g.row_stride();
-  // Offset of tap kw inside a padded row's phases.
-  int64_t tap[64];
-  const bool small = kw_n <= 64;
-  if (small)
-    for (int64_t kw = 0; kw < kw_n; ++kw) {
-      const int64_t off = kw * w.d[2];
-      tap[kw] = (off % g.s2) * g.wq + off / g.s2;
-    }
-  for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-    T* yrow = y + oh * ow_n;
-    const T* base = phased + oh * w.s[1] * rs;
-    int64_t ow = 0;
-    if constexpr (std::is_same_v<T, float>) {
-#if HWY_TARGET != HWY_SCALAR
-      if (small) {
-        const hn::ScalableTag<float> d;
-        const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-        // Two chunks per pass share each weight broadcast. The second chunk may be partial:
-        // loads may run past the row into the next one or the slack; extra lanes are dropped.
-        for (; ow + nl < ow_n && nl <= kDwSlack; ow += 2 * nl) {
-          auto acc0 = hn::Set(d, bias), acc1 = acc0;
-          for (int64_t kh = 0; kh < kh_n; ++kh) {
-            const float* row = base + kh * w.d[1] * rs + ow;
-            const float* wr = wk + kh * kw_n;
-            for (int64_t kw = 0; kw < kw_n; ++kw) {
-              const auto wv = hn::Set(d, wr[kw]);
-              acc0 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw]), acc0);
-              acc1 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw] + nl), acc1);
-            }
-          }
-          hn::StoreU(acc0, d, yrow + ow);
-          if (ow + 2 * nl <= ow_n) {
-            hn::StoreU(acc1, d, yrow + ow + nl);
-          } else {
-            alignas(64) float tmp[kDwSlack];
-            hn::StoreU(acc1, d, tmp);
-            std::memcpy(yrow + ow + nl, tmp, static_cast<size_t>(ow_n - ow - nl) * sizeof(float));
-          }
-        }
-        // The last chunk, partial or not (same overrun rule).
-        for (; ow < ow_n && nl <= kDwSlack; ow += nl) {
-          auto acc = hn::Set(d, bias);
-          for (int64_t kh = 0; kh < kh_n; ++kh) {
-            const float* row = base + kh * w.d[1] * rs + ow;
-            const float* wr = wk + kh * kw_n;
-            for (int64_t kw = 0; kw < kw_n; ++kw) acc = hn::MulAdd(hn::Set(d, wr[kw]), hn::LoadU(d, row + tap[kw]), acc);
-          }
-          if (ow + nl <= ow_n) {
-            hn::StoreU(acc, d, yrow + ow);
-          } else {
-            alignas(64) float tmp[kDwSlack];
-            hn::StoreU(acc, d, tmp);
-            std::memcpy(yrow + ow, tmp, static_cast<size_t>(ow_n - ow) * sizeof(float));
-          }
-        }
-      }
-#endif
-    }
-    for (; ow < ow_n; ++ow) {
-      T acc = bias;
-      for (int64_t kh = 0; kh < kh_n; ++kh) {
-        const T* row = base + kh * w.d[1] * rs;
-        const T* wr = wk + kh * kw_n;
-        for (int64_t kw = 0; kw < kw_n; ++kw) {
-          const int64_t off = kw * w.d[2];
-          acc += wr[kw] * row[(small ? tap[kw] : (off % g.s2) * g.wq + off / g.s2) + ow];
-        }
-      }
-      yrow[ow] = acc;
-    }
-  }
-}
-
-#if HWY_TARGET != HWY_SCALAR
-// J vectors of outputs of a stride-1 depthwise row at output column ow, stored at out: bias + the
-// taps of rows kh in [kh_lo, kh_hi) (x + base + kh * dh * iw_n + ow + kw * dw + lane) + z.
-template <size_t KH, size_t KW, size_t J, class D, class V>
-HWY_INLINE void depthwise_s1_vectors(D d, const float* x, int64_t base, int64_t ow, int64_t iw_n, int64_t dh, int64_t dw,
-                                     int64_t kh_lo, int64_t kh_hi, const V (&wv)[KH][KW], V vb, const float* zrow,
-                                     float* out) {
-  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-  V acc[J];
-  unroll<J>([&](auto j) { acc[j] = vb; });
-  unroll<KH>([&](auto kh) {
-    if (static_cast<int64_t>(kh) < kh_lo || static_cast<int64_t>(kh) >= kh_hi) return;
-    const float* row = x + (base + static_cast<int64_t>(kh) * dh * iw_n + ow);
-    unroll<KW>([&](auto kw) {
-      const float* tap = row + static_cast<int64_t>(kw) * dw;
-      unroll<J>([&](auto j) { acc[j] = hn::MulAdd(wv[kh][kw], hn::LoadU(d, tap + j * nl), acc[j]); });
-    });
-  });
-  if (zrow) unroll<J>([&](auto j) { acc[j] = hn::Add(acc[j], hn::LoadU(d, zrow + ow + j * nl)); });
-  unroll<J>([&](auto j) { hn::StoreU(acc[j], d, out + j * nl); });
-}
-
-// A stride-1 KH x KW depthwise conv of one f32 plane straight from x (no padded copy): y = bias +
-// sum of taps + z (z may be null). Output columns [lo, hi) see only in-range input columns for
-// every tap and run 4, then 1 vectors at a time, the last partial vector recomputed at hi - nl
-// with only its new lanes stored; the few border columns, and the rows whose taps fall off the
-// top or bottom, skip those taps. The weight broadcasts are hoisted out of all loops.
-template <size_t KH, size_t KW>
-void depthwise_s1_plane(const float* x, const float* wk, float bias, const float* z, const Window3& w, float* y) {
-  const hn::ScalableTag<float> d;
-  using V = hn::Vec<decltype(d)>;
-  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t ih_n = w.in[1], iw_n = w.in[2], oh_n = w.out[1], ow_n = w.out[2];
-  const int64_t pt = w.pb[1], pl = w.pb[2], dh = w.d[1], dw = w.d[2];
-  const int64_t lo = std::min(pl, ow_n), hi = std::clamp<int64_t>(iw_n + pl - (int64_t{KW} - 1) * dw, lo, ow_n);
-  V wv[KH][KW];
-  unroll<KH>([&](auto kh) { unroll<KW>([&](auto kw) { wv[kh][kw] = hn::Set(d, wk[kh * KW + kw]); }); });
-  const V vb = hn::Set(d, bias);
-  for (int64_t oh = 0; oh < oh_n; ++oh) {
-    // Taps kh with 0 <= t + kh * dh < ih_n.
-    const int64_t t = oh - pt;
-    const int64_t kh_lo = t < 0 ? (-t + dh - 1) / dh : 0;
-    const int64_t kh_hi = std::min<int64_t>(KH, ih_n - 1 - t >= 0 ? (ih_n - 1 - t) / dh + 1 : 0);
-    const int64_t base = t * iw_n - pl;  // + kh * dh * iw_n + ow + kw * dw: x offset of a tap of output ow
-    float* yrow = y + oh * ow_n;
-    const float* zrow = z ? z + oh * ow_n : nullptr;
-    auto scalar_at = [&](int64_t ow) {
-      float acc = bias;
-      for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
-        for (int64_t kw = 0; kw < static_cast<int64_t>(KW); ++kw) {
-          const int64_t iw = ow - pl + kw * dw;
-          if (iw >= 0 && iw < iw_n) acc += wk[kh * KW + kw] * x[base + kh * dh * iw_n + ow + kw * dw];
-        }
-      yrow[ow] = acc + (zrow ? zrow[ow] : 0.0f);
-    };
-    for (int64_t ow = 0; ow < lo; ++ow) scalar_at(ow);
-    int64_t ow = lo;
-    for (; ow + 4 * nl <= hi; ow += 4 * nl)
-      depthwise_s1_vectors<KH, KW, 4>(d, x, base, ow, iw_n, dh, dw, kh_lo, kh_hi, wv, vb, zrow, yrow + ow);
-    for (; ow + nl <= hi; ow += nl)
-      depthwise_s1_vectors<KH, KW, 1>(d, x, base, ow, iw_n, dh, dw, kh_lo, kh_hi, wv, vb, zrow, yrow + ow);
-    if (ow < hi && hi - lo >= nl) {
-      // The last columns: a whole vector ending at hi; lanes before ow are already stored (and z
-      // may be y itself, so they are not written twice).
-      HWY_ALIGN float tmp[kDwSlack];
-      depthwise_s1_vectors<KH, KW, 1>(d, x, base, hi - nl, iw_n, dh, dw, kh_lo, kh_hi, wv, vb, zrow, tmp);
-      std::memcpy(yrow + ow, tmp + (ow - (hi - nl)), static_cast<size_t>(hi - ow) * sizeof(float));
-      ow = hi;
-    }
-    for (; ow < ow_n; ++ow) scalar_at(ow);
-  }
-}
-#endif
-
-// Runs depthwise_s1_plane where it applies (f32, a SIMD target, stride 1, 3x3 or 5x5, rows of at
-// least 4 vectors between the border columns); false: the caller takes depthwise_plane, whose
-// padded copy lets narrow rows run whole vectors (BlazeFace's 16 x 16 planes).
-template <typename T>
-bool depthwise_direct(const T* x, const T* wk, T bias, const T* z, const Window3& w, T* y) {
-#if HWY_TARGET != HWY_SCALAR
-  if constexpr (std::is_same_v<T, float>) {
-    const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
-    if (w.s[1] != 1 || w.s[2] != 1 || w.in[2] - (w.k[2] - 1) * w.d[2] < 4 * nl) return false;
-    if (w.k[1] == 3 && w.k[2] == 3) return depthwise_s1_plane<3, 3>(x, wk, bias, z, w, y), true;
-    if (w.k[1] == 5 && w.k[2] == 5) return depthwise_s1_plane<5, 5>(x, wk, bias, z, w, y), true;
-  }
-#endif
-  return false;
-}
-
-template <typename T>
-void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, std::vector<T>& phased) {
-  const DwGeom g = depthwise_prepare<T>(x, w, phased);
-  if (w.k[1] == 3 && w.k[2] == 3) depthwise_rows<T, 3, 3>(phased.data(), g, wk, bias, w, y);
-  else if (w.k[1] == 5 && w.k[2] == 5) depthwise_rows<T, 5, 5>(phased.data(), g, wk, bias, w, y);
-  else depthwise_rows<T, 0, 0>(phased.data(), g, wk, bias, w, y);
 }
 
 // Conv of x by wt (+ bias) into yt (allocated with the inferred shape), the node's window.
@@ -330,7 +93,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
         T* yp = py + p * out_size;
         const T* wk = pw + ch * w.k_size();
         const T bv = pb ? pb[ch] : T(0);
-        if (!depthwise_direct(px + p * in_size, wk, bv, pz ? pz + p * out_size : nullptr, w, yp)) {
+        if (!depthwise_direct(px + p * in_size, wk, bv, pz ? pz + p * out_size : nullptr, w, 0, w.out[1], yp)) {
           depthwise_plane<T>(px + p * in_size, wk, bv, w, yp, phased);
           if (pz)
             for (int64_t i = 0; i < out_size; ++i) yp[i] += pz[p * out_size + i];
