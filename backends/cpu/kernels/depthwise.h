@@ -52,16 +52,27 @@ inline DwGeom depthwise_geom(const Window3& w) {
   return {hp, (wp + s2 - 1) / s2, s2};
 }
 
+// Padded rows that output rows [oh0, oh1) read, from padded row oh0 * s1 on.
+inline int64_t depthwise_band_rows(const Window3& w, int64_t oh0, int64_t oh1) {
+  return (oh1 - 1 - oh0) * w.s[1] + (w.k[1] - 1) * w.d[1] + 1;
+}
+// Floats a band of output rows [oh0, oh1) needs from depthwise_prepare_band.
+inline int64_t depthwise_band_size(const Window3& w, const DwGeom& g, int64_t oh0, int64_t oh1) {
+  return depthwise_band_rows(w, oh0, oh1) * g.row_stride() + kDwSlack;
+}
+
+// The padded (and phase-split) rows that output rows [oh0, oh1) read, into `out`
+// (depthwise_band_size floats): its row 0 is padded row oh0 * s1.
 template <typename T>
-DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
+void depthwise_prepare_band(const T* x, const Window3& w, const DwGeom& geom, int64_t oh0, int64_t oh1, T* out) {
   namespace hn = hwy::HWY_NAMESPACE;
-  const DwGeom geom = depthwise_geom(w);
-  const int64_t s2 = geom.s2, wq = geom.wq;
+  const int64_t s2 = geom.s2, wq = geom.wq, first = oh0 * w.s[1], rows = depthwise_band_rows(w, oh0, oh1);
   // kDwSlack zeros past the end let the vector loop read a full vector for the last (partial)
   // chunk of the last row; the lanes past the row end are discarded.
-  phased.assign(static_cast<size_t>(geom.hp * s2 * wq + kDwSlack), T(0));
-  for (int64_t ih = 0; ih < w.in[1]; ++ih) {
-    T* dst = phased.data() + (ih + w.pb[1]) * s2 * wq;
+  std::fill_n(out, depthwise_band_size(w, geom, oh0, oh1), T(0));
+  const int64_t ih0 = std::max<int64_t>(0, first - w.pb[1]), ih1 = std::min(w.in[1], first + rows - w.pb[1]);
+  for (int64_t ih = ih0; ih < ih1; ++ih) {
+    T* dst = out + (ih + w.pb[1] - first) * s2 * wq;
     const T* src = x + ih * w.in[2];
     if (s2 == 1) {
       std::memcpy(dst + w.pb[2], src, static_cast<size_t>(w.in[2]) * sizeof(T));
@@ -96,11 +107,21 @@ DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
       for (int64_t j = j0; j < j1; ++j) o[j] = in_f[j * s2];
     }
   }
+}
+
+// The whole plane, padding made explicit, into `phased` (grown as needed).
+template <typename T>
+DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
+  const DwGeom geom = depthwise_geom(w);
+  const size_t need = static_cast<size_t>(depthwise_band_size(w, geom, 0, w.out[1]));
+  if (phased.size() < need) phased.resize(need);
+  depthwise_prepare_band(x, w, geom, 0, w.out[1], phased.data());
   return geom;
 }
 
-// Output rows [oh0, oh1) into y (row oh0 first, rows of w.out[2]) for a fixed window; KH/KW > 0
-// are compile-time window sizes (so the weight broadcasts stay in registers), 0 = use w.k.
+// Output rows [oh0, oh1) into y (row oh0 first, rows of w.out[2]) from `phased` as prepared for
+// those rows (its row 0 is padded row oh0 * s1), for a fixed window; KH/KW > 0 are compile-time
+// window sizes (so the weight broadcasts stay in registers), 0 = use w.k.
 template <typename T, int KH, int KW>
 void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, int64_t oh0, int64_t oh1,
                     T* y) {
@@ -117,7 +138,7 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
     }
   for (int64_t oh = oh0; oh < oh1; ++oh) {
     T* yrow = y + (oh - oh0) * ow_n;
-    const T* base = phased + oh * w.s[1] * rs;
+    const T* base = phased + (oh - oh0) * w.s[1] * rs;
     int64_t ow = 0;
     if constexpr (std::is_same_v<T, float>) {
 #if HWY_TARGET != HWY_SCALAR
@@ -288,7 +309,8 @@ bool depthwise_direct(const T* x, const T* wk, T bias, const T* z, const Window3
   return false;
 }
 
-// Output rows [oh0, oh1) from a plane prepared by depthwise_prepare, into y (row oh0 first).
+// Output rows [oh0, oh1) from their prepared band (depthwise_prepare_band; for oh0 = 0 also the
+// whole plane of depthwise_prepare), into y (row oh0 first).
 template <typename T>
 void depthwise_prepared_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, int64_t oh0,
                              int64_t oh1, T* y) {

@@ -27,9 +27,13 @@ namespace tsr::cpu {
 
 // The most rows of C one chunk holds in registers.
 inline constexpr int64_t kMaxDirectRows = 6;
-// Above this many rows the packed SGEMM's cost of packing B is amortized (measured equal at 64,
-// and ahead at 384 x 64 x 400).
+// Up to this many rows sgemm_direct is ahead whatever N (measured against the packed SGEMM on the
+// models' shapes, AVX-512 and AVX2).
 inline constexpr int64_t kMaxDirectM = 64;
+// From this many columns sgemm_direct is ahead whatever M (equal to 2.2x: 96 x 16 x 25600, the
+// expansion convs of M-LSD); below, with more rows than kMaxDirectM, packing B pays
+// (openWakeWord's 96 x 288 x 20: 7.2 against 9.2 us).
+inline constexpr int64_t kMinDirectWideN = 256;
 
 inline int64_t direct_chunks(int64_t m) { return (m + kMaxDirectRows - 1) / kMaxDirectRows; }
 // First row of chunk i (0 <= i <= direct_chunks(m)): sizes differ by at most one.
@@ -56,7 +60,9 @@ void sgemm_direct(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
 void sgemm_direct_rows(const SgemmDirectA& a, int64_t n, const float* const* brows, int64_t col0, const float* bias,
                        const float* z, int64_t ldz, float* c, int64_t ldc);
 
-// Whether a product with M rows of C should take sgemm_direct rather than the packed sgemm.
-bool sgemm_direct_preferred(int64_t m);
+// Whether an M-row product with N columns should take sgemm_direct rather than the packed sgemm
+// (n < 0: not known yet; then only M decides). Weights with more than kMaxDirectM rows are packed
+// for both.
+bool sgemm_direct_preferred(int64_t m, int64_t n);
 
 }  // namespace tsr::cpu

@@ -149,8 +149,9 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   }
   const int64_t nblocks = n_batch * group * per_image;
   // Few output channels per group: B (x itself, or the im2col block) is read in place.
-  const bool direct = std::is_same_v<T, float> && sgemm_direct_preferred(mg);
-  if (direct_a && (static_cast<int64_t>(direct_a->size()) != group || (*direct_a)[0].m != mg || (*direct_a)[0].k != kg))
+  const bool direct = std::is_same_v<T, float> && sgemm_direct_preferred(mg, std::min(out_size, pointwise ? block : block * ow));
+  if (!direct || (direct_a && (static_cast<int64_t>(direct_a->size()) != group || (*direct_a)[0].m != mg ||
+                                (*direct_a)[0].k != kg)))
     direct_a = nullptr;
   constexpr int64_t kDirectCols = 128;  // columns per task when threads share one block
   if constexpr (std::is_same_v<T, float>) {
@@ -271,8 +272,8 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
       std::vector<SgemmDirectA> direct;
       for (int64_t g = 0; g < group; ++g) {
         const float* wg = wt->data<float>() + g * mg * kg;
-        if (sgemm_direct_preferred(mg)) direct.push_back(sgemm_direct_pack_a(mg, kg, wg, kg));
-        else packed.push_back(sgemm_pack_a(false, mg, kg, wg, kg));
+        direct.push_back(sgemm_direct_pack_a(mg, kg, wg, kg));
+        if (!sgemm_direct_preferred(mg, -1)) packed.push_back(sgemm_pack_a(false, mg, kg, wg, kg));
       }
       WinogradWeights wino;
       if (wt->rank() == 4 && winograd_weights_apply(wt->dim(0), wt->dim(1), wt->dim(2), wt->dim(3), group))

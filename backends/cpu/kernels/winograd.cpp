@@ -391,7 +391,7 @@ WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c) {
               static_cast<float>(t[a][0] * kG[b][0] + t[a][1] * kG[b][1] + t[a][2] * kG[b][2]);
     }
   for (int64_t xi = 0; xi < 36; ++xi) {
-    if (sgemm_direct_preferred(m)) r.direct.push_back(sgemm_direct_pack_a(m, c, u.data() + xi * m * c, c));
+    if (sgemm_direct_preferred(m, -1)) r.direct.push_back(sgemm_direct_pack_a(m, c, u.data() + xi * m * c, c));
     else r.packed.push_back(sgemm_pack_a(false, m, c, u.data() + xi * m * c, c));
   }
   return r;
