@@ -11,29 +11,39 @@ namespace tsr::passes {
 namespace opt {
 
 GraphIndex::GraphIndex(ir::Graph& g)
-    : g_(g), producer_(g.tensors.size(), -1), uses_(g.tensors.size(), 0), dead_(g.nodes.size(), false) {
+    : g_(g),
+      producer_(g.tensors.size(), -1),
+      uses_(g.tensors.size(), 0),
+      reader_sum_(g.tensors.size(), 0),
+      dead_(g.nodes.size(), false),
+      graph_output_(g.tensors.size(), false) {
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     for (int32_t o : g.nodes[n].outputs)
       if (o >= 0) producer_[size_t(o)] = static_cast<int32_t>(n);
-    for (int32_t i : g.nodes[n].inputs)
-      if (i >= 0) ++uses_[size_t(i)];
+    for (int32_t i : g.nodes[n].inputs) {
+      if (i < 0) continue;
+      ++uses_[size_t(i)];
+      reader_sum_[size_t(i)] += static_cast<int64_t>(n);
+    }
   }
-  for (int32_t o : g.outputs)
-    if (o >= 0) ++uses_[size_t(o)];
+  for (int32_t o : g.outputs) {
+    if (o < 0) continue;
+    ++uses_[size_t(o)];
+    graph_output_[size_t(o)] = true;
+  }
 }
 
 bool GraphIndex::is_graph_output(int32_t id) const {
+  if (id >= 0 && size_t(id) < graph_output_.size()) return graph_output_[size_t(id)];
+  // A tensor added by a pass after the index was built.
   return std::find(g_.outputs.begin(), g_.outputs.end(), id) != g_.outputs.end();
 }
 
 int32_t GraphIndex::sole_consumer(int32_t id) const {
   if (uses(id) != 1 || is_graph_output(id)) return -1;
-  for (size_t n = 0; n < g_.nodes.size(); ++n) {
-    if (dead_[n]) continue;
-    for (int32_t i : g_.nodes[n].inputs)
-      if (i == id) return static_cast<int32_t>(n);
-  }
-  return -1;
+  const int64_t n = reader_sum_[size_t(id)];
+  if (n < 0 || size_t(n) >= g_.nodes.size() || dead_[size_t(n)]) return -1;
+  return static_cast<int32_t>(n);
 }
 
 const Tensor* GraphIndex::constant(int32_t id) const {
@@ -47,7 +57,11 @@ void GraphIndex::replace_input(int32_t node, int32_t from, int32_t to) {
     if (i != from) continue;
     i = to;
     --uses_[size_t(from)];
-    if (to >= 0) ++uses_[size_t(to)];
+    reader_sum_[size_t(from)] -= node;
+    if (to >= 0 && size_t(to) < uses_.size()) {
+      ++uses_[size_t(to)];
+      reader_sum_[size_t(to)] += node;
+    }
   }
 }
 
