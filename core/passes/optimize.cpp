@@ -102,6 +102,23 @@ bool has_training_signature(const ir::Model& m) {
 
 }  // namespace
 
+Status disable_pass(OptimizeOptions& o, std::string_view name) {
+  const std::pair<const char*, bool*> flags[] = {
+      {"fold_constants", &o.fold_constants}, {"fold_pad", &o.fold_pad}, {"conv_bn", &o.conv_bn},
+      {"hardswish", &o.hardswish},           {"matmul_add", &o.matmul_add}, {"fuse_residual", &o.fuse_residual},
+      {"fuse_activation", &o.fuse_activation}, {"softmax_wrapper", &o.softmax_wrapper}, {"cse", &o.cse},
+      {"fuse_elementwise", &o.fuse_elementwise}, {"dce", &o.dce}};
+  std::string names;
+  for (const auto& [n, flag] : flags) {
+    if (name == n) {
+      *flag = false;
+      return ok_status();
+    }
+    names += str_cat(names.empty() ? "" : ", ", n);
+  }
+  return invalid_argument("unknown optimization pass '", name, "' (passes: ", names, ")");
+}
+
 Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& options) {
   OptimizeReport report;
   report.nodes_before = count_nodes(model);
@@ -117,7 +134,8 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
   };
   // Constants first, so that the patterns below see folded values (constant pads, shapes);
   // folding BN before the activation fusion lets it see Conv -> act; CSE and DCE last clean up what
-  // the rewrites left (the Shape node of a folded Softmax wrapper, duplicated weight readers).
+  // the rewrites left (the Shape node of a folded Softmax wrapper, duplicated weight readers);
+  // elementwise fusion after CSE, so that merged duplicates fuse once.
   const Step steps[] = {
       {"dce", options.dce, &opt::eliminate_dead_code},
       {"fold_constants", options.fold_constants,
@@ -130,6 +148,7 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       {"fuse_activation", options.fuse_activation, &opt::fuse_activation},
       {"softmax_wrapper", options.softmax_wrapper, &opt::fold_softmax_wrapper},
       {"cse", options.cse, &opt::eliminate_common_subexpressions},
+      {"fuse_elementwise", options.fuse_elementwise, &opt::fuse_elementwise},
       {"dce", options.dce, &opt::eliminate_dead_code},
   };
   for (const Step& s : steps) {

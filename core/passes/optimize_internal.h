@@ -70,6 +70,7 @@ Expected<int64_t> matmul_add_to_gemm(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_residual(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fold_softmax_wrapper(ir::Model& model, int32_t graph_index);
+Expected<int64_t> fuse_elementwise(ir::Model& model, int32_t graph_index);
 Expected<int64_t> eliminate_common_subexpressions(ir::Model& model, int32_t graph_index);
 Expected<int64_t> eliminate_dead_code(ir::Model& model, int32_t graph_index);
 
