@@ -4,7 +4,8 @@
 // on every path (sgemm_direct for <= 64 output channels per group, the packed SGEMM above,
 // pointwise and im2col, depthwise straight from x, Winograd with dilations) against the
 // convolution by definition plus the residual Z and the activation. Odd sizes, strides, pads,
-// dilations and groups, 1 and 3 threads, every SIMD target this CPU runs.
+// dilations and groups, 1 and 3 threads, every SIMD target this CPU runs. FusedSeparableConv
+// (depthwise + 1x1 in bands) against the two convolutions by definition.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -216,6 +217,117 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
     INFO("target " << hwy::TargetName(target));
     for (int threads : {1, 3})
       for (const ConvCase& cc : cases) check_conv(cc, threads, rng);
+  }
+  use_target(0);
+}
+
+namespace {
+
+struct SeparableCase {
+  const char* what;
+  Shape x;
+  int64_t k, stride, dil, m;
+  std::vector<int64_t> pads;
+  const char* dw_act;
+  const char* act;
+  bool z, const_pw;  // residual input; W_pw a constant (packed when the kernel is created)
+};
+
+void check_separable(const SeparableCase& sc, int threads, std::mt19937& rng) {
+  const int64_t c = sc.x[1];
+  const Shape wd_shape = {c, 1, sc.k, sc.k}, wp_shape = {sc.m, c, 1, 1};
+  const Tensor x = Tensor::from<float>(sc.x, uniform(static_cast<size_t>(shape_numel(sc.x)), rng));
+  const Tensor wd = Tensor::from<float>(wd_shape, uniform(static_cast<size_t>(shape_numel(wd_shape)), rng));
+  const Tensor wp = Tensor::from<float>(wp_shape, uniform(static_cast<size_t>(shape_numel(wp_shape)), rng));
+  const Tensor bd = Tensor::from<float>({c}, uniform(static_cast<size_t>(c), rng));
+  const Tensor bp = Tensor::from<float>({sc.m}, uniform(static_cast<size_t>(sc.m), rng));
+  // Reference: the depthwise conv by definition, its activation rounded to f32, then the 1x1.
+  const int64_t oh = (sc.x[2] + sc.pads[0] + sc.pads[2] - sc.dil * (sc.k - 1) - 1) / sc.stride + 1;
+  const int64_t ow = (sc.x[3] + sc.pads[1] + sc.pads[3] - sc.dil * (sc.k - 1) - 1) / sc.stride + 1;
+  const Shape mid_shape = {sc.x[0], c, oh, ow}, y_shape = {sc.x[0], sc.m, oh, ow};
+  const std::vector<double> mid = conv_ref(x, wd, &bd, c, {sc.stride, sc.stride}, {sc.dil, sc.dil},
+                                           {sc.pads[0], sc.pads[1]}, mid_shape);
+  std::vector<float> mid_f(mid.size());
+  for (size_t i = 0; i < mid.size(); ++i) mid_f[i] = static_cast<float>(activate(sc.dw_act, mid[i]));
+  const std::vector<double> want = conv_ref(Tensor::from<float>(mid_shape, mid_f), wp, &bp, 1, {1, 1}, {1, 1}, {0, 0}, y_shape);
+  const Tensor z = Tensor::from<float>(y_shape, uniform(static_cast<size_t>(shape_numel(y_shape)), rng));
+
+  auto model = std::make_shared<ir::Model>();
+  model->graphs.emplace_back();
+  ir::Graph& g = model->main();
+  auto value = [&](const std::string& name, const Tensor* constant, const Shape& shape) {
+    ir::TensorInfo info;
+    info.name = name;
+    if (constant) info.constant = *constant;
+    info.dtype = DType::kF32;
+    info.has_shape = true;
+    info.shape = shape;
+    return g.add_tensor(info);
+  };
+  ir::Node node;
+  node.op = "FusedSeparableConv";
+  node.name = "sep";
+  node.inputs = {value("x", nullptr, sc.x), value("wd", &wd, wd_shape), value("wp", sc.const_pw ? &wp : nullptr, wp_shape),
+                 value("bd", &bd, {c}), value("bp", &bp, {sc.m})};
+  g.inputs.push_back(node.inputs[0]);
+  std::vector<Tensor> feeds = {x};
+  if (!sc.const_pw) {
+    g.inputs.push_back(node.inputs[2]);
+    feeds.push_back(wp);
+  }
+  if (sc.z) {
+    node.inputs.push_back(value("z", nullptr, y_shape));
+    g.inputs.push_back(node.inputs.back());
+    feeds.push_back(z);
+  }
+  node.attributes = {ir::Attribute::make_int("group", c), ir::Attribute::make_ints("strides", {sc.stride, sc.stride}),
+                     ir::Attribute::make_ints("dilations", {sc.dil, sc.dil}), ir::Attribute::make_ints("pads", sc.pads)};
+  if (*sc.dw_act) node.attributes.push_back(ir::Attribute::make_string("dw_activation", sc.dw_act));
+  if (*sc.act) node.attributes.push_back(ir::Attribute::make_string("activation", sc.act));
+  ir::TensorInfo yi;
+  yi.name = "y";
+  node.outputs = {g.add_tensor(yi)};
+  g.outputs = node.outputs;
+  g.nodes.push_back(node);
+  REQUIRE(passes::infer_types(*model).ok());
+  SessionOptions opt;
+  opt.num_threads = threads;
+  auto session = Session::create(model, opt);
+  INFO(sc.what << ": x " << shape_str(sc.x) << " threads " << threads);
+  REQUIRE(session.ok());
+  auto out = (*session)->run(feeds);
+  REQUIRE(out.ok());
+  const Tensor& y = (*out)[0];
+  REQUIRE(y.shape() == y_shape);
+  double max_err = 0;
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const double e = activate(sc.act, want[static_cast<size_t>(i)] + (sc.z ? z.data<float>()[i] : 0.0));
+    max_err = std::max(max_err, std::fabs(y.data<float>()[i] - e) / (1 + std::fabs(e)));
+  }
+  CHECK(max_err <= 1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by definition") {
+  std::mt19937 rng(23);
+  const std::vector<SeparableCase> cases = {
+      // Depthwise straight from x (stride 1, rows of >= 4 vectors), sgemm_direct; many bands.
+      {"3x3 from x", {1, 24, 37, 70}, 3, 1, 1, 24, {1, 1, 1, 1}, "", "Relu", true, true},
+      {"3x3 from x, threaded bands", {1, 32, 64, 100}, 3, 1, 1, 32, {1, 1, 1, 1}, "Relu", "Relu", true, true},
+      {"5x5 from x, dilated", {2, 5, 9, 75}, 5, 1, 2, 7, {4, 3, 4, 5}, "HardSwish", "", false, true},
+      // Padded bands (narrow rows, strides), the packed SGEMM for 96 outputs, W_pw not constant.
+      {"3x3 narrow rows", {1, 16, 16, 16}, 3, 1, 1, 16, {1, 1, 1, 1}, "Relu", "", true, false},
+      {"3x3 stride 2", {1, 12, 33, 41}, 3, 2, 1, 8, {0, 0, 1, 1}, "", "HardSwish", false, true},
+      {"3x3 stride 2, 96 outputs", {1, 8, 21, 19}, 3, 2, 1, 96, {1, 1, 1, 1}, "Relu", "Relu", true, true},
+      {"3x3 stride 2, threaded bands", {1, 32, 96, 96}, 3, 2, 1, 96, {0, 0, 1, 1}, "", "", true, true},
+      {"5x5 stride 2, W_pw an input", {2, 6, 15, 22}, 5, 2, 1, 70, {2, 2, 2, 2}, "", "", true, false},
+  };
+  for (int64_t target : runnable_targets()) {
+    use_target(target);
+    INFO("target " << hwy::TargetName(target));
+    for (int threads : {1, 3})
+      for (const SeparableCase& sc : cases) check_separable(sc, threads, rng);
   }
   use_target(0);
 }
