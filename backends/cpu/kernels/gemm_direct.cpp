@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -243,10 +242,7 @@ void sgemm_direct_rows(const SgemmDirectA& a, int64_t n, const float* const* bro
   HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(a.m, n, a.k, a.data.data(), brows, col0, bias, z, ldz, c, ldc);
 }
 
-bool sgemm_direct_preferred(int64_t m, int64_t n) {
-  static const bool off = getenv("TSR_NODIRECT");  // TEMP
-  return !off && (m <= kMaxDirectM || n >= kMinDirectWideN);
-}
+bool sgemm_direct_preferred(int64_t m, int64_t n) { return m <= kMaxDirectM || n >= kMinDirectWideN; }
 
 }  // namespace tsr::cpu
 #endif  // HWY_ONCE

@@ -1,11 +1,13 @@
 // CPU Conv kernel (ONNX opset 17). f32: 1x1/stride-1/unpadded convs are one GEMM on the input
 // as is; depthwise convs (one input and one output channel per group, spatial rank <= 2) run a
-// direct loop vectorized along the output width; everything else is im2col in blocks of output
-// rows + the packed SGEMM (gemm.h), or, for 3x3 stride-1 convs with constant weights, Winograd
-// F(4x4, 3x3) (winograd.h). f64 takes the im2col path with the reference GEMM, and so does i32
-// for the quantized convs (conv_i32, conv.h). FusedConv is the same kernel: bias, its residual Z
-// and its activation are one epilogue pass (epilogue.h) over each block of outputs right after
-// the GEMM computes it.
+// direct loop vectorized along the output width (depthwise.h); 3x3 stride-1 convs with constant
+// weights run Winograd F(4x4, 3x3) (winograd.h); other 2-D convs whose weights are packed for
+// sgemm_direct (gemm_direct.h: few output channels per group, or wide outputs) run the implicit
+// GEMM of conv_implicit.h; everything else is im2col in blocks of output rows + SGEMM (direct or
+// packed, gemm.h). f64 takes the im2col path with the reference GEMM, and so does i32 for the
+// quantized convs (conv_i32, conv.h). FusedConv is the same kernel: bias, its residual Z and its
+// activation are one epilogue pass (epilogue.h) over each block of outputs right after the GEMM
+// computes it (sgemm_direct adds bias and Z in registers). FusedSeparableConv: conv_separable.cpp.
 // Pool kernels: nn_pool.cpp; normalization/softmax: nn_norm.cpp.
 // Compiled once per SIMD target (hwy/foreach_target.h); register_nn_kernels registers the
 // kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).

@@ -8,7 +8,8 @@
 //
 // Dilated convs (the same dilation on both axes) are split into d x d phases: the outputs
 // (ry + d*j, rx + d*i) of one phase are an undilated 3x3 conv of the input sampled every d, so
-// each phase is tiled like an undilated conv.
+// each phase is tiled like an undilated conv, reading the input split once into its d x d phase
+// planes (contiguous rows instead of a gather per element).
 #pragma once
 
 #include <cstdint>
