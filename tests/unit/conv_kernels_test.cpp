@@ -115,6 +115,46 @@ double activate(const std::string& act, double y) {
   return y;
 }
 
+// A graph of one node: add() its inputs (constants, or graph inputs fed in order), then run().
+struct OneNode {
+  std::shared_ptr<ir::Model> model = std::make_shared<ir::Model>();
+  ir::Node node;
+  std::vector<Tensor> feeds;
+
+  OneNode(const char* op, std::vector<ir::Attribute> attrs) {
+    model->graphs.emplace_back();
+    node.op = op;
+    node.name = "n0";
+    node.attributes = std::move(attrs);
+  }
+  void add(const std::string& name, const Tensor& t, bool constant) {
+    ir::Graph& g = model->main();
+    ir::TensorInfo info{name, ValueKind::kTensor, DType::kF32, true, t.shape()};
+    if (constant) info.constant = t;
+    node.inputs.push_back(g.add_tensor(info));
+    if (!constant) {
+      g.inputs.push_back(node.inputs.back());
+      feeds.push_back(t);
+    }
+  }
+  Tensor run(int threads) {
+    ir::Graph& g = model->main();
+    ir::TensorInfo yi;
+    yi.name = "y";
+    node.outputs = {g.add_tensor(yi)};
+    g.outputs = node.outputs;
+    g.nodes.push_back(node);
+    REQUIRE(passes::infer_types(*model).ok());
+    SessionOptions opt;
+    opt.num_threads = threads;
+    auto session = Session::create(model, opt);
+    REQUIRE(session.ok());
+    auto out = (*session)->run(feeds);
+    REQUIRE(out.ok());
+    return (*out)[0];
+  }
+};
+
 // Runs the case as one Conv (no activation, no Z) or FusedConv node with constant weights and
 // bias, and compares with conv_ref + Z, then the activation.
 void check_conv(const ConvCase& cc, int threads, std::mt19937& rng) {
@@ -129,46 +169,17 @@ void check_conv(const ConvCase& cc, int threads, std::mt19937& rng) {
   const Tensor b = Tensor::from<float>({cc.w[0]}, uniform(static_cast<size_t>(cc.w[0]), rng));
   const Tensor z = Tensor::from<float>(y_shape, uniform(static_cast<size_t>(shape_numel(y_shape)), rng));
 
-  auto model = std::make_shared<ir::Model>();
-  model->graphs.emplace_back();
-  ir::Graph& g = model->main();
-  auto value = [&](const std::string& name, const Tensor* constant, const Shape* shape) {
-    ir::TensorInfo info;
-    info.name = name;
-    if (constant) info.constant = *constant;
-    if (shape) {
-      info.dtype = DType::kF32;
-      info.has_shape = true;
-      info.shape = *shape;
-    }
-    return g.add_tensor(info);
-  };
-  ir::Node node;
-  node.op = cc.z || *cc.act ? "FusedConv" : "Conv";
-  node.name = "conv";
-  node.inputs = {value("x", nullptr, &cc.x), value("w", &w, &cc.w), value("b", &b, &b.shape())};
-  g.inputs.push_back(node.inputs[0]);
-  if (cc.z) {
-    node.inputs.push_back(value("z", nullptr, &y_shape));
-    g.inputs.push_back(node.inputs.back());
-  }
-  node.attributes = {ir::Attribute::make_int("group", cc.group), ir::Attribute::make_ints("strides", cc.strides),
-                     ir::Attribute::make_ints("dilations", cc.dil), ir::Attribute::make_ints("pads", cc.pads)};
-  if (*cc.act) node.attributes.push_back(ir::Attribute::make_string("activation", cc.act));
-  node.outputs = {value("y", nullptr, nullptr)};
-  g.outputs = node.outputs;
-  g.nodes.push_back(node);
-  REQUIRE(passes::infer_types(*model).ok());
-  SessionOptions opt;
-  opt.num_threads = threads;
-  auto session = Session::create(model, opt);
+  std::vector<ir::Attribute> attrs = {ir::Attribute::make_int("group", cc.group),
+                                      ir::Attribute::make_ints("strides", cc.strides),
+                                      ir::Attribute::make_ints("dilations", cc.dil), ir::Attribute::make_ints("pads", cc.pads)};
+  if (*cc.act) attrs.push_back(ir::Attribute::make_string("activation", cc.act));
+  OneNode one(cc.z || *cc.act ? "FusedConv" : "Conv", attrs);
+  one.add("x", x, false);
+  one.add("w", w, true);
+  one.add("b", b, true);
+  if (cc.z) one.add("z", z, false);
   INFO(cc.what << ": x " << shape_str(cc.x) << " w " << shape_str(cc.w) << " threads " << threads);
-  REQUIRE(session.ok());
-  std::vector<Tensor> feeds = {x};
-  if (cc.z) feeds.push_back(z);
-  auto out = (*session)->run(feeds);
-  REQUIRE(out.ok());
-  const Tensor& y = (*out)[0];
+  const Tensor y = one.run(threads);
   REQUIRE(y.shape() == y_shape);
   const std::vector<int64_t> pb(cc.pads.begin(), cc.pads.begin() + static_cast<long>(r));
   std::vector<double> want = conv_ref(x, w, &b, cc.group, cc.strides, cc.dil, pb, y_shape);
@@ -212,13 +223,9 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"Winograd dilation 5", {1, 12, 30, 31}, {10, 12, 3, 3}, 1, {1, 1}, {5, 5}, {5, 5, 5, 5}, "Relu", true},
       {"Winograd dilation 3, odd pads", {2, 8, 25, 19}, {9, 8, 3, 3}, 1, {1, 1}, {3, 3}, {2, 4, 3, 1}, "", true},
   };
-  for (int64_t target : runnable_targets()) {
-    use_target(target);
-    INFO("target " << hwy::TargetName(target));
-    for (int threads : {1, 3})
-      for (const ConvCase& cc : cases) check_conv(cc, threads, rng);
-  }
-  use_target(0);
+  for_targets_and_threads([&](int threads) {
+    for (const ConvCase& cc : cases) check_conv(cc, threads, rng);
+  });
 }
 
 namespace {
@@ -252,52 +259,21 @@ void check_separable(const SeparableCase& sc, int threads, std::mt19937& rng) {
   const std::vector<double> want = conv_ref(Tensor::from<float>(mid_shape, mid_f), wp, &bp, 1, {1, 1}, {1, 1}, {0, 0}, y_shape);
   const Tensor z = Tensor::from<float>(y_shape, uniform(static_cast<size_t>(shape_numel(y_shape)), rng));
 
-  auto model = std::make_shared<ir::Model>();
-  model->graphs.emplace_back();
-  ir::Graph& g = model->main();
-  auto value = [&](const std::string& name, const Tensor* constant, const Shape& shape) {
-    ir::TensorInfo info;
-    info.name = name;
-    if (constant) info.constant = *constant;
-    info.dtype = DType::kF32;
-    info.has_shape = true;
-    info.shape = shape;
-    return g.add_tensor(info);
-  };
-  ir::Node node;
-  node.op = "FusedSeparableConv";
-  node.name = "sep";
-  node.inputs = {value("x", nullptr, sc.x), value("wd", &wd, wd_shape), value("wp", sc.const_pw ? &wp : nullptr, wp_shape),
-                 value("bd", &bd, {c}), value("bp", &bp, {sc.m})};
-  g.inputs.push_back(node.inputs[0]);
-  std::vector<Tensor> feeds = {x};
-  if (!sc.const_pw) {
-    g.inputs.push_back(node.inputs[2]);
-    feeds.push_back(wp);
-  }
-  if (sc.z) {
-    node.inputs.push_back(value("z", nullptr, y_shape));
-    g.inputs.push_back(node.inputs.back());
-    feeds.push_back(z);
-  }
-  node.attributes = {ir::Attribute::make_int("group", c), ir::Attribute::make_ints("strides", {sc.stride, sc.stride}),
-                     ir::Attribute::make_ints("dilations", {sc.dil, sc.dil}), ir::Attribute::make_ints("pads", sc.pads)};
-  if (*sc.dw_act) node.attributes.push_back(ir::Attribute::make_string("dw_activation", sc.dw_act));
-  if (*sc.act) node.attributes.push_back(ir::Attribute::make_string("activation", sc.act));
-  ir::TensorInfo yi;
-  yi.name = "y";
-  node.outputs = {g.add_tensor(yi)};
-  g.outputs = node.outputs;
-  g.nodes.push_back(node);
-  REQUIRE(passes::infer_types(*model).ok());
-  SessionOptions opt;
-  opt.num_threads = threads;
-  auto session = Session::create(model, opt);
+  std::vector<ir::Attribute> attrs = {ir::Attribute::make_int("group", c),
+                                      ir::Attribute::make_ints("strides", {sc.stride, sc.stride}),
+                                      ir::Attribute::make_ints("dilations", {sc.dil, sc.dil}),
+                                      ir::Attribute::make_ints("pads", sc.pads)};
+  if (*sc.dw_act) attrs.push_back(ir::Attribute::make_string("dw_activation", sc.dw_act));
+  if (*sc.act) attrs.push_back(ir::Attribute::make_string("activation", sc.act));
+  OneNode one("FusedSeparableConv", attrs);
+  one.add("x", x, false);
+  one.add("wd", wd, true);
+  one.add("wp", wp, sc.const_pw);
+  one.add("bd", bd, true);
+  one.add("bp", bp, true);
+  if (sc.z) one.add("z", z, false);
   INFO(sc.what << ": x " << shape_str(sc.x) << " threads " << threads);
-  REQUIRE(session.ok());
-  auto out = (*session)->run(feeds);
-  REQUIRE(out.ok());
-  const Tensor& y = (*out)[0];
+  const Tensor y = one.run(threads);
   REQUIRE(y.shape() == y_shape);
   double max_err = 0;
   for (int64_t i = 0; i < y.numel(); ++i) {
@@ -323,11 +299,7 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
       {"3x3 stride 2, threaded bands", {1, 32, 96, 96}, 3, 2, 1, 96, {0, 0, 1, 1}, "", "", true, true},
       {"5x5 stride 2, W_pw an input", {2, 6, 15, 22}, 5, 2, 1, 70, {2, 2, 2, 2}, "", "", true, false},
   };
-  for (int64_t target : runnable_targets()) {
-    use_target(target);
-    INFO("target " << hwy::TargetName(target));
-    for (int threads : {1, 3})
-      for (const SeparableCase& sc : cases) check_separable(sc, threads, rng);
-  }
-  use_target(0);
+  for_targets_and_threads([&](int threads) {
+    for (const SeparableCase& sc : cases) check_separable(sc, threads, rng);
+  });
 }

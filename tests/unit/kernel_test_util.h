@@ -2,6 +2,7 @@
 // convolution by its definition, and running a test once per SIMD target this CPU supports.
 #pragma once
 
+#include <catch2/catch.hpp>
 #include <hwy/targets.h>
 
 #include <cstdint>
@@ -65,6 +66,18 @@ inline void use_target(int64_t target) {
 #else
   (void)target;
 #endif
+}
+
+// Calls fn(threads) for threads 1 and 3 under every SIMD target this CPU runs, then restores the
+// CPU's own set.
+template <typename Fn>
+void for_targets_and_threads(const Fn& fn) {
+  for (int64_t target : runnable_targets()) {
+    use_target(target);
+    INFO("target " << hwy::TargetName(target));
+    for (int threads : {1, 3}) fn(threads);
+  }
+  use_target(0);
 }
 
 }  // namespace tsr::test

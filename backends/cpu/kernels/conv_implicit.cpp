@@ -14,6 +14,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/epilogue.h"
+#include "backends/cpu/kernels/scratch.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -56,11 +57,6 @@ void fill_phase(const float* x, int64_t h, int64_t wd, int64_t pt, int64_t pl, c
   }
 }
 
-float* grow(std::vector<float>& buf, int64_t n) {
-  if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
-  return buf.data();
-}
-
 }  // namespace
 
 void conv_implicit_impl(const SgemmDirectA& a, const float* x, const Window3& w, const float* bias, const float* z,
@@ -72,7 +68,7 @@ void conv_implicit_impl(const SgemmDirectA& a, const float* x, const Window3& w,
   ph.wq = ow_n + (kw_n - 1) * dw / ph.sw;
   const int64_t nph = ph.sh * ph.sw;
   thread_local std::vector<float> input;  // the caller's; the workers read it
-  float* xq = grow(input, c * nph * ph.plane());
+  float* xq = grow_scratch(input, c * nph * ph.plane());
   auto fill = [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t ci = q / nph, f = q % nph;
@@ -100,7 +96,7 @@ void conv_implicit_impl(const SgemmDirectA& a, const float* x, const Window3& w,
   const int64_t blocks = (oh_n + rb - 1) / rb, out_size = oh_n * ow_n;
   auto run = [&](int64_t b0, int64_t b1) {
     thread_local std::vector<float> block;
-    float* out = grow(block, m * rb * ph.wq);
+    float* out = grow_scratch(block, m * rb * ph.wq);
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t r0 = b * rb, r1 = std::min(oh_n, r0 + rb), cols = (r1 - r0) * ph.wq;
       float* y0 = y + r0 * ow_n;

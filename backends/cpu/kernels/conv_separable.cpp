@@ -21,6 +21,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_direct.h"
 #include "backends/cpu/kernels/nn_window.h"
+#include "backends/cpu/kernels/scratch.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -99,10 +100,8 @@ class SeparableKernel final : public exec::Kernel {
         thread_local std::vector<float> dbuf, band;
         for (int64_t b = b0; b < b1; ++b) {
           const int64_t r0 = b * rb, r1 = std::min(oh_n, r0 + rb), cols = (r1 - r0) * ow_n;
-          if (dbuf.size() < static_cast<size_t>(c * cols)) dbuf.resize(static_cast<size_t>(c * cols));
-          if (!from_x && band.size() < static_cast<size_t>(depthwise_band_size(w, geom, r0, r1)))
-            band.resize(static_cast<size_t>(depthwise_band_size(w, geom, r0, r1)));
-          float* dst = dbuf.data();
+          float* dst = grow_scratch(dbuf, c * cols);
+          float* pad = from_x ? nullptr : grow_scratch(band, depthwise_band_size(w, geom, r0, r1));
           for (int64_t ch = 0; ch < c; ++ch) {
             float* dc = dst + ch * cols;
             const float bias = pbd ? pbd[ch] : 0.0f;
@@ -110,8 +109,8 @@ class SeparableKernel final : public exec::Kernel {
               depthwise_direct<float>(xi + ch * in_size, pwd + ch * taps, bias, nullptr, w, r0, r1, dc);
             } else {
               // The band's input rows padded in a small buffer (not the whole plane).
-              depthwise_prepare_band<float>(xi + ch * in_size, w, geom, r0, r1, band.data());
-              depthwise_prepared_rows<float>(band.data(), geom, pwd + ch * taps, bias, w, r0, r1, dc);
+              depthwise_prepare_band<float>(xi + ch * in_size, w, geom, r0, r1, pad);
+              depthwise_prepared_rows<float>(pad, geom, pwd + ch * taps, bias, w, r0, r1, dc);
             }
             apply_epilogue(dw_act_, dc, cols);
           }

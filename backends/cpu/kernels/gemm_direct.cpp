@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/scratch.h"
 #include "backends/cpu/kernels/unroll.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -22,12 +23,6 @@ namespace HWY_NAMESPACE {
 namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
-
-// Grown, never shrunk: steady-state calls reuse the same scratch.
-float* grow(std::vector<float>& buf, int64_t n) {
-  if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
-  return buf.data();
-}
 
 // K block: each block's sum is rounded on its own before it is added to C, as in the packed
 // SGEMM (one chain of 576 multiply-adds rounded 1.4x worse on average than blocks of 256).
@@ -159,7 +154,7 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
   // into `out` (m x nl), then into C.
   thread_local std::vector<float> tail_buf;
   thread_local std::vector<const float*> tail_rows;
-  float* buf = grow(tail_buf, (k + m) * nl);
+  float* buf = grow_scratch(tail_buf, (k + m) * nl);
   float* out = buf + k * nl;
   if (tail_rows.size() < static_cast<size_t>(k)) tail_rows.resize(static_cast<size_t>(k));
   for (int64_t p = 0; p < k; ++p) {

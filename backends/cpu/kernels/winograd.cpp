@@ -16,6 +16,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/epilogue.h"
+#include "backends/cpu/kernels/scratch.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -256,12 +257,6 @@ void output_tiles(const Geom& g, const float* p, int64_t ldp, int64_t u0, int64_
   }
 }
 
-// Grown, never shrunk: steady-state runs reuse the same scratch.
-float* grow(std::vector<float>& buf, int64_t n) {
-  if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
-  return buf.data();
-}
-
 }  // namespace
 
 void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, const Window3& w, const float* bias,
@@ -313,7 +308,7 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
   const float* xs = x;
   if (g.dil > 1) {
     thread_local std::vector<float> phases;  // the caller's: every thread reads it below
-    float* xph = grow(phases, n * g.c * g.dil * g.dil * g.hq * g.wq);
+    float* xph = grow_scratch(phases, n * g.c * g.dil * g.dil * g.hq * g.wq);
     auto split = [&](int64_t p0, int64_t p1) { split_phases(g, x, p0, p1, xph); };
     if (threads > 1) pool.parallel_for(n * g.c, 1, split);
     else split(0, n * g.c);
@@ -321,11 +316,11 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
   }
   auto run = [&](int64_t b0, int64_t b1) {
     thread_local std::vector<float> vbuf, pbuf, rows, tmp, orow;
-    float* v = grow(vbuf, 36 * g.c * ldv);
-    float* p = grow(pbuf, 36 * g.m * ldv);
-    float* pr = grow(rows, 6 * pw);
-    float* tm = grow(tmp, 6 * pw);
-    float* orows = grow(orow, 4 * 4 * ldv);
+    float* v = grow_scratch(vbuf, 36 * g.c * ldv);
+    float* p = grow_scratch(pbuf, 36 * g.m * ldv);
+    float* pr = grow_scratch(rows, 6 * pw);
+    float* tm = grow_scratch(tmp, 6 * pw);
+    float* orows = grow_scratch(orow, 4 * 4 * ldv);
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t u0 = b * per_block, u1 = std::min(units, u0 + per_block);
       const int64_t ncols = (u1 - u0) * g.unit_tiles();

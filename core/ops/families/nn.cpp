@@ -108,6 +108,23 @@ Status infer_conv(InferContext& ctx) {
   return infer_conv_shape(ctx, 0, 1, 2, ctx.input(0).dtype);
 }
 
+// A fused conv's residual input `iz` (if present) has the output's shape (dims unknown on either
+// side pass).
+Status check_residual(InferContext& ctx, size_t iz) {
+  if (!ctx.has_input(iz)) return ok_status();
+  const ValueType& z = ctx.input(iz);
+  const ValueType& y = ctx.output(0);
+  if (z.has_shape && y.has_shape) {
+    bool same = z.shape.size() == y.shape.size();
+    for (size_t i = 0; same && i < z.shape.size(); ++i)
+      same = z.shape[i] < 0 || y.shape[i] < 0 || z.shape[i] == y.shape[i];
+    if (!same)
+      return ctx.arg_error("input[", iz, "] (Z): shape ", shape_str(z.shape), " differs from the output's ",
+                           shape_str(y.shape));
+  }
+  return ok_status();
+}
+
 // FusedConv(X, W, B?, Z?): act(Conv(X, W, B) + Z), the activation of its optional `activation`
 // attribute (fused_activation.h; none without it) applied after the optional residual Z, which
 // has Y's dtype and shape (onnxruntime's com.microsoft FusedConv "Z" input). Made by core/passes
@@ -116,18 +133,8 @@ Status infer_fused_conv(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
   TSR_RETURN_IF_ERROR(infer_conv(ctx));
-  if (!ctx.has_input(3)) return ok_status();
-  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 3));
-  const ValueType& z = ctx.input(3);
-  const ValueType& y = ctx.output(0);
-  if (z.has_shape && y.has_shape) {
-    bool same = z.shape.size() == y.shape.size();
-    for (size_t i = 0; same && i < z.shape.size(); ++i)
-      same = z.shape[i] < 0 || y.shape[i] < 0 || z.shape[i] == y.shape[i];
-    if (!same)
-      return ctx.arg_error("input[3] (Z): shape ", shape_str(z.shape), " differs from the output's ", shape_str(y.shape));
-  }
-  return ok_status();
+  if (ctx.has_input(3)) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 3));
+  return check_residual(ctx, 3);
 }
 
 // FusedSeparableConv(X, W_dw, W_pw, B_dw?, B_pw?, Z?): a depthwise Conv (X [N, C, H, W], W_dw
@@ -168,17 +175,7 @@ Status infer_fused_separable_conv(InferContext& ctx) {
     y[1] = m;
     ctx.set_output(0, dt, y);
   }
-  if (!ctx.has_input(5)) return ok_status();
-  const ValueType& z = ctx.input(5);
-  const ValueType& out = ctx.output(0);
-  if (z.has_shape && out.has_shape) {
-    bool same = z.shape.size() == out.shape.size();
-    for (size_t i = 0; same && i < z.shape.size(); ++i)
-      same = z.shape[i] < 0 || out.shape[i] < 0 || z.shape[i] == out.shape[i];
-    if (!same)
-      return ctx.arg_error("input[5] (Z): shape ", shape_str(z.shape), " differs from the output's ", shape_str(out.shape));
-  }
-  return ok_status();
+  return check_residual(ctx, 5);
 }
 
 // Pools: X[N, C, D1..Dr] -> [N, C, O1..Or]; kernel_shape required. MaxPool also takes i8/u8
