@@ -207,6 +207,8 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"1x3 pad 1 (openWakeWord)", {1, 24, 11, 32}, {24, 24, 1, 3}, 1, {1, 1}, {1, 1}, {0, 1, 0, 1}, "", false},
       {"3x3 stride 2 dilated, grouped", {2, 8, 15, 17}, {10, 4, 3, 3}, 2, {2, 2}, {2, 1}, {2, 1, 0, 1}, "", true},
       {"K over two blocks", {1, 40, 9, 10}, {30, 40, 3, 3}, 1, {2, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", false},
+      {"pads wider than the window", {1, 4, 5, 6}, {6, 4, 3, 3}, 1, {2, 1}, {1, 1}, {4, 3, 4, 5}, "", true},
+      {"3x1 on one column", {2, 5, 9, 1}, {7, 5, 3, 1}, 1, {1, 1}, {1, 1}, {1, 0, 1, 0}, "Relu", false},
       {"1-D", {1, 6, 50}, {5, 6, 7}, 1, {3}, {2}, {4, 1}, "", true},
       // Depthwise: stride 1 3x3 / 5x5 straight from x (borders, rows off the top and bottom,
       // planes narrower than a vector, partial last vectors), and the strided loop.
