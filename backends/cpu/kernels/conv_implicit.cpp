@@ -89,10 +89,11 @@ void conv_implicit_impl(const SgemmDirectA& a, const float* x, const Window3& w,
         rows[static_cast<size_t>((ci * kh_n + i) * kw_n + j)] =
             xq + (ci * nph + f) * ph.plane() + (oy / ph.sh) * ph.wq + ox / ph.sw;
       }
-  // Blocks of output rows: about 1024 GEMM columns each, and 4 per thread where there are rows.
+  // Blocks of output rows: about 1024 GEMM columns each, and 4 per thread where there are rows,
+  // but at least 128 columns (each block reads all of A).
   const int threads = threaded ? pool.num_threads() : 1;
   int64_t rb = std::clamp<int64_t>(1024 / ph.wq, 1, oh_n);
-  if (threads > 1) rb = std::min(rb, std::max<int64_t>(1, oh_n / (4 * threads)));
+  if (threads > 1) rb = std::min(rb, std::max((128 + ph.wq - 1) / ph.wq, oh_n / (4 * threads)));
   const int64_t blocks = (oh_n + rb - 1) / rb, out_size = oh_n * ow_n;
   auto run = [&](int64_t b0, int64_t b1) {
     thread_local std::vector<float> block;

@@ -29,6 +29,8 @@ namespace HWY_NAMESPACE {
 
 namespace {
 
+// Columns of a band below which threads share bands rather than take whole ones.
+constexpr int64_t kMinBandCols = 128;
 // Depthwise output per band: about this many floats (256 KiB: L2-resident between the two
 // stages; M-LSD ran 10% faster than with 64 KiB bands, whose input halos are a larger share).
 constexpr int64_t kBandFloats = int64_t{1} << 16;
@@ -74,8 +76,17 @@ class SeparableKernel final : public exec::Kernel {
     ThreadPool& pool = ctx.pool();
     const int64_t macs = n_batch * out_size * (c * taps + m * c);
     const int threads = macs < kMinParallelConvMacs ? 1 : pool.num_threads();
+    // Bands go to the threads whole when each still has kMinBandCols columns (every band reads
+    // all of W_pw); otherwise the threads share each band: its channels, then the 1x1 product's
+    // columns or row blocks (PP-OCRv4 det's 384 x 384 convs on 10 x 10 planes ran slower on two
+    // threads than on one with 10-column bands).
     int64_t rb = std::clamp<int64_t>(kBandFloats / std::max<int64_t>(1, c * ow_n), 1, oh_n);
-    if (threads > 1) rb = std::min(rb, std::max<int64_t>(1, oh_n / (4 * threads)));
+    bool whole_bands = false;
+    if (threads > 1) {
+      const int64_t rb_split = std::min(rb, std::max<int64_t>(1, oh_n / (4 * threads)));
+      whole_bands = rb_split * ow_n >= kMinBandCols;
+      if (whole_bands) rb = rb_split;
+    }
     const int64_t bands = (oh_n + rb - 1) / rb;
     const bool from_x = depthwise_direct_applies<float>(w);
     // W_pw packed once per kernel when constant (else now), for sgemm_direct where a band's
@@ -94,38 +105,55 @@ class SeparableKernel final : public exec::Kernel {
                : &packed_now.emplace_back(sgemm_pack_a(false, m, c, wp.data<float>(), c));
     }
     const DwGeom geom = depthwise_geom(w);
+    ThreadPool* inner = threads > 1 && !whole_bands ? &pool : nullptr;
+    // The depthwise rows [r0, r1) of channels [c0, c1) into dst (channel-major, cols per channel).
+    auto depthwise_part = [&](const float* xi, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* dst) {
+      thread_local std::vector<float> band;
+      const int64_t cols = (r1 - r0) * ow_n;
+      float* pad = from_x ? nullptr : grow_scratch(band, depthwise_band_size(w, geom, r0, r1));
+      for (int64_t ch = c0; ch < c1; ++ch) {
+        float* dc = dst + ch * cols;
+        const float bias = pbd ? pbd[ch] : 0.0f;
+        if (from_x) {
+          depthwise_direct<float>(xi + ch * in_size, pwd + ch * taps, bias, nullptr, w, r0, r1, dc);
+        } else {
+          // The band's input rows padded in a small buffer (not the whole plane).
+          depthwise_prepare_band<float>(xi + ch * in_size, w, geom, r0, r1, pad);
+          depthwise_prepared_rows<float>(pad, geom, pwd + ch * taps, bias, w, r0, r1, dc);
+        }
+        apply_epilogue(dw_act_, dc, cols);
+      }
+    };
+    // sgemm_direct on columns [j0, j1) of a band (dst: C x cols) into y0 (+ z0), then the activation.
+    auto direct_part = [&](const float* dst, int64_t cols, float* y0, const float* z0, int64_t j0, int64_t j1) {
+      sgemm_direct(*da, j1 - j0, dst + j0, cols, pbp, z0 ? z0 + j0 : nullptr, out_size, y0 + j0, out_size);
+      apply_epilogue_rows(act_, y0 + j0, m, j1 - j0, out_size);
+    };
     for (int64_t img = 0; img < n_batch; ++img) {
       const float* xi = px + img * c * in_size;
       auto run_bands = [&](int64_t b0, int64_t b1) {
-        thread_local std::vector<float> dbuf, band;
+        thread_local std::vector<float> dbuf;
         for (int64_t b = b0; b < b1; ++b) {
           const int64_t r0 = b * rb, r1 = std::min(oh_n, r0 + rb), cols = (r1 - r0) * ow_n;
           float* dst = grow_scratch(dbuf, c * cols);
-          float* pad = from_x ? nullptr : grow_scratch(band, depthwise_band_size(w, geom, r0, r1));
-          for (int64_t ch = 0; ch < c; ++ch) {
-            float* dc = dst + ch * cols;
-            const float bias = pbd ? pbd[ch] : 0.0f;
-            if (from_x) {
-              depthwise_direct<float>(xi + ch * in_size, pwd + ch * taps, bias, nullptr, w, r0, r1, dc);
-            } else {
-              // The band's input rows padded in a small buffer (not the whole plane).
-              depthwise_prepare_band<float>(xi + ch * in_size, w, geom, r0, r1, pad);
-              depthwise_prepared_rows<float>(pad, geom, pwd + ch * taps, bias, w, r0, r1, dc);
-            }
-            apply_epilogue(dw_act_, dc, cols);
-          }
+          if (inner) inner->parallel_for(c, 1, [&](int64_t c0, int64_t c1) { depthwise_part(xi, r0, r1, c0, c1, dst); });
+          else depthwise_part(xi, r0, r1, 0, c, dst);
           float* y0 = py + img * m * out_size + r0 * ow_n;
           const float* z0 = pz ? pz + img * m * out_size + r0 * ow_n : nullptr;
-          if (da) {
-            sgemm_direct(*da, cols, dst, cols, pbp, z0, out_size, y0, out_size);
-            apply_epilogue_rows(act_, y0, m, cols, out_size);
-          } else {
-            sgemm_prepacked(*pa, nullptr, c, false, cols, 1.0f, dst, cols, 0.0f, y0, out_size, nullptr);
+          if (pa) {
+            sgemm_prepacked(*pa, nullptr, c, false, cols, 1.0f, dst, cols, 0.0f, y0, out_size, inner);
             apply_epilogue_rows(act_, y0, m, cols, out_size, pbp, z0, out_size);
+          } else if (inner) {
+            const int64_t parts = (cols + kMinBandCols - 1) / kMinBandCols;
+            inner->parallel_for(parts, 1, [&](int64_t q0, int64_t q1) {
+              direct_part(dst, cols, y0, z0, q0 * kMinBandCols, std::min(cols, q1 * kMinBandCols));
+            });
+          } else {
+            direct_part(dst, cols, y0, z0, 0, cols);
           }
         }
       };
-      if (threads > 1 && bands > 1) pool.parallel_for(bands, 1, run_bands);
+      if (whole_bands && bands > 1) pool.parallel_for(bands, 1, run_bands);
       else run_bands(0, bands);
     }
     return ok_status();
