@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/gemm_direct.h"
+#include "core/ops/fused_activation.h"
 #include "core/exec/session.h"
 #include "core/ir/graph.h"
 #include "core/passes/infer_types.h"
@@ -35,7 +36,11 @@ std::vector<float> uniform(size_t n, std::mt19937& rng) {
 
 // C = A B + bias + Z through sgemm_direct (A raw or packed), checked against double sums; C's
 // padding columns (ldc > n) must stay untouched, and C is NaN before the call (never read).
-void check_direct(int64_t m, int64_t n, int64_t k, bool bias, bool z, bool packed, std::mt19937& rng) {
+void check_direct(int64_t m, int64_t n, int64_t k, bool bias, bool z, bool packed, bool act, std::mt19937& rng) {
+  // LeakyRelu(0.1), then the affine 2y + 0.5 (activate_vector's switch and affine).
+  ops::ActivationSpec spec{ops::FusedActivation::kLeakyRelu, 0.1f};
+  spec.scale = 2.0f;
+  spec.shift = 0.5f;
   const int64_t lda = k + 1, ldb = n + 3, ldc = n + 2, ldz = n + 5;
   const auto a = uniform(static_cast<size_t>(m * lda), rng), b = uniform(static_cast<size_t>(k * ldb), rng);
   const auto bv = uniform(static_cast<size_t>(m), rng), zv = uniform(static_cast<size_t>(m * ldz), rng);
@@ -45,9 +50,9 @@ void check_direct(int64_t m, int64_t n, int64_t k, bool bias, bool z, bool packe
   const float* pz = z ? zv.data() : nullptr;
   if (packed) {
     const cpu::SgemmDirectA pa = cpu::sgemm_direct_pack_a(m, k, a.data(), lda);
-    cpu::sgemm_direct(pa, n, b.data(), ldb, pbias, pz, ldz, c.data(), ldc);
+    cpu::sgemm_direct(pa, n, b.data(), ldb, pbias, pz, ldz, c.data(), ldc, act ? &spec : nullptr);
   } else {
-    cpu::sgemm_direct(m, n, k, a.data(), lda, b.data(), ldb, pbias, pz, ldz, c.data(), ldc);
+    cpu::sgemm_direct(m, n, k, a.data(), lda, b.data(), ldb, pbias, pz, ldz, c.data(), ldc, act ? &spec : nullptr);
   }
   double max_err = 0;
   for (int64_t i = 0; i < m; ++i) {
@@ -55,10 +60,12 @@ void check_direct(int64_t m, int64_t n, int64_t k, bool bias, bool z, bool packe
     for (int64_t j = 0; j < n; ++j) {
       double s = (bias ? bv[i] : 0.0) + (z ? zv[static_cast<size_t>(i * ldz + j)] : 0.0);
       for (int64_t p = 0; p < k; ++p) s += double(a[static_cast<size_t>(i * lda + p)]) * b[static_cast<size_t>(p * ldb + j)];
+      if (act) s = 2 * (s < 0 ? 0.1 * s : s) + 0.5;
       max_err = std::max(max_err, std::fabs(c[static_cast<size_t>(i * ldc + j)] - s));  // NaN fails below
     }
   }
-  INFO("m=" << m << " n=" << n << " k=" << k << " bias " << bias << " z " << z << " packed A " << packed);
+  INFO("m=" << m << " n=" << n << " k=" << k << " bias " << bias << " z " << z << " packed A " << packed << " act "
+              << act);
   CHECK(max_err <= 1e-5 * (1 + k));
 }
 
@@ -76,7 +83,7 @@ TEST_CASE("sgemm_direct matches the naive product over rows, column tails, K blo
     for (int64_t m : ms)
       for (int64_t n : ns) {
         const int64_t k = ks[step % std::size(ks)];
-        check_direct(m, n, k, step % 2 == 0, step % 3 != 0, step % 5 < 2, rng);
+        check_direct(m, n, k, step % 2 == 0, step % 3 != 0, step % 5 < 2, step % 7 < 3, rng);
         ++step;
       }
   }

@@ -102,9 +102,8 @@ void conv_implicit_impl(const SgemmDirectA& a, const float* x, const Window3& w,
       const int64_t r0 = b * rb, r1 = std::min(oh_n, r0 + rb), cols = (r1 - r0) * ph.wq;
       float* y0 = y + r0 * ow_n;
       if (ph.wq == ow_n) {
-        // No discarded columns (kw == 1): straight into y, Z added in registers.
-        sgemm_direct_rows(a, cols, rows, r0 * ph.wq, bias, z ? z + r0 * ow_n : nullptr, out_size, y0, out_size);
-        apply_epilogue_rows(act, y0, m, cols, out_size);
+        // No discarded columns (kw == 1): straight into y, Z and the activation in registers.
+        sgemm_direct_rows(a, cols, rows, r0 * ph.wq, bias, z ? z + r0 * ow_n : nullptr, out_size, y0, out_size, &act);
         continue;
       }
       sgemm_direct_rows(a, cols, rows, r0 * ph.wq, bias, nullptr, 0, out, cols);

@@ -124,10 +124,9 @@ class SeparableKernel final : public exec::Kernel {
         apply_epilogue(dw_act_, dc, cols);
       }
     };
-    // sgemm_direct on columns [j0, j1) of a band (dst: C x cols) into y0 (+ z0), then the activation.
+    // sgemm_direct on columns [j0, j1) of a band (dst: C x cols) into y0, + z0, the activation.
     auto direct_part = [&](const float* dst, int64_t cols, float* y0, const float* z0, int64_t j0, int64_t j1) {
-      sgemm_direct(*da, j1 - j0, dst + j0, cols, pbp, z0 ? z0 + j0 : nullptr, out_size, y0 + j0, out_size);
-      apply_epilogue_rows(act_, y0 + j0, m, j1 - j0, out_size);
+      sgemm_direct(*da, j1 - j0, dst + j0, cols, pbp, z0 ? z0 + j0 : nullptr, out_size, y0 + j0, out_size, &act_);
     };
     for (int64_t img = 0; img < n_batch; ++img) {
       const float* xi = px + img * c * in_size;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/epilogue.h"
 #include "backends/cpu/kernels/scratch.h"
 #include "backends/cpu/kernels/unroll.h"
 
@@ -31,7 +32,8 @@ constexpr int64_t kKC = 256;
 #if HWY_TARGET == HWY_SCALAR
 
 void direct_scalar(int64_t m, int64_t n, int64_t k, const float* at, const float* const* brows, int64_t col0,
-                   const float* bias, const float* z, int64_t ldz, float* c, int64_t ldc) {
+                   const float* bias, const float* z, int64_t ldz, const ops::ActivationSpec* act, float* c,
+                   int64_t ldc) {
   for (int64_t i = 0; i < direct_chunks(m); ++i) {
     const int64_t r0 = direct_chunk_row(m, i), rows = direct_chunk_row(m, i + 1) - r0;
     for (int64_t r = 0; r < rows; ++r) {
@@ -44,6 +46,7 @@ void direct_scalar(int64_t m, int64_t n, int64_t k, const float* at, const float
       }
       const float bv = bias ? bias[r0 + r] : 0.0f;
       for (int64_t j = 0; j < n; ++j) crow[j] += bv + (z ? z[(r0 + r) * ldz + j] : 0.0f);
+      if (act) apply_epilogue(*act, crow, n);
     }
   }
 }
@@ -53,14 +56,15 @@ void direct_scalar(int64_t m, int64_t n, int64_t k, const float* at, const float
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 
-// R rows x V vectors of C at column j: c[r][..] = sum_p at[p*R + r] * brows[p][j ..] + bias[r] +
-// c + z, with c only where `add` (a later block of K) and bias and z only where given. The sum
-// starts from 0 and the rest is added after it, as the packed SGEMM and its epilogue do: summing
-// onto a large bias rounds every step at the bias's magnitude (M-LSD's last conv, offsets up to
-// 100). `at` is the chunk's A transposed (K x R): each step broadcasts R consecutive floats.
+// R rows x V vectors of C at column j: c[r][..] = act(sum_p at[p*R + r] * brows[p][j ..] + bias[r]
+// + c + z), with c only where `add` (a later block of K) and bias, z and act only where given.
+// The sum starts from 0 and the rest is added after it, as the packed SGEMM and its epilogue do:
+// summing onto a large bias rounds every step at the bias's magnitude (M-LSD's last conv, offsets
+// up to 100). `at` is the chunk's A transposed (K x R): each step broadcasts R consecutive floats.
 template <size_t R, size_t V>
 HWY_NOINLINE void direct_tile(const float* HWY_RESTRICT at, const float* const* brows, int64_t j, int64_t k, bool add,
-                              const float* bias, const float* z, int64_t ldz, float* c, int64_t ldc) {
+                              const float* bias, const float* z, int64_t ldz, const ops::ActivationSpec* act, float* c,
+                              int64_t ldc) {
   const DF d;
   const size_t nl = hn::Lanes(d);
   VF acc[R][V];
@@ -81,13 +85,14 @@ HWY_NOINLINE void direct_tile(const float* HWY_RESTRICT at, const float* const* 
       if (bias) o = hn::Add(o, hn::Set(d, bias[r]));
       if (add) o = hn::Add(o, hn::LoadU(d, c + r * ldc + v * nl));
       if (z) o = hn::Add(o, hn::LoadU(d, z + r * ldz + v * nl));
+      if (act) o = activate_vector(*act, d, o);
       hn::StoreU(o, d, c + r * ldc + v * nl);
     });
   });
 }
 
 using TileFn = void (*)(const float*, const float* const*, int64_t, int64_t, bool, const float*, const float*,
-                        int64_t, float*, int64_t);
+                        int64_t, const ops::ActivationSpec*, float*, int64_t);
 
 // The strip width: 4 vectors where there are 32 registers (AVX-512: 6 x 4 accumulators + 4 B
 // vectors; the broadcasts are memory operands), else 2 (6 x 2 + 2 + 1 of 16). Wide strips with
@@ -114,15 +119,19 @@ constexpr auto kTiles = make_tile_table(std::make_index_sequence<kWide>{});
 // C = A * B + bias + Z with A packed by sgemm_direct_pack_a (`at`: m x k) and row p of B at
 // brows[p] + col0.
 void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const float* const* brows, int64_t col0,
-                       const float* bias, const float* z, int64_t ldz, float* c, int64_t ldc) {
+                       const float* bias, const float* z, int64_t ldz, const ops::ActivationSpec* act, float* c,
+                       int64_t ldc) {
   if (m <= 0 || n <= 0) return;
+  if (act && act->kind == ops::FusedActivation::kNone && !act->has_affine()) act = nullptr;
   if (k <= 0) {  // no products: bias and Z only
-    for (int64_t i = 0; i < m; ++i)
+    for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = (bias ? bias[i] : 0.0f) + (z ? z[i * ldz + j] : 0.0f);
+      if (act) apply_epilogue(*act, c + i * ldc, n);
+    }
     return;
   }
 #if HWY_TARGET == HWY_SCALAR
-  direct_scalar(m, n, k, at, brows, col0, bias, z, ldz, c, ldc);
+  direct_scalar(m, n, k, at, brows, col0, bias, z, ldz, act, c, ldc);
 #else
   const DF d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
@@ -130,7 +139,8 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
   // Columns [j0, j1) of C in place, in strips of `width` columns through `tiles`; every chunk of
   // rows reads a strip of B while it is in cache.
   auto run = [&](const TileFn* tiles, const float* const* rows_of_b, int64_t b0, int64_t j0, int64_t j1,
-                 int64_t width, const float* zc, int64_t ldzc, float* cc, int64_t ldcc) {
+                 int64_t width, const float* zc, int64_t ldzc, const ops::ActivationSpec* actc, float* cc,
+                 int64_t ldcc) {
     for (int64_t j = j0; j < j1; j += width)
       for (int64_t p0 = 0; p0 < k; p0 += kKC) {
         const int64_t kc = std::min(kKC, k - p0);
@@ -139,16 +149,16 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
           const int64_t r0 = direct_chunk_row(m, i), rows = direct_chunk_row(m, i + 1) - r0;
           tiles[rows - 1](at + r0 * k + p0 * rows, rows_of_b + p0, b0 + j, kc, !first,
                           first && bias ? bias + r0 : nullptr, last && zc ? zc + r0 * ldzc + j : nullptr, ldzc,
-                          cc + r0 * ldcc + j, ldcc);
+                          last ? actc : nullptr, cc + r0 * ldcc + j, ldcc);
         }
       }
   };
   const int64_t sw = static_cast<int64_t>(kWide) * nl;
   const int64_t full = n / sw * sw, whole = n / nl * nl, rest = n - whole;
-  run(kTiles[kWide - 1].data(), brows, col0, 0, full, sw, z, ldz, c, ldc);
+  run(kTiles[kWide - 1].data(), brows, col0, 0, full, sw, z, ldz, act, c, ldc);
   if (whole > full)
-    run(kTiles[static_cast<size_t>((whole - full) / nl - 1)].data(), brows, col0, full, whole, whole - full, z, ldz, c,
-        ldc);
+    run(kTiles[static_cast<size_t>((whole - full) / nl - 1)].data(), brows, col0, full, whole, whole - full, z, ldz, act,
+        c, ldc);
   if (rest == 0) return;
   // The last columns (fewer than a vector) through a zero-padded copy of B's (one vector wide)
   // into `out` (m x nl), then into C.
@@ -162,12 +172,13 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
     std::fill(buf + p * nl + rest, buf + (p + 1) * nl, 0.0f);
     tail_rows[static_cast<size_t>(p)] = buf + p * nl;
   }
-  run(kTiles[0].data(), tail_rows.data(), 0, 0, nl, nl, nullptr, 0, out, nl);
+  run(kTiles[0].data(), tail_rows.data(), 0, 0, nl, nl, nullptr, 0, nullptr, out, nl);
   for (int64_t i = 0; i < m; ++i) {
     float* crow = c + i * ldc + whole;
     const float* orow = out + i * nl;
     const float* zrow = z ? z + i * ldz + whole : nullptr;
     for (int64_t q = 0; q < rest; ++q) crow[q] = orow[q] + (zrow ? zrow[q] : 0.0f);
+    if (act) apply_epilogue(*act, crow, rest);
   }
 #endif
 }
@@ -219,22 +230,22 @@ void sgemm_direct_pack_a_into(int64_t m, int64_t k, const float* a, int64_t lda,
 }
 
 void sgemm_direct(const SgemmDirectA& a, int64_t n, const float* b, int64_t ldb, const float* bias, const float* z,
-                  int64_t ldz, float* c, int64_t ldc) {
-  HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(a.m, n, a.k, a.data.data(), strided_rows(b, ldb, a.k), 0, bias, z, ldz, c,
-                                          ldc);
+                  int64_t ldz, float* c, int64_t ldc, const ops::ActivationSpec* act) {
+  HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(a.m, n, a.k, a.data.data(), strided_rows(b, ldb, a.k), 0, bias, z, ldz, act,
+                                          c, ldc);
 }
 
 void sgemm_direct(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
-                  const float* bias, const float* z, int64_t ldz, float* c, int64_t ldc) {
+                  const float* bias, const float* z, int64_t ldz, float* c, int64_t ldc, const ops::ActivationSpec* act) {
   thread_local std::vector<float> packed;
-  if (packed.size() < static_cast<size_t>(m * k)) packed.resize(static_cast<size_t>(m * k));
-  sgemm_direct_pack_a_into(m, k, a, lda, packed.data());
-  HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(m, n, k, packed.data(), strided_rows(b, ldb, k), 0, bias, z, ldz, c, ldc);
+  sgemm_direct_pack_a_into(m, k, a, lda, grow_scratch(packed, m * k));
+  HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(m, n, k, packed.data(), strided_rows(b, ldb, k), 0, bias, z, ldz, act, c,
+                                          ldc);
 }
 
 void sgemm_direct_rows(const SgemmDirectA& a, int64_t n, const float* const* brows, int64_t col0, const float* bias,
-                       const float* z, int64_t ldz, float* c, int64_t ldc) {
-  HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(a.m, n, a.k, a.data.data(), brows, col0, bias, z, ldz, c, ldc);
+                       const float* z, int64_t ldz, float* c, int64_t ldc, const ops::ActivationSpec* act) {
+  HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(a.m, n, a.k, a.data.data(), brows, col0, bias, z, ldz, act, c, ldc);
 }
 
 bool sgemm_direct_preferred(int64_t m, int64_t n) { return m <= kMaxDirectM || n >= kMinDirectWideN; }

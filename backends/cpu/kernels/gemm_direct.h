@@ -1,7 +1,7 @@
 // A GEMM for few output rows that reads B where it lies, for the CPU Conv kernels (nn.cpp: the
 // pointwise convs and the im2col blocks; winograd.cpp: the 36 products per block of tiles).
 //
-// sgemm_direct computes C = A * B + bias (one value per row of C) + Z for row-major matrices
+// sgemm_direct computes C = act(A * B + bias (one value per row of C) + Z) for row-major matrices
 // (leading dimensions are row strides, in elements): A is M x K, B is K x N, C and Z are M x N.
 // C is only written, never read; bias and Z may be null. B is read in place, one strip of
 // columns at a time (4 vectors wide with AVX-512's 32 registers, 2 with 16), by every chunk of up
@@ -22,6 +22,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <vector>
+
+#include "core/ops/fused_activation.h"
 
 namespace tsr::cpu {
 
@@ -50,15 +52,18 @@ SgemmDirectA sgemm_direct_pack_a(int64_t m, int64_t k, const float* a, int64_t l
 // The same layout into `out` (m * k floats).
 void sgemm_direct_pack_a_into(int64_t m, int64_t k, const float* a, int64_t lda, float* out);
 
+// `act` (may be null): the fused activation (ops/fused_activation.h), applied to each element of
+// C after bias and Z, in registers.
 void sgemm_direct(const SgemmDirectA& a, int64_t n, const float* b, int64_t ldb, const float* bias, const float* z,
-                  int64_t ldz, float* c, int64_t ldc);
+                  int64_t ldz, float* c, int64_t ldc, const ops::ActivationSpec* act = nullptr);
 void sgemm_direct(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
-                  const float* bias, const float* z, int64_t ldz, float* c, int64_t ldc);
+                  const float* bias, const float* z, int64_t ldz, float* c, int64_t ldc,
+                  const ops::ActivationSpec* act = nullptr);
 
 // B given by rows: row p of B is brows[p] + col0 .. + n - 1 (any addresses, e.g. shifted views of
 // one padded input plane: the implicit-GEMM conv of conv_implicit.h).
 void sgemm_direct_rows(const SgemmDirectA& a, int64_t n, const float* const* brows, int64_t col0, const float* bias,
-                       const float* z, int64_t ldz, float* c, int64_t ldc);
+                       const float* z, int64_t ldz, float* c, int64_t ldc, const ops::ActivationSpec* act = nullptr);
 
 // Whether an M-row product with N columns should take sgemm_direct rather than the packed sgemm
 // (n < 0: not known yet; then only M decides). Weights with more than kMaxDirectM rows are packed

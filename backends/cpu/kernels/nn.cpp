@@ -7,7 +7,7 @@
 // packed, gemm.h). f64 takes the im2col path with the reference GEMM, and so does i32 for the
 // quantized convs (conv_i32, conv.h). FusedConv is the same kernel: bias, its residual Z and its
 // activation are one epilogue pass (epilogue.h) over each block of outputs right after the GEMM
-// computes it (sgemm_direct adds bias and Z in registers). FusedSeparableConv: conv_separable.cpp.
+// computes it (sgemm_direct applies all three in registers). FusedSeparableConv: conv_separable.cpp.
 // Pool kernels: nn_pool.cpp; normalization/softmax: nn_norm.cpp.
 // Compiled once per SIMD target (hwy/foreach_target.h); register_nn_kernels registers the
 // kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
@@ -196,16 +196,15 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     const T* zg = pz ? pz + (n * m + g * mg) * out_size + c0 : nullptr;
     if constexpr (std::is_same_v<T, float>) {
       if (direct) {
-        // Bias and Z are added in registers; only the activation is a second pass.
+        // Bias, Z and the activation are applied in registers.
         auto part = [&](int64_t q0, int64_t q1) {
           const int64_t j0 = q0 * kDirectCols, j1 = std::min(ncols, q1 * kDirectCols);
           if (direct_a)
             sgemm_direct((*direct_a)[static_cast<size_t>(g)], j1 - j0, src + j0, ldb, bg, zg ? zg + j0 : nullptr,
-                         out_size, yg + j0, out_size);
+                         out_size, yg + j0, out_size, &act);
           else
             sgemm_direct(mg, j1 - j0, kg, pw + g * mg * kg, kg, src + j0, ldb, bg, zg ? zg + j0 : nullptr, out_size,
-                         yg + j0, out_size);
-          apply_epilogue_rows(act, yg + j0, mg, j1 - j0, out_size);
+                         yg + j0, out_size, &act);
         };
         const int64_t parts = (ncols + kDirectCols - 1) / kDirectCols;
         if (inner) inner->parallel_for(parts, 1, part);
