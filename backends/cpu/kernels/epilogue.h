@@ -146,17 +146,6 @@ void apply_epilogue_rows(const ops::ActivationSpec& a, T* y, int64_t rows, int64
     epilogue_detail::finish_row(a, y + r * ld, cols, bias ? bias[r] : T(0), z ? z + r * ldz : nullptr);
 }
 
-#if HWY_TARGET != HWY_SCALAR
-// act(v) (the activation, then the affine) for one f32 vector, the kind switched per call: for
-// kernels that store a few vectors at a time (sgemm_direct's tiles); rows take apply_epilogue.
-template <class D, class V>
-HWY_INLINE V activate_vector(const ops::ActivationSpec& a, D d, V v) {
-  namespace hn = hwy::HWY_NAMESPACE;
-  v = epilogue_detail::with_activation(a.kind, [&](auto k) { return epilogue_detail::activation_op<decltype(k)::value>(a, d, v); });
-  return a.has_affine() ? hn::MulAdd(v, hn::Set(d, a.scale), hn::Set(d, a.shift)) : v;
-}
-#endif
-
 }  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu
 HWY_AFTER_NAMESPACE();

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -56,15 +57,15 @@ void direct_scalar(int64_t m, int64_t n, int64_t k, const float* at, const float
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 
-// R rows x V vectors of C at column j: c[r][..] = act(sum_p at[p*R + r] * brows[p][j ..] + bias[r]
-// + c + z), with c only where `add` (a later block of K) and bias, z and act only where given.
+// R rows x V vectors of C at column j: c[r][..] = clamp(sum_p at[p*R + r] * brows[p][j ..] + bias[r]
+// + c + z), with c only where `add` (a later block of K) and bias, z and the clamp to
+// [clamp[0], clamp[1]] (Relu, Clip) only where given.
 // The sum starts from 0 and the rest is added after it, as the packed SGEMM and its epilogue do:
 // summing onto a large bias rounds every step at the bias's magnitude (M-LSD's last conv, offsets
 // up to 100). `at` is the chunk's A transposed (K x R): each step broadcasts R consecutive floats.
 template <size_t R, size_t V>
 HWY_NOINLINE void direct_tile(const float* HWY_RESTRICT at, const float* const* brows, int64_t j, int64_t k, bool add,
-                              const float* bias, const float* z, int64_t ldz, const ops::ActivationSpec* act, float* c,
-                              int64_t ldc) {
+                              const float* bias, const float* z, int64_t ldz, const float* clamp, float* c, int64_t ldc) {
   const DF d;
   const size_t nl = hn::Lanes(d);
   VF acc[R][V];
@@ -79,20 +80,27 @@ HWY_NOINLINE void direct_tile(const float* HWY_RESTRICT at, const float* const* 
     });
     at += R;
   }
+  const VF lo = clamp ? hn::Set(d, clamp[0]) : hn::Zero(d), hi = clamp ? hn::Set(d, clamp[1]) : hn::Zero(d);
   unroll<R>([&](auto r) {
     unroll<V>([&](auto v) {
       VF o = acc[r][v];
       if (bias) o = hn::Add(o, hn::Set(d, bias[r]));
       if (add) o = hn::Add(o, hn::LoadU(d, c + r * ldc + v * nl));
       if (z) o = hn::Add(o, hn::LoadU(d, z + r * ldz + v * nl));
-      if (act) o = activate_vector(*act, d, o);
+      if (clamp) o = hn::Min(hn::Max(o, lo), hi);
       hn::StoreU(o, d, c + r * ldc + v * nl);
     });
   });
 }
 
+// The activation over a freshly stored tile (rows x cols at c, row stride ldc; cols is at most a
+// strip, 4 vectors).
+HWY_NOINLINE void activate_rows(const ops::ActivationSpec& act, float* c, int64_t ldc, int64_t rows, int32_t cols) {
+  for (int64_t r = 0; r < rows; ++r) apply_epilogue(act, c + r * ldc, int64_t{cols});
+}
+
 using TileFn = void (*)(const float*, const float* const*, int64_t, int64_t, bool, const float*, const float*,
-                        int64_t, const ops::ActivationSpec*, float*, int64_t);
+                        int64_t, const float*, float*, int64_t);
 
 // The strip width: 4 vectors where there are 32 registers (AVX-512: 6 x 4 accumulators + 4 B
 // vectors; the broadcasts are memory operands), else 2 (6 x 2 + 2 + 1 of 16). Wide strips with
@@ -136,6 +144,13 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
   const DF d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
   const int64_t chunks = direct_chunks(m);
+  // Relu and Clip are a clamp in the tiles' stores; other activations (and the affine) run over
+  // each tile's rows right after it is stored, while they are in L1.
+  float clamp[2] = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+  bool clamps = false;
+  if (act && !act->has_affine() && act->kind == ops::FusedActivation::kRelu) clamp[0] = 0.0f, clamps = true;
+  if (act && !act->has_affine() && act->kind == ops::FusedActivation::kClip) clamp[0] = act->p0, clamp[1] = act->p1, clamps = true;
+  const ops::ActivationSpec* after = act && !clamps ? act : nullptr;
   // Columns [j0, j1) of C in place, in strips of `width` columns through `tiles`; every chunk of
   // rows reads a strip of B while it is in cache.
   auto run = [&](const TileFn* tiles, const float* const* rows_of_b, int64_t b0, int64_t j0, int64_t j1,
@@ -149,7 +164,8 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
           const int64_t r0 = direct_chunk_row(m, i), rows = direct_chunk_row(m, i + 1) - r0;
           tiles[rows - 1](at + r0 * k + p0 * rows, rows_of_b + p0, b0 + j, kc, !first,
                           first && bias ? bias + r0 : nullptr, last && zc ? zc + r0 * ldzc + j : nullptr, ldzc,
-                          last ? actc : nullptr, cc + r0 * ldcc + j, ldcc);
+                          last && actc && clamps ? clamp : nullptr, cc + r0 * ldcc + j, ldcc);
+          if (last && actc && after) activate_rows(*after, cc + r0 * ldcc + j, ldcc, rows, static_cast<int32_t>(width));
         }
       }
   };
