@@ -11,6 +11,7 @@
 #include <array>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -57,15 +58,22 @@ void direct_scalar(int64_t m, int64_t n, int64_t k, const float* at, const float
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 
-// R rows x V vectors of C at column j: c[r][..] = clamp(sum_p at[p*R + r] * brows[p][j ..] + bias[r]
-// + c + z), with c only where `add` (a later block of K) and bias, z and the clamp to
-// [clamp[0], clamp[1]] (Relu, Clip) only where given.
+// The activations a tile applies as it stores (a few vector ops each, so the accumulators stay in
+// registers); others (Sigmoid, HardSigmoid, an affine) run over the stored tile.
+struct TileAct {
+  enum Mode { kClamp, kHardSwish, kLeaky } mode;
+  float p0, p1;  // kClamp: [p0, p1]; kLeaky: alpha
+};
+
+// R rows x V vectors of C at column j: c[r][..] = act(sum_p at[p*R + r] * brows[p][j ..] + bias[r]
+// + c + z), with c only where `add` (a later block of K) and bias, z and act only where given.
 // The sum starts from 0 and the rest is added after it, as the packed SGEMM and its epilogue do:
 // summing onto a large bias rounds every step at the bias's magnitude (M-LSD's last conv, offsets
 // up to 100). `at` is the chunk's A transposed (K x R): each step broadcasts R consecutive floats.
 template <size_t R, size_t V>
 HWY_NOINLINE void direct_tile(const float* HWY_RESTRICT at, const float* const* brows, int64_t j, int64_t k, bool add,
-                              const float* bias, const float* z, int64_t ldz, const float* clamp, float* c, int64_t ldc) {
+                              const float* bias, const float* z, int64_t ldz, const TileAct* act, float* c,
+                              int64_t ldc) {
   const DF d;
   const size_t nl = hn::Lanes(d);
   VF acc[R][V];
@@ -80,14 +88,21 @@ HWY_NOINLINE void direct_tile(const float* HWY_RESTRICT at, const float* const* 
     });
     at += R;
   }
-  const VF lo = clamp ? hn::Set(d, clamp[0]) : hn::Zero(d), hi = clamp ? hn::Set(d, clamp[1]) : hn::Zero(d);
+  const int mode = act ? act->mode : -1;
+  const VF p0 = hn::Set(d, act ? act->p0 : 0.0f), p1 = hn::Set(d, act ? act->p1 : 0.0f), zero = hn::Zero(d);
   unroll<R>([&](auto r) {
     unroll<V>([&](auto v) {
       VF o = acc[r][v];
       if (bias) o = hn::Add(o, hn::Set(d, bias[r]));
       if (add) o = hn::Add(o, hn::LoadU(d, c + r * ldc + v * nl));
       if (z) o = hn::Add(o, hn::LoadU(d, z + r * ldz + v * nl));
-      if (clamp) o = hn::Min(hn::Max(o, lo), hi);
+      if (mode == TileAct::kClamp) {
+        o = hn::Min(hn::Max(o, p0), p1);
+      } else if (mode == TileAct::kHardSwish) {
+        o = hn::Mul(o, hn::Min(hn::Max(hn::MulAdd(o, hn::Set(d, 1.0f / 6.0f), hn::Set(d, 0.5f)), zero), hn::Set(d, 1.0f)));
+      } else if (mode == TileAct::kLeaky) {
+        o = hn::IfThenElse(hn::Lt(o, zero), hn::Mul(o, p0), o);
+      }
       hn::StoreU(o, d, c + r * ldc + v * nl);
     });
   });
@@ -100,7 +115,7 @@ HWY_NOINLINE void activate_rows(const ops::ActivationSpec& act, float* c, int64_
 }
 
 using TileFn = void (*)(const float*, const float* const*, int64_t, int64_t, bool, const float*, const float*,
-                        int64_t, const float*, float*, int64_t);
+                        int64_t, const TileAct*, float*, int64_t);
 
 // The strip width: 4 vectors where there are 32 registers (AVX-512: 6 x 4 accumulators + 4 B
 // vectors; the broadcasts are memory operands), else 2 (6 x 2 + 2 + 1 of 16). Wide strips with
@@ -144,13 +159,19 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
   const DF d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
   const int64_t chunks = direct_chunks(m);
-  // Relu and Clip are a clamp in the tiles' stores; other activations (and the affine) run over
-  // each tile's rows right after it is stored, while they are in L1.
-  float clamp[2] = {-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
-  bool clamps = false;
-  if (act && !act->has_affine() && act->kind == ops::FusedActivation::kRelu) clamp[0] = 0.0f, clamps = true;
-  if (act && !act->has_affine() && act->kind == ops::FusedActivation::kClip) clamp[0] = act->p0, clamp[1] = act->p1, clamps = true;
-  const ops::ActivationSpec* after = act && !clamps ? act : nullptr;
+  // Relu, Clip, HardSwish and LeakyRelu run in the tiles' stores; other activations (and the
+  // affine) over each tile's rows right after it is stored, while they are in L1.
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::optional<TileAct> in_tile;
+  if (act && !act->has_affine()) {
+    using A = ops::FusedActivation;
+    if (act->kind == A::kRelu) in_tile = TileAct{TileAct::kClamp, 0.0f, kInf};
+    if (act->kind == A::kClip) in_tile = TileAct{TileAct::kClamp, act->p0, act->p1};
+    if (act->kind == A::kHardSwish) in_tile = TileAct{TileAct::kHardSwish, 0.0f, 0.0f};
+    if (act->kind == A::kLeakyRelu) in_tile = TileAct{TileAct::kLeaky, act->p0, 0.0f};
+  }
+  const TileAct* tile_act = in_tile ? &*in_tile : nullptr;
+  const ops::ActivationSpec* after = act && !in_tile ? act : nullptr;
   // Columns [j0, j1) of C in place, in strips of `width` columns through `tiles`; every chunk of
   // rows reads a strip of B while it is in cache.
   auto run = [&](const TileFn* tiles, const float* const* rows_of_b, int64_t b0, int64_t j0, int64_t j1,
@@ -164,7 +185,7 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
           const int64_t r0 = direct_chunk_row(m, i), rows = direct_chunk_row(m, i + 1) - r0;
           tiles[rows - 1](at + r0 * k + p0 * rows, rows_of_b + p0, b0 + j, kc, !first,
                           first && bias ? bias + r0 : nullptr, last && zc ? zc + r0 * ldzc + j : nullptr, ldzc,
-                          last && actc && clamps ? clamp : nullptr, cc + r0 * ldcc + j, ldcc);
+                          last && actc ? tile_act : nullptr, cc + r0 * ldcc + j, ldcc);
           if (last && actc && after) activate_rows(*after, cc + r0 * ldcc + j, ldcc, rows, static_cast<int32_t>(width));
         }
       }
