@@ -282,14 +282,13 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
   // Tiles per block: about want_tiles, so that the transformed inputs and the products of a block
   // (36 * (C + M) floats per tile, ~1 MiB) are still cached when the GEMMs and the output
   // transform read them back, and at least 32 keep the GEMMs' columns busy. Among block sizes up
-  // to twice that, the one that best fills the GEMM's column panels (2 vectors wide: 2 units of
-  // 21 tiles would leave a third of the second 32-column panel empty) and, with threads, spreads
-  // the units evenly over them; the nearest to want_tiles when about equal.
+  // to twice that, the one that best fills the GEMMs' whole vectors of columns and, with
+  // threads, spreads the units evenly over them; the nearest to want_tiles when about equal.
   const int64_t want_tiles = std::max<int64_t>(32, (int64_t{1} << 18) / (36 * (g.c + g.m)));
   const int threads = n * g.m * g.c * 9 * g.oh * g.ow < kMinParallelConvMacs ? 1 : pool.num_threads();
-  // The GEMMs' column granularity: the packed SGEMM's 2-vector panels; sgemm_direct runs whole
-  // vectors (the transforms write whole vectors, so the padding columns up to one are valid).
-  const int64_t panel = u.direct.empty() ? 2 * nl : nl;
+  // The GEMMs run whole vectors of columns (the transforms write whole vectors, so the padding
+  // columns up to one are valid).
+  const int64_t panel = nl;
   int64_t per_block = 1;
   double best = -1;
   for (int64_t pb = 1; pb <= std::max<int64_t>(1, 2 * want_tiles / g.unit_tiles()); ++pb) {
@@ -328,8 +327,7 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
       for (size_t xi = 0; xi < 36; ++xi) {
         const float* vx = v + static_cast<int64_t>(xi) * g.c * ldv;
         float* px = p + static_cast<int64_t>(xi) * g.m * ldv;
-        if (!u.direct.empty()) sgemm_direct(u.direct[xi], (ncols + nl - 1) / nl * nl, vx, ldv, nullptr, nullptr, 0, px, ldv);
-        else sgemm_prepacked(u.packed[xi], nullptr, g.c, false, ncols, 1.0f, vx, ldv, 0.0f, px, ldv, nullptr);
+        sgemm_direct(u.packed[xi], (ncols + nl - 1) / nl * nl, vx, ldv, nullptr, nullptr, 0, px, ldv);
       }
       output_tiles(g, p, ldv, u0, u1, bias, z, act, y, orows);
     }
@@ -385,10 +383,7 @@ WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c) {
           u[static_cast<size_t>(((a * 6 + b) * m + o) * c + ci)] =
               static_cast<float>(t[a][0] * kG[b][0] + t[a][1] * kG[b][1] + t[a][2] * kG[b][2]);
     }
-  for (int64_t xi = 0; xi < 36; ++xi) {
-    if (sgemm_direct_preferred(m, -1)) r.direct.push_back(sgemm_direct_pack_a(m, c, u.data() + xi * m * c, c));
-    else r.packed.push_back(sgemm_pack_a(false, m, c, u.data() + xi * m * c, c));
-  }
+  for (int64_t xi = 0; xi < 36; ++xi) r.packed.push_back(sgemm_direct_pack_a(m, c, u.data() + xi * m * c, c));
   return r;
 }
 

@@ -25,13 +25,13 @@ namespace tsr::cpu {
 
 // The weights of a group-1 3x3 Conv (W: M x C x 3 x 3, f32) transformed for F(4x4, 3x3): for
 // each xi = 6 * a + b (the position in the 6x6 tile), the M x C matrix of (G g G^T)[a][b], packed
-// for sgemm_direct where it takes M rows (`direct`), else for sgemm_prepacked (`packed`); 4x the
-// weights' memory, the raw matrices are not kept.
+// for sgemm_direct (as fast as the packed SGEMM or faster on these products of a few vectors of
+// columns, M and C from 8 to 256, without copying the transformed input); 4x the weights'
+// memory, the raw matrices are not kept.
 struct WinogradWeights {
   int64_t m = 0, c = 0;
-  std::vector<SgemmPackedA> packed;  // 36 or none
-  std::vector<SgemmDirectA> direct;  // 36 or none
-  bool empty() const { return packed.empty() && direct.empty(); }
+  std::vector<SgemmDirectA> packed;  // 36, one per xi; empty: none prepared
+  bool empty() const { return packed.empty(); }
 };
 
 // Whether the weights (M x C x kh x kw, group `group`) can use Winograd at all: 3x3, group 1, and
