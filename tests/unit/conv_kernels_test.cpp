@@ -2,7 +2,7 @@
 // (backends/cpu/kernels/gemm_direct.h) against the naive product in double, and Conv/FusedConv
 // with constant weights (as in a loaded model: the weights are packed when the kernel is created)
 // on every path (sgemm_direct for <= 64 output channels per group, the packed SGEMM above,
-// pointwise and im2col, depthwise straight from x, Winograd with dilations) against the
+// pointwise, implicit GEMM and im2col, depthwise on padded rows, Winograd with dilations) against the
 // convolution by definition plus the residual Z and the activation. Odd sizes, strides, pads,
 // dilations and groups, 1 and 3 threads, every SIMD target this CPU runs. FusedSeparableConv
 // (depthwise + 1x1 in bands) against the two convolutions by definition.
@@ -223,8 +223,8 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"pads wider than the window", {1, 4, 5, 6}, {6, 4, 3, 3}, 1, {2, 1}, {1, 1}, {4, 3, 4, 5}, "", true},
       {"3x1 on one column", {2, 5, 9, 1}, {7, 5, 3, 1}, 1, {1, 1}, {1, 1}, {1, 0, 1, 0}, "Relu", false},
       {"1-D", {1, 6, 50}, {5, 6, 7}, 1, {3}, {2}, {4, 1}, "", true},
-      // Depthwise: stride 1 3x3 / 5x5 straight from x (borders, rows off the top and bottom,
-      // planes narrower than a vector, partial last vectors), and the strided loop.
+      // Depthwise on padded rows (borders, rows off the top and bottom, planes narrower than a
+      // vector, partial last vectors), and the strided loop.
       {"depthwise 3x3", {1, 5, 12, 37}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       {"depthwise 5x5 pad 2", {2, 3, 9, 70}, {3, 1, 5, 5}, 3, {1, 1}, {1, 1}, {2, 2, 2, 2}, "HardSwish", false},
       {"depthwise 3x3 dilated, asymmetric", {1, 4, 8, 21}, {4, 1, 3, 3}, 4, {1, 1}, {2, 3}, {0, 3, 2, 1}, "", true},
@@ -303,10 +303,10 @@ void check_separable(const SeparableCase& sc, int threads, std::mt19937& rng) {
 TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by definition") {
   std::mt19937 rng(23);
   const std::vector<SeparableCase> cases = {
-      // Depthwise straight from x (stride 1, rows of >= 4 vectors), sgemm_direct; many bands.
-      {"3x3 from x", {1, 24, 37, 70}, 3, 1, 1, 24, {1, 1, 1, 1}, "", "Relu", true, true},
-      {"3x3 from x, threaded bands", {1, 32, 64, 100}, 3, 1, 1, 32, {1, 1, 1, 1}, "Relu", "Relu", true, true},
-      {"5x5 from x, dilated", {2, 5, 9, 75}, 5, 1, 2, 7, {4, 3, 4, 5}, "HardSwish", "", false, true},
+      // Stride 1, sgemm_direct; many bands, threaded ones.
+      {"3x3", {1, 24, 37, 70}, 3, 1, 1, 24, {1, 1, 1, 1}, "", "Relu", true, true},
+      {"3x3, threaded bands", {1, 32, 64, 100}, 3, 1, 1, 32, {1, 1, 1, 1}, "Relu", "Relu", true, true},
+      {"5x5 dilated", {2, 5, 9, 75}, 5, 1, 2, 7, {4, 3, 4, 5}, "HardSwish", "", false, true},
       // Padded bands (narrow rows, strides), the packed SGEMM for 96 outputs, W_pw not constant.
       {"3x3 narrow rows", {1, 16, 16, 16}, 3, 1, 1, 16, {1, 1, 1, 1}, "Relu", "", true, false},
       {"3x3 stride 2", {1, 12, 33, 41}, 3, 2, 1, 8, {0, 0, 1, 1}, "", "HardSwish", false, true},

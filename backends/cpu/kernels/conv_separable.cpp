@@ -1,7 +1,7 @@
 // FusedSeparableConv (core/ops/families/nn.cpp; made by core/passes/opt_fuse_separable.cpp), f32:
 // a depthwise conv with its activation, then a 1x1 conv + Z with its activation, computed in
 // bands of output rows. For each band, the depthwise rows of all C channels go to a per-thread
-// buffer of about 256 KiB (depthwise.h, straight from x or from the band's input rows padded),
+// buffer of about 256 KiB (depthwise.h, from the band's input rows copied with their padding),
 // which the 1x1 product (sgemm_direct for <= 64 output channels, else the packed SGEMM) reads
 // while it is still in cache: the C x OH x OW depthwise output never goes to memory. Bands are
 // spread over the threads. Compiled once per SIMD target (hwy/foreach_target.h);
@@ -88,7 +88,6 @@ class SeparableKernel final : public exec::Kernel {
       if (whole_bands) rb = rb_split;
     }
     const int64_t bands = (oh_n + rb - 1) / rb;
-    const bool from_x = depthwise_direct_applies<float>(w);
     // W_pw packed once per kernel when constant (else now), for sgemm_direct where a band's
     // columns make it the faster product.
     std::vector<SgemmDirectA> direct_now;
@@ -110,17 +109,12 @@ class SeparableKernel final : public exec::Kernel {
     auto depthwise_part = [&](const float* xi, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* dst) {
       thread_local std::vector<float> band;
       const int64_t cols = (r1 - r0) * ow_n;
-      float* pad = from_x ? nullptr : grow_scratch(band, depthwise_band_size(w, geom, r0, r1));
+      float* pad = grow_scratch(band, depthwise_band_size(w, geom, r0, r1));
       for (int64_t ch = c0; ch < c1; ++ch) {
         float* dc = dst + ch * cols;
-        const float bias = pbd ? pbd[ch] : 0.0f;
-        if (from_x) {
-          depthwise_direct<float>(xi + ch * in_size, pwd + ch * taps, bias, nullptr, w, r0, r1, dc);
-        } else {
-          // The band's input rows padded in a small buffer (not the whole plane).
-          depthwise_prepare_band<float>(xi + ch * in_size, w, geom, r0, r1, pad);
-          depthwise_prepared_rows<float>(pad, geom, pwd + ch * taps, bias, w, r0, r1, dc);
-        }
+        // The band's input rows padded in a small buffer (not the whole plane).
+        depthwise_prepare_band<float>(xi + ch * in_size, w, geom, r0, r1, pad);
+        depthwise_prepared_rows<float>(pad, geom, pwd + ch * taps, pbd ? pbd[ch] : 0.0f, w, r0, r1, dc);
         apply_epilogue(dw_act_, dc, cols);
       }
     };

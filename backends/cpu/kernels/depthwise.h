@@ -1,12 +1,11 @@
 // Depthwise convolution of one channel plane for the CPU conv kernels (nn.cpp: Conv with one
 // input and one output channel per group; conv_separable.cpp: the depthwise stage of
 // FusedSeparableConv), in rows [oh0, oh1) of the output so that callers can consume a band of
-// rows while it is in cache. Two ways:
-// - depthwise_prepare + depthwise_prepared_rows (any window and dtype): the plane is copied with
-//   its padding made explicit (and, for a width stride s > 1, split into s phases), so the loops
-//   carry no bounds checks and narrow rows still run whole vectors;
-// - depthwise_direct (f32 stride-1 3x3 / 5x5 windows with rows of at least 4 vectors): straight
-//   from x, the border columns and rows handled apart, Z added in registers.
+// rows while it is in cache: depthwise_prepare_band copies the input rows a band reads with the
+// padding made explicit (and, for a width stride s > 1, split into s phases), then
+// depthwise_prepared_rows runs loops with no bounds checks, whole vectors even on narrow rows.
+// (Computing straight from x with the border columns apart was tried: equal in isolation, but
+// 10-35% slower inside PP-OCRv4 rec and BlazeFace, whose rows are short.)
 //
 // A Highway "-inl" header (per-target include guard toggled by hwy/foreach_target.h), like
 // epilogue.h: include it after <hwy/highway.h>; everything lives in tsr::cpu::HWY_NAMESPACE.
@@ -17,7 +16,6 @@
 #include <vector>
 
 #include "backends/cpu/kernels/nn_window.h"
-#include "backends/cpu/kernels/unroll.h"
 
 #if defined(TSR_CPU_DEPTHWISE_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TSR_CPU_DEPTHWISE_H_
@@ -199,114 +197,6 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
       yrow[ow] = acc;
     }
   }
-}
-
-#if HWY_TARGET != HWY_SCALAR
-// J vectors of outputs of a stride-1 depthwise row at output column ow, stored at out: bias + the
-// taps of rows kh in [kh_lo, kh_hi) (x + base + kh * dh * iw_n + ow + kw * dw + lane) + z.
-template <size_t KH, size_t KW, size_t J, class D, class V>
-HWY_INLINE void depthwise_s1_vectors(D d, const float* x, int64_t base, int64_t ow, int64_t iw_n, int64_t dh, int64_t dw,
-                                     int64_t kh_lo, int64_t kh_hi, const V (&wv)[KH][KW], V vb, const float* zrow,
-                                     float* out) {
-  namespace hn = hwy::HWY_NAMESPACE;
-  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-  V acc[J];
-  unroll<J>([&](auto j) { acc[j] = vb; });
-  unroll<KH>([&](auto kh) {
-    if (static_cast<int64_t>(kh) < kh_lo || static_cast<int64_t>(kh) >= kh_hi) return;
-    const float* row = x + (base + static_cast<int64_t>(kh) * dh * iw_n + ow);
-    unroll<KW>([&](auto kw) {
-      const float* tap = row + static_cast<int64_t>(kw) * dw;
-      unroll<J>([&](auto j) { acc[j] = hn::MulAdd(wv[kh][kw], hn::LoadU(d, tap + j * nl), acc[j]); });
-    });
-  });
-  if (zrow) unroll<J>([&](auto j) { acc[j] = hn::Add(acc[j], hn::LoadU(d, zrow + ow + j * nl)); });
-  unroll<J>([&](auto j) { hn::StoreU(acc[j], d, out + j * nl); });
-}
-
-// Output rows [oh0, oh1) of a stride-1 KH x KW depthwise conv of one f32 plane, straight from x
-// (no padded copy), into y (row oh0 first): y = bias + sum of taps + z (z may be null, else laid
-// out as y). Output columns [lo, hi) see only in-range input columns for
-// every tap and run 4, then 1 vectors at a time, the last partial vector recomputed at hi - nl
-// with only its new lanes stored; the few border columns, and the rows whose taps fall off the
-// top or bottom, skip those taps. The weight broadcasts are hoisted out of all loops.
-template <size_t KH, size_t KW>
-void depthwise_s1_rows(const float* x, const float* wk, float bias, const float* z, const Window3& w, int64_t oh0,
-                       int64_t oh1, float* y) {
-  namespace hn = hwy::HWY_NAMESPACE;
-  const hn::ScalableTag<float> d;
-  using V = hn::Vec<decltype(d)>;
-  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t ih_n = w.in[1], iw_n = w.in[2], ow_n = w.out[2];
-  const int64_t pt = w.pb[1], pl = w.pb[2], dh = w.d[1], dw = w.d[2];
-  const int64_t lo = std::min(pl, ow_n), hi = std::clamp<int64_t>(iw_n + pl - (int64_t{KW} - 1) * dw, lo, ow_n);
-  V wv[KH][KW];
-  unroll<KH>([&](auto kh) { unroll<KW>([&](auto kw) { wv[kh][kw] = hn::Set(d, wk[kh * KW + kw]); }); });
-  const V vb = hn::Set(d, bias);
-  for (int64_t oh = oh0; oh < oh1; ++oh) {
-    // Taps kh with 0 <= t + kh * dh < ih_n.
-    const int64_t t = oh - pt;
-    const int64_t kh_lo = t < 0 ? (-t + dh - 1) / dh : 0;
-    const int64_t kh_hi = std::min<int64_t>(KH, ih_n - 1 - t >= 0 ? (ih_n - 1 - t) / dh + 1 : 0);
-    const int64_t base = t * iw_n - pl;  // + kh * dh * iw_n + ow + kw * dw: x offset of a tap of output ow
-    float* yrow = y + (oh - oh0) * ow_n;
-    const float* zrow = z ? z + (oh - oh0) * ow_n : nullptr;
-    auto scalar_at = [&](int64_t ow) {
-      float acc = bias;
-      for (int64_t kh = kh_lo; kh < kh_hi; ++kh)
-        for (int64_t kw = 0; kw < static_cast<int64_t>(KW); ++kw) {
-          const int64_t iw = ow - pl + kw * dw;
-          if (iw >= 0 && iw < iw_n) acc += wk[kh * KW + kw] * x[base + kh * dh * iw_n + ow + kw * dw];
-        }
-      yrow[ow] = acc + (zrow ? zrow[ow] : 0.0f);
-    };
-    for (int64_t ow = 0; ow < lo; ++ow) scalar_at(ow);
-    int64_t ow = lo;
-    for (; ow + 4 * nl <= hi; ow += 4 * nl)
-      depthwise_s1_vectors<KH, KW, 4>(d, x, base, ow, iw_n, dh, dw, kh_lo, kh_hi, wv, vb, zrow, yrow + ow);
-    for (; ow + nl <= hi; ow += nl)
-      depthwise_s1_vectors<KH, KW, 1>(d, x, base, ow, iw_n, dh, dw, kh_lo, kh_hi, wv, vb, zrow, yrow + ow);
-    if (ow < hi && hi - lo >= nl) {
-      // The last columns: a whole vector ending at hi; lanes before ow are already stored (and z
-      // may be y itself, so they are not written twice).
-      HWY_ALIGN float tmp[kDwSlack];
-      depthwise_s1_vectors<KH, KW, 1>(d, x, base, hi - nl, iw_n, dh, dw, kh_lo, kh_hi, wv, vb, zrow, tmp);
-      std::memcpy(yrow + ow, tmp + (ow - (hi - nl)), static_cast<size_t>(hi - ow) * sizeof(float));
-      ow = hi;
-    }
-    for (; ow < ow_n; ++ow) scalar_at(ow);
-  }
-}
-#endif
-
-// Whether depthwise_direct runs window w: f32, a SIMD target, stride 1, 3x3 or 5x5, rows of at
-// least 4 vectors between the border columns. Elsewhere callers take depthwise_prepare, whose
-// padded copy lets narrow rows run whole vectors (BlazeFace's 16 x 16 planes).
-template <typename T>
-bool depthwise_direct_applies(const Window3& w) {
-  namespace hn = hwy::HWY_NAMESPACE;
-#if HWY_TARGET != HWY_SCALAR
-  if constexpr (std::is_same_v<T, float>) {
-    const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
-    return w.s[1] == 1 && w.s[2] == 1 && w.in[2] - (w.k[2] - 1) * w.d[2] >= 4 * nl && w.k[1] == w.k[2] &&
-           (w.k[1] == 3 || w.k[1] == 5);
-  }
-#endif
-  return false;
-}
-
-// Runs depthwise_s1_rows where depthwise_direct_applies; false (nothing done) elsewhere.
-template <typename T>
-bool depthwise_direct(const T* x, const T* wk, T bias, const T* z, const Window3& w, int64_t oh0, int64_t oh1, T* y) {
-#if HWY_TARGET != HWY_SCALAR
-  if constexpr (std::is_same_v<T, float>) {
-    if (!depthwise_direct_applies<T>(w)) return false;
-    if (w.k[1] == 3) depthwise_s1_rows<3, 3>(x, wk, bias, z, w, oh0, oh1, y);
-    else depthwise_s1_rows<5, 5>(x, wk, bias, z, w, oh0, oh1, y);
-    return true;
-  }
-#endif
-  return false;
 }
 
 // Output rows [oh0, oh1) from their prepared band (depthwise_prepare_band; for oh0 = 0 also the

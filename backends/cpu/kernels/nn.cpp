@@ -95,11 +95,9 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
         T* yp = py + p * out_size;
         const T* wk = pw + ch * w.k_size();
         const T bv = pb ? pb[ch] : T(0);
-        if (!depthwise_direct(px + p * in_size, wk, bv, pz ? pz + p * out_size : nullptr, w, 0, w.out[1], yp)) {
-          depthwise_plane<T>(px + p * in_size, wk, bv, w, yp, phased);
-          if (pz)
-            for (int64_t i = 0; i < out_size; ++i) yp[i] += pz[p * out_size + i];
-        }
+        depthwise_plane<T>(px + p * in_size, wk, bv, w, yp, phased);
+        if (pz)
+          for (int64_t i = 0; i < out_size; ++i) yp[i] += pz[p * out_size + i];
         apply_epilogue(act, yp, out_size);
       }
     });

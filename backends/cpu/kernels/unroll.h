@@ -1,4 +1,4 @@
-// Compile-time unrolling for the register-blocked SIMD kernels (gemm_direct.cpp, nn.cpp): the
+// Compile-time unrolling for the register-blocked SIMD kernels (gemm_direct.cpp): the
 // body sees its index as a constant, so arrays of accumulator vectors indexed by it stay in
 // registers and a loop over a template-sized window has no trip count to test.
 #pragma once
