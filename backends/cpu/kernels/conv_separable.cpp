@@ -87,14 +87,13 @@ class SeparableKernel final : public exec::Kernel {
       whole_bands = rb_split * ow_n >= kMinBandCols;
       if (whole_bands) rb = rb_split;
     }
-    const int64_t bands = (oh_n + rb - 1) / rb;
     // W_pw packed once per kernel when constant (else now), for sgemm_direct where a band's
     // columns make it the faster product.
     std::vector<SgemmDirectA> direct_now;
     std::vector<SgemmPackedA> packed_now;
     const SgemmDirectA* da = nullptr;
     const SgemmPackedA* pa = nullptr;
-    if (sgemm_direct_preferred(m, std::min(oh_n, rb) * ow_n)) {
+    if (sgemm_direct_preferred(m, std::min(oh_n, rb) * ow_n, c)) {
       da = !direct_.empty() && direct_[0].m == m && direct_[0].k == c
                ? &direct_[0]
                : &direct_now.emplace_back(sgemm_direct_pack_a(m, c, wp.data<float>(), c));
@@ -102,7 +101,12 @@ class SeparableKernel final : public exec::Kernel {
       pa = !packed_.empty() && packed_[0].m == m && packed_[0].k == c
                ? &packed_[0]
                : &packed_now.emplace_back(sgemm_pack_a(false, m, c, wp.data<float>(), c));
+      // The packed SGEMM packs B and streams all of A per call: one band of all rows, shared by
+      // the threads (these are convs with many channels on small planes, PP-OCRv4 rec's).
+      rb = oh_n;
+      whole_bands = false;
     }
+    const int64_t bands = (oh_n + rb - 1) / rb;
     const DwGeom geom = depthwise_geom(w);
     ThreadPool* inner = threads > 1 && !whole_bands ? &pool : nullptr;
     // The depthwise rows [r0, r1) of channels [c0, c1) into dst (channel-major, cols per channel).
@@ -167,7 +171,7 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
   if (wp && wp->dtype() == DType::kF32 && wp->rank() == 4) {
     const int64_t m = wp->dim(0), k = wp->numel() / std::max<int64_t>(1, m);
     direct.push_back(sgemm_direct_pack_a(m, k, wp->data<float>(), k));
-    if (!sgemm_direct_preferred(m, -1)) packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
+    if (!sgemm_direct_preferred(m, -1, k)) packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
   }
   return std::unique_ptr<exec::Kernel>(new SeparableKernel(dw_act, act, std::move(direct), std::move(packed)));
 }

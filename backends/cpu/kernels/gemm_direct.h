@@ -32,10 +32,13 @@ inline constexpr int64_t kMaxDirectRows = 6;
 // Up to this many rows sgemm_direct is ahead whatever N (measured against the packed SGEMM on the
 // models' shapes, AVX-512 and AVX2).
 inline constexpr int64_t kMaxDirectM = 64;
-// From this many columns sgemm_direct is ahead whatever M (equal to 2.2x: 96 x 16 x 25600, the
-// expansion convs of M-LSD); below, with more rows than kMaxDirectM, packing B pays
-// (openWakeWord's 96 x 288 x 20: 7.2 against 9.2 us).
+// From this many columns, with at most kMaxDirectWideK terms, sgemm_direct is ahead whatever M
+// (equal to 2.2x: 96 x 16 x 25600, the expansion convs of M-LSD). Below, with more rows than
+// kMaxDirectM, packing B pays (openWakeWord's 96 x 288 x 20: 7.2 against 9.2 us), and so it does
+// inside PP-OCRv4 rec's 96..480-channel 1x1 convs (K up to 480: its B strips no longer fit L1
+// while every 6-row chunk rereads them; the whole model ran 7% slower).
 inline constexpr int64_t kMinDirectWideN = 256;
+inline constexpr int64_t kMaxDirectWideK = 64;
 
 inline int64_t direct_chunks(int64_t m) { return (m + kMaxDirectRows - 1) / kMaxDirectRows; }
 // First row of chunk i (0 <= i <= direct_chunks(m)): sizes differ by at most one.
@@ -65,9 +68,9 @@ void sgemm_direct(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
 void sgemm_direct_rows(const SgemmDirectA& a, int64_t n, const float* const* brows, int64_t col0, const float* bias,
                        const float* z, int64_t ldz, float* c, int64_t ldc, const ops::ActivationSpec* act = nullptr);
 
-// Whether an M-row product with N columns should take sgemm_direct rather than the packed sgemm
+// Whether an M x K times K x N product should take sgemm_direct rather than the packed sgemm
 // (n < 0: not known yet; then only M decides). Weights with more than kMaxDirectM rows are packed
 // for both.
-bool sgemm_direct_preferred(int64_t m, int64_t n);
+bool sgemm_direct_preferred(int64_t m, int64_t n, int64_t k);
 
 }  // namespace tsr::cpu

@@ -149,7 +149,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   }
   const int64_t nblocks = n_batch * group * per_image;
   // Few output channels per group: B (x itself, or the im2col block) is read in place.
-  const bool direct = std::is_same_v<T, float> && sgemm_direct_preferred(mg, std::min(out_size, pointwise ? block : block * ow));
+  const bool direct =
+      std::is_same_v<T, float> && sgemm_direct_preferred(mg, std::min(out_size, pointwise ? block : block * ow), kg);
   if (!direct || (direct_a && (static_cast<int64_t>(direct_a->size()) != group || (*direct_a)[0].m != mg ||
                                 (*direct_a)[0].k != kg)))
     direct_a = nullptr;
@@ -272,7 +273,7 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
       for (int64_t g = 0; g < group; ++g) {
         const float* wg = wt->data<float>() + g * mg * kg;
         direct.push_back(sgemm_direct_pack_a(mg, kg, wg, kg));
-        if (!sgemm_direct_preferred(mg, -1)) packed.push_back(sgemm_pack_a(false, mg, kg, wg, kg));
+        if (!sgemm_direct_preferred(mg, -1, kg)) packed.push_back(sgemm_pack_a(false, mg, kg, wg, kg));
       }
       WinogradWeights wino;
       if (wt->rank() == 4 && winograd_weights_apply(wt->dim(0), wt->dim(1), wt->dim(2), wt->dim(3), group))
