@@ -70,6 +70,17 @@ test('OCR page reads rendered text lines in Chromium', { skip, timeout: 300000 }
     assert.equal(await page.getAttribute('body', 'data-threads'), '1');
     await readLine(page, 'Invoice number 48213');
     await readLine(page, 'Hello Tessera 2026', path.join(repo, 'examples', 'ocr', 'hello.png'));
+    // A wasm that cannot be fetched rejects create() with not_found (instead of leaving it pending).
+    const err = await page.evaluate(async () => {
+      const { Tessera } = await import('/dist/tessera.mjs');
+      try {
+        await Tessera.create({ wasmUrl: '/dist/no-such.wasm' });
+        return 'resolved';
+      } catch (e) {
+        return `${e.name} ${e.code}: ${e.message}`;
+      }
+    });
+    assert.match(err, /^TesseraError not_found: .*no-such\.wasm/);
   });
 });
 

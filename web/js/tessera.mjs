@@ -95,18 +95,21 @@ export class Tessera {
     const threaded = threads > 1;
     const given = threaded ? options.threadsWasmUrl : options.wasmUrl;
     const url = new URL(given ?? (threaded ? './tessera-threads.wasm' : './tessera.wasm'), import.meta.url);
+    // A failed fetch/compile of the wasm rejects create() (Emscripten would wait for `done` forever).
+    let failStart = null;
+    const startFailed = new Promise((_, reject) => { failStart = reject; });
     if (kIsNode || typeof WebAssembly.instantiateStreaming !== 'function') {
       init.wasmBinary = await readWasm(url);
     } else {
       init.instantiateWasm = (imports, done) => {
         WebAssembly.instantiateStreaming(fetch(url), imports).then((r) => done(r.instance, r.module),
-          (e) => { throw new TesseraError('not_found', `${url}: ${e.message}`); });
+          (e) => failStart(new TesseraError('not_found', `${url}: ${e.message}`)));
         return {};
       };
     }
     if (threaded && kIsNode) init.nodeRequire = (await import('node:module')).createRequire(import.meta.url);
     const { default: createCore } = threaded ? await import('./tessera-threads-core.mjs') : await import('./tessera-core.mjs');
-    const rt = new Tessera(await createCore(init), threads, fallback);
+    const rt = new Tessera(await Promise.race([createCore(init), startFailed]), threads, fallback);
     if (threaded) await rt.#reserveWorkers();
     return rt;
   }
