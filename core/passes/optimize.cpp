@@ -106,7 +106,8 @@ Status disable_pass(OptimizeOptions& o, std::string_view name) {
   const std::pair<const char*, bool*> flags[] = {
       {"fold_constants", &o.fold_constants}, {"fold_pad", &o.fold_pad}, {"conv_bn", &o.conv_bn},
       {"hardswish", &o.hardswish},           {"matmul_add", &o.matmul_add}, {"fuse_residual", &o.fuse_residual},
-      {"fuse_activation", &o.fuse_activation}, {"softmax_wrapper", &o.softmax_wrapper}, {"cse", &o.cse},
+      {"fuse_activation", &o.fuse_activation}, {"fuse_separable", &o.fuse_separable},
+      {"softmax_wrapper", &o.softmax_wrapper}, {"cse", &o.cse},
       {"fuse_elementwise", &o.fuse_elementwise}, {"dce", &o.dce}};
   std::string names;
   for (const auto& [n, flag] : flags) {
@@ -146,6 +147,7 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       {"matmul_add", options.matmul_add, &opt::matmul_add_to_gemm},
       {"fuse_residual", options.fuse_residual, &opt::fuse_residual},
       {"fuse_activation", options.fuse_activation, &opt::fuse_activation},
+      {"fuse_separable", options.fuse_separable, &opt::fuse_separable},
       {"softmax_wrapper", options.softmax_wrapper, &opt::fold_softmax_wrapper},
       {"cse", options.cse, &opt::eliminate_common_subexpressions},
       {"fuse_elementwise", options.fuse_elementwise, &opt::fuse_elementwise},

@@ -16,6 +16,9 @@
 //                   FusedConv(X, W, B, Z), the kernel adding Z to each block of outputs
 //   fuse_activation Conv/Gemm + Relu/Clip/HardSwish/Sigmoid/LeakyRelu/HardSigmoid -> FusedConv/
 //                   FusedGemm (ops/fused_activation.h; the kernel applies it in its epilogue)
+//   fuse_separable  depthwise Conv [+ activation] feeding only a pointwise (1x1) Conv/FusedConv ->
+//                   FusedSeparableConv, the kernel keeping each band of depthwise output in cache
+//                   for the 1x1 product (f32, 2-D)
 //   softmax_wrapper Shape + Flatten + Softmax + Reshape (how the importer expresses Softmax-1..12
 //                   on a non-last axis) -> one Softmax when the flattened dims hold one non-1 dim
 //   cse             common-subexpression elimination: nodes with equal op, attributes and inputs
@@ -58,6 +61,7 @@ struct OptimizeOptions {
   bool matmul_add = true;
   bool fuse_residual = true;
   bool fuse_activation = true;
+  bool fuse_separable = true;
   bool softmax_wrapper = true;
   bool cse = true;
   bool fuse_elementwise = true;

@@ -69,6 +69,7 @@ Expected<int64_t> recognize_hardswish(ir::Model& model, int32_t graph_index);
 Expected<int64_t> matmul_add_to_gemm(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_residual(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index);
+Expected<int64_t> fuse_separable(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fold_softmax_wrapper(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_elementwise(ir::Model& model, int32_t graph_index);
 Expected<int64_t> eliminate_common_subexpressions(ir::Model& model, int32_t graph_index);

@@ -117,6 +117,107 @@ TEST_CASE("optimize: Conv + residual Add [+ activation] -> FusedConv(X, W, B, Z)
   }
 }
 
+namespace {
+
+// A depthwise conv block: x -> depthwise (window, optional activation) -> 1x1 conv (M channels)
+// [+ residual z] [+ activation].
+struct SeparableCase {
+  const char* what;
+  Shape x;
+  int64_t k, stride, dil;
+  std::vector<int64_t> pads;
+  const char* dw_act;  // "" = none
+  int64_t m;
+  bool residual;
+  const char* act;
+};
+
+int32_t separable_block(Builder& b, const SeparableCase& sc, int32_t x, int32_t z) {
+  const int64_t c = sc.x[1];
+  const int32_t d = b.node("Conv", {x, b.constant(b.random({c, 1, sc.k, sc.k})), b.constant(b.random({c}))},
+                           {ir::Attribute::make_int("group", c), ir::Attribute::make_ints("pads", sc.pads),
+                            ir::Attribute::make_ints("strides", {sc.stride, sc.stride}),
+                            ir::Attribute::make_ints("dilations", {sc.dil, sc.dil})});
+  const int32_t da = *sc.dw_act ? activation(b, sc.dw_act, d) : d;
+  int32_t y = b.node("Conv", {da, b.constant(b.random({sc.m, c, 1, 1})), b.constant(b.random({sc.m}))});
+  if (sc.residual) y = b.node("Add", {y, z});
+  return *sc.act ? activation(b, sc.act, y) : y;
+}
+
+}  // namespace
+
+TEST_CASE("optimize: depthwise Conv [+ act] -> 1x1 Conv [+ Z] [+ act] -> FusedSeparableConv", "[optimize]") {
+  const SeparableCase cases[] = {
+      // BlazeFace: 3x3 depthwise, then 1x1 + the block input + Relu.
+      {"BlazeFace block", {1, 24, 20, 70}, 3, 1, 1, {1, 1, 1, 1}, "", 24, true, "Relu"},
+      // MobileNetV2: depthwise + Relu6, then the 1x1 projection (+ residual when shapes allow).
+      {"MobileNetV2 projection", {1, 16, 9, 13}, 3, 1, 1, {1, 1, 1, 1}, "Clip", 8, false, ""},
+      {"stride 2, asymmetric pads", {2, 8, 11, 17}, 3, 2, 1, {0, 0, 1, 1}, "Relu", 12, false, "HardSwish"},
+      {"5x5, narrow planes", {1, 6, 7, 9}, 5, 1, 1, {2, 2, 2, 2}, "HardSwish", 6, true, ""},
+      {"dilated, 96 outputs (packed SGEMM)", {1, 10, 12, 40}, 3, 1, 2, {2, 2, 2, 2}, "", 96, false, "Relu"},
+  };
+  for (const SeparableCase& sc : cases) {
+    for (int threads : {1, 3}) {
+      INFO(sc.what << ", " << threads << " thread(s)");
+      Builder b;
+      const int32_t x = b.input(sc.x);
+      const int64_t oh = (sc.x[2] + sc.pads[0] + sc.pads[2] - sc.dil * (sc.k - 1) - 1) / sc.stride + 1;
+      const int64_t ow = (sc.x[3] + sc.pads[1] + sc.pads[3] - sc.dil * (sc.k - 1) - 1) / sc.stride + 1;
+      const int32_t z = sc.residual ? b.input({sc.x[0], sc.m, oh, ow}) : -1;
+      b.output(separable_block(b, sc, x, z));
+      const ir::Model opt = optimize_and_compare(b, threads);
+      REQUIRE(ops_of(opt) == std::vector<std::string>{"FusedSeparableConv"});
+      const ir::Node& f = opt.main().nodes[0];
+      CHECK(f.inputs.size() == (sc.residual ? 6u : 5u));  // X, W_dw, W_pw, B_dw, B_pw [, Z]
+      CHECK((f.attr("dw_activation") != nullptr) == (*sc.dw_act != 0));
+      CHECK((f.attr("activation") != nullptr) == (*sc.act != 0));
+      CHECK(f.attr_int("group", 1) == sc.x[1]);
+    }
+  }
+}
+
+TEST_CASE("optimize: depthwise convs that feed more than a plain 1x1 conv stay apart", "[optimize]") {
+  const SeparableCase sc = {"", {1, 4, 6, 6}, 3, 1, 1, {1, 1, 1, 1}, "", 5, false, ""};
+  {
+    Builder b;  // the depthwise output is also a graph output
+    const int32_t x = b.input(sc.x);
+    const int32_t d = b.node("Conv", {x, b.constant(b.random({4, 1, 3, 3}))},
+                             {ir::Attribute::make_int("group", 4), ir::Attribute::make_ints("pads", {1, 1, 1, 1})});
+    b.output(b.node("Conv", {d, b.constant(b.random({5, 4, 1, 1}))}));
+    b.output(d);
+    CHECK(ops_of(optimize_and_compare(b)) == std::vector<std::string>{"Conv", "Conv"});
+  }
+  {
+    Builder b;  // the 1x1 conv is strided
+    const int32_t x = b.input(sc.x);
+    const int32_t d = b.node("Conv", {x, b.constant(b.random({4, 1, 3, 3}))},
+                             {ir::Attribute::make_int("group", 4), ir::Attribute::make_ints("pads", {1, 1, 1, 1})});
+    b.output(b.node("Conv", {d, b.constant(b.random({5, 4, 1, 1}))}, {ir::Attribute::make_ints("strides", {2, 2})}));
+    CHECK(ops_of(optimize_and_compare(b)) == std::vector<std::string>{"Conv", "Conv"});
+  }
+  {
+    Builder b;  // a grouped (not depthwise) first conv
+    const int32_t x = b.input(sc.x);
+    const int32_t d = b.node("Conv", {x, b.constant(b.random({4, 2, 3, 3}))},
+                             {ir::Attribute::make_int("group", 2), ir::Attribute::make_ints("pads", {1, 1, 1, 1})});
+    b.output(b.node("Conv", {d, b.constant(b.random({5, 4, 1, 1}))}));
+    CHECK(ops_of(optimize_and_compare(b)) == std::vector<std::string>{"Conv", "Conv"});
+  }
+}
+
+TEST_CASE("FusedSeparableConv: weights that do not fit are load errors naming the node", "[optimize]") {
+  Builder b;
+  const int32_t x = b.input({1, 4, 5, 5});
+  b.output(b.node("FusedSeparableConv",
+                  {x, b.constant(b.random({4, 1, 3, 3})), b.constant(b.random({6, 3, 1, 1}))},
+                  {ir::Attribute::make_int("group", 4), ir::Attribute::make_ints("pads", {1, 1, 1, 1})}));
+  Status s = passes::verify_model(b.model);
+  REQUIRE_FALSE(s.ok());
+  INFO(s.message());
+  CHECK(s.message().find("W_pw") != std::string::npos);
+  CHECK(s.message().find("FusedSeparableConv") != std::string::npos);
+}
+
 TEST_CASE("optimize: an Add that broadcasts or reads the conv twice is not a residual", "[optimize]") {
   const ConvShape& cs = kConvShapes[0];
   {
