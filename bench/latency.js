@@ -4,7 +4,7 @@
 //
 // Usage: /usr/bin/node bench/latency.js [--tessera PATH] [--rounds 3] [--repeat 10] [--warmup 2]
 //          [--threads 1,2] [--models a,b,...] [--work-dir build/bench] [--json OUT.json]
-//          [--compare BEFORE.json] [--tessera-args "--no-optimize"]
+//          [--compare BEFORE.json] [--tessera-args "--no-optimize"] [--baseline OTHER_TESSERA]
 // Needs: the models (third_party/models/fetch.sh), onnxruntime-node (scripts/install_deps.sh),
 // GNU time (/usr/bin/time, for peak RSS) and a release build of the CLI.
 //
@@ -85,11 +85,13 @@ function runTessera(tessera, tsr, threads, warmup, repeat, feeds, extra) {
 
 function printTable(res, threadList, before) {
   const fmt = (x, d = 2) => (x === undefined ? '–' : x.toFixed(d));
+  const base = res.baseline !== undefined;
   let head = '| model | input |';
   let rule = '| --- | --- |';
   for (const t of threadList) {
-    head += ` ORT ${t}t (ms) | tessera ${t}t (ms) | ratio ${t}t |` + (before ? ` before ${t}t |` : '');
-    rule += ' ---: | ---: | ---: |' + (before ? ' ---: |' : '');
+    head += ` ORT ${t}t (ms) | tessera ${t}t (ms) | ratio ${t}t |` + (before ? ` before ${t}t |` : '') +
+            (base ? ` baseline ${t}t (ms) | baseline ratio ${t}t |` : '');
+    rule += ' ---: | ---: | ---: |' + (before ? ' ---: |' : '') + (base ? ' ---: | ---: |' : '');
   }
   head += ' ORT peak RSS (MB) | tessera peak RSS (MB) |';
   rule += ' ---: | ---: |';
@@ -97,6 +99,7 @@ function printTable(res, threadList, before) {
   console.log(rule);
   const ratios = {};
   const beforeRatios = {};
+  const baseRatios = {};
   for (const r of res.models) {
     let line = `| ${r.name} | ${r.shape} |`;
     for (const t of threadList) {
@@ -111,6 +114,11 @@ function printTable(res, threadList, before) {
         if (br !== undefined) (beforeRatios[t] = beforeRatios[t] || []).push(br);
         line += ` ${fmt(br)} |`;
       }
+      if (base) {
+        const bratio = x.baseline_ms / x.ort_ms;
+        (baseRatios[t] = baseRatios[t] || []).push(bratio);
+        line += ` ${fmt(x.baseline_ms, 3)} | ${fmt(bratio)} |`;
+      }
     }
     line += ` ${fmt(r.ort_rss_kb / 1024, 1)} | ${fmt(r.tessera_rss_kb / 1024, 1)} |`;
     console.log(line);
@@ -122,6 +130,7 @@ function printTable(res, threadList, before) {
     const worstName = res.models[ratios[t].indexOf(worst)].name;
     let s = `${t} thread(s): geo-mean ratio tessera/onnxruntime ${fmt(geomean(ratios[t]))}, worst ${fmt(worst)} (${worstName})`;
     if (before && beforeRatios[t]) s += `; before: geo-mean ${fmt(geomean(beforeRatios[t]))}`;
+    if (base && baseRatios[t]) s += `; baseline (same rounds): geo-mean ${fmt(geomean(baseRatios[t]))}`;
     console.log(s + '.');
   }
 }
@@ -129,7 +138,7 @@ function printTable(res, threadList, before) {
 // The flags above (each takes a value); anything else is a typo and stops the script, instead of
 // silently running with the defaults (e.g. --out for --json would drop the figures).
 const kFlags = ['tessera', 'rounds', 'repeat', 'warmup', 'threads', 'models', 'work-dir', 'json', 'compare',
-                'tessera-args'];
+                'tessera-args', 'baseline'];
 
 async function main() {
   for (let i = 2; i < process.argv.length; i += 2) {
@@ -147,6 +156,10 @@ async function main() {
   const work = path.resolve(arg('work-dir', path.join(lib.kRepo, 'build', 'bench')));
   const only = arg('models');
   const tessera = findTessera();
+  // --baseline PATH: a second tessera binary (e.g. main's build) run right after the first in
+  // every round, for an A/B under the same machine load.
+  const baseline = arg('baseline');
+  if (baseline && !fs.existsSync(baseline)) throw new Error(`--baseline ${baseline}: no such file`);
   let models = lib.loadModels();
   // Every model, including those whose accuracy test is disabled ("enabled": false): speed is still measured.
   models = only ? models.filter(m => only.split(',').includes(m.name)) : models;
@@ -179,26 +192,31 @@ async function main() {
       for (const t of threadList) {
         const o = runOrt(p.onnx, t, warmup, repeat, p.feeds);
         const s = runTessera(tessera, p.tsr, t, tsrWarmup, repeat, p.feeds, extra);
-        const slot = ((samples[p.model.name] = samples[p.model.name] || {})[t] = samples[p.model.name][t] || { ort: [], tsr: [] });
+        const b = baseline ? runTessera(baseline, p.tsr, t, hasWarmup(baseline) ? warmup : 0, repeat, p.feeds, extra) : null;
+        const slot = ((samples[p.model.name] = samples[p.model.name] || {})[t] = samples[p.model.name][t] || { ort: [], tsr: [], base: [] });
         slot.ort.push(o.ms);
         slot.tsr.push(s.ms);
+        if (b) slot.base.push(b.ms);
         const m = (rss[p.model.name] = rss[p.model.name] || { ort: 0, tsr: 0, base: 0 });
         m.ort = Math.max(m.ort, o.maxrss_kb);
         m.tsr = Math.max(m.tsr, s.maxrss_kb);
         m.base = Math.max(m.base, o.base_rss_kb);
-        console.error(`round ${round + 1}/${rounds} ${p.model.name} ${t}t: onnxruntime ${o.ms.toFixed(3)} ms, tessera ${s.ms.toFixed(3)} ms`);
+        console.error(`round ${round + 1}/${rounds} ${p.model.name} ${t}t: onnxruntime ${o.ms.toFixed(3)} ms, tessera ${s.ms.toFixed(3)} ms` +
+                      (b ? `, baseline ${b.ms.toFixed(3)} ms` : ''));
       }
     }
   }
 
   const cpu = (os.cpus()[0] || {}).model || 'unknown CPU';
   const res = { cpu, rounds, repeat, warmup, tessera_args: extra, date: new Date().toISOString(), models: [] };
+  if (baseline) res.baseline = baseline;
   for (const p of prepared) {
     const r = { name: p.model.name, shape: p.shape, threads: {}, ort_rss_kb: rss[p.model.name].ort,
                 tessera_rss_kb: rss[p.model.name].tsr, node_base_rss_kb: rss[p.model.name].base };
     for (const t of threadList) {
       const s = samples[p.model.name][t];
       r.threads[t] = { ort_ms: median(s.ort), tessera_ms: median(s.tsr), ort_rounds: s.ort, tessera_rounds: s.tsr };
+      if (baseline) Object.assign(r.threads[t], { baseline_ms: median(s.base), baseline_rounds: s.base });
     }
     res.models.push(r);
   }

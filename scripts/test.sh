@@ -6,11 +6,13 @@
 #               the fuzz harnesses (tests/fuzz) in that one build; runs the '^unit: ' tests and
 #               each harness's smoke test (its corpora, then TSR_FUZZ_SMOKE_SECONDS of fuzzing);
 #   4. tsan:    clang + ThreadSanitizer: the stress test, and the unit tests of what runs on
-#               several threads (thread pool, re-entrant Plan, inter-op, threaded Conv, SIMD dispatch);
+#               several threads (thread pool, re-entrant Plan, inter-op, threaded Conv, SIMD
+#               dispatch), built as their own executable (tessera_thread_tests);
 #   5. wasm:    Emscripten build of tessera_unit_tests, run under node through ctest.
 #   6. web:     the browser package (web/: tessera_web in the same build/wasm, so core objects
-#               are shared), its node suites (web/test/) and the headless Chromium test
-#               (tests/web/), counted from node --test's TAP summary.
+#               are shared; tessera_web_threads, the pthreads build, in build/wasm-threads, which
+#               compiles core again with -pthread), its node suites (web/test/) and the headless
+#               Chromium test (tests/web/), counted from node --test's TAP summary.
 #   7. playground: the Dear ImGui playground for the browser (tessera_playground in build/wasm,
 #               sharing the web stage's objects) driven in headless Chromium
 #               (tests/web/playground.browser.mjs), and the native tessera-playground (in
@@ -106,18 +108,24 @@ run_stage() {
   summary+=("$name: $p passed, $f failed, $s skipped; configure $((t1 - t))s, build ${build_s}s (cpu ${build_cpu:-?}s), ctest $((SECONDS - t2))s")
 }
 
-# web: builds web/dist in build/wasm and runs `node --test` over the package's suites.
+# web: builds web/dist (tessera_web in build/wasm, tessera_web_threads in build/wasm-threads)
+# and runs `node --test` over the package's suites.
 run_web_stage() {
-  local t=$SECONDS t1 t2 log="$logdir/web.log"
+  local t=$SECONDS t1 t2 tt log="$logdir/web.log" tf="$logdir/web-build.time" tft="$logdir/web-threads-build.time"
   export NODE_PATH=/usr/share/nodejs
-  echo "==== [web] configure + build tessera_web"
+  echo "==== [web] configure + build tessera_web, then tessera_web_threads (wasm-threads)"
   if ! { cmake --preset wasm >"$logdir/web-configure.log" 2>&1 &&
-         cmake --build "$root/build/wasm" -j"$jobs" --target tessera_web >"$logdir/web-build.log" 2>&1; }; then
+         { TIMEFORMAT='%U %S'; time cmake --build "$root/build/wasm" -j"$jobs" --target tessera_web >"$logdir/web-build.log" 2>&1; } 2>"$tf" &&
+         tt=$SECONDS &&
+         { TIMEFORMAT='%U %S'; time { cmake --preset wasm-threads >>"$logdir/web-configure.log" 2>&1 &&
+             cmake --build "$root/build/wasm-threads" -j"$jobs" --target tessera_web_threads >>"$logdir/web-build.log" 2>&1; }; } 2>"$tft"; }; then
     tail -n 40 "$logdir/web-configure.log" "$logdir/web-build.log"
     echo "==== [web] build FAILED (logs: $logdir/web-*.log)"
     total_fail=$((total_fail + 1)); summary+=("web: build failed after $(stage_time $t)"); return
   fi
   t1=$SECONDS
+  local cpu cpu_threads
+  cpu="$(awk '{ printf "%d", $1 + $2 }' "$tf" 2>/dev/null)"; cpu_threads="$(awk '{ printf "%d", $1 + $2 }' "$tft" 2>/dev/null)"
   echo "==== [web] node --test web/test/*.test.mjs tests/web/*.test.mjs"
   node --test --test-reporter=tap web/test/*.test.mjs tests/web/*.test.mjs >"$log" 2>&1
   grep -E "^not ok|^# (tests|pass|fail|skipped)" "$log" | sed 's/^/  /'
@@ -128,7 +136,7 @@ run_web_stage() {
   if ((p + f + s == 0)); then echo "==== [web] no tests ran: counted as a failure"; f=1; fi
   if ((f)); then grep -B2 -A30 "^not ok" "$log" | head -120; fi
   total_pass=$((total_pass + p)); total_fail=$((total_fail + f)); total_skip=$((total_skip + s))
-  summary+=("web: $p passed, $f failed, $s skipped; build $((t1 - t))s, node tests $((t2 - t1))s")
+  summary+=("web: $p passed, $f failed, $s skipped; build $((t1 - t))s (tessera_web cpu ${cpu:-?}s; then the threads build: $((t1 - tt))s, cpu ${cpu_threads:-?}s, protobuf's -pthread flavor at its configure included), node tests $((t2 - t1))s")
 }
 
 # playground: builds tessera_playground (build/wasm) and the native one + the CLI (build/release),
@@ -176,7 +184,7 @@ for st in $stages; do
         run_stage asan asan "--target tessera_unit_tests tessera_c_api_test tsr_fuzzers" "-R ^(unit|c_api|fuzz):" ;;
     tsan)
       TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}" \
-        run_stage tsan tsan "--target tessera_stress_test tessera_unit_tests" \
+        run_stage tsan tsan "--target tessera_stress_test tessera_thread_tests" \
           "-R ^(stress:|unit:(SIMD.dispatch|Plan::run|Inter-op|ThreadPool|Conv.f32))" ;;
     wasm)
       # Emscripten 3.1.6's linker needs Debian's node modules (acorn).

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_direct.h"
 
 namespace tsr::cpu {
 
@@ -108,7 +109,10 @@ Expected<std::unique_ptr<exec::Kernel>> CpuBackend::create_kernel(const exec::Ke
   return def->create(init);
 }
 
-void CpuBackend::prepare_thread() { sgemm_prepare_thread(); }
+void CpuBackend::prepare_thread() {
+  sgemm_prepare_thread();
+  sgemm_direct_prepare_thread();
+}
 
 std::vector<DType> CpuBackend::kernel_dtypes(std::string_view op) const {
   const KernelDef* def = kernel_registry().find(op);

@@ -54,7 +54,7 @@ class CpuBackend final : public exec::Backend {
   bool supports(const ir::Node& node, const std::vector<ops::ValueType>& inputs) const override;
   Expected<std::unique_ptr<exec::Kernel>> create_kernel(const exec::KernelInit& init) override;
   std::vector<DType> kernel_dtypes(std::string_view op) const override;
-  // Sizes the SGEMM packing buffers of the calling thread (sgemm_prepare_thread).
+  // Sizes the calling thread's GEMM buffers (sgemm_prepare_thread, sgemm_direct_prepare_thread).
   void prepare_thread() override;
 };
 

@@ -1,10 +1,14 @@
-// Tessera's wasm (web/dist) against onnxruntime-web 1.30 (wasm backend, SIMD, 1 thread) under
-// node, on the models and seeded inputs of tests/models/models.json, in one script run:
-//  - latency: per model, both sessions created, 3 warm-up runs each, then REPEAT rounds that
-//    alternate one Tessera run and one onnxruntime run; medians and the ratio Tessera / ort;
+// Tessera's wasm (web/dist) against onnxruntime-web 1.30 (wasm backend, SIMD) under node, on the
+// models and seeded inputs of tests/models/models.json, in one script run:
+//  - latency at 1 thread (tessera.wasm vs ort-web with numThreads 1): per model, both sessions
+//    created, 3 warm-up runs each, then REPEAT rounds that alternate one Tessera run and one
+//    onnxruntime run; medians and the ratio Tessera / ort;
+//  - the same at THREADS threads (tessera-threads.wasm vs ort-web's threaded wasm with
+//    numThreads = intraOpNumThreads = THREADS), in a child process: ort-web fixes its thread
+//    count once per process;
 //  - time to first result (PP-OCRv4 rec): a fresh node process per sample, alternating
 //    runtimes, timing runtime start + model load (from .onnx bytes) + the first run.
-// Usage: node bench/web/bench.mjs [--repeat N] [--ttfr N] [--models a,b]
+// Usage: node bench/web/bench.mjs [--repeat N] [--ttfr N] [--threads N (default 2, 0: none)] [--models a,b]
 // Needs: web/dist (bash web/build.sh), bench/web/node_modules (cd bench/web && npm ci),
 //        third_party/models (fetch.sh).
 import { createRequire } from 'node:module';
@@ -20,18 +24,20 @@ const lib = require(path.join(repo, 'tests', 'models', 'lib.js'));
 const args = process.argv.slice(2);
 const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
 
-async function tesseraRuntime() {
+async function tesseraRuntime(threads = 1) {
   const { Tessera } = await import(path.join(repo, 'web', 'dist', 'tessera.mjs'));
-  return Tessera.create({ threads: 1 });
+  const tsr = await Tessera.create({ threads });
+  if (tsr.threads !== threads) throw new Error(`Tessera runs ${tsr.threads} threads, not ${threads}: ${tsr.threadsFallback}`);
+  return tsr;
 }
-async function ortRuntime() {
+async function ortRuntime(threads = 1) {
   const ort = (await import('onnxruntime-web')).default ?? (await import('onnxruntime-web'));
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = threads;
   ort.env.wasm.simd = true;
   ort.env.logLevel = 'error';
   return ort;
 }
-const ortOptions = { executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: 1, interOpNumThreads: 1 };
+const ortOptions = (threads = 1) => ({ executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: threads, interOpNumThreads: 1 });
 
 // Child mode: one time-to-first-result sample, printed in ms.
 if (args[0] === '--child') {
@@ -47,7 +53,7 @@ if (args[0] === '--child') {
     await m.run(feeds);
   } else {
     const ort = await ortRuntime();
-    const s = await ort.InferenceSession.create(bytes, ortOptions);
+    const s = await ort.InferenceSession.create(bytes, ortOptions());
     await s.run(Object.fromEntries(inputs.map((t) => [t.name, new ort.Tensor(t.dtype, t.data, t.shape)])));
   }
   console.log((performance.now() - t0).toFixed(1));
@@ -57,42 +63,76 @@ if (args[0] === '--child') {
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
 const repeat = Number(opt('--repeat', '30'));
 const ttfrN = Number(opt('--ttfr', '5'));
+const threadsN = Number(opt('--threads', '2'));
 const only = opt('--models', null)?.split(',');
 
-const tsr = await tesseraRuntime();
-const ort = await ortRuntime();
-const rows = [];
-for (const model of lib.loadModels()) {
-  if (only && !only.includes(model.name)) continue;
-  const file = path.join(lib.modelsDir(), model.file);
-  const bytes = new Uint8Array(fs.readFileSync(file));
-  const inputs = lib.makeInputs(model, 1234);
-  const m = await tsr.load(bytes, { name: model.file });
-  const s = await ort.InferenceSession.create(bytes, ortOptions);
-  const tf = Object.fromEntries(inputs.map((t) => [t.name, { dtype: t.dtype, shape: t.shape, data: t.data }]));
-  const of = Object.fromEntries(inputs.map((t) => [t.name, new ort.Tensor(t.dtype, t.data, t.shape)]));
-  for (let i = 0; i < 3; i++) { await m.run(tf); await s.run(of); }
-  const tt = [], to = [];
-  for (let i = 0; i < repeat; i++) {
-    let t = performance.now(); await m.run(tf); tt.push(performance.now() - t);
-    t = performance.now(); await s.run(of); to.push(performance.now() - t);
+// Median latencies of every model at `threads` threads, both runtimes alternating: [{model, input, ort, tessera}].
+async function latency(threads) {
+  const tsr = await tesseraRuntime(threads);
+  const ort = await ortRuntime(threads);
+  const rows = [];
+  for (const model of lib.loadModels()) {
+    if (only && !only.includes(model.name)) continue;
+    const file = path.join(lib.modelsDir(), model.file);
+    const bytes = new Uint8Array(fs.readFileSync(file));
+    const inputs = lib.makeInputs(model, 1234);
+    const m = await tsr.load(bytes, { name: model.file });
+    const s = await ort.InferenceSession.create(bytes, ortOptions(threads));
+    const tf = Object.fromEntries(inputs.map((t) => [t.name, { dtype: t.dtype, shape: t.shape, data: t.data }]));
+    const of = Object.fromEntries(inputs.map((t) => [t.name, new ort.Tensor(t.dtype, t.data, t.shape)]));
+    for (let i = 0; i < 3; i++) { await m.run(tf); await s.run(of); }
+    const tt = [], to = [];
+    for (let i = 0; i < repeat; i++) {
+      let t = performance.now(); await m.run(tf); tt.push(performance.now() - t);
+      t = performance.now(); await s.run(of); to.push(performance.now() - t);
+    }
+    m.dispose();
+    await s.release?.();
+    const row = { model: model.name, input: inputs.map((t) => `[${t.shape}]`).join(' '), ort: median(to), tessera: median(tt) };
+    rows.push(row);
+    console.error(`${threads} thread(s) ${row.model}: ort ${row.ort.toFixed(3)} ms, tessera ${row.tessera.toFixed(3)} ms, ratio ${(row.tessera / row.ort).toFixed(2)}`);
   }
-  m.dispose();
-  await s.release?.();
-  const row = { model: model.name, input: inputs.map((t) => `[${t.shape}]`).join(' '), ort: median(to), tessera: median(tt) };
-  row.ratio = row.tessera / row.ort;
-  rows.push(row);
-  console.error(`${row.model}: ort ${row.ort.toFixed(3)} ms, tessera ${row.tessera.toFixed(3)} ms, ratio ${row.ratio.toFixed(2)}`);
+  tsr.dispose();
+  return rows;
+}
+
+// Child mode: the latency rows at N threads as JSON (ort-web's thread count is per process).
+if (args[0] === '--child-latency') {
+  console.log(JSON.stringify(await latency(Number(args[1]))));
+  process.exit(0);
+}
+
+const rows = await latency(1);
+let trows = null;
+if (threadsN > 1) {
+  const childArgs = [fileURLToPath(import.meta.url), '--child-latency', String(threadsN), '--repeat', String(repeat)];
+  if (only) childArgs.push('--models', only.join(','));
+  const out = execFileSync(process.execPath, childArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+  trows = Object.fromEntries(JSON.parse(out.trim().split('\n').pop()).map((r) => [r.model, r]));
 }
 
 const fmt = (x) => (x >= 10 ? x.toFixed(2) : x >= 1 ? x.toFixed(3) : x.toFixed(4));
-console.log(`node ${process.version}, 1 thread, median of ${repeat} alternating runs\n`);
-console.log('| model | input | onnxruntime-web (ms) | Tessera wasm (ms) | ratio |');
-console.log('| --- | --- | ---: | ---: | ---: |');
-for (const r of rows) console.log(`| ${r.model} | ${r.input} | ${fmt(r.ort)} | ${fmt(r.tessera)} | ${r.ratio.toFixed(2)} |`);
+const geo = (xs) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+const nt = threadsN;
+console.log(`node ${process.version}, median of ${repeat} alternating runs; 1 thread: tessera.wasm vs ort-web numThreads 1` +
+  (trows ? `; ${nt} threads: tessera-threads.wasm vs ort-web numThreads ${nt} (own process)` : '') + '\n');
+console.log('| model | input | onnxruntime-web (ms) | Tessera wasm (ms) | ratio |' +
+  (trows ? ` ort-web ${nt} thr (ms) | Tessera ${nt} thr (ms) | ratio |` : ''));
+console.log('| --- | --- | ---: | ---: | ---: |' + (trows ? ' ---: | ---: | ---: |' : ''));
+for (const r of rows) {
+  const t = trows?.[r.model];
+  console.log(`| ${r.model} | ${r.input} | ${fmt(r.ort)} | ${fmt(r.tessera)} | ${(r.tessera / r.ort).toFixed(2)} |` +
+    (t ? ` ${fmt(t.ort)} | ${fmt(t.tessera)} | ${(t.tessera / t.ort).toFixed(2)} |` : ''));
+}
 if (rows.length) {
-  const geo = Math.exp(rows.reduce((a, r) => a + Math.log(r.ratio), 0) / rows.length);
-  console.log(`\ngeo-mean ratio ${geo.toFixed(2)}, worst ${Math.max(...rows.map((r) => r.ratio)).toFixed(2)}`);
+  const ratios = rows.map((r) => r.tessera / r.ort);
+  console.log(`\n1 thread: geo-mean ratio ${geo(ratios).toFixed(2)}, worst ${Math.max(...ratios).toFixed(2)}`);
+  if (trows) {
+    const tr = rows.map((r) => trows[r.model].tessera / trows[r.model].ort);
+    console.log(`${nt} threads: geo-mean ratio ${geo(tr).toFixed(2)}, worst ${Math.max(...tr).toFixed(2)}; ` +
+      `speed-up over 1 thread (geo-mean): Tessera ${geo(rows.map((r) => r.tessera / trows[r.model].tessera)).toFixed(2)}x, ` +
+      `ort-web ${geo(rows.map((r) => r.ort / trows[r.model].ort)).toFixed(2)}x`);
+  }
 }
 
 if (ttfrN > 0 && (!only || only.includes('ppocr_v4_rec'))) {

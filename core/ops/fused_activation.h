@@ -10,6 +10,8 @@
 //                      none for the others. Same semantics as the ONNX op of that name.
 //   activation_affine  floats {scale, shift}, optional: after the activation, y = y * scale + shift
 //                      (the scalar affine layers PP-OCR's backbones put after each activation).
+// FusedSeparableConv carries a second set, for its depthwise stage, named dw_activation,
+// dw_activation_params and dw_activation_affine.
 #pragma once
 
 #include <cstdint>
@@ -35,11 +37,12 @@ struct ActivationSpec {
 
 // The activation of a fused node's attributes; kNone when the node has no `activation`
 // attribute (a plain Conv/Gemm). kInvalidModel naming `place` for an unknown name or a wrong
-// number of params.
-Expected<ActivationSpec> activation_of(const ir::Node& node, const std::string& place);
+// number of params. `prefix` selects a second activation of the same node: FusedSeparableConv's
+// depthwise one is "dw_activation", "dw_activation_params", "dw_activation_affine".
+Expected<ActivationSpec> activation_of(const ir::Node& node, const std::string& place, const std::string& prefix = "");
 
-// The attributes to put on a fused node for `spec` (kind must not be kNone).
-std::vector<ir::Attribute> activation_attributes(const ActivationSpec& spec);
+// The attributes to put on a fused node for `spec` (kind must not be kNone), names with `prefix`.
+std::vector<ir::Attribute> activation_attributes(const ActivationSpec& spec, const std::string& prefix = "");
 
 // The name the `activation` attribute uses ("Relu", ...), "" for kNone.
 const char* activation_name(FusedActivation kind);

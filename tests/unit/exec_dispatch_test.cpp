@@ -20,10 +20,10 @@
 #include "core/ir/graph.h"
 #include "core/passes/infer_types.h"
 #include "tests/unit/graph_test_util.h"
+#include "tests/unit/kernel_test_util.h"
 
 using namespace tsr;
-using test::add_node;
-using test::add_value;
+using namespace tsr::test;
 
 namespace {
 
@@ -95,25 +95,6 @@ void check_close(const Tensor& got, const Tensor& want, double tol) {
     INFO("element " << i << ": " << a << " vs " << e);
     REQUIRE(std::abs(a - e) <= tol * (1 + std::abs(e)));
   }
-}
-
-// The targets this build compiled that this CPU can run, best first.
-std::vector<int64_t> runnable_targets() {
-  std::vector<int64_t> out;
-#if (HWY_TARGETS & (HWY_TARGETS - 1)) != 0
-  for (int64_t t = hwy::SupportedTargets() & HWY_TARGETS; t != 0; t &= t - 1) out.push_back(t & -t);
-#else
-  out.push_back(HWY_STATIC_TARGET);
-#endif
-  return out;
-}
-
-void use_target(int64_t target) {
-#if (HWY_TARGETS & (HWY_TARGETS - 1)) != 0
-  hwy::SetSupportedTargetsForTest(target);  // 0: back to the CPU's own set
-#else
-  (void)target;
-#endif
 }
 
 }  // namespace

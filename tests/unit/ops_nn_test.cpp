@@ -11,8 +11,10 @@
 #include "core/exec/session.h"
 #include "core/ir/graph.h"
 #include "core/passes/infer_types.h"
+#include "tests/unit/kernel_test_util.h"
 
 using namespace tsr;
+using namespace tsr::test;
 
 namespace {
 
@@ -91,43 +93,6 @@ void check_close(const Tensor& got, const std::vector<double>& want, double tol)
     max_err = std::max(max_err, std::fabs(g - w) / (1 + std::fabs(w)));
   }
   CHECK(max_err <= tol);
-}
-
-// Direct convolution by definition (ONNX Conv), any spatial rank, explicit pads per dim.
-std::vector<double> conv_ref(const Tensor& x, const Tensor& w, const Tensor* b, int64_t group,
-                             const std::vector<int64_t>& strides, const std::vector<int64_t>& dil,
-                             const std::vector<int64_t>& pb, const Shape& out_shape) {
-  const int64_t n = x.dim(0), c = x.dim(1), m = w.dim(0), cg = c / group, mg = m / group;
-  const size_t r = static_cast<size_t>(x.rank() - 2);
-  const int64_t out_sp = shape_numel(Shape(out_shape.begin() + 2, out_shape.end()));
-  const int64_t k_sp = shape_numel(Shape(w.shape().begin() + 2, w.shape().end()));
-  const int64_t in_sp = shape_numel(Shape(x.shape().begin() + 2, x.shape().end()));
-  std::vector<double> y(static_cast<size_t>(n * m * out_sp));
-  std::vector<int64_t> o(r), kk(r);
-  for (int64_t bn = 0; bn < n; ++bn)
-    for (int64_t oc = 0; oc < m; ++oc) {
-      const int64_t g = oc / mg;
-      for (int64_t op = 0; op < out_sp; ++op) {
-        int64_t t = op;
-        for (size_t d = r; d-- > 0;) o[d] = t % out_shape[d + 2], t /= out_shape[d + 2];
-        double s = b ? b->scalar_f64(oc) : 0.0;
-        for (int64_t ic = 0; ic < cg; ++ic)
-          for (int64_t kp = 0; kp < k_sp; ++kp) {
-            int64_t t2 = kp, in_off = 0;
-            bool inside = true;
-            for (size_t d = r; d-- > 0;) kk[d] = t2 % w.dim(d + 2), t2 /= w.dim(d + 2);
-            for (size_t d = 0; d < r; ++d) {
-              const int64_t i = o[d] * strides[d] - pb[d] + kk[d] * dil[d];
-              inside = inside && i >= 0 && i < x.dim(d + 2);
-              in_off = in_off * x.dim(d + 2) + i;
-            }
-            if (!inside) continue;
-            s += x.scalar_f64((bn * c + g * cg + ic) * in_sp + in_off) * w.scalar_f64((oc * cg + ic) * k_sp + kp);
-          }
-        y[static_cast<size_t>((bn * m + oc) * out_sp + op)] = s;
-      }
-    }
-  return y;
 }
 
 }  // namespace
@@ -368,6 +333,10 @@ TEST_CASE("MaxPool without Indices matches the definition across row splits and 
       {{1, 2, 40}, {5}, {3}, {1}, {2, 2}, 1},
       {{1, 2, 5, 6, 7}, {2, 3, 2}, {1, 2, 1}, {2, 1, 1}, {1, 0, 1, 0, 1, 1}, 0},
       {{1, 1, 6, 6}, {3, 3}, {1, 1}, {1, 1}, {3, 3, 3, 3}, 0},  // windows wholly in the padding
+      // 2x2 windows with stride 2 along rows (their own loop): even and odd sizes, pads, ceil_mode.
+      {{1, 3, 12, 18}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 0},
+      {{2, 2, 9, 37}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 1, 1}, 1},
+      {{1, 2, 8, 35}, {2, 2}, {1, 2}, {1, 1}, {1, 1, 0, 0}, 0},
   };
   for (int threads : {1, 3}) {
     for (const Cfg& cfg : cfgs) {

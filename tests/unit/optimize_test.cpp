@@ -20,87 +20,19 @@
 #include "core/ir/graph.h"
 #include "core/passes/optimize.h"
 #include "core/passes/verify_model.h"
+#include "tests/unit/optimize_test_util.h"
 
 using namespace tsr;
+using namespace tsr::opt_test;
 
 namespace {
 
-struct Builder {
-  ir::Model model;
-  std::vector<Tensor> feeds;
-  std::mt19937 rng{42};
-
-  Builder() { model.graphs.emplace_back(); }
-  ir::Graph& g() { return model.main(); }
-
-  Tensor random(const Shape& s, double lo = -1, double hi = 1) {
-    std::uniform_real_distribution<double> u(lo, hi);
-    std::vector<float> v(static_cast<size_t>(shape_numel(s)));
-    for (auto& x : v) x = static_cast<float>(u(rng));
-    return Tensor::from<float>(s, v);
-  }
-  int32_t input(const Shape& s) {
-    ir::TensorInfo info{"x" + std::to_string(g().inputs.size()), ValueKind::kTensor, DType::kF32, true, s};
-    const int32_t id = g().add_tensor(info);
-    g().inputs.push_back(id);
-    feeds.push_back(random(s));
-    return id;
-  }
-  int32_t constant(Tensor t) {
-    ir::TensorInfo info{"c" + std::to_string(g().tensors.size()), ValueKind::kTensor, t.dtype(), true, t.shape()};
-    info.constant = std::move(t);
-    return g().add_tensor(info);
-  }
-  int32_t node(const std::string& op, std::vector<int32_t> inputs, std::vector<ir::Attribute> attrs = {}) {
-    ir::TensorInfo info{"t" + std::to_string(g().tensors.size())};
-    const int32_t out = g().add_tensor(info);
-    g().nodes.push_back({op, 0, "n" + std::to_string(g().nodes.size()), std::move(inputs), {out}, std::move(attrs)});
-    return out;
-  }
-  void output(int32_t id) { g().outputs.push_back(id); }
-};
-
-std::vector<Tensor> run(const ir::Model& m, const std::vector<Tensor>& feeds, int threads = 1) {
-  SessionOptions opt;
-  opt.num_threads = threads;
-  auto session = Session::create(std::make_shared<const ir::Model>(m), opt);
-  REQUIRE(session.ok());
-  auto out = (*session)->run(feeds);
-  if (!out.ok()) FAIL(out.status().message());
-  return std::move(out).value();
-}
-
-void check_equal(const std::vector<Tensor>& got, const std::vector<Tensor>& want, double tol = 1e-5) {
-  REQUIRE(got.size() == want.size());
-  for (size_t k = 0; k < got.size(); ++k) {
-    REQUIRE(got[k].shape() == want[k].shape());
-    double max_err = 0;
-    for (int64_t i = 0; i < got[k].numel(); ++i) {
-      const double a = got[k].scalar_f64(i), b = want[k].scalar_f64(i);
-      max_err = std::max(max_err, std::fabs(a - b) / (1 + std::fabs(b)));
-    }
-    INFO("output " << k);
-    CHECK(max_err <= tol);
-  }
-}
-
-// Verifies, optimizes and checks outputs equal before/after; returns the optimized model.
-ir::Model optimize_and_compare(Builder& b, int threads = 1, const passes::OptimizeOptions& options = {}) {
-  REQUIRE(passes::verify_model(b.model).ok());
-  const std::vector<Tensor> before = run(b.model, b.feeds, threads);
-  ir::Model opt = b.model;
-  auto report = passes::optimize(opt, options);
-  if (!report.ok()) FAIL(report.status().message());
-  CHECK(report->nodes_before == static_cast<int64_t>(b.model.main().nodes.size()));
-  CHECK(report->nodes_after == static_cast<int64_t>(opt.main().nodes.size()));
-  check_equal(run(opt, b.feeds, threads), before);
-  return opt;
-}
-
-std::vector<std::string> ops_of(const ir::Model& m) {
-  std::vector<std::string> ops;
-  for (const ir::Node& n : m.main().nodes) ops.push_back(n.op);
-  return ops;
+// The options for tests of the other passes, whose leftover elementwise nodes would otherwise
+// fuse (fused_elementwise_test.cpp tests that pass).
+passes::OptimizeOptions without_elementwise_fusion() {
+  passes::OptimizeOptions o;
+  o.fuse_elementwise = false;
+  return o;
 }
 
 // An activation node over `x` in the builder, by name.
@@ -183,6 +115,107 @@ TEST_CASE("optimize: Conv + residual Add [+ activation] -> FusedConv(X, W, B, Z)
       }
     }
   }
+}
+
+namespace {
+
+// A depthwise conv block: x -> depthwise (window, optional activation) -> 1x1 conv (M channels)
+// [+ residual z] [+ activation].
+struct SeparableCase {
+  const char* what;
+  Shape x;
+  int64_t k, stride, dil;
+  std::vector<int64_t> pads;
+  const char* dw_act;  // "" = none
+  int64_t m;
+  bool residual;
+  const char* act;
+};
+
+int32_t separable_block(Builder& b, const SeparableCase& sc, int32_t x, int32_t z) {
+  const int64_t c = sc.x[1];
+  const int32_t d = b.node("Conv", {x, b.constant(b.random({c, 1, sc.k, sc.k})), b.constant(b.random({c}))},
+                           {ir::Attribute::make_int("group", c), ir::Attribute::make_ints("pads", sc.pads),
+                            ir::Attribute::make_ints("strides", {sc.stride, sc.stride}),
+                            ir::Attribute::make_ints("dilations", {sc.dil, sc.dil})});
+  const int32_t da = *sc.dw_act ? activation(b, sc.dw_act, d) : d;
+  int32_t y = b.node("Conv", {da, b.constant(b.random({sc.m, c, 1, 1})), b.constant(b.random({sc.m}))});
+  if (sc.residual) y = b.node("Add", {y, z});
+  return *sc.act ? activation(b, sc.act, y) : y;
+}
+
+}  // namespace
+
+TEST_CASE("optimize: depthwise Conv [+ act] -> 1x1 Conv [+ Z] [+ act] -> FusedSeparableConv", "[optimize]") {
+  const SeparableCase cases[] = {
+      // BlazeFace: 3x3 depthwise, then 1x1 + the block input + Relu.
+      {"BlazeFace block", {1, 24, 20, 70}, 3, 1, 1, {1, 1, 1, 1}, "", 24, true, "Relu"},
+      // MobileNetV2: depthwise + Relu6, then the 1x1 projection (+ residual when shapes allow).
+      {"MobileNetV2 projection", {1, 16, 9, 13}, 3, 1, 1, {1, 1, 1, 1}, "Clip", 8, false, ""},
+      {"stride 2, asymmetric pads", {2, 8, 11, 17}, 3, 2, 1, {0, 0, 1, 1}, "Relu", 12, false, "HardSwish"},
+      {"5x5, narrow planes", {1, 6, 7, 9}, 5, 1, 1, {2, 2, 2, 2}, "HardSwish", 6, true, ""},
+      {"dilated, 96 outputs (packed SGEMM)", {1, 10, 12, 40}, 3, 1, 2, {2, 2, 2, 2}, "", 96, false, "Relu"},
+  };
+  for (const SeparableCase& sc : cases) {
+    for (int threads : {1, 3}) {
+      INFO(sc.what << ", " << threads << " thread(s)");
+      Builder b;
+      const int32_t x = b.input(sc.x);
+      const int64_t oh = (sc.x[2] + sc.pads[0] + sc.pads[2] - sc.dil * (sc.k - 1) - 1) / sc.stride + 1;
+      const int64_t ow = (sc.x[3] + sc.pads[1] + sc.pads[3] - sc.dil * (sc.k - 1) - 1) / sc.stride + 1;
+      const int32_t z = sc.residual ? b.input({sc.x[0], sc.m, oh, ow}) : -1;
+      b.output(separable_block(b, sc, x, z));
+      const ir::Model opt = optimize_and_compare(b, threads);
+      REQUIRE(ops_of(opt) == std::vector<std::string>{"FusedSeparableConv"});
+      const ir::Node& f = opt.main().nodes[0];
+      CHECK(f.inputs.size() == (sc.residual ? 6u : 5u));  // X, W_dw, W_pw, B_dw, B_pw [, Z]
+      CHECK((f.attr("dw_activation") != nullptr) == (*sc.dw_act != 0));
+      CHECK((f.attr("activation") != nullptr) == (*sc.act != 0));
+      CHECK(f.attr_int("group", 1) == sc.x[1]);
+    }
+  }
+}
+
+TEST_CASE("optimize: depthwise convs that feed more than a plain 1x1 conv stay apart", "[optimize]") {
+  const SeparableCase sc = {"", {1, 4, 6, 6}, 3, 1, 1, {1, 1, 1, 1}, "", 5, false, ""};
+  {
+    Builder b;  // the depthwise output is also a graph output
+    const int32_t x = b.input(sc.x);
+    const int32_t d = b.node("Conv", {x, b.constant(b.random({4, 1, 3, 3}))},
+                             {ir::Attribute::make_int("group", 4), ir::Attribute::make_ints("pads", {1, 1, 1, 1})});
+    b.output(b.node("Conv", {d, b.constant(b.random({5, 4, 1, 1}))}));
+    b.output(d);
+    CHECK(ops_of(optimize_and_compare(b)) == std::vector<std::string>{"Conv", "Conv"});
+  }
+  {
+    Builder b;  // the 1x1 conv is strided
+    const int32_t x = b.input(sc.x);
+    const int32_t d = b.node("Conv", {x, b.constant(b.random({4, 1, 3, 3}))},
+                             {ir::Attribute::make_int("group", 4), ir::Attribute::make_ints("pads", {1, 1, 1, 1})});
+    b.output(b.node("Conv", {d, b.constant(b.random({5, 4, 1, 1}))}, {ir::Attribute::make_ints("strides", {2, 2})}));
+    CHECK(ops_of(optimize_and_compare(b)) == std::vector<std::string>{"Conv", "Conv"});
+  }
+  {
+    Builder b;  // a grouped (not depthwise) first conv
+    const int32_t x = b.input(sc.x);
+    const int32_t d = b.node("Conv", {x, b.constant(b.random({4, 2, 3, 3}))},
+                             {ir::Attribute::make_int("group", 2), ir::Attribute::make_ints("pads", {1, 1, 1, 1})});
+    b.output(b.node("Conv", {d, b.constant(b.random({5, 4, 1, 1}))}));
+    CHECK(ops_of(optimize_and_compare(b)) == std::vector<std::string>{"Conv", "Conv"});
+  }
+}
+
+TEST_CASE("FusedSeparableConv: weights that do not fit are load errors naming the node", "[optimize]") {
+  Builder b;
+  const int32_t x = b.input({1, 4, 5, 5});
+  b.output(b.node("FusedSeparableConv",
+                  {x, b.constant(b.random({4, 1, 3, 3})), b.constant(b.random({6, 3, 1, 1}))},
+                  {ir::Attribute::make_int("group", 4), ir::Attribute::make_ints("pads", {1, 1, 1, 1})}));
+  Status s = passes::verify_model(b.model);
+  REQUIRE_FALSE(s.ok());
+  INFO(s.message());
+  CHECK(s.message().find("W_pw") != std::string::npos);
+  CHECK(s.message().find("FusedSeparableConv") != std::string::npos);
 }
 
 TEST_CASE("optimize: an Add that broadcasts or reads the conv twice is not a residual", "[optimize]") {
@@ -295,7 +328,7 @@ TEST_CASE("optimize: CSE merges equal nodes, DCE drops dead ones, random ops sta
   const int32_t e = b.node("Neg", {c});  // same as d once c is a
   b.node("Sigmoid", {x});                // dead
   b.output(b.node("Add", {d, e}));
-  const ir::Model opt = optimize_and_compare(b);
+  const ir::Model opt = optimize_and_compare(b, 1, without_elementwise_fusion());
   CHECK(ops_of(opt) == std::vector<std::string>{"Exp", "Neg", "Add"});
 
   // Two unseeded RandomUniformLike nodes draw different values: not merged.
@@ -389,7 +422,7 @@ TEST_CASE("optimize: spelled-out HardSwish becomes one node and fuses into the C
   const int32_t c = b.node("Clip", {a, b.constant(Tensor::scalar<float>(0.f)), b.constant(Tensor::scalar<float>(6.f))});
   b.output(b.node("Div", {b.node("Mul", {x, c}), b.constant(Tensor::scalar<float>(6.f))}));
   b.output(a);
-  const ir::Model opt = optimize_and_compare(b);
+  const ir::Model opt = optimize_and_compare(b, 1, without_elementwise_fusion());
   CHECK(opt.main().nodes.size() == 4);
 }
 
@@ -492,7 +525,7 @@ TEST_CASE("optimize: constant folding keeps random ops, large results and graph 
   // Without an evaluator nothing folds.
   Builder c;
   c.output(c.node("Add", {c.input({3}), c.node("Neg", {c.constant(c.random({3}))})}));
-  CHECK(ops_of(optimize_and_compare(c)) == std::vector<std::string>{"Neg", "Add"});
+  CHECK(ops_of(optimize_and_compare(c, 1, without_elementwise_fusion())) == std::vector<std::string>{"Neg", "Add"});
 }
 
 TEST_CASE("evaluate_node runs one node on constants and names it on error", "[optimize]") {

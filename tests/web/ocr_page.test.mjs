@@ -1,6 +1,9 @@
 // The OCR page (web/examples/ocr/) in Debian's headless Chromium, driven by playwright-core
 // (web/node_modules; never a downloaded browser): the page imports PP-OCRv4 from ONNX in wasm,
-// a rendered text line is picked in its file input, and the page must show that text.
+// a rendered text line is picked in its file input, and the page must show that text. Also with
+// ?threads=2: on the cross-origin isolated page (the server's COOP/COEP headers) it runs
+// tessera-threads.wasm on the page's main thread, and served without those headers it falls back
+// to tessera.wasm on one thread.
 // Skipped only when the machine lacks chromium, playwright-core, ImageMagick or the models.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,10 +25,11 @@ const skip = !fs.existsSync('/usr/bin/chromium') ? 'no /usr/bin/chromium'
   : !haveMagick ? 'ImageMagick missing'
   : !fs.existsSync(path.join(models, 'ch_PP-OCRv4_rec_infer.onnx')) ? 'models missing (third_party/models/fetch.sh)' : false;
 
-test('OCR page reads rendered text lines in Chromium', { skip, timeout: 300000 }, async () => {
+// Opens the OCR page (query: e.g. '?threads=2') from a local server (isolate: its COOP/COEP
+// headers), waits for it to be ready, and hands the page to fn(page, log).
+async function withPage(query, isolate, fn) {
   const { serve } = await import(path.join(repo, 'web', 'tools', 'serve.mjs'));
-  const { server, url } = await serve({ root: path.join(repo, 'web'), mounts: [['/models', models]] });
-  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tsr-ocr-'));
+  const { server, url } = await serve({ root: path.join(repo, 'web'), mounts: [['/models', models]], isolate });
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
@@ -36,26 +40,68 @@ test('OCR page reads rendered text lines in Chromium', { skip, timeout: 300000 }
     const log = [];
     page.on('console', (m) => log.push(`console.${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
-    await page.goto(`${url}examples/ocr/`);
+    await page.goto(`${url}examples/ocr/${query}`);
     await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 240000 });
     assert.equal(await page.getAttribute('body', 'data-state'), 'ready', `${await page.textContent('#status')}\n${log.join('\n')}`);
-    assert.equal(await page.evaluate(() => crossOriginIsolated), true, 'COOP/COEP headers make the page cross-origin isolated');
-    const lines = [['Invoice number 48213', null], ['Hello Tessera 2026', path.join(repo, 'examples', 'ocr', 'hello.png')]];
-    for (const [text, given] of lines) {
-      let img = given;
-      if (!img) {
-        img = path.join(tmp, 'line.png');
-        execFileSync('convert', ['-background', 'white', '-fill', 'black', '-font', 'DejaVu-Sans', '-pointsize', '32',
-          `label:${text}`, '-bordercolor', 'white', '-border', '8', img]);
-      }
-      await page.setInputFiles('#file', img);
-      await page.waitForSelector('body[data-state="done"], body[data-state="error"]', { timeout: 60000 });
-      assert.equal(await page.getAttribute('body', 'data-state'), 'done', await page.textContent('#status'));
-      assert.equal(await page.textContent('#text'), text, await page.textContent('#status'));
-      await page.evaluate(() => { document.body.dataset.state = 'ready'; });
-    }
+    await fn(page, log);
   } finally {
     await browser.close();
     server.close();
   }
+}
+
+// Picks the image in the page's file input; the page must show `text`.
+async function readLine(page, text, img) {
+  if (!img) {
+    img = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tsr-ocr-')), 'line.png');
+    execFileSync('convert', ['-background', 'white', '-fill', 'black', '-font', 'DejaVu-Sans', '-pointsize', '32',
+      `label:${text}`, '-bordercolor', 'white', '-border', '8', img]);
+  }
+  await page.setInputFiles('#file', img);
+  await page.waitForSelector('body[data-state="done"], body[data-state="error"]', { timeout: 60000 });
+  assert.equal(await page.getAttribute('body', 'data-state'), 'done', await page.textContent('#status'));
+  assert.equal(await page.textContent('#text'), text, await page.textContent('#status'));
+  await page.evaluate(() => { document.body.dataset.state = 'ready'; });
+}
+
+test('OCR page reads rendered text lines in Chromium', { skip, timeout: 300000 }, async () => {
+  await withPage('', true, async (page) => {
+    assert.equal(await page.evaluate(() => crossOriginIsolated), true, 'COOP/COEP headers make the page cross-origin isolated');
+    assert.equal(await page.getAttribute('body', 'data-threads'), '1');
+    await readLine(page, 'Invoice number 48213');
+    await readLine(page, 'Hello Tessera 2026', path.join(repo, 'examples', 'ocr', 'hello.png'));
+    // A wasm that cannot be fetched rejects create() with not_found (instead of leaving it pending).
+    const err = await page.evaluate(async () => {
+      const { Tessera } = await import('/dist/tessera.mjs');
+      try {
+        await Tessera.create({ wasmUrl: '/dist/no-such.wasm' });
+        return 'resolved';
+      } catch (e) {
+        return `${e.name} ${e.code}: ${e.message}`;
+      }
+    });
+    assert.match(err, /^TesseraError not_found: .*no-such\.wasm/);
+  });
+});
+
+test('OCR page with threads: 2 on a cross-origin isolated page runs tessera-threads.wasm', { skip, timeout: 300000 }, async () => {
+  await withPage('?threads=2', true, async (page, log) => {
+    assert.equal(await page.evaluate(() => crossOriginIsolated), true);
+    assert.equal(await page.getAttribute('body', 'data-threads'), '2', `${await page.textContent('#status')}\n${log.join('\n')}`);
+    assert.match(await page.textContent('#status'), /2 threads \(tessera-threads\.wasm\)/);
+    assert.equal(page.workers().length, 1, "the model's second thread runs on a pthread Worker");
+    await readLine(page, 'Invoice number 48213');
+    await readLine(page, 'Hello Tessera 2026', path.join(repo, 'examples', 'ocr', 'hello.png'));
+  });
+});
+
+test('OCR page with threads: 2 without COOP/COEP falls back to one thread and says why', { skip, timeout: 300000 }, async () => {
+  await withPage('?threads=2', false, async (page, log) => {
+    assert.equal(await page.evaluate(() => crossOriginIsolated), false);
+    assert.equal(await page.getAttribute('body', 'data-threads'), '1');
+    assert.match(await page.textContent('#status'), /1 thread \(the page is not cross-origin isolated/);
+    assert.ok(log.some((l) => /console\.warning: tessera: threads: 2 runs on 1 thread \(tessera\.wasm\)/.test(l)), log.join('\n'));
+    assert.equal(page.workers().length, 0, 'no pthread Workers');
+    await readLine(page, 'Invoice number 48213');
+  });
 });

@@ -47,11 +47,21 @@ export class TesseraError extends Error {
 }
 
 export interface CreateOptions {
-  /** Intra-op threads (default 1). */
+  /** Intra-op threads per model, the calling thread included (default 1). 1 runs tessera.wasm.
+   *  More runs tessera-threads.wasm (pthreads on Workers over a SharedArrayBuffer) where threads
+   *  are available: in node, and in browsers on cross-origin isolated pages (`crossOriginIsolated`
+   *  true: served with `Cross-Origin-Opener-Policy: same-origin` and
+   *  `Cross-Origin-Embedder-Policy: require-corp`). Elsewhere it falls back to tessera.wasm on one
+   *  thread, warns through printErr, and reports it in `threads` / `threadsFallback`. */
   threads?: number;
   /** URL of tessera.wasm (default: beside tessera.mjs). */
   wasmUrl?: string | URL;
+  /** URL of tessera-threads.wasm (default: beside tessera.mjs). Its loader
+   *  (tessera-threads-core.mjs) and Worker script (tessera-threads-core.worker.js) must stay
+   *  beside tessera.mjs. */
+  threadsWasmUrl?: string | URL;
   print?: (line: string) => void;
+  /** The runtime's stderr and the fallback warning (default console.warn). */
   printErr?: (line: string) => void;
 }
 
@@ -88,7 +98,17 @@ export class Model {
 }
 
 export class Tessera {
+  /** With threads > 1 (tessera-threads.wasm) create() resolves once threads - 1 pthread Workers
+   *  are loaded; load() loads more when models need them (threads - 1 per loaded model). Runs
+   *  block the calling thread (on a page's main thread too: it spins instead of Atomics.wait, so
+   *  a Worker is the better place for long runs, with either build). In node the idle Workers do
+   *  not keep the process alive; Emscripten sets globalThis.Worker to worker_threads' Worker. */
   static create(options?: CreateOptions): Promise<Tessera>;
+  /** Intra-op threads per model: options.threads, or 1 after a fallback to tessera.wasm. */
+  readonly threads: number;
+  /** Why options.threads > 1 fell back to tessera.wasm on one thread (e.g. the page is not
+   *  cross-origin isolated), or null. */
+  readonly threadsFallback: string | null;
   /** Bytes of a .tsr or .onnx file. The model runs with the graph optimizations of
    *  `tessera optimize` (constant folding, Conv fusions); `inputs`, `outputs` and `save()` keep
    *  it as loaded. Throws invalid_model / unsupported (listing every unsupported op) /
@@ -97,7 +117,7 @@ export class Tessera {
   script(source: string, options: ScriptOptions): Promise<ScriptResult>;
   /** Bytes of the wasm heap in use. */
   heapInUse(): number;
-  /** Disposes every model and the instance. */
+  /** Disposes every model and the instance (and ends tessera-threads.wasm's Workers). */
   dispose(): void;
 }
 

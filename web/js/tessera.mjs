@@ -1,7 +1,9 @@
 // Tessera in the browser and in node >= 18: the JS API over the wasm's C ABI (web/src/web_api.h).
 // Types and the contract: tessera.d.ts. Errors are TesseraError with .code and the runtime's
 // path-addressed message (the same text the `tessera` CLI prints).
-import createTesseraCore from './tessera-core.mjs';
+// Two builds of the same runtime: tessera.wasm (one thread, runs anywhere) and
+// tessera-threads.wasm (pthreads on Workers over a SharedArrayBuffer: node, or a cross-origin
+// isolated page), chosen by create({threads}).
 
 const kIsNode = typeof process === 'object' && process.versions != null && process.versions.node != null;
 
@@ -43,32 +45,133 @@ async function readWasm(url) {
   return new Uint8Array(await r.arrayBuffer());
 }
 
+/**
+ * Why tessera-threads.wasm cannot run here, or null when it can: it needs SharedArrayBuffer and
+ * shared WebAssembly memory, which browsers give only to cross-origin isolated pages (served with
+ * Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp), and
+ * Workers for its threads.
+ */
+function threadsUnavailable() {
+  const headers = 'serve the page with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp';
+  if (!kIsNode && globalThis.crossOriginIsolated !== true) return `the page is not cross-origin isolated (${headers})`;
+  if (typeof SharedArrayBuffer !== 'function') return 'SharedArrayBuffer is not available';
+  if (!kIsNode && typeof Worker !== 'function') return 'Workers are not available in this context';
+  try {
+    new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+  } catch {
+    return 'this WebAssembly engine has no shared memory (threads)';
+  }
+  return null;
+}
+
 /** The runtime: one wasm instance. Create with `await Tessera.create()`. */
 export class Tessera {
-  #m; #threads; #models = new Set(); #disposed = false;
+  #m; #threads; #u8 = null; #models = new Set(); #loading = new Set(); #pending = new Set(); #disposed = false;
 
-  constructor(core, threads) { this.#m = core; this.#threads = threads; }
+  constructor(core, threads, fallback) {
+    this.#m = core; this.#threads = threads;
+    /** Why `threads > 1` runs on one thread (tessera.wasm), or null. */
+    this.threadsFallback = fallback;
+  }
+
+  /** Intra-op threads the models run with: options.threads, or 1 after a fallback. */
+  get threads() { return this.#threads; }
 
   /**
-   * options.threads: intra-op threads (1 = the single-threaded tessera.wasm).
-   * options.wasmUrl: where tessera.wasm is (default: beside this module).
+   * options.threads: intra-op threads per model (default 1). 1 runs tessera.wasm; more runs
+   * tessera-threads.wasm where threads are available (see threadsUnavailable), else falls back to
+   * tessera.wasm on one thread with a warning through printErr (tsr.threads is then 1 and
+   * tsr.threadsFallback says why).
+   * options.wasmUrl / options.threadsWasmUrl: where tessera.wasm / tessera-threads.wasm are
+   * (default: beside this module; the loaders and the pthread Worker script always are).
    */
   static async create(options = {}) {
-    const threads = options.threads ?? 1;
-    if (!Number.isInteger(threads) || threads < 1) throw argError(`threads must be a positive integer, got ${threads}`);
-    const url = options.wasmUrl ? new URL(options.wasmUrl, import.meta.url) : new URL('./tessera.wasm', import.meta.url);
+    const requested = options.threads ?? 1;
+    if (!Number.isInteger(requested) || requested < 1) throw argError(`threads must be a positive integer, got ${requested}`);
     const init = { print: options.print ?? ((s) => console.log(s)), printErr: options.printErr ?? ((s) => console.warn(s)) };
+    const fallback = requested > 1 ? threadsUnavailable() : null;
+    if (fallback) init.printErr(`tessera: threads: ${requested} runs on 1 thread (tessera.wasm): ${fallback}`);
+    const threads = fallback ? 1 : requested;
+    const threaded = threads > 1;
+    const given = threaded ? options.threadsWasmUrl : options.wasmUrl;
+    const url = new URL(given ?? (threaded ? './tessera-threads.wasm' : './tessera.wasm'), import.meta.url);
+    // A failed fetch/compile of the wasm rejects create() (Emscripten would wait for `done` forever).
+    let failStart = null;
+    const startFailed = new Promise((_, reject) => { failStart = reject; });
     if (kIsNode || typeof WebAssembly.instantiateStreaming !== 'function') {
       init.wasmBinary = await readWasm(url);
     } else {
       init.instantiateWasm = (imports, done) => {
         WebAssembly.instantiateStreaming(fetch(url), imports).then((r) => done(r.instance, r.module),
-          (e) => { throw new TesseraError('not_found', `${url}: ${e.message}`); });
+          (e) => failStart(new TesseraError('not_found', `${url}: ${e.message}`)));
         return {};
       };
     }
-    const core = await createTesseraCore(init);
-    return new Tessera(core, threads);
+    if (threaded && kIsNode) init.nodeRequire = (await import('node:module')).createRequire(import.meta.url);
+    const { default: createCore } = threaded ? await import('./tessera-threads-core.mjs') : await import('./tessera-core.mjs');
+    const rt = new Tessera(await Promise.race([createCore(init), startFailed]), threads, fallback);
+    if (threaded) await rt.#reserveWorkers();
+    return rt;
+  }
+
+  /**
+   * tessera-threads.wasm: whether threads - 1 idle pthread Workers exist and all of them have
+   * loaded the module, so that a wasm call can start a model's threads at once. Emscripten starts
+   * a pthread on the last idle Worker synchronously only when that Worker is loaded; on a Worker it
+   * has to create (or one still loading) the thread starts after the event loop has delivered the
+   * Worker's 'loaded' message, and a caller that blocks on the thread before then (joining it on
+   * dispose) deadlocks. Disposing a model joins its threads, which gives their Workers back.
+   */
+  #workersReady() {
+    const idle = this.#m.PThread.unusedWorkers;
+    return idle.length >= this.#threads - 1 && idle.every((w) => w.loaded);
+  }
+
+  /** Adds and loads Workers until #workersReady() (a concurrent load() may take them again before
+   *  its caller resumes: callers check #workersReady() again without awaiting in between). */
+  async #reserveWorkers() {
+    const P = this.#m.PThread;
+    while (!this.#workersReady()) {
+      for (let i = P.unusedWorkers.length; i < this.#threads - 1; i++) this.#loadWorker(P);
+      if (this.#loading.size === 0) throw new TesseraError('internal', 'an idle pthread Worker is not loaded and none is loading');
+      await Promise.all(this.#loading);
+      this.#check();
+    }
+  }
+
+  /** A new idle Worker loading the module. In node it does not keep the process alive once loaded. */
+  #loadWorker(P) {
+    P.allocateUnusedWorker();
+    const w = P.unusedWorkers[P.unusedWorkers.length - 1];
+    const loading = new Promise((resolve, reject) => {
+      const done = (e) => {
+        this.#pending.delete(done);
+        this.#loading.delete(loading);
+        if (!e) {
+          if (kIsNode) w.unref();
+          resolve();
+          return;
+        }
+        const i = P.unusedWorkers.indexOf(w);
+        if (i >= 0) P.unusedWorkers.splice(i, 1);
+        w.terminate();
+        reject(e);
+      };
+      this.#pending.add(done);
+      P.loadWasmModuleToWorker(w, () => done());
+      // Replaces Emscripten's handler, which rethrows (in node: an uncaught exception).
+      w.onerror = (e) => done(new TesseraError('internal', `a pthread Worker (tessera-threads-core.worker.js) failed: ${e.message ?? e}`));
+    });
+    this.#loading.add(loading);
+  }
+
+  /** @internal The wasm memory as bytes. In tessera-threads.wasm a pthread that grows the memory
+   *  leaves the loader's HEAPU8 on the old buffer, so views come from the memory itself. */
+  _u8() {
+    const m = this.#m;
+    const buf = m.wasmMemory ? m.wasmMemory.buffer : m.HEAPU8.buffer;
+    if (this.#u8?.buffer !== buf) this.#u8 = new Uint8Array(buf);
+    return this.#u8;
   }
 
   #check() { if (this.#disposed) throw argError('this Tessera instance is disposed'); }
@@ -94,7 +197,7 @@ export class Tessera {
   /** @internal Takes a Bytes handle: a copy of its bytes, then frees it. */
   _takeBytes(h) {
     const m = this.#m;
-    const out = m.HEAPU8.slice(m._tsrw_bytes_data(h), m._tsrw_bytes_data(h) + m._tsrw_bytes_size(h));
+    const out = this._u8().slice(m._tsrw_bytes_data(h), m._tsrw_bytes_data(h) + m._tsrw_bytes_size(h));
     m._tsrw_bytes_free(h);
     return out;
   }
@@ -123,8 +226,8 @@ export class Tessera {
         const dims = m._malloc(8 * Math.max(1, t.shape.length));
         const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
         const data = m._malloc(Math.max(1, bytes.length));
-        new Float64Array(m.HEAPU8.buffer, dims, t.shape.length).set(t.shape);
-        m.HEAPU8.set(bytes, data);
+        new Float64Array(this._u8().buffer, dims, t.shape.length).set(t.shape);
+        this._u8().set(bytes, data);
         const rc = m._tsrw_list_add(list, np, code, dims, t.shape.length, data, bytes.length);
         m._free(np); m._free(dims); m._free(data);
         if (rc !== 0) this._fail();
@@ -152,15 +255,16 @@ export class Tessera {
     const np = this._str(name);
     const owned = [];
     try {
-      new Float64Array(m.HEAPU8.buffer, dims, t.shape.length).set(t.shape);
+      new Float64Array(this._u8().buffer, dims, t.shape.length).set(t.shape);
       for (let k = 0; k < n; k++) {
         const bytes = enc.encode(t.data[k]);
         const p = m._malloc(Math.max(1, bytes.length));
         owned.push(p);
-        m.HEAPU8.set(bytes, p);
+        const u8 = this._u8();
+        u8.set(bytes, p);
         // wasm32: pointers and size_t are 32-bit.
-        new Uint32Array(m.HEAPU8.buffer, ptrs, n)[k] = p;
-        new Uint32Array(m.HEAPU8.buffer, sizes, n)[k] = bytes.length;
+        new Uint32Array(u8.buffer, ptrs, n)[k] = p;
+        new Uint32Array(u8.buffer, sizes, n)[k] = bytes.length;
       }
       if (m._tsrw_list_add_strings(list, np, dims, t.shape.length, ptrs, sizes, n) !== 0) this._fail();
     } finally {
@@ -206,7 +310,8 @@ export class Tessera {
       const data = [];
       for (let k = 0; k < count; k++) {
         const p = m._tsrw_list_string(list, i, k);
-        data.push(dec.decode(m.HEAPU8.subarray(p, p + m._tsrw_list_string_size(list, i, k))));
+        // A copy: TextDecoder takes no view of a SharedArrayBuffer (tessera-threads.wasm).
+        data.push(dec.decode(this._u8().slice(p, p + m._tsrw_list_string_size(list, i, k))));
       }
       return { dtype, shape, data };
     }
@@ -214,7 +319,7 @@ export class Tessera {
     const name = m.UTF8ToString(m._tsrw_list_name(list, i));
     if (!Ctor) throw new TesseraError('unsupported', `output "${name}": dtype ${dtype} cannot be returned to JS`);
     const p = m._tsrw_list_data(list, i);
-    const bytes = m.HEAPU8.slice(p, p + m._tsrw_list_nbytes(list, i));
+    const bytes = this._u8().slice(p, p + m._tsrw_list_nbytes(list, i));
     return { dtype, shape, data: new Ctor(bytes.buffer) };
   }
 
@@ -226,9 +331,13 @@ export class Tessera {
     this.#check();
     if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
     if (!(bytes instanceof Uint8Array)) throw argError('load() takes a Uint8Array (or ArrayBuffer) of a .tsr or .onnx file');
+    // The model's threads start in _tsrw_model_load on idle loaded Workers: checked with no await
+    // between the check and the call, so a concurrent load() cannot take them in between.
+    if (this.#threads > 1) while (!this.#workersReady()) await this.#reserveWorkers();
+    this.#check();
     const m = this.#m;
     const p = m._malloc(Math.max(1, bytes.length));
-    m.HEAPU8.set(bytes, p);
+    this._u8().set(bytes, p);
     const name = this._str(options.name ?? 'model');
     const h = m._tsrw_model_load(p, bytes.length, name, this.#threads);
     m._free(p); m._free(name);
@@ -261,9 +370,9 @@ export class Tessera {
     try {
       const outputs = this._read(m._tsrw_script_outputs(r));
       const w = m._tsrw_script_warnings(r);
-      const text = new TextDecoder().decode(m.HEAPU8.slice(m._tsrw_bytes_data(w), m._tsrw_bytes_data(w) + m._tsrw_bytes_size(w)));
+      const text = new TextDecoder().decode(this._u8().slice(m._tsrw_bytes_data(w), m._tsrw_bytes_data(w) + m._tsrw_bytes_size(w)));
       const g = m._tsrw_script_graph(r);
-      const graph = g ? m.HEAPU8.slice(m._tsrw_bytes_data(g), m._tsrw_bytes_data(g) + m._tsrw_bytes_size(g)) : null;
+      const graph = g ? this._u8().slice(m._tsrw_bytes_data(g), m._tsrw_bytes_data(g) + m._tsrw_bytes_size(g)) : null;
       return { outputs, warnings: text ? text.split('\n') : [], graph };
     } finally {
       m._tsrw_script_free(r);
@@ -273,12 +382,16 @@ export class Tessera {
   /** Bytes of the wasm heap in use (malloc), e.g. to check that disposed models free theirs. */
   heapInUse() { this.#check(); return this.#m._tsrw_heap_in_use(); }
 
-  /** Disposes every model of this instance and the instance; using either afterwards throws. */
+  /** Disposes every model of this instance and the instance (tessera-threads.wasm: also ends its
+   *  Workers); using either afterwards throws. */
   dispose() {
     this.#check();
     for (const model of [...this.#models]) model.dispose();
+    if (this.#m.PThread) this.#m.PThread.terminateAllThreads();  // every model's threads are joined
+    for (const done of [...this.#pending]) done(argError('this Tessera instance was disposed while a load() waited for its Workers'));
     this.#disposed = true;
     this.#m = null;
+    this.#u8 = null;
   }
 }
 

@@ -113,12 +113,10 @@ EMSCRIPTEN_KEEPALIVE WebModel* tsrw_model_load(const uint8_t* data, size_t size,
   auto model = tsr::web::load(data, size, name);
   if (!model.ok()) return set_error(model.status());
   tsr::SessionOptions opts;
-#if defined(__EMSCRIPTEN_PTHREADS__)
+  // In tessera.wasm (no pthreads) the ThreadPool runs everything on the calling thread; in
+  // tessera-threads.wasm it starts threads - 1 pthreads here, on Workers the JS API has loaded
+  // before this call (one that is not loaded yet would need the event loop to start).
   opts.num_threads = threads < 1 ? 1 : threads;
-#else
-  (void)threads;
-  opts.num_threads = 1;  // the single-threaded build cannot start threads
-#endif
   // A runaway Loop in an untrusted model becomes an error instead of a hung tab.
   opts.max_loop_iterations = int64_t{1} << 24;
   // The session runs the inference-optimized graph (core/passes/optimize.h), as `tessera run`

@@ -1,4 +1,5 @@
 // Shared pieces of the node suites: the package, tests/models' table, inputs and onnxruntime-node.
+import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -40,4 +41,26 @@ export function compare(a, b, rtol = 1e-4, atol = 1e-4) {
     if (d > maxAbs) maxAbs = d;
   }
   return { ok, maxAbs };
+}
+
+/** onnxruntime-node's outputs for feeds: [{name, dtype, shape, data}] in the session's order. */
+export async function reference(ort, file, feeds) {
+  const session = await lib.ortSession(ort, file);
+  const ortFeeds = {};
+  for (const [n, t] of Object.entries(feeds)) ortFeeds[n] = new ort.Tensor(t.dtype, t.data, t.shape);
+  const out = await session.run(ortFeeds);
+  return session.outputNames.map((n) => ({ name: n, dtype: out[n].type, shape: out[n].dims.map(Number), data: out[n].data }));
+}
+
+/** Asserts that run() outputs match reference() ones: names, dtypes, shapes, and values at the
+ *  model's "rtol"/"atol" in models.json (as run_model_test.py), else 1e-4. */
+export function checkOutputs(got, refs, what, model) {
+  assert.deepEqual(Object.keys(got).sort(), refs.map((r) => r.name).sort(), `${what}: output names`);
+  for (const r of refs) {
+    const t = got[r.name];
+    assert.equal(t.dtype, r.dtype, `${what}: ${r.name} dtype`);
+    assert.deepEqual(t.shape, r.shape, `${what}: ${r.name} shape`);
+    const c = compare(t.data, r.data, model.rtol ?? 1e-4, model.atol ?? 1e-4);
+    assert.ok(c.ok, `${what}: ${r.name} differs from onnxruntime (max abs ${c.maxAbs})`);
+  }
 }

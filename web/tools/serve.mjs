@@ -15,8 +15,9 @@ const kTypes = {
   '.tsr': 'application/octet-stream', '.ts': 'text/plain',
 };
 
-/** Starts the server; resolves to {server, port, url}. mounts: [[prefix, dir]], first match wins. */
-export function serve({ root, mounts = [], port = 0, host = '127.0.0.1' }) {
+/** Starts the server; resolves to {server, port, url}. mounts: [[prefix, dir]], first match wins.
+ *  isolate: false leaves out COOP/COEP (a page that is not cross-origin isolated, for tests). */
+export function serve({ root, mounts = [], port = 0, host = '127.0.0.1', isolate = true }) {
   const all = [...mounts.map(([p, d]) => [p.replace(/\/$/, ''), path.resolve(d)]), ['', path.resolve(root)]];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
@@ -28,11 +29,14 @@ export function serve({ root, mounts = [], port = 0, host = '127.0.0.1' }) {
     if (fs.existsSync(file) && fs.statSync(file).isDirectory()) file = path.join(file, 'index.html');
     fs.readFile(file, (err, body) => {
       if (err) { res.writeHead(404, { 'Content-Type': 'text/plain' }).end(`not found: ${url.pathname}`); return; }
-      res.writeHead(200, {
-        'Content-Type': kTypes[path.extname(file)] ?? 'application/octet-stream',
+      const isolation = isolate ? {
         'Cross-Origin-Opener-Policy': 'same-origin',
         'Cross-Origin-Embedder-Policy': 'require-corp',
         'Cross-Origin-Resource-Policy': 'same-origin',
+      } : {};
+      res.writeHead(200, {
+        'Content-Type': kTypes[path.extname(file)] ?? 'application/octet-stream',
+        ...isolation,
         'Cache-Control': 'no-cache',
       });
       res.end(body);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/ops/fused_activation.h"
 
@@ -73,40 +74,56 @@ void map_f32(const ops::ActivationSpec& a, float* y, int64_t n, float b, const f
   for (; i < n; ++i) y[i] = activate(a, y[i] + b + (z ? z[i] : 0.0f));
 }
 
+// Activation K on one f32 vector (parameters from `a`), before the affine.
+template <FusedActivation K, class D, class V>
+HWY_INLINE V activation_op(const ops::ActivationSpec& a, D d, V v) {
+  if constexpr (K == FusedActivation::kRelu) {
+    return hn::Max(v, hn::Zero(d));
+  } else if constexpr (K == FusedActivation::kClip) {
+    return hn::Min(hn::Max(v, hn::Set(d, a.p0)), hn::Set(d, a.p1));
+  } else if constexpr (K == FusedActivation::kHardSwish) {
+    const auto g = hn::MulAdd(v, hn::Set(d, 1.0f / 6.0f), hn::Set(d, 0.5f));
+    return hn::Mul(v, hn::Min(hn::Max(g, hn::Zero(d)), hn::Set(d, 1.0f)));
+  } else if constexpr (K == FusedActivation::kLeakyRelu) {
+    return hn::IfThenElse(hn::Lt(v, hn::Zero(d)), hn::Mul(v, hn::Set(d, a.p0)), v);
+  } else if constexpr (K == FusedActivation::kHardSigmoid) {
+    const auto g = hn::MulAdd(v, hn::Set(d, a.p0), hn::Set(d, a.p1));
+    return hn::Min(hn::Max(g, hn::Zero(d)), hn::Set(d, 1.0f));
+  } else if constexpr (K == FusedActivation::kSigmoid) {
+    // exp(-y) clamped below ln(FLT_MAX) so that hn::Exp stays accurate; the result is then
+    // within 1e-38 of 0 where the true value underflows anyway.
+    const auto e = hn::Exp(d, hn::Min(hn::Neg(v), hn::Set(d, 88.0f)));
+    return hn::Div(hn::Set(d, 1.0f), hn::Add(hn::Set(d, 1.0f), e));
+  } else {
+    return v;
+  }
+}
+
+// Calls f(std::integral_constant<FusedActivation, K>) for K = kind: one switch, then code
+// specialized for the activation.
+template <class F>
+HWY_INLINE auto with_activation(FusedActivation kind, F&& f) {
+  using A = FusedActivation;
+  switch (kind) {
+    case A::kRelu: return f(std::integral_constant<A, A::kRelu>{});
+    case A::kClip: return f(std::integral_constant<A, A::kClip>{});
+    case A::kHardSwish: return f(std::integral_constant<A, A::kHardSwish>{});
+    case A::kLeakyRelu: return f(std::integral_constant<A, A::kLeakyRelu>{});
+    case A::kHardSigmoid: return f(std::integral_constant<A, A::kHardSigmoid>{});
+    case A::kSigmoid: return f(std::integral_constant<A, A::kSigmoid>{});
+    case A::kNone: break;
+  }
+  return f(std::integral_constant<A, A::kNone>{});
+}
+
 // y[i] = act(y[i] + b + z[i]) over y[0, n); z may be null, b = 0 and kNone add nothing.
 template <typename T>
 void finish_row(const ops::ActivationSpec& a, T* y, int64_t n, T b, const T* z) {
   if (n <= 0 || (a.kind == FusedActivation::kNone && b == T(0) && !z)) return;
   if constexpr (std::is_same_v<T, float> && HWY_TARGET != HWY_SCALAR) {
-    switch (a.kind) {
-      case FusedActivation::kNone: return map_f32(a, y, n, b, z, [](auto, auto v) { return v; });
-      case FusedActivation::kRelu:
-        return map_f32(a, y, n, b, z, [](auto d, auto v) { return hn::Max(v, hn::Zero(d)); });
-      case FusedActivation::kClip:
-        return map_f32(a, y, n, b, z,
-                       [&](auto d, auto v) { return hn::Min(hn::Max(v, hn::Set(d, a.p0)), hn::Set(d, a.p1)); });
-      case FusedActivation::kHardSwish:
-        return map_f32(a, y, n, b, z, [](auto d, auto v) {
-          const auto g = hn::MulAdd(v, hn::Set(d, 1.0f / 6.0f), hn::Set(d, 0.5f));
-          return hn::Mul(v, hn::Min(hn::Max(g, hn::Zero(d)), hn::Set(d, 1.0f)));
-        });
-      case FusedActivation::kLeakyRelu:
-        return map_f32(a, y, n, b, z, [&](auto d, auto v) {
-          return hn::IfThenElse(hn::Lt(v, hn::Zero(d)), hn::Mul(v, hn::Set(d, a.p0)), v);
-        });
-      case FusedActivation::kHardSigmoid:
-        return map_f32(a, y, n, b, z, [&](auto d, auto v) {
-          const auto g = hn::MulAdd(v, hn::Set(d, a.p0), hn::Set(d, a.p1));
-          return hn::Min(hn::Max(g, hn::Zero(d)), hn::Set(d, 1.0f));
-        });
-      case FusedActivation::kSigmoid:
-        // exp(-y) clamped below ln(FLT_MAX) so that hn::Exp stays accurate; the result is then
-        // within 1e-38 of 0 where the true value underflows anyway.
-        return map_f32(a, y, n, b, z, [](auto d, auto v) {
-          const auto e = hn::Exp(d, hn::Min(hn::Neg(v), hn::Set(d, 88.0f)));
-          return hn::Div(hn::Set(d, 1.0f), hn::Add(hn::Set(d, 1.0f), e));
-        });
-    }
+    return with_activation(a.kind, [&](auto k) {
+      map_f32(a, y, n, b, z, [&](auto d, auto v) { return activation_op<decltype(k)::value>(a, d, v); });
+    });
   }
   for (int64_t i = 0; i < n; ++i) y[i] = activate(a, T(y[i] + b + (z ? z[i] : T(0))));
 }

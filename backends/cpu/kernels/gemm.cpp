@@ -149,6 +149,19 @@ void pack_b(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t kc, i
     const int64_t nr = std::min(kNR, nc - j);
     float* dst = out + jp * kc * kNR;
     if (!trans_b) {
+#if HWY_TARGET != HWY_SCALAR
+      if (nr == kNR) {
+        // Whole panels with vector moves: a memcpy call per 2-vector row costs more than the copy.
+        const hn::ScalableTag<float> d;
+        const size_t nl = hn::Lanes(d);
+        const float* src = b + p0 * ldb + j0 + j;
+        for (int64_t p = 0; p < kc; ++p, src += ldb) {
+          hn::StoreU(hn::LoadU(d, src), d, dst + p * kNR);
+          hn::StoreU(hn::LoadU(d, src + nl), d, dst + p * kNR + nl);
+        }
+        continue;
+      }
+#endif
       for (int64_t p = 0; p < kc; ++p) {
         const float* src = b + (p0 + p) * ldb + j0 + j;
         float* o = dst + p * kNR;

@@ -1,11 +1,13 @@
 // CPU Conv kernel (ONNX opset 17). f32: 1x1/stride-1/unpadded convs are one GEMM on the input
 // as is; depthwise convs (one input and one output channel per group, spatial rank <= 2) run a
-// direct loop vectorized along the output width; everything else is im2col in blocks of output
-// rows + the packed SGEMM (gemm.h), or, for 3x3 stride-1 convs with constant weights, Winograd
-// F(4x4, 3x3) (winograd.h). f64 takes the im2col path with the reference GEMM, and so does i32
-// for the quantized convs (conv_i32, conv.h). FusedConv is the same kernel: bias, its residual Z
-// and its activation are one epilogue pass (epilogue.h) over each block of outputs right after
-// the GEMM computes it.
+// direct loop vectorized along the output width (depthwise.h); 3x3 stride-1 convs with constant
+// weights run Winograd F(4x4, 3x3) (winograd.h); other 2-D convs whose weights are packed for
+// sgemm_direct (gemm_direct.h: few output channels per group, or wide outputs) run the implicit
+// GEMM of conv_implicit.h; everything else is im2col in blocks of output rows + SGEMM (direct or
+// packed, gemm.h). f64 takes the im2col path with the reference GEMM, and so does i32 for the
+// quantized convs (conv_i32, conv.h). FusedConv is the same kernel: bias, its residual Z and its
+// activation are one epilogue pass (epilogue.h) over each block of outputs right after the GEMM
+// computes it (sgemm_direct applies all three in registers). FusedSeparableConv: conv_separable.cpp.
 // Pool kernels: nn_pool.cpp; normalization/softmax: nn_norm.cpp.
 // Compiled once per SIMD target (hwy/foreach_target.h); register_nn_kernels registers the
 // kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
@@ -20,8 +22,11 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/conv.h"
+#include "backends/cpu/kernels/conv_implicit.h"
+#include "backends/cpu/kernels/depthwise.h"
 #include "backends/cpu/kernels/epilogue.h"
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_direct.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/nn_window.h"
 #include "backends/cpu/kernels/scratch.h"
@@ -45,160 +50,6 @@ void gemm_any(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T*
   }
 }
 
-// Depthwise 2-D (or 1-D) conv of one plane: y[oh, ow] = bias + sum_kh,kw wk[kh, kw] *
-// xpad[oh*s1 + kh*d1, ow*s2 + kw*d2], where xpad is the plane with its padding made explicit, so
-// the inner loops carry no bounds checks. With a width stride s2 > 1 each padded row is also
-// split into s2 phases (phase f holds columns f, f + s2, ...): tap column ow*s2 + off is then
-// phase (off % s2) at index ow + off / s2, contiguous in ow, so every stride vectorizes.
-constexpr int64_t kDwSlack = 64;  // >= lanes of any float vector
-
-struct DwGeom {
-  int64_t hp, wq, s2;  // padded rows, phase row length, width stride
-  int64_t row_stride() const { return s2 * wq; }  // elements per padded row (all phases)
-  // Elements of the phased plane: kDwSlack zeros past the end let the vector loop read a full
-  // vector for the last (partial) chunk of the last row; the lanes past the row end are discarded.
-  int64_t phased_size() const { return hp * s2 * wq + kDwSlack; }
-};
-
-inline DwGeom depthwise_geom(const Window3& w) {
-  const int64_t hp = std::max(w.in[1] + w.pb[1] + w.pe[1], (w.out[1] - 1) * w.s[1] + (w.k[1] - 1) * w.d[1] + 1);
-  const int64_t wp = std::max(w.in[2] + w.pb[2] + w.pe[2], (w.out[2] - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1);
-  const int64_t s2 = w.s[2];
-  return {hp, (wp + s2 - 1) / s2, s2};
-}
-
-// Fills `phased` (g.phased_size() elements) with the padded, phase-split plane x.
-template <typename T>
-DwGeom depthwise_prepare(const T* x, const Window3& w, T* phased) {
-  const DwGeom g = depthwise_geom(w);
-  const int64_t s2 = g.s2, wq = g.wq;
-  std::fill_n(phased, g.phased_size(), T(0));
-  for (int64_t ih = 0; ih < w.in[1]; ++ih) {
-    T* dst = phased + (ih + w.pb[1]) * s2 * wq;
-    const T* src = x + ih * w.in[2];
-    if (s2 == 1) {
-      std::memcpy(dst + w.pb[2], src, static_cast<size_t>(w.in[2]) * sizeof(T));
-      continue;
-    }
-    const int64_t pb2 = w.pb[2];
-    if constexpr (std::is_same_v<T, float>) {
-#if HWY_TARGET != HWY_SCALAR
-      if (s2 == 2) {
-        // The common stride 2: deinterleave with vector loads. Input column c lands in phase
-        // (c + pb2) % 2 at index (c + pb2) / 2.
-        const hn::ScalableTag<float> d;
-        const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-        int64_t c = 0;
-        for (; c + 2 * nl <= w.in[2]; c += 2 * nl) {
-          hn::Vec<decltype(d)> even, odd;
-          hn::LoadInterleaved2(d, src + c, even, odd);
-          hn::StoreU(even, d, dst + ((c + pb2) % 2) * wq + (c + pb2) / 2);
-          hn::StoreU(odd, d, dst + ((c + 1 + pb2) % 2) * wq + (c + 1 + pb2) / 2);
-        }
-        for (; c < w.in[2]; ++c) dst[((c + pb2) % 2) * wq + (c + pb2) / 2] = src[c];
-        continue;
-      }
-#endif
-    }
-    // Phase f, index j holds padded column f + j*s2, i.e. input column f + j*s2 - pb2.
-    for (int64_t f = 0; f < s2; ++f) {
-      const int64_t j0 = pb2 > f ? (pb2 - f + s2 - 1) / s2 : 0;
-      const int64_t j1 = std::min(wq, (w.in[2] + pb2 - f + s2 - 1) / s2);
-      T* o = dst + f * wq;
-      const T* in_f = src + f - pb2;
-      for (int64_t j = j0; j < j1; ++j) o[j] = in_f[j * s2];
-    }
-  }
-  return g;
-}
-
-// Output row(s) for a fixed window; KH/KW > 0 are compile-time window sizes (so the weight
-// broadcasts stay in registers), 0 = use w.k.
-template <typename T, int KH, int KW>
-void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, T* y) {
-  const int64_t kh_n = KH > 0 ? KH : w.k[1], kw_n = KW > 0 ? KW : w.k[2], ow_n = w.out[2];
-  const int64_t rs = g.row_stride();
-  // Offset of tap kw inside a padded row's phases.
-  int64_t tap[64];
-  const bool small = kw_n <= 64;
-  if (small)
-    for (int64_t kw = 0; kw < kw_n; ++kw) {
-      const int64_t off = kw * w.d[2];
-      tap[kw] = (off % g.s2) * g.wq + off / g.s2;
-    }
-  for (int64_t oh = 0; oh < w.out[1]; ++oh) {
-    T* yrow = y + oh * ow_n;
-    const T* base = phased + oh * w.s[1] * rs;
-    int64_t ow = 0;
-    if constexpr (std::is_same_v<T, float>) {
-#if HWY_TARGET != HWY_SCALAR
-      if (small) {
-        const hn::ScalableTag<float> d;
-        const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-        // Two chunks per pass share each weight broadcast. The second chunk may be partial:
-        // loads may run past the row into the next one or the slack; extra lanes are dropped.
-        for (; ow + nl < ow_n && nl <= kDwSlack; ow += 2 * nl) {
-          auto acc0 = hn::Set(d, bias), acc1 = acc0;
-          for (int64_t kh = 0; kh < kh_n; ++kh) {
-            const float* row = base + kh * w.d[1] * rs + ow;
-            const float* wr = wk + kh * kw_n;
-            for (int64_t kw = 0; kw < kw_n; ++kw) {
-              const auto wv = hn::Set(d, wr[kw]);
-              acc0 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw]), acc0);
-              acc1 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw] + nl), acc1);
-            }
-          }
-          hn::StoreU(acc0, d, yrow + ow);
-          if (ow + 2 * nl <= ow_n) {
-            hn::StoreU(acc1, d, yrow + ow + nl);
-          } else {
-            alignas(64) float tmp[kDwSlack];
-            hn::StoreU(acc1, d, tmp);
-            std::memcpy(yrow + ow + nl, tmp, static_cast<size_t>(ow_n - ow - nl) * sizeof(float));
-          }
-        }
-        // The last chunk, partial or not (same overrun rule).
-        for (; ow < ow_n && nl <= kDwSlack; ow += nl) {
-          auto acc = hn::Set(d, bias);
-          for (int64_t kh = 0; kh < kh_n; ++kh) {
-            const float* row = base + kh * w.d[1] * rs + ow;
-            const float* wr = wk + kh * kw_n;
-            for (int64_t kw = 0; kw < kw_n; ++kw) acc = hn::MulAdd(hn::Set(d, wr[kw]), hn::LoadU(d, row + tap[kw]), acc);
-          }
-          if (ow + nl <= ow_n) {
-            hn::StoreU(acc, d, yrow + ow);
-          } else {
-            alignas(64) float tmp[kDwSlack];
-            hn::StoreU(acc, d, tmp);
-            std::memcpy(yrow + ow, tmp, static_cast<size_t>(ow_n - ow) * sizeof(float));
-          }
-        }
-      }
-#endif
-    }
-    for (; ow < ow_n; ++ow) {
-      T acc = bias;
-      for (int64_t kh = 0; kh < kh_n; ++kh) {
-        const T* row = base + kh * w.d[1] * rs;
-        const T* wr = wk + kh * kw_n;
-        for (int64_t kw = 0; kw < kw_n; ++kw) {
-          const int64_t off = kw * w.d[2];
-          acc += wr[kw] * row[(small ? tap[kw] : (off % g.s2) * g.wq + off / g.s2) + ow];
-        }
-      }
-      yrow[ow] = acc;
-    }
-  }
-}
-
-template <typename T>
-void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, T* phased) {
-  const DwGeom g = depthwise_prepare<T>(x, w, phased);
-  if (w.k[1] == 3 && w.k[2] == 3) depthwise_rows<T, 3, 3>(phased, g, wk, bias, w, y);
-  else if (w.k[1] == 5 && w.k[2] == 5) depthwise_rows<T, 5, 5>(phased, g, wk, bias, w, y);
-  else depthwise_rows<T, 0, 0>(phased, g, wk, bias, w, y);
-}
-
 // Conv of x by wt (+ bias) into yt (allocated with the inferred shape), the node's window.
 // `packed` (f32 only, may be null): the weights of each group pre-packed by sgemm_pack_a.
 // `z` (FusedConv's residual input, may be null): added before the activation; yt's shape.
@@ -207,7 +58,8 @@ void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, T*
 template <typename T>
 Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, const Tensor* bias, Tensor* yt,
                  const std::vector<SgemmPackedA>* packed = nullptr, const ops::ActivationSpec& act = {},
-                 const Tensor* z = nullptr, const WinogradWeights* wino = nullptr) {
+                 const Tensor* z = nullptr, const WinogradWeights* wino = nullptr,
+                 const std::vector<SgemmDirectA>* direct_a = nullptr) {
   const int64_t group = ctx.node().attr_int("group", 1);
   const Ints in(x.shape().begin() + 2, x.shape().end());
   const Ints kernel(wt.shape().begin() + 2, wt.shape().end());
@@ -236,13 +88,19 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   if (cg == 1 && mg == 1 && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
     // A depthwise multiply-add costs several GEMM ones (memory bound, no reuse): a lower bar.
     const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / 8 / std::max<int64_t>(1, kg * out_size));
-    const auto phased_size = static_cast<size_t>(depthwise_geom(w).phased_size());
-    TSR_ASSIGN_OR_RETURN(auto phased, SlotScratch<T>::make(ctx, phased_size));
+    // The padded plane per slot of the pool (see parallel_for_slots).
+    const DwGeom geom = depthwise_geom(w);
+    TSR_ASSIGN_OR_RETURN(auto phased,
+                         SlotScratch<T>::make(ctx, static_cast<size_t>(depthwise_band_size(w, geom, 0, w.out[1]))));
     pool.parallel_for_slots(n_batch * m, grain, [&](int slot, int64_t p0, int64_t p1) {
+      T* plane = phased.slot(slot);
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t ch = p % m;
         T* yp = py + p * out_size;
-        depthwise_plane<T>(px + p * in_size, pw + ch * w.k_size(), pb ? pb[ch] : T(0), w, yp, phased.slot(slot));
+        const T* wk = pw + ch * w.k_size();
+        const T bv = pb ? pb[ch] : T(0);
+        depthwise_prepare_band<T>(px + p * in_size, w, geom, 0, w.out[1], plane);
+        depthwise_prepared_rows<T>(plane, geom, wk, bv, w, 0, w.out[1], yp);
         if (pz)
           for (int64_t i = 0; i < out_size; ++i) yp[i] += pz[p * out_size + i];
         apply_epilogue(act, yp, out_size);
@@ -295,6 +153,25 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     }
   }
   const int64_t nblocks = n_batch * group * per_image;
+  // Few output channels per group: B (x itself, or the im2col block) is read in place.
+  const bool direct =
+      std::is_same_v<T, float> && sgemm_direct_preferred(mg, std::min(out_size, pointwise ? block : block * ow), kg);
+  if (!direct || (direct_a && (static_cast<int64_t>(direct_a->size()) != group || (*direct_a)[0].m != mg ||
+                                (*direct_a)[0].k != kg)))
+    direct_a = nullptr;
+  constexpr int64_t kDirectCols = 128;  // columns per task when threads share one block
+  if constexpr (std::is_same_v<T, float>) {
+    if (direct_a && !pointwise && conv_implicit_applies(w)) {
+      for (int64_t n = 0; n < n_batch; ++n)
+        for (int64_t g = 0; g < group; ++g) {
+          const int64_t y0 = (n * m + g * mg) * out_size;
+          TSR_RETURN_IF_ERROR(conv_implicit(ctx, (*direct_a)[static_cast<size_t>(g)], px + (n * c + g * cg) * in_size,
+                                            w, pb ? pb + g * mg : nullptr, pz ? pz + y0 : nullptr, act, py + y0,
+                                            threads > 1));
+        }
+      return ok_status();
+    }
+  }
   // im2col scratch per slot of the pool (see parallel_for_slots), for the widest block.
   const bool block_parallel = threads > 1 && nblocks >= 2 * int64_t{threads};
   TSR_ASSIGN_OR_RETURN(auto cols, SlotScratch<T>::make(ctx, pointwise ? 0 : static_cast<size_t>(kg * block * ow),
@@ -321,9 +198,28 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       ldb = ncols;
     }
     T* yg = py + (n * m + g * mg) * out_size + c0;
+    const T* bg = pb ? pb + g * mg : nullptr;
+    const T* zg = pz ? pz + (n * m + g * mg) * out_size + c0 : nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      if (direct) {
+        // Bias, Z and the activation are applied in registers.
+        auto part = [&](int64_t q0, int64_t q1) {
+          const int64_t j0 = q0 * kDirectCols, j1 = std::min(ncols, q1 * kDirectCols);
+          if (direct_a)
+            sgemm_direct((*direct_a)[static_cast<size_t>(g)], j1 - j0, src + j0, ldb, bg, zg ? zg + j0 : nullptr,
+                         out_size, yg + j0, out_size, &act);
+          else
+            sgemm_direct(mg, j1 - j0, kg, pw + g * mg * kg, kg, src + j0, ldb, bg, zg ? zg + j0 : nullptr, out_size,
+                         yg + j0, out_size, &act);
+        };
+        const int64_t parts = (ncols + kDirectCols - 1) / kDirectCols;
+        if (inner) inner->parallel_for(parts, 1, part);
+        else part(0, parts);
+        return;
+      }
+    }
     gemm_group(g, ncols, src, ldb, T(0), yg, out_size, inner);
-    apply_epilogue_rows(act, yg, mg, ncols, out_size, pb ? pb + g * mg : nullptr,
-                        pz ? pz + (n * m + g * mg) * out_size + c0 : nullptr, out_size);
+    apply_epilogue_rows(act, yg, mg, ncols, out_size, bg, zg, out_size);
   };
   // With enough blocks each thread takes whole blocks (single-threaded GEMMs, no barrier per
   // block); otherwise (few, narrow blocks) all threads share each block's im2col and GEMM.
@@ -339,29 +235,33 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 
 template <typename T>
 Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* packed, const ops::ActivationSpec& act,
-                  const WinogradWeights* wino) {
+                  const WinogradWeights* wino, const std::vector<SgemmDirectA>* direct_a) {
   TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
-  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act, ctx.input(3), wino);
+  return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act, ctx.input(3), wino, direct_a);
 }
 
 // Conv and FusedConv (`act_` from the node's activation attributes, parsed once). With constant
-// f32 weights, each group's weight matrix is packed once at kernel creation (`packed_`), and 3x3
-// group-1 weights are also transformed for Winograd (`wino_`, used for stride-1 windows).
+// f32 weights, each group's weight matrix is packed once at kernel creation, for sgemm_direct
+// (`direct_`, few output channels per group) or the packed SGEMM (`packed_`), and 3x3 group-1
+// weights are also transformed for Winograd (`wino_`, used for stride-1 windows).
 class ConvKernel final : public exec::Kernel {
  public:
-  ConvKernel(std::vector<SgemmPackedA> packed, ops::ActivationSpec act, WinogradWeights wino = {})
-      : packed_(std::move(packed)), act_(act), wino_(std::move(wino)) {}
+  ConvKernel(std::vector<SgemmPackedA> packed, std::vector<SgemmDirectA> direct, ops::ActivationSpec act,
+             WinogradWeights wino = {})
+      : packed_(std::move(packed)), direct_(std::move(direct)), act_(act), wino_(std::move(wino)) {}
   Status run(exec::KernelContext& ctx) override {
     switch (ctx.input(0)->dtype()) {
       case DType::kF32:
-        return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_, wino_.packed.empty() ? nullptr : &wino_);
-      case DType::kF64: return conv_typed<double>(ctx, nullptr, act_, nullptr);
+        return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_, wino_.empty() ? nullptr : &wino_,
+                                 direct_.empty() ? nullptr : &direct_);
+      case DType::kF64: return conv_typed<double>(ctx, nullptr, act_, nullptr, nullptr);
       default: return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
     }
   }
 
  private:
   std::vector<SgemmPackedA> packed_;
+  std::vector<SgemmDirectA> direct_;
   ops::ActivationSpec act_;
   WinogradWeights wino_;
 };
@@ -374,17 +274,21 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
       !(wt->dim(1) == 1 && wt->dim(0) == group)) {  // depthwise convs take the direct loop
     const int64_t mg = wt->dim(0) / group;
     const int64_t kg = wt->numel() / std::max<int64_t>(1, wt->dim(0));
-    if (mg > 2 && kg > 0) {
+    if (kg > 0) {
       std::vector<SgemmPackedA> packed;
-      for (int64_t g = 0; g < group; ++g)
-        packed.push_back(sgemm_pack_a(false, mg, kg, wt->data<float>() + g * mg * kg, kg));
+      std::vector<SgemmDirectA> direct;
+      for (int64_t g = 0; g < group; ++g) {
+        const float* wg = wt->data<float>() + g * mg * kg;
+        direct.push_back(sgemm_direct_pack_a(mg, kg, wg, kg));
+        if (!sgemm_direct_preferred(mg, -1, kg)) packed.push_back(sgemm_pack_a(false, mg, kg, wg, kg));
+      }
       WinogradWeights wino;
       if (wt->rank() == 4 && winograd_weights_apply(wt->dim(0), wt->dim(1), wt->dim(2), wt->dim(3), group))
         wino = winograd_prepare(wt->data<float>(), wt->dim(0), wt->dim(1));
-      return std::unique_ptr<exec::Kernel>(new ConvKernel(std::move(packed), act, std::move(wino)));
+      return std::unique_ptr<exec::Kernel>(new ConvKernel(std::move(packed), std::move(direct), act, std::move(wino)));
     }
   }
-  return std::unique_ptr<exec::Kernel>(new ConvKernel({}, act));
+  return std::unique_ptr<exec::Kernel>(new ConvKernel({}, {}, act));
 }
 
 }  // namespace

@@ -99,6 +99,19 @@ void max_pool_rows(const T* x, const Window3& w, int64_t r0, int64_t r1, T* y) {
     if (a >= b) continue;
     const int64_t base_w = -w.pb[2] + a * w.s[2];
     const T* first = x + ((od * w.s[0] - w.pb[0]) * w.in[1] + oh * w.s[1] - w.pb[1]) * w.in[2] + base_w;
+    if (w.k[0] == 1 && w.k[1] == 2 && w.k[2] == 2 && w.s[2] == 2 && w.d[1] == 1 && w.d[2] == 1) {
+      // 2x2 windows with stride 2 along the row (BlazeFace, openWakeWord): one pass over both
+      // input rows, which the compiler vectorizes with even/odd shuffles.
+      const T* r0 = first;
+      const T* r1 = first + w.in[2];
+      T* yo = yrow + a;
+      for (int64_t i = 0; i < b - a; ++i) {
+        const T p = r0[2 * i + 1] > r0[2 * i] ? r0[2 * i + 1] : r0[2 * i];
+        const T q = r1[2 * i + 1] > r1[2 * i] ? r1[2 * i + 1] : r1[2 * i];
+        yo[i] = q > p ? q : p;
+      }
+      continue;
+    }
     for (int64_t ow = a; ow < b; ++ow) yrow[ow] = first[(ow - a) * w.s[2]];
     for (int64_t kd = 0; kd < w.k[0]; ++kd)
       for (int64_t kh = 0; kh < w.k[1]; ++kh) {

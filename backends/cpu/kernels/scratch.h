@@ -8,10 +8,16 @@
 // taken by the caller before the call. (A thread_local buffer grown inside the chunk would grow
 // whenever a thread first takes a large chunk, which varies from run to run with the threads'
 // timing.)
+//
+// grow_scratch: the older per-thread form (thread_local vectors grown to what a call needs, never
+// shrunk): steady-state runs on one thread reuse it, but a pool worker grows its own whenever it
+// first takes a larger chunk, so a run can still allocate there; prefer the two above.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "core/exec/kernel.h"
 
@@ -65,5 +71,11 @@ class SlotScratch {
   T* p_;
   size_t stride_;
 };
+
+template <typename T>
+T* grow_scratch(std::vector<T>& buf, int64_t n) {
+  if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
+  return buf.data();
+}
 
 }  // namespace tsr::cpu

@@ -61,6 +61,7 @@ HWY_INLINE void output_1d(DF d, VF m0, VF m1, VF m2, VF m3, VF m4, VF m5, VF& s0
 // beyond its 4 * tiles_x, so the transforms run whole vectors across unit boundaries.
 struct Geom {
   int64_t c, m, h, wd, oh, ow, dil, pt, pl;
+  int64_t hq, wq;  // dil > 1: extent of one phase plane of the input (ceil(h / dil), ceil(wd / dil))
   int64_t sh, sw;  // extent of one phase's output (ceil(oh / dil), ceil(ow / dil))
   int64_t tiles_y, tiles_x;
   int64_t unit_tiles() const { return tiles_x + 1; }
@@ -79,9 +80,38 @@ struct Geom {
 // from the last vector's start, rounded to whole vectors.
 int64_t row_width(int64_t tiles, int64_t nl) { return ((tiles + nl - 1) / nl * nl * 4 + 4 + nl - 1) / nl * nl; }
 
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// dil > 1: x split into its dil x dil phase planes, xph[img][c][qy][qx] = x[img][c][qy + dil * i]
+// [qx + dil * j] (hq x wq, zero past the input), so that each phase's tile rows are contiguous.
+void split_phases(const Geom& g, const float* x, int64_t plane0, int64_t plane1, float* xph) {
+  const int64_t d = g.dil;
+  for (int64_t pl = plane0; pl < plane1; ++pl) {
+    const float* src = x + pl * g.h * g.wd;
+    float* dst = xph + pl * d * d * g.hq * g.wq;
+    for (int64_t qy = 0; qy < d; ++qy)
+      for (int64_t qx = 0; qx < d; ++qx) {
+        float* ph = dst + (qy * d + qx) * g.hq * g.wq;
+        const int64_t nj = (g.wd - qx + d - 1) / d;  // columns inside the input
+        for (int64_t i = 0; i < g.hq; ++i) {
+          float* out = ph + i * g.wq;
+          const int64_t iy = qy + d * i;
+          if (iy >= g.h) {
+            std::fill_n(out, g.wq, 0.0f);
+            continue;
+          }
+          const float* row = src + iy * g.wd + qx;
+          for (int64_t j = 0; j < nj; ++j) out[j] = row[d * j];
+          std::fill(out + nj, out + g.wq, 0.0f);
+        }
+      }
+  }
+}
+
 // V[xi][ci][col] for the units [u0, u1), row stride ldv (>= the block's columns rounded up to
-// whole vectors). `prow` and `tmp`: 6 rows of row_width(columns) floats each.
-void input_tiles(const Geom& g, const float* x, int64_t u0, int64_t u1, float* v, int64_t ldv, float* prow,
+// whole vectors). `xs` is x (dil == 1) or its phase planes (split_phases). `prow` and `tmp`: 6
+// rows of row_width(columns) floats each.
+void input_tiles(const Geom& g, const float* xs, int64_t u0, int64_t u1, float* v, int64_t ldv, float* prow,
                  float* tmp) {
   const DF d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
@@ -92,26 +122,34 @@ void input_tiles(const Geom& g, const float* x, int64_t u0, int64_t u1, float* v
     for (int64_t u = u0; u < u1; ++u) {
       int64_t img, ry, rx, ty;
       g.decode(u, &img, &ry, &rx, &ty);
-      const float* plane = x + (img * g.c + ci) * g.h * g.wd;
+      // The tile rows' input: rows y0 + 4 * ty + i, columns j - left (j < seg) of a plane of
+      // rows x cols, zero outside it: x's plane or, dilated, the phase plane holding input rows
+      // ry - pt + dil * (...) and columns rx - pl + dil * (...).
+      const float* plane;
+      int64_t rows = g.h, cols = g.wd, y0 = ry - g.pt, left = g.pl;
+      if (g.dil == 1) {
+        plane = xs + (img * g.c + ci) * g.h * g.wd;
+      } else {
+        const int64_t ay = ry - g.pt, ax = rx - g.pl, qy = ay - g.dil * floor_div(ay, g.dil),
+                      qx = ax - g.dil * floor_div(ax, g.dil);
+        plane = xs + (((img * g.c + ci) * g.dil + qy) * g.dil + qx) * g.hq * g.wq;
+        rows = g.hq;
+        cols = g.wq;
+        y0 = floor_div(ay, g.dil);
+        left = -floor_div(ax, g.dil);
+      }
       for (int64_t i = 0; i < 6; ++i) {
-        const int64_t iy = ry - g.pt + g.dil * (4 * ty + i);
+        const int64_t iy = y0 + 4 * ty + i;
         float* pr = prow + i * pw + (u - u0) * seg;
-        if (iy < 0 || iy >= g.h) {
+        if (iy < 0 || iy >= rows) {
           std::fill_n(pr, seg, 0.0f);
           continue;
         }
-        const float* src = plane + iy * g.wd;
-        if (g.dil == 1) {
-          const int64_t a = std::min(g.pl, seg), b = std::clamp(g.pl + g.wd, a, seg);
-          std::fill(pr, pr + a, 0.0f);
-          std::memcpy(pr + a, src + (a - g.pl), static_cast<size_t>(b - a) * sizeof(float));
-          std::fill(pr + b, pr + seg, 0.0f);
-        } else {
-          for (int64_t j = 0; j < seg; ++j) {
-            const int64_t ix = rx - g.pl + g.dil * j;
-            pr[j] = ix >= 0 && ix < g.wd ? src[ix] : 0.0f;
-          }
-        }
+        const float* src = plane + iy * cols;
+        const int64_t a = std::clamp<int64_t>(left, 0, seg), b = std::clamp(left + cols, a, seg);
+        std::fill(pr, pr + a, 0.0f);
+        std::memcpy(pr + a, src + (a - left), static_cast<size_t>(b - a) * sizeof(float));
+        std::fill(pr + b, pr + seg, 0.0f);
       }
     }
     for (int64_t i = 0; i < 6; ++i) std::fill(prow + i * pw + (u1 - u0) * seg, prow + (i + 1) * pw, 0.0f);
@@ -219,7 +257,6 @@ void output_tiles(const Geom& g, const float* p, int64_t ldp, int64_t u0, int64_
   }
 }
 
-// Grown, never shrunk: steady-state runs reuse the same scratch.
 }  // namespace
 
 Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, const float* x, int64_t n,
@@ -240,21 +277,27 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
   g.sw = (g.ow + g.dil - 1) / g.dil;
   g.tiles_y = (g.sh + 3) / 4;
   g.tiles_x = (g.sw + 3) / 4;
+  g.hq = (g.h + g.dil - 1) / g.dil;
+  g.wq = (g.wd + g.dil - 1) / g.dil;
   const int64_t units = n * g.units_per_image();
   // Tiles per block: about want_tiles, so that the transformed inputs and the products of a block
-  // (36 * (C + M) floats per tile, ~1 MiB) are still cached when the GEMMs and the output
-  // transform read them back, and at least 32 keep the GEMMs' columns busy. Among block sizes up
-  // to twice that, the one that best fills the GEMM's column panels (2 vectors wide: 2 units of
-  // 21 tiles would leave a third of the second 32-column panel empty) and, with threads, spreads
-  // the units evenly over them; the nearest to want_tiles when about equal.
-  const int64_t want_tiles = std::max<int64_t>(32, (int64_t{1} << 18) / (36 * (g.c + g.m)));
+  // (36 * (C + M) floats per tile, ~2 MiB: L2 and L3) are still cached when the GEMMs and the
+  // output transform read them back while the 36 weight matrices, streamed once per block, are
+  // amortized over many tiles (2 MiB ran M-LSD and PP-OCRv4 det 5% faster than 1 MiB, 4 MiB no
+  // faster), and at least 32 keep the GEMMs' columns busy. Among block sizes up
+  // to twice that, the one that best fills the GEMMs' whole vectors of columns and, with
+  // threads, spreads the units evenly over them; the nearest to want_tiles when about equal.
+  const int64_t want_tiles = std::max<int64_t>(32, (int64_t{1} << 19) / (36 * (g.c + g.m)));
   const int threads = n * g.m * g.c * 9 * g.oh * g.ow < kMinParallelConvMacs ? 1 : pool.num_threads();
+  // The GEMMs run whole vectors of columns (the transforms write whole vectors, so the padding
+  // columns up to one are valid).
+  const int64_t panel = nl;
   int64_t per_block = 1;
   double best = -1;
   for (int64_t pb = 1; pb <= std::max<int64_t>(1, 2 * want_tiles / g.unit_tiles()); ++pb) {
-    const int64_t cols = pb * g.unit_tiles(), panels = (cols + 2 * nl - 1) / (2 * nl);
+    const int64_t cols = pb * g.unit_tiles(), panels = (cols + panel - 1) / panel;
     const int64_t blocks = (units + pb - 1) / pb, rounds = (blocks + threads - 1) / threads;
-    const double fill = static_cast<double>(cols) / static_cast<double>(panels * 2 * nl);
+    const double fill = static_cast<double>(cols) / static_cast<double>(panels * panel);
     const double balance = static_cast<double>(units) / static_cast<double>(threads * rounds * pb);
     const double score =
         fill * balance - 0.05 * std::abs(static_cast<double>(cols - want_tiles)) / static_cast<double>(want_tiles);
@@ -264,6 +307,17 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
   const int64_t max_cols = per_block * g.unit_tiles();
   const int64_t ldv = (max_cols + nl - 1) / nl * nl;  // the transforms' whole-vector stores stay inside
   const int64_t pw = row_width(max_cols, nl);
+  const float* xs = x;
+  if (g.dil > 1) {
+    // The phases of the input, read by every slot below.
+    TSR_ASSIGN_OR_RETURN(auto phases,
+                         Scratch<float>::make(ctx, static_cast<size_t>(n * g.c * g.dil * g.dil * g.hq * g.wq)));
+    float* xph = phases.data();
+    auto split = [&](int64_t p0, int64_t p1) { split_phases(g, x, p0, p1, xph); };
+    if (threads > 1) pool.parallel_for(n * g.c, 1, split);
+    else split(0, n * g.c);
+    xs = xph;
+  }
   // Per-slot scratch (parallel_for_slots): V, the products, two row buffers and the output rows,
   // each part starting on a 64-byte boundary.
   const auto part = [](int64_t floats) { return (floats + 15) / 16 * 16; };
@@ -279,10 +333,12 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t u0 = b * per_block, u1 = std::min(units, u0 + per_block);
       const int64_t ncols = (u1 - u0) * g.unit_tiles();
-      input_tiles(g, x, u0, u1, v, ldv, pr, tm);
-      for (int64_t xi = 0; xi < 36; ++xi)
-        sgemm_prepacked(u.packed[static_cast<size_t>(xi)], nullptr, g.c, false, ncols, 1.0f,
-                        v + xi * g.c * ldv, ldv, 0.0f, p + xi * g.m * ldv, ldv, nullptr);
+      input_tiles(g, xs, u0, u1, v, ldv, pr, tm);
+      for (size_t xi = 0; xi < 36; ++xi) {
+        const float* vx = v + static_cast<int64_t>(xi) * g.c * ldv;
+        float* px = p + static_cast<int64_t>(xi) * g.m * ldv;
+        sgemm_direct(u.packed[xi], (ncols + nl - 1) / nl * nl, vx, ldv, nullptr, nullptr, 0, px, ldv);
+      }
       output_tiles(g, p, ldv, u0, u1, bias, z, act, y, orows);
     }
   };
@@ -338,7 +394,7 @@ WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c) {
           u[static_cast<size_t>(((a * 6 + b) * m + o) * c + ci)] =
               static_cast<float>(t[a][0] * kG[b][0] + t[a][1] * kG[b][1] + t[a][2] * kG[b][2]);
     }
-  for (int64_t xi = 0; xi < 36; ++xi) r.packed.push_back(sgemm_pack_a(false, m, c, u.data() + xi * m * c, c));
+  for (int64_t xi = 0; xi < 36; ++xi) r.packed.push_back(sgemm_direct_pack_a(m, c, u.data() + xi * m * c, c));
   return r;
 }
 

@@ -8,26 +8,30 @@
 //
 // Dilated convs (the same dilation on both axes) are split into d x d phases: the outputs
 // (ry + d*j, rx + d*i) of one phase are an undilated 3x3 conv of the input sampled every d, so
-// each phase is tiled like an undilated conv.
+// each phase is tiled like an undilated conv, reading the input split once into its d x d phase
+// planes (contiguous rows instead of a gather per element).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_direct.h"
 #include "backends/cpu/kernels/nn_window.h"
 #include "core/base/thread_pool.h"
 #include "core/ops/fused_activation.h"
 
 namespace tsr::cpu {
 
-// The weights of a group-1 3x3 Conv (W: M x C x 3 x 3, f32) transformed for F(4x4, 3x3):
-// packed[xi] (xi = 6 * a + b, the position in the 6x6 tile) is the M x C matrix of
-// (G g G^T)[a][b], packed for sgemm_prepacked (4x the weights' memory; the raw matrices are not
-// kept).
+// The weights of a group-1 3x3 Conv (W: M x C x 3 x 3, f32) transformed for F(4x4, 3x3): for
+// each xi = 6 * a + b (the position in the 6x6 tile), the M x C matrix of (G g G^T)[a][b], packed
+// for sgemm_direct (as fast as the packed SGEMM or faster on these products of a few vectors of
+// columns, M and C from 8 to 256, without copying the transformed input); 4x the weights'
+// memory, the raw matrices are not kept.
 struct WinogradWeights {
   int64_t m = 0, c = 0;
-  std::vector<SgemmPackedA> packed;  // 36, one per xi; empty: none prepared
+  std::vector<SgemmDirectA> packed;  // 36, one per xi; empty: none prepared
+  bool empty() const { return packed.empty(); }
 };
 
 // Whether the weights (M x C x kh x kw, group `group`) can use Winograd at all: 3x3, group 1, and

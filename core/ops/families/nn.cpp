@@ -1,5 +1,6 @@
 // Convolution and pooling OpDefs (ONNX opset 17): Conv, MaxPool, AveragePool, MaxUnpool,
-// GlobalAveragePool, GlobalMaxPool. Window geometry: core/ops/spatial.h.
+// GlobalAveragePool, GlobalMaxPool; the optimizer's FusedConv and FusedSeparableConv. Window
+// geometry: core/ops/spatial.h.
 #include "core/ops/fused_activation.h"
 #include "core/ops/op_def.h"
 #include "core/ops/spatial.h"
@@ -107,6 +108,23 @@ Status infer_conv(InferContext& ctx) {
   return infer_conv_shape(ctx, 0, 1, 2, ctx.input(0).dtype);
 }
 
+// A fused conv's residual input `iz` (if present) has the output's shape (dims unknown on either
+// side pass).
+Status check_residual(InferContext& ctx, size_t iz) {
+  if (!ctx.has_input(iz)) return ok_status();
+  const ValueType& z = ctx.input(iz);
+  const ValueType& y = ctx.output(0);
+  if (z.has_shape && y.has_shape) {
+    bool same = z.shape.size() == y.shape.size();
+    for (size_t i = 0; same && i < z.shape.size(); ++i)
+      same = z.shape[i] < 0 || y.shape[i] < 0 || z.shape[i] == y.shape[i];
+    if (!same)
+      return ctx.arg_error("input[", iz, "] (Z): shape ", shape_str(z.shape), " differs from the output's ",
+                           shape_str(y.shape));
+  }
+  return ok_status();
+}
+
 // FusedConv(X, W, B?, Z?): act(Conv(X, W, B) + Z), the activation of its optional `activation`
 // attribute (fused_activation.h; none without it) applied after the optional residual Z, which
 // has Y's dtype and shape (onnxruntime's com.microsoft FusedConv "Z" input). Made by core/passes
@@ -115,18 +133,49 @@ Status infer_fused_conv(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
   TSR_RETURN_IF_ERROR(infer_conv(ctx));
-  if (!ctx.has_input(3)) return ok_status();
-  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 3));
-  const ValueType& z = ctx.input(3);
-  const ValueType& y = ctx.output(0);
-  if (z.has_shape && y.has_shape) {
-    bool same = z.shape.size() == y.shape.size();
-    for (size_t i = 0; same && i < z.shape.size(); ++i)
-      same = z.shape[i] < 0 || y.shape[i] < 0 || z.shape[i] == y.shape[i];
-    if (!same)
-      return ctx.arg_error("input[3] (Z): shape ", shape_str(z.shape), " differs from the output's ", shape_str(y.shape));
+  if (ctx.has_input(3)) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 3));
+  return check_residual(ctx, 3);
+}
+
+// FusedSeparableConv(X, W_dw, W_pw, B_dw?, B_pw?, Z?): a depthwise Conv (X [N, C, H, W], W_dw
+// [C, 1, kh, kw], B_dw [C], group = C, the node's window attributes) with its dw_activation, then
+// a pointwise Conv (W_pw [M, C, 1, 1], B_pw [M]) + Z with its activation: Y [N, M, OH, OW]. Made by core/passes
+// (opt_fuse_separable.cpp) so that the CPU kernel keeps the depthwise output in cache; f32.
+Status infer_fused_separable_conv(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
+  TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place(), "dw_").status());
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32}));
+  for (size_t k = 1; k < 6; ++k)
+    if (ctx.has_input(k)) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, k));
+  const DType dt = ctx.input(0).dtype;
+  TSR_RETURN_IF_ERROR(infer_conv_shape(ctx, 0, 1, 3, dt));  // the depthwise stage: [N, C, OH, OW]
+  const ValueType& x = ctx.input(0);
+  const ValueType& wd = ctx.input(1);
+  const ValueType& wp = ctx.input(2);
+  const int64_t c = x.has_shape ? x.shape[1] : wd.has_shape ? wd.shape[0] : -1;
+  const int64_t group = ctx.node().attr_int("group", 1);
+  if ((c >= 0 && group != c) || (wd.has_shape && (wd.shape[1] != 1 || (c >= 0 && wd.shape[0] != c))))
+    return ctx.ir_error("the depthwise stage needs group = C and W_dw [C, 1, k...] (group ", group, ", C ", c,
+                        ", W_dw ", wd.has_shape ? shape_str(wd.shape) : std::string("unknown"), ")");
+  if (wp.has_shape) {
+    bool ok = wp.shape.size() == 4 && (c < 0 || wp.shape[1] == c);
+    for (size_t i = 2; ok && i < wp.shape.size(); ++i) ok = wp.shape[i] == 1;
+    if (!ok) return ctx.arg_error("input[2] (W_pw): shape ", shape_str(wp.shape), ", expected [M, ", c, ", 1, 1]");
   }
-  return ok_status();
+  const int64_t m = wp.has_shape ? wp.shape[0] : -1;
+  if (ctx.has_input(4) && ctx.input(4).has_shape) {
+    const Shape& b = ctx.input(4).shape;
+    if (b.size() != 1 || (m >= 0 && b[0] >= 0 && b[0] != m))
+      return ctx.arg_error("input[4] (B_pw): shape ", shape_str(b), ", expected [", m, "]");
+  }
+  Shape y = ctx.output(0).has_shape ? ctx.output(0).shape : Shape{};
+  if (!ctx.output(0).has_shape || y.size() != 4) {
+    ctx.set_output_unknown_shape(0, dt);
+  } else {
+    y[1] = m;
+    ctx.set_output(0, dt, y);
+  }
+  return check_residual(ctx, 5);
 }
 
 // Pools: X[N, C, D1..Dr] -> [N, C, O1..Or]; kernel_shape required. MaxPool also takes i8/u8
@@ -241,6 +290,14 @@ void register_nn_ops(OpRegistry& r) {
          infer_fused_conv,
          "Conv + residual Z + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, "
          "LeakyRelu, HardSigmoid; made by the optimizer)"});
+  r.add({"FusedSeparableConv", "tessera", 1, 3, 6, 1, 1,
+         with({{"group", AttrKind::kInt}, {"activation", AttrKind::kString},
+               {"activation_params", AttrKind::kFloats}, {"activation_affine", AttrKind::kFloats},
+               {"dw_activation", AttrKind::kString}, {"dw_activation_params", AttrKind::kFloats},
+               {"dw_activation_affine", AttrKind::kFloats}}),
+         infer_fused_separable_conv,
+         "depthwise Conv + dw_activation, then 1x1 Conv + residual Z + activation, the depthwise output "
+         "kept in cache (made by the optimizer)"});
   r.add({"MaxPool", "", 12, 1, 1, 1, 2,
          with({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
                {"storage_order", AttrKind::kInt}}),

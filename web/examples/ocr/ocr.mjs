@@ -3,12 +3,15 @@
 // width ceil(48 * w / h) padded to at least 320 with zeros, (x / 255 - 0.5) / 0.5, BGR planes.
 // Decoding: greedy CTC (argmax per step, merge repeats, drop blank 0; class k = line k of the
 // keys file, the last class a space).
-// ?model=URL&keys=URL override the files (default: /models/, which scripts/serve_web.sh mounts).
+// ?model=URL&keys=URL override the files (default: /models/, which scripts/serve_web.sh mounts);
+// ?threads=N runs the model on N threads (tessera-threads.wasm; this page must then be cross-origin
+// isolated, which scripts/serve_web.sh's headers make it; otherwise it runs on one thread).
 import { Tessera } from '../../dist/tessera.mjs';
 
 const params = new URLSearchParams(location.search);
 const modelUrl = params.get('model') ?? '/models/ch_PP-OCRv4_rec_infer.onnx';
 const keysUrl = params.get('keys') ?? '/models/ppocr_keys_v1.txt';
+const threads = Number(params.get('threads') ?? '1');
 const $ = (id) => document.getElementById(id);
 const kHeight = 48, kMinWidth = 320, kMaxWidth = 4096;
 
@@ -59,14 +62,16 @@ function decode(probs, keys) {
 
 async function main() {
   const t0 = performance.now();
-  const tsr = await Tessera.create();
+  const tsr = await Tessera.create({ threads });
+  document.body.dataset.threads = String(tsr.threads);
   const [bytes, keyText] = await Promise.all([fetchBytes(modelUrl), fetch(keysUrl).then((r) => r.text())]);
   const keys = keyText.split('\n').map((l) => l.replace(/\r$/, ''));
   if (keys[keys.length - 1] === '') keys.pop();
   keys.push(' ');
   const model = await tsr.load(bytes, { name: modelUrl.split('/').pop() });
   const input = model.inputs[0].name, output = model.outputs[0].name;
-  status(`ready: model imported from ONNX in ${(performance.now() - t0).toFixed(0)} ms`);
+  const on = tsr.threads > 1 ? `${tsr.threads} threads (tessera-threads.wasm)` : `1 thread${tsr.threadsFallback ? ` (${tsr.threadsFallback})` : ''}`;
+  status(`ready: model imported from ONNX in ${(performance.now() - t0).toFixed(0)} ms; runs on ${on}`);
   $('file').disabled = false;
   document.body.dataset.state = 'ready';
   $('file').addEventListener('change', async () => {

@@ -1,0 +1,203 @@
+// FusedSeparableConv (core/ops/families/nn.cpp; made by core/passes/opt_fuse_separable.cpp), f32:
+// a depthwise conv with its activation, then a 1x1 conv + Z with its activation, computed in
+// bands of output rows. For each band, the depthwise rows of all C channels go to a per-thread
+// buffer of about 256 KiB (depthwise.h, from the band's input rows copied with their padding),
+// which the 1x1 product (sgemm_direct for <= 64 output channels, else the packed SGEMM) reads
+// while it is still in cache: the C x OH x OW depthwise output never goes to memory. Bands are
+// spread over the threads. Compiled once per SIMD target (hwy/foreach_target.h);
+// register_conv_separable_kernels registers the best target's kernel.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/conv_separable.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/depthwise.h"
+#include "backends/cpu/kernels/epilogue.h"
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_direct.h"
+#include "backends/cpu/kernels/nn_window.h"
+#include "backends/cpu/kernels/scratch.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tsr::cpu {
+namespace HWY_NAMESPACE {
+
+namespace {
+
+// Columns of a band below which threads share bands rather than take whole ones.
+constexpr int64_t kMinBandCols = 128;
+// Depthwise output per band: about this many floats (256 KiB: L2-resident between the two
+// stages; M-LSD ran 10% faster than with 64 KiB bands, whose input halos are a larger share).
+constexpr int64_t kBandFloats = int64_t{1} << 16;
+
+// `direct_` and, with more rows than sgemm_direct takes for any N, `packed_`: W_pw packed when it
+// is a constant (else packed at every run).
+class SeparableKernel final : public exec::Kernel {
+ public:
+  SeparableKernel(ops::ActivationSpec dw_act, ops::ActivationSpec act, std::vector<SgemmDirectA> direct,
+                  std::vector<SgemmPackedA> packed)
+      : dw_act_(dw_act), act_(act), direct_(std::move(direct)), packed_(std::move(packed)) {}
+
+  Status run(exec::KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor& wd = *ctx.input(1);
+    const Tensor& wp = *ctx.input(2);
+    const Tensor* bd = ctx.input(3);
+    const Tensor* bp = ctx.input(4);
+    const Tensor* z = ctx.input(5);
+    if (x.dtype() != DType::kF32) return unsupported(ctx.place(), ": FusedSeparableConv has no cpu kernel for ", dtype_name(x.dtype()));
+    if (x.rank() != 4 || wd.rank() != 4 || wp.rank() != 4)
+      return invalid_argument(ctx.place(), ": X, W_dw and W_pw must be 4-D, got ", shape_str(x.shape()), ", ",
+                              shape_str(wd.shape()), ", ", shape_str(wp.shape()));
+    const int64_t n_batch = x.dim(0), c = x.dim(1), m = wp.dim(0);
+    if (wd.dim(0) != c || wd.dim(1) != 1 || wp.dim(1) != c || wp.dim(2) != 1 || wp.dim(3) != 1)
+      return invalid_argument(ctx.place(), ": W_dw ", shape_str(wd.shape()), " / W_pw ", shape_str(wp.shape()),
+                              " do not fit X ", shape_str(x.shape()));
+    const Ints in(x.shape().begin() + 2, x.shape().end()), kernel(wd.shape().begin() + 2, wd.shape().end());
+    TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, kernel, false));
+    TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
+    if (z && z->shape() != yt->shape())
+      return invalid_argument(ctx.place(), ": input[5] (Z): shape ", shape_str(z->shape()), " differs from the output's ",
+                              shape_str(yt->shape()));
+    if (yt->numel() == 0) return ok_status();
+
+    const float* px = x.data<float>();
+    const float* pwd = wd.data<float>();
+    const float* pbd = bd && bd->numel() > 0 ? bd->data<float>() : nullptr;
+    const float* pbp = bp && bp->numel() > 0 ? bp->data<float>() : nullptr;
+    const float* pz = z ? z->data<float>() : nullptr;
+    float* py = yt->mut_data<float>();
+    const int64_t oh_n = w.out[1], ow_n = w.out[2], in_size = w.in_size(), out_size = w.out_size(), taps = w.k_size();
+    ThreadPool& pool = ctx.pool();
+    const int64_t macs = n_batch * out_size * (c * taps + m * c);
+    const int threads = macs < kMinParallelConvMacs ? 1 : pool.num_threads();
+    // Bands go to the threads whole when each still has kMinBandCols columns (every band reads
+    // all of W_pw); otherwise the threads share each band: its channels, then the 1x1 product's
+    // columns or row blocks (PP-OCRv4 det's 384 x 384 convs on 10 x 10 planes ran slower on two
+    // threads than on one with 10-column bands).
+    int64_t rb = std::clamp<int64_t>(kBandFloats / std::max<int64_t>(1, c * ow_n), 1, oh_n);
+    bool whole_bands = false;
+    if (threads > 1) {
+      const int64_t rb_split = std::min(rb, std::max<int64_t>(1, oh_n / (4 * threads)));
+      whole_bands = rb_split * ow_n >= kMinBandCols;
+      if (whole_bands) rb = rb_split;
+    }
+    // W_pw packed once per kernel when constant (else now), for sgemm_direct where a band's
+    // columns make it the faster product.
+    std::vector<SgemmDirectA> direct_now;
+    std::vector<SgemmPackedA> packed_now;
+    const SgemmDirectA* da = nullptr;
+    const SgemmPackedA* pa = nullptr;
+    if (sgemm_direct_preferred(m, std::min(oh_n, rb) * ow_n, c)) {
+      da = !direct_.empty() && direct_[0].m == m && direct_[0].k == c
+               ? &direct_[0]
+               : &direct_now.emplace_back(sgemm_direct_pack_a(m, c, wp.data<float>(), c));
+    } else {
+      pa = !packed_.empty() && packed_[0].m == m && packed_[0].k == c
+               ? &packed_[0]
+               : &packed_now.emplace_back(sgemm_pack_a(false, m, c, wp.data<float>(), c));
+      // The packed SGEMM packs B and streams all of A per call: one band of all rows, shared by
+      // the threads (these are convs with many channels on small planes, PP-OCRv4 rec's).
+      rb = oh_n;
+      whole_bands = false;
+    }
+    const int64_t bands = (oh_n + rb - 1) / rb;
+    const DwGeom geom = depthwise_geom(w);
+    ThreadPool* inner = threads > 1 && !whole_bands ? &pool : nullptr;
+    // Per slot of the pool (parallel_for_slots): the padded input rows of one channel's band, and
+    // a band's depthwise output (C x its columns). Slots are whole bands', or else the inner
+    // channel split's (the depthwise output then shared, slot 0).
+    const bool parallel = threads > 1;
+    TSR_ASSIGN_OR_RETURN(auto pads, SlotScratch<float>::make(ctx, static_cast<size_t>(depthwise_band_size(w, geom, 0, rb)),
+                                                             parallel));
+    TSR_ASSIGN_OR_RETURN(auto dbufs, SlotScratch<float>::make(ctx, static_cast<size_t>(c * rb * ow_n), parallel && whole_bands));
+    // The depthwise rows [r0, r1) of channels [c0, c1) into dst (channel-major, cols per channel).
+    auto depthwise_part = [&](int slot, const float* xi, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* dst) {
+      const int64_t cols = (r1 - r0) * ow_n;
+      float* pad = pads.slot(slot);
+      for (int64_t ch = c0; ch < c1; ++ch) {
+        float* dc = dst + ch * cols;
+        // The band's input rows padded in a small buffer (not the whole plane).
+        depthwise_prepare_band<float>(xi + ch * in_size, w, geom, r0, r1, pad);
+        depthwise_prepared_rows<float>(pad, geom, pwd + ch * taps, pbd ? pbd[ch] : 0.0f, w, r0, r1, dc);
+        apply_epilogue(dw_act_, dc, cols);
+      }
+    };
+    // sgemm_direct on columns [j0, j1) of a band (dst: C x cols) into y0, + z0, the activation.
+    auto direct_part = [&](const float* dst, int64_t cols, float* y0, const float* z0, int64_t j0, int64_t j1) {
+      sgemm_direct(*da, j1 - j0, dst + j0, cols, pbp, z0 ? z0 + j0 : nullptr, out_size, y0 + j0, out_size, &act_);
+    };
+    for (int64_t img = 0; img < n_batch; ++img) {
+      const float* xi = px + img * c * in_size;
+      auto run_bands = [&](int slot, int64_t b0, int64_t b1) {
+        float* dst = dbufs.slot(slot);
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t r0 = b * rb, r1 = std::min(oh_n, r0 + rb), cols = (r1 - r0) * ow_n;
+          if (inner)
+            inner->parallel_for_slots(c, 1, [&](int s, int64_t c0, int64_t c1) { depthwise_part(s, xi, r0, r1, c0, c1, dst); });
+          else depthwise_part(slot, xi, r0, r1, 0, c, dst);
+          float* y0 = py + img * m * out_size + r0 * ow_n;
+          const float* z0 = pz ? pz + img * m * out_size + r0 * ow_n : nullptr;
+          if (pa) {
+            sgemm_prepacked(*pa, nullptr, c, false, cols, 1.0f, dst, cols, 0.0f, y0, out_size, inner);
+            apply_epilogue_rows(act_, y0, m, cols, out_size, pbp, z0, out_size);
+          } else if (inner) {
+            const int64_t parts = (cols + kMinBandCols - 1) / kMinBandCols;
+            inner->parallel_for(parts, 1, [&](int64_t q0, int64_t q1) {
+              direct_part(dst, cols, y0, z0, q0 * kMinBandCols, std::min(cols, q1 * kMinBandCols));
+            });
+          } else {
+            direct_part(dst, cols, y0, z0, 0, cols);
+          }
+        }
+      };
+      if (whole_bands && bands > 1) pool.parallel_for_slots(bands, 1, run_bands);
+      else run_bands(0, 0, bands);
+    }
+    return ok_status();
+  }
+
+ private:
+  ops::ActivationSpec dw_act_, act_;
+  std::vector<SgemmDirectA> direct_;  // one or none
+  std::vector<SgemmPackedA> packed_;  // one or none
+};
+
+Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit& init) {
+  TSR_ASSIGN_OR_RETURN(ops::ActivationSpec act, ops::activation_of(init.node, init.place));
+  TSR_ASSIGN_OR_RETURN(ops::ActivationSpec dw_act, ops::activation_of(init.node, init.place, "dw_"));
+  std::vector<SgemmDirectA> direct;
+  std::vector<SgemmPackedA> packed;
+  const Tensor* wp = init.constant_inputs.size() > 2 ? init.constant_inputs[2] : nullptr;
+  if (wp && wp->dtype() == DType::kF32 && wp->rank() == 4) {
+    const int64_t m = wp->dim(0), k = wp->numel() / std::max<int64_t>(1, m);
+    direct.push_back(sgemm_direct_pack_a(m, k, wp->data<float>(), k));
+    if (!sgemm_direct_preferred(m, -1, k)) packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
+  }
+  return std::unique_ptr<exec::Kernel>(new SeparableKernel(dw_act, act, std::move(direct), std::move(packed)));
+}
+
+}  // namespace
+
+void register_conv_separable_target(KernelRegistry& r) {
+  r.add("FusedSeparableConv", {DType::kF32}, &create_separable);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(register_conv_separable_target);
+
+void register_conv_separable_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_conv_separable_target)(r); }
+
+}  // namespace tsr::cpu
+#endif  // HWY_ONCE

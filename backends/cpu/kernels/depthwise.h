@@ -1,0 +1,223 @@
+// Depthwise convolution of one channel plane for the CPU conv kernels (nn.cpp: Conv with one
+// input and one output channel per group; conv_separable.cpp: the depthwise stage of
+// FusedSeparableConv), in rows [oh0, oh1) of the output so that callers can consume a band of
+// rows while it is in cache: depthwise_prepare_band copies the input rows a band reads with the
+// padding made explicit (and, for a width stride s > 1, split into s phases), then
+// depthwise_prepared_rows runs loops with no bounds checks, whole vectors even on narrow rows.
+// (Computing straight from x with the border columns apart was tried: equal in isolation, but
+// 10-35% slower inside PP-OCRv4 rec and BlazeFace, whose rows are short.)
+//
+// A Highway "-inl" header (per-target include guard toggled by hwy/foreach_target.h), like
+// epilogue.h: include it after <hwy/highway.h>; everything lives in tsr::cpu::HWY_NAMESPACE.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "backends/cpu/kernels/nn_window.h"
+
+#if defined(TSR_CPU_DEPTHWISE_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TSR_CPU_DEPTHWISE_H_
+#undef TSR_CPU_DEPTHWISE_H_
+#else
+#define TSR_CPU_DEPTHWISE_H_
+#endif
+
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace tsr::cpu {
+namespace HWY_NAMESPACE {
+
+// Depthwise 2-D (or 1-D) conv of one plane: y[oh, ow] = bias + sum_kh,kw wk[kh, kw] *
+// xpad[oh*s1 + kh*d1, ow*s2 + kw*d2], where xpad is the plane with its padding made explicit, so
+// the inner loops carry no bounds checks. With a width stride s2 > 1 each padded row is also
+// split into s2 phases (phase f holds columns f, f + s2, ...): tap column ow*s2 + off is then
+// phase (off % s2) at index ow + off / s2, contiguous in ow, so every stride vectorizes.
+constexpr int64_t kDwSlack = 64;  // >= lanes of any float vector
+
+struct DwGeom {
+  int64_t hp, wq, s2;  // padded rows, phase row length, width stride
+  int64_t row_stride() const { return s2 * wq; }  // elements per padded row (all phases)
+};
+
+// The prepared plane's geometry for window w (the same for every plane of a conv).
+inline DwGeom depthwise_geom(const Window3& w) {
+  const int64_t hp = std::max(w.in[1] + w.pb[1] + w.pe[1], (w.out[1] - 1) * w.s[1] + (w.k[1] - 1) * w.d[1] + 1);
+  const int64_t wp = std::max(w.in[2] + w.pb[2] + w.pe[2], (w.out[2] - 1) * w.s[2] + (w.k[2] - 1) * w.d[2] + 1);
+  const int64_t s2 = w.s[2];
+  return {hp, (wp + s2 - 1) / s2, s2};
+}
+
+// Padded rows that output rows [oh0, oh1) read, from padded row oh0 * s1 on.
+inline int64_t depthwise_band_rows(const Window3& w, int64_t oh0, int64_t oh1) {
+  return (oh1 - 1 - oh0) * w.s[1] + (w.k[1] - 1) * w.d[1] + 1;
+}
+// Floats a band of output rows [oh0, oh1) needs from depthwise_prepare_band.
+inline int64_t depthwise_band_size(const Window3& w, const DwGeom& g, int64_t oh0, int64_t oh1) {
+  return depthwise_band_rows(w, oh0, oh1) * g.row_stride() + kDwSlack;
+}
+
+// The padded (and phase-split) rows that output rows [oh0, oh1) read, into `out`
+// (depthwise_band_size floats): its row 0 is padded row oh0 * s1.
+template <typename T>
+void depthwise_prepare_band(const T* x, const Window3& w, const DwGeom& geom, int64_t oh0, int64_t oh1, T* out) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const int64_t s2 = geom.s2, wq = geom.wq, first = oh0 * w.s[1], rows = depthwise_band_rows(w, oh0, oh1);
+  // kDwSlack zeros past the end let the vector loop read a full vector for the last (partial)
+  // chunk of the last row; the lanes past the row end are discarded.
+  std::fill_n(out, depthwise_band_size(w, geom, oh0, oh1), T(0));
+  const int64_t ih0 = std::max<int64_t>(0, first - w.pb[1]), ih1 = std::min(w.in[1], first + rows - w.pb[1]);
+  for (int64_t ih = ih0; ih < ih1; ++ih) {
+    T* dst = out + (ih + w.pb[1] - first) * s2 * wq;
+    const T* src = x + ih * w.in[2];
+    if (s2 == 1) {
+      std::memcpy(dst + w.pb[2], src, static_cast<size_t>(w.in[2]) * sizeof(T));
+      continue;
+    }
+    const int64_t pb2 = w.pb[2];
+    if constexpr (std::is_same_v<T, float>) {
+#if HWY_TARGET != HWY_SCALAR
+      if (s2 == 2) {
+        // The common stride 2: deinterleave with vector loads. Input column c lands in phase
+        // (c + pb2) % 2 at index (c + pb2) / 2.
+        const hn::ScalableTag<float> d;
+        const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+        int64_t c = 0;
+        for (; c + 2 * nl <= w.in[2]; c += 2 * nl) {
+          hn::Vec<decltype(d)> even, odd;
+          hn::LoadInterleaved2(d, src + c, even, odd);
+          hn::StoreU(even, d, dst + ((c + pb2) % 2) * wq + (c + pb2) / 2);
+          hn::StoreU(odd, d, dst + ((c + 1 + pb2) % 2) * wq + (c + 1 + pb2) / 2);
+        }
+        for (; c < w.in[2]; ++c) dst[((c + pb2) % 2) * wq + (c + pb2) / 2] = src[c];
+        continue;
+      }
+#endif
+    }
+    // Phase f, index j holds padded column f + j*s2, i.e. input column f + j*s2 - pb2.
+    for (int64_t f = 0; f < s2; ++f) {
+      const int64_t j0 = pb2 > f ? (pb2 - f + s2 - 1) / s2 : 0;
+      const int64_t j1 = std::min(wq, (w.in[2] + pb2 - f + s2 - 1) / s2);
+      T* o = dst + f * wq;
+      const T* in_f = src + f - pb2;
+      for (int64_t j = j0; j < j1; ++j) o[j] = in_f[j * s2];
+    }
+  }
+}
+
+// The whole plane, padding made explicit, into `phased` (grown as needed).
+template <typename T>
+DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
+  const DwGeom geom = depthwise_geom(w);
+  const size_t need = static_cast<size_t>(depthwise_band_size(w, geom, 0, w.out[1]));
+  if (phased.size() < need) phased.resize(need);
+  depthwise_prepare_band(x, w, geom, 0, w.out[1], phased.data());
+  return geom;
+}
+
+// Output rows [oh0, oh1) into y (row oh0 first, rows of w.out[2]) from `phased` as prepared for
+// those rows (its row 0 is padded row oh0 * s1), for a fixed window; KH/KW > 0 are compile-time
+// window sizes (so the weight broadcasts stay in registers), 0 = use w.k.
+template <typename T, int KH, int KW>
+void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, int64_t oh0, int64_t oh1,
+                    T* y) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  const int64_t kh_n = KH > 0 ? KH : w.k[1], kw_n = KW > 0 ? KW : w.k[2], ow_n = w.out[2];
+  const int64_t rs = g.row_stride();
+  // Offset of tap kw inside a padded row's phases.
+  int64_t tap[64];
+  const bool small = kw_n <= 64;
+  if (small)
+    for (int64_t kw = 0; kw < kw_n; ++kw) {
+      const int64_t off = kw * w.d[2];
+      tap[kw] = (off % g.s2) * g.wq + off / g.s2;
+    }
+  for (int64_t oh = oh0; oh < oh1; ++oh) {
+    T* yrow = y + (oh - oh0) * ow_n;
+    const T* base = phased + (oh - oh0) * w.s[1] * rs;
+    int64_t ow = 0;
+    if constexpr (std::is_same_v<T, float>) {
+#if HWY_TARGET != HWY_SCALAR
+      if (small) {
+        const hn::ScalableTag<float> d;
+        const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+        // Two chunks per pass share each weight broadcast. The second chunk may be partial:
+        // loads may run past the row into the next one or the slack; extra lanes are dropped.
+        for (; ow + nl < ow_n && nl <= kDwSlack; ow += 2 * nl) {
+          auto acc0 = hn::Set(d, bias), acc1 = acc0;
+          for (int64_t kh = 0; kh < kh_n; ++kh) {
+            const float* row = base + kh * w.d[1] * rs + ow;
+            const float* wr = wk + kh * kw_n;
+            for (int64_t kw = 0; kw < kw_n; ++kw) {
+              const auto wv = hn::Set(d, wr[kw]);
+              acc0 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw]), acc0);
+              acc1 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw] + nl), acc1);
+            }
+          }
+          hn::StoreU(acc0, d, yrow + ow);
+          if (ow + 2 * nl <= ow_n) {
+            hn::StoreU(acc1, d, yrow + ow + nl);
+          } else {
+            alignas(64) float tmp[kDwSlack];
+            hn::StoreU(acc1, d, tmp);
+            std::memcpy(yrow + ow + nl, tmp, static_cast<size_t>(ow_n - ow - nl) * sizeof(float));
+          }
+        }
+        // The last chunk, partial or not (same overrun rule).
+        for (; ow < ow_n && nl <= kDwSlack; ow += nl) {
+          auto acc = hn::Set(d, bias);
+          for (int64_t kh = 0; kh < kh_n; ++kh) {
+            const float* row = base + kh * w.d[1] * rs + ow;
+            const float* wr = wk + kh * kw_n;
+            for (int64_t kw = 0; kw < kw_n; ++kw) acc = hn::MulAdd(hn::Set(d, wr[kw]), hn::LoadU(d, row + tap[kw]), acc);
+          }
+          if (ow + nl <= ow_n) {
+            hn::StoreU(acc, d, yrow + ow);
+          } else {
+            alignas(64) float tmp[kDwSlack];
+            hn::StoreU(acc, d, tmp);
+            std::memcpy(yrow + ow, tmp, static_cast<size_t>(ow_n - ow) * sizeof(float));
+          }
+        }
+      }
+#endif
+    }
+    for (; ow < ow_n; ++ow) {
+      T acc = bias;
+      for (int64_t kh = 0; kh < kh_n; ++kh) {
+        const T* row = base + kh * w.d[1] * rs;
+        const T* wr = wk + kh * kw_n;
+        for (int64_t kw = 0; kw < kw_n; ++kw) {
+          const int64_t off = kw * w.d[2];
+          acc += wr[kw] * row[(small ? tap[kw] : (off % g.s2) * g.wq + off / g.s2) + ow];
+        }
+      }
+      yrow[ow] = acc;
+    }
+  }
+}
+
+// Output rows [oh0, oh1) from their prepared band (depthwise_prepare_band; for oh0 = 0 also the
+// whole plane of depthwise_prepare), into y (row oh0 first).
+template <typename T>
+void depthwise_prepared_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, int64_t oh0,
+                             int64_t oh1, T* y) {
+  if (w.k[1] == 3 && w.k[2] == 3) depthwise_rows<T, 3, 3>(phased, g, wk, bias, w, oh0, oh1, y);
+  else if (w.k[1] == 5 && w.k[2] == 5) depthwise_rows<T, 5, 5>(phased, g, wk, bias, w, oh0, oh1, y);
+  else depthwise_rows<T, 0, 0>(phased, g, wk, bias, w, oh0, oh1, y);
+}
+
+// The whole plane: y = bias + the taps (no Z).
+template <typename T>
+void depthwise_plane(const T* x, const T* wk, T bias, const Window3& w, T* y, std::vector<T>& phased) {
+  const DwGeom g = depthwise_prepare<T>(x, w, phased);
+  depthwise_prepared_rows<T>(phased.data(), g, wk, bias, w, 0, w.out[1], y);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#endif  // TSR_CPU_DEPTHWISE_H_

@@ -1,0 +1,320 @@
+// The CPU conv kernels' fast paths against references written here: sgemm_direct
+// (backends/cpu/kernels/gemm_direct.h) against the naive product in double, and Conv/FusedConv
+// with constant weights (as in a loaded model: the weights are packed when the kernel is created)
+// on every path (sgemm_direct for <= 64 output channels per group, the packed SGEMM above,
+// pointwise, implicit GEMM and im2col, depthwise on padded rows, Winograd with dilations) against the
+// convolution by definition plus the residual Z and the activation. Odd sizes, strides, pads,
+// dilations and groups, 1 and 3 threads, every SIMD target this CPU runs. FusedSeparableConv
+// (depthwise + 1x1 in bands) against the two convolutions by definition.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/kernels/gemm_direct.h"
+#include "core/ops/fused_activation.h"
+#include "core/exec/session.h"
+#include "core/ir/graph.h"
+#include "core/passes/infer_types.h"
+#include "tests/unit/kernel_test_util.h"
+
+using namespace tsr;
+using namespace tsr::test;
+
+namespace {
+
+std::vector<float> uniform(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+// C = A B + bias + Z through sgemm_direct (A raw or packed), checked against double sums; C's
+// padding columns (ldc > n) must stay untouched, and C is NaN before the call (never read).
+// act: 0 none; 1 LeakyRelu(0.1) (applied in the tiles' stores); 2 the same + the affine 2y + 0.5
+// and 3 HardSigmoid(0.3, 0.4) (both over each stored tile).
+void check_direct(int64_t m, int64_t n, int64_t k, bool bias, bool z, bool packed, int act, std::mt19937& rng) {
+  ops::ActivationSpec spec{act == 3 ? ops::FusedActivation::kHardSigmoid : ops::FusedActivation::kLeakyRelu,
+                           act == 3 ? 0.3f : 0.1f, 0.4f};
+  if (act == 2) spec.scale = 2.0f, spec.shift = 0.5f;
+  auto expect = [&](double v) {
+    if (act == 3) return std::clamp(0.3 * v + 0.4, 0.0, 1.0);
+    if (act > 0) v = v < 0 ? 0.1 * v : v;
+    return act == 2 ? 2 * v + 0.5 : v;
+  };
+  const int64_t lda = k + 1, ldb = n + 3, ldc = n + 2, ldz = n + 5;
+  const auto a = uniform(static_cast<size_t>(m * lda), rng), b = uniform(static_cast<size_t>(k * ldb), rng);
+  const auto bv = uniform(static_cast<size_t>(m), rng), zv = uniform(static_cast<size_t>(m * ldz), rng);
+  std::vector<float> c(static_cast<size_t>(m * ldc), NAN);
+  for (int64_t i = 0; i < m; ++i) c[static_cast<size_t>(i * ldc + n)] = 7.0f;  // padding sentinel
+  const float* pbias = bias ? bv.data() : nullptr;
+  const float* pz = z ? zv.data() : nullptr;
+  if (packed) {
+    const cpu::SgemmDirectA pa = cpu::sgemm_direct_pack_a(m, k, a.data(), lda);
+    cpu::sgemm_direct(pa, n, b.data(), ldb, pbias, pz, ldz, c.data(), ldc, act ? &spec : nullptr);
+  } else {
+    cpu::sgemm_direct(m, n, k, a.data(), lda, b.data(), ldb, pbias, pz, ldz, c.data(), ldc, act ? &spec : nullptr);
+  }
+  double max_err = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    CHECK(c[static_cast<size_t>(i * ldc + n)] == 7.0f);
+    for (int64_t j = 0; j < n; ++j) {
+      double s = (bias ? bv[i] : 0.0) + (z ? zv[static_cast<size_t>(i * ldz + j)] : 0.0);
+      for (int64_t p = 0; p < k; ++p) s += double(a[static_cast<size_t>(i * lda + p)]) * b[static_cast<size_t>(p * ldb + j)];
+      s = expect(s);
+      max_err = std::max(max_err, std::fabs(c[static_cast<size_t>(i * ldc + j)] - s));  // NaN fails below
+    }
+  }
+  INFO("m=" << m << " n=" << n << " k=" << k << " bias " << bias << " z " << z << " packed A " << packed << " act "
+              << act);
+  CHECK(max_err <= 1e-5 * (1 + k));
+}
+
+}  // namespace
+
+TEST_CASE("sgemm_direct matches the naive product over rows, column tails, K blocks and epilogues") {
+  std::mt19937 rng(3);
+  const int64_t ms[] = {1, 2, 5, 6, 7, 12, 13, 24, 31, 64};
+  const int64_t ns[] = {1, 7, 15, 16, 17, 33, 48, 63, 64, 65, 100, 129};
+  const int64_t ks[] = {0, 1, 3, 24, 75, 255, 256, 257, 600};
+  for (int64_t target : runnable_targets()) {
+    use_target(target);
+    INFO("target " << hwy::TargetName(target));
+    size_t step = 0;
+    for (int64_t m : ms)
+      for (int64_t n : ns) {
+        const int64_t k = ks[step % std::size(ks)];
+        check_direct(m, n, k, step % 2 == 0, step % 3 != 0, step % 5 < 2, static_cast<int>(step % 4), rng);
+        ++step;
+      }
+  }
+  use_target(0);
+}
+
+TEST_CASE("sgemm_direct: Z may be C itself") {
+  std::mt19937 rng(5);
+  const int64_t m = 13, n = 70, k = 9;
+  const auto a = uniform(static_cast<size_t>(m * k), rng), b = uniform(static_cast<size_t>(k * n), rng);
+  std::vector<float> c = uniform(static_cast<size_t>(m * n), rng);
+  const std::vector<float> z = c;
+  cpu::sgemm_direct(m, n, k, a.data(), k, b.data(), n, nullptr, c.data(), n, c.data(), n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = z[static_cast<size_t>(i * n + j)];
+      for (int64_t p = 0; p < k; ++p) s += double(a[static_cast<size_t>(i * k + p)]) * b[static_cast<size_t>(p * n + j)];
+      REQUIRE(std::fabs(c[static_cast<size_t>(i * n + j)] - s) <= 1e-5);
+    }
+}
+
+namespace {
+
+struct ConvCase {
+  const char* what;
+  Shape x, w;
+  int64_t group;
+  std::vector<int64_t> strides, dil, pads;  // pads: begins then ends
+  const char* act;                          // "" = none
+  bool z;                                   // FusedConv's residual input
+};
+
+double activate(const std::string& act, double y) {
+  if (act == "Relu") return std::max(y, 0.0);
+  if (act == "HardSwish") return y * std::clamp(y / 6 + 0.5, 0.0, 1.0);
+  return y;
+}
+
+// A graph of one node: add() its inputs (constants, or graph inputs fed in order), then run().
+struct OneNode {
+  std::shared_ptr<ir::Model> model = std::make_shared<ir::Model>();
+  ir::Node node;
+  std::vector<Tensor> feeds;
+
+  OneNode(const char* op, std::vector<ir::Attribute> attrs) {
+    model->graphs.emplace_back();
+    node.op = op;
+    node.name = "n0";
+    node.attributes = std::move(attrs);
+  }
+  void add(const std::string& name, const Tensor& t, bool constant) {
+    ir::Graph& g = model->main();
+    ir::TensorInfo info{name, ValueKind::kTensor, DType::kF32, true, t.shape()};
+    if (constant) info.constant = t;
+    node.inputs.push_back(g.add_tensor(info));
+    if (!constant) {
+      g.inputs.push_back(node.inputs.back());
+      feeds.push_back(t);
+    }
+  }
+  Tensor run(int threads) {
+    ir::Graph& g = model->main();
+    ir::TensorInfo yi;
+    yi.name = "y";
+    node.outputs = {g.add_tensor(yi)};
+    g.outputs = node.outputs;
+    g.nodes.push_back(node);
+    REQUIRE(passes::infer_types(*model).ok());
+    SessionOptions opt;
+    opt.num_threads = threads;
+    auto session = Session::create(model, opt);
+    REQUIRE(session.ok());
+    auto out = (*session)->run(feeds);
+    REQUIRE(out.ok());
+    return (*out)[0];
+  }
+};
+
+// Runs the case as one Conv (no activation, no Z) or FusedConv node with constant weights and
+// bias, and compares with conv_ref + Z, then the activation.
+void check_conv(const ConvCase& cc, int threads, std::mt19937& rng) {
+  const size_t r = cc.x.size() - 2;
+  Shape y_shape = {cc.x[0], cc.w[0]};
+  for (size_t d = 0; d < r; ++d) {
+    const int64_t dk = (cc.w[d + 2] - 1) * cc.dil[d] + 1;
+    y_shape.push_back((cc.x[d + 2] + cc.pads[d] + cc.pads[d + r] - dk) / cc.strides[d] + 1);
+  }
+  const Tensor x = Tensor::from<float>(cc.x, uniform(static_cast<size_t>(shape_numel(cc.x)), rng));
+  const Tensor w = Tensor::from<float>(cc.w, uniform(static_cast<size_t>(shape_numel(cc.w)), rng));
+  const Tensor b = Tensor::from<float>({cc.w[0]}, uniform(static_cast<size_t>(cc.w[0]), rng));
+  const Tensor z = Tensor::from<float>(y_shape, uniform(static_cast<size_t>(shape_numel(y_shape)), rng));
+
+  std::vector<ir::Attribute> attrs = {ir::Attribute::make_int("group", cc.group),
+                                      ir::Attribute::make_ints("strides", cc.strides),
+                                      ir::Attribute::make_ints("dilations", cc.dil), ir::Attribute::make_ints("pads", cc.pads)};
+  if (*cc.act) attrs.push_back(ir::Attribute::make_string("activation", cc.act));
+  OneNode one(cc.z || *cc.act ? "FusedConv" : "Conv", attrs);
+  one.add("x", x, false);
+  one.add("w", w, true);
+  one.add("b", b, true);
+  if (cc.z) one.add("z", z, false);
+  INFO(cc.what << ": x " << shape_str(cc.x) << " w " << shape_str(cc.w) << " threads " << threads);
+  const Tensor y = one.run(threads);
+  REQUIRE(y.shape() == y_shape);
+  const std::vector<int64_t> pb(cc.pads.begin(), cc.pads.begin() + static_cast<long>(r));
+  std::vector<double> want = conv_ref(x, w, &b, cc.group, cc.strides, cc.dil, pb, y_shape);
+  double max_err = 0;
+  const int64_t terms = shape_numel(Shape(cc.w.begin() + 1, cc.w.end()));
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const double e = activate(cc.act, want[static_cast<size_t>(i)] + (cc.z ? z.data<float>()[i] : 0.0));
+    max_err = std::max(max_err, std::fabs(y.data<float>()[i] - e) / (1 + std::fabs(e)));
+  }
+  // Winograd rounds more than a direct sum (ops_nn_test: about 1e-6 per term); NaN fails too.
+  CHECK(max_err <= 1e-6 * static_cast<double>(std::max<int64_t>(terms, 10)));
+}
+
+}  // namespace
+
+TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the definition") {
+  std::mt19937 rng(17);
+  const std::vector<ConvCase> cases = {
+      // sgemm_direct (<= 64 output channels per group) and the packed SGEMM above it.
+      {"pointwise 24x24", {1, 24, 16, 16}, {24, 24, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
+      {"pointwise, column tail", {2, 13, 5, 7}, {7, 13, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "", true},
+      {"pointwise 96 rows (packed)", {1, 16, 9, 13}, {96, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "HardSwish", false},
+      {"grouped pointwise", {1, 12, 6, 11}, {9, 4, 1, 1}, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
+      {"5x5 stride 2, asymmetric pads", {1, 3, 37, 41}, {24, 3, 5, 5}, 1, {2, 2}, {1, 1}, {1, 1, 2, 2}, "Relu", false},
+      {"1x3 pad 1 (openWakeWord)", {1, 24, 11, 32}, {24, 24, 1, 3}, 1, {1, 1}, {1, 1}, {0, 1, 0, 1}, "", false},
+      {"3x3 stride 2 dilated, grouped", {2, 8, 15, 17}, {10, 4, 3, 3}, 2, {2, 2}, {2, 1}, {2, 1, 0, 1}, "", true},
+      {"K over two blocks", {1, 40, 9, 10}, {30, 40, 3, 3}, 1, {2, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", false},
+      {"pads wider than the window", {1, 4, 5, 6}, {6, 4, 3, 3}, 1, {2, 1}, {1, 1}, {4, 3, 4, 5}, "", true},
+      {"3x1 on one column", {2, 5, 9, 1}, {7, 5, 3, 1}, 1, {1, 1}, {1, 1}, {1, 0, 1, 0}, "Relu", false},
+      {"1-D", {1, 6, 50}, {5, 6, 7}, 1, {3}, {2}, {4, 1}, "", true},
+      // Depthwise on padded rows (borders, rows off the top and bottom, planes narrower than a
+      // vector, partial last vectors), and the strided loop.
+      {"depthwise 3x3", {1, 5, 12, 37}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"depthwise 5x5 pad 2", {2, 3, 9, 70}, {3, 1, 5, 5}, 3, {1, 1}, {1, 1}, {2, 2, 2, 2}, "HardSwish", false},
+      {"depthwise 3x3 dilated, asymmetric", {1, 4, 8, 21}, {4, 1, 3, 3}, 4, {1, 1}, {2, 3}, {0, 3, 2, 1}, "", true},
+      {"depthwise 3x3 narrow plane", {1, 3, 2, 5}, {3, 1, 3, 3}, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"depthwise 3x3 wide pads", {1, 2, 4, 33}, {2, 1, 3, 3}, 2, {1, 1}, {1, 1}, {3, 4, 3, 4}, "", false},
+      {"depthwise 3x3 unpadded", {1, 2, 6, 64}, {2, 1, 3, 3}, 2, {1, 1}, {1, 1}, {0, 0, 0, 0}, "", true},
+      {"depthwise 3x3 stride 2", {1, 3, 11, 40}, {3, 1, 3, 3}, 3, {2, 2}, {1, 1}, {0, 0, 1, 1}, "Relu", true},
+      // Winograd (3x3 stride 1, >= 8 channels): sgemm_direct and packed GEMMs, dilated phases.
+      {"Winograd 16->24", {1, 16, 13, 18}, {24, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"Winograd 8->72 (packed)", {1, 8, 9, 22}, {72, 8, 3, 3}, 1, {1, 1}, {1, 1}, {1, 0, 1, 2}, "", false},
+      {"Winograd dilation 5", {1, 12, 30, 31}, {10, 12, 3, 3}, 1, {1, 1}, {5, 5}, {5, 5, 5, 5}, "Relu", true},
+      {"Winograd dilation 3, odd pads", {2, 8, 25, 19}, {9, 8, 3, 3}, 1, {1, 1}, {3, 3}, {2, 4, 3, 1}, "", true},
+  };
+  for_targets_and_threads([&](int threads) {
+    for (const ConvCase& cc : cases) check_conv(cc, threads, rng);
+  });
+}
+
+namespace {
+
+struct SeparableCase {
+  const char* what;
+  Shape x;
+  int64_t k, stride, dil, m;
+  std::vector<int64_t> pads;
+  const char* dw_act;
+  const char* act;
+  bool z, const_pw;  // residual input; W_pw a constant (packed when the kernel is created)
+};
+
+void check_separable(const SeparableCase& sc, int threads, std::mt19937& rng) {
+  const int64_t c = sc.x[1];
+  const Shape wd_shape = {c, 1, sc.k, sc.k}, wp_shape = {sc.m, c, 1, 1};
+  const Tensor x = Tensor::from<float>(sc.x, uniform(static_cast<size_t>(shape_numel(sc.x)), rng));
+  const Tensor wd = Tensor::from<float>(wd_shape, uniform(static_cast<size_t>(shape_numel(wd_shape)), rng));
+  const Tensor wp = Tensor::from<float>(wp_shape, uniform(static_cast<size_t>(shape_numel(wp_shape)), rng));
+  const Tensor bd = Tensor::from<float>({c}, uniform(static_cast<size_t>(c), rng));
+  const Tensor bp = Tensor::from<float>({sc.m}, uniform(static_cast<size_t>(sc.m), rng));
+  // Reference: the depthwise conv by definition, its activation rounded to f32, then the 1x1.
+  const int64_t oh = (sc.x[2] + sc.pads[0] + sc.pads[2] - sc.dil * (sc.k - 1) - 1) / sc.stride + 1;
+  const int64_t ow = (sc.x[3] + sc.pads[1] + sc.pads[3] - sc.dil * (sc.k - 1) - 1) / sc.stride + 1;
+  const Shape mid_shape = {sc.x[0], c, oh, ow}, y_shape = {sc.x[0], sc.m, oh, ow};
+  const std::vector<double> mid = conv_ref(x, wd, &bd, c, {sc.stride, sc.stride}, {sc.dil, sc.dil},
+                                           {sc.pads[0], sc.pads[1]}, mid_shape);
+  std::vector<float> mid_f(mid.size());
+  for (size_t i = 0; i < mid.size(); ++i) mid_f[i] = static_cast<float>(activate(sc.dw_act, mid[i]));
+  const std::vector<double> want = conv_ref(Tensor::from<float>(mid_shape, mid_f), wp, &bp, 1, {1, 1}, {1, 1}, {0, 0}, y_shape);
+  const Tensor z = Tensor::from<float>(y_shape, uniform(static_cast<size_t>(shape_numel(y_shape)), rng));
+
+  std::vector<ir::Attribute> attrs = {ir::Attribute::make_int("group", c),
+                                      ir::Attribute::make_ints("strides", {sc.stride, sc.stride}),
+                                      ir::Attribute::make_ints("dilations", {sc.dil, sc.dil}),
+                                      ir::Attribute::make_ints("pads", sc.pads)};
+  if (*sc.dw_act) attrs.push_back(ir::Attribute::make_string("dw_activation", sc.dw_act));
+  if (*sc.act) attrs.push_back(ir::Attribute::make_string("activation", sc.act));
+  OneNode one("FusedSeparableConv", attrs);
+  one.add("x", x, false);
+  one.add("wd", wd, true);
+  one.add("wp", wp, sc.const_pw);
+  one.add("bd", bd, true);
+  one.add("bp", bp, true);
+  if (sc.z) one.add("z", z, false);
+  INFO(sc.what << ": x " << shape_str(sc.x) << " threads " << threads);
+  const Tensor y = one.run(threads);
+  REQUIRE(y.shape() == y_shape);
+  double max_err = 0;
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const double e = activate(sc.act, want[static_cast<size_t>(i)] + (sc.z ? z.data<float>()[i] : 0.0));
+    max_err = std::max(max_err, std::fabs(y.data<float>()[i] - e) / (1 + std::fabs(e)));
+  }
+  CHECK(max_err <= 1e-5);
+}
+
+}  // namespace
+
+TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by definition") {
+  std::mt19937 rng(23);
+  const std::vector<SeparableCase> cases = {
+      // Stride 1, sgemm_direct; many bands, threaded ones.
+      {"3x3", {1, 24, 37, 70}, 3, 1, 1, 24, {1, 1, 1, 1}, "", "Relu", true, true},
+      {"3x3, threaded bands", {1, 32, 64, 100}, 3, 1, 1, 32, {1, 1, 1, 1}, "Relu", "Relu", true, true},
+      {"5x5 dilated", {2, 5, 9, 75}, 5, 1, 2, 7, {4, 3, 4, 5}, "HardSwish", "", false, true},
+      // Padded bands (narrow rows, strides), the packed SGEMM for 96 outputs, W_pw not constant.
+      {"3x3 narrow rows", {1, 16, 16, 16}, 3, 1, 1, 16, {1, 1, 1, 1}, "Relu", "", true, false},
+      {"3x3 stride 2", {1, 12, 33, 41}, 3, 2, 1, 8, {0, 0, 1, 1}, "", "HardSwish", false, true},
+      {"3x3 stride 2, 96 outputs", {1, 8, 21, 19}, 3, 2, 1, 96, {1, 1, 1, 1}, "Relu", "Relu", true, true},
+      {"3x3 stride 2, threaded bands", {1, 32, 96, 96}, 3, 2, 1, 96, {0, 0, 1, 1}, "", "", true, true},
+      {"5x5 stride 2, W_pw an input", {2, 6, 15, 22}, 5, 2, 1, 70, {2, 2, 2, 2}, "", "", true, false},
+  };
+  for_targets_and_threads([&](int threads) {
+    for (const SeparableCase& sc : cases) check_separable(sc, threads, rng);
+  });
+}
