@@ -9,6 +9,9 @@
 #include <memory>
 #include <mutex>
 
+#include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/gemm_direct.h"
+
 namespace tsr::cpu {
 
 namespace {
@@ -104,6 +107,11 @@ Expected<std::unique_ptr<exec::Kernel>> CpuBackend::create_kernel(const exec::Ke
   if (def->create == &make_fn_kernel)
     return std::unique_ptr<exec::Kernel>(new exec::FnKernel(reg.find_fn(init.node.op)));
   return def->create(init);
+}
+
+void CpuBackend::prepare_thread() {
+  sgemm_prepare_thread();
+  sgemm_direct_prepare_thread();
 }
 
 std::vector<DType> CpuBackend::kernel_dtypes(std::string_view op) const {

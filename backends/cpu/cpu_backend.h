@@ -54,6 +54,8 @@ class CpuBackend final : public exec::Backend {
   bool supports(const ir::Node& node, const std::vector<ops::ValueType>& inputs) const override;
   Expected<std::unique_ptr<exec::Kernel>> create_kernel(const exec::KernelInit& init) override;
   std::vector<DType> kernel_dtypes(std::string_view op) const override;
+  // Sizes the calling thread's GEMM buffers (sgemm_prepare_thread, sgemm_direct_prepare_thread).
+  void prepare_thread() override;
 };
 
 // All the dtypes a kernel may list.

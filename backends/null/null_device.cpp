@@ -44,8 +44,10 @@ class NullKernel final : public exec::DeviceKernel {
       }
     }
     outs_.assign(ctx.num_outputs(), Tensor());
-    exec::KernelContext kctx(ctx.node(), ctx.place(), ptrs_, ctx.output_types(), outs_, dev_.pool());
-    TSR_RETURN_IF_ERROR(host_->run(kctx));
+    exec::KernelContext kctx(ctx.node(), ctx.place(), ptrs_, ctx.output_types(), outs_, dev_.pool(), scratch_);
+    Status st = host_->run(kctx);
+    scratch_.reset();
+    TSR_RETURN_IF_ERROR(st);
     for (size_t i = 0; i < ctx.num_outputs(); ++i) {
       if (!outs_[i].defined()) continue;
       if (outs_[i].dtype() != DType::kF32 || outs_[i].kind() != ValueKind::kTensor)
@@ -63,6 +65,7 @@ class NullKernel final : public exec::DeviceKernel {
   std::unique_ptr<exec::Kernel> host_;
   std::vector<Tensor> views_, outs_;
   std::vector<const Tensor*> ptrs_;
+  exec::ScratchArena scratch_;
 };
 
 }  // namespace

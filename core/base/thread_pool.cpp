@@ -28,13 +28,28 @@ bool spin_until(Pred done) {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) {
+ThreadPool::ThreadPool(int num_threads, std::function<void()> thread_init) {
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
   num_threads = 1;
 #endif
   if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   num_threads_ = num_threads;
-  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
+  for (int i = 1; i < num_threads_; ++i)
+    workers_.emplace_back([this, i, thread_init] {
+      if (thread_init) thread_init();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        ++inited_;
+      }
+      cv_done_.notify_all();
+      worker_loop(i);
+    });
+#if !defined(__EMSCRIPTEN__)
+  // A browser's main thread must not block on workers that may still be loading (they start
+  // through its event loop); there each worker runs thread_init before its first task instead.
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_done_.wait(lock, [&] { return inited_ == num_threads_ - 1; });
+#endif
 }
 
 ThreadPool::~ThreadPool() {
@@ -48,13 +63,13 @@ ThreadPool::~ThreadPool() {
 
 bool ThreadPool::inside_task() { return t_inside_pool; }
 
-void ThreadPool::run_chunks() {
+void ThreadPool::run_chunks(int slot) {
   const auto& fn = *job_;
   const int64_t n = job_n_, chunk = job_chunk_, chunks = job_chunks_;
   for (;;) {
     const int64_t c = next_chunk_.fetch_add(1);
     if (c >= chunks) return;
-    fn(c * chunk, std::min(n, (c + 1) * chunk));
+    fn(slot, c * chunk, std::min(n, (c + 1) * chunk));
     if (chunks_done_.fetch_add(1) + 1 == chunks) {
       std::lock_guard<std::mutex> lock(mu_);
       if (waiting_) cv_done_.notify_one();
@@ -62,14 +77,18 @@ void ThreadPool::run_chunks() {
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) {
+  parallel_for_slots(n, grain, [&fn](int, int64_t b, int64_t e) { fn(b, e); });
+}
+
+void ThreadPool::parallel_for_slots(int64_t n, int64_t grain, FunctionRef<void(int, int64_t, int64_t)> fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   bool expected = false;
   if (num_threads_ == 1 || n <= grain || t_inside_pool || !busy_.compare_exchange_strong(expected, true)) {
     const bool was_inside = t_inside_pool;
     t_inside_pool = true;
-    fn(0, n);
+    fn(0, 0, n);
     t_inside_pool = was_inside;
     return;
   }
@@ -87,7 +106,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
     if (sleepers_ > 0) cv_start_.notify_all();
   }
   t_inside_pool = true;
-  run_chunks();
+  run_chunks(0);
   t_inside_pool = false;
   const auto all_done = [&] { return chunks_done_.load() == job_chunks_; };
   if (!spin_until(all_done)) {
@@ -103,7 +122,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   busy_.store(false);
 }
 
-void ThreadPool::worker_loop() {
+void ThreadPool::worker_loop(int slot) {
   t_inside_pool = true;
   uint64_t seen = 0;
   for (;;) {
@@ -113,7 +132,7 @@ void ThreadPool::worker_loop() {
       seen = g;
       active_.fetch_add(1);
       // Re-checked after announcing itself: a job closed in between is left alone.
-      if (generation_.load() == g) run_chunks();
+      if (generation_.load() == g) run_chunks(slot);
       active_.fetch_sub(1);
       continue;
     }

@@ -28,25 +28,38 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/function_ref.h"
+
 namespace tsr {
 
 class ThreadPool {
  public:
   // num_threads <= 0: std::thread::hardware_concurrency(). Includes the calling thread.
-  explicit ThreadPool(int num_threads = 1);
+  // `thread_init` (may be empty) runs once on each worker thread before it takes work; natively
+  // the constructor returns after every worker has run it (a backend sizes its per-thread buffers
+  // there, so that no run allocates them later: issue 12's allocation-free steady state). Under
+  // Emscripten it does not wait (a browser's main thread cannot block on starting workers).
+  explicit ThreadPool(int num_threads = 1, std::function<void()> thread_init = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
-  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  // `fn` is referenced, not copied (no allocation per call); it is called before this returns.
+  void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn);
+  // Like parallel_for, calling fn(slot, begin, end): `slot` in [0, num_threads()) is unique among
+  // the chunks of this call that run at the same time (the caller's chunks get 0, worker w's get
+  // w, an inline call 0). Per-chunk scratch can then be num_threads() buffers that the caller
+  // allocates before the call, indexed by slot: which thread takes which chunk changes from run
+  // to run, the caller's allocations do not (pthreadpool's parallelize_*_with_thread).
+  void parallel_for_slots(int64_t n, int64_t grain, FunctionRef<void(int, int64_t, int64_t)> fn);
   // Whether the calling thread is inside a parallel_for task (its own calls then run inline).
   static bool inside_task();
 
  private:
-  void worker_loop();
+  void worker_loop(int slot);
   // Claims and runs chunks of the current job until none is left.
-  void run_chunks();
+  void run_chunks(int slot);
 
   int num_threads_ = 1;
   std::vector<std::thread> workers_;
@@ -54,7 +67,7 @@ class ThreadPool {
   std::condition_variable cv_start_, cv_done_;
   // The current job: written by the owner before `generation_` is bumped (release), read by the
   // workers after they see the new generation (acquire).
-  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
+  const FunctionRef<void(int, int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0, job_chunk_ = 0, job_chunks_ = 0;
   std::atomic<int64_t> next_chunk_{0};
   std::atomic<int64_t> chunks_done_{0};
@@ -63,6 +76,7 @@ class ThreadPool {
   std::atomic<bool> busy_{false};    // a job owns the workers
   std::atomic<bool> stop_{false};
   int sleepers_ = 0;                 // workers blocked on cv_start_ (guarded by mu_)
+  int inited_ = 0;                   // workers that ran thread_init (guarded by mu_)
   bool waiting_ = false;             // the owner is blocked on cv_done_ (guarded by mu_)
 };
 

@@ -35,6 +35,11 @@ class Backend {
   virtual Expected<std::unique_ptr<Kernel>> create_kernel(const KernelInit& init) = 0;
   // The dtypes this backend supports for `op` (for `tessera ops`); empty if the op is missing.
   virtual std::vector<DType> kernel_dtypes(std::string_view op) const = 0;
+  // Called once on each thread that will run this backend's kernels for a Session (its pool's
+  // workers and the thread creating it) before any run: per-thread buffers the kernels keep are
+  // sized here, so that runs do not allocate them (issue 12). Must be thread-safe. Default:
+  // nothing.
+  virtual void prepare_thread() {}
 };
 
 // Creates a backend by name ("cpu"); kNotFound lists the backends in this build.

@@ -72,12 +72,18 @@ Expected<bool> read_cond(const Tensor& t, const Where& where) {
   return t.data<bool>()[0];
 }
 
-std::vector<Tensor> inputs_from(const KernelContext& ctx, size_t begin, size_t end) {
-  std::vector<Tensor> v;
-  v.reserve(end - begin);
-  for (size_t k = begin; k < end; ++k) v.push_back(ctx.input(k) ? *ctx.input(k) : Tensor());
-  return v;
-}
+// A child Plan's inputs and outputs for one invocation, leased from the kernel's ScratchPool so
+// that steady-state invocations reuse the vectors (kernels may run on several threads at once).
+struct Frame {
+  std::vector<Tensor> in, out;
+  std::vector<std::vector<Tensor>> scans;  // Loop: scan outputs per iteration
+  // Drops every tensor (the frame outlives the invocation) and keeps the capacity.
+  void release() {
+    for (Tensor& t : in) t = Tensor();
+    for (Tensor& t : out) t = Tensor();
+    for (auto& s : scans) s.clear();
+  }
+};
 
 Shape declared_shape(const ir::Graph& g, int32_t t) {
   const auto& info = g.tensors[static_cast<size_t>(t)];
@@ -92,14 +98,21 @@ class IfKernel final : public Kernel {
   Status run(KernelContext& ctx) override {
     TSR_ASSIGN_OR_RETURN(bool cond, read_cond(*ctx.input(0), [&] { return ctx.place() + ".input[0]"; }));
     const Plan& branch = cond ? *then_ : *else_;
-    auto outs = branch.run(inputs_from(ctx, 1, ctx.num_inputs()), ctx.pool());
-    if (!outs.ok()) return outs.status().with_context(str_cat(ctx.place(), cond ? " then_branch" : " else_branch"));
-    for (size_t k = 0; k < outs->size(); ++k) ctx.set_output(k, std::move((*outs)[k]));
+    auto frame = frames_.acquire();
+    Frame& f = *frame;
+    f.in.resize(ctx.num_inputs() - 1);
+    for (size_t k = 1; k < ctx.num_inputs(); ++k) f.in[k - 1] = ctx.input(k) ? *ctx.input(k) : Tensor();
+    Status st = branch.run(f.in, ctx.pool(), &f.out);
+    if (st.ok())
+      for (size_t k = 0; k < f.out.size(); ++k) ctx.set_output(k, std::move(f.out[k]));
+    f.release();
+    if (!st.ok()) return st.with_context(str_cat(ctx.place(), cond ? " then_branch" : " else_branch"));
     return ok_status();
   }
 
  private:
   std::unique_ptr<Plan> then_, else_;
+  ScratchPool<Frame> frames_;
 };
 
 class LoopKernel final : public Kernel {
@@ -108,9 +121,8 @@ class LoopKernel final : public Kernel {
       : body_(std::move(body)), captures_(captures), limit_(limit) {}
 
   Status run(KernelContext& ctx) override {
-    const ir::Graph& g = body_->graph();
     const size_t n = ctx.num_inputs() - 2 - captures_;
-    const size_t k_scan = g.outputs.size() - 1 - n;
+    const size_t k_scan = body_->graph().outputs.size() - 1 - n;
     int64_t trip = std::numeric_limits<int64_t>::max();
     if (ctx.input(0)) {
       if (ctx.input(0)->numel() != 1) return ctx.error("input[0] (M) must be one int64");
@@ -121,34 +133,45 @@ class LoopKernel final : public Kernel {
       TSR_ASSIGN_OR_RETURN(cond, read_cond(*ctx.input(1), [&] { return ctx.place() + ".input[1]"; }));
     }
 
-    std::vector<Tensor> frame(2 + n + captures_);
+    auto lease = frames_.acquire();
+    Frame& f = *lease;
+    Status st = iterate(ctx, f, trip, cond, n, k_scan);
+    f.release();
+    return st;
+  }
+
+ private:
+  Status iterate(KernelContext& ctx, Frame& f, int64_t trip, bool cond, size_t n, size_t k_scan) {
+    const ir::Graph& g = body_->graph();
+    std::vector<Tensor>& frame = f.in;
+    frame.resize(2 + n + captures_);
     for (size_t k = 0; k < n + captures_; ++k) frame[2 + k] = ctx.input(2 + k) ? *ctx.input(2 + k) : Tensor();
-    std::vector<std::vector<Tensor>> scans(k_scan);
+    f.scans.resize(k_scan);
     for (int64_t i = 0; i < trip && cond; ++i) {
       if (limit_ > 0 && i >= limit_)
         return resource_error(ctx.place(), ": loop ran past the session's limit of ", limit_, " iterations");
       frame[0] = Tensor::scalar<int64_t>(i);
       frame[1] = Tensor::scalar<bool>(cond);
-      auto outs = body_->run(frame, ctx.pool());
-      if (!outs.ok()) return outs.status().with_context(str_cat(ctx.place(), " body iteration ", i));
-      TSR_ASSIGN_OR_RETURN(cond, read_cond((*outs)[0], [&] { return str_cat(ctx.place(), " body output[0]"); }));
-      for (size_t k = 0; k < n; ++k) frame[2 + k] = std::move((*outs)[1 + k]);  // moved, not copied
-      for (size_t k = 0; k < k_scan; ++k) scans[k].push_back(std::move((*outs)[1 + n + k]));
+      Status st = body_->run(frame, ctx.pool(), &f.out);
+      if (!st.ok()) return st.with_context(str_cat(ctx.place(), " body iteration ", i));
+      TSR_ASSIGN_OR_RETURN(cond, read_cond(f.out[0], [&] { return str_cat(ctx.place(), " body output[0]"); }));
+      for (size_t k = 0; k < n; ++k) frame[2 + k] = std::move(f.out[1 + k]);  // moved, not copied
+      for (size_t k = 0; k < k_scan; ++k) f.scans[k].push_back(std::move(f.out[1 + n + k]));
     }
     for (size_t k = 0; k < n; ++k) ctx.set_output(k, std::move(frame[2 + k]));
     for (size_t k = 0; k < k_scan; ++k) {
       const int32_t t = g.outputs[1 + n + k];
-      auto stacked = stack_tensors(scans[k], 0, g.tensors[static_cast<size_t>(t)].dtype, declared_shape(g, t));
+      auto stacked = stack_tensors(f.scans[k], 0, g.tensors[static_cast<size_t>(t)].dtype, declared_shape(g, t));
       if (!stacked.ok()) return stacked.status().with_context(str_cat(ctx.place(), ".output[", n + k, "]"));
       ctx.set_output(n + k, std::move(stacked).value());
     }
     return ok_status();
   }
 
- private:
   std::unique_ptr<Plan> body_;
   size_t captures_;
   int64_t limit_;
+  ScratchPool<Frame> frames_;
 };
 
 class ScanKernel final : public Kernel {

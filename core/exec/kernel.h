@@ -16,6 +16,7 @@
 
 #include "core/base/status.h"
 #include "core/base/thread_pool.h"
+#include "core/exec/scratch_arena.h"
 #include "core/ir/graph.h"
 #include "core/ops/op_def.h"
 #include "core/tensor/tensor.h"
@@ -27,8 +28,14 @@ class KernelContext {
   // Every argument is referenced, not copied, and must outlive the context.
   KernelContext(const ir::Node& node, const std::string& place, const std::vector<const Tensor*>& inputs,
                 const std::vector<ops::ValueType>& output_types, std::vector<Tensor>& outputs,
-                ThreadPool& pool)
-      : node_(node), place_(place), inputs_(inputs), output_types_(output_types), outputs_(outputs), pool_(pool) {}
+                ThreadPool& pool, ScratchArena& scratch)
+      : node_(node),
+        place_(place),
+        inputs_(inputs),
+        output_types_(output_types),
+        outputs_(outputs),
+        pool_(pool),
+        scratch_(scratch) {}
 
   const ir::Node& node() const { return node_; }
   const std::string& place() const { return place_; }
@@ -40,10 +47,31 @@ class KernelContext {
   // Allocates output i with its inferred dtype and shape (which must be fully known).
   Expected<Tensor*> alloc_output(size_t i);
   // Allocates output i with an explicit dtype and shape (data-dependent outputs: NonZero, ...).
+  // With a memory plan (set_memory_plan), an output allocated with its planned dtype and shape
+  // is placed in the plan's arena instead (the kernel does not see the difference).
   Expected<Tensor*> alloc_output(size_t i, DType dtype, const Shape& shape);
   // Sets output i to an existing tensor (a view of an input, a constant).
   void set_output(size_t i, Tensor t) { outputs_.at(i) = std::move(t); }
   ThreadPool& pool() { return pool_; }
+
+  // For the executor: output i goes to byte offset offsets[i] of `arena` when offsets[i] >= 0
+  // (and is allocated with output_type(i)); kTransient: a fresh allocation whose block is not
+  // recycled (the recording run of a memory plan); other negative values: as usual. Both must
+  // outlive the context.
+  static constexpr int64_t kTransient = -2;
+  void set_memory_plan(const Tensor* arena, const int64_t* offsets) {
+    arena_ = arena;
+    offsets_ = offsets;
+  }
+  // `bytes` of uninitialized, 64-byte aligned memory, valid until the kernel returns: a kernel's
+  // temporaries (im2col columns, per-slot buffers of parallel_for_slots). It comes from the run's
+  // ScratchArena, so a steady-state run allocates nothing for it. Errors: kResource naming the
+  // node (the session's memory budget).
+  Expected<void*> scratch(size_t bytes) {
+    auto p = scratch_.allocate(bytes);
+    if (!p.ok()) return p.status().with_context(place_);
+    return p;
+  }
 
   template <typename... A> Status error(const A&... a) const {
     return invalid_argument(place_, ": ", a...);
@@ -56,6 +84,9 @@ class KernelContext {
   const std::vector<ops::ValueType>& output_types_;
   std::vector<Tensor>& outputs_;
   ThreadPool& pool_;
+  ScratchArena& scratch_;
+  const Tensor* arena_ = nullptr;
+  const int64_t* offsets_ = nullptr;
 };
 
 class Kernel {

@@ -10,133 +10,6 @@
 
 namespace tsr::exec {
 
-Expected<Tensor*> KernelContext::alloc_output(size_t i) {
-  const ops::ValueType& t = output_types_.at(i);
-  if (!t.fully_known())
-    return internal_error(place_, ".output[", i, "]: type ", t.str(),
-                          " is not fully known; the kernel must pass dtype and shape");
-  return alloc_output(i, t.dtype, t.shape);
-}
-
-Expected<Tensor*> KernelContext::alloc_output(size_t i, DType dtype, const Shape& shape) {
-  auto t = Tensor::empty(dtype, shape);
-  if (!t.ok()) return t.status().with_context(str_cat(place_, ".output[", i, "]"));
-  outputs_.at(i) = std::move(t).value();
-  return &outputs_.at(i);
-}
-
-void Profiler::record(const PlanStep& step, double ms) {
-  const size_t i = static_cast<size_t>(step.node_index);
-  if (nodes.size() <= i) nodes.resize(i + 1);
-  NodeTime& t = nodes[i];
-  if (t.calls == 0) {
-    t.op = step.node->op;
-    t.place = step.place;
-  }
-  t.total_ms += ms;
-  ++t.calls;
-}
-
-std::string Profiler::report(size_t top) const {
-  std::map<std::string, NodeTime> by_op;
-  double total = 0;
-  for (const NodeTime& t : nodes) {
-    if (t.calls == 0) continue;
-    NodeTime& o = by_op[t.op];
-    o.op = t.op;
-    o.total_ms += t.total_ms;
-    o.calls += t.calls;
-    total += t.total_ms;
-  }
-  auto by_time = [](const NodeTime& a, const NodeTime& b) { return a.total_ms > b.total_ms; };
-  std::vector<NodeTime> ops;
-  for (auto& kv : by_op) ops.push_back(kv.second);
-  std::sort(ops.begin(), ops.end(), by_time);
-  std::vector<NodeTime> ns;
-  for (const NodeTime& t : nodes)
-    if (t.calls > 0) ns.push_back(t);
-  std::sort(ns.begin(), ns.end(), by_time);
-  std::string out;
-  char buf[512];
-  std::snprintf(buf, sizeof buf, "profile: %.3f ms in kernels (sum over runs)\n  by op type:\n", total);
-  out += buf;
-  for (size_t i = 0; i < ops.size() && i < top; ++i) {
-    std::snprintf(buf, sizeof buf, "  %10.3f ms %5.1f%% %6lld calls  %s\n", ops[i].total_ms,
-                  total > 0 ? 100 * ops[i].total_ms / total : 0.0, static_cast<long long>(ops[i].calls),
-                  ops[i].op.c_str());
-    out += buf;
-  }
-  out += "  by node:\n";
-  for (size_t i = 0; i < ns.size() && i < top; ++i) {
-    std::snprintf(buf, sizeof buf, "  %10.3f ms %5.1f%% %6lld calls  %s\n", ns[i].total_ms,
-                  total > 0 ? 100 * ns[i].total_ms / total : 0.0, static_cast<long long>(ns[i].calls),
-                  ns[i].place.c_str());
-    out += buf;
-  }
-  return out;
-}
-
-Status check_input(const ir::TensorInfo& info, size_t k, const Tensor& v) {
-  // The message prefix is only built on failure: this runs for every input of every run.
-  auto where = [&] { return str_cat("input[", k, "] \"", info.name, "\""); };
-  if (!v.defined()) return invalid_argument(where(), ": no value given");
-  if (v.is_none()) return ok_status();  // an empty optional: accepted where a value may be absent
-  if ((info.kind == ValueKind::kSequence) != v.is_sequence())
-    return invalid_argument(where(), ": got a ", value_kind_name(v.kind()), ", expected a ", value_kind_name(info.kind));
-  // An empty sequence read from a file may not know its element dtype.
-  const bool untyped_empty_seq = v.is_sequence() && v.dtype() == DType::kUndefined && v.elements().empty();
-  if (info.dtype != DType::kUndefined && v.dtype() != info.dtype && !untyped_empty_seq)
-    return invalid_argument(where(), ": dtype ", dtype_name(v.dtype()), ", expected ", dtype_name(info.dtype));
-  if (!info.has_shape || v.is_sequence()) return ok_status();
-  if (static_cast<size_t>(v.rank()) != info.shape.size())
-    return invalid_argument(where(), ": shape ", shape_str(v.shape()), " has rank ", v.rank(),
-                            ", expected rank ", info.shape.size(), " ", shape_str(info.shape));
-  for (size_t d = 0; d < info.shape.size(); ++d)
-    if (info.shape[d] >= 0 && info.shape[d] != v.shape()[d])
-      return invalid_argument(where(), ": shape ", shape_str(v.shape()), ", expected ", shape_str(info.shape),
-                              " (dim ", d, ")");
-  return ok_status();
-}
-
-Status run_node(const ir::Node& node, const ops::OpDef& def, const std::string& place, Kernel& kernel,
-                NodeScratch scratch, ThreadPool& pool, const ir::Model* model) {
-  const std::vector<const Tensor*>& in_values = scratch.in_values;
-  std::vector<ops::ValueType>& in_types = scratch.in_types;
-  const size_t ni = node.inputs.size();
-  in_types.resize(ni);
-  for (size_t k = 0; k < ni; ++k) {
-    ops::ValueType& ty = in_types[k];
-    const Tensor* v = in_values[k];
-    if (!v) {
-      ty.dtype = DType::kUndefined;
-      ty.has_shape = false;
-      ty.shape.clear();
-      ty.kind = ValueKind::kTensor;
-      continue;
-    }
-    if (v->kind() != ValueKind::kTensor && !def.any_value_kind)
-      return invalid_argument(place, ".input[", k, "]: a ", value_kind_name(v->kind()), ", but ", node.op,
-                              " takes tensors");
-    // Field-wise, so the scratch shape's capacity is reused (no allocation per step).
-    ty.dtype = v->dtype();
-    ty.kind = v->kind();
-    ty.has_shape = v->kind() == ValueKind::kTensor;
-    if (ty.has_shape) ty.shape.assign(v->shape().begin(), v->shape().end());
-    else ty.shape.clear();
-  }
-  ops::InferContext ictx(node, place, in_types, in_values, /*runtime=*/true);
-  ictx.set_model(model);
-  TSR_RETURN_IF_ERROR(def.infer(ictx));
-  std::vector<Tensor>& outs = scratch.outs;
-  outs.assign(node.outputs.size(), Tensor());
-  KernelContext kctx(node, place, in_values, ictx.outputs(), outs, pool);
-  TSR_RETURN_IF_ERROR(kernel.run(kctx));
-  for (size_t k = 0; k < node.outputs.size(); ++k)
-    if (node.outputs[k] >= 0 && !outs[k].defined())
-      return internal_error(place, ".output[", k, "]: the kernel produced no value");
-  return ok_status();
-}
-
 namespace {
 
 // A node's level is one more than the highest level among the producers of its inputs (graph
@@ -292,6 +165,25 @@ Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi,
     if (plan->keep_[t] || last_use[t] < 0 || g.tensors[t].constant.defined()) continue;
     plan->steps_[static_cast<size_t>(last_use[t])].release_after.push_back(static_cast<int32_t>(t));
   }
+  plan->wave_of_.resize(plan->steps_.size());
+  for (size_t s = 0; s < plan->steps_.size(); ++s) plan->wave_of_[s] = static_cast<int32_t>(s);
+  for (size_t w = 0; w < plan->waves_.size(); ++w)
+    for (size_t s = plan->waves_[w].begin; s < plan->waves_[w].end; ++s) plan->wave_of_[s] = static_cast<int32_t>(w);
+  // What may outlive its last use: graph outputs, what control flow or handle-keeping ops read
+  // (a branch may return it, a sequence holds it), and, backwards through views, their inputs.
+  plan->escapes_.assign(plan->keep_.begin(), plan->keep_.end());
+  for (const PlanStep& step : plan->steps_) {
+    if (!step.node || !(step.def->control_flow || (step.def->any_value_kind && !step.def->view_of_input0))) continue;
+    for (int32_t t : step.node->inputs)
+      if (t >= 0) plan->escapes_[static_cast<size_t>(t)] = 1;
+  }
+  for (size_t s = plan->steps_.size(); s-- > 0;) {
+    const PlanStep& step = plan->steps_[s];
+    if (!step.node || !step.def->view_of_input0 || step.node->inputs.empty() || step.node->inputs[0] < 0) continue;
+    for (int32_t t : step.node->outputs)
+      if (t >= 0 && plan->escapes_[static_cast<size_t>(t)]) plan->escapes_[static_cast<size_t>(step.node->inputs[0])] = 1;
+  }
+  plan->last_use_ = std::move(last_use);
   return plan;
 }
 
@@ -337,7 +229,7 @@ Status Plan::run_device_step(const PlanStep& step, RunState& rs) const {
                                          : ops::ValueType{d->dtype, true, d->shape, ValueKind::kTensor};
   }
   // Load-time style inference: only host-resident values are visible, shapes are all concrete.
-  ops::InferContext ictx(node, step.place, in_types, in_values, false);
+  ops::InferContext ictx(node, step.place, in_types, in_values, false, rs.out_types);
   ictx.set_model(model_);
   TSR_RETURN_IF_ERROR(step.def->infer(ictx));
   douts.assign(node.outputs.size(), DeviceTensor());
@@ -352,45 +244,70 @@ Status Plan::run_device_step(const PlanStep& step, RunState& rs) const {
   return ok_status();
 }
 
-std::unique_ptr<Plan::RunState> Plan::acquire_state() const {
-  {
-    std::lock_guard<std::mutex> lock(states_mu_);
-    if (!free_states_.empty()) {
-      std::unique_ptr<RunState> rs = std::move(free_states_.back());
-      free_states_.pop_back();
-      return rs;
-    }
-  }
-  return std::make_unique<RunState>();
-}
-
-void Plan::release_state(std::unique_ptr<RunState> state) const {
-  std::lock_guard<std::mutex> lock(states_mu_);
-  free_states_.push_back(std::move(state));
-}
-
 Expected<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs, ThreadPool& pool) const {
-  std::unique_ptr<RunState> rs = acquire_state();
-  auto result = run_steps(inputs, pool, *rs);
+  std::vector<Tensor> outputs;
+  TSR_RETURN_IF_ERROR(run(inputs, pool, &outputs));
+  return outputs;
+}
+
+Status Plan::run(const std::vector<Tensor>& inputs, ThreadPool& pool, std::vector<Tensor>* outputs) const {
+  // The previous outputs go first: their blocks are then free for this run.
+  for (Tensor& t : *outputs) t = Tensor();
+  auto rs = states_.acquire();
+  // Plans need host execution in step order or in waves; a device plan infers at every step.
+  RunMode mode;
+  mode.waves = !waves_.empty() && pool.num_threads() > 1 && !profiler_ && !ThreadPool::inside_task();
+  std::shared_ptr<const SignaturePlan> plan;
+  if (!device_) {
+    plan = find_signature(inputs, mode.waves);
+    mode.plan = plan.get();
+    mode.record = !plan;
+  }
+  if (mode.plan && rs->arena.nbytes() < mode.plan->arena_bytes) {
+    // A signature recorded by another run slot, or a larger one than this slot's last.
+    rs->arena = Tensor();
+    auto arena = Tensor::empty_fresh(DType::kU8, {static_cast<int64_t>(mode.plan->arena_bytes)});
+    if (!arena.ok()) return arena.status().with_context(str_cat("graph \"", graph_->name, "\" memory plan"));
+    rs->arena = std::move(arena).value();
+  }
+  if (mode.record) start_recording(*rs);
+  Status result = run_steps(inputs, pool, *rs, mode, *outputs);
+  if (result.ok() && mode.record) finish_recording(inputs, mode.waves, *rs);
   if (device_) {
     // Device values are dropped before waiting, so their buffers are free again for the next run;
     // the wait reports device failures and leaves nothing in flight between runs.
     std::fill(rs->device_values.begin(), rs->device_values.end(), DeviceTensor());
     Status st = device_->synchronize();
-    if (result.ok() && !st.ok()) {
-      release_state(std::move(rs));
-      return st;
-    }
+    if (result.ok() && !st.ok()) result = std::move(st);
   }
-  release_state(std::move(rs));
+  if (!result.ok()) outputs->clear();
   return result;
 }
 
-Expected<std::vector<Tensor>> Plan::run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool,
-                                              RunState& rs) const {
+Status Plan::run_host_step(size_t s, const std::vector<const Tensor*>& in_values, std::vector<ops::ValueType>& in_types,
+                           std::vector<ops::ValueType>& out_types, std::vector<Tensor>& outs, ScratchArena& scratch,
+                           ThreadPool& pool, RunState& rs, const RunMode& mode) const {
+  const PlanStep& step = steps_[s];
+  const ir::Node& node = *step.node;
+  if (mode.plan && !mode.plan->types[s].empty()) {
+    // Recorded: the types and the memory plan of this signature, no inference.
+    const std::vector<int64_t>& offsets = mode.plan->offsets[s];
+    return run_kernel(node, step.place, *step.kernel,
+                      {in_values, mode.plan->types[s], outs, scratch, &rs.arena, offsets.data()}, pool);
+  }
+  uint64_t values_read = 0;
+  TSR_RETURN_IF_ERROR(infer_outputs(node, *step.def, step.place, in_values, in_types, out_types, model_, &values_read));
+  if (!mode.record) return run_kernel(node, step.place, *step.kernel, {in_values, out_types, outs, scratch}, pool);
+  record_inferred(s, out_types, values_read, rs);
+  const std::vector<int64_t>& modes = rs.recording.steps[s].modes;
+  return run_kernel(node, step.place, *step.kernel,
+                    {in_values, out_types, outs, scratch, nullptr, modes.empty() ? nullptr : modes.data()}, pool);
+}
+
+Status Plan::run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool, RunState& rs, const RunMode& mode,
+                       std::vector<Tensor>& outputs) const {
   std::vector<DeviceTensor>& dvals = rs.device_values;
   std::vector<const Tensor*>& in_values = rs.in_values;
-  std::vector<ops::ValueType>& in_types = rs.in_types;
   std::vector<Tensor>& outs = rs.outs;
   const ir::Graph& g = *graph_;
   if (inputs.size() != g.inputs.size())
@@ -410,7 +327,8 @@ Expected<std::vector<Tensor>> Plan::run_steps(const std::vector<Tensor>& inputs,
   }
 
   if (device_) dvals.resize(g.tensors.size());
-  const auto run_one = [&](const PlanStep& step) -> Status {
+  const auto run_one = [&](size_t s) -> Status {
+    const PlanStep& step = steps_[s];
     const auto release = [&] {
       for (int32_t t : step.release_after) {
         values[static_cast<size_t>(t)] = Tensor();
@@ -446,6 +364,13 @@ Expected<std::vector<Tensor>> Plan::run_steps(const std::vector<Tensor>& inputs,
       return ok_status();
     }
     const ir::Node& node = *step.node;
+    if (mode.plan && mode.plan->folded[s]) {
+      // Fixed by the signature: the recorded values.
+      for (int32_t t : node.outputs)
+        if (t >= 0) values[static_cast<size_t>(t)] = mode.plan->values[static_cast<size_t>(t)];
+      release();
+      return ok_status();
+    }
     const size_t ni = node.inputs.size();
     in_values.assign(ni, nullptr);
     for (size_t k = 0; k < ni; ++k) {
@@ -457,23 +382,25 @@ Expected<std::vector<Tensor>> Plan::run_steps(const std::vector<Tensor>& inputs,
     }
     std::chrono::steady_clock::time_point t0;
     if (profiler_) t0 = std::chrono::steady_clock::now();
-    TSR_RETURN_IF_ERROR(
-        run_node(node, *step.def, step.place, *step.kernel, {in_values, in_types, outs}, pool, model_));
+    TSR_RETURN_IF_ERROR(run_host_step(s, in_values, rs.in_types, rs.out_types, outs, rs.scratch, pool, rs, mode));
     if (profiler_)
       profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int32_t t = node.outputs[k];
       if (t >= 0) values[static_cast<size_t>(t)] = std::move(outs[k]);
     }
+    if (mode.plan) TSR_RETURN_IF_ERROR(check_arena_outputs(s, values, rs, mode));
+    if (mode.record) record_ran(s, values, rs);
     release();
     return ok_status();
   };
-  if (waves_.empty() || pool.num_threads() == 1 || profiler_ || ThreadPool::inside_task()) {
-    for (const PlanStep& step : steps_) TSR_RETURN_IF_ERROR(run_one(step));
+  if (!mode.waves) {
+    for (size_t s = 0; s < steps_.size(); ++s) TSR_RETURN_IF_ERROR(run_one(s));
   } else {
     for (const Wave& w : waves_) {
       int heavy = 0;
       for (size_t s = w.begin; s < w.end && heavy < 2 && w.end - w.begin > 1; ++s) {
+        if (mode.plan && mode.plan->folded[s]) continue;
         int64_t elements = 0;
         for (int32_t t : steps_[s].node->inputs)
           if (t >= 0 && values[static_cast<size_t>(t)].kind() == ValueKind::kTensor)
@@ -481,31 +408,47 @@ Expected<std::vector<Tensor>> Plan::run_steps(const std::vector<Tensor>& inputs,
         heavy += elements >= kInterOpMinElements;
       }
       if (heavy >= 2) {
-        TSR_RETURN_IF_ERROR(run_wave(w, pool, rs));
+        TSR_RETURN_IF_ERROR(run_wave(w, pool, rs, mode));
       } else {
-        for (size_t s = w.begin; s < w.end; ++s) TSR_RETURN_IF_ERROR(run_one(steps_[s]));
+        for (size_t s = w.begin; s < w.end; ++s) TSR_RETURN_IF_ERROR(run_one(s));
       }
     }
   }
-  std::vector<Tensor> result;
-  result.reserve(g.outputs.size());
-  for (int32_t t : g.outputs) result.push_back(values[static_cast<size_t>(t)]);
-  return result;
+  outputs.resize(g.outputs.size());
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    Tensor& out = outputs[k];
+    out = values[static_cast<size_t>(g.outputs[k])];
+    // The caller may write its outputs: none may share the arena or a recorded value.
+    bool shared = mode.plan && out.shares_storage(rs.arena);
+    if (mode.plan)
+      for (int32_t t : mode.plan->folded_ids) shared = shared || out.shares_storage(mode.plan->values[static_cast<size_t>(t)]);
+    if (mode.record)
+      for (const Tensor& v : rs.recording.values) shared = shared || (v.defined() && out.shares_storage(v));
+    if (shared) {
+      auto copy = out.clone();
+      if (!copy.ok()) return copy.status().with_context(str_cat("graph \"", g.name, "\" output[", k, "]"));
+      out = std::move(copy).value();
+    }
+  }
+  return ok_status();
 }
 
-Status Plan::run_wave(const Wave& w, ThreadPool& pool, RunState& rs) const {
+Status Plan::run_wave(const Wave& w, ThreadPool& pool, RunState& rs, const RunMode& mode) const {
   std::vector<Tensor>& values = rs.values;
   const size_t n = w.end - w.begin;
   if (rs.tasks.size() < n) rs.tasks.resize(n);
   // Tasks only read the value table (inputs come from earlier levels); outputs are moved in and
-  // dead values released after the whole level, so no task sees a slot change under it.
+  // dead values released after the whole level, so no task sees a slot change under it. Folded
+  // steps of a planned run take their recorded values after the level, like the others.
   pool.parallel_for(static_cast<int64_t>(n), 1, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      const PlanStep& step = steps_[w.begin + static_cast<size_t>(i)];
+      const size_t s = w.begin + static_cast<size_t>(i);
+      const PlanStep& step = steps_[s];
       RunState::Task& task = rs.tasks[static_cast<size_t>(i)];
       const ir::Node& node = *step.node;
-      task.in_values.assign(node.inputs.size(), nullptr);
       task.status = ok_status();
+      if (mode.plan && mode.plan->folded[s]) continue;
+      task.in_values.assign(node.inputs.size(), nullptr);
       for (size_t k = 0; k < node.inputs.size(); ++k) {
         const int32_t t = node.inputs[k];
         if (t < 0) continue;
@@ -517,21 +460,31 @@ Status Plan::run_wave(const Wave& w, ThreadPool& pool, RunState& rs) const {
         task.in_values[k] = &v;
       }
       if (task.status.ok())
-        task.status = run_node(node, *step.def, step.place, *step.kernel, {task.in_values, task.in_types, task.outs},
-                               pool, model_);
+        task.status = run_host_step(s, task.in_values, task.in_types, task.out_types, task.outs, task.scratch, pool, rs,
+                                    mode);
     }
   });
-  for (size_t i = 0; i < n; ++i) {
+  Status st = ok_status();
+  for (size_t i = 0; i < n && st.ok(); ++i) {
+    const size_t s = w.begin + i;
     RunState::Task& task = rs.tasks[i];
     if (!task.status.ok()) {
-      for (size_t j = 0; j < n; ++j) rs.tasks[j].outs.clear();  // keep no tensors past the run
-      return task.status;
+      st = task.status;
+      break;
     }
-    const ir::Node& node = *steps_[w.begin + i].node;
+    const ir::Node& node = *steps_[s].node;
+    const bool folded = mode.plan && mode.plan->folded[s];
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const int32_t t = node.outputs[k];
-      if (t >= 0) values[static_cast<size_t>(t)] = std::move(task.outs[k]);
+      if (t < 0) continue;
+      values[static_cast<size_t>(t)] = folded ? mode.plan->values[static_cast<size_t>(t)] : std::move(task.outs[k]);
     }
+    if (mode.plan && !folded) st = check_arena_outputs(s, values, rs, mode);
+    if (st.ok() && mode.record) record_ran(s, values, rs);
+  }
+  if (!st.ok()) {
+    for (size_t j = 0; j < n; ++j) rs.tasks[j].outs.clear();  // keep no tensors past the run
+    return st;
   }
   for (size_t s = w.begin; s < w.end; ++s)
     for (int32_t t : steps_[s].release_after) values[static_cast<size_t>(t)] = Tensor();

@@ -3,8 +3,20 @@
 // Preparing computes a topological order, binds a kernel per node (created once), pre-binds
 // constants and records, for every intermediate value, the step after which it is dead, so
 // run() releases intermediates right after their last use (peak memory ~ the live set, not the
-// whole graph). Shapes may be dynamic: output types are re-inferred from the OpDef at each step
-// with the actual input shapes and values.
+// whole graph). Shapes may be dynamic: output types come from the OpDef's inference with the
+// actual input shapes and values.
+//
+// Planned runs (issue 12; core/exec/signature_plan.h): the first run with a given signature of
+// input types records, for the steps whose types follow from the input shapes alone, their
+// output types, and the values computed from shapes only; at its end it plans the memory of the
+// recorded intermediate values (core/exec/memory_plan.h: greedy by size over their lifetimes,
+// elementwise ops written over an input that dies at their step, views sharing their input's
+// bytes). Later runs with that signature skip those steps' inference, take the recorded values,
+// and have the kernels write into one arena per run slot. Graph outputs and values that may
+// outlive the run (read by control flow, sequences) are never in the arena; a value a kernel
+// returns that nonetheless shares the arena (an unexpected view) is copied out. At most
+// kMaxSignatures signatures are kept per Plan (least recently used dropped). Plans with a
+// device keep inferring at every step.
 //
 // Thread safety: run() is re-entrant and may be called from several threads at once on one Plan
 // (e.g. an If branch run by two concurrent outer runs). Everything a run writes lives in a
@@ -22,6 +34,8 @@
 #include "core/exec/backend.h"
 #include "core/exec/control_flow.h"
 #include "core/exec/device.h"
+#include "core/exec/scratch_pool.h"
+#include "core/exec/signature_plan.h"
 #include "core/ir/graph.h"
 
 namespace tsr::exec {
@@ -60,6 +74,9 @@ struct Profiler {
 
 class Plan {
  public:
+  // Signatures (input types) whose plans a Plan keeps; the least recently used goes first.
+  static constexpr size_t kMaxSignatures = 8;
+
   void set_profiler(Profiler* p) { profiler_ = p; }
   // `model` must outlive the Plan and have passed verification + passes::infer_types.
   static Expected<std::unique_ptr<Plan>> create(const ir::Model& model, int32_t graph_index,
@@ -75,6 +92,13 @@ class Plan {
   // Runs the graph. `inputs` are parallel to graph().inputs and are checked against the declared
   // dtype and shape (kInvalidArgument naming the input on mismatch). Returns the graph outputs.
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs, ThreadPool& pool) const;
+  // The same, writing the outputs into `*outputs` (resized to graph().outputs; what it held
+  // before is released first). A caller that keeps the vector (a Session's caller, a Loop frame)
+  // lets steady-state runs allocate nothing.
+  Status run(const std::vector<Tensor>& inputs, ThreadPool& pool, std::vector<Tensor>* outputs) const;
+
+  // The recorded plans, most recently used first (for tests and reports).
+  std::vector<std::shared_ptr<const SignaturePlan>> signature_plans() const;
 
  private:
   const ir::Model* model_ = nullptr;
@@ -87,21 +111,33 @@ class Plan {
   DeviceBackend* device_ = nullptr;
   size_t device_nodes_ = 0, copies_ = 0;
   std::vector<DeviceTensor> device_constants_;  // by tensor id: constants read by device nodes
+  // For the memory plans, by tensor id: the step that reads it last (-1: none) and whether it
+  // may outlive its last use (never in an arena): a graph output, a value read by control flow
+  // or by an op that keeps handles (sequences), or one a view of it escapes through.
+  std::vector<int32_t> last_use_;
+  std::vector<uint8_t> escapes_;
+  std::vector<int32_t> wave_of_;  // by step: its wave (inter-op)
 
   // One run's scratch: the value table and one step's arguments (sized on first use, then reused).
   struct RunState {
     std::vector<Tensor> values;
     std::vector<ops::ValueType> in_types;
+    std::vector<ops::ValueType> out_types;
     std::vector<const Tensor*> in_values;
     std::vector<Tensor> outs;
     std::vector<DeviceTensor> device_values;
     std::vector<const DeviceTensor*> din_values;
     std::vector<DeviceTensor> douts;
+    ScratchArena scratch;
+    Tensor arena;                 // the memory plans' arena of this run slot (grown, kept)
+    SignatureRecording recording;  // the bookkeeping of a recording run
     // One per node of an inter-op wave run in parallel: its arguments and its result.
     struct Task {
       std::vector<const Tensor*> in_values;
       std::vector<ops::ValueType> in_types;
+      std::vector<ops::ValueType> out_types;
       std::vector<Tensor> outs;
+      ScratchArena scratch;
       Status status;
     };
     std::vector<Task> tasks;
@@ -111,32 +147,79 @@ class Plan {
     size_t begin = 0, end = 0;
   };
   std::vector<Wave> waves_;  // empty: steps run one by one
+  // The run being made: its signature plan (null: none yet, or none kept), or a recording.
+  struct RunMode {
+    const SignaturePlan* plan = nullptr;
+    bool record = false;
+    bool waves = false;  // steps may run in inter-op waves
+  };
   // Runs the host steps [w.begin, w.end) of one wave, side by side when it pays.
-  Status run_wave(const Wave& w, ThreadPool& pool, RunState& rs) const;
-  std::unique_ptr<RunState> acquire_state() const;
-  void release_state(std::unique_ptr<RunState> state) const;
+  Status run_wave(const Wave& w, ThreadPool& pool, RunState& rs, const RunMode& mode) const;
   Status run_device_step(const PlanStep& step, RunState& rs) const;
-  Expected<std::vector<Tensor>> run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool, RunState& rs) const;
+  // One host step's kernel call with the mode's types and memory plan; infers when unrecorded.
+  Status run_host_step(size_t s, const std::vector<const Tensor*>& in_values, std::vector<ops::ValueType>& in_types,
+                       std::vector<ops::ValueType>& out_types, std::vector<Tensor>& outs, ScratchArena& scratch,
+                       ThreadPool& pool, RunState& rs, const RunMode& mode) const;
+  Status run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool, RunState& rs, const RunMode& mode,
+                   std::vector<Tensor>& outputs) const;
+
+  // Signature plans (plan_signature.cpp).
+  std::shared_ptr<const SignaturePlan> find_signature(const std::vector<Tensor>& inputs, bool waves) const;
+  // Before a recording run: sizes the recording for this graph.
+  void start_recording(RunState& rs) const;
+  // After step s inferred (out_types, values_read): decides whether its types are recorded and
+  // how its outputs are allocated (rs.recording.steps[s]).
+  void record_inferred(size_t s, const std::vector<ops::ValueType>& out_types, uint64_t values_read,
+                       RunState& rs) const;
+  // After step s ran, before its inputs are released: confirms the record against the outputs
+  // and keeps the folded values.
+  void record_ran(size_t s, const std::vector<Tensor>& values, RunState& rs) const;
+  // After a successful recording run: builds the plan, keeps it, sizes rs.arena for it.
+  void finish_recording(const std::vector<Tensor>& inputs, bool waves, RunState& rs) const;
+  // After step s of a planned run: copies out any output that shares the arena unplanned.
+  Status check_arena_outputs(size_t s, std::vector<Tensor>& values, const RunState& rs, const RunMode& mode) const;
+  // The recorded plans, most recent first: a cache guarded by its mutex (entries are immutable
+  // and shared by the runs using them), like states_.
+  mutable std::mutex signatures_mu_;
+  mutable std::vector<std::shared_ptr<const SignaturePlan>> signatures_;
   // Idle RunStates, ready for the next run (at most one per concurrent run ever seen). A cache
   // guarded by its mutex, not scratch of a const method: no run reads another's state.
-  mutable std::mutex states_mu_;
-  mutable std::vector<std::unique_ptr<RunState>> free_states_;
+  mutable ScratchPool<RunState> states_;
 };
 
-// Scratch reused from call to call by run_node (so running a node allocates only its outputs).
+// Scratch reused from call to call by run_node (so running a node allocates nothing but what
+// its kernel allocates).
 struct NodeScratch {
   const std::vector<const Tensor*>& in_values;  // parallel to node.inputs; null = omitted
   std::vector<ops::ValueType>& in_types;        // filled from in_values
+  std::vector<ops::ValueType>& out_types;       // the inferred output types
   std::vector<Tensor>& outs;                    // receives the outputs, parallel to node.outputs
+  ScratchArena& arena;                          // the kernel's temporaries (reset after the call)
 };
 
 // Runs one node as the executor does (DESIGN.md §6): checks the inputs' value kinds against the
 // OpDef, infers the output types from the actual inputs (runtime inference: all shapes and
 // values visible), runs the kernel and checks it produced every present output. Shared by
 // Plan::run and the eager emitter (core/frontend/eager_emitter.h). `model` (for control-flow
-// inference) may be null. Errors name `place`.
+// inference) may be null. Errors name `place`. The two halves:
 Status run_node(const ir::Node& node, const ops::OpDef& def, const std::string& place, Kernel& kernel,
                 NodeScratch scratch, ThreadPool& pool, const ir::Model* model);
+// Fills in_types from in_values and infers out_types; `values_read` (may be null) receives
+// InferContext::values_read.
+Status infer_outputs(const ir::Node& node, const ops::OpDef& def, const std::string& place,
+                     const std::vector<const Tensor*>& in_values, std::vector<ops::ValueType>& in_types,
+                     std::vector<ops::ValueType>& out_types, const ir::Model* model, uint64_t* values_read);
+// One kernel call with the given output types (and memory plan, KernelContext::set_memory_plan).
+struct KernelCall {
+  const std::vector<const Tensor*>& in_values;
+  const std::vector<ops::ValueType>& out_types;
+  std::vector<Tensor>& outs;
+  ScratchArena& scratch;
+  const Tensor* arena = nullptr;
+  const int64_t* offsets = nullptr;
+};
+Status run_kernel(const ir::Node& node, const std::string& place, Kernel& kernel, const KernelCall& call,
+                  ThreadPool& pool);
 
 // Checks a caller-supplied value against a graph input's declared type; errors name the input
 // as `input[k] "name"`.

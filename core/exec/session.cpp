@@ -10,7 +10,9 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const ir::Mod
   auto s = std::unique_ptr<Session>(new Session());
   s->model_ = std::move(model);
   TSR_ASSIGN_OR_RETURN(s->backend_, exec::create_backend(options.backend));
-  s->pool_ = std::make_unique<ThreadPool>(options.num_threads);
+  exec::Backend* backend = s->backend_.get();
+  s->pool_ = std::make_unique<ThreadPool>(options.num_threads, [backend] { backend->prepare_thread(); });
+  backend->prepare_thread();  // the creating thread, which runs kernels too
   if (options.max_loop_iterations < 0)
     return invalid_argument("max_loop_iterations ", options.max_loop_iterations, " (expected >= 0; 0 = unlimited)");
   s->plan_options_.max_loop_iterations = options.max_loop_iterations;
@@ -43,9 +45,19 @@ void Session::enable_profiling() {
 }
 
 Expected<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> outputs;
+  TSR_RETURN_IF_ERROR(run(inputs, &outputs));
+  return outputs;
+}
+
+Status Session::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
   for (const auto& sig : model_->signatures)
-    if (sig.graph == 0 && (!sig.bound_inputs.empty() || !sig.updates.empty())) return run_bound(sig, inputs);
-  return run_graph(0, inputs);
+    if (sig.graph == 0 && (!sig.bound_inputs.empty() || !sig.updates.empty())) {
+      outputs->clear();
+      TSR_ASSIGN_OR_RETURN(*outputs, run_bound(sig, inputs));
+      return ok_status();
+    }
+  return run_graph(0, inputs, outputs);
 }
 
 Expected<std::vector<Tensor>> Session::run_signature(std::string_view name,
@@ -59,13 +71,19 @@ Expected<std::vector<Tensor>> Session::run_signature(std::string_view name,
 }
 
 Expected<std::vector<Tensor>> Session::run_graph(int32_t gi, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> outputs;
+  TSR_RETURN_IF_ERROR(run_graph(gi, inputs, &outputs));
+  return outputs;
+}
+
+Status Session::run_graph(int32_t gi, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
   auto it = plans_.find(gi);
   if (it == plans_.end()) {
     TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*model_, gi, *backend_, plan_options_));
     it = plans_.emplace(gi, std::move(plan)).first;
   }
   MemoryBudgetScope budget(memory_budget_);
-  return it->second->run(inputs, *pool_);
+  return it->second->run(inputs, *pool_, outputs);
 }
 
 Expected<std::vector<Tensor>> Session::run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs) {

@@ -49,6 +49,11 @@ class Session {
   // Runs the main graph (graphs[0]) with inputs in graph-input order. When a signature names
   // graph 0 and binds variables, it runs as that signature (see run_signature).
   Expected<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+  // The same, writing the outputs into `*outputs` (resized; its previous tensors are released
+  // before the run): a caller that keeps the vector from run to run lets a steady-state run
+  // allocate nothing (after one warm-up run: tests/models/alloc_test.cpp). On error `*outputs`
+  // is empty.
+  Status run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
   // Runs the graph of the named signature ("infer", "train_step", ...); kNotFound lists the
   // signatures. `inputs` are the caller-supplied inputs in graph order (inputs bound to
   // variables are taken from the session); outputs that update variables are stored in the
@@ -64,6 +69,7 @@ class Session {
   ir::Model snapshot() const;
   // Runs graph `graph_index` (used by control-flow kernels and tests).
   Expected<std::vector<Tensor>> run_graph(int32_t graph_index, const std::vector<Tensor>& inputs);
+  Status run_graph(int32_t graph_index, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
 
   exec::Backend& backend() { return *backend_; }
   // The device backend nodes are placed on, or null when everything runs on the host.

@@ -265,7 +265,7 @@ void EagerEmitter::run(OpRef op, std::span<const Value> inputs, std::span<Value>
   }
   KernelEntry* e = kernel_entry(op, outputs.size(), attrs);
   if (!e) return poison_outputs(outputs);
-  Status s = exec::run_node(e->node, *op.def, e->place, *e->kernel, {in_values_, in_types_, outs_}, pool_, nullptr);
+  Status s = exec::run_node(e->node, *op.def, e->place, *e->kernel, {in_values_, in_types_, out_types_, outs_, scratch_}, pool_, nullptr);
   if (!s.ok()) {
     fail(s);
     return poison_outputs(outputs);

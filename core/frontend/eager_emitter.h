@@ -178,8 +178,9 @@ class EagerEmitter final : public ops::Emitter {
   std::vector<int32_t>* scope_ = nullptr;  // while gradients() runs: slots created by the rules
   // Scratch reused from op to op.
   std::vector<const Tensor*> in_values_;
-  std::vector<ops::ValueType> in_types_;
+  std::vector<ops::ValueType> in_types_, out_types_;
   std::vector<Tensor> outs_;
+  exec::ScratchArena scratch_;
 };
 
 }  // namespace tsr::frontend

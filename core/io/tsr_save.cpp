@@ -82,7 +82,7 @@ Expected<Offset<fb::Attribute>> write_attr(FlatBufferBuilder& b, Segment& seg, c
     case ir::AttrKind::kTensor: {
       if (!a.t.defined()) return invalid_argument(place, ": attribute '", a.name, "' holds an undefined tensor");
       TSR_ASSIGN_OR_RETURN(int32_t buf, seg.add(a.t));
-      const auto shape = b.CreateVector(a.t.shape());
+      const auto shape = b.CreateVector(a.t.shape().data(), a.t.shape().size());
       t = fb::CreateTensorValue(b, static_cast<fb::DType>(a.t.dtype()), shape, buf);
       break;
     }
@@ -109,7 +109,7 @@ Expected<Offset<fb::Graph>> write_graph(FlatBufferBuilder& b, Segment& seg, cons
   tensors.reserve(g.tensors.size());
   for (const auto& info : g.tensors) {
     const auto name = b.CreateString(info.name);
-    const auto shape = b.CreateVector(info.shape);
+    const auto shape = b.CreateVector(info.shape.data(), info.shape.size());
     Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> dim_names;
     if (!info.dim_names.empty()) dim_names = strs(b, info.dim_names);
     int32_t buf = -1;
@@ -161,7 +161,7 @@ Status build(const ir::Model& m, uint64_t segment_offset, FlatBufferBuilder& b, 
     if (!v.value.defined()) return invalid_argument("variable \"", v.name, "\" has no value");
     TSR_ASSIGN_OR_RETURN(int32_t buf, seg.add(v.value));
     const auto name = b.CreateString(v.name);
-    const auto shape = b.CreateVector(v.value.shape());
+    const auto shape = b.CreateVector(v.value.shape().data(), v.value.shape().size());
     vars.push_back(fb::CreateVariable(b, name, fb::CreateTensorValue(b, static_cast<fb::DType>(v.value.dtype()), shape, buf)));
   }
   std::vector<Offset<fb::Buffer>> buffers;

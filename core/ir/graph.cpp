@@ -59,13 +59,17 @@ std::string Node::attr_string(std::string_view n, const std::string& def) const 
   const Attribute* a = attr(n);
   return a && a->kind == AttrKind::kString ? a->s : def;
 }
-std::vector<int64_t> Node::attr_ints(std::string_view n, std::vector<int64_t> def) const {
+std::string_view Node::attr_string_view(std::string_view n, std::string_view def) const {
   const Attribute* a = attr(n);
-  return a && a->kind == AttrKind::kInts ? a->ints : def;
+  return a && a->kind == AttrKind::kString ? std::string_view(a->s) : def;
 }
-std::vector<double> Node::attr_floats(std::string_view n, std::vector<double> def) const {
+Ints Node::attr_ints(std::string_view n, Ints def) const {
   const Attribute* a = attr(n);
-  return a && a->kind == AttrKind::kFloats ? a->floats : def;
+  return a && a->kind == AttrKind::kInts ? Ints(a->ints.begin(), a->ints.end()) : def;
+}
+SmallVector<double, 6> Node::attr_floats(std::string_view n, SmallVector<double, 6> def) const {
+  const Attribute* a = attr(n);
+  return a && a->kind == AttrKind::kFloats ? SmallVector<double, 6>(a->floats.begin(), a->floats.end()) : def;
 }
 
 int32_t Graph::add_tensor(TensorInfo info) {

@@ -65,8 +65,12 @@ struct Node {
   int64_t attr_int(std::string_view name, int64_t def) const;
   double attr_float(std::string_view name, double def) const;
   std::string attr_string(std::string_view name, const std::string& def) const;
-  std::vector<int64_t> attr_ints(std::string_view name, std::vector<int64_t> def = {}) const;
-  std::vector<double> attr_floats(std::string_view name, std::vector<double> def = {}) const;
+  // The same as a view of the attribute (valid while the node is): no copy, for run-time reads.
+  std::string_view attr_string_view(std::string_view name, std::string_view def) const;
+  // Lists come back as small vectors: no heap allocation for up to 6 values (kernels and
+  // inference read them at every run).
+  Ints attr_ints(std::string_view name, Ints def = {}) const;
+  SmallVector<double, 6> attr_floats(std::string_view name, SmallVector<double, 6> def = {}) const;
 };
 
 struct TensorInfo {

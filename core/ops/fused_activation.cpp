@@ -1,6 +1,8 @@
 #include "core/ops/fused_activation.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 
 namespace tsr::ops {
 
@@ -26,12 +28,33 @@ const char* activation_name(FusedActivation kind) {
   return "";
 }
 
+namespace {
+
+// prefix + suffix in a fixed buffer: activation_of runs in inference at every step, where building
+// std::strings longer than the small-string buffer ("dw_activation_params") would allocate.
+struct AttrName {
+  char buf[64];
+  size_t len = 0;
+  AttrName(std::string_view prefix, std::string_view suffix) {
+    len = std::min(prefix.size(), sizeof buf);
+    std::memcpy(buf, prefix.data(), len);
+    const size_t n = std::min(suffix.size(), sizeof buf - len);
+    std::memcpy(buf + len, suffix.data(), n);
+    len += n;
+  }
+  std::string_view view() const { return {buf, len}; }
+};
+
+}  // namespace
+
 Expected<ActivationSpec> activation_of(const ir::Node& node, const std::string& place, const std::string& prefix) {
-  const std::string name = prefix + "activation", params_name = name + "_params", affine_name = name + "_affine";
+  const AttrName name_buf(prefix, "activation"), params_buf(prefix, "activation_params"),
+      affine_buf(prefix, "activation_affine");
+  const std::string_view name = name_buf.view(), params_name = params_buf.view(), affine_name = affine_buf.view();
   const ir::Attribute* act = node.attr(name);
   if (!act) return ActivationSpec{};
   if (act->kind != ir::AttrKind::kString) return invalid_model(place, ": attribute ", name, " must be a string");
-  const std::vector<double> params = node.attr_floats(params_name);
+  const auto params = node.attr_floats(params_name);
   for (const ActivationInfo& a : kActivations) {
     if (act->s != a.name) continue;
     if (params.size() != a.num_params)

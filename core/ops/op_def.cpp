@@ -22,8 +22,15 @@ std::string ValueType::str() const {
 
 InferContext::InferContext(const ir::Node& node, const std::string& place, const std::vector<ValueType>& inputs,
                            const std::vector<const Tensor*>& values, bool runtime)
-    : node_(node), place_(place), inputs_(inputs), values_(values), runtime_(runtime) {
+    : node_(node), place_(place), inputs_(inputs), values_(values), outputs_(own_outputs_), runtime_(runtime) {
   outputs_.resize(node.outputs.size());
+}
+
+InferContext::InferContext(const ir::Node& node, const std::string& place, const std::vector<ValueType>& inputs,
+                           const std::vector<const Tensor*>& values, bool runtime, std::vector<ValueType>& outputs)
+    : node_(node), place_(place), inputs_(inputs), values_(values), outputs_(outputs), runtime_(runtime) {
+  outputs_.resize(node.outputs.size());
+  for (ValueType& t : outputs_) t = ValueType{};
 }
 
 Status InferContext::require_dtype(size_t i, std::initializer_list<DType> allowed) const {

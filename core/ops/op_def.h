@@ -43,6 +43,13 @@ class InferContext {
   // must outlive the context. Both vectors are parallel to node.inputs; `values[i]` may be null.
   InferContext(const ir::Node& node, const std::string& place, const std::vector<ValueType>& inputs,
                const std::vector<const Tensor*>& values, bool runtime);
+  // The same, with the outputs kept in `outputs` (resized to the node's outputs and reset), which
+  // must outlive the context: the executor passes one vector per run, so inferring a step
+  // allocates nothing.
+  InferContext(const ir::Node& node, const std::string& place, const std::vector<ValueType>& inputs,
+               const std::vector<const Tensor*>& values, bool runtime, std::vector<ValueType>& outputs);
+  InferContext(const InferContext&) = delete;
+  InferContext& operator=(const InferContext&) = delete;
 
   const ir::Node& node() const { return node_; }
   const std::string& place() const { return place_; }
@@ -58,7 +65,14 @@ class InferContext {
   bool has_input(size_t i) const { return i < node_.inputs.size() && node_.inputs[i] >= 0; }
   const ValueType& input(size_t i) const { return inputs_.at(i); }
   // The input's value if known now (a constant at load time; every input at run time), else null.
-  const Tensor* input_value(size_t i) const { return i < values_.size() ? values_[i] : nullptr; }
+  // Each call is noted in values_read().
+  const Tensor* input_value(size_t i) const {
+    values_read_ |= i < 64 ? uint64_t{1} << i : ~uint64_t{0};
+    return i < values_.size() ? values_[i] : nullptr;
+  }
+  // Bit i: inference looked at input i's value (all bits: an input past 63). The executor keeps
+  // the inferred types for later runs only when every value read is fixed by the input shapes.
+  uint64_t values_read() const { return values_read_; }
 
   size_t num_outputs() const { return outputs_.size(); }
   ValueType& output(size_t i) { return outputs_.at(i); }
@@ -87,7 +101,11 @@ class InferContext {
   const std::string& place_;
   const std::vector<ValueType>& inputs_;
   const std::vector<const Tensor*>& values_;
-  std::vector<ValueType> outputs_;
+  std::vector<ValueType> own_outputs_;
+  std::vector<ValueType>& outputs_;  // own_outputs_ or the caller's
+  // A record of this call (what input_value saw), not scratch shared between calls: a context
+  // lives for one inference on one thread.
+  mutable uint64_t values_read_ = 0;
   bool runtime_;
   const ir::Model* model_ = nullptr;
 };
@@ -141,6 +159,19 @@ struct OpDef {
   // For control-flow ops whose subgraph inputs follow from the node's inputs (If, Loop, Scan):
   // those types, so that inference refines subgraphs the file left untyped. Null otherwise.
   SubgraphInputsFn subgraph_inputs = nullptr;
+
+  // What the executor's memory plan may assume (core/exec/plan.h; set where the family says so):
+  // Output 0 is input 0's data under the inferred shape (Reshape, Flatten, Squeeze, Unsqueeze,
+  // Identity): the kernel returns a view, so both values share one buffer.
+  bool view_of_input0 = false;
+  // Output 0 may be written over any input of its dtype and shape: element i of the output
+  // depends on element i of such an input only, read before it is written (elementwise ops; the
+  // CPU kernels of such ops accept output == input).
+  bool inplace = false;
+  // The outputs depend on the shapes of the inputs, never on their data (Shape, Size).
+  bool reads_input_shapes_only = false;
+  // Equal inputs may give different outputs from run to run (random generators).
+  bool random = false;
 };
 
 class OpRegistry {

@@ -12,11 +12,11 @@ namespace tsr::ops::shape_util {
 
 // Input i's value as int64s when it is present and its value is known now (a constant at load
 // time, always at run time); nullopt otherwise. The caller checks dtype (i32/i64) beforehand.
-inline std::optional<std::vector<int64_t>> known_i64(const InferContext& ctx, size_t i) {
+inline std::optional<Ints> known_i64(const InferContext& ctx, size_t i) {
   if (!ctx.has_input(i)) return std::nullopt;
   const Tensor* v = ctx.input_value(i);
   if (!v) return std::nullopt;
-  return v->to_i64_vector();
+  return v->to_shape();
 }
 
 // Rank of input i, or -1 when unknown.
@@ -77,15 +77,14 @@ inline Status set_output_from_shape_input(InferContext& ctx, DType dtype, size_t
 // Per-axis Slice parameters after the spec's normalization and clamping (ONNX Slice-13): for
 // each data axis, the first index, the step and the element count (untouched axes: 0, 1, dim).
 struct SliceParams {
-  std::vector<int64_t> start, step, count;
+  Ints start, step, count;
 };
 
 // Computes SliceParams for `dims` (all >= 0). `axes` empty = 0..n-1, `steps` empty = all 1.
 // Errors (returned as a message, the caller adds the place): length mismatch, axis out of range
 // or repeated, zero step.
-inline Expected<SliceParams> slice_params(const Shape& dims, const std::vector<int64_t>& starts,
-                                          const std::vector<int64_t>& ends, std::vector<int64_t> axes,
-                                          std::vector<int64_t> steps) {
+inline Expected<SliceParams> slice_params(const Shape& dims, const Ints& starts, const Ints& ends, Ints axes,
+                                          Ints steps) {
   const auto r = static_cast<int64_t>(dims.size());
   const size_t n = starts.size();
   if (ends.size() != n) return invalid_argument("starts has ", n, " values but ends has ", ends.size());
@@ -99,7 +98,7 @@ inline Expected<SliceParams> slice_params(const Shape& dims, const std::vector<i
   p.start.assign(dims.size(), 0);
   p.step.assign(dims.size(), 1);
   p.count = dims;
-  std::vector<bool> seen(dims.size(), false);
+  SmallVector<bool, kInlineDims> seen(dims.size(), false);
   for (size_t i = 0; i < n; ++i) {
     int64_t a = axes[i];
     if (a < -r || a >= r) return invalid_argument("axes[", i, "] = ", a, " is out of range for rank ", r);

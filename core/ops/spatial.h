@@ -16,24 +16,24 @@
 namespace tsr::ops {
 
 struct SpatialParams {
-  std::vector<int64_t> kernel, strides, dilations, pad_begin, pad_end;
-  std::vector<int64_t> out;  // output spatial dims; -1 where the input dim is dynamic
+  Ints kernel, strides, dilations, pad_begin, pad_end;
+  Ints out;  // output spatial dims; -1 where the input dim is dynamic
 };
 
 // `in` are the input's spatial dims (-1 = dynamic), `kernel` the window (from kernel_shape or the
 // weight's dims). `ceil_mode` only for pools. Errors (kInvalidModel, message without a place)
 // name the attribute: wrong list length, non-positive stride/dilation/kernel, negative pads,
 // unknown auto_pad, a window larger than the padded input.
-inline Expected<SpatialParams> resolve_spatial(const ir::Node& node, const std::vector<int64_t>& in,
-                                               const std::vector<int64_t>& kernel, bool ceil_mode) {
+inline Expected<SpatialParams> resolve_spatial(const ir::Node& node, const Ints& in, const Ints& kernel,
+                                               bool ceil_mode) {
   const size_t r = in.size();
   SpatialParams p;
   p.kernel = kernel;
   if (p.kernel.size() != r)
     return invalid_model("kernel_shape has ", p.kernel.size(), " values, expected ", r, " (spatial rank)");
-  p.strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
-  p.dilations = node.attr_ints("dilations", std::vector<int64_t>(r, 1));
-  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  p.strides = node.attr_ints("strides", Ints(r, 1));
+  p.dilations = node.attr_ints("dilations", Ints(r, 1));
+  Ints pads = node.attr_ints("pads", Ints(2 * r, 0));
   if (p.strides.size() != r) return invalid_model("strides has ", p.strides.size(), " values, expected ", r);
   if (p.dilations.size() != r)
     return invalid_model("dilations has ", p.dilations.size(), " values, expected ", r);

@@ -11,7 +11,18 @@
 #include <unordered_map>
 #include <vector>
 
+#include <sys/mman.h>
 #include <unistd.h>
+
+// clang spells "this is a sanitizer build" with __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define TSR_HAS_SANITIZER 1
+#endif
+#endif
+#ifndef TSR_HAS_SANITIZER
+#define TSR_HAS_SANITIZER 0
+#endif
 
 namespace tsr {
 
@@ -30,8 +41,8 @@ std::string shape_str(const Shape& s) {
   return out + "]";
 }
 
-std::vector<int64_t> shape_strides(const Shape& s) {
-  std::vector<int64_t> st(s.size());
+Shape shape_strides(const Shape& s) {
+  Shape st(s.size());
   int64_t acc = 1;
   for (size_t i = s.size(); i-- > 0;) {
     st[i] = acc;
@@ -72,11 +83,30 @@ size_t max_tensor_bytes() {
 
 namespace {
 
-// Recycles freed tensor buffers by size class. Running a graph allocates and frees the same
+// Bytes held by tensor storage (relaxed atomics: two per allocation, no lock).
+std::atomic<size_t> g_live_bytes{0}, g_peak_bytes{0};
+std::atomic<size_t> g_system_allocations{0};
+
+// A block from Tensor::empty: this header, then (64 bytes in, so 64-byte aligned) the data. The
+// reference count of Tensor::Storage lives here, so a tensor costs one block and no control
+// block; a freed block goes back to the BlockCache header and all.
+struct BlockHeader : Tensor::Storage {
+  size_t cls = 0;          // data bytes (the size class)
+  bool counted = false;    // counted in live bytes (and charged to `budget`): tensors over 64 bytes
+  bool cached = false;     // returns to the BlockCache when freed (else to the system)
+  std::shared_ptr<MemoryBudget> budget;
+  BlockHeader* next_free = nullptr;  // the BlockCache's free list
+  unsigned char* data() { return reinterpret_cast<unsigned char*>(this) + kHeaderBytes; }
+  static constexpr size_t kHeaderBytes = 64;
+};
+static_assert(sizeof(BlockHeader) <= BlockHeader::kHeaderBytes);
+
+// Recycles freed tensor blocks by size class. Running a graph allocates and frees the same
 // intermediate sizes over and over; handing a block straight back avoids the malloc/mmap/munmap
-// churn and the page faults of touching fresh pages (which dominated small models). Bounded: at
-// most kMaxCachedBytes are held idle in total and blocks over kMaxBlockBytes are never cached.
-// Thread-safe (one mutex; a run does a few hundred allocations, not millions).
+// churn and the page faults of touching fresh pages (which dominated small models), and makes a
+// steady-state run allocation-free. Bounded: at most kMaxCachedBytes are held idle in total and
+// blocks over kMaxBlockBytes are never cached. The free lists run through the blocks' headers
+// (no bookkeeping allocations). Thread-safe (one mutex; a run does a few hundred allocations).
 class BlockCache {
  public:
   static constexpr size_t kMaxBlockBytes = size_t{64} << 20;
@@ -87,46 +117,84 @@ class BlockCache {
     static BlockCache* cache = new BlockCache();
     return *cache;
   }
-  // Size class of a request: rounded up to a quarter of its power of two (<= 25% waste).
+  // Size class of a request: rounded up to a quarter of its power of two (<= 25% waste), at
+  // least 64 bytes.
   static size_t size_class(size_t bytes) {
-    const size_t q = std::max<size_t>(64, std::bit_floor(bytes) / 4);
-    return (bytes + q - 1) / q * q;
+    const size_t q = std::max<size_t>(64, std::bit_floor(std::max<size_t>(bytes, 1)) / 4);
+    return (std::max<size_t>(bytes, 1) + q - 1) / q * q;
   }
-  void* take(size_t cls) {
+  BlockHeader* take(size_t cls) {
+    const size_t i = index(cls);
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = free_.find(cls);
-    if (it == free_.end() || it->second.empty()) return nullptr;
-    void* p = it->second.back();
-    it->second.pop_back();
+    BlockHeader* h = free_[i];
+    if (!h) return nullptr;
+    free_[i] = h->next_free;
     cached_ -= cls;
-    return p;
+    return h;
   }
-  void give(void* p, size_t cls) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (cached_ + cls <= kMaxCachedBytes) {
-        free_[cls].push_back(p);
-        cached_ += cls;
-        return;
-      }
-    }
-    std::free(p);
+  // False when the cache is full (the caller frees the block).
+  bool give(BlockHeader* h) {
+    const size_t i = index(h->cls);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cached_ + h->cls > kMaxCachedBytes) return false;
+    h->next_free = free_[i];
+    free_[i] = h;
+    cached_ += h->cls;
+    return true;
   }
 
  private:
+  // Classes up to 256 bytes are multiples of 64 (4 of them); above, 4 per power of two: for
+  // 2^k < cls <= 2^(k+1), cls = 2^k + j * 2^(k-2) with j in 1..4.
+  static size_t index(size_t cls) {
+    if (cls <= 256) return cls / 64 - 1;
+    const int k = std::bit_width(cls - 1) - 1;
+    const size_t j = (cls - (size_t{1} << k)) >> (k - 2);
+    return 4 + static_cast<size_t>(k - 8) * 4 + (j - 1);
+  }
+  static constexpr size_t kClasses = 4 + (26 - 8) * 4;  // up to kMaxBlockBytes = 2^26
+
   std::mutex mu_;
-  std::unordered_map<size_t, std::vector<void*>> free_;
+  BlockHeader* free_[kClasses] = {};
   size_t cached_ = 0;
 };
 
-// Bytes held by tensor storage (relaxed atomics: two per allocation, no lock).
-std::atomic<size_t> g_live_bytes{0}, g_peak_bytes{0};
-std::atomic<size_t> g_system_allocations{0};
+// Large blocks come straight from the OS (mmap) and go straight back (munmap). Through malloc,
+// freeing one raises glibc's mmap threshold, after which large blocks come from its heap and stay
+// resident when freed: the first run of a memory plan, which frees its planned values as it
+// goes, peaked at 4x the resident memory of later runs (PP-OCRv4 rec: 200 MB for 20 MB of
+// live data). Sanitizer builds keep malloc, which they check; WASM has no separate mappings.
+#if (defined(__linux__) || defined(__APPLE__)) && !defined(__EMSCRIPTEN__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__) && !TSR_HAS_SANITIZER
+constexpr size_t kMapBytes = size_t{256} << 10;
+#else
+constexpr size_t kMapBytes = ~size_t{0};
+#endif
 
-// A 64-byte aligned buffer from the system allocator, counted.
-void* system_alloc(size_t bytes) {
-  g_system_allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::aligned_alloc(64, bytes);
+void* system_block(size_t total) {
+  if (total >= kMapBytes) {
+    void* p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;  // page-aligned
+  }
+  return std::aligned_alloc(64, total);
+}
+
+void free_block(void* p, size_t total) {
+  if (total >= kMapBytes) munmap(p, total);
+  else std::free(p);
+}
+
+void destroy_block(Tensor::Storage* s) {
+  auto* h = static_cast<BlockHeader*>(s);
+  if (h->counted) {
+    g_live_bytes.fetch_sub(h->cls, std::memory_order_relaxed);
+    if (h->budget) h->budget->credit(h->cls);
+  }
+  h->budget.reset();
+  if (h->cached && BlockCache::get().give(h)) return;
+  const size_t total = BlockHeader::kHeaderBytes + h->cls;
+  h->~BlockHeader();
+  free_block(h, total);
 }
 
 void count_alloc(size_t bytes) {
@@ -139,27 +207,7 @@ void count_alloc(size_t bytes) {
 // The calling thread's MemoryBudgetScope (null: no cap).
 thread_local const std::shared_ptr<MemoryBudget>* t_budget = nullptr;
 
-struct AlignedDeleter {
-  size_t bytes;
-  std::shared_ptr<MemoryBudget> budget;
-  void operator()(void* p) const {
-    g_live_bytes.fetch_sub(bytes, std::memory_order_relaxed);
-    if (budget) budget->credit(bytes);
-    std::free(p);
-  }
-};
-
-struct CachedDeleter {
-  size_t cls;
-  std::shared_ptr<MemoryBudget> budget;
-  void operator()(void* p) const {
-    g_live_bytes.fetch_sub(cls, std::memory_order_relaxed);
-    if (budget) budget->credit(cls);
-    BlockCache::get().give(p, cls);
-  }
-};
-
-// Charges `bytes` to the thread's budget, if any; returns it for the deleter to credit.
+// Charges `bytes` to the thread's budget, if any; returns it for the block to credit.
 Expected<std::shared_ptr<MemoryBudget>> charge_budget(size_t bytes, const Shape& shape, DType dtype) {
   if (!t_budget || !*t_budget) return std::shared_ptr<MemoryBudget>();
   const std::shared_ptr<MemoryBudget>& b = *t_budget;
@@ -170,17 +218,41 @@ Expected<std::shared_ptr<MemoryBudget>> charge_budget(size_t bytes, const Shape&
   return b;
 }
 
-struct StringArray {
-  std::vector<std::string> values;
-};
+// A block of `cls` data bytes with its header: from the cache when it has one (and `take`),
+// else from the system (counted in system_allocations). Null when the system has no memory.
+// `cached`: the block returns to the cache when freed.
+BlockHeader* new_block(size_t cls, bool cached, bool take) {
+  BlockHeader* h = take ? BlockCache::get().take(cls) : nullptr;
+  if (!h) {
+    void* p = system_block(BlockHeader::kHeaderBytes + cls);
+    if (!p) return nullptr;
+    g_system_allocations.fetch_add(1, std::memory_order_relaxed);
+    h = new (p) BlockHeader();
+    h->destroy = destroy_block;
+  }
+  h->refs.store(1, std::memory_order_relaxed);
+  h->cls = cls;
+  h->cached = cached;
+  return h;
+}
 
-struct alignas(64) SmallBlock {
-  unsigned char bytes[64];
+// Storage allocated on its own: strings, sequences, wrapped memory's owner.
+template <typename T>
+struct HeapStorage : Tensor::Storage {
+  T value;
+  static HeapStorage* create() {
+    auto* s = new HeapStorage();
+    s->destroy = [](Tensor::Storage* p) { delete static_cast<HeapStorage*>(p); };
+    return s;
+  }
 };
+using StringStorage = HeapStorage<std::vector<std::string>>;
 
 }  // namespace
 
-Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) {
+Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) { return empty(dtype, shape, Recycling{}); }
+
+Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape, Recycling recycling) {
   if (dtype_size(dtype) == 0) return invalid_argument("cannot allocate a tensor of dtype ", dtype_name(dtype));
   int64_t n = 1;
   for (int64_t d : shape) {
@@ -198,44 +270,34 @@ Expected<Tensor> Tensor::empty(DType dtype, const Shape& shape) {
   t.shape_ = shape;
   t.numel_ = n;
   if (dtype == DType::kString) {
-    auto arr = std::make_shared<StringArray>();
-    arr->values.resize(static_cast<size_t>(n));
-    t.data_ = arr->values.data();
-    t.storage_ = std::move(arr);
+    StringStorage* s = StringStorage::create();
+    s->value.resize(static_cast<size_t>(n));
+    t.data_ = s->value.data();
+    t.storage_ = StorageRef(s);
     return t;
   }
-  size_t bytes = std::max<size_t>(64, (static_cast<size_t>(n) * esize + 63) / 64 * 64);
-  if (bytes == 64) {
-    // Scalars and tiny tensors (shapes, indices, loop counters): one allocation holds the
-    // control block and the aligned data.
-    auto block = std::make_shared<SmallBlock>();
-    t.data_ = block->bytes;
-    t.storage_ = std::move(block);
-    return t;
+  const size_t bytes = static_cast<size_t>(n) * esize;
+  // Scalars and tiny tensors (shapes, indices, loop counters) are neither counted nor charged.
+  const bool tiny = bytes <= 64;
+  // Blocks up to kMaxBlockBytes come in size classes and may be recycled; larger ones never are.
+  const bool recyclable = bytes <= BlockCache::kMaxBlockBytes;
+  const size_t cls = recyclable ? BlockCache::size_class(bytes) : (bytes + 63) / 64 * 64;
+  std::shared_ptr<MemoryBudget> budget;
+  if (!tiny) {
+    TSR_ASSIGN_OR_RETURN(budget, charge_budget(cls, shape, dtype));
   }
-  if (bytes <= BlockCache::kMaxBlockBytes) {  // small ones too: a steady-state run never mallocs
-    bytes = BlockCache::size_class(bytes);
-    TSR_ASSIGN_OR_RETURN(auto budget, charge_budget(bytes, shape, dtype));
-    void* p = BlockCache::get().take(bytes);
-    if (!p) p = system_alloc(bytes);
-    if (!p) {
-      if (budget) budget->credit(bytes);
-      return resource_error("out of memory allocating ", bytes, " bytes");
-    }
-    count_alloc(bytes);
-    t.data_ = p;
-    t.storage_ = std::shared_ptr<void>(p, CachedDeleter{bytes, std::move(budget)});
-    return t;
+  BlockHeader* h = new_block(cls, recyclable && recycling.give, recyclable && recycling.take);
+  if (!h) {
+    if (budget) budget->credit(cls);
+    return resource_error("out of memory allocating ", cls, " bytes");
   }
-  TSR_ASSIGN_OR_RETURN(auto budget, charge_budget(bytes, shape, dtype));
-  void* p = system_alloc(bytes);
-  if (!p) {
-    if (budget) budget->credit(bytes);
-    return resource_error("out of memory allocating ", bytes, " bytes");
+  h->counted = !tiny;
+  if (!tiny) {
+    count_alloc(cls);
+    h->budget = std::move(budget);
   }
-  count_alloc(bytes);
-  t.data_ = p;
-  t.storage_ = std::shared_ptr<void>(p, AlignedDeleter{bytes, std::move(budget)});
+  t.data_ = h->data();
+  t.storage_ = StorageRef(h);
   return t;
 }
 
@@ -282,21 +344,19 @@ std::string_view value_kind_name(ValueKind k) {
 }
 
 namespace {
-struct SequenceData {
-  std::vector<Tensor> elements;
-};
+using SequenceStorage = HeapStorage<std::vector<Tensor>>;
 }  // namespace
 
 Tensor Tensor::sequence(DType elem, std::vector<Tensor> elements) {
   Tensor t;
   t.dtype_ = elem;
   t.kind_ = ValueKind::kSequence;
-  auto data = std::make_shared<SequenceData>();
-  data->elements = std::move(elements);
-  t.numel_ = static_cast<int64_t>(data->elements.size());
-  t.data_ = data.get();
+  SequenceStorage* s = SequenceStorage::create();
+  s->value = std::move(elements);
+  t.numel_ = static_cast<int64_t>(s->value.size());
+  t.data_ = &s->value;
   t.read_only_ = true;
-  t.storage_ = std::move(data);
+  t.storage_ = StorageRef(s);
   return t;
 }
 
@@ -310,7 +370,7 @@ Tensor Tensor::none(DType elem, ValueKind would_be) {
 
 const std::vector<Tensor>& Tensor::elements() const {
   static const std::vector<Tensor> kEmpty;
-  return kind_ == ValueKind::kSequence ? static_cast<const SequenceData*>(data_)->elements : kEmpty;
+  return kind_ == ValueKind::kSequence ? *static_cast<const std::vector<Tensor>*>(data_) : kEmpty;
 }
 
 Expected<Tensor> Tensor::zeros(DType dtype, const Shape& shape) {
@@ -327,7 +387,22 @@ Tensor Tensor::wrap(DType dtype, const Shape& shape, const void* data,
   t.numel_ = shape_numel(shape);
   t.data_ = data;
   t.read_only_ = true;
-  t.storage_ = std::move(keep_alive);
+  if (keep_alive) {
+    auto* s = HeapStorage<std::shared_ptr<const void>>::create();
+    s->value = std::move(keep_alive);
+    t.storage_ = StorageRef(s);
+  }
+  return t;
+}
+
+Tensor Tensor::alias(const Tensor& owner, size_t byte_offset, DType dtype, const Shape& shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = shape;
+  t.numel_ = shape_numel(shape);
+  t.data_ = static_cast<const char*>(owner.data_) + byte_offset;
+  t.read_only_ = owner.read_only_;
+  t.storage_ = owner.storage_;
   return t;
 }
 
@@ -381,6 +456,12 @@ int64_t Tensor::scalar_i64(int64_t i) const {
     return v;
   }
   return static_cast<int64_t>(scalar_f64(i));
+}
+
+Shape Tensor::to_shape() const {
+  Shape out(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) out[static_cast<size_t>(i)] = scalar_i64(i);
+  return out;
 }
 
 std::vector<int64_t> Tensor::to_i64_vector() const {

@@ -6,6 +6,12 @@
 // not own (memory-mapped weights in a .tsr file): `keep_alive` then holds the owner and the data
 // must not be written.
 //
+// Allocation: storage is reference-counted intrusively, the count living in a 64-byte header in
+// front of the data of the same block, and blocks are recycled by size class (see
+// TensorMemoryStats). Creating, copying and destroying a tensor of rank <= kInlineDims
+// therefore makes no heap allocation once the block cache holds a block of its size class: a
+// steady-state run of a graph allocates nothing (issue 12; tests/models/alloc_test.cpp counts it).
+//
 // Thread safety: distinct Tensors may be used concurrently; writing one Tensor's data while
 // another thread reads a Tensor sharing the same storage is a data race.
 #pragma once
@@ -16,19 +22,24 @@
 #include <string>
 #include <vector>
 
+#include "core/base/small_vector.h"
 #include "core/base/status.h"
 #include "core/tensor/dtype.h"
 
 namespace tsr {
 
-using Shape = std::vector<int64_t>;
+// The dims of a tensor (dynamic dims are -1 in inferred types). Up to kInlineDims dims are
+// stored inline (no heap allocation); see core/base/small_vector.h.
+inline constexpr size_t kInlineDims = 8;
+using Shape = SmallVector<int64_t, kInlineDims>;
+static_assert(std::is_same_v<Shape, Ints>);
 
 // Product of dims; 1 for a scalar (rank 0). Dims must be >= 0.
 int64_t shape_numel(const Shape& s);
 // "[2, 3, ?]" (negative dims print as "?").
 std::string shape_str(const Shape& s);
 // Row-major strides in elements.
-std::vector<int64_t> shape_strides(const Shape& s);
+Shape shape_strides(const Shape& s);
 // Multidirectional (numpy) broadcasting of two shapes (ONNX "Broadcasting in ONNX"). Dynamic
 // dims (-1) stay dynamic unless the other side decides them. Error names both shapes.
 Expected<Shape> broadcast_shapes(const Shape& a, const Shape& b);
@@ -41,10 +52,10 @@ size_t max_tensor_bytes();
 
 // Bytes of tensor data allocated by Tensor::empty/zeros and not yet freed (tensors of 64 bytes
 // or less and string tensors are not counted), and the highest value since the last reset: how
-// benchmarks measure the peak memory of a run. `system_allocations` counts the buffers of those
-// tensors that came from the system allocator rather than from the recycled blocks of earlier
-// tensors (a steady-state run of a graph takes every buffer from the recycled ones: 0). Process-
-// wide, thread-safe.
+// benchmarks measure the peak memory of a run. `system_allocations` counts the blocks of
+// Tensor::empty/zeros (tiny ones included) that came from the system allocator rather than from
+// the recycled blocks of earlier tensors (a steady-state run of a graph takes every block from
+// the recycled ones: 0). Process-wide, thread-safe.
 struct TensorMemoryStats {
   size_t live_bytes = 0;
   size_t peak_bytes = 0;
@@ -114,6 +125,17 @@ class Tensor {
   // overflows or exceeds max_tensor_bytes(), kInvalidArgument for negative dims.
   static Expected<Tensor> empty(DType dtype, const Shape& shape);
   static Expected<Tensor> zeros(DType dtype, const Shape& shape);
+  // How Tensor::empty takes and gives back its block (the recycling of TensorMemoryStats).
+  struct Recycling {
+    bool take = true;   // may take a recycled block
+    bool give = true;   // gives the block back for recycling when freed (else to the system)
+  };
+  // empty with explicit recycling. {take = false}: for long-lived buffers (the executor's
+  // arenas), which would otherwise take a block that the next run's short-lived tensors expect to
+  // find, making that run allocate. {give = false}: for a value that will not be allocated this
+  // way again (the first run of a memory plan), whose block would then sit idle.
+  static Expected<Tensor> empty(DType dtype, const Shape& shape, Recycling recycling);
+  static Expected<Tensor> empty_fresh(DType dtype, const Shape& shape) { return empty(dtype, shape, {false, true}); }
   // Wraps external memory without copying. `data` must stay valid while keep_alive lives and be
   // aligned to dtype_size(dtype). Not for kString.
   static Tensor wrap(DType dtype, const Shape& shape, const void* data,
@@ -121,8 +143,9 @@ class Tensor {
   // A tensor with the given values (copies them): Tensor::from<float>({2,2}, {1,2,3,4}).
   template <typename T>
   static Tensor from(const Shape& shape, const std::vector<T>& values);
+  // A rank-0 tensor holding `value` (no heap allocation once the block cache is warm).
   template <typename T>
-  static Tensor scalar(T value) { return from<T>({}, {value}); }
+  static Tensor scalar(T value);
 
   bool defined() const { return dtype_ != DType::kUndefined || kind_ != ValueKind::kTensor; }
   ValueKind kind() const { return kind_; }
@@ -158,8 +181,52 @@ class Tensor {
   int64_t scalar_i64(int64_t i = 0) const;
   // All elements as int64 (for shape-like inputs such as Reshape's shape or Slice's starts).
   std::vector<int64_t> to_i64_vector() const;
+  // The same, into a Shape (no heap allocation for up to kInlineDims elements).
+  Shape to_shape() const;
+
+  // A tensor of `dtype` and `shape` over the bytes of `owner` starting at `byte_offset`, sharing
+  // owner's storage (it keeps the whole storage alive). The range must lie inside owner's data and
+  // `byte_offset` be aligned to the dtype; writable when owner is. Not for kString. (The executor's
+  // memory plan places intermediate values in one arena tensor this way.)
+  static Tensor alias(const Tensor& owner, size_t byte_offset, DType dtype, const Shape& shape);
+  // Whether both tensors hold (part of) the same storage.
+  bool shares_storage(const Tensor& other) const { return storage_.get() && storage_.get() == other.storage_.get(); }
+
+  // The owner of a tensor's bytes: a header with an atomic reference count, allocated with the
+  // data (recycled blocks) or on its own (strings, sequences, wrapped memory). Internal.
+  struct Storage {
+    std::atomic<int32_t> refs{1};
+    void (*destroy)(Storage*) = nullptr;  // called when the last reference goes
+  };
 
  private:
+  // An intrusive reference to a Storage (like std::shared_ptr, without a separate control block).
+  class StorageRef {
+   public:
+    StorageRef() = default;
+    explicit StorageRef(Storage* s) : s_(s) {}  // adopts the reference s was created with
+    StorageRef(const StorageRef& o) : s_(o.s_) {
+      if (s_) s_->refs.fetch_add(1, std::memory_order_relaxed);
+    }
+    StorageRef(StorageRef&& o) noexcept : s_(o.s_) { o.s_ = nullptr; }
+    StorageRef& operator=(const StorageRef& o) {
+      StorageRef(o).swap(*this);
+      return *this;
+    }
+    StorageRef& operator=(StorageRef&& o) noexcept {
+      StorageRef(std::move(o)).swap(*this);
+      return *this;
+    }
+    ~StorageRef() {
+      if (s_ && s_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) s_->destroy(s_);
+    }
+    void swap(StorageRef& o) noexcept { std::swap(s_, o.s_); }
+    Storage* get() const { return s_; }
+
+   private:
+    Storage* s_ = nullptr;
+  };
+
   DType dtype_ = DType::kUndefined;
   ValueKind kind_ = ValueKind::kTensor;
   ValueKind none_of_ = ValueKind::kTensor;
@@ -167,8 +234,15 @@ class Tensor {
   int64_t numel_ = 0;
   const void* data_ = nullptr;
   bool read_only_ = false;
-  std::shared_ptr<const void> storage_;
+  StorageRef storage_;
 };
+
+template <typename T>
+Tensor Tensor::scalar(T value) {
+  Tensor out = empty(DTypeOf<T>::value, Shape()).value();
+  *out.mut_data<T>() = value;
+  return out;
+}
 
 template <typename T>
 Tensor Tensor::from(const Shape& shape, const std::vector<T>& values) {

@@ -19,6 +19,7 @@
 #include "core/exec/session.h"
 #include "core/ir/graph.h"
 #include "core/passes/infer_types.h"
+#include "tests/unit/graph_test_util.h"
 #include "tests/unit/kernel_test_util.h"
 
 using namespace tsr;
@@ -45,18 +46,6 @@ std::vector<float> pseudo_random(size_t n, uint32_t seed) {
   return v;
 }
 
-int32_t add_value(ir::Graph& g, const std::string& name, Tensor constant = Tensor()) {
-  ir::TensorInfo info;
-  info.name = name;
-  if (constant.defined()) {
-    info.dtype = constant.dtype();
-    info.has_shape = true;
-    info.shape = constant.shape();
-    info.constant = std::move(constant);
-  }
-  return g.add_tensor(info);
-}
-
 // A model whose main graph `name` has one f32 input "x" of `shape`.
 std::shared_ptr<ir::Model> model_with_input(const std::string& name, const Shape& shape) {
   auto model = std::make_shared<ir::Model>();
@@ -70,19 +59,6 @@ std::shared_ptr<ir::Model> model_with_input(const std::string& name, const Shape
   xi.shape = shape;
   g.inputs.push_back(g.add_tensor(xi));
   return model;
-}
-
-int32_t add_node(ir::Graph& g, const std::string& op, std::vector<int32_t> inputs,
-                 std::vector<ir::Attribute> attrs = {}) {
-  ir::Node n;
-  n.op = op;
-  n.name = op + std::to_string(g.nodes.size());
-  n.inputs = std::move(inputs);
-  n.attributes = std::move(attrs);
-  const int32_t out = add_value(g, n.name + "_out");
-  n.outputs = {out};
-  g.nodes.push_back(std::move(n));
-  return out;
 }
 
 // A small CNN touching every Highway-dispatched kernel family: Conv (im2col + packed SGEMM, and
@@ -261,4 +237,36 @@ TEST_CASE("ThreadPool: every index once, concurrent callers, nested calls inline
   b.join();
   CHECK(nested_outside.load() == 0);
   CHECK(total.load() == 2 * 3000 * 16 * 4);
+}
+
+TEST_CASE("ThreadPool: parallel_for_slots gives each concurrently running chunk its own slot") {
+  ThreadPool pool(3);
+  for (int64_t n : {1, 5, 64, 1000}) {
+    std::vector<std::atomic<int>> in_use(3);
+    std::atomic<int> bad{0};
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    pool.parallel_for_slots(n, 1, [&](int slot, int64_t b, int64_t e) {
+      if (slot < 0 || slot >= 3 || in_use[static_cast<size_t>(slot)].fetch_add(1) != 0) ++bad;
+      for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+      std::this_thread::yield();  // let other chunks start while this one holds its slot
+      if (slot >= 0 && slot < 3) in_use[static_cast<size_t>(slot)]--;
+    });
+    CHECK(bad.load() == 0);
+    for (auto& h : hits) REQUIRE(h.load() == 1);
+  }
+  // An inline call (nested in a task) uses slot 0.
+  pool.parallel_for(2, 1, [&](int64_t, int64_t) {
+    pool.parallel_for_slots(8, 1, [&](int slot, int64_t, int64_t) { CHECK(slot == 0); });
+  });
+}
+
+TEST_CASE("ThreadPool: thread_init runs once on every worker before the constructor returns") {
+  std::atomic<int> inits{0};
+  {
+    ThreadPool pool(3, [&] { ++inits; });
+#if !defined(__EMSCRIPTEN__)  // there the constructor does not wait for the workers
+    CHECK(inits.load() == (kCanStartThreads ? 2 : 0));  // the workers; the caller is not one
+#endif
+  }
+  CHECK(inits.load() == (kCanStartThreads ? 2 : 0));
 }

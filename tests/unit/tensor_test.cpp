@@ -67,3 +67,73 @@ TEST_CASE("Tensor buffers are recycled: a freed size class serves the next reque
   }
   CHECK(tensor_memory_stats().system_allocations == after_first);
 }
+
+TEST_CASE("SmallVector keeps up to N elements inline, spills beyond, and behaves like std::vector") {
+  using V = SmallVector<int64_t, 4>;
+  V v = {1, 2, 3};
+  CHECK(v.size() == 3);
+  CHECK(v.capacity() == 4);
+  v.push_back(4);
+  CHECK(v.capacity() == 4);  // still inline
+  v.push_back(5);             // spills to the heap
+  CHECK(v.capacity() >= 5);
+  CHECK(v == V{1, 2, 3, 4, 5});
+  v.insert(v.begin() + 1, 9);
+  CHECK(v == V{1, 9, 2, 3, 4, 5});
+  v.insert(v.begin(), v.begin() + 4, v.end());  // from itself
+  CHECK(v == V{4, 5, 1, 9, 2, 3, 4, 5});
+  v.erase(v.begin(), v.begin() + 5);
+  CHECK(v == V{3, 4, 5});
+  V moved = std::move(v);
+  CHECK(moved == V{3, 4, 5});
+  CHECK(v.empty());
+  const std::vector<int64_t> as_vector = moved;
+  CHECK(as_vector == std::vector<int64_t>{3, 4, 5});
+  const V back(as_vector);
+  CHECK(back == moved);
+  CHECK(V{1, 2} < V{1, 3});
+  V big(10, 7);
+  V copy = big;
+  copy[9] = 8;
+  CHECK(big[9] == 7);
+  copy = V{1};
+  CHECK(copy.size() == 1);
+  copy.resize(3, -1);
+  CHECK(copy == V{1, -1, -1});
+}
+
+TEST_CASE("Tensor storage: copies and views share one reference-counted block, recycled when the last goes") {
+  auto t = Tensor::empty(DType::kF32, {4, 100});
+  REQUIRE(t.ok());
+  const void* block = t->raw();
+  Tensor view = Tensor::alias(*t, 64, DType::kF32, {16});
+  CHECK(view.raw() == static_cast<const char*>(block) + 64);
+  CHECK(view.shares_storage(*t));
+  CHECK_FALSE(view.shares_storage(*Tensor::empty(DType::kF32, {4, 100})));
+  *t = Tensor();  // the view keeps the block alive
+  view.mut_data<float>()[0] = 3;
+  CHECK(view.data<float>()[0] == 3);
+  view = Tensor();  // the last reference: the block goes back to the cache
+  auto again = Tensor::empty(DType::kF32, {4, 100});
+  CHECK(again->raw() == block);
+  // empty_fresh never takes a recycled block.
+  const void* recycled = again->raw();
+  *again = Tensor();
+  auto fresh = Tensor::empty_fresh(DType::kF32, {4, 100});
+  CHECK(fresh->raw() != recycled);
+}
+
+TEST_CASE("Tiny tensors (scalars, shapes) are recycled too: creating them again allocates nothing") {
+  {
+    // Warm the 64-byte class with two blocks: the loop below holds two tiny tensors at once.
+    Tensor a = Tensor::scalar<int64_t>(0), b = Tensor::scalar<int64_t>(1);
+  }
+  const size_t before = tensor_memory_stats().system_allocations;
+  for (int i = 0; i < 100; ++i) {
+    Tensor s = Tensor::scalar<int64_t>(i);
+    CHECK(s.data<int64_t>()[0] == i);
+    Tensor shape = Tensor::from<int64_t>({4}, {1, 2, 3, 4});
+    CHECK(shape.rank() == 1);
+  }
+  CHECK(tensor_memory_stats().system_allocations == before);
+}

@@ -14,6 +14,7 @@
 #include "core/exec/session.h"
 #include "core/io/npy.h"
 #include "tools/cli/cli_common.h"
+#include "tools/cli/heap_counter.h"
 #include "tools/cli/json_writer.h"
 #include "tools/cli/model_loader.h"
 
@@ -329,24 +330,27 @@ int run_command(const RunOptions& o) {
   } else if (o.device == "auto") {
     std::cout << "placement: no device found, running on the CPU\n";
   }
-  // Warm-up runs settle caches, lazily prepared kernels and the allocator before timing.
+  // Warm-up runs settle caches, lazily prepared kernels and the allocator before timing. The
+  // outputs go into one vector kept from run to run (the allocation-free form of Session::run).
+  std::vector<Tensor> outputs;
   for (int r = 0; r < o.warmup; ++r) {
-    auto out = (*session)->run(inputs);
-    if (!out.ok()) return report_error(out.status());
+    Status st = (*session)->run(inputs, &outputs);
+    if (!st.ok()) return report_error(st);
   }
   if (o.profile) (*session)->enable_profiling();
 
   std::vector<double> ms;
-  std::vector<Tensor> outputs;
+  ms.reserve(static_cast<size_t>(std::max(o.repeat, 0)));
   const size_t system_allocations = tensor_memory_stats().system_allocations;
+  const size_t heap_allocations = cli::heap_allocations();
   for (int r = 0; r < o.repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto out = (*session)->run(inputs);
+    Status st = (*session)->run(inputs, &outputs);
     const auto t1 = std::chrono::steady_clock::now();
-    if (!out.ok()) return report_error(out.status());
+    if (!st.ok()) return report_error(st);
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-    if (r + 1 == o.repeat) outputs = std::move(out).value();
   }
+  const size_t heap_in_runs = cli::heap_allocations() - heap_allocations;
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string name = i < g.outputs.size() ? g.tensors[size_t(g.outputs[i])].name : "";
@@ -358,10 +362,12 @@ int run_command(const RunOptions& o) {
   std::snprintf(buf, sizeof buf, "latency: median %.3f ms, min %.3f ms over %zu run(s)", median, ms.front(), ms.size());
   std::cout << buf << "\n";
   // After a warm-up run, every tensor buffer of a run should come from those the previous run
-  // freed (the recycling allocator, core/tensor/tensor.h): the allocation-free steady state.
+  // freed (the recycling allocator, core/tensor/tensor.h) and nothing else should be allocated:
+  // the allocation-free steady state (heap allocations: operator new, tools/cli/heap_counter.h).
   if (o.warmup > 0)
     std::cout << "steady state: " << tensor_memory_stats().system_allocations - system_allocations
-              << " tensor buffers from the system allocator in " << ms.size() << " run(s) after warm-up\n";
+              << " tensor buffers from the system allocator and " << heap_in_runs << " heap allocations in "
+              << ms.size() << " run(s) after warm-up\n";
   if (o.profile) std::cout << (*session)->profiler()->report(15);
 
   if (!o.output_dir.empty()) {

@@ -59,16 +59,17 @@ void fill_phase(const float* x, int64_t h, int64_t wd, int64_t pt, int64_t pl, c
 
 }  // namespace
 
-void conv_implicit_impl(const SgemmDirectA& a, const float* x, const Window3& w, const float* bias, const float* z,
-                        const ops::ActivationSpec& act, float* y, ThreadPool& pool, bool threaded) {
+Status conv_implicit_impl(exec::KernelContext& ctx, const SgemmDirectA& a, const float* x, const Window3& w,
+                          const float* bias, const float* z, const ops::ActivationSpec& act, float* y, bool threaded) {
+  ThreadPool& pool = ctx.pool();
   const int64_t kh_n = w.k[1], kw_n = w.k[2], h = w.in[1], wd = w.in[2], oh_n = w.out[1], ow_n = w.out[2];
   const int64_t dh = w.d[1], dw = w.d[2], m = a.m, taps = kh_n * kw_n, c = a.k / taps;
   Phases ph{w.s[1], w.s[2], 0, 0};
   ph.hq = oh_n + (kh_n - 1) * dh / ph.sh;
   ph.wq = ow_n + (kw_n - 1) * dw / ph.sw;
   const int64_t nph = ph.sh * ph.sw;
-  thread_local std::vector<float> input;  // the caller's; the workers read it
-  float* xq = grow_scratch(input, c * nph * ph.plane());
+  TSR_ASSIGN_OR_RETURN(auto input, Scratch<float>::make(ctx, static_cast<size_t>(c * nph * ph.plane())));
+  float* xq = input.data();  // read by every slot
   auto fill = [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t ci = q / nph, f = q % nph;
@@ -78,8 +79,7 @@ void conv_implicit_impl(const SgemmDirectA& a, const float* x, const Window3& w,
   if (threaded) pool.parallel_for(c * nph, 1, fill);
   else fill(0, c * nph);
   // Row p = (ci * kh + i) * kw + j of B: the view of tap (ci, i, j).
-  thread_local std::vector<const float*> row_table;  // the caller's, read through `rows` below
-  row_table.resize(static_cast<size_t>(a.k));
+  TSR_ASSIGN_OR_RETURN(auto row_table, Scratch<const float*>::make(ctx, static_cast<size_t>(a.k)));
   const float** rows = row_table.data();
   for (int64_t ci = 0; ci < c; ++ci)
     for (int64_t i = 0; i < kh_n; ++i)
@@ -95,9 +95,10 @@ void conv_implicit_impl(const SgemmDirectA& a, const float* x, const Window3& w,
   int64_t rb = std::clamp<int64_t>(1024 / ph.wq, 1, oh_n);
   if (threads > 1) rb = std::min(rb, std::max((128 + ph.wq - 1) / ph.wq, oh_n / (4 * threads)));
   const int64_t blocks = (oh_n + rb - 1) / rb, out_size = oh_n * ow_n;
-  auto run = [&](int64_t b0, int64_t b1) {
-    thread_local std::vector<float> block;
-    float* out = grow_scratch(block, m * rb * ph.wq);
+  const bool parallel = threads > 1 && blocks > 1;
+  TSR_ASSIGN_OR_RETURN(auto block, SlotScratch<float>::make(ctx, static_cast<size_t>(m * rb * ph.wq), parallel));
+  auto run = [&](int slot, int64_t b0, int64_t b1) {
+    float* out = block.slot(slot);
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t r0 = b * rb, r1 = std::min(oh_n, r0 + rb), cols = (r1 - r0) * ph.wq;
       float* y0 = y + r0 * ow_n;
@@ -116,8 +117,9 @@ void conv_implicit_impl(const SgemmDirectA& a, const float* x, const Window3& w,
                           z ? z + r0 * ow_n : nullptr, out_size);
     }
   };
-  if (threads > 1 && blocks > 1) pool.parallel_for(blocks, 1, run);
-  else run(0, blocks);
+  if (parallel) pool.parallel_for_slots(blocks, 1, run);
+  else run(0, 0, blocks);
+  return ok_status();
 }
 
 }  // namespace HWY_NAMESPACE
@@ -135,9 +137,9 @@ HWY_EXPORT(conv_implicit_impl);
 
 bool conv_implicit_applies(const Window3& w) { return w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1; }
 
-void conv_implicit(const SgemmDirectA& a, const float* x, const Window3& w, const float* bias, const float* z,
-                   const ops::ActivationSpec& act, float* y, ThreadPool& pool, bool threaded) {
-  HWY_DYNAMIC_DISPATCH(conv_implicit_impl)(a, x, w, bias, z, act, y, pool, threaded);
+Status conv_implicit(exec::KernelContext& ctx, const SgemmDirectA& a, const float* x, const Window3& w,
+                     const float* bias, const float* z, const ops::ActivationSpec& act, float* y, bool threaded) {
+  return HWY_DYNAMIC_DISPATCH(conv_implicit_impl)(ctx, a, x, w, bias, z, act, y, threaded);
 }
 
 }  // namespace tsr::cpu

@@ -26,9 +26,10 @@ bool conv_implicit_applies(const Window3& w);
 // One image and group: y (M x OH x OW, M = a.m) = act(conv(x, W) + bias + z), x the group's
 // C = a.k / (kh * kw) planes (H x W, contiguous), W packed by sgemm_direct_pack_a from the group's
 // M x (C * kh * kw) weights; bias (M floats) and z (y's layout) may be null. Blocks of output rows
-// are spread over `pool` when `threaded`. Uses per-thread scratch of about C * (H + pads) *
-// (W + pads) floats (the padded input) plus a block of outputs.
-void conv_implicit(const SgemmDirectA& a, const float* x, const Window3& w, const float* bias, const float* z,
-                   const ops::ActivationSpec& act, float* y, ThreadPool& pool, bool threaded);
+// are spread over ctx.pool() when `threaded`. Takes scratch from ctx (KernelContext::scratch) of
+// about C * (H + pads) * (W + pads) floats (the padded input) plus a block of outputs per slot.
+// Errors: kResource when the scratch does not fit the memory budget.
+Status conv_implicit(exec::KernelContext& ctx, const SgemmDirectA& a, const float* x, const Window3& w,
+                     const float* bias, const float* z, const ops::ActivationSpec& act, float* y, bool threaded);
 
 }  // namespace tsr::cpu

@@ -58,7 +58,7 @@ class SeparableKernel final : public exec::Kernel {
     if (wd.dim(0) != c || wd.dim(1) != 1 || wp.dim(1) != c || wp.dim(2) != 1 || wp.dim(3) != 1)
       return invalid_argument(ctx.place(), ": W_dw ", shape_str(wd.shape()), " / W_pw ", shape_str(wp.shape()),
                               " do not fit X ", shape_str(x.shape()));
-    std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end()), kernel(wd.shape().begin() + 2, wd.shape().end());
+    const Ints in(x.shape().begin() + 2, x.shape().end()), kernel(wd.shape().begin() + 2, wd.shape().end());
     TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, kernel, false));
     TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
     if (z && z->shape() != yt->shape())
@@ -109,11 +109,17 @@ class SeparableKernel final : public exec::Kernel {
     const int64_t bands = (oh_n + rb - 1) / rb;
     const DwGeom geom = depthwise_geom(w);
     ThreadPool* inner = threads > 1 && !whole_bands ? &pool : nullptr;
+    // Per slot of the pool (parallel_for_slots): the padded input rows of one channel's band, and
+    // a band's depthwise output (C x its columns). Slots are whole bands', or else the inner
+    // channel split's (the depthwise output then shared, slot 0).
+    const bool parallel = threads > 1;
+    TSR_ASSIGN_OR_RETURN(auto pads, SlotScratch<float>::make(ctx, static_cast<size_t>(depthwise_band_size(w, geom, 0, rb)),
+                                                             parallel));
+    TSR_ASSIGN_OR_RETURN(auto dbufs, SlotScratch<float>::make(ctx, static_cast<size_t>(c * rb * ow_n), parallel && whole_bands));
     // The depthwise rows [r0, r1) of channels [c0, c1) into dst (channel-major, cols per channel).
-    auto depthwise_part = [&](const float* xi, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* dst) {
-      thread_local std::vector<float> band;
+    auto depthwise_part = [&](int slot, const float* xi, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* dst) {
       const int64_t cols = (r1 - r0) * ow_n;
-      float* pad = grow_scratch(band, depthwise_band_size(w, geom, r0, r1));
+      float* pad = pads.slot(slot);
       for (int64_t ch = c0; ch < c1; ++ch) {
         float* dc = dst + ch * cols;
         // The band's input rows padded in a small buffer (not the whole plane).
@@ -128,13 +134,13 @@ class SeparableKernel final : public exec::Kernel {
     };
     for (int64_t img = 0; img < n_batch; ++img) {
       const float* xi = px + img * c * in_size;
-      auto run_bands = [&](int64_t b0, int64_t b1) {
-        thread_local std::vector<float> dbuf;
+      auto run_bands = [&](int slot, int64_t b0, int64_t b1) {
+        float* dst = dbufs.slot(slot);
         for (int64_t b = b0; b < b1; ++b) {
           const int64_t r0 = b * rb, r1 = std::min(oh_n, r0 + rb), cols = (r1 - r0) * ow_n;
-          float* dst = grow_scratch(dbuf, c * cols);
-          if (inner) inner->parallel_for(c, 1, [&](int64_t c0, int64_t c1) { depthwise_part(xi, r0, r1, c0, c1, dst); });
-          else depthwise_part(xi, r0, r1, 0, c, dst);
+          if (inner)
+            inner->parallel_for_slots(c, 1, [&](int s, int64_t c0, int64_t c1) { depthwise_part(s, xi, r0, r1, c0, c1, dst); });
+          else depthwise_part(slot, xi, r0, r1, 0, c, dst);
           float* y0 = py + img * m * out_size + r0 * ow_n;
           const float* z0 = pz ? pz + img * m * out_size + r0 * ow_n : nullptr;
           if (pa) {
@@ -150,8 +156,8 @@ class SeparableKernel final : public exec::Kernel {
           }
         }
       };
-      if (whole_bands && bands > 1) pool.parallel_for(bands, 1, run_bands);
-      else run_bands(0, bands);
+      if (whole_bands && bands > 1) pool.parallel_for_slots(bands, 1, run_bands);
+      else run_bands(0, 0, bands);
     }
     return ok_status();
   }

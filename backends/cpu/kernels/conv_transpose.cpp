@@ -6,6 +6,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/scratch.h"
 #include "core/ops/conv_transpose.h"
 
 namespace tsr::cpu {
@@ -26,7 +27,7 @@ Status conv_transpose_typed(exec::KernelContext& ctx) {
   const Tensor* bias = ctx.input(2);
   const int64_t rank = x.rank() - 2;
   if (rank < 1 || rank > 3) return unsupported(ctx.place(), ": spatial rank ", rank, " (the cpu kernel handles 1 to 3)");
-  const std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end()), kernel(w.shape().begin() + 2, w.shape().end());
+  const Ints in(x.shape().begin() + 2, x.shape().end()), kernel(w.shape().begin() + 2, w.shape().end());
   auto geo = ops::resolve_conv_transpose(ctx.node(), in, kernel);
   if (!geo.ok()) return ctx.error(geo.status().message());
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
@@ -45,7 +46,7 @@ Status conv_transpose_typed(exec::KernelContext& ctx) {
     pb[o] = geo->pad_begin[static_cast<size_t>(i)];
   }
   const int64_t in_size = id[0] * id[1] * id[2], out_size = od[0] * od[1] * od[2], ksize = k[0] * k[1] * k[2];
-  std::vector<T> cols(static_cast<size_t>(mg * ksize * in_size));
+  TSR_ASSIGN_OR_RETURN(Scratch<T> cols, Scratch<T>::make(ctx, static_cast<size_t>(mg * ksize * in_size)));
   T* out = y->mut_data<T>();
   for (int64_t b = 0; b < n; ++b)
     for (int64_t g = 0; g < group; ++g) {

@@ -47,13 +47,13 @@ inline void copy_n(const T* src, int64_t n, T* dst) {
 
 // Drops size-1 dims and merges neighbours that are contiguous in the source, so that later loops
 // run over as few, as long rows as possible. dst is always contiguous row-major over `shape`.
-void simplify_strided(Shape& shape, std::vector<int64_t>& strides);
+void simplify_strided(Shape& shape, Ints& strides);
 
 // dst[i0..ik] = src[offset + sum(i_d * strides[d])] for the row-major index over `shape`.
 // Strides are in elements and may be 0 (broadcast) or negative (reversed). Used by Transpose,
 // Expand, Tile, Slice, DepthToSpace, SpaceToDepth. Parallel over rows; 2-D tile blocking when
 // the source's contiguous axis is not the destination's (transposes).
-void strided_copy(const Tensor& src, int64_t offset, Shape shape, std::vector<int64_t> strides, Tensor& dst,
+void strided_copy(const Tensor& src, int64_t offset, Shape shape, Ints strides, Tensor& dst,
                   ThreadPool& pool);
 
 // Fills n elements of `dst` starting at element `at` with one value given as raw bytes (size

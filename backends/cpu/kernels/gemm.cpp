@@ -234,7 +234,7 @@ void small_m_gemm(bool trans_a, int64_t m, int64_t j0, int64_t j1, int64_t k, fl
 // is a dot product of two contiguous K-vectors, so B is streamed once without packing.
 void small_m_gemm_tb(bool trans_a, int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha, const float* a,
                      int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  std::vector<float> arow_buf;
+  thread_local std::vector<float> arow_buf;  // grown once per thread: no allocation per call
   for (int64_t i = 0; i < m; ++i) {
     const float* arow = a + i * lda;
     if (trans_a) {
@@ -271,6 +271,9 @@ std::vector<float>& thread_a_buffer() {
   return buf;
 }
 
+// The largest packed-B slice (KC x NC, whole NR panels): thread_b_buffer's bound.
+constexpr size_t kMaxPanelFloats = static_cast<size_t>((kNC + kNR - 1) / kNR * kNR * kKC);
+
 // The calling thread's packed-B buffer: grown, never shrunk or zeroed (pack_b writes every
 // element it later reads), so repeated GEMMs do not allocate and fault in fresh pages.
 float* thread_b_buffer(size_t need) {
@@ -281,6 +284,13 @@ float* thread_b_buffer(size_t need) {
     cap = need;
   }
   return buf.get();
+}
+
+// Sizes this thread's packing buffers to their bounds once, so that no later call grows them.
+void sgemm_prepare_thread_impl() {
+  std::vector<float>& a = thread_a_buffer();
+  if (a.size() < static_cast<size_t>(kMC * kKC)) a.resize(static_cast<size_t>(kMC * kKC));
+  thread_b_buffer(kMaxPanelFloats);
 }
 
 }  // namespace
@@ -317,12 +327,20 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     // element is a dot product of an A row with one of them.
     const float* bt = b;
     int64_t ldbt = ldb;
-    std::vector<float> bt_buf;
+    std::vector<float> large_bt;
     if (!trans_b) {
-      bt_buf.resize(static_cast<size_t>(n * k));
+      // The blocked path's B buffer is free here (this path returns before it); it was sized for
+      // the largest panel by sgemm_prepare_thread, so only an unusually long K allocates.
+      float* bt_buf = nullptr;
+      if (static_cast<size_t>(n * k) <= kMaxPanelFloats) {
+        bt_buf = thread_b_buffer(kMaxPanelFloats);
+      } else {
+        large_bt.resize(static_cast<size_t>(n * k));
+        bt_buf = large_bt.data();
+      }
       for (int64_t p = 0; p < k; ++p)
-        for (int64_t j = 0; j < n; ++j) bt_buf[static_cast<size_t>(j * k + p)] = b[p * ldb + j];
-      bt = bt_buf.data();
+        for (int64_t j = 0; j < n; ++j) bt_buf[j * k + p] = b[p * ldb + j];
+      bt = bt_buf;
       ldbt = k;
     }
     constexpr int64_t kRows = 16;
@@ -428,6 +446,9 @@ void register_gemm_kernels(KernelRegistry&) {}
 
 HWY_EXPORT(sgemm_impl);
 HWY_EXPORT(sgemm_pack_a_impl);
+HWY_EXPORT(sgemm_prepare_thread_impl);
+
+void sgemm_prepare_thread() { HWY_DYNAMIC_DISPATCH(sgemm_prepare_thread_impl)(); }
 
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {

@@ -39,6 +39,11 @@ SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, in
 void sgemm_prepacked(const SgemmPackedA& pa, const float* a, int64_t lda, bool trans_b, int64_t n, float alpha,
                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool);
 
+// Sizes the calling thread's packing buffers (kept per thread, reused by every sgemm on it) to
+// their largest, so that later calls on this thread never allocate them: the CPU backend's
+// Backend::prepare_thread, run on every pool thread before any run (issue 12).
+void sgemm_prepare_thread();
+
 // Plain reference for any arithmetic T (f64 MatMul/Gemm, integer MatMul, tests): same contract
 // as sgemm, accumulating in T, single-threaded.
 template <typename T>

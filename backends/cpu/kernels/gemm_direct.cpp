@@ -199,17 +199,16 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
   if (rest == 0) return;
   // The last columns (fewer than a vector) through a zero-padded copy of B's (one vector wide)
   // into `out` (m x nl), then into C.
-  thread_local std::vector<float> tail_buf;
-  thread_local std::vector<const float*> tail_rows;
-  float* buf = grow_scratch(tail_buf, (k + m) * nl);
+  DirectThreadScratch& scratch = direct_thread_scratch();
+  float* buf = scratch.tail(static_cast<size_t>((k + m) * nl));
   float* out = buf + k * nl;
-  if (tail_rows.size() < static_cast<size_t>(k)) tail_rows.resize(static_cast<size_t>(k));
+  const float** tail_rows = scratch.tail_rows(static_cast<size_t>(k));
   for (int64_t p = 0; p < k; ++p) {
     std::memcpy(buf + p * nl, brows[p] + col0 + whole, static_cast<size_t>(rest) * sizeof(float));
     std::fill(buf + p * nl + rest, buf + (p + 1) * nl, 0.0f);
-    tail_rows[static_cast<size_t>(p)] = buf + p * nl;
+    tail_rows[p] = buf + p * nl;
   }
-  run(kTiles[0].data(), tail_rows.data(), 0, 0, nl, nl, nullptr, 0, nullptr, out, nl);
+  run(kTiles[0].data(), tail_rows, 0, 0, nl, nl, nullptr, 0, nullptr, out, nl);
   for (int64_t i = 0; i < m; ++i) {
     float* crow = c + i * ldc + whole;
     const float* orow = out + i * nl;
@@ -233,14 +232,25 @@ void register_gemm_direct_kernels(KernelRegistry&) {}
 
 HWY_EXPORT(sgemm_direct_impl);
 
+DirectThreadScratch& direct_thread_scratch() {
+  thread_local DirectThreadScratch scratch;
+  return scratch;
+}
+
+void sgemm_direct_prepare_thread() {
+  DirectThreadScratch& s = direct_thread_scratch();
+  s.brows(kPreparedDirectK);
+  s.tail_rows(kPreparedDirectK);
+  s.tail(static_cast<size_t>((kPreparedDirectK + 1024) * 16));  // K + M rows of up to 16 lanes
+}
+
 namespace {
 
-// Row pointers b + p * ldb, p < k, in a per-thread table.
+// Row pointers b + p * ldb, p < k, in the thread's table.
 const float* const* strided_rows(const float* b, int64_t ldb, int64_t k) {
-  thread_local std::vector<const float*> rows;
-  if (rows.size() < static_cast<size_t>(k)) rows.resize(static_cast<size_t>(k));
-  for (int64_t p = 0; p < k; ++p) rows[static_cast<size_t>(p)] = b + p * ldb;
-  return rows.data();
+  const float** rows = direct_thread_scratch().brows(static_cast<size_t>(k));
+  for (int64_t p = 0; p < k; ++p) rows[p] = b + p * ldb;
+  return rows;
 }
 
 }  // namespace

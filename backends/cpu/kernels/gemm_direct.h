@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/ops/fused_activation.h"
@@ -67,6 +68,32 @@ void sgemm_direct(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
 // one padded input plane: the implicit-GEMM conv of conv_implicit.h).
 void sgemm_direct_rows(const SgemmDirectA& a, int64_t n, const float* const* brows, int64_t col0, const float* bias,
                        const float* z, int64_t ldz, float* c, int64_t ldc, const ops::ActivationSpec* act = nullptr);
+
+// The calling thread's tables of sgemm_direct: B's row pointers and the zero-padded last columns
+// (kept per thread, grown only). sgemm_direct_prepare_thread sizes them for K up to
+// kPreparedDirectK on each pool thread before any run (Backend::prepare_thread), so that a run
+// grows them only for a larger K; the memory is reserved, not touched, until used.
+inline constexpr int64_t kPreparedDirectK = 16384;
+struct DirectThreadScratch {
+  const float** brows(size_t n) { return grow(brows_, brows_cap_, n); }
+  const float** tail_rows(size_t n) { return grow(tail_rows_, tail_rows_cap_, n); }
+  float* tail(size_t n) { return grow(tail_, tail_cap_, n); }
+
+ private:
+  template <typename T>
+  static T* grow(std::unique_ptr<T[]>& p, size_t& cap, size_t n) {
+    if (n > cap) {
+      p.reset(new T[n]);
+      cap = n;
+    }
+    return p.get();
+  }
+  std::unique_ptr<const float*[]> brows_, tail_rows_;
+  std::unique_ptr<float[]> tail_;
+  size_t brows_cap_ = 0, tail_rows_cap_ = 0, tail_cap_ = 0;
+};
+DirectThreadScratch& direct_thread_scratch();
+void sgemm_direct_prepare_thread();
 
 // Whether an M x K times K x N product should take sgemm_direct rather than the packed sgemm
 // (n < 0: not known yet; then only M decides). Weights with more than kMaxDirectM rows are packed

@@ -20,9 +20,9 @@ using copy::prod;
 int64_t norm(int64_t axis, int64_t r) { return axis < 0 ? axis + r : axis; }
 
 // Reads all of an i32/i64 index tensor, normalized against `dim` (checked).
-Expected<std::vector<int64_t>> load_indices(const exec::KernelContext& ctx, const Tensor& t, int64_t dim,
+Expected<Ints> load_indices(const exec::KernelContext& ctx, const Tensor& t, int64_t dim,
                                             size_t input, const char* name) {
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  Ints v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) {
     int64_t x = index_at(t, i);
     TSR_RETURN_IF_ERROR(copy::normalize_index(ctx, x, dim, input, name, i));
@@ -100,7 +100,7 @@ Status gather_kernel(exec::KernelContext& ctx) {
   const int64_t r = data.rank();
   const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis", 0), r));
   const int64_t n = data.dim(static_cast<int64_t>(axis));
-  TSR_ASSIGN_OR_RETURN(std::vector<int64_t> ind, load_indices(ctx, idx, n, 1, "indices"));
+  TSR_ASSIGN_OR_RETURN(Ints ind, load_indices(ctx, idx, n, 1, "indices"));
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   if (out->numel() == 0) return ok_status();
   const int64_t outer = prod(data.shape(), 0, axis), inner = prod(data.shape(), axis + 1, static_cast<size_t>(r));
@@ -156,7 +156,7 @@ Status gather_grad_kernel(exec::KernelContext& ctx) {
   const Shape& xs = dx->shape();
   const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis", 0), dx->rank()));
   const int64_t n = xs[axis];
-  TSR_ASSIGN_OR_RETURN(std::vector<int64_t> ind, load_indices(ctx, idx, n, 1, "indices"));
+  TSR_ASSIGN_OR_RETURN(Ints ind, load_indices(ctx, idx, n, 1, "indices"));
   const int64_t outer = prod(xs, 0, axis), inner = prod(xs, axis + 1, xs.size());
   if (dy.numel() != outer * idx.numel() * inner)
     return ctx.error("input[0] (dY) ", shape_str(dy.shape()), " does not match indices ", shape_str(idx.shape()),
@@ -196,7 +196,7 @@ Status gather_elements_kernel(exec::KernelContext& ctx) {
   for (size_t d = 0; d < idx.shape().size(); ++d)
     if (d != axis && idx.dim(static_cast<int64_t>(d)) > data.dim(static_cast<int64_t>(d)))
       return ctx.error("indices ", shape_str(idx.shape()), " exceed data ", shape_str(data.shape()), " in dim ", d);
-  TSR_ASSIGN_OR_RETURN(std::vector<int64_t> ind, load_indices(ctx, idx, data.dim(static_cast<int64_t>(axis)), 1, "indices"));
+  TSR_ASSIGN_OR_RETURN(Ints ind, load_indices(ctx, idx, data.dim(static_cast<int64_t>(axis)), 1, "indices"));
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const std::vector<int64_t> st = shape_strides(data.shape());
   dispatch_elem(data.dtype(), [&](auto tag) {
@@ -221,7 +221,7 @@ Status scatter_elements_kernel(exec::KernelContext& ctx) {
   for (size_t d = 0; d < idx.shape().size(); ++d)
     if (d != axis && idx.dim(static_cast<int64_t>(d)) > data.dim(static_cast<int64_t>(d)))
       return ctx.error("indices ", shape_str(idx.shape()), " exceed data ", shape_str(data.shape()), " in dim ", d);
-  TSR_ASSIGN_OR_RETURN(std::vector<int64_t> ind, load_indices(ctx, idx, data.dim(static_cast<int64_t>(axis)), 1, "indices"));
+  TSR_ASSIGN_OR_RETURN(Ints ind, load_indices(ctx, idx, data.dim(static_cast<int64_t>(axis)), 1, "indices"));
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const Reduction red = reduction_of(ctx.node());
   const std::vector<int64_t> st = shape_strides(data.shape());

@@ -25,8 +25,8 @@ inline void gemm_any(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
 }
 
 // Element strides of `s` right-aligned into `rank` dims, 0 where s broadcasts (dim 1 or absent).
-inline std::vector<int64_t> broadcast_strides(const Shape& s, size_t rank) {
-  std::vector<int64_t> st(rank, 0);
+inline Ints broadcast_strides(const Shape& s, size_t rank) {
+  Ints st(rank, 0);
   int64_t acc = 1;
   for (size_t d = 0; d < s.size(); ++d) {
     const size_t src = s.size() - 1 - d, dst = rank - 1 - d;
@@ -70,7 +70,7 @@ void matmul_into(const Tensor& a, const Tensor& b, Tensor* y, ThreadPool& thread
     matmul_detail::gemm_any<T>(false, false, nbatch * m, n, k, T(1), pa, k, pb, ldb, T(0), py, n, pool);
     return;
   }
-  const std::vector<int64_t> sta = matmul_detail::broadcast_strides(ba, brank), stb = matmul_detail::broadcast_strides(bb, brank);
+  const Ints sta = matmul_detail::broadcast_strides(ba, brank), stb = matmul_detail::broadcast_strides(bb, brank);
   auto offsets = [&](int64_t bi, int64_t* oa, int64_t* ob) {
     *oa = 0;
     *ob = 0;

@@ -29,6 +29,7 @@
 #include "backends/cpu/kernels/gemm_direct.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/nn_window.h"
+#include "backends/cpu/kernels/scratch.h"
 #include "backends/cpu/kernels/winograd.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -60,8 +61,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
                  const Tensor* z = nullptr, const WinogradWeights* wino = nullptr,
                  const std::vector<SgemmDirectA>* direct_a = nullptr) {
   const int64_t group = ctx.node().attr_int("group", 1);
-  std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
-  std::vector<int64_t> kernel(wt.shape().begin() + 2, wt.shape().end());
+  const Ints in(x.shape().begin() + 2, x.shape().end());
+  const Ints kernel(wt.shape().begin() + 2, wt.shape().end());
   TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, kernel, false));
   if (yt->numel() == 0) return ok_status();
   const int64_t n_batch = x.dim(0), c = x.dim(1), m = wt.dim(0);
@@ -79,8 +80,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   ThreadPool& pool = ctx.pool();
   if constexpr (std::is_same_v<T, float>) {
     if (wino && wino->m == m && wino->c == c && group == 1 && winograd_window_applies(w)) {
-      winograd_conv(*wino, px, n_batch, w, pb, pz, act, py, pool);
-      return ok_status();
+      return winograd_conv(ctx, *wino, px, n_batch, w, pb, pz, act, py);
     }
   }
 
@@ -88,14 +88,19 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   if (cg == 1 && mg == 1 && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
     // A depthwise multiply-add costs several GEMM ones (memory bound, no reuse): a lower bar.
     const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / 8 / std::max<int64_t>(1, kg * out_size));
-    pool.parallel_for(n_batch * m, grain, [&](int64_t p0, int64_t p1) {
-      thread_local std::vector<T> phased;
+    // The padded plane per slot of the pool (see parallel_for_slots).
+    const DwGeom geom = depthwise_geom(w);
+    TSR_ASSIGN_OR_RETURN(auto phased,
+                         SlotScratch<T>::make(ctx, static_cast<size_t>(depthwise_band_size(w, geom, 0, w.out[1]))));
+    pool.parallel_for_slots(n_batch * m, grain, [&](int slot, int64_t p0, int64_t p1) {
+      T* plane = phased.slot(slot);
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t ch = p % m;
         T* yp = py + p * out_size;
         const T* wk = pw + ch * w.k_size();
         const T bv = pb ? pb[ch] : T(0);
-        depthwise_plane<T>(px + p * in_size, wk, bv, w, yp, phased);
+        depthwise_prepare_band<T>(px + p * in_size, w, geom, 0, w.out[1], plane);
+        depthwise_prepared_rows<T>(plane, geom, wk, bv, w, 0, w.out[1], yp);
         if (pz)
           for (int64_t i = 0; i < out_size; ++i) yp[i] += pz[p * out_size + i];
         apply_epilogue(act, yp, out_size);
@@ -160,13 +165,18 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       for (int64_t n = 0; n < n_batch; ++n)
         for (int64_t g = 0; g < group; ++g) {
           const int64_t y0 = (n * m + g * mg) * out_size;
-          conv_implicit((*direct_a)[static_cast<size_t>(g)], px + (n * c + g * cg) * in_size, w,
-                        pb ? pb + g * mg : nullptr, pz ? pz + y0 : nullptr, act, py + y0, pool, threads > 1);
+          TSR_RETURN_IF_ERROR(conv_implicit(ctx, (*direct_a)[static_cast<size_t>(g)], px + (n * c + g * cg) * in_size,
+                                            w, pb ? pb + g * mg : nullptr, pz ? pz + y0 : nullptr, act, py + y0,
+                                            threads > 1));
         }
       return ok_status();
     }
   }
-  auto run_block = [&](int64_t bi, ThreadPool* inner) {
+  // im2col scratch per slot of the pool (see parallel_for_slots), for the widest block.
+  const bool block_parallel = threads > 1 && nblocks >= 2 * int64_t{threads};
+  TSR_ASSIGN_OR_RETURN(auto cols, SlotScratch<T>::make(ctx, pointwise ? 0 : static_cast<size_t>(kg * block * ow),
+                                                       block_parallel));
+  auto run_block = [&](int slot, int64_t bi, ThreadPool* inner) {
     const int64_t n = bi / (group * per_image), g = bi / per_image % group, j = bi % per_image;
     int64_t c0 = 0, ncols = 0;  // output positions [c0, c0 + ncols)
     const T* src = nullptr;
@@ -180,10 +190,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       const int64_t r0 = j * block, r1 = std::min(rows, r0 + block);
       c0 = r0 * ow;
       ncols = (r1 - r0) * ow;
-      // Per-thread scratch, grown and reused across calls (im2col writes every element it uses).
-      thread_local std::vector<T> col;
-      if (col.size() < static_cast<size_t>(kg * ncols)) col.resize(static_cast<size_t>(kg * ncols));
-      T* pc = col.data();
+      T* pc = cols.slot(slot);  // im2col writes every element it uses
       const T* xg = px + (n * c + g * cg) * in_size;
       if (inner && kg > 1) inner->parallel_for(kg, 8, [&](int64_t k0, int64_t k1) { im2col<T>(xg, w, r0, r1, k0, k1, pc); });
       else im2col<T>(xg, w, r0, r1, 0, kg, pc);
@@ -216,12 +223,12 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   };
   // With enough blocks each thread takes whole blocks (single-threaded GEMMs, no barrier per
   // block); otherwise (few, narrow blocks) all threads share each block's im2col and GEMM.
-  if (threads > 1 && nblocks >= 2 * int64_t{threads}) {
-    pool.parallel_for(nblocks, 1, [&](int64_t b0, int64_t b1) {
-      for (int64_t bi = b0; bi < b1; ++bi) run_block(bi, nullptr);
+  if (block_parallel) {
+    pool.parallel_for_slots(nblocks, 1, [&](int slot, int64_t b0, int64_t b1) {
+      for (int64_t bi = b0; bi < b1; ++bi) run_block(slot, bi, nullptr);
     });
   } else {
-    for (int64_t bi = 0; bi < nblocks; ++bi) run_block(bi, threads > 1 ? &pool : nullptr);
+    for (int64_t bi = 0; bi < nblocks; ++bi) run_block(0, bi, threads > 1 ? &pool : nullptr);
   }
   return ok_status();
 }

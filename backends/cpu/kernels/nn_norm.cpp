@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/scratch.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -51,11 +52,25 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   const int64_t n = x.rank() > 0 ? x.dim(0) : 1, c = x.rank() > 1 ? x.dim(1) : 1;
   const int64_t planes = n * c, size = planes == 0 ? 0 : x.numel() / planes;
-  const std::vector<double> scale = to_f64(*ctx.input(1)), bias = to_f64(*ctx.input(2));
-  std::vector<double> mean = to_f64(*ctx.input(3)), var = to_f64(*ctx.input(4));
   const T* px = x.data<T>();
   T* py = y->mut_data<T>();
-  if (training) {
+  const Tensor &scale = *ctx.input(1), &bias = *ctx.input(2);
+  // y = a * x + b per channel, from the running statistics (inference) or the batch's (training).
+  TSR_ASSIGN_OR_RETURN(Scratch<T> ab, Scratch<T>::make(ctx, static_cast<size_t>(2 * c)));
+  T* mul = ab.data();
+  T* add = mul + c;
+  const auto set_affine = [&](auto mean_of, auto var_of) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const double inv = 1.0 / std::sqrt(var_of(ch) + eps), sc = scale.scalar_f64(ch);
+      mul[ch] = static_cast<T>(sc * inv);
+      add[ch] = static_cast<T>(bias.scalar_f64(ch) - mean_of(ch) * sc * inv);
+    }
+  };
+  if (!training) {
+    set_affine([&](int64_t ch) { return ctx.input(3)->scalar_f64(ch); },
+               [&](int64_t ch) { return ctx.input(4)->scalar_f64(ch); });
+  } else {
+    std::vector<double> mean = to_f64(*ctx.input(3)), var = to_f64(*ctx.input(4));
     // Batch statistics over N and the spatial dims (biased variance, as the ONNX reference).
     std::vector<double> bm(static_cast<size_t>(c), 0.0), bv(static_cast<size_t>(c), 0.0);
     const double cnt = static_cast<double>(n * size);
@@ -84,18 +99,12 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
       for (int64_t ch = 0; ch < c; ++ch)
         store_f(o, ch, run[static_cast<size_t>(ch)] * momentum + cur[static_cast<size_t>(ch)] * (1 - momentum));
     }
-    mean = bm;
-    var = bv;
-  }
-  std::vector<T> a(static_cast<size_t>(c)), b(static_cast<size_t>(c));
-  for (size_t ch = 0; ch < static_cast<size_t>(c); ++ch) {
-    const double inv = 1.0 / std::sqrt(var[ch] + eps);
-    a[ch] = static_cast<T>(scale[ch] * inv);
-    b[ch] = static_cast<T>(bias[ch] - mean[ch] * scale[ch] * inv);
+    set_affine([&](int64_t ch) { return bm[static_cast<size_t>(ch)]; },
+               [&](int64_t ch) { return bv[static_cast<size_t>(ch)]; });
   }
   ctx.pool().parallel_for(planes, 4, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      const T av = a[static_cast<size_t>(p % c)], bv = b[static_cast<size_t>(p % c)];
+      const T av = mul[p % c], bv = add[p % c];
       const T* s = px + p * size;
       T* d = py + p * size;
       for (int64_t i = 0; i < size; ++i) d[i] = av * s[i] + bv;
@@ -513,8 +522,8 @@ Status softmax_typed(exec::KernelContext& ctx, SoftMode mode) {
   T* py = y->mut_data<T>();
   if (x.numel() == 0) return ok_status();
   ctx.pool().parallel_for(outer, 4, [&](int64_t o0, int64_t o1) {
-    std::vector<T> mx(static_cast<size_t>(inner)), sum(static_cast<size_t>(inner));
-    std::vector<int64_t> arg(static_cast<size_t>(inner));
+    std::vector<T> mx, sum;  // sized on the strided path only (the f32 last-axis path needs none)
+    std::vector<int64_t> arg;
     for (int64_t o = o0; o < o1; ++o) {
       const T* s = px + o * len * inner;
       T* dst = py + o * len * inner;
@@ -525,6 +534,9 @@ Status softmax_typed(exec::KernelContext& ctx, SoftMode mode) {
         }
       }
       // Strided axis: sweep whole rows of `inner` values at a time (contiguous, cache-friendly).
+      mx.resize(static_cast<size_t>(inner));
+      sum.resize(static_cast<size_t>(inner));
+      arg.resize(static_cast<size_t>(inner));
       for (int64_t i = 0; i < inner; ++i) {
         mx[static_cast<size_t>(i)] = s[i];
         arg[static_cast<size_t>(i)] = 0;

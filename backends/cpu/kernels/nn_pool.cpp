@@ -245,7 +245,7 @@ template <typename T>
 Status pool_typed(exec::KernelContext& ctx, bool is_max) {
   const Tensor& x = *ctx.input(0);
   const ir::Node& node = ctx.node();
-  std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
+  const Ints in(x.shape().begin() + 2, x.shape().end());
   TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, node.attr_ints("kernel_shape"),
                                                    node.attr_int("ceil_mode", 0) != 0));
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
@@ -343,9 +343,9 @@ Status max_unpool_typed(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   const ir::Node& node = ctx.node();
   const size_t r = static_cast<size_t>(x.rank()) - 2;
-  const std::vector<int64_t> ks = node.attr_ints("kernel_shape");
-  const std::vector<int64_t> st = node.attr_ints("strides", std::vector<int64_t>(r, 1));
-  const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  const Ints ks = node.attr_ints("kernel_shape");
+  const Ints st = node.attr_ints("strides", Ints(r, 1));
+  const Ints pads = node.attr_ints("pads", Ints(2 * r, 0));
   if (ks.size() != r || st.size() != r || pads.size() != 2 * r || y->rank() != x.rank())
     return ctx.error("kernel_shape / strides / pads do not match X's rank ", x.rank());
   Shape def = {x.dim(0), x.dim(1)};
@@ -396,7 +396,7 @@ Status pool_grad_typed(exec::KernelContext& ctx, bool is_max) {
   const Tensor& dy = *ctx.input(is_max ? 1 : 0);
   TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
   const ir::Node& node = ctx.node();
-  std::vector<int64_t> in(dx->shape().begin() + 2, dx->shape().end());
+  const Ints in(dx->shape().begin() + 2, dx->shape().end());
   TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, node.attr_ints("kernel_shape"),
                                                    node.attr_int("ceil_mode", 0) != 0));
   T* pdx = dx->mut_data<T>();

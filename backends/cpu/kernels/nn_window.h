@@ -23,8 +23,8 @@ struct Window3 {
 };
 
 // Resolves the node's window for input spatial dims `in` and window `kernel` (ranks 1..3).
-inline Expected<Window3> resolve_window3(const exec::KernelContext& ctx, const std::vector<int64_t>& in,
-                                         const std::vector<int64_t>& kernel, bool ceil_mode) {
+inline Expected<Window3> resolve_window3(const exec::KernelContext& ctx, const Ints& in, const Ints& kernel,
+                                         bool ceil_mode) {
   if (in.empty() || in.size() > 3)
     return unsupported(ctx.place(), ": spatial rank ", in.size(), " (the cpu kernel handles 1 to 3)");
   auto sp = ops::resolve_spatial(ctx.node(), in, kernel, ceil_mode);

@@ -184,8 +184,12 @@ struct Group {
   bool reduced;
 };
 
-std::vector<Group> canonical_groups(const Shape& shape, const std::vector<bool>& red) {
-  std::vector<Group> g;
+// Small vectors (inline up to kInlineDims): a run of a reduce allocates nothing on the heap.
+using Groups = SmallVector<Group, kInlineDims>;
+using AxisFlags = SmallVector<bool, kInlineDims>;
+
+Groups canonical_groups(const Shape& shape, const AxisFlags& red) {
+  Groups g;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
     if (!g.empty() && g.back().reduced == red[d]) g.back().size *= shape[d];
@@ -195,8 +199,8 @@ std::vector<Group> canonical_groups(const Shape& shape, const std::vector<bool>&
 }
 
 template <typename T, RK K>
-Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, const std::vector<bool>& red) {
-  const std::vector<Group> g = canonical_groups(x.shape(), red);
+Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, const AxisFlags& red) {
+  const Groups g = canonical_groups(x.shape(), red);
   const T* px = x.data<T>();
   T* po = out.mut_data<T>();
   int64_t nred = 0;
@@ -225,13 +229,13 @@ Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, cons
     return ok_status();
   }
   // Irregular pattern: gather into [kept..., reduced...] order, then reduce rows.
-  std::vector<int64_t> src_stride(g.size());
+  Ints src_stride(g.size());
   int64_t s = 1;
   for (size_t k = g.size(); k-- > 0;) {
     src_stride[k] = s;
     s *= g[k].size;
   }
-  std::vector<int64_t> dims, strides;
+  Ints dims, strides;
   int64_t R = 1;
   for (int pass = 0; pass < 2; ++pass)
     for (size_t k = 0; k < g.size(); ++k)
@@ -242,7 +246,7 @@ Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, cons
       }
   TSR_ASSIGN_OR_RETURN(Tensor tmp, Tensor::empty(x.dtype(), x.shape()));
   T* pt = tmp.mut_data<T>();
-  std::vector<int64_t> idx(dims.size(), 0);
+  Ints idx(dims.size(), 0);
   int64_t off = 0;
   const int64_t n = x.numel();
   for (int64_t i = 0; i < n; ++i) {
@@ -262,11 +266,11 @@ template <RK K>
 Status reduce_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const ir::Node& node = ctx.node();
-  std::vector<int64_t> axes;
-  if (const Tensor* a = ctx.input(1)) axes = a->to_i64_vector();
+  Ints axes;
+  if (const Tensor* a = ctx.input(1)) axes = a->to_shape();
   else axes = node.attr_ints("axes");
   const int64_t rank = x.rank();
-  std::vector<bool> red(static_cast<size_t>(rank), false);
+  AxisFlags red(static_cast<size_t>(rank), false);
   if (axes.empty()) {
     if (node.attr_int("noop_with_empty_axes", 0) != 0) {
       ctx.set_output(0, x);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/scratch.h"
 
 namespace tsr::cpu {
 
@@ -22,15 +23,16 @@ namespace {
 
 using exec::KernelContext;
 
+// Scratch arrays (backends/cpu/kernels/scratch.h): a steady-state run allocates nothing.
 struct Taps {
-  std::vector<int64_t> index;  // [out_len * n]
-  std::vector<double> weight;  // [out_len * n]
-  std::vector<bool> outside;   // [out_len]: extrapolate
+  Scratch<int64_t> index;  // [out_len * n]
+  Scratch<double> weight;  // [out_len * n]
+  Scratch<bool> outside;   // [out_len]: extrapolate
   int n = 1;
 };
 
 struct ResizeAttrs {
-  std::string mode, ct, nearest;
+  std::string_view mode, ct, nearest;  // views of the node's attributes
   double a = -0.75, extrapolation = 0;
   bool exclude_outside = false;
 };
@@ -48,12 +50,13 @@ double source_coord(const ResizeAttrs& at, int64_t x, double scale, int64_t in, 
                  : 0.5 * (roi_start + roi_end) * static_cast<double>(in - 1);
 }
 
-Taps make_taps(const ResizeAttrs& at, int64_t in, int64_t out, double scale, double roi_start, double roi_end) {
-  Taps t;
-  t.n = at.mode == "nearest" ? 1 : at.mode == "linear" ? 2 : 4;
-  t.index.resize(static_cast<size_t>(out * t.n));
-  t.weight.resize(static_cast<size_t>(out * t.n));
-  t.outside.assign(static_cast<size_t>(out), false);
+Expected<Taps> make_taps(KernelContext& ctx, const ResizeAttrs& at, int64_t in, int64_t out, double scale,
+                        double roi_start, double roi_end) {
+  const int n = at.mode == "nearest" ? 1 : at.mode == "linear" ? 2 : 4;
+  TSR_ASSIGN_OR_RETURN(auto index, Scratch<int64_t>::make(ctx, static_cast<size_t>(out * n)));
+  TSR_ASSIGN_OR_RETURN(auto weight, Scratch<double>::make(ctx, static_cast<size_t>(out * n)));
+  TSR_ASSIGN_OR_RETURN(auto outside, Scratch<bool>::filled(ctx, static_cast<size_t>(out), false));
+  Taps t{std::move(index), std::move(weight), std::move(outside), n};
   for (int64_t o = 0; o < out; ++o) {
     const double x = source_coord(at, o, scale, in, out, roi_start, roi_end);
     if (at.ct == "tf_crop_and_resize" && (x < 0 || x > static_cast<double>(in - 1))) t.outside[static_cast<size_t>(o)] = true;
@@ -124,20 +127,24 @@ std::vector<double> resize_axis(const std::vector<double>& src, const Shape& sha
 
 // f32, only the last two axes resized, no extrapolation: y[p, oy, ox] =
 // sum_kh wh[oy,kh] * sum_kw ww[ox,kw] * x[p, ih[oy,kh], iw[ox,kw]], summed in float.
-void resize_f32_hw(KernelContext& ctx, const Tensor& x, Tensor* y, const Taps& th, const Taps& tw) {
+Status resize_f32_hw(KernelContext& ctx, const Tensor& x, Tensor* y, const Taps& th, const Taps& tw) {
   const int64_t rank = x.rank(), H = x.dim(rank - 2), W = x.dim(rank - 1);
   const int64_t OH = y->dim(rank - 2), OW = y->dim(rank - 1), planes = y->numel() / (OH * OW);
-  std::vector<float> wh(th.weight.begin(), th.weight.end()), ww(tw.weight.begin(), tw.weight.end());
-  std::vector<int32_t> iw(tw.index.begin(), tw.index.end());
+  TSR_ASSIGN_OR_RETURN(auto wh, Scratch<float>::make(ctx, th.weight.size()));
+  TSR_ASSIGN_OR_RETURN(auto ww, Scratch<float>::make(ctx, tw.weight.size()));
+  TSR_ASSIGN_OR_RETURN(auto iw, Scratch<int32_t>::make(ctx, tw.index.size()));
+  std::copy(th.weight.begin(), th.weight.end(), wh.begin());
+  std::copy(tw.weight.begin(), tw.weight.end(), ww.begin());
+  std::copy(tw.index.begin(), tw.index.end(), iw.begin());
   const float* src = x.data<float>();
   float* dst = y->mut_data<float>();
   const int nh = th.n, nw = tw.n;
-  ctx.pool().parallel_for(planes * OH, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OW * nw)), [&](int64_t r0, int64_t r1) {
-    std::vector<float> blended(static_cast<size_t>(W));
+  TSR_ASSIGN_OR_RETURN(auto blended, SlotScratch<float>::make(ctx, static_cast<size_t>(W)));
+  ctx.pool().parallel_for_slots(planes * OH, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, OW * nw)), [&](int slot, int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t p = r / OH, oy = r % OH;
       const float* plane = src + p * H * W;
-      float* b = blended.data();
+      float* b = blended.slot(slot);
       const float w0 = wh[static_cast<size_t>(oy * nh)];
       const float* s0 = plane + th.index[static_cast<size_t>(oy * nh)] * W;
       for (int64_t i = 0; i < W; ++i) b[i] = w0 * s0[i];
@@ -161,20 +168,21 @@ void resize_f32_hw(KernelContext& ctx, const Tensor& x, Tensor* y, const Taps& t
       }
     }
   });
+  return ok_status();
 }
 
 Status resize(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   ResizeAttrs at;
-  at.mode = ctx.node().attr_string("mode", "nearest");
-  at.ct = ctx.node().attr_string("coordinate_transformation_mode", "half_pixel");
-  at.nearest = ctx.node().attr_string("nearest_mode", "round_prefer_floor");
+  at.mode = ctx.node().attr_string_view("mode", "nearest");
+  at.ct = ctx.node().attr_string_view("coordinate_transformation_mode", "half_pixel");
+  at.nearest = ctx.node().attr_string_view("nearest_mode", "round_prefer_floor");
   at.a = ctx.node().attr_float("cubic_coeff_a", -0.75);
   at.extrapolation = ctx.node().attr_float("extrapolation_value", 0);
   at.exclude_outside = ctx.node().attr_int("exclude_outside", 0) != 0;
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   const size_t rank = static_cast<size_t>(x.rank());
-  std::vector<double> scales(rank, 1.0);
+  SmallVector<double, kInlineDims> scales(rank, 1.0);
   const Tensor* sc = ctx.input(2);
   if (sc && sc->numel() > 0) {
     for (size_t d = 0; d < rank; ++d) scales[d] = sc->scalar_f64(static_cast<int64_t>(d));
@@ -182,7 +190,7 @@ Status resize(KernelContext& ctx) {
     for (size_t d = 0; d < rank; ++d)
       scales[d] = x.shape()[d] == 0 ? 1.0 : static_cast<double>(y->shape()[d]) / static_cast<double>(x.shape()[d]);
   }
-  std::vector<double> roi(2 * rank);
+  SmallVector<double, 2 * kInlineDims> roi(2 * rank, 0.0);
   for (size_t d = 0; d < rank; ++d) roi[rank + d] = 1.0;
   if (ctx.input(1) && ctx.input(1)->numel() > 0) {
     if (static_cast<size_t>(ctx.input(1)->numel()) != 2 * rank) return ctx.error("input[1] (roi) must have 2 * rank = ", 2 * rank, " entries");
@@ -193,15 +201,18 @@ Status resize(KernelContext& ctx) {
   for (size_t d = 0; d + 2 < rank && leading_kept; ++d) leading_kept = y->shape()[d] == x.shape()[d] && scales[d] == 1.0;
   if (x.dtype() == DType::kF32 && leading_kept) {
     // Axes that keep their length at scale 1 are copied, as the reference path skips them.
-    const auto taps_of = [&](size_t d) {
-      if (y->shape()[d] != x.shape()[d] || scales[d] != 1.0) return make_taps(at, x.shape()[d], y->shape()[d], scales[d], roi[d], roi[rank + d]);
-      Taps t;
-      for (int64_t i = 0; i < x.shape()[d]; ++i) t.index.push_back(i);
-      t.weight.assign(t.index.size(), 1.0);
-      return t;
+    const auto taps_of = [&](size_t d) -> Expected<Taps> {
+      if (y->shape()[d] != x.shape()[d] || scales[d] != 1.0) return make_taps(ctx, at, x.shape()[d], y->shape()[d], scales[d], roi[d], roi[rank + d]);
+      const auto len = static_cast<size_t>(x.shape()[d]);
+      TSR_ASSIGN_OR_RETURN(auto index, Scratch<int64_t>::make(ctx, len));
+      TSR_ASSIGN_OR_RETURN(auto weight, Scratch<double>::filled(ctx, len, 1.0));
+      TSR_ASSIGN_OR_RETURN(auto outside, Scratch<bool>::filled(ctx, len, false));
+      for (size_t i = 0; i < len; ++i) index[i] = static_cast<int64_t>(i);
+      return Taps{std::move(index), std::move(weight), std::move(outside), 1};
     };
-    resize_f32_hw(ctx, x, y, taps_of(rank - 2), taps_of(rank - 1));
-    return ok_status();
+    TSR_ASSIGN_OR_RETURN(Taps th, taps_of(rank - 2));
+    TSR_ASSIGN_OR_RETURN(Taps tw, taps_of(rank - 1));
+    return resize_f32_hw(ctx, x, y, th, tw);
   }
   std::vector<double> buf(static_cast<size_t>(x.numel()));
   for (int64_t i = 0; i < x.numel(); ++i) buf[static_cast<size_t>(i)] = x.scalar_f64(i);
@@ -209,7 +220,7 @@ Status resize(KernelContext& ctx) {
   for (size_t d = 0; d < rank; ++d) {
     const int64_t out = y->shape()[d];
     if (out == shape[d] && scales[d] == 1.0 && at.ct != "tf_crop_and_resize") continue;
-    const Taps taps = make_taps(at, shape[d], out, scales[d], roi[d], roi[rank + d]);
+    TSR_ASSIGN_OR_RETURN(const Taps taps, make_taps(ctx, at, shape[d], out, scales[d], roi[d], roi[rank + d]));
     buf = resize_axis(buf, shape, d, taps, out, at.extrapolation);
     shape[d] = out;
   }

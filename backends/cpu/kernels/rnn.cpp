@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/scratch.h"
 #include "backends/cpu/kernels/gemm.h"
 
 namespace tsr::cpu {
@@ -125,7 +126,7 @@ class RecurrentKernel final : public exec::Kernel {
     const Shape state_shape = layout == 0 ? Shape{dirs, batch, hid} : Shape{batch, dirs, hid};
     for (const Tensor* s : {h0, c0})
       if (s && s->shape() != state_shape) return ctx.error("initial state has shape ", shape_str(s->shape()), ", expected ", shape_str(state_shape));
-    std::vector<int64_t> len(static_cast<size_t>(batch), seq);
+    Ints len(static_cast<size_t>(batch), seq);
     if (lens) {
       if (lens->numel() != batch) return ctx.error("input[4] (sequence_lens) must have ", batch, " elements");
       for (int64_t b = 0; b < batch; ++b) {
@@ -151,10 +152,12 @@ class RecurrentKernel final : public exec::Kernel {
       return (layout == 0 ? ((t * dirs + d) * batch + b) : ((b * seq + t) * dirs + d)) * hid;
     };
 
-    std::vector<T> xw(static_cast<size_t>(seq * batch * gh));
-    std::vector<T> h(static_cast<size_t>(batch * hid)), c(static_cast<size_t>(batch * hid));
+    TSR_ASSIGN_OR_RETURN(Scratch<T> xw, Scratch<T>::make(ctx, static_cast<size_t>(seq * batch * gh)));
+    TSR_ASSIGN_OR_RETURN(Scratch<T> h, Scratch<T>::make(ctx, static_cast<size_t>(batch * hid)));
+    TSR_ASSIGN_OR_RETURN(Scratch<T> c, Scratch<T>::make(ctx, static_cast<size_t>(batch * hid)));
     // hr holds H·R^T per gate plus, for GRU, the r gate and an (r ⊙ h) staging row.
-    std::vector<T> hr(static_cast<size_t>(gh + hid)), rh(static_cast<size_t>(hid));
+    TSR_ASSIGN_OR_RETURN(Scratch<T> hr, Scratch<T>::filled(ctx, static_cast<size_t>(gh + hid), T(0)));
+    TSR_ASSIGN_OR_RETURN(Scratch<T> rh, Scratch<T>::filled(ctx, static_cast<size_t>(hid), T(0)));
     for (int64_t d = 0; d < dirs; ++d) {
       const bool reverse = reverse_only || d == 1;
       const T* w = W.data<T>() + d * gh * in;

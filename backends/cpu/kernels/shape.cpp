@@ -9,9 +9,9 @@ namespace tsr::cpu {
 
 namespace copy {
 
-void simplify_strided(Shape& shape, std::vector<int64_t>& strides) {
+void simplify_strided(Shape& shape, Ints& strides) {
   Shape s;
-  std::vector<int64_t> st;
+  Ints st;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == 1) continue;
     if (!s.empty() && st.back() == strides[i] * shape[i]) {
@@ -33,11 +33,11 @@ void simplify_strided(Shape& shape, std::vector<int64_t>& strides) {
 namespace {
 
 template <typename T>
-void copy_rows(const T* src, T* dst, const Shape& shape, const std::vector<int64_t>& strides, int64_t row_begin,
+void copy_rows(const T* src, T* dst, const Shape& shape, const Ints& strides, int64_t row_begin,
                int64_t row_end) {
   const size_t r = shape.size();
   const int64_t inner = shape[r - 1], is = strides[r - 1];
-  std::vector<int64_t> idx(r, 0);
+  Ints idx(r, 0);
   int64_t off = 0, rem = row_begin;
   for (size_t d = r - 1; d-- > 0;) {
     idx[d] = rem % shape[d];
@@ -92,7 +92,7 @@ void transpose_tiles(const T* src, T* dst, int64_t nb, int64_t sb, int64_t ni, i
 
 }  // namespace
 
-void strided_copy(const Tensor& src, int64_t offset, Shape shape, std::vector<int64_t> strides, Tensor& dst,
+void strided_copy(const Tensor& src, int64_t offset, Shape shape, Ints strides, Tensor& dst,
                   ThreadPool& pool) {
   if (dst.numel() == 0) return;
   simplify_strided(shape, strides);
@@ -220,7 +220,7 @@ Status expand_kernel(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const Shape& os = out->shape();
   const size_t r = os.size(), ir = static_cast<size_t>(in.rank());
-  std::vector<int64_t> in_st = shape_strides(in.shape()), st(r, 0);
+  Ints in_st = shape_strides(in.shape()), st(r, 0);
   for (size_t i = 0; i < ir; ++i) {
     const size_t o = r - ir + i;
     st[o] = in.dim(static_cast<int64_t>(i)) == 1 ? 0 : in_st[i];
@@ -234,9 +234,9 @@ Status tile_kernel(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   if (out->numel() == 0) return ok_status();
   // out viewed as [rep0, d0, rep1, d1, ...] reads the input with stride 0 on the repeat dims.
-  std::vector<int64_t> in_st = shape_strides(in.shape());
+  Ints in_st = shape_strides(in.shape());
   Shape s;
-  std::vector<int64_t> st;
+  Ints st;
   for (int64_t i = 0; i < in.rank(); ++i) {
     s.push_back(out->dim(i) / in.dim(i));
     st.push_back(0);
@@ -251,10 +251,10 @@ Status transpose_kernel(exec::KernelContext& ctx) {
   const Tensor& in = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const int64_t r = in.rank();
-  std::vector<int64_t> perm = ctx.node().attr_ints("perm");
+  Ints perm = ctx.node().attr_ints("perm");
   if (perm.empty())
     for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
-  std::vector<int64_t> in_st = shape_strides(in.shape()), st;
+  Ints in_st = shape_strides(in.shape()), st;
   for (int64_t p : perm) st.push_back(in_st[static_cast<size_t>(p)]);
   strided_copy(in, 0, out->shape(), st, *out, ctx.pool());
   return ok_status();
@@ -267,16 +267,16 @@ Status depth_space_kernel(exec::KernelContext& ctx, bool to_space) {
   const int64_t b = ctx.node().attr_int("blocksize", 1);
   const int64_t n = in.dim(0), c = in.dim(1), h = in.dim(2), w = in.dim(3);
   Shape view;
-  std::vector<int64_t> perm;
+  Ints perm;
   if (to_space) {
     const bool crd = ctx.node().attr_string("mode", "DCR") == "CRD";
     view = crd ? Shape{n, c / (b * b), b, b, h, w} : Shape{n, b, b, c / (b * b), h, w};
-    perm = crd ? std::vector<int64_t>{0, 1, 4, 2, 5, 3} : std::vector<int64_t>{0, 3, 4, 1, 5, 2};
+    perm = crd ? Ints{0, 1, 4, 2, 5, 3} : Ints{0, 3, 4, 1, 5, 2};
   } else {
     view = {n, c, h / b, b, w / b, b};
     perm = {0, 3, 5, 1, 2, 4};
   }
-  std::vector<int64_t> vst = shape_strides(view), st;
+  Ints vst = shape_strides(view), st;
   Shape s;
   for (int64_t p : perm) {
     st.push_back(vst[static_cast<size_t>(p)]);

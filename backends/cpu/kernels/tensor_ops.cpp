@@ -65,12 +65,12 @@ Status split_kernel(exec::KernelContext& ctx) {
 
 Status slice_kernel(exec::KernelContext& ctx) {
   const Tensor& in = *ctx.input(0);
-  auto vec = [&](size_t i) { return ctx.input(i) ? ctx.input(i)->to_i64_vector() : std::vector<int64_t>{}; };
+  auto vec = [&](size_t i) { return ctx.input(i) ? ctx.input(i)->to_shape() : Ints{}; };
   auto p = ops::shape_util::slice_params(in.shape(), vec(1), vec(2), vec(3), vec(4));
   if (!p.ok()) return ctx.error(p.status().message());
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
-  const std::vector<int64_t> in_st = shape_strides(in.shape());
-  std::vector<int64_t> st(in_st.size());
+  const Ints in_st = shape_strides(in.shape());
+  Ints st(in_st.size());
   int64_t offset = 0;
   for (size_t d = 0; d < in_st.size(); ++d) {
     offset += p->start[d] * in_st[d];
@@ -84,7 +84,7 @@ Status slice_kernel(exec::KernelContext& ctx) {
 // positions, so rows are independent and run in parallel).
 Status slice_grad_kernel(exec::KernelContext& ctx) {
   const Tensor& dy = *ctx.input(0);
-  auto vec = [&](size_t i) { return ctx.input(i) ? ctx.input(i)->to_i64_vector() : std::vector<int64_t>{}; };
+  auto vec = [&](size_t i) { return ctx.input(i) ? ctx.input(i)->to_shape() : Ints{}; };
   TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
   auto p = ops::shape_util::slice_params(dx->shape(), vec(2), vec(3), vec(4), vec(5));
   if (!p.ok()) return ctx.error(p.status().message());
@@ -92,9 +92,9 @@ Status slice_grad_kernel(exec::KernelContext& ctx) {
     return ctx.error("input[0] (dY) ", shape_str(dy.shape()), " is not the slice shape ", shape_str(p->count));
   std::memset(dx->raw_mut(), 0, dx->nbytes());
   if (dy.numel() == 0) return ok_status();
-  const std::vector<int64_t> dx_st = shape_strides(dx->shape());
+  const Ints dx_st = shape_strides(dx->shape());
   Shape shape = dy.shape();
-  std::vector<int64_t> st(dx_st.size());
+  Ints st(dx_st.size());
   int64_t offset = 0;
   for (size_t d = 0; d < dx_st.size(); ++d) {
     offset += p->start[d] * dx_st[d];
@@ -142,7 +142,7 @@ Status pad_kernel(exec::KernelContext& ctx) {
   if (out->numel() == 0) return ok_status();
   const std::string m = ctx.node().attr_string("mode", "constant");
   const int mode = m == "constant" ? 0 : m == "reflect" ? 1 : 2;
-  const std::vector<int64_t> pads = ctx.input(1)->to_i64_vector();
+  const Ints pads = ctx.input(1)->to_shape();
   const int64_t r = in.rank();
   if (r == 0) {
     dispatch_elem(in.dtype(), [&](auto tag) { out->mut_data<decltype(tag)>()[0] = in.data<decltype(tag)>()[0]; });
@@ -155,7 +155,7 @@ Status pad_kernel(exec::KernelContext& ctx) {
   const std::string cstr = cv && cv->numel() > 0 && in.dtype() == DType::kString ? cv->data<std::string>()[0] : "";
 
   const Shape& os = out->shape();
-  const std::vector<int64_t> in_st = shape_strides(in.shape());
+  const Ints in_st = shape_strides(in.shape());
   const int64_t inner_o = os[static_cast<size_t>(r - 1)], inner_i = in.dim(r - 1);
   const int64_t before = pads[static_cast<size_t>(r - 1)];
   const int64_t rows = out->numel() / inner_o;
@@ -205,12 +205,12 @@ Status pad_kernel(exec::KernelContext& ctx) {
 // input element Pad copied it from (pad_source) and adds. Serial: edge/reflect rows map many dY
 // rows onto one dX row.
 template <typename T>
-void pad_grad_typed(const Tensor& dy, Tensor& dx, const std::vector<int64_t>& pads, int mode) {
+void pad_grad_typed(const Tensor& dy, Tensor& dx, const Ints& pads, int mode) {
   const Shape& ys = dy.shape();
   const int64_t r = dy.rank(), inner_o = ys[static_cast<size_t>(r - 1)], inner_i = dx.dim(r - 1);
   const int64_t before = pads[static_cast<size_t>(r - 1)];
-  const std::vector<int64_t> st = shape_strides(dx.shape());
-  std::vector<int64_t> col(static_cast<size_t>(inner_o));
+  const Ints st = shape_strides(dx.shape());
+  Ints col(static_cast<size_t>(inner_o));
   for (int64_t j = 0; j < inner_o; ++j) col[static_cast<size_t>(j)] = pad_source(j, before, inner_i, mode);
   const T* src = dy.data<T>();
   T* dst = dx.mut_data<T>();
@@ -231,7 +231,7 @@ void pad_grad_typed(const Tensor& dy, Tensor& dx, const std::vector<int64_t>& pa
 Status pad_grad_kernel(exec::KernelContext& ctx) {
   const Tensor& dy = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
-  const std::vector<int64_t> pads = ctx.input(1)->to_i64_vector();
+  const Ints pads = ctx.input(1)->to_shape();
   const int64_t r = dx->rank();
   if (static_cast<int64_t>(pads.size()) != 2 * r || dy.rank() != r)
     return ctx.error("input[1] (pads) has ", pads.size(), " values for dX ", shape_str(dx->shape()));
@@ -286,7 +286,7 @@ Status reverse_sequence_kernel(exec::KernelContext& ctx) {
   const int64_t bax = ctx.node().attr_int("batch_axis", 1), tax = ctx.node().attr_int("time_axis", 0);
   const int64_t nb = in.dim(bax), nt = in.dim(tax);
   const int64_t inner = prod(in.shape(), 2, static_cast<size_t>(in.rank()));
-  const std::vector<int64_t> st = shape_strides(in.shape());
+  const Ints st = shape_strides(in.shape());
   const int64_t sb = st[static_cast<size_t>(bax)], stt = st[static_cast<size_t>(tax)];
   for (int64_t b = 0; b < nb; ++b) {
     const int64_t l = copy::index_at(lens, b);

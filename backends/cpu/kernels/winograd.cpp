@@ -259,8 +259,9 @@ void output_tiles(const Geom& g, const float* p, int64_t ldp, int64_t u0, int64_
 
 }  // namespace
 
-void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, const Window3& w, const float* bias,
-                        const float* z, const ops::ActivationSpec& act, float* y, ThreadPool& pool) {
+Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, const float* x, int64_t n,
+                          const Window3& w, const float* bias, const float* z, const ops::ActivationSpec& act, float* y) {
+  ThreadPool& pool = ctx.pool();
   const int64_t nl = static_cast<int64_t>(hn::Lanes(DF()));
   Geom g;
   g.c = u.c;
@@ -308,20 +309,27 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
   const int64_t pw = row_width(max_cols, nl);
   const float* xs = x;
   if (g.dil > 1) {
-    thread_local std::vector<float> phases;  // the caller's: every thread reads it below
-    float* xph = grow_scratch(phases, n * g.c * g.dil * g.dil * g.hq * g.wq);
+    // The phases of the input, read by every slot below.
+    TSR_ASSIGN_OR_RETURN(auto phases,
+                         Scratch<float>::make(ctx, static_cast<size_t>(n * g.c * g.dil * g.dil * g.hq * g.wq)));
+    float* xph = phases.data();
     auto split = [&](int64_t p0, int64_t p1) { split_phases(g, x, p0, p1, xph); };
     if (threads > 1) pool.parallel_for(n * g.c, 1, split);
     else split(0, n * g.c);
     xs = xph;
   }
-  auto run = [&](int64_t b0, int64_t b1) {
-    thread_local std::vector<float> vbuf, pbuf, rows, tmp, orow;
-    float* v = grow_scratch(vbuf, 36 * g.c * ldv);
-    float* p = grow_scratch(pbuf, 36 * g.m * ldv);
-    float* pr = grow_scratch(rows, 6 * pw);
-    float* tm = grow_scratch(tmp, 6 * pw);
-    float* orows = grow_scratch(orow, 4 * 4 * ldv);
+  // Per-slot scratch (parallel_for_slots): V, the products, two row buffers and the output rows,
+  // each part starting on a 64-byte boundary.
+  const auto part = [](int64_t floats) { return (floats + 15) / 16 * 16; };
+  const int64_t nv = part(36 * g.c * ldv), np = part(36 * g.m * ldv), nr = part(6 * pw), no = part(4 * 4 * ldv);
+  const bool parallel = threads > 1 && nblocks > 1;
+  TSR_ASSIGN_OR_RETURN(auto scratch, SlotScratch<float>::make(ctx, static_cast<size_t>(nv + np + 2 * nr + no), parallel));
+  auto run = [&](int slot, int64_t b0, int64_t b1) {
+    float* v = scratch.slot(slot);
+    float* p = v + nv;
+    float* pr = p + np;
+    float* tm = pr + nr;
+    float* orows = tm + nr;
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t u0 = b * per_block, u1 = std::min(units, u0 + per_block);
       const int64_t ncols = (u1 - u0) * g.unit_tiles();
@@ -334,8 +342,9 @@ void winograd_conv_impl(const WinogradWeights& u, const float* x, int64_t n, con
       output_tiles(g, p, ldv, u0, u1, bias, z, act, y, orows);
     }
   };
-  if (threads > 1 && nblocks > 1) pool.parallel_for(nblocks, 1, run);
-  else run(0, nblocks);
+  if (parallel) pool.parallel_for_slots(nblocks, 1, run);
+  else run(0, 0, nblocks);
+  return ok_status();
 }
 
 }  // namespace HWY_NAMESPACE
@@ -389,9 +398,9 @@ WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c) {
   return r;
 }
 
-void winograd_conv(const WinogradWeights& u, const float* x, int64_t n, const Window3& w, const float* bias,
-                   const float* z, const ops::ActivationSpec& act, float* y, ThreadPool& pool) {
-  HWY_DYNAMIC_DISPATCH(winograd_conv_impl)(u, x, n, w, bias, z, act, y, pool);
+Status winograd_conv(exec::KernelContext& ctx, const WinogradWeights& u, const float* x, int64_t n, const Window3& w,
+                     const float* bias, const float* z, const ops::ActivationSpec& act, float* y) {
+  return HWY_DYNAMIC_DISPATCH(winograd_conv_impl)(ctx, u, x, n, w, bias, z, act, y);
 }
 
 }  // namespace tsr::cpu

@@ -48,8 +48,9 @@ WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c);
 
 // y = act(conv(x, W) + bias + z) for `n` images: x is N x C x H x W, y (and z, the FusedConv
 // residual, may be null) N x M x OH x OW, bias M floats or null; `w` as resolved for the node
-// (winograd_window_applies(w) must hold). Blocks of tile rows are spread over `pool`.
-void winograd_conv(const WinogradWeights& u, const float* x, int64_t n, const Window3& w, const float* bias,
-                   const float* z, const ops::ActivationSpec& act, float* y, ThreadPool& pool);
+// (winograd_window_applies(w) must hold). Blocks of tile rows are spread over ctx.pool(), their
+// buffers taken from ctx.scratch. Errors: kResource when the scratch does not fit the budget.
+Status winograd_conv(exec::KernelContext& ctx, const WinogradWeights& u, const float* x, int64_t n, const Window3& w,
+                     const float* bias, const float* z, const ops::ActivationSpec& act, float* y);
 
 }  // namespace tsr::cpu

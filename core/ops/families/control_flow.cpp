@@ -130,8 +130,8 @@ Status infer_scan(InferContext& ctx) {
   if (body->outputs.size() < n || ctx.num_outputs() != body->outputs.size())
     return ctx.ir_error("body has ", body->outputs.size(), " outputs, the node ", ctx.num_outputs());
   const size_t k_scan = body->outputs.size() - n;
-  const auto in_axes = ctx.node().attr_ints("scan_input_axes", std::vector<int64_t>(m, 0));
-  const auto out_axes = ctx.node().attr_ints("scan_output_axes", std::vector<int64_t>(k_scan, 0));
+  const auto in_axes = ctx.node().attr_ints("scan_input_axes", Ints(m, 0));
+  const auto out_axes = ctx.node().attr_ints("scan_output_axes", Ints(k_scan, 0));
   if (in_axes.size() != m) return ctx.ir_error("scan_input_axes has ", in_axes.size(), " entries, expected ", m);
   if (out_axes.size() != k_scan) return ctx.ir_error("scan_output_axes has ", out_axes.size(), " entries, expected ", k_scan);
   const bool batched = ctx.node().attr_int("batched", 0) != 0;
@@ -223,7 +223,7 @@ Status scan_subgraph_inputs(const InferContext& ctx, std::vector<SubgraphInputTy
     return ok_status();  // batched Scan-8 states carry a batch dim: leave its body as declared
   const auto m = static_cast<size_t>(m_attr);
   const size_t n = ctx.num_inputs() - m - captures;
-  const auto axes = ctx.node().attr_ints("scan_input_axes", std::vector<int64_t>(m, 0));
+  const auto axes = ctx.node().attr_ints("scan_input_axes", Ints(m, 0));
   SubgraphInputTypes s{"body", {}, {}};
   for (size_t k = 0; k < n; ++k) {
     s.types.push_back(carried_type(ctx.input(k)));

@@ -9,16 +9,15 @@
 
 namespace tsr::ops {
 
-Expected<ConvTransposeGeometry> resolve_conv_transpose(const ir::Node& node, const std::vector<int64_t>& in,
-                                                       const std::vector<int64_t>& kernel) {
+Expected<ConvTransposeGeometry> resolve_conv_transpose(const ir::Node& node, const Ints& in, const Ints& kernel) {
   const size_t r = in.size();
   ConvTransposeGeometry g;
   g.kernel = node.attr_ints("kernel_shape", kernel);
   if (g.kernel.size() != r) return invalid_model("kernel_shape has ", g.kernel.size(), " values, expected ", r);
-  g.strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
-  g.dilations = node.attr_ints("dilations", std::vector<int64_t>(r, 1));
-  const auto out_pad = node.attr_ints("output_padding", std::vector<int64_t>(r, 0));
-  auto pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  g.strides = node.attr_ints("strides", Ints(r, 1));
+  g.dilations = node.attr_ints("dilations", Ints(r, 1));
+  const auto out_pad = node.attr_ints("output_padding", Ints(r, 0));
+  auto pads = node.attr_ints("pads", Ints(2 * r, 0));
   const auto output_shape = node.attr_ints("output_shape");
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   if (g.strides.size() != r || g.dilations.size() != r || out_pad.size() != r || pads.size() != 2 * r)
@@ -77,7 +76,7 @@ Status infer_conv_transpose(InferContext& ctx) {
   if (x.shape[1] >= 0 && w.shape[0] >= 0 && x.shape[1] != w.shape[0])
     return ctx.arg_error("input[1] (W): dim 0 is ", w.shape[0], ", expected the input channels ", x.shape[1]);
   if (x.shape[1] >= 0 && x.shape[1] % group != 0) return ctx.arg_error("input channels ", x.shape[1], " are not divisible by group ", group);
-  const std::vector<int64_t> in(x.shape.begin() + 2, x.shape.end()), kernel(w.shape.begin() + 2, w.shape.end());
+  const Ints in(x.shape.begin() + 2, x.shape.end()), kernel(w.shape.begin() + 2, w.shape.end());
   auto geo = resolve_conv_transpose(ctx.node(), in, kernel);
   if (!geo.ok()) return ctx.ir_error(geo.status().message());
   Shape out = {x.shape[0], w.shape[1] < 0 ? -1 : w.shape[1] * group};

@@ -28,7 +28,7 @@ const std::vector<DType>& signed_numeric_dtypes() {
   return k;
 }
 
-Status check_input_dtype(const InferContext& ctx, size_t i, const std::vector<DType>& allowed) {
+Status check_input_dtype(const InferContext& ctx, size_t i, std::span<const DType> allowed) {
   if (!ctx.has_input(i)) return ok_status();
   const DType d = ctx.input(i).dtype;
   if (d == DType::kUndefined) return ok_status();
@@ -109,6 +109,7 @@ void add_binary(OpRegistry& r, const std::string& name, int since, std::vector<D
     if (check) TSR_RETURN_IF_ERROR(check(ctx));
     return infer_broadcast(ctx, 0, 2, t);
   };
+  d.inplace = true;  // binary_kernel: C may alias a full-shaped A or B
   r.add(std::move(d));
 }
 
@@ -134,6 +135,7 @@ void add_variadic(OpRegistry& r, const std::string& name, std::vector<DType> all
     }
     return infer_broadcast(ctx, 0, ctx.num_inputs(), t);
   };
+  d.inplace = true;  // folds input 0 with 1, then the result with the rest: 0 and 1 may alias
   r.add(std::move(d));
 }
 
@@ -193,6 +195,7 @@ void register_elementwise_ops(OpRegistry& r) {
       if (x.has_shape) ctx.set_output(0, x.dtype, x.shape);
       return ok_status();
     };
+    d.inplace = true;
     r.add(std::move(d));
   }
   {
@@ -206,6 +209,7 @@ void register_elementwise_ops(OpRegistry& r) {
       TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 1, numeric_dtypes()));
       return infer_broadcast(ctx, 0, 2, ctx.input(0).dtype);
     };
+    d.inplace = true;
     r.add(std::move(d));
   }
   {

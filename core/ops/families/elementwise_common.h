@@ -1,6 +1,8 @@
 // Inference helpers shared by the elementwise, unary and reduction op families.
 #pragma once
 
+#include <initializer_list>
+#include <span>
 #include <vector>
 
 #include "core/ops/op_def.h"
@@ -15,7 +17,11 @@ const std::vector<DType>& signed_numeric_dtypes();  // floats + signed ints
 
 // Checks that input i (when present and known) has one of `allowed`; the error names the input
 // index, its dtype and the op's accepted set.
-Status check_input_dtype(const InferContext& ctx, size_t i, const std::vector<DType>& allowed);
+Status check_input_dtype(const InferContext& ctx, size_t i, std::span<const DType> allowed);
+// The same for a list written in place (no vector built per call: inference runs every step).
+inline Status check_input_dtype(const InferContext& ctx, size_t i, std::initializer_list<DType> allowed) {
+  return check_input_dtype(ctx, i, std::span<const DType>(allowed.begin(), allowed.size()));
+}
 
 // Output 0 gets `dtype` and the multidirectional broadcast of inputs [first, first+count)
 // (omitted inputs are skipped). Unknown rank on any input gives an unknown output shape.

@@ -24,6 +24,7 @@ void add_unary(OpRegistry& r, const std::string& name, int since, std::vector<DT
     same_shape_output(ctx, 0, 0, bool_out ? DType::kBool : ctx.input(0).dtype);
     return ok_status();
   };
+  d.inplace = true;  // unary_kernel: y[i] from x[i]
   r.add(std::move(d));
 }
 
@@ -93,6 +94,7 @@ void register_elementwise_unary_ops(OpRegistry& r) {
       same_shape_output(ctx, 0, 0, ctx.input(0).dtype);
       return ok_status();
     };
+    d.inplace = true;
     r.add(std::move(d));
   }
   // GeluGrad(dY, X) -> dX (domain tessera; Gelu's VJP, core/ops/grads/elementwise_unary.cpp):
@@ -116,6 +118,7 @@ void register_elementwise_unary_ops(OpRegistry& r) {
       same_shape_output(ctx, 1, 0, ctx.input(1).dtype);
       return ok_status();
     };
+    d.inplace = true;  // binary_kernel
     r.add(std::move(d));
   }
 
@@ -125,6 +128,7 @@ void register_elementwise_unary_ops(OpRegistry& r) {
   clip.min_inputs = 1;
   clip.max_inputs = 3;
   clip.doc = "Y = min(max(X, min), max); min/max are optional scalar inputs (NaN in X stays NaN)";
+  clip.inplace = true;  // min and max are read before X is clipped
   clip.infer = [](InferContext& ctx) -> Status {
     TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, numeric_dtypes()));
     for (size_t i = 1; i < 3; ++i) {

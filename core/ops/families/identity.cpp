@@ -11,6 +11,7 @@ void register_identity_ops(OpRegistry& r) {
             },
             "Returns its input unchanged (a view, no copy; also sequences and optionals)"};
   def.any_value_kind = true;
+  def.view_of_input0 = true;
   r.add(std::move(def));
 }
 

@@ -30,7 +30,7 @@ Status infer_conv_shape(InferContext& ctx, size_t ix, size_t iw, size_t ib, DTyp
   const size_t r = static_cast<size_t>(rank - 2);
   if (ks && ks->ints.size() != r)
     return ctx.ir_error("kernel_shape has ", ks->ints.size(), " values, expected ", r, " (spatial rank)");
-  std::vector<int64_t> kernel(r, -1);
+  Ints kernel(r, -1);
   for (size_t i = 0; i < r; ++i) {
     const int64_t wk = w.has_shape ? w.shape[i + 2] : -1;
     if (ks) {
@@ -64,7 +64,7 @@ Status infer_conv_shape(InferContext& ctx, size_t ix, size_t iw, size_t ib, DTyp
     ctx.set_output(0, dt, out);
     return ok_status();
   }
-  std::vector<int64_t> in(r, -1);
+  Ints in(r, -1);
   if (x.has_shape)
     for (size_t i = 0; i < r; ++i) in[i] = x.shape[i + 2];
   auto sp = resolve_spatial(node, in, kernel, false);
@@ -201,10 +201,10 @@ Status infer_pool(InferContext& ctx, bool is_max) {
   if (x.has_shape && x.shape.size() != r + 2)
     return ctx.ir_error("input[0]: rank ", x.shape.size(), ", expected ", r + 2, " (kernel_shape has ", r,
                         " values)");
-  std::vector<int64_t> in(r, -1);
+  Ints in(r, -1);
   if (x.has_shape)
     for (size_t i = 0; i < r; ++i) in[i] = x.shape[i + 2];
-  auto sp = resolve_spatial(node, in, ks->ints, ceil_mode != 0);
+  auto sp = resolve_spatial(node, in, Ints(ks->ints.begin(), ks->ints.end()), ceil_mode != 0);
   if (!sp.ok()) return ctx.ir_error(sp.status().message());
   Shape out = {x.has_shape ? x.shape[0] : -1, x.has_shape ? x.shape[1] : -1};
   for (int64_t o : sp->out) out.push_back(o);
@@ -259,8 +259,8 @@ Status infer_max_unpool(InferContext& ctx) {
     ctx.set_output(0, dt, out);
     return ok_status();
   }
-  const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(r, 1));
-  const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
+  const Ints strides = node.attr_ints("strides", Ints(r, 1));
+  const Ints pads = node.attr_ints("pads", Ints(2 * r, 0));
   if (strides.size() != r) return ctx.ir_error("strides has ", strides.size(), " values, expected ", r);
   if (pads.size() != 2 * r) return ctx.ir_error("pads has ", pads.size(), " values, expected ", 2 * r);
   Shape out = {x.has_shape ? x.shape[0] : -1, x.has_shape ? x.shape[1] : -1};

@@ -22,7 +22,7 @@ Status infer_reduce(InferContext& ctx) {
   const bool noop = node.attr_int("noop_with_empty_axes", 0) != 0;
   const DType dt = ctx.input(0).dtype;
   const ValueType& x = ctx.input(0);
-  std::vector<int64_t> axes;
+  Ints axes;
   const bool attr_axes = node.attr("axes") != nullptr;
   if (ctx.has_input(1)) {
     if (attr_axes) return ctx.ir_error("axes given both as attribute and as input[1]");
@@ -34,7 +34,7 @@ Status infer_reduce(InferContext& ctx) {
       return ok_status();
     }
     if (v->rank() > 1) return ctx.arg_error("input[1] (axes) must be 1-D, got shape ", shape_str(v->shape()));
-    axes = v->to_i64_vector();
+    axes = v->to_shape();
   } else if (attr_axes) {
     axes = node.attr_ints("axes");
   }
@@ -50,7 +50,7 @@ Status infer_reduce(InferContext& ctx) {
     }
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   }
-  std::vector<bool> red(static_cast<size_t>(rank), false);
+  SmallVector<bool, kInlineDims> red(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
     auto n = normalize_axis(a, rank);
     if (!n.ok()) return ctx.arg_error("axes: ", n.status().message());

@@ -16,16 +16,16 @@ using ir::AttrKind;
 
 Status infer_resize(InferContext& ctx) {
   const auto& node = ctx.node();
-  const std::string mode = node.attr_string("mode", "nearest");
+  const std::string_view mode = node.attr_string_view("mode", "nearest");
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
     return ctx.ir_error("attribute 'mode' is \"", mode, "\", expected nearest, linear or cubic");
-  const std::string ct = node.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string_view ct = node.attr_string_view("coordinate_transformation_mode", "half_pixel");
   static const char* kModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
                                  "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   bool known = false;
   for (const char* m : kModes) known = known || ct == m;
   if (!known) return ctx.ir_error("attribute 'coordinate_transformation_mode' is \"", ct, "\", which is not an ONNX mode");
-  const std::string nm = node.attr_string("nearest_mode", "round_prefer_floor");
+  const std::string_view nm = node.attr_string_view("nearest_mode", "round_prefer_floor");
   if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
     return ctx.ir_error("attribute 'nearest_mode' is \"", nm, "\", which is not an ONNX mode");
   TSR_RETURN_IF_ERROR(ctx.require_dtype(2, {DType::kF32}));
@@ -47,7 +47,7 @@ Status infer_resize(InferContext& ctx) {
   const size_t rank = x.shape.size();
   Shape out(rank, -1);
   if (has_sizes && ctx.input_value(3)) {
-    const auto sizes = ctx.input_value(3)->to_i64_vector();
+    const Shape sizes = ctx.input_value(3)->to_shape();
     if (sizes.size() != rank) return ctx.arg_error("input[3] (sizes) has ", sizes.size(), " entries, expected rank ", rank);
     for (size_t d = 0; d < rank; ++d) {
       if (sizes[d] < 0) return ctx.arg_error("input[3] (sizes) has a negative size ", sizes[d]);

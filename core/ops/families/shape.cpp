@@ -188,7 +188,7 @@ Status infer_squeeze(InferContext& ctx) {
       ctx.set_output_unknown_shape(0, in.dtype);
       return ok_status();
     }
-    std::vector<bool> drop(static_cast<size_t>(r), false);
+    SmallVector<bool, kInlineDims> drop(static_cast<size_t>(r), false);
     for (int64_t a : *axes) {
       TSR_ASSIGN_OR_RETURN(int64_t ax, norm_axis(ctx, a, r, "input[1] (axes): axis"));
       const int64_t d = in.shape[static_cast<size_t>(ax)];
@@ -231,7 +231,7 @@ Status infer_unsqueeze(InferContext& ctx) {
     return ok_status();
   }
   const int64_t out_r = r + static_cast<int64_t>(axes->size());
-  std::vector<bool> ins(static_cast<size_t>(out_r), false);
+  SmallVector<bool, kInlineDims> ins(static_cast<size_t>(out_r), false);
   for (int64_t a : *axes) {
     TSR_ASSIGN_OR_RETURN(int64_t ax, norm_axis(ctx, a, out_r, "input[1] (axes): axis"));
     if (ins[static_cast<size_t>(ax)]) return ctx.arg_error("input[1] (axes): axis ", a, " repeated");
@@ -339,13 +339,13 @@ Status infer_transpose(InferContext& ctx) {
     else ctx.set_output_unknown_shape(0, in.dtype);
     return ok_status();
   }
-  std::vector<int64_t> perm;
+  Ints perm;
   if (pa) perm = pa->ints;
   else
     for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
   if (static_cast<int64_t>(perm.size()) != r)
     return ctx.ir_error("attribute perm has ", perm.size(), " entries, expected rank ", r);
-  std::vector<bool> seen(static_cast<size_t>(r), false);
+  SmallVector<bool, kInlineDims> seen(static_cast<size_t>(r), false);
   Shape out;
   for (int64_t p : perm) {
     if (p < 0 || p >= r || seen[static_cast<size_t>(p)])
@@ -398,15 +398,24 @@ void register_shape_ops(OpRegistry& r) {
          infer_constant, "A constant tensor given by one attribute"});
   r.add({"ConstantOfShape", "", 9, 1, 1, 1, 1, {{"value", AttrKind::kTensor}}, infer_constant_of_shape,
          "A tensor of the given shape filled with one value (default f32 0)"});
-  r.add({"Shape", "", 15, 1, 1, 1, 1, {{"start", AttrKind::kInt}, {"end", AttrKind::kInt}}, infer_shape,
-         "The input's shape (dims start..end) as i64[n]"});
-  r.add({"Size", "", 13, 1, 1, 1, 1, {}, infer_size, "The input's element count as an i64 scalar"});
-  r.add({"Reshape", "", 14, 2, 2, 1, 1, {{"allowzero", AttrKind::kInt}}, infer_reshape,
-         "Same data, new shape (0 copies a dim unless allowzero, -1 is inferred)"});
-  r.add({"Flatten", "", 13, 1, 1, 1, 1, {{"axis", AttrKind::kInt}}, infer_flatten,
-         "Reshape to 2-D: dims before axis, dims from axis"});
-  r.add({"Squeeze", "", 13, 1, 2, 1, 1, {}, infer_squeeze, "Removes size-1 dims (all, or the given axes)"});
-  r.add({"Unsqueeze", "", 13, 2, 2, 1, 1, {}, infer_unsqueeze, "Inserts size-1 dims at the given output axes"});
+  // Shape queries read only the input's shape; the views' kernels return input 0's data.
+  const auto shape_query = [&r](OpDef d) {
+    d.reads_input_shapes_only = true;
+    r.add(std::move(d));
+  };
+  const auto view = [&r](OpDef d) {
+    d.view_of_input0 = true;
+    r.add(std::move(d));
+  };
+  shape_query({"Shape", "", 15, 1, 1, 1, 1, {{"start", AttrKind::kInt}, {"end", AttrKind::kInt}}, infer_shape,
+               "The input's shape (dims start..end) as i64[n]"});
+  shape_query({"Size", "", 13, 1, 1, 1, 1, {}, infer_size, "The input's element count as an i64 scalar"});
+  view({"Reshape", "", 14, 2, 2, 1, 1, {{"allowzero", AttrKind::kInt}}, infer_reshape,
+        "Same data, new shape (0 copies a dim unless allowzero, -1 is inferred)"});
+  view({"Flatten", "", 13, 1, 1, 1, 1, {{"axis", AttrKind::kInt}}, infer_flatten,
+        "Reshape to 2-D: dims before axis, dims from axis"});
+  view({"Squeeze", "", 13, 1, 2, 1, 1, {}, infer_squeeze, "Removes size-1 dims (all, or the given axes)"});
+  view({"Unsqueeze", "", 13, 2, 2, 1, 1, {}, infer_unsqueeze, "Inserts size-1 dims at the given output axes"});
   r.add({"Expand", "", 13, 2, 2, 1, 1, {}, infer_expand, "Broadcasts the input to a shape"});
   r.add({"Tile", "", 13, 2, 2, 1, 1, {}, infer_tile, "Repeats the input along each axis"});
   r.add({"Range", "", 11, 3, 3, 1, 1, {}, infer_range, "start, start+delta, ... up to limit (exclusive)"});

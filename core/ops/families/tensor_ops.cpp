@@ -80,7 +80,7 @@ Status infer_split(InferContext& ctx) {
   }
   TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis", 0), r, "attribute axis"));
   const int64_t d = in.shape[static_cast<size_t>(axis)];
-  std::vector<int64_t> sizes;
+  Ints sizes;
   if (ctx.has_input(1)) {
     if (auto s = known_i64(ctx, 1)) {
       sizes = *s;
@@ -127,8 +127,8 @@ Status infer_slice(InferContext& ctx) {
     return ok_status();
   }
   auto starts = known_i64(ctx, 1), ends = known_i64(ctx, 2);
-  auto axes = ctx.has_input(3) ? known_i64(ctx, 3) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
-  auto steps = ctx.has_input(4) ? known_i64(ctx, 4) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+  auto axes = ctx.has_input(3) ? known_i64(ctx, 3) : std::optional<Ints>(Ints{});
+  auto steps = ctx.has_input(4) ? known_i64(ctx, 4) : std::optional<Ints>(Ints{});
   if (!axes) {  // which axes change is unknown
     ctx.set_output(0, in.dtype, Shape(static_cast<size_t>(r), -1));
     return ok_status();
@@ -173,8 +173,8 @@ Status infer_slice_grad(InferContext& ctx) {
   const ValueType& out = ctx.output(0);
   const ValueType& dy = ctx.input(0);
   auto starts = known_i64(ctx, 2), ends = known_i64(ctx, 3);
-  auto axes = ctx.has_input(4) ? known_i64(ctx, 4) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
-  auto steps = ctx.has_input(5) ? known_i64(ctx, 5) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
+  auto axes = ctx.has_input(4) ? known_i64(ctx, 4) : std::optional<Ints>(Ints{});
+  auto steps = ctx.has_input(5) ? known_i64(ctx, 5) : std::optional<Ints>(Ints{});
   if (!out.fully_known() || !dy.has_shape || !starts || !ends || !axes || !steps) return ok_status();
   auto p = shape_util::slice_params(out.shape, *starts, *ends, *axes, *steps);
   if (!p.ok()) return ctx.arg_error(p.status().message());

@@ -1,0 +1,39 @@
+// Building small graphs by hand in unit tests: a value (optionally a constant) and a one-output
+// node whose output value is named after the node.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/ir/graph.h"
+
+namespace tsr::test {
+
+inline int32_t add_value(ir::Graph& g, const std::string& name, Tensor constant = Tensor()) {
+  ir::TensorInfo info;
+  info.name = name;
+  if (constant.defined()) {
+    info.dtype = constant.dtype();
+    info.has_shape = true;
+    info.shape = constant.shape();
+    info.constant = std::move(constant);
+  }
+  return g.add_tensor(info);
+}
+
+// Appends node `op` (named op + its index) reading `inputs`; returns its output value.
+inline int32_t add_node(ir::Graph& g, const std::string& op, std::vector<int32_t> inputs,
+                        std::vector<ir::Attribute> attrs = {}) {
+  ir::Node n;
+  n.op = op;
+  n.name = op + std::to_string(g.nodes.size());
+  n.inputs = std::move(inputs);
+  n.attributes = std::move(attrs);
+  const int32_t out = add_value(g, n.name + "_out");
+  n.outputs = {out};
+  g.nodes.push_back(std::move(n));
+  return out;
+}
+
+}  // namespace tsr::test
