@@ -20,7 +20,27 @@ Expected<std::unique_ptr<exec::Kernel>> make_fn_kernel(const exec::KernelInit&) 
 
 }  // namespace
 
+void KernelRegistry::restrict_to(const SelectedOp* ops, size_t count) {
+  selection_ = ops;
+  selection_size_ = count;
+}
+
 void KernelRegistry::add(const std::string& op, std::vector<DType> dtypes, exec::KernelFactory create) {
+  if (selection_) {
+    const SelectedOp* sel = std::find_if(selection_, selection_ + selection_size_,
+                                         [&](const SelectedOp& s) { return s.name == op; });
+    if (sel == selection_ + selection_size_) return;
+    if (sel->dtypes != kAllDTypes) {
+      if (dtypes.empty()) {
+        for (int d = 1; d <= 16; ++d)
+          if (dtype_valid(d) && dtype_in(sel->dtypes, static_cast<DType>(d))) dtypes.push_back(static_cast<DType>(d));
+      } else {
+        dtypes.erase(std::remove_if(dtypes.begin(), dtypes.end(), [&](DType d) { return !dtype_in(sel->dtypes, d); }),
+                     dtypes.end());
+      }
+      if (dtypes.empty()) return;
+    }
+  }
   // Registration is fixed code run once: a duplicate is a bug that would silently replace a kernel.
   if (!defs_.emplace(op, KernelDef{std::move(dtypes), create}).second) {
     std::fprintf(stderr, "tessera: CPU kernel for '%s' registered twice\n", op.c_str());
@@ -30,7 +50,7 @@ void KernelRegistry::add(const std::string& op, std::vector<DType> dtypes, exec:
 
 void KernelRegistry::add_fn(const std::string& op, std::vector<DType> dtypes, exec::KernelFn fn) {
   add(op, std::move(dtypes), &make_fn_kernel);
-  fn_by_op_[op] = fn;
+  if (defs_.count(op)) fn_by_op_[op] = fn;
 }
 
 const KernelDef* KernelRegistry::find(std::string_view op) const {
@@ -98,9 +118,12 @@ Expected<std::unique_ptr<exec::Kernel>> CpuBackend::create_kernel(const exec::Ke
   const KernelRegistry& reg = kernel_registry();
   const KernelDef* def = reg.find(init.node.op);
   if (!def) return unsupported(init.place, ": no cpu kernel for op ", init.node.op);
-  if (!dtype_ok(*def, init.input_types))
+  if (!dtype_ok(*def, init.input_types)) {
+    std::string have;
+    for (DType d : def->dtypes) have += str_cat(have.empty() ? "" : ", ", dtype_name(d));
     return unsupported(init.place, ": no cpu kernel for ", init.node.op, " with input dtype ",
-                       dtype_name(init.input_types[0].dtype));
+                       dtype_name(init.input_types[0].dtype), " (this build has ", have, ")");
+  }
   if (def->create == &make_fn_kernel)
     return std::unique_ptr<exec::Kernel>(new exec::FnKernel(reg.find_fn(init.node.op)));
   return def->create(init);

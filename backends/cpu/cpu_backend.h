@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/selective.h"
 #include "core/exec/backend.h"
 
 namespace tsr::cpu {
@@ -21,6 +22,12 @@ struct KernelDef {
 
 class KernelRegistry {
  public:
+  // Selective builds (core/base/selective.h) call this before the families register: add() then
+  // keeps only the listed ops, each with the listed dtypes (a kernel registered for any dtype gets
+  // exactly those), so that a node of an unselected dtype is reported as unsupported, naming the
+  // node, when its Plan is created rather than failing inside the kernel. `ops` must outlive the
+  // registry (the generated table is static).
+  void restrict_to(const SelectedOp* ops, size_t count);
   void add(const std::string& op, std::vector<DType> dtypes, exec::KernelFactory create);
   // Registers a stateless kernel function.
   void add_fn(const std::string& op, std::vector<DType> dtypes, exec::KernelFn fn);
@@ -32,6 +39,8 @@ class KernelRegistry {
  private:
   std::map<std::string, KernelDef, std::less<>> defs_;
   std::map<std::string, exec::KernelFn, std::less<>> fn_by_op_;
+  const SelectedOp* selection_ = nullptr;  // restrict_to; null: every op and dtype
+  size_t selection_size_ = 0;
 };
 
 // Generated (CMake): calls every register_<family>_kernels in backends/cpu/kernels/.

@@ -104,9 +104,20 @@ Status binary_apply(const Op& op, const Tensor& a, const Tensor& b, Tensor& out,
   return ok_status();
 }
 
+// The error of a kernel whose dtype dispatch has no instantiation for `dt`. In a selective build
+// whose op list left `dt` out (kSel, core/base/selective.h) the model needs a dtype this runtime
+// was not built for: unsupported, naming the node. Otherwise inference should have rejected it.
+template <DTypeMask kSel>
+Status dtype_error(const exec::KernelContext& ctx, DType dt) {
+  if (kSel != kAllDTypes && !dtype_in(kSel, dt))
+    return unsupported(ctx.place(), ": ", ctx.node().op, " on ", dtype_name(dt),
+                       " is not in this build's op selection (tessera ops --used)");
+  return ctx.error("no cpu kernel for input dtype ", dtype_name(dt));
+}
+
 // The kernel for a binary op: both inputs share dtype T (checked by inference), output is T or
-// bool.
-template <typename Op>
+// bool. kSel: the dtypes compiled in (a selective build's, core/base/selective.h).
+template <typename Op, DTypeMask kSel = kAllDTypes>
 Status binary_kernel(exec::KernelContext& ctx) {
   const Tensor& a = *ctx.input(0);
   const Tensor& b = *ctx.input(1);
@@ -115,7 +126,7 @@ Status binary_kernel(exec::KernelContext& ctx) {
   // The error is formatted only on failure: doing it per call costs as much as a small kernel.
   Status st = ok_status();
   bool dispatched = false;
-  dispatch_dtype(a.dtype(), [&](auto tag) {
+  dispatch_dtype<kSel>(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
       using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
@@ -123,7 +134,7 @@ Status binary_kernel(exec::KernelContext& ctx) {
       st = binary_apply<Op, T, TO>(op, a, b, *out, ctx.pool());
     }
   });
-  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
+  if (!dispatched) return dtype_error<kSel>(ctx, a.dtype());
   return st;
 }
 
@@ -146,13 +157,13 @@ void unary_apply(const Op& op, const Tensor& x, Tensor& out, ThreadPool& pool) {
   parallel_elements(pool, x.numel(), [&](int64_t b, int64_t e) { unary_run(op, po + b, px + b, e - b); });
 }
 
-template <typename Op>
+template <typename Op, DTypeMask kSel = kAllDTypes>
 Status unary_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const Op op = make_op<Op>(ctx.node());
   bool dispatched = false;
-  dispatch_dtype(x.dtype(), [&](auto tag) {
+  dispatch_dtype<kSel>(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
       using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
@@ -160,7 +171,7 @@ Status unary_kernel(exec::KernelContext& ctx) {
       dispatched = true;
     }
   });
-  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  if (!dispatched) return dtype_error<kSel>(ctx, x.dtype());
   return ok_status();
 }
 

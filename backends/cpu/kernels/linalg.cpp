@@ -110,9 +110,9 @@ Expected<std::unique_ptr<exec::Kernel>> create_fused_gemm(const exec::KernelInit
 
 void register_linalg_kernels(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64, DType::kI32, DType::kI64, DType::kU32, DType::kU64};
-  r.add_fn("MatMul", types, matmul_kernel);
-  r.add_fn("Gemm", types, gemm_kernel);
-  r.add("FusedGemm", {DType::kF32, DType::kF64}, &create_fused_gemm);
+  TSR_IF_SELECTED("MatMul") r.add_fn("MatMul", types, matmul_kernel);
+  TSR_IF_SELECTED("Gemm") r.add_fn("Gemm", types, gemm_kernel);
+  TSR_IF_SELECTED("FusedGemm") r.add("FusedGemm", {DType::kF32, DType::kF64}, &create_fused_gemm);
 }
 
 }  // namespace tsr::cpu

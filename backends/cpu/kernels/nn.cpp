@@ -385,8 +385,8 @@ Status conv_i32_impl(exec::KernelContext& ctx, const Tensor& x, const Tensor& w,
 }
 
 void register_nn_target(KernelRegistry& r) {
-  r.add("Conv", {DType::kF32, DType::kF64}, &create_conv);
-  r.add("FusedConv", {DType::kF32, DType::kF64}, &create_conv);
+  TSR_IF_SELECTED("Conv") r.add("Conv", {DType::kF32, DType::kF64}, &create_conv);
+  TSR_IF_SELECTED("FusedConv") r.add("FusedConv", {DType::kF32, DType::kF64}, &create_conv);
 }
 
 }  // namespace HWY_NAMESPACE

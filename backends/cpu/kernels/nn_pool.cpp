@@ -430,13 +430,13 @@ Status pool_grad_kernel(exec::KernelContext& ctx) {
 
 void register_nn_pool_kernels(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64};
-  r.add_fn("MaxPool", {DType::kF32, DType::kF64, DType::kI8, DType::kU8}, pool_kernel<true, false>);
-  r.add_fn("MaxUnpool", types, max_unpool_kernel);
-  r.add_fn("AveragePool", types, pool_kernel<false, false>);
-  r.add_fn("GlobalMaxPool", types, pool_kernel<true, true>);
-  r.add_fn("GlobalAveragePool", types, pool_kernel<false, true>);
-  r.add_fn("MaxPoolGrad", types, pool_grad_kernel<true>);
-  r.add_fn("AveragePoolGrad", types, pool_grad_kernel<false>);
+  TSR_IF_SELECTED("MaxPool") r.add_fn("MaxPool", {DType::kF32, DType::kF64, DType::kI8, DType::kU8}, pool_kernel<true, false>);
+  TSR_IF_SELECTED("MaxUnpool") r.add_fn("MaxUnpool", types, max_unpool_kernel);
+  TSR_IF_SELECTED("AveragePool") r.add_fn("AveragePool", types, pool_kernel<false, false>);
+  TSR_IF_SELECTED("GlobalMaxPool") r.add_fn("GlobalMaxPool", types, pool_kernel<true, true>);
+  TSR_IF_SELECTED("GlobalAveragePool") r.add_fn("GlobalAveragePool", types, pool_kernel<false, true>);
+  TSR_IF_SELECTED("MaxPoolGrad") r.add_fn("MaxPoolGrad", types, pool_grad_kernel<true>);
+  TSR_IF_SELECTED("AveragePoolGrad") r.add_fn("AveragePoolGrad", types, pool_grad_kernel<false>);
 }
 
 }  // namespace tsr::cpu

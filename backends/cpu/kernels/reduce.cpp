@@ -258,7 +258,7 @@ Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, cons
   return ok_status();
 }
 
-template <RK K>
+template <RK K, DTypeMask kSel>
 Status reduce_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const ir::Node& node = ctx.node();
@@ -283,18 +283,18 @@ Status reduce_kernel(exec::KernelContext& ctx) {
   // Built only on failure: formatting the message on every call costs more than small kernels.
   Status st = ok_status();
   bool dispatched = false;
-  dispatch_dtype(x.dtype(), [&](auto tag) {
+  dispatch_dtype<kSel>(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       dispatched = true;
       st = reduce_typed<T, K>(ctx, x, *out, red);
     }
   });
-  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  if (!dispatched) return dtype_error<kSel>(ctx, x.dtype());
   return st;
 }
 
-template <bool kMax>
+template <bool kMax, DTypeMask kSel>
 Status arg_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const ir::Node& node = ctx.node();
@@ -310,7 +310,7 @@ Status arg_kernel(exec::KernelContext& ctx) {
   // Built only on failure: formatting the message on every call costs more than small kernels.
   Status st = ok_status();
   bool dispatched = false;
-  dispatch_dtype(x.dtype(), [&](auto tag) {
+  dispatch_dtype<kSel>(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       dispatched = true;
@@ -332,7 +332,7 @@ Status arg_kernel(exec::KernelContext& ctx) {
       st = ok_status();
     }
   });
-  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  if (!dispatched) return dtype_error<kSel>(ctx, x.dtype());
   return st;
 }
 
@@ -340,18 +340,18 @@ Status arg_kernel(exec::KernelContext& ctx) {
 
 void register_reduce_target(KernelRegistry& r) {
   const auto& num = all_numeric_dtypes();
-  r.add_fn("ReduceSum", num, &reduce_kernel<RK::kSum>);
-  r.add_fn("ReduceMean", num, &reduce_kernel<RK::kMean>);
-  r.add_fn("ReduceMax", num, &reduce_kernel<RK::kMax>);
-  r.add_fn("ReduceMin", num, &reduce_kernel<RK::kMin>);
-  r.add_fn("ReduceProd", num, &reduce_kernel<RK::kProd>);
-  r.add_fn("ReduceL1", num, &reduce_kernel<RK::kL1>);
-  r.add_fn("ReduceL2", num, &reduce_kernel<RK::kL2>);
-  r.add_fn("ReduceLogSum", num, &reduce_kernel<RK::kLogSum>);
-  r.add_fn("ReduceLogSumExp", num, &reduce_kernel<RK::kLogSumExp>);
-  r.add_fn("ReduceSumSquare", num, &reduce_kernel<RK::kSumSquare>);
-  r.add_fn("ArgMax", num, &arg_kernel<true>);
-  r.add_fn("ArgMin", num, &arg_kernel<false>);
+  TSR_IF_SELECTED("ReduceSum") r.add_fn("ReduceSum", num, &reduce_kernel<RK::kSum, kSel>);
+  TSR_IF_SELECTED("ReduceMean") r.add_fn("ReduceMean", num, &reduce_kernel<RK::kMean, kSel>);
+  TSR_IF_SELECTED("ReduceMax") r.add_fn("ReduceMax", num, &reduce_kernel<RK::kMax, kSel>);
+  TSR_IF_SELECTED("ReduceMin") r.add_fn("ReduceMin", num, &reduce_kernel<RK::kMin, kSel>);
+  TSR_IF_SELECTED("ReduceProd") r.add_fn("ReduceProd", num, &reduce_kernel<RK::kProd, kSel>);
+  TSR_IF_SELECTED("ReduceL1") r.add_fn("ReduceL1", num, &reduce_kernel<RK::kL1, kSel>);
+  TSR_IF_SELECTED("ReduceL2") r.add_fn("ReduceL2", num, &reduce_kernel<RK::kL2, kSel>);
+  TSR_IF_SELECTED("ReduceLogSum") r.add_fn("ReduceLogSum", num, &reduce_kernel<RK::kLogSum, kSel>);
+  TSR_IF_SELECTED("ReduceLogSumExp") r.add_fn("ReduceLogSumExp", num, &reduce_kernel<RK::kLogSumExp, kSel>);
+  TSR_IF_SELECTED("ReduceSumSquare") r.add_fn("ReduceSumSquare", num, &reduce_kernel<RK::kSumSquare, kSel>);
+  TSR_IF_SELECTED("ArgMax") r.add_fn("ArgMax", num, &arg_kernel<true, kSel>);
+  TSR_IF_SELECTED("ArgMin") r.add_fn("ArgMin", num, &arg_kernel<false, kSel>);
 }
 
 }  // namespace HWY_NAMESPACE

@@ -279,9 +279,9 @@ Expected<std::unique_ptr<exec::Kernel>> create_recurrent(const exec::KernelInit&
 }  // namespace
 
 void register_rnn_kernels(KernelRegistry& r) {
-  r.add("RNN", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kRnn>);
-  r.add("GRU", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kGru>);
-  r.add("LSTM", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kLstm>);
+  TSR_IF_SELECTED("RNN") r.add("RNN", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kRnn>);
+  TSR_IF_SELECTED("GRU") r.add("GRU", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kGru>);
+  TSR_IF_SELECTED("LSTM") r.add("LSTM", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kLstm>);
 }
 
 }  // namespace tsr::cpu

@@ -62,25 +62,25 @@ Status infer_multinomial(InferContext& ctx) {
 }  // namespace
 
 void register_random_ops(OpRegistry& r) {
-  r.add(OpDef{"Dropout", "", 13, 1, 3, 1, 2, {{"seed", AttrKind::kInt}}, infer_dropout,
+  TSR_IF_SELECTED("Dropout") r.add(OpDef{"Dropout", "", 13, 1, 3, 1, 2, {{"seed", AttrKind::kInt}}, infer_dropout,
               "Identity at inference; in training mode zeroes elements with probability ratio and scales by 1/(1-ratio)"});
-  r.add(OpDef{"RandomUniform", "", 1, 0, 0, 1, 1,
+  TSR_IF_SELECTED("RandomUniform") r.add(OpDef{"RandomUniform", "", 1, 0, 0, 1, 1,
               {{"dtype", AttrKind::kInt}, {"high", AttrKind::kFloat}, {"low", AttrKind::kFloat}, {"seed", AttrKind::kFloat},
                {"shape", AttrKind::kInts, true}},
               infer_random, "Uniform samples in [low, high)"});
-  r.add(OpDef{"RandomNormal", "", 1, 0, 0, 1, 1,
+  TSR_IF_SELECTED("RandomNormal") r.add(OpDef{"RandomNormal", "", 1, 0, 0, 1, 1,
               {{"dtype", AttrKind::kInt}, {"mean", AttrKind::kFloat}, {"scale", AttrKind::kFloat}, {"seed", AttrKind::kFloat},
                {"shape", AttrKind::kInts, true}},
               infer_random, "Normal samples N(mean, scale^2)"});
-  r.add(OpDef{"RandomUniformLike", "", 1, 1, 1, 1, 1,
+  TSR_IF_SELECTED("RandomUniformLike") r.add(OpDef{"RandomUniformLike", "", 1, 1, 1, 1, 1,
               {{"dtype", AttrKind::kInt}, {"high", AttrKind::kFloat}, {"low", AttrKind::kFloat}, {"seed", AttrKind::kFloat}},
               infer_random_like, "Uniform samples shaped like the input"});
-  r.add(OpDef{"RandomNormalLike", "", 1, 1, 1, 1, 1,
+  TSR_IF_SELECTED("RandomNormalLike") r.add(OpDef{"RandomNormalLike", "", 1, 1, 1, 1, 1,
               {{"dtype", AttrKind::kInt}, {"mean", AttrKind::kFloat}, {"scale", AttrKind::kFloat}, {"seed", AttrKind::kFloat}},
               infer_random_like, "Normal samples shaped like the input"});
-  r.add(OpDef{"Bernoulli", "", 15, 1, 1, 1, 1, {{"dtype", AttrKind::kInt}, {"seed", AttrKind::kFloat}}, infer_bernoulli,
+  TSR_IF_SELECTED("Bernoulli") r.add(OpDef{"Bernoulli", "", 15, 1, 1, 1, 1, {{"dtype", AttrKind::kInt}, {"seed", AttrKind::kFloat}}, infer_bernoulli,
               "1 with probability input[i], else 0"});
-  r.add(OpDef{"Multinomial", "", 7, 1, 1, 1, 1,
+  TSR_IF_SELECTED("Multinomial") r.add(OpDef{"Multinomial", "", 7, 1, 1, 1, 1,
               {{"dtype", AttrKind::kInt}, {"sample_size", AttrKind::kInt}, {"seed", AttrKind::kFloat}}, infer_multinomial,
               "Class samples from unnormalized log-probabilities [batch, classes]"});
 }
