@@ -6,7 +6,8 @@
 #               the fuzz harnesses (tests/fuzz) in that one build; runs the '^unit: ' tests and
 #               each harness's smoke test (its corpora, then TSR_FUZZ_SMOKE_SECONDS of fuzzing);
 #   4. tsan:    clang + ThreadSanitizer: the stress test, and the unit tests of what runs on
-#               several threads (thread pool, re-entrant Plan, inter-op, threaded Conv, SIMD dispatch);
+#               several threads (thread pool, re-entrant Plan, inter-op, threaded Conv, SIMD
+#               dispatch), built as their own executable (tessera_thread_tests);
 #   5. wasm:    Emscripten build of tessera_unit_tests, run under node through ctest.
 #   6. web:     the browser package (web/: tessera_web in the same build/wasm, so core objects
 #               are shared), its node suites (web/test/) and the headless Chromium test
@@ -176,7 +177,7 @@ for st in $stages; do
         run_stage asan asan "--target tessera_unit_tests tessera_c_api_test tsr_fuzzers" "-R ^(unit|c_api|fuzz):" ;;
     tsan)
       TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}" \
-        run_stage tsan tsan "--target tessera_stress_test tessera_unit_tests" \
+        run_stage tsan tsan "--target tessera_stress_test tessera_thread_tests" \
           "-R ^(stress:|unit:(SIMD.dispatch|Plan::run|Inter-op|ThreadPool|Conv.f32))" ;;
     wasm)
       # Emscripten 3.1.6's linker needs Debian's node modules (acorn).

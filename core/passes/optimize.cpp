@@ -11,29 +11,39 @@ namespace tsr::passes {
 namespace opt {
 
 GraphIndex::GraphIndex(ir::Graph& g)
-    : g_(g), producer_(g.tensors.size(), -1), uses_(g.tensors.size(), 0), dead_(g.nodes.size(), false) {
+    : g_(g),
+      producer_(g.tensors.size(), -1),
+      uses_(g.tensors.size(), 0),
+      reader_sum_(g.tensors.size(), 0),
+      dead_(g.nodes.size(), false),
+      graph_output_(g.tensors.size(), false) {
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     for (int32_t o : g.nodes[n].outputs)
       if (o >= 0) producer_[size_t(o)] = static_cast<int32_t>(n);
-    for (int32_t i : g.nodes[n].inputs)
-      if (i >= 0) ++uses_[size_t(i)];
+    for (int32_t i : g.nodes[n].inputs) {
+      if (i < 0) continue;
+      ++uses_[size_t(i)];
+      reader_sum_[size_t(i)] += static_cast<int64_t>(n);
+    }
   }
-  for (int32_t o : g.outputs)
-    if (o >= 0) ++uses_[size_t(o)];
+  for (int32_t o : g.outputs) {
+    if (o < 0) continue;
+    ++uses_[size_t(o)];
+    graph_output_[size_t(o)] = true;
+  }
 }
 
 bool GraphIndex::is_graph_output(int32_t id) const {
+  if (id >= 0 && size_t(id) < graph_output_.size()) return graph_output_[size_t(id)];
+  // A tensor added by a pass after the index was built.
   return std::find(g_.outputs.begin(), g_.outputs.end(), id) != g_.outputs.end();
 }
 
 int32_t GraphIndex::sole_consumer(int32_t id) const {
   if (uses(id) != 1 || is_graph_output(id)) return -1;
-  for (size_t n = 0; n < g_.nodes.size(); ++n) {
-    if (dead_[n]) continue;
-    for (int32_t i : g_.nodes[n].inputs)
-      if (i == id) return static_cast<int32_t>(n);
-  }
-  return -1;
+  const int64_t n = reader_sum_[size_t(id)];
+  if (n < 0 || size_t(n) >= g_.nodes.size() || dead_[size_t(n)]) return -1;
+  return static_cast<int32_t>(n);
 }
 
 const Tensor* GraphIndex::constant(int32_t id) const {
@@ -47,7 +57,11 @@ void GraphIndex::replace_input(int32_t node, int32_t from, int32_t to) {
     if (i != from) continue;
     i = to;
     --uses_[size_t(from)];
-    if (to >= 0) ++uses_[size_t(to)];
+    reader_sum_[size_t(from)] -= node;
+    if (to >= 0 && size_t(to) < uses_.size()) {
+      ++uses_[size_t(to)];
+      reader_sum_[size_t(to)] += node;
+    }
   }
 }
 
@@ -88,6 +102,23 @@ bool has_training_signature(const ir::Model& m) {
 
 }  // namespace
 
+Status disable_pass(OptimizeOptions& o, std::string_view name) {
+  const std::pair<const char*, bool*> flags[] = {
+      {"fold_constants", &o.fold_constants}, {"fold_pad", &o.fold_pad}, {"conv_bn", &o.conv_bn},
+      {"hardswish", &o.hardswish},           {"matmul_add", &o.matmul_add}, {"fuse_residual", &o.fuse_residual},
+      {"fuse_activation", &o.fuse_activation}, {"softmax_wrapper", &o.softmax_wrapper}, {"cse", &o.cse},
+      {"fuse_elementwise", &o.fuse_elementwise}, {"dce", &o.dce}};
+  std::string names;
+  for (const auto& [n, flag] : flags) {
+    if (name == n) {
+      *flag = false;
+      return ok_status();
+    }
+    names += str_cat(names.empty() ? "" : ", ", n);
+  }
+  return invalid_argument("unknown optimization pass '", name, "' (passes: ", names, ")");
+}
+
 Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& options) {
   OptimizeReport report;
   report.nodes_before = count_nodes(model);
@@ -103,7 +134,8 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
   };
   // Constants first, so that the patterns below see folded values (constant pads, shapes);
   // folding BN before the activation fusion lets it see Conv -> act; CSE and DCE last clean up what
-  // the rewrites left (the Shape node of a folded Softmax wrapper, duplicated weight readers).
+  // the rewrites left (the Shape node of a folded Softmax wrapper, duplicated weight readers);
+  // elementwise fusion after CSE, so that merged duplicates fuse once.
   const Step steps[] = {
       {"dce", options.dce, &opt::eliminate_dead_code},
       {"fold_constants", options.fold_constants,
@@ -116,6 +148,7 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       {"fuse_activation", options.fuse_activation, &opt::fuse_activation},
       {"softmax_wrapper", options.softmax_wrapper, &opt::fold_softmax_wrapper},
       {"cse", options.cse, &opt::eliminate_common_subexpressions},
+      {"fuse_elementwise", options.fuse_elementwise, &opt::fuse_elementwise},
       {"dce", options.dce, &opt::eliminate_dead_code},
   };
   for (const Step& s : steps) {

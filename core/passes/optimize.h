@@ -19,6 +19,9 @@
 //   softmax_wrapper Shape + Flatten + Softmax + Reshape (how the importer expresses Softmax-1..12
 //                   on a non-last axis) -> one Softmax when the flattened dims hold one non-1 dim
 //   cse             common-subexpression elimination: nodes with equal op, attributes and inputs
+//   fuse_elementwise trees of f32 elementwise nodes (Add, Mul, Clip, Sigmoid, ...) whose
+//                   intermediates have one reader and the output's shape -> FusedElementwise
+//                   (ops/fused_elementwise.h; one pass over memory instead of one per node)
 //   dce             dead-code elimination: nodes none of whose outputs reach a graph output
 //
 // Scope: inference graphs only. A model with a training signature (bound inputs or variable
@@ -57,9 +60,15 @@ struct OptimizeOptions {
   bool fuse_activation = true;
   bool softmax_wrapper = true;
   bool cse = true;
+  bool fuse_elementwise = true;
   bool dce = true;
   NodeEvaluator evaluate;  // empty: no constant folding
 };
+
+// Turns the pass named `name` (as in the list above and OptimizeReport) off in `options`, for
+// A/B measurements and for isolating a pass (onnxruntime's disabled optimizers).
+// kInvalidArgument listing the pass names for an unknown one.
+Status disable_pass(OptimizeOptions& options, std::string_view name);
 
 // What one pass changed, summed over all graphs.
 struct PassCount {

@@ -24,7 +24,8 @@ class GraphIndex {
   // Number of reads: node inputs plus graph outputs.
   int32_t uses(int32_t id) const { return id >= 0 && size_t(id) < uses_.size() ? uses_[size_t(id)] : 0; }
   bool is_graph_output(int32_t id) const;
-  // The only node reading `id` (which must not be a graph output), or -1.
+  // The only live node reading `id` (which must not be a graph output), or -1. Reads edited
+  // through replace_input are seen; a pass that rewires inputs by hand must not ask afterwards.
   int32_t sole_consumer(int32_t id) const;
   // The constant value of tensor `id`, or null.
   const Tensor* constant(int32_t id) const;
@@ -42,7 +43,11 @@ class GraphIndex {
  private:
   ir::Graph& g_;
   std::vector<int32_t> producer_, uses_;
+  // Sum of the indices of the nodes reading each tensor (once per read): with one use, it is
+  // the reader, so sole_consumer is O(1) and a pass over the graph stays linear.
+  std::vector<int64_t> reader_sum_;
   std::vector<bool> dead_;
+  std::vector<bool> graph_output_;
 };
 
 // Known rank and every dim known (>= 0).
@@ -65,6 +70,7 @@ Expected<int64_t> matmul_add_to_gemm(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_residual(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fold_softmax_wrapper(ir::Model& model, int32_t graph_index);
+Expected<int64_t> fuse_elementwise(ir::Model& model, int32_t graph_index);
 Expected<int64_t> eliminate_common_subexpressions(ir::Model& model, int32_t graph_index);
 Expected<int64_t> eliminate_dead_code(ir::Model& model, int32_t graph_index);
 

@@ -1,12 +1,11 @@
 // The device tests' main: `[vulkan]` / `[cuda]` runs exit 77 (CTest: skipped) when this machine has no
 // such device at all; every other failure, including a validation message, fails.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 
 #include <cstring>
 #include <iostream>
 
 #include "core/exec/device.h"
+#include "tests/catch/catch_run.h"
 
 namespace {
 
@@ -34,5 +33,5 @@ int probe_device(int argc, char** argv, const char* tag, const char* backend, co
 int main(int argc, char** argv) {
   if (int rc = probe_device(argc, argv, "[vulkan]", "vulkan", "no Vulkan device")) return rc;
   if (int rc = probe_device(argc, argv, "[cuda]", "cuda", "no CUDA device")) return rc;
-  return Catch::Session().run(argc, argv);
+  return tsr_catch_run(argc, argv);
 }

@@ -55,6 +55,7 @@ struct RunOptions {
   int repeat = 1;
   int warmup = 0;  // untimed runs before the --repeat timed ones
   bool no_optimize = false;  // run the graph as loaded (default: passes::optimize first, CPU only)
+  std::vector<std::string> skip_passes;  // optimization passes left out (passes::disable_pass names)
   std::string backend = "cpu";
   bool profile = false;
   uint64_t max_memory = 0;                // 0 = SessionOptions' default
@@ -81,6 +82,7 @@ struct OpsOptions {
 struct OptimizeOptions {
   std::string input;
   std::string output;
+  std::vector<std::string> skip_passes;  // passes::disable_pass names
 };
 
 struct ConvertOptions {
@@ -155,5 +157,6 @@ int check_against(const std::shared_ptr<const ir::Model>& model, const std::vect
 
 // A copy of `model` after passes::optimize (cmd_optimize.cpp); `report` (may be null) receives
 // what each pass did. Errors: kInternal when a pass produced an invalid graph.
-Expected<std::shared_ptr<const ir::Model>> optimized_copy(const ir::Model& model, passes::OptimizeReport* report);
+Expected<std::shared_ptr<const ir::Model>> optimized_copy(const ir::Model& model, passes::OptimizeReport* report,
+                                                          const std::vector<std::string>& skip_passes = {});
 }  // namespace tsr::cli

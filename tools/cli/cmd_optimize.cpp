@@ -10,10 +10,12 @@
 
 namespace tsr::cli {
 
-Expected<std::shared_ptr<const ir::Model>> optimized_copy(const ir::Model& model, passes::OptimizeReport* report) {
-  auto copy = std::make_shared<ir::Model>(model);  // constants share their storage: cheap
+Expected<std::shared_ptr<const ir::Model>> optimized_copy(const ir::Model& model, passes::OptimizeReport* report,
+                                                          const std::vector<std::string>& skip_passes) {
   passes::OptimizeOptions options;
   options.evaluate = evaluate_node;  // constant folding with the CPU kernels
+  for (const std::string& p : skip_passes) TSR_RETURN_IF_ERROR(passes::disable_pass(options, p));
+  auto copy = std::make_shared<ir::Model>(model);  // constants share their storage: cheap
   TSR_ASSIGN_OR_RETURN(passes::OptimizeReport r, passes::optimize(*copy, options));
   if (report) *report = std::move(r);
   return std::shared_ptr<const ir::Model>(std::move(copy));
@@ -23,7 +25,7 @@ int optimize_command(const OptimizeOptions& o) {
   auto loaded = load_model(o.input);
   if (!loaded.ok()) return report_error(loaded.status());
   passes::OptimizeReport report;
-  auto optimized = optimized_copy(**loaded, &report);
+  auto optimized = optimized_copy(**loaded, &report, o.skip_passes);
   if (!optimized.ok()) return report_error(optimized.status().with_context(o.input));
   Status s = io::save_model_file(**optimized, o.output);
   if (!s.ok()) return report_error(s);

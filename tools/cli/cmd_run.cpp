@@ -303,7 +303,7 @@ int run_command(const RunOptions& o) {
   // Optimize for CPU runs only: the fused ops have CPU kernels only, and --check-against compares
   // a device's run of the graph as loaded node by node.
   if (!o.no_optimize && o.device == "cpu" && o.backend == "cpu" && o.check_against.empty()) {
-    auto optimized = optimized_copy(*model, nullptr);
+    auto optimized = optimized_copy(*model, nullptr, o.skip_passes);
     if (!optimized.ok()) return report_error(optimized.status().with_context(o.model));
     model = *optimized;
   }

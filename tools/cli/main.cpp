@@ -69,9 +69,12 @@ int main_impl(int argc, char** argv) {
   OptimizeOptions optimize;
   auto* op = app.add_subcommand("optimize",
                                 "Write the model with the inference graph optimizations applied (Conv+BatchNorm folding, "
-                                "Conv/Gemm+activation fusion, MatMul+Add -> Gemm, Softmax wrapper folding, CSE, DCE)");
+                                "Conv/Gemm+activation fusion, MatMul+Add -> Gemm, Softmax wrapper folding, CSE, elementwise fusion, DCE)");
   op->add_option("model", optimize.input, "Model file (.tsr, or .onnx with the importer)")->required();
   op->add_option("-o,--output", optimize.output, "Output .tsr file")->required();
+  op->add_option("--skip-pass", optimize.skip_passes,
+                 "Leave out an optimization pass (repeatable): fold_constants, fold_pad, conv_bn, hardswish, matmul_add, "
+                 "fuse_residual, fuse_activation, softmax_wrapper, cse, fuse_elementwise, dce");
   op->footer(exit_code_table());
 
   auto* r = app.add_subcommand("run", "Run a model's main graph and print its outputs");
@@ -99,6 +102,7 @@ int main_impl(int argc, char** argv) {
       ->check(CLI::Range(0, 1000000));
   r->add_flag("--no-optimize", run.no_optimize,
               "Run the graph as loaded; by default a CPU run applies the graph optimizations of `tessera optimize` first");
+  r->add_option("--skip-pass", run.skip_passes, "Leave out an optimization pass (repeatable; see `tessera optimize --help`)");
   r->add_option("--backend", run.backend, "Backend (default cpu)");
   r->add_option("--max-memory", run.max_memory,
                 "Cap on tensor memory a run keeps alive, in bytes or with a unit (512M, 2G); "

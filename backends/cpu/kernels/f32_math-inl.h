@@ -1,0 +1,99 @@
+// f32 vector math shared by the CPU kernels that apply elementwise functions to Highway vectors:
+// the unary kernels (elementwise_unary.cpp) and FusedElementwise (fused_elementwise.cpp). Each
+// function agrees with the scalar std:: definition of the ONNX op of that name, including NaN
+// and infinities (Highway's polynomial Exp/Log/Tanh are only valid on part of the range; the
+// repairs below cover the rest), to a few ulp.
+//
+// A Highway "-inl" header (per-target include guard toggled by hwy/foreach_target.h): include it
+// after <hwy/highway.h> from a kernel file; everything lives in tsr::cpu::HWY_NAMESPACE.
+#include <limits>
+
+#if defined(TSR_CPU_F32_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TSR_CPU_F32_MATH_INL_H_
+#undef TSR_CPU_F32_MATH_INL_H_
+#else
+#define TSR_CPU_F32_MATH_INL_H_
+#endif
+
+#include <hwy/contrib/math/math-inl.h>
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace tsr::cpu {
+namespace HWY_NAMESPACE {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// e^x. hn::Exp returns 0 for NaN and is only accurate below ln(FLT_MAX).
+template <class D, class V>
+HWY_INLINE V vec_exp(D d, V x) {
+  V y = hn::Exp(d, x);
+  y = hn::IfThenElse(hn::Gt(x, hn::Set(d, 88.7228390f)), hn::Set(d, std::numeric_limits<float>::infinity()), y);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+// ln x. hn::Log is valid on (0, FLT_MAX]: 0 gives -inf, negatives NaN, +inf and NaN themselves.
+template <class D, class V>
+HWY_INLINE V vec_log(D d, V x) {
+  const V zero = hn::Zero(d);
+  V y = hn::Log(d, hn::Max(x, hn::Set(d, std::numeric_limits<float>::denorm_min())));
+  y = hn::IfThenElse(hn::Eq(x, zero), hn::Set(d, -std::numeric_limits<float>::infinity()), y);
+  y = hn::IfThenElse(hn::Lt(x, zero), hn::Set(d, std::numeric_limits<float>::quiet_NaN()), y);
+  y = hn::IfThenElse(hn::Eq(x, hn::Set(d, std::numeric_limits<float>::infinity())), x, y);
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+// 1 / (1 + e^-x), through e^-|x| so that neither branch overflows.
+template <class D, class V>
+HWY_INLINE V vec_sigmoid(D d, V x) {
+  const V one = hn::Set(d, 1.0f);
+  const V e = vec_exp(d, hn::Neg(hn::Abs(x)));
+  const V r = hn::Div(one, hn::Add(one, e));
+  return hn::IfThenElse(hn::Ge(x, hn::Zero(d)), r, hn::Mul(e, r));
+}
+
+template <class D, class V>
+HWY_INLINE V vec_tanh(D d, V x) {
+  return hn::IfThenElse(hn::IsNaN(x), x, hn::Tanh(d, x));
+}
+
+// max(x, 0), NaN passing through.
+template <class D, class V>
+HWY_INLINE V vec_relu(D d, V x) {
+  const V z = hn::Zero(d);
+  return hn::IfThenElse(hn::Lt(x, z), z, x);
+}
+
+template <class D, class V>
+HWY_INLINE V vec_leaky_relu(D d, V x, float alpha) {
+  return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(x, hn::Set(d, alpha)), x);
+}
+
+// min(max(x, lo), hi), NaN passing through.
+template <class D, class V>
+HWY_INLINE V vec_clip(D d, V x, float lo, float hi) {
+  const V c = hn::Min(hn::Max(x, hn::Set(d, lo)), hn::Set(d, hi));
+  return hn::IfThenElse(hn::IsNaN(x), x, c);
+}
+
+// max(0, min(1, alpha x + beta)), NaN passing through.
+template <class D, class V>
+HWY_INLINE V vec_hard_sigmoid(D d, V x, float alpha, float beta) {
+  const V v = hn::MulAdd(hn::Set(d, alpha), x, hn::Set(d, beta));
+  const V c = hn::Min(hn::Max(v, hn::Zero(d)), hn::Set(d, 1.0f));
+  return hn::IfThenElse(hn::IsNaN(v), v, c);
+}
+
+// x * max(0, min(1, x / 6 + 1/2)), NaN passing through.
+template <class D, class V>
+HWY_INLINE V vec_hard_swish(D d, V x) {
+  const V v = hn::MulAdd(x, hn::Set(d, 1.0f / 6.0f), hn::Set(d, 0.5f));
+  const V c = hn::Min(hn::Max(v, hn::Zero(d)), hn::Set(d, 1.0f));
+  return hn::IfThenElse(hn::IsNaN(v), v, hn::Mul(x, c));
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#endif  // TSR_CPU_F32_MATH_INL_H_
