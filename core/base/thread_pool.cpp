@@ -62,7 +62,7 @@ void ThreadPool::run_chunks() {
   }
 }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+void ThreadPool::parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   bool expected = false;

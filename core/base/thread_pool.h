@@ -28,6 +28,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/base/function_ref.h"
+
 namespace tsr {
 
 class ThreadPool {
@@ -39,7 +41,9 @@ class ThreadPool {
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
-  void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+  // `fn` is referenced, not copied (FunctionRef): it must live until parallel_for returns, which
+  // any lambda argument does.
+  void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> fn);
   // Whether the calling thread is inside a parallel_for task (its own calls then run inline).
   static bool inside_task();
 
@@ -54,7 +58,7 @@ class ThreadPool {
   std::condition_variable cv_start_, cv_done_;
   // The current job: written by the owner before `generation_` is bumped (release), read by the
   // workers after they see the new generation (acquire).
-  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
+  const FunctionRef<void(int64_t, int64_t)>* job_ = nullptr;
   int64_t job_n_ = 0, job_chunk_ = 0, job_chunks_ = 0;
   std::atomic<int64_t> next_chunk_{0};
   std::atomic<int64_t> chunks_done_{0};

@@ -49,9 +49,12 @@ struct BoolOut : std::false_type {};
 template <typename Op>
 struct BoolOut<Op, std::void_t<decltype(Op::kBoolOut)>> : std::bool_constant<Op::kBoolOut> {};
 
-// One inner run of a binary op. sa/sb are 0 (repeat element 0) or 1 (contiguous).
+// One inner run of a binary op. sa/sb are 0 (repeat element 0) or 1 (contiguous). Not inlined:
+// binary_apply reaches it from four places (contiguous or broadcast, inline or on the pool), and
+// one call per run costs nothing next to the run, while four copies of its eight loops per op
+// and dtype made elementwise.cpp the biggest object and the slowest compile of the library.
 template <typename Op, typename T, typename TO>
-inline void binary_run(const Op& op, TO* out, const T* a, int64_t sa, const T* b, int64_t sb, int64_t n) {
+HWY_NOINLINE void binary_run(const Op& op, TO* out, const T* a, int64_t sa, const T* b, int64_t sb, int64_t n) {
   int64_t i = 0;
   if constexpr (std::is_same_v<T, float> && std::is_same_v<TO, float> && HasVecF32<Op>::value) {
     const hn::ScalableTag<float> d;
@@ -138,9 +141,9 @@ Status binary_kernel(exec::KernelContext& ctx) {
   return st;
 }
 
-// One contiguous run of a unary op.
+// One contiguous run of a unary op (not inlined, as binary_run: reached inline and on the pool).
 template <typename Op, typename T, typename TO>
-inline void unary_run(const Op& op, TO* out, const T* x, int64_t n) {
+HWY_NOINLINE void unary_run(const Op& op, TO* out, const T* x, int64_t n) {
   int64_t i = 0;
   if constexpr (std::is_same_v<T, float> && std::is_same_v<TO, float> && HasVecF32<Op>::value) {
     const hn::ScalableTag<float> d;

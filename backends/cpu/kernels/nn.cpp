@@ -335,6 +335,10 @@ Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* pac
   return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act, ctx.input(3), wino);
 }
 
+// The dtypes Conv and FusedConv are compiled for: f32 and f64, or a selective build's subset
+// (core/base/selective.h).
+constexpr DTypeMask kConvDTypes = selected_dtypes("Conv") | selected_dtypes("FusedConv");
+
 // Conv and FusedConv (`act_` from the node's activation attributes, parsed once). With constant
 // f32 weights, each group's weight matrix is packed once at kernel creation (`packed_`), and 3x3
 // group-1 weights are also transformed for Winograd (`wino_`, used for stride-1 windows).
@@ -346,9 +350,12 @@ class ConvKernel final : public exec::Kernel {
     switch (ctx.input(0)->dtype()) {
       case DType::kF32:
         return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_, wino_.packed.empty() ? nullptr : &wino_);
-      case DType::kF64: return conv_typed<double>(ctx, nullptr, act_, nullptr);
-      default: return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
+      case DType::kF64:
+        if constexpr (dtype_in(kConvDTypes, DType::kF64)) return conv_typed<double>(ctx, nullptr, act_, nullptr);
+        break;
+      default: break;
     }
+    return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
   }
 
  private:

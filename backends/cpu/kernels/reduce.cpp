@@ -127,9 +127,11 @@ typename AccOf<T, K>::type reduce_row(const T* x, int64_t n) {
 }
 
 // [outer, R, inner]: out[o, i] = reduce_r x[o, r, i]. Work is split into (outer, inner block)
-// tasks so that both outer-heavy and inner-heavy shapes parallelize.
+// tasks so that both outer-heavy and inner-heavy shapes parallelize. Like reduce_rows: not
+// inlined, its body compiled once (called inline or on the pool through one FunctionRef), as it
+// is instantiated for every reduction and dtype.
 template <typename T, RK K>
-void reduce_middle(const T* x, T* out, int64_t outer, int64_t R, int64_t inner, ThreadPool& pool) {
+HWY_NOINLINE void reduce_middle(const T* x, T* out, int64_t outer, int64_t R, int64_t inner, ThreadPool& pool) {
   using A = typename AccOf<T, K>::type;
   constexpr int64_t kBlock = 512;
   const int64_t nblocks = (inner + kBlock - 1) / kBlock;
@@ -164,18 +166,20 @@ void reduce_middle(const T* x, T* out, int64_t outer, int64_t R, int64_t inner, 
       }
     }
   };
-  if (tasks <= grain || pool.num_threads() <= 1) body(0, tasks);
-  else pool.parallel_for(tasks, grain, body);
+  const FunctionRef<void(int64_t, int64_t)> fn(body);
+  if (tasks <= grain || pool.num_threads() <= 1) fn(0, tasks);
+  else pool.parallel_for(tasks, grain, fn);
 }
 
 template <typename T, RK K>
-void reduce_rows(const T* x, T* out, int64_t outer, int64_t R, ThreadPool& pool) {
+HWY_NOINLINE void reduce_rows(const T* x, T* out, int64_t outer, int64_t R, ThreadPool& pool) {
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, R));
   auto body = [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) out[o] = store_elem<T>(reduce_row<T, K>(x + o * R, R));
   };
-  if (outer <= grain || pool.num_threads() <= 1) body(0, outer);
-  else pool.parallel_for(outer, grain, body);
+  const FunctionRef<void(int64_t, int64_t)> fn(body);
+  if (outer <= grain || pool.num_threads() <= 1) fn(0, outer);
+  else pool.parallel_for(outer, grain, fn);
 }
 
 // Canonical form: merged dims with a reduce flag, size-1 dims dropped.
@@ -194,67 +198,113 @@ std::vector<Group> canonical_groups(const Shape& shape, const std::vector<bool>&
   return g;
 }
 
-template <typename T, RK K>
-Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, const std::vector<bool>& red) {
-  const std::vector<Group> g = canonical_groups(x.shape(), red);
-  const T* px = x.data<T>();
-  T* po = out.mut_data<T>();
+// How a reduction runs, whatever its kind and dtype (decided once per call, not compiled per
+// reduction and dtype).
+struct ReducePlan {
+  enum class Mode { kEmpty, kRows, kMiddle, kGather };
+  Mode mode = Mode::kRows;
+  int64_t outer = 1, R = 1, inner = 1;  // kRows: [outer, R]; kMiddle: [outer, R, inner]
+  // kGather (any other pattern): x is first copied into [kept..., reduced...] order, these dims
+  // read at these source strides, then reduced as rows [outer, R].
+  std::vector<int64_t> dims, strides;
+};
+
+ReducePlan plan_reduction(const Shape& shape, int64_t numel, const std::vector<bool>& red) {
+  ReducePlan p;
+  if (numel == 0) {
+    p.mode = ReducePlan::Mode::kEmpty;
+    return p;
+  }
+  const std::vector<Group> g = canonical_groups(shape, red);
   int64_t nred = 0;
   for (const Group& gr : g) nred += gr.reduced;
-  if (x.numel() == 0) {
-    // Empty input: every output element reduces an empty set (identity), if there are any.
-    using A = typename AccOf<T, K>::type;
-    const T v = store_elem<T>(K == RK::kLogSumExp ? r_init<A, K>() : r_finalize<A, K>(r_init<A, K>(), 0));
-    for (int64_t i = 0; i < out.numel(); ++i) po[i] = v;
-    return ok_status();
-  }
   if (nred == 0) {
-    reduce_rows<T, K>(px, po, x.numel(), 1, ctx.pool());
-    return ok_status();
+    p.outer = numel;
+    return p;
   }
   if (nred == 1) {
-    int64_t outer = 1, R = 1, inner = 1;
     bool seen = false;
     for (const Group& gr : g) {
-      if (gr.reduced) { R = gr.size; seen = true; }
-      else if (seen) inner *= gr.size;
-      else outer *= gr.size;
+      if (gr.reduced) { p.R = gr.size; seen = true; }
+      else if (seen) p.inner *= gr.size;
+      else p.outer *= gr.size;
     }
-    if (inner == 1) reduce_rows<T, K>(px, po, outer, R, ctx.pool());
-    else reduce_middle<T, K>(px, po, outer, R, inner, ctx.pool());
-    return ok_status();
+    p.mode = p.inner == 1 ? ReducePlan::Mode::kRows : ReducePlan::Mode::kMiddle;
+    return p;
   }
-  // Irregular pattern: gather into [kept..., reduced...] order, then reduce rows.
   std::vector<int64_t> src_stride(g.size());
   int64_t s = 1;
   for (size_t k = g.size(); k-- > 0;) {
     src_stride[k] = s;
     s *= g[k].size;
   }
-  std::vector<int64_t> dims, strides;
-  int64_t R = 1;
   for (int pass = 0; pass < 2; ++pass)
     for (size_t k = 0; k < g.size(); ++k)
       if (g[k].reduced == (pass == 1)) {
-        dims.push_back(g[k].size);
-        strides.push_back(src_stride[k]);
-        if (pass == 1) R *= g[k].size;
+        p.dims.push_back(g[k].size);
+        p.strides.push_back(src_stride[k]);
+        if (pass == 1) p.R *= g[k].size;
       }
-  TSR_ASSIGN_OR_RETURN(Tensor tmp, Tensor::empty(x.dtype(), x.shape()));
-  T* pt = tmp.mut_data<T>();
-  std::vector<int64_t> idx(dims.size(), 0);
+  p.outer = numel / p.R;
+  p.mode = ReducePlan::Mode::kGather;
+  return p;
+}
+
+// The kGather copy, on elements of E (an unsigned integer of the dtype's size: only bytes move).
+template <typename E>
+void gather_as(const Tensor& x, Tensor& tmp, const ReducePlan& p) {
+  const E* px = x.data<E>();
+  E* pt = tmp.mut_data<E>();
+  std::vector<int64_t> idx(p.dims.size(), 0);
   int64_t off = 0;
   const int64_t n = x.numel();
   for (int64_t i = 0; i < n; ++i) {
     pt[i] = px[off];
-    for (size_t d = dims.size(); d-- > 0;) {
-      off += strides[d];
-      if (++idx[d] < dims[d]) break;
-      off -= strides[d] * dims[d];
+    for (size_t d = p.dims.size(); d-- > 0;) {
+      off += p.strides[d];
+      if (++idx[d] < p.dims[d]) break;
+      off -= p.strides[d] * p.dims[d];
       idx[d] = 0;
     }
   }
-  reduce_rows<T, K>(pt, po, n / R, R, ctx.pool());
+}
+
+Expected<Tensor> gather_for_reduction(const Tensor& x, const ReducePlan& p) {
+  TSR_ASSIGN_OR_RETURN(Tensor tmp, Tensor::empty(x.dtype(), x.shape()));
+  switch (dtype_size(x.dtype())) {
+    case 1: gather_as<uint8_t>(x, tmp, p); break;
+    case 2: gather_as<uint16_t>(x, tmp, p); break;
+    case 4: gather_as<uint32_t>(x, tmp, p); break;
+    case 8: gather_as<uint64_t>(x, tmp, p); break;
+    default: return internal_error("reduction of ", dtype_name(x.dtype()));
+  }
+  return tmp;
+}
+
+template <typename T, RK K>
+Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, const ReducePlan& p) {
+  const T* px = x.data<T>();
+  T* po = out.mut_data<T>();
+  switch (p.mode) {
+    case ReducePlan::Mode::kEmpty: {
+      // Empty input: every output element reduces an empty set (identity), if there are any.
+      using A = typename AccOf<T, K>::type;
+      const T v = store_elem<T>(K == RK::kLogSumExp ? r_init<A, K>() : r_finalize<A, K>(r_init<A, K>(), 0));
+      for (int64_t i = 0; i < out.numel(); ++i) po[i] = v;
+      return ok_status();
+    }
+    case ReducePlan::Mode::kRows:
+      reduce_rows<T, K>(px, po, p.outer, p.R, ctx.pool());
+      return ok_status();
+    case ReducePlan::Mode::kMiddle:
+      reduce_middle<T, K>(px, po, p.outer, p.R, p.inner, ctx.pool());
+      return ok_status();
+    case ReducePlan::Mode::kGather: {
+      TSR_ASSIGN_OR_RETURN(Tensor tmp, gather_for_reduction(x, p));
+      reduce_rows<T, K>(tmp.data<T>(), po, p.outer, p.R, ctx.pool());
+      return ok_status();
+    }
+  }
   return ok_status();
 }
 
@@ -283,11 +333,12 @@ Status reduce_kernel(exec::KernelContext& ctx) {
   // Built only on failure: formatting the message on every call costs more than small kernels.
   Status st = ok_status();
   bool dispatched = false;
+  const ReducePlan plan = plan_reduction(x.shape(), x.numel(), red);
   dispatch_dtype<kSel>(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       dispatched = true;
-      st = reduce_typed<T, K>(ctx, x, *out, red);
+      st = reduce_typed<T, K>(ctx, x, *out, plan);
     }
   });
   if (!dispatched) return dtype_error<kSel>(ctx, x.dtype());
