@@ -3,7 +3,9 @@
 // Kernel families live in backends/cpu/kernels/<family>.cpp, each defining
 // `void register_<family>_kernels(tsr::cpu::KernelRegistry&)`; CMake generates
 // register_all_kernels() from the file names. A kernel is registered per op with the dtypes it
-// handles for the op's principal type (input 0 unless the family says otherwise).
+// handles for the op's principal type (input 0 unless the family says otherwise). Registrations
+// are guarded by TSR_IF_SELECTED("Op") and dtype dispatch takes the op's mask kSel
+// (core/base/selective.h), so that a selective build compiles only its ops and dtypes.
 #pragma once
 
 #include <map>
