@@ -20,6 +20,8 @@ namespace tsr::cpu {
 struct KernelDef {
   std::vector<DType> dtypes;  // dtypes of input 0 the kernel handles; empty = any (kernel checks)
   exec::KernelFactory create = nullptr;
+  // A selective build's dtypes for the op (every input must have one of them); kAllDTypes else.
+  DTypeMask selected = kAllDTypes;
 };
 
 class KernelRegistry {
@@ -28,7 +30,8 @@ class KernelRegistry {
   // keeps only the listed ops, each with the listed dtypes (a kernel registered for any dtype gets
   // exactly those), so that a node of an unselected dtype is reported as unsupported, naming the
   // node, when its Plan is created rather than failing inside the kernel. `ops` must outlive the
-  // registry (the generated table is static).
+  // registry (the generated table is static). Inputs other than input 0 are checked against the
+  // op's dtypes too (KernelDef::selected).
   void restrict_to(const SelectedOp* ops, size_t count);
   void add(const std::string& op, std::vector<DType> dtypes, exec::KernelFactory create);
   // Registers a stateless kernel function.
