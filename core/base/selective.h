@@ -1,4 +1,5 @@
-// Selective build: which ops, and which dtypes of each, a build compiles in (cmake/selective.cmake).
+// Selective build: which ops, and which dtypes of each, a build compiles in (cmake/selective.cmake,
+// mobile/selective/CMakeLists.txt).
 //
 // A minimal runtime starts from an op list written by `tessera ops --used MODEL.tsr...`: one line
 // per op type with the dtypes its nodes read and write. CMake turns the list into a header
@@ -37,14 +38,6 @@ struct SelectedOp {
 #endif
 
 namespace tsr {
-
-// True in the objects of a minimal runtime (compiled against a generated op list). Not inline:
-// internal linkage, as the value differs between a library's objects and a runtime's.
-#if TSR_SELECTIVE_BUILD
-constexpr bool kSelectiveBuild = true;
-#else
-constexpr bool kSelectiveBuild = false;
-#endif
 
 // The dtypes `op` is compiled for: every dtype in a normal build; in a selective build the
 // listed ones, or 0 when the op is not listed. consteval: evaluated where it is used, never
