@@ -5,7 +5,14 @@
 #include <sstream>
 
 #include "backends/cpu/cpu_backend.h"
+// The null device is a test device (placement and device paths without a GPU); minimal runtimes
+// (mobile/selective) leave it out with TSR_HAVE_NULL_DEVICE=0.
+#ifndef TSR_HAVE_NULL_DEVICE
+#define TSR_HAVE_NULL_DEVICE 1
+#endif
+#if TSR_HAVE_NULL_DEVICE
 #include "backends/null/null_device.h"
+#endif
 #include "core/exec/backend.h"
 #include "core/exec/device.h"
 #if TSR_HAVE_VULKAN
@@ -78,11 +85,14 @@ std::vector<std::string> available_device_backends() {
 #if TSR_HAVE_VULKAN
   v.push_back("vulkan");
 #endif
+#if TSR_HAVE_NULL_DEVICE
   v.push_back("null");
+#endif
   return v;
 }
 
 Expected<std::unique_ptr<DeviceBackend>> create_device_backend(std::string_view name) {
+#if TSR_HAVE_NULL_DEVICE
   if (name == "null") {
     // The skeleton device (backends/null): TSR_NULL_DEVICE_OPS="Conv,Relu" picks its ops.
     TSR_RETURN_IF_ERROR(check_cpu_features());
@@ -95,6 +105,7 @@ Expected<std::unique_ptr<DeviceBackend>> create_device_backend(std::string_view 
     }
     return std::unique_ptr<DeviceBackend>(new null_device::NullDevice(std::make_unique<cpu::CpuBackend>(), std::move(ops)));
   }
+#endif
 #if TSR_HAVE_VULKAN
   if (name == "vulkan") {
     TSR_ASSIGN_OR_RETURN(auto vk, vulkan::VulkanBackend::create());

@@ -16,6 +16,14 @@ namespace tsr::cpu {
 
 namespace {
 
+// The dtypes in `mask`, by code.
+std::vector<DType> dtypes_in(DTypeMask mask) {
+  std::vector<DType> v;
+  for (int d = 1; d <= 16; ++d)
+    if (dtype_valid(d) && dtype_in(mask, static_cast<DType>(d))) v.push_back(static_cast<DType>(d));
+  return v;
+}
+
 // FnKernel factories cannot capture, so stateless kernels are looked up again at creation.
 Expected<std::unique_ptr<exec::Kernel>> make_fn_kernel(const exec::KernelInit&) {
   return internal_error("make_fn_kernel is a sentinel");
@@ -23,9 +31,30 @@ Expected<std::unique_ptr<exec::Kernel>> make_fn_kernel(const exec::KernelInit&) 
 
 }  // namespace
 
+void KernelRegistry::restrict_to(const SelectedOp* ops, size_t count) {
+  selection_ = ops;
+  selection_size_ = count;
+}
+
 void KernelRegistry::add(const std::string& op, std::vector<DType> dtypes, exec::KernelFactory create) {
+  DTypeMask selected = kAllDTypes;
+  if (selection_) {
+    const SelectedOp* sel = std::find_if(selection_, selection_ + selection_size_,
+                                         [&](const SelectedOp& s) { return s.name == op; });
+    if (sel == selection_ + selection_size_) return;
+    if (sel->dtypes != kAllDTypes) {
+      if (dtypes.empty()) {
+        dtypes = dtypes_in(sel->dtypes);
+      } else {
+        dtypes.erase(std::remove_if(dtypes.begin(), dtypes.end(), [&](DType d) { return !dtype_in(sel->dtypes, d); }),
+                     dtypes.end());
+      }
+      if (dtypes.empty()) return;
+    }
+    selected = sel->dtypes;
+  }
   // Registration is fixed code run once: a duplicate is a bug that would silently replace a kernel.
-  if (!defs_.emplace(op, KernelDef{std::move(dtypes), create}).second) {
+  if (!defs_.emplace(op, KernelDef{std::move(dtypes), create, selected}).second) {
     std::fprintf(stderr, "tessera: CPU kernel for '%s' registered twice\n", op.c_str());
     std::abort();
   }
@@ -33,7 +62,7 @@ void KernelRegistry::add(const std::string& op, std::vector<DType> dtypes, exec:
 
 void KernelRegistry::add_fn(const std::string& op, std::vector<DType> dtypes, exec::KernelFn fn) {
   add(op, std::move(dtypes), &make_fn_kernel);
-  fn_by_op_[op] = fn;
+  if (defs_.count(op)) fn_by_op_[op] = fn;
 }
 
 const KernelDef* KernelRegistry::find(std::string_view op) const {
@@ -85,6 +114,12 @@ const KernelRegistry& kernel_registry() {
 
 namespace {
 
+std::string dtype_list(DTypeMask mask) {
+  std::string s;
+  for (DType d : dtypes_in(mask)) s += str_cat(s.empty() ? "" : ", ", dtype_name(d));
+  return s;
+}
+
 bool dtype_ok(const KernelDef& def, const std::vector<ops::ValueType>& inputs) {
   if (def.dtypes.empty() || inputs.empty() || inputs[0].dtype == DType::kUndefined) return true;
   return std::find(def.dtypes.begin(), def.dtypes.end(), inputs[0].dtype) != def.dtypes.end();
@@ -101,9 +136,22 @@ Expected<std::unique_ptr<exec::Kernel>> CpuBackend::create_kernel(const exec::Ke
   const KernelRegistry& reg = kernel_registry();
   const KernelDef* def = reg.find(init.node.op);
   if (!def) return unsupported(init.place, ": no cpu kernel for op ", init.node.op);
-  if (!dtype_ok(*def, init.input_types))
+  if (!dtype_ok(*def, init.input_types)) {
+    std::string have;
+    for (DType d : def->dtypes) have += str_cat(have.empty() ? "" : ", ", dtype_name(d));
     return unsupported(init.place, ": no cpu kernel for ", init.node.op, " with input dtype ",
-                       dtype_name(init.input_types[0].dtype));
+                       dtype_name(init.input_types[0].dtype), " (this build has ", have, ")");
+  }
+  if (def->selected != kAllDTypes) {
+    // A selective build compiled the op's kernels for its op list's dtypes only (core/base/selective.h).
+    for (size_t k = 0; k < init.input_types.size(); ++k) {
+      const ops::ValueType& t = init.input_types[k];
+      if (k < init.node.inputs.size() && init.node.inputs[k] >= 0 && t.dtype != DType::kUndefined &&
+          !dtype_in(def->selected, t.dtype))
+        return unsupported(init.place, ".input[", k, "]: no cpu kernel for ", init.node.op, " with dtype ",
+                           dtype_name(t.dtype), " (this build has ", dtype_list(def->selected), ")");
+    }
+  }
   if (def->create == &make_fn_kernel)
     return std::unique_ptr<exec::Kernel>(new exec::FnKernel(reg.find_fn(init.node.op)));
   return def->create(init);

@@ -3,13 +3,16 @@
 // Kernel families live in backends/cpu/kernels/<family>.cpp, each defining
 // `void register_<family>_kernels(tsr::cpu::KernelRegistry&)`; CMake generates
 // register_all_kernels() from the file names. A kernel is registered per op with the dtypes it
-// handles for the op's principal type (input 0 unless the family says otherwise).
+// handles for the op's principal type (input 0 unless the family says otherwise). Registrations
+// are guarded by TSR_IF_SELECTED("Op") and dtype dispatch takes the op's mask kSel
+// (core/base/selective.h), so that a selective build compiles only its ops and dtypes.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/base/selective.h"
 #include "core/exec/backend.h"
 
 namespace tsr::cpu {
@@ -17,10 +20,19 @@ namespace tsr::cpu {
 struct KernelDef {
   std::vector<DType> dtypes;  // dtypes of input 0 the kernel handles; empty = any (kernel checks)
   exec::KernelFactory create = nullptr;
+  // A selective build's dtypes for the op (every input must have one of them); kAllDTypes else.
+  DTypeMask selected = kAllDTypes;
 };
 
 class KernelRegistry {
  public:
+  // Selective builds (core/base/selective.h) call this before the families register: add() then
+  // keeps only the listed ops, each with the listed dtypes (a kernel registered for any dtype gets
+  // exactly those), so that a node of an unselected dtype is reported as unsupported, naming the
+  // node, when its Plan is created rather than failing inside the kernel. `ops` must outlive the
+  // registry (the generated table is static). Inputs other than input 0 are checked against the
+  // op's dtypes too (KernelDef::selected).
+  void restrict_to(const SelectedOp* ops, size_t count);
   void add(const std::string& op, std::vector<DType> dtypes, exec::KernelFactory create);
   // Registers a stateless kernel function.
   void add_fn(const std::string& op, std::vector<DType> dtypes, exec::KernelFn fn);
@@ -32,6 +44,8 @@ class KernelRegistry {
  private:
   std::map<std::string, KernelDef, std::less<>> defs_;
   std::map<std::string, exec::KernelFn, std::less<>> fn_by_op_;
+  const SelectedOp* selection_ = nullptr;  // restrict_to; null: every op and dtype
+  size_t selection_size_ = 0;
 };
 
 // Generated (CMake): calls every register_<family>_kernels in backends/cpu/kernels/.

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/base/selective.h"
+
 namespace tsr {
 
 enum class DType : uint8_t {
@@ -76,24 +78,42 @@ template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::kU3
 template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::kU64; };
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
 
+constexpr DTypeMask dtype_bit(DType t) { return DTypeMask{1} << static_cast<unsigned>(t); }
+constexpr bool dtype_in(DTypeMask mask, DType t) { return (mask & dtype_bit(t)) != 0; }
+
+namespace dtype_detail {
+template <DTypeMask kSelected, typename T, typename F>
+bool call_if_selected(F& f) {
+  if constexpr (dtype_in(kSelected, DTypeOf<T>::value)) {
+    f(T{});
+    return true;
+  } else {
+    return false;
+  }
+}
+}  // namespace dtype_detail
+
 // Calls f(T{}) with T the C++ type of `t` for the numeric dtypes and bool (not string,
 // not undefined; f16/bf16 map to Half/BFloat16). Returns false if `t` is not one of those.
-template <typename F>
+// kSelected (a selective build's dtypes for one op, core/base/selective.h) narrows the set: a
+// dtype outside it returns false as if unknown, and f is not instantiated for it.
+template <DTypeMask kSelected = kAllDTypes, typename F>
 bool dispatch_dtype(DType t, F&& f) {
+  using dtype_detail::call_if_selected;
   switch (t) {
-    case DType::kF32: f(float{}); return true;
-    case DType::kF64: f(double{}); return true;
-    case DType::kF16: f(Half{}); return true;
-    case DType::kBF16: f(BFloat16{}); return true;
-    case DType::kI8: f(int8_t{}); return true;
-    case DType::kU8: f(uint8_t{}); return true;
-    case DType::kI16: f(int16_t{}); return true;
-    case DType::kU16: f(uint16_t{}); return true;
-    case DType::kI32: f(int32_t{}); return true;
-    case DType::kI64: f(int64_t{}); return true;
-    case DType::kU32: f(uint32_t{}); return true;
-    case DType::kU64: f(uint64_t{}); return true;
-    case DType::kBool: f(bool{}); return true;
+    case DType::kF32: return call_if_selected<kSelected, float>(f);
+    case DType::kF64: return call_if_selected<kSelected, double>(f);
+    case DType::kF16: return call_if_selected<kSelected, Half>(f);
+    case DType::kBF16: return call_if_selected<kSelected, BFloat16>(f);
+    case DType::kI8: return call_if_selected<kSelected, int8_t>(f);
+    case DType::kU8: return call_if_selected<kSelected, uint8_t>(f);
+    case DType::kI16: return call_if_selected<kSelected, int16_t>(f);
+    case DType::kU16: return call_if_selected<kSelected, uint16_t>(f);
+    case DType::kI32: return call_if_selected<kSelected, int32_t>(f);
+    case DType::kI64: return call_if_selected<kSelected, int64_t>(f);
+    case DType::kU32: return call_if_selected<kSelected, uint32_t>(f);
+    case DType::kU64: return call_if_selected<kSelected, uint64_t>(f);
+    case DType::kBool: return call_if_selected<kSelected, bool>(f);
     default: return false;
   }
 }

@@ -1,12 +1,20 @@
 /* Tests of the C API (core/include/tessera/tessera_c.h), written in C11 and compiled as C.
  *
  *   tessera_c_api_test [MODEL_DIR...]
+ *   tessera_c_api_test --expect-unsupported MODEL.tsr TEXT...
+ *   tessera_c_api_test --expect-supported MODEL.tsr
  *
  * Always runs every function's argument and error paths that need no model. For each MODEL_DIR
  * (written by tests/c_api/prepare_model.py: model.tsr, manifest.txt, ref/ holding
  * onnxruntime-node's outputs) it also runs the session error paths on that model and compares
  * its outputs, loaded from a file and from memory, with onnxruntime's at rtol = atol = 1e-4.
- * Exit status: 0 pass, 1 fail, 77 when a MODEL_DIR has no manifest (model not prepared).
+ * --expect-unsupported checks that loading MODEL.tsr and creating a session fails with
+ * TSR_ERR_UNSUPPORTED and a message naming the node ("node[") and containing each TEXT: what a
+ * minimal runtime (the same program built by mobile/selective/) says about a model that needs an
+ * op or dtype its op list left out. --expect-supported checks that both succeed (the full runtime
+ * on the same model, so that the error above is the selection's, not the model's).
+ * Exit status: 0 pass, 1 fail, 77 when a MODEL_DIR has no manifest or MODEL.tsr is absent (model
+ * not prepared).
  */
 #include <math.h>
 #include <stdio.h>
@@ -400,7 +408,49 @@ static int test_model(const char* dir) {
   return 0;
 }
 
+/* Loads `path` and creates a session; returns the first error (NULL: both succeeded). */
+static tsr_error* open_model(const char* path) {
+  tsr_error* err = NULL;
+  tsr_model* m = tsr_model_load_file(path, &err);
+  tsr_session* s = m ? tsr_session_create(m, NULL, &err) : NULL;
+  tsr_session_free(s);
+  tsr_model_free(m);
+  return err;
+}
+
+static int expect_unsupported(const char* path, char** needles, int n) {
+  tsr_error* err = open_model(path);
+  const char* msg = err ? tsr_error_message(err) : "";
+  int ok = err && tsr_error_code(err) == TSR_ERR_UNSUPPORTED && strstr(msg, "node[") != NULL;
+  for (int i = 0; i < n; ++i) ok = ok && strstr(msg, needles[i]) != NULL;
+  if (ok) printf("ok   %s -> %d: %s\n", path, TSR_ERR_UNSUPPORTED, msg);
+  else fprintf(stderr, "FAIL %s: code %d \"%s\", expected code %d naming the node\n", path, tsr_error_code(err), msg,
+               TSR_ERR_UNSUPPORTED);
+  tsr_error_free(err);
+  return ok ? 0 : 1;
+}
+
+static int expect_supported(const char* path) {
+  tsr_error* err = open_model(path);
+  if (err) fprintf(stderr, "FAIL %s: %d %s\n", path, tsr_error_code(err), tsr_error_message(err));
+  else printf("ok   %s loads and gets a session\n", path);
+  tsr_error_free(err);
+  return err ? 1 : 0;
+}
+
+/* 77 (skip) when the model was not written (make_unselected.py skips without a host CLI). */
+static int exists_or_skip(const char* path) {
+  FILE* f = fopen(path, "rb");
+  if (f) fclose(f);
+  else printf("SKIP: %s is absent (tests/c_api/make_unselected.py writes it)\n", path);
+  return f ? 0 : 77;
+}
+
 int main(int argc, char** argv) {
+  if (argc >= 3 && strcmp(argv[1], "--expect-unsupported") == 0)
+    return exists_or_skip(argv[2]) ? 77 : expect_unsupported(argv[2], argv + 3, argc - 3);
+  if (argc == 3 && strcmp(argv[1], "--expect-supported") == 0)
+    return exists_or_skip(argv[2]) ? 77 : expect_supported(argv[2]);
   test_errors_and_values();
   int skipped = 0;
   for (int i = 1; i < argc; ++i) skipped |= test_model(argv[i]) == 77;

@@ -73,7 +73,8 @@ struct InspectOptions {
 struct OpsOptions {
   bool markdown = false;
   // --used MODEL...: print (or write to `output`) the sorted op types the models' graphs use,
-  // subgraphs included, one per line: the input of -DTSR_SELECTED_OPS (selective build).
+  // subgraphs included, one per line with the dtypes their nodes use: the input of
+  // -DTSR_SELECTED_OPS (selective build).
   std::vector<std::string> used;
   std::string output;
 };

@@ -1,6 +1,7 @@
 // `tessera ops`: the registered ops and the CPU backend's kernel dtypes.
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -35,14 +36,22 @@ std::string md_cell(std::string s) {
   return out;
 }
 
-// `tessera ops --used`: the union of op types over every graph (subgraphs too) of the models.
+// `tessera ops --used`: the union of op types over every graph (subgraphs too) of the models, each
+// with the dtypes its nodes read and write (inputs and outputs, sequences by element dtype): the
+// selective build compiles those ops' kernels for those dtypes only. A value whose dtype is not
+// known before run time makes its op `*` (every dtype).
 int used_ops_command(const OpsOptions& o) {
-  std::set<std::string> used;
+  std::map<std::string, std::set<DType>> used;
   for (const auto& path : o.used) {
     auto model = load_model(path);
     if (!model.ok()) return report_error(model.status());
     for (const auto& g : (*model)->graphs)
-      for (const auto& n : g.nodes) used.insert(n.op);
+      for (const auto& n : g.nodes) {
+        std::set<DType>& dts = used[n.op];
+        for (const auto* ids : {&n.inputs, &n.outputs})
+          for (int32_t t : *ids)
+            if (t >= 0) dts.insert(g.tensors[static_cast<size_t>(t)].dtype);
+      }
   }
   std::ofstream file;
   if (!o.output.empty()) {
@@ -52,8 +61,16 @@ int used_ops_command(const OpsOptions& o) {
   std::ostream& out = o.output.empty() ? std::cout : file;
   out << "# tessera ops --used";
   for (const auto& path : o.used) out << " " << path.substr(path.find_last_of('/') + 1);
-  out << "\n";
-  for (const auto& op : used) out << op << "\n";
+  out << "\n# op type, then the dtypes its nodes read and write (*: known only at run time)\n";
+  for (const auto& [op, dts] : used) {
+    out << op;
+    if (dts.count(DType::kUndefined)) {
+      out << " *";
+    } else {
+      for (DType d : dts) out << " " << dtype_name(d);
+    }
+    out << "\n";
+  }
   out.flush();
   if (!out) return report_error(resource_error("writing ", o.output.empty() ? "stdout" : o.output, " failed"));
   return kExitOk;

@@ -135,8 +135,8 @@ int main_impl(int argc, char** argv) {
   auto* o = app.add_subcommand("ops", "List the registered ops and the CPU backend's kernel dtypes");
   o->add_flag("--markdown", ops.markdown, "Print a Markdown table");
   o->add_option("--used", ops.used,
-                "Instead, list the op types these models (.tsr/.onnx) use, one per line: the file "
-                "-DTSR_SELECTED_OPS takes for a selective build")
+                "Instead, list the op types these models (.tsr/.onnx) use, one per line with the "
+                "dtypes their nodes use: the file -DTSR_SELECTED_OPS takes for a selective build")
       ->expected(1, -1);
   o->add_option("-o,--output", ops.output, "With --used: write the list to this file");
   o->footer(exit_code_table());

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/base/function_ref.h"
 #include "core/base/status.h"
 #include "core/base/thread_pool.h"
 #include "core/tensor/dtype.h"
@@ -60,9 +61,13 @@ class BroadcastIter {
  public:
   static constexpr int kMaxRank = 16;
 
+  // A callback for each inner run: (out_offset, in_offsets, in_strides, len).
+  using RunFn = FunctionRef<void(int64_t, const std::array<int64_t, N>&, const std::array<int64_t, N>&, int64_t)>;
+
   // `out` must be the broadcast of `ins` (the OpDef's inference guarantees it; a mismatch is
-  // reported as an internal error rather than trusted).
-  static Expected<BroadcastIter> make(const Shape& out, const std::array<const Shape*, N>& ins) {
+  // reported as an internal error rather than trusted). Not inlined: once per call, and kernels
+  // instantiated per op and dtype would otherwise each carry a copy.
+  [[gnu::noinline]] static Expected<BroadcastIter> make(const Shape& out, const std::array<const Shape*, N>& ins) {
     BroadcastIter it;
     const size_t r = out.size();
     // spans[k][d]: input k has the full extent of output dim d (else it broadcasts it).
@@ -154,6 +159,10 @@ class BroadcastIter {
     }
   }
 
+  // for_each_run with the callback behind a FunctionRef: one out-of-line copy per N for the
+  // elementwise kernels' many (op, dtype) instantiations (parallel_broadcast).
+  [[gnu::noinline]] void for_each_run_ref(int64_t begin, int64_t end, RunFn f) const { for_each_run(begin, end, f); }
+
  private:
   int rank_ = 0;
   int64_t numel_ = 0;
@@ -162,20 +171,26 @@ class BroadcastIter {
   std::array<std::array<int64_t, kMaxRank>, N> strides_{};
 };
 
-// Runs f(begin, end) over [0, n), split across the pool when n is large.
+// Runs f(begin, end) over [0, n), split across the pool when n is large. Both paths call f
+// through one FunctionRef, so f's body is compiled once (not inline here and again for the pool):
+// an indirect call per chunk is nothing next to a chunk, and elementwise kernels instantiate this
+// for every op and dtype.
 template <typename F>
 void parallel_elements(ThreadPool& pool, int64_t n, F&& f) {
+  const FunctionRef<void(int64_t, int64_t)> fn(f);
   if (n <= kElementwiseGrain || pool.num_threads() <= 1) {
-    if (n > 0) f(int64_t{0}, n);
+    if (n > 0) fn(int64_t{0}, n);
     return;
   }
-  pool.parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { f(b, e); });
+  pool.parallel_for(n, kElementwiseGrain, fn);
 }
 
-// Drives a broadcast walk over the pool: f(out_offset, in_offsets, in_strides, len) per run.
+// Drives a broadcast walk over the pool: f(out_offset, in_offsets, in_strides, len) per run. The
+// walk is compiled once per N (for_each_run_ref) and calls f through a FunctionRef, once per run.
 template <size_t N, typename F>
 void parallel_broadcast(ThreadPool& pool, const BroadcastIter<N>& it, F&& f) {
-  parallel_elements(pool, it.numel(), [&](int64_t b, int64_t e) { it.for_each_run(b, e, f); });
+  const typename BroadcastIter<N>::RunFn run(f);
+  parallel_elements(pool, it.numel(), [&](int64_t b, int64_t e) { it.for_each_run_ref(b, e, run); });
 }
 
 }  // namespace tsr::cpu

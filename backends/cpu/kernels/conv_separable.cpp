@@ -185,7 +185,7 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
 }  // namespace
 
 void register_conv_separable_target(KernelRegistry& r) {
-  r.add("FusedSeparableConv", {DType::kF32}, &create_separable);
+  TSR_IF_SELECTED("FusedSeparableConv") r.add("FusedSeparableConv", {DType::kF32}, &create_separable);
 }
 
 }  // namespace HWY_NAMESPACE

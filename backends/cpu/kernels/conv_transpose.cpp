@@ -88,7 +88,7 @@ Status conv_transpose(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_conv_transpose_kernels(KernelRegistry& r) {
-  r.add_fn("ConvTranspose", {DType::kF32, DType::kF64}, conv_transpose);
+  TSR_IF_SELECTED("ConvTranspose") r.add_fn("ConvTranspose", {DType::kF32, DType::kF64}, conv_transpose);
 }
 
 }  // namespace tsr::cpu

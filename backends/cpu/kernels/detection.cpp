@@ -229,9 +229,9 @@ Status grid_sample(KernelContext& ctx) {
 }  // namespace
 
 void register_detection_kernels(KernelRegistry& r) {
-  r.add_fn("NonMaxSuppression", {DType::kF32}, non_max_suppression);
-  r.add_fn("RoiAlign", {DType::kF32, DType::kF64, DType::kF16}, roi_align);
-  r.add_fn("GridSample", {DType::kF32, DType::kF64, DType::kF16}, grid_sample);
+  TSR_IF_SELECTED("NonMaxSuppression") r.add_fn("NonMaxSuppression", {DType::kF32}, non_max_suppression);
+  TSR_IF_SELECTED("RoiAlign") r.add_fn("RoiAlign", {DType::kF32, DType::kF64, DType::kF16}, roi_align);
+  TSR_IF_SELECTED("GridSample") r.add_fn("GridSample", {DType::kF32, DType::kF64, DType::kF16}, grid_sample);
 }
 
 }  // namespace tsr::cpu

@@ -143,11 +143,11 @@ struct XorOp : BoolOnly {
 };
 
 // Integer Div/Mod by zero is undefined in ONNX and traps on x86: report it instead.
-template <typename Op>
+template <typename Op, DTypeMask kSel>
 Status int_division_kernel(exec::KernelContext& ctx) {
   const Tensor& b = *ctx.input(1);
   bool has_zero = false;
-  dispatch_dtype(b.dtype(), [&](auto tag) {
+  dispatch_dtype<kSel>(b.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (kIsInt<T>) {
       const T* p = b.data<T>();
@@ -155,7 +155,7 @@ Status int_division_kernel(exec::KernelContext& ctx) {
     }
   });
   if (has_zero) return ctx.error("integer ", ctx.node().op, " by zero (input[1] contains 0)");
-  return binary_kernel<Op>(ctx);
+  return binary_kernel<Op, kSel>(ctx);
 }
 
 // Pow: the exponent may have another dtype. Float bases compute in their compute type; integer
@@ -197,6 +197,7 @@ void pow_typed(const Tensor& x, const Tensor& y, Tensor& out, ThreadPool& pool, 
   });
 }
 
+template <DTypeMask kSel>
 Status pow_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const Tensor& y = *ctx.input(1);
@@ -207,7 +208,7 @@ Status pow_kernel(exec::KernelContext& ctx) {
     using T = decltype(btag);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || kIsHalfLike<T> ||
                   std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
-      dispatch_dtype(y.dtype(), [&](auto etag) {
+      dispatch_dtype<kSel>(y.dtype(), [&](auto etag) {
         using E = decltype(etag);
         if constexpr (!std::is_same_v<E, bool>) {
           if constexpr (std::is_same_v<T, float> && std::is_same_v<E, float>) {
@@ -223,12 +224,16 @@ Status pow_kernel(exec::KernelContext& ctx) {
       });
     }
   };
-  dispatch_dtype(x.dtype(), with_base);
-  if (!done) return ctx.error("no cpu kernel for Pow with dtypes ", dtype_name(x.dtype()), ", ", dtype_name(y.dtype()));
+  dispatch_dtype<kSel>(x.dtype(), with_base);
+  if (!done) {
+    if (kSel != kAllDTypes) return dtype_error<kSel>(ctx, dtype_in(kSel, x.dtype()) ? y.dtype() : x.dtype());
+    return ctx.error("no cpu kernel for Pow with dtypes ", dtype_name(x.dtype()), ", ", dtype_name(y.dtype()));
+  }
   return ok_status();
 }
 
 // Where: three-way broadcast, cond is bool.
+template <DTypeMask kSel>
 Status where_kernel(exec::KernelContext& ctx) {
   const Tensor& c = *ctx.input(0);
   const Tensor& x = *ctx.input(1);
@@ -236,7 +241,7 @@ Status where_kernel(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   TSR_ASSIGN_OR_RETURN(auto it, BroadcastIter<3>::make(out->shape(), {&c.shape(), &x.shape(), &y.shape()}));
   bool done = false;
-  dispatch_dtype(x.dtype(), [&](auto tag) {
+  dispatch_dtype<kSel>(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const bool* pc = c.data<bool>();
     const T* px = x.data<T>();
@@ -251,13 +256,16 @@ Status where_kernel(exec::KernelContext& ctx) {
     });
     done = true;
   });
-  if (!done) return ctx.error("no cpu kernel for Where on ", dtype_name(x.dtype()));
+  if (!done) {
+    if (kSel != kAllDTypes) return dtype_error<kSel>(ctx, x.dtype());
+    return ctx.error("no cpu kernel for Where on ", dtype_name(x.dtype()));
+  }
   return ok_status();
 }
 
 // Max/Min/Sum/Mean over 1..N inputs: the first pair writes the output, later inputs fold into it
 // in place (the output already has the full broadcast shape, so aliasing is element-aligned).
-template <typename Op, bool kMean>
+template <typename Op, bool kMean, DTypeMask kSel>
 Status variadic_kernel(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const Tensor& a = *ctx.input(0);
@@ -265,7 +273,7 @@ Status variadic_kernel(exec::KernelContext& ctx) {
   // Built only on failure: formatting the message on every call costs more than small kernels.
   Status st = ok_status();
   bool dispatched = false;
-  dispatch_dtype(a.dtype(), [&](auto tag) {
+  dispatch_dtype<kSel>(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
       dispatched = true;
@@ -284,7 +292,7 @@ Status variadic_kernel(exec::KernelContext& ctx) {
       }
     }
   });
-  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
+  if (!dispatched) return dtype_error<kSel>(ctx, a.dtype());
   return st;
 }
 
@@ -296,36 +304,36 @@ void register_elementwise_target(KernelRegistry& r) {
                              DType::kI32, DType::kI64, DType::kU32, DType::kU64};
   std::vector<DType> num_bool = num;
   num_bool.push_back(DType::kBool);
-  r.add_fn("Add", num, &binary_kernel<AddOp>);
-  r.add_fn("Sub", num, &binary_kernel<SubOp>);
-  r.add_fn("Mul", num, &binary_kernel<MulOp>);
-  r.add_fn("Div", num, [](exec::KernelContext& ctx) -> Status {
-    if (dtype_is_integer(ctx.input(0)->dtype())) return int_division_kernel<DivOp>(ctx);
-    return binary_kernel<DivOp>(ctx);
+  TSR_IF_SELECTED("Add") r.add_fn("Add", num, &binary_kernel<AddOp, kSel>);
+  TSR_IF_SELECTED("Sub") r.add_fn("Sub", num, &binary_kernel<SubOp, kSel>);
+  TSR_IF_SELECTED("Mul") r.add_fn("Mul", num, &binary_kernel<MulOp, kSel>);
+  TSR_IF_SELECTED("Div") r.add_fn("Div", num, [](exec::KernelContext& ctx) -> Status {
+    if (dtype_is_integer(ctx.input(0)->dtype())) return int_division_kernel<DivOp, kSel>(ctx);
+    return binary_kernel<DivOp, kSel>(ctx);
   });
-  r.add_fn("Mod", num, [](exec::KernelContext& ctx) -> Status {
-    if (dtype_is_integer(ctx.input(0)->dtype())) return int_division_kernel<ModOp>(ctx);
-    return binary_kernel<ModOp>(ctx);
+  TSR_IF_SELECTED("Mod") r.add_fn("Mod", num, [](exec::KernelContext& ctx) -> Status {
+    if (dtype_is_integer(ctx.input(0)->dtype())) return int_division_kernel<ModOp, kSel>(ctx);
+    return binary_kernel<ModOp, kSel>(ctx);
   });
-  r.add_fn("BitShift", {DType::kU8, DType::kU16, DType::kU32, DType::kU64}, &binary_kernel<BitShiftOp>);
-  r.add_fn("BitwiseAnd", ints, &binary_kernel<BitAndOp>);
-  r.add_fn("BitwiseOr", ints, &binary_kernel<BitOrOp>);
-  r.add_fn("BitwiseXor", ints, &binary_kernel<BitXorOp>);
-  r.add_fn("PRelu", num, &binary_kernel<PReluOp>);
-  r.add_fn("Equal", num_bool, &binary_kernel<EqualOp>);
-  r.add_fn("Greater", num, &binary_kernel<GreaterOp>);
-  r.add_fn("Less", num, &binary_kernel<LessOp>);
-  r.add_fn("GreaterOrEqual", num, &binary_kernel<GreaterEqOp>);
-  r.add_fn("LessOrEqual", num, &binary_kernel<LessEqOp>);
-  r.add_fn("And", {DType::kBool}, &binary_kernel<AndOp>);
-  r.add_fn("Or", {DType::kBool}, &binary_kernel<OrOp>);
-  r.add_fn("Xor", {DType::kBool}, &binary_kernel<XorOp>);
-  r.add_fn("Pow", {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32, DType::kI64}, &pow_kernel);
-  r.add_fn("Where", {DType::kBool}, &where_kernel);
-  r.add_fn("Max", num, &variadic_kernel<MaxOp, false>);
-  r.add_fn("Min", num, &variadic_kernel<MinOp, false>);
-  r.add_fn("Sum", num, &variadic_kernel<AddOp, false>);
-  r.add_fn("Mean", num, &variadic_kernel<AddOp, true>);
+  TSR_IF_SELECTED("BitShift") r.add_fn("BitShift", {DType::kU8, DType::kU16, DType::kU32, DType::kU64}, &binary_kernel<BitShiftOp, kSel>);
+  TSR_IF_SELECTED("BitwiseAnd") r.add_fn("BitwiseAnd", ints, &binary_kernel<BitAndOp, kSel>);
+  TSR_IF_SELECTED("BitwiseOr") r.add_fn("BitwiseOr", ints, &binary_kernel<BitOrOp, kSel>);
+  TSR_IF_SELECTED("BitwiseXor") r.add_fn("BitwiseXor", ints, &binary_kernel<BitXorOp, kSel>);
+  TSR_IF_SELECTED("PRelu") r.add_fn("PRelu", num, &binary_kernel<PReluOp, kSel>);
+  TSR_IF_SELECTED("Equal") r.add_fn("Equal", num_bool, &binary_kernel<EqualOp, kSel>);
+  TSR_IF_SELECTED("Greater") r.add_fn("Greater", num, &binary_kernel<GreaterOp, kSel>);
+  TSR_IF_SELECTED("Less") r.add_fn("Less", num, &binary_kernel<LessOp, kSel>);
+  TSR_IF_SELECTED("GreaterOrEqual") r.add_fn("GreaterOrEqual", num, &binary_kernel<GreaterEqOp, kSel>);
+  TSR_IF_SELECTED("LessOrEqual") r.add_fn("LessOrEqual", num, &binary_kernel<LessEqOp, kSel>);
+  TSR_IF_SELECTED("And") r.add_fn("And", {DType::kBool}, &binary_kernel<AndOp, kSel>);
+  TSR_IF_SELECTED("Or") r.add_fn("Or", {DType::kBool}, &binary_kernel<OrOp, kSel>);
+  TSR_IF_SELECTED("Xor") r.add_fn("Xor", {DType::kBool}, &binary_kernel<XorOp, kSel>);
+  TSR_IF_SELECTED("Pow") r.add_fn("Pow", {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32, DType::kI64}, &pow_kernel<kSel>);
+  TSR_IF_SELECTED("Where") r.add_fn("Where", {DType::kBool}, &where_kernel<kSel>);
+  TSR_IF_SELECTED("Max") r.add_fn("Max", num, &variadic_kernel<MaxOp, false, kSel>);
+  TSR_IF_SELECTED("Min") r.add_fn("Min", num, &variadic_kernel<MinOp, false, kSel>);
+  TSR_IF_SELECTED("Sum") r.add_fn("Sum", num, &variadic_kernel<AddOp, false, kSel>);
+  TSR_IF_SELECTED("Mean") r.add_fn("Mean", num, &variadic_kernel<AddOp, true, kSel>);
 }
 
 }  // namespace HWY_NAMESPACE

@@ -186,11 +186,18 @@ bool parse_float(const std::string& s, F* out) {
   return *end == '\0';
 }
 
+// A selective build without a kernel for this pair of dtypes (core/base/selective.h).
+Status not_selected(const exec::KernelContext& ctx, DType from, DType to) {
+  return unsupported(ctx.place(), ": Cast from ", dtype_name(from), " to ", dtype_name(to),
+                     " is not in this build's op selection (tessera ops --used)");
+}
+
+template <DTypeMask kSel>
 Status cast_from_string(exec::KernelContext& ctx, const Tensor& in, Tensor& out) {
   const auto* src = in.data<std::string>();
   const int64_t n = in.numel();
   Status st = ok_status();
-  const bool handled = dispatch_dtype(out.dtype(), [&](auto dtag) {
+  const bool handled = dispatch_dtype<kSel>(out.dtype(), [&](auto dtag) {
     using D = decltype(dtag);
     D* dst = out.mut_data<D>();
     for (int64_t i = 0; i < n && st.ok(); ++i) {
@@ -221,10 +228,16 @@ Status cast_from_string(exec::KernelContext& ctx, const Tensor& in, Tensor& out)
       }
     }
   });
-  if (!handled) return ctx.error("Cast from string to ", dtype_name(out.dtype()), " is not supported");
+  if (!handled) {
+    if (kSel != kAllDTypes) return not_selected(ctx, DType::kString, out.dtype());
+    return ctx.error("Cast from string to ", dtype_name(out.dtype()), " is not supported");
+  }
   return st;
 }
 
+// Cast/CastLike's kernel. kSel: the dtypes compiled in (source and target; a selective build's,
+// core/base/selective.h).
+template <DTypeMask kSel>
 Status cast_kernel(exec::KernelContext& ctx) {
   const Tensor& in = *ctx.input(0);
   const DType to = ctx.output_type(0).dtype;
@@ -233,19 +246,24 @@ Status cast_kernel(exec::KernelContext& ctx) {
     return ok_status();
   }
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
-  if (in.dtype() == DType::kString) return cast_from_string(ctx, in, *out);
+  if (in.dtype() == DType::kString) {
+    if constexpr (dtype_in(kSel, DType::kString)) return cast_from_string<kSel>(ctx, in, *out);
+    else return not_selected(ctx, in.dtype(), to);
+  }
   bool done = false;
-  dispatch_dtype(in.dtype(), [&](auto stag) {
+  dispatch_dtype<kSel>(in.dtype(), [&](auto stag) {
     using S = decltype(stag);
     if constexpr (std::is_same_v<S, std::string>) {
       return;
     } else if (to == DType::kString) {
-      const S* src = in.data<S>();
-      auto* dst = out->mut_data<std::string>();
-      for (int64_t i = 0; i < in.numel(); ++i) dst[i] = to_str<S>(src[i]);
-      done = true;
+      if constexpr (dtype_in(kSel, DType::kString)) {
+        const S* src = in.data<S>();
+        auto* dst = out->mut_data<std::string>();
+        for (int64_t i = 0; i < in.numel(); ++i) dst[i] = to_str<S>(src[i]);
+        done = true;
+      }
     } else {
-      dispatch_dtype(to, [&](auto dtag) {
+      dispatch_dtype<kSel>(to, [&](auto dtag) {
         using D = decltype(dtag);
         if constexpr (!std::is_same_v<D, std::string>) {
           cast_loop<D, S>(in, *out, ctx.pool());
@@ -254,15 +272,18 @@ Status cast_kernel(exec::KernelContext& ctx) {
       });
     }
   });
-  if (!done) return ctx.error("Cast from ", dtype_name(in.dtype()), " to ", dtype_name(to), " is not supported");
+  if (!done) {
+    if (kSel != kAllDTypes) return not_selected(ctx, in.dtype(), to);
+    return ctx.error("Cast from ", dtype_name(in.dtype()), " to ", dtype_name(to), " is not supported");
+  }
   return ok_status();
 }
 
 }  // namespace
 
 void register_elementwise_cast_kernels(KernelRegistry& r) {
-  r.add_fn("Cast", {}, &cast_kernel);
-  r.add_fn("CastLike", {}, &cast_kernel);
+  TSR_IF_SELECTED("Cast") r.add_fn("Cast", {}, &cast_kernel<kSel>);
+  TSR_IF_SELECTED("CastLike") r.add_fn("CastLike", {}, &cast_kernel<kSel>);
 }
 
 }  // namespace tsr::cpu

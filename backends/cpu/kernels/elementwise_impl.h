@@ -49,9 +49,12 @@ struct BoolOut : std::false_type {};
 template <typename Op>
 struct BoolOut<Op, std::void_t<decltype(Op::kBoolOut)>> : std::bool_constant<Op::kBoolOut> {};
 
-// One inner run of a binary op. sa/sb are 0 (repeat element 0) or 1 (contiguous).
+// One inner run of a binary op. sa/sb are 0 (repeat element 0) or 1 (contiguous). Not inlined:
+// binary_apply reaches it from four places (contiguous or broadcast, inline or on the pool), and
+// one call per run costs nothing next to the run, while four copies of its eight loops per op
+// and dtype made elementwise.cpp the biggest object and the slowest compile of the library.
 template <typename Op, typename T, typename TO>
-inline void binary_run(const Op& op, TO* out, const T* a, int64_t sa, const T* b, int64_t sb, int64_t n) {
+HWY_NOINLINE void binary_run(const Op& op, TO* out, const T* a, int64_t sa, const T* b, int64_t sb, int64_t n) {
   int64_t i = 0;
   if constexpr (std::is_same_v<T, float> && std::is_same_v<TO, float> && HasVecF32<Op>::value) {
     const hn::ScalableTag<float> d;
@@ -104,9 +107,20 @@ Status binary_apply(const Op& op, const Tensor& a, const Tensor& b, Tensor& out,
   return ok_status();
 }
 
+// The error of a kernel whose dtype dispatch has no instantiation for `dt`. In a selective build
+// whose op list left `dt` out (kSel, core/base/selective.h) the model needs a dtype this runtime
+// was not built for: unsupported, naming the node. Otherwise inference should have rejected it.
+template <DTypeMask kSel>
+Status dtype_error(const exec::KernelContext& ctx, DType dt) {
+  if (kSel != kAllDTypes && !dtype_in(kSel, dt))
+    return unsupported(ctx.place(), ": ", ctx.node().op, " on ", dtype_name(dt),
+                       " is not in this build's op selection (tessera ops --used)");
+  return ctx.error("no cpu kernel for input dtype ", dtype_name(dt));
+}
+
 // The kernel for a binary op: both inputs share dtype T (checked by inference), output is T or
-// bool.
-template <typename Op>
+// bool. kSel: the dtypes compiled in (a selective build's, core/base/selective.h).
+template <typename Op, DTypeMask kSel = kAllDTypes>
 Status binary_kernel(exec::KernelContext& ctx) {
   const Tensor& a = *ctx.input(0);
   const Tensor& b = *ctx.input(1);
@@ -115,7 +129,7 @@ Status binary_kernel(exec::KernelContext& ctx) {
   // The error is formatted only on failure: doing it per call costs as much as a small kernel.
   Status st = ok_status();
   bool dispatched = false;
-  dispatch_dtype(a.dtype(), [&](auto tag) {
+  dispatch_dtype<kSel>(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
       using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
@@ -123,13 +137,13 @@ Status binary_kernel(exec::KernelContext& ctx) {
       st = binary_apply<Op, T, TO>(op, a, b, *out, ctx.pool());
     }
   });
-  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(a.dtype()));
+  if (!dispatched) return dtype_error<kSel>(ctx, a.dtype());
   return st;
 }
 
-// One contiguous run of a unary op.
+// One contiguous run of a unary op (not inlined, as binary_run: reached inline and on the pool).
 template <typename Op, typename T, typename TO>
-inline void unary_run(const Op& op, TO* out, const T* x, int64_t n) {
+HWY_NOINLINE void unary_run(const Op& op, TO* out, const T* x, int64_t n) {
   int64_t i = 0;
   if constexpr (std::is_same_v<T, float> && std::is_same_v<TO, float> && HasVecF32<Op>::value) {
     const hn::ScalableTag<float> d;
@@ -146,13 +160,13 @@ void unary_apply(const Op& op, const Tensor& x, Tensor& out, ThreadPool& pool) {
   parallel_elements(pool, x.numel(), [&](int64_t b, int64_t e) { unary_run(op, po + b, px + b, e - b); });
 }
 
-template <typename Op>
+template <typename Op, DTypeMask kSel = kAllDTypes>
 Status unary_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const Op op = make_op<Op>(ctx.node());
   bool dispatched = false;
-  dispatch_dtype(x.dtype(), [&](auto tag) {
+  dispatch_dtype<kSel>(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (Op::template supports<T>()) {
       using TO = std::conditional_t<BoolOut<Op>::value, bool, T>;
@@ -160,7 +174,7 @@ Status unary_kernel(exec::KernelContext& ctx) {
       dispatched = true;
     }
   });
-  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  if (!dispatched) return dtype_error<kSel>(ctx, x.dtype());
   return ok_status();
 }
 

@@ -258,9 +258,10 @@ struct GeluTanhOp : FloatOnly {
     return hn::IfThenElse(hn::IsNaN(x), x, y);
   }
 };
+template <DTypeMask kSel>
 Status gelu_kernel(exec::KernelContext& ctx) {
-  if (ctx.node().attr_string("approximate", "none") == "tanh") return unary_kernel<GeluTanhOp>(ctx);
-  return unary_kernel<GeluErfOp>(ctx);
+  if (ctx.node().attr_string("approximate", "none") == "tanh") return unary_kernel<GeluTanhOp, kSel>(ctx);
+  return unary_kernel<GeluErfOp, kSel>(ctx);
 }
 
 // GeluGrad(dY, X) (binary, same shapes): dY * Gelu'(X). Exact: Phi(x) + x phi(x).
@@ -290,9 +291,10 @@ struct GeluGradTanhOp : FloatOnly {
     return hn::IfThenElse(hn::IsNaN(x), x, r);
   }
 };
+template <DTypeMask kSel>
 Status gelu_grad_kernel(exec::KernelContext& ctx) {
-  if (ctx.node().attr_string("approximate", "none") == "tanh") return binary_kernel<GeluGradTanhOp>(ctx);
-  return binary_kernel<GeluGradErfOp>(ctx);
+  if (ctx.node().attr_string("approximate", "none") == "tanh") return binary_kernel<GeluGradTanhOp, kSel>(ctx);
+  return binary_kernel<GeluGradErfOp, kSel>(ctx);
 }
 
 // Clip with optional scalar min/max inputs (absent: the dtype's range). NaN in X stays NaN.
@@ -313,13 +315,14 @@ struct ClipOp {
   }
 };
 
+template <DTypeMask kSel>
 Status clip_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   // Built only on failure: formatting the message on every call costs more than small kernels.
   Status st = ok_status();
   bool dispatched = false;
-  dispatch_dtype(x.dtype(), [&](auto tag) {
+  dispatch_dtype<kSel>(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       dispatched = true;
@@ -342,7 +345,7 @@ Status clip_kernel(exec::KernelContext& ctx) {
       st = ok_status();
     }
   });
-  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  if (!dispatched) return dtype_error<kSel>(ctx, x.dtype());
   return st;
 }
 
@@ -355,49 +358,49 @@ void register_elementwise_unary_target(KernelRegistry& r) {
                                   DType::kI8,  DType::kI16, DType::kI32, DType::kI64};
   const std::vector<DType> ints = {DType::kI8, DType::kU8, DType::kI16, DType::kU16,
                                    DType::kI32, DType::kI64, DType::kU32, DType::kU64};
-  r.add_fn("Abs", num, &unary_kernel<AbsOp>);
-  r.add_fn("Neg", sgn, &unary_kernel<NegOp>);
-  r.add_fn("Sign", num, &unary_kernel<SignOp>);
-  r.add_fn("Reciprocal", flt, &unary_kernel<ReciprocalOp>);
-  r.add_fn("Sqrt", flt, &unary_kernel<SqrtOp>);
-  r.add_fn("Exp", flt, &unary_kernel<ExpOp>);
-  r.add_fn("Log", flt, &unary_kernel<LogOp>);
-  r.add_fn("Ceil", flt, &unary_kernel<CeilOp>);
-  r.add_fn("Floor", flt, &unary_kernel<FloorOp>);
-  r.add_fn("Round", flt, &unary_kernel<RoundOp>);
-  r.add_fn("Erf", flt, &unary_kernel<ErfOp>);
-  r.add_fn("Sin", flt, &unary_kernel<SinOp>);
-  r.add_fn("Cos", flt, &unary_kernel<CosOp>);
-  r.add_fn("Tan", flt, &unary_kernel<TanOp>);
-  r.add_fn("Asin", flt, &unary_kernel<AsinOp>);
-  r.add_fn("Acos", flt, &unary_kernel<AcosOp>);
-  r.add_fn("Atan", flt, &unary_kernel<AtanOp>);
-  r.add_fn("Sinh", flt, &unary_kernel<SinhOp>);
-  r.add_fn("Cosh", flt, &unary_kernel<CoshOp>);
-  r.add_fn("Asinh", flt, &unary_kernel<AsinhOp>);
-  r.add_fn("Acosh", flt, &unary_kernel<AcoshOp>);
-  r.add_fn("Atanh", flt, &unary_kernel<AtanhOp>);
-  r.add_fn("IsNaN", flt, &unary_kernel<IsNaNOp>);
-  r.add_fn("IsInf", flt, &unary_kernel<IsInfOp>);
-  r.add_fn("BitwiseNot", ints, &unary_kernel<BitNotOp>);
-  r.add_fn("Not", {DType::kBool}, &unary_kernel<NotOp>);
-  r.add_fn("Relu", sgn, &unary_kernel<ReluOp>);
-  r.add_fn("LeakyRelu", flt, &unary_kernel<LeakyReluOp>);
-  r.add_fn("Sigmoid", flt, &unary_kernel<SigmoidOp>);
-  r.add_fn("HardSigmoid", flt, &unary_kernel<HardSigmoidOp>);
-  r.add_fn("HardSwish", flt, &unary_kernel<HardSwishOp>);
-  r.add_fn("Tanh", flt, &unary_kernel<TanhOp>);
-  r.add_fn("Elu", flt, &unary_kernel<EluOp>);
-  r.add_fn("Selu", flt, &unary_kernel<SeluOp>);
-  r.add_fn("Celu", flt, &unary_kernel<CeluOp>);
-  r.add_fn("Softplus", flt, &unary_kernel<SoftplusOp>);
-  r.add_fn("Softsign", flt, &unary_kernel<SoftsignOp>);
-  r.add_fn("ThresholdedRelu", flt, &unary_kernel<ThresholdedReluOp>);
-  r.add_fn("Mish", flt, &unary_kernel<MishOp>);
-  r.add_fn("Shrink", num, &unary_kernel<ShrinkOp>);
-  r.add_fn("Clip", num, &clip_kernel);
-  r.add_fn("Gelu", flt, &gelu_kernel);
-  r.add_fn("GeluGrad", flt, &gelu_grad_kernel);
+  TSR_IF_SELECTED("Abs") r.add_fn("Abs", num, &unary_kernel<AbsOp, kSel>);
+  TSR_IF_SELECTED("Neg") r.add_fn("Neg", sgn, &unary_kernel<NegOp, kSel>);
+  TSR_IF_SELECTED("Sign") r.add_fn("Sign", num, &unary_kernel<SignOp, kSel>);
+  TSR_IF_SELECTED("Reciprocal") r.add_fn("Reciprocal", flt, &unary_kernel<ReciprocalOp, kSel>);
+  TSR_IF_SELECTED("Sqrt") r.add_fn("Sqrt", flt, &unary_kernel<SqrtOp, kSel>);
+  TSR_IF_SELECTED("Exp") r.add_fn("Exp", flt, &unary_kernel<ExpOp, kSel>);
+  TSR_IF_SELECTED("Log") r.add_fn("Log", flt, &unary_kernel<LogOp, kSel>);
+  TSR_IF_SELECTED("Ceil") r.add_fn("Ceil", flt, &unary_kernel<CeilOp, kSel>);
+  TSR_IF_SELECTED("Floor") r.add_fn("Floor", flt, &unary_kernel<FloorOp, kSel>);
+  TSR_IF_SELECTED("Round") r.add_fn("Round", flt, &unary_kernel<RoundOp, kSel>);
+  TSR_IF_SELECTED("Erf") r.add_fn("Erf", flt, &unary_kernel<ErfOp, kSel>);
+  TSR_IF_SELECTED("Sin") r.add_fn("Sin", flt, &unary_kernel<SinOp, kSel>);
+  TSR_IF_SELECTED("Cos") r.add_fn("Cos", flt, &unary_kernel<CosOp, kSel>);
+  TSR_IF_SELECTED("Tan") r.add_fn("Tan", flt, &unary_kernel<TanOp, kSel>);
+  TSR_IF_SELECTED("Asin") r.add_fn("Asin", flt, &unary_kernel<AsinOp, kSel>);
+  TSR_IF_SELECTED("Acos") r.add_fn("Acos", flt, &unary_kernel<AcosOp, kSel>);
+  TSR_IF_SELECTED("Atan") r.add_fn("Atan", flt, &unary_kernel<AtanOp, kSel>);
+  TSR_IF_SELECTED("Sinh") r.add_fn("Sinh", flt, &unary_kernel<SinhOp, kSel>);
+  TSR_IF_SELECTED("Cosh") r.add_fn("Cosh", flt, &unary_kernel<CoshOp, kSel>);
+  TSR_IF_SELECTED("Asinh") r.add_fn("Asinh", flt, &unary_kernel<AsinhOp, kSel>);
+  TSR_IF_SELECTED("Acosh") r.add_fn("Acosh", flt, &unary_kernel<AcoshOp, kSel>);
+  TSR_IF_SELECTED("Atanh") r.add_fn("Atanh", flt, &unary_kernel<AtanhOp, kSel>);
+  TSR_IF_SELECTED("IsNaN") r.add_fn("IsNaN", flt, &unary_kernel<IsNaNOp, kSel>);
+  TSR_IF_SELECTED("IsInf") r.add_fn("IsInf", flt, &unary_kernel<IsInfOp, kSel>);
+  TSR_IF_SELECTED("BitwiseNot") r.add_fn("BitwiseNot", ints, &unary_kernel<BitNotOp, kSel>);
+  TSR_IF_SELECTED("Not") r.add_fn("Not", {DType::kBool}, &unary_kernel<NotOp, kSel>);
+  TSR_IF_SELECTED("Relu") r.add_fn("Relu", sgn, &unary_kernel<ReluOp, kSel>);
+  TSR_IF_SELECTED("LeakyRelu") r.add_fn("LeakyRelu", flt, &unary_kernel<LeakyReluOp, kSel>);
+  TSR_IF_SELECTED("Sigmoid") r.add_fn("Sigmoid", flt, &unary_kernel<SigmoidOp, kSel>);
+  TSR_IF_SELECTED("HardSigmoid") r.add_fn("HardSigmoid", flt, &unary_kernel<HardSigmoidOp, kSel>);
+  TSR_IF_SELECTED("HardSwish") r.add_fn("HardSwish", flt, &unary_kernel<HardSwishOp, kSel>);
+  TSR_IF_SELECTED("Tanh") r.add_fn("Tanh", flt, &unary_kernel<TanhOp, kSel>);
+  TSR_IF_SELECTED("Elu") r.add_fn("Elu", flt, &unary_kernel<EluOp, kSel>);
+  TSR_IF_SELECTED("Selu") r.add_fn("Selu", flt, &unary_kernel<SeluOp, kSel>);
+  TSR_IF_SELECTED("Celu") r.add_fn("Celu", flt, &unary_kernel<CeluOp, kSel>);
+  TSR_IF_SELECTED("Softplus") r.add_fn("Softplus", flt, &unary_kernel<SoftplusOp, kSel>);
+  TSR_IF_SELECTED("Softsign") r.add_fn("Softsign", flt, &unary_kernel<SoftsignOp, kSel>);
+  TSR_IF_SELECTED("ThresholdedRelu") r.add_fn("ThresholdedRelu", flt, &unary_kernel<ThresholdedReluOp, kSel>);
+  TSR_IF_SELECTED("Mish") r.add_fn("Mish", flt, &unary_kernel<MishOp, kSel>);
+  TSR_IF_SELECTED("Shrink") r.add_fn("Shrink", num, &unary_kernel<ShrinkOp, kSel>);
+  TSR_IF_SELECTED("Clip") r.add_fn("Clip", num, &clip_kernel<kSel>);
+  TSR_IF_SELECTED("Gelu") r.add_fn("Gelu", flt, &gelu_kernel<kSel>);
+  TSR_IF_SELECTED("GeluGrad") r.add_fn("GeluGrad", flt, &gelu_grad_kernel<kSel>);
 }
 
 }  // namespace HWY_NAMESPACE

@@ -256,7 +256,7 @@ Expected<std::unique_ptr<exec::Kernel>> create_fused_elementwise(const exec::Ker
 }  // namespace
 
 void register_fused_elementwise_target(KernelRegistry& r) {
-  r.add("FusedElementwise", {DType::kF32}, &create_fused_elementwise);
+  TSR_IF_SELECTED("FusedElementwise") r.add("FusedElementwise", {DType::kF32}, &create_fused_elementwise);
 }
 
 }  // namespace HWY_NAMESPACE

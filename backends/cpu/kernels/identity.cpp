@@ -4,7 +4,7 @@
 namespace tsr::cpu {
 
 void register_identity_kernels(KernelRegistry& r) {
-  r.add_fn("Identity", {}, [](exec::KernelContext& ctx) -> Status {
+  TSR_IF_SELECTED("Identity") r.add_fn("Identity", {}, [](exec::KernelContext& ctx) -> Status {
     ctx.set_output(0, *ctx.input(0));
     return ok_status();
   });

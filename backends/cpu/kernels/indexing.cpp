@@ -554,17 +554,17 @@ Status unique_kernel(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_indexing_kernels(KernelRegistry& r) {
-  r.add_fn("Gather", {}, &gather_kernel);
-  r.add_fn("GatherGrad", {DType::kF32, DType::kF64}, &gather_grad_kernel);
-  r.add_fn("GatherElements", {}, &gather_elements_kernel);
-  r.add_fn("GatherND", {}, &gather_nd_kernel);
-  r.add_fn("ScatterElements", {}, &scatter_elements_kernel);
-  r.add_fn("ScatterND", {}, &scatter_nd_kernel);
-  r.add_fn("OneHot", {}, &one_hot_kernel);
-  r.add_fn("NonZero", {}, &non_zero_kernel);
-  r.add_fn("Compress", {}, &compress_kernel);
-  r.add_fn("TopK", all_numeric_dtypes(), &topk_kernel);
-  r.add_fn("Unique", {}, &unique_kernel);
+  TSR_IF_SELECTED("Gather") r.add_fn("Gather", {}, &gather_kernel);
+  TSR_IF_SELECTED("GatherGrad") r.add_fn("GatherGrad", {DType::kF32, DType::kF64}, &gather_grad_kernel);
+  TSR_IF_SELECTED("GatherElements") r.add_fn("GatherElements", {}, &gather_elements_kernel);
+  TSR_IF_SELECTED("GatherND") r.add_fn("GatherND", {}, &gather_nd_kernel);
+  TSR_IF_SELECTED("ScatterElements") r.add_fn("ScatterElements", {}, &scatter_elements_kernel);
+  TSR_IF_SELECTED("ScatterND") r.add_fn("ScatterND", {}, &scatter_nd_kernel);
+  TSR_IF_SELECTED("OneHot") r.add_fn("OneHot", {}, &one_hot_kernel);
+  TSR_IF_SELECTED("NonZero") r.add_fn("NonZero", {}, &non_zero_kernel);
+  TSR_IF_SELECTED("Compress") r.add_fn("Compress", {}, &compress_kernel);
+  TSR_IF_SELECTED("TopK") r.add_fn("TopK", all_numeric_dtypes(), &topk_kernel);
+  TSR_IF_SELECTED("Unique") r.add_fn("Unique", {}, &unique_kernel);
 }
 
 }  // namespace tsr::cpu

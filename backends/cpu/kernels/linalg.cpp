@@ -21,16 +21,17 @@ Status matmul_typed(exec::KernelContext& ctx) {
   return ok_status();
 }
 
+// The dtypes MatMul and Gemm run: f32 (packed SGEMM), f64 and 32/64-bit integers (reference loop).
+constexpr DTypeMask kMatMulDTypes = dtype_bit(DType::kF32) | dtype_bit(DType::kF64) | dtype_bit(DType::kI32) |
+                                    dtype_bit(DType::kI64) | dtype_bit(DType::kU32) | dtype_bit(DType::kU64);
+
+// kSel: the dtypes compiled in (a selective build's, core/base/selective.h).
+template <DTypeMask kSel>
 Status matmul_kernel(exec::KernelContext& ctx) {
-  switch (ctx.input(0)->dtype()) {
-    case DType::kF32: return matmul_typed<float>(ctx);
-    case DType::kF64: return matmul_typed<double>(ctx);
-    case DType::kI32: return matmul_typed<int32_t>(ctx);
-    case DType::kI64: return matmul_typed<int64_t>(ctx);
-    case DType::kU32: return matmul_typed<uint32_t>(ctx);
-    case DType::kU64: return matmul_typed<uint64_t>(ctx);
-    default: return unsupported(ctx.place(), ": MatMul has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
-  }
+  Status st = ok_status();
+  if (dispatch_dtype<kSel & kMatMulDTypes>(ctx.input(0)->dtype(), [&](auto tag) { st = matmul_typed<decltype(tag)>(ctx); }))
+    return st;
+  return unsupported(ctx.place(), ": MatMul has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
 }
 
 // `act`: FusedGemm's activation, applied to Y after the product (kNone for Gemm).
@@ -68,29 +69,26 @@ Status gemm_typed(exec::KernelContext& ctx, const ops::ActivationSpec& act = {})
   return ok_status();
 }
 
+template <DTypeMask kSel>
 Status gemm_kernel(exec::KernelContext& ctx) {
-  switch (ctx.input(0)->dtype()) {
-    case DType::kF32: return gemm_typed<float>(ctx);
-    case DType::kF64: return gemm_typed<double>(ctx);
-    case DType::kI32: return gemm_typed<int32_t>(ctx);
-    case DType::kI64: return gemm_typed<int64_t>(ctx);
-    case DType::kU32: return gemm_typed<uint32_t>(ctx);
-    case DType::kU64: return gemm_typed<uint64_t>(ctx);
-    default: return unsupported(ctx.place(), ": Gemm has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
-  }
+  Status st = ok_status();
+  if (dispatch_dtype<kSel & kMatMulDTypes>(ctx.input(0)->dtype(), [&](auto tag) { st = gemm_typed<decltype(tag)>(ctx); }))
+    return st;
+  return unsupported(ctx.place(), ": Gemm has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
 }
 
 // Gemm, then the activation over the [M, N] result (Gemm outputs here are small enough to be
 // still in cache).
+template <DTypeMask kSel>
 class FusedGemmKernel final : public exec::Kernel {
  public:
   explicit FusedGemmKernel(ops::ActivationSpec act) : act_(act) {}
   Status run(exec::KernelContext& ctx) override {
-    switch (ctx.input(0)->dtype()) {
-      case DType::kF32: return run_typed<float>(ctx);
-      case DType::kF64: return run_typed<double>(ctx);
-      default: return unsupported(ctx.place(), ": FusedGemm has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
-    }
+    constexpr DTypeMask kFloats = dtype_bit(DType::kF32) | dtype_bit(DType::kF64);
+    Status st = ok_status();
+    if (dispatch_dtype<kSel & kFloats>(ctx.input(0)->dtype(), [&](auto tag) { st = run_typed<decltype(tag)>(ctx); }))
+      return st;
+    return unsupported(ctx.place(), ": FusedGemm has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
   }
 
  private:
@@ -101,18 +99,19 @@ class FusedGemmKernel final : public exec::Kernel {
   ops::ActivationSpec act_;
 };
 
+template <DTypeMask kSel>
 Expected<std::unique_ptr<exec::Kernel>> create_fused_gemm(const exec::KernelInit& init) {
   TSR_ASSIGN_OR_RETURN(ops::ActivationSpec act, ops::activation_of(init.node, init.place));
-  return std::unique_ptr<exec::Kernel>(new FusedGemmKernel(act));
+  return std::unique_ptr<exec::Kernel>(new FusedGemmKernel<kSel>(act));
 }
 
 }  // namespace
 
 void register_linalg_kernels(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64, DType::kI32, DType::kI64, DType::kU32, DType::kU64};
-  r.add_fn("MatMul", types, matmul_kernel);
-  r.add_fn("Gemm", types, gemm_kernel);
-  r.add("FusedGemm", {DType::kF32, DType::kF64}, &create_fused_gemm);
+  TSR_IF_SELECTED("MatMul") r.add_fn("MatMul", types, matmul_kernel<kSel>);
+  TSR_IF_SELECTED("Gemm") r.add_fn("Gemm", types, gemm_kernel<kSel>);
+  TSR_IF_SELECTED("FusedGemm") r.add("FusedGemm", {DType::kF32, DType::kF64}, &create_fused_gemm<kSel>);
 }
 
 }  // namespace tsr::cpu

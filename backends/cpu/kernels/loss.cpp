@@ -163,10 +163,10 @@ Status loss_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_loss_kernels(KernelRegistry& r) {
-  r.add_fn("NegativeLogLikelihoodLoss", {DType::kF32, DType::kF64, DType::kF16}, loss_kernel<false>);
-  r.add_fn("SoftmaxCrossEntropyLoss", {DType::kF32, DType::kF64, DType::kF16}, loss_kernel<true>);
-  r.add_fn("NegativeLogLikelihoodLossGrad", {DType::kF32, DType::kF64, DType::kF16}, loss_grad_kernel<false>);
-  r.add_fn("SoftmaxCrossEntropyLossGrad", {DType::kF32, DType::kF64, DType::kF16}, loss_grad_kernel<true>);
+  TSR_IF_SELECTED("NegativeLogLikelihoodLoss") r.add_fn("NegativeLogLikelihoodLoss", {DType::kF32, DType::kF64, DType::kF16}, loss_kernel<false>);
+  TSR_IF_SELECTED("SoftmaxCrossEntropyLoss") r.add_fn("SoftmaxCrossEntropyLoss", {DType::kF32, DType::kF64, DType::kF16}, loss_kernel<true>);
+  TSR_IF_SELECTED("NegativeLogLikelihoodLossGrad") r.add_fn("NegativeLogLikelihoodLossGrad", {DType::kF32, DType::kF64, DType::kF16}, loss_grad_kernel<false>);
+  TSR_IF_SELECTED("SoftmaxCrossEntropyLossGrad") r.add_fn("SoftmaxCrossEntropyLossGrad", {DType::kF32, DType::kF64, DType::kF16}, loss_grad_kernel<true>);
 }
 
 }  // namespace tsr::cpu

@@ -135,9 +135,9 @@ Status eye_like(KernelContext& ctx) {
 }  // namespace
 
 void register_matrix_kernels(KernelRegistry& r) {
-  r.add_fn("Einsum", {DType::kF32, DType::kF64, DType::kF16, DType::kI32, DType::kI64, DType::kU32, DType::kU64}, einsum);
-  r.add_fn("Det", {DType::kF32, DType::kF64, DType::kF16}, det);
-  r.add_fn("EyeLike", {}, eye_like);
+  TSR_IF_SELECTED("Einsum") r.add_fn("Einsum", {DType::kF32, DType::kF64, DType::kF16, DType::kI32, DType::kI64, DType::kU32, DType::kU64}, einsum);
+  TSR_IF_SELECTED("Det") r.add_fn("Det", {DType::kF32, DType::kF64, DType::kF16}, det);
+  TSR_IF_SELECTED("EyeLike") r.add_fn("EyeLike", {}, eye_like);
 }
 
 }  // namespace tsr::cpu

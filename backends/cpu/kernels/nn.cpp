@@ -240,6 +240,10 @@ Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* pac
   return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act, ctx.input(3), wino, direct_a);
 }
 
+// The dtypes Conv and FusedConv are compiled for: f32 and f64, or a selective build's subset
+// (core/base/selective.h).
+constexpr DTypeMask kConvDTypes = selected_dtypes("Conv") | selected_dtypes("FusedConv");
+
 // Conv and FusedConv (`act_` from the node's activation attributes, parsed once). With constant
 // f32 weights, each group's weight matrix is packed once at kernel creation, for sgemm_direct
 // (`direct_`, few output channels per group) or the packed SGEMM (`packed_`), and 3x3 group-1
@@ -254,9 +258,12 @@ class ConvKernel final : public exec::Kernel {
       case DType::kF32:
         return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_, wino_.empty() ? nullptr : &wino_,
                                  direct_.empty() ? nullptr : &direct_);
-      case DType::kF64: return conv_typed<double>(ctx, nullptr, act_, nullptr, nullptr);
-      default: return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
+      case DType::kF64:
+        if constexpr (dtype_in(kConvDTypes, DType::kF64)) return conv_typed<double>(ctx, nullptr, act_, nullptr, nullptr);
+        break;
+      default: break;
     }
+    return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
   }
 
  private:
@@ -298,8 +305,8 @@ Status conv_i32_impl(exec::KernelContext& ctx, const Tensor& x, const Tensor& w,
 }
 
 void register_nn_target(KernelRegistry& r) {
-  r.add("Conv", {DType::kF32, DType::kF64}, &create_conv);
-  r.add("FusedConv", {DType::kF32, DType::kF64}, &create_conv);
+  TSR_IF_SELECTED("Conv") r.add("Conv", {DType::kF32, DType::kF64}, &create_conv);
+  TSR_IF_SELECTED("FusedConv") r.add("FusedConv", {DType::kF32, DType::kF64}, &create_conv);
 }
 
 }  // namespace HWY_NAMESPACE

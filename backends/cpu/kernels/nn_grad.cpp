@@ -246,8 +246,8 @@ Status conv_grad_weight(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_nn_grad_kernels(KernelRegistry& r) {
-  r.add_fn("ConvGradInput", {DType::kF32, DType::kF64}, &conv_grad_input);
-  r.add_fn("ConvGradWeight", {DType::kF32, DType::kF64}, &conv_grad_weight);
+  TSR_IF_SELECTED("ConvGradInput") r.add_fn("ConvGradInput", {DType::kF32, DType::kF64}, &conv_grad_input);
+  TSR_IF_SELECTED("ConvGradWeight") r.add_fn("ConvGradWeight", {DType::kF32, DType::kF64}, &conv_grad_weight);
 }
 
 }  // namespace tsr::cpu

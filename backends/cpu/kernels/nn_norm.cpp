@@ -569,14 +569,20 @@ Status softmax_typed(exec::KernelContext& ctx, SoftMode mode) {
   return ok_status();
 }
 
-template <Status (*F32)(exec::KernelContext&), Status (*F64)(exec::KernelContext&)>
+// kSel: the dtypes compiled in (a selective build's, core/base/selective.h).
+template <DTypeMask kSel, Status (*F32)(exec::KernelContext&), Status (*F64)(exec::KernelContext&)>
 Status by_dtype(exec::KernelContext& ctx) {
   switch (ctx.input(0)->dtype()) {
-    case DType::kF32: return F32(ctx);
-    case DType::kF64: return F64(ctx);
+    case DType::kF32:
+      if constexpr (dtype_in(kSel, DType::kF32)) return F32(ctx);
+      break;
+    case DType::kF64:
+      if constexpr (dtype_in(kSel, DType::kF64)) return F64(ctx);
+      break;
     default:
-      return unsupported(ctx.place(), ": ", ctx.node().op, " has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
+      break;
   }
+  return unsupported(ctx.place(), ": ", ctx.node().op, " has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
 }
 
 template <typename T, SoftMode M>
@@ -588,19 +594,19 @@ Status softmax_mode(exec::KernelContext& ctx) {
 
 void register_nn_norm_target(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64};
-  r.add_fn("BatchNormalization", types, by_dtype<batch_norm_typed<float>, batch_norm_typed<double>>);
-  r.add_fn("LayerNormalization", types, by_dtype<layer_norm_typed<float>, layer_norm_typed<double>>);
-  r.add_fn("BatchNormalizationGrad", types, by_dtype<batch_norm_grad_typed<float>, batch_norm_grad_typed<double>>);
-  r.add_fn("LayerNormalizationGrad", types, by_dtype<layer_norm_grad_typed<float>, layer_norm_grad_typed<double>>);
-  r.add_fn("InstanceNormalization", types, by_dtype<instance_norm_typed<float>, instance_norm_typed<double>>);
-  r.add_fn("LRN", types, by_dtype<lrn_typed<float>, lrn_typed<double>>);
-  r.add_fn("MeanVarianceNormalization", types, by_dtype<mvn_typed<float>, mvn_typed<double>>);
-  r.add_fn("Softmax", types,
-           by_dtype<softmax_mode<float, SoftMode::kSoftmax>, softmax_mode<double, SoftMode::kSoftmax>>);
-  r.add_fn("LogSoftmax", types,
-           by_dtype<softmax_mode<float, SoftMode::kLogSoftmax>, softmax_mode<double, SoftMode::kLogSoftmax>>);
-  r.add_fn("Hardmax", types,
-           by_dtype<softmax_mode<float, SoftMode::kHardmax>, softmax_mode<double, SoftMode::kHardmax>>);
+  TSR_IF_SELECTED("BatchNormalization") r.add_fn("BatchNormalization", types, by_dtype<kSel, batch_norm_typed<float>, batch_norm_typed<double>>);
+  TSR_IF_SELECTED("LayerNormalization") r.add_fn("LayerNormalization", types, by_dtype<kSel, layer_norm_typed<float>, layer_norm_typed<double>>);
+  TSR_IF_SELECTED("BatchNormalizationGrad") r.add_fn("BatchNormalizationGrad", types, by_dtype<kSel, batch_norm_grad_typed<float>, batch_norm_grad_typed<double>>);
+  TSR_IF_SELECTED("LayerNormalizationGrad") r.add_fn("LayerNormalizationGrad", types, by_dtype<kSel, layer_norm_grad_typed<float>, layer_norm_grad_typed<double>>);
+  TSR_IF_SELECTED("InstanceNormalization") r.add_fn("InstanceNormalization", types, by_dtype<kSel, instance_norm_typed<float>, instance_norm_typed<double>>);
+  TSR_IF_SELECTED("LRN") r.add_fn("LRN", types, by_dtype<kSel, lrn_typed<float>, lrn_typed<double>>);
+  TSR_IF_SELECTED("MeanVarianceNormalization") r.add_fn("MeanVarianceNormalization", types, by_dtype<kSel, mvn_typed<float>, mvn_typed<double>>);
+  TSR_IF_SELECTED("Softmax") r.add_fn("Softmax", types,
+           by_dtype<kSel, softmax_mode<float, SoftMode::kSoftmax>, softmax_mode<double, SoftMode::kSoftmax>>);
+  TSR_IF_SELECTED("LogSoftmax") r.add_fn("LogSoftmax", types,
+           by_dtype<kSel, softmax_mode<float, SoftMode::kLogSoftmax>, softmax_mode<double, SoftMode::kLogSoftmax>>);
+  TSR_IF_SELECTED("Hardmax") r.add_fn("Hardmax", types,
+           by_dtype<kSel, softmax_mode<float, SoftMode::kHardmax>, softmax_mode<double, SoftMode::kHardmax>>);
 }
 
 }  // namespace HWY_NAMESPACE

@@ -313,16 +313,25 @@ Status global_pool_typed(exec::KernelContext& ctx, bool is_max) {
   return ok_status();
 }
 
-template <bool kMax, bool kGlobal>
+// kSel: the dtypes compiled in (a selective build's, core/base/selective.h).
+template <bool kMax, bool kGlobal, DTypeMask kSel>
 Status pool_kernel(exec::KernelContext& ctx) {
   switch (ctx.input(0)->dtype()) {
-    case DType::kF32: return kGlobal ? global_pool_typed<float>(ctx, kMax) : pool_typed<float>(ctx, kMax);
-    case DType::kF64: return kGlobal ? global_pool_typed<double>(ctx, kMax) : pool_typed<double>(ctx, kMax);
+    case DType::kF32:
+      if constexpr (dtype_in(kSel, DType::kF32))
+        return kGlobal ? global_pool_typed<float>(ctx, kMax) : pool_typed<float>(ctx, kMax);
+      break;
+    case DType::kF64:
+      if constexpr (dtype_in(kSel, DType::kF64))
+        return kGlobal ? global_pool_typed<double>(ctx, kMax) : pool_typed<double>(ctx, kMax);
+      break;
     case DType::kI8:
-      if (kMax && !kGlobal) return pool_typed<int8_t>(ctx, true);
+      if constexpr (dtype_in(kSel, DType::kI8))
+        if (kMax && !kGlobal) return pool_typed<int8_t>(ctx, true);
       break;
     case DType::kU8:
-      if (kMax && !kGlobal) return pool_typed<uint8_t>(ctx, true);
+      if constexpr (dtype_in(kSel, DType::kU8))
+        if (kMax && !kGlobal) return pool_typed<uint8_t>(ctx, true);
       break;
     default:
       break;
@@ -380,12 +389,13 @@ Status max_unpool_typed(exec::KernelContext& ctx) {
   return ok_status();
 }
 
+template <DTypeMask kSel>
 Status max_unpool_kernel(exec::KernelContext& ctx) {
-  switch (ctx.input(0)->dtype()) {
-    case DType::kF32: return max_unpool_typed<float>(ctx);
-    case DType::kF64: return max_unpool_typed<double>(ctx);
-    default: return unsupported(ctx.place(), ": MaxUnpool has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
-  }
+  constexpr DTypeMask kFloats = dtype_bit(DType::kF32) | dtype_bit(DType::kF64);
+  Status st = ok_status();
+  if (dispatch_dtype<kSel & kFloats>(ctx.input(0)->dtype(), [&](auto tag) { st = max_unpool_typed<decltype(tag)>(ctx); }))
+    return st;
+  return unsupported(ctx.place(), ": MaxUnpool has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
 }
 
 // MaxPoolGrad / AveragePoolGrad (core/ops/families/nn_grad.cpp): dX, per (N, C) plane in
@@ -434,22 +444,25 @@ Status pool_grad_typed(exec::KernelContext& ctx, bool is_max) {
   return ok_status();
 }
 
-template <bool kMax>
+template <bool kMax, DTypeMask kSel>
 Status pool_grad_kernel(exec::KernelContext& ctx) {
-  return ctx.input(0)->dtype() == DType::kF64 ? pool_grad_typed<double>(ctx, kMax) : pool_grad_typed<float>(ctx, kMax);
+  if constexpr (dtype_in(kSel, DType::kF64))
+    if (ctx.input(0)->dtype() == DType::kF64) return pool_grad_typed<double>(ctx, kMax);
+  if constexpr (dtype_in(kSel, DType::kF32)) return pool_grad_typed<float>(ctx, kMax);
+  return unsupported(ctx.place(), ": ", ctx.node().op, " has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
 }
 
 }  // namespace
 
 void register_nn_pool_kernels(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64};
-  r.add_fn("MaxPool", {DType::kF32, DType::kF64, DType::kI8, DType::kU8}, pool_kernel<true, false>);
-  r.add_fn("MaxUnpool", types, max_unpool_kernel);
-  r.add_fn("AveragePool", types, pool_kernel<false, false>);
-  r.add_fn("GlobalMaxPool", types, pool_kernel<true, true>);
-  r.add_fn("GlobalAveragePool", types, pool_kernel<false, true>);
-  r.add_fn("MaxPoolGrad", types, pool_grad_kernel<true>);
-  r.add_fn("AveragePoolGrad", types, pool_grad_kernel<false>);
+  TSR_IF_SELECTED("MaxPool") r.add_fn("MaxPool", {DType::kF32, DType::kF64, DType::kI8, DType::kU8}, pool_kernel<true, false, kSel>);
+  TSR_IF_SELECTED("MaxUnpool") r.add_fn("MaxUnpool", types, max_unpool_kernel<kSel>);
+  TSR_IF_SELECTED("AveragePool") r.add_fn("AveragePool", types, pool_kernel<false, false, kSel>);
+  TSR_IF_SELECTED("GlobalMaxPool") r.add_fn("GlobalMaxPool", types, pool_kernel<true, true, kSel>);
+  TSR_IF_SELECTED("GlobalAveragePool") r.add_fn("GlobalAveragePool", types, pool_kernel<false, true, kSel>);
+  TSR_IF_SELECTED("MaxPoolGrad") r.add_fn("MaxPoolGrad", types, pool_grad_kernel<true, kSel>);
+  TSR_IF_SELECTED("AveragePoolGrad") r.add_fn("AveragePoolGrad", types, pool_grad_kernel<false, kSel>);
 }
 
 }  // namespace tsr::cpu

@@ -107,10 +107,10 @@ Status optimizer_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_optimizer_kernels(KernelRegistry& r) {
-  r.add_fn("Adagrad", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kAdagrad>);
-  r.add_fn("Momentum", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kMomentum>);
-  r.add_fn("Adam", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kAdam>);
-  r.add_fn("AdamW", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kAdamW>);
+  TSR_IF_SELECTED("Adagrad") r.add_fn("Adagrad", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kAdagrad>);
+  TSR_IF_SELECTED("Momentum") r.add_fn("Momentum", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kMomentum>);
+  TSR_IF_SELECTED("Adam") r.add_fn("Adam", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kAdam>);
+  TSR_IF_SELECTED("AdamW") r.add_fn("AdamW", {DType::kF32, DType::kF64}, optimizer_kernel<Kind::kAdamW>);
 }
 
 }  // namespace tsr::cpu

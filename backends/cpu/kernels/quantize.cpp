@@ -252,13 +252,13 @@ Status qlinear_conv(KernelContext& ctx) {
 }  // namespace
 
 void register_quantize_kernels(KernelRegistry& r) {
-  r.add_fn("QuantizeLinear", {DType::kF32, DType::kF16, DType::kBF16, DType::kI32}, quantize_linear);
-  r.add_fn("DequantizeLinear", {DType::kU8, DType::kI8, DType::kI32}, dequantize_linear);
-  r.add_fn("DynamicQuantizeLinear", {DType::kF32}, dynamic_quantize_linear);
-  r.add_fn("MatMulInteger", {DType::kU8, DType::kI8}, matmul_integer);
-  r.add_fn("QLinearMatMul", {DType::kU8, DType::kI8}, qlinear_matmul);
-  r.add_fn("ConvInteger", {DType::kU8, DType::kI8}, conv_integer);
-  r.add_fn("QLinearConv", {DType::kU8, DType::kI8}, qlinear_conv);
+  TSR_IF_SELECTED("QuantizeLinear") r.add_fn("QuantizeLinear", {DType::kF32, DType::kF16, DType::kBF16, DType::kI32}, quantize_linear);
+  TSR_IF_SELECTED("DequantizeLinear") r.add_fn("DequantizeLinear", {DType::kU8, DType::kI8, DType::kI32}, dequantize_linear);
+  TSR_IF_SELECTED("DynamicQuantizeLinear") r.add_fn("DynamicQuantizeLinear", {DType::kF32}, dynamic_quantize_linear);
+  TSR_IF_SELECTED("MatMulInteger") r.add_fn("MatMulInteger", {DType::kU8, DType::kI8}, matmul_integer);
+  TSR_IF_SELECTED("QLinearMatMul") r.add_fn("QLinearMatMul", {DType::kU8, DType::kI8}, qlinear_matmul);
+  TSR_IF_SELECTED("ConvInteger") r.add_fn("ConvInteger", {DType::kU8, DType::kI8}, conv_integer);
+  TSR_IF_SELECTED("QLinearConv") r.add_fn("QLinearConv", {DType::kU8, DType::kI8}, qlinear_conv);
 }
 
 }  // namespace tsr::cpu

@@ -122,13 +122,13 @@ Expected<std::unique_ptr<exec::Kernel>> create(const exec::KernelInit& init) {
 
 void register_random_kernels(KernelRegistry& r) {
   const std::vector<DType> floats = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16};
-  r.add("Dropout", floats, &create);
-  r.add("Bernoulli", {DType::kF32, DType::kF64, DType::kF16}, &create);
-  r.add("RandomUniformLike", {}, &create);
-  r.add("RandomNormalLike", {}, &create);
-  r.add("RandomUniform", {}, &create);
-  r.add("RandomNormal", {}, &create);
-  r.add("Multinomial", {DType::kF32, DType::kF64}, &create);
+  TSR_IF_SELECTED("Dropout") r.add("Dropout", floats, &create);
+  TSR_IF_SELECTED("Bernoulli") r.add("Bernoulli", {DType::kF32, DType::kF64, DType::kF16}, &create);
+  TSR_IF_SELECTED("RandomUniformLike") r.add("RandomUniformLike", {}, &create);
+  TSR_IF_SELECTED("RandomNormalLike") r.add("RandomNormalLike", {}, &create);
+  TSR_IF_SELECTED("RandomUniform") r.add("RandomUniform", {}, &create);
+  TSR_IF_SELECTED("RandomNormal") r.add("RandomNormal", {}, &create);
+  TSR_IF_SELECTED("Multinomial") r.add("Multinomial", {DType::kF32, DType::kF64}, &create);
 }
 
 }  // namespace tsr::cpu

@@ -127,9 +127,11 @@ typename AccOf<T, K>::type reduce_row(const T* x, int64_t n) {
 }
 
 // [outer, R, inner]: out[o, i] = reduce_r x[o, r, i]. Work is split into (outer, inner block)
-// tasks so that both outer-heavy and inner-heavy shapes parallelize.
+// tasks so that both outer-heavy and inner-heavy shapes parallelize. Like reduce_rows: not
+// inlined, its body compiled once (called inline or on the pool through one FunctionRef), as it
+// is instantiated for every reduction and dtype.
 template <typename T, RK K>
-void reduce_middle(const T* x, T* out, int64_t outer, int64_t R, int64_t inner, ThreadPool& pool) {
+HWY_NOINLINE void reduce_middle(const T* x, T* out, int64_t outer, int64_t R, int64_t inner, ThreadPool& pool) {
   using A = typename AccOf<T, K>::type;
   constexpr int64_t kBlock = 512;
   const int64_t nblocks = (inner + kBlock - 1) / kBlock;
@@ -164,18 +166,20 @@ void reduce_middle(const T* x, T* out, int64_t outer, int64_t R, int64_t inner, 
       }
     }
   };
-  if (tasks <= grain || pool.num_threads() <= 1) body(0, tasks);
-  else pool.parallel_for(tasks, grain, body);
+  const FunctionRef<void(int64_t, int64_t)> fn(body);
+  if (tasks <= grain || pool.num_threads() <= 1) fn(0, tasks);
+  else pool.parallel_for(tasks, grain, fn);
 }
 
 template <typename T, RK K>
-void reduce_rows(const T* x, T* out, int64_t outer, int64_t R, ThreadPool& pool) {
+HWY_NOINLINE void reduce_rows(const T* x, T* out, int64_t outer, int64_t R, ThreadPool& pool) {
   const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, R));
   auto body = [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) out[o] = store_elem<T>(reduce_row<T, K>(x + o * R, R));
   };
-  if (outer <= grain || pool.num_threads() <= 1) body(0, outer);
-  else pool.parallel_for(outer, grain, body);
+  const FunctionRef<void(int64_t, int64_t)> fn(body);
+  if (outer <= grain || pool.num_threads() <= 1) fn(0, outer);
+  else pool.parallel_for(outer, grain, fn);
 }
 
 // Canonical form: merged dims with a reduce flag, size-1 dims dropped.
@@ -198,71 +202,117 @@ Groups canonical_groups(const Shape& shape, const AxisFlags& red) {
   return g;
 }
 
-template <typename T, RK K>
-Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, const AxisFlags& red) {
-  const Groups g = canonical_groups(x.shape(), red);
-  const T* px = x.data<T>();
-  T* po = out.mut_data<T>();
+// How a reduction runs, whatever its kind and dtype (decided once per call, not compiled per
+// reduction and dtype).
+struct ReducePlan {
+  enum class Mode { kEmpty, kRows, kMiddle, kGather };
+  Mode mode = Mode::kRows;
+  int64_t outer = 1, R = 1, inner = 1;  // kRows: [outer, R]; kMiddle: [outer, R, inner]
+  // kGather (any other pattern): x is first copied into [kept..., reduced...] order, these dims
+  // read at these source strides, then reduced as rows [outer, R].
+  Ints dims, strides;
+};
+
+ReducePlan plan_reduction(const Shape& shape, int64_t numel, const AxisFlags& red) {
+  ReducePlan p;
+  if (numel == 0) {
+    p.mode = ReducePlan::Mode::kEmpty;
+    return p;
+  }
+  const Groups g = canonical_groups(shape, red);
   int64_t nred = 0;
   for (const Group& gr : g) nred += gr.reduced;
-  if (x.numel() == 0) {
-    // Empty input: every output element reduces an empty set (identity), if there are any.
-    using A = typename AccOf<T, K>::type;
-    const T v = store_elem<T>(K == RK::kLogSumExp ? r_init<A, K>() : r_finalize<A, K>(r_init<A, K>(), 0));
-    for (int64_t i = 0; i < out.numel(); ++i) po[i] = v;
-    return ok_status();
-  }
   if (nred == 0) {
-    reduce_rows<T, K>(px, po, x.numel(), 1, ctx.pool());
-    return ok_status();
+    p.outer = numel;
+    return p;
   }
   if (nred == 1) {
-    int64_t outer = 1, R = 1, inner = 1;
     bool seen = false;
     for (const Group& gr : g) {
-      if (gr.reduced) { R = gr.size; seen = true; }
-      else if (seen) inner *= gr.size;
-      else outer *= gr.size;
+      if (gr.reduced) { p.R = gr.size; seen = true; }
+      else if (seen) p.inner *= gr.size;
+      else p.outer *= gr.size;
     }
-    if (inner == 1) reduce_rows<T, K>(px, po, outer, R, ctx.pool());
-    else reduce_middle<T, K>(px, po, outer, R, inner, ctx.pool());
-    return ok_status();
+    p.mode = p.inner == 1 ? ReducePlan::Mode::kRows : ReducePlan::Mode::kMiddle;
+    return p;
   }
-  // Irregular pattern: gather into [kept..., reduced...] order, then reduce rows.
   Ints src_stride(g.size());
   int64_t s = 1;
   for (size_t k = g.size(); k-- > 0;) {
     src_stride[k] = s;
     s *= g[k].size;
   }
-  Ints dims, strides;
-  int64_t R = 1;
   for (int pass = 0; pass < 2; ++pass)
     for (size_t k = 0; k < g.size(); ++k)
       if (g[k].reduced == (pass == 1)) {
-        dims.push_back(g[k].size);
-        strides.push_back(src_stride[k]);
-        if (pass == 1) R *= g[k].size;
+        p.dims.push_back(g[k].size);
+        p.strides.push_back(src_stride[k]);
+        if (pass == 1) p.R *= g[k].size;
       }
-  TSR_ASSIGN_OR_RETURN(Tensor tmp, Tensor::empty(x.dtype(), x.shape()));
-  T* pt = tmp.mut_data<T>();
-  Ints idx(dims.size(), 0);
+  p.outer = numel / p.R;
+  p.mode = ReducePlan::Mode::kGather;
+  return p;
+}
+
+// The kGather copy, on elements of E (an unsigned integer of the dtype's size: only bytes move).
+template <typename E>
+void gather_as(const Tensor& x, Tensor& tmp, const ReducePlan& p) {
+  const E* px = x.data<E>();
+  E* pt = tmp.mut_data<E>();
+  Ints idx(p.dims.size(), 0);
   int64_t off = 0;
   const int64_t n = x.numel();
   for (int64_t i = 0; i < n; ++i) {
     pt[i] = px[off];
-    for (size_t d = dims.size(); d-- > 0;) {
-      off += strides[d];
-      if (++idx[d] < dims[d]) break;
-      off -= strides[d] * dims[d];
+    for (size_t d = p.dims.size(); d-- > 0;) {
+      off += p.strides[d];
+      if (++idx[d] < p.dims[d]) break;
+      off -= p.strides[d] * p.dims[d];
       idx[d] = 0;
     }
   }
-  reduce_rows<T, K>(pt, po, n / R, R, ctx.pool());
+}
+
+Expected<Tensor> gather_for_reduction(const Tensor& x, const ReducePlan& p) {
+  TSR_ASSIGN_OR_RETURN(Tensor tmp, Tensor::empty(x.dtype(), x.shape()));
+  switch (dtype_size(x.dtype())) {
+    case 1: gather_as<uint8_t>(x, tmp, p); break;
+    case 2: gather_as<uint16_t>(x, tmp, p); break;
+    case 4: gather_as<uint32_t>(x, tmp, p); break;
+    case 8: gather_as<uint64_t>(x, tmp, p); break;
+    default: return internal_error("reduction of ", dtype_name(x.dtype()));
+  }
+  return tmp;
+}
+
+template <typename T, RK K>
+Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, const ReducePlan& p) {
+  const T* px = x.data<T>();
+  T* po = out.mut_data<T>();
+  switch (p.mode) {
+    case ReducePlan::Mode::kEmpty: {
+      // Empty input: every output element reduces an empty set (identity), if there are any.
+      using A = typename AccOf<T, K>::type;
+      const T v = store_elem<T>(K == RK::kLogSumExp ? r_init<A, K>() : r_finalize<A, K>(r_init<A, K>(), 0));
+      for (int64_t i = 0; i < out.numel(); ++i) po[i] = v;
+      return ok_status();
+    }
+    case ReducePlan::Mode::kRows:
+      reduce_rows<T, K>(px, po, p.outer, p.R, ctx.pool());
+      return ok_status();
+    case ReducePlan::Mode::kMiddle:
+      reduce_middle<T, K>(px, po, p.outer, p.R, p.inner, ctx.pool());
+      return ok_status();
+    case ReducePlan::Mode::kGather: {
+      TSR_ASSIGN_OR_RETURN(Tensor tmp, gather_for_reduction(x, p));
+      reduce_rows<T, K>(tmp.data<T>(), po, p.outer, p.R, ctx.pool());
+      return ok_status();
+    }
+  }
   return ok_status();
 }
 
-template <RK K>
+template <RK K, DTypeMask kSel>
 Status reduce_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const ir::Node& node = ctx.node();
@@ -287,18 +337,19 @@ Status reduce_kernel(exec::KernelContext& ctx) {
   // Built only on failure: formatting the message on every call costs more than small kernels.
   Status st = ok_status();
   bool dispatched = false;
-  dispatch_dtype(x.dtype(), [&](auto tag) {
+  const ReducePlan plan = plan_reduction(x.shape(), x.numel(), red);
+  dispatch_dtype<kSel>(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       dispatched = true;
-      st = reduce_typed<T, K>(ctx, x, *out, red);
+      st = reduce_typed<T, K>(ctx, x, *out, plan);
     }
   });
-  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  if (!dispatched) return dtype_error<kSel>(ctx, x.dtype());
   return st;
 }
 
-template <bool kMax>
+template <bool kMax, DTypeMask kSel>
 Status arg_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const ir::Node& node = ctx.node();
@@ -314,7 +365,7 @@ Status arg_kernel(exec::KernelContext& ctx) {
   // Built only on failure: formatting the message on every call costs more than small kernels.
   Status st = ok_status();
   bool dispatched = false;
-  dispatch_dtype(x.dtype(), [&](auto tag) {
+  dispatch_dtype<kSel>(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       dispatched = true;
@@ -336,7 +387,7 @@ Status arg_kernel(exec::KernelContext& ctx) {
       st = ok_status();
     }
   });
-  if (!dispatched) return ctx.error("no cpu kernel for input dtype ", dtype_name(x.dtype()));
+  if (!dispatched) return dtype_error<kSel>(ctx, x.dtype());
   return st;
 }
 
@@ -344,18 +395,18 @@ Status arg_kernel(exec::KernelContext& ctx) {
 
 void register_reduce_target(KernelRegistry& r) {
   const auto& num = all_numeric_dtypes();
-  r.add_fn("ReduceSum", num, &reduce_kernel<RK::kSum>);
-  r.add_fn("ReduceMean", num, &reduce_kernel<RK::kMean>);
-  r.add_fn("ReduceMax", num, &reduce_kernel<RK::kMax>);
-  r.add_fn("ReduceMin", num, &reduce_kernel<RK::kMin>);
-  r.add_fn("ReduceProd", num, &reduce_kernel<RK::kProd>);
-  r.add_fn("ReduceL1", num, &reduce_kernel<RK::kL1>);
-  r.add_fn("ReduceL2", num, &reduce_kernel<RK::kL2>);
-  r.add_fn("ReduceLogSum", num, &reduce_kernel<RK::kLogSum>);
-  r.add_fn("ReduceLogSumExp", num, &reduce_kernel<RK::kLogSumExp>);
-  r.add_fn("ReduceSumSquare", num, &reduce_kernel<RK::kSumSquare>);
-  r.add_fn("ArgMax", num, &arg_kernel<true>);
-  r.add_fn("ArgMin", num, &arg_kernel<false>);
+  TSR_IF_SELECTED("ReduceSum") r.add_fn("ReduceSum", num, &reduce_kernel<RK::kSum, kSel>);
+  TSR_IF_SELECTED("ReduceMean") r.add_fn("ReduceMean", num, &reduce_kernel<RK::kMean, kSel>);
+  TSR_IF_SELECTED("ReduceMax") r.add_fn("ReduceMax", num, &reduce_kernel<RK::kMax, kSel>);
+  TSR_IF_SELECTED("ReduceMin") r.add_fn("ReduceMin", num, &reduce_kernel<RK::kMin, kSel>);
+  TSR_IF_SELECTED("ReduceProd") r.add_fn("ReduceProd", num, &reduce_kernel<RK::kProd, kSel>);
+  TSR_IF_SELECTED("ReduceL1") r.add_fn("ReduceL1", num, &reduce_kernel<RK::kL1, kSel>);
+  TSR_IF_SELECTED("ReduceL2") r.add_fn("ReduceL2", num, &reduce_kernel<RK::kL2, kSel>);
+  TSR_IF_SELECTED("ReduceLogSum") r.add_fn("ReduceLogSum", num, &reduce_kernel<RK::kLogSum, kSel>);
+  TSR_IF_SELECTED("ReduceLogSumExp") r.add_fn("ReduceLogSumExp", num, &reduce_kernel<RK::kLogSumExp, kSel>);
+  TSR_IF_SELECTED("ReduceSumSquare") r.add_fn("ReduceSumSquare", num, &reduce_kernel<RK::kSumSquare, kSel>);
+  TSR_IF_SELECTED("ArgMax") r.add_fn("ArgMax", num, &arg_kernel<true, kSel>);
+  TSR_IF_SELECTED("ArgMin") r.add_fn("ArgMin", num, &arg_kernel<false, kSel>);
 }
 
 }  // namespace HWY_NAMESPACE

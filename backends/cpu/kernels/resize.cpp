@@ -243,7 +243,7 @@ Status resize(KernelContext& ctx) {
 }  // namespace
 
 void register_resize_kernels(KernelRegistry& r) {
-  r.add_fn("Resize", {DType::kF32, DType::kF64, DType::kF16, DType::kU8, DType::kI8, DType::kI32, DType::kI64}, resize);
+  TSR_IF_SELECTED("Resize") r.add_fn("Resize", {DType::kF32, DType::kF64, DType::kF16, DType::kU8, DType::kI8, DType::kI32, DType::kI64}, resize);
 }
 
 }  // namespace tsr::cpu

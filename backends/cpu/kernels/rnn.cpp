@@ -85,6 +85,10 @@ T dot(const T* a, const T* b, int64_t n) {
   return (s0 + s1) + (s2 + s3);
 }
 
+// The dtypes RNN, GRU and LSTM are compiled for: f32 and f64, or a selective build's subset
+// (core/base/selective.h).
+constexpr DTypeMask kRecurrentDTypes = selected_dtypes("RNN") | selected_dtypes("GRU") | selected_dtypes("LSTM");
+
 class RecurrentKernel final : public exec::Kernel {
  public:
   CellKind cell = CellKind::kLstm;
@@ -98,8 +102,10 @@ class RecurrentKernel final : public exec::Kernel {
   std::vector<std::vector<Activation>> acts;  // per direction: f[, g[, h]]
 
   Status run(exec::KernelContext& ctx) override {
-    if (ctx.input(0)->dtype() == DType::kF64) return run_typed<double>(ctx);
-    return run_typed<float>(ctx);
+    if constexpr (dtype_in(kRecurrentDTypes, DType::kF64))
+      if (ctx.input(0)->dtype() == DType::kF64) return run_typed<double>(ctx);
+    if constexpr (dtype_in(kRecurrentDTypes, DType::kF32)) return run_typed<float>(ctx);
+    return unsupported(ctx.place(), ": ", ctx.node().op, " has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
   }
 
  private:
@@ -282,9 +288,9 @@ Expected<std::unique_ptr<exec::Kernel>> create_recurrent(const exec::KernelInit&
 }  // namespace
 
 void register_rnn_kernels(KernelRegistry& r) {
-  r.add("RNN", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kRnn>);
-  r.add("GRU", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kGru>);
-  r.add("LSTM", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kLstm>);
+  TSR_IF_SELECTED("RNN") r.add("RNN", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kRnn>);
+  TSR_IF_SELECTED("GRU") r.add("GRU", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kGru>);
+  TSR_IF_SELECTED("LSTM") r.add("LSTM", {DType::kF32, DType::kF64}, &create_recurrent<CellKind::kLstm>);
 }
 
 }  // namespace tsr::cpu

@@ -190,17 +190,17 @@ Status optional_get_element(KernelContext& ctx) {
 }  // namespace
 
 void register_sequence_kernels(KernelRegistry& r) {
-  r.add_fn("SequenceEmpty", {}, sequence_empty);
-  r.add_fn("SequenceConstruct", {}, sequence_construct);
-  r.add_fn("SequenceInsert", {}, sequence_insert);
-  r.add_fn("SequenceAt", {}, sequence_at);
-  r.add_fn("SequenceErase", {}, sequence_erase);
-  r.add_fn("SequenceLength", {}, sequence_length);
-  r.add_fn("SplitToSequence", {}, split_to_sequence);
-  r.add_fn("ConcatFromSequence", {}, concat_from_sequence);
-  r.add_fn("Optional", {}, optional);
-  r.add_fn("OptionalHasElement", {}, optional_has_element);
-  r.add_fn("OptionalGetElement", {}, optional_get_element);
+  TSR_IF_SELECTED("SequenceEmpty") r.add_fn("SequenceEmpty", {}, sequence_empty);
+  TSR_IF_SELECTED("SequenceConstruct") r.add_fn("SequenceConstruct", {}, sequence_construct);
+  TSR_IF_SELECTED("SequenceInsert") r.add_fn("SequenceInsert", {}, sequence_insert);
+  TSR_IF_SELECTED("SequenceAt") r.add_fn("SequenceAt", {}, sequence_at);
+  TSR_IF_SELECTED("SequenceErase") r.add_fn("SequenceErase", {}, sequence_erase);
+  TSR_IF_SELECTED("SequenceLength") r.add_fn("SequenceLength", {}, sequence_length);
+  TSR_IF_SELECTED("SplitToSequence") r.add_fn("SplitToSequence", {}, split_to_sequence);
+  TSR_IF_SELECTED("ConcatFromSequence") r.add_fn("ConcatFromSequence", {}, concat_from_sequence);
+  TSR_IF_SELECTED("Optional") r.add_fn("Optional", {}, optional);
+  TSR_IF_SELECTED("OptionalHasElement") r.add_fn("OptionalHasElement", {}, optional_has_element);
+  TSR_IF_SELECTED("OptionalGetElement") r.add_fn("OptionalGetElement", {}, optional_get_element);
 }
 
 }  // namespace tsr::cpu

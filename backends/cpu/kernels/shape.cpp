@@ -328,17 +328,20 @@ Status range_kernel(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_shape_kernels(KernelRegistry& r) {
-  r.add("Constant", {}, &make_constant);
-  r.add_fn("ConstantOfShape", {DType::kI64}, &constant_of_shape);
-  r.add_fn("Shape", {}, &shape_kernel);
-  r.add_fn("Size", {}, &size_kernel);
-  for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) r.add_fn(op, {}, &view_kernel);
-  r.add_fn("Expand", {}, &expand_kernel);
-  r.add_fn("Tile", {}, &tile_kernel);
-  r.add_fn("Transpose", {}, &transpose_kernel);
-  r.add_fn("DepthToSpace", {}, &depth_to_space);
-  r.add_fn("SpaceToDepth", {}, &space_to_depth);
-  r.add_fn("Range", {DType::kF32, DType::kF64, DType::kI16, DType::kI32, DType::kI64}, &range_kernel);
+  TSR_IF_SELECTED("Constant") r.add("Constant", {}, &make_constant);
+  TSR_IF_SELECTED("ConstantOfShape") r.add_fn("ConstantOfShape", {DType::kI64}, &constant_of_shape);
+  TSR_IF_SELECTED("Shape") r.add_fn("Shape", {}, &shape_kernel);
+  TSR_IF_SELECTED("Size") r.add_fn("Size", {}, &size_kernel);
+  TSR_IF_SELECTED("Reshape") r.add_fn("Reshape", {}, &view_kernel);
+  TSR_IF_SELECTED("Flatten") r.add_fn("Flatten", {}, &view_kernel);
+  TSR_IF_SELECTED("Squeeze") r.add_fn("Squeeze", {}, &view_kernel);
+  TSR_IF_SELECTED("Unsqueeze") r.add_fn("Unsqueeze", {}, &view_kernel);
+  TSR_IF_SELECTED("Expand") r.add_fn("Expand", {}, &expand_kernel);
+  TSR_IF_SELECTED("Tile") r.add_fn("Tile", {}, &tile_kernel);
+  TSR_IF_SELECTED("Transpose") r.add_fn("Transpose", {}, &transpose_kernel);
+  TSR_IF_SELECTED("DepthToSpace") r.add_fn("DepthToSpace", {}, &depth_to_space);
+  TSR_IF_SELECTED("SpaceToDepth") r.add_fn("SpaceToDepth", {}, &space_to_depth);
+  TSR_IF_SELECTED("Range") r.add_fn("Range", {DType::kF32, DType::kF64, DType::kI16, DType::kI32, DType::kI64}, &range_kernel);
 }
 
 }  // namespace tsr::cpu

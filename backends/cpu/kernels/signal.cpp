@@ -154,12 +154,12 @@ Status mel_weight_matrix(KernelContext& ctx) {
 }  // namespace
 
 void register_signal_kernels(KernelRegistry& r) {
-  r.add_fn("DFT", {DType::kF32, DType::kF64, DType::kF16}, dft);
-  r.add_fn("STFT", {DType::kF32, DType::kF64, DType::kF16}, stft);
-  r.add_fn("HannWindow", {DType::kI32, DType::kI64}, window_fn<0>);
-  r.add_fn("HammingWindow", {DType::kI32, DType::kI64}, window_fn<1>);
-  r.add_fn("BlackmanWindow", {DType::kI32, DType::kI64}, window_fn<2>);
-  r.add_fn("MelWeightMatrix", {DType::kI32, DType::kI64}, mel_weight_matrix);
+  TSR_IF_SELECTED("DFT") r.add_fn("DFT", {DType::kF32, DType::kF64, DType::kF16}, dft);
+  TSR_IF_SELECTED("STFT") r.add_fn("STFT", {DType::kF32, DType::kF64, DType::kF16}, stft);
+  TSR_IF_SELECTED("HannWindow") r.add_fn("HannWindow", {DType::kI32, DType::kI64}, window_fn<0>);
+  TSR_IF_SELECTED("HammingWindow") r.add_fn("HammingWindow", {DType::kI32, DType::kI64}, window_fn<1>);
+  TSR_IF_SELECTED("BlackmanWindow") r.add_fn("BlackmanWindow", {DType::kI32, DType::kI64}, window_fn<2>);
+  TSR_IF_SELECTED("MelWeightMatrix") r.add_fn("MelWeightMatrix", {DType::kI32, DType::kI64}, mel_weight_matrix);
 }
 
 }  // namespace tsr::cpu

@@ -63,6 +63,8 @@ Status sum_to_kernel(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_sum_to_kernels(KernelRegistry& r) { r.add_fn("SumTo", {DType::kF32, DType::kF64}, &sum_to_kernel); }
+void register_sum_to_kernels(KernelRegistry& r) {
+  TSR_IF_SELECTED("SumTo") r.add_fn("SumTo", {DType::kF32, DType::kF64}, &sum_to_kernel);
+}
 
 }  // namespace tsr::cpu

@@ -375,15 +375,15 @@ Status cumsum_kernel(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_tensor_ops_kernels(KernelRegistry& r) {
-  r.add_fn("Concat", {}, &concat_kernel);
-  r.add_fn("Split", {}, &split_kernel);
-  r.add_fn("Slice", {}, &slice_kernel);
-  r.add_fn("SliceGrad", {DType::kF32, DType::kF64}, &slice_grad_kernel);
-  r.add_fn("Pad", {}, &pad_kernel);
-  r.add_fn("PadGrad", {DType::kF32, DType::kF64}, &pad_grad_kernel);
-  r.add_fn("Trilu", {}, &trilu_kernel);
-  r.add_fn("ReverseSequence", {}, &reverse_sequence_kernel);
-  r.add_fn("CumSum", {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32, DType::kI64, DType::kU32,
+  TSR_IF_SELECTED("Concat") r.add_fn("Concat", {}, &concat_kernel);
+  TSR_IF_SELECTED("Split") r.add_fn("Split", {}, &split_kernel);
+  TSR_IF_SELECTED("Slice") r.add_fn("Slice", {}, &slice_kernel);
+  TSR_IF_SELECTED("SliceGrad") r.add_fn("SliceGrad", {DType::kF32, DType::kF64}, &slice_grad_kernel);
+  TSR_IF_SELECTED("Pad") r.add_fn("Pad", {}, &pad_kernel);
+  TSR_IF_SELECTED("PadGrad") r.add_fn("PadGrad", {DType::kF32, DType::kF64}, &pad_grad_kernel);
+  TSR_IF_SELECTED("Trilu") r.add_fn("Trilu", {}, &trilu_kernel);
+  TSR_IF_SELECTED("ReverseSequence") r.add_fn("ReverseSequence", {}, &reverse_sequence_kernel);
+  TSR_IF_SELECTED("CumSum") r.add_fn("CumSum", {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32, DType::kI64, DType::kU32,
                       DType::kU64},
            &cumsum_kernel);
 }

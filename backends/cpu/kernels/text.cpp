@@ -114,8 +114,8 @@ Expected<std::unique_ptr<exec::Kernel>> create_tfidf(const exec::KernelInit& ini
 }  // namespace
 
 void register_text_kernels(KernelRegistry& r) {
-  r.add_fn("StringNormalizer", {DType::kString}, string_normalizer);
-  r.add("TfIdfVectorizer", {DType::kI32, DType::kI64, DType::kString}, &create_tfidf);
+  TSR_IF_SELECTED("StringNormalizer") r.add_fn("StringNormalizer", {DType::kString}, string_normalizer);
+  TSR_IF_SELECTED("TfIdfVectorizer") r.add("TfIdfVectorizer", {DType::kI32, DType::kI64, DType::kString}, &create_tfidf);
 }
 
 }  // namespace tsr::cpu

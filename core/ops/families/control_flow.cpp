@@ -256,18 +256,18 @@ void register_control_flow_ops(OpRegistry& reg) {
     def.subgraph_inputs = sub;
     r.add(std::move(def));
   };
-  add(OpDef{"SequenceMap", "", 17, 1, -1, 1, -1, {{"body", AttrKind::kGraph, true}}, infer_sequence_map,
+  TSR_IF_SELECTED("SequenceMap") add(OpDef{"SequenceMap", "", 17, 1, -1, 1, -1, {{"body", AttrKind::kGraph, true}}, infer_sequence_map,
             "Applies body to each element of a sequence (and of sequence-valued additional inputs)"},
       nullptr);
-  add(OpDef{"If", "", 16, 1, -1, 1, -1,
+  TSR_IF_SELECTED("If") add(OpDef{"If", "", 16, 1, -1, 1, -1,
             {{"then_branch", AttrKind::kGraph, true}, {"else_branch", AttrKind::kGraph, true}},
             infer_if, "Runs then_branch or else_branch by a boolean scalar condition"},
       if_subgraph_inputs);
-  add(OpDef{"Loop", "", 16, 0, -1, 0, -1,
+  TSR_IF_SELECTED("Loop") add(OpDef{"Loop", "", 16, 0, -1, 0, -1,
             {{"body", AttrKind::kGraph, true}, {"num_captures", AttrKind::kInt}},
             infer_loop, "Runs body while i < M and cond, carrying values and stacking scan outputs"},
       loop_subgraph_inputs);
-  add(OpDef{"Scan", "", 16, 1, -1, 1, -1,
+  TSR_IF_SELECTED("Scan") add(OpDef{"Scan", "", 16, 1, -1, 1, -1,
             {{"body", AttrKind::kGraph, true}, {"num_scan_inputs", AttrKind::kInt, true},
              {"scan_input_axes", AttrKind::kInts}, {"scan_input_directions", AttrKind::kInts},
              {"scan_output_axes", AttrKind::kInts}, {"scan_output_directions", AttrKind::kInts},

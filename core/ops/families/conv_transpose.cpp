@@ -89,7 +89,7 @@ Status infer_conv_transpose(InferContext& ctx) {
 
 void register_conv_transpose_ops(OpRegistry& r) {
   using ir::AttrKind;
-  r.add(OpDef{"ConvTranspose", "", 11, 2, 3, 1, 1,
+  TSR_IF_SELECTED("ConvTranspose") r.add(OpDef{"ConvTranspose", "", 11, 2, 3, 1, 1,
               {{"auto_pad", AttrKind::kString}, {"dilations", AttrKind::kInts}, {"group", AttrKind::kInt},
                {"kernel_shape", AttrKind::kInts}, {"output_padding", AttrKind::kInts}, {"output_shape", AttrKind::kInts},
                {"pads", AttrKind::kInts}, {"strides", AttrKind::kInts}},

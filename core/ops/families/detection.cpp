@@ -65,14 +65,14 @@ Status infer_grid_sample(InferContext& ctx) {
 }  // namespace
 
 void register_detection_ops(OpRegistry& r) {
-  r.add(OpDef{"NonMaxSuppression", "", 11, 2, 5, 1, 1, {{"center_point_box", AttrKind::kInt}}, infer_nms,
+  TSR_IF_SELECTED("NonMaxSuppression") r.add(OpDef{"NonMaxSuppression", "", 11, 2, 5, 1, 1, {{"center_point_box", AttrKind::kInt}}, infer_nms,
               "Greedy per-class box selection by score with IoU suppression"});
-  r.add(OpDef{"RoiAlign", "", 16, 3, 3, 1, 1,
+  TSR_IF_SELECTED("RoiAlign") r.add(OpDef{"RoiAlign", "", 16, 3, 3, 1, 1,
               {{"coordinate_transformation_mode", AttrKind::kString}, {"mode", AttrKind::kString},
                {"output_height", AttrKind::kInt}, {"output_width", AttrKind::kInt}, {"sampling_ratio", AttrKind::kInt},
                {"spatial_scale", AttrKind::kFloat}},
               infer_roi_align, "Region-of-interest pooling with bilinear sampling (Mask R-CNN)"});
-  r.add(OpDef{"GridSample", "", 16, 2, 2, 1, 1,
+  TSR_IF_SELECTED("GridSample") r.add(OpDef{"GridSample", "", 16, 2, 2, 1, 1,
               {{"align_corners", AttrKind::kInt}, {"mode", AttrKind::kString}, {"padding_mode", AttrKind::kString}},
               infer_grid_sample, "Samples X at normalized grid locations (bilinear, nearest, bicubic)"});
 }

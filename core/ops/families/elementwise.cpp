@@ -147,17 +147,17 @@ bool cast_target_ok(DType t) { return t != DType::kUndefined; }
 void register_elementwise_ops(OpRegistry& r) {
   using namespace ew;
   const auto& num = numeric_dtypes();
-  add_binary(r, "Add", 14, num, false, "C = A + B (broadcasting; integers wrap)");
-  add_binary(r, "Sub", 14, num, false, "C = A - B (broadcasting; integers wrap)");
-  add_binary(r, "Mul", 14, num, false, "C = A * B (broadcasting; integers wrap)");
-  add_binary(r, "Div", 14, num, false, "C = A / B (broadcasting; integer division truncates toward zero)");
-  add_binary(r, "Mod", 13, num, false, "C = A mod B: sign of B (fmod=0, integers) or C fmod (fmod=1)",
+  TSR_IF_SELECTED("Add") add_binary(r, "Add", 14, num, false, "C = A + B (broadcasting; integers wrap)");
+  TSR_IF_SELECTED("Sub") add_binary(r, "Sub", 14, num, false, "C = A - B (broadcasting; integers wrap)");
+  TSR_IF_SELECTED("Mul") add_binary(r, "Mul", 14, num, false, "C = A * B (broadcasting; integers wrap)");
+  TSR_IF_SELECTED("Div") add_binary(r, "Div", 14, num, false, "C = A / B (broadcasting; integer division truncates toward zero)");
+  TSR_IF_SELECTED("Mod") add_binary(r, "Mod", 13, num, false, "C = A mod B: sign of B (fmod=0, integers) or C fmod (fmod=1)",
              {{"fmod", AttrKind::kInt, false}}, [](const InferContext& ctx) -> Status {
                if (dtype_is_float(ctx.input(0).dtype) && ctx.node().attr_int("fmod", 0) == 0)
                  return ctx.ir_error("Mod on ", dtype_name(ctx.input(0).dtype), " requires fmod=1 (ONNX Mod spec)");
                return ok_status();
              });
-  add_binary(r, "BitShift", 11, {DType::kU8, DType::kU16, DType::kU32, DType::kU64}, false,
+  TSR_IF_SELECTED("BitShift") add_binary(r, "BitShift", 11, {DType::kU8, DType::kU16, DType::kU32, DType::kU64}, false,
              "C = A << B or A >> B (direction LEFT/RIGHT); shifts >= the bit width give 0",
              {{"direction", AttrKind::kString, true}}, [](const InferContext& ctx) -> Status {
                const std::string dir = ctx.node().attr_string("direction", "");
@@ -165,19 +165,19 @@ void register_elementwise_ops(OpRegistry& r) {
                  return ctx.ir_error("attribute 'direction' is \"", dir, "\", expected \"LEFT\" or \"RIGHT\"");
                return ok_status();
              });
-  add_binary(r, "BitwiseAnd", 18, int_dtypes(), false, "C = A & B");
-  add_binary(r, "BitwiseOr", 18, int_dtypes(), false, "C = A | B");
-  add_binary(r, "BitwiseXor", 18, int_dtypes(), false, "C = A ^ B");
-  add_binary(r, "Equal", 13, with_bool(num), true, "C = (A == B)");
-  add_binary(r, "Greater", 13, num, true, "C = (A > B)");
-  add_binary(r, "Less", 13, num, true, "C = (A < B)");
-  add_binary(r, "GreaterOrEqual", 16, num, true, "C = (A >= B)");
-  add_binary(r, "LessOrEqual", 16, num, true, "C = (A <= B)");
-  add_binary(r, "And", 7, {DType::kBool}, true, "C = A && B");
-  add_binary(r, "Or", 7, {DType::kBool}, true, "C = A || B");
-  add_binary(r, "Xor", 7, {DType::kBool}, true, "C = A != B");
+  TSR_IF_SELECTED("BitwiseAnd") add_binary(r, "BitwiseAnd", 18, int_dtypes(), false, "C = A & B");
+  TSR_IF_SELECTED("BitwiseOr") add_binary(r, "BitwiseOr", 18, int_dtypes(), false, "C = A | B");
+  TSR_IF_SELECTED("BitwiseXor") add_binary(r, "BitwiseXor", 18, int_dtypes(), false, "C = A ^ B");
+  TSR_IF_SELECTED("Equal") add_binary(r, "Equal", 13, with_bool(num), true, "C = (A == B)");
+  TSR_IF_SELECTED("Greater") add_binary(r, "Greater", 13, num, true, "C = (A > B)");
+  TSR_IF_SELECTED("Less") add_binary(r, "Less", 13, num, true, "C = (A < B)");
+  TSR_IF_SELECTED("GreaterOrEqual") add_binary(r, "GreaterOrEqual", 16, num, true, "C = (A >= B)");
+  TSR_IF_SELECTED("LessOrEqual") add_binary(r, "LessOrEqual", 16, num, true, "C = (A <= B)");
+  TSR_IF_SELECTED("And") add_binary(r, "And", 7, {DType::kBool}, true, "C = A && B");
+  TSR_IF_SELECTED("Or") add_binary(r, "Or", 7, {DType::kBool}, true, "C = A || B");
+  TSR_IF_SELECTED("Xor") add_binary(r, "Xor", 7, {DType::kBool}, true, "C = A != B");
 
-  {
+  TSR_IF_SELECTED("PRelu") {
     OpDef d;
     d.name = "PRelu";
     d.since_version = 16;
@@ -198,7 +198,7 @@ void register_elementwise_ops(OpRegistry& r) {
     d.inplace = true;
     r.add(std::move(d));
   }
-  {
+  TSR_IF_SELECTED("Pow") {
     OpDef d;
     d.name = "Pow";
     d.since_version = 15;
@@ -212,7 +212,7 @@ void register_elementwise_ops(OpRegistry& r) {
     d.inplace = true;
     r.add(std::move(d));
   }
-  {
+  TSR_IF_SELECTED("Where") {
     OpDef d;
     d.name = "Where";
     d.since_version = 16;
@@ -228,12 +228,12 @@ void register_elementwise_ops(OpRegistry& r) {
     };
     r.add(std::move(d));
   }
-  add_variadic(r, "Max", num, "elementwise maximum of 1..N inputs (NaN propagates, as np.maximum)");
-  add_variadic(r, "Min", num, "elementwise minimum of 1..N inputs (NaN propagates, as np.minimum)");
-  add_variadic(r, "Sum", num, "elementwise sum of 1..N inputs");
-  add_variadic(r, "Mean", num, "elementwise mean of 1..N inputs");
+  TSR_IF_SELECTED("Max") add_variadic(r, "Max", num, "elementwise maximum of 1..N inputs (NaN propagates, as np.maximum)");
+  TSR_IF_SELECTED("Min") add_variadic(r, "Min", num, "elementwise minimum of 1..N inputs (NaN propagates, as np.minimum)");
+  TSR_IF_SELECTED("Sum") add_variadic(r, "Sum", num, "elementwise sum of 1..N inputs");
+  TSR_IF_SELECTED("Mean") add_variadic(r, "Mean", num, "elementwise mean of 1..N inputs");
 
-  {
+  TSR_IF_SELECTED("Cast") {
     OpDef d;
     d.name = "Cast";
     d.since_version = 13;
@@ -249,7 +249,7 @@ void register_elementwise_ops(OpRegistry& r) {
     };
     r.add(std::move(d));
   }
-  {
+  TSR_IF_SELECTED("CastLike") {
     OpDef d;
     d.name = "CastLike";
     d.since_version = 15;

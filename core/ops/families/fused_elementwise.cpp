@@ -24,7 +24,7 @@ Status infer_fused_elementwise(InferContext& ctx) {
 }  // namespace
 
 void register_fused_elementwise_ops(OpRegistry& r) {
-  r.add({"FusedElementwise", "tessera", 1, 1, EwProgram::kMaxInputs, 1, 1,
+  TSR_IF_SELECTED("FusedElementwise") r.add({"FusedElementwise", "tessera", 1, 1, EwProgram::kMaxInputs, 1, 1,
          {{"ops", AttrKind::kStrings, true}, {"args", AttrKind::kInts, true}, {"immediates", AttrKind::kFloats}},
          infer_fused_elementwise,
          "a tree of f32 elementwise ops (Add, Mul, Clip, Sigmoid, ...) evaluated in one pass over the output "

@@ -303,26 +303,26 @@ Status infer_unique(InferContext& ctx) {
 }  // namespace
 
 void register_indexing_ops(OpRegistry& r) {
-  r.add({"Gather", "", 13, 2, 2, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather,
+  TSR_IF_SELECTED("Gather") r.add({"Gather", "", 13, 2, 2, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather,
          "Takes slices along an axis at the given indices (negative indices count from the end)"});
-  r.add({"GatherGrad", "tessera", 1, 3, 3, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather_grad,
+  TSR_IF_SELECTED("GatherGrad") r.add({"GatherGrad", "tessera", 1, 3, 3, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather_grad,
          "Adjoint of Gather: dY rows added into zeros of the given shape at the indices"});
-  r.add({"GatherElements", "", 13, 2, 2, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather_elements,
+  TSR_IF_SELECTED("GatherElements") r.add({"GatherElements", "", 13, 2, 2, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather_elements,
          "out[i][j][k] = data[idx[i][j][k]][j][k] (for axis 0)"});
-  r.add({"GatherND", "", 13, 2, 2, 1, 1, {{"batch_dims", AttrKind::kInt}}, infer_gather_nd,
+  TSR_IF_SELECTED("GatherND") r.add({"GatherND", "", 13, 2, 2, 1, 1, {{"batch_dims", AttrKind::kInt}}, infer_gather_nd,
          "Gathers slices addressed by index tuples (the last dim of indices)"});
-  r.add({"ScatterElements", "", 16, 3, 3, 1, 1, {{"axis", AttrKind::kInt}, {"reduction", AttrKind::kString}},
+  TSR_IF_SELECTED("ScatterElements") r.add({"ScatterElements", "", 16, 3, 3, 1, 1, {{"axis", AttrKind::kInt}, {"reduction", AttrKind::kString}},
          infer_scatter_elements, "Writes updates into a copy of data at per-element indices"});
-  r.add({"ScatterND", "", 16, 3, 3, 1, 1, {{"reduction", AttrKind::kString}}, infer_scatter_nd,
+  TSR_IF_SELECTED("ScatterND") r.add({"ScatterND", "", 16, 3, 3, 1, 1, {{"reduction", AttrKind::kString}}, infer_scatter_nd,
          "Writes update slices into a copy of data at index tuples"});
-  r.add({"OneHot", "", 11, 3, 3, 1, 1, {{"axis", AttrKind::kInt}}, infer_one_hot,
+  TSR_IF_SELECTED("OneHot") r.add({"OneHot", "", 11, 3, 3, 1, 1, {{"axis", AttrKind::kInt}}, infer_one_hot,
          "One-hot encoding with (off, on) values and a depth"});
-  r.add({"NonZero", "", 13, 1, 1, 1, 1, {}, infer_non_zero, "Indices of the nonzero elements, i64[rank, n]"});
-  r.add({"Compress", "", 11, 2, 2, 1, 1, {{"axis", AttrKind::kInt}}, infer_compress,
+  TSR_IF_SELECTED("NonZero") r.add({"NonZero", "", 13, 1, 1, 1, 1, {}, infer_non_zero, "Indices of the nonzero elements, i64[rank, n]"});
+  TSR_IF_SELECTED("Compress") r.add({"Compress", "", 11, 2, 2, 1, 1, {{"axis", AttrKind::kInt}}, infer_compress,
          "Selects slices (or flattened elements) where condition is true"});
-  r.add({"TopK", "", 11, 2, 2, 1, 2, {{"axis", AttrKind::kInt}, {"largest", AttrKind::kInt}, {"sorted", AttrKind::kInt}},
+  TSR_IF_SELECTED("TopK") r.add({"TopK", "", 11, 2, 2, 1, 2, {{"axis", AttrKind::kInt}, {"largest", AttrKind::kInt}, {"sorted", AttrKind::kInt}},
          infer_topk, "The k largest (or smallest) values along an axis and their indices"});
-  r.add({"Unique", "", 11, 1, 1, 1, 4, {{"axis", AttrKind::kInt}, {"sorted", AttrKind::kInt}}, infer_unique,
+  TSR_IF_SELECTED("Unique") r.add({"Unique", "", 11, 1, 1, 1, 4, {{"axis", AttrKind::kInt}, {"sorted", AttrKind::kInt}}, infer_unique,
          "Unique elements (or slices along axis) with first indices, inverse indices and counts"});
 }
 

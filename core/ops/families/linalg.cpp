@@ -93,12 +93,12 @@ Status infer_gemm(InferContext& ctx) {
 }  // namespace
 
 void register_linalg_ops(OpRegistry& r) {
-  r.add({"MatMul", "", 13, 2, 2, 1, 1, {}, infer_matmul, "numpy.matmul: batched, broadcast, 1-D promotion"});
-  r.add({"Gemm", "", 13, 2, 3, 1, 1,
+  TSR_IF_SELECTED("MatMul") r.add({"MatMul", "", 13, 2, 2, 1, 1, {}, infer_matmul, "numpy.matmul: batched, broadcast, 1-D promotion"});
+  TSR_IF_SELECTED("Gemm") r.add({"Gemm", "", 13, 2, 3, 1, 1,
          {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"transA", AttrKind::kInt},
           {"transB", AttrKind::kInt}},
          infer_gemm, "Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N]"});
-  r.add({"FusedGemm", "tessera", 1, 2, 3, 1, 1,
+  TSR_IF_SELECTED("FusedGemm") r.add({"FusedGemm", "tessera", 1, 2, 3, 1, 1,
          {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"transA", AttrKind::kInt},
           {"transB", AttrKind::kInt}, {"activation", AttrKind::kString, true},
           {"activation_params", AttrKind::kFloats},

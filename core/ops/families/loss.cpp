@@ -69,13 +69,13 @@ Status infer_loss_grad(InferContext& ctx) {
 }  // namespace
 
 void register_loss_ops(OpRegistry& r) {
-  r.add(OpDef{"NegativeLogLikelihoodLoss", "", 13, 2, 3, 1, 1, loss_attrs(), infer_loss,
+  TSR_IF_SELECTED("NegativeLogLikelihoodLoss") r.add(OpDef{"NegativeLogLikelihoodLoss", "", 13, 2, 3, 1, 1, loss_attrs(), infer_loss,
               "loss = -input[n, target[n, d], d] * weight[target], reduced by none/sum/mean"});
-  r.add(OpDef{"SoftmaxCrossEntropyLoss", "", 13, 2, 3, 1, 2, loss_attrs(), infer_loss,
+  TSR_IF_SELECTED("SoftmaxCrossEntropyLoss") r.add(OpDef{"SoftmaxCrossEntropyLoss", "", 13, 2, 3, 1, 2, loss_attrs(), infer_loss,
               "NegativeLogLikelihoodLoss of LogSoftmax(scores, axis=1); optional log_prob output"});
-  r.add(OpDef{"NegativeLogLikelihoodLossGrad", "tessera", 1, 3, 4, 1, 1, loss_attrs(), infer_loss_grad,
+  TSR_IF_SELECTED("NegativeLogLikelihoodLossGrad") r.add(OpDef{"NegativeLogLikelihoodLossGrad", "tessera", 1, 3, 4, 1, 1, loss_attrs(), infer_loss_grad,
               "VJP of NegativeLogLikelihoodLoss with respect to its input"});
-  r.add(OpDef{"SoftmaxCrossEntropyLossGrad", "tessera", 1, 3, 4, 1, 1, loss_attrs(), infer_loss_grad,
+  TSR_IF_SELECTED("SoftmaxCrossEntropyLossGrad") r.add(OpDef{"SoftmaxCrossEntropyLossGrad", "tessera", 1, 3, 4, 1, 1, loss_attrs(), infer_loss_grad,
               "VJP of SoftmaxCrossEntropyLoss with respect to the scores"});
 }
 

@@ -157,10 +157,10 @@ Status infer_eye_like(InferContext& ctx) {
 }  // namespace
 
 void register_matrix_ops(OpRegistry& r) {
-  r.add(OpDef{"Einsum", "", 12, 1, -1, 1, 1, {{"equation", AttrKind::kString, true}}, infer_einsum,
+  TSR_IF_SELECTED("Einsum") r.add(OpDef{"Einsum", "", 12, 1, -1, 1, 1, {{"equation", AttrKind::kString, true}}, infer_einsum,
               "Einstein summation over labeled axes (numpy.einsum)"});
-  r.add(OpDef{"Det", "", 11, 1, 1, 1, 1, {}, infer_det, "Determinant of square matrices [*, M, M] -> [*]"});
-  r.add(OpDef{"EyeLike", "", 9, 1, 1, 1, 1, {{"dtype", AttrKind::kInt}, {"k", AttrKind::kInt}}, infer_eye_like,
+  TSR_IF_SELECTED("Det") r.add(OpDef{"Det", "", 11, 1, 1, 1, 1, {}, infer_det, "Determinant of square matrices [*, M, M] -> [*]"});
+  TSR_IF_SELECTED("EyeLike") r.add(OpDef{"EyeLike", "", 9, 1, 1, 1, 1, {{"dtype", AttrKind::kInt}, {"k", AttrKind::kInt}}, infer_eye_like,
               "Ones on diagonal k of a 2-D tensor shaped like the input"});
 }
 

@@ -281,16 +281,16 @@ Status infer_max_unpool(InferContext& ctx) {
 }  // namespace
 
 void register_nn_ops(OpRegistry& r) {
-  r.add({"Conv", "", 11, 2, 3, 1, 1, with({{"group", AttrKind::kInt}}), infer_conv,
+  TSR_IF_SELECTED("Conv") r.add({"Conv", "", 11, 2, 3, 1, 1, with({{"group", AttrKind::kInt}}), infer_conv,
          "N-d convolution with groups, strides, dilations, pads/auto_pad and optional bias"});
-  r.add({"FusedConv", "tessera", 1, 2, 4, 1, 1,
+  TSR_IF_SELECTED("FusedConv") r.add({"FusedConv", "tessera", 1, 2, 4, 1, 1,
          with({{"group", AttrKind::kInt}, {"activation", AttrKind::kString},
                {"activation_params", AttrKind::kFloats},
                {"activation_affine", AttrKind::kFloats}}),
          infer_fused_conv,
          "Conv + residual Z + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, "
          "LeakyRelu, HardSigmoid; made by the optimizer)"});
-  r.add({"FusedSeparableConv", "tessera", 1, 3, 6, 1, 1,
+  TSR_IF_SELECTED("FusedSeparableConv") r.add({"FusedSeparableConv", "tessera", 1, 3, 6, 1, 1,
          with({{"group", AttrKind::kInt}, {"activation", AttrKind::kString},
                {"activation_params", AttrKind::kFloats}, {"activation_affine", AttrKind::kFloats},
                {"dw_activation", AttrKind::kString}, {"dw_activation_params", AttrKind::kFloats},
@@ -298,20 +298,20 @@ void register_nn_ops(OpRegistry& r) {
          infer_fused_separable_conv,
          "depthwise Conv + dw_activation, then 1x1 Conv + residual Z + activation, the depthwise output "
          "kept in cache (made by the optimizer)"});
-  r.add({"MaxPool", "", 12, 1, 1, 1, 2,
+  TSR_IF_SELECTED("MaxPool") r.add({"MaxPool", "", 12, 1, 1, 1, 2,
          with({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
                {"storage_order", AttrKind::kInt}}),
          [](InferContext& c) { return infer_pool(c, true); },
          "N-d max pooling with optional flattened argmax Indices (i64)"});
-  r.add({"AveragePool", "", 11, 1, 1, 1, 1,
+  TSR_IF_SELECTED("AveragePool") r.add({"AveragePool", "", 11, 1, 1, 1, 1,
          with({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
                {"count_include_pad", AttrKind::kInt}}),
          [](InferContext& c) { return infer_pool(c, false); }, "N-d average pooling"});
-  r.add({"MaxUnpool", "", 11, 2, 3, 1, 1,
+  TSR_IF_SELECTED("MaxUnpool") r.add({"MaxUnpool", "", 11, 2, 3, 1, 1,
          {{"kernel_shape", AttrKind::kInts, true}, {"pads", AttrKind::kInts}, {"strides", AttrKind::kInts}},
          infer_max_unpool, "scatters X into zeros of the unpooled shape at MaxPool's flattened Indices"});
-  r.add({"GlobalAveragePool", "", 1, 1, 1, 1, 1, {}, infer_global_pool, "mean over all spatial dims"});
-  r.add({"GlobalMaxPool", "", 1, 1, 1, 1, 1, {}, infer_global_pool, "max over all spatial dims"});
+  TSR_IF_SELECTED("GlobalAveragePool") r.add({"GlobalAveragePool", "", 1, 1, 1, 1, 1, {}, infer_global_pool, "mean over all spatial dims"});
+  TSR_IF_SELECTED("GlobalMaxPool") r.add({"GlobalMaxPool", "", 1, 1, 1, 1, 1, {}, infer_global_pool, "max over all spatial dims"});
 }
 
 }  // namespace tsr::ops

@@ -157,15 +157,15 @@ std::vector<AttrSpec> window_attrs(std::vector<AttrSpec> extra) {
 
 void register_nn_grad_ops(OpRegistry& r) {
   const std::vector<AttrSpec> conv = window_attrs({{"group", AttrKind::kInt}});
-  r.add({"ConvGradInput", "tessera", 1, 3, 3, 1, 1, conv, infer_conv_grad_input,
+  TSR_IF_SELECTED("ConvGradInput") r.add({"ConvGradInput", "tessera", 1, 3, 3, 1, 1, conv, infer_conv_grad_input,
          "Conv's input gradient: dX = col2im(W^T dY) (Conv's attributes)"});
-  r.add({"ConvGradWeight", "tessera", 1, 3, 3, 1, 1, conv, infer_conv_grad_weight,
+  TSR_IF_SELECTED("ConvGradWeight") r.add({"ConvGradWeight", "tessera", 1, 3, 3, 1, 1, conv, infer_conv_grad_weight,
          "Conv's weight gradient: dW = sum_n dY im2col(X)^T (Conv's attributes)"});
-  r.add({"MaxPoolGrad", "tessera", 1, 2, 2, 1, 1,
+  TSR_IF_SELECTED("MaxPoolGrad") r.add({"MaxPoolGrad", "tessera", 1, 2, 2, 1, 1,
          window_attrs({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
                        {"storage_order", AttrKind::kInt}}),
          infer_max_pool_grad, "MaxPool's input gradient: dY scattered to each window's argmax"});
-  r.add({"AveragePoolGrad", "tessera", 1, 2, 2, 1, 1,
+  TSR_IF_SELECTED("AveragePoolGrad") r.add({"AveragePoolGrad", "tessera", 1, 2, 2, 1, 1,
          window_attrs({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
                        {"count_include_pad", AttrKind::kInt}}),
          infer_average_pool_grad, "AveragePool's input gradient: dY / count spread over each window"});

@@ -203,29 +203,29 @@ Status infer_layer_norm_grad(InferContext& ctx) {
 }  // namespace
 
 void register_nn_norm_ops(OpRegistry& r) {
-  r.add({"BatchNormalization", "", 15, 5, 5, 1, 3,
+  TSR_IF_SELECTED("BatchNormalization") r.add({"BatchNormalization", "", 15, 5, 5, 1, 3,
          {{"epsilon", AttrKind::kFloat}, {"momentum", AttrKind::kFloat}, {"training_mode", AttrKind::kInt}},
          infer_batch_norm,
          "per-channel normalization; training_mode=1 uses batch statistics and outputs running mean/var"});
-  r.add({"LayerNormalization", "", 17, 2, 3, 1, 3,
+  TSR_IF_SELECTED("LayerNormalization") r.add({"LayerNormalization", "", 17, 2, 3, 1, 3,
          {{"axis", AttrKind::kInt}, {"epsilon", AttrKind::kFloat}, {"stash_type", AttrKind::kInt}},
          infer_layer_norm, "normalization over X.shape[axis:], optional Mean and InvStdDev outputs"});
-  r.add({"InstanceNormalization", "", 6, 3, 3, 1, 1, {{"epsilon", AttrKind::kFloat}}, infer_instance_norm,
+  TSR_IF_SELECTED("InstanceNormalization") r.add({"InstanceNormalization", "", 6, 3, 3, 1, 1, {{"epsilon", AttrKind::kFloat}}, infer_instance_norm,
          "per-instance, per-channel normalization over spatial dims"});
-  r.add({"LRN", "", 13, 1, 1, 1, 1,
+  TSR_IF_SELECTED("LRN") r.add({"LRN", "", 13, 1, 1, 1, 1,
          {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"bias", AttrKind::kFloat},
           {"size", AttrKind::kInt, true}},
          infer_lrn, "local response normalization across channels"});
-  r.add({"MeanVarianceNormalization", "", 13, 1, 1, 1, 1, {{"axes", AttrKind::kInts}}, infer_mvn,
+  TSR_IF_SELECTED("MeanVarianceNormalization") r.add({"MeanVarianceNormalization", "", 13, 1, 1, 1, 1, {{"axes", AttrKind::kInts}}, infer_mvn,
          "Y = (X - mean) / (std + 1e-9), biased statistics over axes (default [0, 2, 3])"});
   const std::vector<AttrSpec> axis = {{"axis", AttrKind::kInt}};
-  r.add({"Softmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "exp(x - max) / sum along one axis"});
-  r.add({"LogSoftmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "log of Softmax along one axis"});
-  r.add({"Hardmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "one-hot of the first max along one axis"});
-  r.add({"BatchNormalizationGrad", "tessera", 1, 3, 5, 1, 5,
+  TSR_IF_SELECTED("Softmax") r.add({"Softmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "exp(x - max) / sum along one axis"});
+  TSR_IF_SELECTED("LogSoftmax") r.add({"LogSoftmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "log of Softmax along one axis"});
+  TSR_IF_SELECTED("Hardmax") r.add({"Hardmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "one-hot of the first max along one axis"});
+  TSR_IF_SELECTED("BatchNormalizationGrad") r.add({"BatchNormalizationGrad", "tessera", 1, 3, 5, 1, 5,
          {{"epsilon", AttrKind::kFloat}, {"training_mode", AttrKind::kInt}}, infer_batch_norm_grad,
          "VJP of BatchNormalization: dX, dScale, dB (and dMean, dVar in inference mode)"});
-  r.add({"LayerNormalizationGrad", "tessera", 1, 2, 3, 1, 3,
+  TSR_IF_SELECTED("LayerNormalizationGrad") r.add({"LayerNormalizationGrad", "tessera", 1, 2, 3, 1, 3,
          {{"axis", AttrKind::kInt}, {"epsilon", AttrKind::kFloat}}, infer_layer_norm_grad,
          "VJP of LayerNormalization's Y: dX, and dScale, dB over the normalized shape"});
 }

@@ -68,25 +68,25 @@ void add_random(OpRegistry& r, OpDef d) {
 }
 
 void register_random_ops(OpRegistry& r) {
-  add_random(r, OpDef{"Dropout", "", 13, 1, 3, 1, 2, {{"seed", AttrKind::kInt}}, infer_dropout,
+  TSR_IF_SELECTED("Dropout") add_random(r, OpDef{"Dropout", "", 13, 1, 3, 1, 2, {{"seed", AttrKind::kInt}}, infer_dropout,
               "Identity at inference; in training mode zeroes elements with probability ratio and scales by 1/(1-ratio)"});
-  add_random(r, OpDef{"RandomUniform", "", 1, 0, 0, 1, 1,
+  TSR_IF_SELECTED("RandomUniform") add_random(r, OpDef{"RandomUniform", "", 1, 0, 0, 1, 1,
               {{"dtype", AttrKind::kInt}, {"high", AttrKind::kFloat}, {"low", AttrKind::kFloat}, {"seed", AttrKind::kFloat},
                {"shape", AttrKind::kInts, true}},
               infer_random, "Uniform samples in [low, high)"});
-  add_random(r, OpDef{"RandomNormal", "", 1, 0, 0, 1, 1,
+  TSR_IF_SELECTED("RandomNormal") add_random(r, OpDef{"RandomNormal", "", 1, 0, 0, 1, 1,
               {{"dtype", AttrKind::kInt}, {"mean", AttrKind::kFloat}, {"scale", AttrKind::kFloat}, {"seed", AttrKind::kFloat},
                {"shape", AttrKind::kInts, true}},
               infer_random, "Normal samples N(mean, scale^2)"});
-  add_random(r, OpDef{"RandomUniformLike", "", 1, 1, 1, 1, 1,
+  TSR_IF_SELECTED("RandomUniformLike") add_random(r, OpDef{"RandomUniformLike", "", 1, 1, 1, 1, 1,
               {{"dtype", AttrKind::kInt}, {"high", AttrKind::kFloat}, {"low", AttrKind::kFloat}, {"seed", AttrKind::kFloat}},
               infer_random_like, "Uniform samples shaped like the input"});
-  add_random(r, OpDef{"RandomNormalLike", "", 1, 1, 1, 1, 1,
+  TSR_IF_SELECTED("RandomNormalLike") add_random(r, OpDef{"RandomNormalLike", "", 1, 1, 1, 1, 1,
               {{"dtype", AttrKind::kInt}, {"mean", AttrKind::kFloat}, {"scale", AttrKind::kFloat}, {"seed", AttrKind::kFloat}},
               infer_random_like, "Normal samples shaped like the input"});
-  add_random(r, OpDef{"Bernoulli", "", 15, 1, 1, 1, 1, {{"dtype", AttrKind::kInt}, {"seed", AttrKind::kFloat}}, infer_bernoulli,
+  TSR_IF_SELECTED("Bernoulli") add_random(r, OpDef{"Bernoulli", "", 15, 1, 1, 1, 1, {{"dtype", AttrKind::kInt}, {"seed", AttrKind::kFloat}}, infer_bernoulli,
               "1 with probability input[i], else 0"});
-  add_random(r, OpDef{"Multinomial", "", 7, 1, 1, 1, 1,
+  TSR_IF_SELECTED("Multinomial") add_random(r, OpDef{"Multinomial", "", 7, 1, 1, 1, 1,
               {{"dtype", AttrKind::kInt}, {"sample_size", AttrKind::kInt}, {"seed", AttrKind::kFloat}}, infer_multinomial,
               "Class samples from unnormalized log-probabilities [batch, classes]"});
 }

@@ -90,25 +90,9 @@ Status infer_arg(InferContext& ctx) {
 }  // namespace
 
 void register_reduce_ops(OpRegistry& r) {
-  struct Info {
-    const char* name;
-    const char* doc;
-  };
-  const Info infos[] = {
-      {"ReduceSum", "sum over axes"},
-      {"ReduceMean", "mean over axes (integers: truncating division)"},
-      {"ReduceMax", "maximum over axes (NaN propagates; empty: -inf / lowest)"},
-      {"ReduceMin", "minimum over axes (NaN propagates; empty: +inf / max)"},
-      {"ReduceProd", "product over axes"},
-      {"ReduceL1", "sum of |x| over axes"},
-      {"ReduceL2", "sqrt(sum of x^2) over axes"},
-      {"ReduceLogSum", "log(sum of x) over axes"},
-      {"ReduceLogSumExp", "log(sum of e^x) over axes, computed as max + log(sum e^(x - max))"},
-      {"ReduceSumSquare", "sum of x^2 over axes"},
-  };
-  for (const Info& info : infos) {
+  const auto add_reduce = [&r](const char* name, const char* doc) {
     OpDef d;
-    d.name = info.name;
+    d.name = name;
     d.since_version = 13;
     d.min_inputs = 1;
     d.max_inputs = 2;
@@ -116,10 +100,21 @@ void register_reduce_ops(OpRegistry& r) {
                {"keepdims", AttrKind::kInt, false},
                {"noop_with_empty_axes", AttrKind::kInt, false}};
     d.infer = &infer_reduce;
-    d.doc = info.doc;
+    d.doc = doc;
     r.add(std::move(d));
-  }
-  for (const char* name : {"ArgMax", "ArgMin"}) {
+  };
+  TSR_IF_SELECTED("ReduceSum") add_reduce("ReduceSum", "sum over axes");
+  TSR_IF_SELECTED("ReduceMean") add_reduce("ReduceMean", "mean over axes (integers: truncating division)");
+  TSR_IF_SELECTED("ReduceMax") add_reduce("ReduceMax", "maximum over axes (NaN propagates; empty: -inf / lowest)");
+  TSR_IF_SELECTED("ReduceMin") add_reduce("ReduceMin", "minimum over axes (NaN propagates; empty: +inf / max)");
+  TSR_IF_SELECTED("ReduceProd") add_reduce("ReduceProd", "product over axes");
+  TSR_IF_SELECTED("ReduceL1") add_reduce("ReduceL1", "sum of |x| over axes");
+  TSR_IF_SELECTED("ReduceL2") add_reduce("ReduceL2", "sqrt(sum of x^2) over axes");
+  TSR_IF_SELECTED("ReduceLogSum") add_reduce("ReduceLogSum", "log(sum of x) over axes");
+  TSR_IF_SELECTED("ReduceLogSumExp")
+  add_reduce("ReduceLogSumExp", "log(sum of e^x) over axes, computed as max + log(sum e^(x - max))");
+  TSR_IF_SELECTED("ReduceSumSquare") add_reduce("ReduceSumSquare", "sum of x^2 over axes");
+  const auto add_arg = [&r](const char* name, const char* what) {
     OpDef d;
     d.name = name;
     d.since_version = 13;
@@ -128,10 +123,11 @@ void register_reduce_ops(OpRegistry& r) {
                {"keepdims", AttrKind::kInt, false},
                {"select_last_index", AttrKind::kInt, false}};
     d.infer = &infer_arg;
-    d.doc = std::string("int64 index of the ") + (name[3] == 'M' && name[4] == 'a' ? "maximum" : "minimum") +
-            " along axis (first occurrence unless select_last_index=1)";
+    d.doc = std::string("int64 index of the ") + what + " along axis (first occurrence unless select_last_index=1)";
     r.add(std::move(d));
-  }
+  };
+  TSR_IF_SELECTED("ArgMax") add_arg("ArgMax", "maximum");
+  TSR_IF_SELECTED("ArgMin") add_arg("ArgMin", "minimum");
 }
 
 }  // namespace tsr::ops

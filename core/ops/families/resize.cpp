@@ -73,7 +73,7 @@ Status infer_resize(InferContext& ctx) {
 }  // namespace
 
 void register_resize_ops(OpRegistry& r) {
-  r.add(OpDef{"Resize", "", 13, 1, 4, 1, 1,
+  TSR_IF_SELECTED("Resize") r.add(OpDef{"Resize", "", 13, 1, 4, 1, 1,
               {{"coordinate_transformation_mode", AttrKind::kString}, {"cubic_coeff_a", AttrKind::kFloat},
                {"exclude_outside", AttrKind::kInt}, {"extrapolation_value", AttrKind::kFloat},
                {"mode", AttrKind::kString}, {"nearest_mode", AttrKind::kString}},

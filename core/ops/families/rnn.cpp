@@ -71,11 +71,11 @@ std::vector<AttrSpec> recurrent_attrs(bool lstm, bool gru) {
 }  // namespace
 
 void register_rnn_ops(OpRegistry& r) {
-  r.add(OpDef{"RNN", "", 14, 3, 6, 0, 2, recurrent_attrs(false, false),
+  TSR_IF_SELECTED("RNN") r.add(OpDef{"RNN", "", 14, 3, 6, 0, 2, recurrent_attrs(false, false),
               [](InferContext& c) { return infer_recurrent(c, 1); }, "Elman recurrent network (Ht = f(X W^T + H R^T + b))"});
-  r.add(OpDef{"GRU", "", 14, 3, 6, 0, 2, recurrent_attrs(false, true),
+  TSR_IF_SELECTED("GRU") r.add(OpDef{"GRU", "", 14, 3, 6, 0, 2, recurrent_attrs(false, true),
               [](InferContext& c) { return infer_recurrent(c, 3); }, "Gated recurrent unit"});
-  r.add(OpDef{"LSTM", "", 14, 3, 8, 0, 3, recurrent_attrs(true, false),
+  TSR_IF_SELECTED("LSTM") r.add(OpDef{"LSTM", "", 14, 3, 8, 0, 3, recurrent_attrs(true, false),
               [](InferContext& c) { return infer_recurrent(c, 4); }, "Long short-term memory"});
 }
 

@@ -120,20 +120,20 @@ Status infer_optional_get_element(InferContext& ctx) {
 void register_sequence_ops(OpRegistry& reg) {
   // Every op here takes sequence / optional values.
   AnyValueKindAdder r(reg);
-  r.add(OpDef{"SequenceEmpty", "", 11, 0, 0, 1, 1, {{"dtype", AttrKind::kInt}}, infer_sequence_empty, "An empty sequence"});
-  r.add(OpDef{"SequenceConstruct", "", 11, 1, -1, 1, 1, {}, infer_sequence_construct, "A sequence of the input tensors"});
-  r.add(OpDef{"SequenceInsert", "", 11, 2, 3, 1, 1, {}, infer_sequence_insert, "Inserts a tensor at a position (default: end)"});
-  r.add(OpDef{"SequenceAt", "", 11, 2, 2, 1, 1, {}, infer_sequence_at, "The tensor at a position (negative counts from the end)"});
-  r.add(OpDef{"SequenceErase", "", 11, 1, 2, 1, 1, {}, infer_sequence_erase, "Removes the tensor at a position (default: last)"});
-  r.add(OpDef{"SequenceLength", "", 11, 1, 1, 1, 1, {}, infer_sequence_length, "Number of tensors in a sequence (i64 scalar)"});
-  r.add(OpDef{"SplitToSequence", "", 11, 1, 2, 1, 1, {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}},
+  TSR_IF_SELECTED("SequenceEmpty") r.add(OpDef{"SequenceEmpty", "", 11, 0, 0, 1, 1, {{"dtype", AttrKind::kInt}}, infer_sequence_empty, "An empty sequence"});
+  TSR_IF_SELECTED("SequenceConstruct") r.add(OpDef{"SequenceConstruct", "", 11, 1, -1, 1, 1, {}, infer_sequence_construct, "A sequence of the input tensors"});
+  TSR_IF_SELECTED("SequenceInsert") r.add(OpDef{"SequenceInsert", "", 11, 2, 3, 1, 1, {}, infer_sequence_insert, "Inserts a tensor at a position (default: end)"});
+  TSR_IF_SELECTED("SequenceAt") r.add(OpDef{"SequenceAt", "", 11, 2, 2, 1, 1, {}, infer_sequence_at, "The tensor at a position (negative counts from the end)"});
+  TSR_IF_SELECTED("SequenceErase") r.add(OpDef{"SequenceErase", "", 11, 1, 2, 1, 1, {}, infer_sequence_erase, "Removes the tensor at a position (default: last)"});
+  TSR_IF_SELECTED("SequenceLength") r.add(OpDef{"SequenceLength", "", 11, 1, 1, 1, 1, {}, infer_sequence_length, "Number of tensors in a sequence (i64 scalar)"});
+  TSR_IF_SELECTED("SplitToSequence") r.add(OpDef{"SplitToSequence", "", 11, 1, 2, 1, 1, {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}},
               infer_split_to_sequence, "Splits a tensor along an axis into a sequence"});
-  r.add(OpDef{"ConcatFromSequence", "", 11, 1, 1, 1, 1, {{"axis", AttrKind::kInt, true}, {"new_axis", AttrKind::kInt}},
+  TSR_IF_SELECTED("ConcatFromSequence") r.add(OpDef{"ConcatFromSequence", "", 11, 1, 1, 1, 1, {{"axis", AttrKind::kInt, true}, {"new_axis", AttrKind::kInt}},
               infer_concat_from_sequence, "Concatenates (or stacks, new_axis=1) a sequence's tensors"});
-  r.add(OpDef{"Optional", "", 15, 0, 1, 1, 1, {{"type", AttrKind::kString}}, infer_optional,
+  TSR_IF_SELECTED("Optional") r.add(OpDef{"Optional", "", 15, 0, 1, 1, 1, {{"type", AttrKind::kString}}, infer_optional,
               "An optional holding the input, or an empty optional of the given type"});
-  r.add(OpDef{"OptionalHasElement", "", 18, 0, 1, 1, 1, {}, infer_optional_has_element, "Whether an optional holds a value"});
-  r.add(OpDef{"OptionalGetElement", "", 18, 1, 1, 1, 1, {}, infer_optional_get_element, "The value an optional holds"});
+  TSR_IF_SELECTED("OptionalHasElement") r.add(OpDef{"OptionalHasElement", "", 18, 0, 1, 1, 1, {}, infer_optional_has_element, "Whether an optional holds a value"});
+  TSR_IF_SELECTED("OptionalGetElement") r.add(OpDef{"OptionalGetElement", "", 18, 1, 1, 1, 1, {}, infer_optional_get_element, "The value an optional holds"});
 }
 
 }  // namespace tsr::ops

@@ -391,39 +391,39 @@ Status infer_depth_space(InferContext& ctx, bool to_space) {
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
-  r.add({"Constant", "", 13, 0, 0, 1, 1,
+  TSR_IF_SELECTED("Constant") r.add({"Constant", "", 13, 0, 0, 1, 1,
          {{"value", AttrKind::kTensor}, {"value_float", AttrKind::kFloat}, {"value_floats", AttrKind::kFloats},
           {"value_int", AttrKind::kInt}, {"value_ints", AttrKind::kInts}, {"value_string", AttrKind::kString},
           {"value_strings", AttrKind::kStrings}},
          infer_constant, "A constant tensor given by one attribute"});
-  r.add({"ConstantOfShape", "", 9, 1, 1, 1, 1, {{"value", AttrKind::kTensor}}, infer_constant_of_shape,
+  TSR_IF_SELECTED("ConstantOfShape") r.add({"ConstantOfShape", "", 9, 1, 1, 1, 1, {{"value", AttrKind::kTensor}}, infer_constant_of_shape,
          "A tensor of the given shape filled with one value (default f32 0)"});
   // Shape queries read only the input's shape; the views' kernels return input 0's data.
-  const auto shape_query = [&r](OpDef d) {
+  [[maybe_unused]] const auto shape_query = [&r](OpDef d) {
     d.reads_input_shapes_only = true;
     r.add(std::move(d));
   };
-  const auto view = [&r](OpDef d) {
+  [[maybe_unused]] const auto view = [&r](OpDef d) {
     d.view_of_input0 = true;
     r.add(std::move(d));
   };
-  shape_query({"Shape", "", 15, 1, 1, 1, 1, {{"start", AttrKind::kInt}, {"end", AttrKind::kInt}}, infer_shape,
+  TSR_IF_SELECTED("Shape") shape_query({"Shape", "", 15, 1, 1, 1, 1, {{"start", AttrKind::kInt}, {"end", AttrKind::kInt}}, infer_shape,
                "The input's shape (dims start..end) as i64[n]"});
-  shape_query({"Size", "", 13, 1, 1, 1, 1, {}, infer_size, "The input's element count as an i64 scalar"});
-  view({"Reshape", "", 14, 2, 2, 1, 1, {{"allowzero", AttrKind::kInt}}, infer_reshape,
+  TSR_IF_SELECTED("Size") shape_query({"Size", "", 13, 1, 1, 1, 1, {}, infer_size, "The input's element count as an i64 scalar"});
+  TSR_IF_SELECTED("Reshape") view({"Reshape", "", 14, 2, 2, 1, 1, {{"allowzero", AttrKind::kInt}}, infer_reshape,
         "Same data, new shape (0 copies a dim unless allowzero, -1 is inferred)"});
-  view({"Flatten", "", 13, 1, 1, 1, 1, {{"axis", AttrKind::kInt}}, infer_flatten,
+  TSR_IF_SELECTED("Flatten") view({"Flatten", "", 13, 1, 1, 1, 1, {{"axis", AttrKind::kInt}}, infer_flatten,
         "Reshape to 2-D: dims before axis, dims from axis"});
-  view({"Squeeze", "", 13, 1, 2, 1, 1, {}, infer_squeeze, "Removes size-1 dims (all, or the given axes)"});
-  view({"Unsqueeze", "", 13, 2, 2, 1, 1, {}, infer_unsqueeze, "Inserts size-1 dims at the given output axes"});
-  r.add({"Expand", "", 13, 2, 2, 1, 1, {}, infer_expand, "Broadcasts the input to a shape"});
-  r.add({"Tile", "", 13, 2, 2, 1, 1, {}, infer_tile, "Repeats the input along each axis"});
-  r.add({"Range", "", 11, 3, 3, 1, 1, {}, infer_range, "start, start+delta, ... up to limit (exclusive)"});
-  r.add({"Transpose", "", 13, 1, 1, 1, 1, {{"perm", AttrKind::kInts}}, infer_transpose,
+  TSR_IF_SELECTED("Squeeze") view({"Squeeze", "", 13, 1, 2, 1, 1, {}, infer_squeeze, "Removes size-1 dims (all, or the given axes)"});
+  TSR_IF_SELECTED("Unsqueeze") view({"Unsqueeze", "", 13, 2, 2, 1, 1, {}, infer_unsqueeze, "Inserts size-1 dims at the given output axes"});
+  TSR_IF_SELECTED("Expand") r.add({"Expand", "", 13, 2, 2, 1, 1, {}, infer_expand, "Broadcasts the input to a shape"});
+  TSR_IF_SELECTED("Tile") r.add({"Tile", "", 13, 2, 2, 1, 1, {}, infer_tile, "Repeats the input along each axis"});
+  TSR_IF_SELECTED("Range") r.add({"Range", "", 11, 3, 3, 1, 1, {}, infer_range, "start, start+delta, ... up to limit (exclusive)"});
+  TSR_IF_SELECTED("Transpose") r.add({"Transpose", "", 13, 1, 1, 1, 1, {{"perm", AttrKind::kInts}}, infer_transpose,
          "Permutes the axes (default: reverses them)"});
-  r.add({"DepthToSpace", "", 13, 1, 1, 1, 1, {{"blocksize", AttrKind::kInt, true}, {"mode", AttrKind::kString}},
+  TSR_IF_SELECTED("DepthToSpace") r.add({"DepthToSpace", "", 13, 1, 1, 1, 1, {{"blocksize", AttrKind::kInt, true}, {"mode", AttrKind::kString}},
          [](InferContext& c) { return infer_depth_space(c, true); }, "NCHW channels to spatial blocks (DCR/CRD)"});
-  r.add({"SpaceToDepth", "", 13, 1, 1, 1, 1, {{"blocksize", AttrKind::kInt, true}},
+  TSR_IF_SELECTED("SpaceToDepth") r.add({"SpaceToDepth", "", 13, 1, 1, 1, 1, {{"blocksize", AttrKind::kInt, true}},
          [](InferContext& c) { return infer_depth_space(c, false); }, "NCHW spatial blocks to channels"});
 }
 

@@ -97,16 +97,16 @@ std::vector<AttrSpec> window_attrs() { return {{"output_datatype", AttrKind::kIn
 }  // namespace
 
 void register_signal_ops(OpRegistry& r) {
-  r.add(OpDef{"DFT", "", 17, 1, 2, 1, 1,
+  TSR_IF_SELECTED("DFT") r.add(OpDef{"DFT", "", 17, 1, 2, 1, 1,
               {{"axis", AttrKind::kInt}, {"inverse", AttrKind::kInt}, {"onesided", AttrKind::kInt}}, infer_dft,
               "Discrete Fourier transform along one axis (complex as a trailing dim of 2)"});
-  r.add(OpDef{"STFT", "", 17, 2, 4, 1, 1, {{"onesided", AttrKind::kInt}}, infer_stft,
+  TSR_IF_SELECTED("STFT") r.add(OpDef{"STFT", "", 17, 2, 4, 1, 1, {{"onesided", AttrKind::kInt}}, infer_stft,
               "Short-time Fourier transform: [batch, frames, bins, 2]"});
-  r.add(OpDef{"HannWindow", "", 17, 1, 1, 1, 1, window_attrs(), infer_window, "0.5 - 0.5 cos(2 pi n / N)"});
-  r.add(OpDef{"HammingWindow", "", 17, 1, 1, 1, 1, window_attrs(), infer_window, "25/46 - 21/46 cos(2 pi n / N)"});
-  r.add(OpDef{"BlackmanWindow", "", 17, 1, 1, 1, 1, window_attrs(), infer_window,
+  TSR_IF_SELECTED("HannWindow") r.add(OpDef{"HannWindow", "", 17, 1, 1, 1, 1, window_attrs(), infer_window, "0.5 - 0.5 cos(2 pi n / N)"});
+  TSR_IF_SELECTED("HammingWindow") r.add(OpDef{"HammingWindow", "", 17, 1, 1, 1, 1, window_attrs(), infer_window, "25/46 - 21/46 cos(2 pi n / N)"});
+  TSR_IF_SELECTED("BlackmanWindow") r.add(OpDef{"BlackmanWindow", "", 17, 1, 1, 1, 1, window_attrs(), infer_window,
               "0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)"});
-  r.add(OpDef{"MelWeightMatrix", "", 17, 5, 5, 1, 1, {{"output_datatype", AttrKind::kInt}}, infer_mel,
+  TSR_IF_SELECTED("MelWeightMatrix") r.add(OpDef{"MelWeightMatrix", "", 17, 5, 5, 1, 1, {{"output_datatype", AttrKind::kInt}}, infer_mel,
               "Triangular mel filter bank [dft_length / 2 + 1, num_mel_bins]"});
 }
 

@@ -40,7 +40,7 @@ Status infer_sum_to(InferContext& c) {
 }  // namespace
 
 void register_sum_to_ops(OpRegistry& r) {
-  r.add({"SumTo", "tessera", 1, 2, 2, 1, 1, {}, infer_sum_to,
+  TSR_IF_SELECTED("SumTo") r.add({"SumTo", "tessera", 1, 2, 2, 1, 1, {}, infer_sum_to,
          "Sums a broadcast tensor back to a shape (gradient of broadcasting)"});
 }
 

@@ -301,23 +301,23 @@ Status infer_cumsum(InferContext& ctx) {
 }  // namespace
 
 void register_tensor_ops_ops(OpRegistry& r) {
-  r.add({"Concat", "", 13, 1, -1, 1, 1, {{"axis", AttrKind::kInt, true}}, infer_concat,
+  TSR_IF_SELECTED("Concat") r.add({"Concat", "", 13, 1, -1, 1, 1, {{"axis", AttrKind::kInt, true}}, infer_concat,
          "Joins tensors along an axis"});
-  r.add({"Split", "", 13, 1, 2, 1, -1, {{"axis", AttrKind::kInt}, {"num_outputs", AttrKind::kInt}}, infer_split,
+  TSR_IF_SELECTED("Split") r.add({"Split", "", 13, 1, 2, 1, -1, {{"axis", AttrKind::kInt}, {"num_outputs", AttrKind::kInt}}, infer_split,
          "Splits a tensor along an axis (sizes input, or equal parts)"});
-  r.add({"Slice", "", 13, 3, 5, 1, 1, {}, infer_slice,
+  TSR_IF_SELECTED("Slice") r.add({"Slice", "", 13, 3, 5, 1, 1, {}, infer_slice,
          "Strided slice: starts, ends, axes, steps inputs (negative steps, clamped)"});
-  r.add({"Pad", "", 13, 2, 4, 1, 1, {{"mode", AttrKind::kString}}, infer_pad,
+  TSR_IF_SELECTED("Pad") r.add({"Pad", "", 13, 2, 4, 1, 1, {{"mode", AttrKind::kString}}, infer_pad,
          "Pads (or crops) each axis: modes constant, reflect, edge"});
-  r.add({"PadGrad", "tessera", 1, 3, 3, 1, 1, {{"mode", AttrKind::kString, true}}, infer_pad_grad,
+  TSR_IF_SELECTED("PadGrad") r.add({"PadGrad", "tessera", 1, 3, 3, 1, 1, {{"mode", AttrKind::kString, true}}, infer_pad_grad,
          "Adjoint of Pad in reflect/edge mode: dY summed back onto the elements it copies"});
-  r.add({"Trilu", "", 14, 1, 2, 1, 1, {{"upper", AttrKind::kInt}}, infer_trilu,
+  TSR_IF_SELECTED("Trilu") r.add({"Trilu", "", 14, 1, 2, 1, 1, {{"upper", AttrKind::kInt}}, infer_trilu,
          "Keeps the upper or lower triangle (diagonal offset k) of the last two dims"});
-  r.add({"ReverseSequence", "", 10, 2, 2, 1, 1, {{"batch_axis", AttrKind::kInt}, {"time_axis", AttrKind::kInt}},
+  TSR_IF_SELECTED("ReverseSequence") r.add({"ReverseSequence", "", 10, 2, 2, 1, 1, {{"batch_axis", AttrKind::kInt}, {"time_axis", AttrKind::kInt}},
          infer_reverse_sequence, "Reverses the first sequence_lens[b] steps of each batch entry"});
-  r.add({"CumSum", "", 14, 2, 2, 1, 1, {{"exclusive", AttrKind::kInt}, {"reverse", AttrKind::kInt}}, infer_cumsum,
+  TSR_IF_SELECTED("CumSum") r.add({"CumSum", "", 14, 2, 2, 1, 1, {{"exclusive", AttrKind::kInt}, {"reverse", AttrKind::kInt}}, infer_cumsum,
          "Cumulative sum along an axis (exclusive, reverse)"});
-  r.add({"SliceGrad", "tessera", 1, 4, 6, 1, 1, {}, infer_slice_grad,
+  TSR_IF_SELECTED("SliceGrad") r.add({"SliceGrad", "tessera", 1, 4, 6, 1, 1, {}, infer_slice_grad,
          "Adjoint of Slice: dY written into zeros of the given shape at the sliced positions"});
 }
 

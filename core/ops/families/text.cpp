@@ -57,11 +57,11 @@ Status infer_tfidf(InferContext& ctx) {
 }  // namespace
 
 void register_text_ops(OpRegistry& r) {
-  r.add(OpDef{"StringNormalizer", "", 10, 1, 1, 1, 1,
+  TSR_IF_SELECTED("StringNormalizer") r.add(OpDef{"StringNormalizer", "", 10, 1, 1, 1, 1,
               {{"case_change_action", AttrKind::kString}, {"is_case_sensitive", AttrKind::kInt},
                {"locale", AttrKind::kString}, {"stopwords", AttrKind::kStrings}},
               infer_string_normalizer, "Removes stopwords and changes the case of strings"});
-  r.add(OpDef{"TfIdfVectorizer", "", 9, 1, 1, 1, 1,
+  TSR_IF_SELECTED("TfIdfVectorizer") r.add(OpDef{"TfIdfVectorizer", "", 9, 1, 1, 1, 1,
               {{"max_gram_length", AttrKind::kInt, true}, {"max_skip_count", AttrKind::kInt, true},
                {"min_gram_length", AttrKind::kInt, true}, {"mode", AttrKind::kString, true},
                {"ngram_counts", AttrKind::kInts, true}, {"ngram_indexes", AttrKind::kInts, true},
