@@ -92,7 +92,10 @@ void ThreadPool::parallel_for_slots(int64_t n, int64_t grain, FunctionRef<void(i
     t_inside_pool = was_inside;
     return;
   }
-  const int64_t chunks = std::min<int64_t>((n + grain - 1) / grain, int64_t{num_threads_} * 4);
+  // At most 4 chunks per thread, and a multiple of the thread count where n allows: 3 chunks of
+  // a grain on 2 threads leave one thread idle for a third of the job.
+  int64_t chunks = std::min<int64_t>((n + grain - 1) / grain, int64_t{num_threads_} * 4);
+  chunks = std::min<int64_t>(n, (chunks + num_threads_ - 1) / num_threads_ * num_threads_);
   const int64_t chunk = (n + chunks - 1) / chunks;
   job_ = &fn;
   job_n_ = n;

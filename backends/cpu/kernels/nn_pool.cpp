@@ -263,9 +263,10 @@ Status pool_typed(exec::KernelContext& ctx, bool is_max) {
   if (out_size == 0) return ok_status();
   if (is_max && !idx) {
     // Split by output rows, so that one large plane (M-LSD's 1 x 160 x 160 peak pooling) spreads
-    // over the threads too.
+    // over the threads too; chunks of about 16 K window reads (openWakeWord's 24 x 72 x 32 pooling
+    // ran as one chunk with 64 K, and slower on two threads than on one).
     const int64_t rows = w.out[0] * w.out[1];
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, w.out[2] * w.k_size()));
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, w.out[2] * w.k_size()));
     ctx.pool().parallel_for(planes * rows, grain, [&](int64_t q0, int64_t q1) {
       for (int64_t q = q0; q < q1;) {
         const int64_t p = q / rows, r0 = q % rows, r1 = std::min(rows, r0 + (q1 - q));
