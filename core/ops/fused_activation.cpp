@@ -49,8 +49,9 @@ struct AttrName {
 
 Expected<ActivationSpec> activation_of(const ir::Node& node, const std::string& place, const std::string& prefix) {
   const AttrName name_buf(prefix, "activation"), params_buf(prefix, "activation_params"),
-      affine_buf(prefix, "activation_affine");
-  const std::string_view name = name_buf.view(), params_name = params_buf.view(), affine_name = affine_buf.view();
+      affine_buf(prefix, "activation_affine"), bounds_buf(prefix, "activation_bounds");
+  const std::string_view name = name_buf.view(), params_name = params_buf.view(), affine_name = affine_buf.view(),
+                         bounds_name = bounds_buf.view();
   const ir::Attribute* act = node.attr(name);
   if (!act) return ActivationSpec{};
   if (act->kind != ir::AttrKind::kString) return invalid_model(place, ": attribute ", name, " must be a string");
@@ -69,6 +70,12 @@ Expected<ActivationSpec> activation_of(const ir::Node& node, const std::string& 
       spec.scale = static_cast<float>(af->floats[0]);
       spec.shift = static_cast<float>(af->floats[1]);
     }
+    if (const ir::Attribute* bd = node.attr(bounds_name)) {
+      if (bd->kind != ir::AttrKind::kFloats || bd->floats.size() != 2 || !(bd->floats[0] <= bd->floats[1]))
+        return invalid_model(place, ": ", bounds_name, " must be 2 floats {lo, hi} with lo <= hi");
+      spec.lo = static_cast<float>(bd->floats[0]);
+      spec.hi = static_cast<float>(bd->floats[1]);
+    }
     return spec;
   }
   return invalid_model(place, ": unknown ", name, " '", act->s,
@@ -85,6 +92,7 @@ std::vector<ir::Attribute> activation_attributes(const ActivationSpec& spec, con
     attrs.push_back(ir::Attribute::make_floats(name + "_params", std::move(p)));
   }
   if (spec.has_affine()) attrs.push_back(ir::Attribute::make_floats(name + "_affine", {spec.scale, spec.shift}));
+  if (spec.has_bounds()) attrs.push_back(ir::Attribute::make_floats(name + "_bounds", {spec.lo, spec.hi}));
   return attrs;
 }
 

@@ -10,11 +10,15 @@
 //                      none for the others. Same semantics as the ONNX op of that name.
 //   activation_affine  floats {scale, shift}, optional: after the activation, y = y * scale + shift
 //                      (the scalar affine layers PP-OCR's backbones put after each activation).
+//   activation_bounds  floats {lo, hi}, optional: last, y = min(max(y, lo), hi) (a Max or Min
+//                      with a scalar after the activation: openWakeWord's embedding model follows
+//                      each LeakyRelu with a Max); -inf / inf leave a side open.
 // FusedSeparableConv carries a second set, for its depthwise stage, named dw_activation,
-// dw_activation_params and dw_activation_affine.
+// dw_activation_params, dw_activation_affine and dw_activation_bounds.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -32,7 +36,12 @@ struct ActivationSpec {
   FusedActivation kind = FusedActivation::kNone;
   float p0 = 0, p1 = 0;
   float scale = 1, shift = 0;  // activation_affine, applied after the activation
+  // activation_bounds, applied after the affine.
+  float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
   bool has_affine() const { return scale != 1 || shift != 0; }
+  bool has_bounds() const { return lo != -std::numeric_limits<float>::infinity() || hi != std::numeric_limits<float>::infinity(); }
+  // Whether anything follows the activation itself (the affine or the bounds).
+  bool has_post() const { return has_affine() || has_bounds(); }
 };
 
 // The activation of a fused node's attributes; kNone when the node has no `activation`

@@ -4,12 +4,15 @@
 // Only where the Conv/Gemm output feeds nothing but the activation, and the activation's
 // parameters are known now (Clip's min/max inputs constant or absent). A chain of Mul/Add/Sub/
 // Div by scalar constants right after the activation (PP-OCR's learnable affine layers) folds
-// into the fused node's activation_affine {scale, shift}.
+// into the fused node's activation_affine {scale, shift}, and Max/Min with scalar constants after
+// those into its activation_bounds {lo, hi} (openWakeWord's embedding model: LeakyRelu, then Max).
 //
 // Residual fusion runs first: Conv -> Add(Y, Z), with Z of Y's shape (a ResNet/BlazeFace skip
 // connection), becomes FusedConv(X, W, B, Z) without activation, the kernel starting each block of
 // outputs from Z's rows instead of a separate Add rereading both tensors; the activation after the
 // Add then fuses into it like any other.
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <optional>
 
@@ -48,7 +51,9 @@ std::optional<ActivationSpec> activation_node(const ir::Node& act, const GraphIn
 }
 
 // Folds scalar Mul/Add/Sub/Div nodes reading `*out` (and nothing else reading it) into `spec`'s
-// affine; `*out` becomes the last folded node's output. Returns the nodes folded.
+// affine, and scalar Max/Min nodes into its bounds; `*out` becomes the last folded node's output.
+// Returns the nodes folded. The bounds come last in the epilogue, so no affine op after a Max/Min
+// folds.
 int64_t absorb_affine(ir::Graph& g, GraphIndex& ix, int32_t* out, ActivationSpec* spec) {
   int64_t n = 0;
   for (;;) {
@@ -63,6 +68,17 @@ int64_t absorb_affine(ir::Graph& g, GraphIndex& ix, int32_t* out, ActivationSpec
     const ir::TensorInfo& oi = g.tensors[size_t(c.outputs[0])];
     if (!yi.has_shape || !oi.has_shape || yi.shape != oi.shape) return n;
     const double v = k->scalar_f64(0);
+    if (c.op == "Max" || c.op == "Min") {
+      const float f = static_cast<float>(v);
+      if (std::isnan(f)) return n;
+      if (c.op == "Max") spec->lo = std::max(spec->lo, f), spec->hi = std::max(spec->hi, f);
+      else spec->lo = std::min(spec->lo, f), spec->hi = std::min(spec->hi, f);
+      *out = c.outputs[0];
+      ix.kill(ci);
+      ++n;
+      continue;
+    }
+    if (spec->has_bounds()) return n;
     double scale = spec->scale, shift = spec->shift;
     if (c.op == "Mul") scale *= v, shift *= v;
     else if (c.op == "Add") shift += v;

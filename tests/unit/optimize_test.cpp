@@ -18,6 +18,7 @@
 
 #include "core/exec/session.h"
 #include "core/ir/graph.h"
+#include "core/ops/fused_activation.h"
 #include "core/passes/optimize.h"
 #include "core/passes/verify_model.h"
 #include "tests/unit/optimize_test_util.h"
@@ -444,6 +445,44 @@ TEST_CASE("optimize: scalar Mul/Add/Sub/Div after a fused activation fold into a
     CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv"});
     CHECK(opt.main().nodes[0].attr_floats("activation_affine").size() == 2);
   }
+}
+
+TEST_CASE("optimize: scalar Max/Min after a fused activation fold into activation_bounds", "[optimize]") {
+  for (bool depthwise : {false, true}) {
+    INFO((depthwise ? "depthwise" : "1x1"));
+    Builder b;
+    const int32_t x = b.input({1, 4, 7, 9});
+    int32_t y = b.node("Conv", {x, b.constant(b.random(depthwise ? Shape{4, 1, 3, 3} : Shape{6, 4, 1, 1}))},
+                       {ir::Attribute::make_int("group", depthwise ? 4 : 1),
+                        ir::Attribute::make_ints("pads", depthwise ? std::vector<int64_t>{1, 1, 1, 1}
+                                                                   : std::vector<int64_t>{0, 0, 0, 0})});
+    y = b.node("LeakyRelu", {y}, {ir::Attribute::make_float("alpha", 0.2f)});
+    y = b.node("Mul", {y, b.constant(Tensor::scalar<float>(1.5f))});
+    // openWakeWord's pattern (a Max with a scalar right after the activation), then a Min.
+    y = b.node("Max", {b.constant(Tensor::scalar<float>(-0.05f)), y});
+    y = b.node("Min", {y, b.constant(Tensor::from<float>({1}, {0.4f}))});
+    b.output(y);
+    const ir::Model opt = optimize_and_compare(b, 2);
+    CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv"});
+    CHECK(opt.main().nodes[0].attr_floats("activation_bounds") == std::vector<double>{-0.05f, 0.4f});
+    // An affine op after the bounds stays a node of its own (the epilogue applies the bounds last).
+    Builder b2;
+    const int32_t x2 = b2.input({1, 4, 7, 9});
+    int32_t y2 = b2.node("Conv", {x2, b2.constant(b2.random(Shape{6, 4, 1, 1}))});
+    y2 = b2.node("Relu", {y2});
+    y2 = b2.node("Min", {y2, b2.constant(Tensor::scalar<float>(0.3f))});
+    y2 = b2.node("Add", {y2, b2.constant(Tensor::scalar<float>(1.0f))});
+    b2.output(y2);
+    const ir::Model opt2 = optimize_and_compare(b2, 2);
+    CHECK(ops_of(opt2) == std::vector<std::string>{"FusedConv", "Add"});
+  }
+  // Bounds the wrong way round are an invalid model, naming the node.
+  ir::Node n;
+  n.op = "FusedConv";
+  n.attributes = {ir::Attribute::make_string("activation", "Relu"), ir::Attribute::make_floats("activation_bounds", {1.0, 0.0})};
+  const auto bad = ops::activation_of(n, "graph[0].node[3]");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("graph[0].node[3]: activation_bounds must be 2 floats {lo, hi}") != std::string::npos);
 }
 
 namespace {

@@ -48,9 +48,10 @@ T activate_only(const ops::ActivationSpec& a, T y) {
   return y;
 }
 
+// The activation, then the affine, then the bounds.
 template <typename T>
 T activate(const ops::ActivationSpec& a, T y) {
-  return activate_only(a, y) * T(a.scale) + T(a.shift);
+  return std::min(std::max(activate_only(a, y) * T(a.scale) + T(a.shift), T(a.lo)), T(a.hi));
 }
 
 // y[i] = act(y[i] + b + z[i]) over y[0, n) (z may be null): whole f32 vectors through
@@ -61,14 +62,16 @@ void map_f32(const ops::ActivationSpec& a, float* y, int64_t n, float b, const f
   const hn::ScalableTag<float> d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
   const auto vb = hn::Set(d, b);
-  const bool affine = a.has_affine();
+  const bool affine = a.has_affine(), bounds = a.has_bounds();
   const auto scale = hn::Set(d, a.scale), shift = hn::Set(d, a.shift);
+  const auto lo = hn::Set(d, a.lo), hi = hn::Set(d, a.hi);
   int64_t i = 0;
   for (; i + nl <= n; i += nl) {
     auto v = hn::Add(hn::LoadU(d, y + i), vb);
     if (z) v = hn::Add(v, hn::LoadU(d, z + i));
     v = op(d, v);
     if (affine) v = hn::MulAdd(v, scale, shift);
+    if (bounds) v = hn::Min(hn::Max(v, lo), hi);
     hn::StoreU(v, d, y + i);
   }
   for (; i < n; ++i) y[i] = activate(a, y[i] + b + (z ? z[i] : 0.0f));
@@ -119,7 +122,7 @@ HWY_INLINE auto with_activation(FusedActivation kind, F&& f) {
 // y[i] = act(y[i] + b + z[i]) over y[0, n); z may be null, b = 0 and kNone add nothing.
 template <typename T>
 void finish_row(const ops::ActivationSpec& a, T* y, int64_t n, T b, const T* z) {
-  if (n <= 0 || (a.kind == FusedActivation::kNone && b == T(0) && !z)) return;
+  if (n <= 0 || (a.kind == FusedActivation::kNone && !a.has_post() && b == T(0) && !z)) return;
   if constexpr (std::is_same_v<T, float> && HWY_TARGET != HWY_SCALAR) {
     return with_activation(a.kind, [&](auto k) {
       map_f32(a, y, n, b, z, [&](auto d, auto v) { return activation_op<decltype(k)::value>(a, d, v); });

@@ -145,7 +145,7 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
                        const float* bias, const float* z, int64_t ldz, const ops::ActivationSpec* act, float* c,
                        int64_t ldc) {
   if (m <= 0 || n <= 0) return;
-  if (act && act->kind == ops::FusedActivation::kNone && !act->has_affine()) act = nullptr;
+  if (act && act->kind == ops::FusedActivation::kNone && !act->has_post()) act = nullptr;
   if (k <= 0) {  // no products: bias and Z only
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = (bias ? bias[i] : 0.0f) + (z ? z[i * ldz + j] : 0.0f);
@@ -160,10 +160,10 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
   const int64_t chunks = direct_chunks(m);
   // Relu, Clip, HardSwish and LeakyRelu run in the tiles' stores; other activations (and the
-  // affine) over each tile's rows right after it is stored, while they are in L1.
+  // affine or bounds) over each tile's rows right after it is stored, while they are in L1.
   constexpr float kInf = std::numeric_limits<float>::infinity();
   std::optional<TileAct> in_tile;
-  if (act && !act->has_affine()) {
+  if (act && !act->has_post()) {
     using A = ops::FusedActivation;
     if (act->kind == A::kRelu) in_tile = TileAct{TileAct::kClamp, 0.0f, kInf};
     if (act->kind == A::kClip) in_tile = TileAct{TileAct::kClamp, act->p0, act->p1};

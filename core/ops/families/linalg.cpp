@@ -102,7 +102,7 @@ void register_linalg_ops(OpRegistry& r) {
          {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"transA", AttrKind::kInt},
           {"transB", AttrKind::kInt}, {"activation", AttrKind::kString, true},
           {"activation_params", AttrKind::kFloats},
-               {"activation_affine", AttrKind::kFloats}},
+          {"activation_affine", AttrKind::kFloats}, {"activation_bounds", AttrKind::kFloats}},
          [](InferContext& ctx) -> Status {
            TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
            TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));

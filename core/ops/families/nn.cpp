@@ -286,15 +286,16 @@ void register_nn_ops(OpRegistry& r) {
   TSR_IF_SELECTED("FusedConv") r.add({"FusedConv", "tessera", 1, 2, 4, 1, 1,
          with({{"group", AttrKind::kInt}, {"activation", AttrKind::kString},
                {"activation_params", AttrKind::kFloats},
-               {"activation_affine", AttrKind::kFloats}}),
+               {"activation_affine", AttrKind::kFloats}, {"activation_bounds", AttrKind::kFloats}}),
          infer_fused_conv,
          "Conv + residual Z + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, "
          "LeakyRelu, HardSigmoid; made by the optimizer)"});
   TSR_IF_SELECTED("FusedSeparableConv") r.add({"FusedSeparableConv", "tessera", 1, 3, 6, 1, 1,
          with({{"group", AttrKind::kInt}, {"activation", AttrKind::kString},
                {"activation_params", AttrKind::kFloats}, {"activation_affine", AttrKind::kFloats},
-               {"dw_activation", AttrKind::kString}, {"dw_activation_params", AttrKind::kFloats},
-               {"dw_activation_affine", AttrKind::kFloats}}),
+               {"activation_bounds", AttrKind::kFloats}, {"dw_activation", AttrKind::kString},
+               {"dw_activation_params", AttrKind::kFloats}, {"dw_activation_affine", AttrKind::kFloats},
+               {"dw_activation_bounds", AttrKind::kFloats}}),
          infer_fused_separable_conv,
          "depthwise Conv + dw_activation, then 1x1 Conv + residual Z + activation, the depthwise output "
          "kept in cache (made by the optimizer)"});
