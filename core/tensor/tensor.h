@@ -133,9 +133,12 @@ class Tensor {
   // empty with explicit recycling. {take = false}: for long-lived buffers (the executor's
   // arenas), which would otherwise take a block that the next run's short-lived tensors expect to
   // find, making that run allocate. {give = false}: for a value that will not be allocated this
-  // way again (the first run of a memory plan), whose block would then sit idle.
+  // way again (the first run of a memory plan, an arena), whose block would then sit idle.
   static Expected<Tensor> empty(DType dtype, const Shape& shape, Recycling recycling);
-  static Expected<Tensor> empty_fresh(DType dtype, const Shape& shape) { return empty(dtype, shape, {false, true}); }
+  // A long-lived buffer (an arena): from the system and back to it when freed. Given to the
+  // cache instead, the arenas of disposed sessions piled up there (a new session's arena takes
+  // none of them), up to the cache's bound.
+  static Expected<Tensor> empty_fresh(DType dtype, const Shape& shape) { return empty(dtype, shape, {false, false}); }
   // Wraps external memory without copying. `data` must stay valid while keep_alive lives and be
   // aligned to dtype_size(dtype). Not for kString.
   static Tensor wrap(DType dtype, const Shape& shape, const void* data,

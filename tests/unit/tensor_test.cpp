@@ -123,6 +123,27 @@ TEST_CASE("Tensor storage: copies and views share one reference-counted block, r
   CHECK(fresh->raw() != recycled);
 }
 
+TEST_CASE("A freed empty_fresh block (an arena) goes back to the system, not into the block cache") {
+  // Hold blocks of one size class until one comes from the system: the cache then has none of
+  // that class (whatever earlier tests left there).
+  const Shape shape{3, 4099};  // 49188 bytes
+  std::vector<Tensor> held;
+  for (size_t s0 = 0; held.size() < 10000;) {
+    s0 = tensor_memory_stats().system_allocations;
+    auto t = Tensor::empty(DType::kF32, shape);
+    REQUIRE(t.ok());
+    held.push_back(std::move(t).value());
+    if (tensor_memory_stats().system_allocations > s0) break;
+  }
+  const size_t before = tensor_memory_stats().system_allocations;
+  { auto arena = Tensor::empty_fresh(DType::kF32, shape); }
+  CHECK(tensor_memory_stats().system_allocations == before + 1);
+  // Had the arena's block gone into the cache, this request would take it (no system allocation):
+  // every disposed session's arena piled up there.
+  auto next = Tensor::empty(DType::kF32, shape);
+  CHECK(tensor_memory_stats().system_allocations == before + 2);
+}
+
 TEST_CASE("Tiny tensors (scalars, shapes) are recycled too: creating them again allocates nothing") {
   {
     // Warm the 64-byte class with two blocks: the loop below holds two tiny tensors at once.

@@ -131,5 +131,7 @@ test('1000 runs with dispose leave the wasm heap where it was', { skip: haveMode
     if (i === 999) assert.deepEqual(out, first);
     m.dispose();
   }
-  assert.equal(tsr.heapInUse(), before);
+  // Not above where it was (it may end a little below: a run can give back what warm-up kept).
+  const after = tsr.heapInUse();
+  assert.ok(after <= before, `wasm heap in use grew from ${before} to ${after} bytes over 1000 load/run/dispose cycles`);
 });

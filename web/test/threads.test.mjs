@@ -78,8 +78,11 @@ test('more threads than cores, two models at once, runs after dispose, heap and 
     };
     await cycle();  // first-use allocations (registries, the tensor block cache) happen here
     const heap = tsr.heapInUse();
-    await cycle();
-    assert.equal(tsr.heapInUse(), heap, 'models, threads and their stacks freed');
+    for (let i = 0; i < 4; i++) await cycle();
+    // Which thread takes which step varies, and with it a few bytes of malloc's bookkeeping (+-8
+    // seen): 4 cycles bound a leak of 16 bytes or more per cycle.
+    const after = tsr.heapInUse();
+    assert.ok(after <= heap + 48, `models, threads and their stacks freed: heap in use grew from ${heap} to ${after} bytes over 4 cycles`);
     // The Workers stay loaded for the next model: this load starts its threads on them.
     const again = await tsr.load(bytesOf(a));
     checkOutputs(await again.run(fa), ra, `${a.name} loaded again`, a);
