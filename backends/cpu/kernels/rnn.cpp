@@ -85,6 +85,20 @@ T dot(const T* a, const T* b, int64_t n) {
   return (s0 + s1) + (s2 + s3);
 }
 
+// out[g] = m[g, :] . v + bias[g] for g < rows (m: rows x n, row-major): the recurrent product
+// H . R^T of one time step. f32 through the vectorized SGEMM (one row of A, B transposed: a
+// SIMD dot product per output, at the best SIMD target), other dtypes through dot().
+template <typename T>
+void matvec_rows(const T* v, const T* m, const T* bias, int64_t rows, int64_t n, T* out) {
+  if constexpr (std::is_same_v<T, float>) {
+    sgemm(false, true, 1, rows, n, 1.0f, v, n, m, n, 0.0f, out, rows, nullptr);
+    if (bias)
+      for (int64_t g = 0; g < rows; ++g) out[g] += bias[g];
+  } else {
+    for (int64_t g = 0; g < rows; ++g) out[g] = dot(v, m + g * n, n) + (bias ? bias[g] : T(0));
+  }
+}
+
 // The dtypes RNN, GRU and LSTM are compiled for: f32 and f64, or a selective build's subset
 // (core/base/selective.h).
 constexpr DTypeMask kRecurrentDTypes = selected_dtypes("RNN") | selected_dtypes("GRU") | selected_dtypes("LSTM");
@@ -208,12 +222,12 @@ class RecurrentKernel final : public exec::Kernel {
             T* hr, T* rh, int64_t hid) const {
     const int64_t gh = gates * hid;
     if (cell == CellKind::kRnn) {
-      for (int64_t j = 0; j < hid; ++j) hr[j] = dot(h, r + j * hid, hid) + (rb ? rb[j] : T(0));
+      matvec_rows(h, r, rb, hid, hid, hr);
       for (int64_t j = 0; j < hid; ++j) h[j] = act[0](clipped(xg[j] + hr[j]));
       return;
     }
     if (cell == CellKind::kLstm) {
-      for (int64_t g = 0; g < gh; ++g) hr[g] = dot(h, r + g * hid, hid) + (rb ? rb[g] : T(0));
+      matvec_rows(h, r, rb, gh, hid, hr);
       for (int64_t j = 0; j < hid; ++j) {  // gate order i, o, f, c; peepholes P = [Pi, Po, Pf]
         const T cprev = c[j];
         const T i = act[0](clipped(xg[j] + hr[j] + (p ? p[j] * cprev : T(0))));
@@ -227,17 +241,18 @@ class RecurrentKernel final : public exec::Kernel {
       return;
     }
     // GRU: gates z, r, h.
-    for (int64_t g = 0; g < 2 * hid; ++g) hr[g] = dot(h, r + g * hid, hid) + (rb ? rb[g] : T(0));
+    matvec_rows(h, r, rb, 2 * hid, hid, hr);
     const T* rh_w = r + 2 * hid * hid;
     const T* rbh = rb ? rb + 2 * hid : nullptr;
     for (int64_t j = 0; j < hid; ++j) hr[2 * hid + j] = act[0](clipped(xg[hid + j] + hr[hid + j]));  // r gate
     if (linear_before_reset) {
-      for (int64_t j = 0; j < hid; ++j) rh[j] = hr[2 * hid + j] * (dot(h, rh_w + j * hid, hid) + (rbh ? rbh[j] : T(0)));
+      matvec_rows(h, rh_w, rbh, hid, hid, rh);
+      for (int64_t j = 0; j < hid; ++j) rh[j] *= hr[2 * hid + j];
     } else {
       // (r ⊙ h) · Rh^T: the product is staged in the tail of `hr` (its z/r part is still needed).
       T* rh_in = hr + 3 * hid;
       for (int64_t j = 0; j < hid; ++j) rh_in[j] = h[j] * hr[2 * hid + j];
-      for (int64_t j = 0; j < hid; ++j) rh[j] = dot(rh_in, rh_w + j * hid, hid) + (rbh ? rbh[j] : T(0));
+      matvec_rows(rh_in, rh_w, rbh, hid, hid, rh);
     }
     for (int64_t j = 0; j < hid; ++j) {
       const T z = act[0](clipped(xg[j] + hr[j]));
