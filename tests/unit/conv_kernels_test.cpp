@@ -223,6 +223,10 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"pads wider than the window", {1, 4, 5, 6}, {6, 4, 3, 3}, 1, {2, 1}, {1, 1}, {4, 3, 4, 5}, "", true},
       {"3x1 on one column", {2, 5, 9, 1}, {7, 5, 3, 1}, 1, {1, 1}, {1, 1}, {1, 0, 1, 0}, "Relu", false},
       {"1-D", {1, 6, 50}, {5, 6, 7}, 1, {3}, {2}, {4, 1}, "", true},
+      // One input channel, no padding: the windows read in place as B^T (Silero VAD's STFT).
+      {"1-D one channel, windows in place", {2, 1, 600}, {96, 1, 64}, 1, {32}, {1}, {0, 0}, "Relu", true},
+      {"1 x 48 on one row, windows in place", {1, 1, 1, 300}, {80, 1, 1, 48}, 1, {1, 16}, {1, 1}, {0, 0, 0, 0}, "", false},
+      {"1-D one channel, padded (im2col)", {1, 1, 200}, {72, 1, 32}, 1, {16}, {1}, {8, 8}, "", false},
       // Depthwise on padded rows (borders, rows off the top and bottom, planes narrower than a
       // vector, partial last vectors), and the strided loop.
       {"depthwise 3x3", {1, 5, 12, 37}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},

@@ -172,6 +172,23 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       return ok_status();
     }
   }
+  if constexpr (std::is_same_v<T, float>) {
+    // One input channel, a 1-D window without padding (Silero VAD's STFT: 256 taps at stride
+    // 128 over the audio): column j of the im2col matrix is x's own window at j * stride, so the
+    // GEMM reads B^T in place (rows `stride` apart, overlapping) instead of im2col building it
+    // tap by tap (256 rows of 4 columns each).
+    const bool zero_pads = w.pb == std::array<int64_t, 3>{0, 0, 0} && w.pe == std::array<int64_t, 3>{0, 0, 0};
+    if (!direct && !pointwise && cg == 1 && group == 1 && zero_pads && rows == 1 && w.in[0] == 1 && w.in[1] == 1 &&
+        w.d[2] == 1) {
+      for (int64_t n = 0; n < n_batch; ++n) {
+        float* yn = py + n * m * out_size;
+        sgemm(false, true, m, ow, kg, 1.0f, pw, kg, px + n * c * in_size, w.s[2], 0.0f, yn, out_size,
+              threads > 1 ? &pool : nullptr);
+        apply_epilogue_rows(act, yn, m, out_size, out_size, pb, pz ? pz + n * m * out_size : nullptr, out_size);
+      }
+      return ok_status();
+    }
+  }
   // im2col scratch per slot of the pool (see parallel_for_slots), for the widest block.
   const bool block_parallel = threads > 1 && nblocks >= 2 * int64_t{threads};
   TSR_ASSIGN_OR_RETURN(auto cols, SlotScratch<T>::make(ctx, pointwise ? 0 : static_cast<size_t>(kg * block * ow),
