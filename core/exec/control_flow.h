@@ -32,7 +32,8 @@ struct PlanOptions {
   // Inter-op parallelism (host-only Plans): independent nodes of one dependency level run side
   // by side on the pool when at least two of them are large (Plan::run decides per level from
   // the actual input sizes); those nodes' kernels then run single-threaded inside their task.
-  bool inter_op = true;
+  // SessionOptions::inter_op sets it (off by default).
+  bool inter_op = false;
 };
 
 bool is_control_flow_op(std::string_view op);

@@ -51,7 +51,7 @@ struct RunOptions {
   uint64_t seed = 0;
   std::string output_dir;
   int threads = 1;
-  bool no_inter_op = false;
+  bool inter_op = false;
   int repeat = 1;
   int warmup = 0;  // untimed runs before the --repeat timed ones
   bool no_optimize = false;  // run the graph as loaded (default: passes::optimize first, CPU only)

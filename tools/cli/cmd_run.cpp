@@ -312,7 +312,7 @@ int run_command(const RunOptions& o) {
   SessionOptions so;
   so.backend = o.backend;
   so.num_threads = o.threads;
-  so.inter_op = !o.no_inter_op;
+  so.inter_op = o.inter_op;
   so.max_memory_bytes = o.max_memory;
   so.max_loop_iterations = o.max_loop_iterations;
   so.device = o.device;
