@@ -1,8 +1,8 @@
 // Tessera's wasm (web/dist) against onnxruntime-web 1.30 (wasm backend, SIMD) under node, on the
 // models and seeded inputs of tests/models/models.json, in one script run:
 //  - latency at 1 thread (tessera.wasm vs ort-web with numThreads 1): per model, both sessions
-//    created, 3 warm-up runs each, then REPEAT rounds that alternate one Tessera run and one
-//    onnxruntime run; medians and the ratio Tessera / ort;
+//    created, 3 warm-up runs each, then REPEAT rounds of one Tessera run and one onnxruntime
+//    run, in ABBA order (each runtime first in half of them); medians and the ratio Tessera / ort;
 //  - the same at THREADS threads (tessera-threads.wasm vs ort-web's threaded wasm with
 //    numThreads = intraOpNumThreads = THREADS), in a child process: ort-web fixes its thread
 //    count once per process;
@@ -82,9 +82,12 @@ async function latency(threads) {
     const of = Object.fromEntries(inputs.map((t) => [t.name, new ort.Tensor(t.dtype, t.data, t.shape)]));
     for (let i = 0; i < 3; i++) { await m.run(tf); await s.run(of); }
     const tt = [], to = [];
+    // ABBA: each runtime goes first in half of the pairs (the one that runs right after the other
+    // finds the caches holding the other's tensors, which moved sub-0.1 ms models by 2x).
+    const timeTessera = async () => { const t = performance.now(); await m.run(tf); tt.push(performance.now() - t); };
+    const timeOrt = async () => { const t = performance.now(); await s.run(of); to.push(performance.now() - t); };
     for (let i = 0; i < repeat; i++) {
-      let t = performance.now(); await m.run(tf); tt.push(performance.now() - t);
-      t = performance.now(); await s.run(of); to.push(performance.now() - t);
+      if (i % 2 === 0) { await timeTessera(); await timeOrt(); } else { await timeOrt(); await timeTessera(); }
     }
     m.dispose();
     await s.release?.();
