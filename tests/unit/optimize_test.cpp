@@ -427,14 +427,23 @@ TEST_CASE("optimize: spelled-out HardSwish becomes one node and fuses into the C
   CHECK(opt.main().nodes.size() == 4);
 }
 
+namespace {
+
+// A Conv on a [1, 4, 7, 9] input: depthwise 3x3 (pads 1) or 1x1 to 6 channels.
+int32_t small_conv(Builder& b, bool depthwise) {
+  const int32_t x = b.input({1, 4, 7, 9});
+  return b.node("Conv", {x, b.constant(b.random(depthwise ? Shape{4, 1, 3, 3} : Shape{6, 4, 1, 1}))},
+                {ir::Attribute::make_int("group", depthwise ? 4 : 1),
+                 ir::Attribute::make_ints("pads", depthwise ? std::vector<int64_t>{1, 1, 1, 1}
+                                                            : std::vector<int64_t>{0, 0, 0, 0})});
+}
+
+}  // namespace
+
 TEST_CASE("optimize: scalar Mul/Add/Sub/Div after a fused activation fold into activation_affine", "[optimize]") {
   for (bool depthwise : {false, true}) {
     Builder b;
-    const int32_t x = b.input({1, 4, 7, 9});
-    int32_t y = b.node("Conv", {x, b.constant(b.random(depthwise ? Shape{4, 1, 3, 3} : Shape{6, 4, 1, 1}))},
-                       {ir::Attribute::make_int("group", depthwise ? 4 : 1),
-                        ir::Attribute::make_ints("pads", depthwise ? std::vector<int64_t>{1, 1, 1, 1}
-                                                                   : std::vector<int64_t>{0, 0, 0, 0})});
+    int32_t y = small_conv(b, depthwise);
     y = b.node("HardSwish", {y});
     y = b.node("Mul", {b.constant(Tensor::from<float>({1}, {0.75f})), y});
     y = b.node("Add", {y, b.constant(Tensor::from<float>({1}, {-0.5f}))});
@@ -451,11 +460,7 @@ TEST_CASE("optimize: scalar Max/Min after a fused activation fold into activatio
   for (bool depthwise : {false, true}) {
     INFO((depthwise ? "depthwise" : "1x1"));
     Builder b;
-    const int32_t x = b.input({1, 4, 7, 9});
-    int32_t y = b.node("Conv", {x, b.constant(b.random(depthwise ? Shape{4, 1, 3, 3} : Shape{6, 4, 1, 1}))},
-                       {ir::Attribute::make_int("group", depthwise ? 4 : 1),
-                        ir::Attribute::make_ints("pads", depthwise ? std::vector<int64_t>{1, 1, 1, 1}
-                                                                   : std::vector<int64_t>{0, 0, 0, 0})});
+    int32_t y = small_conv(b, depthwise);
     y = b.node("LeakyRelu", {y}, {ir::Attribute::make_float("alpha", 0.2f)});
     y = b.node("Mul", {y, b.constant(Tensor::scalar<float>(1.5f))});
     // openWakeWord's pattern (a Max with a scalar right after the activation), then a Min.
