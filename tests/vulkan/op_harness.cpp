@@ -298,10 +298,16 @@ std::vector<Named> training_cases() {
                  for (int64_t i = 0; i < cond.numel(); ++i) cond.mut_data<bool>()[i] = dim(r, 0, 1) == 1;
                  return OpCase{"Where", {{cond, false}, {rand_f32(r, s), false}, {rand_f32(r, broadcast_of(r, s)), false}}};
                }});
-  c.push_back({"Greater", [](Rng& r) {
-                 const Shape s = rand_shape(r, 1, 4);
-                 return OpCase{"Greater", {{rand_f32(r, s), false}, {rand_f32(r, broadcast_of(r, s)), false}}};
-               }});
+  // The comparisons (bool outputs). Equal compares x with a copy of it where a coin says so, so
+  // that both outcomes occur.
+  for (const char* op : {"Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Equal"})
+    c.push_back({op, [op](Rng& r) {
+                   const Shape s = rand_shape(r, 1, 4);
+                   Tensor a = rand_f32(r, s), b = rand_f32(r, s);
+                   for (int64_t i = 0; i < a.numel(); ++i)
+                     if (dim(r, 0, 1) == 1) b.mut_data<float>()[i] = a.data<float>()[i];
+                   return OpCase{op, {{a, false}, {b, false}}};
+                 }});
   c.push_back({"SumTo", [](Rng& r) {
                  // Sums a leading and a middle dim; the output has >= 16 elements (placement's cost rule).
                  const Shape s{dim(r, 2, 5), dim(r, 4, 6), dim(r, 2, 7), dim(r, 4, 9)};
@@ -333,7 +339,7 @@ TEST_CASE("null device runs the training-op cases", "[null]") {
   std::vector<Named> f32_cases;
   std::string all;
   for (const Named& n : training_cases())
-    if (n.op != "Where" && n.op != "Greater") {
+    if (n.op != "Where" && n.op.find("Greater") != 0 && n.op.find("Less") != 0 && n.op != "Equal") {
       f32_cases.push_back(n);
       all += n.op + ",";
     }
