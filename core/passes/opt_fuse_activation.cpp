@@ -73,20 +73,17 @@ int64_t absorb_affine(ir::Graph& g, GraphIndex& ix, int32_t* out, ActivationSpec
       if (std::isnan(f)) return n;
       if (c.op == "Max") spec->lo = std::max(spec->lo, f), spec->hi = std::max(spec->hi, f);
       else spec->lo = std::min(spec->lo, f), spec->hi = std::min(spec->hi, f);
-      *out = c.outputs[0];
-      ix.kill(ci);
-      ++n;
-      continue;
+    } else {
+      if (spec->has_bounds()) return n;
+      double scale = spec->scale, shift = spec->shift;
+      if (c.op == "Mul") scale *= v, shift *= v;
+      else if (c.op == "Add") shift += v;
+      else if (c.op == "Sub" && first) shift -= v;
+      else if (c.op == "Div" && first && v != 0) scale /= v, shift /= v;
+      else return n;
+      spec->scale = static_cast<float>(scale);
+      spec->shift = static_cast<float>(shift);
     }
-    if (spec->has_bounds()) return n;
-    double scale = spec->scale, shift = spec->shift;
-    if (c.op == "Mul") scale *= v, shift *= v;
-    else if (c.op == "Add") shift += v;
-    else if (c.op == "Sub" && first) shift -= v;
-    else if (c.op == "Div" && first && v != 0) scale /= v, shift /= v;
-    else return n;
-    spec->scale = static_cast<float>(scale);
-    spec->shift = static_cast<float>(shift);
     *out = c.outputs[0];
     ix.kill(ci);
     ++n;

@@ -126,8 +126,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   // bias, Z and the activation in one pass (apply_epilogue_rows) while the block is in cache. A pointwise conv reads its columns
   // straight from x (<= 256 KiB of output per block); any other conv im2cols whole output rows
   // (~1 MiB of columns, at least 512 wide for the GEMM) into per-thread scratch.
-  const bool pointwise = w.k_size() == 1 && w.s == std::array<int64_t, 3>{1, 1, 1} &&
-                         w.pb == std::array<int64_t, 3>{0, 0, 0} && w.pe == std::array<int64_t, 3>{0, 0, 0};
+  const bool unpadded = w.pb == std::array<int64_t, 3>{0, 0, 0} && w.pe == std::array<int64_t, 3>{0, 0, 0};
+  const bool pointwise = w.k_size() == 1 && w.s == std::array<int64_t, 3>{1, 1, 1} && unpadded;
   const int64_t ow = w.out[2], rows = w.out[0] * w.out[1];
   int64_t block = 0, per_image = 0;  // block: columns (pointwise) or output rows (im2col)
   if (pointwise) {
@@ -177,8 +177,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     // 128 over the audio): column j of the im2col matrix is x's own window at j * stride, so the
     // GEMM reads B^T in place (rows `stride` apart, overlapping) instead of im2col building it
     // tap by tap (256 rows of 4 columns each).
-    const bool zero_pads = w.pb == std::array<int64_t, 3>{0, 0, 0} && w.pe == std::array<int64_t, 3>{0, 0, 0};
-    if (!direct && !pointwise && cg == 1 && group == 1 && zero_pads && rows == 1 && w.in[0] == 1 && w.in[1] == 1 &&
+    if (!direct && !pointwise && cg == 1 && group == 1 && unpadded && rows == 1 && w.in[0] == 1 && w.in[1] == 1 &&
         w.d[2] == 1) {
       for (int64_t n = 0; n < n_batch; ++n) {
         float* yn = py + n * m * out_size;

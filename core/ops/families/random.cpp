@@ -59,13 +59,13 @@ Status infer_multinomial(InferContext& ctx) {
   return ok_status();
 }
 
-}  // namespace
-
 // Every op of this family may give different outputs for equal inputs (OpDef::random).
-void add_random(OpRegistry& r, OpDef d) {
+[[maybe_unused]] void add_random(OpRegistry& r, OpDef d) {
   d.random = true;
   r.add(std::move(d));
 }
+
+}  // namespace
 
 void register_random_ops(OpRegistry& r) {
   TSR_IF_SELECTED("Dropout") add_random(r, OpDef{"Dropout", "", 13, 1, 3, 1, 2, {{"seed", AttrKind::kInt}}, infer_dropout,
