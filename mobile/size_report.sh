@@ -2,24 +2,26 @@
 # Stripped sizes of the selective minimal runtimes (mobile/selective/) and of the full runtime,
 # per build directory: x86-64 (the release preset) and aarch64 (the aarch64 preset).
 #   bash mobile/size_report.sh build/release build/aarch64
-# Each runtime is a complete model runner (the C API test program tests/c_api/c_api_test.c, about
-# 18 KB of it with its .npy reader) linked statically against Tessera; libstdc++/libc stay shared
-# and are not counted. A minimal runtime holds only its op list's OpDefs and its ops' kernels for
-# their dtypes, CPU only, its non-kernel code compiled with -Os and without exceptions or unwind
-# tables; on x86-64 its kernels are built for the baseline SIMD target alone (AVX2 at the default
-# TSR_X86_64_LEVEL v3), where the full runtime carries AVX2 and AVX-512 copies.
-# "full" is the same program with every op family and the gradient rules (tessera_c_api_test);
-# libtessera.a is the whole static library (importer, script front end and training excluded
-# from neither), stripped of debug info and local symbols.
+# A minimal runtime is the shared library libtessera_min_NAME.so: only its op list's OpDefs and
+# its ops' kernels for their dtypes, CPU only, exporting the C API alone; built as
+# TSR_MIN_OPTIMIZE says (default size: -Os throughout and the size-first kernel set), without
+# exceptions, unwind tables or RTTI, segments aligned for pages up to TSR_MIN_PAGE_SIZE (16 KiB).
+# libstdc++/libc stay shared and are not counted. On x86-64 its kernels are built for the
+# baseline SIMD target alone (AVX2 at the default TSR_X86_64_LEVEL v3), where the full runtime
+# carries AVX2 and AVX-512 copies.
+# "full" is the C API test program (tests/c_api/c_api_test.c, a complete model runner, about
+# 18 KB of it its own code) linked statically with every op family and the gradient rules;
+# libtessera.a is the whole static library (importer, script front end and training included),
+# stripped of debug info and local symbols.
 set -uo pipefail
 # "code+data KB" is what the runtime maps from the file: the allocated sections (size(1)'s text
-# + data). The file is larger by its headers and by the padding that aligns the writable segment:
-# up to 64 KB on aarch64, whose page size may be 64 KB, so that files there grow in steps.
+# + data). The file is larger by its headers and by the padding that aligns the writable segment
+# (up to the page size the segments are aligned for: 64 KB for the full program on aarch64).
 printf '%-10s %-28s %12s %14s\n' arch runtime "stripped KB" "code+data KB"
 for dir in "$@"; do
   [[ -d "$dir" ]] || continue
-  files=(tests/c_api/tessera_c_api_test:full tessera_min_ppocr_v4_rec:min-ppocr_v4_rec
-         tessera_min_silero_vad_legacy:min-silero_vad_legacy libtessera.a:libtessera.a)
+  files=(tests/c_api/tessera_c_api_test:full libtessera_min_ppocr_v4_rec.so:min-ppocr_v4_rec
+         libtessera_min_silero_vad_legacy.so:min-silero_vad_legacy libtessera.a:libtessera.a)
   arch=x86-64 strip=strip size=size
   for f in "${files[@]}"; do
     if [[ -f "$dir/${f%%:*}" && "${f%%:*}" != *.a ]]; then

@@ -159,7 +159,7 @@ Expected<std::unique_ptr<exec::Kernel>> CpuBackend::create_kernel(const exec::Ke
 
 void CpuBackend::prepare_thread() {
   sgemm_prepare_thread();
-  sgemm_direct_prepare_thread();
+  if constexpr (!kSizeFirstKernels) sgemm_direct_prepare_thread();
 }
 
 std::vector<DType> CpuBackend::kernel_dtypes(std::string_view op) const {

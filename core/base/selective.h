@@ -55,6 +55,18 @@ consteval DTypeMask selected_dtypes(std::string_view op) {
 
 }  // namespace tsr
 
+// The size-first kernel set (TSR_SIZE_FIRST_KERNELS=1, what a minimal runtime built with
+// TSR_MIN_OPTIMIZE=size compiles): Conv and FusedSeparableConv take one GEMM path, im2col (or the
+// input as is, for pointwise convs) + the packed SGEMM, without sgemm_direct, the implicit GEMM
+// or Winograd. Their code is then unreferenced and left out of the link; what remains computes
+// the same values with a different summation order (within the 1e-4 the model tests use).
+#ifndef TSR_SIZE_FIRST_KERNELS
+#define TSR_SIZE_FIRST_KERNELS 0
+#endif
+namespace tsr {
+inline constexpr bool kSizeFirstKernels = TSR_SIZE_FIRST_KERNELS != 0;
+}  // namespace tsr
+
 // Guards one registration site: `TSR_IF_SELECTED("Add") r.add_fn("Add", num, &kernel<kSel>);`.
 // The statement is compiled only when the build selects `op`; inside it, kSel is the op's
 // DTypeMask, for the kernel's dtype dispatch (dispatch_dtype<kSel>).

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/base/selective.h"
 #include "core/exec/plan.h"
 
 namespace tsr::exec {
@@ -318,18 +319,29 @@ Expected<std::unique_ptr<Plan>> child_plan(const ir::Model& model, const KernelI
 
 Expected<std::unique_ptr<Kernel>> create_control_flow_kernel(const ir::Model& model, const KernelInit& init,
                                                              Backend& backend, const PlanOptions& options) {
+  // A minimal runtime (core/base/selective.h) compiles this file with its op list: the kernels of
+  // the control-flow ops it leaves out are not in it (their OpDefs neither, so the loader reports
+  // such a node before it gets here).
   const ir::Node& node = init.node;
-  if (node.op == "If") {
+  TSR_IF_SELECTED("If") if (node.op == "If") {
     TSR_ASSIGN_OR_RETURN(auto then_plan, child_plan(model, init, "then_branch", backend, options));
     TSR_ASSIGN_OR_RETURN(auto else_plan, child_plan(model, init, "else_branch", backend, options));
     return std::unique_ptr<Kernel>(new IfKernel(std::move(then_plan), std::move(else_plan)));
   }
-  TSR_ASSIGN_OR_RETURN(auto body, child_plan(model, init, "body", backend, options));
-  if (node.op == "SequenceMap") return std::unique_ptr<Kernel>(new SequenceMapKernel(std::move(body)));
-  if (node.op == "Loop")
+  TSR_IF_SELECTED("SequenceMap") if (node.op == "SequenceMap") {
+    TSR_ASSIGN_OR_RETURN(auto body, child_plan(model, init, "body", backend, options));
+    return std::unique_ptr<Kernel>(new SequenceMapKernel(std::move(body)));
+  }
+  TSR_IF_SELECTED("Loop") if (node.op == "Loop") {
+    TSR_ASSIGN_OR_RETURN(auto body, child_plan(model, init, "body", backend, options));
     return std::unique_ptr<Kernel>(new LoopKernel(
         std::move(body), static_cast<size_t>(node.attr_int("num_captures", 0)), options.max_loop_iterations));
-  return std::unique_ptr<Kernel>(new ScanKernel(std::move(body), node, options.max_loop_iterations));
+  }
+  TSR_IF_SELECTED("Scan") if (node.op == "Scan") {
+    TSR_ASSIGN_OR_RETURN(auto body, child_plan(model, init, "body", backend, options));
+    return std::unique_ptr<Kernel>(new ScanKernel(std::move(body), node, options.max_loop_iterations));
+  }
+  return unsupported(init.place, ": ", node.op, " has no control-flow kernel in this build");
 }
 
 }  // namespace tsr::exec

@@ -176,7 +176,7 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
   const Tensor* wp = init.constant_inputs.size() > 2 ? init.constant_inputs[2] : nullptr;
   if (wp && wp->dtype() == DType::kF32 && wp->rank() == 4) {
     const int64_t m = wp->dim(0), k = wp->numel() / std::max<int64_t>(1, m);
-    direct.push_back(sgemm_direct_pack_a(m, k, wp->data<float>(), k));
+    if (!kSizeFirstKernels) direct.push_back(sgemm_direct_pack_a(m, k, wp->data<float>(), k));
     if (!sgemm_direct_preferred(m, -1, k)) packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
   }
   return std::unique_ptr<exec::Kernel>(new SeparableKernel(dw_act, act, std::move(direct), std::move(packed)));

@@ -295,9 +295,5 @@ void sgemm_direct_rows(const SgemmDirectA& a, int64_t n, const float* const* bro
   HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(a.m, n, a.k, a.data.data(), brows, col0, bias, z, ldz, act, c, ldc);
 }
 
-bool sgemm_direct_preferred(int64_t m, int64_t n, int64_t k) {
-  return m <= kMaxDirectM || (n >= kMinDirectWideN && k <= kMaxDirectWideK);
-}
-
 }  // namespace tsr::cpu
 #endif  // HWY_ONCE

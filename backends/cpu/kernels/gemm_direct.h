@@ -24,6 +24,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/base/selective.h"
 #include "core/ops/fused_activation.h"
 
 namespace tsr::cpu {
@@ -97,7 +98,9 @@ void sgemm_direct_prepare_thread();
 
 // Whether an M x K times K x N product should take sgemm_direct rather than the packed sgemm
 // (n < 0: not known yet; then only M decides). Weights with more than kMaxDirectM rows are packed
-// for both.
-bool sgemm_direct_preferred(int64_t m, int64_t n, int64_t k);
+// for both. Never in the size-first kernel set (core/base/selective.h).
+inline bool sgemm_direct_preferred(int64_t m, int64_t n, int64_t k) {
+  return !kSizeFirstKernels && (m <= kMaxDirectM || (n >= kMinDirectWideN && k <= kMaxDirectWideK));
+}
 
 }  // namespace tsr::cpu

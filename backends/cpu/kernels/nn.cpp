@@ -79,7 +79,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   T* py = yt->mut_data<T>();
   ThreadPool& pool = ctx.pool();
   if constexpr (std::is_same_v<T, float>) {
-    if (wino && wino->m == m && wino->c == c && group == 1 && winograd_window_applies(w)) {
+    if (!kSizeFirstKernels && wino && wino->m == m && wino->c == c && group == 1 && winograd_window_applies(w)) {
       return winograd_conv(ctx, *wino, px, n_batch, w, pb, pz, act, py);
     }
   }
@@ -216,7 +216,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     T* yg = py + (n * m + g * mg) * out_size + c0;
     const T* bg = pb ? pb + g * mg : nullptr;
     const T* zg = pz ? pz + (n * m + g * mg) * out_size + c0 : nullptr;
-    if constexpr (std::is_same_v<T, float>) {
+    // (kSizeFirstKernels spelled out: `direct` is read through the closure, not folded.)
+    if constexpr (std::is_same_v<T, float> && !kSizeFirstKernels) {
       if (direct) {
         // Bias, Z and the activation are applied in registers.
         auto part = [&](int64_t q0, int64_t q1) {
@@ -302,7 +303,8 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
       std::vector<SgemmDirectA> direct;
       for (int64_t g = 0; g < group; ++g) {
         const float* wg = wt->data<float>() + g * mg * kg;
-        direct.push_back(sgemm_direct_pack_a(mg, kg, wg, kg));
+        // Packed for sgemm_direct whatever M: a wide enough output may take it at run time.
+        if (!kSizeFirstKernels) direct.push_back(sgemm_direct_pack_a(mg, kg, wg, kg));
         if (!sgemm_direct_preferred(mg, -1, kg)) packed.push_back(sgemm_pack_a(false, mg, kg, wg, kg));
       }
       WinogradWeights wino;

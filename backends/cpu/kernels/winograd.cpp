@@ -360,10 +360,6 @@ void register_winograd_kernels(KernelRegistry&) {}
 
 HWY_EXPORT(winograd_conv_impl);
 
-bool winograd_weights_apply(int64_t m, int64_t c, int64_t kh, int64_t kw, int64_t group) {
-  return group == 1 && kh == 3 && kw == 3 && c >= 8 && m >= 8;
-}
-
 bool winograd_window_applies(const Window3& w) {
   if (w.in[0] != 1 || w.k[0] != 1 || w.k[1] != 3 || w.k[2] != 3) return false;
   if (w.s[1] != 1 || w.s[2] != 1 || w.d[1] != w.d[2] || w.d[1] < 1) return false;

@@ -18,6 +18,7 @@
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_direct.h"
 #include "backends/cpu/kernels/nn_window.h"
+#include "core/base/selective.h"
 #include "core/base/thread_pool.h"
 #include "core/ops/fused_activation.h"
 
@@ -37,7 +38,10 @@ struct WinogradWeights {
 // Whether the weights (M x C x kh x kw, group `group`) can use Winograd at all: 3x3, group 1, and
 // enough channels (C, M >= 8) for the 36 GEMMs to outweigh the tile transforms. Checked when the
 // kernel is created, before spending memory on the transformed weights (4x the weights).
-bool winograd_weights_apply(int64_t m, int64_t c, int64_t kh, int64_t kw, int64_t group);
+// Never in the size-first kernel set (core/base/selective.h).
+inline bool winograd_weights_apply(int64_t m, int64_t c, int64_t kh, int64_t kw, int64_t group) {
+  return !kSizeFirstKernels && group == 1 && kh == 3 && kw == 3 && c >= 8 && m >= 8;
+}
 
 // Whether a conv with these weights runs Winograd for window `w` (known at run time): 2-D, 3x3,
 // stride 1, equal dilations, and at least one whole 4x4 tile per phase.
