@@ -2,9 +2,11 @@
 # The test command (.ci/run calls exactly `bash scripts/test.sh`):
 #   1. installs dependencies (scripts/install_deps.sh) and fetches the pinned models;
 #   2. release: configure + build everything (tools on) + ctest: unit, tool and real-model tests;
-#   3. asan:    clang Debug + ASan/UBSan with libFuzzer coverage; builds tessera_unit_tests and
-#               the fuzz harnesses (tests/fuzz) in that one build; runs the '^unit: ' tests and
-#               each harness's smoke test (its corpora, then TSR_FUZZ_SMOKE_SECONDS of fuzzing);
+#   3. asan:    clang Debug + ASan/UBSan with libFuzzer coverage; builds tessera_unit_tests, the
+#               C API test, the fuzz harnesses (tests/fuzz) and the minimal runtimes (their
+#               TSR_MIN_OPTIMIZE=speed variant) in that one build; runs the unit, C API and
+#               selective tests and each harness's smoke test (its corpora, then
+#               TSR_FUZZ_SMOKE_SECONDS of fuzzing);
 #   4. tsan:    clang + ThreadSanitizer: the stress test, and the unit tests of what runs on
 #               several threads (thread pool, re-entrant Plan, inter-op, threaded Conv, SIMD
 #               dispatch), built as their own executable (tessera_thread_tests);
@@ -25,7 +27,7 @@
 # stage that fails to configure or build counts as one failure). Exit status: 0 when nothing
 # failed, 1 otherwise.
 #
-# Environment: TSR_JOBS (default 2), TSR_STAGES (default "release asan tsan wasm"),
+# Environment: TSR_JOBS (default 2), TSR_STAGES (default: every stage above),
 #              TSR_SKIP_DEPS=1 to skip install_deps.sh and fetch.sh.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -175,13 +177,17 @@ run_playground_stage() {
   summary+=("playground: $p passed, $f failed, $s skipped; build $((t1 - t))s, tests $((t2 - t1))s")
 }
 
+# The minimal runtimes (mobile/selective/): size-first in release and aarch64 (sizes reported),
+# TSR_MIN_OPTIMIZE=speed under ASan/UBSan (the asan preset).
+min_targets="tessera_min_ppocr_v4_rec tessera_min_silero_vad_legacy"
 for st in $stages; do
   case "$st" in
     release) run_stage release release "" "" ;;
     asan)
       ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}" \
       UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-        run_stage asan asan "--target tessera_unit_tests tessera_c_api_test tsr_fuzzers" "-R ^(unit|c_api|fuzz):" ;;
+        run_stage asan asan "--target tessera_unit_tests tessera_c_api_test tsr_fuzzers $min_targets" \
+          "-R ^(unit|c_api|fuzz|selective):" ;;
     tsan)
       TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}" \
         run_stage tsan tsan "--target tessera_stress_test tessera_thread_tests" \
@@ -193,7 +199,7 @@ for st in $stages; do
     playground) run_playground_stage ;;
     aarch64)
       run_stage aarch64 aarch64 \
-        "--target tessera_unit_tests tessera_c_api_test tessera_min_ppocr_v4_rec tessera_min_silero_vad_legacy" \
+        "--target tessera_unit_tests tessera_c_api_test $min_targets" \
         "-R ^(unit|c_api|selective):"
       bash mobile/size_report.sh build/release build/aarch64 | tee "$logdir/sizes.txt" ;;
     *) echo "test.sh: unknown stage $st"; total_fail=$((total_fail + 1)) ;;

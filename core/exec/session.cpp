@@ -144,13 +144,20 @@ Expected<std::vector<Tensor>> evaluate_node(const ir::Node& node, const std::vec
       n.inputs[k] = -1;
       continue;
     }
-    ir::TensorInfo info{str_cat("in", k), inputs[k]->kind(), inputs[k]->dtype(), true, inputs[k]->shape()};
+    ir::TensorInfo info;
+    info.name = str_cat("in", k);
+    info.kind = inputs[k]->kind();
+    info.dtype = inputs[k]->dtype();
+    info.has_shape = true;
+    info.shape = inputs[k]->shape();
     info.constant = *inputs[k];
     n.inputs[k] = g.add_tensor(std::move(info));
   }
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     if (node.outputs[k] < 0) continue;
-    n.outputs[k] = g.add_tensor(ir::TensorInfo{str_cat("out", k)});
+    ir::TensorInfo out;
+    out.name = str_cat("out", k);
+    n.outputs[k] = g.add_tensor(std::move(out));
     g.outputs.push_back(n.outputs[k]);
   }
   g.nodes.push_back(std::move(n));

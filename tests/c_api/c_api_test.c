@@ -3,6 +3,7 @@
  *   tessera_c_api_test [MODEL_DIR...]
  *   tessera_c_api_test --expect-unsupported MODEL.tsr TEXT...
  *   tessera_c_api_test --expect-supported MODEL.tsr
+ *   tessera_c_api_test --time RUNS THREADS MODEL_DIR
  *
  * Always runs every function's argument and error paths that need no model. For each MODEL_DIR
  * (written by tests/c_api/prepare_model.py: model.tsr, manifest.txt, ref/ holding
@@ -13,13 +14,18 @@
  * minimal runtime (the same program built by mobile/selective/) says about a model that needs an
  * op or dtype its op list left out. --expect-supported checks that both succeed (the full runtime
  * on the same model, so that the error above is the selection's, not the model's).
+ * --time runs MODEL_DIR's inputs RUNS times on a session of THREADS threads, after 3 untimed runs,
+ * and prints the median and fastest run in milliseconds (wall clock around tsr_session_run,
+ * inputs made once): the latency bench of the minimal runtimes (bench/minimal.sh).
  * Exit status: 0 pass, 1 fail, 77 when a MODEL_DIR has no manifest or MODEL.tsr is absent (model
  * not prepared).
  */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "npy.h"
 #include "tessera/tessera_c.h"
@@ -408,6 +414,57 @@ static int test_model(const char* dir) {
   return 0;
 }
 
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* --time: see the top of the file. 0 ok, 1 error, 77 no manifest. */
+static int time_model(const char* dir, int runs, int threads) {
+  model_case* c = malloc(sizeof *c);
+  int rc = load_case(dir, c);
+  char path[1100];
+  snprintf(path, sizeof path, "%s/model.tsr", dir);
+  tsr_error* err = NULL;
+  tsr_model* m = rc == 0 ? tsr_model_load_file(path, &err) : NULL;
+  tsr_session_options* o = tsr_session_options_create();
+  tsr_session_options_set_threads(o, threads);
+  tsr_session* s = m ? tsr_session_create(m, o, &err) : NULL;
+  tsr_session_options_free(o);
+  tsr_value* in[MAX_TENSORS] = {0};
+  tsr_value* out[MAX_TENSORS] = {0};
+  size_t n_in = s ? tsr_session_input_count(s) : 0, n_out = s ? tsr_session_output_count(s) : 0;
+  double* ms = malloc(sizeof(double) * (size_t)runs);
+  if (rc == 77) printf("SKIP: %s/manifest.txt is absent\n", dir);
+  else if (rc != 0) fprintf(stderr, "cannot read the references in %s\n", dir);
+  else if (!s) fprintf(stderr, "%s: %s\n", path, tsr_error_message(err)), rc = 1;
+  else if (make_inputs(c, s, in) != 0) rc = 1;
+  for (int r = -3; rc == 0 && r < runs; ++r) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (tsr_session_run(s, (const tsr_value* const*)in, n_in, out, n_out, &err) != 0) {
+      fprintf(stderr, "%s: run failed: %s\n", path, tsr_error_message(err));
+      rc = 1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    free_values(out, rc == 0 ? n_out : 0);
+    if (r >= 0) ms[r] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6;
+  }
+  if (rc == 0) {
+    qsort(ms, (size_t)runs, sizeof *ms, cmp_double);
+    printf("time %s threads %d: median %.4f ms, fastest %.4f ms over %d runs\n", dir, threads, ms[runs / 2], ms[0],
+           runs);
+  }
+  free(ms);
+  free_values(in, n_in);
+  tsr_session_free(s);
+  tsr_model_free(m);
+  tsr_error_free(err);
+  free_case(c);
+  free(c);
+  return rc;
+}
+
 /* Loads `path` and creates a session; returns the first error (NULL: both succeeded). */
 static tsr_error* open_model(const char* path) {
   tsr_error* err = NULL;
@@ -449,6 +506,8 @@ static int exists_or_skip(const char* path) {
 int main(int argc, char** argv) {
   if (argc >= 3 && strcmp(argv[1], "--expect-unsupported") == 0)
     return exists_or_skip(argv[2]) ? 77 : expect_unsupported(argv[2], argv + 3, argc - 3);
+  if (argc == 5 && strcmp(argv[1], "--time") == 0 && atoi(argv[2]) > 0 && atoi(argv[3]) > 0)
+    return time_model(argv[4], atoi(argv[2]), atoi(argv[3]));
   if (argc == 3 && strcmp(argv[1], "--expect-supported") == 0)
     return exists_or_skip(argv[2]) ? 77 : expect_supported(argv[2]);
   test_errors_and_values();
