@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Stripped sizes of the selective minimal runtimes (mobile/selective/) and of the full runtime,
-# per build directory: x86-64 (the release preset) and aarch64 (the aarch64 preset).
+# per build directory: x86-64 (the release preset), aarch64 (the aarch64 preset) or armv7
+# (mobile/linux-arm/armv7.cmake).
 #   bash mobile/size_report.sh build/release build/aarch64
 # A minimal runtime is the shared library libtessera_min_NAME.so: only its op list's OpDefs and
 # its ops' kernels for their dtypes, CPU only, exporting the C API alone; built as
@@ -25,9 +26,10 @@ for dir in "$@"; do
   arch=x86-64 strip=strip size=size
   for f in "${files[@]}"; do
     if [[ -f "$dir/${f%%:*}" && "${f%%:*}" != *.a ]]; then
-      if file -b "$dir/${f%%:*}" | grep -q aarch64; then
-        arch=aarch64 strip=aarch64-linux-gnu-strip size=aarch64-linux-gnu-size
-      fi
+      case "$(file -b "$dir/${f%%:*}")" in
+        *aarch64*) arch=aarch64 strip=aarch64-linux-gnu-strip size=aarch64-linux-gnu-size ;;
+        *", ARM,"*) arch=armv7 strip=arm-linux-gnueabihf-strip size=arm-linux-gnueabihf-size ;;
+      esac
       break
     fi
   done

@@ -16,7 +16,7 @@ packages=(
   emscripten nodejs npm imagemagick fonts-dejavu-core python3-pil libcli11-dev zlib1g-dev
   dataset-fashion-mnist dpkg-dev chromium
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
-  g++-aarch64-linux-gnu qemu-user-static pkg-config default-jdk-headless
+  g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user-static pkg-config default-jdk-headless
   clang libclang-rt-14-dev llvm time
   libimgui-dev libglfw3-dev libgl1-mesa-dri xvfb
 )

@@ -23,6 +23,8 @@
 #               selective minimal runtimes; runs them under qemu-aarch64-static on real models
 #               against onnxruntime's x86 outputs (needs the release stage's tessera CLI); prints
 #               the stripped sizes of the minimal and full runtimes on x86-64 and aarch64.
+#   9. armv7:   cross build (g++-arm-linux-gnueabihf) of the minimal runtimes alone, run under
+#               qemu-arm-static on their models against onnxruntime's outputs; their sizes.
 # Prints per-stage timings and a final line "N passed, N failed" over the three ctest runs (a
 # stage that fails to configure or build counts as one failure). Exit status: 0 when nothing
 # failed, 1 otherwise.
@@ -33,7 +35,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 jobs="${TSR_JOBS:-2}"
-stages="${TSR_STAGES:-release asan tsan wasm web playground aarch64}"
+stages="${TSR_STAGES:-release asan tsan wasm web playground aarch64 armv7}"
 logdir="$root/build/test-logs"
 mkdir -p "$logdir"
 
@@ -202,6 +204,10 @@ for st in $stages; do
         "--target tessera_unit_tests tessera_c_api_test $min_targets" \
         "-R ^(unit|c_api|selective):"
       bash mobile/size_report.sh build/release build/aarch64 | tee "$logdir/sizes.txt" ;;
+    armv7)
+      # The minimal runtimes only (the C API over libtessera_min_NAME.so, 32-bit), on their models.
+      run_stage armv7 armv7 "--target $min_targets" "-R ^selective:.(ppocr_v4_rec|silero_vad_legacy)(.rejects|$)"
+      bash mobile/size_report.sh build/armv7 | tee -a "$logdir/sizes.txt" ;;
     *) echo "test.sh: unknown stage $st"; total_fail=$((total_fail + 1)) ;;
   esac
 done

@@ -1,5 +1,8 @@
 #include "core/exec/session.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "core/passes/verify_model.h"
 
 namespace tsr {
@@ -17,8 +20,12 @@ Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const ir::Mod
     return invalid_argument("max_loop_iterations ", options.max_loop_iterations, " (expected >= 0; 0 = unlimited)");
   s->plan_options_.max_loop_iterations = options.max_loop_iterations;
   s->plan_options_.inter_op = options.inter_op;
+  // A limit past the address space (4 GiB and up on a 32-bit target) is no limit: clamped, not
+  // truncated (1 << 32 became 0 bytes on armv7).
   s->memory_budget_ = std::make_shared<MemoryBudget>(
-      options.max_memory_bytes ? static_cast<size_t>(options.max_memory_bytes) : default_memory_limit());
+      options.max_memory_bytes
+          ? static_cast<size_t>(std::min<uint64_t>(options.max_memory_bytes, std::numeric_limits<size_t>::max()))
+          : default_memory_limit());
   if (options.device == "auto") {
     for (const std::string& name : exec::available_device_backends()) {
       if (name == "null") continue;  // a test device, never chosen automatically
