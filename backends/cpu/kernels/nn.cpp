@@ -7,7 +7,9 @@
 // packed, gemm.h). f64 takes the im2col path with the reference GEMM, and so does i32 for the
 // quantized convs (conv_i32, conv.h). FusedConv is the same kernel: bias, its residual Z and its
 // activation are one epilogue pass (epilogue.h) over each block of outputs right after the GEMM
-// computes it (sgemm_direct applies all three in registers). FusedSeparableConv: conv_separable.cpp.
+// computes it (sgemm_direct applies all three in registers). The size-first kernel set of minimal
+// runtimes (kSizeFirstKernels, core/base/selective.h) keeps only the pointwise / im2col + packed
+// SGEMM path and the depthwise loop. FusedSeparableConv: conv_separable.cpp.
 // Pool kernels: nn_pool.cpp; normalization/softmax: nn_norm.cpp.
 // Compiled once per SIMD target (hwy/foreach_target.h); register_nn_kernels registers the
 // kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
