@@ -4,11 +4,15 @@
 //    created, warm-up runs (3 each and 300 ms at least), then REPEAT rounds of one Tessera run and one onnxruntime
 //    run, in ABBA order (each runtime first in half of them); medians and the ratio Tessera / ort;
 //  - the same at THREADS threads (tessera-threads.wasm vs ort-web's threaded wasm with
-//    numThreads = intraOpNumThreads = THREADS), in a child process: ort-web fixes its thread
-//    count once per process;
+//    numThreads = intraOpNumThreads = THREADS), each runtime in child processes of its own,
+//    ROUNDS rounds alternating which goes first, the median over rounds: both runtimes' idle
+//    workers poll for the next job (Tessera's for up to 1 ms), so in one process on a 2-core
+//    machine one runtime's polling workers took cores from the other's timed runs (Tessera ran at
+//    0.70x its 1-thread speed that way, and 1.4-1.9x alone);
 //  - time to first result (PP-OCRv4 rec): a fresh node process per sample, alternating
 //    runtimes, timing runtime start + model load (from .onnx bytes) + the first run.
-// Usage: node bench/web/bench.mjs [--repeat N] [--ttfr N] [--threads N (default 2, 0: none)] [--models a,b]
+// Usage: node bench/web/bench.mjs [--repeat N] [--ttfr N] [--threads N (default 2, 0: none)] [--rounds N (default 3)]
+//          [--models a,b]
 // Needs: web/dist (bash web/build.sh), bench/web/node_modules (cd bench/web && npm ci),
 //        third_party/models (fetch.sh).
 import { createRequire } from 'node:module';
@@ -66,62 +70,75 @@ const ttfrN = Number(opt('--ttfr', '5'));
 const threadsN = Number(opt('--threads', '2'));
 const only = opt('--models', null)?.split(',');
 
-// Median latencies of every model at `threads` threads, both runtimes alternating: [{model, input, ort, tessera}].
-async function latency(threads) {
-  const tsr = await tesseraRuntime(threads);
-  const ort = await ortRuntime(threads);
+// Median latencies of every model at `threads` threads: [{model, input, ort, tessera}]. `which`
+// ('both', 'tessera' or 'ort') picks the runtimes; with both they alternate run by run.
+async function latency(threads, which = 'both') {
+  const tsr = which !== 'ort' ? await tesseraRuntime(threads) : null;
+  const ort = which !== 'tessera' ? await ortRuntime(threads) : null;
   const rows = [];
   for (const model of lib.loadModels()) {
     if (only && !only.includes(model.name)) continue;
     const file = path.join(lib.modelsDir(), model.file);
     const bytes = new Uint8Array(fs.readFileSync(file));
     const inputs = lib.makeInputs(model, 1234);
-    const m = await tsr.load(bytes, { name: model.file });
-    const s = await ort.InferenceSession.create(bytes, ortOptions(threads));
+    const m = tsr && (await tsr.load(bytes, { name: model.file }));
+    const s = ort && (await ort.InferenceSession.create(bytes, ortOptions(threads)));
     const tf = Object.fromEntries(inputs.map((t) => [t.name, { dtype: t.dtype, shape: t.shape, data: t.data }]));
-    const of = Object.fromEntries(inputs.map((t) => [t.name, new ort.Tensor(t.dtype, t.data, t.shape)]));
+    const of = ort && Object.fromEntries(inputs.map((t) => [t.name, new ort.Tensor(t.dtype, t.data, t.shape)]));
+    const tt = [], to = [];
+    const timeTessera = async () => { if (!m) return; const t = performance.now(); await m.run(tf); tt.push(performance.now() - t); };
+    const timeOrt = async () => { if (!s) return; const t = performance.now(); await s.run(of); to.push(performance.now() - t); };
     // Warm-up: at least 3 runs each and 300 ms in all, so that V8's tiered compilation has moved
     // both runtimes' hot wasm functions from its baseline tier (Liftoff) to the optimizing one
     // before timing (with 3 runs, a 20 us model measured 2.5x slower in some passes).
-    for (let i = 0, t0 = performance.now(); i < 3 || performance.now() - t0 < 300; i++) { await m.run(tf); await s.run(of); }
-    const tt = [], to = [];
+    for (let i = 0, t0 = performance.now(); i < 3 || performance.now() - t0 < 300; i++) { await timeTessera(); await timeOrt(); }
+    tt.length = to.length = 0;
     // ABBA: each runtime goes first in half of the pairs (the one that runs right after the other
     // finds the caches holding the other's tensors, which moved sub-0.1 ms models by 2x).
-    const timeTessera = async () => { const t = performance.now(); await m.run(tf); tt.push(performance.now() - t); };
-    const timeOrt = async () => { const t = performance.now(); await s.run(of); to.push(performance.now() - t); };
     for (let i = 0; i < repeat; i++) {
       if (i % 2 === 0) { await timeTessera(); await timeOrt(); } else { await timeOrt(); await timeTessera(); }
     }
-    m.dispose();
-    await s.release?.();
-    const row = { model: model.name, input: inputs.map((t) => `[${t.shape}]`).join(' '), ort: median(to), tessera: median(tt) };
+    m?.dispose();
+    await s?.release?.();
+    const row = { model: model.name, input: inputs.map((t) => `[${t.shape}]`).join(' '), ort: s ? median(to) : null,
+                  tessera: m ? median(tt) : null };
     rows.push(row);
-    console.error(`${threads} thread(s) ${row.model}: ort ${row.ort.toFixed(3)} ms, tessera ${row.tessera.toFixed(3)} ms, ratio ${(row.tessera / row.ort).toFixed(2)}`);
+    console.error(`${threads} thread(s) ${row.model}:` + (s ? ` ort ${row.ort.toFixed(3)} ms` : '') +
+      (m ? ` tessera ${row.tessera.toFixed(3)} ms` : ''));
   }
-  tsr.dispose();
+  tsr?.dispose();
   return rows;
 }
 
-// Child mode: the latency rows at N threads as JSON (ort-web's thread count is per process).
+// Child mode: one runtime's latency rows at N threads as JSON (ort-web's thread count is per process).
 if (args[0] === '--child-latency') {
-  console.log(JSON.stringify(await latency(Number(args[1]))));
+  console.log(JSON.stringify(await latency(Number(args[1]), args[2])));
   process.exit(0);
 }
 
 const rows = await latency(1);
 let trows = null;
 if (threadsN > 1) {
-  const childArgs = [fileURLToPath(import.meta.url), '--child-latency', String(threadsN), '--repeat', String(repeat)];
-  if (only) childArgs.push('--models', only.join(','));
-  const out = execFileSync(process.execPath, childArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
-  trows = Object.fromEntries(JSON.parse(out.trim().split('\n').pop()).map((r) => [r.model, r]));
+  const rounds = Number(opt('--rounds', '3'));
+  const runChild = (which) => {
+    const childArgs = [fileURLToPath(import.meta.url), '--child-latency', String(threadsN), which, '--repeat', String(repeat)];
+    if (only) childArgs.push('--models', only.join(','));
+    const out = execFileSync(process.execPath, childArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
+    return JSON.parse(out.trim().split('\n').pop());
+  };
+  const per = { tessera: [], ort: [] };  // rows of each round
+  for (let r = 0; r < rounds; r++)
+    for (const which of r % 2 === 0 ? ['tessera', 'ort'] : ['ort', 'tessera']) per[which].push(runChild(which));
+  trows = Object.fromEntries(per.tessera[0].map((row, i) => [row.model, {
+    model: row.model, tessera: median(per.tessera.map((rs) => rs[i].tessera)), ort: median(per.ort.map((rs) => rs[i].ort)) }]));
 }
 
 const fmt = (x) => (x >= 10 ? x.toFixed(2) : x >= 1 ? x.toFixed(3) : x.toFixed(4));
 const geo = (xs) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
 const nt = threadsN;
 console.log(`node ${process.version}, median of ${repeat} alternating runs; 1 thread: tessera.wasm vs ort-web numThreads 1` +
-  (trows ? `; ${nt} threads: tessera-threads.wasm vs ort-web numThreads ${nt} (own process)` : '') + '\n');
+  (trows ? `; ${nt} threads: tessera-threads.wasm vs ort-web numThreads ${nt}, each in its own processes, ` +
+    `median of ${opt('--rounds', '3')} alternating rounds of ${repeat} runs` : '') + '\n');
 console.log('| model | input | onnxruntime-web (ms) | Tessera wasm (ms) | ratio |' +
   (trows ? ` ort-web ${nt} thr (ms) | Tessera ${nt} thr (ms) | ratio |` : ''));
 console.log('| --- | --- | ---: | ---: | ---: |' + (trows ? ' ---: | ---: | ---: |' : ''));
