@@ -18,7 +18,7 @@
  * and prints the median and fastest run in milliseconds (wall clock around tsr_session_run,
  * inputs made once): the latency bench of the minimal runtimes (bench/minimal.sh).
  * Exit status: 0 pass, 1 fail, 77 when a MODEL_DIR has no manifest or MODEL.tsr is absent (model
- * not prepared).
+ * not prepared); --time: 0, or 1 on any error, an unprepared MODEL_DIR included.
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <math.h>
@@ -419,7 +419,7 @@ static int cmp_double(const void* a, const void* b) {
   return (x > y) - (x < y);
 }
 
-/* --time: see the top of the file. 0 ok, 1 error, 77 no manifest. */
+/* --time: see the top of the file. 0 ok, 1 error. */
 static int time_model(const char* dir, int runs, int threads) {
   model_case* c = malloc(sizeof *c);
   int rc = load_case(dir, c);
@@ -435,9 +435,10 @@ static int time_model(const char* dir, int runs, int threads) {
   tsr_value* out[MAX_TENSORS] = {0};
   size_t n_in = s ? tsr_session_input_count(s) : 0, n_out = s ? tsr_session_output_count(s) : 0;
   double* ms = malloc(sizeof(double) * (size_t)runs);
-  if (rc == 77) printf("SKIP: %s/manifest.txt is absent\n", dir);
-  else if (rc != 0) fprintf(stderr, "cannot read the references in %s\n", dir);
-  else if (!s) fprintf(stderr, "%s: %s\n", path, tsr_error_message(err)), rc = 1;
+  if (rc != 0) {  /* timing has nothing to skip to: an unprepared model is an error */
+    fprintf(stderr, "cannot read %s/manifest.txt or its inputs (tests/c_api/prepare_model.py writes them)\n", dir);
+    rc = 1;
+  } else if (!s) fprintf(stderr, "%s: %s\n", path, tsr_error_message(err)), rc = 1;
   else if (make_inputs(c, s, in) != 0) rc = 1;
   for (int r = -3; rc == 0 && r < runs; ++r) {
     struct timespec t0, t1;
