@@ -5,9 +5,10 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 # Public headers: the C API and the C++ API under include/tessera/, plus the core headers the C++
-# API includes by their repository path ("core/exec/session.h") under include/tessera/core/.
+# API includes by their repository path ("core/tensor/tensor.h") under include/tessera/core/.
 install(FILES ${CMAKE_SOURCE_DIR}/core/include/tessera/tessera_c.h ${CMAKE_SOURCE_DIR}/core/include/tessera/tessera.h
-              ${CMAKE_SOURCE_DIR}/core/include/tessera/eager.h
+              ${CMAKE_SOURCE_DIR}/core/include/tessera/model.h ${CMAKE_SOURCE_DIR}/core/include/tessera/session.h
+              ${CMAKE_SOURCE_DIR}/core/include/tessera/onnx.h ${CMAKE_SOURCE_DIR}/core/include/tessera/eager.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera COMPONENT tessera_dev)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/core/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera/core COMPONENT tessera_dev
         FILES_MATCHING PATTERN "*.h" PATTERN "include" EXCLUDE PATTERN "c_api" EXCLUDE)

@@ -16,15 +16,19 @@
 
 namespace tsr {
 
+// One numbering for every front door: a code's value is the `tessera` CLI's exit code, the C
+// API's TSR_ERR_* value (tessera_c.h) and, by name, tessera-web's TesseraError.code (2 is the
+// CLI's own usage error; 1 is never used, so a crash or an uncaught failure is not mistaken for
+// a Tessera error).
 enum class StatusCode : uint8_t {
   kOk = 0,
-  kInvalidModel,     // the model file or graph is malformed (load / verify time)
-  kInvalidArgument,  // a caller-supplied value is wrong (input shape, dtype, option)
-  kUnsupported,      // valid request that this build cannot execute (op, dtype, attribute)
-  kNotFound,         // a named file, input, signature or entry point does not exist
-  kResource,         // allocation or a configured limit was exceeded
-  kBackend,          // a device/backend failure (driver error, kernel launch)
-  kInternal,         // a broken invariant inside Tessera: a bug
+  kInvalidModel = 3,     // the model file or graph is malformed (load / verify time)
+  kInvalidArgument = 4,  // a caller-supplied value is wrong (input shape, dtype, option)
+  kUnsupported = 5,      // valid request that this build cannot execute (op, dtype, attribute)
+  kNotFound = 6,         // a named file, input, signature or entry point does not exist
+  kResource = 7,         // allocation or a configured limit was exceeded
+  kBackend = 8,          // a device/backend failure (driver error, kernel launch)
+  kInternal = 9,         // a broken invariant inside Tessera: a bug
 };
 
 std::string_view status_code_name(StatusCode code);

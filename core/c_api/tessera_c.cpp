@@ -1,4 +1,4 @@
-// The C API (core/include/tessera/tessera_c.h) over tsr::Session. Every entry point converts
+// The C API (core/include/tessera/tessera_c.h) over the C++ API (tsr::Model, tsr::Session). Every entry point converts
 // Status into a tsr_error and never lets a C++ exception escape (the core does not throw;
 // allocation failure of std containers would terminate, as everywhere in Tessera).
 #include "core/include/tessera/tessera_c.h"
@@ -11,9 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/base/exit_code.h"
-#include "core/exec/session.h"
-#include "core/io/tsr_io.h"
+#include "tessera/session.h"
 
 struct tsr_error {
   int code;
@@ -21,7 +19,7 @@ struct tsr_error {
 };
 
 struct tsr_model {
-  std::shared_ptr<const tsr::ir::Model> model;
+  tsr::Model model;
 };
 
 struct tsr_session_options {
@@ -30,7 +28,6 @@ struct tsr_session_options {
 
 struct tsr_session {
   std::unique_ptr<tsr::Session> session;
-  std::vector<std::string> input_names, output_names;
 };
 
 struct tsr_value {
@@ -84,7 +81,7 @@ void set_error(tsr_error** err, int code, std::string message) {
   *err = new (std::nothrow) tsr_error{code, std::move(message)};
 }
 
-void set_error(tsr_error** err, const tsr::Status& s) { set_error(err, tsr::status_exit_code(s.code()), s.message()); }
+void set_error(tsr_error** err, const tsr::Status& s) { set_error(err, static_cast<int>(s.code()), s.message()); }
 
 const char* kind_name(Kind k) {
   switch (k) {
@@ -113,28 +110,14 @@ bool known_dtype(int d) {
   }
 }
 
-tsr_model* load(tsr::Expected<tsr::ir::Model> m, tsr_error** err) {
+tsr_model* load(tsr::Expected<tsr::Model> m, tsr_error** err) {
   if (!m.ok()) {
     set_error(err, m.status());
     return nullptr;
   }
-  auto* h = new (std::nothrow) tsr_model{std::make_shared<const tsr::ir::Model>(std::move(m).value())};
+  auto* h = new (std::nothrow) tsr_model{std::move(m).value()};
   if (!h) set_error(err, TSR_ERR_RESOURCE, "tsr_model_load: out of memory");
   return track(h, Kind::kModel);
-}
-
-// "auto": the first accelerator backend of this build that starts (and can run the model), else
-// the CPU. A device that fails to start is not an error here, only the CPU's failure is.
-tsr::Expected<std::unique_ptr<tsr::Session>> create_auto(std::shared_ptr<const tsr::ir::Model> model,
-                                                         tsr::SessionOptions so) {
-  for (const std::string& name : tsr::exec::available_backends()) {
-    if (name == "cpu" || name == "null") continue;  // null: a test device, never chosen automatically
-    so.backend = name;
-    auto s = tsr::Session::create(model, so);
-    if (s.ok()) return s;
-  }
-  so.backend = "cpu";
-  return tsr::Session::create(std::move(model), so);
 }
 
 }  // namespace
@@ -148,7 +131,7 @@ tsr_model* tsr_model_load_file(const char* path, tsr_error** err) {
     set_error(err, TSR_ERR_INVALID_ARGUMENT, "tsr_model_load_file: path is NULL");
     return nullptr;
   }
-  return load(tsr::io::load_model_file(path), err);
+  return load(tsr::Model::load(path), err);
 }
 
 tsr_model* tsr_model_load_memory(const void* data, size_t size, tsr_error** err) {
@@ -158,7 +141,7 @@ tsr_model* tsr_model_load_memory(const void* data, size_t size, tsr_error** err)
     return nullptr;
   }
   // The caller keeps the bytes alive (header contract), so the owner is empty.
-  return load(tsr::io::load_model_buffer(static_cast<const uint8_t*>(data), size, nullptr), err);
+  return load(tsr::Model::load_tsr_buffer(data, size, nullptr), err);
 }
 
 void tsr_model_free(tsr_model* model) {
@@ -174,7 +157,13 @@ void tsr_session_options_set_threads(tsr_session_options* o, int threads) {
 }
 
 void tsr_session_options_set_device(tsr_session_options* o, const char* device) {
-  if (is_live(o, Kind::kOptions)) o->options.backend = device ? device : "cpu";
+  if (is_live(o, Kind::kOptions)) o->options.device = device ? device : "cpu";
+}
+
+void tsr_session_options_set_optimization(tsr_session_options* o, int level) {
+  if (!is_live(o, Kind::kOptions)) return;
+  if (level == TSR_OPTIMIZE_NONE) o->options.optimization = tsr::OptimizationLevel::kNone;
+  if (level == TSR_OPTIMIZE_ALL) o->options.optimization = tsr::OptimizationLevel::kAll;
 }
 
 void tsr_session_options_set_max_memory(tsr_session_options* o, uint64_t bytes) {
@@ -188,8 +177,7 @@ void tsr_session_options_free(tsr_session_options* o) {
 tsr_session* tsr_session_create(const tsr_model* model, const tsr_session_options* options, tsr_error** err) {
   if (!check_handle(model, Kind::kModel, "tsr_session_create: model", err)) return nullptr;
   if (options && !check_handle(options, Kind::kOptions, "tsr_session_create: options", err)) return nullptr;
-  tsr::SessionOptions so = options ? options->options : tsr::SessionOptions{};
-  auto s = so.backend == "auto" ? create_auto(model->model, so) : tsr::Session::create(model->model, so);
+  auto s = tsr::Session::create(model->model, options ? options->options : tsr::SessionOptions{});
   if (!s.ok()) {
     set_error(err, s.status());
     return nullptr;
@@ -200,22 +188,6 @@ tsr_session* tsr_session_create(const tsr_model* model, const tsr_session_option
     return nullptr;
   }
   h->session = std::move(s).value();
-  // The caller-facing inputs/outputs are those Session::run takes and returns: graph 0's,
-  // minus the ones a signature on graph 0 binds to or updates variables.
-  const tsr::ir::Model& m = *model->model;
-  const tsr::ir::Graph& g = m.main();
-  const tsr::ir::Signature* bound = nullptr;
-  for (const auto& sig : m.signatures)
-    if (sig.graph == 0 && (!sig.bound_inputs.empty() || !sig.updates.empty())) {
-      bound = &sig;
-      break;
-    }
-  for (size_t k = 0; k < g.inputs.size(); ++k)
-    if (!bound || bound->bound_inputs.empty() || bound->bound_inputs[k].empty())
-      h->input_names.push_back(g.tensors[static_cast<size_t>(g.inputs[k])].name);
-  for (size_t k = 0; k < g.outputs.size(); ++k)
-    if (!bound || bound->updates.empty() || bound->updates[k].empty())
-      h->output_names.push_back(g.tensors[static_cast<size_t>(g.outputs[k])].name);
   return track(h.release(), Kind::kSession);
 }
 
@@ -223,18 +195,22 @@ void tsr_session_free(tsr_session* session) {
   if (untrack(session, Kind::kSession)) delete session;
 }
 
-size_t tsr_session_input_count(const tsr_session* s) { return is_live(s, Kind::kSession) ? s->input_names.size() : 0; }
+size_t tsr_session_input_count(const tsr_session* s) {
+  return is_live(s, Kind::kSession) ? s->session->inputs().size() : 0;
+}
 
-size_t tsr_session_output_count(const tsr_session* s) { return is_live(s, Kind::kSession) ? s->output_names.size() : 0; }
+size_t tsr_session_output_count(const tsr_session* s) {
+  return is_live(s, Kind::kSession) ? s->session->outputs().size() : 0;
+}
 
 const char* tsr_session_input_name(const tsr_session* s, size_t i) {
-  if (!is_live(s, Kind::kSession) || i >= s->input_names.size()) return nullptr;
-  return s->input_names[i].c_str();
+  if (!is_live(s, Kind::kSession) || i >= s->session->inputs().size()) return nullptr;
+  return s->session->inputs()[i].name.c_str();
 }
 
 const char* tsr_session_output_name(const tsr_session* s, size_t i) {
-  if (!is_live(s, Kind::kSession) || i >= s->output_names.size()) return nullptr;
-  return s->output_names[i].c_str();
+  if (!is_live(s, Kind::kSession) || i >= s->session->outputs().size()) return nullptr;
+  return s->session->outputs()[i].name.c_str();
 }
 
 int tsr_session_run(tsr_session* s, const tsr_value* const* inputs, size_t n_inputs, tsr_value** outputs,
@@ -246,25 +222,27 @@ int tsr_session_run(tsr_session* s, const tsr_value* const* inputs, size_t n_inp
   if (outputs)
     for (size_t i = 0; i < n_outputs; ++i) outputs[i] = nullptr;
   if (!check_handle(s, Kind::kSession, "tsr_session_run: session", err)) return TSR_ERR_INVALID_ARGUMENT;
-  if (n_inputs != s->input_names.size())
+  const std::vector<tsr::ValueInfo>& input_info = s->session->inputs();
+  const std::vector<tsr::ValueInfo>& output_info = s->session->outputs();
+  if (n_inputs != input_info.size())
     return fail(TSR_ERR_INVALID_ARGUMENT,
-                tsr::str_cat("tsr_session_run: ", n_inputs, " inputs given, the model takes ", s->input_names.size()));
-  if (n_outputs != s->output_names.size())
+                tsr::str_cat("tsr_session_run: ", n_inputs, " inputs given, the model takes ", input_info.size()));
+  if (n_outputs != output_info.size())
     return fail(TSR_ERR_INVALID_ARGUMENT, tsr::str_cat("tsr_session_run: room for ", n_outputs,
-                                                      " outputs given, the model returns ", s->output_names.size()));
+                                                      " outputs given, the model returns ", output_info.size()));
   if (n_inputs && !inputs) return fail(TSR_ERR_INVALID_ARGUMENT, "tsr_session_run: inputs is NULL");
   if (n_outputs && !outputs) return fail(TSR_ERR_INVALID_ARGUMENT, "tsr_session_run: outputs is NULL");
   std::vector<tsr::Tensor> in;
   in.reserve(n_inputs);
   for (size_t i = 0; i < n_inputs; ++i) {
-    std::string where = tsr::str_cat("tsr_session_run: input[", i, "] (\"", s->input_names[i], "\")");
+    std::string where = tsr::str_cat("tsr_session_run: input[", i, "] (\"", input_info[i].name, "\")");
     if (!check_handle(inputs[i], Kind::kValue, where.c_str(), err)) return TSR_ERR_INVALID_ARGUMENT;
     in.push_back(inputs[i]->tensor);
   }
   auto r = s->session->run(in);
   if (!r.ok()) {
     set_error(err, r.status());
-    return tsr::status_exit_code(r.status().code());
+    return static_cast<int>(r.status().code());
   }
   std::vector<tsr::Tensor> outs = std::move(r).value();
   if (outs.size() != n_outputs)
@@ -274,7 +252,7 @@ int tsr_session_run(tsr_session* s, const tsr_value* const* inputs, size_t n_inp
     if (outs[i].kind() != tsr::ValueKind::kTensor || !known_dtype(static_cast<int>(outs[i].dtype()))) {
       for (size_t j = 0; j < i; ++j) tsr_value_free(outputs[j]), outputs[j] = nullptr;
       return fail(TSR_ERR_UNSUPPORTED,
-                  tsr::str_cat("tsr_session_run: output[", i, "] (\"", s->output_names[i], "\") is a ",
+                  tsr::str_cat("tsr_session_run: output[", i, "] (\"", output_info[i].name, "\") is a ",
                                outs[i].kind() != tsr::ValueKind::kTensor ? tsr::value_kind_name(outs[i].kind())
                                                                          : tsr::dtype_name(outs[i].dtype()),
                                ", which the C API cannot return"));

@@ -11,12 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/limits.h"
 #include "core/exec/backend.h"
 
 namespace tsr::exec {
-
-// Default cap on the iterations of one Loop/Scan invocation (SessionOptions::max_loop_iterations).
-inline constexpr int64_t kDefaultMaxLoopIterations = 1'000'000;
 
 class DeviceBackend;  // core/exec/device.h
 

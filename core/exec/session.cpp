@@ -1,54 +1,138 @@
-#include "core/exec/session.h"
+// tsr::Session (core/include/tessera/session.h); optimized_model and evaluate_node
+// (core/exec/optimized_model.h).
+#include "tessera/session.h"
 
 #include <algorithm>
 #include <limits>
 
+#include "core/base/thread_pool.h"
+#include "core/exec/plan.h"
 #include "core/passes/verify_model.h"
 
-namespace tsr {
+// A minimal runtime (mobile/selective) has no optimizer: it runs graphs as loaded.
+#ifndef TSR_HAVE_OPTIMIZER
+#define TSR_HAVE_OPTIMIZER 1
+#endif
+#if TSR_HAVE_OPTIMIZER
+#include "core/exec/optimized_model.h"
+#endif
 
-Expected<std::unique_ptr<Session>> Session::create(std::shared_ptr<const ir::Model> model,
-                                                   const SessionOptions& options) {
-  if (!model || model->graphs.empty()) return invalid_argument("session needs a model with a graph");
+namespace tsr {
+namespace {
+
+// The device backend nodes are placed on (null: everything on the host backend).
+Expected<std::unique_ptr<exec::DeviceBackend>> choose_device(const SessionOptions& options) {
+  if (options.device == "auto") {
+    for (const std::string& name : exec::available_device_backends()) {
+      if (name == "null") continue;  // a test device, never chosen automatically
+      auto dev = exec::create_device_backend(name);
+      if (dev.ok()) return std::move(dev).value();
+    }
+    return std::unique_ptr<exec::DeviceBackend>();
+  }
+  if (options.device.empty() || options.device == options.backend || options.device == "cpu")
+    return std::unique_ptr<exec::DeviceBackend>();
+  return exec::create_device_backend(options.device);
+}
+
+// The graph that runs: `model` as is, or its inference-optimized copy (core/passes/optimize.h)
+// when the options ask for it and every node runs on the CPU backend.
+Expected<std::shared_ptr<const ir::Model>> graph_to_run(const Model& model, const SessionOptions& options,
+                                                        bool on_device) {
+  if (options.optimization == OptimizationLevel::kNone || on_device || options.backend != "cpu")
+    return model.graph_ptr();
+#if TSR_HAVE_OPTIMIZER
+  return optimized_model(model.graph(), options.skip_passes);
+#else
+  return model.graph_ptr();
+#endif
+}
+
+std::string input_names(const std::vector<ValueInfo>& inputs) {
+  std::string s;
+  for (const ValueInfo& v : inputs) s += str_cat(s.empty() ? "" : ", ", v.name);
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace
+
+Session::Session() = default;
+Session::~Session() = default;
+
+Expected<std::unique_ptr<Session>> Session::create(const Model& model, const SessionOptions& options) {
+  if (model.empty()) return invalid_argument("session needs a model with a graph");
+  if (options.max_loop_iterations < 0)
+    return invalid_argument("max_loop_iterations ", options.max_loop_iterations, " (expected >= 0; 0 = unlimited)");
   auto s = std::unique_ptr<Session>(new Session());
-  s->model_ = std::move(model);
+  s->model_ = model;
   TSR_ASSIGN_OR_RETURN(s->backend_, exec::create_backend(options.backend));
   exec::Backend* backend = s->backend_.get();
   s->pool_ = std::make_unique<ThreadPool>(options.num_threads, [backend] { backend->prepare_thread(); });
   backend->prepare_thread();  // the creating thread, which runs kernels too
-  if (options.max_loop_iterations < 0)
-    return invalid_argument("max_loop_iterations ", options.max_loop_iterations, " (expected >= 0; 0 = unlimited)");
-  s->plan_options_.max_loop_iterations = options.max_loop_iterations;
-  s->plan_options_.inter_op = options.inter_op;
   // A limit past the address space (4 GiB and up on a 32-bit target) is no limit: clamped, not
   // truncated (1 << 32 became 0 bytes on armv7).
   s->memory_budget_ = std::make_shared<MemoryBudget>(
       options.max_memory_bytes
           ? static_cast<size_t>(std::min<uint64_t>(options.max_memory_bytes, std::numeric_limits<size_t>::max()))
           : default_memory_limit());
-  if (options.device == "auto") {
-    for (const std::string& name : exec::available_device_backends()) {
-      if (name == "null") continue;  // a test device, never chosen automatically
-      auto dev = exec::create_device_backend(name);
-      if (dev.ok()) {
-        s->device_ = std::move(dev).value();
-        break;
-      }
-    }
-  } else if (!options.device.empty() && options.device != options.backend && options.device != "cpu") {
-    TSR_ASSIGN_OR_RETURN(s->device_, exec::create_device_backend(options.device));
-  }
-  s->plan_options_.device = s->device_.get();
+  TSR_ASSIGN_OR_RETURN(s->device_, choose_device(options));
+  TSR_ASSIGN_OR_RETURN(s->running_, graph_to_run(model, options, s->device_ != nullptr));
+  s->plan_options_ = std::make_unique<exec::PlanOptions>();
+  s->plan_options_->max_loop_iterations = options.max_loop_iterations;
+  s->plan_options_->inter_op = options.inter_op;
+  s->plan_options_->device = s->device_.get();
   // Prepare the main graph now so that missing kernels are reported at creation, all at once.
-  TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*s->model_, 0, *s->backend_, s->plan_options_));
+  TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*s->running_, 0, *s->backend_, *s->plan_options_));
   s->plans_[0] = std::move(plan);
-  for (const auto& v : s->model_->variables) s->variables_[v.name] = v.value;
+  for (const auto& v : s->running_->variables) s->variables_[v.name] = v.value;
   return s;
 }
 
 void Session::enable_profiling() {
   if (!profiler_) profiler_ = std::make_unique<exec::Profiler>();
   plans_.at(0)->set_profiler(profiler_.get());
+}
+
+std::string Session::profile_report(size_t top) const { return profiler_ ? profiler_->report(top) : std::string(); }
+
+PlacementSummary Session::placement() const {
+  const exec::Plan& plan = *plans_.at(0);
+  return {device_ ? std::string(device_->name()) : std::string(), plan.device_nodes(), running_->main().nodes.size(),
+          plan.copies()};
+}
+
+Expected<std::vector<Tensor>> Session::bind(const NamedTensors& named) const {
+  const std::vector<ValueInfo>& wanted = inputs();
+  std::vector<Tensor> ordered(wanted.size());
+  std::vector<bool> given(wanted.size(), false);
+  for (const auto& [name, value] : named) {
+    size_t k = 0;
+    while (k < wanted.size() && wanted[k].name != name) ++k;
+    if (k == wanted.size())
+      return not_found("the model has no input named \"", name, "\" (inputs: ", input_names(wanted), ")");
+    if (given[k]) return invalid_argument("input[", k, "] \"", name, "\" is given twice");
+    given[k] = true;
+    ordered[k] = value;
+  }
+  std::string missing;
+  size_t n_missing = 0;
+  for (size_t k = 0; k < wanted.size(); ++k)
+    if (!given[k]) missing += str_cat(n_missing++ ? ", " : "", "input[", k, "] \"", wanted[k].name, "\"");
+  if (n_missing)
+    return invalid_argument(missing, n_missing == 1 ? " is" : " are", " missing (inputs: ", input_names(wanted), ")");
+  return ordered;
+}
+
+Expected<NamedTensors> Session::run(const NamedTensors& named) {
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> ordered, bind(named));
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> outs, run(ordered));
+  const std::vector<ValueInfo>& names = outputs();
+  if (outs.size() != names.size())
+    return internal_error("the session returned ", outs.size(), " outputs for the model's ", names.size());
+  NamedTensors result;
+  result.reserve(outs.size());
+  for (size_t i = 0; i < outs.size(); ++i) result.emplace_back(names[i].name, std::move(outs[i]));
+  return result;
 }
 
 Expected<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs) {
@@ -58,7 +142,7 @@ Expected<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs) {
 }
 
 Status Session::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
-  for (const auto& sig : model_->signatures)
+  for (const auto& sig : running_->signatures)
     if (sig.graph == 0 && (!sig.bound_inputs.empty() || !sig.updates.empty())) {
       outputs->clear();
       TSR_ASSIGN_OR_RETURN(*outputs, run_bound(sig, inputs));
@@ -67,26 +151,19 @@ Status Session::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outp
   return run_graph(0, inputs, outputs);
 }
 
-Expected<std::vector<Tensor>> Session::run_signature(std::string_view name,
-                                                     const std::vector<Tensor>& inputs) {
+Expected<std::vector<Tensor>> Session::run_signature(std::string_view name, const std::vector<Tensor>& inputs) {
   std::string names;
-  for (const auto& sig : model_->signatures) {
+  for (const auto& sig : running_->signatures) {
     if (sig.name == name) return run_bound(sig, inputs);
     names += str_cat(names.empty() ? "" : ", ", sig.name);
   }
   return not_found("no signature \"", name, "\" (the model has: ", names.empty() ? "none" : names, ")");
 }
 
-Expected<std::vector<Tensor>> Session::run_graph(int32_t gi, const std::vector<Tensor>& inputs) {
-  std::vector<Tensor> outputs;
-  TSR_RETURN_IF_ERROR(run_graph(gi, inputs, &outputs));
-  return outputs;
-}
-
 Status Session::run_graph(int32_t gi, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
   auto it = plans_.find(gi);
   if (it == plans_.end()) {
-    TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*model_, gi, *backend_, plan_options_));
+    TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*running_, gi, *backend_, *plan_options_));
     it = plans_.emplace(gi, std::move(plan)).first;
   }
   MemoryBudgetScope budget(memory_budget_);
@@ -94,8 +171,12 @@ Status Session::run_graph(int32_t gi, const std::vector<Tensor>& inputs, std::ve
 }
 
 Expected<std::vector<Tensor>> Session::run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs) {
-  if (sig.bound_inputs.empty() && sig.updates.empty()) return run_graph(sig.graph, inputs);
-  const ir::Graph& g = model_->graphs[static_cast<size_t>(sig.graph)];
+  std::vector<Tensor> outs;
+  if (sig.bound_inputs.empty() && sig.updates.empty()) {
+    TSR_RETURN_IF_ERROR(run_graph(sig.graph, inputs, &outs));
+    return outs;
+  }
+  const ir::Graph& g = running_->graphs[static_cast<size_t>(sig.graph)];
   auto is_bound = [&](size_t k) { return !sig.bound_inputs.empty() && !sig.bound_inputs[k].empty(); };
   size_t wanted = 0;
   for (size_t k = 0; k < g.inputs.size(); ++k) wanted += !is_bound(k);
@@ -106,7 +187,7 @@ Expected<std::vector<Tensor>> Session::run_bound(const ir::Signature& sig, const
   all.reserve(g.inputs.size());
   for (size_t k = 0, next = 0; k < g.inputs.size(); ++k)
     all.push_back(is_bound(k) ? variables_.at(sig.bound_inputs[k]) : inputs[next++]);
-  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> outs, run_graph(sig.graph, all));
+  TSR_RETURN_IF_ERROR(run_graph(sig.graph, all, &outs));
   if (sig.updates.empty()) return outs;
   std::vector<Tensor> returned;
   for (size_t k = 0; k < outs.size(); ++k) {
@@ -132,9 +213,22 @@ Status Session::set_variable(std::string_view name, Tensor value) {
 }
 
 ir::Model Session::snapshot() const {
-  ir::Model m = *model_;
+  ir::Model m = model_.graph();
   for (auto& v : m.variables) v.value = variables_.at(v.name);
   return m;
+}
+
+#if TSR_HAVE_OPTIMIZER
+Expected<std::shared_ptr<const ir::Model>> optimized_model(const ir::Model& model,
+                                                           const std::vector<std::string>& skip_passes,
+                                                           passes::OptimizeReport* report) {
+  passes::OptimizeOptions options;
+  options.evaluate = evaluate_node;  // constant folding with the CPU kernels
+  for (const std::string& p : skip_passes) TSR_RETURN_IF_ERROR(passes::disable_pass(options, p));
+  auto copy = std::make_shared<ir::Model>(model);  // constants share their storage: cheap
+  TSR_ASSIGN_OR_RETURN(passes::OptimizeReport r, passes::optimize(*copy, options));
+  if (report) *report = std::move(r);
+  return std::shared_ptr<const ir::Model>(std::move(copy));
 }
 
 Expected<std::vector<Tensor>> evaluate_node(const ir::Node& node, const std::vector<const Tensor*>& inputs) {
@@ -169,12 +263,15 @@ Expected<std::vector<Tensor>> evaluate_node(const ir::Node& node, const std::vec
   }
   g.nodes.push_back(std::move(n));
   TSR_RETURN_IF_ERROR(passes::verify_model(*model));
-  TSR_ASSIGN_OR_RETURN(auto session, Session::create(std::move(model)));
-  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> present, session->run({}));
+  SessionOptions options;
+  options.optimization = OptimizationLevel::kNone;  // this is the optimizer's own evaluator
+  TSR_ASSIGN_OR_RETURN(auto session, Session::create(std::move(model), options));
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> present, session->run(std::vector<Tensor>{}));
   std::vector<Tensor> out(node.outputs.size());
   for (size_t k = 0, j = 0; k < node.outputs.size(); ++k)
     if (node.outputs[k] >= 0) out[k] = std::move(present[j++]);
   return out;
 }
+#endif  // TSR_HAVE_OPTIMIZER
 
 }  // namespace tsr

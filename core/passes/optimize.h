@@ -49,7 +49,7 @@ namespace tsr::passes {
 // Evaluates one node whose present inputs are all constants: `inputs` parallel to node.inputs
 // (null for omitted ones); returns the outputs parallel to node.outputs. The optimizer sits below
 // the executor (DESIGN.md §2), so the caller supplies it (tsr::evaluate_node in
-// core/exec/session.h runs the CPU kernels).
+// core/exec/optimized_model.h runs the CPU kernels).
 using NodeEvaluator =
     std::function<Expected<std::vector<Tensor>>(const ir::Node& node, const std::vector<const Tensor*>& inputs)>;
 

@@ -18,13 +18,10 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/session.h"
 #include "core/io/npy.h"
-#include "core/io/tsr_io.h"
 #include "examples/ocr/ocr_image.h"
-#ifdef TSR_HAVE_ONNX_IMPORT
-#include "tools/onnx/onnx_import.h"
-#endif
+#include "tessera/onnx.h"
+#include "tessera/session.h"
 
 #ifndef TSR_OCR_DEFAULT_MODEL
 #define TSR_OCR_DEFAULT_MODEL "third_party/models/ch_PP-OCRv4_rec_infer.tsr"
@@ -51,17 +48,6 @@ Expected<std::vector<std::string>> load_keys(const std::string& path) {
   if (keys.empty()) return tsr::invalid_argument(path, ": the keys file is empty");
   keys.push_back(" ");  // PaddleOCR's use_space_char: the last class
   return keys;
-}
-
-Expected<std::shared_ptr<const tsr::ir::Model>> load_model(const std::string& path) {
-  const bool onnx = path.size() > 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
-  Expected<tsr::ir::Model> m = tsr::unsupported(path, ": .onnx models need a build with the ONNX importer");
-#ifdef TSR_HAVE_ONNX_IMPORT
-  if (onnx) m = tsr::onnx_import::import_onnx_file(path);
-#endif
-  if (!onnx) m = tsr::io::load_model_file(path);
-  if (!m.ok()) return m.status();
-  return std::shared_ptr<const tsr::ir::Model>(std::make_shared<tsr::ir::Model>(std::move(m).value()));
 }
 
 struct Decoded {
@@ -167,7 +153,10 @@ int main(int argc, char** argv) {
 
   auto keys = load_keys(keys_path);
   if (!keys.ok()) return fail(keys.status());
-  auto model = load_model(model_path);
+#ifdef TSR_HAVE_ONNX_IMPORT
+  tsr::enable_onnx_import();
+#endif
+  auto model = tsr::Model::load(model_path);
   if (!model.ok()) return fail(model.status());
   tsr::SessionOptions opts;
   opts.num_threads = threads;

@@ -86,6 +86,7 @@ static void test_errors_and_values(void) {
   tsr_session_options_set_threads(NULL, 2);
   tsr_session_options_set_device(NULL, "cpu");
   tsr_session_options_set_max_memory(NULL, 1);
+  tsr_session_options_set_optimization(NULL, TSR_OPTIMIZE_NONE);
   tsr_session_options_free(NULL);
 
   /* Values. */
@@ -404,6 +405,15 @@ static int test_model(const char* dir) {
     tsr_session_options_free(o); /* options are copied */
     CHECK(s != NULL);
     if (s) run_and_compare(c, s, "memory, 2 threads");
+    tsr_session_free(s);
+    /* The graph as loaded, without the inference optimizations (the default is all). */
+    o = tsr_session_options_create();
+    tsr_session_options_set_optimization(o, TSR_OPTIMIZE_NONE);
+    tsr_session_options_set_optimization(o, 7); /* ignored: not a level */
+    s = m ? tsr_session_create(m, o, &err) : NULL;
+    tsr_session_options_free(o);
+    CHECK(s != NULL);
+    if (s) run_and_compare(c, s, "memory, not optimized");
     tsr_session_free(s);
     tsr_model_free(m);
     tsr_error_free(err);

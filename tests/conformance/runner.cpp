@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/io/tsr_io.h"
 #include "tools/onnx/onnx_import.h"
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/io/tsr_io.h"
 #include "tests/fuzz/fuzz_util.h"
 

@@ -18,6 +18,8 @@ echo "== find_package(Tessera)"
 cmake -S "$here/consumer" -B "$work/cmake-build" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cmake-build" >/dev/null
 "$work/cmake-build/consumer" ${model:+"$model"}
+# Dynamic dims 512: Silero VAD's (the model CTest passes) batch dims agree and its STFT gets a window.
+"$work/cmake-build/consumer_cpp" ${model:+"$model" 512}
 
 echo "== pkg-config tessera: $(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs tessera)"
 # shellcheck disable=SC2046

@@ -25,7 +25,8 @@
 #include <execinfo.h>
 #endif
 
-#include "core/exec/session.h"
+#include "core/exec/optimized_model.h"
+#include "tessera/session.h"
 #include "core/passes/optimize.h"
 #include "tools/cli/heap_counter.h"
 #include "tools/onnx/onnx_import.h"

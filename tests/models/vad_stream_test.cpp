@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/io/npy.h"
 #include "tools/onnx/onnx_import.h"
 

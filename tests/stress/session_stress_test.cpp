@@ -1,5 +1,5 @@
 // Concurrency stress test, run under ThreadSanitizer by the `tsan` stage (scripts/test.sh) and
-// as an ordinary test elsewhere. What the API allows (core/exec/session.h, core/include/tessera/
+// as an ordinary test elsewhere. What the API allows (core/include/tessera/session.h, core/include/tessera/
 // eager.h) is exercised from 2 to 8 threads at once, and every result is compared with the one
 // computed on a single thread beforehand:
 //   - one immutable Model shared by many Sessions, each created and run on its own thread;
@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/include/tessera/eager.h"
 #include "core/io/tsr_io.h"
 #include "core/passes/verify_model.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/passes/verify_model.h"
 #include "tools/train/architectures.h"
 #include "tools/train/idx.h"

@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/io/npy.h"
 #include "core/passes/verify_model.h"
 #include "core/ops/graph_builder.h"

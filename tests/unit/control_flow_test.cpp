@@ -5,7 +5,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "core/exec/session.h"
+#include "core/exec/plan.h"
+#include "tessera/session.h"
 #include "core/ops/graph_builder.h"
 #include "core/io/tsr_io.h"
 #include "core/passes/verify_model.h"
@@ -238,8 +239,8 @@ TEST_CASE("a loop-carried value changes shape every iteration") {
 
 TEST_CASE("sessions have loop and memory limits by default") {
   const SessionOptions defaults;
-  CHECK(defaults.max_loop_iterations == exec::kDefaultMaxLoopIterations);
-  CHECK(exec::PlanOptions{}.max_loop_iterations == exec::kDefaultMaxLoopIterations);
+  CHECK(defaults.max_loop_iterations == kDefaultMaxLoopIterations);
+  CHECK(exec::PlanOptions{}.max_loop_iterations == kDefaultMaxLoopIterations);
   CHECK(defaults.max_memory_bytes == 0);  // 0 = default_memory_limit(), never "unlimited"
   CHECK(default_memory_limit() >= (size_t{256} << 20));
 

@@ -17,7 +17,7 @@
 
 #include "backends/cpu/kernels/gemm_direct.h"
 #include "core/ops/fused_activation.h"
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/ir/graph.h"
 #include "core/passes/infer_types.h"
 #include "tests/unit/kernel_test_util.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/frontend/eager_emitter.h"
 #include "core/passes/verify_model.h"
 #include "core/ops/graph_builder.h"
@@ -40,7 +40,10 @@ inline std::vector<Tensor> run_model(ir::Model m, const std::vector<Tensor>& fee
   const Status v = passes::verify_model(m);
   INFO(v.to_string());
   REQUIRE(v.ok());
-  auto s = Session::create(std::make_shared<ir::Model>(std::move(m)));
+  // The graph as built: eager and graph execution are compared bit for bit, node for node.
+  SessionOptions options;
+  options.optimization = OptimizationLevel::kNone;
+  auto s = Session::create(std::make_shared<ir::Model>(std::move(m)), options);
   INFO(s.status().to_string());
   REQUIRE(s.ok());
   auto out = (*s)->run(feeds);

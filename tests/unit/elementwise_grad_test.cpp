@@ -6,7 +6,7 @@
 
 #include <memory>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/ops/graph_builder.h"
 #include "core/passes/autodiff.h"
 

@@ -16,7 +16,7 @@
 #include "core/base/thread_pool.h"
 #include "core/exec/backend.h"
 #include "core/exec/plan.h"
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/ir/graph.h"
 #include "core/passes/infer_types.h"
 #include "tests/unit/graph_test_util.h"

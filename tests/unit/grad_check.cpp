@@ -8,7 +8,7 @@
 #include <random>
 #include <set>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/ops/graph_builder.h"
 #include "core/passes/verify_model.h"
 #include "core/ops/op_def.h"

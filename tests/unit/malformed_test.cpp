@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/io/tsr_io.h"
 #include "tests/malformed/corpus.h"
 

@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "core/exec/memory_plan.h"
-#include "core/exec/session.h"
+#include "core/exec/plan.h"
+#include "tessera/session.h"
 #include "core/passes/infer_types.h"
 #include "tests/unit/graph_test_util.h"
 
@@ -127,7 +128,9 @@ void check_outputs(const Tensor& x, const std::vector<Tensor>& out) {
 
 TEST_CASE("Signature plans: recorded once per input shape, folded shape subgraph, in-place arena, dynamic NonZero") {
   auto model = make_model();
-  auto session = Session::create(model);
+  SessionOptions as_built;  // the plan of the graph as built, node for node
+  as_built.optimization = OptimizationLevel::kNone;
+  auto session = Session::create(model, as_built);
   REQUIRE(session.ok());
   const exec::Plan& plan = (*session)->main_plan();
   std::vector<Tensor> kept;  // outputs of earlier runs must survive later runs unchanged
@@ -177,6 +180,7 @@ TEST_CASE("Signature plans: recorded once per input shape, folded shape subgraph
 TEST_CASE("Signature plans: the arena is charged to the session's memory budget") {
   auto model = make_model();
   SessionOptions opt;
+  opt.optimization = OptimizationLevel::kNone;
   opt.max_memory_bytes = 1 << 20;
   auto session = Session::create(model, opt);
   REQUIRE(session.ok());
@@ -191,6 +195,7 @@ TEST_CASE("Signature plans: the arena is charged to the session's memory budget"
   CHECK(sigs[0]->arena_bytes >= 1000 * 6 * 4);
   // Too small a budget for the run: an error naming the limit, not a crash.
   SessionOptions tight;
+  tight.optimization = OptimizationLevel::kNone;
   tight.max_memory_bytes = 40000;
   auto small = Session::create(model, tight);
   REQUIRE(small.ok());

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/ir/graph.h"
 #include "core/passes/infer_types.h"
 #include "tests/unit/kernel_test_util.h"

@@ -5,7 +5,7 @@
 #include <limits>
 #include <memory>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/ir/graph.h"
 #include "core/passes/infer_types.h"
 

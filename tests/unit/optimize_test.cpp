@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "core/exec/optimized_model.h"
+#include "tessera/session.h"
 #include "core/ir/graph.h"
 #include "core/ops/fused_activation.h"
 #include "core/passes/optimize.h"

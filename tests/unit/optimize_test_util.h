@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/ir/graph.h"
 #include "core/passes/optimize.h"
 #include "core/passes/verify_model.h"

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/frontend/script/script.h"
 
 namespace tsr::scripttest {

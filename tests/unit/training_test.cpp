@@ -6,7 +6,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/io/npy.h"
 #include "core/io/tsr_io.h"
 #include "core/passes/verify_model.h"

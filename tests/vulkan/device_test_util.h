@@ -6,7 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "core/exec/plan.h"
+#include "tessera/session.h"
 #include "core/passes/infer_types.h"
 
 namespace tsr::test {

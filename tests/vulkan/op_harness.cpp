@@ -15,7 +15,7 @@
 #include <set>
 
 #include "core/base/rng.h"
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/passes/infer_types.h"
 #include "tests/vulkan/device_test_util.h"
 

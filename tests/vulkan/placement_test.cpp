@@ -4,7 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "backends/null/null_device.h"
-#include "core/exec/session.h"
+#include "core/exec/plan.h"
+#include "tessera/session.h"
 #include "core/ir/topo.h"
 #include "core/passes/infer_types.h"
 #include "core/passes/placement.h"

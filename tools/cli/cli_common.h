@@ -7,9 +7,8 @@
 #include <vector>
 
 #include "core/base/status.h"
-#include "core/exec/control_flow.h"
+#include "core/base/limits.h"
 #include "core/ir/graph.h"
-#include "core/passes/optimize.h"
 #include "core/tensor/tensor.h"
 
 namespace tsr::cli {
@@ -59,7 +58,7 @@ struct RunOptions {
   std::string backend = "cpu";
   bool profile = false;
   uint64_t max_memory = 0;                // 0 = SessionOptions' default
-  int64_t max_loop_iterations = exec::kDefaultMaxLoopIterations;
+  int64_t max_loop_iterations = kDefaultMaxLoopIterations;
   std::string device = "cpu";   // cpu | vulkan | auto | null (SessionOptions::device)
   std::string check_against;    // "cpu": compare every node output with a CPU run
 };
@@ -155,8 +154,4 @@ int script_command(const ScriptOptions& o);
 int inspect_placement(const ir::Model& m, const std::string& device, bool json);
 int check_against(const std::shared_ptr<const ir::Model>& model, const std::vector<Tensor>& inputs, const RunOptions& o);
 
-// A copy of `model` after passes::optimize (cmd_optimize.cpp); `report` (may be null) receives
-// what each pass did. Errors: kInternal when a pass produced an invalid graph.
-Expected<std::shared_ptr<const ir::Model>> optimized_copy(const ir::Model& model, passes::OptimizeReport* report,
-                                                          const std::vector<std::string>& skip_passes = {});
 }  // namespace tsr::cli

@@ -16,14 +16,14 @@ int grad_command(const GradOptions& o) {
   passes::GradientModelOptions options;
   options.loss = o.loss;
   options.wrt = o.wrt;
-  auto model = passes::gradient_model(**loaded, options);
+  auto model = passes::gradient_model(loaded->graph(), options);
   if (!model.ok()) return report_error(model.status());
   // The pass builds well-formed graphs; a failure here is a bug in it, not in MODEL.
   if (Status s = passes::verify_model(*model); !s.ok())
     return report_error(internal_error("the gradient model does not verify: ", s.message()));
   if (Status s = io::save_model_file(*model, o.output); !s.ok()) return report_error(s);
   const ir::Graph& g = model->main();
-  const size_t n_grads = g.outputs.size() - (*loaded)->main().outputs.size();
+  const size_t n_grads = g.outputs.size() - loaded->graph().main().outputs.size();
   std::cout << "wrote " << o.output << ": loss \""
             << (o.loss.empty() ? g.tensors[static_cast<size_t>(g.outputs[0])].name : o.loss) << "\", " << n_grads
             << " gradient(s):";

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exec/optimized_model.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/json_writer.h"
 #include "tools/cli/model_loader.h"
@@ -202,13 +203,13 @@ int print_json(const std::string& path, const ir::Model& m, const Summary& s, co
 int inspect_command(const InspectOptions& o) {
   auto model = load_model(o.model);
   if (!model.ok()) return report_error(model.status());
-  const ir::Model& m = **model;
+  const ir::Model& m = model->graph();
   if (m.graphs.empty()) return report_error(invalid_model(o.model, ": the model has no graph"));
   if (!o.placement.empty()) return inspect_placement(m, o.placement, o.json);
   const Summary s = summarize(m);
   // Node counts before/after optimization; a model the optimizer rejects is still described.
   passes::OptimizeReport report;
-  auto optimized = optimized_copy(m, &report);
+  auto optimized = optimized_model(m, {}, &report);
   if (!optimized.ok()) std::cerr << "tessera: warning: optimize: " << optimized.status().message() << "\n";
   const passes::OptimizeReport* opt = optimized.ok() ? &report : nullptr;
   return o.json ? print_json(o.model, m, s, opt) : print_text(o.model, m, s, opt);

@@ -45,7 +45,7 @@ int used_ops_command(const OpsOptions& o) {
   for (const auto& path : o.used) {
     auto model = load_model(path);
     if (!model.ok()) return report_error(model.status());
-    for (const auto& g : (*model)->graphs)
+    for (const auto& g : model->graph().graphs)
       for (const auto& n : g.nodes) {
         std::set<DType>& dts = used[n.op];
         for (const auto* ids : {&n.inputs, &n.outputs})

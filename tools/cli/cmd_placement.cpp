@@ -4,7 +4,8 @@
 #include <cmath>
 #include <iostream>
 
-#include "core/exec/session.h"
+#include "core/exec/device.h"
+#include "tessera/session.h"
 #include "core/ir/topo.h"
 #include "core/passes/placement.h"
 #include "tools/cli/cli_common.h"

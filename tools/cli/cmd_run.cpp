@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/base/rng.h"
-#include "core/exec/session.h"
 #include "core/io/npy.h"
+#include "tessera/session.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/heap_counter.h"
 #include "tools/cli/json_writer.h"
@@ -21,22 +21,21 @@
 namespace tsr::cli {
 namespace {
 
-const ir::TensorInfo& input_info(const ir::Graph& g, size_t k) { return g.tensors[size_t(g.inputs[k])]; }
-
-std::string input_names(const ir::Graph& g) {
+std::string input_names(const std::vector<ValueInfo>& inputs) {
   std::string s;
-  for (size_t k = 0; k < g.inputs.size(); ++k) s += str_cat(k ? ", " : "", input_info(g, k).name);
+  for (const ValueInfo& v : inputs) s += str_cat(s.empty() ? "" : ", ", v.name);
   return s.empty() ? "(none)" : s;
 }
 
-std::string describe(const ir::TensorInfo& t) {
+// "f32 [1, 3, -1]" (sequences: "sequence(f32 [2])").
+std::string describe(const ValueInfo& t) {
   const std::string d = str_cat(dtype_name(t.dtype), " ", t.has_shape ? shape_str(t.shape) : std::string("[*]"));
   return t.kind == ValueKind::kTensor ? d : str_cat(value_kind_name(t.kind), "(", d, ")");
 }
 
-int find_input(const ir::Graph& g, std::string_view name) {
-  for (size_t k = 0; k < g.inputs.size(); ++k)
-    if (input_info(g, k).name == name) return int(k);
+int find_input(const std::vector<ValueInfo>& inputs, std::string_view name) {
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k].name == name) return int(k);
   return -1;
 }
 
@@ -199,25 +198,39 @@ Status write_outputs(const std::string& dir, const std::vector<std::string>& nam
   return ok_status();
 }
 
-int run_command(const RunOptions& o) {
-  // Parse the option values that need no model first, so usage errors come before slow loads.
-  std::map<std::string, Shape> shapes;
-  for (const auto& spec : o.shapes) {
-    std::string name;
-    Shape shape;
-    if (!parse_shape_spec(spec, &name, &shape))
-      return usage_error(str_cat("--shape ", spec, ": expected NAME=D0,D1,... with non-negative integer dims"));
-    shapes[name] = shape;
+namespace {
+
+// The shape a random input gets: --shape NAME=..., or its static shape.
+Expected<Shape> random_input_shape(const ValueInfo& info, size_t k, const std::map<std::string, Shape>& shapes) {
+  auto it = shapes.find(info.name);
+  if (it == shapes.end()) {
+    if (!info.has_shape)
+      return invalid_argument("input[", k, "] \"", info.name, "\" has unknown rank: pass --shape ", info.name, "=D0,D1,...");
+    for (size_t d = 0; d < info.shape.size(); ++d)
+      if (info.shape[d] < 0) {
+        const std::string dim_name =
+            d < info.dim_names.size() && !info.dim_names[d].empty() ? str_cat(" \"", info.dim_names[d], "\"") : "";
+        return invalid_argument("input[", k, "] \"", info.name, "\" ", describe(info), " has dynamic dim ", d, dim_name,
+                                ": pass --shape ", info.name, "=D0,D1,...");
+      }
+    return info.shape;
   }
+  if (info.has_shape && it->second.size() != info.shape.size())
+    return invalid_argument("--shape ", info.name, ": rank ", it->second.size(), ", but input[", k, "] \"", info.name,
+                            "\" is ", describe(info));
+  for (size_t d = 0; info.has_shape && d < info.shape.size(); ++d)
+    if (info.shape[d] >= 0 && info.shape[d] != it->second[d])
+      return invalid_argument("--shape ", info.name, ": dim ", d, " is ", it->second[d], ", but input[", k, "] \"",
+                              info.name, "\" is ", describe(info));
+  return it->second;
+}
 
-  auto loaded = load_model(o.model);
-  if (!loaded.ok()) return report_error(loaded.status());
-  std::shared_ptr<const ir::Model> model = *loaded;
-  if (model->graphs.empty()) return report_error(invalid_model(o.model, ": the model has no graph"));
-  const ir::Graph& g = model->main();
-  const size_t n = g.inputs.size();
-
-  // Bind --input files: NAME=FILE by name, then bare files to the remaining inputs in order.
+// The --input files (NAME=FILE by name, then bare files to the remaining inputs in order) and,
+// with --random-inputs, random values for the inputs still missing: named inputs for
+// Session::bind, which checks that each input is given once.
+Expected<NamedTensors> gather_inputs(const std::vector<ValueInfo>& wanted, const RunOptions& o,
+                                     const std::map<std::string, Shape>& shapes) {
+  const size_t n = wanted.size();
   std::vector<Tensor> inputs(n);
   std::vector<std::string> bare;
   std::error_code ec;
@@ -228,134 +241,101 @@ int run_command(const RunOptions& o) {
       continue;
     }
     const std::string name = spec.substr(0, eq);
-    const int k = find_input(g, name);
+    const int k = find_input(wanted, name);
     if (k < 0)
-      return report_error(not_found("--input ", spec, ": the model has no input named \"", name,
-                                    "\" (its inputs are: ", input_names(g), ")"));
-    if (inputs[size_t(k)].defined())
-      return report_error(invalid_argument("input[", k, "] \"", name, "\" is given twice"));
-    auto t = load_tensor_file(spec.substr(eq + 1), g.tensors[static_cast<size_t>(g.inputs[size_t(k)])].kind);
-    if (!t.ok()) return report_error(t.status());
-    inputs[size_t(k)] = std::move(t).value();
+      return not_found("--input ", spec, ": the model has no input named \"", name, "\" (its inputs are: ",
+                       input_names(wanted), ")");
+    if (inputs[size_t(k)].defined()) return invalid_argument("input[", k, "] \"", name, "\" is given twice");
+    TSR_ASSIGN_OR_RETURN(inputs[size_t(k)], load_tensor_file(spec.substr(eq + 1), wanted[size_t(k)].kind));
   }
   size_t next = 0;
   for (const auto& file : bare) {
     while (next < n && inputs[next].defined()) ++next;
     if (next == n)
-      return report_error(invalid_argument("too many --input files: the model has ", n, " input(s) (",
-                                           input_names(g), "), extra file ", file));
-    auto t = load_tensor_file(file, g.tensors[static_cast<size_t>(g.inputs[next])].kind);
-    if (!t.ok()) return report_error(t.status());
-    inputs[next] = std::move(t).value();
+      return invalid_argument("too many --input files: the model has ", n, " input(s) (", input_names(wanted),
+                              "), extra file ", file);
+    TSR_ASSIGN_OR_RETURN(inputs[next], load_tensor_file(file, wanted[next].kind));
   }
-
   for (const auto& [name, shape] : shapes) {
-    const int k = find_input(g, name);
+    const int k = find_input(wanted, name);
     if (k < 0)
-      return report_error(not_found("--shape ", name, ": the model has no input named \"", name,
-                                    "\" (its inputs are: ", input_names(g), ")"));
+      return not_found("--shape ", name, ": the model has no input named \"", name, "\" (its inputs are: ",
+                       input_names(wanted), ")");
     if (inputs[size_t(k)].defined())
       std::cerr << "tessera: warning: --shape " << name << " ignored: that input comes from a file\n";
   }
-
-  // Fill or report the inputs still missing.
   std::string missing;
   for (size_t k = 0; k < n; ++k) {
+    const ValueInfo& info = wanted[k];
     if (inputs[k].defined()) continue;
-    const auto& info = input_info(g, k);
     if (!o.random_inputs) {
       missing += str_cat(missing.empty() ? "" : ", ", "input[", k, "] \"", info.name, "\" (", describe(info), ")");
       continue;
     }
-    Shape shape = info.shape;
-    auto it = shapes.find(info.name);
-    if (it != shapes.end()) {
-      if (info.has_shape && it->second.size() != info.shape.size())
-        return report_error(invalid_argument("--shape ", info.name, ": rank ", it->second.size(),
-                                             ", but input[", k, "] \"", info.name, "\" is ", describe(info)));
-      for (size_t d = 0; info.has_shape && d < info.shape.size(); ++d)
-        if (info.shape[d] >= 0 && info.shape[d] != it->second[d])
-          return report_error(invalid_argument("--shape ", info.name, ": dim ", d, " is ", it->second[d],
-                                               ", but input[", k, "] \"", info.name, "\" is ", describe(info)));
-      shape = it->second;
-    } else {
-      if (!info.has_shape)
-        return report_error(invalid_argument("input[", k, "] \"", info.name,
-                                             "\" has unknown rank: pass --shape ", info.name, "=D0,D1,..."));
-      for (size_t d = 0; d < shape.size(); ++d)
-        if (shape[d] < 0) {
-          const std::string dim_name =
-              d < info.dim_names.size() && !info.dim_names[d].empty() ? str_cat(" \"", info.dim_names[d], "\"") : "";
-          return report_error(invalid_argument("input[", k, "] \"", info.name, "\" ", describe(info), " has dynamic dim ",
-                                               d, dim_name, ": pass --shape ", info.name, "=D0,D1,..."));
-        }
-    }
+    TSR_ASSIGN_OR_RETURN(Shape shape, random_input_shape(info, k, shapes));
     if (info.kind != ValueKind::kTensor)
-      return report_error(unsupported("input[", k, "] \"", info.name, "\" is a ", describe(info),
-                                      ": --random-inputs makes tensors only"));
+      return unsupported("input[", k, "] \"", info.name, "\" is a ", describe(info),
+                         ": --random-inputs makes tensors only");
     auto t = random_tensor(info.dtype, shape, o.seed, k);
-    if (!t.ok()) return report_error(t.status().with_context(str_cat("input[", k, "] \"", info.name, "\"")));
+    if (!t.ok()) return t.status().with_context(str_cat("input[", k, "] \"", info.name, "\""));
     inputs[k] = std::move(t).value();
   }
   if (!missing.empty())
-    return report_error(invalid_argument("the model has ", n, " input(s) (", input_names(g), "); missing ", missing,
-                                         ": pass --input NAME=FILE or --random-inputs"));
+    return invalid_argument("the model has ", n, " input(s) (", input_names(wanted), "); missing ", missing,
+                            ": pass --input NAME=FILE or --random-inputs");
+  NamedTensors named;
+  for (size_t k = 0; k < n; ++k) named.emplace_back(wanted[k].name, std::move(inputs[k]));
+  return named;
+}
 
-  // Optimize for CPU runs only: the fused ops have CPU kernels only, and --check-against compares
-  // a device's run of the graph as loaded node by node.
-  if (!o.no_optimize && o.device == "cpu" && o.backend == "cpu" && o.check_against.empty()) {
-    auto optimized = optimized_copy(*model, nullptr, o.skip_passes);
-    if (!optimized.ok()) return report_error(optimized.status().with_context(o.model));
-    model = *optimized;
-  }
-  if (!o.check_against.empty()) return check_against(model, inputs, o);
+SessionOptions session_options(const RunOptions& o) {
   SessionOptions so;
+  so.optimization = o.no_optimize ? OptimizationLevel::kNone : OptimizationLevel::kAll;
+  so.skip_passes = o.skip_passes;
   so.backend = o.backend;
   so.num_threads = o.threads;
   so.inter_op = o.inter_op;
   so.max_memory_bytes = o.max_memory;
   so.max_loop_iterations = o.max_loop_iterations;
   so.device = o.device;
-  auto session = Session::create(model, so);
-  if (!session.ok()) return report_error(session.status());
-  if (exec::DeviceBackend* dev = (*session)->device()) {
-    // The share of main-graph nodes on the device (subgraphs are placed when they first run).
-    const exec::Plan& plan = (*session)->main_plan();
-    const size_t total = g.nodes.size();
-    char pbuf[160];
-    std::snprintf(pbuf, sizeof pbuf, "placement: %zu of %zu nodes on %s (%.1f%%), %zu copies", plan.device_nodes(), total,
-                  std::string(dev->name()).c_str(), total ? 100.0 * double(plan.device_nodes()) / double(total) : 0.0,
-                  plan.copies());
-    std::cout << pbuf << "\n";
+  return so;
+}
+
+// The share of main-graph nodes on the device (subgraphs are placed when they first run).
+void print_placement(const Session& session, const RunOptions& o) {
+  const PlacementSummary p = session.placement();
+  if (!p.device.empty()) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "placement: %zu of %zu nodes on %s (%.1f%%), %zu copies", p.device_nodes,
+                  p.total_nodes, p.device.c_str(),
+                  p.total_nodes ? 100.0 * double(p.device_nodes) / double(p.total_nodes) : 0.0, p.copies);
+    std::cout << buf << "\n";
   } else if (o.device == "auto") {
     std::cout << "placement: no device found, running on the CPU\n";
   }
-  // Warm-up runs settle caches, lazily prepared kernels and the allocator before timing. The
-  // outputs go into one vector kept from run to run (the allocation-free form of Session::run).
-  std::vector<Tensor> outputs;
-  for (int r = 0; r < o.warmup; ++r) {
-    Status st = (*session)->run(inputs, &outputs);
-    if (!st.ok()) return report_error(st);
-  }
-  if (o.profile) (*session)->enable_profiling();
+}
 
+// Warm-up runs, then the --repeat timed runs; prints the latency and, after a warm-up, what the
+// timed runs allocated. The outputs go into one vector kept from run to run (the allocation-free
+// form of Session::run).
+Status timed_runs(Session& session, const std::vector<Tensor>& inputs, const RunOptions& o,
+                  std::vector<Tensor>* outputs) {
+  for (int r = 0; r < o.warmup; ++r) TSR_RETURN_IF_ERROR(session.run(inputs, outputs));
+  if (o.profile) session.enable_profiling();
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(std::max(o.repeat, 0)));
   const size_t system_allocations = tensor_memory_stats().system_allocations;
   const size_t heap_allocations = cli::heap_allocations();
   for (int r = 0; r < o.repeat; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    Status st = (*session)->run(inputs, &outputs);
+    Status st = session.run(inputs, outputs);
     const auto t1 = std::chrono::steady_clock::now();
-    if (!st.ok()) return report_error(st);
+    TSR_RETURN_IF_ERROR(st);
     ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
   }
   const size_t heap_in_runs = cli::heap_allocations() - heap_allocations;
-
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string name = i < g.outputs.size() ? g.tensors[size_t(g.outputs[i])].name : "";
-    print_output(i, name, outputs[i]);
-  }
+  const size_t system_in_runs = tensor_memory_stats().system_allocations - system_allocations;
+  for (size_t i = 0; i < outputs->size(); ++i) print_output(i, session.outputs()[i].name, (*outputs)[i]);
   std::sort(ms.begin(), ms.end());
   const double median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
   char buf[128];
@@ -365,16 +345,45 @@ int run_command(const RunOptions& o) {
   // freed (the recycling allocator, core/tensor/tensor.h) and nothing else should be allocated:
   // the allocation-free steady state (heap allocations: operator new, tools/cli/heap_counter.h).
   if (o.warmup > 0)
-    std::cout << "steady state: " << tensor_memory_stats().system_allocations - system_allocations
-              << " tensor buffers from the system allocator and " << heap_in_runs << " heap allocations in "
-              << ms.size() << " run(s) after warm-up\n";
-  if (o.profile) std::cout << (*session)->profiler()->report(15);
+    std::cout << "steady state: " << system_in_runs << " tensor buffers from the system allocator and " << heap_in_runs
+              << " heap allocations in " << ms.size() << " run(s) after warm-up\n";
+  if (o.profile) std::cout << session.profile_report(15);
+  return ok_status();
+}
 
+}  // namespace
+
+int run_command(const RunOptions& o) {
+  // Parse the option values that need no model first, so usage errors come before slow loads.
+  std::map<std::string, Shape> shapes;
+  for (const auto& spec : o.shapes) {
+    std::string name;
+    Shape shape;
+    if (!parse_shape_spec(spec, &name, &shape))
+      return usage_error(str_cat("--shape ", spec, ": expected NAME=D0,D1,... with non-negative integer dims"));
+    shapes[name] = shape;
+  }
+  auto model = load_model(o.model);
+  if (!model.ok()) return report_error(model.status());
+  // Inputs before the session: a wrong input is reported before the graph is optimized.
+  auto named = gather_inputs(model->inputs(), o, shapes);
+  if (!named.ok()) return report_error(named.status());
+  if (!o.check_against.empty()) {
+    std::vector<Tensor> ordered;
+    for (auto& [name, value] : *named) ordered.push_back(std::move(value));
+    return check_against(model->graph_ptr(), ordered, o);
+  }
+  auto session = Session::create(*model, session_options(o));
+  if (!session.ok()) return report_error(session.status());
+  print_placement(**session, o);
+  auto inputs = (*session)->bind(*named);
+  if (!inputs.ok()) return report_error(inputs.status());
+  std::vector<Tensor> outputs;
+  if (Status s = timed_runs(**session, *inputs, o, &outputs); !s.ok()) return report_error(s);
   if (!o.output_dir.empty()) {
     std::vector<std::string> names;
-    for (int32_t id : g.outputs) names.push_back(g.tensors[size_t(id)].name);
-    Status s = write_outputs(o.output_dir, names, outputs);
-    if (!s.ok()) return report_error(s);
+    for (const ValueInfo& v : (*session)->outputs()) names.push_back(v.name);
+    if (Status s = write_outputs(o.output_dir, names, outputs); !s.ok()) return report_error(s);
   }
   return kExitOk;
 }

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "core/frontend/script/script.h"
-#include "core/io/tsr_io.h"
+#include "tessera/model.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/model_loader.h"
 
@@ -62,7 +62,7 @@ int script_command(const ScriptOptions& o) {
   if (r->model && o.print_graph) std::cout << sc::graph_text(*r->model);
   for (size_t i = 0; i < r->outputs.size(); ++i) print_output(i, r->output_names[i], r->outputs[i]);
   if (r->model && !o.output.empty()) {
-    Status s = io::save_model_file(*r->model, o.output);
+    Status s = Model(r->model).save(o.output);
     if (!s.ok()) return report_error(s);
     std::cout << "wrote " << o.output << " (" << sc::mode_name(so.mode) << ")\n";
   }

@@ -52,7 +52,7 @@ int train_command(const TrainOptions& o) {
   if (o.arch.empty()) {
     auto loaded = load_model(o.model);
     if (!loaded.ok()) return report_error(loaded.status());
-    model = **loaded;
+    model = loaded->graph();
   } else {
     model = train::build_architecture(o.arch, train_set->images.dim(2), train_set->images.dim(3),
                                   std::max<int64_t>(train_set->num_classes, test_set->num_classes), o.seed);

@@ -5,7 +5,6 @@
 #include <iostream>
 #include <string>
 
-#include "core/base/exit_code.h"
 #include "core/exec/backend.h"
 #include "core/ir/graph.h"
 #include "tools/cli/cli_common.h"
@@ -29,7 +28,7 @@ const char* exit_code_table() {
          "  9  internal error (a bug: please report it)\n";
 }
 
-int exit_code_for(StatusCode code) { return status_exit_code(code); }
+int exit_code_for(StatusCode code) { return static_cast<int>(code); }
 
 int report_error(const Status& status) {
   std::cerr << "tessera: error: " << status.message() << " [" << status_code_name(status.code()) << "]\n";

@@ -1,7 +1,7 @@
 #include "tools/cli/model_loader.h"
 
 #include "core/io/npy.h"
-#include "core/io/tsr_io.h"
+#include "tessera/onnx.h"
 #ifdef TSR_HAVE_ONNX_IMPORT
 #include "tools/onnx/onnx_import.h"
 #endif
@@ -15,23 +15,11 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 
 }  // namespace
 
-Expected<std::shared_ptr<const ir::Model>> load_model(const std::string& path) {
-  if (ends_with(path, ".onnx")) {
+Expected<Model> load_model(const std::string& path) {
 #ifdef TSR_HAVE_ONNX_IMPORT
-    TSR_ASSIGN_OR_RETURN(ir::Model m, onnx_import::import_onnx_file(path));
-    return std::shared_ptr<const ir::Model>(std::make_shared<ir::Model>(std::move(m)));
-#else
-    return unsupported(path, ": this build has no ONNX importer; convert the model elsewhere");
+  enable_onnx_import();
 #endif
-  }
-  auto m = io::load_model_file(path);
-  if (!m.ok()) {
-    // Keep the file name in every message.
-    const Status& s = m.status();
-    if (s.message().find(path) == std::string::npos) return s.with_context(path);
-    return s;
-  }
-  return std::shared_ptr<const ir::Model>(std::make_shared<ir::Model>(std::move(m).value()));
+  return Model::load(path);
 }
 
 Expected<Tensor> load_tensor_file(const std::string& path, ValueKind kind) {

@@ -9,7 +9,7 @@
 #include <numeric>
 #include <random>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/io/tsr_io.h"
 #include "core/passes/verify_model.h"
 #include "tools/train/plot.h"

@@ -44,6 +44,10 @@ export type ErrorCode =
 /** Every failure of the API. message: the runtime's path-addressed message (as the CLI's). */
 export class TesseraError extends Error {
   readonly code: ErrorCode;
+  /** The same error as a number: the `tessera` CLI's exit code and the C API's TSR_ERR_* value
+   *  (3 invalid_model, 4 invalid_argument, 5 unsupported, 6 not_found, 7 resource_exhausted,
+   *  8 backend, 9 internal). */
+  readonly exitCode: number;
 }
 
 export interface CreateOptions {

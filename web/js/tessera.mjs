@@ -18,11 +18,13 @@ const kArray = {
   int32: Int32Array, int64: BigInt64Array, bool: Uint8Array, float16: Uint16Array, float64: Float64Array,
   uint32: Uint32Array, uint64: BigUint64Array, bfloat16: Uint16Array,
 };
-// tsr::StatusCode values -> TesseraError.code.
+// tsr::StatusCode values (= the CLI's exit codes and the C API's TSR_ERR_* values) ->
+// TesseraError.code; TesseraError.exitCode keeps the number.
 const kCode = {
-  1: 'invalid_model', 2: 'invalid_argument', 3: 'unsupported', 4: 'not_found', 5: 'resource_exhausted',
-  6: 'backend', 7: 'internal',
+  3: 'invalid_model', 4: 'invalid_argument', 5: 'unsupported', 6: 'not_found', 7: 'resource_exhausted',
+  8: 'backend', 9: 'internal',
 };
+const kExitCode = Object.fromEntries(Object.entries(kCode).map(([k, v]) => [v, Number(k)]));
 const kModes = { eager: 0, trace: 1, convert: 2 };
 
 export class TesseraError extends Error {
@@ -30,6 +32,7 @@ export class TesseraError extends Error {
     super(message);
     this.name = 'TesseraError';
     this.code = code;
+    this.exitCode = kExitCode[code] ?? kExitCode.internal;
   }
 }
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/passes/autodiff.h"
 #include "imgui.h"
 #include "web/playground/widgets.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "tools/cli/json_writer.h"
 #include "web/playground/graph_view.h"
 

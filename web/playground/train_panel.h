@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "tools/cli/json_writer.h"
 #include "web/playground/toy_data.h"
 

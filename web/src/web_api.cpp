@@ -8,10 +8,8 @@
 #include <memory>
 #include <sstream>
 
-#include "core/exec/session.h"
-#include "core/io/tsr_io.h"
-#include "core/passes/optimize.h"
-#include "tools/onnx/onnx_import.h"
+#include "tessera/onnx.h"
+#include "tessera/session.h"
 
 namespace tsr::web {
 namespace {
@@ -20,28 +18,8 @@ int g_error_code = 0;
 std::string g_error_message;
 
 struct WebModel {
-  std::shared_ptr<const ir::Model> model;
-  std::unique_ptr<Session> session;
+  std::unique_ptr<Session> session;  // session->model(): the model as loaded
 };
-
-// .tsr files carry the FlatBuffers file identifier "TSR1" at bytes 4..7; anything else is
-// offered to the ONNX importer (whose error then says it is not a valid ONNX model either).
-bool is_tsr(const uint8_t* data, size_t size) { return size >= 8 && std::memcmp(data + 4, "TSR1", 4) == 0; }
-
-Expected<std::shared_ptr<const ir::Model>> load(const uint8_t* data, size_t size, const std::string& name) {
-  if (is_tsr(data, size)) {
-    // A 64-byte aligned copy: constants are then used in place (io::load_model_buffer).
-    std::shared_ptr<uint8_t> owned(static_cast<uint8_t*>(std::aligned_alloc(64, (size + 63) / 64 * 64)), std::free);
-    if (!owned) return resource_error(name, ": out of memory for ", size, " bytes");
-    std::memcpy(owned.get(), data, size);
-    auto m = io::load_model_buffer(owned.get(), size, owned);
-    if (!m.ok()) return m.status().with_context(name);
-    return std::make_shared<const ir::Model>(std::move(m).value());
-  }
-  auto m = onnx_import::import_onnx_bytes(std::string(reinterpret_cast<const char*>(data), size), name);
-  if (!m.ok()) return m.status();
-  return std::make_shared<const ir::Model>(std::move(m).value());
-}
 
 // JSON string literal.
 void json_str(std::ostringstream& os, std::string_view s) {
@@ -54,10 +32,10 @@ void json_str(std::ostringstream& os, std::string_view s) {
   os << '"';
 }
 
-void json_values(std::ostringstream& os, const ir::Graph& g, const std::vector<int32_t>& ids) {
+void json_values(std::ostringstream& os, const std::vector<ValueInfo>& values) {
   os << '[';
-  for (size_t k = 0; k < ids.size(); ++k) {
-    const ir::TensorInfo& t = g.tensors[static_cast<size_t>(ids[k])];
+  for (size_t k = 0; k < values.size(); ++k) {
+    const ValueInfo& t = values[k];
     os << (k ? "," : "") << "{\"name\":";
     json_str(os, t.name);
     os << ",\"dtype\":" << static_cast<int>(t.dtype) << ",\"kind\":" << static_cast<int>(t.kind) << ",\"shape\":";
@@ -77,12 +55,6 @@ void json_values(std::ostringstream& os, const ir::Graph& g, const std::vector<i
     os << '}';
   }
   os << ']';
-}
-
-std::string input_names(const ir::Graph& g) {
-  std::string s;
-  for (size_t k = 0; k < g.inputs.size(); ++k) s += (k ? ", " : "") + g.tensors[static_cast<size_t>(g.inputs[k])].name;
-  return s;
 }
 
 }  // namespace
@@ -108,27 +80,20 @@ EMSCRIPTEN_KEEPALIVE const char* tsrw_last_error_message() { return tsr::web::g_
 EMSCRIPTEN_KEEPALIVE size_t tsrw_heap_in_use() { return static_cast<size_t>(mallinfo().uordblks); }
 
 // Loads a .tsr or .onnx model from `size` bytes and prepares a CPU session with `threads`
-// intra-op threads. `name` prefixes error messages (e.g. the file name).
+// intra-op threads and the library's default options (graph optimization and limits, as every
+// front door has them). `name` prefixes error messages (e.g. the file name).
 EMSCRIPTEN_KEEPALIVE WebModel* tsrw_model_load(const uint8_t* data, size_t size, const char* name, int threads) {
-  auto model = tsr::web::load(data, size, name);
+  tsr::enable_onnx_import();
+  auto model = tsr::Model::load_bytes(data, size, name);
   if (!model.ok()) return set_error(model.status());
   tsr::SessionOptions opts;
   // In tessera.wasm (no pthreads) the ThreadPool runs everything on the calling thread; in
   // tessera-threads.wasm it starts threads - 1 pthreads here, on Workers the JS API has loaded
   // before this call (one that is not loaded yet would need the event loop to start).
   opts.num_threads = threads < 1 ? 1 : threads;
-  // A runaway Loop in an untrusted model becomes an error instead of a hung tab.
-  opts.max_loop_iterations = int64_t{1} << 24;
-  // The session runs the inference-optimized graph (core/passes/optimize.h), as `tessera run`
-  // does on the CPU; model.inputs/outputs and save() keep the model as loaded.
-  auto optimized = std::make_shared<tsr::ir::Model>(**model);  // constants share their storage
-  tsr::passes::OptimizeOptions optimize_options;
-  optimize_options.evaluate = tsr::evaluate_node;  // constant folding with the CPU kernels
-  auto report = tsr::passes::optimize(*optimized, optimize_options);
-  if (!report.ok()) return set_error(report.status().with_context(name));
-  auto session = tsr::Session::create(std::shared_ptr<const tsr::ir::Model>(std::move(optimized)), opts);
+  auto session = tsr::Session::create(*model, opts);
   if (!session.ok()) return set_error(session.status().with_context(name));
-  return new WebModel{std::move(model).value(), std::move(session).value()};
+  return new WebModel{std::move(session).value()};
 }
 
 EMSCRIPTEN_KEEPALIVE void tsrw_model_free(WebModel* m) { delete m; }
@@ -137,11 +102,10 @@ EMSCRIPTEN_KEEPALIVE void tsrw_model_free(WebModel* m) { delete m; }
 // kind a ValueKind value, shape null (unknown rank) or dims (numbers, or strings for dynamic dims).
 EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_info(WebModel* m) {
   std::ostringstream os;
-  const tsr::ir::Graph& g = m->model->main();
   os << "{\"inputs\":";
-  tsr::web::json_values(os, g, g.inputs);
+  tsr::web::json_values(os, m->session->inputs());
   os << ",\"outputs\":";
-  tsr::web::json_values(os, g, g.outputs);
+  tsr::web::json_values(os, m->session->outputs());
   os << '}';
   const std::string s = os.str();
   return new Bytes{std::vector<uint8_t>(s.begin(), s.end())};
@@ -149,7 +113,7 @@ EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_info(WebModel* m) {
 
 // The model as .tsr bytes (after an ONNX import: the converted model).
 EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_save(WebModel* m) {
-  auto bytes = tsr::io::serialize_model(*m->model);
+  auto bytes = m->session->model().serialize();
   if (!bytes.ok()) return set_error(bytes.status());
   return new Bytes{std::move(bytes).value()};
 }
@@ -244,29 +208,15 @@ EMSCRIPTEN_KEEPALIVE size_t tsrw_list_nbytes(TensorList* l, int i) { return l->t
 // Returns the outputs named as the graph's outputs, or null: kNotFound for an unknown input name,
 // kInvalidArgument for a missing/duplicate input or a wrong dtype/shape (the executor's message).
 EMSCRIPTEN_KEEPALIVE TensorList* tsrw_run(WebModel* m, TensorList* in) {
-  const tsr::ir::Graph& g = m->model->main();
-  std::vector<tsr::Tensor> inputs(g.inputs.size());
-  std::vector<bool> given(g.inputs.size(), false);
-  for (size_t j = 0; j < in->names.size(); ++j) {
-    size_t k = 0;
-    while (k < g.inputs.size() && g.tensors[static_cast<size_t>(g.inputs[k])].name != in->names[j]) ++k;
-    if (k == g.inputs.size())
-      return set_error(tsr::not_found("the model has no input named \"", in->names[j], "\" (inputs: ",
-                                      tsr::web::input_names(g), ")"));
-    if (given[k]) return set_error(tsr::invalid_argument("input[", k, "] \"", in->names[j], "\" is given twice"));
-    given[k] = true;
-    inputs[k] = in->tensors[j];
-  }
-  for (size_t k = 0; k < g.inputs.size(); ++k)
-    if (!given[k])
-      return set_error(tsr::invalid_argument("input[", k, "] \"", g.tensors[static_cast<size_t>(g.inputs[k])].name,
-                                             "\" is missing (inputs: ", tsr::web::input_names(g), ")"));
+  tsr::NamedTensors inputs;
+  inputs.reserve(in->names.size());
+  for (size_t j = 0; j < in->names.size(); ++j) inputs.emplace_back(in->names[j], in->tensors[j]);
   auto out = m->session->run(inputs);
   if (!out.ok()) return set_error(out.status());
   auto* list = new TensorList;
-  for (size_t i = 0; i < out->size(); ++i) {
-    list->names.push_back(g.tensors[static_cast<size_t>(g.outputs[i])].name);
-    list->tensors.push_back(std::move((*out)[i]));
+  for (auto& [name, value] : *out) {
+    list->names.push_back(std::move(name));
+    list->tensors.push_back(std::move(value));
   }
   return list;
 }

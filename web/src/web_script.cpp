@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "core/frontend/script/script.h"
-#include "core/io/tsr_io.h"
+#include "tessera/model.h"
 #include "web/src/web_api.h"
 
 namespace {
@@ -42,7 +42,7 @@ EMSCRIPTEN_KEEPALIVE ScriptResult* tsrw_script(const char* file, const char* sou
   for (const std::string& line : r->warnings) w += (w.empty() ? "" : "\n") + line;
   res->warnings.data.assign(w.begin(), w.end());
   if (r->model) {
-    auto bytes = tsr::io::serialize_model(*r->model);
+    auto bytes = tsr::Model(r->model).serialize();
     if (!bytes.ok()) return tsr::web::set_error(bytes.status());
     res->graph.data = std::move(bytes).value();
     res->has_graph = true;

@@ -3,7 +3,7 @@
 #include <atomic>
 #include <iostream>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 
 namespace tsr::frontend::script {
 

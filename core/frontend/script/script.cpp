@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/passes/verify_model.h"
 
 #include "core/frontend/eager_emitter.h"

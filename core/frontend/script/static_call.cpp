@@ -6,7 +6,7 @@
 //  - trace: the graph's nodes are replayed through the tracer, so the trace records the static
 //    function's ops; a graph with If/Loop cannot be replayed through an Emitter, so the body is
 //    then traced like ordinary code (with the tracer's warnings).
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/frontend/script/interpreter.h"
 #include "core/passes/verify_model.h"
 

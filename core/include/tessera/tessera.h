@@ -1,16 +1,21 @@
-// Tessera public C++ API: load a .tsr model, create a Session, run it.
+// Tessera public C++ API: load a model, create a Session, run it.
 //
-//   auto model = tsr::io::load_model_file("model.tsr");          // verified, Expected<ir::Model>
-//   auto session = tsr::Session::create(std::make_shared<tsr::ir::Model>(std::move(*model)));
-//   auto outputs = (*session)->run({tsr::Tensor::from<float>({1, 3}, {1, 2, 3})});
+//   #include "tessera/tessera.h"
+//   auto model = tsr::Model::load("model.tsr");                 // tsr::Expected<tsr::Model>
+//   if (!model.ok()) { std::cerr << model.status().message() << "\n"; return 1; }
+//   tsr::SessionOptions options;                                 // optimization kAll, limits on
+//   options.num_threads = 2;
+//   auto session = tsr::Session::create(*model, options);
+//   auto outputs = (*session)->run({{"x", tsr::Tensor::from<float>({1, 3}, {1, 2, 3})}});
 //
-// Errors are Status / Expected values (core/base/status.h); nothing throws.
+// Headers: tessera/model.h (Model, ValueInfo), tessera/session.h (Session, SessionOptions,
+// NamedTensors), core/tensor/tensor.h (Tensor, DType, Shape), core/base/status.h (Status,
+// Expected). Separately: tessera/onnx.h (ONNX import, library tessera_onnx), tessera/eager.h (eager
+// tensors with autograd), tessera/tessera_c.h (the C API). Errors are Status / Expected values;
+// nothing throws.
 #pragma once
 
 #include "core/base/status.h"
-#include "core/exec/session.h"
-#include "core/ops/graph_builder.h"
-#include "core/io/tsr_io.h"
-#include "core/ir/graph.h"
-#include "core/ir/verify.h"
 #include "core/tensor/tensor.h"
+#include "tessera/model.h"
+#include "tessera/session.h"

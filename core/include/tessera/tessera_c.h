@@ -40,7 +40,7 @@
 extern "C" {
 #endif
 
-#define TSR_C_API_VERSION 1
+#define TSR_C_API_VERSION 2 /* 2: tsr_session_options_set_optimization */
 
 #if defined(_WIN32)
 #define TSR_C_EXPORT
@@ -66,7 +66,8 @@ typedef enum {
   TSR_F64 = 11
 } tsr_dtype;
 
-/* tsr_error_code values: the `tessera` CLI's exit codes (README "Exit codes"). */
+/* tsr_error_code values: tsr::StatusCode's, which are also the `tessera` CLI's exit codes and, by
+ * name, tessera-web's TesseraError codes (docs/cli.md "Exit codes"). */
 enum {
   TSR_OK = 0,
   TSR_ERR_INVALID_MODEL = 3,    /* malformed or inconsistent .tsr bytes */
@@ -100,10 +101,17 @@ TSR_C_EXPORT void tsr_model_free(tsr_model* model);
 TSR_C_EXPORT tsr_session_options* tsr_session_options_create(void);
 /* Intra-op threads including the caller; <= 0 = all cores. */
 TSR_C_EXPORT void tsr_session_options_set_threads(tsr_session_options* options, int threads);
-/* "cpu", "vulkan", "cuda" or "auto" (copied). "auto" takes the first GPU backend of this build
- * that starts and can run the model, else the CPU. A device this build lacks is reported by
- * tsr_session_create (NOT_FOUND); NULL restores "cpu". */
+/* Where nodes run (copied): "cpu"; "cuda" or "vulkan" places the nodes that device supports on it
+ * and the rest on the CPU; "auto" the first device of this build that starts (CUDA, then
+ * Vulkan), else the CPU. A device this build lacks is reported by tsr_session_create (NOT_FOUND),
+ * one the machine lacks as BACKEND; NULL restores "cpu". */
 TSR_C_EXPORT void tsr_session_options_set_device(tsr_session_options* options, const char* device);
+/* Graph optimization before the first run (tsr::OptimizationLevel): TSR_OPTIMIZE_ALL (the
+ * default: the inference optimizations of `tessera optimize`, on CPU-only sessions) or
+ * TSR_OPTIMIZE_NONE (run the graph as loaded). Other values are ignored. A minimal runtime has no
+ * optimizer and always runs the graph as loaded. Since version 2. */
+enum { TSR_OPTIMIZE_NONE = 0, TSR_OPTIMIZE_ALL = 1 };
+TSR_C_EXPORT void tsr_session_options_set_optimization(tsr_session_options* options, int level);
 /* Cap on memory one run may allocate, in bytes; 0 = the library's default cap (maps to
  * tsr::SessionOptions::max_memory_bytes). Exceeding it makes tsr_session_run fail with
  * TSR_ERR_RESOURCE. */
