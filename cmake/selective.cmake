@@ -5,7 +5,7 @@
 # dtypes, no gradient rules, importer, script front end or training. mobile/selective/CMakeLists.txt
 # builds them (how, and what it costs, is written there). NAME should be a models.json name:
 # `selective: NAME` then runs the minimal runtime on that model against onnxruntime's outputs.
-# Default: the two lists README "On the edge" reports sizes for.
+# Default: the two lists whose sizes bench/results/minimal-runtimes.md reports.
 set(TSR_SELECTED_OPS "mobile/selective/ppocr_v4_rec.ops;mobile/selective/silero_vad_legacy.ops" CACHE STRING
     "Op lists (files from `tessera ops --used`) to build minimal runtimes for; empty for none")
 

@@ -212,7 +212,7 @@ for st in $stages; do
   esac
 done
 
-# Real-model accuracy lines (tests/models/compare.py), for the README's "Measured" section.
+# Real-model accuracy lines (tests/models/compare.py), as bench/results/accuracy.md quotes them.
 if compgen -G "$root/build/release/tests/models/*/compare.txt" >/dev/null; then
   echo "==== real models vs onnxruntime-node"
   grep -h '^model ' "$root"/build/release/tests/models/*/compare.txt | sed 's/^/  /'

@@ -2,7 +2,7 @@
 # TSR_CUDA: AUTO builds it when CMake finds nvcc and the CUDA toolkit (cudart + cuBLAS), ON
 # requires them, OFF leaves it out. The kernels (backends/cuda/kernels/*.cu) are few on purpose:
 # nvcc compiles each once per architecture in TSR_CUDA_ARCHITECTURES, and that is what the CUDA
-# build costs CI (measured in README.md, "Tests"). Host code (ops/*.cpp, the backend) is plain C++.
+# build costs CI (measured in bench/results/ci-stages.md). Host code (ops/*.cpp, the backend) is plain C++.
 set(TSR_CUDA "AUTO" CACHE STRING "CUDA backend: AUTO, ON or OFF")
 set_property(CACHE TSR_CUDA PROPERTY STRINGS AUTO ON OFF)
 # Turing, Ampere (A100, consumer), Ada, Hopper: real code for each (CUDA 13 dropped < 7.5), and

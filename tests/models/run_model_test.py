@@ -108,7 +108,7 @@ def main():
     if args.device == "cpu" and (not m or int(m.group(1)) != 0 or int(m.group(2)) != 0):
         print("FAIL: runs after the warm-up allocated: " + (m.group(0) if m else "no steady-state line"))
         return 1
-    # compare.txt keeps the per-model error line for scripts/test.sh's summary and the README.
+    # compare.txt keeps the per-model error line for scripts/test.sh's summary (bench/results/accuracy.md).
     cmd = ["/usr/bin/python3", os.path.join(HERE, "compare.py"), "--ref-dir", ref_dir,
            "--out-dir", out_dir, "--rtol", rtol, "--atol", atol, "--name", args.model]
     print("+ " + " ".join(cmd), flush=True)

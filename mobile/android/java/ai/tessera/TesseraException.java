@@ -1,6 +1,6 @@
 package ai.tessera;
 
-/** An error from the Tessera C API: {@link #code} is tsr_error_code (README "Exit codes"). */
+/** An error from the Tessera C API: {@link #code} is tsr_error_code (docs/cli.md, "Errors and exit codes"). */
 public final class TesseraException extends RuntimeException {
   public final int code;
 
