@@ -83,6 +83,7 @@ inline ir::Model make_case_model(const OpCase& c, std::vector<Tensor>* feeds) {
 
 struct CompareResult {
   size_t device_nodes = 0;
+  size_t copies = 0;          // the device plan's upload and download steps
   double max_error = 0;       // max over elements of |d - c| / (1e-4 + 1e-4 |c|)
   double tolerance_used = 1;  // max_error must not exceed this
 };
@@ -103,6 +104,7 @@ inline Expected<CompareResult> compare_with_cpu(const OpCase& c, const std::stri
   TSR_ASSIGN_OR_RETURN(std::vector<Tensor> b, cpu->run(feeds));
   CompareResult r;
   r.device_nodes = dev->main_plan().device_nodes();
+  r.copies = dev->main_plan().copies();
   if (a.size() != b.size()) return internal_error("output count ", a.size(), " vs ", b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].shape() != b[i].shape() || a[i].dtype() != b[i].dtype())

@@ -14,7 +14,9 @@
 #include <random>
 #include <set>
 
+#include "backends/null/null_device.h"
 #include "core/base/rng.h"
+#include "core/exec/backend.h"
 #include "core/exec/session.h"
 #include "core/passes/infer_types.h"
 #include "tests/vulkan/device_test_util.h"
@@ -325,6 +327,10 @@ void run_cases(const std::vector<Named>& all, const std::string& device) {
       auto res = tsr::test::compare_with_cpu(oc, device);
       if (!res.ok()) FAIL(res.status().to_string());
       CHECK(res->device_nodes >= 1);
+      CHECK(res->copies >= 1);  // at least the download of the device node's output
+      // The null device runs the CPU's own kernels: only its plumbing (placement, uploads, views,
+      // device buffers, downloads) can differ, so anything but the CPU's exact bits is a bug there.
+      if (device == "null") CHECK(res->max_error == 0);
       CHECK(res->max_error <= res->tolerance_used);
     }
   }
@@ -334,7 +340,7 @@ void run_cases(const std::vector<Named>& all, const std::string& device) {
 
 void run_harness(const std::string& device) { run_cases(cases(), device); }
 
-TEST_CASE("null device runs the training-op cases", "[null]") {
+TEST_CASE("null device plumbing: the training-op cases are placed, copied and give the CPU's bits", "[null]") {
   // The null device holds f32 tensors only: the bool-valued cases are CUDA's alone.
   std::vector<Named> f32_cases;
   std::string all;
@@ -365,9 +371,10 @@ TEST_CASE("every CUDA kernel has a harness case", "[cuda]") {
 }
 #endif
 
-TEST_CASE("null device runs every harness case placed on it", "[null]") {
-  // The skeleton device takes the harness's ops, so placement, uploads of inputs and constants,
-  // views and downloads run without a GPU.
+TEST_CASE("null device plumbing: every harness case is placed, copied and gives the CPU's bits", "[null]") {
+  // A plumbing test, not a kernel test: the skeleton device takes the harness's ops and runs the
+  // CPU's kernels on its own buffers, so placement, uploads of inputs and constants, views and
+  // downloads run without a GPU and must reproduce the CPU's results exactly.
   std::string all;
   std::set<std::string> seen;
   for (const Named& n : cases())
@@ -375,6 +382,35 @@ TEST_CASE("null device runs every harness case placed on it", "[null]") {
   setenv("TSR_NULL_DEVICE_OPS", all.c_str(), 1);
   run_harness("null");
   unsetenv("TSR_NULL_DEVICE_OPS");
+}
+
+TEST_CASE("null device plumbing: upload, copy, download round-trip the bytes; released buffers are freed", "[null]") {
+  auto host = exec::create_backend("cpu");
+  REQUIRE(host.ok());
+  null_device::NullDevice dev(std::move(*host), {"Relu"});
+  Rng rng(5);
+  const Tensor x = rand_f32(rng, {3, 5, 7});
+  {
+    auto up = dev.upload(x);
+    REQUIRE(up.ok());
+    CHECK(up->shape == x.shape());
+    CHECK(up->dtype == DType::kF32);
+    CHECK(dev.live_bytes() >= x.nbytes());
+    auto dup = dev.copy(*up);
+    REQUIRE(dup.ok());
+    CHECK(dup->buffer != up->buffer);  // a copy, not an alias
+    up->buffer.reset();                // the copy outlives its source
+    auto down = dev.download(*dup);
+    REQUIRE(down.ok());
+    REQUIRE(down->shape() == x.shape());
+    CHECK(std::memcmp(down->raw(), x.raw(), x.nbytes()) == 0);
+    // A view at an offset (how the Plan hands out parts of a buffer) reads from that offset.
+    exec::DeviceTensor tail{dup->buffer, 5 * 7 * sizeof(float), DType::kF32, {2, 5, 7}};
+    auto part = dev.download(tail);
+    REQUIRE(part.ok());
+    CHECK(std::memcmp(part->raw(), x.data<float>() + 5 * 7, part->nbytes()) == 0);
+  }
+  CHECK(dev.live_bytes() == 0);
 }
 
 #if TSR_HAVE_VULKAN
