@@ -144,7 +144,8 @@ run_web_stage() {
 }
 
 # playground: builds tessera_playground (build/wasm) and the native one + the CLI (build/release),
-# smoke-runs the native one for 3 frames under Xvfb, then the Chromium test; 1 test each.
+# smoke-runs the native one for 3 frames under Xvfb, then the Chromium test (its native-CLI check
+# is a subtest, so node's counts include it).
 run_playground_stage() {
   local t=$SECONDS t1 t2 log="$logdir/playground.log" p=0 f=0 s=0
   export NODE_PATH=/usr/share/nodejs

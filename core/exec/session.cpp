@@ -7,6 +7,7 @@
 
 #include "core/base/thread_pool.h"
 #include "core/exec/plan.h"
+#include "core/ir/single_node.h"
 #include "core/passes/verify_model.h"
 
 // A minimal runtime (mobile/selective) has no optimizer: it runs graphs as loaded.
@@ -237,31 +238,10 @@ Expected<std::vector<Tensor>> evaluate_node(const ir::Node& node, const std::vec
   for (const ir::Attribute& a : node.attributes)
     if (a.kind == ir::AttrKind::kGraph || a.kind == ir::AttrKind::kGraphs)
       return unsupported("evaluate_node: ", node.op, " has subgraphs");
-  auto model = std::make_shared<ir::Model>();
-  ir::Graph& g = model->graphs.emplace_back();
-  ir::Node n = node;
-  for (size_t k = 0; k < node.inputs.size(); ++k) {
-    if (!inputs[k]) {
-      n.inputs[k] = -1;
-      continue;
-    }
-    ir::TensorInfo info;
-    info.name = str_cat("in", k);
-    info.kind = inputs[k]->kind();
-    info.dtype = inputs[k]->dtype();
-    info.has_shape = true;
-    info.shape = inputs[k]->shape();
-    info.constant = *inputs[k];
-    n.inputs[k] = g.add_tensor(std::move(info));
-  }
-  for (size_t k = 0; k < node.outputs.size(); ++k) {
-    if (node.outputs[k] < 0) continue;
-    ir::TensorInfo out;
-    out.name = str_cat("out", k);
-    n.outputs[k] = g.add_tensor(std::move(out));
-    g.outputs.push_back(n.outputs[k]);
-  }
-  g.nodes.push_back(std::move(n));
+  std::vector<ir::NodeInput> values(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k]) values[k] = {*inputs[k], true};
+  auto model = std::make_shared<ir::Model>(ir::single_node_model(node, values).model);
   TSR_RETURN_IF_ERROR(passes::verify_model(*model));
   SessionOptions options;
   options.optimization = OptimizationLevel::kNone;  // this is the optimizer's own evaluator

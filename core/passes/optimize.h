@@ -48,7 +48,7 @@ namespace tsr::passes {
 
 // Evaluates one node whose present inputs are all constants: `inputs` parallel to node.inputs
 // (null for omitted ones); returns the outputs parallel to node.outputs. The optimizer sits below
-// the executor (DESIGN.md §2), so the caller supplies it (tsr::evaluate_node in
+// the executor (docs/design.md), so the caller supplies it (tsr::evaluate_node in
 // core/exec/optimized_model.h runs the CPU kernels).
 using NodeEvaluator =
     std::function<Expected<std::vector<Tensor>>(const ir::Node& node, const std::vector<const Tensor*>& inputs)>;

@@ -19,6 +19,7 @@
 #include "core/ops/fused_activation.h"
 #include "tessera/session.h"
 #include "core/ir/graph.h"
+#include "core/ir/single_node.h"
 #include "core/passes/infer_types.h"
 #include "tests/unit/kernel_test_util.h"
 
@@ -128,41 +129,28 @@ double activate(const std::string& act, double y) {
   return y;
 }
 
-// A graph of one node: add() its inputs (constants, or graph inputs fed in order), then run().
-struct OneNode {
-  std::shared_ptr<ir::Model> model = std::make_shared<ir::Model>();
+// A graph of one node (ir::single_node_model): add() its f32 inputs (constants, or graph inputs
+// fed in order), then run().
+struct OneConvNode {
   ir::Node node;
-  std::vector<Tensor> feeds;
+  std::vector<ir::NodeInput> inputs;
 
-  OneNode(const char* op, std::vector<ir::Attribute> attrs) {
-    model->graphs.emplace_back();
+  OneConvNode(const char* op, std::vector<ir::Attribute> attrs) {
     node.op = op;
     node.name = "n0";
     node.attributes = std::move(attrs);
+    node.outputs = {0};
   }
-  void add(const std::string& name, const Tensor& t, bool constant) {
-    ir::Graph& g = model->main();
-    ir::TensorInfo info{name, ValueKind::kTensor, DType::kF32, true, t.shape()};
-    if (constant) info.constant = t;
-    node.inputs.push_back(g.add_tensor(info));
-    if (!constant) {
-      g.inputs.push_back(node.inputs.back());
-      feeds.push_back(t);
-    }
-  }
+  void add(const Tensor& t, bool constant) { inputs.push_back({t, constant}); }
   Tensor run(int threads) {
-    ir::Graph& g = model->main();
-    ir::TensorInfo yi;
-    yi.name = "y";
-    node.outputs = {g.add_tensor(yi)};
-    g.outputs = node.outputs;
-    g.nodes.push_back(node);
+    ir::SingleNodeModel built = ir::single_node_model(node, inputs);
+    auto model = std::make_shared<ir::Model>(std::move(built.model));
     REQUIRE(passes::infer_types(*model).ok());
     SessionOptions opt;
     opt.num_threads = threads;
     auto session = Session::create(model, opt);
     REQUIRE(session.ok());
-    auto out = (*session)->run(feeds);
+    auto out = (*session)->run(built.feeds);
     REQUIRE(out.ok());
     return (*out)[0];
   }
@@ -186,11 +174,11 @@ void check_conv(const ConvCase& cc, int threads, std::mt19937& rng) {
                                       ir::Attribute::make_ints("strides", cc.strides),
                                       ir::Attribute::make_ints("dilations", cc.dil), ir::Attribute::make_ints("pads", cc.pads)};
   if (*cc.act) attrs.push_back(ir::Attribute::make_string("activation", cc.act));
-  OneNode one(cc.z || *cc.act ? "FusedConv" : "Conv", attrs);
-  one.add("x", x, false);
-  one.add("w", w, true);
-  one.add("b", b, true);
-  if (cc.z) one.add("z", z, false);
+  OneConvNode one(cc.z || *cc.act ? "FusedConv" : "Conv", attrs);
+  one.add(x, false);
+  one.add(w, true);
+  one.add(b, true);
+  if (cc.z) one.add(z, false);
   INFO(cc.what << ": x " << shape_str(cc.x) << " w " << shape_str(cc.w) << " threads " << threads);
   const Tensor y = one.run(threads);
   REQUIRE(y.shape() == y_shape);
@@ -284,13 +272,13 @@ void check_separable(const SeparableCase& sc, int threads, std::mt19937& rng) {
                                       ir::Attribute::make_ints("pads", sc.pads)};
   if (*sc.dw_act) attrs.push_back(ir::Attribute::make_string("dw_activation", sc.dw_act));
   if (*sc.act) attrs.push_back(ir::Attribute::make_string("activation", sc.act));
-  OneNode one("FusedSeparableConv", attrs);
-  one.add("x", x, false);
-  one.add("wd", wd, true);
-  one.add("wp", wp, sc.const_pw);
-  one.add("bd", bd, true);
-  one.add("bp", bp, true);
-  if (sc.z) one.add("z", z, false);
+  OneConvNode one("FusedSeparableConv", attrs);
+  one.add(x, false);
+  one.add(wd, true);
+  one.add(wp, sc.const_pw);
+  one.add(bd, true);
+  one.add(bp, true);
+  if (sc.z) one.add(z, false);
   INFO(sc.what << ": x " << shape_str(sc.x) << " threads " << threads);
   const Tensor y = one.run(threads);
   REQUIRE(y.shape() == y_shape);

@@ -19,6 +19,7 @@
 #include "tessera/session.h"
 #include "core/ir/graph.h"
 #include "core/passes/infer_types.h"
+#include "tests/catch/catch_skip.h"
 #include "tests/unit/graph_test_util.h"
 #include "tests/unit/kernel_test_util.h"
 
@@ -28,7 +29,7 @@ using namespace tsr::test;
 namespace {
 
 // The single-threaded wasm build cannot start threads (std::thread throws there): the tests that
-// start their own callers say so and stop; the pool itself runs everything inline in that build.
+// start their own callers are skipped (tsr_skip); the pool itself runs everything inline in that build.
 #if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
 constexpr bool kCanStartThreads = false;
 #else
@@ -99,18 +100,14 @@ void check_close(const Tensor& got, const Tensor& want, double tol) {
 
 }  // namespace
 
-TEST_CASE("SIMD dispatch: every compiled target this CPU runs gives the same results") {
+TEST_CASE("SIMD dispatch: SGEMM under every target this CPU runs matches the reference") {
+  // Checks at least the one target every build has.
   const std::vector<int64_t> targets = runnable_targets();
-  INFO("compiled: " << cpu::compiled_simd_targets() << "; runnable here: " << targets.size());
-  if (targets.size() < 2) WARN("only one SIMD target runs on this machine: nothing to compare it with");
-  auto model = make_cnn();
-  const Tensor x = cnn_input(7);
-  // SGEMM on awkward sizes (edge tiles, K blocks, the small-M and small-N paths), per target,
-  // against the plain reference.
+  REQUIRE(!targets.empty());
+  // Awkward sizes: edge tiles, K blocks, the small-M and small-N paths.
   struct Case { bool ta, tb; int64_t m, n, k; };
   const std::vector<Case> cases = {{false, false, 37, 53, 300}, {true, false, 19, 70, 33}, {false, true, 2, 129, 65},
                                    {false, false, 1, 1030, 17}, {false, false, 45, 5, 77}};
-  std::vector<std::vector<Tensor>> outs;
   for (int64_t target : targets) {
     use_target(target);
     INFO("target " << hwy::TargetName(target));
@@ -124,6 +121,24 @@ TEST_CASE("SIMD dispatch: every compiled target this CPU runs gives the same res
       cpu::gemm_reference<float>(c.ta, c.tb, c.m, c.n, c.k, 0.5f, a.data(), lda, b.data(), ldb, 0.0f, want.data(), c.n);
       for (size_t i = 0; i < got.size(); ++i) REQUIRE(std::abs(got[i] - want[i]) <= 1e-4f * (1 + std::abs(want[i])));
     }
+  }
+  use_target(0);
+}
+
+TEST_CASE("SIMD dispatch: every compiled target this CPU runs gives the same results") {
+  const std::vector<int64_t> targets = runnable_targets();
+  INFO("compiled: " << cpu::compiled_simd_targets() << "; runnable here: " << targets.size());
+  if (targets.size() < 2) {
+    tsr_skip("only one SIMD target runs here (" + std::string(cpu::compiled_simd_targets()) + "): nothing to compare it with");
+    return;
+  }
+  auto model = make_cnn();
+  const Tensor x = cnn_input(7);
+  std::vector<std::vector<Tensor>> outs;
+  for (int64_t target : targets) {
+    use_target(target);
+    INFO("target " << hwy::TargetName(target));
+    CHECK(std::string(cpu::simd_target()) == hwy::TargetName(target));
     SessionOptions opt;
     auto session = Session::create(model, opt);
     REQUIRE(session.ok());
@@ -141,7 +156,7 @@ TEST_CASE("SIMD dispatch: every compiled target this CPU runs gives the same res
 
 TEST_CASE("Plan::run is re-entrant: one Plan run from two threads at once") {
   if (!kCanStartThreads) {
-    WARN("this build has no threads: nothing runs concurrently");
+    tsr_skip("this build has no threads: nothing runs concurrently");
     return;
   }
   auto model = make_cnn();
@@ -207,7 +222,7 @@ TEST_CASE("Inter-op: independent branches side by side give the sequential resul
   for (int64_t i = 0; i < results[0].numel(); ++i) REQUIRE(results[0].data<float>()[i] == results[1].data<float>()[i]);
 }
 
-TEST_CASE("ThreadPool: every index once, concurrent callers, nested calls inline, back-to-back jobs") {
+TEST_CASE("ThreadPool: every index once") {
   ThreadPool pool(3);
   for (int64_t n : {1, 2, 7, 64, 1000, 4097}) {
     std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
@@ -216,10 +231,14 @@ TEST_CASE("ThreadPool: every index once, concurrent callers, nested calls inline
     });
     for (auto& h : hits) REQUIRE(h.load() == 1);
   }
+}
+
+TEST_CASE("ThreadPool: concurrent callers, nested calls inline, back-to-back jobs") {
   if (!kCanStartThreads) {
-    WARN("this build has no threads: no concurrent callers");
+    tsr_skip("this build has no threads: no concurrent callers");
     return;
   }
+  ThreadPool pool(3);
   // Thousands of tiny jobs in a row (a model's small kernels), from two callers at once, each
   // job with a nested parallel_for that must run inline.
   std::atomic<int64_t> total{0}, nested_outside{0};

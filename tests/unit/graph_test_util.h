@@ -22,17 +22,23 @@ inline int32_t add_value(ir::Graph& g, const std::string& name, Tensor constant 
   return g.add_tensor(info);
 }
 
-// Appends node `op` (named op + its index) reading `inputs`; returns its output value.
-inline int32_t add_node(ir::Graph& g, const std::string& op, std::vector<int32_t> inputs,
+// Appends node `op` (named op + its index) reading `inputs` and writing `outputs`.
+inline void append_node(ir::Graph& g, const std::string& op, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
                         std::vector<ir::Attribute> attrs = {}) {
   ir::Node n;
   n.op = op;
   n.name = op + std::to_string(g.nodes.size());
   n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
   n.attributes = std::move(attrs);
-  const int32_t out = add_value(g, n.name + "_out");
-  n.outputs = {out};
   g.nodes.push_back(std::move(n));
+}
+
+// Appends node `op` (named op + its index) reading `inputs`; returns its output value.
+inline int32_t add_node(ir::Graph& g, const std::string& op, std::vector<int32_t> inputs,
+                        std::vector<ir::Attribute> attrs = {}) {
+  const int32_t out = add_value(g, op + std::to_string(g.nodes.size()) + "_out");
+  append_node(g, op, std::move(inputs), {out}, std::move(attrs));
   return out;
 }
 

@@ -7,28 +7,14 @@
 
 #include "core/io/tsr_io.h"
 #include "schema/tessera_generated.h"
+#include "tests/malformed/corpus.h"
 
 using namespace tsr;
 
 namespace {
 
-ir::TensorInfo info(std::string name, DType dt, Shape shape) {
-  ir::TensorInfo t;
-  t.name = std::move(name);
-  t.dtype = dt;
-  t.has_shape = true;
-  t.shape = std::move(shape);
-  return t;
-}
-
-ir::Node node(std::string op, std::string name, std::vector<int32_t> in, std::vector<int32_t> out) {
-  ir::Node n;
-  n.op = std::move(op);
-  n.name = std::move(name);
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  return n;
-}
+using corpus::info;
+using corpus::node;
 
 Tensor strings(const Shape& shape, const std::vector<std::string>& v) {
   Tensor t = Tensor::empty(DType::kString, shape).value();
@@ -63,8 +49,9 @@ ir::Graph branch(const std::string& name) {
   return g;
 }
 
-// Main graph: x (f32[batch, 4]) -> If(c; x) with two subgraph branches, plus constants of
-// several dtypes, each passed through Identity.
+// Main graph: x (f32[batch, 4]) -> If(c; x) with two subgraph branches, x -> SequenceConstruct (a
+// sequence value), plus constants of several dtypes, each passed through Identity; a variable
+// bound and updated by the "step" signature.
 ir::Model rich_model() {
   ir::Model m;
   m.producer = "io_test";
@@ -79,8 +66,13 @@ ir::Model rich_model() {
   n.attributes.push_back(ir::Attribute::make_graph("then_branch", 1));
   n.attributes.push_back(ir::Attribute::make_graph("else_branch", 2));
   g.nodes.push_back(std::move(n));
+  // A sequence value (kind kSequence): SequenceConstruct(x).
+  ir::TensorInfo seq = info("seq", DType::kF32, {-1, 4});
+  seq.kind = ValueKind::kSequence;
+  const int32_t si = g.add_tensor(std::move(seq));
+  g.nodes.push_back(node("SequenceConstruct", "pack", {xi}, {si}));
   g.inputs = {xi, ci};
-  g.outputs = {ri};
+  g.outputs = {ri, si};
   add_constant(g, "w_f32", Tensor::from<float>({2, 3}, {1.5f, -2, 3, 4, 5, 6.25f}));
   add_constant(g, "w_f16", f16({3}, {1, -0.5f, 65504}));
   add_constant(g, "w_i8", Tensor::from<int8_t>({4}, {-128, -1, 0, 127}));
@@ -94,7 +86,9 @@ ir::Model rich_model() {
   m.graphs.push_back(std::move(g));
   m.graphs.push_back(branch("then"));
   m.graphs.push_back(branch("else"));
-  m.signatures = {{"infer", 0}, {"then_only", 1}};
+  // "step" runs the then branch with its input bound to a variable and its output updating it.
+  m.signatures = {{"infer", 0}, {"then_only", 1}, {"step", 1, {"state"}, {"state"}}};
+  m.variables = {{"state", Tensor::from<float>({2, 4}, {1, 2, 3, 4, -1, -2, -3, -4})}};
   m.metadata = {{"author", "tessera"}, {"license", "MIT"}, {"empty", ""}};
   return m;
 }
@@ -116,60 +110,85 @@ void check_same_tensor(const Tensor& a, const Tensor& b) {
   }
 }
 
+// CHECKs x.*m == y.*m for each member m.
+template <typename T, typename... M>
+void check_members(const T& x, const T& y, M T::*... members) {
+  auto same = [&](auto m) { CHECK(x.*m == y.*m); };
+  (same(members), ...);
+}
+
+void check_same_attribute(const ir::Attribute& x, const ir::Attribute& y) {
+  using A = ir::Attribute;
+  INFO("attribute " << x.name);
+  check_members(x, y, &A::name, &A::kind, &A::i, &A::f, &A::s, &A::ints, &A::floats, &A::strings);
+  REQUIRE(x.t.defined() == y.t.defined());
+  if (x.t.defined()) check_same_tensor(x.t, y.t);
+}
+
+void check_same_tensor_info(const ir::TensorInfo& x, const ir::TensorInfo& y) {
+  using T = ir::TensorInfo;
+  INFO("tensor " << x.name);
+  check_members(x, y, &T::name, &T::kind, &T::dtype, &T::has_shape, &T::shape, &T::dim_names);
+  REQUIRE(x.constant.defined() == y.constant.defined());
+  if (x.constant.defined()) check_same_tensor(x.constant, y.constant);
+}
+
+void check_same_node(const ir::Node& x, const ir::Node& y) {
+  using N = ir::Node;
+  INFO("node " << x.name);
+  check_members(x, y, &N::op, &N::name, &N::version, &N::inputs, &N::outputs);
+  REQUIRE(x.attributes.size() == y.attributes.size());
+  for (size_t k = 0; k < x.attributes.size(); ++k) check_same_attribute(x.attributes[k], y.attributes[k]);
+}
+
+// Every field of ir::Model (core/ir/graph.h), recursively.
 void check_same_model(const ir::Model& a, const ir::Model& b) {
-  CHECK(a.version == b.version);
-  CHECK(a.producer == b.producer);
-  CHECK(a.metadata == b.metadata);
+  check_members(a, b, &ir::Model::version, &ir::Model::producer, &ir::Model::metadata);
   REQUIRE(a.signatures.size() == b.signatures.size());
   for (size_t s = 0; s < a.signatures.size(); ++s) {
-    CHECK(a.signatures[s].name == b.signatures[s].name);
-    CHECK(a.signatures[s].graph == b.signatures[s].graph);
+    using S = ir::Signature;
+    INFO("signature " << a.signatures[s].name);
+    check_members(a.signatures[s], b.signatures[s], &S::name, &S::graph, &S::bound_inputs, &S::updates);
+  }
+  REQUIRE(a.variables.size() == b.variables.size());
+  for (size_t v = 0; v < a.variables.size(); ++v) {
+    INFO("variable " << a.variables[v].name);
+    CHECK(a.variables[v].name == b.variables[v].name);
+    check_same_tensor(a.variables[v].value, b.variables[v].value);
   }
   REQUIRE(a.graphs.size() == b.graphs.size());
   for (size_t g = 0; g < a.graphs.size(); ++g) {
     const auto& ga = a.graphs[g];
     const auto& gb = b.graphs[g];
-    CHECK(ga.name == gb.name);
-    CHECK(ga.inputs == gb.inputs);
-    CHECK(ga.outputs == gb.outputs);
+    INFO("graph " << ga.name);
+    check_members(ga, gb, &ir::Graph::name, &ir::Graph::inputs, &ir::Graph::outputs);
     REQUIRE(ga.tensors.size() == gb.tensors.size());
-    for (size_t t = 0; t < ga.tensors.size(); ++t) {
-      const auto& ta = ga.tensors[t];
-      const auto& tb = gb.tensors[t];
-      CHECK(ta.name == tb.name);
-      CHECK(ta.dtype == tb.dtype);
-      CHECK(ta.has_shape == tb.has_shape);
-      CHECK(ta.shape == tb.shape);
-      CHECK(ta.dim_names == tb.dim_names);
-      REQUIRE(ta.constant.defined() == tb.constant.defined());
-      if (ta.constant.defined()) check_same_tensor(ta.constant, tb.constant);
-    }
+    for (size_t t = 0; t < ga.tensors.size(); ++t) check_same_tensor_info(ga.tensors[t], gb.tensors[t]);
     REQUIRE(ga.nodes.size() == gb.nodes.size());
-    for (size_t n = 0; n < ga.nodes.size(); ++n) {
-      const auto& na = ga.nodes[n];
-      const auto& nb = gb.nodes[n];
-      CHECK(na.op == nb.op);
-      CHECK(na.name == nb.name);
-      CHECK(na.version == nb.version);
-      CHECK(na.inputs == nb.inputs);
-      CHECK(na.outputs == nb.outputs);
-      REQUIRE(na.attributes.size() == nb.attributes.size());
-      for (size_t k = 0; k < na.attributes.size(); ++k) {
-        const auto& x = na.attributes[k];
-        const auto& y = nb.attributes[k];
-        CHECK(x.name == y.name);
-        CHECK(x.kind == y.kind);
-        CHECK(x.i == y.i);
-        CHECK(x.f == y.f);
-        CHECK(x.s == y.s);
-        CHECK(x.ints == y.ints);
-        CHECK(x.floats == y.floats);
-        CHECK(x.strings == y.strings);
-        CHECK(x.t.defined() == y.t.defined());
-        if (x.t.defined()) check_same_tensor(x.t, y.t);
-      }
-    }
+    for (size_t n = 0; n < ga.nodes.size(); ++n) check_same_node(ga.nodes[n], gb.nodes[n]);
   }
+}
+
+struct Saved {
+  std::vector<uint8_t> bytes;
+  std::shared_ptr<uint8_t> mem;  // an aligned copy of bytes
+};
+
+// Saves `m`, reads it back with `read` (io::load_model_buffer or io::decode_model_buffer): every
+// field must match, and saving what was read must give the same bytes.
+Saved check_round_trip(const ir::Model& m,
+                       Expected<ir::Model> (*read)(const uint8_t*, size_t, std::shared_ptr<const void>)) {
+  auto bytes = io::serialize_model(m);
+  REQUIRE(bytes.ok());
+  Saved saved{*bytes, aligned(*bytes)};
+  auto back = read(saved.mem.get(), saved.bytes.size(), saved.mem);
+  INFO(back.status().to_string());
+  REQUIRE(back.ok());
+  check_same_model(m, *back);
+  auto again = io::serialize_model(*back);
+  REQUIRE(again.ok());
+  CHECK(*again == saved.bytes);
+  return saved;
 }
 
 std::string temp_path(const char* stem) {
@@ -180,17 +199,7 @@ std::string temp_path(const char* stem) {
 }  // namespace
 
 TEST_CASE("tsr io: save -> load -> save is byte-identical and keeps every field", "[io]") {
-  const ir::Model m = rich_model();
-  auto bytes = io::serialize_model(m);
-  REQUIRE(bytes.ok());
-  auto mem = aligned(*bytes);
-  auto loaded = io::load_model_buffer(mem.get(), bytes->size(), mem);
-  INFO(loaded.status().to_string());
-  REQUIRE(loaded.ok());
-  check_same_model(m, *loaded);
-  auto again = io::serialize_model(*loaded);
-  REQUIRE(again.ok());
-  CHECK(*again == *bytes);
+  check_round_trip(rich_model(), io::load_model_buffer);
 }
 
 TEST_CASE("tsr io: file layout: identifier, aligned segment, each buffer 64-byte aligned", "[io]") {
@@ -203,7 +212,7 @@ TEST_CASE("tsr io: file layout: identifier, aligned segment, each buffer 64-byte
   CHECK(root->segment_offset() % 64 == 0);
   CHECK(root->segment_offset() + root->segment_size() == bytes->size());
   REQUIRE(root->buffers() != nullptr);
-  CHECK(root->buffers()->size() == 10);  // one per constant
+  CHECK(root->buffers()->size() == 11);  // one per constant, then the variable's
   for (const fb::Buffer* b : *root->buffers()) CHECK(b->offset() % 64 == 0);
   // The string constant {"", "hello", "wörld"}: 3 little-endian u64 lengths then the bytes.
   const fb::Buffer* sb = root->buffers()->Get(7);
@@ -302,18 +311,9 @@ TEST_CASE("tsr io: attributes of every kind round-trip (decode without op checks
   m.graphs.push_back(branch("one"));
   m.graphs.push_back(branch("two"));
 
-  auto bytes = io::serialize_model(m);
-  REQUIRE(bytes.ok());
-  auto mem = aligned(*bytes);
-  auto decoded = io::decode_model_buffer(mem.get(), bytes->size(), mem);
-  INFO(decoded.status().to_string());
-  REQUIRE(decoded.ok());
-  check_same_model(m, *decoded);
-  auto again = io::serialize_model(*decoded);
-  REQUIRE(again.ok());
-  CHECK(*again == *bytes);
+  const Saved saved = check_round_trip(m, io::decode_model_buffer);
   // The full load refuses the unknown op, naming it.
-  auto loaded = io::load_model_buffer(mem.get(), bytes->size(), mem);
+  auto loaded = io::load_model_buffer(saved.mem.get(), saved.bytes.size(), saved.mem);
   REQUIRE_FALSE(loaded.ok());
   CHECK(loaded.status().code() == StatusCode::kUnsupported);
   CHECK(loaded.status().message().find("AttrCarrier (1x, first at graph[0].node[0] (AttrCarrier \"carrier\"))") != std::string::npos);
@@ -330,13 +330,8 @@ TEST_CASE("tsr io: a missing file is kNotFound, an unwritable path fails cleanly
 TEST_CASE("tsr io: a model with no constants has an empty segment", "[io]") {
   ir::Model m;
   m.graphs.push_back(branch("only"));
-  auto bytes = io::serialize_model(m);
-  REQUIRE(bytes.ok());
-  const fb::Model* root = fb::GetModel(bytes->data());
+  const Saved saved = check_round_trip(m, io::load_model_buffer);
+  const fb::Model* root = fb::GetModel(saved.bytes.data());
   CHECK(root->segment_size() == 0);
-  CHECK(bytes->size() == root->segment_offset());
-  auto mem = aligned(*bytes);
-  auto loaded = io::load_model_buffer(mem.get(), bytes->size(), mem);
-  REQUIRE(loaded.ok());
-  check_same_model(m, *loaded);
+  CHECK(saved.bytes.size() == root->segment_offset());
 }

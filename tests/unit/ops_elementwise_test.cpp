@@ -9,81 +9,16 @@
 #include "tessera/session.h"
 #include "core/ir/graph.h"
 #include "core/passes/infer_types.h"
+#include "tests/unit/one_node_test_util.h"
 
 using namespace tsr;
+using tsr::test::OneNode;
+using tsr::test::run_ok;
 
 namespace {
 
 constexpr float NAN_F = std::numeric_limits<float>::quiet_NaN();
 constexpr float INF = std::numeric_limits<float>::infinity();
-
-// One-node model: every defined input becomes a graph input (or a constant when `constants[i]`);
-// an undefined Tensor marks an omitted optional input. Runs inference, then the CPU session.
-struct OneNode {
-  ir::Model model;
-  Status infer_status;
-
-  OneNode(const std::string& op, const std::vector<Tensor>& inputs, std::vector<ir::Attribute> attrs = {},
-          std::vector<bool> constants = {}, std::vector<Shape> declared = {}) {
-    model.graphs.emplace_back();
-    ir::Graph& g = model.main();
-    g.name = "main";
-    ir::Node node;
-    node.op = op;
-    node.name = "n0";
-    node.attributes = std::move(attrs);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (!inputs[i].defined()) {
-        node.inputs.push_back(-1);
-        continue;
-      }
-      ir::TensorInfo info;
-      info.name = "in" + std::to_string(i);
-      info.dtype = inputs[i].dtype();
-      info.has_shape = true;
-      info.shape = i < declared.size() ? declared[i] : inputs[i].shape();
-      const bool is_const = i < constants.size() && constants[i];
-      if (is_const) info.constant = inputs[i];
-      const int32_t id = g.add_tensor(info);
-      if (!is_const) {
-        g.inputs.push_back(id);
-        feeds.push_back(inputs[i]);
-      }
-      node.inputs.push_back(id);
-    }
-    ir::TensorInfo out;
-    out.name = "out";
-    const int32_t oid = g.add_tensor(out);
-    node.outputs.push_back(oid);
-    g.outputs.push_back(oid);
-    g.nodes.push_back(node);
-    infer_status = passes::infer_types(model);
-  }
-
-  const ir::TensorInfo& out_info() const { return model.main().tensors[static_cast<size_t>(model.main().outputs[0])]; }
-
-  Expected<Tensor> run(int threads = 1) {
-    if (!infer_status.ok()) return infer_status;
-    SessionOptions opt;
-    opt.num_threads = threads;
-    TSR_ASSIGN_OR_RETURN(auto s, Session::create(std::make_shared<ir::Model>(model), opt));
-    TSR_ASSIGN_OR_RETURN(auto outs, s->run(feeds));
-    return outs.at(0);
-  }
-
-  std::vector<Tensor> feeds;
-};
-
-Tensor run_ok(const std::string& op, const std::vector<Tensor>& inputs, std::vector<ir::Attribute> attrs = {},
-              std::vector<bool> constants = {}) {
-  OneNode m(op, inputs, std::move(attrs), std::move(constants));
-  INFO(op << " inference: " << m.infer_status.to_string());
-  REQUIRE(m.infer_status.ok());
-  auto r = m.run();
-  INFO(op << " run: " << r.status().to_string());
-  REQUIRE(r.ok());
-  return *r;
-}
 
 template <typename T>
 std::vector<T> values(const Tensor& t) {

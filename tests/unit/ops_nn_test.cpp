@@ -10,6 +10,7 @@
 
 #include "tessera/session.h"
 #include "core/ir/graph.h"
+#include "core/ir/single_node.h"
 #include "core/passes/infer_types.h"
 #include "tests/unit/kernel_test_util.h"
 
@@ -26,42 +27,21 @@ struct OpCase {
   std::vector<int> omit_outputs = {};  // output slots given as -1
 };
 
+// Every defined input is a graph input (declared with `declared`'s shapes when given).
 ir::Model make_model(const OpCase& c, const std::vector<Shape>* declared = nullptr) {
-  ir::Model model;
-  model.graphs.emplace_back();
-  ir::Graph& g = model.main();
-  g.name = "test";
   ir::Node node;
   node.op = c.op;
   node.name = "n0";
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    if (!c.inputs[i].defined()) {
-      node.inputs.push_back(-1);
-      continue;
-    }
-    ir::TensorInfo info;
-    info.name = "in" + std::to_string(i);
-    info.dtype = c.inputs[i].dtype();
-    info.has_shape = true;
-    info.shape = declared ? (*declared)[i] : c.inputs[i].shape();
-    const int32_t id = g.add_tensor(info);
-    g.inputs.push_back(id);
-    node.inputs.push_back(id);
-  }
-  for (int k = 0; k < c.num_outputs; ++k) {
-    if (std::find(c.omit_outputs.begin(), c.omit_outputs.end(), k) != c.omit_outputs.end()) {
-      node.outputs.push_back(-1);
-      continue;
-    }
-    ir::TensorInfo info;
-    info.name = "out" + std::to_string(k);
-    const int32_t id = g.add_tensor(info);
-    g.outputs.push_back(id);
-    node.outputs.push_back(id);
-  }
   node.attributes = c.attrs;
-  g.nodes.push_back(node);
-  return model;
+  node.outputs.assign(static_cast<size_t>(c.num_outputs), 0);
+  for (int k : c.omit_outputs) node.outputs[static_cast<size_t>(k)] = -1;
+  std::vector<ir::NodeInput> inputs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    ir::NodeInput in{c.inputs[i]};
+    if (declared) in.declared = (*declared)[i];
+    inputs.push_back(std::move(in));
+  }
+  return ir::single_node_model(node, inputs).model;
 }
 
 Expected<std::vector<Tensor>> run_case(const OpCase& c, int threads = 1) {

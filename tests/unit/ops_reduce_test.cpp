@@ -8,69 +8,14 @@
 #include "tessera/session.h"
 #include "core/ir/graph.h"
 #include "core/passes/infer_types.h"
+#include "tests/unit/one_node_test_util.h"
 
 using namespace tsr;
 
 namespace {
 
-// One-node model (graph inputs -> node -> output); `constants[i]` makes input i a constant.
-struct ReduceModel {
-  ir::Model model;
-  Status infer_status;
-  std::vector<Tensor> feeds;
-
-  ReduceModel(const std::string& op, const std::vector<Tensor>& inputs, std::vector<ir::Attribute> attrs = {},
-              std::vector<bool> constants = {}) {
-    model.graphs.emplace_back();
-    ir::Graph& g = model.main();
-    ir::Node node;
-    node.op = op;
-    node.name = "r";
-    node.attributes = std::move(attrs);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      ir::TensorInfo info;
-      info.name = "in" + std::to_string(i);
-      info.dtype = inputs[i].dtype();
-      info.has_shape = true;
-      info.shape = inputs[i].shape();
-      const bool is_const = i < constants.size() && constants[i];
-      if (is_const) info.constant = inputs[i];
-      const int32_t id = g.add_tensor(info);
-      if (!is_const) {
-        g.inputs.push_back(id);
-        feeds.push_back(inputs[i]);
-      }
-      node.inputs.push_back(id);
-    }
-    ir::TensorInfo out;
-    out.name = "out";
-    const int32_t oid = g.add_tensor(out);
-    node.outputs.push_back(oid);
-    g.outputs.push_back(oid);
-    g.nodes.push_back(node);
-    infer_status = passes::infer_types(model);
-  }
-  const ir::TensorInfo& out_info() const { return model.main().tensors[static_cast<size_t>(model.main().outputs[0])]; }
-  Expected<Tensor> run(int threads = 1) {
-    if (!infer_status.ok()) return infer_status;
-    SessionOptions opt;
-    opt.num_threads = threads;
-    TSR_ASSIGN_OR_RETURN(auto s, Session::create(std::make_shared<ir::Model>(model), opt));
-    TSR_ASSIGN_OR_RETURN(auto outs, s->run(feeds));
-    return outs.at(0);
-  }
-};
-
-Tensor reduce_ok(const std::string& op, const std::vector<Tensor>& inputs, std::vector<ir::Attribute> attrs = {},
-                 std::vector<bool> constants = {}) {
-  ReduceModel m(op, inputs, std::move(attrs), std::move(constants));
-  INFO(op << " inference: " << m.infer_status.to_string());
-  REQUIRE(m.infer_status.ok());
-  auto r = m.run();
-  INFO(op << " run: " << r.status().to_string());
-  REQUIRE(r.ok());
-  return *r;
-}
+using ReduceModel = test::OneNode;
+using test::run_ok;
 
 void check_f32(const Tensor& t, const Shape& shape, const std::vector<float>& expect) {
   REQUIRE(t.dtype() == DType::kF32);
@@ -97,7 +42,7 @@ Tensor axes_input(std::vector<int64_t> a) { return Tensor::from<int64_t>({static
 TEST_CASE("Reduce* over leading, middle, trailing and irregular axes match numpy") {
   const Tensor x = x234();
   // x.sum(axis=1, keepdims=True), axes as a constant input (opset 13 ReduceSum)
-  check_f32(reduce_ok("ReduceSum", {x, axes_input({1})}, {}, {false, true}), {2, 1, 4}, {5, 4, -1, 5.5f, 8, 4, 0, 1.5f});
+  check_f32(run_ok("ReduceSum", {x, axes_input({1})}, {}, {false, true}), {2, 1, 4}, {5, 4, -1, 5.5f, 8, 4, 0, 1.5f});
   // the same with axes as a runtime input: inference keeps the rank with dynamic dims
   ReduceModel dyn("ReduceSum", {x, axes_input({1})});
   REQUIRE(dyn.infer_status.ok());
@@ -106,50 +51,50 @@ TEST_CASE("Reduce* over leading, middle, trailing and irregular axes match numpy
   REQUIRE(dr.ok());
   check_f32(*dr, {2, 1, 4}, {5, 4, -1, 5.5f, 8, 4, 0, 1.5f});
   // x.mean(axis=(0, 2))  (irregular: kept dim between reduced ones)
-  check_f32(reduce_ok("ReduceMean", {x}, {axes({0, 2}), keep(0)}), {3}, {0.25f, 1.375f, 1.75f});
+  check_f32(run_ok("ReduceMean", {x}, {axes({0, 2}), keep(0)}), {3}, {0.25f, 1.375f, 1.75f});
   // x.max(axis=0)
-  check_f32(reduce_ok("ReduceMax", {x}, {axes({0}), keep(0)}), {3, 4}, {1, 2, 3, 1.5f, 7, 5, 1, 2, 2, 2, 2, 3});
+  check_f32(run_ok("ReduceMax", {x}, {axes({0}), keep(0)}), {3, 4}, {1, 2, 3, 1.5f, 7, 5, 1, 2, 2, 2, 2, 3});
   // x.min(keepdims=True): no axes -> all
-  check_f32(reduce_ok("ReduceMin", {x}), {1, 1, 1}, {-6});
+  check_f32(run_ok("ReduceMin", {x}), {1, 1, 1}, {-6});
   // x.prod(axis=2)
-  check_f32(reduce_ok("ReduceProd", {x}, {axes({2}), keep(0)}), {2, 3}, {-3, -240, 0, 9, 0, 16});
+  check_f32(run_ok("ReduceProd", {x}, {axes({2}), keep(0)}), {2, 3}, {-3, -240, 0, 9, 0, 16});
   // np.abs(x).sum(axis=-1)
-  check_f32(reduce_ok("ReduceL1", {x}, {axes({-1}), keep(0)}), {2, 3}, {6.5f, 17, 6, 7.5f, 10, 8});
+  check_f32(run_ok("ReduceL1", {x}, {axes({-1}), keep(0)}), {2, 3}, {6.5f, 17, 6, 7.5f, 10, 8});
   // np.sqrt((x**2).sum(axis=1))
-  check_f32(reduce_ok("ReduceL2", {x}, {axes({1}), keep(0)}), {2, 4},
+  check_f32(run_ok("ReduceL2", {x}, {axes({1}), keep(0)}), {2, 4},
             {4.12310553f, 5.47722578f, 7, 3.64005494f, 7.34846926f, 2.82842708f, 3.7416575f, 3.20156217f});
   // (x**2).sum(axis=(0,2))
-  check_f32(reduce_ok("ReduceSumSquare", {x}, {axes({2, 0}), keep(0)}), {3}, {30.5f, 135, 30});
+  check_f32(run_ok("ReduceSumSquare", {x}, {axes({2, 0}), keep(0)}), {3}, {30.5f, 135, 30});
   // np.log((np.abs(x) + 1).sum(axis=2)) -- build |x|+1 by hand
   std::vector<float> xp;
   for (int64_t i = 0; i < x.numel(); ++i) xp.push_back(std::fabs(x.data<float>()[i]) + 1);
-  check_f32(reduce_ok("ReduceLogSum", {Tensor::from<float>({2, 3, 4}, xp)}, {axes({2}), keep(0)}), {2, 3},
+  check_f32(run_ok("ReduceLogSum", {Tensor::from<float>({2, 3, 4}, xp)}, {axes({2}), keep(0)}), {2, 3},
             {2.35137534f, 3.04452252f, 2.30258512f, 2.44234705f, 2.6390574f, 2.48490667f});
   // np.log(np.exp(x).sum(axis=1))
-  check_f32(reduce_ok("ReduceLogSumExp", {x}, {axes({1}), keep(0)}), {2, 4},
+  check_f32(run_ok("ReduceLogSumExp", {x}, {axes({1}), keep(0)}), {2, 4},
             {4.06588411f, 5.01904488f, 3.31335187f, 3.37153912f, 7.00704861f, 2.7586236f, 2.31817532f, 2.48541331f});
   // np.log(np.exp(x).sum(axis=(0,2)))
-  check_f32(reduce_ok("ReduceLogSumExp", {x}, {axes({0, 2}), keep(0)}), {3}, {3.60756874f, 7.17846107f, 4.1067524f});
+  check_f32(run_ok("ReduceLogSumExp", {x}, {axes({0, 2}), keep(0)}), {3}, {3.60756874f, 7.17846107f, 4.1067524f});
 }
 
 TEST_CASE("ReduceLogSumExp is stable, ReduceMax propagates NaN, empty axes and noop") {
   // log(e^1000 + e^1000) = 1000 + log 2
-  check_f32(reduce_ok("ReduceLogSumExp", {Tensor::from<float>({2}, {1000, 1000})}, {keep(0)}), {}, {1000.6931472f});
+  check_f32(run_ok("ReduceLogSumExp", {Tensor::from<float>({2}, {1000, 1000})}, {keep(0)}), {}, {1000.6931472f});
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // np.max([[1, nan, 3], [4, 5, 6]], axis=1) -> [nan, 6]
-  check_f32(reduce_ok("ReduceMax", {Tensor::from<float>({2, 3}, {1, nan, 3, 4, 5, 6})}, {axes({1}), keep(0)}), {2}, {nan, 6});
+  check_f32(run_ok("ReduceMax", {Tensor::from<float>({2, 3}, {1, nan, 3, 4, 5, 6})}, {axes({1}), keep(0)}), {2}, {nan, 6});
   // noop_with_empty_axes=1 with no axes: identity
-  check_f32(reduce_ok("ReduceSum", {Tensor::from<float>({2}, {1, 2})}, {ir::Attribute::make_int("noop_with_empty_axes", 1)}),
+  check_f32(run_ok("ReduceSum", {Tensor::from<float>({2}, {1, 2})}, {ir::Attribute::make_int("noop_with_empty_axes", 1)}),
             {2}, {1, 2});
   // empty axes input without noop reduces everything
-  check_f32(reduce_ok("ReduceSum", {Tensor::from<float>({2, 2}, {1, 2, 3, 4}), Tensor::from<int64_t>({0}, {})}, {keep(0)},
+  check_f32(run_ok("ReduceSum", {Tensor::from<float>({2, 2}, {1, 2, 3, 4}), Tensor::from<int64_t>({0}, {})}, {keep(0)},
                       {false, true}),
             {}, {10});
   // reducing an empty dim gives the identity: np.sum(np.zeros((0, 3)), axis=0) -> [0, 0, 0]
-  check_f32(reduce_ok("ReduceSum", {Tensor::from<float>({0, 3}, {})}, {axes({0}), keep(0)}), {3}, {0, 0, 0});
-  check_f32(reduce_ok("ReduceProd", {Tensor::from<float>({0, 2}, {})}, {axes({0}), keep(0)}), {2}, {1, 1});
+  check_f32(run_ok("ReduceSum", {Tensor::from<float>({0, 3}, {})}, {axes({0}), keep(0)}), {3}, {0, 0, 0});
+  check_f32(run_ok("ReduceProd", {Tensor::from<float>({0, 2}, {})}, {axes({0}), keep(0)}), {2}, {1, 1});
   // reducing size-1 axes still applies the map: ReduceL1 of [[-3]] over axis 0 = 3
-  check_f32(reduce_ok("ReduceL1", {Tensor::from<float>({1, 1}, {-3})}, {axes({0})}), {1, 1}, {3});
+  check_f32(run_ok("ReduceL1", {Tensor::from<float>({1, 1}, {-3})}, {axes({0})}), {1, 1}, {3});
 }
 
 TEST_CASE("large reductions (vector rows, middle axis, threads) match closed forms") {
@@ -183,16 +128,16 @@ TEST_CASE("large reductions (vector rows, middle axis, threads) match closed for
 TEST_CASE("integer and f16 reductions") {
   // np.int32([[1, 2, 3], [4, 5, 6]]).sum(axis=0) -> [5, 7, 9]; mean truncates: [2, 3, 4] -> //2
   const Tensor xi = Tensor::from<int32_t>({2, 3}, {1, 2, 3, 4, 5, 6});
-  Tensor s = reduce_ok("ReduceSum", {xi, axes_input({0})}, {keep(0)}, {false, true});
+  Tensor s = run_ok("ReduceSum", {xi, axes_input({0})}, {keep(0)}, {false, true});
   REQUIRE(s.dtype() == DType::kI32);
   CHECK(std::vector<int32_t>(s.data<int32_t>(), s.data<int32_t>() + 3) == std::vector<int32_t>{5, 7, 9});
-  Tensor m = reduce_ok("ReduceMean", {xi}, {axes({0}), keep(0)});
+  Tensor m = run_ok("ReduceMean", {xi}, {axes({0}), keep(0)});
   CHECK(std::vector<int32_t>(m.data<int32_t>(), m.data<int32_t>() + 3) == std::vector<int32_t>{2, 3, 4});
-  Tensor mx = reduce_ok("ReduceMax", {Tensor::from<int8_t>({4}, {-5, 100, -128, 7})}, {keep(0)});
+  Tensor mx = run_ok("ReduceMax", {Tensor::from<int8_t>({4}, {-5, 100, -128, 7})}, {keep(0)});
   CHECK(mx.data<int8_t>()[0] == 100);
   std::vector<Half> h;
   for (float f : {1.0f, 2.0f, 3.5f, 0.5f}) h.push_back(Half{f32_to_f16(f)});
-  Tensor hm = reduce_ok("ReduceMean", {Tensor::from<Half>({2, 2}, h)}, {axes({1}), keep(0)});
+  Tensor hm = run_ok("ReduceMean", {Tensor::from<Half>({2, 2}, h)}, {axes({1}), keep(0)});
   REQUIRE(hm.dtype() == DType::kF16);
   CHECK(f16_to_f32(hm.data<Half>()[0].bits) == 1.5f);
   CHECK(f16_to_f32(hm.data<Half>()[1].bits) == 2.0f);
@@ -201,18 +146,18 @@ TEST_CASE("integer and f16 reductions") {
 TEST_CASE("ArgMax/ArgMin with keepdims and select_last_index") {
   const Tensor x = x234();
   // x.argmax(axis=1) -> [[1,1,0,2],[1,0,2,2]]
-  Tensor a = reduce_ok("ArgMax", {x}, {ir::Attribute::make_int("axis", 1), keep(0)});
+  Tensor a = run_ok("ArgMax", {x}, {ir::Attribute::make_int("axis", 1), keep(0)});
   REQUIRE(a.dtype() == DType::kI64);
   CHECK(a.shape() == Shape{2, 4});
   CHECK(std::vector<int64_t>(a.data<int64_t>(), a.data<int64_t>() + 8) == std::vector<int64_t>{1, 1, 0, 2, 1, 0, 2, 2});
   // select_last_index: column [2, 0, 2] of batch 1 now gives 2
-  Tensor al = reduce_ok("ArgMax", {x}, {ir::Attribute::make_int("axis", 1), keep(0), ir::Attribute::make_int("select_last_index", 1)});
+  Tensor al = run_ok("ArgMax", {x}, {ir::Attribute::make_int("axis", 1), keep(0), ir::Attribute::make_int("select_last_index", 1)});
   CHECK(al.data<int64_t>()[5] == 2);
   // x.argmin(axis=2, keepdims) -> [[1,2,0],[2,3,0]] with shape [2,3,1]; last index for the all-2 row: 3
-  Tensor b = reduce_ok("ArgMin", {x}, {ir::Attribute::make_int("axis", -1)});
+  Tensor b = run_ok("ArgMin", {x}, {ir::Attribute::make_int("axis", -1)});
   CHECK(b.shape() == Shape{2, 3, 1});
   CHECK(std::vector<int64_t>(b.data<int64_t>(), b.data<int64_t>() + 6) == std::vector<int64_t>{1, 2, 0, 2, 3, 0});
-  Tensor bl = reduce_ok("ArgMin", {x}, {ir::Attribute::make_int("axis", 2), ir::Attribute::make_int("select_last_index", 1)});
+  Tensor bl = run_ok("ArgMin", {x}, {ir::Attribute::make_int("axis", 2), ir::Attribute::make_int("select_last_index", 1)});
   CHECK(bl.data<int64_t>()[5] == 3);
 }
 
@@ -220,7 +165,7 @@ TEST_CASE("reduction inference errors name the node") {
   const Tensor x = x234();
   ReduceModel rep("ReduceMean", {x}, {axes({1, -2})});
   REQUIRE_FALSE(rep.infer_status.ok());
-  CHECK(rep.infer_status.message().find("(ReduceMean \"r\")") != std::string::npos);
+  CHECK(rep.infer_status.message().find("(ReduceMean \"n0\")") != std::string::npos);
   CHECK(rep.infer_status.message().find("repeated") != std::string::npos);
   ReduceModel oob("ReduceMax", {x}, {axes({3})});
   REQUIRE_FALSE(oob.infer_status.ok());

@@ -10,6 +10,7 @@
 
 #include "tessera/session.h"
 #include "core/ir/graph.h"
+#include "core/ir/single_node.h"
 #include "core/passes/infer_types.h"
 
 namespace tsr::shape_test {
@@ -38,44 +39,24 @@ struct Result {
 
 inline Result run_op(const std::string& op, std::vector<ir::Attribute> attrs, const std::vector<Arg>& args,
                      int num_outputs = 1) {
-  auto model = std::make_shared<ir::Model>();
-  model->graphs.emplace_back();
-  ir::Graph& g = model->graphs[0];
-  g.name = "main";
   ir::Node node;
   node.op = op;
   node.name = "n0";
   node.attributes = std::move(attrs);
-  std::vector<Tensor> feeds;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const Arg& a = args[i];
-    if (a.omitted) {
-      node.inputs.push_back(-1);
-      continue;
+  node.outputs.assign(static_cast<size_t>(num_outputs), 0);
+  std::vector<ir::NodeInput> inputs;
+  for (const Arg& a : args) {
+    ir::NodeInput in{a.omitted ? Tensor() : a.t, a.constant};
+    if (a.dynamic) {
+      Shape all_dynamic = a.t.shape();
+      for (auto& d : all_dynamic) d = -1;
+      in.declared = all_dynamic;
     }
-    ir::TensorInfo info;
-    info.name = "in" + std::to_string(i);
-    info.dtype = a.t.dtype();
-    info.has_shape = true;
-    info.shape = a.t.shape();
-    if (a.dynamic)
-      for (auto& d : info.shape) d = -1;
-    if (a.constant) info.constant = a.t;
-    const int32_t id = g.add_tensor(info);
-    if (!a.constant) {
-      g.inputs.push_back(id);
-      feeds.push_back(a.t);
-    }
-    node.inputs.push_back(id);
+    inputs.push_back(std::move(in));
   }
-  for (int k = 0; k < num_outputs; ++k) {
-    ir::TensorInfo info;
-    info.name = "out" + std::to_string(k);
-    const int32_t id = g.add_tensor(info);
-    node.outputs.push_back(id);
-    g.outputs.push_back(id);
-  }
-  g.nodes.push_back(node);
+  ir::SingleNodeModel built = ir::single_node_model(node, inputs);
+  auto model = std::make_shared<ir::Model>(std::move(built.model));
+  const ir::Graph& g = model->main();
   Result r;
   r.load = passes::infer_types(*model);
   if (!r.load.ok()) return r;
@@ -85,7 +66,7 @@ inline Result run_op(const std::string& op, std::vector<ir::Attribute> attrs, co
     r.load = session.status();
     return r;
   }
-  auto outs = (*session)->run(feeds);
+  auto outs = (*session)->run(built.feeds);
   if (!outs.ok()) {
     r.run = outs.status();
     return r;

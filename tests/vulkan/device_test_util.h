@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/exec/plan.h"
+#include "core/ir/single_node.h"
 #include "tessera/session.h"
 #include "core/passes/infer_types.h"
 
@@ -32,58 +33,36 @@ inline std::string describe(const OpCase& c) {
   return s + ")";
 }
 
+// The case's node via ir::single_node_model; with `then`, output 0 feeds that op, whose output
+// replaces it as the first graph output. Appends the graph inputs' values to *feeds.
 inline ir::Model make_case_model(const OpCase& c, std::vector<Tensor>* feeds) {
-  ir::Model model;
-  model.graphs.emplace_back();
-  ir::Graph& g = model.main();
-  g.name = "case";
   ir::Node node;
   node.op = c.op;
   node.name = "n0";
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    const CaseInput& in = c.inputs[i];
-    if (!in.value.defined()) {
-      node.inputs.push_back(-1);
-      continue;
-    }
-    ir::TensorInfo info;
-    info.name = "in" + std::to_string(i);
-    info.dtype = in.value.dtype();
-    info.has_shape = true;
-    info.shape = in.value.shape();
-    if (in.constant) info.constant = in.value;
-    const int32_t id = g.add_tensor(info);
-    if (!in.constant) {
-      g.inputs.push_back(id);
-      feeds->push_back(in.value);
-    }
-    node.inputs.push_back(id);
-  }
-  for (int k = 0; k < c.num_outputs; ++k) {
-    ir::TensorInfo info;
-    info.name = "out" + std::to_string(k);
-    const int32_t id = g.add_tensor(info);
-    node.outputs.push_back(id);
-    if (k > 0 || c.then.empty()) g.outputs.push_back(id);
-  }
   node.attributes = c.attrs;
-  g.nodes.push_back(node);
+  node.outputs.assign(static_cast<size_t>(c.num_outputs), 0);
+  std::vector<ir::NodeInput> inputs;
+  for (const CaseInput& in : c.inputs) inputs.push_back({in.value, in.constant});
+  ir::SingleNodeModel built = ir::single_node_model(node, inputs);
+  feeds->insert(feeds->end(), built.feeds.begin(), built.feeds.end());
+  ir::Graph& g = built.model.main();
   if (!c.then.empty()) {
     ir::Node next;
     next.op = c.then;
     next.name = "n1";
-    next.inputs = {node.outputs[0]};
+    next.inputs = {g.nodes[0].outputs[0]};
     ir::TensorInfo info;
     info.name = "then";
     next.outputs = {g.add_tensor(info)};
-    g.outputs.insert(g.outputs.begin(), next.outputs[0]);
+    g.outputs[0] = next.outputs[0];
     g.nodes.push_back(next);
   }
-  return model;
+  return std::move(built.model);
 }
 
 struct CompareResult {
   size_t device_nodes = 0;
+  size_t copies = 0;          // the device plan's upload and download steps
   double max_error = 0;       // max over elements of |d - c| / (1e-4 + 1e-4 |c|)
   double tolerance_used = 1;  // max_error must not exceed this
 };
@@ -104,6 +83,7 @@ inline Expected<CompareResult> compare_with_cpu(const OpCase& c, const std::stri
   TSR_ASSIGN_OR_RETURN(std::vector<Tensor> b, cpu->run(feeds));
   CompareResult r;
   r.device_nodes = dev->main_plan().device_nodes();
+  r.copies = dev->main_plan().copies();
   if (a.size() != b.size()) return internal_error("output count ", a.size(), " vs ", b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     if (a[i].shape() != b[i].shape() || a[i].dtype() != b[i].dtype())

@@ -9,6 +9,7 @@
 #include "core/ir/topo.h"
 #include "core/passes/infer_types.h"
 #include "core/passes/placement.h"
+#include "tests/unit/graph_test_util.h"
 
 using namespace tsr;
 
@@ -24,16 +25,7 @@ int32_t add(ir::Graph& g, const std::string& name, Shape shape = {}, DType dt = 
   t.shape = std::move(shape);
   return g.add_tensor(t);
 }
-void node(ir::Graph& g, const std::string& op, std::vector<int32_t> in, std::vector<int32_t> out,
-          std::vector<ir::Attribute> attrs = {}) {
-  ir::Node n;
-  n.op = op;
-  n.name = op + std::to_string(g.nodes.size());
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  n.attributes = std::move(attrs);
-  g.nodes.push_back(std::move(n));
-}
+using test::append_node;
 
 // x[1,4,8,8] -> Relu (device) -> Shape (host: not a device op) -> Reshape(x', shape) (device,
 // shape read on the host) -> Sigmoid (device) -> y; plus a tiny Add of two [2] inputs (host by
@@ -46,11 +38,11 @@ ir::Model chain_model() {
   const int32_t x = add(g, "x", {1, 4, 8, 8}), a = add(g, "a", {2}), b = add(g, "b", {2});
   g.inputs = {x, a, b};
   const int32_t r = add(g, "r"), s = add(g, "s"), rs = add(g, "rs"), y = add(g, "y"), ab = add(g, "ab");
-  node(g, "Relu", {x}, {r});
-  node(g, "Shape", {r}, {s});
-  node(g, "Reshape", {r, s}, {rs});
-  node(g, "Sigmoid", {rs}, {y});
-  node(g, "Add", {a, b}, {ab});
+  append_node(g, "Relu", {x}, {r});
+  append_node(g, "Shape", {r}, {s});
+  append_node(g, "Reshape", {r, s}, {rs});
+  append_node(g, "Sigmoid", {rs}, {y});
+  append_node(g, "Add", {a, b}, {ab});
   g.outputs = {y, ab};
   const Status st = passes::infer_types(m);
   INFO(st.to_string());
@@ -133,10 +125,10 @@ TEST_CASE("If bodies are placed recursively; the condition is read on the host",
     b.name = k == 1 ? "then" : "else";
     const int32_t bx = add(b, "bx", {4, 8}), by = add(b, "by");
     b.inputs = {bx};
-    node(b, k == 1 ? "Relu" : "Sigmoid", {bx}, {by});
+    append_node(b, k == 1 ? "Relu" : "Sigmoid", {bx}, {by});
     b.outputs = {by};
   }
-  node(g, "If", {c, x}, {y},
+  append_node(g, "If", {c, x}, {y},
        {ir::Attribute::make_graph("then_branch", 1), ir::Attribute::make_graph("else_branch", 2)});
   g.outputs = {y};
   auto st = passes::infer_types(m);

@@ -129,10 +129,6 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace tsr::cpu {
 
-// conv_implicit.cpp is globbed as a kernel "family" by CMake; it registers no ops (nn.cpp's Conv
-// calls it).
-void register_conv_implicit_kernels(KernelRegistry&) {}
-
 HWY_EXPORT(conv_implicit_impl);
 
 bool conv_implicit_applies(const Window3& w) { return w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1; }

@@ -441,9 +441,6 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace tsr::cpu {
 
-// gemm.cpp is globbed as a kernel "family" by CMake; it registers no ops.
-void register_gemm_kernels(KernelRegistry&) {}
-
 HWY_EXPORT(sgemm_impl);
 HWY_EXPORT(sgemm_pack_a_impl);
 HWY_EXPORT(sgemm_prepare_thread_impl);

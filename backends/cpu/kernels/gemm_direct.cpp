@@ -226,10 +226,6 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace tsr::cpu {
 
-// gemm_direct.cpp is globbed as a kernel "family" by CMake; it registers no ops (nn.cpp's Conv
-// and winograd.cpp call it).
-void register_gemm_direct_kernels(KernelRegistry&) {}
-
 HWY_EXPORT(sgemm_direct_impl);
 
 DirectThreadScratch& direct_thread_scratch() {

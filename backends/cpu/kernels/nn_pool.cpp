@@ -19,6 +19,25 @@ constexpr T max_identity() {
   else return std::numeric_limits<T>::lowest();
 }
 
+// Calls visit(id, ih, iw, value) for each tap of output (od, oh, ow)'s window that lies inside
+// the input, in kd, kh, kw order; taps in the padding are skipped.
+template <typename T, typename Visit>
+inline void for_each_tap(const T* x, const Window3& w, int64_t od, int64_t oh, int64_t ow, Visit&& visit) {
+  for (int64_t kd = 0; kd < w.k[0]; ++kd) {
+    const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
+    if (id < 0 || id >= w.in[0]) continue;
+    for (int64_t kh = 0; kh < w.k[1]; ++kh) {
+      const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
+      if (ih < 0 || ih >= w.in[1]) continue;
+      const T* row = x + (id * w.in[1] + ih) * w.in[2];
+      for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+        const int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
+        if (iw >= 0 && iw < w.in[2]) visit(id, ih, iw, row[iw]);
+      }
+    }
+  }
+}
+
 // MaxPool over one plane. Indices (if `idx`) follow ONNX Runtime: the flattened index into the
 // whole X (plane offset included), row-major (storage_order 0) or column-major over the spatial
 // dims (storage_order 1). Padding never wins; a window wholly in padding (pads >= kernel) gives
@@ -30,24 +49,12 @@ void max_pool_plane(const T* x, const Window3& w, T* y, int64_t* idx, int64_t pl
       for (int64_t ow = 0; ow < w.out[2]; ++ow) {
         T best = max_identity<T>();
         int64_t best_i = -1;
-        for (int64_t kd = 0; kd < w.k[0]; ++kd) {
-          const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
-          if (id < 0 || id >= w.in[0]) continue;
-          for (int64_t kh = 0; kh < w.k[1]; ++kh) {
-            const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
-            if (ih < 0 || ih >= w.in[1]) continue;
-            const T* row = x + (id * w.in[1] + ih) * w.in[2];
-            for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-              const int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
-              if (iw < 0 || iw >= w.in[2]) continue;
-              const T v = row[iw];
-              if (v > best || best_i < 0) {
-                best = v;
-                best_i = col_major ? id + w.in[0] * (ih + w.in[1] * iw) : (id * w.in[1] + ih) * w.in[2] + iw;
-              }
-            }
+        for_each_tap(x, w, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw, T v) {
+          if (v > best || best_i < 0) {
+            best = v;
+            best_i = col_major ? id + w.in[0] * (ih + w.in[1] * iw) : (id * w.in[1] + ih) * w.in[2] + iw;
           }
-        }
+        });
         const int64_t o = (od * w.out[1] + oh) * w.out[2] + ow;
         y[o] = best;
         if (idx) idx[o] = best_i < 0 ? -1 : plane * w.in_size() + best_i;
@@ -72,21 +79,10 @@ void max_pool_rows(const T* x, const Window3& w, int64_t r0, int64_t r1, T* y) {
   auto one = [&](int64_t od, int64_t oh, int64_t ow) {
     T best = max_identity<T>();
     bool any = false;
-    for (int64_t kd = 0; kd < w.k[0]; ++kd) {
-      const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
-      if (id < 0 || id >= w.in[0]) continue;
-      for (int64_t kh = 0; kh < w.k[1]; ++kh) {
-        const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
-        if (ih < 0 || ih >= w.in[1]) continue;
-        const T* row = x + (id * w.in[1] + ih) * w.in[2];
-        for (int64_t kw = 0; kw < w.k[2]; ++kw) {
-          const int64_t iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
-          if (iw < 0 || iw >= w.in[2]) continue;
-          if (row[iw] > best || !any) best = row[iw];
-          any = true;
-        }
-      }
-    }
+    for_each_tap(x, w, od, oh, ow, [&](int64_t, int64_t, int64_t, T v) {
+      if (v > best || !any) best = v;
+      any = true;
+    });
     return best;
   };
   for (int64_t r = r0; r < r1; ++r) {

@@ -168,8 +168,27 @@ Status matmul_integer(KernelContext& ctx) {
   return integer_matmul(ctx, 0, 2, 1, 3, y);
 }
 
-// Requantization follows onnxruntime: in f32, acc * (a_scale * b_scale / y_scale), rounded half
-// to even, plus y_zp, saturated.
+// The requantization of QLinearMatMul and QLinearConv, as onnxruntime's: y[o] = acc(o) *
+// (in_scale(o) / y_scale) in f32, rounded half to even, plus y_zp, saturated to y's u8/i8.
+// y_scale and y_zero_point are inputs 6 and 7, scalars.
+template <typename Acc, typename InScale>
+Status requantize(KernelContext& ctx, Tensor* y, const Acc& acc, const InScale& in_scale) {
+  const Tensor& ys = *ctx.input(6);
+  const Tensor& yz = *ctx.input(7);
+  if (ys.numel() != 1 || yz.numel() != 1) return ctx.error("y_scale and y_zero_point must be scalars");
+  const float y_scale = ys.data<float>()[0];
+  const auto y_zp = static_cast<float>(yz.scalar_f64(0));
+  const DType t = y->dtype();
+  for (int64_t o = 0; o < y->numel(); ++o) {
+    const float mult = in_scale(o) / y_scale;
+    const double q = saturate(t, static_cast<double>(std::nearbyint(static_cast<float>(acc(o)) * mult) + y_zp));
+    if (t == DType::kU8) y->mut_data<uint8_t>()[o] = static_cast<uint8_t>(q);
+    else y->mut_data<int8_t>()[o] = static_cast<int8_t>(q);
+  }
+  return ok_status();
+}
+
+// Requantization: in f32, acc * (a_scale * b_scale / y_scale) (requantize).
 Status qlinear_matmul(KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   TSR_ASSIGN_OR_RETURN(Tensor acc, Tensor::empty(DType::kI32, y->shape()));
@@ -180,22 +199,10 @@ Status qlinear_matmul(KernelContext& ctx) {
   // Output element o sits in row (o / n) % m and column o % n.
   TSR_ASSIGN_OR_RETURN(QParamIndex as, qparam_index(ctx, ctx.input(1), 1, n, m, "row of A"));
   TSR_ASSIGN_OR_RETURN(QParamIndex bs, qparam_index(ctx, ctx.input(4), 4, 1, n, "column of B"));
-  const Tensor& ys = *ctx.input(6);
-  const Tensor& yz = *ctx.input(7);
-  if (ys.numel() != 1 || yz.numel() != 1) return ctx.error("y_scale and y_zero_point must be scalars");
   const float* pas = ctx.input(1)->data<float>();
   const float* pbs = ctx.input(4)->data<float>();
-  const float y_scale = ys.data<float>()[0];
-  const auto y_zp = static_cast<float>(yz.scalar_f64(0));
-  const DType t = y->dtype();
   const int32_t* pa = acc.data<int32_t>();
-  for (int64_t o = 0; o < y->numel(); ++o) {
-    const float mult = pas[as(o)] * pbs[bs(o)] / y_scale;
-    const double q = saturate(t, static_cast<double>(std::nearbyint(static_cast<float>(pa[o]) * mult) + y_zp));
-    if (t == DType::kU8) y->mut_data<uint8_t>()[o] = static_cast<uint8_t>(q);
-    else y->mut_data<int8_t>()[o] = static_cast<int8_t>(q);
-  }
-  return ok_status();
+  return requantize(ctx, y, [&](int64_t o) { return pa[o]; }, [&](int64_t o) { return pas[as(o)] * pbs[bs(o)]; });
 }
 
 // Conv(x - x_zp, w - w_zp) into i32 `acc`; x's zero point is per tensor, w's per tensor or per
@@ -217,7 +224,7 @@ Status conv_integer(KernelContext& ctx) {
 }
 
 // Requantization as QLinearMatMul, per output channel m: (acc + B[m]) * (x_scale * w_scale[m] /
-// y_scale) in f32, rounded half to even, plus y_zp, saturated.
+// y_scale) (requantize).
 Status qlinear_conv(KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   TSR_ASSIGN_OR_RETURN(Tensor acc, Tensor::empty(DType::kI32, y->shape()));
@@ -228,25 +235,13 @@ Status qlinear_conv(KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(QParamIndex xs, qparam_index(ctx, ctx.input(1), 1, 1, 1, "tensor"));
   const Tensor* bias = ctx.input(8);
   if (bias && bias->numel() != m) return ctx.error("input[8] (B) has ", bias->numel(), " entries, expected ", m);
-  const Tensor& ys = *ctx.input(6);
-  const Tensor& yz = *ctx.input(7);
-  if (ys.numel() != 1 || yz.numel() != 1) return ctx.error("y_scale and y_zero_point must be scalars");
   const float x_scale = ctx.input(1)->data<float>()[xs(0)];
   const float* pws = ctx.input(4)->data<float>();
-  const float y_scale = ys.data<float>()[0];
-  const auto y_zp = static_cast<float>(yz.scalar_f64(0));
   const int32_t* pb = bias ? bias->data<int32_t>() : nullptr;
-  const DType t = y->dtype();
   const int32_t* pa = acc.data<int32_t>();
-  for (int64_t o = 0; o < y->numel(); ++o) {
-    const int64_t ch = (o / plane) % m;
-    const float mult = x_scale * pws[ws(o)] / y_scale;
-    const int32_t a = pa[o] + (pb ? pb[ch] : 0);
-    const double q = saturate(t, static_cast<double>(std::nearbyint(static_cast<float>(a) * mult) + y_zp));
-    if (t == DType::kU8) y->mut_data<uint8_t>()[o] = static_cast<uint8_t>(q);
-    else y->mut_data<int8_t>()[o] = static_cast<int8_t>(q);
-  }
-  return ok_status();
+  return requantize(
+      ctx, y, [&](int64_t o) { return pa[o] + (pb ? pb[(o / plane) % m] : 0); },
+      [&](int64_t o) { return x_scale * pws[ws(o)]; });
 }
 
 }  // namespace

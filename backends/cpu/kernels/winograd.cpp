@@ -354,10 +354,6 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace tsr::cpu {
 
-// winograd.cpp is globbed as a kernel "family" by CMake; it registers no ops (nn.cpp's Conv
-// calls it).
-void register_winograd_kernels(KernelRegistry&) {}
-
 HWY_EXPORT(winograd_conv_impl);
 
 bool winograd_window_applies(const Window3& w) {
