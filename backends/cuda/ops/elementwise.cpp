@@ -39,15 +39,16 @@ class WhereKernel final : public exec::DeviceKernel {
  public:
   explicit WhereKernel(const exec::KernelInit&) {}
   Status record(exec::DeviceKernelContext& ctx) override {
-    const exec::DeviceTensor& c = *ctx.device_input(0);
-    const exec::DeviceTensor& x = *ctx.device_input(1);
-    const exec::DeviceTensor& z = *ctx.device_input(2);
     TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
     const size_t r = y->shape.size();
-    TSR_ASSIGN_OR_RETURN(const k::Strided st, strided(ctx, y->shape,
-                                                      {broadcast_strides(c.shape, r), broadcast_strides(x.shape, r),
-                                                       broadcast_strides(z.shape, r)}));
-    return launched(ctx, k::where(stream_of(ctx), st, ptr<uint8_t>(c), ptr(x), ptr(z), ptr(*y), y->numel()));
+    const exec::DeviceTensor* in[3];  // cond, x, z
+    Shape strides[3];
+    for (size_t j = 0; j < 3; ++j) {
+      in[j] = ctx.device_input(j);
+      strides[j] = broadcast_strides(in[j]->shape, r);
+    }
+    TSR_ASSIGN_OR_RETURN(const k::Strided st, strided(ctx, y->shape, {strides[0], strides[1], strides[2]}));
+    return launched(ctx, k::where(stream_of(ctx), st, ptr<uint8_t>(*in[0]), ptr(*in[1]), ptr(*in[2]), ptr(*y), y->numel()));
   }
 };
 

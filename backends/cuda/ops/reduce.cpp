@@ -22,6 +22,21 @@ Status record_reduce(DeviceKernelContext& ctx, R op, const DeviceTensor& x, Devi
                                  ptr(y), y.numel()));
 }
 
+// The dims SumTo(X, shape) sums: those `to` (right-aligned to x's rank) lacks or has as 1 where x
+// is wider. kInvalidArgument where `to` does not broadcast to x.
+Expected<uint32_t> sum_to_mask(const DeviceKernelContext& ctx, const Shape& x, const Shape& to) {
+  if (to.size() > x.size()) return ctx.error("target rank ", to.size(), " exceeds the input's ", x.size());
+  const size_t lead = x.size() - to.size();
+  uint32_t mask = 0;
+  for (size_t d = 0; d < x.size(); ++d) {
+    const int64_t want = d < lead ? 1 : to[d - lead];
+    if (want == x[d]) continue;
+    if (want != 1) return ctx.error("cannot sum ", shape_str(x), " to ", shape_str(to));
+    mask |= 1u << d;
+  }
+  return mask;
+}
+
 // SumTo(X, shape): the sum of X over the dims it was broadcast along to reach `shape`.
 class SumToKernel final : public exec::DeviceKernel {
  public:
@@ -29,16 +44,7 @@ class SumToKernel final : public exec::DeviceKernel {
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));
-    const Shape& ys = y->shape;
-    if (ys.size() > x.shape.size()) return ctx.error("target rank ", ys.size(), " exceeds the input's ", x.shape.size());
-    const size_t lead = x.shape.size() - ys.size();
-    uint32_t mask = 0;
-    for (size_t d = 0; d < x.shape.size(); ++d) {
-      const int64_t want = d < lead ? 1 : ys[d - lead];
-      if (want == x.shape[d]) continue;
-      if (want != 1) return ctx.error("cannot sum ", shape_str(x.shape), " to ", shape_str(ys));
-      mask |= 1u << d;
-    }
+    TSR_ASSIGN_OR_RETURN(const uint32_t mask, sum_to_mask(ctx, x.shape, y->shape));
     if (mask == 0)  // nothing to sum: a copy
       return copy_strided(ctx, x, *y, x.shape, shape_strides(x.shape), 0, shape_strides(x.shape), 0);
     return record_reduce(ctx, R::kSum, x, *y, mask);
