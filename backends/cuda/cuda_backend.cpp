@@ -8,7 +8,11 @@
 #include <cstring>
 
 #include "backends/cuda/cublas_api.h"
-#include "backends/device_common/support.h"
+#include "backends/cuda/ops/common.h"
+
+namespace tsr::device_common {
+TSR_DEVICE_FAMILIES(cuda::CudaBackend)
+}  // namespace tsr::device_common
 
 namespace tsr::cuda {
 
@@ -40,24 +44,9 @@ constexpr size_t kMinSlotBytes = size_t{1} << 20;
 
 }  // namespace
 
-const CuOpTable& op_table() {
-  static const CuOpTable table = [] {
-    CuOpTable t;
-    register_elementwise(t);
-    register_linear(t);
-    register_data_movement(t);
-    register_reduce(t);
-    register_training(t);
-    return t;
-  }();
+const device_common::OpTable<CudaBackend>& CudaBackend::op_table() {
+  static const auto table = device_common::make_op_table<CudaBackend>("CUDA", {&register_training});
   return table;
-}
-
-exec::DeviceSupport device_support_of(const CuOpTable& table, const ir::Node& node, const std::vector<ops::ValueType>& inputs) {
-  auto it = table.find(node.op);
-  if (it == table.end()) return {};
-  const CuOpDef& def = it->second;
-  return device_common::table_support(node, inputs, def.host_inputs, def.bool_inputs, def.check);
 }
 
 Status CudaBackend::check(int e, const std::string& what) {
@@ -135,20 +124,6 @@ CudaBackend::~CudaBackend() {
 
 Status CudaBackend::activate() const { return check(cudaSetDevice(device_), "cudaSetDevice"); }
 
-std::vector<DType> CudaBackend::kernel_dtypes(std::string_view op) const {
-  return op_table().count(op) ? std::vector<DType>{DType::kF32} : std::vector<DType>{};
-}
-
-exec::DeviceSupport CudaBackend::device_support(const ir::Node& node, const std::vector<ops::ValueType>& inputs) const {
-  return device_support_of(op_table(), node, inputs);
-}
-
-Expected<std::unique_ptr<exec::DeviceKernel>> CudaBackend::create_device_kernel(const exec::KernelInit& init) {
-  auto it = op_table().find(init.node.op);
-  if (it == op_table().end()) return unsupported(init.place, ": no CUDA kernel for ", init.node.op);
-  return it->second.create(*this, init);
-}
-
 Expected<std::shared_ptr<exec::DeviceBuffer>> CudaBackend::allocate(size_t bytes) {
   TSR_RETURN_IF_ERROR(activate());
   TSR_ASSIGN_OR_RETURN(CachingAllocator::Block blk, alloc_->allocate(std::max<size_t>(bytes, 4)));
@@ -185,45 +160,28 @@ Expected<CudaBackend::Slot*> CudaBackend::staging(size_t bytes) {
   return &slot;
 }
 
-Expected<exec::DeviceTensor> CudaBackend::upload(const Tensor& src) {
-  if (src.kind() != ValueKind::kTensor) return unsupported("cuda: only tensors can be uploaded");
-  if (src.dtype() == DType::kString) return unsupported("cuda: string tensors cannot be uploaded");
+Status CudaBackend::write(const exec::DeviceTensor& dst, const void* src, size_t n) {
   TSR_RETURN_IF_ERROR(activate());
-  exec::DeviceTensor d;
-  d.dtype = src.dtype();
-  d.shape = src.shape();
-  TSR_ASSIGN_OR_RETURN(d.buffer, allocate(src.nbytes()));
-  if (src.nbytes() == 0) return d;
-  TSR_ASSIGN_OR_RETURN(Slot * slot, staging(src.nbytes()));
-  std::memcpy(slot->host, src.raw(), src.nbytes());
-  TSR_RETURN_IF_ERROR(check(cudaMemcpyAsync(data(d), slot->host, src.nbytes(), cudaMemcpyHostToDevice, stream_), "upload"));
-  TSR_RETURN_IF_ERROR(check(cudaEventRecord(slot->done, stream_), "cudaEventRecord"));
-  return d;
+  TSR_ASSIGN_OR_RETURN(Slot * slot, staging(n));
+  std::memcpy(slot->host, src, n);
+  TSR_RETURN_IF_ERROR(check(cudaMemcpyAsync(data(dst), slot->host, n, cudaMemcpyHostToDevice, stream_), "upload"));
+  return check(cudaEventRecord(slot->done, stream_), "cudaEventRecord");
 }
 
-Expected<Tensor> CudaBackend::download(const exec::DeviceTensor& src) {
+Status CudaBackend::read(const exec::DeviceTensor& src, void* dst, size_t n) {
   TSR_RETURN_IF_ERROR(activate());
-  TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(src.dtype, src.shape));
-  if (t.nbytes() == 0) {
-    TSR_RETURN_IF_ERROR(synchronize());
-    return t;
-  }
-  TSR_ASSIGN_OR_RETURN(Slot * slot, staging(t.nbytes()));
-  TSR_RETURN_IF_ERROR(check(cudaMemcpyAsync(slot->host, data(src), t.nbytes(), cudaMemcpyDeviceToHost, stream_), "download"));
+  if (n == 0) return synchronize();
+  TSR_ASSIGN_OR_RETURN(Slot * slot, staging(n));
+  TSR_RETURN_IF_ERROR(check(cudaMemcpyAsync(slot->host, data(src), n, cudaMemcpyDeviceToHost, stream_), "download"));
   TSR_RETURN_IF_ERROR(check(cudaEventRecord(slot->done, stream_), "cudaEventRecord"));
   // A kernel's failure surfaces here (the first wait after it), named by the stream's error.
   TSR_RETURN_IF_ERROR(check(cudaStreamSynchronize(stream_), "running the recorded work"));
-  std::memcpy(t.raw_mut(), slot->host, t.nbytes());
-  return t;
+  std::memcpy(dst, slot->host, n);
+  return ok_status();
 }
 
-Expected<exec::DeviceTensor> CudaBackend::copy(const exec::DeviceTensor& src) {
-  exec::DeviceTensor d = src;
-  d.byte_offset = 0;
-  TSR_ASSIGN_OR_RETURN(d.buffer, allocate(src.nbytes()));
-  if (src.nbytes() == 0) return d;
-  TSR_RETURN_IF_ERROR(check(cudaMemcpyAsync(data(d), data(src), src.nbytes(), cudaMemcpyDeviceToDevice, stream_), "copy"));
-  return d;
+Status CudaBackend::copy_bytes(const exec::DeviceTensor& src, const exec::DeviceTensor& dst, size_t n) {
+  return check(cudaMemcpyAsync(data(dst), data(src), n, cudaMemcpyDeviceToDevice, stream_), "copy");
 }
 
 Status CudaBackend::synchronize() {

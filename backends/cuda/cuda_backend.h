@@ -9,20 +9,22 @@
 //   TSR_CUDA_MEMORY_CAP bytes, default 3/4 of the device memory free at creation).
 // - Host copies go through page-locked staging slots (cudaMallocHost) so that cudaMemcpyAsync is
 //   truly asynchronous for uploads; each slot's cudaEvent says when it may be overwritten.
-// - Kernels: op families in backends/cuda/ops/*.cpp (host side: shapes, attributes, cuBLAS) over
-//   the launchers of backends/cuda/kernels/launch.h (the .cu files). Ops, dtypes and attributes
-//   outside the table stay on the CPU through placement (README.md, "Backends").
+// - Layout, the same in every device backend: ops/<family>.cpp is host code (one file per op
+//   family: elementwise, linear, data_movement, reduce, plus training here; most of each family is
+//   written once in backends/device_common/<family>.h), kernels/*.cu is device code, reached only
+//   through the launchers of kernels/launch.h. Ops, dtypes and attributes outside the table stay
+//   on the CPU through placement (README.md, "Backends").
 //
 // Thread safety: one Session at a time (the contract's rule); the backend makes its device
 // current on the calling thread in each entry point that enqueues work.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/caching_allocator.h"
+#include "backends/device_common/device_base.h"
 #include "core/exec/device.h"
 
 // Opaque CUDA handles, so that users of this header need no CUDA include path.
@@ -32,49 +34,21 @@ struct cublasContext;
 
 namespace tsr::cuda {
 
-class CudaBackend;
 struct CublasApi;  // cublas_api.h
-
-struct CuOpDef {
-  uint32_t host_inputs = 0;  // inputs read on the host (shapes, axes, scalars, targets)
-  uint32_t bool_inputs = 0;  // device inputs that are bool (u8) instead of f32
-  // Extra placement check on the node and its load-time input types (null: none).
-  bool (*check)(const ir::Node&, const std::vector<ops::ValueType>&) = nullptr;
-  Expected<std::unique_ptr<exec::DeviceKernel>> (*create)(CudaBackend&, const exec::KernelInit&) = nullptr;
-};
-using CuOpTable = std::map<std::string, CuOpDef, std::less<>>;
-
-// The op families (backends/cuda/ops/): each adds its ops; a duplicate is a programming error
-// (build_op_table() fails an assertion in the tests' self-check).
-void register_elementwise(CuOpTable& t);
-void register_linear(CuOpTable& t);
-void register_data_movement(CuOpTable& t);
-void register_reduce(CuOpTable& t);
-void register_training(CuOpTable& t);
-
-// The whole table. Needs no device: placement decisions are testable on any machine.
-const CuOpTable& op_table();
-// The backend's device_support() on a given table (no device needed).
-exec::DeviceSupport device_support_of(const CuOpTable& table, const ir::Node& node, const std::vector<ops::ValueType>& inputs);
-
-class CudaBackend final : public exec::DeviceBackend {
+class CudaBackend final : public device_common::TableBackend<CudaBackend> {
   static_assert(exec::DeviceBackend::kApiVersion == 2, "written against the version 2 contract");
 
  public:
   // kBackend "no CUDA device: <driver's error text>" when the machine has none (or no driver).
   static Expected<std::unique_ptr<CudaBackend>> create();
+  // The op table (ops/*.cpp). Needs no device: placement and the table's self-check
+  // (device_common::check_op_table, run by the device tests) work on any machine.
+  static const device_common::OpTable<CudaBackend>& op_table();
   ~CudaBackend() override;
 
   std::string_view name() const override { return "cuda"; }
-  std::vector<DType> kernel_dtypes(std::string_view op) const override;
-  exec::DeviceSupport device_support(const ir::Node& node, const std::vector<ops::ValueType>& inputs) const override;
-  Expected<std::unique_ptr<exec::DeviceKernel>> create_device_kernel(const exec::KernelInit& init) override;
   Expected<std::shared_ptr<exec::DeviceBuffer>> allocate(size_t bytes) override;
-  Expected<exec::DeviceTensor> upload(const Tensor& src) override;
-  Expected<Tensor> download(const exec::DeviceTensor& src) override;
-  Expected<exec::DeviceTensor> copy(const exec::DeviceTensor& src) override;
-  // Work is submitted as it is enqueued, so flush() has nothing to do.
-  Status flush() override { return ok_status(); }
+  // Work is submitted as it is enqueued, so flush() keeps the contract's default (nothing to do).
   Status synchronize() override;
 
   // For the op families: the stream, cuBLAS, a device pointer of a tensor, a scratch tensor, and
@@ -90,7 +64,11 @@ class CudaBackend final : public exec::DeviceBackend {
   const CachingAllocator& memory() const { return *alloc_; }
 
  private:
-  CudaBackend() = default;
+  CudaBackend() : TableBackend(op_table()) {}
+  // Host copies go through a staging slot: write() returns once the bytes are in it; read() waits.
+  Status write(const exec::DeviceTensor& dst, const void* src, size_t n) override;
+  Status read(const exec::DeviceTensor& src, void* dst, size_t n) override;
+  Status copy_bytes(const exec::DeviceTensor& src, const exec::DeviceTensor& dst, size_t n) override;
   Status activate() const;
   struct Slot {
     void* host = nullptr;  // page-locked

@@ -5,37 +5,26 @@
 // error messages); a backend supplies the primitives as a policy class P with static members:
 //   using Backend = ...;                       the backend class its op table's factories take
 //   static constexpr const char* kName;        "CUDA", "Vulkan": in messages
-//   Status copy_strided(ctx, x, y, shape, is, io, os, oo)
+//   Status copy_strided(ctx, x, y, shape, is, io, os, oo)   (Shapes; rank <= kMaxRank)
 //       y[oo + i . os] = x[io + i . is] for every index i of `shape` (element strides/offsets)
 //   Status fill(ctx, y, float value)           y[:] = value
 //   Status gather(ctx, x, idx, y, const GatherGeom&)   idx: i32, in range (checked here)
 //   Status resize(ctx, x, y, const ResizeGeom&)
-// All take f32 device tensors; errors name ctx.place(). Thread safety: as the kernels' record().
+// All take f32 device tensors; errors name ctx.place(). Attributes are read once, when a kernel is
+// created. Thread safety: as the kernels' record().
 #pragma once
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "backends/device_common/geometry.h"
 #include "backends/device_common/host_inputs.h"
+#include "backends/device_common/op_table.h"
 #include "core/ir/graph.h"
+#include "core/tensor/broadcast.h"
 
 namespace tsr::device_common {
-
-// y[o, j, i] = x[o, idx[j], i] with o < outer, j < n_idx, i < inner; idx values in [0, axis_len).
-struct GatherGeom {
-  int64_t outer, axis_len, n_idx, inner;
-};
-
-// Resize of the last two dims of NC planes (x [NC, H, W] -> y [NC, OH, OW]). mode 0 nearest,
-// 1 linear; coord 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel,
-// 4 tf_half_pixel_for_nn; nearest 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil;
-// sh, sw the scales (out / in, or as given).
-struct ResizeGeom {
-  int64_t NC, H, W, OH, OW;
-  int32_t mode, coord, nearest;
-  float sh, sw;
-};
 
 namespace data_movement_detail {
 
@@ -50,23 +39,26 @@ class TransposeKernel final : public exec::DeviceKernel {
     const DeviceTensor& x = *ctx.device_input(0);
     TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));
     const size_t r = x.shape.size();
-    std::vector<int64_t> perm = perm_;
+    Ints perm = perm_;
     if (perm.empty())
       for (size_t d = 0; d < r; ++d) perm.push_back(static_cast<int64_t>(r - 1 - d));
-    const std::vector<int64_t> xs = dense_strides(x.shape);
-    std::vector<int64_t> is(r);
+    const Shape xs = shape_strides(x.shape);
+    Shape is(r);
     for (size_t d = 0; d < r; ++d) is[d] = xs[static_cast<size_t>(perm[d])];
-    return P::copy_strided(ctx, x, *y, y->shape, is, 0, dense_strides(y->shape), 0);
+    return P::copy_strided(ctx, x, *y, y->shape, is, 0, shape_strides(y->shape), 0);
   }
 
  private:
-  std::vector<int64_t> perm_;
+  Ints perm_;
 };
 
 template <class P>
 class SliceKernel final : public exec::DeviceKernel {
  public:
-  explicit SliceKernel(const exec::KernelInit& init) : node_(init.node) {}
+  // Opset < 10 Slice has starts/axes attributes (and no ends input: the output shape says them).
+  explicit SliceKernel(const exec::KernelInit& init)
+      : starts_(init.node.attr_ints("starts")),
+        axes_(init.node.attr_ints("axes")) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));
@@ -81,15 +73,15 @@ class SliceKernel final : public exec::DeviceKernel {
         TSR_ASSIGN_OR_RETURN(steps, host_ints(ctx, 4));
       }
     } else {
-      starts = node_.attr_ints("starts");
-      axes = node_.attr_ints("axes");
+      starts.assign(starts_.begin(), starts_.end());
+      axes.assign(axes_.begin(), axes_.end());
     }
     if (axes.empty())
       for (size_t d = 0; d < starts.size(); ++d) axes.push_back(static_cast<int64_t>(d));
     if (steps.empty()) steps.assign(starts.size(), 1);
     if (axes.size() != starts.size() || steps.size() != starts.size()) return ctx.error("starts/axes/steps differ in length");
-    const std::vector<int64_t> xs = dense_strides(x.shape);
-    std::vector<int64_t> is = xs;
+    const Shape xs = shape_strides(x.shape);
+    Shape is = xs;
     int64_t io = 0;
     for (size_t k = 0; k < starts.size(); ++k) {
       const int64_t ax = norm_axis(axes[k], r);
@@ -102,57 +94,48 @@ class SliceKernel final : public exec::DeviceKernel {
       is[static_cast<size_t>(ax)] = xs[static_cast<size_t>(ax)] * step;
     }
     if (y->numel() == 0) return ok_status();
-    return P::copy_strided(ctx, x, *y, y->shape, is, io, dense_strides(y->shape), 0);
+    return P::copy_strided(ctx, x, *y, y->shape, is, io, shape_strides(y->shape), 0);
   }
 
  private:
-  const ir::Node& node_;
+  Ints starts_, axes_;
 };
 
+// Concat (inputs -> y) and Split (x -> outputs): each part is a window of the whole along `axis`,
+// one strided copy per part, in order.
 template <class P>
-class ConcatKernel final : public exec::DeviceKernel {
+class PartsKernel final : public exec::DeviceKernel {
  public:
-  explicit ConcatKernel(const exec::KernelInit& init) : axis_(init.node.attr_int("axis", 0)) {}
+  explicit PartsKernel(const exec::KernelInit& init)
+      : axis_(init.node.attr_int("axis", 0)), split_(init.node.op == "Split") {}
   Status record(DeviceKernelContext& ctx) override {
-    TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));
-    const size_t ax = static_cast<size_t>(norm_axis(axis_, y->shape.size()));
-    const std::vector<int64_t> ys = dense_strides(y->shape);
+    const DeviceTensor* whole = split_ ? ctx.device_input(0) : nullptr;
+    if (!split_) {
+      TSR_ASSIGN_OR_RETURN(whole, ctx.alloc_output(0));
+    }
+    const size_t ax = static_cast<size_t>(norm_axis(axis_, whole->shape.size()));
+    const Shape ws = shape_strides(whole->shape);
     int64_t offset = 0;
-    for (size_t k = 0; k < ctx.num_inputs(); ++k) {
-      const DeviceTensor* x = ctx.device_input(k);
-      if (!x) continue;
-      if (x->numel() > 0)
-        TSR_RETURN_IF_ERROR(P::copy_strided(ctx, *x, *y, x->shape, dense_strides(x->shape), 0, ys, offset * ys[ax]));
-      offset += x->shape[ax];
+    for (size_t k = 0; k < (split_ ? ctx.num_outputs() : ctx.num_inputs()); ++k) {
+      const DeviceTensor* part = nullptr;
+      if (!split_) {
+        part = ctx.device_input(k);
+      } else if (ctx.node().outputs[k] >= 0) {
+        TSR_ASSIGN_OR_RETURN(part, ctx.alloc_output(k));
+      }
+      if (!part) continue;
+      const Shape ps = shape_strides(part->shape);
+      if (part->numel() > 0)
+        TSR_RETURN_IF_ERROR(split_ ? P::copy_strided(ctx, *whole, *part, part->shape, ws, offset * ws[ax], ps, 0)
+                                   : P::copy_strided(ctx, *part, *whole, part->shape, ps, 0, ws, offset * ws[ax]));
+      offset += part->shape[ax];
     }
     return ok_status();
   }
 
  private:
   int64_t axis_;
-};
-
-template <class P>
-class SplitKernel final : public exec::DeviceKernel {
- public:
-  explicit SplitKernel(const exec::KernelInit& init) : axis_(init.node.attr_int("axis", 0)) {}
-  Status record(DeviceKernelContext& ctx) override {
-    const DeviceTensor& x = *ctx.device_input(0);
-    const size_t ax = static_cast<size_t>(norm_axis(axis_, x.shape.size()));
-    const std::vector<int64_t> xs = dense_strides(x.shape);
-    int64_t offset = 0;
-    for (size_t i = 0; i < ctx.num_outputs(); ++i) {
-      if (ctx.node().outputs[i] < 0) continue;
-      TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(i));
-      if (y->numel() > 0)
-        TSR_RETURN_IF_ERROR(P::copy_strided(ctx, x, *y, y->shape, xs, offset * xs[ax], dense_strides(y->shape), 0));
-      offset += y->shape[ax];
-    }
-    return ok_status();
-  }
-
- private:
-  int64_t axis_;
+  bool split_;
 };
 
 template <class P>
@@ -162,23 +145,22 @@ class ExpandKernel final : public exec::DeviceKernel {
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));
-    const size_t r = y->shape.size(), lead = r - x.shape.size();
-    const std::vector<int64_t> xs = dense_strides(x.shape);
-    std::vector<int64_t> is(r, 0);
-    for (size_t d = lead; d < r; ++d) is[d] = x.shape[d - lead] == 1 ? 0 : xs[d - lead];
-    return P::copy_strided(ctx, x, *y, y->shape, is, 0, dense_strides(y->shape), 0);
+    return P::copy_strided(ctx, x, *y, y->shape, broadcast_strides(x.shape, y->shape.size()), 0, shape_strides(y->shape), 0);
   }
 };
 
 template <class P>
 class PadKernel final : public exec::DeviceKernel {
  public:
-  explicit PadKernel(const exec::KernelInit& init) : node_(init.node) {}
+  // Opset < 11 Pad has pads/value attributes; later opsets give them as inputs.
+  explicit PadKernel(const exec::KernelInit& init)
+      : pads_(init.node.attr_ints("pads")),
+        value_(static_cast<float>(init.node.attr_float("value", 0.0))) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     const size_t r = x.shape.size();
-    std::vector<int64_t> pads = node_.attr_ints("pads");
-    float value = static_cast<float>(node_.attr_float("value", 0.0));
+    std::vector<int64_t> pads(pads_.begin(), pads_.end());
+    float value = value_;
     if (ctx.host_input(1)) {
       TSR_ASSIGN_OR_RETURN(pads, host_ints(ctx, 1));
     }
@@ -202,7 +184,7 @@ class PadKernel final : public exec::DeviceKernel {
     TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));
     TSR_RETURN_IF_ERROR(P::fill(ctx, *y, value));
     // The kept part of x lands at max(begin, 0); negative pads crop.
-    const std::vector<int64_t> xs = dense_strides(x.shape), ys = dense_strides(y->shape);
+    const Shape xs = shape_strides(x.shape), ys = shape_strides(y->shape);
     Shape win(r);
     int64_t io = 0, oo = 0;
     for (size_t d = 0; d < r; ++d) {
@@ -211,12 +193,13 @@ class PadKernel final : public exec::DeviceKernel {
       io += crop_b * xs[d];
       oo += std::max<int64_t>(0, begin[d]) * ys[d];
     }
-    if (numel_of(win) == 0) return ok_status();
+    if (shape_numel(win) == 0) return ok_status();
     return P::copy_strided(ctx, x, *y, win, xs, io, ys, oo);
   }
 
  private:
-  const ir::Node& node_;
+  Ints pads_;
+  float value_;
 };
 
 inline bool pad_check(const ir::Node& node, const std::vector<ops::ValueType>&) {
@@ -273,7 +256,10 @@ inline bool resize_check(const ir::Node& node, const std::vector<ops::ValueType>
 template <class P>
 class ResizeKernel final : public exec::DeviceKernel {
  public:
-  explicit ResizeKernel(const exec::KernelInit& init) : node_(init.node) {}
+  explicit ResizeKernel(const exec::KernelInit& init)
+      : mode_(init.node.attr_string("mode", "nearest") == "linear" ? 1 : 0),
+        coord_(mode_code(kCoord, init.node.attr_string("coordinate_transformation_mode", "half_pixel"))),
+        nearest_(mode_code(kNearest, init.node.attr_string("nearest_mode", "round_prefer_floor"))) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));
@@ -285,9 +271,9 @@ class ResizeKernel final : public exec::DeviceKernel {
     p.W = x.shape[3];
     p.OH = y->shape[2];
     p.OW = y->shape[3];
-    p.mode = node_.attr_string("mode", "nearest") == "linear" ? 1 : 0;
-    p.coord = mode_code(kCoord, node_.attr_string("coordinate_transformation_mode", "half_pixel"));
-    p.nearest = mode_code(kNearest, node_.attr_string("nearest_mode", "round_prefer_floor"));
+    p.mode = mode_;
+    p.coord = coord_;
+    p.nearest = nearest_;
     p.sh = static_cast<float>(p.OH) / static_cast<float>(p.H);
     p.sw = static_cast<float>(p.OW) / static_cast<float>(p.W);
     // Given scales are used as given (they may differ from out/in after flooring).
@@ -300,25 +286,24 @@ class ResizeKernel final : public exec::DeviceKernel {
   }
 
  private:
-  const ir::Node& node_;
+  int32_t mode_, coord_, nearest_;
 };
 
 }  // namespace data_movement_detail
 
-// Adds the family's ops through add(name, host_inputs_mask, check_or_null, factory), the factory
-// being &make_kernel<K, typename P::Backend>; each backend maps that onto its op-table entry.
-template <class P, class Add>
-void register_data_movement_ops(Add&& add) {
+// Adds the family's ops to a backend's table.
+template <class P>
+void register_data_movement_ops(OpTable<typename P::Backend>& t) {
   namespace d = data_movement_detail;
   using B = typename P::Backend;
-  add("Transpose", 0u, nullptr, &make_kernel<d::TransposeKernel<P>, B>);
-  add("Slice", 0b11110u, nullptr, &make_kernel<d::SliceKernel<P>, B>);
-  add("Concat", 0u, nullptr, &make_kernel<d::ConcatKernel<P>, B>);
-  add("Split", 0b10u, nullptr, &make_kernel<d::SplitKernel<P>, B>);
-  add("Expand", 0b10u, nullptr, &make_kernel<d::ExpandKernel<P>, B>);
-  add("Pad", 0b1110u, &d::pad_check, &make_kernel<d::PadKernel<P>, B>);
-  add("Gather", 0b10u, nullptr, &make_kernel<d::GatherKernel<P>, B>);
-  add("Resize", 0b1110u, &d::resize_check, &make_kernel<d::ResizeKernel<P>, B>);
+  t.add("Transpose", 0u, nullptr, &make_kernel<d::TransposeKernel<P>, B>);
+  t.add("Slice", 0b11110u, nullptr, &make_kernel<d::SliceKernel<P>, B>);
+  t.add("Concat", 0u, nullptr, &make_kernel<d::PartsKernel<P>, B>);
+  t.add("Split", 0b10u, nullptr, &make_kernel<d::PartsKernel<P>, B>);
+  t.add("Expand", 0b10u, nullptr, &make_kernel<d::ExpandKernel<P>, B>);
+  t.add("Pad", 0b1110u, &d::pad_check, &make_kernel<d::PadKernel<P>, B>);
+  t.add("Gather", 0b10u, nullptr, &make_kernel<d::GatherKernel<P>, B>);
+  t.add("Resize", 0b1110u, &d::resize_check, &make_kernel<d::ResizeKernel<P>, B>);
 }
 
 }  // namespace tsr::device_common

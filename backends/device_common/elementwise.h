@@ -1,5 +1,13 @@
-// Device-independent parts of the device backends' elementwise families (Vulkan, CUDA): the
-// placement checks the backends share and the ops that are views. Header-only.
+// The elementwise family of a device backend, written once (Vulkan, CUDA): unary activations,
+// broadcasting binary ops (and, where the backend has bool tensors, comparisons), and the ops
+// that are views. Op codes and attributes are resolved when a kernel is created; a backend
+// supplies a policy class P with static members (f32 device tensors unless said otherwise):
+//   using Backend = ...;                          its op table's factories take it
+//   static constexpr bool kComparisons;           whether it registers the comparisons (bool y)
+//   Status unary(ctx, x, y, const UnaryParams&)   y = f(x)
+//   Status binary(ctx, BinaryOp, a, b, y, sa, sb) y = a (op) b; sa/sb: a's and b's
+//       broadcast_strides against y's rank (<= kMaxRank)
+// Header-only.
 #pragma once
 
 #include <cfloat>
@@ -7,8 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "backends/device_common/geometry.h"
 #include "backends/device_common/host_inputs.h"
+#include "backends/device_common/op_table.h"
 #include "core/ir/graph.h"
+#include "core/tensor/broadcast.h"
 
 namespace tsr::device_common {
 
@@ -52,9 +63,8 @@ inline UnaryParams unary_params(const ir::Node& node) {
 }
 
 // Clip opset >= 11: min and max are optional f32 scalar inputs 1 and 2 (read on the host); they
-// replace a and b. kInvalidArgument naming the input otherwise. Other ops: unchanged.
+// replace a and b. kInvalidArgument naming the input otherwise.
 inline Status apply_clip_inputs(const exec::DeviceKernelContext& ctx, UnaryParams& p) {
-  if (ctx.node().op != "Clip") return ok_status();
   for (size_t k = 1; k <= 2; ++k) {
     const Tensor* t = ctx.host_input(k);
     if (!t) continue;
@@ -79,16 +89,53 @@ inline bool dropout_check(const ir::Node& node, const std::vector<ops::ValueType
 template <class P>
 class UnaryKernel final : public exec::DeviceKernel {
  public:
-  explicit UnaryKernel(const exec::KernelInit& init) : params_(unary_params(init.node)) {}
+  explicit UnaryKernel(const exec::KernelInit& init) : params_(unary_params(init.node)), clip_(init.node.op == "Clip") {}
   Status record(exec::DeviceKernelContext& ctx) override {
     UnaryParams u = params_;
-    TSR_RETURN_IF_ERROR(apply_clip_inputs(ctx, u));
+    if (clip_) TSR_RETURN_IF_ERROR(apply_clip_inputs(ctx, u));
     TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
     return P::unary(ctx, *ctx.device_input(0), *y, u);
   }
 
  private:
   UnaryParams params_;
+  bool clip_;
+};
+
+// Binary op codes: the order of binary.comp's cases and of CUDA's k::Binary / k::Compare (the
+// comparisons from kGreater on).
+enum class BinaryOp : int32_t {
+  kAdd, kSub, kMul, kDiv, kPow, kMax, kMin, kPRelu, kGreater, kLess, kEqual, kGreaterOrEqual, kLessOrEqual
+};
+inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::kGreater; }
+
+inline const std::map<std::string, BinaryOp, std::less<>>& binary_ops() {
+  using B = BinaryOp;
+  static const std::map<std::string, B, std::less<>> k = {
+      {"Add", B::kAdd},         {"Sub", B::kSub},   {"Mul", B::kMul},     {"Div", B::kDiv},
+      {"Pow", B::kPow},         {"Max", B::kMax},   {"Min", B::kMin},     {"PRelu", B::kPRelu},
+      {"Greater", B::kGreater}, {"Less", B::kLess}, {"Equal", B::kEqual}, {"GreaterOrEqual", B::kGreaterOrEqual},
+      {"LessOrEqual", B::kLessOrEqual}};
+  return k;
+}
+
+// y = a (op) b with numpy broadcasting; comparisons write bool (u8) y.
+template <class P>
+class BinaryKernel final : public exec::DeviceKernel {
+ public:
+  explicit BinaryKernel(const exec::KernelInit& init) : op_(binary_ops().at(init.node.op)) {}
+  Status record(exec::DeviceKernelContext& ctx) override {
+    const exec::DeviceTensor& a = *ctx.device_input(0);
+    const exec::DeviceTensor& b = *ctx.device_input(1);
+    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
+    const size_t r = y->shape.size();
+    if (r > static_cast<size_t>(kMaxRank) || a.shape.size() > r || b.shape.size() > r)
+      return unsupported(ctx.place(), ": rank ", r, " exceeds the device kernels' ", kMaxRank);
+    return P::binary(ctx, op_, a, b, *y, broadcast_strides(a.shape, r), broadcast_strides(b.shape, r));
+  }
+
+ private:
+  BinaryOp op_;
 };
 
 // Reshape, Flatten, Squeeze, Unsqueeze, Identity, inference Dropout: the input's buffer with the
@@ -104,15 +151,23 @@ class ViewKernel final : public exec::DeviceKernel {
   }
 };
 
-// Adds the view ops through add(name, host_inputs_mask, check_or_null, factory); B: the backend class.
-template <class B, class Add>
-void register_view_ops(Add&& add) {
-  add("Reshape", 0b10u, nullptr, &make_kernel<ViewKernel, B>);
-  add("Flatten", 0u, nullptr, &make_kernel<ViewKernel, B>);
-  add("Squeeze", 0b10u, nullptr, &make_kernel<ViewKernel, B>);
-  add("Unsqueeze", 0b10u, nullptr, &make_kernel<ViewKernel, B>);
-  add("Identity", 0u, nullptr, &make_kernel<ViewKernel, B>);
-  add("Dropout", 0b110u, &dropout_check, &make_kernel<ViewKernel, B>);
+// Adds the family's ops to a backend's table.
+template <class P>
+void register_elementwise_ops(OpTable<typename P::Backend>& t) {
+  using B = typename P::Backend;
+  for (const auto& kv : unary_ops()) {
+    const bool clip = kv.first == "Clip", gelu = kv.first == "Gelu";
+    t.add(kv.first, clip ? 0b110u : 0u, gelu ? &gelu_check : nullptr, &make_kernel<UnaryKernel<P>, B>);
+  }
+  for (const auto& kv : binary_ops())
+    if (P::kComparisons || !is_comparison(kv.second))
+      t.add(kv.first, 0u, &binary_check, &make_kernel<BinaryKernel<P>, B>);
+  t.add("Reshape", 0b10u, nullptr, &make_kernel<ViewKernel, B>);
+  t.add("Flatten", 0u, nullptr, &make_kernel<ViewKernel, B>);
+  t.add("Squeeze", 0b10u, nullptr, &make_kernel<ViewKernel, B>);
+  t.add("Unsqueeze", 0b10u, nullptr, &make_kernel<ViewKernel, B>);
+  t.add("Identity", 0u, nullptr, &make_kernel<ViewKernel, B>);
+  t.add("Dropout", 0b110u, &dropout_check, &make_kernel<ViewKernel, B>);
 }
 
 }  // namespace tsr::device_common

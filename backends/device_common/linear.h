@@ -1,6 +1,6 @@
-// MatMul and Conv geometry shared by the device backends (Vulkan, CUDA): numpy-style batch
-// broadcasting reduced to one batched row-major GEMM with a batch stride per operand, and the
-// Conv attributes (strides, dilations, pads or auto_pad, group) checked and resolved. Header-only.
+// MatMul and Gemm on a device backend, written once (Vulkan, CUDA): numpy-style batch
+// broadcasting reduced to one batched row-major GEMM with a batch stride per operand, and Gemm's
+// transposes, scales and broadcast C; Conv with window.h's geometry. Header-only.
 #pragma once
 
 #include <algorithm>
@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "backends/device_common/host_inputs.h"
+#include "backends/device_common/op_table.h"
+#include "backends/device_common/window.h"
 #include "core/ir/graph.h"
+#include "core/tensor/broadcast.h"
 
 namespace tsr::device_common {
 
@@ -63,7 +66,7 @@ inline Expected<MatMulGeom> matmul_geometry(const exec::DeviceKernelContext& ctx
   if (!batch_stride(a, ob, g.M * g.K, &g.sa) || !batch_stride(b, ob, g.K * g.N, &g.sb))
     return unsupported(ctx.place(), ": MatMul batch broadcasting of ", shape_str(a), " x ", shape_str(b),
                        " is not supported by the ", backend, " kernel");
-  g.batch = numel_of(ob);
+  g.batch = shape_numel(ob);
   return g;
 }
 
@@ -82,61 +85,72 @@ class MatMulKernel final : public exec::DeviceKernel {
   }
 };
 
-// Gemm's attributes: Y = alpha op(A) op(B) + beta C, op a transpose where transA / transB.
-struct GemmAttrs {
+// Gemm: Y [M, N] = alpha op(A) op(B) + beta C, op a transpose where transA / transB; A and B
+// stored row-major with rows of lda / ldb elements; C (optional) read as broadcast to [M, N] with
+// element strides c_rs / c_cs (0 along a broadcast dim).
+struct GemmGeom {
+  int64_t M, N, K, lda, ldb, c_rs, c_cs;
   bool ta, tb;
   float alpha, beta;
 };
-inline GemmAttrs gemm_attrs(const ir::Node& node) {
-  return {node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0,
-          static_cast<float>(node.attr_float("alpha", 1.0)), static_cast<float>(node.attr_float("beta", 1.0))};
-}
 
-// Geometry of a Conv / ConvGradInput / ConvGradWeight node: x [N, C, (H,) W], w [M, C/group,
-// (KH,) KW], y [N, M, (OH,) OW]; 1-D convs as 2-D with H = OH = KH = 1; ph/pw the leading pads.
-struct ConvGeom {
-  int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, ph, pw, group;
+// P::gemm(ctx, a, b, c_or_null, y, geom) records the GEMM; attributes are read at create.
+template <class P>
+class GemmKernel final : public exec::DeviceKernel {
+ public:
+  explicit GemmKernel(const exec::KernelInit& init)
+      : ta_(init.node.attr_int("transA", 0) != 0), tb_(init.node.attr_int("transB", 0) != 0),
+        alpha_(static_cast<float>(init.node.attr_float("alpha", 1.0))),
+        beta_(static_cast<float>(init.node.attr_float("beta", 1.0))) {}
+  Status record(exec::DeviceKernelContext& ctx) override {
+    const exec::DeviceTensor& a = *ctx.device_input(0);
+    const exec::DeviceTensor& b = *ctx.device_input(1);
+    const exec::DeviceTensor* c = ctx.device_input(2);
+    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
+    if (a.shape.size() != 2 || b.shape.size() != 2) return ctx.error("Gemm operands must be matrices");
+    if (c && c->shape.size() > 2) return ctx.error("Gemm's C must have rank <= 2");
+    GemmGeom g{y->shape[0], y->shape[1], ta_ ? a.shape[0] : a.shape[1], a.shape[1], b.shape[1], 0, 0, ta_, tb_, alpha_, beta_};
+    if (c) {
+      const Shape cs = broadcast_strides(c->shape, 2);
+      g.c_rs = cs[0];
+      g.c_cs = cs[1];
+    }
+    return P::gemm(ctx, a, b, c, *y, g);
+  }
+
+ private:
+  bool ta_, tb_;
+  float alpha_, beta_;
 };
 
-// Whether a conv-family input rank is one the device kernels take (1-D or 2-D: rank 3 or 4).
-inline bool conv_rank_ok(const Shape& x) { return x.size() == 3 || x.size() == 4; }
+// Conv (1-D or 2-D, any group; bias optional): the geometry from window.h, checked here;
+// P::conv(ctx, x, w, bias_or_null, y, geom) records it.
+template <class P>
+class ConvKernel final : public exec::DeviceKernel {
+ public:
+  explicit ConvKernel(const exec::KernelInit& init) : window_(init) {}
+  Status record(exec::DeviceKernelContext& ctx) override {
+    const exec::DeviceTensor& x = *ctx.device_input(0);
+    const exec::DeviceTensor& w = *ctx.device_input(1);
+    const exec::DeviceTensor* bias = ctx.device_input(2);
+    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
+    TSR_ASSIGN_OR_RETURN(const ConvGeom g, window_.geometry(ctx, x.shape, w.shape, y->shape));
+    if (bias && bias->numel() != g.M) return ctx.error("bias has ", bias->numel(), " elements for ", g.M, " output channels");
+    return P::conv(ctx, x, w, bias, *y, g);
+  }
 
-inline Expected<ConvGeom> conv_geometry(const exec::DeviceKernelContext& ctx, const ir::Node& node, const Shape& x, const Shape& w,
-                                           const Shape& y) {
-  if (!conv_rank_ok(x) || w.size() != x.size() || y.size() != x.size())
-    return ctx.error("conv shapes ", shape_str(x), ", ", shape_str(w), ", ", shape_str(y), " are not 1-D or 2-D NC(H)W");
-  const bool one_d = x.size() == 3;
-  const size_t nsp = one_d ? 1 : 2;
-  ConvGeom g{};
-  g.N = x[0];
-  g.C = x[1];
-  g.H = one_d ? 1 : x[2];
-  g.W = x.back();
-  g.M = y[1];
-  g.OH = one_d ? 1 : y[2];
-  g.OW = y.back();
-  g.KH = one_d ? 1 : w[2];
-  g.KW = w.back();
-  const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(nsp, 1));
-  const std::vector<int64_t> dil = node.attr_ints("dilations", std::vector<int64_t>(nsp, 1));
-  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * nsp, 0));
-  if (strides.size() != nsp || dil.size() != nsp || pads.size() != 2 * nsp)
-    return ctx.error("strides/dilations/pads do not match ", nsp, " spatial dims");
-  // The spatial dims from the last nsp of {H, W} (1-D: W only).
-  const int64_t in_sp[2] = {g.H, g.W}, out_sp[2] = {g.OH, g.OW}, k_sp[2] = {g.KH, g.KW};
-  resolve_auto_pad(node.attr_string("auto_pad", "NOTSET"), nsp, in_sp + 2 - nsp, out_sp + 2 - nsp, k_sp + 2 - nsp, strides, dil,
-                   pads);
-  g.sh = one_d ? 1 : strides[0];
-  g.sw = strides.back();
-  g.dh = one_d ? 1 : dil[0];
-  g.dw = dil.back();
-  g.ph = one_d ? 0 : pads[0];
-  g.pw = pads[nsp - 1];
-  g.group = node.attr_int("group", 1);
-  if (g.sh < 1 || g.sw < 1 || g.dh < 1 || g.dw < 1) return ctx.error("strides and dilations must be >= 1");
-  if (g.group <= 0 || g.C % g.group || g.M % g.group) return ctx.error("group ", g.group, " does not divide the channels");
-  if (w[1] * g.group != g.C) return ctx.error("weights ", shape_str(w), " do not match ", g.C, " input channels");
-  return g;
+ private:
+  ConvWindow window_;
+};
+
+// Adds the family's ops (MatMul, Gemm, Conv) to a backend's table; P: the policy of the three
+// kernels above, with `using Backend` and kName.
+template <class P>
+void register_linear_ops(OpTable<typename P::Backend>& t) {
+  using B = typename P::Backend;
+  t.add("MatMul", 0u, &matmul_check, &make_kernel<MatMulKernel<P>, B>);
+  t.add("Gemm", 0u, nullptr, &make_kernel<GemmKernel<P>, B>);
+  t.add("Conv", 0u, &conv_check, &make_kernel<ConvKernel<P>, B>);
 }
 
 }  // namespace tsr::device_common

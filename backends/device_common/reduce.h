@@ -8,7 +8,7 @@
 //   Status softmax(ctx, x, y, rows, len, inner, bool log) rows of `len` elements `inner` apart
 //   Status pool(ctx, x, y, const PoolGeom&)
 //   Status channel_affine(ctx, x, scale, shift, y, C, inner)  y = x * scale[c] + shift[c]
-//   bool pool_check(node, input types)                    which pooling nodes it takes
+// Attributes are read once, when a kernel is created.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "backends/device_common/host_inputs.h"
+#include "backends/device_common/op_table.h"
+#include "backends/device_common/window.h"
 #include "core/ir/graph.h"
 
 namespace tsr::device_common {
@@ -30,59 +32,6 @@ inline const std::map<std::string, int32_t, std::less<>>& reduce_ops() {
   return k;
 }
 
-// Pooling of NC planes x [NC, H, W] -> y [NC, OH, OW] (1-D pools: H = OH = KH = 1). mode 0 max,
-// 1 average counting pads, 2 average over the valid taps; ph/pw leading pads, peh/pew trailing.
-struct PoolGeom {
-  int64_t NC, H, W, OH, OW, KH, KW, sh, sw, dh, dw, ph, pw, peh, pew;
-  int32_t mode;
-};
-
-// Pool geometry of a MaxPool / AveragePool / Global*Pool / MaxPoolGrad node (x [N, C, (H,) W] -> y),
-// pads from `pads` or auto_pad; kInvalidArgument naming the node when the attributes do not fit.
-inline Expected<PoolGeom> pool_geometry(const exec::DeviceKernelContext& ctx, const ir::Node& node, const Shape& x, const Shape& y,
-                                    int32_t mode) {
-  if ((x.size() != 3 && x.size() != 4) || y.size() != x.size())
-    return ctx.error("pool shapes ", shape_str(x), " -> ", shape_str(y), " are not 1-D or 2-D NC(H)W");
-  const bool one_d = x.size() == 3;
-  const size_t nsp = one_d ? 1 : 2;
-  const bool global = node.op == "GlobalAveragePool" || node.op == "GlobalMaxPool";
-  PoolGeom p{};
-  p.mode = mode;
-  p.NC = x[0] * x[1];
-  p.H = one_d ? 1 : x[2];
-  p.W = x.back();
-  p.OH = one_d ? 1 : y[2];
-  p.OW = y.back();
-  if (global) {
-    p.KH = p.H;
-    p.KW = p.W;
-    p.sh = p.sw = p.dh = p.dw = 1;
-    return p;
-  }
-  const std::vector<int64_t> k = node.attr_ints("kernel_shape");
-  const std::vector<int64_t> s = node.attr_ints("strides", std::vector<int64_t>(nsp, 1));
-  const std::vector<int64_t> dl = node.attr_ints("dilations", std::vector<int64_t>(nsp, 1));
-  std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * nsp, 0));
-  if (k.size() != nsp || s.size() != nsp || dl.size() != nsp || pads.size() != 2 * nsp)
-    return ctx.error("kernel_shape/strides/dilations/pads do not match ", nsp, " spatial dims");
-  // The spatial dims from the last nsp of {H, W} (1-D: W only); k is already per spatial dim.
-  const int64_t in_sp[2] = {p.H, p.W}, out_sp[2] = {p.OH, p.OW};
-  resolve_auto_pad(node.attr_string("auto_pad", "NOTSET"), nsp, in_sp + 2 - nsp, out_sp + 2 - nsp, k.data(), s, dl, pads);
-  p.KH = one_d ? 1 : k[0];
-  p.KW = k.back();
-  p.sh = one_d ? 1 : s[0];
-  p.sw = s.back();
-  p.dh = one_d ? 1 : dl[0];
-  p.dw = dl.back();
-  p.ph = one_d ? 0 : pads[0];
-  p.pw = pads[nsp - 1];
-  p.peh = one_d ? 0 : pads[nsp];
-  p.pew = pads[2 * nsp - 1];
-  if (p.KH < 1 || p.KW < 1 || p.sh < 1 || p.sw < 1 || p.dh < 1 || p.dw < 1)
-    return ctx.error("kernel_shape, strides and dilations must be >= 1");
-  return p;
-}
-
 namespace reduce_detail {
 
 using exec::DeviceKernelContext;
@@ -91,17 +40,20 @@ using exec::DeviceTensor;
 template <class P>
 class ReduceKernel final : public exec::DeviceKernel {
  public:
-  explicit ReduceKernel(const exec::KernelInit& init) : node_(init.node), op_(reduce_ops().at(init.node.op)) {}
+  explicit ReduceKernel(const exec::KernelInit& init)
+      : op_(reduce_ops().at(init.node.op)),
+        axes_(init.node.attr_ints("axes")),
+        noop_with_empty_axes_(init.node.attr_int("noop_with_empty_axes", 0) != 0) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     const size_t r = x.shape.size();
-    std::vector<int64_t> axes = node_.attr_ints("axes");
+    std::vector<int64_t> axes(axes_.begin(), axes_.end());
     if (ctx.host_input(1)) {
       TSR_ASSIGN_OR_RETURN(axes, host_ints(ctx, 1));
     }
     TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));
     uint32_t mask = 0;
-    if (axes.empty() && node_.attr_int("noop_with_empty_axes", 0) == 0) mask = (1u << r) - 1;
+    if (axes.empty() && !noop_with_empty_axes_) mask = (1u << r) - 1;
     for (int64_t a : axes) {
       const int64_t ax = norm_axis(a, r);
       if (ax < 0 || ax >= static_cast<int64_t>(r)) return ctx.error("axis ", a, " out of range");
@@ -112,8 +64,9 @@ class ReduceKernel final : public exec::DeviceKernel {
   }
 
  private:
-  const ir::Node& node_;
   int32_t op_;
+  Ints axes_;
+  bool noop_with_empty_axes_;
 };
 
 // Opset < 13 Softmax flattens [axis, rank) into one row (version 0 means the latest opset).
@@ -148,18 +101,16 @@ class SoftmaxKernel final : public exec::DeviceKernel {
 template <class P>
 class PoolKernel final : public exec::DeviceKernel {
  public:
-  explicit PoolKernel(const exec::KernelInit& init) : node_(init.node) {}
+  explicit PoolKernel(const exec::KernelInit& init) : window_(init) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));
-    const bool is_max = node_.op == "MaxPool" || node_.op == "GlobalMaxPool";
-    const int32_t mode = is_max ? 0 : (node_.attr_int("count_include_pad", 0) ? 1 : 2);
-    TSR_ASSIGN_OR_RETURN(const PoolGeom g, pool_geometry(ctx, node_, x.shape, y->shape, mode));
+    TSR_ASSIGN_OR_RETURN(const PoolGeom g, window_.geometry(ctx, x.shape, y->shape));
     return P::pool(ctx, x, *y, g);
   }
 
  private:
-  const ir::Node& node_;
+  PoolWindow window_;
 };
 
 inline bool bn_check(const ir::Node& node, const std::vector<ops::ValueType>& in) {
@@ -217,18 +168,17 @@ class BatchNormKernel final : public exec::DeviceKernel {
 
 using reduce_detail::bn_check;
 
-// Adds the family's ops through add(name, host_inputs_mask, check_or_null, factory) (see
-// data_movement.h's register_data_movement_ops).
-template <class P, class Add>
-void register_reduce_ops(Add&& add) {
+// Adds the family's ops to a backend's table.
+template <class P>
+void register_reduce_ops(OpTable<typename P::Backend>& t) {
   namespace d = reduce_detail;
   using B = typename P::Backend;
-  for (const auto& kv : reduce_ops()) add(kv.first.c_str(), 0b10u, nullptr, &make_kernel<d::ReduceKernel<P>, B>);
-  add("Softmax", 0u, nullptr, &make_kernel<d::SoftmaxKernel<P>, B>);
-  add("LogSoftmax", 0u, nullptr, &make_kernel<d::SoftmaxKernel<P>, B>);
+  for (const auto& kv : reduce_ops()) t.add(kv.first, 0b10u, nullptr, &make_kernel<d::ReduceKernel<P>, B>);
+  t.add("Softmax", 0u, nullptr, &make_kernel<d::SoftmaxKernel<P>, B>);
+  t.add("LogSoftmax", 0u, nullptr, &make_kernel<d::SoftmaxKernel<P>, B>);
   for (const char* op : {"MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
-    add(op, 0u, &P::pool_check, &make_kernel<d::PoolKernel<P>, B>);
-  add("BatchNormalization", 0b11110u, &d::bn_check, &make_kernel<d::BatchNormKernel<P>, B>);
+    t.add(op, 0u, &pool_check, &make_kernel<d::PoolKernel<P>, B>);
+  t.add("BatchNormalization", 0b11110u, &d::bn_check, &make_kernel<d::BatchNormKernel<P>, B>);
 }
 
 }  // namespace tsr::device_common

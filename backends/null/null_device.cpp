@@ -101,28 +101,19 @@ Expected<std::shared_ptr<exec::DeviceBuffer>> NullDevice::allocate(size_t bytes)
   return std::shared_ptr<exec::DeviceBuffer>(new NullBuffer(bytes, live_bytes_));
 }
 
-Expected<exec::DeviceTensor> NullDevice::upload(const Tensor& src) {
-  if (src.kind() != ValueKind::kTensor) return unsupported("null device: only tensors can be uploaded");
-  exec::DeviceTensor d;
-  d.dtype = src.dtype();
-  d.shape = src.shape();
-  TSR_ASSIGN_OR_RETURN(d.buffer, allocate(std::max<size_t>(src.nbytes(), 4)));
-  if (src.nbytes()) std::memcpy(bytes_of(d), src.raw(), src.nbytes());
-  return d;
+Status NullDevice::write(const exec::DeviceTensor& dst, const void* src, size_t n) {
+  std::memcpy(bytes_of(dst), src, n);
+  return ok_status();
 }
 
-Expected<Tensor> NullDevice::download(const exec::DeviceTensor& src) {
-  TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(src.dtype, src.shape));
-  if (t.nbytes()) std::memcpy(t.raw_mut(), bytes_of(src), t.nbytes());
-  return t;
+Status NullDevice::read(const exec::DeviceTensor& src, void* dst, size_t n) {
+  if (n) std::memcpy(dst, bytes_of(src), n);
+  return ok_status();
 }
 
-Expected<exec::DeviceTensor> NullDevice::copy(const exec::DeviceTensor& src) {
-  exec::DeviceTensor d = src;
-  d.byte_offset = 0;
-  TSR_ASSIGN_OR_RETURN(d.buffer, allocate(std::max<size_t>(src.nbytes(), 4)));
-  if (src.nbytes()) std::memcpy(bytes_of(d), bytes_of(src), src.nbytes());
-  return d;
+Status NullDevice::copy_bytes(const exec::DeviceTensor& src, const exec::DeviceTensor& dst, size_t n) {
+  std::memcpy(bytes_of(dst), bytes_of(src), n);
+  return ok_status();
 }
 
 }  // namespace tsr::null_device

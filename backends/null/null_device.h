@@ -15,12 +15,13 @@
 #include <set>
 #include <string>
 
+#include "backends/device_common/device_base.h"
 #include "core/base/thread_pool.h"
 #include "core/exec/device.h"
 
 namespace tsr::null_device {
 
-class NullDevice final : public exec::DeviceBackend {
+class NullDevice final : public device_common::DeviceBase {
   static_assert(exec::DeviceBackend::kApiVersion == 2, "written against the version 2 contract");
 
  public:
@@ -32,15 +33,17 @@ class NullDevice final : public exec::DeviceBackend {
   exec::DeviceSupport device_support(const ir::Node& node, const std::vector<ops::ValueType>& inputs) const override;
   Expected<std::unique_ptr<exec::DeviceKernel>> create_device_kernel(const exec::KernelInit& init) override;
   Expected<std::shared_ptr<exec::DeviceBuffer>> allocate(size_t bytes) override;
-  Expected<exec::DeviceTensor> upload(const Tensor& src) override;
-  Expected<Tensor> download(const exec::DeviceTensor& src) override;
-  Expected<exec::DeviceTensor> copy(const exec::DeviceTensor& src) override;
 
   // Bytes currently allocated (tests check that a run frees what it allocated).
   size_t live_bytes() const { return *live_bytes_; }
   ThreadPool& pool() { return pool_; }
 
  private:
+  // memcpy, the null device's "transfers".
+  Status write(const exec::DeviceTensor& dst, const void* src, size_t n) override;
+  Status read(const exec::DeviceTensor& src, void* dst, size_t n) override;
+  Status copy_bytes(const exec::DeviceTensor& src, const exec::DeviceTensor& dst, size_t n) override;
+
   std::unique_ptr<exec::Backend> host_;
   std::set<std::string, std::less<>> ops_;
   ThreadPool pool_{1};

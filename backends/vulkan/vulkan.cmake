@@ -46,7 +46,7 @@ if(TSR_HAVE_VULKAN)
     file(WRITE ${vk_gen}/shaders.cpp "${content}")
   endif()
   set_source_files_properties(${vk_gen}/shaders.cpp PROPERTIES OBJECT_DEPENDS "${vk_incs}")
-  file(GLOB vk_sources CONFIGURE_DEPENDS ${vk_dir}/*.cpp ${vk_dir}/kernels/*.cpp)
+  file(GLOB vk_sources CONFIGURE_DEPENDS ${vk_dir}/*.cpp ${vk_dir}/ops/*.cpp)
   target_sources(tessera PRIVATE ${vk_sources} ${vk_gen}/shaders.cpp)
   # Vulkan create-info structs are initialized as `T x{sType}` (the rest zero) on purpose.
   set_source_files_properties(${vk_sources} PROPERTIES COMPILE_OPTIONS -Wno-missing-field-initializers)

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backends/device_common/support.h"
+namespace tsr::device_common {
+TSR_DEVICE_FAMILIES(vulkan::VulkanBackend)
+}  // namespace tsr::device_common
 
 namespace tsr::vulkan {
 
@@ -26,28 +28,12 @@ class VkDeviceBuffer final : public exec::DeviceBuffer {
 Expected<std::unique_ptr<VulkanBackend>> VulkanBackend::create() {
   auto b = std::unique_ptr<VulkanBackend>(new VulkanBackend());
   TSR_ASSIGN_OR_RETURN(b->ctx_, VkContext::create());
-  register_elementwise(b->ops_);
-  register_linear(b->ops_);
-  register_data_movement(b->ops_);
-  register_reduce(b->ops_);
   return b;
 }
 
-std::vector<DType> VulkanBackend::kernel_dtypes(std::string_view op) const {
-  return ops_.count(op) ? std::vector<DType>{DType::kF32} : std::vector<DType>{};
-}
-
-exec::DeviceSupport VulkanBackend::device_support(const ir::Node& node, const std::vector<ops::ValueType>& inputs) const {
-  auto it = ops_.find(node.op);
-  if (it == ops_.end() || node.inputs.size() > 32) return {};
-  const VkOpDef& def = it->second;
-  return device_common::table_support(node, inputs, def.host_inputs, 0, def.check);
-}
-
-Expected<std::unique_ptr<exec::DeviceKernel>> VulkanBackend::create_device_kernel(const exec::KernelInit& init) {
-  auto it = ops_.find(init.node.op);
-  if (it == ops_.end()) return unsupported(init.place, ": no Vulkan kernel for ", init.node.op);
-  return it->second.create(*this, init);
+const device_common::OpTable<VulkanBackend>& VulkanBackend::op_table() {
+  static const auto table = device_common::make_op_table<VulkanBackend>("Vulkan");
+  return table;
 }
 
 Expected<std::shared_ptr<exec::DeviceBuffer>> VulkanBackend::allocate(size_t bytes) {
@@ -61,28 +47,16 @@ Binding VulkanBackend::binding(const exec::DeviceTensor& t) {
   return {r.buffer, r.offset + t.byte_offset, bytes};
 }
 
-Expected<exec::DeviceTensor> VulkanBackend::upload(const Tensor& src) {
-  if (src.kind() != ValueKind::kTensor) return unsupported("vulkan: only tensors can be uploaded");
-  exec::DeviceTensor d;
-  d.dtype = src.dtype();
-  d.shape = src.shape();
-  TSR_ASSIGN_OR_RETURN(d.buffer, allocate(std::max<size_t>(src.nbytes(), 4)));
-  TSR_RETURN_IF_ERROR(ctx_->upload(src.raw(), src.nbytes(), binding(d)));
-  return d;
+Status VulkanBackend::write(const exec::DeviceTensor& dst, const void* src, size_t n) {
+  return ctx_->upload(src, n, binding(dst));
 }
 
-Expected<Tensor> VulkanBackend::download(const exec::DeviceTensor& src) {
-  TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::empty(src.dtype, src.shape));
-  TSR_RETURN_IF_ERROR(ctx_->download(binding(src), t.raw_mut(), t.nbytes()));
-  return t;
+Status VulkanBackend::read(const exec::DeviceTensor& src, void* dst, size_t n) {
+  return ctx_->download(binding(src), dst, n);
 }
 
-Expected<exec::DeviceTensor> VulkanBackend::copy(const exec::DeviceTensor& src) {
-  exec::DeviceTensor d = src;
-  d.byte_offset = 0;
-  TSR_ASSIGN_OR_RETURN(d.buffer, allocate(std::max<size_t>(src.nbytes(), 4)));
-  TSR_RETURN_IF_ERROR(ctx_->copy(binding(src), binding(d), src.nbytes()));
-  return d;
+Status VulkanBackend::copy_bytes(const exec::DeviceTensor& src, const exec::DeviceTensor& dst, size_t n) {
+  return ctx_->copy(binding(src), binding(dst), n);
 }
 
 Status VulkanBackend::dispatch_1d(const std::string& shader, const std::vector<Binding>& bindings, const void* push,

@@ -87,6 +87,12 @@ void OpRegistry::set_grad(std::string_view name, GradFn fn, std::vector<int> rea
                  name.data());
     std::abort();
   }
+  // One rule per op: a second would silently replace the first.
+  if (it->second.grad) {
+    std::fprintf(stderr, "tessera: gradient rule for op '%.*s' registered twice\n", static_cast<int>(name.size()),
+                 name.data());
+    std::abort();
+  }
   it->second.grad = fn;
   it->second.grad_reads_outputs = std::move(reads_outputs);
 }

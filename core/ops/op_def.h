@@ -182,8 +182,8 @@ class OpRegistry {
   static const OpRegistry& global();
 
   void add(OpDef def);
-  // Attaches the gradient rule of an already added op (aborts on an unknown name: a
-  // registration bug, caught by any test run); `reads_outputs`: OpDef::grad_reads_outputs.
+  // Attaches the gradient rule of an already added op (aborts on an unknown name or a second rule:
+  // registration bugs, caught by any test run); `reads_outputs`: OpDef::grad_reads_outputs.
   void set_grad(std::string_view name, GradFn fn, std::vector<int> reads_outputs = {});
   const OpDef* find(std::string_view name) const;
   const std::map<std::string, OpDef, std::less<>>& all() const { return defs_; }

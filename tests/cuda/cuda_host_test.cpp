@@ -62,7 +62,7 @@ ir::Node node(const std::string& op, size_t n_inputs, std::vector<ir::Attribute>
 }
 
 exec::DeviceSupport support(const ir::Node& n, const std::vector<ops::ValueType>& in) {
-  return cuda::device_support_of(cuda::op_table(), n, in);
+  return cuda::CudaBackend::op_table().device_support(n, in);
 }
 
 }  // namespace

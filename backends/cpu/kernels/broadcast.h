@@ -20,6 +20,7 @@
 #include "core/base/status.h"
 #include "core/base/thread_pool.h"
 #include "core/tensor/dtype.h"
+#include "core/tensor/broadcast.h"
 #include "core/tensor/tensor.h"
 
 namespace tsr::cpu {
@@ -108,12 +109,12 @@ class BroadcastIter {
       it.dims_[0] = 1;
       for (size_t k = 0; k < N; ++k) it.span_[k][0] = true;
     }
+    // Input k as a collapsed shape (1 where it broadcasts), read with the broadcast rule.
     for (size_t k = 0; k < N; ++k) {
-      int64_t stride = 1;
-      for (int d = it.rank_ - 1; d >= 0; --d) {
-        it.strides_[k][d] = it.span_[k][d] ? stride : 0;
-        if (it.span_[k][d]) stride *= it.dims_[d];
-      }
+      Shape collapsed(static_cast<size_t>(it.rank_));
+      for (int d = 0; d < it.rank_; ++d) collapsed[d] = it.span_[k][d] ? it.dims_[d] : 1;
+      const Shape st = broadcast_strides(collapsed, collapsed.size());
+      for (int d = 0; d < it.rank_; ++d) it.strides_[k][d] = st[d];
     }
     return it;
   }

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/kernels/gemm.h"
 #include "core/base/thread_pool.h"
+#include "core/tensor/broadcast.h"
 #include "core/tensor/tensor.h"
 
 namespace tsr::cpu {
@@ -22,18 +23,6 @@ inline void gemm_any(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
   } else {
     gemm_reference<T>(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
-}
-
-// Element strides of `s` right-aligned into `rank` dims, 0 where s broadcasts (dim 1 or absent).
-inline Ints broadcast_strides(const Shape& s, size_t rank) {
-  Ints st(rank, 0);
-  int64_t acc = 1;
-  for (size_t d = 0; d < s.size(); ++d) {
-    const size_t src = s.size() - 1 - d, dst = rank - 1 - d;
-    st[dst] = s[src] == 1 ? 0 : acc;
-    acc *= s[src];
-  }
-  return st;
 }
 
 }  // namespace matmul_detail
@@ -70,7 +59,7 @@ void matmul_into(const Tensor& a, const Tensor& b, Tensor* y, ThreadPool& thread
     matmul_detail::gemm_any<T>(false, false, nbatch * m, n, k, T(1), pa, k, pb, ldb, T(0), py, n, pool);
     return;
   }
-  const Ints sta = matmul_detail::broadcast_strides(ba, brank), stb = matmul_detail::broadcast_strides(bb, brank);
+  const Ints sta = broadcast_strides(ba, brank), stb = broadcast_strides(bb, brank);
   auto offsets = [&](int64_t bi, int64_t* oa, int64_t* ob) {
     *oa = 0;
     *ob = 0;

@@ -128,7 +128,7 @@ __global__ void affine_kernel(const float* __restrict__ x, const float* __restri
   }
 }
 
-__device__ float src_coord(const ResizeParams& p, int64_t o, int64_t in_len, int64_t out_len, float s) {
+__device__ float src_coord(const ResizeGeom& p, int64_t o, int64_t in_len, int64_t out_len, float s) {
   const float fo = static_cast<float>(o);
   switch (p.coord) {
     case 1: return fo / s;
@@ -151,7 +151,7 @@ __device__ int64_t nearest_index(int32_t mode, float c, int64_t len) {
   return i < 0 ? 0 : (i > len - 1 ? len - 1 : i);
 }
 
-__global__ void resize_kernel(ResizeParams p, const float* __restrict__ x, float* __restrict__ y) {
+__global__ void resize_kernel(ResizeGeom p, const float* __restrict__ x, float* __restrict__ y) {
   const int64_t n = p.NC * p.OH * p.OW;
   TSR_GRID_LOOP(i, n) {
     const int64_t ow = i % p.OW, oh = (i / p.OW) % p.OH, nc = i / (p.OW * p.OH);
@@ -259,7 +259,7 @@ cudaError_t channel_affine(cudaStream_t s, const float* x, const float* scale, c
   return launched();
 }
 
-cudaError_t resize(cudaStream_t s, const ResizeParams& p, const float* x, float* y) {
+cudaError_t resize(cudaStream_t s, const ResizeGeom& p, const float* x, float* y) {
   const int64_t n = p.NC * p.OH * p.OW;
   if (n == 0) return cudaSuccess;
   resize_kernel<<<blocks_for(n), kBlock, 0, s>>>(p, x, y);

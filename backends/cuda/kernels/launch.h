@@ -1,5 +1,6 @@
-// The CUDA kernels' launchers: the only interface between the .cu files (compiled by nvcc, which
-// sees none of Tessera's headers) and the host side of the backend (backends/cuda/ops/*.cpp).
+// The CUDA kernels' launchers: the only interface between the device code (kernels/*.cu, compiled
+// by nvcc as CUDA C++17, which sees no Tessera header but this one and the plain geometry structs
+// of backends/device_common/geometry.h) and the host code (ops/*.cpp).
 //
 // Conventions, for every launcher:
 //   - tensors are dense, row-major, f32 unless named otherwise (u8 = bool, i32 = indices);
@@ -15,9 +16,14 @@
 
 #include <cuda_runtime_api.h>
 
+#include "backends/device_common/geometry.h"
+
 namespace tsr::cuda::k {
 
-constexpr int kMaxRank = 6;
+using device_common::ConvGeom;
+using device_common::kMaxRank;
+using device_common::PoolGeom;
+using device_common::ResizeGeom;
 
 // Shape of the output and element strides of up to three inputs (broadcast dims: stride 0).
 struct Strided {
@@ -61,15 +67,8 @@ cudaError_t gather(cudaStream_t s, const float* x, const int32_t* idx, float* y,
 cudaError_t channel_affine(cudaStream_t s, const float* x, const float* scale, const float* shift, float* y, int64_t n,
                            int64_t C, int64_t inner);
 
-// Resize of the last two dims of NC planes. mode 0 nearest, 1 linear; coord 0 half_pixel,
-// 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel, 4 tf_half_pixel_for_nn; nearest 0
-// round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil; sh, sw the scales (out / in).
-struct ResizeParams {
-  int64_t NC, H, W, OH, OW;
-  int32_t mode, coord, nearest;
-  float sh, sw;
-};
-cudaError_t resize(cudaStream_t s, const ResizeParams& p, const float* x, float* y);
+// Resize of the last two dims of NC planes (ResizeGeom: device_common/geometry.h).
+cudaError_t resize(cudaStream_t s, const ResizeGeom& p, const float* x, float* y);
 
 // One optimizer step on n elements (core/ops/families/optimizer.cpp), in double like the CPU:
 //   adamw = 1 (tessera AdamW): x' = x (1 - lr wd) - lr (m' c1) / (sqrt(v' c2) + eps),
@@ -84,10 +83,7 @@ cudaError_t adam(cudaStream_t s, const AdamParams& p, const float* x, const floa
                  float* xo, float* mo, float* vo, int64_t n);
 
 // ---- nn.cu ----
-// 2-D convolution geometry, NCHW (1-D: H = KH = OH = 1); weights [M, C/group, KH, KW].
-struct ConvGeom {
-  int64_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw, ph, pw, group;
-};
+// Convolutions (ConvGeom: device_common/geometry.h).
 // col[n][(c*KH + kh)*KW + kw][oh*OW + ow] = x[n, c, oh*sh - ph + kh*dh, ow*sw - pw + kw*dw] (0 outside),
 // for c in [0, C) (group 1), n in [0, N).
 cudaError_t im2col(cudaStream_t s, const ConvGeom& g, const float* x, float* col);
@@ -96,12 +92,7 @@ cudaError_t col2im(cudaStream_t s, const ConvGeom& g, const float* col, float* d
 // Direct convolution (any group), one output element per thread; bias may be null.
 cudaError_t conv_direct(cudaStream_t s, const ConvGeom& g, const float* x, const float* w, const float* bias, float* y);
 
-// Pooling over H, W of NC planes. mode 0 max, 1 average counting pads, 2 average of real elements.
-// peh/pew: the end pads (a window past them is cut, as ceil_mode windows are).
-struct PoolGeom {
-  int64_t NC, H, W, OH, OW, KH, KW, sh, sw, dh, dw, ph, pw, peh, pew;
-  int32_t mode;
-};
+// Pooling over H, W of NC planes (PoolGeom: device_common/geometry.h).
 cudaError_t pool(cudaStream_t s, const PoolGeom& g, const float* x, float* y);
 // MaxPoolGrad: dx = 0, then each dy element is added to its window's first maximal tap.
 cudaError_t max_pool_grad(cudaStream_t s, const PoolGeom& g, const float* x, const float* dy, float* dx);

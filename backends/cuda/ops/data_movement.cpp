@@ -8,14 +8,8 @@ namespace tsr::cuda {
 
 namespace {
 
-struct CudaDataMovement {
-  using Backend = CudaBackend;
-  static constexpr const char* kName = "CUDA";
-  static Status copy_strided(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& x, const exec::DeviceTensor& y,
-                             const Shape& shape, const std::vector<int64_t>& is, int64_t io, const std::vector<int64_t>& os,
-                             int64_t oo) {
-    return cuda::copy_strided(ctx, x, y, shape, is, io, os, oo);
-  }
+struct CudaDataMovement : CudaPolicy {
+  static constexpr auto copy_strided = &cuda::copy_strided;
   static Status fill(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& y, float value) {
     return launched(ctx, k::fill(stream_of(ctx), ptr(y), value, y.numel()));
   }
@@ -25,15 +19,16 @@ struct CudaDataMovement {
   }
   static Status resize(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& x, const exec::DeviceTensor& y,
                        const device_common::ResizeGeom& g) {
-    const k::ResizeParams p{g.NC, g.H, g.W, g.OH, g.OW, g.mode, g.coord, g.nearest, g.sh, g.sw};
-    return launched(ctx, k::resize(stream_of(ctx), p, ptr(x), ptr(y)));
+    return launched(ctx, k::resize(stream_of(ctx), g, ptr(x), ptr(y)));
   }
 };
 
 }  // namespace
 
-void register_data_movement(CuOpTable& t) {
-  device_common::register_data_movement_ops<CudaDataMovement>(table_adder(t));
-}
-
 }  // namespace tsr::cuda
+
+// This backend's instance of the family (declared in device_common/op_table.h).
+template <>
+void tsr::device_common::register_data_movement<tsr::cuda::CudaBackend>(OpTable<cuda::CudaBackend>& t) {
+  register_data_movement_ops<cuda::CudaDataMovement>(t);
+}

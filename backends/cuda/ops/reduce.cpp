@@ -10,12 +10,6 @@ namespace tsr::cuda {
 using exec::DeviceKernelContext;
 using exec::DeviceTensor;
 
-Expected<k::PoolGeom> pool_geometry(const DeviceKernelContext& ctx, const ir::Node& node, const Shape& x, const Shape& y,
-                                    int32_t mode) {
-  TSR_ASSIGN_OR_RETURN(const device_common::PoolGeom g, device_common::pool_geometry(ctx, node, x, y, mode));
-  return k::PoolGeom{g.NC, g.H, g.W, g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw, g.peh, g.pew, g.mode};
-}
-
 namespace {
 
 using R = k::Reduce;
@@ -28,6 +22,21 @@ Status record_reduce(DeviceKernelContext& ctx, R op, const DeviceTensor& x, Devi
                                  ptr(y), y.numel()));
 }
 
+// The dims SumTo(X, shape) sums: those `to` (right-aligned to x's rank) lacks or has as 1 where x
+// is wider. kInvalidArgument where `to` does not broadcast to x.
+Expected<uint32_t> sum_to_mask(const DeviceKernelContext& ctx, const Shape& x, const Shape& to) {
+  if (to.size() > x.size()) return ctx.error("target rank ", to.size(), " exceeds the input's ", x.size());
+  const size_t lead = x.size() - to.size();
+  uint32_t mask = 0;
+  for (size_t d = 0; d < x.size(); ++d) {
+    const int64_t want = d < lead ? 1 : to[d - lead];
+    if (want == x[d]) continue;
+    if (want != 1) return ctx.error("cannot sum ", shape_str(x), " to ", shape_str(to));
+    mask |= 1u << d;
+  }
+  return mask;
+}
+
 // SumTo(X, shape): the sum of X over the dims it was broadcast along to reach `shape`.
 class SumToKernel final : public exec::DeviceKernel {
  public:
@@ -35,31 +44,14 @@ class SumToKernel final : public exec::DeviceKernel {
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));
-    const Shape& ys = y->shape;
-    if (ys.size() > x.shape.size()) return ctx.error("target rank ", ys.size(), " exceeds the input's ", x.shape.size());
-    const size_t lead = x.shape.size() - ys.size();
-    uint32_t mask = 0;
-    for (size_t d = 0; d < x.shape.size(); ++d) {
-      const int64_t want = d < lead ? 1 : ys[d - lead];
-      if (want == x.shape[d]) continue;
-      if (want != 1) return ctx.error("cannot sum ", shape_str(x.shape), " to ", shape_str(ys));
-      mask |= 1u << d;
-    }
+    TSR_ASSIGN_OR_RETURN(const uint32_t mask, sum_to_mask(ctx, x.shape, y->shape));
     if (mask == 0)  // nothing to sum: a copy
-      return copy_strided(ctx, x, *y, x.shape, dense_strides(x.shape), 0, dense_strides(x.shape), 0);
+      return copy_strided(ctx, x, *y, x.shape, shape_strides(x.shape), 0, shape_strides(x.shape), 0);
     return record_reduce(ctx, R::kSum, x, *y, mask);
   }
 };
 
-bool pool_check(const ir::Node& node, const std::vector<ops::ValueType>& in) {
-  const size_t r = in[0].shape.size();
-  if (r != 3 && r != 4) return false;
-  if (node.outputs.size() > 1 && node.outputs[1] >= 0) return false;  // MaxPool's Indices
-  return node.attr_int("storage_order", 0) == 0;
-}
-
-struct CudaReduce {
-  using Backend = CudaBackend;
+struct CudaReduce : CudaPolicy {
   static Status reduce(DeviceKernelContext& ctx, int32_t op, const DeviceTensor& x, DeviceTensor& y, uint32_t mask) {
     return record_reduce(ctx, static_cast<R>(op), x, y, mask);
   }
@@ -68,22 +60,22 @@ struct CudaReduce {
     return launched(ctx, k::softmax(stream_of(ctx), ptr(x), ptr(y), rows, len, inner, log));
   }
   static Status pool(DeviceKernelContext& ctx, const DeviceTensor& x, DeviceTensor& y, const device_common::PoolGeom& g) {
-    const k::PoolGeom p{g.NC, g.H, g.W, g.OH, g.OW, g.KH, g.KW, g.sh, g.sw, g.dh, g.dw, g.ph, g.pw, g.peh, g.pew, g.mode};
-    return launched(ctx, k::pool(stream_of(ctx), p, ptr(x), ptr(y)));
+    return launched(ctx, k::pool(stream_of(ctx), g, ptr(x), ptr(y)));
   }
   // s and b are freed by the caller after their last recorded use (stream-ordered).
   static Status channel_affine(DeviceKernelContext& ctx, const DeviceTensor& x, const DeviceTensor& s, const DeviceTensor& b,
                                DeviceTensor& y, int64_t C, int64_t inner) {
     return launched(ctx, k::channel_affine(stream_of(ctx), ptr(x), ptr(s), ptr(b), ptr(y), x.numel(), C, inner));
   }
-  static bool pool_check(const ir::Node& node, const std::vector<ops::ValueType>& in) { return cuda::pool_check(node, in); }
 };
 
 }  // namespace
 
-void register_reduce(CuOpTable& t) {
-  device_common::register_reduce_ops<CudaReduce>(table_adder(t));
-  t["SumTo"] = {0b10, 0, nullptr, &make_kernel<SumToKernel>};
-}
-
 }  // namespace tsr::cuda
+
+// This backend's instance of the family (declared in device_common/op_table.h).
+template <>
+void tsr::device_common::register_reduce<tsr::cuda::CudaBackend>(OpTable<cuda::CudaBackend>& t) {
+  register_reduce_ops<cuda::CudaReduce>(t);
+  t.add("SumTo", 0b10, nullptr, &make_kernel<cuda::SumToKernel, cuda::CudaBackend>);
+}

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backends/cuda/ops/common.h"
+#include "backends/device_common/window.h"
 
 namespace tsr::cuda {
 
@@ -15,71 +16,59 @@ using exec::DeviceTensor;
 
 bool conv_grad_check(const ir::Node& node, const std::vector<ops::ValueType>& in) {
   // Group 1 only (im2col / col2im + GEMM); grouped convolutions train on the CPU.
-  return node.attr_int("group", 1) == 1 && conv_rank_ok(in[0].shape) && in[1].shape.size() == in[0].shape.size();
+  return node.attr_int("group", 1) == 1 && device_common::window_rank_ok(in[0].shape) &&
+         in[1].shape.size() == in[0].shape.size();
 }
 
-// ConvGradInput(dY [N, M, O...], W [M, C, k...], X_shape) -> dX: dcol[n] = W^T dY[n], dX = col2im(dcol).
-class ConvGradInputKernel final : public exec::DeviceKernel {
+// The convolution VJPs, with P = OH*OW and CKK = C*KH*KW:
+//   ConvGradInput(dY [N, M, O...], W [M, C, k...], X_shape) -> dX: dcol[n] [CKK, P] =
+//     W^T [CKK, M] . dY[n] [M, P], dX = col2im(dcol);
+//   ConvGradWeight(X [N, C, D...], dY [N, M, O...], W_shape) -> dW [M, CKK] = sum_n dY[n] [M, P] .
+//     im2col(X[n])^T [P, CKK], accumulated over the batch in order.
+class ConvGradKernel final : public exec::DeviceKernel {
  public:
-  explicit ConvGradInputKernel(const exec::KernelInit& init) : node_(init.node) {}
+  explicit ConvGradKernel(const exec::KernelInit& init) : window_(init), weight_(init.node.op == "ConvGradWeight") {}
   Status record(DeviceKernelContext& ctx) override {
-    const DeviceTensor& dy = *ctx.device_input(0);
-    const DeviceTensor& w = *ctx.device_input(1);
-    TSR_ASSIGN_OR_RETURN(DeviceTensor * dx, ctx.alloc_output(0));
-    TSR_ASSIGN_OR_RETURN(const k::ConvGeom g, conv_geometry(ctx, node_, dx->shape, w.shape, dy.shape));
-    const int64_t P = g.OH * g.OW, CKK = g.C * g.KH * g.KW;
-    TSR_ASSIGN_OR_RETURN(DeviceTensor dcol, cu(ctx).scratch(DType::kF32, {g.N, CKK, P}));
-    // dcol[n] [CKK, P] = W^T [CKK, M] . dY[n] [M, P]
-    TSR_RETURN_IF_ERROR(gemm_rm(ctx, true, false, CKK, P, g.M, 1.0f, ptr(w), CKK, 0, ptr(dy), P, g.M * P, 0.0f, ptr(dcol), P,
-                                CKK * P, g.N));
-    return launched(ctx, k::col2im(stream_of(ctx), g, ptr(dcol), ptr(*dx)));
-  }
-
- private:
-  const ir::Node& node_;
-};
-
-// ConvGradWeight(X [N, C, D...], dY [N, M, O...], W_shape) -> dW = sum_n dY[n] . im2col(X[n])^T.
-class ConvGradWeightKernel final : public exec::DeviceKernel {
- public:
-  explicit ConvGradWeightKernel(const exec::KernelInit& init) : node_(init.node) {}
-  Status record(DeviceKernelContext& ctx) override {
-    const DeviceTensor& x = *ctx.device_input(0);
-    const DeviceTensor& dy = *ctx.device_input(1);
-    TSR_ASSIGN_OR_RETURN(DeviceTensor * dw, ctx.alloc_output(0));
-    TSR_ASSIGN_OR_RETURN(const k::ConvGeom g, conv_geometry(ctx, node_, x.shape, dw->shape, dy.shape));
+    const DeviceTensor& in0 = *ctx.device_input(0);
+    const DeviceTensor& in1 = *ctx.device_input(1);
+    TSR_ASSIGN_OR_RETURN(DeviceTensor * out, ctx.alloc_output(0));
+    const DeviceTensor& dy = weight_ ? in1 : in0;
+    const Shape& x = weight_ ? in0.shape : out->shape;
+    const Shape& w = weight_ ? out->shape : in1.shape;
+    TSR_ASSIGN_OR_RETURN(const k::ConvGeom g, window_.geometry(ctx, x, w, dy.shape));
     const int64_t P = g.OH * g.OW, CKK = g.C * g.KH * g.KW;
     TSR_ASSIGN_OR_RETURN(DeviceTensor col, cu(ctx).scratch(DType::kF32, {g.N, CKK, P}));
-    TSR_RETURN_IF_ERROR(launched(ctx, k::im2col(stream_of(ctx), g, ptr(x), ptr(col))));
-    if (g.N == 0) return launched(ctx, k::fill(stream_of(ctx), ptr(*dw), 0.0f, dw->numel()));
-    // dW [M, CKK] (+)= dY[n] [M, P] . col[n]^T [P, CKK], accumulated over the batch in order.
+    if (!weight_) {
+      TSR_RETURN_IF_ERROR(gemm_rm(ctx, true, false, CKK, P, g.M, 1.0f, ptr(in1), CKK, 0, ptr(dy), P, g.M * P, 0.0f, ptr(col), P,
+                                  CKK * P, g.N));
+      return launched(ctx, k::col2im(stream_of(ctx), g, ptr(col), ptr(*out)));
+    }
+    TSR_RETURN_IF_ERROR(launched(ctx, k::im2col(stream_of(ctx), g, ptr(in0), ptr(col))));
+    if (g.N == 0) return launched(ctx, k::fill(stream_of(ctx), ptr(*out), 0.0f, out->numel()));
     for (int64_t n = 0; n < g.N; ++n)
       TSR_RETURN_IF_ERROR(gemm_rm(ctx, false, true, g.M, CKK, P, 1.0f, ptr(dy) + n * g.M * P, P, 0, ptr(col) + n * CKK * P, P, 0,
-                                  n == 0 ? 0.0f : 1.0f, ptr(*dw), CKK, 0, 1));
+                                  n == 0 ? 0.0f : 1.0f, ptr(*out), CKK, 0, 1));
     return ok_status();
   }
 
  private:
-  const ir::Node& node_;
+  device_common::ConvWindow window_;
+  bool weight_;
 };
-
-bool pool_grad_check(const ir::Node&, const std::vector<ops::ValueType>& in) {
-  return in[0].shape.size() == 3 || in[0].shape.size() == 4;
-}
 
 class MaxPoolGradKernel final : public exec::DeviceKernel {
  public:
-  explicit MaxPoolGradKernel(const exec::KernelInit& init) : node_(init.node) {}
+  explicit MaxPoolGradKernel(const exec::KernelInit& init) : window_(init) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     const DeviceTensor& dy = *ctx.device_input(1);
     TSR_ASSIGN_OR_RETURN(DeviceTensor * dx, ctx.alloc_output(0));
-    TSR_ASSIGN_OR_RETURN(const k::PoolGeom g, pool_geometry(ctx, node_, x.shape, dy.shape, 0));
+    TSR_ASSIGN_OR_RETURN(const k::PoolGeom g, window_.geometry(ctx, x.shape, dy.shape));
     return launched(ctx, k::max_pool_grad(stream_of(ctx), g, ptr(x), ptr(dy), ptr(*dx)));
   }
 
  private:
-  const ir::Node& node_;
+  device_common::PoolWindow window_;
 };
 
 // Loss ops without the optional class weights (those stay on the CPU).
@@ -100,19 +89,27 @@ int32_t reduction_code(const ir::Node& node) {
   return red == "none" ? 0 : (red == "sum" ? 1 : 2);
 }
 
+// The loss ops' attributes, read at create: reduction (0 none, 1 sum, 2 mean) and ignore_index.
+struct LossAttrs {
+  explicit LossAttrs(const ir::Node& node)
+      : reduction(reduction_code(node)), has_ignore(node.attr("ignore_index") != nullptr),
+        ignore(node.attr_int("ignore_index", 0)) {}
+  int32_t reduction;
+  bool has_ignore;
+  int64_t ignore;
+};
+
 // Targets of scores x [N, C, D...] checked on the host and uploaded as i32 (-1 = ignore_index);
 // *count = the number of positions not ignored.
-Expected<DeviceTensor> upload_targets(DeviceKernelContext& ctx, size_t k, const Shape& x, float* count) {
+Expected<DeviceTensor> upload_targets(DeviceKernelContext& ctx, const LossAttrs& attrs, size_t k, const Shape& x, float* count) {
   TSR_ASSIGN_OR_RETURN(std::vector<int64_t> t, host_ints(ctx, k));
-  const int64_t n = x[0], c = x[1], d = numel_of(x) / std::max<int64_t>(n * c, 1);
+  const int64_t n = x[0], c = x[1], d = shape_numel(x) / std::max<int64_t>(n * c, 1);
   if (static_cast<int64_t>(t.size()) != n * d)
     return ctx.error("input[", k, "] (target) has ", t.size(), " elements, expected ", n * d);
-  const bool has_ii = ctx.node().attr("ignore_index") != nullptr;
-  const int64_t ii = ctx.node().attr_int("ignore_index", 0);
   std::vector<int32_t> t32(t.size());
   int64_t kept = 0;
   for (size_t p = 0; p < t.size(); ++p) {
-    if (has_ii && t[p] == ii) {
+    if (attrs.has_ignore && t[p] == attrs.ignore) {
       t32[p] = -1;
       continue;
     }
@@ -126,11 +123,11 @@ Expected<DeviceTensor> upload_targets(DeviceKernelContext& ctx, size_t k, const 
 
 class SceLossKernel final : public exec::DeviceKernel {
  public:
-  explicit SceLossKernel(const exec::KernelInit& init) : reduction_(reduction_code(init.node)) {}
+  explicit SceLossKernel(const exec::KernelInit& init) : attrs_(init.node) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     float count = 0;
-    TSR_ASSIGN_OR_RETURN(DeviceTensor t, upload_targets(ctx, 1, x.shape, &count));
+    TSR_ASSIGN_OR_RETURN(DeviceTensor t, upload_targets(ctx, attrs_, 1, x.shape, &count));
     const int64_t n = x.shape[0], c = x.shape[1], d = x.numel() / std::max<int64_t>(n * c, 1);
     TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));
     float* logp = nullptr;
@@ -140,40 +137,51 @@ class SceLossKernel final : public exec::DeviceKernel {
     }
     DeviceTensor pos;
     float* pos_loss = ptr(*y);  // "none": the per-position losses are the output
-    if (reduction_ != 0) {
+    if (attrs_.reduction != 0) {
       TSR_ASSIGN_OR_RETURN(pos, cu(ctx).scratch(DType::kF32, {std::max<int64_t>(n * d, 1)}));
       pos_loss = ptr(pos);
     }
-    return launched(ctx, k::sce_loss(stream_of(ctx), ptr(x), ptr<int32_t>(t), n, c, d, reduction_, count, pos_loss, logp, ptr(*y)));
+    return launched(ctx, k::sce_loss(stream_of(ctx), ptr(x), ptr<int32_t>(t), n, c, d, attrs_.reduction, count, pos_loss, logp,
+                                     ptr(*y)));
   }
 
  private:
-  int32_t reduction_;
+  LossAttrs attrs_;
 };
 
 class SceGradKernel final : public exec::DeviceKernel {
  public:
-  explicit SceGradKernel(const exec::KernelInit& init) : reduction_(reduction_code(init.node)) {}
+  explicit SceGradKernel(const exec::KernelInit& init) : attrs_(init.node) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& dl = *ctx.device_input(0);
     const DeviceTensor& x = *ctx.device_input(1);
     float count = 0;
-    TSR_ASSIGN_OR_RETURN(DeviceTensor t, upload_targets(ctx, 2, x.shape, &count));
+    TSR_ASSIGN_OR_RETURN(DeviceTensor t, upload_targets(ctx, attrs_, 2, x.shape, &count));
     const int64_t n = x.shape[0], c = x.shape[1], d = x.numel() / std::max<int64_t>(n * c, 1);
-    if (dl.numel() != (reduction_ == 0 ? n * d : 1)) return ctx.error("input[0] (dLoss) has ", dl.numel(), " elements");
+    if (dl.numel() != (attrs_.reduction == 0 ? n * d : 1)) return ctx.error("input[0] (dLoss) has ", dl.numel(), " elements");
     TSR_ASSIGN_OR_RETURN(DeviceTensor * dx, ctx.alloc_output(0));
-    return launched(ctx, k::sce_grad(stream_of(ctx), ptr(dl), ptr(x), ptr<int32_t>(t), n, c, d, reduction_, count, ptr(*dx)));
+    return launched(ctx,
+                    k::sce_grad(stream_of(ctx), ptr(dl), ptr(x), ptr<int32_t>(t), n, c, d, attrs_.reduction, count, ptr(*dx)));
   }
 
  private:
-  int32_t reduction_;
+  LossAttrs attrs_;
 };
 
 // Adam (ONNX, preview.training) and AdamW (tessera): (R, T, X[n], G[n], V[n], H[n]) ->
 // (X_new[n], V_new[n], H_new[n]); R and T are read on the host.
 class AdamKernel final : public exec::DeviceKernel {
  public:
-  explicit AdamKernel(const exec::KernelInit& init) : node_(init.node), adamw_(init.node.op == "AdamW") {}
+  // The attributes, read once: AdamW's beta1/beta2/epsilon/weight_decay or Adam's
+  // alpha/beta/epsilon/norm_coefficient/norm_coefficient_post (b1, b2, eps, decay or norm, post).
+  explicit AdamKernel(const exec::KernelInit& init) : adamw_(init.node.op == "AdamW") {
+    const ir::Node& n = init.node;
+    b1_ = n.attr_float(adamw_ ? "beta1" : "alpha", 0.9);
+    b2_ = n.attr_float(adamw_ ? "beta2" : "beta", 0.999);
+    eps_ = n.attr_float("epsilon", adamw_ ? 1e-8 : 1e-6);
+    wd_or_norm_ = adamw_ ? n.attr_float("weight_decay", 0.0) : n.attr_float("norm_coefficient", 0.0);
+    post_ = adamw_ ? 0.0 : n.attr_float("norm_coefficient_post", 0.0);
+  }
   Status record(DeviceKernelContext& ctx) override {
     if (ctx.num_inputs() < 6 || (ctx.num_inputs() - 2) % 4 != 0) return ctx.error(ctx.num_inputs(), " inputs, expected 2 + 4n");
     const size_t n = (ctx.num_inputs() - 2) / 4;
@@ -185,20 +193,17 @@ class AdamKernel final : public exec::DeviceKernel {
     k::AdamParams p{};
     p.adamw = adamw_ ? 1 : 0;
     p.lr = lr;
+    p.b1 = b1_;
+    p.b2 = b2_;
+    p.eps = eps_;
     if (adamw_) {
-      p.b1 = node_.attr_float("beta1", 0.9);
-      p.b2 = node_.attr_float("beta2", 0.999);
-      p.eps = node_.attr_float("epsilon", 1e-8);
-      p.decay = 1.0 - lr * node_.attr_float("weight_decay", 0.0);
+      p.decay = 1.0 - lr * wd_or_norm_;
       const double t = static_cast<double>(std::max<int64_t>(step, 1));
       p.c1 = 1.0 / (1.0 - std::pow(p.b1, t));
       p.c2 = 1.0 / (1.0 - std::pow(p.b2, t));
     } else {
-      p.b1 = node_.attr_float("alpha", 0.9);
-      p.b2 = node_.attr_float("beta", 0.999);
-      p.eps = node_.attr_float("epsilon", 1e-6);
-      p.norm = node_.attr_float("norm_coefficient", 0.0);
-      p.post = node_.attr_float("norm_coefficient_post", 0.0);
+      p.norm = wd_or_norm_;
+      p.post = post_;
       const double t = static_cast<double>(step);
       if (step > 0) p.lr = lr * std::sqrt(1 - std::pow(p.b2, t)) / (1 - std::pow(p.b1, t));
     }
@@ -220,20 +225,21 @@ class AdamKernel final : public exec::DeviceKernel {
   }
 
  private:
-  const ir::Node& node_;
   bool adamw_;
+  double b1_, b2_, eps_, wd_or_norm_, post_;
 };
 
 }  // namespace
 
-void register_training(CuOpTable& t) {
-  t["ConvGradInput"] = {0b100, 0, &conv_grad_check, &make_kernel<ConvGradInputKernel>};
-  t["ConvGradWeight"] = {0b100, 0, &conv_grad_check, &make_kernel<ConvGradWeightKernel>};
-  t["MaxPoolGrad"] = {0, 0, &pool_grad_check, &make_kernel<MaxPoolGradKernel>};
-  t["SoftmaxCrossEntropyLoss"] = {0b10, 0, &sce_check, &make_kernel<SceLossKernel>};
-  t["SoftmaxCrossEntropyLossGrad"] = {0b100, 0, &sce_grad_check, &make_kernel<SceGradKernel>};
-  t["Adam"] = {0b11, 0, nullptr, &make_kernel<AdamKernel>};
-  t["AdamW"] = {0b11, 0, nullptr, &make_kernel<AdamKernel>};
+void register_training(device_common::OpTable<CudaBackend>& t) {
+  using B = CudaBackend;
+  t.add("ConvGradInput", 0b100, &conv_grad_check, &make_kernel<ConvGradKernel, B>);
+  t.add("ConvGradWeight", 0b100, &conv_grad_check, &make_kernel<ConvGradKernel, B>);
+  t.add("MaxPoolGrad", 0, &device_common::pool_check, &make_kernel<MaxPoolGradKernel, B>);
+  t.add("SoftmaxCrossEntropyLoss", 0b10, &sce_check, &make_kernel<SceLossKernel, B>);
+  t.add("SoftmaxCrossEntropyLossGrad", 0b100, &sce_grad_check, &make_kernel<SceGradKernel, B>);
+  t.add("Adam", 0b11, nullptr, &make_kernel<AdamKernel, B>);
+  t.add("AdamW", 0b11, nullptr, &make_kernel<AdamKernel, B>);
 }
 
 }  // namespace tsr::cuda

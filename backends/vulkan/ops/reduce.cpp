@@ -3,7 +3,7 @@
 // softmax.comp, pool2d.comp and channel_affine.comp.
 #include "backends/device_common/reduce.h"
 
-#include "backends/vulkan/kernels/common.h"
+#include "backends/vulkan/ops/common.h"
 
 namespace tsr::vulkan {
 
@@ -12,15 +12,7 @@ namespace {
 using exec::DeviceKernelContext;
 using exec::DeviceTensor;
 
-bool pool_check(const ir::Node& node, const std::vector<ops::ValueType>& in) {
-  const size_t r = in[0].shape.size();
-  if (r != 3 && r != 4) return false;
-  if (node.outputs.size() > 1 && node.outputs[1] >= 0) return false;  // MaxPool's Indices
-  return node.op != "LpPool";
-}
-
-struct VulkanReduce {
-  using Backend = VulkanBackend;
+struct VulkanReduce : VulkanPolicy {
   static Status reduce(DeviceKernelContext& ctx, int32_t op, const DeviceTensor& x, DeviceTensor& y, uint32_t mask) {
     struct { uint32_t n_out, op, rank, mask, shape[6]; } p{};
     p.n_out = static_cast<uint32_t>(y.numel());
@@ -52,13 +44,14 @@ struct VulkanReduce {
         {VulkanBackend::binding(x), VulkanBackend::binding(s), VulkanBackend::binding(b), VulkanBackend::binding(y)}, &p,
         sizeof p, p.n);
   }
-  static bool pool_check(const ir::Node& node, const std::vector<ops::ValueType>& in) { return vulkan::pool_check(node, in); }
 };
 
 }  // namespace
 
-void register_reduce(VkOpTable& t) {
-  device_common::register_reduce_ops<VulkanReduce>(table_adder(t));
-}
-
 }  // namespace tsr::vulkan
+
+// This backend's instance of the family (declared in device_common/op_table.h).
+template <>
+void tsr::device_common::register_reduce<tsr::vulkan::VulkanBackend>(OpTable<vulkan::VulkanBackend>& t) {
+  register_reduce_ops<vulkan::VulkanReduce>(t);
+}

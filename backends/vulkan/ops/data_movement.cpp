@@ -2,20 +2,14 @@
 // this file supplies Vulkan's primitives: copy_strided.comp, fill.comp, gather.comp, resize.comp.
 #include "backends/device_common/data_movement.h"
 
-#include "backends/vulkan/kernels/common.h"
+#include "backends/vulkan/ops/common.h"
 
 namespace tsr::vulkan {
 
 namespace {
 
-struct VulkanDataMovement {
-  using Backend = VulkanBackend;
-  static constexpr const char* kName = "Vulkan";
-  static Status copy_strided(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& x, const exec::DeviceTensor& y,
-                             const Shape& shape, const std::vector<int64_t>& is, int64_t io, const std::vector<int64_t>& os,
-                             int64_t oo) {
-    return vulkan::copy_strided(vk(ctx), x, y, shape, is, io, os, oo);
-  }
+struct VulkanDataMovement : VulkanPolicy {
+  static constexpr auto copy_strided = &vulkan::copy_strided;
   static Status fill(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& y, float value) {
     struct { uint32_t n; float value; } fp{static_cast<uint32_t>(y.numel()), value};
     return vk(ctx).dispatch_1d("fill", {VulkanBackend::binding(y)}, &fp, sizeof fp, fp.n);
@@ -39,8 +33,10 @@ struct VulkanDataMovement {
 
 }  // namespace
 
-void register_data_movement(VkOpTable& t) {
-  device_common::register_data_movement_ops<VulkanDataMovement>(table_adder(t));
-}
-
 }  // namespace tsr::vulkan
+
+// This backend's instance of the family (declared in device_common/op_table.h).
+template <>
+void tsr::device_common::register_data_movement<tsr::vulkan::VulkanBackend>(OpTable<vulkan::VulkanBackend>& t) {
+  register_data_movement_ops<vulkan::VulkanDataMovement>(t);
+}

@@ -1,7 +1,7 @@
 // MatMul, Gemm (matmul.comp: 16x16 shared-memory tiles, transposes as strides) and Conv
 // (conv2d.comp: direct convolution with groups, strides, dilations and pads; 1-D and 2-D).
 #include "backends/device_common/linear.h"
-#include "backends/vulkan/kernels/common.h"
+#include "backends/vulkan/ops/common.h"
 
 namespace tsr::vulkan {
 
@@ -26,8 +26,7 @@ Status record_matmul(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& a
                                     &p, sizeof p, gx, gy, batch);
 }
 
-struct VulkanMatMul {
-  static constexpr const char* kName = "Vulkan";
+struct VulkanLinear : VulkanPolicy {
   static Status matmul(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& a, const exec::DeviceTensor& b,
                        exec::DeviceTensor& y, const device_common::MatMulGeom& g) {
     MatPush p;
@@ -42,54 +41,26 @@ struct VulkanMatMul {
     p.b_cs = 1;
     return record_matmul(ctx, a, b, nullptr, y, p, static_cast<uint32_t>(g.batch));
   }
-};
-using MatMulKernel = device_common::MatMulKernel<VulkanMatMul>;
-
-class GemmKernel final : public exec::DeviceKernel {
- public:
-  explicit GemmKernel(const exec::KernelInit& init) : attrs_(device_common::gemm_attrs(init.node)) {}
-  Status record(exec::DeviceKernelContext& ctx) override {
-    const exec::DeviceTensor& a = *ctx.device_input(0);
-    const exec::DeviceTensor& b = *ctx.device_input(1);
-    const exec::DeviceTensor* c = ctx.device_input(2);
-    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
+  static Status gemm(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& a, const exec::DeviceTensor& b,
+                     const exec::DeviceTensor* c, exec::DeviceTensor& y, const device_common::GemmGeom& g) {
     MatPush p;
-    p.M = static_cast<uint32_t>(y->shape[0]);
-    p.N = static_cast<uint32_t>(y->shape[1]);
-    p.K = static_cast<uint32_t>(attrs_.ta ? a.shape[0] : a.shape[1]);
-    p.a_rs = attrs_.ta ? 1 : p.K;
-    p.a_cs = attrs_.ta ? p.M : 1;
-    p.b_rs = attrs_.tb ? 1 : p.N;
-    p.b_cs = attrs_.tb ? p.K : 1;
-    p.alpha = attrs_.alpha;
-    p.beta = attrs_.beta;
-    if (c) {
-      p.has_c = 1;
-      const Shape& cs = c->shape;
-      const int64_t cm = cs.size() == 2 ? cs[0] : 1, cn = cs.empty() ? 1 : cs.back();
-      p.c_rs = cm == 1 ? 0 : static_cast<uint32_t>(cn);
-      p.c_cs = cn == 1 ? 0 : 1;
-    }
-    return record_matmul(ctx, a, b, c, *y, p, 1);
+    p.M = static_cast<uint32_t>(g.M);
+    p.N = static_cast<uint32_t>(g.N);
+    p.K = static_cast<uint32_t>(g.K);
+    // op(A)[m, k] at m * a_rs + k * a_cs (likewise B): a transpose swaps the strides.
+    p.a_rs = static_cast<uint32_t>(g.ta ? 1 : g.lda);
+    p.a_cs = static_cast<uint32_t>(g.ta ? g.lda : 1);
+    p.b_rs = static_cast<uint32_t>(g.tb ? 1 : g.ldb);
+    p.b_cs = static_cast<uint32_t>(g.tb ? g.ldb : 1);
+    p.alpha = g.alpha;
+    p.beta = g.beta;
+    p.has_c = c ? 1 : 0;
+    p.c_rs = static_cast<uint32_t>(g.c_rs);
+    p.c_cs = static_cast<uint32_t>(g.c_cs);
+    return record_matmul(ctx, a, b, c, y, p, 1);
   }
-
- private:
-  device_common::GemmAttrs attrs_;
-};
-
-bool conv_check(const ir::Node&, const std::vector<ops::ValueType>& in) {
-  return (in[0].shape.size() == 3 || in[0].shape.size() == 4) && in[1].has_shape && in[1].shape.size() == in[0].shape.size();
-}
-
-class ConvKernel final : public exec::DeviceKernel {
- public:
-  explicit ConvKernel(const exec::KernelInit& init) : node_(init.node) {}
-  Status record(exec::DeviceKernelContext& ctx) override {
-    const exec::DeviceTensor& x = *ctx.device_input(0);
-    const exec::DeviceTensor& w = *ctx.device_input(1);
-    const exec::DeviceTensor* bias = ctx.device_input(2);
-    TSR_ASSIGN_OR_RETURN(exec::DeviceTensor * y, ctx.alloc_output(0));
-    TSR_ASSIGN_OR_RETURN(const device_common::ConvGeom g, device_common::conv_geometry(ctx, node_, x.shape, w.shape, y->shape));
+  static Status conv(exec::DeviceKernelContext& ctx, const exec::DeviceTensor& x, const exec::DeviceTensor& w,
+                     const exec::DeviceTensor* bias, exec::DeviceTensor& y, const device_common::ConvGeom& g) {
     struct {
       uint32_t N, C, H, W, M, OH, OW, KH, KW, sh, sw, dh, dw;
       int32_t ph, pw;
@@ -98,25 +69,21 @@ class ConvKernel final : public exec::DeviceKernel {
         static_cast<uint32_t>(g.M),  static_cast<uint32_t>(g.OH), static_cast<uint32_t>(g.OW), static_cast<uint32_t>(g.KH),
         static_cast<uint32_t>(g.KW), static_cast<uint32_t>(g.sh), static_cast<uint32_t>(g.sw), static_cast<uint32_t>(g.dh),
         static_cast<uint32_t>(g.dw), static_cast<int32_t>(g.ph),  static_cast<int32_t>(g.pw),  static_cast<uint32_t>(g.group),
-        0};
-    p.has_bias = bias ? 1 : 0;
-    const exec::DeviceTensor& bb = bias ? *bias : w;
+        bias ? 1u : 0u};
+    const exec::DeviceTensor& bb = bias ? *bias : w;  // an unused binding still needs a buffer
     return vk(ctx).dispatch_1d("conv2d",
                                {VulkanBackend::binding(x), VulkanBackend::binding(w), VulkanBackend::binding(bb),
-                                VulkanBackend::binding(*y)},
-                               &p, sizeof p, y->numel());
+                                VulkanBackend::binding(y)},
+                               &p, sizeof p, y.numel());
   }
-
- private:
-  const ir::Node& node_;
 };
 
 }  // namespace
 
-void register_linear(VkOpTable& t) {
-  t["MatMul"] = {0, &device_common::matmul_check, &make_kernel<MatMulKernel>};
-  t["Gemm"] = {0, nullptr, &make_kernel<GemmKernel>};
-  t["Conv"] = {0, &conv_check, &make_kernel<ConvKernel>};
-}
-
 }  // namespace tsr::vulkan
+
+// This backend's instance of the family (declared in device_common/op_table.h).
+template <>
+void tsr::device_common::register_linear<tsr::vulkan::VulkanBackend>(OpTable<vulkan::VulkanBackend>& t) {
+  register_linear_ops<vulkan::VulkanLinear>(t);
+}
