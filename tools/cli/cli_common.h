@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,10 @@
 #include "core/ir/graph.h"
 #include "core/passes/optimize.h"
 #include "core/tensor/tensor.h"
+
+namespace CLI {
+class App;
+}
 
 namespace tsr::cli {
 
@@ -159,4 +164,21 @@ int check_against(const std::shared_ptr<const ir::Model>& model, const std::vect
 // what each pass did. Errors: kInternal when a pass produced an invalid graph.
 Expected<std::shared_ptr<const ir::Model>> optimized_copy(const ir::Model& model, passes::OptimizeReport* report,
                                                           const std::vector<std::string>& skip_passes = {});
+
+// A subcommand of `tessera`, registered by the cmd_*.cpp that implements it: register_X adds
+// `app`'s subcommand X with its options and help text, parsing into options the returned
+// `run` owns; main.cpp runs the one that was parsed. `run` returns the process exit code.
+struct Subcommand {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+Subcommand register_convert(CLI::App& app);
+Subcommand register_optimize(CLI::App& app);
+Subcommand register_run(CLI::App& app);  // cmd_run_options.cpp
+Subcommand register_inspect(CLI::App& app);
+Subcommand register_ops(CLI::App& app);
+Subcommand register_train(CLI::App& app);   // cmd_train.cpp
+Subcommand register_export(CLI::App& app);  // cmd_train.cpp
+Subcommand register_grad(CLI::App& app);
+Subcommand register_script(CLI::App& app);
 }  // namespace tsr::cli
