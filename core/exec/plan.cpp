@@ -1,38 +1,15 @@
+// The run loop of a Plan (core/exec/plan.h): steps one by one or in inter-op waves, with the
+// signature plan's types and arena when there is one.
 #include "core/exec/plan.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <map>
 
-#include "core/ir/topo.h"
-#include "core/passes/placement.h"
+#include "core/exec/run_state.h"
 
 namespace tsr::exec {
 
 namespace {
-
-// A node's level is one more than the highest level among the producers of its inputs (graph
-// inputs and constants: none). Returns `order` stably sorted by level, still a topological
-// order, in which the nodes of one level are adjacent and independent of each other.
-std::vector<int32_t> level_order(const ir::Graph& g, const std::vector<int32_t>& order, std::vector<int32_t>* level) {
-  std::vector<int32_t> value_level(g.tensors.size(), -1);
-  level->assign(g.nodes.size(), 0);
-  for (int32_t n : order) {
-    const ir::Node& node = g.nodes[static_cast<size_t>(n)];
-    int32_t l = 0;
-    for (int32_t t : node.inputs)
-      if (t >= 0) l = std::max(l, value_level[static_cast<size_t>(t)] + 1);
-    (*level)[static_cast<size_t>(n)] = l;
-    for (int32_t t : node.outputs)
-      if (t >= 0) value_level[static_cast<size_t>(t)] = l;
-  }
-  std::vector<int32_t> sorted = order;
-  std::stable_sort(sorted.begin(), sorted.end(), [&](int32_t a, int32_t b) {
-    return (*level)[static_cast<size_t>(a)] < (*level)[static_cast<size_t>(b)];
-  });
-  return sorted;
-}
 
 // A node whose inputs hold fewer elements than this is not worth a task of its own: below it the
 // hand-off costs more than the node (a few microseconds).
@@ -40,151 +17,13 @@ constexpr int64_t kInterOpMinElements = 16384;
 
 }  // namespace
 
-Expected<std::unique_ptr<Plan>> Plan::create(const ir::Model& model, int32_t gi, Backend& backend,
-                                             const PlanOptions& options) {
-  if (gi < 0 || static_cast<size_t>(gi) >= model.graphs.size())
-    return invalid_argument("graph index ", gi, " out of range");
-  auto plan = std::unique_ptr<Plan>(new Plan());
-  plan->model_ = &model;
-  plan->graph_ = &model.graphs[static_cast<size_t>(gi)];
-  plan->graph_index_ = gi;
-  const ir::Graph& g = *plan->graph_;
-  TSR_ASSIGN_OR_RETURN(std::vector<int32_t> order, ir::topological_order(g, gi));
+Plan::~Plan() = default;
 
-  const size_t nt = g.tensors.size();
-  plan->keep_.assign(nt, false);
-  for (int32_t t : g.outputs) plan->keep_[static_cast<size_t>(t)] = true;
-  std::vector<int32_t> last_use(nt, -1);
-
-  const auto& reg = ops::OpRegistry::global();
-  std::vector<std::string> unsupported_ops;
-  std::vector<int32_t> node_level;  // filled with inter-op scheduling
-  // Without a device every node runs on the host in topological order; with one, the placement
-  // pass decides each node's device and inserts the copies.
-  passes::Placement placement;
-  DeviceBackend* device = options.device;
-  plan->device_ = device;
-  if (device) {
-    auto support = [device](const ir::Node& node, const std::vector<ops::ValueType>& types) {
-      const DeviceSupport s = device->device_support(node, types);
-      return passes::NodeSupport{s.supported, s.host_inputs};
-    };
-    passes::PlacementOptions po;
-    po.min_device_elements = options.min_device_elements;
-    placement = passes::place_graph(model, gi, order, support, po);
-    plan->device_nodes_ = placement.device_nodes;
-    plan->copies_ = placement.copies;
-    plan->device_constants_.resize(nt);
-  } else {
-    if (options.inter_op) order = level_order(g, order, &node_level);
-    for (int32_t n : order) placement.steps.push_back({passes::PlacedStep::Kind::kNode, n});
-  }
-  for (const passes::PlacedStep& ps : placement.steps) {
-    const size_t s = plan->steps_.size();
-    if (ps.kind != passes::PlacedStep::Kind::kNode) {
-      PlanStep step;
-      step.kind = ps.kind == passes::PlacedStep::Kind::kUpload ? PlanStep::Kind::kUpload : PlanStep::Kind::kDownload;
-      step.tensor = ps.index;
-      step.node_index = -1;
-      step.place = str_cat("graph[", gi, "] ", step.kind == PlanStep::Kind::kUpload ? "upload" : "download", " of \"",
-                           g.tensors[static_cast<size_t>(ps.index)].name, "\"");
-      last_use[static_cast<size_t>(ps.index)] = static_cast<int32_t>(s);
-      plan->steps_.push_back(std::move(step));
-      continue;
-    }
-    const int32_t n = ps.index;
-    const ir::Node& node = g.nodes[static_cast<size_t>(n)];
-    PlanStep step;
-    step.node_index = n;
-    step.node = &node;
-    step.place = ir::node_place(gi, n, node);
-    step.def = reg.find(node.op);
-    if (!step.def) return unsupported(step.place, ": unsupported op '", node.op, "'");
-    const bool on_device = device && placement.node_device[static_cast<size_t>(n)] == passes::Device::kDevice;
-    KernelInit init{node, step.place, {}, {}};
-    init.input_types.resize(node.inputs.size());
-    init.constant_inputs.resize(node.inputs.size(), nullptr);
-    for (size_t k = 0; k < node.inputs.size(); ++k) {
-      const int32_t t = node.inputs[k];
-      if (t < 0) continue;
-      const auto& info = g.tensors[static_cast<size_t>(t)];
-      init.input_types[k] = {info.dtype, info.has_shape, info.shape, info.kind};
-      if (info.constant.defined()) {
-        init.constant_inputs[k] = &info.constant;
-        // A device node reads constants from a device copy uploaded once, here.
-        if (on_device && !(k < 32 && (placement.host_inputs[static_cast<size_t>(n)] >> k & 1u)) &&
-            !plan->device_constants_[static_cast<size_t>(t)].defined()) {
-          auto up = device->upload(info.constant);
-          if (!up.ok()) return up.status().with_context(str_cat(step.place, ".input[", k, "]"));
-          plan->device_constants_[static_cast<size_t>(t)] = std::move(up).value();
-        }
-      }
-      last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
-    }
-    if (on_device) {
-      step.kind = PlanStep::Kind::kDevice;
-      step.host_inputs = placement.host_inputs[static_cast<size_t>(n)];
-      auto dk = device->create_device_kernel(init);
-      if (!dk.ok()) return dk.status();
-      step.device_kernel = std::move(dk).value();
-      plan->steps_.push_back(std::move(step));
-      continue;
-    }
-    auto kernel = exec::is_control_flow_op(node.op) ? create_control_flow_kernel(model, init, backend, options)
-                                                    : backend.create_kernel(init);
-    if (!kernel.ok()) {
-      if (kernel.status().code() == StatusCode::kUnsupported) {
-        unsupported_ops.push_back(kernel.status().message());
-        continue;
-      }
-      return kernel.status();
-    }
-    step.kernel = std::move(kernel).value();
-    plan->steps_.push_back(std::move(step));
-  }
-  if (!unsupported_ops.empty()) {
-    std::string msg = str_cat(unsupported_ops.size(), " node(s) have no ", backend.name(), " kernel:");
-    for (const auto& m : unsupported_ops) msg += "\n  " + m;
-    return unsupported(msg);
-  }
-  // Node outputs that nobody reads die right after their producer.
-  for (size_t s = 0; s < plan->steps_.size(); ++s)
-    if (plan->steps_[s].node)
-      for (int32_t t : plan->steps_[s].node->outputs)
-      if (t >= 0 && last_use[static_cast<size_t>(t)] < 0) last_use[static_cast<size_t>(t)] = static_cast<int32_t>(s);
-  if (!node_level.empty()) {
-    for (size_t s = 0; s < plan->steps_.size(); ++s) {
-      const int32_t lvl = node_level[static_cast<size_t>(plan->steps_[s].node_index)];
-      if (plan->waves_.empty() || node_level[static_cast<size_t>(plan->steps_[plan->waves_.back().begin].node_index)] != lvl)
-        plan->waves_.push_back({s, s});
-      plan->waves_.back().end = s + 1;
-    }
-  }
-  for (size_t t = 0; t < nt; ++t) {
-    if (g.tensors[t].constant.defined()) plan->constant_ids_.push_back(static_cast<int32_t>(t));
-    if (plan->keep_[t] || last_use[t] < 0 || g.tensors[t].constant.defined()) continue;
-    plan->steps_[static_cast<size_t>(last_use[t])].release_after.push_back(static_cast<int32_t>(t));
-  }
-  plan->wave_of_.resize(plan->steps_.size());
-  for (size_t s = 0; s < plan->steps_.size(); ++s) plan->wave_of_[s] = static_cast<int32_t>(s);
-  for (size_t w = 0; w < plan->waves_.size(); ++w)
-    for (size_t s = plan->waves_[w].begin; s < plan->waves_[w].end; ++s) plan->wave_of_[s] = static_cast<int32_t>(w);
-  // What may outlive its last use: graph outputs, what control flow or handle-keeping ops read
-  // (a branch may return it, a sequence holds it), and, backwards through views, their inputs.
-  plan->escapes_.assign(plan->keep_.begin(), plan->keep_.end());
-  for (const PlanStep& step : plan->steps_) {
-    if (!step.node || !(step.def->control_flow || (step.def->any_value_kind && !step.def->view_of_input0))) continue;
-    for (int32_t t : step.node->inputs)
-      if (t >= 0) plan->escapes_[static_cast<size_t>(t)] = 1;
-  }
-  for (size_t s = plan->steps_.size(); s-- > 0;) {
-    const PlanStep& step = plan->steps_[s];
-    if (!step.node || !step.def->view_of_input0 || step.node->inputs.empty() || step.node->inputs[0] < 0) continue;
-    for (int32_t t : step.node->outputs)
-      if (t >= 0 && plan->escapes_[static_cast<size_t>(t)]) plan->escapes_[static_cast<size_t>(step.node->inputs[0])] = 1;
-  }
-  plan->last_use_ = std::move(last_use);
-  return plan;
+Status grow_arena(RunState& rs, size_t bytes) {
+  if (rs.arena.nbytes() >= bytes) return ok_status();
+  rs.arena = Tensor();
+  TSR_ASSIGN_OR_RETURN(rs.arena, Tensor::empty_fresh(DType::kU8, {static_cast<int64_t>(bytes)}));
+  return ok_status();
 }
 
 Expected<DeviceTensor*> DeviceKernelContext::alloc_output(size_t i) {
@@ -263,12 +102,10 @@ Status Plan::run(const std::vector<Tensor>& inputs, ThreadPool& pool, std::vecto
     mode.plan = plan.get();
     mode.record = !plan;
   }
-  if (mode.plan && rs->arena.nbytes() < mode.plan->arena_bytes) {
+  if (mode.plan) {
     // A signature recorded by another run slot, or a larger one than this slot's last.
-    rs->arena = Tensor();
-    auto arena = Tensor::empty_fresh(DType::kU8, {static_cast<int64_t>(mode.plan->arena_bytes)});
-    if (!arena.ok()) return arena.status().with_context(str_cat("graph \"", graph_->name, "\" memory plan"));
-    rs->arena = std::move(arena).value();
+    Status st = grow_arena(*rs, mode.plan->arena_bytes);
+    if (!st.ok()) return st.with_context(str_cat("graph \"", graph_->name, "\" memory plan"));
   }
   if (mode.record) start_recording(*rs);
   Status result = run_steps(inputs, pool, *rs, mode, *outputs);
@@ -306,118 +143,137 @@ Status Plan::run_host_step(size_t s, const std::vector<const Tensor*>& in_values
 
 Status Plan::run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool, RunState& rs, const RunMode& mode,
                        std::vector<Tensor>& outputs) const {
-  std::vector<DeviceTensor>& dvals = rs.device_values;
-  std::vector<const Tensor*>& in_values = rs.in_values;
-  std::vector<Tensor>& outs = rs.outs;
   const ir::Graph& g = *graph_;
   if (inputs.size() != g.inputs.size())
     return invalid_argument("graph \"", g.name, "\" takes ", g.inputs.size(), " inputs, got ", inputs.size());
-  std::vector<Tensor>& values = rs.values;
-  values.resize(g.tensors.size());
+  rs.values.resize(g.tensors.size());
   // Whatever happens, the table holds no tensors once run() returns (no memory kept alive).
   struct Clear {
     std::vector<Tensor>& v;
     ~Clear() { std::fill(v.begin(), v.end(), Tensor()); }
-  } clear{values};
+  } clear{rs.values};
+  TSR_RETURN_IF_ERROR(bind_inputs(inputs, rs));
+  if (device_) rs.device_values.resize(g.tensors.size());
+  if (!mode.waves) {
+    for (size_t s = 0; s < steps_.size(); ++s) TSR_RETURN_IF_ERROR(run_step(s, pool, rs, mode));
+  } else {
+    for (const Wave& w : waves_) {
+      if (wave_pays(w, rs, mode)) {
+        TSR_RETURN_IF_ERROR(run_wave(w, pool, rs, mode));
+      } else {
+        for (size_t s = w.begin; s < w.end; ++s) TSR_RETURN_IF_ERROR(run_step(s, pool, rs, mode));
+      }
+    }
+  }
+  return collect_outputs(rs, mode, outputs);
+}
+
+Status Plan::bind_inputs(const std::vector<Tensor>& inputs, RunState& rs) const {
+  const ir::Graph& g = *graph_;
+  std::vector<Tensor>& values = rs.values;
   for (int32_t t : constant_ids_) values[static_cast<size_t>(t)] = g.tensors[static_cast<size_t>(t)].constant;
   for (size_t k = 0; k < inputs.size(); ++k) {
     const auto& info = g.tensors[static_cast<size_t>(g.inputs[k])];
     TSR_RETURN_IF_ERROR(check_input(info, k, inputs[k]));
     values[static_cast<size_t>(g.inputs[k])] = inputs[k];
   }
+  return ok_status();
+}
 
-  if (device_) dvals.resize(g.tensors.size());
-  const auto run_one = [&](size_t s) -> Status {
-    const PlanStep& step = steps_[s];
-    const auto release = [&] {
-      for (int32_t t : step.release_after) {
-        values[static_cast<size_t>(t)] = Tensor();
-        if (device_) dvals[static_cast<size_t>(t)] = DeviceTensor();
-      }
-    };
-    if (step.kind == PlanStep::Kind::kUpload) {
-      const Tensor& v = values[static_cast<size_t>(step.tensor)];
-      if (!v.defined()) return internal_error(step.place, ": value not computed");
-      auto up = device_->upload(v);
-      if (!up.ok()) return up.status().with_context(step.place);
-      dvals[static_cast<size_t>(step.tensor)] = std::move(up).value();
-      release();
-      return ok_status();
-    }
-    if (step.kind == PlanStep::Kind::kDownload) {
-      const DeviceTensor& d = dvals[static_cast<size_t>(step.tensor)];
-      const DeviceTensor& src = d.defined() ? d : device_constants_[static_cast<size_t>(step.tensor)];
-      if (!src.defined()) return internal_error(step.place, ": value not computed");
-      auto down = device_->download(src);
-      if (!down.ok()) return down.status().with_context(step.place);
-      values[static_cast<size_t>(step.tensor)] = std::move(down).value();
-      release();
-      return ok_status();
-    }
-    if (step.kind == PlanStep::Kind::kDevice) {
-      std::chrono::steady_clock::time_point t0;
-      if (profiler_) t0 = std::chrono::steady_clock::now();
-      TSR_RETURN_IF_ERROR(run_device_step(step, rs));
-      if (profiler_)
-        profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      release();
-      return ok_status();
-    }
-    const ir::Node& node = *step.node;
-    if (mode.plan && mode.plan->folded[s]) {
-      // Fixed by the signature: the recorded values.
-      for (int32_t t : node.outputs)
-        if (t >= 0) values[static_cast<size_t>(t)] = mode.plan->values[static_cast<size_t>(t)];
-      release();
-      return ok_status();
-    }
-    const size_t ni = node.inputs.size();
-    in_values.assign(ni, nullptr);
-    for (size_t k = 0; k < ni; ++k) {
-      const int32_t t = node.inputs[k];
-      if (t < 0) continue;
-      const Tensor& v = values[static_cast<size_t>(t)];
-      if (!v.defined()) return internal_error(step.place, ".input[", k, "]: value not computed");
-      in_values[k] = &v;
-    }
-    std::chrono::steady_clock::time_point t0;
+void Plan::release_dead(const PlanStep& step, RunState& rs) const {
+  for (int32_t t : step.release_after) {
+    rs.values[static_cast<size_t>(t)] = Tensor();
+    if (device_) rs.device_values[static_cast<size_t>(t)] = DeviceTensor();
+  }
+}
+
+Status Plan::run_copy_step(const PlanStep& step, RunState& rs) const {
+  std::vector<DeviceTensor>& dvals = rs.device_values;
+  if (step.kind == PlanStep::Kind::kUpload) {
+    const Tensor& v = rs.values[static_cast<size_t>(step.tensor)];
+    if (!v.defined()) return internal_error(step.place, ": value not computed");
+    auto up = device_->upload(v);
+    if (!up.ok()) return up.status().with_context(step.place);
+    dvals[static_cast<size_t>(step.tensor)] = std::move(up).value();
+    return ok_status();
+  }
+  const DeviceTensor& d = dvals[static_cast<size_t>(step.tensor)];
+  const DeviceTensor& src = d.defined() ? d : device_constants_[static_cast<size_t>(step.tensor)];
+  if (!src.defined()) return internal_error(step.place, ": value not computed");
+  auto down = device_->download(src);
+  if (!down.ok()) return down.status().with_context(step.place);
+  rs.values[static_cast<size_t>(step.tensor)] = std::move(down).value();
+  return ok_status();
+}
+
+Status Plan::run_step(size_t s, ThreadPool& pool, RunState& rs, const RunMode& mode) const {
+  const PlanStep& step = steps_[s];
+  std::vector<Tensor>& values = rs.values;
+  if (step.kind == PlanStep::Kind::kUpload || step.kind == PlanStep::Kind::kDownload) {
+    TSR_RETURN_IF_ERROR(run_copy_step(step, rs));
+    release_dead(step, rs);
+    return ok_status();
+  }
+  std::chrono::steady_clock::time_point t0;
+  if (step.kind == PlanStep::Kind::kDevice) {
     if (profiler_) t0 = std::chrono::steady_clock::now();
-    TSR_RETURN_IF_ERROR(run_host_step(s, in_values, rs.in_types, rs.out_types, outs, rs.scratch, pool, rs, mode));
+    TSR_RETURN_IF_ERROR(run_device_step(step, rs));
     if (profiler_)
       profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    for (size_t k = 0; k < node.outputs.size(); ++k) {
-      const int32_t t = node.outputs[k];
-      if (t >= 0) values[static_cast<size_t>(t)] = std::move(outs[k]);
-    }
-    if (mode.plan) TSR_RETURN_IF_ERROR(check_arena_outputs(s, values, rs, mode));
-    if (mode.record) record_ran(s, values, rs);
-    release();
+    release_dead(step, rs);
     return ok_status();
-  };
-  if (!mode.waves) {
-    for (size_t s = 0; s < steps_.size(); ++s) TSR_RETURN_IF_ERROR(run_one(s));
-  } else {
-    for (const Wave& w : waves_) {
-      int heavy = 0;
-      for (size_t s = w.begin; s < w.end && heavy < 2 && w.end - w.begin > 1; ++s) {
-        if (mode.plan && mode.plan->folded[s]) continue;
-        int64_t elements = 0;
-        for (int32_t t : steps_[s].node->inputs)
-          if (t >= 0 && values[static_cast<size_t>(t)].kind() == ValueKind::kTensor)
-            elements += values[static_cast<size_t>(t)].numel();
-        heavy += elements >= kInterOpMinElements;
-      }
-      if (heavy >= 2) {
-        TSR_RETURN_IF_ERROR(run_wave(w, pool, rs, mode));
-      } else {
-        for (size_t s = w.begin; s < w.end; ++s) TSR_RETURN_IF_ERROR(run_one(s));
-      }
-    }
   }
+  const ir::Node& node = *step.node;
+  if (mode.plan && mode.plan->folded[s]) {
+    // Fixed by the signature: the recorded values.
+    for (int32_t t : node.outputs)
+      if (t >= 0) values[static_cast<size_t>(t)] = mode.plan->values[static_cast<size_t>(t)];
+    release_dead(step, rs);
+    return ok_status();
+  }
+  std::vector<const Tensor*>& in_values = rs.in_values;
+  const size_t ni = node.inputs.size();
+  in_values.assign(ni, nullptr);
+  for (size_t k = 0; k < ni; ++k) {
+    const int32_t t = node.inputs[k];
+    if (t < 0) continue;
+    const Tensor& v = values[static_cast<size_t>(t)];
+    if (!v.defined()) return internal_error(step.place, ".input[", k, "]: value not computed");
+    in_values[k] = &v;
+  }
+  if (profiler_) t0 = std::chrono::steady_clock::now();
+  TSR_RETURN_IF_ERROR(run_host_step(s, in_values, rs.in_types, rs.out_types, rs.outs, rs.scratch, pool, rs, mode));
+  if (profiler_)
+    profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    const int32_t t = node.outputs[k];
+    if (t >= 0) values[static_cast<size_t>(t)] = std::move(rs.outs[k]);
+  }
+  if (mode.plan) TSR_RETURN_IF_ERROR(check_arena_outputs(s, values, rs, mode));
+  if (mode.record) record_ran(s, values, rs);
+  release_dead(step, rs);
+  return ok_status();
+}
+
+bool Plan::wave_pays(const Wave& w, const RunState& rs, const RunMode& mode) const {
+  int heavy = 0;
+  for (size_t s = w.begin; s < w.end && heavy < 2 && w.end - w.begin > 1; ++s) {
+    if (mode.plan && mode.plan->folded[s]) continue;
+    int64_t elements = 0;
+    for (int32_t t : steps_[s].node->inputs)
+      if (t >= 0 && rs.values[static_cast<size_t>(t)].kind() == ValueKind::kTensor)
+        elements += rs.values[static_cast<size_t>(t)].numel();
+    heavy += elements >= kInterOpMinElements;
+  }
+  return heavy >= 2;
+}
+
+Status Plan::collect_outputs(const RunState& rs, const RunMode& mode, std::vector<Tensor>& outputs) const {
+  const ir::Graph& g = *graph_;
   outputs.resize(g.outputs.size());
   for (size_t k = 0; k < g.outputs.size(); ++k) {
     Tensor& out = outputs[k];
-    out = values[static_cast<size_t>(g.outputs[k])];
+    out = rs.values[static_cast<size_t>(g.outputs[k])];
     // The caller may write its outputs: none may share the arena or a recorded value.
     bool shared = mode.plan && out.shares_storage(rs.arena);
     if (mode.plan)

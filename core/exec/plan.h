@@ -20,10 +20,13 @@
 //
 // Thread safety: run() is re-entrant and may be called from several threads at once on one Plan
 // (e.g. an If branch run by two concurrent outer runs). Everything a run writes lives in a
-// RunState (value table, one step's arguments, device values), taken from a small free list at
-// the start of run() and given back at the end, so steady-state runs reuse their scratch without
-// allocating for it. Kernels must be safe to run concurrently (kernel.h). A Profiler is not:
-// profile single-threaded callers only.
+// RunState (core/exec/run_state.h: value table, one step's arguments, device values), taken
+// from a small free list at the start of run() and given back at the end, so steady-state runs
+// reuse their scratch without allocating for it. Kernels must be safe to run concurrently
+// (kernel.h). A Profiler is not: profile single-threaded callers only.
+//
+// The code: plan_builder.cpp prepares (Plan::create), plan.cpp runs, plan_recorder.cpp records
+// a signature's plan, plan_signature.cpp finds and checks one.
 #pragma once
 
 #include <memory>
@@ -72,11 +75,16 @@ struct Profiler {
   std::string report(size_t top = 15) const;
 };
 
+struct RunState;  // core/exec/run_state.h
+struct RunMode;
+class PlanBuilder;  // plan_builder.cpp
+
 class Plan {
  public:
   // Signatures (input types) whose plans a Plan keeps; the least recently used goes first.
   static constexpr size_t kMaxSignatures = 8;
 
+  ~Plan();
   void set_profiler(Profiler* p) { profiler_ = p; }
   // `model` must outlive the Plan and have passed verification + passes::infer_types.
   static Expected<std::unique_ptr<Plan>> create(const ir::Model& model, int32_t graph_index,
@@ -101,6 +109,9 @@ class Plan {
   std::vector<std::shared_ptr<const SignaturePlan>> signature_plans() const;
 
  private:
+  friend class PlanBuilder;  // Plan::create's work: the steps, their kernels, the lifetimes
+  Plan() = default;
+
   const ir::Model* model_ = nullptr;
   const ir::Graph* graph_ = nullptr;
   int32_t graph_index_ = 0;
@@ -118,41 +129,24 @@ class Plan {
   std::vector<uint8_t> escapes_;
   std::vector<int32_t> wave_of_;  // by step: its wave (inter-op)
 
-  // One run's scratch: the value table and one step's arguments (sized on first use, then reused).
-  struct RunState {
-    std::vector<Tensor> values;
-    std::vector<ops::ValueType> in_types;
-    std::vector<ops::ValueType> out_types;
-    std::vector<const Tensor*> in_values;
-    std::vector<Tensor> outs;
-    std::vector<DeviceTensor> device_values;
-    std::vector<const DeviceTensor*> din_values;
-    std::vector<DeviceTensor> douts;
-    ScratchArena scratch;
-    Tensor arena;                 // the memory plans' arena of this run slot (grown, kept)
-    SignatureRecording recording;  // the bookkeeping of a recording run
-    // One per node of an inter-op wave run in parallel: its arguments and its result.
-    struct Task {
-      std::vector<const Tensor*> in_values;
-      std::vector<ops::ValueType> in_types;
-      std::vector<ops::ValueType> out_types;
-      std::vector<Tensor> outs;
-      ScratchArena scratch;
-      Status status;
-    };
-    std::vector<Task> tasks;
-  };
   // Steps [begin, end) of one dependency level (steps_ is sorted by level when inter_op is on).
   struct Wave {
     size_t begin = 0, end = 0;
   };
   std::vector<Wave> waves_;  // empty: steps run one by one
-  // The run being made: its signature plan (null: none yet, or none kept), or a recording.
-  struct RunMode {
-    const SignaturePlan* plan = nullptr;
-    bool record = false;
-    bool waves = false;  // steps may run in inter-op waves
-  };
+
+  // The run loop (plan.cpp). RunState and RunMode: core/exec/run_state.h.
+  Status run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool, RunState& rs, const RunMode& mode,
+                   std::vector<Tensor>& outputs) const;
+  // Fills the value table with the constants and the checked inputs.
+  Status bind_inputs(const std::vector<Tensor>& inputs, RunState& rs) const;
+  // Runs step s (a copy, a device node or a host node) and releases the values it read last.
+  Status run_step(size_t s, ThreadPool& pool, RunState& rs, const RunMode& mode) const;
+  Status run_copy_step(const PlanStep& step, RunState& rs) const;
+  // Drops the values whose last use was `step` (PlanStep::release_after).
+  void release_dead(const PlanStep& step, RunState& rs) const;
+  // Whether wave w has at least two nodes large enough to run side by side.
+  bool wave_pays(const Wave& w, const RunState& rs, const RunMode& mode) const;
   // Runs the host steps [w.begin, w.end) of one wave, side by side when it pays.
   Status run_wave(const Wave& w, ThreadPool& pool, RunState& rs, const RunMode& mode) const;
   Status run_device_step(const PlanStep& step, RunState& rs) const;
@@ -160,10 +154,10 @@ class Plan {
   Status run_host_step(size_t s, const std::vector<const Tensor*>& in_values, std::vector<ops::ValueType>& in_types,
                        std::vector<ops::ValueType>& out_types, std::vector<Tensor>& outs, ScratchArena& scratch,
                        ThreadPool& pool, RunState& rs, const RunMode& mode) const;
-  Status run_steps(const std::vector<Tensor>& inputs, ThreadPool& pool, RunState& rs, const RunMode& mode,
-                   std::vector<Tensor>& outputs) const;
+  // Copies the graph outputs out of the value table (none may share the arena or a recorded value).
+  Status collect_outputs(const RunState& rs, const RunMode& mode, std::vector<Tensor>& outputs) const;
 
-  // Signature plans (plan_signature.cpp).
+  // Signature plans: finding and using them (plan_signature.cpp), recording them (plan_recorder.cpp).
   std::shared_ptr<const SignaturePlan> find_signature(const std::vector<Tensor>& inputs, bool waves) const;
   // Before a recording run: sizes the recording for this graph.
   void start_recording(RunState& rs) const;
@@ -176,6 +170,9 @@ class Plan {
   void record_ran(size_t s, const std::vector<Tensor>& values, RunState& rs) const;
   // After a successful recording run: builds the plan, keeps it, sizes rs.arena for it.
   void finish_recording(const std::vector<Tensor>& inputs, bool waves, RunState& rs) const;
+  // The end of finish_recording: returns the recording's freed pages to the system, sizes
+  // rs.arena for `sig` and keeps it (unless a concurrent run kept the same signature).
+  void keep_signature(const std::vector<Tensor>& inputs, std::shared_ptr<SignaturePlan> sig, RunState& rs) const;
   // After step s of a planned run: copies out any output that shares the arena unplanned.
   Status check_arena_outputs(size_t s, std::vector<Tensor>& values, const RunState& rs, const RunMode& mode) const;
   // The recorded plans, most recent first: a cache guarded by its mutex (entries are immutable

@@ -1,7 +1,7 @@
 // What one input signature fixes about the runs of a Plan (issue 12): the types of the steps
 // whose output shapes follow from the input shapes alone, the values computed from shapes only
 // (ONNX shape subgraphs: Shape -> Gather -> Concat -> Reshape), and a static memory plan for the
-// intermediate values. Internal to core/exec (plan.cpp, plan_signature.cpp).
+// intermediate values. Internal to core/exec (plan.cpp, plan_recorder.cpp, plan_signature.cpp).
 //
 // The first run with a signature records it (every step infers its types from the actual inputs,
 // as without a plan); the runs after that skip the inference of the recorded steps, take the

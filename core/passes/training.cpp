@@ -26,46 +26,208 @@ Value input_like(GraphBuilder& b, const TensorInfo& t, const std::string& name) 
 
 Tensor zeros_of(const Tensor& like) { return Tensor::zeros(like.dtype(), like.shape()).value(); }
 
-}  // namespace
+bool class_labels(const TrainingOptions& o) { return o.loss == "softmax_cross_entropy" || o.loss == "nll"; }
 
-Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& o) {
-  const bool class_labels = o.loss == "softmax_cross_entropy" || o.loss == "nll";
-  if (!class_labels && o.loss != "mse")
+Status check_options(const TrainingOptions& o) {
+  if (!class_labels(o) && o.loss != "mse")
     return invalid_argument("unknown loss \"", o.loss, "\" (expected softmax_cross_entropy, nll or mse)");
   if (o.optimizer != "sgd" && o.optimizer != "adam" && o.optimizer != "adamw")
     return invalid_argument("unknown optimizer \"", o.optimizer, "\" (expected sgd, adam or adamw)");
   if (o.nesterov && (o.optimizer != "sgd" || o.momentum <= 0))
     return invalid_argument("nesterov needs the sgd optimizer with momentum > 0");
+  return ok_status();
+}
+
+// Step 1: the trainable constants of the main graph (o.trainable, or every floating-point one
+// of rank >= 1) become variables; returns their tensor ids.
+Expected<std::vector<int32_t>> weights_to_variables(ir::Model& model, const TrainingOptions& o) {
+  std::vector<int32_t> weights;
+  Graph& g = model.main();
+  if (o.trainable.empty()) {
+    for (size_t t = 0; t < g.tensors.size(); ++t)
+      if (g.tensors[t].constant.defined() && dtype_is_float(g.tensors[t].dtype) && g.tensors[t].constant.rank() >= 1)
+        weights.push_back(static_cast<int32_t>(t));
+  } else {
+    for (const std::string& name : o.trainable) {
+      const int32_t t = g.find_tensor(name);
+      if (t < 0 || !g.tensors[static_cast<size_t>(t)].constant.defined() || !dtype_is_float(g.tensors[static_cast<size_t>(t)].dtype))
+        return not_found("trainable \"", name, "\" is not a floating-point constant of the main graph");
+      weights.push_back(t);
+    }
+  }
+  if (weights.empty()) return invalid_argument("the model has no trainable floating-point weights");
+  std::set<std::string> names;
+  for (int32_t t : weights) {
+    TensorInfo& info = g.tensors[static_cast<size_t>(t)];
+    if (!names.insert(info.name).second || info.name.empty())
+      return invalid_model("weight tensor ", t, " has an empty or duplicate name \"", info.name, "\"");
+    model.variables.push_back({info.name, info.constant});
+    info.constant = Tensor();
+  }
+  return weights;
+}
+
+// The train_step graph being built: (inputs..., labels, weights..., lr, step) -> (loss,
+// prediction, updates...).
+struct TrainStep {
+  ir::Model& model;
+  const TrainingOptions& o;
+  const std::vector<int32_t>& weights;  // their tensor ids in the main graph
+  size_t num_inputs;                    // the main graph's inputs before the weights
+  GraphBuilder& b;
+  ir::Signature sig;
+  std::vector<Value> w;      // the weights' inputs
+  std::vector<Value> grads;  // parallel to w
+  Value lr, step;
+  // The optimizer's outputs and the variables they update, parallel.
+  std::vector<Value> updated;
+  std::vector<std::string> update_vars;
+
+  // A zero-initialized variable NAME<suffix> per weight, bound to a new input each.
+  std::vector<Value> state(const std::string& suffix) {
+    std::vector<Value> s;
+    for (size_t i = 0; i < w.size(); ++i) {
+      const std::string name = str_cat(model.variables[i].name, suffix);
+      model.variables.push_back({name, zeros_of(model.variables[i].value)});
+      s.push_back(input_like(b, model.graphs[0].tensors[static_cast<size_t>(weights[i])], name));
+      sig.bound_inputs.push_back(name);
+    }
+    return s;
+  }
+};
+
+// Step 2: train_step's inputs, the inference graph inlined, the loss and the weights' gradients.
+Status add_loss_and_gradients(TrainStep& ts) {
+  ir::Model& model = ts.model;
+  GraphBuilder& b = ts.b;
+  std::vector<Value> args;
+  for (size_t k = 0; k < ts.num_inputs; ++k) {
+    const TensorInfo t = model.graphs[0].tensors[static_cast<size_t>(model.graphs[0].inputs[k])];
+    args.push_back(input_like(b, t, t.name));
+    ts.sig.bound_inputs.push_back("");
+  }
+  const TensorInfo pred_info = model.graphs[0].tensors[static_cast<size_t>(model.graphs[0].outputs[0])];
+  Value labels;
+  if (class_labels(ts.o)) {
+    const int64_t n = pred_info.has_shape && !pred_info.shape.empty() ? pred_info.shape[0] : -1;
+    labels = b.input("labels", DType::kI64, {n});
+  } else {
+    labels = input_like(b, pred_info, "labels");
+  }
+  ts.sig.bound_inputs.push_back("");
+  for (int32_t t : ts.weights) {
+    const TensorInfo info = model.graphs[0].tensors[static_cast<size_t>(t)];
+    ts.w.push_back(input_like(b, info, info.name));
+    args.push_back(ts.w.back());
+    ts.sig.bound_inputs.push_back(info.name);
+  }
+  ts.lr = b.input("train.lr", DType::kF32, {});
+  ts.step = b.input("train.step", DType::kI64, {});
+  ts.sig.bound_inputs.push_back("train.lr");
+  ts.sig.bound_inputs.push_back("train.step");
+  model.variables.push_back({"train.lr", Tensor::scalar(static_cast<float>(ts.o.lr))});
+  model.variables.push_back({"train.step", Tensor::scalar<int64_t>(0)});
+
+  TSR_ASSIGN_OR_RETURN(const std::vector<Value> outs, inline_graph(b, 0, args));
+  const Value pred = outs[0];
+  Value loss;
+  if (class_labels(ts.o)) {
+    loss = b.op(ts.o.loss == "nll" ? "NegativeLogLikelihoodLoss" : "SoftmaxCrossEntropyLoss", {pred, labels},
+                {Attribute::make_string("reduction", "mean")}, "loss");
+  } else {
+    const Value d = b.op("Sub", {pred, labels});
+    loss = b.op("ReduceMean", {b.op("Mul", {d, d})}, {Attribute::make_int("keepdims", 0)}, "loss");
+  }
+  TSR_RETURN_IF_ERROR(b.status());
+  std::vector<int32_t> wrt;
+  for (const Value& v : ts.w) wrt.push_back(v.id);
+  TSR_ASSIGN_OR_RETURN(ts.grads, backward(b, {{loss.id, ops::fill_like(b, loss, 1.0)}}, wrt));
+  for (size_t i = 0; i < ts.grads.size(); ++i)
+    if (!ts.grads[i].valid()) ts.grads[i] = ops::zeros_like(b, ts.w[i]);
+  b.output(loss, "loss");
+  b.output(pred);
+  ts.sig.updates = {"", ""};
+  return ok_status();
+}
+
+// Plain SGD, with L2 weight decay: w - lr * (g + decay * w).
+void sgd_update(TrainStep& ts) {
+  GraphBuilder& b = ts.b;
+  for (size_t i = 0; i < ts.w.size(); ++i) {
+    const DType dt = b.type(ts.w[i]).dtype;
+    Value g = ts.grads[i];
+    if (ts.o.weight_decay != 0) g = b.op("Add", {g, b.op("Mul", {ts.w[i], ops::scalar(b, dt, ts.o.weight_decay)})});
+    ts.updated.push_back(b.op("Sub", {ts.w[i], b.op("Mul", {g, ops::cast(b, ts.lr, dt)})}));
+    ts.update_vars.push_back(ts.model.variables[i].name);
+  }
+}
+
+// SGD with momentum (ONNX Momentum): weights and velocities.
+void momentum_update(TrainStep& ts) {
+  const size_t n = ts.w.size();
+  const std::vector<Value> v = ts.state(".velocity");
+  std::vector<Value> in = {ts.lr, ts.step};
+  in.insert(in.end(), ts.w.begin(), ts.w.end());
+  in.insert(in.end(), ts.grads.begin(), ts.grads.end());
+  in.insert(in.end(), v.begin(), v.end());
+  ts.updated = ts.b.op_n("Momentum", in, 2 * n,
+                         {Attribute::make_float("alpha", ts.o.momentum), Attribute::make_float("beta", 1.0),
+                          Attribute::make_string("mode", ts.o.nesterov ? "nesterov" : "standard"),
+                          Attribute::make_float("norm_coefficient", ts.o.weight_decay)});
+  for (size_t i = 0; i < n; ++i) ts.update_vars.push_back(ts.model.variables[i].name);
+  for (size_t i = 0; i < n; ++i) ts.update_vars.push_back(str_cat(ts.model.variables[i].name, ".velocity"));
+}
+
+// Adam / AdamW (AdamW op; decoupled weight decay for adamw only): weights, m and v.
+void adam_update(TrainStep& ts, const Value& next_step) {
+  const size_t n = ts.w.size();
+  const std::vector<Value> m = ts.state(".m");
+  const std::vector<Value> v = ts.state(".v");
+  std::vector<Value> in = {ts.lr, next_step};
+  in.insert(in.end(), ts.w.begin(), ts.w.end());
+  in.insert(in.end(), ts.grads.begin(), ts.grads.end());
+  in.insert(in.end(), m.begin(), m.end());
+  in.insert(in.end(), v.begin(), v.end());
+  ts.updated = ts.b.op_n("AdamW", in, 3 * n,
+                         {Attribute::make_float("beta1", ts.o.beta1), Attribute::make_float("beta2", ts.o.beta2),
+                          Attribute::make_float("epsilon", ts.o.epsilon),
+                          Attribute::make_float("weight_decay", ts.o.optimizer == "adamw" ? ts.o.weight_decay : 0.0)});
+  for (const char* suffix : {"", ".m", ".v"})
+    for (size_t i = 0; i < n; ++i) ts.update_vars.push_back(str_cat(ts.model.variables[i].name, suffix));
+}
+
+// Step 3: the optimizer update and the step count, as outputs updating their variables.
+Status add_update(TrainStep& ts) {
+  GraphBuilder& b = ts.b;
+  const Value next_step = b.op("Add", {ts.step, ops::scalar(b, DType::kI64, 1)});
+  if (ts.o.optimizer == "sgd" && ts.o.momentum == 0) {
+    sgd_update(ts);
+  } else if (ts.o.optimizer == "sgd") {
+    momentum_update(ts);
+  } else {
+    adam_update(ts, next_step);
+  }
+  if (ts.o.optimizer == "adam" && ts.o.weight_decay != 0)
+    return invalid_argument("adam takes no weight decay here; use adamw (decoupled) or sgd (L2)");
+  for (size_t i = 0; i < ts.updated.size(); ++i) {
+    b.output(ts.updated[i]);
+    ts.sig.updates.push_back(ts.update_vars[i]);
+  }
+  b.output(next_step);
+  ts.sig.updates.push_back("train.step");
+  return b.status();
+}
+
+}  // namespace
+
+Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& o) {
+  TSR_RETURN_IF_ERROR(check_options(o));
   if (!model.variables.empty()) return invalid_argument("the model already has variables (a training model?)");
   TSR_RETURN_IF_ERROR(infer_types(model));
   if (model.main().outputs.empty()) return invalid_argument("the main graph has no outputs");
 
   // 1. Trainable constants become variables, bound to new inputs of the inference graph.
-  std::vector<int32_t> weights;
-  {
-    Graph& g = model.main();
-    if (o.trainable.empty()) {
-      for (size_t t = 0; t < g.tensors.size(); ++t)
-        if (g.tensors[t].constant.defined() && dtype_is_float(g.tensors[t].dtype) && g.tensors[t].constant.rank() >= 1)
-          weights.push_back(static_cast<int32_t>(t));
-    } else {
-      for (const std::string& name : o.trainable) {
-        const int32_t t = g.find_tensor(name);
-        if (t < 0 || !g.tensors[static_cast<size_t>(t)].constant.defined() || !dtype_is_float(g.tensors[static_cast<size_t>(t)].dtype))
-          return not_found("trainable \"", name, "\" is not a floating-point constant of the main graph");
-        weights.push_back(t);
-      }
-    }
-    if (weights.empty()) return invalid_argument("the model has no trainable floating-point weights");
-    std::set<std::string> names;
-    for (int32_t t : weights) {
-      TensorInfo& info = g.tensors[static_cast<size_t>(t)];
-      if (!names.insert(info.name).second || info.name.empty())
-        return invalid_model("weight tensor ", t, " has an empty or duplicate name \"", info.name, "\"");
-      model.variables.push_back({info.name, info.constant});
-      info.constant = Tensor();
-    }
-  }
+  TSR_ASSIGN_OR_RETURN(const std::vector<int32_t> weights, weights_to_variables(model, o));
   const size_t num_inputs = model.main().inputs.size();
   ir::Signature infer{"infer", 0, std::vector<std::string>(num_inputs), {}};
   for (int32_t t : weights) {
@@ -78,116 +240,11 @@ Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& 
   const auto tg = static_cast<int32_t>(model.graphs.size() - 1);
   model.graphs.back().name = "train_step";
   GraphBuilder b(model, tg);
-  ir::Signature train{"train_step", tg, {}, {}};
-  std::vector<Value> args;
-  for (size_t k = 0; k < num_inputs; ++k) {
-    const TensorInfo t = model.graphs[0].tensors[static_cast<size_t>(model.graphs[0].inputs[k])];
-    args.push_back(input_like(b, t, t.name));
-    train.bound_inputs.push_back("");
-  }
-  const TensorInfo pred_info = model.graphs[0].tensors[static_cast<size_t>(model.graphs[0].outputs[0])];
-  Value labels;
-  if (class_labels) {
-    const int64_t n = pred_info.has_shape && !pred_info.shape.empty() ? pred_info.shape[0] : -1;
-    labels = b.input("labels", DType::kI64, {n});
-  } else {
-    labels = input_like(b, pred_info, "labels");
-  }
-  train.bound_inputs.push_back("");
-  std::vector<Value> w;
-  for (int32_t t : weights) {
-    const TensorInfo info = model.graphs[0].tensors[static_cast<size_t>(t)];
-    w.push_back(input_like(b, info, info.name));
-    args.push_back(w.back());
-    train.bound_inputs.push_back(info.name);
-  }
-  const Value lr = b.input("train.lr", DType::kF32, {});
-  const Value step = b.input("train.step", DType::kI64, {});
-  train.bound_inputs.push_back("train.lr");
-  train.bound_inputs.push_back("train.step");
-  model.variables.push_back({"train.lr", Tensor::scalar(static_cast<float>(o.lr))});
-  model.variables.push_back({"train.step", Tensor::scalar<int64_t>(0)});
-
-  TSR_ASSIGN_OR_RETURN(const std::vector<Value> outs, inline_graph(b, 0, args));
-  const Value pred = outs[0];
-  Value loss;
-  if (class_labels) {
-    loss = b.op(o.loss == "nll" ? "NegativeLogLikelihoodLoss" : "SoftmaxCrossEntropyLoss", {pred, labels},
-                {Attribute::make_string("reduction", "mean")}, "loss");
-  } else {
-    const Value d = b.op("Sub", {pred, labels});
-    loss = b.op("ReduceMean", {b.op("Mul", {d, d})}, {Attribute::make_int("keepdims", 0)}, "loss");
-  }
-  TSR_RETURN_IF_ERROR(b.status());
-  std::vector<int32_t> wrt;
-  for (const Value& v : w) wrt.push_back(v.id);
-  TSR_ASSIGN_OR_RETURN(std::vector<Value> grads, backward(b, {{loss.id, ops::fill_like(b, loss, 1.0)}}, wrt));
-  for (size_t i = 0; i < grads.size(); ++i)
-    if (!grads[i].valid()) grads[i] = ops::zeros_like(b, w[i]);
-
+  TrainStep ts{model, o, weights, num_inputs, b, ir::Signature{"train_step", tg, {}, {}}, {}, {}, {}, {}, {}, {}};
+  TSR_RETURN_IF_ERROR(add_loss_and_gradients(ts));
   // 3. The optimizer update.
-  b.output(loss, "loss");
-  b.output(pred);
-  train.updates = {"", ""};
-  const size_t n = w.size();
-  const Value next_step = b.op("Add", {step, ops::scalar(b, DType::kI64, 1)});
-  std::vector<Value> updated;  // parallel to `update_vars`
-  std::vector<std::string> update_vars;
-  auto state = [&](const std::string& suffix) {
-    std::vector<Value> s;
-    for (size_t i = 0; i < n; ++i) {
-      const std::string name = str_cat(model.variables[i].name, suffix);
-      model.variables.push_back({name, zeros_of(model.variables[i].value)});
-      s.push_back(input_like(b, model.graphs[0].tensors[static_cast<size_t>(weights[i])], name));
-      train.bound_inputs.push_back(name);
-    }
-    return s;
-  };
-  if (o.optimizer == "sgd" && o.momentum == 0) {
-    for (size_t i = 0; i < n; ++i) {
-      const DType dt = b.type(w[i]).dtype;
-      Value g = grads[i];
-      if (o.weight_decay != 0) g = b.op("Add", {g, b.op("Mul", {w[i], ops::scalar(b, dt, o.weight_decay)})});
-      updated.push_back(b.op("Sub", {w[i], b.op("Mul", {g, ops::cast(b, lr, dt)})}));
-      update_vars.push_back(model.variables[i].name);
-    }
-  } else if (o.optimizer == "sgd") {
-    const std::vector<Value> v = state(".velocity");
-    std::vector<Value> in = {lr, step};
-    in.insert(in.end(), w.begin(), w.end());
-    in.insert(in.end(), grads.begin(), grads.end());
-    in.insert(in.end(), v.begin(), v.end());
-    updated = b.op_n("Momentum", in, 2 * n,
-                     {Attribute::make_float("alpha", o.momentum), Attribute::make_float("beta", 1.0),
-                      Attribute::make_string("mode", o.nesterov ? "nesterov" : "standard"),
-                      Attribute::make_float("norm_coefficient", o.weight_decay)});
-    for (size_t i = 0; i < n; ++i) update_vars.push_back(model.variables[i].name);
-    for (size_t i = 0; i < n; ++i) update_vars.push_back(str_cat(model.variables[i].name, ".velocity"));
-  } else {
-    const std::vector<Value> m = state(".m");
-    const std::vector<Value> v = state(".v");
-    std::vector<Value> in = {lr, next_step};
-    in.insert(in.end(), w.begin(), w.end());
-    in.insert(in.end(), grads.begin(), grads.end());
-    in.insert(in.end(), m.begin(), m.end());
-    in.insert(in.end(), v.begin(), v.end());
-    updated = b.op_n("AdamW", in, 3 * n,
-                     {Attribute::make_float("beta1", o.beta1), Attribute::make_float("beta2", o.beta2),
-                      Attribute::make_float("epsilon", o.epsilon),
-                      Attribute::make_float("weight_decay", o.optimizer == "adamw" ? o.weight_decay : 0.0)});
-    for (const char* suffix : {"", ".m", ".v"})
-      for (size_t i = 0; i < n; ++i) update_vars.push_back(str_cat(model.variables[i].name, suffix));
-  }
-  if (o.optimizer == "adam" && o.weight_decay != 0)
-    return invalid_argument("adam takes no weight decay here; use adamw (decoupled) or sgd (L2)");
-  for (size_t i = 0; i < updated.size(); ++i) {
-    b.output(updated[i]);
-    train.updates.push_back(update_vars[i]);
-  }
-  b.output(next_step);
-  train.updates.push_back("train.step");
-  TSR_RETURN_IF_ERROR(b.status());
-  model.signatures = {infer, train};
+  TSR_RETURN_IF_ERROR(add_update(ts));
+  model.signatures = {infer, ts.sig};
   prune_unused_graphs(model);
   return model;
 }

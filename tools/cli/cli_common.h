@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +11,10 @@
 #include "core/base/limits.h"
 #include "core/ir/graph.h"
 #include "core/tensor/tensor.h"
+
+namespace CLI {
+class App;
+}
 
 namespace tsr::cli {
 
@@ -154,4 +159,20 @@ int script_command(const ScriptOptions& o);
 int inspect_placement(const ir::Model& m, const std::string& device, bool json);
 int check_against(const std::shared_ptr<const ir::Model>& model, const std::vector<Tensor>& inputs, const RunOptions& o);
 
+// A subcommand of `tessera`, registered by the cmd_*.cpp that implements it: register_X adds
+// `app`'s subcommand X with its options and help text, parsing into options the returned
+// `run` owns; main.cpp runs the one that was parsed. `run` returns the process exit code.
+struct Subcommand {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+Subcommand register_convert(CLI::App& app);
+Subcommand register_optimize(CLI::App& app);
+Subcommand register_run(CLI::App& app);  // cmd_run_options.cpp
+Subcommand register_inspect(CLI::App& app);
+Subcommand register_ops(CLI::App& app);
+Subcommand register_train(CLI::App& app);   // cmd_train.cpp
+Subcommand register_export(CLI::App& app);  // cmd_train.cpp
+Subcommand register_grad(CLI::App& app);
+Subcommand register_script(CLI::App& app);
 }  // namespace tsr::cli

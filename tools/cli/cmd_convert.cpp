@@ -1,5 +1,8 @@
 // `tessera convert MODEL.onnx -o OUT.tsr`.
+#include <CLI/CLI.hpp>
+
 #include <iostream>
+#include <memory>
 
 #include "core/io/tsr_io.h"
 #include "tools/cli/cli_common.h"
@@ -30,6 +33,14 @@ int convert_command(const ConvertOptions& o) {
 #else
   return report_error(unsupported("this build of tessera has no ONNX importer (tools/onnx was not built)"));
 #endif
+}
+
+Subcommand register_convert(CLI::App& app) {
+  auto o = std::make_shared<ConvertOptions>();
+  CLI::App* sub = app.add_subcommand("convert", "Convert an ONNX model to a .tsr file");
+  sub->add_option("model", o->input, "ONNX model (.onnx)")->required();
+  sub->add_option("-o,--output", o->output, "Output .tsr file")->required();
+  return {sub, [o] { return convert_command(*o); }};
 }
 
 }  // namespace tsr::cli

@@ -1,6 +1,9 @@
 // `tessera grad MODEL -o OUT.tsr [--loss NAME] [--wrt NAME,...]`: writes a model that computes
 // MODEL's outputs and the gradients of one of them (passes::gradient_model, DESIGN.md §7).
+#include <CLI/CLI.hpp>
+
 #include <iostream>
+#include <memory>
 
 #include "core/io/tsr_io.h"
 #include "core/passes/verify_model.h"
@@ -31,6 +34,21 @@ int grad_command(const GradOptions& o) {
     std::cout << " " << g.tensors[static_cast<size_t>(g.outputs[k])].name;
   std::cout << "\n";
   return kExitOk;
+}
+
+Subcommand register_grad(CLI::App& app) {
+  auto o = std::make_shared<GradOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "grad", "Write a model computing MODEL's outputs followed by the gradients of a loss (outputs <wrt>_grad)");
+  sub->add_option("model", o->model, "Model file (.tsr; or .onnx with the importer)")->required();
+  sub->add_option("-o,--output", o->output, "Output .tsr file")->required();
+  sub->add_option("--loss", o->loss, "The output to differentiate (default: the first output; summed if not scalar)");
+  sub->add_option("--wrt", o->wrt,
+                  "Graph inputs or constant weights to differentiate with respect to, comma-separated "
+                  "(default: every floating-point constant the loss depends on)")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  return {sub, [o] { return grad_command(*o); }};
 }
 
 }  // namespace tsr::cli

@@ -1,7 +1,10 @@
 // `tessera inspect MODEL [--json]`: what a model contains, as text or JSON.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -213,6 +216,16 @@ int inspect_command(const InspectOptions& o) {
   if (!optimized.ok()) std::cerr << "tessera: warning: optimize: " << optimized.status().message() << "\n";
   const passes::OptimizeReport* opt = optimized.ok() ? &report : nullptr;
   return o.json ? print_json(o.model, m, s, opt) : print_text(o.model, m, s, opt);
+}
+
+Subcommand register_inspect(CLI::App& app) {
+  auto o = std::make_shared<InspectOptions>();
+  CLI::App* sub = app.add_subcommand("inspect", "Describe a .tsr model: graphs, ops, inputs, outputs, parameters");
+  sub->add_option("model", o->model, "Model file (.tsr; or .onnx with the importer)")->required();
+  sub->add_flag("--json", o->json, "Print JSON instead of text");
+  sub->add_option("--placement", o->placement,
+                  "Print each node's device when placed on DEVICE (cuda, vulkan, null) and the copies");
+  return {sub, [o] { return inspect_command(*o); }};
 }
 
 }  // namespace tsr::cli

@@ -1,7 +1,10 @@
 // `tessera ops`: the registered ops and the CPU backend's kernel dtypes.
+#include <CLI/CLI.hpp>
+
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -110,6 +113,18 @@ int ops_command(const OpsOptions& o) {
   std::cout << defs.size() << " ops, " << with_kernel << " with CPU kernels, " << with_grad << " with gradient rules\n";
   std::cout << exec::cpu_simd_description() << "\n";
   return kExitOk;
+}
+
+Subcommand register_ops(CLI::App& app) {
+  auto o = std::make_shared<OpsOptions>();
+  CLI::App* sub = app.add_subcommand("ops", "List the registered ops and the CPU backend's kernel dtypes");
+  sub->add_flag("--markdown", o->markdown, "Print a Markdown table");
+  sub->add_option("--used", o->used,
+                  "Instead, list the op types these models (.tsr/.onnx) use, one per line with the "
+                  "dtypes their nodes use: the file -DTSR_SELECTED_OPS takes for a selective build")
+      ->expected(1, -1);
+  sub->add_option("-o,--output", o->output, "With --used: write the list to this file");
+  return {sub, [o] { return ops_command(*o); }};
 }
 
 }  // namespace tsr::cli

@@ -1,6 +1,9 @@
 // `tessera optimize MODEL -o OUT.tsr`: the inference graph optimizations of core/passes/optimize.h
 // applied once, written as a .tsr; also the optimized copy that `run` and `inspect` use.
+#include <CLI/CLI.hpp>
+
 #include <iostream>
+#include <memory>
 
 #include "core/exec/optimized_model.h"
 #include "core/io/tsr_io.h"
@@ -20,6 +23,20 @@ int optimize_command(const OptimizeOptions& o) {
   if (!s.ok()) return report_error(s);
   std::cout << passes::describe(report) << "wrote " << o.output << "\n";
   return kExitOk;
+}
+
+Subcommand register_optimize(CLI::App& app) {
+  auto o = std::make_shared<OptimizeOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "optimize",
+      "Write the model with the inference graph optimizations applied (Conv+BatchNorm folding, "
+      "Conv/Gemm+activation fusion, MatMul+Add -> Gemm, Softmax wrapper folding, CSE, elementwise fusion, DCE)");
+  sub->add_option("model", o->input, "Model file (.tsr, or .onnx with the importer)")->required();
+  sub->add_option("-o,--output", o->output, "Output .tsr file")->required();
+  sub->add_option("--skip-pass", o->skip_passes,
+                  "Leave out an optimization pass (repeatable): fold_constants, fold_pad, conv_bn, hardswish, matmul_add, "
+                  "fuse_residual, fuse_activation, softmax_wrapper, cse, fuse_elementwise, dce");
+  return {sub, [o] { return optimize_command(*o); }};
 }
 
 }  // namespace tsr::cli

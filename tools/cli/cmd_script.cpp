@@ -1,7 +1,10 @@
 // `tessera script FILE.py --entry FN [--input NAME=FILE.npy]... --mode eager|trace|convert
 //   [-o OUT.tsr] [--output-dir DIR] [--print-graph] [--dynamic NAME:AXIS]... [--no-unroll]`
+#include <CLI/CLI.hpp>
+
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "core/frontend/script/script.h"
@@ -71,6 +74,24 @@ int script_command(const ScriptOptions& o) {
     if (!s.ok()) return report_error(s);
   }
   return kExitOk;
+}
+
+Subcommand register_script(CLI::App& app) {
+  auto o = std::make_shared<ScriptOptions>();
+  CLI::App* sub = app.add_subcommand("script", "Run a Python-subset script eagerly, trace it or convert it to a .tsr graph");
+  sub->add_option("file", o->file, "Script (.py)")->required();
+  sub->add_option("--entry", o->entry, "The function to run")->required();
+  sub->add_option("-i,--input", o->inputs, "Argument NAME=FILE (.npy or .pb) of the entry function. Repeatable.")
+      ->allow_extra_args(false);
+  sub->add_option("--mode", o->mode, "eager (default), trace or convert")
+      ->check(CLI::IsMember({"eager", "trace", "convert"}));
+  sub->add_option("-o,--output", o->output, "trace/convert: write the graph to this .tsr file");
+  sub->add_option("--output-dir", o->output_dir, "Write output_<i>.npy and outputs.json here (as tessera run)");
+  sub->add_flag("--print-graph", o->print_graph, "trace/convert: print the graph");
+  sub->add_option("--dynamic", o->dynamic, "convert: leave axis AXIS of input NAME dynamic (NAME:AXIS). Repeatable.")
+      ->allow_extra_args(false);
+  sub->add_flag("--no-unroll", o->no_unroll, "convert: make `for i in range(n)` a Loop even when n is a host integer");
+  return {sub, [o] { return script_command(*o); }};
 }
 
 }  // namespace tsr::cli

@@ -1,9 +1,12 @@
 // `tessera train` and `tessera export`.
+#include <CLI/CLI.hpp>
+
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 #include "core/io/tsr_io.h"
 #include "core/passes/training.h"
@@ -114,6 +117,41 @@ int export_command(const ExportOptions& o) {
   if (Status s = io::save_model_file(*model, o.output); !s.ok()) return report_error(s);
   std::printf("wrote %s (signature \"%s\", %zu nodes)\n", o.output.c_str(), o.signature.c_str(), model->main().nodes.size());
   return kExitOk;
+}
+
+Subcommand register_train(CLI::App& app) {
+  auto o = std::make_shared<TrainOptions>();
+  CLI::App* sub = app.add_subcommand("train", "Train an image classifier on an IDX dataset (default: Fashion-MNIST)");
+  sub->add_option("model", o->model, "Inference model (.tsr/.onnx; first input images, first output logits) or a checkpoint to resume");
+  sub->add_option("--arch", o->arch, "Built-in architecture instead of a model file: lenet, mlp");
+  sub->add_option("--data", o->data, "Directory with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (default " + o->data + ")");
+  sub->add_option("--batch-size", o->batch_size, "Minibatch size (default 64)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  sub->add_option("--epochs", o->epochs, "Passes over the training set (default 10); 0 = only evaluate MODEL on the test split")->check(CLI::Range(0, 100000));
+  sub->add_option("--loss", o->loss,
+                  "softmax_cross_entropy (the model outputs logits; default) or nll (it outputs log-probabilities)")
+      ->check(CLI::IsMember({"softmax_cross_entropy", "nll"}));
+  sub->add_option("--optimizer", o->optimizer, "sgd, adam or adamw (default adam)")->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  sub->add_option("--lr", o->lr, "Learning rate (default 1e-3)")->check(CLI::PositiveNumber);
+  sub->add_option("--momentum", o->momentum, "SGD momentum (default 0)")->check(CLI::Range(0.0, 1.0));
+  sub->add_flag("--nesterov", o->nesterov, "Nesterov momentum (sgd with --momentum > 0)");
+  sub->add_option("--weight-decay", o->weight_decay, "L2 (sgd) or decoupled (adamw) weight decay (default 0)")->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--seed", o->seed, "Seed of the weight initialization (--arch) and the shuffling (default 0)");
+  sub->add_option("--threads", o->threads, "Intra-op threads (default 1; 0 = all cores)")->check(CLI::Range(0, 1024));
+  sub->add_option("--device", o->device,
+                  "Where nodes run: cpu (default), cuda or vulkan (exit 8 when there is no such device), auto, null")
+      ->check(CLI::IsMember({"cpu", "cuda", "vulkan", "auto", "null"}));
+  sub->add_option("--limit", o->limit, "Train on the first N samples only (default: all)")->check(CLI::NonNegativeNumber);
+  sub->add_option("-o,--out-dir", o->out_dir, "Write checkpoint_epoch<N>.tsr, loss.csv, epochs.csv and loss.png here");
+  return {sub, [o] { return train_command(*o); }};
+}
+
+Subcommand register_export(CLI::App& app) {
+  auto o = std::make_shared<ExportOptions>();
+  CLI::App* sub = app.add_subcommand("export", "Write an inference-only .tsr from a training checkpoint (weights as constants)");
+  sub->add_option("checkpoint", o->checkpoint, "Checkpoint (.tsr written by tessera train)")->required();
+  sub->add_option("-o,--output", o->output, "Output .tsr file")->required();
+  sub->add_option("--signature", o->signature, "Signature to export (default infer)");
+  return {sub, [o] { return export_command(*o); }};
 }
 
 }  // namespace tsr::cli

@@ -111,6 +111,154 @@ Status write_curves(const std::string& dir, const std::vector<std::pair<double, 
   return write_line_plot_png(dir + "/loss.png", series, "Training loss", "epoch", "cross entropy");
 }
 
+// The model's classes (its output [N, C], else the dataset's) cover every label of both splits.
+Status check_model_labels(const ir::Model& model, const Dataset& train_set, const Dataset* test_set) {
+  const ir::Graph& g = model.main();
+  const ir::TensorInfo& out = g.tensors[static_cast<size_t>(g.outputs.at(0))];
+  const int64_t classes = out.has_shape && out.shape.size() == 2 && out.shape[1] > 0 ? out.shape[1] : train_set.num_classes;
+  TSR_RETURN_IF_ERROR(check_labels(train_set, classes, "training"));
+  if (test_set) TSR_RETURN_IF_ERROR(check_labels(*test_set, classes, "test"));
+  return ok_status();
+}
+
+// A checkpoint records the epochs behind it (kEpochsDoneKey); 0 for a model without.
+Expected<int> epochs_done(const ir::Model& model) {
+  auto it = model.metadata.find(kEpochsDoneKey);
+  if (it == model.metadata.end()) return 0;
+  char* end = nullptr;
+  const long v = std::strtol(it->second.c_str(), &end, 10);
+  if (end == it->second.c_str() || *end != '\0' || v < 0 || v > 1000000)
+    return invalid_argument("checkpoint metadata ", kEpochsDoneKey, " = \"", it->second, "\" is not an epoch count");
+  return static_cast<int>(v);
+}
+
+// The extra memory a call needs: its peak minus what was live before it.
+template <typename Call>
+Expected<size_t> transient_peak(const Call& call) {
+  const size_t before = tensor_memory_stats().live_bytes;
+  reset_tensor_memory_peak();
+  TSR_RETURN_IF_ERROR(call());
+  return tensor_memory_stats().peak_bytes - before;
+}
+
+// One training run over a prepared session: the epochs, their statistics and the files of
+// config.out_dir (loss.csv per step; per epoch a checkpoint, epochs.csv and loss.png).
+class TrainRun {
+ public:
+  TrainRun(Session& session, const Dataset& train_set, const Dataset* test_set, const TrainConfig& config,
+           const ProgressFn& progress, Shape sample)
+      : session_(session), train_set_(train_set), test_set_(test_set), config_(config), progress_(progress),
+        sample_(std::move(sample)),
+        total_(config.limit > 0 ? std::min(config.limit, train_set.labels.numel()) : train_set.labels.numel()),
+        order_(static_cast<size_t>(total_)), rng_(config.seed) {
+    std::iota(order_.begin(), order_.end(), 0);
+  }
+
+  // Trains `model` (the session's; a checkpoint resumes after the epochs it records).
+  Expected<TrainReport> run(const ir::Model& model) {
+    if (!config_.out_dir.empty()) {
+      steps_csv_.open(config_.out_dir + "/loss.csv");
+      if (!steps_csv_) return not_found(config_.out_dir, "/loss.csv: cannot write");
+      steps_csv_ << "epoch,step,samples,loss,batch_accuracy\n";
+    }
+    if (total_ > 0 && config_.epochs > 0) {
+      // Named, not a structured binding: clang 14 cannot capture those in a lambda.
+      const auto batch = gather_batch(train_set_, sample_, order_, 0,
+                                      std::min(order_.size(), static_cast<size_t>(config_.batch_size)));
+      const Tensor& x = batch.first;
+      TSR_ASSIGN_OR_RETURN(report_.forward_peak_bytes,
+                           transient_peak([&]() { return session_.run_signature("infer", {x}).status(); }));
+    }
+    TSR_ASSIGN_OR_RETURN(const int start_epoch, epochs_done(model));
+    // Resuming replays the shuffles of the epochs behind the checkpoint so that, with the same
+    // --seed and --limit, the resumed run sees the batches an uninterrupted run would.
+    for (int e = 0; e < start_epoch; ++e) std::shuffle(order_.begin(), order_.end(), rng_);
+    for (int epoch = start_epoch + 1; epoch <= start_epoch + config_.epochs; ++epoch) {
+      TSR_ASSIGN_OR_RETURN(EpochStats st, train_epoch(epoch));
+      TSR_RETURN_IF_ERROR(end_epoch(st));
+    }
+    if (config_.epochs == 0) report_.checkpoint = session_.snapshot();
+    return std::move(report_);
+  }
+
+ private:
+  // One pass over the shuffled samples, a train_step per batch.
+  Expected<EpochStats> train_epoch(int epoch) {
+    std::shuffle(order_.begin(), order_.end(), rng_);
+    const auto t0 = Clock::now();
+    double loss_sum = 0;
+    int64_t correct = 0, done = 0;
+    for (size_t b = 0; b < order_.size(); b += static_cast<size_t>(config_.batch_size)) {
+      const size_t e = std::min(order_.size(), b + static_cast<size_t>(config_.batch_size));
+      const auto batch = gather_batch(train_set_, sample_, order_, b, e);
+      const Tensor &x = batch.first, &y = batch.second;
+      std::vector<Tensor> out;
+      auto run_step = [&]() -> Status {
+        TSR_ASSIGN_OR_RETURN(out, session_.run_signature("train_step", {x, y}));
+        return ok_status();
+      };
+      if (step_ == 0) {
+        TSR_ASSIGN_OR_RETURN(report_.step_peak_bytes, transient_peak(run_step));
+      } else {
+        TSR_RETURN_IF_ERROR(run_step());
+      }
+      const double loss = out[0].scalar_f64();
+      if (!std::isfinite(loss)) return invalid_argument("epoch ", epoch, " step ", step_, ": the loss is ", loss, " (lower the learning rate?)");
+      const auto n = static_cast<int64_t>(e - b);
+      correct += score(out[1], y).first;
+      loss_sum += loss * static_cast<double>(n);
+      done += n;
+      ++step_;
+      const double frac = epoch - 1 + static_cast<double>(done) / static_cast<double>(total_);
+      step_losses_.emplace_back(frac, loss);
+      if (steps_csv_) steps_csv_ << epoch << ',' << step_ << ',' << done << ',' << loss << ',' << static_cast<double>(score(out[1], y).first) / static_cast<double>(n) << '\n';
+      const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (progress_) progress_(epoch, done, total_, loss_sum / static_cast<double>(done), static_cast<double>(correct) / static_cast<double>(done), static_cast<double>(done) / std::max(secs, 1e-9));
+    }
+    EpochStats st;
+    st.epoch = epoch;
+    st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    st.train_loss = loss_sum / static_cast<double>(std::max<int64_t>(done, 1));
+    st.train_accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(done, 1));
+    st.samples_per_second = static_cast<double>(done) / std::max(st.seconds, 1e-9);
+    return st;
+  }
+
+  // The epoch's checkpoint, its test scores and its files.
+  Status end_epoch(EpochStats st) {
+    report_.checkpoint = session_.snapshot();
+    report_.checkpoint.metadata[kEpochsDoneKey] = std::to_string(st.epoch);
+    if (test_set_) {
+      TSR_ASSIGN_OR_RETURN(const auto ev, evaluate_classifier(report_.checkpoint, *test_set_, config_.threads, config_.device));
+      st.test_loss = ev.first;
+      st.test_accuracy = ev.second;
+    }
+    report_.epochs.push_back(st);
+    if (config_.out_dir.empty()) return ok_status();
+    TSR_RETURN_IF_ERROR(io::save_model_file(report_.checkpoint, str_cat(config_.out_dir, "/checkpoint_epoch", st.epoch, ".tsr")));
+    std::ofstream ecsv(config_.out_dir + "/epochs.csv");
+    ecsv << "epoch,train_loss,train_accuracy,test_loss,test_accuracy,seconds,samples_per_second\n";
+    for (const EpochStats& s : report_.epochs)
+      ecsv << s.epoch << ',' << s.train_loss << ',' << s.train_accuracy << ',' << s.test_loss << ',' << s.test_accuracy
+           << ',' << s.seconds << ',' << s.samples_per_second << '\n';
+    return write_curves(config_.out_dir, step_losses_, report_.epochs);
+  }
+
+  Session& session_;
+  const Dataset& train_set_;
+  const Dataset* test_set_;
+  const TrainConfig& config_;
+  const ProgressFn& progress_;
+  const Shape sample_;
+  const int64_t total_;  // samples per epoch (config.limit)
+  std::vector<int64_t> order_;
+  std::mt19937_64 rng_;
+  std::vector<std::pair<double, double>> step_losses_;  // (fractional epoch, loss)
+  std::ofstream steps_csv_;
+  TrainReport report_;
+  int64_t step_ = 0;
+};
+
 }  // namespace
 
 Expected<std::pair<double, double>> evaluate_classifier(const ir::Model& model, const Dataset& data, int threads,
@@ -144,14 +292,8 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
     TSR_ASSIGN_OR_RETURN(model, passes::make_training_model(std::move(model), config.training));
   }
   TSR_RETURN_IF_ERROR(passes::verify_model(model));
-  TSR_ASSIGN_OR_RETURN(const Shape sample, sample_shape(model, train_set));
-  {
-    const ir::Graph& g = model.main();
-    const ir::TensorInfo& out = g.tensors[static_cast<size_t>(g.outputs.at(0))];
-    const int64_t classes = out.has_shape && out.shape.size() == 2 && out.shape[1] > 0 ? out.shape[1] : train_set.num_classes;
-    TSR_RETURN_IF_ERROR(check_labels(train_set, classes, "training"));
-    if (test_set) TSR_RETURN_IF_ERROR(check_labels(*test_set, classes, "test"));
-  }
+  TSR_ASSIGN_OR_RETURN(Shape sample, sample_shape(model, train_set));
+  TSR_RETURN_IF_ERROR(check_model_labels(model, train_set, test_set));
   if (!config.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(config.out_dir, ec);
@@ -161,103 +303,7 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
   so.num_threads = config.threads;
   so.device = config.device;
   TSR_ASSIGN_OR_RETURN(auto session, Session::create(std::make_shared<ir::Model>(model), so));
-
-  const int64_t total = config.limit > 0 ? std::min(config.limit, train_set.labels.numel()) : train_set.labels.numel();
-  std::vector<int64_t> order(static_cast<size_t>(total));
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937_64 rng(config.seed);
-  std::vector<std::pair<double, double>> step_losses;  // (fractional epoch, loss)
-  std::ofstream steps_csv;
-  if (!config.out_dir.empty()) {
-    steps_csv.open(config.out_dir + "/loss.csv");
-    if (!steps_csv) return not_found(config.out_dir, "/loss.csv: cannot write");
-    steps_csv << "epoch,step,samples,loss,batch_accuracy\n";
-  }
-  TrainReport report;
-  // The extra memory a call needs: its peak minus what was live before it.
-  auto transient_peak = [](const auto& call) -> Expected<size_t> {
-    const size_t before = tensor_memory_stats().live_bytes;
-    reset_tensor_memory_peak();
-    TSR_RETURN_IF_ERROR(call());
-    return tensor_memory_stats().peak_bytes - before;
-  };
-  if (total > 0 && config.epochs > 0) {
-    // Named, not a structured binding: clang 14 cannot capture those in a lambda.
-    const auto batch = gather_batch(train_set, sample, order, 0, std::min(order.size(), static_cast<size_t>(config.batch_size)));
-    const Tensor& x = batch.first;
-    TSR_ASSIGN_OR_RETURN(report.forward_peak_bytes,
-                         transient_peak([&]() { return session->run_signature("infer", {x}).status(); }));
-  }
-  // A checkpoint records the epochs behind it; resuming replays their shuffles so that, with the
-  // same --seed and --limit, the resumed run sees the batches an uninterrupted run would.
-  int start_epoch = 0;
-  if (auto it = model.metadata.find(kEpochsDoneKey); it != model.metadata.end()) {
-    char* end = nullptr;
-    const long v = std::strtol(it->second.c_str(), &end, 10);
-    if (end == it->second.c_str() || *end != '\0' || v < 0 || v > 1000000)
-      return invalid_argument("checkpoint metadata ", kEpochsDoneKey, " = \"", it->second, "\" is not an epoch count");
-    start_epoch = static_cast<int>(v);
-  }
-  for (int e = 0; e < start_epoch; ++e) std::shuffle(order.begin(), order.end(), rng);
-  int64_t step = 0;
-  for (int epoch = start_epoch + 1; epoch <= start_epoch + config.epochs; ++epoch) {
-    std::shuffle(order.begin(), order.end(), rng);
-    const auto t0 = Clock::now();
-    double loss_sum = 0;
-    int64_t correct = 0, done = 0;
-    for (size_t b = 0; b < order.size(); b += static_cast<size_t>(config.batch_size)) {
-      const size_t e = std::min(order.size(), b + static_cast<size_t>(config.batch_size));
-      const auto batch = gather_batch(train_set, sample, order, b, e);
-      const Tensor &x = batch.first, &y = batch.second;
-      std::vector<Tensor> out;
-      auto run_step = [&]() -> Status {
-        TSR_ASSIGN_OR_RETURN(out, session->run_signature("train_step", {x, y}));
-        return ok_status();
-      };
-      if (step == 0) {
-        TSR_ASSIGN_OR_RETURN(report.step_peak_bytes, transient_peak(run_step));
-      } else {
-        TSR_RETURN_IF_ERROR(run_step());
-      }
-      const double loss = out[0].scalar_f64();
-      if (!std::isfinite(loss)) return invalid_argument("epoch ", epoch, " step ", step, ": the loss is ", loss, " (lower the learning rate?)");
-      const auto n = static_cast<int64_t>(e - b);
-      correct += score(out[1], y).first;
-      loss_sum += loss * static_cast<double>(n);
-      done += n;
-      ++step;
-      const double frac = epoch - 1 + static_cast<double>(done) / static_cast<double>(total);
-      step_losses.emplace_back(frac, loss);
-      if (steps_csv) steps_csv << epoch << ',' << step << ',' << done << ',' << loss << ',' << static_cast<double>(score(out[1], y).first) / static_cast<double>(n) << '\n';
-      const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-      if (progress) progress(epoch, done, total, loss_sum / static_cast<double>(done), static_cast<double>(correct) / static_cast<double>(done), static_cast<double>(done) / std::max(secs, 1e-9));
-    }
-    EpochStats st;
-    st.epoch = epoch;
-    st.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    st.train_loss = loss_sum / static_cast<double>(std::max<int64_t>(done, 1));
-    st.train_accuracy = static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(done, 1));
-    st.samples_per_second = static_cast<double>(done) / std::max(st.seconds, 1e-9);
-    report.checkpoint = session->snapshot();
-    report.checkpoint.metadata[kEpochsDoneKey] = std::to_string(epoch);
-    if (test_set) {
-      TSR_ASSIGN_OR_RETURN(const auto ev, evaluate_classifier(report.checkpoint, *test_set, config.threads, config.device));
-      st.test_loss = ev.first;
-      st.test_accuracy = ev.second;
-    }
-    report.epochs.push_back(st);
-    if (!config.out_dir.empty()) {
-      TSR_RETURN_IF_ERROR(io::save_model_file(report.checkpoint, str_cat(config.out_dir, "/checkpoint_epoch", epoch, ".tsr")));
-      std::ofstream ecsv(config.out_dir + "/epochs.csv");
-      ecsv << "epoch,train_loss,train_accuracy,test_loss,test_accuracy,seconds,samples_per_second\n";
-      for (const EpochStats& s : report.epochs)
-        ecsv << s.epoch << ',' << s.train_loss << ',' << s.train_accuracy << ',' << s.test_loss << ',' << s.test_accuracy
-             << ',' << s.seconds << ',' << s.samples_per_second << '\n';
-      TSR_RETURN_IF_ERROR(write_curves(config.out_dir, step_losses, report.epochs));
-    }
-  }
-  if (config.epochs == 0) report.checkpoint = session->snapshot();
-  return report;
+  return TrainRun(*session, train_set, test_set, config, progress, std::move(sample)).run(model);
 }
 
 }  // namespace tsr::train

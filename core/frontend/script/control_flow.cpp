@@ -85,127 +85,118 @@ bool surely_returns(const Block& b, size_t start = 0) {
 
 }  // namespace
 
+Status Interpreter::if_returns(IfShape& shape) {
+  const Stmt& s = shape.s;
+  // Returns: both branches return (possibly after absorbing the continuation), or neither.
+  const bool then_ret = contains_return(s.body), else_ret = contains_return(s.orelse);
+  if (!then_ret && !else_ret) return ok_status();
+  const bool rest_returns = shape.rest && surely_returns(*shape.rest, shape.rest_start);
+  const bool t = surely_returns(s.body), e = surely_returns(s.orelse);
+  shape.then_takes_rest = !t && rest_returns;
+  shape.else_takes_rest = !e && rest_returns;
+  if (!(t || shape.then_takes_rest) || !(e || shape.else_takes_rest))
+    return error(s.loc, "a return inside an if whose condition is a tensor needs a return on every path of both "
+                        "branches (or after the if)", StatusCode::kUnsupported);
+  shape.returning = true;
+  return ok_status();
+}
+
+void Interpreter::if_outputs(IfShape& shape) {
+  const Stmt& s = shape.s;
+  std::set<std::string> maybe, in_then, in_else;
+  maybe_assigned(s.body, &maybe);
+  maybe_assigned(s.orelse, &maybe);
+  surely_assigned(s.body, &in_then);
+  surely_assigned(s.orelse, &in_else);
+  for (const std::string& n : maybe) {
+    auto it = frame_->vars.find(n);
+    bool before = it != frame_->vars.end() && it->second.kind != K::kUndefined;
+    if (!before && frame_ != &globals_) {
+      auto g = globals_.vars.find(n);
+      before = g != globals_.vars.end() && g->second.kind != K::kUndefined && g->second.kind != K::kFunction;
+    }
+    if (before || (in_then.count(n) && in_else.count(n))) shape.outputs.push_back(n);
+    else shape.poisoned.insert(n);
+  }
+}
+
+void Interpreter::poison(const IfShape& shape, const std::string& at) {
+  for (const std::string& n : shape.poisoned)
+    frame_->vars[n] = ScriptValue::undefined(
+        str_cat("'", n, "' is assigned in only one branch of the if at ", at,
+                ", whose condition is a tensor, so it has no value here; assign it in both branches (or before the if)"));
+}
+
+std::vector<ops::Value> Interpreter::convert_branch(GraphBuilder& b, const Block& body, bool takes_rest,
+                                                    const char* which, IfShape& shape) {
+  if (!pending_.ok()) return {};
+  // The branch runs on a copy of the frame, with the branch's builder as the emitter.
+  ops::Emitter* saved_em = em_;
+  ops::GraphBuilder* saved_gb = gb_;
+  Frame* saved_frame = frame_;
+  Frame copy = *frame_;
+  em_ = gb_ = &b;
+  frame_ = &copy;
+  auto out = branch_result(body, takes_rest, which, shape, copy, *saved_frame);
+  em_ = saved_em;
+  gb_ = saved_gb;
+  frame_ = saved_frame;
+  if (!out.ok()) {
+    if (pending_.ok()) pending_ = out.status();
+    return {};
+  }
+  return std::move(out).value();
+}
+
+Expected<std::vector<ops::Value>> Interpreter::branch_result(const Block& body, bool takes_rest, const char* which,
+                                                             IfShape& shape, const Frame& branch, const Frame& before) {
+  const Stmt& s = shape.s;
+  TSR_ASSIGN_OR_RETURN(const Flow flow, exec_block(body, 0, takes_rest ? shape.rest : nullptr, shape.rest_start));
+  if (shape.returning) {
+    if (!flow.returned) return error(s.loc, str_cat("the ", which, " branch of this if does not return on every path"));
+    if (shape.returned_shape.kind == K::kNone) shape.returned_shape = flow.value;
+    return flatten_result(flow.value, s.loc);
+  }
+  std::vector<ops::Value> out;
+  for (const std::string& n : shape.outputs) {
+    auto it = branch.vars.find(n);
+    const ScriptValue* v = it != branch.vars.end() ? &it->second : nullptr;
+    if (!v) {
+      auto g = globals_.vars.find(n);
+      if (g != globals_.vars.end()) v = &g->second;
+    }
+    if (!v || v->kind == K::kUndefined)
+      return error(s.loc, str_cat("'", n, "' is not assigned on every path of the ", which, " branch of this if"));
+    if (!v->is_tensor() && !v->is_number())
+      return error(s.loc, str_cat("'", n, "' is a ", kind_name(v->kind), " assigned in a branch of an if whose "
+                                  "condition is a tensor; only tensors and numbers can be If outputs"),
+                   StatusCode::kUnsupported);
+    // A host number joins as a constant of the variable's dtype before the if, if any.
+    DType like = DType::kUndefined;
+    auto prior = before.vars.find(n);
+    if (prior != before.vars.end() && prior->second.is_tensor() && prior->second.owner == id_)
+      like = em_->type(prior->second.v).dtype;
+    TSR_ASSIGN_OR_RETURN(ops::Value t, as_tensor(*v, like, s.loc));
+    out.push_back(t);
+  }
+  return out;
+}
+
 Expected<Interpreter::Flow> Interpreter::convert_if(const Stmt& s, ops::Value cond, const Block* rest, size_t rest_start,
                                                     bool* consumed_rest) {
   TSR_ASSIGN_OR_RETURN(ops::Value pred, to_bool_scalar(cond, s.cond->loc));
   const std::string at = where(s.loc);
-  // Returns: both branches return (possibly after absorbing the continuation), or neither.
-  const bool then_ret = contains_return(s.body), else_ret = contains_return(s.orelse);
-  const bool rest_returns = rest && surely_returns(*rest, rest_start);
-  bool returning = false, then_takes_rest = false, else_takes_rest = false;
-  if (then_ret || else_ret) {
-    const bool t = surely_returns(s.body), e = surely_returns(s.orelse);
-    then_takes_rest = !t && rest_returns;
-    else_takes_rest = !e && rest_returns;
-    if (!(t || then_takes_rest) || !(e || else_takes_rest))
-      return error(s.loc, "a return inside an if whose condition is a tensor needs a return on every path of both "
-                          "branches (or after the if)", StatusCode::kUnsupported);
-    returning = true;
-  }
-
-  std::vector<std::string> outputs;
-  std::set<std::string> poisoned;
-  if (!returning) {
-    std::set<std::string> maybe, in_then, in_else;
-    maybe_assigned(s.body, &maybe);
-    maybe_assigned(s.orelse, &maybe);
-    surely_assigned(s.body, &in_then);
-    surely_assigned(s.orelse, &in_else);
-    for (const std::string& n : maybe) {
-      auto it = frame_->vars.find(n);
-      bool before = it != frame_->vars.end() && it->second.kind != K::kUndefined;
-      if (!before && frame_ != &globals_) {
-        auto g = globals_.vars.find(n);
-        before = g != globals_.vars.end() && g->second.kind != K::kUndefined && g->second.kind != K::kFunction;
-      }
-      if (before || (in_then.count(n) && in_else.count(n))) outputs.push_back(n);
-      else poisoned.insert(n);
-    }
-  }
-
-  auto poison = [&] {
-    for (const std::string& n : poisoned)
-      frame_->vars[n] = ScriptValue::undefined(
-          str_cat("'", n, "' is assigned in only one branch of the if at ", at,
-                  ", whose condition is a tensor, so it has no value here; assign it in both branches (or before the if)"));
-  };
-  if (!returning && outputs.empty()) {  // nothing the branches compute survives them: no If
-    poison();
+  IfShape shape{s, rest, rest_start};
+  TSR_RETURN_IF_ERROR(if_returns(shape));
+  if (!shape.returning) if_outputs(shape);
+  if (!shape.returning && shape.outputs.empty()) {  // nothing the branches compute survives them: no If
+    poison(shape, at);
     return Flow{};
   }
-
-  // Each branch runs on a copy of the frame, with the branch's builder as the emitter.
-  ScriptValue returned_shape;  // the then branch's return value (for its structure)
-  auto run_branch = [&](GraphBuilder& b, const Block& body, bool takes_rest, const char* which) -> std::vector<ops::Value> {
-    std::vector<ops::Value> out;
-    if (!pending_.ok()) return out;
-    ops::Emitter* saved_em = em_;
-    ops::GraphBuilder* saved_gb = gb_;
-    Frame* saved_frame = frame_;
-    Frame copy = *frame_;
-    em_ = gb_ = &b;
-    frame_ = &copy;
-    auto done = [&](Status st) {
-      em_ = saved_em;
-      gb_ = saved_gb;
-      frame_ = saved_frame;
-      if (!st.ok() && pending_.ok()) pending_ = st;
-    };
-    auto flow = exec_block(body, 0, takes_rest ? rest : nullptr, rest_start);
-    if (!flow.ok()) {
-      done(flow.status());
-      return out;
-    }
-    if (returning) {
-      if (!flow->returned) {
-        done(error(s.loc, str_cat("the ", which, " branch of this if does not return on every path")));
-        return out;
-      }
-      if (returned_shape.kind == K::kNone) returned_shape = flow->value;
-      auto flat = flatten_result(flow->value, s.loc);
-      if (!flat.ok()) {
-        done(flat.status());
-        return out;
-      }
-      out = std::move(flat).value();
-    } else {
-      for (const std::string& n : outputs) {
-        auto it = copy.vars.find(n);
-        const ScriptValue* v = it != copy.vars.end() ? &it->second : nullptr;
-        if (!v) {
-          auto g = globals_.vars.find(n);
-          if (g != globals_.vars.end()) v = &g->second;
-        }
-        if (!v || v->kind == K::kUndefined) {
-          done(error(s.loc, str_cat("'", n, "' is not assigned on every path of the ", which, " branch of this if")));
-          return out;
-        }
-        if (!v->is_tensor() && !v->is_number()) {
-          done(error(s.loc, str_cat("'", n, "' is a ", kind_name(v->kind), " assigned in a branch of an if whose "
-                                    "condition is a tensor; only tensors and numbers can be If outputs"),
-                     StatusCode::kUnsupported));
-          return out;
-        }
-        // A host number joins as a constant of the variable's dtype before the if, if any.
-        DType like = DType::kUndefined;
-        auto before = saved_frame->vars.find(n);
-        if (before != saved_frame->vars.end() && before->second.is_tensor() && before->second.owner == id_)
-          like = em_->type(before->second.v).dtype;
-        auto t = as_tensor(*v, like, s.loc);
-        if (!t.ok()) {
-          done(t.status());
-          return out;
-        }
-        out.push_back(*t);
-      }
-    }
-    done(ok_status());
-    return out;
-  };
   GraphBuilder& outer = *gb_;
   const std::vector<ops::Value> outs =
-      outer.cond(pred, [&](GraphBuilder& b) { return run_branch(b, s.body, then_takes_rest, "then"); },
-                 [&](GraphBuilder& b) { return run_branch(b, s.orelse, else_takes_rest, "else"); });
+      outer.cond(pred, [&](GraphBuilder& b) { return convert_branch(b, s.body, shape.then_takes_rest, "then", shape); },
+                 [&](GraphBuilder& b) { return convert_branch(b, s.orelse, shape.else_takes_rest, "else", shape); });
   if (!pending_.ok()) {
     Status st = pending_;
     pending_ = ok_status();
@@ -214,10 +205,10 @@ Expected<Interpreter::Flow> Interpreter::convert_if(const Stmt& s, ops::Value co
   if (!outer.status().ok()) return error(s.loc, outer.status().message(), outer.status().code());
 
   Flow flow;
-  if (returning) {
-    *consumed_rest = then_takes_rest || else_takes_rest;
+  if (shape.returning) {
+    *consumed_rest = shape.then_takes_rest || shape.else_takes_rest;
     flow.returned = true;
-    if (returned_shape.kind == K::kTuple) {
+    if (shape.returned_shape.kind == K::kTuple) {
       ValueList items;
       for (const ops::Value& v : outs) items.push_back(wrap(v));
       flow.value = ScriptValue::tuple(std::move(items));
@@ -226,8 +217,8 @@ Expected<Interpreter::Flow> Interpreter::convert_if(const Stmt& s, ops::Value co
     }
     return flow;
   }
-  for (size_t k = 0; k < outputs.size() && k < outs.size(); ++k) frame_->vars[outputs[k]] = wrap(outs[k]);
-  poison();
+  for (size_t k = 0; k < shape.outputs.size() && k < outs.size(); ++k) frame_->vars[shape.outputs[k]] = wrap(outs[k]);
+  poison(shape, at);
   return flow;
 }
 
@@ -265,6 +256,65 @@ Expected<Interpreter::Flow> Interpreter::convert_for(const Stmt& s, const Script
   return convert_loop(&s, ops::Value{}, &start, &stop, step);
 }
 
+Expected<std::vector<ops::Value>> Interpreter::loop_init(const Stmt& s, const char* what,
+                                                          const std::vector<std::string>& names,
+                                                          std::vector<DType>* dtypes) {
+  std::vector<ops::Value> init;
+  for (const std::string& n : names) {
+    TSR_ASSIGN_OR_RETURN(ScriptValue v, lookup(n, s.loc));
+    if (!v.is_tensor() && !v.is_number())
+      return error(s.loc, str_cat("'", n, "' is a ", kind_name(v.kind), " changed in a ", what,
+                                  " loop that converts to a Loop; only tensors and numbers can be loop-carried"),
+                   StatusCode::kUnsupported);
+    TSR_ASSIGN_OR_RETURN(ops::Value t, as_tensor(v, DType::kUndefined, s.loc));
+    init.push_back(t);
+    dtypes->push_back(em_->type(t).dtype);
+  }
+  return init;
+}
+
+Status Interpreter::for_trip_count(const Stmt& s, const ScriptValue& start, const ScriptValue& stop, int64_t step,
+                                   ops::Value* n, ops::Value* start_v) {
+  auto as_i64 = [&](const ScriptValue& v) -> Expected<ops::Value> {
+    TSR_ASSIGN_OR_RETURN(ops::Value t, as_tensor(v, DType::kI64, s.loc));
+    const DType d = em_->type(t).dtype;
+    if (d == DType::kI64) return t;
+    if (!dtype_is_integer(d)) return error(s.loc, str_cat("range() bounds must be integers, not ", dtype_name(d)));
+    return emit1("Cast", {t}, s.loc, {ir::Attribute::make_int("to", static_cast<int64_t>(DType::kI64))});
+  };
+  if (!start.is_tensor() && !stop.is_tensor()) {
+    const int64_t a = start.as_int(), b = stop.as_int();
+    const int64_t count = step > 0 ? (b > a ? (b - a + step - 1) / step : 0) : (a > b ? (a - b - step - 1) / -step : 0);
+    *n = em_->constant(Tensor::scalar<int64_t>(count));
+  } else {
+    TSR_ASSIGN_OR_RETURN(ops::Value a, as_i64(start));
+    TSR_ASSIGN_OR_RETURN(ops::Value b, as_i64(stop));
+    TSR_ASSIGN_OR_RETURN(ops::Value diff, emit1(step > 0 ? "Sub" : "Sub", {step > 0 ? b : a, step > 0 ? a : b}, s.loc));
+    const int64_t st = step > 0 ? step : -step;
+    TSR_ASSIGN_OR_RETURN(ops::Value up, emit1("Add", {diff, em_->constant(Tensor::scalar<int64_t>(st - 1))}, s.loc));
+    TSR_ASSIGN_OR_RETURN(ops::Value q, emit1("Div", {up, em_->constant(Tensor::scalar<int64_t>(st))}, s.loc));
+    TSR_ASSIGN_OR_RETURN(*n, emit1("Max", {q, em_->constant(Tensor::scalar<int64_t>(0))}, s.loc));
+    TSR_ASSIGN_OR_RETURN(ops::Value rs, emit1("Reshape", {*n, em_->constant(Tensor::from<int64_t>({0}, {}))}, s.loc));
+    *n = rs;
+  }
+  if (start.is_tensor() || start.as_int() != 0) {
+    TSR_ASSIGN_OR_RETURN(*start_v, as_i64(start));
+  }
+  return ok_status();
+}
+
+void Interpreter::undefine_after_loop(const Stmt& s, const char* what, const std::set<std::string>& fresh,
+                                      bool is_for) {
+  const std::string at = where(s.loc);
+  for (const std::string& nm : fresh)
+    frame_->vars[nm] = ScriptValue::undefined(
+        str_cat("'", nm, "' is first assigned inside the ", what, " loop at ", at,
+                ", which converts to a Loop, so it has no value after the loop; assign it before the loop"));
+  if (is_for)
+    frame_->vars[s.var] = ScriptValue::undefined(
+        str_cat("the loop variable '", s.var, "' of the converted for loop at ", at, " has no value after the loop"));
+}
+
 Expected<Interpreter::Flow> Interpreter::convert_loop(const Stmt* sp, ops::Value cond0, const ScriptValue* start,
                                                       const ScriptValue* stop, int64_t step) {
   const Stmt& s = *sp;
@@ -282,47 +332,11 @@ Expected<Interpreter::Flow> Interpreter::convert_loop(const Stmt* sp, ops::Value
                  StatusCode::kUnsupported);
   const Carried carried = std::move(carried_or).value();
 
-  std::vector<ops::Value> init;
   std::vector<DType> dtypes;
-  for (const std::string& n : carried.names) {
-    TSR_ASSIGN_OR_RETURN(ScriptValue v, lookup(n, s.loc));
-    if (!v.is_tensor() && !v.is_number())
-      return error(s.loc, str_cat("'", n, "' is a ", kind_name(v.kind), " changed in a ", what,
-                                  " loop that converts to a Loop; only tensors and numbers can be loop-carried"),
-                   StatusCode::kUnsupported);
-    TSR_ASSIGN_OR_RETURN(ops::Value t, as_tensor(v, DType::kUndefined, s.loc));
-    init.push_back(t);
-    dtypes.push_back(em_->type(t).dtype);
-  }
-
-  // The trip count of a for loop: max(0, ceil((stop - start) / step)).
+  TSR_ASSIGN_OR_RETURN(const std::vector<ops::Value> init, loop_init(s, what, carried.names, &dtypes));
   ops::Value n, start_v;
   if (is_for) {
-    auto as_i64 = [&](const ScriptValue& v) -> Expected<ops::Value> {
-      TSR_ASSIGN_OR_RETURN(ops::Value t, as_tensor(v, DType::kI64, s.loc));
-      const DType d = em_->type(t).dtype;
-      if (d == DType::kI64) return t;
-      if (!dtype_is_integer(d)) return error(s.loc, str_cat("range() bounds must be integers, not ", dtype_name(d)));
-      return emit1("Cast", {t}, s.loc, {ir::Attribute::make_int("to", static_cast<int64_t>(DType::kI64))});
-    };
-    if (!start->is_tensor() && !stop->is_tensor()) {
-      const int64_t a = start->as_int(), b = stop->as_int();
-      const int64_t count = step > 0 ? (b > a ? (b - a + step - 1) / step : 0) : (a > b ? (a - b - step - 1) / -step : 0);
-      n = em_->constant(Tensor::scalar<int64_t>(count));
-    } else {
-      TSR_ASSIGN_OR_RETURN(ops::Value a, as_i64(*start));
-      TSR_ASSIGN_OR_RETURN(ops::Value b, as_i64(*stop));
-      TSR_ASSIGN_OR_RETURN(ops::Value diff, emit1(step > 0 ? "Sub" : "Sub", {step > 0 ? b : a, step > 0 ? a : b}, s.loc));
-      const int64_t st = step > 0 ? step : -step;
-      TSR_ASSIGN_OR_RETURN(ops::Value up, emit1("Add", {diff, em_->constant(Tensor::scalar<int64_t>(st - 1))}, s.loc));
-      TSR_ASSIGN_OR_RETURN(ops::Value q, emit1("Div", {up, em_->constant(Tensor::scalar<int64_t>(st))}, s.loc));
-      TSR_ASSIGN_OR_RETURN(n, emit1("Max", {q, em_->constant(Tensor::scalar<int64_t>(0))}, s.loc));
-      TSR_ASSIGN_OR_RETURN(ops::Value rs, emit1("Reshape", {n, em_->constant(Tensor::from<int64_t>({0}, {}))}, s.loc));
-      n = rs;
-    }
-    if (start->is_tensor() || start->as_int() != 0) {
-      TSR_ASSIGN_OR_RETURN(start_v, as_i64(*start));
-    }
+    TSR_RETURN_IF_ERROR(for_trip_count(s, *start, *stop, step, &n, &start_v));
   } else {
     TSR_ASSIGN_OR_RETURN(cond0, to_bool_scalar(cond0, s.cond->loc));
   }
@@ -404,14 +418,7 @@ Expected<Interpreter::Flow> Interpreter::convert_loop(const Stmt* sp, ops::Value
   }
   if (!outer.status().ok()) return error(s.loc, outer.status().message(), outer.status().code());
   for (size_t k = 0; k < carried.names.size() && k < outs.size(); ++k) frame_->vars[carried.names[k]] = wrap(outs[k]);
-  const std::string at = where(s.loc);
-  for (const std::string& nm : carried.fresh)
-    frame_->vars[nm] = ScriptValue::undefined(
-        str_cat("'", nm, "' is first assigned inside the ", what, " loop at ", at,
-                ", which converts to a Loop, so it has no value after the loop; assign it before the loop"));
-  if (is_for)
-    frame_->vars[s.var] = ScriptValue::undefined(
-        str_cat("the loop variable '", s.var, "' of the converted for loop at ", at, " has no value after the loop"));
+  undefine_after_loop(s, what, carried.fresh, is_for);
   return Flow{};
 }
 

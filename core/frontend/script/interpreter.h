@@ -143,19 +143,58 @@ class Interpreter {
 
   // calls (builtins.cpp)
   Expected<ScriptValue> eval_call(const Expr& e);
+  // A builtin by name through a table of the builtin_* below; *found: whether `name` was one.
   Expected<ScriptValue> call_builtin(const std::string& name, const Expr& e, bool* found);
+  struct BuiltinArgs;  // a builtin call's evaluated arguments (builtins.cpp)
+  Expected<ScriptValue> builtin_range(BuiltinArgs& a);
+  Expected<ScriptValue> builtin_print(BuiltinArgs& a);
+  Expected<ScriptValue> builtin_tensor(BuiltinArgs& a);
+  Expected<ScriptValue> builtin_fill(BuiltinArgs& a);  // zeros, ones, randn
+  Expected<ScriptValue> builtin_len(BuiltinArgs& a);
+  Expected<ScriptValue> builtin_number(BuiltinArgs& a);     // int, float
+  Expected<ScriptValue> builtin_host_math(BuiltinArgs& a);  // min, max, abs of host numbers
   Expected<ScriptValue> call_op(const std::string& op, const Expr& e);
+  // call_op's inputs (arity checked; host numbers and lists as constants) and one attribute.
+  Expected<std::vector<ops::Value>> op_inputs(const ops::OpDef& def, const std::string& op_name, const Expr& e);
+  Expected<ir::Attribute> op_attribute(const ops::OpDef& def, const Keyword& k, const ScriptValue& v);
   Expected<ScriptValue> call_function(const FunctionDef& fn, const ValueList& args,
                                       const std::vector<std::pair<std::string, ScriptValue>>& kwargs, Loc loc);
   Expected<ScriptValue> call_static(const FunctionDef& fn, const ValueList& args, Loc loc);  // static_call.cpp
   std::string format(const ScriptValue& v);
 
   // converted control flow (control_flow.cpp)
+  // A converted if: how its branches end and what they hand on.
+  struct IfShape {
+    const Stmt& s;
+    const Block* rest;  // the statements after the if, which a branch may absorb
+    size_t rest_start;
+    bool returning = false, then_takes_rest = false, else_takes_rest = false;
+    std::vector<std::string> outputs;  // the variables the If outputs (when not returning)
+    std::set<std::string> poisoned;    // assigned in one branch only: no value after the if
+    ScriptValue returned_shape;        // the then branch's return value (for its structure)
+  };
+  // Whether both branches return (the rest joining a branch that does not); an error if one may not.
+  Status if_returns(IfShape& shape);
+  void if_outputs(IfShape& shape);
+  void poison(const IfShape& shape, const std::string& at);
+  // One branch built by `b` (errors go to pending_); branch_result runs it in `branch`.
+  std::vector<ops::Value> convert_branch(ops::GraphBuilder& b, const Block& body, bool takes_rest, const char* which,
+                                         IfShape& shape);
+  Expected<std::vector<ops::Value>> branch_result(const Block& body, bool takes_rest, const char* which,
+                                                  IfShape& shape, const Frame& branch, const Frame& before);
   Expected<Flow> convert_if(const Stmt& s, ops::Value cond, const Block* rest, size_t rest_start, bool* consumed_rest);
   Expected<Flow> convert_while(const Stmt& s, ops::Value cond);
   Expected<Flow> convert_for(const Stmt& s, const ScriptValue& start, const ScriptValue& stop, int64_t step);
   Expected<Flow> convert_loop(const Stmt* s, ops::Value cond, const ScriptValue* start, const ScriptValue* stop,
                               int64_t step);
+  // The loop-carried variables' initial values (host numbers as constants) and their dtypes.
+  Expected<std::vector<ops::Value>> loop_init(const Stmt& s, const char* what, const std::vector<std::string>& names,
+                                              std::vector<DType>* dtypes);
+  // A for loop's trip count max(0, ceil((stop - start) / step)) and its start (unset when 0).
+  Status for_trip_count(const Stmt& s, const ScriptValue& start, const ScriptValue& stop, int64_t step, ops::Value* n,
+                        ops::Value* start_v);
+  // After a converted loop: the variables first assigned in it (and a for's variable) have no value.
+  void undefine_after_loop(const Stmt& s, const char* what, const std::set<std::string>& fresh, bool is_for);
 
   Status error(Loc loc, const std::string& msg, StatusCode code = StatusCode::kInvalidArgument) const;
   std::string where(Loc loc) const { return module_.source->where(loc); }
