@@ -10,7 +10,7 @@ namespace {
 
 // The Pad's pads if `pad` can fold into a convolution of spatial rank `r`, else empty.
 std::vector<int64_t> foldable_pads(const ir::Node& pad, const GraphIndex& ix, size_t r) {
-  if (pad.attr_string("mode", "constant") != "constant" || pad.inputs.size() < 2 || pad.outputs.size() != 1)
+  if (pad.attr_string("mode") != "constant" || pad.inputs.size() < 2 || pad.outputs.size() != 1)
     return {};
   if (pad.inputs.size() > 3 && pad.inputs[3] >= 0) return {};  // axes (the importer removes them)
   const Tensor* pads = ix.constant(pad.inputs[1]);
@@ -42,7 +42,7 @@ Expected<int64_t> fold_pad(ir::Model& model, int32_t graph_index) {
     ir::Node& conv = g.nodes[size_t(c)];
     if ((conv.op != "Conv" && conv.op != "FusedConv") || conv.inputs.empty() || conv.inputs[0] != pad.outputs[0])
       continue;
-    if (conv.attr_string("auto_pad", "NOTSET") != "NOTSET") continue;
+    if (conv.attr_string("auto_pad") != "NOTSET") continue;
     const ir::TensorInfo& w = g.tensors[size_t(conv.inputs[1])];
     if (!w.has_shape || w.shape.size() < 3) continue;
     const size_t r = w.shape.size() - 2;

@@ -46,7 +46,7 @@ Expected<int64_t> fuse_separable(ir::Model& model, int32_t graph_index) {
     if (ix.dead(static_cast<int32_t>(pi))) continue;
     const ir::Node& pw = g.nodes[pi];
     const Tensor* wp = conv_weights(pw, ix);
-    if (!wp || wp->dim(2) != 1 || wp->dim(3) != 1 || pw.attr_int("group", 1) != 1 || !all_equal(pw, "strides", 1) ||
+    if (!wp || wp->dim(2) != 1 || wp->dim(3) != 1 || pw.attr_int("group") != 1 || !all_equal(pw, "strides", 1) ||
         !all_equal(pw, "pads", 0) || !all_equal(pw, "dilations", 1) || !explicit_pads(pw))
       continue;
     const int32_t mid = pw.inputs[0];
@@ -55,7 +55,7 @@ Expected<int64_t> fuse_separable(ir::Model& model, int32_t graph_index) {
     const ir::Node& dw = g.nodes[size_t(di)];
     const Tensor* wd = conv_weights(dw, ix);
     const int64_t c = wd ? wd->dim(0) : -1;
-    if (!wd || wd->dim(1) != 1 || dw.attr_int("group", 1) != c || wp->dim(1) != c || dw.inputs.size() > 3)
+    if (!wd || wd->dim(1) != 1 || dw.attr_int("group") != c || wp->dim(1) != c || dw.inputs.size() > 3)
       continue;
     if (g.tensors[size_t(dw.inputs[0])].dtype != DType::kF32) continue;
     TSR_ASSIGN_OR_RETURN(ops::ActivationSpec dw_act, ops::activation_of(dw, ir::node_place(graph_index, di, dw)));

@@ -18,7 +18,7 @@ Expected<int64_t> fold_softmax_wrapper(ir::Model& model, int32_t graph_index) {
     const int32_t si = ix.producer(reshape.inputs[0]);
     if (si < 0 || ix.dead(si)) continue;
     ir::Node& sm = g.nodes[size_t(si)];
-    if ((sm.op != "Softmax" && sm.op != "LogSoftmax" && sm.op != "Hardmax") || sm.attr_int("axis", -1) != 1) continue;
+    if ((sm.op != "Softmax" && sm.op != "LogSoftmax" && sm.op != "Hardmax") || sm.attr_int("axis") != 1) continue;
     if (ix.sole_consumer(sm.outputs[0]) != static_cast<int32_t>(r)) continue;
     const int32_t fi = ix.producer(sm.inputs[0]);
     if (fi < 0 || ix.dead(fi) || g.nodes[size_t(fi)].op != "Flatten") continue;
@@ -27,12 +27,12 @@ Expected<int64_t> fold_softmax_wrapper(ir::Model& model, int32_t graph_index) {
     const int32_t x = flat.inputs[0];
     const int32_t shp = ix.producer(reshape.inputs[1]);
     if (shp < 0 || g.nodes[size_t(shp)].op != "Shape" || g.nodes[size_t(shp)].inputs[0] != x ||
-        g.nodes[size_t(shp)].attr("start") || g.nodes[size_t(shp)].attr("end"))
+        g.nodes[size_t(shp)].attr_int("start") != 0 || g.nodes[size_t(shp)].attr("end"))
       continue;
     const ir::TensorInfo& xi = g.tensors[size_t(x)];
     if (!xi.has_shape) continue;
     const auto rank = static_cast<int64_t>(xi.shape.size());
-    int64_t axis = flat.attr_int("axis", 1);
+    int64_t axis = flat.attr_int("axis");
     if (axis < 0) axis += rank;
     if (axis < 0 || axis > rank) continue;
     int64_t keep = rank - 1, non_unit = 0;
