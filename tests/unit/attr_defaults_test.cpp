@@ -15,6 +15,7 @@
 #include "core/ops/graph_builder.h"
 #include "core/ops/op_def.h"
 #include "core/passes/verify_model.h"
+#include "tests/unit/eager_test_util.h"
 #include "tests/unit/graph_test_util.h"
 
 using namespace tsr;
@@ -181,6 +182,22 @@ TEST_CASE("attr defaults: the GraphBuilder fills them as it adds nodes", "[attr_
   const ir::Node& n = m.main().nodes[0];
   REQUIRE(n.attr("axis"));
   CHECK(n.attr_int("axis") == -1);
+}
+
+TEST_CASE("attr defaults: the eager emitter fills them, and its kernel cache tells given from filled", "[attr_defaults]") {
+  // LeakyRelu without alpha (0.01 filled), with alpha 0.5, then without again: the third call
+  // must reuse the first kernel, not the second (whose alpha was given).
+  const eagertest::Program p = [](ops::Emitter& e, const std::vector<ops::Value>& in) {
+    return std::vector<ops::Value>{e.emit("LeakyRelu", {in[0]}),
+                                   e.emit("LeakyRelu", {in[0]}, {ir::Attribute::make_float("alpha", 0.5)}),
+                                   e.emit("LeakyRelu", {in[0]})};
+  };
+  const std::vector<Tensor> out = eagertest::run_eager(p, {Tensor::from<float>({2}, {-2, 4})});
+  REQUIRE(out.size() == 3);
+  CHECK(out[0].data<float>()[0] == Approx(-0.02f));
+  CHECK(out[1].data<float>()[0] == Approx(-1.0f));
+  CHECK(out[2].data<float>()[0] == Approx(-0.02f));
+  CHECK(out[2].data<float>()[1] == 4.0f);
 }
 
 TEST_CASE("attr defaults: save writes the filled defaults", "[attr_defaults]") {
