@@ -179,9 +179,9 @@ class ScanKernel final : public Kernel {
  public:
   ScanKernel(std::unique_ptr<Plan> body, const ir::Node& node, int64_t limit)
       : body_(std::move(body)), limit_(limit) {
-    captures_ = static_cast<size_t>(node.attr_int("num_captures", 0));
-    m_ = static_cast<size_t>(node.attr_int("num_scan_inputs", 1));
-    batched_ = node.attr_int("batched", 0) != 0;
+    captures_ = static_cast<size_t>(node.attr_int("num_captures"));
+    m_ = static_cast<size_t>(node.attr_int("num_scan_inputs"));
+    batched_ = node.attr_int("batched") != 0;
     in_axes_ = node.attr_ints("scan_input_axes");
     in_dirs_ = node.attr_ints("scan_input_directions");
     out_axes_ = node.attr_ints("scan_output_axes");
@@ -335,7 +335,7 @@ Expected<std::unique_ptr<Kernel>> create_control_flow_kernel(const ir::Model& mo
   TSR_IF_SELECTED("Loop") if (node.op == "Loop") {
     TSR_ASSIGN_OR_RETURN(auto body, child_plan(model, init, "body", backend, options));
     return std::unique_ptr<Kernel>(new LoopKernel(
-        std::move(body), static_cast<size_t>(node.attr_int("num_captures", 0)), options.max_loop_iterations));
+        std::move(body), static_cast<size_t>(node.attr_int("num_captures")), options.max_loop_iterations));
   }
   TSR_IF_SELECTED("Scan") if (node.op == "Scan") {
     TSR_ASSIGN_OR_RETURN(auto body, child_plan(model, init, "body", backend, options));

@@ -58,9 +58,11 @@ bool tensors_equal(const Tensor& a, const Tensor& b) {
   return std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
-bool attrs_equal(const std::vector<ir::Attribute>& a, const std::vector<ir::Attribute>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t k = 0; k < a.size(); ++k) {
+// Whether the first b.size() attributes of `a` (the caller's, ahead of the defaults the entry
+// filled in) equal `b`, and `a` has no other caller attributes (`a_given` of them).
+bool attrs_equal(const std::vector<ir::Attribute>& a, size_t a_given, const std::vector<ir::Attribute>& b) {
+  if (a_given != b.size()) return false;
+  for (size_t k = 0; k < b.size(); ++k) {
     const ir::Attribute& x = a[k];
     const ir::Attribute& y = b[k];
     if (x.kind != y.kind || x.name != y.name || x.i != y.i || x.f != y.f || x.s != y.s || x.ints != y.ints ||
@@ -200,7 +202,7 @@ EagerEmitter::KernelEntry* EagerEmitter::kernel_entry(OpRef op, size_t num_outpu
     bool same = true;
     for (size_t k = 0; k < ni && same; ++k)
       same = e->in_dtypes[k] == (in_values_[k] ? in_values_[k]->dtype() : DType::kUndefined);
-    if (same && attrs_equal(e->node.attributes, attrs)) return e.get();
+    if (same && attrs_equal(e->node.attributes, e->given_attrs, attrs)) return e.get();
   }
   // A miss: validate the node once and create its kernel.
   const ops::OpDef& def = *op.def;
@@ -212,6 +214,7 @@ EagerEmitter::KernelEntry* EagerEmitter::kernel_entry(OpRef op, size_t num_outpu
   auto e = std::make_unique<KernelEntry>();
   e->place = str_cat("eager ", def.name);
   e->node.op = def.name;
+  e->given_attrs = attrs.size();
   e->node.attributes = std::move(attrs);
   std::vector<ops::ValueType> types(ni);
   for (size_t k = 0; k < ni; ++k) {
@@ -227,6 +230,7 @@ EagerEmitter::KernelEntry* EagerEmitter::kernel_entry(OpRef op, size_t num_outpu
     fail(s);
     return nullptr;
   }
+  ops::fill_attribute_defaults(def, e->node);
   exec::KernelInit init{e->node, e->place, std::move(types), std::vector<const Tensor*>(ni, nullptr)};
   auto kernel = backend_->create_kernel(init);
   if (!kernel.ok()) {

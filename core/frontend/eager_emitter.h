@@ -139,6 +139,7 @@ class EagerEmitter final : public ops::Emitter {
   struct KernelEntry {
     std::vector<DType> in_dtypes;  // kUndefined = omitted input
     ir::Node node;                 // op, input pattern (k or -1), outputs 0..n-1, attributes
+    size_t given_attrs = 0;        // node.attributes' first ones, the caller's; then the defaults
     std::string place;             // "eager Add" (error messages)
     std::unique_ptr<exec::Kernel> kernel;
   };

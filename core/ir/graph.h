@@ -62,11 +62,16 @@ struct Node {
   std::vector<Attribute> attributes;
 
   const Attribute* attr(std::string_view name) const;
-  int64_t attr_int(std::string_view name, int64_t def) const;
-  double attr_float(std::string_view name, double def) const;
-  std::string attr_string(std::string_view name, const std::string& def) const;
+  // The attribute's value, or `def` when the node lacks it (or has it with another kind, which
+  // ops::check_node_against_def rejects before any reader runs). A checked node carries every
+  // attribute its OpDef gives a default (ops::fill_attribute_defaults), so readers pass `def` only
+  // for attributes without one (strides: 1 per spatial axis); elsewhere the zero/empty `def`
+  // stands in, never reached on a checked node.
+  int64_t attr_int(std::string_view name, int64_t def = 0) const;
+  double attr_float(std::string_view name, double def = 0) const;
+  std::string attr_string(std::string_view name, const std::string& def = {}) const;
   // The same as a view of the attribute (valid while the node is): no copy, for run-time reads.
-  std::string_view attr_string_view(std::string_view name, std::string_view def) const;
+  std::string_view attr_string_view(std::string_view name, std::string_view def = {}) const;
   // Lists come back as small vectors: no heap allocation for up to 6 values (kernels and
   // inference read them at every run).
   Ints attr_ints(std::string_view name, Ints def = {}) const;

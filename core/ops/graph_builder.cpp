@@ -98,12 +98,13 @@ void GraphBuilder::output(Value v, const std::string& name) {
 
 void GraphBuilder::infer_node(size_t n) {
   const Graph& g = graph();
-  const Node& node = g.nodes[n];
+  Node& node = graph().nodes[n];
   const std::string place = node_place(graph_, static_cast<int32_t>(n), node);
   const ops::OpDef* def = ops::OpRegistry::global().find(node.op);
   if (!def) return record(unsupported(place, ": unsupported op '", node.op, "'"));
   Status s = ops::check_node_against_def(*def, node, place);
   if (!s.ok()) return record(s);
+  ops::fill_attribute_defaults(*def, node);
   std::vector<ops::ValueType> in(node.inputs.size());
   std::vector<const Tensor*> vals(node.inputs.size(), nullptr);
   for (size_t k = 0; k < node.inputs.size(); ++k) {

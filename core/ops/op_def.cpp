@@ -131,6 +131,43 @@ Status check_node_against_def(const OpDef& def, const ir::Node& node, const std:
   return ok_status();
 }
 
+namespace {
+
+AttrSpec with_default(ir::Attribute a) {
+  AttrSpec spec{a.name, a.kind};
+  spec.default_value = std::make_shared<const ir::Attribute>(std::move(a));
+  return spec;
+}
+
+}  // namespace
+
+AttrSpec int_attr(std::string name, int64_t def) { return with_default(ir::Attribute::make_int(std::move(name), def)); }
+AttrSpec float_attr(std::string name, double def) {
+  return with_default(ir::Attribute::make_float(std::move(name), def));
+}
+AttrSpec string_attr(std::string name, std::string def) {
+  return with_default(ir::Attribute::make_string(std::move(name), std::move(def)));
+}
+AttrSpec ints_attr(std::string name, std::vector<int64_t> def) {
+  return with_default(ir::Attribute::make_ints(std::move(name), std::move(def)));
+}
+AttrSpec floats_attr(std::string name, std::vector<double> def) {
+  return with_default(ir::Attribute::make_floats(std::move(name), std::move(def)));
+}
+AttrSpec strings_attr(std::string name, std::vector<std::string> def) {
+  return with_default(ir::Attribute::make_strings(std::move(name), std::move(def)));
+}
+
+size_t fill_attribute_defaults(const OpDef& def, ir::Node& node) {
+  size_t added = 0;
+  for (const AttrSpec& s : def.attrs) {
+    if (!s.default_value || node.attr(s.name)) continue;
+    node.attributes.push_back(*s.default_value);
+    ++added;
+  }
+  return added;
+}
+
 Expected<std::vector<ValueType>> infer_node(const ir::Node& node, const std::string& place,
                                             const std::vector<ValueType>& inputs,
                                             const std::vector<const Tensor*>& values, bool runtime) {

@@ -130,11 +130,29 @@ struct SubgraphInputTypes {
 };
 using SubgraphInputsFn = Status (*)(const InferContext& ctx, std::vector<SubgraphInputTypes>* out);
 
+// One attribute an op accepts. `default_value` (null: none) is the value ONNX (opset 17) specifies
+// for an absent attribute, or for Tessera's own ops the value the op documents; its name and kind
+// are the spec's. fill_attribute_defaults adds it to every node that lacks the attribute, on every
+// path to a kernel (passes::infer_types, so passes::verify_model; the GraphBuilder; the eager
+// emitter), so inference, kernels, gradient rules and passes read `node.attr_float("alpha")`
+// without restating the default. Attributes whose absence means something no single value says
+// (strides: 1 per spatial axis; RandomUniformLike's dtype: the input's) have no default, and
+// their readers pass the fallback. Declared with int_attr/float_attr/... below, inside the op's
+// TSR_IF_SELECTED registration, so a selective build drops an unselected op's defaults with it.
 struct AttrSpec {
   std::string name;
   ir::AttrKind kind;
   bool required = false;
+  std::shared_ptr<const ir::Attribute> default_value = nullptr;
 };
+
+// An optional attribute with a default (AttrSpec::default_value).
+AttrSpec int_attr(std::string name, int64_t def);
+AttrSpec float_attr(std::string name, double def);
+AttrSpec string_attr(std::string name, std::string def);
+AttrSpec ints_attr(std::string name, std::vector<int64_t> def);
+AttrSpec floats_attr(std::string name, std::vector<double> def);
+AttrSpec strings_attr(std::string name, std::vector<std::string> def);
 
 struct OpDef {
   std::string name;          // ONNX op type
@@ -213,6 +231,11 @@ void register_all_grads(OpRegistry& registry);
 // Validates a node against its OpDef: known op, arity, attribute names/kinds/required.
 // Does not run inference. Errors name `place`.
 Status check_node_against_def(const OpDef& def, const ir::Node& node, const std::string& place);
+
+// Appends to `node` (after its own attributes, in `def.attrs` order) each attribute with a
+// default that the node lacks; returns how many. Run after check_node_against_def: an attribute
+// the node has, even of the wrong kind, is left for the check to report. Idempotent.
+size_t fill_attribute_defaults(const OpDef& def, ir::Node& node);
 
 // Looks up the OpDef, checks the node and runs inference. `inputs`/`values` are parallel to
 // node.inputs (omitted inputs: any ValueType, null value).

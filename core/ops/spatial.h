@@ -38,7 +38,7 @@ inline Expected<SpatialParams> resolve_spatial(const ir::Node& node, const Ints&
   if (p.dilations.size() != r)
     return invalid_model("dilations has ", p.dilations.size(), " values, expected ", r);
   if (pads.size() != 2 * r) return invalid_model("pads has ", pads.size(), " values, expected ", 2 * r);
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  const std::string auto_pad = node.attr_string("auto_pad");
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
     return invalid_model("auto_pad \"", auto_pad, "\" is not NOTSET, VALID, SAME_UPPER or SAME_LOWER");
   p.pad_begin.assign(r, 0);

@@ -102,7 +102,7 @@ Expected<std::vector<Value>> loop_vjp(GraphBuilder& b, int32_t node_index, const
   const int32_t gi = b.graph_index();
   Node node = b.graph().nodes[static_cast<size_t>(node_index)];
   const auto body = static_cast<int32_t>(node.attr("body")->i);
-  const auto C = static_cast<size_t>(node.attr_int("num_captures", 0));
+  const auto C = static_cast<size_t>(node.attr_int("num_captures"));
   const size_t N = node.inputs.size() - 2 - C;
   const Graph body_g = model.graphs.at(static_cast<size_t>(body));
   const size_t K = body_g.outputs.size() - 1 - N;
@@ -227,10 +227,10 @@ Expected<std::vector<Value>> scan_vjp(GraphBuilder& b, int32_t node_index, const
   Model& model = b.model();
   const int32_t gi = b.graph_index();
   const Node node = b.graph().nodes[static_cast<size_t>(node_index)];
-  if (node.attr_int("batched", 0) != 0) return unsupported("the gradient of a batched (ONNX Scan-8) Scan is not implemented");
+  if (node.attr_int("batched") != 0) return unsupported("the gradient of a batched (ONNX Scan-8) Scan is not implemented");
   const auto body = static_cast<int32_t>(node.attr("body")->i);
-  const auto C = static_cast<size_t>(node.attr_int("num_captures", 0));
-  const auto M = static_cast<size_t>(node.attr_int("num_scan_inputs", 1));
+  const auto C = static_cast<size_t>(node.attr_int("num_captures"));
+  const auto M = static_cast<size_t>(node.attr_int("num_scan_inputs"));
   const size_t N = node.inputs.size() - M - C;
   const Graph body_g = model.graphs.at(static_cast<size_t>(body));
   const size_t K = body_g.outputs.size() - N;

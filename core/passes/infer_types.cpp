@@ -85,11 +85,14 @@ class TypeInference {
   ir::Graph& graph(int32_t gi) { return model_.graphs[static_cast<size_t>(gi)]; }
 
   Status infer_node(int32_t gidx, int32_t n) {
+    ir::Node& stored = graph(gidx).nodes[static_cast<size_t>(n)];
+    const std::string place = ir::node_place(gidx, n, stored);
+    const ops::OpDef* def = ops::OpRegistry::global().find(stored.op);
+    TSR_RETURN_IF_ERROR(ops::check_node_against_def(*def, stored, place));
+    // The one place a loaded, imported or rewritten model gets its attribute defaults.
+    ops::fill_attribute_defaults(*def, stored);
     // Copied: inferring subgraphs below never touches this graph, but keep no reference across it.
-    const ir::Node node = graph(gidx).nodes[static_cast<size_t>(n)];
-    const std::string place = ir::node_place(gidx, n, node);
-    const ops::OpDef* def = ops::OpRegistry::global().find(node.op);
-    TSR_RETURN_IF_ERROR(ops::check_node_against_def(*def, node, place));
+    const ir::Node node = stored;
     std::vector<ops::ValueType> in(node.inputs.size());
     std::vector<const Tensor*> vals(node.inputs.size(), nullptr);
     for (size_t k = 0; k < node.inputs.size(); ++k) {

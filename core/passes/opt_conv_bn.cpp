@@ -68,7 +68,7 @@ std::optional<Affine> affine_of(const ir::Node& n, int32_t y, const GraphIndex& 
                                 DType dt) {
   const std::vector<double> ones(size_t(m), 1.0), zeros(size_t(m), 0.0);
   if (n.op == "BatchNormalization") {
-    if (n.inputs.size() != 5 || n.inputs[0] != y || n.attr_int("training_mode", 0) != 0) return std::nullopt;
+    if (n.inputs.size() != 5 || n.inputs[0] != y || n.attr_int("training_mode") != 0) return std::nullopt;
     for (size_t k = 1; k < n.outputs.size(); ++k)
       if (n.outputs[k] >= 0) return std::nullopt;
     std::vector<std::vector<double>> p;
@@ -77,7 +77,7 @@ std::optional<Affine> affine_of(const ir::Node& n, int32_t y, const GraphIndex& 
       if (!c || c->rank() != 1 || c->numel() != m || c->dtype() != dt) return std::nullopt;
       p.push_back(as_doubles(*c));
     }
-    const double eps = n.attr_float("epsilon", 1e-5);
+    const double eps = n.attr_float("epsilon");
     Affine a{ones, zeros};
     for (size_t o = 0; o < size_t(m); ++o) {
       a.s[o] = p[0][o] / std::sqrt(p[3][o] + eps);

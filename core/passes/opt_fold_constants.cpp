@@ -10,9 +10,8 @@
 // and their inputs (a ConstantOfShape or Expand would grow the model file). A node whose
 // evaluation fails stays in the graph, so that running it reports the error as before.
 #include <algorithm>
-#include <array>
-#include <string_view>
 
+#include "core/ops/op_def.h"
 #include "core/passes/optimize_internal.h"
 
 namespace tsr::passes::opt {
@@ -22,11 +21,10 @@ namespace {
 constexpr size_t kFoldAnywayBytes = size_t{64} << 10;
 
 bool foldable_op(const ir::Node& node) {
-  // Random results must differ from run to run; If/Loop/Scan are caught by their subgraphs.
-  static constexpr std::array<std::string_view, 7> kRandom = {"RandomNormal",      "RandomUniform", "RandomNormalLike",
-                                                              "RandomUniformLike", "Multinomial",   "Bernoulli",
-                                                              "Dropout"};
-  if (std::find(kRandom.begin(), kRandom.end(), node.op) != kRandom.end()) return false;
+  // Random results must differ from run to run (OpDef::random); If/Loop/Scan are caught by their
+  // subgraphs.
+  const ops::OpDef* def = ops::OpRegistry::global().find(node.op);
+  if (!def || def->random) return false;
   for (const ir::Attribute& a : node.attributes)
     if (a.kind == ir::AttrKind::kGraph || a.kind == ir::AttrKind::kGraphs) return false;
   return !node.inputs.empty();

@@ -10,7 +10,7 @@ namespace {
 
 // The Pad's pads if `pad` can fold into a convolution of spatial rank `r`, else empty.
 std::vector<int64_t> foldable_pads(const ir::Node& pad, const GraphIndex& ix, size_t r) {
-  if (pad.attr_string("mode", "constant") != "constant" || pad.inputs.size() < 2 || pad.outputs.size() != 1)
+  if (pad.attr_string("mode") != "constant" || pad.inputs.size() < 2 || pad.outputs.size() != 1)
     return {};
   if (pad.inputs.size() > 3 && pad.inputs[3] >= 0) return {};  // axes (the importer removes them)
   const Tensor* pads = ix.constant(pad.inputs[1]);
@@ -31,25 +31,23 @@ std::vector<int64_t> foldable_pads(const ir::Node& pad, const GraphIndex& ix, si
 }  // namespace
 
 Expected<int64_t> fold_pad(ir::Model& model, int32_t graph_index) {
-  ir::Graph& g = model.graphs[size_t(graph_index)];
-  GraphIndex ix(g);
-  int64_t folded = 0;
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const ir::Node& pad = g.nodes[n];
-    if (ix.dead(static_cast<int32_t>(n)) || pad.op != "Pad" || pad.outputs.size() != 1) continue;
+  return rewrite_nodes(model, graph_index, [](GraphIndex& ix, int32_t n) -> Expected<bool> {
+    ir::Graph& g = ix.graph();
+    const ir::Node& pad = g.nodes[size_t(n)];
+    if (pad.op != "Pad" || pad.outputs.size() != 1) return false;
     const int32_t c = ix.sole_consumer(pad.outputs[0]);
-    if (c < 0) continue;
+    if (c < 0) return false;
     ir::Node& conv = g.nodes[size_t(c)];
     if ((conv.op != "Conv" && conv.op != "FusedConv") || conv.inputs.empty() || conv.inputs[0] != pad.outputs[0])
-      continue;
-    if (conv.attr_string("auto_pad", "NOTSET") != "NOTSET") continue;
+      return false;
+    if (conv.attr_string("auto_pad") != "NOTSET") return false;
     const ir::TensorInfo& w = g.tensors[size_t(conv.inputs[1])];
-    if (!w.has_shape || w.shape.size() < 3) continue;
+    if (!w.has_shape || w.shape.size() < 3) return false;
     const size_t r = w.shape.size() - 2;
     const std::vector<int64_t> p = foldable_pads(pad, ix, r);
-    if (p.empty()) continue;
+    if (p.empty()) return false;
     std::vector<int64_t> pads = conv.attr_ints("pads", std::vector<int64_t>(2 * r, 0));
-    if (pads.size() != 2 * r) continue;
+    if (pads.size() != 2 * r) return false;
     for (size_t i = 0; i < r; ++i) {
       pads[i] += p[2 + i];
       pads[r + i] += p[r + 2 + 2 + i];
@@ -57,11 +55,9 @@ Expected<int64_t> fold_pad(ir::Model& model, int32_t graph_index) {
     std::erase_if(conv.attributes, [](const ir::Attribute& a) { return a.name == "pads"; });
     conv.attributes.push_back(ir::Attribute::make_ints("pads", pads));
     ix.replace_input(c, pad.outputs[0], pad.inputs[0]);
-    ix.kill(static_cast<int32_t>(n));
-    ++folded;
-  }
-  ix.compact();
-  return folded;
+    ix.kill(n);
+    return true;
+  });
 }
 
 }  // namespace tsr::passes::opt

@@ -33,10 +33,10 @@ std::optional<ActivationSpec> activation_node(const ir::Node& act, const GraphIn
   if (act.op == "HardSwish") return ActivationSpec{FusedActivation::kHardSwish};
   if (act.op == "Sigmoid") return ActivationSpec{FusedActivation::kSigmoid};
   if (act.op == "LeakyRelu")
-    return ActivationSpec{FusedActivation::kLeakyRelu, static_cast<float>(act.attr_float("alpha", 0.01))};
+    return ActivationSpec{FusedActivation::kLeakyRelu, static_cast<float>(act.attr_float("alpha"))};
   if (act.op == "HardSigmoid")
-    return ActivationSpec{FusedActivation::kHardSigmoid, static_cast<float>(act.attr_float("alpha", 0.2)),
-                          static_cast<float>(act.attr_float("beta", 0.5))};
+    return ActivationSpec{FusedActivation::kHardSigmoid, static_cast<float>(act.attr_float("alpha")),
+                          static_cast<float>(act.attr_float("beta"))};
   if (act.op == "Clip") {
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
     for (size_t k = 1; k < 3 && k < act.inputs.size(); ++k) {

@@ -63,12 +63,12 @@ Candidate candidate(const GraphIndex& ix, const ir::Graph& g, const ir::Node& n)
     case EwOp::kLeakyRelu:
       c.n_data = 1;
       c.n_params = 1;
-      c.params[0] = static_cast<float>(n.attr_float("alpha", 0.01));
+      c.params[0] = static_cast<float>(n.attr_float("alpha"));
       break;
     case EwOp::kHardSigmoid:
       c.n_data = 1;
       c.n_params = 2;
-      c.params = {static_cast<float>(n.attr_float("alpha", 0.2)), static_cast<float>(n.attr_float("beta", 0.5))};
+      c.params = {static_cast<float>(n.attr_float("alpha")), static_cast<float>(n.attr_float("beta"))};
       break;
     case EwOp::kClip: {
       c.n_data = 1;

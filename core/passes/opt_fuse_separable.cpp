@@ -39,25 +39,21 @@ const Tensor* conv_weights(const ir::Node& n, const GraphIndex& ix) {
 }  // namespace
 
 Expected<int64_t> fuse_separable(ir::Model& model, int32_t graph_index) {
-  ir::Graph& g = model.graphs[size_t(graph_index)];
-  GraphIndex ix(g);
-  int64_t fused = 0;
-  for (size_t pi = 0; pi < g.nodes.size(); ++pi) {
-    if (ix.dead(static_cast<int32_t>(pi))) continue;
-    const ir::Node& pw = g.nodes[pi];
+  return rewrite_nodes(model, graph_index, [graph_index](GraphIndex& ix, int32_t pi) -> Expected<bool> {
+    ir::Graph& g = ix.graph();
+    const ir::Node& pw = g.nodes[size_t(pi)];
     const Tensor* wp = conv_weights(pw, ix);
-    if (!wp || wp->dim(2) != 1 || wp->dim(3) != 1 || pw.attr_int("group", 1) != 1 || !all_equal(pw, "strides", 1) ||
+    if (!wp || wp->dim(2) != 1 || wp->dim(3) != 1 || pw.attr_int("group") != 1 || !all_equal(pw, "strides", 1) ||
         !all_equal(pw, "pads", 0) || !all_equal(pw, "dilations", 1) || !explicit_pads(pw))
-      continue;
+      return false;
     const int32_t mid = pw.inputs[0];
     const int32_t di = ix.producer(mid);
-    if (di < 0 || ix.dead(di) || ix.sole_consumer(mid) != static_cast<int32_t>(pi)) continue;
+    if (di < 0 || ix.dead(di) || ix.sole_consumer(mid) != pi) return false;
     const ir::Node& dw = g.nodes[size_t(di)];
     const Tensor* wd = conv_weights(dw, ix);
     const int64_t c = wd ? wd->dim(0) : -1;
-    if (!wd || wd->dim(1) != 1 || dw.attr_int("group", 1) != c || wp->dim(1) != c || dw.inputs.size() > 3)
-      continue;
-    if (g.tensors[size_t(dw.inputs[0])].dtype != DType::kF32) continue;
+    if (!wd || wd->dim(1) != 1 || dw.attr_int("group") != c || wp->dim(1) != c || dw.inputs.size() > 3) return false;
+    if (g.tensors[size_t(dw.inputs[0])].dtype != DType::kF32) return false;
     TSR_ASSIGN_OR_RETURN(ops::ActivationSpec dw_act, ops::activation_of(dw, ir::node_place(graph_index, di, dw)));
     ir::Node f = pw;
     f.op = "FusedSeparableConv";
@@ -74,12 +70,10 @@ Expected<int64_t> fuse_separable(ir::Model& model, int32_t graph_index) {
       if (a.name.rfind("activation", 0) == 0) f.attributes.push_back(a);
     if (dw_act.kind != ops::FusedActivation::kNone)
       for (ir::Attribute& a : ops::activation_attributes(dw_act, "dw_")) f.attributes.push_back(std::move(a));
-    g.nodes[pi] = std::move(f);
+    g.nodes[size_t(pi)] = std::move(f);
     ix.kill(di);
-    ++fused;
-  }
-  ix.compact();
-  return fused;
+    return true;
+  });
 }
 
 }  // namespace tsr::passes::opt

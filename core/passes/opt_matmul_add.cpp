@@ -8,17 +8,15 @@
 namespace tsr::passes::opt {
 
 Expected<int64_t> matmul_add_to_gemm(ir::Model& model, int32_t graph_index) {
-  ir::Graph& g = model.graphs[size_t(graph_index)];
-  GraphIndex ix(g);
-  int64_t rewritten = 0;
-  for (size_t a = 0; a < g.nodes.size(); ++a) {
-    const ir::Node& add = g.nodes[a];
-    if (add.op != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) continue;
+  return rewrite_nodes(model, graph_index, [](GraphIndex& ix, int32_t a) -> Expected<bool> {
+    ir::Graph& g = ix.graph();
+    const ir::Node& add = g.nodes[size_t(a)];
+    if (add.op != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) return false;
     for (int side = 0; side < 2; ++side) {
       const int32_t mm_out = add.inputs[size_t(side)], bias = add.inputs[size_t(1 - side)];
       const int32_t mi = ix.producer(mm_out);
       if (mi < 0 || ix.dead(mi) || g.nodes[size_t(mi)].op != "MatMul") continue;
-      if (ix.sole_consumer(mm_out) != static_cast<int32_t>(a)) continue;
+      if (ix.sole_consumer(mm_out) != a) continue;
       const ir::Node& mm = g.nodes[size_t(mi)];
       const ir::TensorInfo& x = g.tensors[size_t(mm.inputs[0])];
       const Tensor* w = ix.constant(mm.inputs[1]);
@@ -29,15 +27,14 @@ Expected<int64_t> matmul_add_to_gemm(ir::Model& model, int32_t graph_index) {
       const int64_t n = w->dim(1);
       const bool bias_ok = (b->rank() == 1 && b->dim(0) == n) || (b->rank() == 2 && b->dim(0) == 1 && b->dim(1) == n);
       if (!bias_ok) continue;
+      // Gemm's attributes (alpha, beta, transA, transB) are its defaults: verify_model fills them.
       ir::Node gemm{"Gemm", 0, mm.name, {mm.inputs[0], mm.inputs[1], bias}, {add.outputs[0]}, {}};
       g.nodes[size_t(mi)] = std::move(gemm);
-      ix.kill(static_cast<int32_t>(a));
-      ++rewritten;
-      break;
+      ix.kill(a);
+      return true;
     }
-  }
-  ix.compact();
-  return rewritten;
+    return false;
+  });
 }
 
 }  // namespace tsr::passes::opt

@@ -80,6 +80,18 @@ int64_t GraphIndex::compact() {
   return removed;
 }
 
+Expected<int64_t> rewrite_nodes(ir::Model& model, int32_t graph_index, const NodeRewrite& rewrite) {
+  GraphIndex ix(model.graphs[size_t(graph_index)]);
+  int64_t rewrites = 0;
+  for (size_t n = 0; n < ix.graph().nodes.size(); ++n) {
+    if (ix.dead(static_cast<int32_t>(n))) continue;
+    TSR_ASSIGN_OR_RETURN(const bool rewrote, rewrite(ix, static_cast<int32_t>(n)));
+    rewrites += rewrote ? 1 : 0;
+  }
+  ix.compact();
+  return rewrites;
+}
+
 }  // namespace opt
 
 namespace {

@@ -61,6 +61,13 @@ inline bool has_static_shape(const ir::TensorInfo& t) {
 // A pass over one graph; returns the number of rewrites.
 using GraphPass = std::function<Expected<int64_t>(ir::Model& model, int32_t graph_index)>;
 
+// One pattern match at node `n` of ix.graph(): whether it rewrote there. It may edit nodes, kill
+// them through `ix` (never revive them) and mark new producers; an error ends the pass.
+using NodeRewrite = std::function<Expected<bool>(GraphIndex& ix, int32_t n)>;
+// The loop shared by the pattern passes: offers each live node of the graph, in order, to
+// `rewrite`, then drops the killed nodes. Returns the number of rewrites.
+Expected<int64_t> rewrite_nodes(ir::Model& model, int32_t graph_index, const NodeRewrite& rewrite);
+
 Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const NodeEvaluator& evaluate);
 Expected<int64_t> fold_pad(ir::Model& model, int32_t graph_index);
 

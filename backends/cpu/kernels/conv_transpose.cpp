@@ -31,7 +31,7 @@ Status conv_transpose_typed(exec::KernelContext& ctx) {
   auto geo = ops::resolve_conv_transpose(ctx.node(), in, kernel);
   if (!geo.ok()) return ctx.error(geo.status().message());
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
-  const int64_t n = x.dim(0), c = x.dim(1), group = ctx.node().attr_int("group", 1);
+  const int64_t n = x.dim(0), c = x.dim(1), group = ctx.node().attr_int("group");
   const int64_t m = y->dim(1), cg = c / group, mg = m / group;
   if (bias && bias->numel() != m) return ctx.error("input[2] (B) has ", bias->numel(), " elements, expected ", m);
   // Lift to 3-D with leading unit dims.

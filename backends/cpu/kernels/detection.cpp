@@ -48,7 +48,7 @@ Status non_max_suppression(KernelContext& ctx) {
   const double iou_th = ctx.input(3) && ctx.input(3)->numel() ? ctx.input(3)->scalar_f64() : 0.0;
   const bool has_score_th = ctx.input(4) && ctx.input(4)->numel();
   const double score_th = has_score_th ? ctx.input(4)->scalar_f64() : 0.0;
-  const bool center = ctx.node().attr_int("center_point_box", 0) == 1;
+  const bool center = ctx.node().attr_int("center_point_box") == 1;
   std::vector<int64_t> selected;
   std::vector<int64_t> order;
   std::vector<Box> kept;
@@ -83,11 +83,11 @@ Status roi_align(KernelContext& ctx) {
   if (rois.dim(1) != 4) return ctx.error("input[1] (rois) must be [num_rois, 4]");
   if (idx.numel() != nr) return ctx.error("input[2] (batch_indices) has ", idx.numel(), " entries, rois has ", nr);
   const auto& node = ctx.node();
-  const bool avg = node.attr_string("mode", "avg") == "avg";
-  const bool half_pixel = node.attr_string("coordinate_transformation_mode", "half_pixel") == "half_pixel";
-  const int64_t oh = node.attr_int("output_height", 1), ow = node.attr_int("output_width", 1);
-  const int64_t sr = node.attr_int("sampling_ratio", 0);
-  const double scale = node.attr_float("spatial_scale", 1.0), offset = half_pixel ? 0.5 : 0.0;
+  const bool avg = node.attr_string("mode") == "avg";
+  const bool half_pixel = node.attr_string("coordinate_transformation_mode") == "half_pixel";
+  const int64_t oh = node.attr_int("output_height"), ow = node.attr_int("output_width");
+  const int64_t sr = node.attr_int("sampling_ratio");
+  const double scale = node.attr_float("spatial_scale"), offset = half_pixel ? 0.5 : 0.0;
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   for (int64_t r = 0; r < nr; ++r) {
     const int64_t bi = idx.scalar_i64(r);
@@ -187,9 +187,9 @@ Status grid_sample(KernelContext& ctx) {
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), w = x.dim(3);
   if (grid.dim(0) != n) return ctx.error("input[1] (grid) batch ", grid.dim(0), " != input[0] batch ", n);
   const int64_t ho = grid.dim(1), wo = grid.dim(2);
-  const std::string mode = ctx.node().attr_string("mode", "bilinear");
-  const std::string pad = ctx.node().attr_string("padding_mode", "zeros");
-  const bool align = ctx.node().attr_int("align_corners", 0) != 0;
+  const std::string mode = ctx.node().attr_string("mode");
+  const std::string pad = ctx.node().attr_string("padding_mode");
+  const bool align = ctx.node().attr_int("align_corners") != 0;
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   auto unnormalize = [&](double v, int64_t size) {
     return align ? (v + 1) / 2 * static_cast<double>(size - 1) : ((v + 1) * static_cast<double>(size) - 1) / 2;

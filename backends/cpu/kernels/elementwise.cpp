@@ -63,7 +63,7 @@ struct MinOp : NumericOnly {
 struct ModOp : NumericOnly {
   bool fmod = false;
   ModOp() = default;
-  explicit ModOp(const ir::Node& n) : fmod(n.attr_int("fmod", 0) != 0) {}
+  explicit ModOp(const ir::Node& n) : fmod(n.attr_int("fmod") != 0) {}
   template <class C> C operator()(C a, C b) const {
     if constexpr (std::is_floating_point_v<C>) {
       C r = std::fmod(a, b);
@@ -85,7 +85,7 @@ struct ModOp : NumericOnly {
 struct BitShiftOp {
   bool left = true;
   BitShiftOp() = default;
-  explicit BitShiftOp(const ir::Node& n) : left(n.attr_string("direction", "LEFT") == "LEFT") {}
+  explicit BitShiftOp(const ir::Node& n) : left(n.attr_string("direction") == "LEFT") {}
   template <typename T> static constexpr bool supports() { return kIsInt<T> && std::is_unsigned_v<T>; }
   template <class C> C operator()(C a, C b) const {
     if (b >= sizeof(C) * 8) return C(0);

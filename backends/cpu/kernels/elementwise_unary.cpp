@@ -107,10 +107,9 @@ struct IsNaNOp : FloatOnly {
 };
 struct IsInfOp : FloatOnly {
   static constexpr bool kBoolOut = true;
-  bool neg = true, pos = true;
-  IsInfOp() = default;
+  bool neg, pos;
   explicit IsInfOp(const ir::Node& n)
-      : neg(n.attr_int("detect_negative", 1) != 0), pos(n.attr_int("detect_positive", 1) != 0) {}
+      : neg(n.attr_int("detect_negative") != 0), pos(n.attr_int("detect_positive") != 0) {}
   template <class C> bool operator()(C x) const {
     return std::isinf(x) && ((x > 0 && pos) || (x < 0 && neg));
   }
@@ -132,9 +131,8 @@ struct ReluOp : SignedNumeric {
 };
 struct LeakyReluOp : FloatOnly {
   static constexpr bool kVecF32 = true;
-  double alpha = 0.01;
-  LeakyReluOp() = default;
-  explicit LeakyReluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 0.01)) {}
+  double alpha;
+  explicit LeakyReluOp(const ir::Node& n) : alpha(n.attr_float("alpha")) {}
   template <class C> C operator()(C x) const { return x < C(0) ? static_cast<C>(alpha) * x : x; }
   template <class D, class V> V vec(D d, V x) const {
     return hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Mul(x, hn::Set(d, static_cast<float>(alpha))), x);
@@ -161,9 +159,8 @@ struct TanhOp : FloatOnly {
 };
 struct HardSigmoidOp : FloatOnly {
   static constexpr bool kVecF32 = true;
-  double alpha = 0.2, beta = 0.5;
-  HardSigmoidOp() = default;
-  explicit HardSigmoidOp(const ir::Node& n) : alpha(n.attr_float("alpha", 0.2)), beta(n.attr_float("beta", 0.5)) {}
+  double alpha, beta;
+  explicit HardSigmoidOp(const ir::Node& n) : alpha(n.attr_float("alpha")), beta(n.attr_float("beta")) {}
   template <class C> C operator()(C x) const {
     const C v = static_cast<C>(alpha) * x + static_cast<C>(beta);
     return v != v ? v : (v < C(0) ? C(0) : (v > C(1) ? C(1) : v));
@@ -187,42 +184,37 @@ struct HardSwishOp : FloatOnly {
   }
 };
 struct EluOp : FloatOnly {
-  double alpha = 1.0;
-  EluOp() = default;
-  explicit EluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 1.0)) {}
+  double alpha;
+  explicit EluOp(const ir::Node& n) : alpha(n.attr_float("alpha")) {}
   template <class C> C operator()(C x) const { return x < C(0) ? static_cast<C>(alpha) * std::expm1(x) : x; }
 };
 struct SeluOp : FloatOnly {
   // Defaults from the ONNX spec (the SELU paper's constants rounded to float).
-  double alpha = 1.67326319217681884765625, gamma = 1.05070102214813232421875;
-  SeluOp() = default;
+  double alpha, gamma;
   explicit SeluOp(const ir::Node& n)
-      : alpha(n.attr_float("alpha", 1.67326319217681884765625)), gamma(n.attr_float("gamma", 1.05070102214813232421875)) {}
+      : alpha(n.attr_float("alpha")), gamma(n.attr_float("gamma")) {}
   template <class C> C operator()(C x) const {
     return static_cast<C>(gamma) * (x <= C(0) ? static_cast<C>(alpha) * std::expm1(x) : x);
   }
 };
 struct CeluOp : FloatOnly {
-  double alpha = 1.0;
-  CeluOp() = default;
-  explicit CeluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 1.0)) {}
+  double alpha;
+  explicit CeluOp(const ir::Node& n) : alpha(n.attr_float("alpha")) {}
   template <class C> C operator()(C x) const {
     const C a = static_cast<C>(alpha);
     return x > C(0) ? x : a * std::expm1(x / a);
   }
 };
 struct ThresholdedReluOp : FloatOnly {
-  double alpha = 1.0;
-  ThresholdedReluOp() = default;
-  explicit ThresholdedReluOp(const ir::Node& n) : alpha(n.attr_float("alpha", 1.0)) {}
+  double alpha;
+  explicit ThresholdedReluOp(const ir::Node& n) : alpha(n.attr_float("alpha")) {}
   template <class C> C operator()(C x) const { return x > static_cast<C>(alpha) ? x : C(0); }
 };
 // Shrink (ONNX opset 9): x < -lambd ? x + bias : x > lambd ? x - bias : 0. Integer inputs
 // compute in double and convert back (the onnx reference's float result cast to the input type).
 struct ShrinkOp : NumericOnly {
-  double lambd = 0.5, bias = 0.0;
-  ShrinkOp() = default;
-  explicit ShrinkOp(const ir::Node& n) : lambd(n.attr_float("lambd", 0.5)), bias(n.attr_float("bias", 0.0)) {}
+  double lambd, bias;
+  explicit ShrinkOp(const ir::Node& n) : lambd(n.attr_float("lambd")), bias(n.attr_float("bias")) {}
   template <class C> C operator()(C x) const {
     if constexpr (std::is_floating_point_v<C>) {
       const C l = static_cast<C>(lambd), b = static_cast<C>(bias);
@@ -260,7 +252,7 @@ struct GeluTanhOp : FloatOnly {
 };
 template <DTypeMask kSel>
 Status gelu_kernel(exec::KernelContext& ctx) {
-  if (ctx.node().attr_string("approximate", "none") == "tanh") return unary_kernel<GeluTanhOp, kSel>(ctx);
+  if (ctx.node().attr_string("approximate") == "tanh") return unary_kernel<GeluTanhOp, kSel>(ctx);
   return unary_kernel<GeluErfOp, kSel>(ctx);
 }
 
@@ -293,7 +285,7 @@ struct GeluGradTanhOp : FloatOnly {
 };
 template <DTypeMask kSel>
 Status gelu_grad_kernel(exec::KernelContext& ctx) {
-  if (ctx.node().attr_string("approximate", "none") == "tanh") return binary_kernel<GeluGradTanhOp, kSel>(ctx);
+  if (ctx.node().attr_string("approximate") == "tanh") return binary_kernel<GeluGradTanhOp, kSel>(ctx);
   return binary_kernel<GeluGradErfOp, kSel>(ctx);
 }
 

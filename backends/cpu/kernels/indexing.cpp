@@ -65,7 +65,7 @@ struct Arith<bool> {
 
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 Reduction reduction_of(const ir::Node& n) {
-  const std::string r = n.attr_string("reduction", "none");
+  const std::string r = n.attr_string("reduction");
   return r == "add" ? Reduction::kAdd : r == "mul" ? Reduction::kMul : r == "max" ? Reduction::kMax
          : r == "min" ? Reduction::kMin : Reduction::kNone;
 }
@@ -98,7 +98,7 @@ Status gather_kernel(exec::KernelContext& ctx) {
   const Tensor& data = *ctx.input(0);
   const Tensor& idx = *ctx.input(1);
   const int64_t r = data.rank();
-  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis", 0), r));
+  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis"), r));
   const int64_t n = data.dim(static_cast<int64_t>(axis));
   TSR_ASSIGN_OR_RETURN(Ints ind, load_indices(ctx, idx, n, 1, "indices"));
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
@@ -154,7 +154,7 @@ Status gather_grad_kernel(exec::KernelContext& ctx) {
   const Tensor& idx = *ctx.input(1);
   TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
   const Shape& xs = dx->shape();
-  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis", 0), dx->rank()));
+  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis"), dx->rank()));
   const int64_t n = xs[axis];
   TSR_ASSIGN_OR_RETURN(Ints ind, load_indices(ctx, idx, n, 1, "indices"));
   const int64_t outer = prod(xs, 0, axis), inner = prod(xs, axis + 1, xs.size());
@@ -192,7 +192,7 @@ void for_each_skip_axis(const Shape& shape, const std::vector<int64_t>& strides,
 Status gather_elements_kernel(exec::KernelContext& ctx) {
   const Tensor& data = *ctx.input(0);
   const Tensor& idx = *ctx.input(1);
-  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis", 0), data.rank()));
+  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis"), data.rank()));
   for (size_t d = 0; d < idx.shape().size(); ++d)
     if (d != axis && idx.dim(static_cast<int64_t>(d)) > data.dim(static_cast<int64_t>(d)))
       return ctx.error("indices ", shape_str(idx.shape()), " exceed data ", shape_str(data.shape()), " in dim ", d);
@@ -217,7 +217,7 @@ Status scatter_elements_kernel(exec::KernelContext& ctx) {
   const Tensor& upd = *ctx.input(2);
   if (upd.shape() != idx.shape())
     return ctx.error("updates ", shape_str(upd.shape()), " must have the shape of indices ", shape_str(idx.shape()));
-  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis", 0), data.rank()));
+  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis"), data.rank()));
   for (size_t d = 0; d < idx.shape().size(); ++d)
     if (d != axis && idx.dim(static_cast<int64_t>(d)) > data.dim(static_cast<int64_t>(d)))
       return ctx.error("indices ", shape_str(idx.shape()), " exceed data ", shape_str(data.shape()), " in dim ", d);
@@ -261,7 +261,7 @@ Expected<std::vector<int64_t>> tuple_offsets(const exec::KernelContext& ctx, con
 Status gather_nd_kernel(exec::KernelContext& ctx) {
   const Tensor& data = *ctx.input(0);
   const Tensor& idx = *ctx.input(1);
-  const int64_t b = ctx.node().attr_int("batch_dims", 0);
+  const int64_t b = ctx.node().attr_int("batch_dims");
   TSR_ASSIGN_OR_RETURN(std::vector<int64_t> offs, tuple_offsets(ctx, data, idx, b));
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const int64_t m = idx.dim(idx.rank() - 1);
@@ -312,7 +312,7 @@ Status one_hot_kernel(exec::KernelContext& ctx) {
   const Tensor& values = *ctx.input(2);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const int64_t r = out->rank();
-  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis", -1), r));
+  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis"), r));
   const int64_t depth = out->dim(static_cast<int64_t>(axis));
   const int64_t outer = prod(out->shape(), 0, axis), inner = prod(out->shape(), axis + 1, static_cast<size_t>(r));
   std::vector<int64_t> ind(static_cast<size_t>(idx.numel()));
@@ -419,10 +419,10 @@ Status topk_kernel(exec::KernelContext& ctx) {
     TSR_ASSIGN_OR_RETURN(inds, ctx.alloc_output(1));
   }
   const int64_t r = in.rank();
-  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis", -1), r));
+  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis"), r));
   const int64_t k = vals->dim(static_cast<int64_t>(axis)), n = in.dim(static_cast<int64_t>(axis));
   const int64_t outer = prod(in.shape(), 0, axis), inner = prod(in.shape(), axis + 1, static_cast<size_t>(r));
-  const bool largest = ctx.node().attr_int("largest", 1) != 0;
+  const bool largest = ctx.node().attr_int("largest") != 0;
   if (k == 0 || outer * inner == 0) return ok_status();
   bool ok = dispatch_dtype(in.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -472,7 +472,7 @@ bool dispatch_ordered(DType t, F&& f) {
 Status unique_kernel(exec::KernelContext& ctx) {
   const Tensor& in = *ctx.input(0);
   const ir::Attribute* aa = ctx.node().attr("axis");
-  const bool sorted = ctx.node().attr_int("sorted", 1) != 0;
+  const bool sorted = ctx.node().attr_int("sorted") != 0;
   int64_t outer = 1, n = in.numel(), inner = 1;
   size_t axis = 0;
   if (aa) {

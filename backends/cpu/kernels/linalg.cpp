@@ -41,9 +41,9 @@ Status gemm_typed(exec::KernelContext& ctx, const ops::ActivationSpec& act = {})
   const Tensor& b = *ctx.input(1);
   const Tensor* c = ctx.input(2);
   const ir::Node& node = ctx.node();
-  const bool ta = node.attr_int("transA", 0) != 0, tb = node.attr_int("transB", 0) != 0;
-  const T alpha = static_cast<T>(node.attr_float("alpha", 1.0));
-  T beta = static_cast<T>(node.attr_float("beta", 1.0));
+  const bool ta = node.attr_int("transA") != 0, tb = node.attr_int("transB") != 0;
+  const T alpha = static_cast<T>(node.attr_float("alpha"));
+  T beta = static_cast<T>(node.attr_float("beta"));
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   const int64_t m = y->dim(0), n = y->dim(1);
   const int64_t k = a.dim(ta ? 0 : 1);

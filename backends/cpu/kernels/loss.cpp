@@ -25,7 +25,7 @@ Status nll(KernelContext& ctx, const T* logp, int64_t n, int64_t c, int64_t d) {
   const Tensor* weight = ctx.input(2);
   const bool has_ii = ctx.node().attr("ignore_index") != nullptr;
   const int64_t ii = ctx.node().attr_int("ignore_index", 0);
-  const std::string reduction = ctx.node().attr_string("reduction", "mean");
+  const std::string reduction = ctx.node().attr_string("reduction");
   if (weight && weight->numel() != c) return ctx.error("input[2] (weight) has ", weight->numel(), " elements, expected C = ", c);
   TSR_ASSIGN_OR_RETURN(Tensor* out, ctx.alloc_output(0));
   T* o = out->mut_data<T>();
@@ -87,7 +87,7 @@ Status loss_grad_typed(KernelContext& ctx, bool softmax) {
   const int64_t n = x.dim(0), c = x.dim(1), d = x.numel() / std::max<int64_t>(n * c, 1);
   const bool has_ii = ctx.node().attr("ignore_index") != nullptr;
   const int64_t ii = ctx.node().attr_int("ignore_index", 0);
-  const std::string reduction = ctx.node().attr_string("reduction", "mean");
+  const std::string reduction = ctx.node().attr_string("reduction");
   if (weight && weight->numel() != c) return ctx.error("input[3] (weight) has ", weight->numel(), " elements, expected C = ", c);
   if (target.numel() != n * d) return ctx.error("input[2] (target) has ", target.numel(), " elements, expected ", n * d);
   const bool none = reduction == "none";

@@ -76,7 +76,7 @@ Status einsum(KernelContext& ctx) {
   for (size_t i = 0; i < ctx.num_inputs(); ++i) ranks.push_back(ctx.input(i)->rank());
   std::vector<std::string> in;
   std::string out;
-  Status s = ops::einsum_labels(ctx.node().attr_string("equation", ""), ranks, &in, &out);
+  Status s = ops::einsum_labels(ctx.node().attr_string("equation"), ranks, &in, &out);
   if (!s.ok()) return s.with_context(ctx.place());
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   if (dtype_is_float(y->dtype())) return einsum_typed<double>(ctx, in, out, *y);
@@ -116,7 +116,7 @@ Status det(KernelContext& ctx) {
 
 Status eye_like(KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
-  const int64_t rows = y->dim(0), cols = y->dim(1), k = ctx.node().attr_int("k", 0);
+  const int64_t rows = y->dim(0), cols = y->dim(1), k = ctx.node().attr_int("k");
   bool ok = dispatch_dtype(y->dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* p = y->mut_data<T>();

@@ -62,7 +62,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
                  const std::vector<SgemmPackedA>* packed = nullptr, const ops::ActivationSpec& act = {},
                  const Tensor* z = nullptr, const WinogradWeights* wino = nullptr,
                  const std::vector<SgemmDirectA>* direct_a = nullptr) {
-  const int64_t group = ctx.node().attr_int("group", 1);
+  const int64_t group = ctx.node().attr_int("group");
   const Ints in(x.shape().begin() + 2, x.shape().end());
   const Ints kernel(wt.shape().begin() + 2, wt.shape().end());
   TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, kernel, false));
@@ -295,7 +295,7 @@ class ConvKernel final : public exec::Kernel {
 Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init) {
   TSR_ASSIGN_OR_RETURN(ops::ActivationSpec act, ops::activation_of(init.node, init.place));
   const Tensor* wt = init.constant_inputs.size() > 1 ? init.constant_inputs[1] : nullptr;
-  const int64_t group = init.node.attr_int("group", 1);
+  const int64_t group = init.node.attr_int("group");
   if (wt && wt->dtype() == DType::kF32 && wt->rank() >= 3 && group >= 1 && wt->dim(0) % group == 0 &&
       !(wt->dim(1) == 1 && wt->dim(0) == group)) {  // depthwise convs take the direct loop
     const int64_t mg = wt->dim(0) / group;

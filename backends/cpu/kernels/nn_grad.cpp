@@ -33,7 +33,7 @@ Expected<ConvGeom> conv_geom(exec::KernelContext& ctx, const Shape& xs, const Sh
   std::vector<int64_t> in(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
   TSR_ASSIGN_OR_RETURN(g.w, resolve_window3(ctx, in, kernel, false));
   const Window3& w = g.w;
-  g.group = ctx.node().attr_int("group", 1);
+  g.group = ctx.node().attr_int("group");
   g.n_batch = xs[0];
   g.c = xs[1];
   g.m = ws[0];

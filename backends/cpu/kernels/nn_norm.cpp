@@ -46,9 +46,9 @@ template <typename T>
 Status batch_norm_typed(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const ir::Node& node = ctx.node();
-  const double eps = node.attr_float("epsilon", 1e-5);
-  const double momentum = node.attr_float("momentum", 0.9);
-  const bool training = node.attr_int("training_mode", 0) != 0;
+  const double eps = node.attr_float("epsilon");
+  const double momentum = node.attr_float("momentum");
+  const bool training = node.attr_int("training_mode") != 0;
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   const int64_t n = x.rank() > 0 ? x.dim(0) : 1, c = x.rank() > 1 ? x.dim(1) : 1;
   const int64_t planes = n * c, size = planes == 0 ? 0 : x.numel() / planes;
@@ -120,8 +120,8 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
   const Tensor& dy = *ctx.input(0);
   const Tensor& x = *ctx.input(1);
   const ir::Node& node = ctx.node();
-  const double eps = node.attr_float("epsilon", 1e-5);
-  const bool training = node.attr_int("training_mode", 0) != 0;
+  const double eps = node.attr_float("epsilon");
+  const bool training = node.attr_int("training_mode") != 0;
   if (dy.shape() != x.shape()) return ctx.error("dY ", shape_str(dy.shape()), " and X ", shape_str(x.shape()), " differ");
   const int64_t n = x.rank() > 0 ? x.dim(0) : 1, c = x.rank() > 1 ? x.dim(1) : 1;
   const int64_t planes = n * c, size = planes == 0 ? 0 : x.numel() / planes;
@@ -232,8 +232,8 @@ template <typename T>
 Status layer_norm_typed(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const ir::Node& node = ctx.node();
-  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis", -1), x.rank()));
-  const double eps = node.attr_float("epsilon", 1e-5);
+  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis"), x.rank()));
+  const double eps = node.attr_float("epsilon");
   const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
   const int64_t inner = shape_numel(norm_shape);
   const int64_t outer = inner == 0 ? 0 : x.numel() / inner;
@@ -282,8 +282,8 @@ Status layer_norm_grad_typed(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(1);
   const ir::Node& node = ctx.node();
   if (dy.shape() != x.shape()) return ctx.error("dY ", shape_str(dy.shape()), " and X ", shape_str(x.shape()), " differ");
-  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis", -1), x.rank()));
-  const double eps = node.attr_float("epsilon", 1e-5);
+  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis"), x.rank()));
+  const double eps = node.attr_float("epsilon");
   const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
   const int64_t inner = shape_numel(norm_shape);
   const int64_t outer = inner == 0 ? 0 : x.numel() / inner;
@@ -355,7 +355,7 @@ Status layer_norm_grad_typed(exec::KernelContext& ctx) {
 template <typename T>
 Status instance_norm_typed(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
-  const double eps = ctx.node().attr_float("epsilon", 1e-5);
+  const double eps = ctx.node().attr_float("epsilon");
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   const int64_t c = x.dim(1), planes = x.dim(0) * c;
   const int64_t size = planes == 0 ? 0 : x.numel() / planes;
@@ -386,9 +386,9 @@ template <typename T>
 Status lrn_typed(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const ir::Node& node = ctx.node();
-  const int64_t size = node.attr_int("size", 1);
-  const double alpha = node.attr_float("alpha", 1e-4), beta = node.attr_float("beta", 0.75);
-  const double bias = node.attr_float("bias", 1.0);
+  const int64_t size = node.attr_int("size");
+  const double alpha = node.attr_float("alpha"), beta = node.attr_float("beta");
+  const double bias = node.attr_float("bias");
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   const int64_t n = x.dim(0), c = x.dim(1);
   const int64_t sp = (n * c) == 0 ? 0 : x.numel() / (n * c);
@@ -420,7 +420,7 @@ Status mvn_typed(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const int64_t rank = x.rank();
   std::vector<bool> reduced(static_cast<size_t>(rank), false);
-  for (int64_t a : ctx.node().attr_ints("axes", {0, 2, 3})) {
+  for (int64_t a : ctx.node().attr_ints("axes")) {
     TSR_ASSIGN_OR_RETURN(int64_t ax, normalize_axis(a, rank));
     reduced[static_cast<size_t>(ax)] = true;
   }
@@ -512,7 +512,7 @@ void softmax_row_f32(const float* x, float* y, int64_t n, SoftMode mode) {
 template <typename T>
 Status softmax_typed(exec::KernelContext& ctx, SoftMode mode) {
   const Tensor& x = *ctx.input(0);
-  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis", -1), x.rank()));
+  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(ctx.node().attr_int("axis"), x.rank()));
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   const int64_t len = x.dim(axis);
   int64_t inner = 1;

@@ -243,15 +243,15 @@ Status pool_typed(exec::KernelContext& ctx, bool is_max) {
   const ir::Node& node = ctx.node();
   const Ints in(x.shape().begin() + 2, x.shape().end());
   TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, node.attr_ints("kernel_shape"),
-                                                   node.attr_int("ceil_mode", 0) != 0));
+                                                   node.attr_int("ceil_mode") != 0));
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   int64_t* idx = nullptr;
   if (is_max && ctx.num_outputs() > 1 && node.outputs[1] >= 0) {
     TSR_ASSIGN_OR_RETURN(Tensor * it, ctx.alloc_output(1));
     idx = it->mut_data<int64_t>();
   }
-  const bool col_major = node.attr_int("storage_order", 0) != 0;
-  const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
+  const bool col_major = node.attr_int("storage_order") != 0;
+  const bool include_pad = node.attr_int("count_include_pad") != 0;
   const int64_t planes = x.dim(0) * x.dim(1);
   const T* px = x.data<T>();
   T* py = y->mut_data<T>();
@@ -405,7 +405,7 @@ Status pool_grad_typed(exec::KernelContext& ctx, bool is_max) {
   const ir::Node& node = ctx.node();
   const Ints in(dx->shape().begin() + 2, dx->shape().end());
   TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, node.attr_ints("kernel_shape"),
-                                                   node.attr_int("ceil_mode", 0) != 0));
+                                                   node.attr_int("ceil_mode") != 0));
   T* pdx = dx->mut_data<T>();
   std::fill(pdx, pdx + dx->numel(), T(0));
   const int64_t in_size = w.in_size(), out_size = w.out_size();
@@ -413,7 +413,7 @@ Status pool_grad_typed(exec::KernelContext& ctx, bool is_max) {
   const int64_t planes = dx->dim(0) * dx->dim(1);
   const T* pdy = dy.data<T>();
   const T* px = is_max ? ctx.input(0)->data<T>() : nullptr;
-  const bool include_pad = node.attr_int("count_include_pad", 0) != 0;
+  const bool include_pad = node.attr_int("count_include_pad") != 0;
   const bool interior = is_max && windows_interior(w);
   ctx.pool().parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
     thread_local std::vector<T> ybuf;

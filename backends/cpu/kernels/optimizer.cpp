@@ -28,7 +28,7 @@ Status update(KernelContext& ctx) {
   const size_t n = (ctx.num_inputs() - 2) / (2 + state);
   const double lr = ctx.input(0)->scalar_f64();
   const int64_t step = ctx.input(1)->scalar_i64();
-  const double norm = node.attr_float("norm_coefficient", 0.0);
+  const double norm = node.attr_float("norm_coefficient");
   for (size_t i = 0; i < n; ++i) {
     const Tensor& x = *ctx.input(2 + i);
     const Tensor& g = *ctx.input(2 + n + i);
@@ -44,8 +44,8 @@ Status update(KernelContext& ctx) {
     T* ox = xo->mut_data<T>();
     T* o1 = s1o->mut_data<T>();
     if constexpr (kKind == Kind::kAdagrad) {
-      const double r = lr / (1.0 + static_cast<double>(step) * node.attr_float("decay_factor", 0.0));
-      const double eps = node.attr_float("epsilon", 1e-6);
+      const double r = lr / (1.0 + static_cast<double>(step) * node.attr_float("decay_factor"));
+      const double eps = node.attr_float("epsilon");
       for (int64_t e = 0; e < x.numel(); ++e) {
         const double gr = norm * px[e] + pg[e];
         const double h = p1[e] + gr * gr;
@@ -53,9 +53,9 @@ Status update(KernelContext& ctx) {
         ox[e] = static_cast<T>(px[e] - r * gr / (std::sqrt(h) + eps));
       }
     } else if constexpr (kKind == Kind::kMomentum) {
-      const double alpha = node.attr_float("alpha", 0.0);
-      const double beta = step > 0 ? node.attr_float("beta", 0.0) : 1.0;
-      const bool nesterov = node.attr_string("mode", "standard") == "nesterov";
+      const double alpha = node.attr_float("alpha");
+      const double beta = step > 0 ? node.attr_float("beta") : 1.0;
+      const bool nesterov = node.attr_string("mode") == "nesterov";
       for (int64_t e = 0; e < x.numel(); ++e) {
         const double gr = norm * px[e] + pg[e];
         const double v = alpha * p1[e] + beta * gr;
@@ -63,8 +63,8 @@ Status update(KernelContext& ctx) {
         ox[e] = static_cast<T>(px[e] - lr * (nesterov ? gr + alpha * v : v));
       }
     } else if constexpr (kKind == Kind::kAdamW) {
-      const double b1 = node.attr_float("beta1", 0.9), b2 = node.attr_float("beta2", 0.999);
-      const double eps = node.attr_float("epsilon", 1e-8), decay = 1.0 - lr * node.attr_float("weight_decay", 0.0);
+      const double b1 = node.attr_float("beta1"), b2 = node.attr_float("beta2");
+      const double eps = node.attr_float("epsilon"), decay = 1.0 - lr * node.attr_float("weight_decay");
       const double t = static_cast<double>(std::max<int64_t>(step, 1));
       const double c1 = 1.0 / (1.0 - std::pow(b1, t)), c2 = 1.0 / (1.0 - std::pow(b2, t));
       const T* p2 = ctx.input(2 + 3 * n + i)->data<T>();
@@ -78,8 +78,8 @@ Status update(KernelContext& ctx) {
         ox[e] = static_cast<T>(px[e] * decay - lr * (m * c1) / (std::sqrt(v * c2) + eps));
       }
     } else {
-      const double alpha = node.attr_float("alpha", 0.9), beta = node.attr_float("beta", 0.999);
-      const double eps = node.attr_float("epsilon", 1e-6), post = node.attr_float("norm_coefficient_post", 0.0);
+      const double alpha = node.attr_float("alpha"), beta = node.attr_float("beta");
+      const double eps = node.attr_float("epsilon"), post = node.attr_float("norm_coefficient_post");
       const double t = static_cast<double>(step);
       const double r = step > 0 ? lr * std::sqrt(1 - std::pow(beta, t)) / (1 - std::pow(alpha, t)) : lr;
       const T* p2 = ctx.input(2 + 3 * n + i)->data<T>();

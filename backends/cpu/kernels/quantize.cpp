@@ -24,7 +24,7 @@ struct AxisIndexer {
 Expected<AxisIndexer> indexer(const KernelContext& ctx, const Tensor& x, const Tensor& scale) {
   AxisIndexer ix;
   if (scale.rank() == 0 || (scale.numel() == 1 && x.rank() == 0)) return ix;
-  auto axis = normalize_axis(ctx.node().attr_int("axis", 1), x.rank());
+  auto axis = normalize_axis(ctx.node().attr_int("axis"), x.rank());
   if (!axis.ok()) return axis.status().with_context(ctx.place());
   ix.per_axis = true;
   ix.len = x.dim(*axis);

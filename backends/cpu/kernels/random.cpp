@@ -21,9 +21,15 @@ void store(T* p, int64_t i, double v) {
   else p[i] = static_cast<T>(v);
 }
 
+// What a node draws, fixed by its op when the kernel is created (run() compares no op names).
+enum class Draw { kUniform, kNormal, kBernoulli, kDropout, kMultinomial };
+
 class RandomKernel final : public exec::Kernel {
  public:
-  explicit RandomKernel(const ir::Node& node) {
+  RandomKernel(const ir::Node& node, Draw draw) : draw_(draw) {
+    // The distribution's parameters (OpDef defaults filled in): [low, high) or N(mean, scale^2).
+    lo_ = node.attr_float(draw == Draw::kNormal ? "mean" : "low");
+    hi_ = node.attr_float(draw == Draw::kNormal ? "scale" : "high");
     const ir::Attribute* s = node.attr("seed");
     seeded_ = s != nullptr;
     seed_ = s ? static_cast<uint64_t>(s->kind == ir::AttrKind::kInt ? s->i : static_cast<int64_t>(s->f)) : std::random_device{}();
@@ -34,16 +40,13 @@ class RandomKernel final : public exec::Kernel {
     // The generator is the kernel's run-time state: concurrent runs of one Plan take turns.
     std::lock_guard<std::mutex> lock(mu_);
     if (seeded_) gen_.seed(seed_);
-    const std::string& op = ctx.node().op;
-    if (op == "Dropout") return dropout(ctx);
-    if (op == "Multinomial") return multinomial(ctx);
+    if (draw_ == Draw::kDropout) return dropout(ctx);
+    if (draw_ == Draw::kMultinomial) return multinomial(ctx);
     TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
-    const bool normal = op == "RandomNormal" || op == "RandomNormalLike";
-    const bool bernoulli = op == "Bernoulli";
-    const double lo = ctx.node().attr_float(normal ? "mean" : "low", 0.0);
-    const double hi = ctx.node().attr_float(normal ? "scale" : "high", 1.0);
-    std::uniform_real_distribution<double> uni(bernoulli ? 0.0 : lo, bernoulli ? 1.0 : hi);
-    std::normal_distribution<double> nrm(lo, hi);
+    const bool normal = draw_ == Draw::kNormal;
+    const bool bernoulli = draw_ == Draw::kBernoulli;
+    std::uniform_real_distribution<double> uni(bernoulli ? 0.0 : lo_, bernoulli ? 1.0 : hi_);
+    std::normal_distribution<double> nrm(lo_, hi_);
     const Tensor* p = bernoulli ? ctx.input(0) : nullptr;
     bool ok = dispatch_dtype(y->dtype(), [&](auto tag) {
       using T = decltype(tag);
@@ -108,27 +111,30 @@ class RandomKernel final : public exec::Kernel {
     return ok_status();
   }
 
+  Draw draw_;
+  double lo_ = 0, hi_ = 1;  // kUniform, kNormal only
   bool seeded_ = false;
   uint64_t seed_ = 0;
   std::mutex mu_;
   std::mt19937_64 gen_;
 };
 
+template <Draw kDraw>
 Expected<std::unique_ptr<exec::Kernel>> create(const exec::KernelInit& init) {
-  return std::unique_ptr<exec::Kernel>(new RandomKernel(init.node));
+  return std::unique_ptr<exec::Kernel>(new RandomKernel(init.node, kDraw));
 }
 
 }  // namespace
 
 void register_random_kernels(KernelRegistry& r) {
   const std::vector<DType> floats = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16};
-  TSR_IF_SELECTED("Dropout") r.add("Dropout", floats, &create);
-  TSR_IF_SELECTED("Bernoulli") r.add("Bernoulli", {DType::kF32, DType::kF64, DType::kF16}, &create);
-  TSR_IF_SELECTED("RandomUniformLike") r.add("RandomUniformLike", {}, &create);
-  TSR_IF_SELECTED("RandomNormalLike") r.add("RandomNormalLike", {}, &create);
-  TSR_IF_SELECTED("RandomUniform") r.add("RandomUniform", {}, &create);
-  TSR_IF_SELECTED("RandomNormal") r.add("RandomNormal", {}, &create);
-  TSR_IF_SELECTED("Multinomial") r.add("Multinomial", {DType::kF32, DType::kF64}, &create);
+  TSR_IF_SELECTED("Dropout") r.add("Dropout", floats, &create<Draw::kDropout>);
+  TSR_IF_SELECTED("Bernoulli") r.add("Bernoulli", {DType::kF32, DType::kF64, DType::kF16}, &create<Draw::kBernoulli>);
+  TSR_IF_SELECTED("RandomUniformLike") r.add("RandomUniformLike", {}, &create<Draw::kUniform>);
+  TSR_IF_SELECTED("RandomNormalLike") r.add("RandomNormalLike", {}, &create<Draw::kNormal>);
+  TSR_IF_SELECTED("RandomUniform") r.add("RandomUniform", {}, &create<Draw::kUniform>);
+  TSR_IF_SELECTED("RandomNormal") r.add("RandomNormal", {}, &create<Draw::kNormal>);
+  TSR_IF_SELECTED("Multinomial") r.add("Multinomial", {DType::kF32, DType::kF64}, &create<Draw::kMultinomial>);
 }
 
 }  // namespace tsr::cpu

@@ -322,7 +322,7 @@ Status reduce_kernel(exec::KernelContext& ctx) {
   const int64_t rank = x.rank();
   AxisFlags red(static_cast<size_t>(rank), false);
   if (axes.empty()) {
-    if (node.attr_int("noop_with_empty_axes", 0) != 0) {
+    if (node.attr_int("noop_with_empty_axes") != 0) {
       ctx.set_output(0, x);
       return ok_status();
     }
@@ -353,8 +353,8 @@ template <bool kMax, DTypeMask kSel>
 Status arg_kernel(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   const ir::Node& node = ctx.node();
-  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis", 0), x.rank()));
-  const bool last = node.attr_int("select_last_index", 0) != 0;
+  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis"), x.rank()));
+  const bool last = node.attr_int("select_last_index") != 0;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x.dim(d);
   for (int64_t d = axis + 1; d < x.rank(); ++d) inner *= x.dim(d);

@@ -174,12 +174,12 @@ Status resize_f32_hw(KernelContext& ctx, const Tensor& x, Tensor* y, const Taps&
 Status resize(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   ResizeAttrs at;
-  at.mode = ctx.node().attr_string_view("mode", "nearest");
-  at.ct = ctx.node().attr_string_view("coordinate_transformation_mode", "half_pixel");
-  at.nearest = ctx.node().attr_string_view("nearest_mode", "round_prefer_floor");
-  at.a = ctx.node().attr_float("cubic_coeff_a", -0.75);
-  at.extrapolation = ctx.node().attr_float("extrapolation_value", 0);
-  at.exclude_outside = ctx.node().attr_int("exclude_outside", 0) != 0;
+  at.mode = ctx.node().attr_string_view("mode");
+  at.ct = ctx.node().attr_string_view("coordinate_transformation_mode");
+  at.nearest = ctx.node().attr_string_view("nearest_mode");
+  at.a = ctx.node().attr_float("cubic_coeff_a");
+  at.extrapolation = ctx.node().attr_float("extrapolation_value");
+  at.exclude_outside = ctx.node().attr_int("exclude_outside") != 0;
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   const size_t rank = static_cast<size_t>(x.rank());
   SmallVector<double, kInlineDims> scales(rank, 1.0);

@@ -268,13 +268,13 @@ Expected<std::unique_ptr<exec::Kernel>> create_recurrent(const exec::KernelInit&
   auto k = std::make_unique<RecurrentKernel>();
   k->cell = kCell;
   k->gates = kCell == CellKind::kRnn ? 1 : kCell == CellKind::kGru ? 3 : 4;
-  const std::string direction = node.attr_string("direction", "forward");
+  const std::string direction = node.attr_string("direction");
   k->dirs = direction == "bidirectional" ? 2 : 1;
   k->reverse_only = direction == "reverse";
-  k->layout = node.attr_int("layout", 0);
+  k->layout = node.attr_int("layout");
   k->clip = node.attr_float("clip", 0);
-  k->input_forget = node.attr_int("input_forget", 0) != 0;
-  k->linear_before_reset = node.attr_int("linear_before_reset", 0) != 0;
+  k->input_forget = node.attr_int("input_forget") != 0;
+  k->linear_before_reset = node.attr_int("linear_before_reset") != 0;
   const size_t per_dir = kCell == CellKind::kRnn ? 1 : kCell == CellKind::kGru ? 2 : 3;
   std::vector<std::string> names;
   if (const ir::Attribute* a = node.attr("activations")) names = a->strings;

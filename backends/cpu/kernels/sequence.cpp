@@ -99,7 +99,7 @@ Expected<Tensor> take_rows(const Tensor& src, int64_t axis, int64_t begin, int64
 Status split_to_sequence(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   if (x.dtype() == DType::kString) return unsupported(ctx.place(), ": SplitToSequence of strings");
-  auto ax = normalize_axis(ctx.node().attr_int("axis", 0), x.rank());
+  auto ax = normalize_axis(ctx.node().attr_int("axis"), x.rank());
   if (!ax.ok()) return ax.status().with_context(ctx.place());
   const int64_t axis = *ax;
   const int64_t len = x.dim(axis);
@@ -107,7 +107,7 @@ Status split_to_sequence(KernelContext& ctx) {
   bool keepdims = true;
   if (!ctx.input(1)) {
     sizes.assign(static_cast<size_t>(len), 1);
-    keepdims = ctx.node().attr_int("keepdims", 1) != 0;
+    keepdims = ctx.node().attr_int("keepdims") != 0;
   } else if (ctx.input(1)->rank() == 0) {
     const int64_t n = ctx.input(1)->scalar_i64();
     if (n <= 0) return ctx.error("input[1] (split) must be positive, got ", n);
@@ -136,10 +136,10 @@ Status concat_from_sequence(KernelContext& ctx) {
   TSR_RETURN_IF_ERROR(require_sequence(ctx, 0));
   const auto& elems = ctx.input(0)->elements();
   if (elems.empty()) return ctx.error("input[0]: cannot concatenate an empty sequence");
-  const bool new_axis = ctx.node().attr_int("new_axis", 0) != 0;
+  const bool new_axis = ctx.node().attr_int("new_axis") != 0;
   const Tensor& first = elems[0];
   if (first.dtype() == DType::kString) return unsupported(ctx.place(), ": ConcatFromSequence of strings");
-  auto ax = normalize_axis(ctx.node().attr_int("axis", 0), first.rank() + (new_axis ? 1 : 0));
+  auto ax = normalize_axis(ctx.node().attr_int("axis"), first.rank() + (new_axis ? 1 : 0));
   if (!ax.ok()) return ax.status().with_context(ctx.place());
   const int64_t axis = *ax;
   Shape out_shape = first.shape();

@@ -190,7 +190,7 @@ Status shape_kernel(exec::KernelContext& ctx) {
   const Tensor& in = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const int64_t r = in.rank();
-  int64_t start = ctx.node().attr_int("start", 0);
+  int64_t start = ctx.node().attr_int("start");
   if (start < 0) start += r;
   start = std::clamp<int64_t>(start, 0, r);
   int64_t* p = out->mut_data<int64_t>();
@@ -264,12 +264,12 @@ Status transpose_kernel(exec::KernelContext& ctx) {
 Status depth_space_kernel(exec::KernelContext& ctx, bool to_space) {
   const Tensor& in = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
-  const int64_t b = ctx.node().attr_int("blocksize", 1);
+  const int64_t b = ctx.node().attr_int("blocksize");
   const int64_t n = in.dim(0), c = in.dim(1), h = in.dim(2), w = in.dim(3);
   Shape view;
   Ints perm;
   if (to_space) {
-    const bool crd = ctx.node().attr_string("mode", "DCR") == "CRD";
+    const bool crd = ctx.node().attr_string("mode") == "CRD";
     view = crd ? Shape{n, c / (b * b), b, b, h, w} : Shape{n, b, b, c / (b * b), h, w};
     perm = crd ? Ints{0, 1, 4, 2, 5, 3} : Ints{0, 3, 4, 1, 5, 2};
   } else {

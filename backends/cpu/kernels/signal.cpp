@@ -49,9 +49,9 @@ Status dft(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   const int64_t rank = x.rank();
-  int64_t axis = ctx.node().attr_int("axis", 1);
+  int64_t axis = ctx.node().attr_int("axis");
   if (axis < 0) axis += rank - 1;
-  const bool inverse = ctx.node().attr_int("inverse", 0) != 0;
+  const bool inverse = ctx.node().attr_int("inverse") != 0;
   const bool complex_in = x.shape().back() == 2;
   const int64_t in_len = x.dim(axis), out_len = y->dim(axis);
   const int64_t n = ctx.input(1) ? ctx.input(1)->scalar_i64() : in_len;
@@ -108,7 +108,7 @@ template <int kKind>  // 0 Hann, 1 Hamming, 2 Blackman
 Status window_fn(KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   const int64_t size = y->numel();
-  const bool periodic = ctx.node().attr_int("periodic", 1) != 0;
+  const bool periodic = ctx.node().attr_int("periodic") != 0;
   const double n = static_cast<double>(periodic ? size : size - 1);
   for (int64_t i = 0; i < size; ++i) {
     const double a = 2 * kPi * static_cast<double>(i) / n;

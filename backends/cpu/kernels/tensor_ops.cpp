@@ -17,7 +17,7 @@ int64_t norm(int64_t axis, int64_t r) { return axis < 0 ? axis + r : axis; }
 Status concat_kernel(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const int64_t r = out->rank();
-  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis", 0), r));
+  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis"), r));
   const int64_t outer = prod(out->shape(), 0, axis), inner = prod(out->shape(), axis + 1, static_cast<size_t>(r));
   const int64_t out_row = out->dim(static_cast<int64_t>(axis)) * inner;
   if (out->numel() == 0) return ok_status();
@@ -41,7 +41,7 @@ Status concat_kernel(exec::KernelContext& ctx) {
 Status split_kernel(exec::KernelContext& ctx) {
   const Tensor& in = *ctx.input(0);
   const int64_t r = in.rank();
-  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis", 0), r));
+  const auto axis = static_cast<size_t>(norm(ctx.node().attr_int("axis"), r));
   const int64_t outer = prod(in.shape(), 0, axis), inner = prod(in.shape(), axis + 1, static_cast<size_t>(r));
   const int64_t in_row = in.dim(static_cast<int64_t>(axis)) * inner;
   int64_t col = 0;
@@ -140,7 +140,7 @@ Status pad_kernel(exec::KernelContext& ctx) {
   const Tensor& in = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   if (out->numel() == 0) return ok_status();
-  const std::string m = ctx.node().attr_string("mode", "constant");
+  const std::string m = ctx.node().attr_string("mode");
   const int mode = m == "constant" ? 0 : m == "reflect" ? 1 : 2;
   const Ints pads = ctx.input(1)->to_shape();
   const int64_t r = in.rank();
@@ -242,7 +242,7 @@ Status pad_grad_kernel(exec::KernelContext& ctx) {
   if (dy.numel() == 0) return ok_status();
   if (r == 0) return ctx.error("a scalar has no padding");
   if (dx->numel() == 0) return ctx.error("cannot pad an empty tensor in this mode");
-  const int mode = ctx.node().attr_string("mode", "") == "reflect" ? 1 : 2;
+  const int mode = ctx.node().attr_string("mode") == "reflect" ? 1 : 2;
   if (dy.dtype() == DType::kF32) pad_grad_typed<float>(dy, *dx, pads, mode);
   else pad_grad_typed<double>(dy, *dx, pads, mode);
   return ok_status();
@@ -251,7 +251,7 @@ Status pad_grad_kernel(exec::KernelContext& ctx) {
 Status trilu_kernel(exec::KernelContext& ctx) {
   const Tensor& in = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
-  const bool upper = ctx.node().attr_int("upper", 1) != 0;
+  const bool upper = ctx.node().attr_int("upper") != 0;
   const int64_t k = ctx.input(1) ? ctx.input(1)->scalar_i64() : 0;
   const int64_t r = in.rank(), n = in.dim(r - 2), m = in.dim(r - 1);
   const int64_t mats = n * m == 0 ? 0 : in.numel() / (n * m);
@@ -283,7 +283,7 @@ Status reverse_sequence_kernel(exec::KernelContext& ctx) {
   const Tensor& in = *ctx.input(0);
   const Tensor& lens = *ctx.input(1);
   TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
-  const int64_t bax = ctx.node().attr_int("batch_axis", 1), tax = ctx.node().attr_int("time_axis", 0);
+  const int64_t bax = ctx.node().attr_int("batch_axis"), tax = ctx.node().attr_int("time_axis");
   const int64_t nb = in.dim(bax), nt = in.dim(tax);
   const int64_t inner = prod(in.shape(), 2, static_cast<size_t>(in.rank()));
   const Ints st = shape_strides(in.shape());
@@ -356,7 +356,7 @@ Status cumsum_kernel(exec::KernelContext& ctx) {
   const auto axis = static_cast<size_t>(a < 0 ? a + r : a);
   const Shape s = in.rank() == 0 ? Shape{1} : in.shape();
   const int64_t outer = prod(s, 0, axis), n = s[axis], inner = prod(s, axis + 1, s.size());
-  const bool ex = ctx.node().attr_int("exclusive", 0) != 0, rev = ctx.node().attr_int("reverse", 0) != 0;
+  const bool ex = ctx.node().attr_int("exclusive") != 0, rev = ctx.node().attr_int("reverse") != 0;
   if (in.numel() == 0) return ok_status();
   switch (in.dtype()) {
     case DType::kF32: cumsum_typed<float, float>(in, *out, outer, n, inner, ex, rev); break;

@@ -21,8 +21,8 @@ std::string ascii_case(std::string s, bool upper) {
 
 Status string_normalizer(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
-  const std::string action = ctx.node().attr_string("case_change_action", "NONE");
-  const bool sensitive = ctx.node().attr_int("is_case_sensitive", 0) != 0;
+  const std::string action = ctx.node().attr_string("case_change_action");
+  const bool sensitive = ctx.node().attr_int("is_case_sensitive") != 0;
   std::set<std::string> stop;
   if (const ir::Attribute* a = ctx.node().attr("stopwords"))
     for (const auto& w : a->strings) stop.insert(sensitive ? w : ascii_case(w, false));
@@ -43,10 +43,10 @@ Status string_normalizer(KernelContext& ctx) {
 class TfIdfKernel final : public exec::Kernel {
  public:
   explicit TfIdfKernel(const ir::Node& node) {
-    mode_ = node.attr_string("mode", "TF");
-    min_n_ = node.attr_int("min_gram_length", 1);
-    max_n_ = node.attr_int("max_gram_length", 1);
-    max_skip_ = node.attr_int("max_skip_count", 0);
+    mode_ = node.attr_string("mode");
+    min_n_ = node.attr_int("min_gram_length");
+    max_n_ = node.attr_int("max_gram_length");
+    max_skip_ = node.attr_int("max_skip_count");
     weights_ = node.attr_floats("weights");
     const auto counts = node.attr_ints("ngram_counts");
     const auto indexes = node.attr_ints("ngram_indexes");

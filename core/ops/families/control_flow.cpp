@@ -88,7 +88,7 @@ Status infer_if(InferContext& ctx) {
 
 Status infer_loop(InferContext& ctx) {
   TSR_ASSIGN_OR_RETURN(const ir::Graph* body, subgraph(ctx, "body"));
-  const auto captures = static_cast<size_t>(ctx.node().attr_int("num_captures", 0));
+  const auto captures = static_cast<size_t>(ctx.node().attr_int("num_captures"));
   if (ctx.num_inputs() < 2 + captures) return ctx.ir_error("needs inputs (M, cond, v_initial..., captures...)");
   const size_t n = ctx.num_inputs() - 2 - captures;
   if (body->inputs.size() != 2 + n + captures)
@@ -119,8 +119,8 @@ Status infer_loop(InferContext& ctx) {
 
 Status infer_scan(InferContext& ctx) {
   TSR_ASSIGN_OR_RETURN(const ir::Graph* body, subgraph(ctx, "body"));
-  const auto captures = static_cast<size_t>(ctx.node().attr_int("num_captures", 0));
-  const int64_t m_attr = ctx.node().attr_int("num_scan_inputs", -1);
+  const auto captures = static_cast<size_t>(ctx.node().attr_int("num_captures"));
+  const int64_t m_attr = ctx.node().attr_int("num_scan_inputs");
   if (m_attr < 1) return ctx.ir_error("attribute 'num_scan_inputs' must be >= 1");
   const auto m = static_cast<size_t>(m_attr);
   if (ctx.num_inputs() < m + captures) return ctx.ir_error("fewer inputs than num_scan_inputs + num_captures");
@@ -134,7 +134,7 @@ Status infer_scan(InferContext& ctx) {
   const auto out_axes = ctx.node().attr_ints("scan_output_axes", Ints(k_scan, 0));
   if (in_axes.size() != m) return ctx.ir_error("scan_input_axes has ", in_axes.size(), " entries, expected ", m);
   if (out_axes.size() != k_scan) return ctx.ir_error("scan_output_axes has ", out_axes.size(), " entries, expected ", k_scan);
-  const bool batched = ctx.node().attr_int("batched", 0) != 0;
+  const bool batched = ctx.node().attr_int("batched") != 0;
   // Without the batch dim, a batched node's states look like the body's.
   auto unbatched = [&](ValueType t) {
     if (batched && t.has_shape && !t.shape.empty()) t.shape.erase(t.shape.begin());
@@ -199,7 +199,7 @@ Status if_subgraph_inputs(const InferContext& ctx, std::vector<SubgraphInputType
 
 Status loop_subgraph_inputs(const InferContext& ctx, std::vector<SubgraphInputTypes>* out) {
   if (ctx.num_inputs() < 2) return ok_status();  // infer_loop reports it
-  const auto captures = static_cast<size_t>(ctx.node().attr_int("num_captures", 0));
+  const auto captures = static_cast<size_t>(ctx.node().attr_int("num_captures"));
   if (ctx.num_inputs() < 2 + captures) return ok_status();
   const size_t n = ctx.num_inputs() - 2 - captures;
   SubgraphInputTypes s{"body", {ValueType::make(DType::kI64, {}), ValueType::make(DType::kBool, {})}, {-1, -1}};
@@ -216,9 +216,9 @@ Status loop_subgraph_inputs(const InferContext& ctx, std::vector<SubgraphInputTy
 }
 
 Status scan_subgraph_inputs(const InferContext& ctx, std::vector<SubgraphInputTypes>* out) {
-  const int64_t m_attr = ctx.node().attr_int("num_scan_inputs", -1);
-  const auto captures = static_cast<size_t>(ctx.node().attr_int("num_captures", 0));
-  if (ctx.node().attr_int("batched", 0) != 0 || m_attr < 1 ||
+  const int64_t m_attr = ctx.node().attr_int("num_scan_inputs");
+  const auto captures = static_cast<size_t>(ctx.node().attr_int("num_captures"));
+  if (ctx.node().attr_int("batched") != 0 || m_attr < 1 ||
       ctx.num_inputs() < static_cast<size_t>(m_attr) + captures)
     return ok_status();  // batched Scan-8 states carry a batch dim: leave its body as declared
   const auto m = static_cast<size_t>(m_attr);
@@ -264,14 +264,14 @@ void register_control_flow_ops(OpRegistry& reg) {
             infer_if, "Runs then_branch or else_branch by a boolean scalar condition"},
       if_subgraph_inputs);
   TSR_IF_SELECTED("Loop") add(OpDef{"Loop", "", 16, 0, -1, 0, -1,
-            {{"body", AttrKind::kGraph, true}, {"num_captures", AttrKind::kInt}},
+            {{"body", AttrKind::kGraph, true}, int_attr("num_captures", 0)},
             infer_loop, "Runs body while i < M and cond, carrying values and stacking scan outputs"},
       loop_subgraph_inputs);
   TSR_IF_SELECTED("Scan") add(OpDef{"Scan", "", 16, 1, -1, 1, -1,
             {{"body", AttrKind::kGraph, true}, {"num_scan_inputs", AttrKind::kInt, true},
              {"scan_input_axes", AttrKind::kInts}, {"scan_input_directions", AttrKind::kInts},
              {"scan_output_axes", AttrKind::kInts}, {"scan_output_directions", AttrKind::kInts},
-             {"num_captures", AttrKind::kInt}, {"batched", AttrKind::kInt}},
+             int_attr("num_captures", 0), int_attr("batched", 0)},
             infer_scan, "Iterates body over slices of the scan inputs, carrying state"},
       scan_subgraph_inputs);
 }

@@ -19,7 +19,7 @@ Expected<ConvTransposeGeometry> resolve_conv_transpose(const ir::Node& node, con
   const auto out_pad = node.attr_ints("output_padding", Ints(r, 0));
   auto pads = node.attr_ints("pads", Ints(2 * r, 0));
   const auto output_shape = node.attr_ints("output_shape");
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  const std::string auto_pad = node.attr_string("auto_pad");
   if (g.strides.size() != r || g.dilations.size() != r || out_pad.size() != r || pads.size() != 2 * r)
     return invalid_model("strides, dilations and output_padding need ", r, " values and pads ", 2 * r);
   if (!output_shape.empty() && output_shape.size() != r && output_shape.size() != r + 2)
@@ -71,7 +71,7 @@ Status infer_conv_transpose(InferContext& ctx) {
   }
   if (x.shape.size() < 3 || w.shape.size() != x.shape.size())
     return ctx.arg_error("X ", shape_str(x.shape), " and W ", shape_str(w.shape), " must have the same rank >= 3");
-  const int64_t group = ctx.node().attr_int("group", 1);
+  const int64_t group = ctx.node().attr_int("group");
   if (group < 1) return ctx.ir_error("attribute 'group' must be >= 1");
   if (x.shape[1] >= 0 && w.shape[0] >= 0 && x.shape[1] != w.shape[0])
     return ctx.arg_error("input[1] (W): dim 0 is ", w.shape[0], ", expected the input channels ", x.shape[1]);
@@ -90,7 +90,7 @@ Status infer_conv_transpose(InferContext& ctx) {
 void register_conv_transpose_ops(OpRegistry& r) {
   using ir::AttrKind;
   TSR_IF_SELECTED("ConvTranspose") r.add(OpDef{"ConvTranspose", "", 11, 2, 3, 1, 1,
-              {{"auto_pad", AttrKind::kString}, {"dilations", AttrKind::kInts}, {"group", AttrKind::kInt},
+              {string_attr("auto_pad", "NOTSET"), {"dilations", AttrKind::kInts}, int_attr("group", 1),
                {"kernel_shape", AttrKind::kInts}, {"output_padding", AttrKind::kInts}, {"output_shape", AttrKind::kInts},
                {"pads", AttrKind::kInts}, {"strides", AttrKind::kInts}},
               infer_conv_transpose, "Transposed convolution (Conv's input gradient)"});

@@ -21,7 +21,7 @@ Status infer_nms(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(2, {DType::kI64}));
   const ValueType& b = ctx.input(0);
   if (b.has_shape && b.shape[2] >= 0 && b.shape[2] != 4) return ctx.arg_error("input[0] (boxes): last dim ", b.shape[2], ", expected 4");
-  const int64_t cpb = ctx.node().attr_int("center_point_box", 0);
+  const int64_t cpb = ctx.node().attr_int("center_point_box");
   if (cpb != 0 && cpb != 1) return ctx.ir_error("attribute 'center_point_box' must be 0 or 1");
   ctx.set_output(0, DType::kI64, {-1, 3});
   return ok_status();
@@ -33,11 +33,11 @@ Status infer_roi_align(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(2, {DType::kI64}));
   TSR_RETURN_IF_ERROR(ctx.require_rank(0, 4, 4));
   TSR_RETURN_IF_ERROR(ctx.require_rank(1, 2, 2));
-  const std::string mode = ctx.node().attr_string("mode", "avg");
+  const std::string mode = ctx.node().attr_string("mode");
   if (mode != "avg" && mode != "max") return ctx.ir_error("attribute 'mode' must be avg or max");
-  const std::string ct = ctx.node().attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string ct = ctx.node().attr_string("coordinate_transformation_mode");
   if (ct != "half_pixel" && ct != "output_half_pixel") return ctx.ir_error("attribute 'coordinate_transformation_mode' must be half_pixel or output_half_pixel");
-  const int64_t oh = ctx.node().attr_int("output_height", 1), ow = ctx.node().attr_int("output_width", 1);
+  const int64_t oh = ctx.node().attr_int("output_height"), ow = ctx.node().attr_int("output_width");
   if (oh < 1 || ow < 1) return ctx.ir_error("output_height and output_width must be >= 1");
   const ValueType& x = ctx.input(0);
   const ValueType& r = ctx.input(1);
@@ -50,9 +50,9 @@ Status infer_grid_sample(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kF32, DType::kF64, DType::kF16}));
   TSR_RETURN_IF_ERROR(ctx.require_rank(0, 4, 4));
   TSR_RETURN_IF_ERROR(ctx.require_rank(1, 4, 4));
-  const std::string mode = ctx.node().attr_string("mode", "bilinear");
+  const std::string mode = ctx.node().attr_string("mode");
   if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") return ctx.ir_error("attribute 'mode' must be bilinear, nearest or bicubic");
-  const std::string pad = ctx.node().attr_string("padding_mode", "zeros");
+  const std::string pad = ctx.node().attr_string("padding_mode");
   if (pad != "zeros" && pad != "border" && pad != "reflection") return ctx.ir_error("attribute 'padding_mode' must be zeros, border or reflection");
   const ValueType& x = ctx.input(0);
   const ValueType& g = ctx.input(1);
@@ -65,15 +65,15 @@ Status infer_grid_sample(InferContext& ctx) {
 }  // namespace
 
 void register_detection_ops(OpRegistry& r) {
-  TSR_IF_SELECTED("NonMaxSuppression") r.add(OpDef{"NonMaxSuppression", "", 11, 2, 5, 1, 1, {{"center_point_box", AttrKind::kInt}}, infer_nms,
+  TSR_IF_SELECTED("NonMaxSuppression") r.add(OpDef{"NonMaxSuppression", "", 11, 2, 5, 1, 1, {int_attr("center_point_box", 0)}, infer_nms,
               "Greedy per-class box selection by score with IoU suppression"});
   TSR_IF_SELECTED("RoiAlign") r.add(OpDef{"RoiAlign", "", 16, 3, 3, 1, 1,
-              {{"coordinate_transformation_mode", AttrKind::kString}, {"mode", AttrKind::kString},
-               {"output_height", AttrKind::kInt}, {"output_width", AttrKind::kInt}, {"sampling_ratio", AttrKind::kInt},
-               {"spatial_scale", AttrKind::kFloat}},
+              {string_attr("coordinate_transformation_mode", "half_pixel"), string_attr("mode", "avg"),
+               int_attr("output_height", 1), int_attr("output_width", 1), int_attr("sampling_ratio", 0),
+               float_attr("spatial_scale", 1.0)},
               infer_roi_align, "Region-of-interest pooling with bilinear sampling (Mask R-CNN)"});
   TSR_IF_SELECTED("GridSample") r.add(OpDef{"GridSample", "", 16, 2, 2, 1, 1,
-              {{"align_corners", AttrKind::kInt}, {"mode", AttrKind::kString}, {"padding_mode", AttrKind::kString}},
+              {int_attr("align_corners", 0), string_attr("mode", "bilinear"), string_attr("padding_mode", "zeros")},
               infer_grid_sample, "Samples X at normalized grid locations (bilinear, nearest, bicubic)"});
 }
 

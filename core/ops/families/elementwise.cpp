@@ -152,15 +152,15 @@ void register_elementwise_ops(OpRegistry& r) {
   TSR_IF_SELECTED("Mul") add_binary(r, "Mul", 14, num, false, "C = A * B (broadcasting; integers wrap)");
   TSR_IF_SELECTED("Div") add_binary(r, "Div", 14, num, false, "C = A / B (broadcasting; integer division truncates toward zero)");
   TSR_IF_SELECTED("Mod") add_binary(r, "Mod", 13, num, false, "C = A mod B: sign of B (fmod=0, integers) or C fmod (fmod=1)",
-             {{"fmod", AttrKind::kInt, false}}, [](const InferContext& ctx) -> Status {
-               if (dtype_is_float(ctx.input(0).dtype) && ctx.node().attr_int("fmod", 0) == 0)
+             {int_attr("fmod", 0)}, [](const InferContext& ctx) -> Status {
+               if (dtype_is_float(ctx.input(0).dtype) && ctx.node().attr_int("fmod") == 0)
                  return ctx.ir_error("Mod on ", dtype_name(ctx.input(0).dtype), " requires fmod=1 (ONNX Mod spec)");
                return ok_status();
              });
   TSR_IF_SELECTED("BitShift") add_binary(r, "BitShift", 11, {DType::kU8, DType::kU16, DType::kU32, DType::kU64}, false,
              "C = A << B or A >> B (direction LEFT/RIGHT); shifts >= the bit width give 0",
              {{"direction", AttrKind::kString, true}}, [](const InferContext& ctx) -> Status {
-               const std::string dir = ctx.node().attr_string("direction", "");
+               const std::string dir = ctx.node().attr_string("direction");
                if (dir != "LEFT" && dir != "RIGHT")
                  return ctx.ir_error("attribute 'direction' is \"", dir, "\", expected \"LEFT\" or \"RIGHT\"");
                return ok_status();
@@ -241,7 +241,7 @@ void register_elementwise_ops(OpRegistry& r) {
     d.attrs = {{"to", AttrKind::kInt, true}};
     d.doc = "Y = X converted to dtype `to` (float->int truncates toward zero; NaN/out of range is undefined in ONNX, see kernel; numbers <-> strings as numpy's str() / strtod)";
     d.infer = [](InferContext& ctx) -> Status {
-      const int64_t to = ctx.node().attr_int("to", 0);
+      const int64_t to = ctx.node().attr_int("to");
       if (to < 0 || to > 255 || !dtype_valid(static_cast<int>(to)) || !cast_target_ok(static_cast<DType>(to)))
         return ctx.ir_error("attribute 'to' = ", to, " is not a supported dtype");
       same_shape_output(ctx, 0, 0, static_cast<DType>(to));

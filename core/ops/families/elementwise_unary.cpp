@@ -28,11 +28,9 @@ void add_unary(OpRegistry& r, const std::string& name, int since, std::vector<DT
   r.add(std::move(d));
 }
 
-AttrSpec fattr(const char* name) { return {name, AttrKind::kFloat, false}; }
-
 // Gelu's `approximate` attribute: "none" (default, exact erf form) or "tanh".
 Status check_gelu_approximate(const InferContext& ctx) {
-  const std::string a = ctx.node().attr_string("approximate", "none");
+  const std::string a = ctx.node().attr_string("approximate");
   if (a != "none" && a != "tanh") return ctx.ir_error("attribute 'approximate' is \"", a, "\", expected \"none\" or \"tanh\"");
   return ok_status();
 }
@@ -67,26 +65,27 @@ void register_elementwise_unary_ops(OpRegistry& r) {
   TSR_IF_SELECTED("Atanh") add_unary(r, "Atanh", 7, flt, "Y = Atanh(X), radians");
   TSR_IF_SELECTED("IsNaN") add_unary(r, "IsNaN", 13, flt, "Y = isnan(X) (bool)", {}, true);
   TSR_IF_SELECTED("IsInf") add_unary(r, "IsInf", 10, flt, "Y = isinf(X) filtered by detect_negative/detect_positive (bool)",
-            {{"detect_negative", AttrKind::kInt, false}, {"detect_positive", AttrKind::kInt, false}}, true);
+            {int_attr("detect_negative", 1), int_attr("detect_positive", 1)}, true);
   TSR_IF_SELECTED("BitwiseNot") add_unary(r, "BitwiseNot", 18, int_dtypes(), "Y = ~X");
   TSR_IF_SELECTED("Not") add_unary(r, "Not", 1, {DType::kBool}, "Y = !X");
 
   TSR_IF_SELECTED("Relu") add_unary(r, "Relu", 14, sgn, "Y = max(0, X)");
-  TSR_IF_SELECTED("LeakyRelu") add_unary(r, "LeakyRelu", 16, flt, "Y = X < 0 ? alpha * X : X (alpha 0.01)", {fattr("alpha")});
+  TSR_IF_SELECTED("LeakyRelu") add_unary(r, "LeakyRelu", 16, flt, "Y = X < 0 ? alpha * X : X (alpha 0.01)", {float_attr("alpha", 0.01)});
   TSR_IF_SELECTED("Sigmoid") add_unary(r, "Sigmoid", 13, flt, "Y = 1 / (1 + e^-X)");
   TSR_IF_SELECTED("HardSigmoid") add_unary(r, "HardSigmoid", 6, flt, "Y = max(0, min(1, alpha * X + beta)) (alpha 0.2, beta 0.5)",
-            {fattr("alpha"), fattr("beta")});
+            {float_attr("alpha", 0.2), float_attr("beta", 0.5)});
   TSR_IF_SELECTED("HardSwish") add_unary(r, "HardSwish", 14, flt, "Y = X * max(0, min(1, X / 6 + 1/2))");
   TSR_IF_SELECTED("Tanh") add_unary(r, "Tanh", 13, flt, "Y = tanh(X)");
-  TSR_IF_SELECTED("Elu") add_unary(r, "Elu", 6, flt, "Y = X < 0 ? alpha * (e^X - 1) : X (alpha 1)", {fattr("alpha")});
-  TSR_IF_SELECTED("Selu") add_unary(r, "Selu", 6, flt, "Y = gamma * (X <= 0 ? alpha * (e^X - 1) : X)", {fattr("alpha"), fattr("gamma")});
-  TSR_IF_SELECTED("Celu") add_unary(r, "Celu", 12, flt, "Y = max(0, X) + min(0, alpha * (e^(X/alpha) - 1)) (alpha 1)", {fattr("alpha")});
+  TSR_IF_SELECTED("Elu") add_unary(r, "Elu", 6, flt, "Y = X < 0 ? alpha * (e^X - 1) : X (alpha 1)", {float_attr("alpha", 1.0)});
+  TSR_IF_SELECTED("Selu") add_unary(r, "Selu", 6, flt, "Y = gamma * (X <= 0 ? alpha * (e^X - 1) : X)",
+            {float_attr("alpha", 1.67326319217681884765625), float_attr("gamma", 1.05070102214813232421875)});
+  TSR_IF_SELECTED("Celu") add_unary(r, "Celu", 12, flt, "Y = max(0, X) + min(0, alpha * (e^(X/alpha) - 1)) (alpha 1)", {float_attr("alpha", 1.0)});
   TSR_IF_SELECTED("Softplus") add_unary(r, "Softplus", 1, flt, "Y = ln(e^X + 1)");
   TSR_IF_SELECTED("Softsign") add_unary(r, "Softsign", 1, flt, "Y = X / (1 + |X|)");
-  TSR_IF_SELECTED("ThresholdedRelu") add_unary(r, "ThresholdedRelu", 10, flt, "Y = X > alpha ? X : 0 (alpha 1)", {fattr("alpha")});
+  TSR_IF_SELECTED("ThresholdedRelu") add_unary(r, "ThresholdedRelu", 10, flt, "Y = X > alpha ? X : 0 (alpha 1)", {float_attr("alpha", 1.0)});
   TSR_IF_SELECTED("Mish") add_unary(r, "Mish", 18, flt, "Y = X * tanh(softplus(X))");
   TSR_IF_SELECTED("Shrink") add_unary(r, "Shrink", 9, num, "Y = X < -lambd ? X + bias : X > lambd ? X - bias : 0 (lambd 0.5, bias 0)",
-            {fattr("lambd"), fattr("bias")});
+            {float_attr("lambd", 0.5), float_attr("bias", 0.0)});
 
   // Gelu (ONNX opset 20): Y = X * Phi(X) = 0.5 X (1 + erf(X / sqrt 2)); approximate="tanh":
   // Y = 0.5 X (1 + tanh(sqrt(2/pi) (X + 0.044715 X^3))). Float dtypes; Y has X's shape.
@@ -95,7 +94,7 @@ void register_elementwise_unary_ops(OpRegistry& r) {
     d.name = "Gelu";
     d.since_version = 20;
     d.min_inputs = d.max_inputs = 1;
-    d.attrs = {{"approximate", AttrKind::kString, false}};
+    d.attrs = {string_attr("approximate", "none")};
     d.doc = "Y = X * Phi(X) (approximate=\"none\", erf) or its tanh approximation (approximate=\"tanh\")";
     d.infer = [](InferContext& ctx) -> Status {
       TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, float_dtypes()));
@@ -115,7 +114,7 @@ void register_elementwise_unary_ops(OpRegistry& r) {
     d.name = "GeluGrad";
     d.domain = "tessera";
     d.min_inputs = d.max_inputs = 2;
-    d.attrs = {{"approximate", AttrKind::kString, false}};
+    d.attrs = {string_attr("approximate", "none")};
     d.doc = "dX = dY * Gelu'(X) (the gradient of Gelu; same approximate attribute)";
     d.infer = [](InferContext& ctx) -> Status {
       TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 1, float_dtypes()));

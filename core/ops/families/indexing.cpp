@@ -28,7 +28,7 @@ Status infer_gather(InferContext& ctx) {
     return ok_status();
   }
   if (r == 0) return ctx.arg_error("input[0]: rank 0, expected at least 1");
-  TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis", 0), r, "attribute axis"));
+  TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis"), r, "attribute axis"));
   // Constant indices into a known dim are checked at load time already (the kernel checks again).
   const int64_t n = data.shape[static_cast<size_t>(axis)];
   if (const Tensor* iv = ctx.input_value(1); iv && n >= 0 && !ctx.runtime()) {
@@ -61,7 +61,7 @@ Status infer_gather_grad(InferContext& ctx) {
   if (!out.has_shape) return ok_status();
   const auto r = static_cast<int64_t>(out.shape.size());
   if (r == 0) return ctx.arg_error("input[2] (shape): rank 0, expected at least 1");
-  TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis", 0), r, "attribute axis"));
+  TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis"), r, "attribute axis"));
   if (!dy.has_shape || !idx.has_shape) return ok_status();
   Shape expect(out.shape.begin(), out.shape.begin() + axis);
   expect.insert(expect.end(), idx.shape.begin(), idx.shape.end());
@@ -79,7 +79,7 @@ Status infer_gather_elements(InferContext& ctx) {
   const int64_t r = rank_of(ctx, 0);
   if (r >= 0) {
     if (r == 0) return ctx.arg_error("input[0]: rank 0, expected at least 1");
-    TSR_RETURN_IF_ERROR(norm_axis(ctx, ctx.node().attr_int("axis", 0), r, "attribute axis").status());
+    TSR_RETURN_IF_ERROR(norm_axis(ctx, ctx.node().attr_int("axis"), r, "attribute axis").status());
     TSR_RETURN_IF_ERROR(ctx.require_rank(1, r, r));
   }
   if (idx.has_shape) ctx.set_output(0, data.dtype, idx.shape);
@@ -91,7 +91,7 @@ Status infer_gather_nd(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kI64}));
   const ValueType& data = ctx.input(0);
   const ValueType& idx = ctx.input(1);
-  const int64_t b = ctx.node().attr_int("batch_dims", 0);
+  const int64_t b = ctx.node().attr_int("batch_dims");
   const int64_t r = rank_of(ctx, 0), q = rank_of(ctx, 1);
   if (b < 0) return ctx.ir_error("attribute batch_dims ", b, " is negative");
   if (r < 0 || q < 0) {
@@ -119,7 +119,7 @@ Status infer_gather_nd(InferContext& ctx) {
 }
 
 Status check_reduction(InferContext& ctx) {
-  const std::string red = ctx.node().attr_string("reduction", "none");
+  const std::string red = ctx.node().attr_string("reduction");
   if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
     return ctx.ir_error("attribute reduction '", red, "', expected none, add, mul, max or min");
   if (red != "none" && (ctx.input(0).dtype == DType::kString || ctx.input(0).dtype == DType::kBool))
@@ -134,7 +134,7 @@ Status infer_scatter_elements(InferContext& ctx) {
   const int64_t r = rank_of(ctx, 0);
   if (r >= 0) {
     if (r == 0) return ctx.arg_error("input[0]: rank 0, expected at least 1");
-    TSR_RETURN_IF_ERROR(norm_axis(ctx, ctx.node().attr_int("axis", 0), r, "attribute axis").status());
+    TSR_RETURN_IF_ERROR(norm_axis(ctx, ctx.node().attr_int("axis"), r, "attribute axis").status());
     TSR_RETURN_IF_ERROR(ctx.require_rank(1, r, r));
   }
   const ValueType& idx = ctx.input(1);
@@ -193,7 +193,7 @@ Status infer_one_hot(InferContext& ctx) {
     return ok_status();
   }
   const int64_t r = static_cast<int64_t>(idx.shape.size()) + 1;
-  TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis", -1), r, "attribute axis"));
+  TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis"), r, "attribute axis"));
   Shape out = idx.shape;
   out.insert(out.begin() + axis, depth);
   ctx.set_output(0, dt, out);
@@ -257,7 +257,7 @@ Status infer_topk(InferContext& ctx) {
     return ok_status();
   }
   if (r == 0) return ctx.arg_error("input[0]: rank 0, expected at least 1");
-  TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis", -1), r, "attribute axis"));
+  TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis"), r, "attribute axis"));
   Shape out = in.shape;
   int64_t k = -1;
   if (auto kv = known_i64(ctx, 1)) {
@@ -303,26 +303,26 @@ Status infer_unique(InferContext& ctx) {
 }  // namespace
 
 void register_indexing_ops(OpRegistry& r) {
-  TSR_IF_SELECTED("Gather") r.add({"Gather", "", 13, 2, 2, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather,
+  TSR_IF_SELECTED("Gather") r.add({"Gather", "", 13, 2, 2, 1, 1, {int_attr("axis", 0)}, infer_gather,
          "Takes slices along an axis at the given indices (negative indices count from the end)"});
-  TSR_IF_SELECTED("GatherGrad") r.add({"GatherGrad", "tessera", 1, 3, 3, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather_grad,
+  TSR_IF_SELECTED("GatherGrad") r.add({"GatherGrad", "tessera", 1, 3, 3, 1, 1, {int_attr("axis", 0)}, infer_gather_grad,
          "Adjoint of Gather: dY rows added into zeros of the given shape at the indices"});
-  TSR_IF_SELECTED("GatherElements") r.add({"GatherElements", "", 13, 2, 2, 1, 1, {{"axis", AttrKind::kInt}}, infer_gather_elements,
+  TSR_IF_SELECTED("GatherElements") r.add({"GatherElements", "", 13, 2, 2, 1, 1, {int_attr("axis", 0)}, infer_gather_elements,
          "out[i][j][k] = data[idx[i][j][k]][j][k] (for axis 0)"});
-  TSR_IF_SELECTED("GatherND") r.add({"GatherND", "", 13, 2, 2, 1, 1, {{"batch_dims", AttrKind::kInt}}, infer_gather_nd,
+  TSR_IF_SELECTED("GatherND") r.add({"GatherND", "", 13, 2, 2, 1, 1, {int_attr("batch_dims", 0)}, infer_gather_nd,
          "Gathers slices addressed by index tuples (the last dim of indices)"});
-  TSR_IF_SELECTED("ScatterElements") r.add({"ScatterElements", "", 16, 3, 3, 1, 1, {{"axis", AttrKind::kInt}, {"reduction", AttrKind::kString}},
+  TSR_IF_SELECTED("ScatterElements") r.add({"ScatterElements", "", 16, 3, 3, 1, 1, {int_attr("axis", 0), string_attr("reduction", "none")},
          infer_scatter_elements, "Writes updates into a copy of data at per-element indices"});
-  TSR_IF_SELECTED("ScatterND") r.add({"ScatterND", "", 16, 3, 3, 1, 1, {{"reduction", AttrKind::kString}}, infer_scatter_nd,
+  TSR_IF_SELECTED("ScatterND") r.add({"ScatterND", "", 16, 3, 3, 1, 1, {string_attr("reduction", "none")}, infer_scatter_nd,
          "Writes update slices into a copy of data at index tuples"});
-  TSR_IF_SELECTED("OneHot") r.add({"OneHot", "", 11, 3, 3, 1, 1, {{"axis", AttrKind::kInt}}, infer_one_hot,
+  TSR_IF_SELECTED("OneHot") r.add({"OneHot", "", 11, 3, 3, 1, 1, {int_attr("axis", -1)}, infer_one_hot,
          "One-hot encoding with (off, on) values and a depth"});
   TSR_IF_SELECTED("NonZero") r.add({"NonZero", "", 13, 1, 1, 1, 1, {}, infer_non_zero, "Indices of the nonzero elements, i64[rank, n]"});
   TSR_IF_SELECTED("Compress") r.add({"Compress", "", 11, 2, 2, 1, 1, {{"axis", AttrKind::kInt}}, infer_compress,
          "Selects slices (or flattened elements) where condition is true"});
-  TSR_IF_SELECTED("TopK") r.add({"TopK", "", 11, 2, 2, 1, 2, {{"axis", AttrKind::kInt}, {"largest", AttrKind::kInt}, {"sorted", AttrKind::kInt}},
+  TSR_IF_SELECTED("TopK") r.add({"TopK", "", 11, 2, 2, 1, 2, {int_attr("axis", -1), int_attr("largest", 1), int_attr("sorted", 1)},
          infer_topk, "The k largest (or smallest) values along an axis and their indices"});
-  TSR_IF_SELECTED("Unique") r.add({"Unique", "", 11, 1, 1, 1, 4, {{"axis", AttrKind::kInt}, {"sorted", AttrKind::kInt}}, infer_unique,
+  TSR_IF_SELECTED("Unique") r.add({"Unique", "", 11, 1, 1, 1, 4, {{"axis", AttrKind::kInt}, int_attr("sorted", 1)}, infer_unique,
          "Unique elements (or slices along axis) with first indices, inverse indices and counts"});
 }
 

@@ -68,7 +68,7 @@ Status infer_gemm(InferContext& ctx) {
   const ValueType& a = ctx.input(0);
   const ValueType& b = ctx.input(1);
   const DType dt = a.dtype;
-  const bool ta = ctx.node().attr_int("transA", 0) != 0, tb = ctx.node().attr_int("transB", 0) != 0;
+  const bool ta = ctx.node().attr_int("transA") != 0, tb = ctx.node().attr_int("transB") != 0;
   const int64_t m = a.has_shape ? a.shape[ta ? 1 : 0] : -1;
   const int64_t ka = a.has_shape ? a.shape[ta ? 0 : 1] : -1;
   const int64_t kb = b.has_shape ? b.shape[tb ? 1 : 0] : -1;
@@ -95,12 +95,12 @@ Status infer_gemm(InferContext& ctx) {
 void register_linalg_ops(OpRegistry& r) {
   TSR_IF_SELECTED("MatMul") r.add({"MatMul", "", 13, 2, 2, 1, 1, {}, infer_matmul, "numpy.matmul: batched, broadcast, 1-D promotion"});
   TSR_IF_SELECTED("Gemm") r.add({"Gemm", "", 13, 2, 3, 1, 1,
-         {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"transA", AttrKind::kInt},
-          {"transB", AttrKind::kInt}},
+         {float_attr("alpha", 1.0), float_attr("beta", 1.0), int_attr("transA", 0),
+          int_attr("transB", 0)},
          infer_gemm, "Y = alpha * op(A) * op(B) + beta * C, C broadcast to [M, N]"});
   TSR_IF_SELECTED("FusedGemm") r.add({"FusedGemm", "tessera", 1, 2, 3, 1, 1,
-         {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"transA", AttrKind::kInt},
-          {"transB", AttrKind::kInt}, {"activation", AttrKind::kString, true},
+         {float_attr("alpha", 1.0), float_attr("beta", 1.0), int_attr("transA", 0),
+          int_attr("transB", 0), {"activation", AttrKind::kString, true},
           {"activation_params", AttrKind::kFloats},
           {"activation_affine", AttrKind::kFloats}, {"activation_bounds", AttrKind::kFloats}},
          [](InferContext& ctx) -> Status {

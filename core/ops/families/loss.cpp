@@ -17,7 +17,7 @@ Status infer_loss(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kI32, DType::kI64}));
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
   TSR_RETURN_IF_ERROR(ctx.require_rank(2, 1, 1));
-  const std::string reduction = ctx.node().attr_string("reduction", "mean");
+  const std::string reduction = ctx.node().attr_string("reduction");
   if (reduction != "none" && reduction != "sum" && reduction != "mean")
     return ctx.ir_error("attribute 'reduction' is \"", reduction, "\", expected none, sum or mean");
   const ValueType& x = ctx.input(0);
@@ -42,7 +42,7 @@ Status infer_loss(InferContext& ctx) {
   return ok_status();
 }
 
-std::vector<AttrSpec> loss_attrs() { return {{"ignore_index", AttrKind::kInt}, {"reduction", AttrKind::kString}}; }
+std::vector<AttrSpec> loss_attrs() { return {{"ignore_index", AttrKind::kInt}, string_attr("reduction", "mean")}; }
 
 // NegativeLogLikelihoodLossGrad / SoftmaxCrossEntropyLossGrad (tessera): the VJPs of the two
 // losses with respect to input[0] (core/ops/grads/loss.cpp); labels and weights get none.

@@ -98,7 +98,7 @@ Status einsum_labels(const std::string& equation, const std::vector<int64_t>& ra
 namespace {
 
 Status infer_einsum(InferContext& ctx) {
-  const std::string eq = ctx.node().attr_string("equation", "");
+  const std::string eq = ctx.node().attr_string("equation");
   for (size_t i = 1; i < ctx.num_inputs(); ++i) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
   std::vector<int64_t> ranks;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
@@ -160,7 +160,7 @@ void register_matrix_ops(OpRegistry& r) {
   TSR_IF_SELECTED("Einsum") r.add(OpDef{"Einsum", "", 12, 1, -1, 1, 1, {{"equation", AttrKind::kString, true}}, infer_einsum,
               "Einstein summation over labeled axes (numpy.einsum)"});
   TSR_IF_SELECTED("Det") r.add(OpDef{"Det", "", 11, 1, 1, 1, 1, {}, infer_det, "Determinant of square matrices [*, M, M] -> [*]"});
-  TSR_IF_SELECTED("EyeLike") r.add(OpDef{"EyeLike", "", 9, 1, 1, 1, 1, {{"dtype", AttrKind::kInt}, {"k", AttrKind::kInt}}, infer_eye_like,
+  TSR_IF_SELECTED("EyeLike") r.add(OpDef{"EyeLike", "", 9, 1, 1, 1, 1, {{"dtype", AttrKind::kInt}, int_attr("k", 0)}, infer_eye_like,
               "Ones on diagonal k of a 2-D tensor shaped like the input"});
 }
 

@@ -9,7 +9,7 @@ namespace tsr::ops {
 
 Status infer_conv_shape(InferContext& ctx, size_t ix, size_t iw, size_t ib, DType dt) {
   const ir::Node& node = ctx.node();
-  const int64_t group = node.attr_int("group", 1);
+  const int64_t group = node.attr_int("group");
   if (group <= 0) return ctx.ir_error("group = ", group, " must be positive");
   const ValueType& x = ctx.input(ix);
   const ValueType& w = ctx.input(iw);
@@ -79,7 +79,7 @@ namespace {
 using ir::AttrKind;
 
 const std::vector<AttrSpec>& window_attrs() {
-  static const std::vector<AttrSpec> k = {{"auto_pad", AttrKind::kString},
+  static const std::vector<AttrSpec> k = {string_attr("auto_pad", "NOTSET"),
                                           {"dilations", AttrKind::kInts},
                                           {"kernel_shape", AttrKind::kInts},
                                           {"pads", AttrKind::kInts},
@@ -153,7 +153,7 @@ Status infer_fused_separable_conv(InferContext& ctx) {
   const ValueType& wd = ctx.input(1);
   const ValueType& wp = ctx.input(2);
   const int64_t c = x.has_shape ? x.shape[1] : wd.has_shape ? wd.shape[0] : -1;
-  const int64_t group = ctx.node().attr_int("group", 1);
+  const int64_t group = ctx.node().attr_int("group");
   if ((c >= 0 && group != c) || (wd.has_shape && (wd.shape[1] != 1 || (c >= 0 && wd.shape[0] != c))))
     return ctx.ir_error("the depthwise stage needs group = C and W_dw [C, 1, k...] (group ", group, ", C ", c,
                         ", W_dw ", wd.has_shape ? shape_str(wd.shape) : std::string("unknown"), ")");
@@ -187,13 +187,13 @@ Status infer_pool(InferContext& ctx, bool is_max) {
   const DType dt = ctx.input(0).dtype;
   const ir::Attribute* ks = node.attr("kernel_shape");
   if (!ks) return ctx.ir_error("attribute kernel_shape is required");
-  const int64_t ceil_mode = node.attr_int("ceil_mode", 0);
+  const int64_t ceil_mode = node.attr_int("ceil_mode");
   if (ceil_mode != 0 && ceil_mode != 1) return ctx.ir_error("ceil_mode = ", ceil_mode, ", expected 0 or 1");
   if (is_max) {
-    const int64_t so = node.attr_int("storage_order", 0);
+    const int64_t so = node.attr_int("storage_order");
     if (so != 0 && so != 1) return ctx.ir_error("storage_order = ", so, ", expected 0 or 1");
   } else {
-    const int64_t cip = node.attr_int("count_include_pad", 0);
+    const int64_t cip = node.attr_int("count_include_pad");
     if (cip != 0 && cip != 1) return ctx.ir_error("count_include_pad = ", cip, ", expected 0 or 1");
   }
   const ValueType& x = ctx.input(0);
@@ -281,17 +281,17 @@ Status infer_max_unpool(InferContext& ctx) {
 }  // namespace
 
 void register_nn_ops(OpRegistry& r) {
-  TSR_IF_SELECTED("Conv") r.add({"Conv", "", 11, 2, 3, 1, 1, with({{"group", AttrKind::kInt}}), infer_conv,
+  TSR_IF_SELECTED("Conv") r.add({"Conv", "", 11, 2, 3, 1, 1, with({int_attr("group", 1)}), infer_conv,
          "N-d convolution with groups, strides, dilations, pads/auto_pad and optional bias"});
   TSR_IF_SELECTED("FusedConv") r.add({"FusedConv", "tessera", 1, 2, 4, 1, 1,
-         with({{"group", AttrKind::kInt}, {"activation", AttrKind::kString},
+         with({int_attr("group", 1), {"activation", AttrKind::kString},
                {"activation_params", AttrKind::kFloats},
                {"activation_affine", AttrKind::kFloats}, {"activation_bounds", AttrKind::kFloats}}),
          infer_fused_conv,
          "Conv + residual Z + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, "
          "LeakyRelu, HardSigmoid; made by the optimizer)"});
   TSR_IF_SELECTED("FusedSeparableConv") r.add({"FusedSeparableConv", "tessera", 1, 3, 6, 1, 1,
-         with({{"group", AttrKind::kInt}, {"activation", AttrKind::kString},
+         with({int_attr("group", 1), {"activation", AttrKind::kString},
                {"activation_params", AttrKind::kFloats}, {"activation_affine", AttrKind::kFloats},
                {"activation_bounds", AttrKind::kFloats}, {"dw_activation", AttrKind::kString},
                {"dw_activation_params", AttrKind::kFloats}, {"dw_activation_affine", AttrKind::kFloats},
@@ -300,13 +300,13 @@ void register_nn_ops(OpRegistry& r) {
          "depthwise Conv + dw_activation, then 1x1 Conv + residual Z + activation, the depthwise output "
          "kept in cache (made by the optimizer)"});
   TSR_IF_SELECTED("MaxPool") r.add({"MaxPool", "", 12, 1, 1, 1, 2,
-         with({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
-               {"storage_order", AttrKind::kInt}}),
+         with({{"kernel_shape", AttrKind::kInts, true}, int_attr("ceil_mode", 0),
+               int_attr("storage_order", 0)}),
          [](InferContext& c) { return infer_pool(c, true); },
          "N-d max pooling with optional flattened argmax Indices (i64)"});
   TSR_IF_SELECTED("AveragePool") r.add({"AveragePool", "", 11, 1, 1, 1, 1,
-         with({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
-               {"count_include_pad", AttrKind::kInt}}),
+         with({{"kernel_shape", AttrKind::kInts, true}, int_attr("ceil_mode", 0),
+               int_attr("count_include_pad", 0)}),
          [](InferContext& c) { return infer_pool(c, false); }, "N-d average pooling"});
   TSR_IF_SELECTED("MaxUnpool") r.add({"MaxUnpool", "", 11, 2, 3, 1, 1,
          {{"kernel_shape", AttrKind::kInts, true}, {"pads", AttrKind::kInts}, {"strides", AttrKind::kInts}},

@@ -31,7 +31,7 @@ Status check_conv_shapes(InferContext& ctx, const Shape& x, const Shape& w, cons
   if (x.size() < 3 || x.size() != w.size() || x.size() != y.size())
     return ctx.ir_error("X ", shape_str(x), ", W ", shape_str(w), " and dY ", shape_str(y),
                         " need one rank >= 3");
-  const int64_t group = ctx.node().attr_int("group", 1);
+  const int64_t group = ctx.node().attr_int("group");
   if (group <= 0) return ctx.ir_error("group = ", group, " must be positive");
   auto differ = [](int64_t a, int64_t b) { return a >= 0 && b >= 0 && a != b; };
   if (differ(x[0], y[0]) || differ(w[0], y[1]) || (x[1] >= 0 && w[1] >= 0 && x[1] != w[1] * group) ||
@@ -98,7 +98,7 @@ Status check_pool_shapes(InferContext& ctx, const Shape& x, const Shape& y) {
   if (x.size() != ks->ints.size() + 2 || y.size() != x.size())
     return ctx.ir_error("X ", shape_str(x), " and dY ", shape_str(y), " need rank ", ks->ints.size() + 2);
   const std::vector<int64_t> in(x.begin() + 2, x.end());
-  auto sp = resolve_spatial(ctx.node(), in, ks->ints, ctx.node().attr_int("ceil_mode", 0) != 0);
+  auto sp = resolve_spatial(ctx.node(), in, ks->ints, ctx.node().attr_int("ceil_mode") != 0);
   if (!sp.ok()) return ctx.ir_error(sp.status().message());
   for (size_t i = 0; i < y.size(); ++i) {
     const int64_t want = i < 2 ? x[i] : sp->out[i - 2];
@@ -140,7 +140,7 @@ Status infer_average_pool_grad(InferContext& ctx) {
 }
 
 std::vector<AttrSpec> window_attrs(std::vector<AttrSpec> extra) {
-  std::vector<AttrSpec> all = {{"auto_pad", AttrKind::kString},
+  std::vector<AttrSpec> all = {string_attr("auto_pad", "NOTSET"),
                                {"dilations", AttrKind::kInts},
                                {"kernel_shape", AttrKind::kInts},
                                {"pads", AttrKind::kInts},
@@ -156,18 +156,18 @@ std::vector<AttrSpec> window_attrs(std::vector<AttrSpec> extra) {
 }  // namespace
 
 void register_nn_grad_ops(OpRegistry& r) {
-  const std::vector<AttrSpec> conv = window_attrs({{"group", AttrKind::kInt}});
+  const std::vector<AttrSpec> conv = window_attrs({int_attr("group", 1)});
   TSR_IF_SELECTED("ConvGradInput") r.add({"ConvGradInput", "tessera", 1, 3, 3, 1, 1, conv, infer_conv_grad_input,
          "Conv's input gradient: dX = col2im(W^T dY) (Conv's attributes)"});
   TSR_IF_SELECTED("ConvGradWeight") r.add({"ConvGradWeight", "tessera", 1, 3, 3, 1, 1, conv, infer_conv_grad_weight,
          "Conv's weight gradient: dW = sum_n dY im2col(X)^T (Conv's attributes)"});
   TSR_IF_SELECTED("MaxPoolGrad") r.add({"MaxPoolGrad", "tessera", 1, 2, 2, 1, 1,
-         window_attrs({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
-                       {"storage_order", AttrKind::kInt}}),
+         window_attrs({{"kernel_shape", AttrKind::kInts, true}, int_attr("ceil_mode", 0),
+                       int_attr("storage_order", 0)}),
          infer_max_pool_grad, "MaxPool's input gradient: dY scattered to each window's argmax"});
   TSR_IF_SELECTED("AveragePoolGrad") r.add({"AveragePoolGrad", "tessera", 1, 2, 2, 1, 1,
-         window_attrs({{"kernel_shape", AttrKind::kInts, true}, {"ceil_mode", AttrKind::kInt},
-                       {"count_include_pad", AttrKind::kInt}}),
+         window_attrs({{"kernel_shape", AttrKind::kInts, true}, int_attr("ceil_mode", 0),
+                       int_attr("count_include_pad", 0)}),
          infer_average_pool_grad, "AveragePool's input gradient: dY / count spread over each window"});
 }
 

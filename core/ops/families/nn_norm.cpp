@@ -23,7 +23,7 @@ Status infer_batch_norm(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
   for (size_t i = 1; i < 5; ++i) TSR_RETURN_IF_ERROR(ctx.require_dtype(i, kFloatTypes));
   const ValueType& x = ctx.input(0);
-  const int64_t training = ctx.node().attr_int("training_mode", 0);
+  const int64_t training = ctx.node().attr_int("training_mode");
   if (training != 0 && training != 1) return ctx.ir_error("training_mode = ", training, ", expected 0 or 1");
   if (training == 0 && ctx.num_outputs() > 1)
     for (size_t k = 1; k < ctx.num_outputs(); ++k)
@@ -47,7 +47,7 @@ Status infer_layer_norm(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
   const ValueType& x = ctx.input(0);
-  const int64_t stash = ctx.node().attr_int("stash_type", 1);
+  const int64_t stash = ctx.node().attr_int("stash_type");
   const DType stash_dt = static_cast<DType>(stash);
   if (stash_dt != DType::kF32 && stash_dt != DType::kF64 && stash_dt != DType::kF16 && stash_dt != DType::kBF16)
     return ctx.ir_error("stash_type = ", stash, " is not a floating-point dtype");
@@ -57,7 +57,7 @@ Status infer_layer_norm(InferContext& ctx) {
     return ok_status();
   }
   const int64_t rank = static_cast<int64_t>(x.shape.size());
-  auto axis = normalize_axis(ctx.node().attr_int("axis", -1), rank);
+  auto axis = normalize_axis(ctx.node().attr_int("axis"), rank);
   if (!axis.ok()) return ctx.ir_error("axis: ", axis.status().message());
   const Shape norm(x.shape.begin() + *axis, x.shape.end());
   for (size_t i = 1; i < 3; ++i) {
@@ -98,7 +98,7 @@ Status infer_instance_norm(InferContext& ctx) {
 
 Status infer_lrn(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
-  const int64_t size = ctx.node().attr_int("size", 0);
+  const int64_t size = ctx.node().attr_int("size");
   if (size <= 0) return ctx.ir_error("size = ", size, " must be positive");
   const ValueType& x = ctx.input(0);
   if (x.has_shape && x.shape.size() < 3)
@@ -116,7 +116,7 @@ Status infer_mvn(InferContext& ctx) {
     return ok_status();
   }
   const auto rank = static_cast<int64_t>(x.shape.size());
-  for (int64_t a : ctx.node().attr_ints("axes", {0, 2, 3})) {
+  for (int64_t a : ctx.node().attr_ints("axes")) {
     auto ax = normalize_axis(a, rank);
     if (!ax.ok()) return ctx.ir_error("axes: ", ax.status().message());
   }
@@ -133,7 +133,7 @@ Status infer_softmax(InferContext& ctx) {
   }
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   if (rank == 0) return ctx.ir_error("input[0]: rank 0, expected >= 1");
-  auto axis = normalize_axis(ctx.node().attr_int("axis", -1), rank);
+  auto axis = normalize_axis(ctx.node().attr_int("axis"), rank);
   if (!axis.ok()) return ctx.ir_error("axis: ", axis.status().message());
   ctx.set_output(0, x.dtype, x.shape);
   return ok_status();
@@ -155,7 +155,7 @@ Status infer_batch_norm_grad(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
   for (size_t i = 2; i < 5; ++i) TSR_RETURN_IF_ERROR(ctx.require_dtype(i, kFloatTypes));
-  const bool training = ctx.node().attr_int("training_mode", 0) != 0;
+  const bool training = ctx.node().attr_int("training_mode") != 0;
   if (!training && (!ctx.has_input(3) || !ctx.has_input(4)))
     return ctx.ir_error("training_mode = 0 needs input_mean and input_var (inputs 3, 4)");
   if (training && ctx.num_outputs() > 3) return ctx.ir_error("dMean/dVar outputs require training_mode = 0");
@@ -192,7 +192,7 @@ Status infer_layer_norm_grad(InferContext& ctx) {
     for (size_t k = 0; k < ctx.num_outputs(); ++k) ctx.set_output_unknown_shape(k, x.dtype);
     return ok_status();
   }
-  auto axis = normalize_axis(ctx.node().attr_int("axis", -1), static_cast<int64_t>(x.shape.size()));
+  auto axis = normalize_axis(ctx.node().attr_int("axis"), static_cast<int64_t>(x.shape.size()));
   if (!axis.ok()) return ctx.ir_error("axis: ", axis.status().message());
   ctx.set_output(0, x.dtype, x.shape);
   const Shape norm(x.shape.begin() + *axis, x.shape.end());
@@ -204,29 +204,29 @@ Status infer_layer_norm_grad(InferContext& ctx) {
 
 void register_nn_norm_ops(OpRegistry& r) {
   TSR_IF_SELECTED("BatchNormalization") r.add({"BatchNormalization", "", 15, 5, 5, 1, 3,
-         {{"epsilon", AttrKind::kFloat}, {"momentum", AttrKind::kFloat}, {"training_mode", AttrKind::kInt}},
+         {float_attr("epsilon", 1e-5), float_attr("momentum", 0.9), int_attr("training_mode", 0)},
          infer_batch_norm,
          "per-channel normalization; training_mode=1 uses batch statistics and outputs running mean/var"});
   TSR_IF_SELECTED("LayerNormalization") r.add({"LayerNormalization", "", 17, 2, 3, 1, 3,
-         {{"axis", AttrKind::kInt}, {"epsilon", AttrKind::kFloat}, {"stash_type", AttrKind::kInt}},
+         {int_attr("axis", -1), float_attr("epsilon", 1e-5), int_attr("stash_type", 1)},
          infer_layer_norm, "normalization over X.shape[axis:], optional Mean and InvStdDev outputs"});
-  TSR_IF_SELECTED("InstanceNormalization") r.add({"InstanceNormalization", "", 6, 3, 3, 1, 1, {{"epsilon", AttrKind::kFloat}}, infer_instance_norm,
+  TSR_IF_SELECTED("InstanceNormalization") r.add({"InstanceNormalization", "", 6, 3, 3, 1, 1, {float_attr("epsilon", 1e-5)}, infer_instance_norm,
          "per-instance, per-channel normalization over spatial dims"});
   TSR_IF_SELECTED("LRN") r.add({"LRN", "", 13, 1, 1, 1, 1,
-         {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"bias", AttrKind::kFloat},
+         {float_attr("alpha", 1e-4), float_attr("beta", 0.75), float_attr("bias", 1.0),
           {"size", AttrKind::kInt, true}},
          infer_lrn, "local response normalization across channels"});
-  TSR_IF_SELECTED("MeanVarianceNormalization") r.add({"MeanVarianceNormalization", "", 13, 1, 1, 1, 1, {{"axes", AttrKind::kInts}}, infer_mvn,
+  TSR_IF_SELECTED("MeanVarianceNormalization") r.add({"MeanVarianceNormalization", "", 13, 1, 1, 1, 1, {ints_attr("axes", {0, 2, 3})}, infer_mvn,
          "Y = (X - mean) / (std + 1e-9), biased statistics over axes (default [0, 2, 3])"});
-  const std::vector<AttrSpec> axis = {{"axis", AttrKind::kInt}};
+  const std::vector<AttrSpec> axis = {int_attr("axis", -1)};
   TSR_IF_SELECTED("Softmax") r.add({"Softmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "exp(x - max) / sum along one axis"});
   TSR_IF_SELECTED("LogSoftmax") r.add({"LogSoftmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "log of Softmax along one axis"});
   TSR_IF_SELECTED("Hardmax") r.add({"Hardmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "one-hot of the first max along one axis"});
   TSR_IF_SELECTED("BatchNormalizationGrad") r.add({"BatchNormalizationGrad", "tessera", 1, 3, 5, 1, 5,
-         {{"epsilon", AttrKind::kFloat}, {"training_mode", AttrKind::kInt}}, infer_batch_norm_grad,
+         {float_attr("epsilon", 1e-5), int_attr("training_mode", 0)}, infer_batch_norm_grad,
          "VJP of BatchNormalization: dX, dScale, dB (and dMean, dVar in inference mode)"});
   TSR_IF_SELECTED("LayerNormalizationGrad") r.add({"LayerNormalizationGrad", "tessera", 1, 2, 3, 1, 3,
-         {{"axis", AttrKind::kInt}, {"epsilon", AttrKind::kFloat}}, infer_layer_norm_grad,
+         {int_attr("axis", -1), float_attr("epsilon", 1e-5)}, infer_layer_norm_grad,
          "VJP of LayerNormalization's Y: dX, and dScale, dB over the normalized shape"});
 }
 

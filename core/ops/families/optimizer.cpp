@@ -49,22 +49,22 @@ Status infer_optimizer(InferContext& ctx, size_t state) {
 void register_optimizer_ops(OpRegistry& r) {
   const std::string domain = "ai.onnx.preview.training";
   TSR_IF_SELECTED("Adagrad") r.add(OpDef{"Adagrad", domain, 1, 5, -1, 2, -1,
-              {{"decay_factor", AttrKind::kFloat}, {"epsilon", AttrKind::kFloat}, {"norm_coefficient", AttrKind::kFloat}},
+              {float_attr("decay_factor", 0.0), float_attr("epsilon", 1e-6), float_attr("norm_coefficient", 0.0)},
               [](InferContext& c) { return infer_optimizer(c, 1); }, "Adagrad update of n tensors"});
   TSR_IF_SELECTED("Momentum") r.add(OpDef{"Momentum", domain, 1, 5, -1, 2, -1,
               {{"alpha", AttrKind::kFloat, true}, {"beta", AttrKind::kFloat, true}, {"mode", AttrKind::kString, true},
                {"norm_coefficient", AttrKind::kFloat, true}},
               [](InferContext& c) { return infer_optimizer(c, 1); }, "SGD with momentum (standard or Nesterov) of n tensors"});
   TSR_IF_SELECTED("Adam") r.add(OpDef{"Adam", domain, 1, 6, -1, 3, -1,
-              {{"alpha", AttrKind::kFloat}, {"beta", AttrKind::kFloat}, {"epsilon", AttrKind::kFloat},
-               {"norm_coefficient", AttrKind::kFloat}, {"norm_coefficient_post", AttrKind::kFloat}},
+              {float_attr("alpha", 0.9), float_attr("beta", 0.999), float_attr("epsilon", 1e-6),
+               float_attr("norm_coefficient", 0.0), float_attr("norm_coefficient_post", 0.0)},
               [](InferContext& c) { return infer_optimizer(c, 2); }, "Adam update of n tensors (norm_coefficient_post = AdamW-style decay)"});
   // Tessera's AdamW, PyTorch semantics (torch.optim.AdamW; Loshchilov & Hutter 2019, decoupled
   // weight decay): (R, T, X[n], G[n], M[n], V[n]) -> (X'[n], M'[n], V'[n]) with T the number of
   // this update (1 for the first). weight_decay = 0 gives torch.optim.Adam.
   TSR_IF_SELECTED("AdamW") r.add(OpDef{"AdamW", "tessera", 1, 6, -1, 3, -1,
-              {{"beta1", AttrKind::kFloat}, {"beta2", AttrKind::kFloat}, {"epsilon", AttrKind::kFloat},
-               {"weight_decay", AttrKind::kFloat}},
+              {float_attr("beta1", 0.9), float_attr("beta2", 0.999), float_attr("epsilon", 1e-8),
+               float_attr("weight_decay", 0.0)},
               [](InferContext& c) { return infer_optimizer(c, 2); }, "AdamW (PyTorch semantics) update of n tensors"});
 }
 

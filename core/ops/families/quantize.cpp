@@ -108,9 +108,9 @@ Status infer_qlinear_conv(InferContext& ctx) {
 }  // namespace
 
 void register_quantize_ops(OpRegistry& r) {
-  TSR_IF_SELECTED("QuantizeLinear") r.add(OpDef{"QuantizeLinear", "", 13, 2, 3, 1, 1, {{"axis", AttrKind::kInt}}, infer_quantize,
+  TSR_IF_SELECTED("QuantizeLinear") r.add(OpDef{"QuantizeLinear", "", 13, 2, 3, 1, 1, {int_attr("axis", 1)}, infer_quantize,
               "y = saturate(round_half_even(x / scale) + zero_point), u8 (default) or i8"});
-  TSR_IF_SELECTED("DequantizeLinear") r.add(OpDef{"DequantizeLinear", "", 13, 2, 3, 1, 1, {{"axis", AttrKind::kInt}}, infer_dequantize,
+  TSR_IF_SELECTED("DequantizeLinear") r.add(OpDef{"DequantizeLinear", "", 13, 2, 3, 1, 1, {int_attr("axis", 1)}, infer_dequantize,
               "y = (x - zero_point) * scale"});
   TSR_IF_SELECTED("DynamicQuantizeLinear") r.add(OpDef{"DynamicQuantizeLinear", "", 11, 1, 1, 1, 3, {}, infer_dynamic_quantize,
               "Quantizes f32 to u8 with scale and zero point from the data's range (including 0)"});
@@ -118,8 +118,8 @@ void register_quantize_ops(OpRegistry& r) {
               "Y (i32) = numpy.matmul(A - a_zero_point, B - b_zero_point); zero points per tensor, per row of A, per column of B"});
   TSR_IF_SELECTED("QLinearMatMul") r.add(OpDef{"QLinearMatMul", "", 10, 8, 8, 1, 1, {}, infer_qlinear_matmul,
               "y = saturate(round((a - a_zp) @ (b - b_zp) * a_scale * b_scale / y_scale) + y_zp)"});
-  const std::vector<AttrSpec> conv_attrs = {{"auto_pad", AttrKind::kString}, {"dilations", AttrKind::kInts},
-                                            {"group", AttrKind::kInt},       {"kernel_shape", AttrKind::kInts},
+  const std::vector<AttrSpec> conv_attrs = {string_attr("auto_pad", "NOTSET"), {"dilations", AttrKind::kInts},
+                                            int_attr("group", 1),           {"kernel_shape", AttrKind::kInts},
                                             {"pads", AttrKind::kInts},       {"strides", AttrKind::kInts}};
   TSR_IF_SELECTED("ConvInteger") r.add(OpDef{"ConvInteger", "", 10, 2, 4, 1, 1, conv_attrs, infer_conv_integer,
               "y (i32) = Conv(x - x_zero_point, w - w_zero_point); w's zero point per tensor or per output channel"});

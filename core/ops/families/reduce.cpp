@@ -18,8 +18,8 @@ Status infer_reduce(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 0, numeric_dtypes()));
   TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 1, {DType::kI64}));
   const ir::Node& node = ctx.node();
-  const bool keepdims = node.attr_int("keepdims", 1) != 0;
-  const bool noop = node.attr_int("noop_with_empty_axes", 0) != 0;
+  const bool keepdims = node.attr_int("keepdims") != 0;
+  const bool noop = node.attr_int("noop_with_empty_axes") != 0;
   const DType dt = ctx.input(0).dtype;
   const ValueType& x = ctx.input(0);
   Ints axes;
@@ -76,12 +76,12 @@ Status infer_arg(InferContext& ctx) {
   }
   const auto rank = static_cast<int64_t>(x.shape.size());
   if (rank == 0) return ctx.arg_error("input[0] must have rank >= 1");
-  auto axis = normalize_axis(ctx.node().attr_int("axis", 0), rank);
+  auto axis = normalize_axis(ctx.node().attr_int("axis"), rank);
   if (!axis.ok()) return ctx.arg_error("attribute 'axis': ", axis.status().message());
   if (x.shape[static_cast<size_t>(*axis)] == 0)
     return ctx.arg_error("cannot take ", ctx.node().op, " over axis ", *axis, " of size 0 (shape ", shape_str(x.shape), ")");
   Shape out = x.shape;
-  if (ctx.node().attr_int("keepdims", 1) != 0) out[static_cast<size_t>(*axis)] = 1;
+  if (ctx.node().attr_int("keepdims") != 0) out[static_cast<size_t>(*axis)] = 1;
   else out.erase(out.begin() + *axis);
   ctx.set_output(0, DType::kI64, std::move(out));
   return ok_status();
@@ -97,8 +97,8 @@ void register_reduce_ops(OpRegistry& r) {
     d.min_inputs = 1;
     d.max_inputs = 2;
     d.attrs = {{"axes", AttrKind::kInts, false},
-               {"keepdims", AttrKind::kInt, false},
-               {"noop_with_empty_axes", AttrKind::kInt, false}};
+               int_attr("keepdims", 1),
+               int_attr("noop_with_empty_axes", 0)};
     d.infer = &infer_reduce;
     d.doc = doc;
     r.add(std::move(d));
@@ -119,9 +119,7 @@ void register_reduce_ops(OpRegistry& r) {
     d.name = name;
     d.since_version = 13;
     d.min_inputs = d.max_inputs = 1;
-    d.attrs = {{"axis", AttrKind::kInt, false},
-               {"keepdims", AttrKind::kInt, false},
-               {"select_last_index", AttrKind::kInt, false}};
+    d.attrs = {int_attr("axis", 0), int_attr("keepdims", 1), int_attr("select_last_index", 0)};
     d.infer = &infer_arg;
     d.doc = std::string("int64 index of the ") + what + " along axis (first occurrence unless select_last_index=1)";
     r.add(std::move(d));

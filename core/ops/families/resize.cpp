@@ -16,16 +16,16 @@ using ir::AttrKind;
 
 Status infer_resize(InferContext& ctx) {
   const auto& node = ctx.node();
-  const std::string_view mode = node.attr_string_view("mode", "nearest");
+  const std::string_view mode = node.attr_string_view("mode");
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
     return ctx.ir_error("attribute 'mode' is \"", mode, "\", expected nearest, linear or cubic");
-  const std::string_view ct = node.attr_string_view("coordinate_transformation_mode", "half_pixel");
+  const std::string_view ct = node.attr_string_view("coordinate_transformation_mode");
   static const char* kModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
                                  "tf_half_pixel_for_nn", "tf_crop_and_resize"};
   bool known = false;
   for (const char* m : kModes) known = known || ct == m;
   if (!known) return ctx.ir_error("attribute 'coordinate_transformation_mode' is \"", ct, "\", which is not an ONNX mode");
-  const std::string_view nm = node.attr_string_view("nearest_mode", "round_prefer_floor");
+  const std::string_view nm = node.attr_string_view("nearest_mode");
   if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
     return ctx.ir_error("attribute 'nearest_mode' is \"", nm, "\", which is not an ONNX mode");
   TSR_RETURN_IF_ERROR(ctx.require_dtype(2, {DType::kF32}));
@@ -74,9 +74,9 @@ Status infer_resize(InferContext& ctx) {
 
 void register_resize_ops(OpRegistry& r) {
   TSR_IF_SELECTED("Resize") r.add(OpDef{"Resize", "", 13, 1, 4, 1, 1,
-              {{"coordinate_transformation_mode", AttrKind::kString}, {"cubic_coeff_a", AttrKind::kFloat},
-               {"exclude_outside", AttrKind::kInt}, {"extrapolation_value", AttrKind::kFloat},
-               {"mode", AttrKind::kString}, {"nearest_mode", AttrKind::kString}},
+              {string_attr("coordinate_transformation_mode", "half_pixel"), float_attr("cubic_coeff_a", -0.75),
+               int_attr("exclude_outside", 0), float_attr("extrapolation_value", 0.0),
+               string_attr("mode", "nearest"), string_attr("nearest_mode", "round_prefer_floor")},
               infer_resize, "Resizes by nearest, (bi/tri)linear or cubic interpolation"});
 }
 

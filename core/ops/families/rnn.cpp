@@ -17,11 +17,11 @@ using ir::AttrKind;
 
 Status infer_recurrent(InferContext& ctx, int gates) {
   const auto& node = ctx.node();
-  const std::string direction = node.attr_string("direction", "forward");
+  const std::string direction = node.attr_string("direction");
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     return ctx.ir_error("attribute 'direction' is \"", direction, "\", expected forward, reverse or bidirectional");
   const int64_t dirs = direction == "bidirectional" ? 2 : 1;
-  const int64_t layout = node.attr_int("layout", 0);
+  const int64_t layout = node.attr_int("layout");
   if (layout != 0 && layout != 1) return ctx.ir_error("attribute 'layout' must be 0 or 1");
   for (size_t i : {0, 1, 2}) TSR_RETURN_IF_ERROR(ctx.require_dtype(i, {DType::kF32, DType::kF64}));
   for (size_t i = 1; i < ctx.num_inputs(); ++i)
@@ -61,10 +61,10 @@ Status infer_recurrent(InferContext& ctx, int gates) {
 std::vector<AttrSpec> recurrent_attrs(bool lstm, bool gru) {
   std::vector<AttrSpec> a = {{"activation_alpha", AttrKind::kFloats}, {"activation_beta", AttrKind::kFloats},
                              {"activations", AttrKind::kStrings},     {"clip", AttrKind::kFloat},
-                             {"direction", AttrKind::kString},        {"hidden_size", AttrKind::kInt},
-                             {"layout", AttrKind::kInt}};
-  if (lstm) a.push_back({"input_forget", AttrKind::kInt});
-  if (gru) a.push_back({"linear_before_reset", AttrKind::kInt});
+                             string_attr("direction", "forward"),      {"hidden_size", AttrKind::kInt},
+                             int_attr("layout", 0)};
+  if (lstm) a.push_back(int_attr("input_forget", 0));
+  if (gru) a.push_back(int_attr("linear_before_reset", 0));
   return a;
 }
 

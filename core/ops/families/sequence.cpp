@@ -126,9 +126,9 @@ void register_sequence_ops(OpRegistry& reg) {
   TSR_IF_SELECTED("SequenceAt") r.add(OpDef{"SequenceAt", "", 11, 2, 2, 1, 1, {}, infer_sequence_at, "The tensor at a position (negative counts from the end)"});
   TSR_IF_SELECTED("SequenceErase") r.add(OpDef{"SequenceErase", "", 11, 1, 2, 1, 1, {}, infer_sequence_erase, "Removes the tensor at a position (default: last)"});
   TSR_IF_SELECTED("SequenceLength") r.add(OpDef{"SequenceLength", "", 11, 1, 1, 1, 1, {}, infer_sequence_length, "Number of tensors in a sequence (i64 scalar)"});
-  TSR_IF_SELECTED("SplitToSequence") r.add(OpDef{"SplitToSequence", "", 11, 1, 2, 1, 1, {{"axis", AttrKind::kInt}, {"keepdims", AttrKind::kInt}},
+  TSR_IF_SELECTED("SplitToSequence") r.add(OpDef{"SplitToSequence", "", 11, 1, 2, 1, 1, {int_attr("axis", 0), int_attr("keepdims", 1)},
               infer_split_to_sequence, "Splits a tensor along an axis into a sequence"});
-  TSR_IF_SELECTED("ConcatFromSequence") r.add(OpDef{"ConcatFromSequence", "", 11, 1, 1, 1, 1, {{"axis", AttrKind::kInt, true}, {"new_axis", AttrKind::kInt}},
+  TSR_IF_SELECTED("ConcatFromSequence") r.add(OpDef{"ConcatFromSequence", "", 11, 1, 1, 1, 1, {{"axis", AttrKind::kInt, true}, int_attr("new_axis", 0)},
               infer_concat_from_sequence, "Concatenates (or stacks, new_axis=1) a sequence's tensors"});
   TSR_IF_SELECTED("Optional") r.add(OpDef{"Optional", "", 15, 0, 1, 1, 1, {{"type", AttrKind::kString}}, infer_optional,
               "An optional holding the input, or an empty optional of the given type"});

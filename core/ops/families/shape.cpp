@@ -76,7 +76,7 @@ Status infer_constant_of_shape(InferContext& ctx) {
 // Clamps Shape's start/end per the spec: negative values count from the back, then clamp to
 // [0, rank].
 std::pair<int64_t, int64_t> shape_op_range(const ir::Node& n, int64_t rank) {
-  int64_t start = n.attr_int("start", 0);
+  int64_t start = n.attr_int("start");
   int64_t end = n.attr_int("end", rank);
   if (start < 0) start += rank;
   if (end < 0) end += rank;
@@ -106,7 +106,7 @@ Status infer_reshape(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(1, kIndexTypes));
   TSR_RETURN_IF_ERROR(ctx.require_rank(1, 1, 1));
   const ValueType& in = ctx.input(0);
-  const bool allowzero = ctx.node().attr_int("allowzero", 0) != 0;
+  const bool allowzero = ctx.node().attr_int("allowzero") != 0;
   auto target = known_i64(ctx, 1);
   if (!target) {
     const int64_t len = shape_util::static_len_1d(ctx, 1);
@@ -170,7 +170,7 @@ Status infer_flatten(InferContext& ctx) {
     return ok_status();
   }
   const auto r = static_cast<int64_t>(in.shape.size());
-  int64_t axis = ctx.node().attr_int("axis", 1);
+  int64_t axis = ctx.node().attr_int("axis");
   if (axis < -r || axis > r) return ctx.ir_error("attribute axis ", axis, " is out of range for rank ", r);
   if (axis < 0) axis += r;
   Shape a(in.shape.begin(), in.shape.begin() + axis), b(in.shape.begin() + axis, in.shape.end());
@@ -360,9 +360,9 @@ Status infer_transpose(InferContext& ctx) {
 Status infer_depth_space(InferContext& ctx, bool to_space) {
   TSR_RETURN_IF_ERROR(ctx.require_rank(0, 4, 4));
   const ValueType& in = ctx.input(0);
-  const int64_t b = ctx.node().attr_int("blocksize", 0);
+  const int64_t b = ctx.node().attr_int("blocksize");
   if (b <= 0) return ctx.ir_error("attribute blocksize ", b, " must be positive");
-  const std::string mode = ctx.node().attr_string("mode", "DCR");
+  const std::string mode = ctx.node().attr_string("mode");
   if (to_space && mode != "DCR" && mode != "CRD") return ctx.ir_error("attribute mode '", mode, "', expected DCR or CRD");
   if (!in.has_shape) {
     ctx.set_output(0, in.dtype, Shape(4, -1));
@@ -407,12 +407,12 @@ void register_shape_ops(OpRegistry& r) {
     d.view_of_input0 = true;
     r.add(std::move(d));
   };
-  TSR_IF_SELECTED("Shape") shape_query({"Shape", "", 15, 1, 1, 1, 1, {{"start", AttrKind::kInt}, {"end", AttrKind::kInt}}, infer_shape,
+  TSR_IF_SELECTED("Shape") shape_query({"Shape", "", 15, 1, 1, 1, 1, {int_attr("start", 0), {"end", AttrKind::kInt}}, infer_shape,
                "The input's shape (dims start..end) as i64[n]"});
   TSR_IF_SELECTED("Size") shape_query({"Size", "", 13, 1, 1, 1, 1, {}, infer_size, "The input's element count as an i64 scalar"});
-  TSR_IF_SELECTED("Reshape") view({"Reshape", "", 14, 2, 2, 1, 1, {{"allowzero", AttrKind::kInt}}, infer_reshape,
+  TSR_IF_SELECTED("Reshape") view({"Reshape", "", 14, 2, 2, 1, 1, {int_attr("allowzero", 0)}, infer_reshape,
         "Same data, new shape (0 copies a dim unless allowzero, -1 is inferred)"});
-  TSR_IF_SELECTED("Flatten") view({"Flatten", "", 13, 1, 1, 1, 1, {{"axis", AttrKind::kInt}}, infer_flatten,
+  TSR_IF_SELECTED("Flatten") view({"Flatten", "", 13, 1, 1, 1, 1, {int_attr("axis", 1)}, infer_flatten,
         "Reshape to 2-D: dims before axis, dims from axis"});
   TSR_IF_SELECTED("Squeeze") view({"Squeeze", "", 13, 1, 2, 1, 1, {}, infer_squeeze, "Removes size-1 dims (all, or the given axes)"});
   TSR_IF_SELECTED("Unsqueeze") view({"Unsqueeze", "", 13, 2, 2, 1, 1, {}, infer_unsqueeze, "Inserts size-1 dims at the given output axes"});
@@ -421,7 +421,7 @@ void register_shape_ops(OpRegistry& r) {
   TSR_IF_SELECTED("Range") r.add({"Range", "", 11, 3, 3, 1, 1, {}, infer_range, "start, start+delta, ... up to limit (exclusive)"});
   TSR_IF_SELECTED("Transpose") r.add({"Transpose", "", 13, 1, 1, 1, 1, {{"perm", AttrKind::kInts}}, infer_transpose,
          "Permutes the axes (default: reverses them)"});
-  TSR_IF_SELECTED("DepthToSpace") r.add({"DepthToSpace", "", 13, 1, 1, 1, 1, {{"blocksize", AttrKind::kInt, true}, {"mode", AttrKind::kString}},
+  TSR_IF_SELECTED("DepthToSpace") r.add({"DepthToSpace", "", 13, 1, 1, 1, 1, {{"blocksize", AttrKind::kInt, true}, string_attr("mode", "DCR")},
          [](InferContext& c) { return infer_depth_space(c, true); }, "NCHW channels to spatial blocks (DCR/CRD)"});
   TSR_IF_SELECTED("SpaceToDepth") r.add({"SpaceToDepth", "", 13, 1, 1, 1, 1, {{"blocksize", AttrKind::kInt, true}},
          [](InferContext& c) { return infer_depth_space(c, false); }, "NCHW spatial blocks to channels"});

@@ -11,7 +11,7 @@ namespace {
 using ir::AttrKind;
 
 DType output_dtype(const InferContext& ctx) {
-  const int64_t d = ctx.node().attr_int("output_datatype", static_cast<int64_t>(DType::kF32));
+  const int64_t d = ctx.node().attr_int("output_datatype");
   return dtype_valid(static_cast<int>(d)) ? static_cast<DType>(d) : DType::kUndefined;
 }
 
@@ -27,7 +27,7 @@ Status infer_dft(InferContext& ctx) {
   if (rank < 2) return ctx.arg_error("input[0]: rank ", rank, ", expected >= 2 ([..., 1 or 2])");
   if (x.shape.back() >= 0 && x.shape.back() != 1 && x.shape.back() != 2)
     return ctx.arg_error("input[0]: last dim is ", x.shape.back(), ", expected 1 (real) or 2 (complex)");
-  const int64_t axis_attr = ctx.node().attr_int("axis", 1);
+  const int64_t axis_attr = ctx.node().attr_int("axis");
   if (axis_attr < -(rank - 1) || axis_attr >= rank - 1)
     return ctx.ir_error("attribute 'axis' = ", axis_attr, " is out of range for a signal of rank ", rank);
   const int64_t axis = axis_attr < 0 ? axis_attr + rank - 1 : axis_attr;
@@ -36,7 +36,7 @@ Status infer_dft(InferContext& ctx) {
   int64_t n = x.shape[static_cast<size_t>(axis)];
   if (ctx.has_input(1)) n = ctx.input_value(1) ? ctx.input_value(1)->scalar_i64() : -1;
   if (ctx.has_input(1) && ctx.input_value(1) && n < 1) return ctx.arg_error("input[1] (dft_length) must be >= 1, got ", n);
-  const bool onesided = ctx.node().attr_int("onesided", 0) != 0;
+  const bool onesided = ctx.node().attr_int("onesided") != 0;
   out[static_cast<size_t>(axis)] = n < 0 ? -1 : onesided ? n / 2 + 1 : n;
   ctx.set_output(0, x.dtype, out);
   return ok_status();
@@ -54,7 +54,7 @@ Status infer_stft(InferContext& ctx) {
   const int64_t step = ctx.input_value(1) ? ctx.input_value(1)->scalar_i64() : -1;
   if (ctx.input_value(1) && step < 1) return ctx.arg_error("input[1] (frame_step) must be >= 1, got ", step);
   if (ctx.runtime() && frame_length < 1) return ctx.arg_error("frame_length (input[3] or the window's length) must be >= 1");
-  const bool onesided = ctx.node().attr_int("onesided", 1) != 0;
+  const bool onesided = ctx.node().attr_int("onesided") != 0;
   int64_t frames = -1;
   if (x.has_shape && x.shape[1] >= 0 && frame_length > 0 && step > 0) {
     if (x.shape[1] < frame_length) return ctx.arg_error("the signal (", x.shape[1], " samples) is shorter than one frame (", frame_length, ")");
@@ -92,21 +92,21 @@ Status infer_mel(InferContext& ctx) {
   return ok_status();
 }
 
-std::vector<AttrSpec> window_attrs() { return {{"output_datatype", AttrKind::kInt}, {"periodic", AttrKind::kInt}}; }
+std::vector<AttrSpec> window_attrs() { return {int_attr("output_datatype", 1), int_attr("periodic", 1)}; }
 
 }  // namespace
 
 void register_signal_ops(OpRegistry& r) {
   TSR_IF_SELECTED("DFT") r.add(OpDef{"DFT", "", 17, 1, 2, 1, 1,
-              {{"axis", AttrKind::kInt}, {"inverse", AttrKind::kInt}, {"onesided", AttrKind::kInt}}, infer_dft,
+              {int_attr("axis", 1), int_attr("inverse", 0), int_attr("onesided", 0)}, infer_dft,
               "Discrete Fourier transform along one axis (complex as a trailing dim of 2)"});
-  TSR_IF_SELECTED("STFT") r.add(OpDef{"STFT", "", 17, 2, 4, 1, 1, {{"onesided", AttrKind::kInt}}, infer_stft,
+  TSR_IF_SELECTED("STFT") r.add(OpDef{"STFT", "", 17, 2, 4, 1, 1, {int_attr("onesided", 1)}, infer_stft,
               "Short-time Fourier transform: [batch, frames, bins, 2]"});
   TSR_IF_SELECTED("HannWindow") r.add(OpDef{"HannWindow", "", 17, 1, 1, 1, 1, window_attrs(), infer_window, "0.5 - 0.5 cos(2 pi n / N)"});
   TSR_IF_SELECTED("HammingWindow") r.add(OpDef{"HammingWindow", "", 17, 1, 1, 1, 1, window_attrs(), infer_window, "25/46 - 21/46 cos(2 pi n / N)"});
   TSR_IF_SELECTED("BlackmanWindow") r.add(OpDef{"BlackmanWindow", "", 17, 1, 1, 1, 1, window_attrs(), infer_window,
               "0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)"});
-  TSR_IF_SELECTED("MelWeightMatrix") r.add(OpDef{"MelWeightMatrix", "", 17, 5, 5, 1, 1, {{"output_datatype", AttrKind::kInt}}, infer_mel,
+  TSR_IF_SELECTED("MelWeightMatrix") r.add(OpDef{"MelWeightMatrix", "", 17, 5, 5, 1, 1, {int_attr("output_datatype", 1)}, infer_mel,
               "Triangular mel filter bank [dft_length / 2 + 1, num_mel_bins]"});
 }
 

@@ -78,7 +78,7 @@ Status infer_split(InferContext& ctx) {
     for (size_t k = 0; k < nout; ++k) ctx.set_output_unknown_shape(k, in.dtype);
     return ok_status();
   }
-  TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis", 0), r, "attribute axis"));
+  TSR_ASSIGN_OR_RETURN(int64_t axis, norm_axis(ctx, ctx.node().attr_int("axis"), r, "attribute axis"));
   const int64_t d = in.shape[static_cast<size_t>(axis)];
   Ints sizes;
   if (ctx.has_input(1)) {
@@ -191,7 +191,7 @@ Status infer_pad(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_rank(1, 1, 1));
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
   const ValueType& in = ctx.input(0);
-  const std::string mode = ctx.node().attr_string("mode", "constant");
+  const std::string mode = ctx.node().attr_string("mode");
   if (mode != "constant" && mode != "reflect" && mode != "edge")
     return ctx.ir_error("attribute mode '", mode, "', expected constant, reflect or edge");
   if (ctx.has_input(3)) return ctx.ir_error("input[3] (axes) is opset 18 and not supported");
@@ -240,7 +240,7 @@ Status infer_pad_grad(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
   TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kI64}));
   TSR_RETURN_IF_ERROR(ctx.require_rank(1, 1, 1));
-  const std::string mode = ctx.node().attr_string("mode", "");
+  const std::string mode = ctx.node().attr_string("mode");
   if (mode != "reflect" && mode != "edge") return ctx.ir_error("attribute mode '", mode, "', expected reflect or edge");
   TSR_RETURN_IF_ERROR(shape_util::set_output_from_shape_input(ctx, ctx.input(0).dtype, 2));
   const ValueType& out = ctx.output(0);
@@ -272,7 +272,7 @@ Status infer_reverse_sequence(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_rank(0, 2, 64));
   TSR_RETURN_IF_ERROR(ctx.require_rank(1, 1, 1));
   const ValueType& in = ctx.input(0);
-  const int64_t b = ctx.node().attr_int("batch_axis", 1), t = ctx.node().attr_int("time_axis", 0);
+  const int64_t b = ctx.node().attr_int("batch_axis"), t = ctx.node().attr_int("time_axis");
   if (!((b == 0 && t == 1) || (b == 1 && t == 0)))
     return ctx.ir_error("batch_axis ", b, " and time_axis ", t, " must be 0 and 1 in some order");
   if (in.has_shape && ctx.input(1).has_shape) {
@@ -303,19 +303,19 @@ Status infer_cumsum(InferContext& ctx) {
 void register_tensor_ops_ops(OpRegistry& r) {
   TSR_IF_SELECTED("Concat") r.add({"Concat", "", 13, 1, -1, 1, 1, {{"axis", AttrKind::kInt, true}}, infer_concat,
          "Joins tensors along an axis"});
-  TSR_IF_SELECTED("Split") r.add({"Split", "", 13, 1, 2, 1, -1, {{"axis", AttrKind::kInt}, {"num_outputs", AttrKind::kInt}}, infer_split,
+  TSR_IF_SELECTED("Split") r.add({"Split", "", 13, 1, 2, 1, -1, {int_attr("axis", 0), {"num_outputs", AttrKind::kInt}}, infer_split,
          "Splits a tensor along an axis (sizes input, or equal parts)"});
   TSR_IF_SELECTED("Slice") r.add({"Slice", "", 13, 3, 5, 1, 1, {}, infer_slice,
          "Strided slice: starts, ends, axes, steps inputs (negative steps, clamped)"});
-  TSR_IF_SELECTED("Pad") r.add({"Pad", "", 13, 2, 4, 1, 1, {{"mode", AttrKind::kString}}, infer_pad,
+  TSR_IF_SELECTED("Pad") r.add({"Pad", "", 13, 2, 4, 1, 1, {string_attr("mode", "constant")}, infer_pad,
          "Pads (or crops) each axis: modes constant, reflect, edge"});
   TSR_IF_SELECTED("PadGrad") r.add({"PadGrad", "tessera", 1, 3, 3, 1, 1, {{"mode", AttrKind::kString, true}}, infer_pad_grad,
          "Adjoint of Pad in reflect/edge mode: dY summed back onto the elements it copies"});
-  TSR_IF_SELECTED("Trilu") r.add({"Trilu", "", 14, 1, 2, 1, 1, {{"upper", AttrKind::kInt}}, infer_trilu,
+  TSR_IF_SELECTED("Trilu") r.add({"Trilu", "", 14, 1, 2, 1, 1, {int_attr("upper", 1)}, infer_trilu,
          "Keeps the upper or lower triangle (diagonal offset k) of the last two dims"});
-  TSR_IF_SELECTED("ReverseSequence") r.add({"ReverseSequence", "", 10, 2, 2, 1, 1, {{"batch_axis", AttrKind::kInt}, {"time_axis", AttrKind::kInt}},
+  TSR_IF_SELECTED("ReverseSequence") r.add({"ReverseSequence", "", 10, 2, 2, 1, 1, {int_attr("batch_axis", 1), int_attr("time_axis", 0)},
          infer_reverse_sequence, "Reverses the first sequence_lens[b] steps of each batch entry"});
-  TSR_IF_SELECTED("CumSum") r.add({"CumSum", "", 14, 2, 2, 1, 1, {{"exclusive", AttrKind::kInt}, {"reverse", AttrKind::kInt}}, infer_cumsum,
+  TSR_IF_SELECTED("CumSum") r.add({"CumSum", "", 14, 2, 2, 1, 1, {int_attr("exclusive", 0), int_attr("reverse", 0)}, infer_cumsum,
          "Cumulative sum along an axis (exclusive, reverse)"});
   TSR_IF_SELECTED("SliceGrad") r.add({"SliceGrad", "tessera", 1, 4, 6, 1, 1, {}, infer_slice_grad,
          "Adjoint of Slice: dY written into zeros of the given shape at the sliced positions"});

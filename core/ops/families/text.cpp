@@ -19,7 +19,7 @@ using ir::AttrKind;
 Status infer_string_normalizer(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kString}));
   TSR_RETURN_IF_ERROR(ctx.require_rank(0, 1, 2));
-  const std::string action = ctx.node().attr_string("case_change_action", "NONE");
+  const std::string action = ctx.node().attr_string("case_change_action");
   if (action != "NONE" && action != "LOWER" && action != "UPPER")
     return ctx.ir_error("attribute 'case_change_action' is \"", action, "\", expected NONE, LOWER or UPPER");
   const ValueType& x = ctx.input(0);
@@ -35,11 +35,11 @@ Status infer_tfidf(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kI32, DType::kI64, DType::kString}));
   TSR_RETURN_IF_ERROR(ctx.require_rank(0, 1, 2));
   const auto& node = ctx.node();
-  const std::string mode = node.attr_string("mode", "");
+  const std::string mode = node.attr_string("mode");
   if (mode != "TF" && mode != "IDF" && mode != "TFIDF") return ctx.ir_error("attribute 'mode' must be TF, IDF or TFIDF");
-  const int64_t lo = node.attr_int("min_gram_length", 0), hi = node.attr_int("max_gram_length", 0);
+  const int64_t lo = node.attr_int("min_gram_length"), hi = node.attr_int("max_gram_length");
   if (lo < 1 || hi < lo) return ctx.ir_error("need 1 <= min_gram_length <= max_gram_length");
-  if (node.attr_int("max_skip_count", 0) < 0) return ctx.ir_error("attribute 'max_skip_count' must be >= 0");
+  if (node.attr_int("max_skip_count") < 0) return ctx.ir_error("attribute 'max_skip_count' must be >= 0");
   const auto indexes = node.attr_ints("ngram_indexes");
   if (indexes.empty()) return ctx.ir_error("attribute 'ngram_indexes' is required");
   int64_t width = 0;
@@ -58,7 +58,7 @@ Status infer_tfidf(InferContext& ctx) {
 
 void register_text_ops(OpRegistry& r) {
   TSR_IF_SELECTED("StringNormalizer") r.add(OpDef{"StringNormalizer", "", 10, 1, 1, 1, 1,
-              {{"case_change_action", AttrKind::kString}, {"is_case_sensitive", AttrKind::kInt},
+              {string_attr("case_change_action", "NONE"), int_attr("is_case_sensitive", 0),
                {"locale", AttrKind::kString}, {"stopwords", AttrKind::kStrings}},
               infer_string_normalizer, "Removes stopwords and changes the case of strings"});
   TSR_IF_SELECTED("TfIdfVectorizer") r.add(OpDef{"TfIdfVectorizer", "", 9, 1, 1, 1, 1,

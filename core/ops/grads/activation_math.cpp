@@ -77,8 +77,8 @@ Status softsign_grad(GradContext& g) {
 Status selu_grad(GradContext& g) {
   Emitter& e = g.emitter();
   const DType dt = dtype_of(g);
-  const double alpha = g.node().attr_float("alpha", 1.67326319217681884765625);
-  const double gamma = g.node().attr_float("gamma", 1.05070102214813232421875);
+  const double alpha = g.node().attr_float("alpha");
+  const double gamma = g.node().attr_float("gamma");
   const Value neg = e.emit("Add", {g.output(0), scalar(e, dt, gamma * alpha)});
   const Value d = e.emit("Where", {e.emit("Greater", {g.input(0), scalar(e, dt, 0)}), scalar(e, dt, gamma), neg});
   g.set_grad(0, e.emit("Mul", {g.grad_output(0), d}));
@@ -89,7 +89,7 @@ Status selu_grad(GradContext& g) {
 Status celu_grad(GradContext& g) {
   Emitter& e = g.emitter();
   const DType dt = dtype_of(g);
-  const double alpha = g.node().attr_float("alpha", 1.0);
+  const double alpha = g.node().attr_float("alpha");
   const Value neg = e.emit("Add", {e.emit("Div", {g.output(0), scalar(e, dt, alpha)}), one(e, dt)});
   const Value d = e.emit("Where", {e.emit("Greater", {g.input(0), scalar(e, dt, 0)}), one(e, dt), neg});
   g.set_grad(0, e.emit("Mul", {g.grad_output(0), d}));
@@ -100,7 +100,7 @@ Status celu_grad(GradContext& g) {
 Status thresholded_relu_grad(GradContext& g) {
   Emitter& e = g.emitter();
   const DType dt = dtype_of(g);
-  const Value above = e.emit("Greater", {g.input(0), scalar(e, dt, g.node().attr_float("alpha", 1.0))});
+  const Value above = e.emit("Greater", {g.input(0), scalar(e, dt, g.node().attr_float("alpha"))});
   g.set_grad(0, e.emit("Where", {above, g.grad_output(0), scalar(e, dt, 0)}));
   return ok_status();
 }

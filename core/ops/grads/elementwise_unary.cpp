@@ -28,7 +28,7 @@ Status leaky_relu_grad(GradContext& g) {
   Emitter& e = g.emitter();
   const DType dt = dtype_of(g);
   const Value dy = g.grad_output(0);
-  const double alpha = g.node().attr_float("alpha", 0.01);
+  const double alpha = g.node().attr_float("alpha");
   const Value neg = e.emit("Less", {g.input(0), scalar(e, dt, 0)});
   g.set_grad(0, e.emit("Where", {neg, e.emit("Mul", {dy, scalar(e, dt, alpha)}), dy}));
   return ok_status();
@@ -59,7 +59,7 @@ Status hard_sigmoid_grad(GradContext& g) {
   const DType dt = dtype_of(g);
   const Value y = g.output(0);
   const Value inside = e.emit("And", {e.emit("Greater", {y, scalar(e, dt, 0)}), e.emit("Less", {y, scalar(e, dt, 1)})});
-  const Value scaled = e.emit("Mul", {g.grad_output(0), scalar(e, dt, g.node().attr_float("alpha", 0.2))});
+  const Value scaled = e.emit("Mul", {g.grad_output(0), scalar(e, dt, g.node().attr_float("alpha"))});
   g.set_grad(0, masked(e, inside, scaled, dt));
   return ok_status();
 }
@@ -126,7 +126,7 @@ Status elu_grad(GradContext& g) {
   Emitter& e = g.emitter();
   const DType dt = dtype_of(g);
   const Value dy = g.grad_output(0);
-  const Value alpha = scalar(e, dt, g.node().attr_float("alpha", 1.0));
+  const Value alpha = scalar(e, dt, g.node().attr_float("alpha"));
   const Value neg = e.emit("Less", {g.input(0), scalar(e, dt, 0)});
   g.set_grad(0, e.emit("Where", {neg, e.emit("Mul", {dy, e.emit("Add", {g.output(0), alpha})}), dy}));
   return ok_status();

@@ -13,14 +13,14 @@ using ir::Attribute;
 Status gather_grad(GradContext& g) {
   Emitter& e = g.emitter();
   g.set_grad(0, e.emit("GatherGrad", {g.grad_output(0), g.input(1), dims_of(e, g.input(0))},
-                       {Attribute::make_int("axis", g.node().attr_int("axis", 0))}));
+                       {Attribute::make_int("axis", g.node().attr_int("axis"))}));
   return ok_status();
 }
 
 // dX = GatherGrad(dY, idx, shape) is linear in dY with adjoint Gather: d(dY) = Gather(d(dX), idx).
 Status gather_grad_grad(GradContext& g) {
   g.set_grad(0, g.emitter().emit("Gather", {g.grad_output(0), g.input(1)},
-                                 {Attribute::make_int("axis", g.node().attr_int("axis", 0))}));
+                                 {Attribute::make_int("axis", g.node().attr_int("axis"))}));
   return ok_status();
 }
 
@@ -28,7 +28,7 @@ Status gather_grad_grad(GradContext& g) {
 Status gather_elements_grad(GradContext& g) {
   Emitter& e = g.emitter();
   g.set_grad(0, e.emit("ScatterElements", {zeros_like(e, g.input(0)), g.input(1), g.grad_output(0)},
-                       {Attribute::make_int("axis", g.node().attr_int("axis", 0)),
+                       {Attribute::make_int("axis", g.node().attr_int("axis")),
                         Attribute::make_string("reduction", "add")}));
   return ok_status();
 }
@@ -37,7 +37,7 @@ Status gather_elements_grad(GradContext& g) {
 // batch_dims > 0 is not differentiated.
 Status gather_nd_grad(GradContext& g) {
   Emitter& e = g.emitter();
-  if (g.node().attr_int("batch_dims", 0) != 0) return g.error("GatherND with batch_dims > 0 has no gradient rule");
+  if (g.node().attr_int("batch_dims") != 0) return g.error("GatherND with batch_dims > 0 has no gradient rule");
   g.set_grad(0, e.emit("ScatterND", {zeros_like(e, g.input(0)), g.input(1), g.grad_output(0)},
                        {Attribute::make_string("reduction", "add")}));
   return ok_status();

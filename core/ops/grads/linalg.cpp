@@ -82,8 +82,8 @@ Status matmul_grad(GradContext& g) {
 Status gemm_grad(GradContext& g) {
   Emitter& e = g.emitter();
   const ir::Node& n = g.node();
-  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
-  const double alpha = n.attr_float("alpha", 1.0), beta = n.attr_float("beta", 1.0);
+  const bool ta = n.attr_int("transA") != 0, tb = n.attr_int("transB") != 0;
+  const double alpha = n.attr_float("alpha"), beta = n.attr_float("beta");
   const Value a = g.input(0), b = g.input(1), dy = g.grad_output(0);
   if (g.wants(0)) {
     // !ta: dA = alpha dY op(B)^T.  ta: dA = alpha op(B) dY^T.

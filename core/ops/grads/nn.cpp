@@ -75,7 +75,7 @@ Status conv_transpose_grad(GradContext& g) {
   const std::vector<Attribute> attrs = {Attribute::make_ints("strides", geo->strides),
                                         Attribute::make_ints("dilations", geo->dilations),
                                         Attribute::make_ints("pads", pads),
-                                        Attribute::make_int("group", g.node().attr_int("group", 1))};
+                                        Attribute::make_int("group", g.node().attr_int("group"))};
   if (g.wants(0)) g.set_grad(0, e.emit("Conv", {dy, g.input(1)}, attrs));
   if (g.wants(1)) g.set_grad(1, e.emit("ConvGradWeight", {dy, g.input(0), shape_value(e, g.input(1))}, attrs));
   return set_bias_grad(g, 2, dy);

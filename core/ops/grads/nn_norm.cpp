@@ -23,7 +23,7 @@ namespace {
 // The node's `axis` attribute (Softmax family, opset 13, and LayerNormalization: default -1),
 // normalized against X's rank.
 Expected<int64_t> node_axis(GradContext& g) {
-  auto axis = static_axis(g.emitter(), g.input(0), g.node().attr_int("axis", -1));
+  auto axis = static_axis(g.emitter(), g.input(0), g.node().attr_int("axis"));
   if (!axis.ok()) return g.error(axis.status().message());
   return *axis;
 }
@@ -53,7 +53,7 @@ Status batch_norm_grad(GradContext& g) {
   Emitter& e = g.emitter();
   const Value dy = g.grad_output(0);
   if (!dy.valid()) return ok_status();
-  const bool training = g.node().attr_int("training_mode", 0) != 0;
+  const bool training = g.node().attr_int("training_mode") != 0;
   const size_t outs = training || !(g.wants(3) || g.wants(4)) ? 3 : 5;
   const std::vector<Value> r =
       e.emit_n("BatchNormalizationGrad",

@@ -20,7 +20,7 @@ Expected<std::vector<int64_t>> reduced_axes(GradContext& g) {
   } else {
     axes = g.node().attr_ints("axes");
   }
-  if (axes.empty() && g.node().attr_int("noop_with_empty_axes", 0) != 0) return std::vector<int64_t>{};
+  if (axes.empty() && g.node().attr_int("noop_with_empty_axes") != 0) return std::vector<int64_t>{};
   const auto r = static_cast<int64_t>(x.shape.size());
   if (axes.empty())
     for (int64_t a = 0; a < r; ++a) axes.push_back(a);
@@ -54,11 +54,11 @@ Expected<Value> keepdims_view(GradContext& g, Value v) {
     if (std::any_of(axes.begin(), axes.end(), [](int64_t a) { return a < 0; }))
       return g.error("negative axes need the input rank, which is unknown");
     std::sort(axes.begin(), axes.end());
-    if (g.node().attr_int("keepdims", 1) == 0) v = e.emit("Unsqueeze", {v, ints_const(e, axes)});
+    if (g.node().attr_int("keepdims") == 0) v = e.emit("Unsqueeze", {v, ints_const(e, axes)});
     return v;
   }
   TSR_ASSIGN_OR_RETURN(const std::vector<int64_t> axes, reduced_axes(g));
-  if (g.node().attr_int("keepdims", 1) == 0 && !axes.empty()) v = e.emit("Unsqueeze", {v, ints_const(e, axes)});
+  if (g.node().attr_int("keepdims") == 0 && !axes.empty()) v = e.emit("Unsqueeze", {v, ints_const(e, axes)});
   return v;
 }
 

@@ -88,9 +88,9 @@ Status transpose_grad(GradContext& g) {
 // SpaceToDepth. CRD moves [N, C, b, b, H, W] to [N, C, H, b, W, b]: undo it through the 6-D view.
 Status depth_to_space_grad(GradContext& g) {
   Emitter& e = g.emitter();
-  const int64_t b = g.node().attr_int("blocksize", 0);
+  const int64_t b = g.node().attr_int("blocksize");
   const Value dy = g.grad_output(0);
-  if (g.node().attr_string("mode", "DCR") != "CRD") {
+  if (g.node().attr_string("mode") != "CRD") {
     g.set_grad(0, e.emit("SpaceToDepth", {dy}, {Attribute::make_int("blocksize", b)}));
     return ok_status();
   }
@@ -107,7 +107,7 @@ Status depth_to_space_grad(GradContext& g) {
 // SpaceToDepth is the inverse of DepthToSpace(DCR), so its adjoint is that.
 Status space_to_depth_grad(GradContext& g) {
   g.set_grad(0, g.emitter().emit("DepthToSpace", {g.grad_output(0)},
-                                 {Attribute::make_int("blocksize", g.node().attr_int("blocksize", 0)),
+                                 {Attribute::make_int("blocksize", g.node().attr_int("blocksize")),
                                   Attribute::make_string("mode", "DCR")}));
   return ok_status();
 }

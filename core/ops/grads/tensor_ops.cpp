@@ -19,7 +19,7 @@ std::vector<Value> trim(std::vector<Value> v) {
 // Y = Concat(X_0, ..., X_n-1): dX_i is dY's block of X_i's size along the axis.
 Status concat_grad(GradContext& g) {
   Emitter& e = g.emitter();
-  TSR_ASSIGN_OR_RETURN(const int64_t axis, static_axis(e, g.output(0), g.node().attr_int("axis", 0)));
+  TSR_ASSIGN_OR_RETURN(const int64_t axis, static_axis(e, g.output(0), g.node().attr_int("axis")));
   // The split sizes: a constant when every input's size along the axis is static.
   std::vector<int64_t> known;
   for (size_t i = 0; i < g.num_inputs(); ++i) {
@@ -64,7 +64,7 @@ Expected<Value> omitted_split_zeros(GradContext& g, int64_t axis, size_t k) {
 // contribute zeros.
 Status split_grad(GradContext& g) {
   Emitter& e = g.emitter();
-  TSR_ASSIGN_OR_RETURN(const int64_t axis, static_axis(e, g.input(0), g.node().attr_int("axis", 0)));
+  TSR_ASSIGN_OR_RETURN(const int64_t axis, static_axis(e, g.input(0), g.node().attr_int("axis")));
   std::vector<Value> parts;
   for (size_t k = 0; k < g.num_outputs(); ++k) {
     if (g.grad_output(k).valid()) parts.push_back(g.grad_output(k));
@@ -94,7 +94,7 @@ Status slice_grad(GradContext& g) {
 // every copy back (tessera op).
 Status pad_grad(GradContext& g) {
   Emitter& e = g.emitter();
-  const std::string mode = g.node().attr_string("mode", "constant");
+  const std::string mode = g.node().attr_string("mode");
   if (g.has_input(3)) return g.error("Pad's axes input is not supported");
   const Value dy = g.grad_output(0);
   if (mode != "constant") {
@@ -123,15 +123,15 @@ Status pad_grad(GradContext& g) {
 Status cumsum_grad(GradContext& g) {
   const ir::Node& n = g.node();
   g.set_grad(0, g.emitter().emit("CumSum", {g.grad_output(0), g.input(1)},
-                                 {Attribute::make_int("exclusive", n.attr_int("exclusive", 0)),
-                                  Attribute::make_int("reverse", n.attr_int("reverse", 0) == 0 ? 1 : 0)}));
+                                 {Attribute::make_int("exclusive", n.attr_int("exclusive")),
+                                  Attribute::make_int("reverse", n.attr_int("reverse") == 0 ? 1 : 0)}));
   return ok_status();
 }
 
 // Y = X * mask (Trilu's triangle): dX = dY * mask = Trilu(dY) with the same k and upper.
 Status trilu_grad(GradContext& g) {
   g.set_grad(0, g.emitter().emit("Trilu", trim({g.grad_output(0), g.input(1)}),
-                                 {Attribute::make_int("upper", g.node().attr_int("upper", 1))}));
+                                 {Attribute::make_int("upper", g.node().attr_int("upper"))}));
   return ok_status();
 }
 
@@ -144,7 +144,7 @@ Status slice_grad_grad(GradContext& g) {
 // dX = PadGrad(dY, p, shape) is linear in dY with adjoint Pad: d(dY) = Pad(d(dX), p, mode).
 Status pad_grad_grad(GradContext& g) {
   g.set_grad(0, g.emitter().emit("Pad", {g.grad_output(0), g.input(1)},
-                                 {Attribute::make_string("mode", g.node().attr_string("mode", ""))}));
+                                 {Attribute::make_string("mode", g.node().attr_string("mode"))}));
   return ok_status();
 }
 
