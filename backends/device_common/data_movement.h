@@ -107,7 +107,7 @@ template <class P>
 class PartsKernel final : public exec::DeviceKernel {
  public:
   explicit PartsKernel(const exec::KernelInit& init)
-      : axis_(init.node.attr_int("axis", 0)), split_(init.node.op == "Split") {}
+      : axis_(init.node.attr_int("axis")), split_(init.node.op == "Split") {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor* whole = split_ ? ctx.device_input(0) : nullptr;
     if (!split_) {
@@ -155,7 +155,7 @@ class PadKernel final : public exec::DeviceKernel {
   // Opset < 11 Pad has pads/value attributes; later opsets give them as inputs.
   explicit PadKernel(const exec::KernelInit& init)
       : pads_(init.node.attr_ints("pads")),
-        value_(static_cast<float>(init.node.attr_float("value", 0.0))) {}
+        value_(static_cast<float>(init.node.attr_float("value"))) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     const size_t r = x.shape.size();
@@ -203,13 +203,13 @@ class PadKernel final : public exec::DeviceKernel {
 };
 
 inline bool pad_check(const ir::Node& node, const std::vector<ops::ValueType>&) {
-  return node.attr_string("mode", "constant") == "constant";
+  return node.attr_string("mode") == "constant";
 }
 
 template <class P>
 class GatherKernel final : public exec::DeviceKernel {
  public:
-  explicit GatherKernel(const exec::KernelInit& init) : axis_(init.node.attr_int("axis", 0)) {}
+  explicit GatherKernel(const exec::KernelInit& init) : axis_(init.node.attr_int("axis")) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     const size_t ax = static_cast<size_t>(norm_axis(axis_, x.shape.size()));
@@ -247,19 +247,19 @@ inline const std::vector<std::string> kCoord = {"half_pixel", "asymmetric", "ali
 inline const std::vector<std::string> kNearest = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
 inline bool resize_check(const ir::Node& node, const std::vector<ops::ValueType>& in) {
-  const std::string mode = node.attr_string("mode", "nearest");
-  return in[0].shape.size() == 4 && (mode == "nearest" || mode == "linear") && node.attr_int("antialias", 0) == 0 &&
-         mode_code(kCoord, node.attr_string("coordinate_transformation_mode", "half_pixel")) >= 0 &&
-         mode_code(kNearest, node.attr_string("nearest_mode", "round_prefer_floor")) >= 0 && node.attr_ints("axes").empty();
+  const std::string mode = node.attr_string("mode");
+  return in[0].shape.size() == 4 && (mode == "nearest" || mode == "linear") && node.attr_int("antialias") == 0 &&
+         mode_code(kCoord, node.attr_string("coordinate_transformation_mode")) >= 0 &&
+         mode_code(kNearest, node.attr_string("nearest_mode")) >= 0 && node.attr_ints("axes").empty();
 }
 
 template <class P>
 class ResizeKernel final : public exec::DeviceKernel {
  public:
   explicit ResizeKernel(const exec::KernelInit& init)
-      : mode_(init.node.attr_string("mode", "nearest") == "linear" ? 1 : 0),
-        coord_(mode_code(kCoord, init.node.attr_string("coordinate_transformation_mode", "half_pixel"))),
-        nearest_(mode_code(kNearest, init.node.attr_string("nearest_mode", "round_prefer_floor"))) {}
+      : mode_(init.node.attr_string("mode") == "linear" ? 1 : 0),
+        coord_(mode_code(kCoord, init.node.attr_string("coordinate_transformation_mode"))),
+        nearest_(mode_code(kNearest, init.node.attr_string("nearest_mode"))) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     TSR_ASSIGN_OR_RETURN(DeviceTensor * y, ctx.alloc_output(0));

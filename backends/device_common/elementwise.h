@@ -78,7 +78,7 @@ inline Status apply_clip_inputs(const exec::DeviceKernelContext& ctx, UnaryParam
 inline bool binary_check(const ir::Node& node, const std::vector<ops::ValueType>&) { return node.inputs.size() == 2; }
 // Gelu: the exact (erf) form only.
 inline bool gelu_check(const ir::Node& node, const std::vector<ops::ValueType>&) {
-  return node.attr_string("approximate", "none") == "none";
+  return node.attr_string("approximate") == "none";
 }
 // Dropout at inference only: no training_mode input, no mask output.
 inline bool dropout_check(const ir::Node& node, const std::vector<ops::ValueType>&) {

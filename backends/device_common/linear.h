@@ -100,8 +100,8 @@ class GemmKernel final : public exec::DeviceKernel {
  public:
   explicit GemmKernel(const exec::KernelInit& init)
       : ta_(init.node.attr_int("transA", 0) != 0), tb_(init.node.attr_int("transB", 0) != 0),
-        alpha_(static_cast<float>(init.node.attr_float("alpha", 1.0))),
-        beta_(static_cast<float>(init.node.attr_float("beta", 1.0))) {}
+        alpha_(static_cast<float>(init.node.attr_float("alpha"))),
+        beta_(static_cast<float>(init.node.attr_float("beta"))) {}
   Status record(exec::DeviceKernelContext& ctx) override {
     const exec::DeviceTensor& a = *ctx.device_input(0);
     const exec::DeviceTensor& b = *ctx.device_input(1);

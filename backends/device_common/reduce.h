@@ -43,7 +43,7 @@ class ReduceKernel final : public exec::DeviceKernel {
   explicit ReduceKernel(const exec::KernelInit& init)
       : op_(reduce_ops().at(init.node.op)),
         axes_(init.node.attr_ints("axes")),
-        noop_with_empty_axes_(init.node.attr_int("noop_with_empty_axes", 0) != 0) {}
+        noop_with_empty_axes_(init.node.attr_int("noop_with_empty_axes") != 0) {}
   Status record(DeviceKernelContext& ctx) override {
     const DeviceTensor& x = *ctx.device_input(0);
     const size_t r = x.shape.size();
@@ -114,7 +114,7 @@ class PoolKernel final : public exec::DeviceKernel {
 };
 
 inline bool bn_check(const ir::Node& node, const std::vector<ops::ValueType>& in) {
-  if (node.attr_int("training_mode", 0) != 0) return false;
+  if (node.attr_int("training_mode") != 0) return false;
   for (size_t i = 1; i < node.outputs.size(); ++i)
     if (node.outputs[i] >= 0) return false;
   for (size_t k = 1; k < 5 && k < in.size(); ++k)
@@ -128,7 +128,7 @@ template <class P>
 class BatchNormKernel final : public exec::DeviceKernel {
  public:
   explicit BatchNormKernel(const exec::KernelInit& init)
-      : eps_(static_cast<float>(init.node.attr_float("epsilon", 1e-5))),
+      : eps_(static_cast<float>(init.node.attr_float("epsilon"))),
         constant_(init.constant_inputs.size() >= 5 && init.constant_inputs[1] && init.constant_inputs[2] &&
                   init.constant_inputs[3] && init.constant_inputs[4]) {}
   Status record(DeviceKernelContext& ctx) override {

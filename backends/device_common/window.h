@@ -80,7 +80,7 @@ class WindowAttrs {
 // (KH,) KW], y [N, M, (OH,) OW] (the gradient kernels pass the forward shapes).
 class ConvWindow {
  public:
-  explicit ConvWindow(const exec::KernelInit& init) : attrs_(init.node, false), group_(init.node.attr_int("group", 1)) {
+  explicit ConvWindow(const exec::KernelInit& init) : attrs_(init.node, false), group_(init.node.attr_int("group")) {
     // Conv's inputs are (x, w); the gradients' are (dy, w) and (x, dy), so those resolve at their
     // first record instead.
     if (init.node.op == "Conv" && init.input_types.size() >= 2 && init.input_types[0].has_shape &&
@@ -119,8 +119,8 @@ class PoolWindow {
         kernel_(init.node.attr_ints("kernel_shape")),
         mode_(init.node.op == "MaxPool" || init.node.op == "GlobalMaxPool" || init.node.op == "MaxPoolGrad"
                   ? 0
-                  : (init.node.attr_int("count_include_pad", 0) ? 1 : 2)),
-        attrs_(init.node, init.node.attr_int("ceil_mode", 0) != 0) {
+                  : (init.node.attr_int("count_include_pad") ? 1 : 2)),
+        attrs_(init.node, init.node.attr_int("ceil_mode") != 0) {
     if (!global_ && !init.input_types.empty() && init.input_types[0].has_shape)
       attrs_.prepare(spatial_dims(init.input_types[0].shape), kernel_);
   }

@@ -58,6 +58,8 @@ ir::Node node(const std::string& op, size_t n_inputs, std::vector<ir::Attribute>
   for (size_t k = 0; k < n_inputs; ++k) n.inputs.push_back(static_cast<int32_t>(k));
   for (size_t k = 0; k < n_outputs; ++k) n.outputs.push_back(static_cast<int32_t>(100 + k));
   n.attributes = std::move(attrs);
+  // As in a verified model: the OpDef's attribute defaults filled in (placement reads them).
+  if (const ops::OpDef* def = ops::OpRegistry::global().find(op)) ops::fill_attribute_defaults(*def, n);
   return n;
 }
 

@@ -25,9 +25,7 @@
 #include <execinfo.h>
 #endif
 
-#include "core/exec/optimized_model.h"
 #include "tessera/session.h"
-#include "core/passes/optimize.h"
 #include "tools/cli/heap_counter.h"
 #include "tools/onnx/onnx_import.h"
 
@@ -138,10 +136,6 @@ int main(int argc, char** argv) {
   auto imported = onnx_import::import_onnx_file(path);
   if (!imported.ok()) return std::fprintf(stderr, "%s\n", imported.status().to_string().c_str()), 1;
   auto model = std::make_shared<ir::Model>(std::move(imported).value());
-  passes::OptimizeOptions opt;
-  opt.evaluate = evaluate_node;  // as `tessera run` does
-  auto report = passes::optimize(*model, opt);
-  if (!report.ok()) return std::fprintf(stderr, "optimize: %s\n", report.status().to_string().c_str()), 1;
 
   const ir::Graph& g = model->main();
   std::vector<Tensor> inputs(g.inputs.size());
@@ -158,7 +152,7 @@ int main(int argc, char** argv) {
 
   bool pass = true;
   for (int threads : parse_threads(threads_arg)) {
-    SessionOptions so;
+    SessionOptions so;  // optimization kAll, as `tessera run` does
     so.num_threads = threads;
     auto session = Session::create(model, so);
     if (!session.ok()) return std::fprintf(stderr, "%s\n", session.status().to_string().c_str()), 1;

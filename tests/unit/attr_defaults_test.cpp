@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/exec/session.h"
+#include "tessera/session.h"
 #include "core/io/tsr_io.h"
 #include "core/ops/graph_builder.h"
 #include "core/ops/op_def.h"

@@ -53,8 +53,10 @@ struct Builder {
   void output(int32_t id) { g().outputs.push_back(id); }
 };
 
+// Runs `m` as given (the tests compare a graph before and after the passes they call).
 inline std::vector<Tensor> run(const ir::Model& m, const std::vector<Tensor>& feeds, int threads = 1) {
   SessionOptions opt;
+  opt.optimization = OptimizationLevel::kNone;
   opt.num_threads = threads;
   auto session = Session::create(std::make_shared<const ir::Model>(m), opt);
   REQUIRE(session.ok());

@@ -76,6 +76,7 @@ inline Expected<CompareResult> compare_with_cpu(const OpCase& c, const std::stri
   so.device = device;
   TSR_ASSIGN_OR_RETURN(auto dev, Session::create(model, so));
   so.device = "cpu";
+  so.optimization = OptimizationLevel::kNone;  // the same graph node for node (a device runs it as loaded)
   TSR_ASSIGN_OR_RETURN(auto cpu, Session::create(model, so));
   TSR_ASSIGN_OR_RETURN(std::vector<Tensor> a, dev->run(feeds));
   // A second run reuses the plan, its uploaded constants and the freed device memory.

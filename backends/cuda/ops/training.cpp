@@ -16,7 +16,7 @@ using exec::DeviceTensor;
 
 bool conv_grad_check(const ir::Node& node, const std::vector<ops::ValueType>& in) {
   // Group 1 only (im2col / col2im + GEMM); grouped convolutions train on the CPU.
-  return node.attr_int("group", 1) == 1 && device_common::window_rank_ok(in[0].shape) &&
+  return node.attr_int("group") == 1 && device_common::window_rank_ok(in[0].shape) &&
          in[1].shape.size() == in[0].shape.size();
 }
 
@@ -74,18 +74,18 @@ class MaxPoolGradKernel final : public exec::DeviceKernel {
 // Loss ops without the optional class weights (those stay on the CPU).
 bool loss_check(const ir::Node& node, const std::vector<ops::ValueType>& in, size_t weight_input) {
   if (node.inputs.size() > weight_input && node.inputs[weight_input] >= 0) return false;
-  const std::string red = node.attr_string("reduction", "mean");
+  const std::string red = node.attr_string("reduction");
   return in[0].shape.size() >= 2 && (red == "none" || red == "sum" || red == "mean");
 }
 bool sce_check(const ir::Node& node, const std::vector<ops::ValueType>& in) { return loss_check(node, in, 2); }
 bool sce_grad_check(const ir::Node& node, const std::vector<ops::ValueType>& in) {
-  const std::string red = node.attr_string("reduction", "mean");
+  const std::string red = node.attr_string("reduction");
   return (node.inputs.size() < 4 || node.inputs[3] < 0) && in[1].shape.size() >= 2 &&
          (red == "none" || red == "sum" || red == "mean");
 }
 
 int32_t reduction_code(const ir::Node& node) {
-  const std::string red = node.attr_string("reduction", "mean");
+  const std::string red = node.attr_string("reduction");
   return red == "none" ? 0 : (red == "sum" ? 1 : 2);
 }
 
@@ -178,9 +178,9 @@ class AdamKernel final : public exec::DeviceKernel {
     const ir::Node& n = init.node;
     b1_ = n.attr_float(adamw_ ? "beta1" : "alpha", 0.9);
     b2_ = n.attr_float(adamw_ ? "beta2" : "beta", 0.999);
-    eps_ = n.attr_float("epsilon", adamw_ ? 1e-8 : 1e-6);
-    wd_or_norm_ = adamw_ ? n.attr_float("weight_decay", 0.0) : n.attr_float("norm_coefficient", 0.0);
-    post_ = adamw_ ? 0.0 : n.attr_float("norm_coefficient_post", 0.0);
+    eps_ = n.attr_float("epsilon");  // each op's own default, filled from its OpDef
+    wd_or_norm_ = adamw_ ? n.attr_float("weight_decay") : n.attr_float("norm_coefficient");
+    post_ = adamw_ ? 0.0 : n.attr_float("norm_coefficient_post");
   }
   Status record(DeviceKernelContext& ctx) override {
     if (ctx.num_inputs() < 6 || (ctx.num_inputs() - 2) % 4 != 0) return ctx.error(ctx.num_inputs(), " inputs, expected 2 + 4n");
