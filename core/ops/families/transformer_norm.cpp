@@ -8,6 +8,7 @@
 // normalized dims; layer norm as ONNX LayerNormalization. Statistics are computed in f32 or
 // wider whatever stash_type says (onnxruntime's CPU kernels do the same for f32/f16 inputs).
 // Kernels: backends/cpu/kernels/transformer_norm.cpp; VJPs: core/ops/grads/transformer_norm.cpp.
+#include "core/ops/families/norm_infer.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {
@@ -24,36 +25,6 @@ bool broadcasts_to(const Shape& s, const Shape& to) {
     if (a != 1 && a >= 0 && b >= 0 && a != b) return false;
   }
   return true;
-}
-
-// RMSNormalization / SimplifiedLayerNormalization: X and scale (one float dtype, scale
-// broadcasting to X.shape[axis:]) -> Y (X's shape), and for SimplifiedLayerNormalization an
-// optional inv_std_var (stash_type dtype, X's shape with the normalized dims set to 1).
-Status infer_rms_norm(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
-  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
-  const int64_t stash = ctx.node().attr_int("stash_type");
-  const auto stash_dt = static_cast<DType>(stash);
-  if (stash_dt != DType::kF32 && stash_dt != DType::kF64 && stash_dt != DType::kF16 && stash_dt != DType::kBF16)
-    return ctx.ir_error("stash_type = ", stash, " is not a floating-point dtype");
-  const ValueType& x = ctx.input(0);
-  if (!x.has_shape) {
-    ctx.set_output_unknown_shape(0, x.dtype);
-    for (size_t k = 1; k < ctx.num_outputs(); ++k) ctx.set_output_unknown_shape(k, stash_dt);
-    return ok_status();
-  }
-  const auto rank = static_cast<int64_t>(x.shape.size());
-  auto axis = normalize_axis(ctx.node().attr_int("axis"), rank);
-  if (!axis.ok()) return ctx.ir_error("axis: ", axis.status().message());
-  const Shape norm(x.shape.begin() + *axis, x.shape.end());
-  if (ctx.input(1).has_shape && !broadcasts_to(ctx.input(1).shape, norm))
-    return ctx.ir_error("input[1] (scale): shape ", shape_str(ctx.input(1).shape),
-                        " does not broadcast to the normalized shape ", shape_str(norm));
-  ctx.set_output(0, x.dtype, x.shape);
-  Shape stat = x.shape;
-  for (int64_t d = *axis; d < rank; ++d) stat[static_cast<size_t>(d)] = 1;
-  for (size_t k = 1; k < ctx.num_outputs(); ++k) ctx.set_output(k, stash_dt, stat);
-  return ok_status();
 }
 
 // Checks that input i, when present, is a float vector [hidden] of input 0's dtype.
@@ -186,10 +157,10 @@ Status infer_embed_layer_norm(InferContext& ctx) {
 
 void register_transformer_norm_ops(OpRegistry& r) {
   TSR_IF_SELECTED("RMSNormalization") r.add({"RMSNormalization", "", 23, 2, 2, 1, 1,
-         {int_attr("axis", -1), float_attr("epsilon", 1e-5), int_attr("stash_type", 1)}, infer_rms_norm,
+         {int_attr("axis", -1), float_attr("epsilon", 1e-5), int_attr("stash_type", 1)}, infer_layer_norm,
          "Y = X / sqrt(mean(X^2 over X.shape[axis:]) + epsilon) * scale"});
   TSR_IF_SELECTED("SimplifiedLayerNormalization") r.add({"SimplifiedLayerNormalization", "", 1, 2, 2, 1, 2,
-         {int_attr("axis", -1), float_attr("epsilon", 1e-5), int_attr("stash_type", 1)}, infer_rms_norm,
+         {int_attr("axis", -1), float_attr("epsilon", 1e-5), int_attr("stash_type", 1)}, infer_layer_norm,
          "onnxruntime's RMS norm (ONNX domain): RMSNormalization plus an optional inv_std_var output"});
   TSR_IF_SELECTED("com.microsoft::SkipLayerNormalization") r.add({"com.microsoft::SkipLayerNormalization",
          "com.microsoft", 1, 3, 5, 1, 4, {float_attr("epsilon", 1e-12)},
