@@ -148,6 +148,35 @@ def gelu_cases():
     return cs
 
 
+def f16_cases():
+    """float16 kernels. The graph inputs and outputs stay float32 (ort_refs.js reads no float16
+    .npy): Cast to float16 in front of the op, and back after it. Both sides compute in float32
+    and round once to float16, so results may differ by one float16 ulp (2^-10 relative): 2e-3."""
+    H = np.float16
+    cs = []
+    r = rng(600)
+    x, sk = normal(r, (2, 3, 37)), normal(r, (2, 3, 37))
+    g, b, bi = normal(r, (37,), dtype=H), normal(r, (37,), dtype=H), normal(r, (37,), dtype=H)
+    tol = {"rtol": 2e-3, "atol": 2e-3}
+
+    def f16_case(name, op, ins, outs, inits, ms=True, opsets=None):
+        feeds = {k: v for k, v in (("x", x), ("skip", sk)) if k in ins}
+        nodes = [helper.make_node("Cast", [k], [k + "16"], to=10) for k in feeds]
+        nodes.append(node(op, [i + "16" if i in feeds else i for i in ins], [o + "16" if o else "" for o in outs], ms=ms))
+        nodes += [helper.make_node("Cast", [o + "16"], [o], to=1) for o in outs if o]
+        return Case(name, nodes, feeds, out([o for o in outs if o]), inits, opsets=opsets, **tol)
+
+    cs.append(f16_case("f16_skip_ln", "SkipLayerNormalization", ["x", "skip", "g", "b", "bi"], ["y", "", "", "sum"],
+                       {"g": g, "b": b, "bi": bi}))
+    cs.append(f16_case("f16_skip_simplified_ln", "SkipSimplifiedLayerNormalization", ["x", "skip", "g", "bi"], ["y"],
+                       {"g": g, "bi": bi}))
+    cs.append(f16_case("f16_simplified_ln", "SimplifiedLayerNormalization", ["x", "g"], ["y"], {"g": g}, ms=False))
+    cs.append(f16_case("f16_rms_norm", "RMSNormalization", ["x", "g"], ["y"], {"g": g}, ms=False, opsets=OP23))
+    for op, ins in [("FastGelu", ["x", "bi"]), ("BiasGelu", ["x", "bi"]), ("QuickGelu", ["x"]), ("Gelu", ["x"])]:
+        cs.append(f16_case(f"f16_{op}", op, ins, ["y"], {"bi": bi} if "bi" in ins else {}))
+    return cs
+
+
 def bert_block(fused, layers=2, b=2, s=5, h=48, inter=96):
     """A 2-layer BERT-like block body: x -> LN(x + x W1 + b1) -> LN(h1 + Gelu(h1 Wi + bi) Wo + bo)."""
     r = rng(500)
@@ -193,7 +222,7 @@ def bert_block(fused, layers=2, b=2, s=5, h=48, inter=96):
 
 
 def cases():
-    return rms_cases() + skip_cases() + embed_cases() + gelu_cases() + [bert_block(False), bert_block(True)]
+    return rms_cases() + skip_cases() + embed_cases() + gelu_cases() + f16_cases() + [bert_block(False), bert_block(True)]
 
 
 if __name__ == "__main__":
