@@ -1,6 +1,6 @@
 // CPU kernels: unary math, activations, Clip, Gelu and GeluGrad. f32 Relu/LeakyRelu/Sigmoid/
 // HardSigmoid/HardSwish/Tanh/Exp/Clip, tanh-approximate Gelu/GeluGrad (and Abs/Neg/Sqrt) run on
-// Highway vectors; other dtypes/ops use scalar loops (exact Gelu needs erf, which Highway lacks).
+// Highway vectors (exact Gelu with a polynomial erf, gelu-inl.h); other dtypes/ops use scalar loops.
 // Compiled once per SIMD target (hwy/foreach_target.h); register_elementwise_unary_kernels registers the
 // kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
 #undef HWY_TARGET_INCLUDE

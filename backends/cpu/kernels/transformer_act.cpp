@@ -1,8 +1,7 @@
 // CPU kernels of the com.microsoft Gelu family (semantics: core/ops/families/transformer_act.cpp):
 // Gelu, BiasGelu, FastGelu, QuickGelu, on the elementwise drivers (elementwise_impl.h): every
 // float dtype, the bias broadcast along the last axis by the binary driver (contiguous runs of
-// `hidden`), f32 tanh / sigmoid forms on Highway vectors. The erf forms stay scalar (Highway has
-// no erf; as ONNX Gelu in elementwise_unary.cpp).
+// `hidden`), f32 on Highway vectors (the erf forms with gelu-inl.h's polynomial erf, as ONNX Gelu).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/transformer_act.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
