@@ -32,10 +32,11 @@ Status infer_biased_act(InferContext& ctx) {
   return ok_status();
 }
 
+// `op`: the OpDef name, "com.microsoft::<OpType>".
 void add_act(OpRegistry& r, const char* op, int min_inputs, int max_inputs, std::vector<AttrSpec> attrs,
              const char* doc) {
   OpDef d;
-  d.name = std::string("com.microsoft::") + op;
+  d.name = op;
   d.domain = "com.microsoft";
   d.min_inputs = min_inputs;
   d.max_inputs = max_inputs;
@@ -49,11 +50,11 @@ void add_act(OpRegistry& r, const char* op, int min_inputs, int max_inputs, std:
 }  // namespace
 
 void register_transformer_act_ops(OpRegistry& r) {
-  TSR_IF_SELECTED("com.microsoft::Gelu") add_act(r, "Gelu", 1, 1, {}, "Y = 0.5 X (1 + erf(X / sqrt 2))");
-  TSR_IF_SELECTED("com.microsoft::BiasGelu") add_act(r, "BiasGelu", 2, 2, {}, "Y = Gelu(A + B), B a vector over the last axis");
-  TSR_IF_SELECTED("com.microsoft::FastGelu") add_act(r, "FastGelu", 1, 2, {},
+  TSR_IF_SELECTED("com.microsoft::Gelu") add_act(r, "com.microsoft::Gelu", 1, 1, {}, "Y = 0.5 X (1 + erf(X / sqrt 2))");
+  TSR_IF_SELECTED("com.microsoft::BiasGelu") add_act(r, "com.microsoft::BiasGelu", 2, 2, {}, "Y = Gelu(A + B), B a vector over the last axis");
+  TSR_IF_SELECTED("com.microsoft::FastGelu") add_act(r, "com.microsoft::FastGelu", 1, 2, {},
                                                      "Y = tanh-approximate Gelu(X + bias), bias optional");
-  TSR_IF_SELECTED("com.microsoft::QuickGelu") add_act(r, "QuickGelu", 1, 1, {float_attr("alpha", 1.702)},
+  TSR_IF_SELECTED("com.microsoft::QuickGelu") add_act(r, "com.microsoft::QuickGelu", 1, 1, {float_attr("alpha", 1.702)},
                                                       "Y = X * sigmoid(alpha X) (alpha 1.702)");
 }
 
