@@ -14,9 +14,9 @@ import os
 import re
 import sys
 
-GUARD = re.compile(r'TSR_IF_SELECTED\("(\w+)"\)')
+GUARD = re.compile(r'TSR_IF_SELECTED\("((?:com\.microsoft::)?\w+)"\)')  # contrib ops: "com.microsoft::X"
 LITERAL = re.compile(r'"([^"\\]*)"')
-CALL = re.compile(r'(?:\br\.add_fn\(|\br\.add\((?:OpDef)?\{?|\badd\(OpDef\{|\badd_\w+\(r, )"([A-Z]\w*)"')
+CALL = re.compile(r'(?:\br\.add_fn\(|\br\.add\((?:OpDef)?\{?|\badd\(OpDef\{|\badd_\w+\(r, )"((?:com\.microsoft::)?[A-Z]\w*)"')
 
 
 def check(path):

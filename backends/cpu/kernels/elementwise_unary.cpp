@@ -1,6 +1,6 @@
 // CPU kernels: unary math, activations, Clip, Gelu and GeluGrad. f32 Relu/LeakyRelu/Sigmoid/
 // HardSigmoid/HardSwish/Tanh/Exp/Clip, tanh-approximate Gelu/GeluGrad (and Abs/Neg/Sqrt) run on
-// Highway vectors; other dtypes/ops use scalar loops (exact Gelu needs erf, which Highway lacks).
+// Highway vectors (exact Gelu with a polynomial erf, gelu-inl.h); other dtypes/ops use scalar loops.
 // Compiled once per SIMD target (hwy/foreach_target.h); register_elementwise_unary_kernels registers the
 // kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
 #undef HWY_TARGET_INCLUDE
@@ -9,6 +9,7 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 #include "backends/cpu/kernels/elementwise_impl.h"
+#include "backends/cpu/kernels/gelu-inl.h"
 
 #include <cmath>
 #include <limits>
@@ -226,30 +227,6 @@ struct ShrinkOp : NumericOnly {
   }
 };
 
-// Gelu (approximate="none"): 0.5 x (1 + erf(x / sqrt 2)).
-struct GeluErfOp : FloatOnly {
-  template <class C> C operator()(C x) const {
-    return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(std::numbers::sqrt2 / 2)));
-  }
-};
-// The tanh approximation's constants: u = kGeluK (x + kGeluC x^3).
-constexpr double kGeluK = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
-constexpr double kGeluC = 0.044715;
-template <class C> C gelu_u(C x) { return static_cast<C>(kGeluK) * (x + static_cast<C>(kGeluC) * x * x * x); }
-template <class D, class V> V vec_gelu_u(D d, V x) {
-  const V x3 = hn::Mul(hn::Mul(x, x), x);
-  return hn::Mul(hn::Set(d, static_cast<float>(kGeluK)), hn::MulAdd(hn::Set(d, static_cast<float>(kGeluC)), x3, x));
-}
-// Gelu (approximate="tanh"): 0.5 x (1 + tanh(u)).
-struct GeluTanhOp : FloatOnly {
-  static constexpr bool kVecF32 = kVecTranscendental;
-  template <class C> C operator()(C x) const { return C(0.5) * x * (C(1) + std::tanh(gelu_u(x))); }
-  template <class D, class V> V vec(D d, V x) const {
-    const V half = hn::Set(d, 0.5f);
-    const V y = hn::Mul(hn::Mul(half, x), hn::Add(hn::Set(d, 1.0f), hn::Tanh(d, vec_gelu_u(d, x))));
-    return hn::IfThenElse(hn::IsNaN(x), x, y);
-  }
-};
 template <DTypeMask kSel>
 Status gelu_kernel(exec::KernelContext& ctx) {
   if (ctx.node().attr_string("approximate") == "tanh") return unary_kernel<GeluTanhOp, kSel>(ctx);

@@ -1,5 +1,6 @@
 // Normalization and softmax-family OpDefs (ONNX opset 17): BatchNormalization (opset 15),
 // LayerNormalization (17), InstanceNormalization, LRN, MeanVarianceNormalization (13), Softmax / LogSoftmax / Hardmax (13).
+#include "core/ops/families/norm_infer.h"
 #include "core/ops/op_def.h"
 
 namespace tsr::ops {
@@ -42,6 +43,9 @@ Status infer_batch_norm(InferContext& ctx) {
   return ok_status();
 }
 
+}  // namespace
+
+// Declared in norm_infer.h (the RMS norms of transformer_norm.cpp share it).
 Status infer_layer_norm(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
@@ -79,6 +83,8 @@ Status infer_layer_norm(InferContext& ctx) {
   for (size_t k = 1; k < ctx.num_outputs(); ++k) ctx.set_output(k, stash_dt, stat);
   return ok_status();
 }
+
+namespace {
 
 Status infer_instance_norm(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));

@@ -1,0 +1,78 @@
+// Gelu functors shared by the elementwise_unary kernels (ONNX Gelu) and the com.microsoft Gelu
+// family (transformer_act.cpp): the exact erf form and the tanh approximation, as unary ops of
+// the elementwise drivers (elementwise_impl.h). Hendrycks & Gimpel 2016, "Gaussian Error Linear
+// Units": Gelu(x) = x Phi(x) = 0.5 x (1 + erf(x / sqrt 2)) ~ 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+//
+// The f32 vector paths are approximations within a few 1e-7 of the scalar ones.
+// A Highway "-inl" header like elementwise_impl.h (per-target include guard toggled by
+// hwy/foreach_target.h): include it after elementwise_impl.h.
+#include <cmath>
+#include <numbers>
+
+#if defined(TSR_CPU_GELU_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TSR_CPU_GELU_INL_H_
+#undef TSR_CPU_GELU_INL_H_
+#else
+#define TSR_CPU_GELU_INL_H_
+#endif
+
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace tsr::cpu {
+namespace HWY_NAMESPACE {
+
+// erf for the Gelu forms only, where it is added to 1: Abramowitz & Stegun 7.1.26,
+// erf(a) = 1 - t (a1 + t (a2 + ... + t a5)) e^(-a^2), t = 1 / (1 + p a), a = |x|, absolute error
+// <= 1.5e-7 (Highway has no erf). |x| is capped at 10 (erf = 1 in f32) so that e^(-a^2) stays finite.
+template <class D, class V> V vec_erf_for_gelu(D d, V x) {
+  const V one = hn::Set(d, 1.0f);
+  const V a = hn::Min(hn::Abs(x), hn::Set(d, 10.0f));
+  const V t = hn::Div(one, hn::MulAdd(hn::Set(d, 0.3275911f), a, one));
+  V poly = hn::Set(d, 1.061405429f);
+  poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
+  const V e = hn::Exp(d, hn::Neg(hn::Mul(a, a)));
+  return hn::CopySign(hn::NegMulAdd(hn::Mul(poly, t), e, one), x);
+}
+// Gelu (approximate="none"): 0.5 x (1 + erf(x / sqrt 2)). f32 vectors use vec_erf_for_gelu;
+// NaN propagates through the final product with x.
+struct GeluErfOp : FloatOnly {
+  static constexpr bool kVecF32 = HWY_TARGET != HWY_SCALAR;
+  template <class C> C operator()(C x) const {
+    return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(std::numbers::sqrt2 / 2)));
+  }
+  template <class D, class V> V vec(D d, V x) const {
+    const V e = vec_erf_for_gelu(d, hn::Mul(x, hn::Set(d, static_cast<float>(std::numbers::sqrt2 / 2))));
+    const V y = hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(hn::Set(d, 1.0f), e));
+    return hn::IfThenElse(hn::IsNaN(x), x, y);
+  }
+};
+// The tanh approximation's constants: u = kGeluK (x + kGeluC x^3).
+inline constexpr double kGeluK = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
+inline constexpr double kGeluC = 0.044715;
+template <class C> C gelu_u(C x) { return static_cast<C>(kGeluK) * (x + static_cast<C>(kGeluC) * x * x * x); }
+template <class D, class V> V vec_gelu_u(D d, V x) {
+  const V x3 = hn::Mul(hn::Mul(x, x), x);
+  return hn::Mul(hn::Set(d, static_cast<float>(kGeluK)), hn::MulAdd(hn::Set(d, static_cast<float>(kGeluC)), x3, x));
+}
+// Gelu (approximate="tanh"): 0.5 x (1 + tanh(u)). The vector path only pays off with real
+// vectors (on the 1-lane HWY_SCALAR target libm is faster).
+struct GeluTanhOp : FloatOnly {
+  static constexpr bool kVecF32 = HWY_TARGET != HWY_SCALAR;
+  template <class C> C operator()(C x) const { return C(0.5) * x * (C(1) + std::tanh(gelu_u(x))); }
+  template <class D, class V> V vec(D d, V x) const {
+    const V half = hn::Set(d, 0.5f);
+    const V y = hn::Mul(hn::Mul(half, x), hn::Add(hn::Set(d, 1.0f), hn::Tanh(d, vec_gelu_u(d, x))));
+    return hn::IfThenElse(hn::IsNaN(x), x, y);
+  }
+};
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#endif  // TSR_CPU_GELU_INL_H_ per-target guard
