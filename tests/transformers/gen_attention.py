@@ -83,6 +83,18 @@ def onnx_attention_cases():
         attrs={"qk_matmul_output_mode": 3, "is_causal": 1})
     add("softcap", 1, 2, 2, 5, 5, 8, attrs={"softcap": 2.0, "is_causal": 1})
     add("opset24", 1, 2, 2, 4, 4, 8, opsets=OPS24)
+    add("opset24_nonpad", 2, 2, 2, 3, 6, 8, opsets=OPS24, nonpad=np.array([4, 6], np.int64))
+    add("opset24_nonpad_causal", 2, 4, 2, 2, 6, 8, rank=3, opsets=OPS24, nonpad=np.array([3, 6], np.int64),
+        attrs={"is_causal": 1})
+    add("qk_mode1", 1, 2, 2, 4, 5, 8, outs=("Y", "present_key", "present_value", "qk"), mask=randn(g, 4, 5),
+        attrs={"qk_matmul_output_mode": 1})
+    add("softcap_mask", 1, 2, 2, 5, 5, 8, attrs={"softcap": 2.0}, mask=randn(g, 5, 5, scale=3.0))
+    add("softcap_qk_mode0", 1, 2, 2, 4, 5, 8, outs=("Y", "present_key", "present_value", "qk"), mask=randn(g, 4, 5),
+        attrs={"softcap": 1.5})
+    add("softcap_qk_mode1", 1, 2, 2, 4, 5, 8, outs=("Y", "present_key", "present_value", "qk"), mask=randn(g, 4, 5),
+        attrs={"qk_matmul_output_mode": 1, "softcap": 1.5})
+    add("softcap_qk_mode2", 1, 2, 2, 4, 5, 8, outs=("Y", "present_key", "present_value", "qk"), mask=randn(g, 4, 5),
+        attrs={"qk_matmul_output_mode": 2, "softcap": 1.5})
     return cs
 
 

@@ -115,6 +115,7 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
       float* qk = full_rows ? p.qk_out + ((b * p.q_heads + h) * p.q_len + i) * total : nullptr;
       if (qk && p.qk_mode == 0) std::copy(row, row + n, qk + j0);
       if (p.softcap > 0) softcap_row(row, n, p.softcap);
+      if (qk && p.qk_mode == 1) std::copy(row, row + n, qk + j0);
       if (p.bias) add_row(row, p.bias + b * p.bias_sb + h * p.bias_sh + i * p.bias_sq + j0, n);
       // Keys of this block outside [lo, hi] are masked.
       int64_t lo = 0, hi = valid - 1;
@@ -124,7 +125,7 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
       }
       for (int64_t j = j0; j < j1; ++j)
         if (j < lo || j > hi) row[j - j0] = kNegInf;
-      if (qk && (p.qk_mode == 1 || p.qk_mode == 2)) std::copy(row, row + n, qk + j0);
+      if (qk && p.qk_mode == 2) std::copy(row, row + n, qk + j0);
       const float mx = std::max(t.m[r], row_max(row, n));
       if (mx == kNegInf) {  // nothing visible yet in this row: the block contributes nothing
         std::fill(row, row + n, 0.0f);

@@ -52,8 +52,9 @@ struct AttnProblem {
   const int64_t* causal_offset_b = nullptr;  // per batch; overrides causal_offset
   const int64_t* kv_valid = nullptr;         // per batch count of valid keys; null: all
   int64_t local_window = -1;
-  // Optional [B, qN, S, T] copy of the scores at one stage: 0 scaled Q·K^T, 1 after the bias and
-  // masks, 2 after softcap, 3 the softmax (qk_matmul_output_mode of ONNX Attention).
+  // Optional [B, qN, S, T] copy of the scores at one stage (qk_matmul_output_mode of ONNX
+  // Attention, as onnxruntime 1.30 and the onnx reference order them): 0 scaled Q·K^T, 1 after
+  // softcap, 2 after the bias and masks, 3 the softmax.
   float* qk_out = nullptr;
   int qk_mode = 0;
 };
