@@ -150,7 +150,7 @@ Status attention_core_target(exec::KernelContext& ctx, const AttnProblem& p) {
   if (p.batch == 0 || p.q_heads == 0 || p.q_len == 0) return ok_status();
   if (p.kv_heads <= 0 || p.q_heads % p.kv_heads != 0)
     return ctx.error("q heads ", p.q_heads, " are not a multiple of kv heads ", p.kv_heads);
-  const int64_t qb = std::min<int64_t>(p.q_len, 64);
+  const int64_t qb = std::min<int64_t>(p.q_len, 256);  // rows per task: K and V blocks are packed once per 256 queries
   const int64_t kb = p.qk_out ? std::max<int64_t>(p.kv_len, 1) : std::clamp<int64_t>(p.kv_len, 1, 256);
   const int64_t nqb = (p.q_len + qb - 1) / qb, tasks = p.batch * p.q_heads * nqb;
   const size_t per_slot = static_cast<size_t>(qb * kb + qb * std::max<int64_t>(p.v_head_size, 1) + 2 * qb);
