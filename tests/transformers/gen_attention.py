@@ -17,6 +17,13 @@ def randn(g, *shape, scale=1.0):
     return (g.standard_normal(shape) * scale).astype(F)
 
 
+def put(ins, order, pos, name, value):
+    """Binds an optional node input: graph input `name` = value at node input `pos` (None: omitted)."""
+    if value is not None:
+        ins[name] = value
+        order[pos] = name
+
+
 def one(name, op, inputs, outputs, attrs=None, domain="", opsets=None, order=None, **kw):
     """A one-node case; `inputs` maps names (graph inputs, in order) to arrays; `order` names the
     node's inputs ("" = omitted) when they differ from the dict's order."""
@@ -38,16 +45,12 @@ def onnx_attention_cases():
             q, k, v = randn(g, b, s, qn * h), randn(g, b, l, kvn * h), randn(g, b, l, kvn * hv)
             attrs = dict(attrs or {}, q_num_heads=qn, kv_num_heads=kvn)
         ins = {"Q": q, "K": k, "V": v}
-        order = ["Q", "K", "V", "", "", ""]
-        if mask is not None:
-            ins["M"] = mask
-            order[3] = "M"
+        order = ["Q", "K", "V", "", "", "", ""]
+        put(ins, order, 3, "M", mask)
         if past is not None:
-            ins["PK"], ins["PV"] = randn(g, b, kvn, past, h), randn(g, b, kvn, past, hv)
-            order[4:6] = ["PK", "PV"]
-        if nonpad is not None:
-            ins["NP"] = nonpad
-            order.append("NP")
+            put(ins, order, 4, "PK", randn(g, b, kvn, past, h))
+            put(ins, order, 5, "PV", randn(g, b, kvn, past, hv))
+        put(ins, order, 6, "NP", nonpad)
         while order and order[-1] == "":
             order.pop()
         names = ["Y", "present_key", "present_value", "qk"]
@@ -144,18 +147,12 @@ def mha_cases():
         else:
             ins["k"], ins["v"] = randn(g, b, l, d), randn(g, b, l, d)
         order = ["q", "k", "v", "", "", "", "", ""]
-        if bias:
-            ins["bias"] = randn(g, 3 * d)
-            order[3] = "bias"
-        if kpm is not None:
-            ins["kpm"] = kpm
-            order[4] = "kpm"
-        if ab is not None:
-            ins["ab"] = ab
-            order[5] = "ab"
+        put(ins, order, 3, "bias", randn(g, 3 * d) if bias else None)
+        put(ins, order, 4, "kpm", kpm)
+        put(ins, order, 5, "ab", ab)
         if past is not None:
-            ins["pk"], ins["pv"] = randn(g, b, n, past, h), randn(g, b, n, past, h)
-            order[6:8] = ["pk", "pv"]
+            put(ins, order, 6, "pk", randn(g, b, n, past, h))
+            put(ins, order, 7, "pv", randn(g, b, n, past, h))
         while order[-1] == "":
             order.pop()
         node = helper.make_node("MultiHeadAttention", order, ["Y", "PK", "PV"][:outs], domain=MS,

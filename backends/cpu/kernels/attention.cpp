@@ -193,6 +193,17 @@ void rotary_row(const float* x, float* y, const float* cos, const float* sin, in
   if (y != x) std::copy(x + rot_dim, x + head_size, y + rot_dim);
 }
 
+void fill_present(float* present, const float* past, const AttnView& fresh, int64_t batch, int64_t heads, int64_t p,
+                  int64_t l, int64_t hd) {
+  const int64_t total = p + l;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t n = 0; n < heads; ++n) {
+      float* dst = present + (b * heads + n) * total * hd;
+      if (p > 0) std::copy_n(past + (b * heads + n) * p * hd, p * hd, dst);
+      for (int64_t r = 0; r < l; ++r) std::copy_n(fresh.row(b, n, r), hd, dst + (p + r) * hd);
+    }
+}
+
 namespace {
 
 // Materializes an ONNX attn_mask (bool: true = attend; float: added) broadcastable to
@@ -221,19 +232,6 @@ Status build_mask_bias(exec::KernelContext& ctx, const Tensor& mask, int64_t tot
   p.bias_sh = hm == 1 ? 0 : sm * total;
   p.bias_sb = bm == 1 ? 0 : hm * sm * total;
   return ok_status();
-}
-
-// Copies the past rows and the new rows of one cache (K or V) into present [B, N, P+L, H]; the
-// new rows come from `src` (a strided view of K or V).
-void fill_present(float* present, const Tensor* past, const AttnView& src, int64_t b_n, int64_t heads, int64_t p,
-                  int64_t l, int64_t h) {
-  const int64_t total = p + l;
-  for (int64_t b = 0; b < b_n; ++b)
-    for (int64_t n = 0; n < heads; ++n) {
-      float* dst = present + (b * heads + n) * total * h;
-      if (p > 0) std::copy_n(past->data<float>() + (b * heads + n) * p * h, p * h, dst);
-      for (int64_t r = 0; r < l; ++r) std::copy_n(src.row(b, n, r), h, dst + (p + r) * h);
-    }
 }
 
 // ONNX Attention (semantics: core/ops/families/attention.cpp, onnx reference op_attention.py).
@@ -274,7 +272,7 @@ Status onnx_attention(exec::KernelContext& ctx) {
       TSR_ASSIGN_OR_RETURN(Scratch<float> sc, Scratch<float>::make(ctx, static_cast<size_t>(p.batch * p.kv_heads * p.kv_len * hd)));
       dst = sc.data();
     }
-    fill_present(dst, which == 0 ? past_k : past_v, which == 0 ? p.k : p.v, p.batch, p.kv_heads, past, l, hd);
+    fill_present(dst, which == 0 ? (past_k ? past_k->data<float>() : nullptr) : (past_v ? past_v->data<float>() : nullptr), which == 0 ? p.k : p.v, p.batch, p.kv_heads, past, l, hd);
     if (past_k) (which == 0 ? p.k : p.v) = AttnView{dst, p.kv_heads * p.kv_len * hd, p.kv_len * hd, hd};
   }
   p.scale = static_cast<float>(node.attr("scale") ? node.attr_float("scale") : 1.0 / std::sqrt(static_cast<double>(hs)));

@@ -61,6 +61,11 @@ struct AttnProblem {
 
 Status attention_core(exec::KernelContext& ctx, const AttnProblem& p);
 
+// The KV cache of one of K / V: present [B, N, P+L, hd] = past [B, N, P, hd] (may be null when P
+// is 0) followed along the sequence by the L rows of `fresh` (a strided view).
+void fill_present(float* present, const float* past, const AttnView& fresh, int64_t batch, int64_t heads, int64_t p,
+                  int64_t l, int64_t hd);
+
 // Rotates one head row x[0, head_size) into y (may equal x): the first rot_dim values by the
 // angles whose cos/sin are cos[0, rot_dim/2), sin[...]; the rest are copied. interleaved: pairs
 // (x[2i], x[2i+1]); else halves (x[i], x[i + rot_dim/2]) (RoFormer, Su et al. 2021).

@@ -87,7 +87,7 @@ Status contrib_bias(exec::KernelContext& ctx, const Tensor* mask, const Tensor* 
 // The KV cache of one of K / V: present [B, N, P+L, hd] from past (may be null) and the new rows;
 // the output when the node wants it, else scratch. Returns a view of it.
 Expected<AttnView> make_present(exec::KernelContext& ctx, size_t out, const Tensor* past, const AttnView& fresh,
-                                int64_t batch, int64_t heads, int64_t p, int64_t l, int64_t hd, float** present_out) {
+                                int64_t batch, int64_t heads, int64_t p, int64_t l, int64_t hd) {
   float* dst;
   if (out < ctx.num_outputs() && ctx.node().outputs[out] >= 0) {
     TSR_ASSIGN_OR_RETURN(Tensor * o, ctx.alloc_output(out));
@@ -96,15 +96,22 @@ Expected<AttnView> make_present(exec::KernelContext& ctx, size_t out, const Tens
     TSR_ASSIGN_OR_RETURN(Scratch<float> sc, Scratch<float>::make(ctx, static_cast<size_t>(batch * heads * (p + l) * hd)));
     dst = sc.data();
   }
-  const int64_t total = p + l;
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t n = 0; n < heads; ++n) {
-      float* d = dst + (b * heads + n) * total * hd;
-      if (p > 0) std::copy_n(past->data<float>() + (b * heads + n) * p * hd, p * hd, d);
-      for (int64_t r = 0; r < l; ++r) std::copy_n(fresh.row(b, n, r), hd, d + (p + r) * hd);
-    }
-  if (present_out) *present_out = dst;
-  return AttnView{dst, heads * total * hd, total * hd, hd};
+  fill_present(dst, past ? past->data<float>() : nullptr, fresh, batch, heads, p, l, hd);
+  return AttnView{dst, heads * (p + l) * hd, (p + l) * hd, hd};
+}
+
+// The common end of MultiHeadAttention and Attention: scale, `unidirectional` (causal after a
+// past of `past` tokens), the key mask and attention_bias, output [B, S, N*Hv].
+Status run_unidirectional(exec::KernelContext& ctx, AttnProblem& p, const Tensor* mask, const Tensor* ab, int64_t past) {
+  const ir::Node& node = ctx.node();
+  p.scale = default_scale(node, p.head_size);
+  p.causal = node.attr_int("unidirectional") != 0;
+  p.causal_offset = past;
+  TSR_RETURN_IF_ERROR(contrib_bias(ctx, mask, ab, static_cast<float>(node.attr_float("mask_filter_value")), p.kv_len, p));
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  const int64_t dv = p.q_heads * p.v_head_size;
+  p.y = AttnOut{y->mut_data<float>(), p.q_len * dv, p.v_head_size, dv};
+  return attention_core(ctx, p);
 }
 
 // com.microsoft::MultiHeadAttention: query, key, value, bias?, key_padding_mask?, attention_bias?,
@@ -140,19 +147,12 @@ Status ms_mha(exec::KernelContext& ctx) {
   p.k = kv4 ? AttnView{pk, n * l * hs, l * hs, hs} : AttnView{pk, l * dq, hs, dq};
   p.v = kv4 ? AttnView{pv, n * l * hv, l * hv, hv} : AttnView{pv, l * dv, hv, dv};
   if (past_k || (ctx.num_outputs() > 1 && node.outputs[1] >= 0)) {
-    TSR_ASSIGN_OR_RETURN(p.k, make_present(ctx, 1, past_k, p.k, p.batch, n, past, l, hs, nullptr));
+    TSR_ASSIGN_OR_RETURN(p.k, make_present(ctx, 1, past_k, p.k, p.batch, n, past, l, hs));
   }
   if (past_v || (ctx.num_outputs() > 2 && node.outputs[2] >= 0)) {
-    TSR_ASSIGN_OR_RETURN(p.v, make_present(ctx, 2, past_v, p.v, p.batch, n, past, l, hv, nullptr));
+    TSR_ASSIGN_OR_RETURN(p.v, make_present(ctx, 2, past_v, p.v, p.batch, n, past, l, hv));
   }
-  p.scale = default_scale(node, hs);
-  p.causal = node.attr_int("unidirectional") != 0;
-  p.causal_offset = past;
-  TSR_RETURN_IF_ERROR(contrib_bias(ctx, ctx.input(4), ctx.input(5), static_cast<float>(node.attr_float("mask_filter_value")),
-                                   p.kv_len, p));
-  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
-  p.y = AttnOut{y->mut_data<float>(), p.q_len * n * hv, hv, n * hv};
-  return attention_core(ctx, p);
+  return run_unidirectional(ctx, p, ctx.input(4), ctx.input(5), past);
 }
 
 // com.microsoft::Attention: input, weights, bias?, mask_index?, past?, attention_bias?. QKV =
@@ -199,23 +199,11 @@ Status ms_attention(exec::KernelContext& ctx) {
     for (int which = 0; which < 2; ++which) {
       AttnView& dst = which == 0 ? p.k : p.v;
       float* base = present + which * half;
-      for (int64_t b = 0; b < p.batch; ++b)
-        for (int64_t h = 0; h < n; ++h) {
-          float* d = base + (b * n + h) * total * hs;
-          if (pl > 0) std::copy_n(past->data<float>() + which * past_half + (b * n + h) * pl * hs, pl * hs, d);
-          for (int64_t r = 0; r < s; ++r) std::copy_n(dst.row(b, h, r), hs, d + (pl + r) * hs);
-        }
+      fill_present(base, past ? past->data<float>() + which * past_half : nullptr, dst, p.batch, n, pl, s, hs);
       dst = AttnView{base, n * total * hs, total * hs, hs};
     }
   }
-  p.scale = default_scale(node, hs);
-  p.causal = node.attr_int("unidirectional") != 0;
-  p.causal_offset = pl;
-  TSR_RETURN_IF_ERROR(contrib_bias(ctx, ctx.input(3), ctx.input(5), static_cast<float>(node.attr_float("mask_filter_value")),
-                                   p.kv_len, p));
-  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
-  p.y = AttnOut{y->mut_data<float>(), s * dv, hv, dv};
-  return attention_core(ctx, p);
+  return run_unidirectional(ctx, p, ctx.input(3), ctx.input(5), pl);
 }
 
 // com.microsoft::GroupQueryAttention: query, key, value [B, S, ...], past_key/value [B, kvN, P, H],
