@@ -199,6 +199,8 @@ def ms_attention_cases():
     add("bert", 2, 6, 16, 4, 4)
     add("raw_mask", 2, 6, 16, 2, 8, mask=np.array([[1] * 6, [1] * 4 + [0] * 2], np.int32))
     add("lens_mask", 2, 6, 16, 2, 8, mask=np.array([6, 3], np.int32))
+    add("end_start_mask", 2, 6, 16, 2, 8, mask=np.array([6, 5, 0, 2], np.int32))
+    add("mask_3d", 1, 4, 16, 2, 8, mask=np.tril(np.ones((4, 4), np.int32))[None])
     add("gpt2_past", 2, 3, 16, 2, 8, past=5, attrs={"unidirectional": 1})
     add("gpt2_past0", 1, 4, 16, 2, 8, past=0, attrs={"unidirectional": 1})
     add("qkv_sizes", 1, 5, 12, 2, 8, sizes=[16, 16, 12])
@@ -225,6 +227,8 @@ def gqa_cases():
     return [
         gqa_case("prompt", g, 2, 6, 8, 2, 16, 0),
         gqa_case("decode", g, 2, 1, 8, 2, 16, 7),
+        gqa_case("decode_ragged", g, 2, 1, 4, 2, 8, 7, total=8, seqlens=[5, 7]),
+        gqa_case("prompt_ragged", g, 2, 6, 4, 2, 8, 0, total=6, seqlens=[3, 5]),
         gqa_case("mqa_continue", g, 1, 3, 4, 1, 8, 5),
         gqa_case("rotary", g, 1, 4, 4, 2, 16, 3, rotary=True),
         gqa_case("rotary_interleaved", g, 2, 1, 4, 2, 16, 6, rotary=True, attrs={"rotary_interleaved": 1}),
