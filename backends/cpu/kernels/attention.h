@@ -1,0 +1,91 @@
+// The CPU attention core shared by every attention kernel (ONNX Attention, com.microsoft
+// MultiHeadAttention / Attention / GroupQueryAttention) and the rotary-embedding rows they share.
+//
+// attention_core computes, for each batch b and query head h (kv head h / (q_heads / kv_heads),
+// the GQA/MQA grouping of the ONNX spec),
+//   Y[b, h] = softmax(softcap(scale * Q[b,h] K[b,kh]^T) + bias[b,h] + structural mask) V[b,kh]
+// in f32, tiled over keys with an online softmax (running row max and sum, FlashAttention:
+// Dao et al., "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
+// 2022), so the [q, keys] score matrix is never held beyond one block of keys. Q·K^T and P·V of
+// each block go through sgemm (gemm.h); the row max / exp / sum / rescale run with Highway.
+// Work is split over (batch, head, query block) on ctx.pool(); each chunk's blocks live in the
+// run's scratch arena.
+//
+// Structural masks (key j of total T, query i of S): keys j >= kv_len[b] are masked; with
+// `causal`, keys j > i + offset[b] are masked (offset: causal_offset, or causal_offset_b[b]);
+// with local_window >= 0 also keys j < i + offset[b] - local_window. Masked scores are -inf; a
+// row with every key masked yields zeros. Layouts are strided views: element (b, h, row, d) of a
+// tensor is base[b*sb + h*sh + row*sr + d] (d contiguous).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "core/base/status.h"
+#include "core/exec/kernel.h"
+
+namespace tsr::cpu {
+
+struct AttnView {
+  const float* base = nullptr;
+  int64_t sb = 0, sh = 0, sr = 0;
+  const float* row(int64_t b, int64_t h, int64_t r) const { return base + b * sb + h * sh + r * sr; }
+};
+
+struct AttnOut {
+  float* base = nullptr;
+  int64_t sb = 0, sh = 0, sr = 0;
+};
+
+struct AttnProblem {
+  int64_t batch = 0, q_heads = 0, kv_heads = 0, q_len = 0, kv_len = 0, head_size = 0, v_head_size = 0;
+  AttnView q, k, v;
+  AttnOut y;
+  float scale = 1.0f;
+  float softcap = 0.0f;  // > 0: scores become softcap * tanh(scores / softcap), before the bias
+  // Additive bias, element (b, h, i, j) at bias[b*bias_sb + h*bias_sh + i*bias_sq + j] (strides 0
+  // broadcast); null: none.
+  const float* bias = nullptr;
+  int64_t bias_sb = 0, bias_sh = 0, bias_sq = 0;
+  bool causal = false;
+  int64_t causal_offset = 0;
+  const int64_t* causal_offset_b = nullptr;  // per batch; overrides causal_offset
+  const int64_t* kv_valid = nullptr;         // per batch count of valid keys; null: all
+  int64_t local_window = -1;
+  // Optional [B, qN, S, T] copy of the scores at one stage (qk_matmul_output_mode of ONNX
+  // Attention, as onnxruntime 1.30 and the onnx reference order them): 0 scaled Q·K^T, 1 after
+  // softcap, 2 after the bias and masks, 3 the softmax.
+  float* qk_out = nullptr;
+  int qk_mode = 0;
+};
+
+Status attention_core(exec::KernelContext& ctx, const AttnProblem& p);
+
+// The KV cache of one of K / V: present [B, N, P+L, hd] = past [B, N, P, hd] (may be null when P
+// is 0) followed along the sequence by the L rows of `fresh` (a strided view).
+void fill_present(float* present, const float* past, const AttnView& fresh, int64_t batch, int64_t heads, int64_t p,
+                  int64_t l, int64_t hd);
+
+// Rotates one head row x[0, head_size) into y (may equal x): the first rot_dim values by the
+// angles whose cos/sin are cos[0, rot_dim/2), sin[...]; the rest are copied. interleaved: pairs
+// (x[2i], x[2i+1]); else halves (x[i], x[i + rot_dim/2]) (RoFormer, Su et al. 2021).
+void rotary_row(const float* x, float* y, const float* cos, const float* sin, int64_t rot_dim, int64_t head_size,
+                bool interleaved);
+
+// One rotary application over a whole tensor X ([B, S, heads*H] or [B, N, S, H]) into y (X's
+// shape): token (b, s) uses row cache_row(b, s) of the [cache_rows, half] cos/sin tables.
+// rot_dim 0 = the head size. Errors: bad rot_dim / cache widths, a row outside the cache.
+struct RotaryArgs {
+  const Tensor* x;
+  Tensor* y;
+  const float *cos, *sin;
+  int64_t half;        // cache columns (rot_dim / 2)
+  int64_t cache_rows;
+  int64_t heads;       // for 3-D X
+  int64_t rot_dim;
+  bool interleaved;
+  std::function<int64_t(int64_t, int64_t)> cache_row;
+};
+Status rotary_apply(exec::KernelContext& ctx, const RotaryArgs& a);
+
+}  // namespace tsr::cpu
