@@ -28,7 +28,8 @@
 // Session::run returns outputs that own their storage (never an arena shared with the next run),
 // so they are passed on without a copy. The growing cache is copied once per step by the model
 // itself (its Concat(past, new)); the loop adds no copy. Each step's past length is a new input
-// signature for the Session's plans (core/exec/plan.h), so steps run with runtime shape inference.
+// signature for the Session's plans (core/exec/plan.h): every step is a first, recording run of
+// its shapes (runtime shape inference), none reuses a recorded memory plan.
 //
 // Choosing a token from the last logits row: greedy (top_k 0) takes the argmax, the lowest id on
 // ties. top_k >= 1 keeps the k largest logits (ties: lower id first), divides them by temperature,
