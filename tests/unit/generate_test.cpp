@@ -93,7 +93,7 @@ TEST_CASE("generate: the callback, stop ids and max_new_tokens end the loop", "[
   CHECK(none->empty());
 }
 
-TEST_CASE("generate: top-k draws are reproducible per seed; top_k 1 is greedy", "[generate]") {
+TEST_CASE("generate: top-k draws are reproducible per seed, top_k 1 is greedy", "[generate]") {
   auto session = counting_decoder();
   GenerateOptions o;
   o.max_new_tokens = 8;
