@@ -175,4 +175,5 @@ Subcommand register_train(CLI::App& app);   // cmd_train.cpp
 Subcommand register_export(CLI::App& app);  // cmd_train.cpp
 Subcommand register_grad(CLI::App& app);
 Subcommand register_script(CLI::App& app);
+Subcommand register_generate(CLI::App& app);  // cmd_generate.cpp
 }  // namespace tsr::cli

@@ -89,12 +89,44 @@ export interface ScriptResult {
   graph: Uint8Array | null;
 }
 
+/** model.generate() options (the fields of tsr::GenerateOptions, docs/web.md "Generation"). */
+export interface GenerateOptions {
+  /** Tokens to generate at most (default 32). */
+  maxNewTokens?: number;
+  /** 0 (default): greedy, the argmax (lowest id on ties). >= 1: sample among the topK most likely. */
+  topK?: number;
+  /** Divides the logits before top-k sampling's softmax (> 0, default 1). */
+  temperature?: number;
+  /** Seeds top-k sampling's splitmix64 stream (the stream of tsr::generate: same seed, same draws). */
+  seed?: number | bigint;
+  /** Stop after any of these ids (it is included in the result). */
+  stop?: number[];
+  /** Input and output names (defaults: input_ids, logits, attention_mask, position_ids; the past /
+   *  present prefixes are detected: past_key_values. / present., else past_ / present_). */
+  inputIds?: string;
+  logits?: string;
+  pastPrefix?: string;
+  presentPrefix?: string;
+  attentionMask?: string;
+  positionIds?: string;
+}
+
 export class Model {
   readonly inputs: ValueInfo[];
   readonly outputs: ValueInfo[];
   /** Runs the main graph. Every input by name, exactly once. Throws TesseraError
    *  (not_found: unknown input name; invalid_argument: missing input, wrong dtype or shape). */
   run(feeds: Record<string, Tensor | StringTensor>): Promise<Record<string, Value>>;
+  /** Autoregressive decoding with a KV cache on a decoder-with-past model (inputs input_ids
+   *  [1, S], past_key_values.{i}.key/value [1, heads, past, head_dim]; outputs logits
+   *  [1, S, vocab], present.{i}.key/value). Step 0 runs promptIds with empty pasts, each later
+   *  step the last token; presents stay in the wasm heap and become the next pasts without a copy.
+   *  onToken(id, index) is awaited per token; returning false stops (that token is included).
+   *  Resolves to the new ids (the prompt not included). Throws invalid_argument (bad options, a
+   *  model input the loop cannot feed, NaN logits) / not_found (no input_ids, logits or past
+   *  inputs, a past without its present) and run()'s errors, prefixed with the step. */
+  generate(promptIds: number[], options?: GenerateOptions,
+           onToken?: ((id: number, index: number) => boolean | void | Promise<boolean | void>) | null): Promise<number[]>;
   /** The model as .tsr bytes. */
   save(): Uint8Array;
   /** Frees the model's memory. Using or disposing it again throws invalid_argument. */

@@ -67,6 +67,102 @@ function threadsUnavailable() {
   return null;
 }
 
+// ---- model.generate(): tsr::generate's KV-cache loop (core/include/tessera/generate.h) in JS ----
+
+const kMask64 = (1n << 64n) - 1n;
+
+/** splitmix64, as generate.h specifies it: uniform() = (next() >> 11) * 2^-53, in [0, 1). */
+class SplitMix64 {
+  #state;
+  constructor(seed) { this.#state = BigInt.asUintN(64, BigInt(seed)); }
+  uniform() {
+    this.#state = (this.#state + 0x9E3779B97F4A7C15n) & kMask64;
+    let z = this.#state;
+    z = ((z ^ (z >> 30n)) * 0xBF58476D1CE4E5B9n) & kMask64;
+    z = ((z ^ (z >> 27n)) * 0x94D049BB133111EBn) & kMask64;
+    return Number((z ^ (z >> 31n)) >> 11n) * 2 ** -53;
+  }
+}
+
+/** Validated generate() options with their defaults. */
+function generateOptions(o) {
+  if (o === null || typeof o !== 'object') throw argError('generate(): options must be an object');
+  const r = {
+    maxNewTokens: o.maxNewTokens ?? 32, topK: o.topK ?? 0, temperature: o.temperature ?? 1, seed: o.seed ?? 0,
+    stop: o.stop ?? [], inputIds: o.inputIds ?? 'input_ids', logits: o.logits ?? 'logits',
+    pastPrefix: o.pastPrefix ?? '', presentPrefix: o.presentPrefix ?? '',
+    attentionMask: o.attentionMask ?? 'attention_mask', positionIds: o.positionIds ?? 'position_ids',
+  };
+  if (!Number.isInteger(r.maxNewTokens) || r.maxNewTokens < 0) throw argError(`generate: maxNewTokens is ${r.maxNewTokens}, expected an integer >= 0`);
+  if (!Number.isInteger(r.topK) || r.topK < 0) throw argError(`generate: topK is ${r.topK}, expected 0 (greedy) or an integer >= 1`);
+  if (!(Number.isFinite(r.temperature) && r.temperature > 0)) throw argError(`generate: temperature is ${r.temperature}, expected a finite value > 0`);
+  if (!(Number.isInteger(r.seed) && r.seed >= 0) && typeof r.seed !== 'bigint') throw argError('generate: seed must be a non-negative integer or a BigInt');
+  if (!Array.isArray(r.stop) || !r.stop.every(Number.isInteger)) throw argError('generate: stop must be an array of token ids');
+  return r;
+}
+
+/** Per model input, what the loop feeds ({role, name, dtype, empty shape | present index}); the logits index. */
+function planLoop(inputs, outputs, o) {
+  let [past, present] = [o.pastPrefix, o.presentPrefix];
+  if (!past && !present) {
+    [past, present] = [['past_key_values.', 'present.'], ['past_', 'present_']]
+      .find(([p]) => inputs.some((i) => i.name.startsWith(p))) ?? ['past_key_values.', 'present.'];
+  }
+  const names = (vs) => vs.map((v) => v.name).join(', ');
+  const isInt = (i) => i.dtype === 'int64' || i.dtype === 'int32';
+  const feeds = inputs.map((i) => {
+    const where = `generate: input "${i.name}"`;
+    if (i.name === o.inputIds || i.name === o.attentionMask || i.name === o.positionIds) {
+      if (!isInt(i)) throw argError(`${where}: dtype ${i.dtype}, expected int64 or int32`);
+      return { role: i.name === o.inputIds ? 'ids' : i.name === o.attentionMask ? 'mask' : 'positions', name: i.name, dtype: i.dtype };
+    }
+    if (!past || !i.name.startsWith(past)) {
+      throw argError(`generate: cannot feed model input "${i.name}" (the loop feeds ${o.inputIds}, ${past}*, ${o.attentionMask} and ${o.positionIds})`);
+    }
+    const pname = present + i.name.slice(past.length);
+    const k = outputs.findIndex((v) => v.name === pname);
+    if (k < 0) throw new TesseraError('not_found', `generate: past input "${i.name}" has no present output "${pname}" (outputs: ${names(outputs)})`);
+    if (i.dtype !== 'float32' && i.dtype !== 'float16') throw argError(`${where}: dtype ${i.dtype}, expected float32 or float16`);
+    if (!i.shape || i.shape.length === 0) throw argError(`${where}: expected a tensor of known rank >= 1`);
+    // Batch 1, the one dynamic dim after it (the sequence axis) 0.
+    const empty = i.shape.map((d, a) => (a === 0 ? 1 : typeof d === 'number' ? d : 0));
+    if (i.shape.slice(1).filter((d) => typeof d !== 'number').length !== 1)
+      throw argError(`${where}: expected exactly one dynamic dim after the batch (the sequence axis)`);
+    return { role: 'past', name: i.name, dtype: i.dtype, empty, present: k };
+  });
+  if (!feeds.some((f) => f.role === 'ids')) throw new TesseraError('not_found', `generate: the model has no input "${o.inputIds}" (inputs: ${names(inputs)})`);
+  if (!feeds.some((f) => f.role === 'past'))
+    throw new TesseraError('not_found', `generate: the model has no past input "${past}*" (inputs: ${names(inputs)}); set options.pastPrefix and presentPrefix`);
+  const logits = outputs.findIndex((v) => v.name === o.logits);
+  if (logits < 0) throw new TesseraError('not_found', `generate: the model has no output "${o.logits}" (outputs: ${names(outputs)})`);
+  return { feeds, logits };
+}
+
+/** IEEE binary16 bits -> number. */
+function f16(h) {
+  const e = (h >> 10) & 31, f = h & 1023, s = h & 0x8000 ? -1 : 1;
+  if (e === 0) return s * f * 2 ** -24;
+  if (e === 31) return f ? NaN : s * Infinity;
+  return s * (1 + f / 1024) * 2 ** (e - 15);
+}
+
+/** The token chosen from one row of logits: generate.h's greedy / top-k rule. */
+function chooseToken(row, o, rng, step) {
+  for (let i = 0; i < row.length; i++) if (Number.isNaN(row[i])) throw argError(`generate: step ${step}: logit of token ${i} is NaN`);
+  if (o.topK === 0) {
+    let best = 0;
+    for (let i = 1; i < row.length; i++) if (row[i] > row[best]) best = i;
+    return best;
+  }
+  const k = Math.min(o.topK, row.length);
+  const order = Array.from(row.keys()).sort((a, b) => row[b] - row[a] || a - b).slice(0, k);
+  const weights = order.map((t) => Math.exp((row[t] - row[order[0]]) / o.temperature));
+  const target = rng.uniform() * weights.reduce((a, b) => a + b, 0);
+  let running = 0;
+  for (let i = 0; i < k; i++) if ((running += weights[i]) > target) return order[i];
+  return order[k - 1];
+}
+
 /** The runtime: one wasm instance. Create with `await Tessera.create()`. */
 export class Tessera {
   #m; #threads; #u8 = null; #models = new Set(); #loading = new Set(); #pending = new Set(); #disposed = false;
@@ -425,6 +521,81 @@ export class Model {
     } finally {
       m._tsrw_list_free(out);
     }
+  }
+
+  /**
+   * Generates tokens with a decoder-with-past model (a KV cache): tsr::generate's loop
+   * (docs/web.md "Generation"). Step 0 runs promptIds with empty past tensors, each later step the
+   * last token; the present.* outputs stay in the wasm heap and are passed on as the next step's
+   * past_key_values.* by handle (no copy), only the last logits row is copied out. onToken(id, i)
+   * is called (and awaited) per token; returning false stops. Resolves to the new ids.
+   */
+  async generate(promptIds, options = {}, onToken = null) {
+    this.#check();
+    if (!Array.isArray(promptIds) || promptIds.length === 0 || !promptIds.every(Number.isInteger))
+      throw argError('generate: promptIds must be a non-empty array of integer token ids');
+    if (onToken !== null && typeof onToken !== 'function') throw argError('generate: onToken must be a function');
+    const o = generateOptions(options);
+    const { feeds, logits } = planLoop(this.inputs, this.outputs, o);
+    const rng = new SplitMix64(o.seed);
+    const rt = this.#rt;
+    const row = (list) => {
+      const m = rt._core();
+      const shape = Array.from({ length: m._tsrw_list_rank(list, logits) }, (_, d) => m._tsrw_list_dims(list, logits, d));
+      const vocab = shape[shape.length - 1];
+      const dtype = kDTypeName[m._tsrw_list_dtype(list, logits)];
+      if (!(vocab >= 1) || (dtype !== 'float32' && dtype !== 'float16'))
+        throw argError(`generate: output "${o.logits}" ${dtype}[${shape}]: expected float32 or float16 [..., vocab]`);
+      const size = dtype === 'float32' ? 4 : 2;
+      const end = m._tsrw_list_data(list, logits) + m._tsrw_list_nbytes(list, logits);
+      const bytes = rt._u8().slice(end - vocab * size, end);
+      return dtype === 'float32' ? new Float32Array(bytes.buffer) : Float32Array.from(new Uint16Array(bytes.buffer), f16);
+    };
+    const ids = [];
+    let out = 0;
+    let past = 0;
+    try {
+      while (ids.length < o.maxNewTokens) {
+        this.#check();
+        const step = ids.length === 0 ? promptIds : [ids[ids.length - 1]];
+        const ints = (dtype, values) => ({ dtype, shape: [1, values.length],
+          data: dtype === 'int64' ? BigInt64Array.from(values, BigInt) : Int32Array.from(values) });
+        const small = {};
+        for (const f of feeds) {
+          if (f.role === 'ids') small[f.name] = ints(f.dtype, step);
+          else if (f.role === 'mask') small[f.name] = ints(f.dtype, new Array(past + step.length).fill(1));
+          else if (f.role === 'positions') small[f.name] = ints(f.dtype, step.map((_, i) => past + i));
+          else if (!out) small[f.name] = { dtype: f.dtype, shape: f.empty, data: new kArray[f.dtype](0) };
+        }
+        const list = rt._list(small, 'generate() feeds');
+        const m = rt._core();
+        if (out) {
+          for (const f of feeds.filter((x) => x.role === 'past')) {
+            const p = rt._str(f.name);
+            m._tsrw_list_add_from(list, p, out, f.present);
+            m._free(p);
+          }
+          m._tsrw_list_free(out);
+          out = 0;
+        }
+        out = m._tsrw_run(this.#h, list);
+        m._tsrw_list_free(list);
+        if (!out) {
+          try { rt._fail(); } catch (e) { e.message = `generate: step ${ids.length} (past length ${past}): ${e.message}`; throw e; }
+        }
+        past += step.length;
+        const token = chooseToken(row(out), o, rng, ids.length);
+        ids.push(token);
+        if (onToken && (await onToken(token, ids.length - 1)) === false) break;
+        if (o.stop.includes(token)) break;
+      }
+    } finally {
+      // The list is heap memory of the runtime, not of the model; a disposed runtime freed it all.
+      let m = null;
+      try { m = out ? rt._core() : null; } catch { m = null; }
+      if (m) m._tsrw_list_free(out);
+    }
+    return ids;
   }
 
   /** The model as .tsr bytes (after loading an .onnx file: the converted model). */

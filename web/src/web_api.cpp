@@ -201,6 +201,14 @@ EMSCRIPTEN_KEEPALIVE int tsrw_list_add_strings(TensorList* l, const char* name, 
   l->tensors.push_back(std::move(t).value());
   return 0;
 }
+// Appends entry i of `from` (e.g. a run's output list) to `l` under `name`, by handle: the
+// tensor's storage is shared, not copied (model.generate() passes present.* outputs on as the next
+// step's past_key_values.* this way). `from` may be freed afterwards.
+EMSCRIPTEN_KEEPALIVE void tsrw_list_add_from(TensorList* l, const char* name, TensorList* from, int i) {
+  l->names.emplace_back(name);
+  l->tensors.push_back(from->tensors[static_cast<size_t>(i)]);
+}
+
 EMSCRIPTEN_KEEPALIVE const void* tsrw_list_data(TensorList* l, int i) { return l->tensors[static_cast<size_t>(i)].raw(); }
 EMSCRIPTEN_KEEPALIVE size_t tsrw_list_nbytes(TensorList* l, int i) { return l->tensors[static_cast<size_t>(i)].nbytes(); }
 

@@ -9,7 +9,7 @@
 //   auto outputs = (*session)->run({{"x", tsr::Tensor::from<float>({1, 3}, {1, 2, 3})}});
 //
 // Headers: tessera/model.h (Model, ValueInfo), tessera/session.h (Session, SessionOptions,
-// NamedTensors), core/tensor/tensor.h (Tensor, DType, Shape), core/base/status.h (Status,
+// NamedTensors), tessera/generate.h (generate: KV-cache decoding), core/tensor/tensor.h (Tensor, DType, Shape), core/base/status.h (Status,
 // Expected). Separately: tessera/onnx.h (ONNX import, library tessera_onnx), tessera/eager.h (eager
 // tensors with autograd), tessera/tessera_c.h (the C API). Errors are Status / Expected values;
 // nothing throws.
@@ -19,3 +19,4 @@
 #include "core/tensor/tensor.h"
 #include "tessera/model.h"
 #include "tessera/session.h"
+#include "tessera/generate.h"

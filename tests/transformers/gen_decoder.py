@@ -1,0 +1,39 @@
+"""The KV-cache decoder of make_decoder.py (the model tsr::generate runs) against onnxruntime:
+a prefill step (past length 0: empty past tensors, prompt of 5 tokens) and a decode step (past
+length 7, one new token), each with 2 and 3 layers. Checks logits and every present tensor."""
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cases import Case, main, rng  # noqa: E402
+from make_decoder import decoder_model  # noqa: E402
+
+HEADS, HIDDEN, VOCAB = 4, 128, 1000
+
+
+class DecoderCase(Case):
+    """A Case whose model is the whole decoder of make_decoder.py rather than a node list."""
+
+    def __init__(self, name, layers, new_tokens, past, seed):
+        r = rng(seed)
+        hd = HIDDEN // HEADS
+        inputs = {"input_ids": r.integers(0, VOCAB, size=(1, new_tokens)).astype(np.int64)}
+        for i in range(layers):
+            for kv in ("key", "value"):
+                inputs[f"past_key_values.{i}.{kv}"] = r.standard_normal((1, HEADS, past, hd)).astype(np.float32)
+        super().__init__(name, [], inputs, [])
+        self.layers = layers
+
+    def model(self):
+        return decoder_model(self.layers, HIDDEN, HEADS, VOCAB, seed=3)
+
+
+cases = []
+for layers in (2, 3):
+    cases.append(DecoderCase(f"decoder_l{layers}_prefill_past0", layers, new_tokens=5, past=0, seed=layers))
+    cases.append(DecoderCase(f"decoder_l{layers}_decode_past7", layers, new_tokens=1, past=7, seed=10 + layers))
+
+if __name__ == "__main__":
+    main(cases)
