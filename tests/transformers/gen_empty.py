@@ -525,6 +525,57 @@ add("if_else_concat_empty", [node("If", ["c"], ["Y"],
                                   else_branch=branch("el2", "Neg"))],
     {"c": np.array(False), "X": rand((2, 0, 3))}, [("Y", F)], dyn=False)
 
+# ---------------------------------------------------------------- the remaining ops
+for op in ["Acos", "Asin", "Atan", "Atanh", "Cos", "Cosh", "Sinh", "Tan", "Ceil", "Asinh"]:
+    unary(f"unary_{op}_2x0", op, (rand((2, 0)) * 0.5).astype(F))
+unary("unary_Acosh_0x2", "Acosh", (pos((0, 2)) + 1).astype(F))
+binary("binary_Less_0x2", "Less", rand((0, 2)), rand((2,)), out_dtype=B)
+binary("binary_GreaterOrEqual_i64_3x0", "GreaterOrEqual", rand((3, 0), I64), rand((3, 1), I64), out_dtype=B)
+binary("binary_Or_0", "Or", rand((0,), B), rand((1,), B), out_dtype=B)
+binary("binary_BitwiseOr_2x0", "BitwiseOr", rand((2, 0), I64), rand((1, 0), I64), opset=18)
+binary("binary_BitwiseXor_0x2", "BitwiseXor", rand((0, 2), I64), rand((0, 2), I64), opset=18)
+add("bernoulli_empty", [node("Bernoulli", ["X"], ["Y"], seed=3.0)], {"X": pos((0, 4)) * 0.5}, [("Y", F)])
+add("random_uniform_like_empty", [node("RandomUniformLike", ["X"], ["Y"], seed=2.0)], {"X": rand((3, 0))},
+    [("Y", F)])
+add("random_normal_shape0", [node("RandomNormal", [], ["R"], shape=[0, 3], seed=1.0),
+                             node("Concat", ["R", "X"], ["Y"], axis=0)], {"X": rand((2, 3))}, [("Y", F)])
+add("random_uniform_shape0", [node("RandomUniform", [], ["R"], shape=[2, 0], seed=1.0),
+                              node("Concat", ["R", "X"], ["Y"], axis=1)], {"X": rand((2, 1))}, [("Y", F)])
+for w in ["HannWindow", "HammingWindow", "BlackmanWindow"]:
+    add(f"window_{w}_size0", [node(w, ["n"], ["Y"])], {"n": np.array(0, I64)}, [("Y", F)], dyn=False)
+add("dft_batch0", [node("DFT", ["X"], ["Y"], axis=1)], {"X": rand((0, 8, 1))}, [("Y", F)])
+add("stft_batch0", [node("STFT", ["X", "st", "w"], ["Y"])], {"X": rand((0, 16, 1))}, [("Y", F)],
+    inits={"st": np.array(4, I64), "w": np.ones((8,), F)})
+add("qlinearconv_batch0", [node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"], ["Y"])],
+    {"x": np.zeros((0, 1, 3, 3), np.uint8)}, [("Y", np.uint8)],
+    inits={"xs": np.array(0.1, F), "xz": np.array(1, np.uint8), "w": np.ones((2, 1, 2, 2), np.uint8),
+           "ws": np.array(0.2, F), "wz": np.array(0, np.uint8), "ys": np.array(0.3, F),
+           "yz": np.array(5, np.uint8)})
+add("qlinearmatmul_M0", [node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["Y"])],
+    {"a": np.zeros((0, 4), np.uint8)}, [("Y", np.uint8)],
+    inits={"as": np.array(0.1, F), "az": np.array(1, np.uint8), "b": np.ones((4, 3), np.uint8),
+           "bs": np.array(0.2, F), "bz": np.array(2, np.uint8), "ys": np.array(0.3, F),
+           "yz": np.array(5, np.uint8)})
+
+
+add("sequence_length_erase_empty", [
+    node("SequenceConstruct", ["A", "B"], ["S"]), node("SequenceErase", ["S"], ["S2"]),
+    node("SequenceLength", ["S2"], ["n"]), node("SequenceAt", ["S2", "zero"], ["Y"])],
+    {"A": rand((0, 3)), "B": rand((2, 3))}, [("n", I64), ("Y", F)], inits={"zero": np.array(0, I64)})
+add("sequence_empty_insert_empty", [
+    node("SequenceEmpty", [], ["S"], dtype=TensorProto.FLOAT), node("SequenceInsert", ["S", "A"], ["S2"]),
+    node("ConcatFromSequence", ["S2"], ["Y"], axis=0, new_axis=1)], {"A": rand((0, 2))}, [("Y", F)])
+add("sequence_map_empty_tensors", [
+    node("SplitToSequence", ["X", "sp"], ["S"], axis=0),
+    node("SequenceMap", ["S"], ["S2"], body=helper.make_graph(
+        [node("Relu", ["e"], ["r"])], "mbody", [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("r", TensorProto.FLOAT, None)])),
+    node("ConcatFromSequence", ["S2"], ["Y"], axis=0)], {"X": rand((2, 0))}, [("Y", F)],
+    inits={"sp": i64(1, 1)})
+add("optional_of_empty", [
+    node("Optional", ["A"], ["o"]), node("OptionalHasElement", ["o"], ["h"]),
+    node("OptionalGetElement", ["o"], ["Y"])], {"A": rand((0, 3))}, [("h", B), ("Y", F)], opset=18)
+
 # onnxruntime-node 1.30 rejects these, so they are not generated (message after each):
 REJECTED = {
     # Reshape [2, 0, 4] to [2, 0, -1]: "Invalid Target shape product of 0. Product cannot be 0 in
@@ -549,6 +600,10 @@ REJECTED = {
     # QLinearMatMul with K=0 (y must be y_zero_point everywhere): onnxruntime returns
     # uninitialized memory ([[16, 0, 16], [0, 0, 0]] for y_zero_point 5); Tessera gives 5s.
     "qlinearmatmul_K0": "QLinearMatMul with K=0",
+    # Multinomial with input [0, 4]: "batch_size is < 1".
+    "multinomial_batch0": "Multinomial with batch 0",
+    # Scan over a scan input of length 0: "Invalid dim0_offset of 0. Dimension 0 is 0".
+    "scan_length0": "Scan of 0 iterations",
 }
 
 # onnxruntime runs these but its result is not the ONNX one or is an undocumented default; they
