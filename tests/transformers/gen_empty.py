@@ -576,6 +576,31 @@ add("optional_of_empty", [
     node("Optional", ["A"], ["o"]), node("OptionalHasElement", ["o"], ["h"]),
     node("OptionalGetElement", ["o"], ["Y"])], {"A": rand((0, 3))}, [("h", B), ("Y", F)], opset=18)
 
+# ---------------------------------------------------------------- 0 channels, 0 spatial extent, empty normalized axes
+add("batchnorm_channels0", [node("BatchNormalization", ["X", "s", "b", "m", "v"], ["Y"])],
+    {"X": rand((2, 0, 3))}, [("Y", F)],
+    inits={"s": np.zeros((0,), F), "b": np.zeros((0,), F), "m": np.zeros((0,), F), "v": np.zeros((0,), F)})
+add("resize_spatial0", [node("Resize", ["X", "", "sc"], ["Y"], mode="nearest")], {"X": rand((1, 1, 0, 4))},
+    [("Y", F)], inits={"sc": np.array([1, 1, 2, 2], F)})
+add("gemm_transA_K0", [node("Gemm", ["A", "B", "C"], ["Y"], transA=1)],
+    {"A": rand((0, 2)), "B": rand((0, 3))}, [("Y", F)], inits={"C": rand((2, 3))})
+binary("matmul_i32_K0", "MatMul", rand((3, 0), np.int32), rand((0, 2), np.int32))
+add("scatternd_add_empty_updates", [node("ScatterND", ["X", "I", "U"], ["Y"], reduction="add")],
+    {"X": rand((4, 3)), "I": np.zeros((0, 1), I64), "U": rand((0, 3))}, [("Y", F)], opset=16)
+add("where_mask_past0", [node("Where", ["M", "S", "ninf"], ["Y"])],
+    {"M": rand((1, 1, 1, 0), B), "S": rand((1, 2, 1, 0))}, [("Y", F)], inits={"ninf": np.array(-1e9, F)})
+add("expand_to_runtime_empty_shape", [node("Shape", ["X"], ["s"]), node("Expand", ["c", "s"], ["Y"])],
+    {"X": rand((3, 0, 2))}, [("Y", F)], inits={"c": np.array([1.5], F)})
+add("einsum_ellipsis_batch0", [node("Einsum", ["A", "B"], ["Y"], equation="...ij,...jk->...ik")],
+    {"A": rand((0, 2, 3)), "B": rand((0, 3, 2))}, [("Y", F)])
+add("cumsum_i64_0", [node("CumSum", ["X", "ax"], ["Y"])], {"X": rand((0,), I64)}, [("Y", I64)],
+    inits={"ax": i64(0)})
+add("position_ids_past0", [
+    node("Shape", ["past"], ["ps"]), node("Gather", ["ps", "two"], ["plen"], axis=0),
+    node("Add", ["plen", "one"], ["end"]), node("Range", ["plen", "end", "one"], ["Y"])],
+    {"past": rand((1, 2, 0, 4))}, [("Y", I64)],
+    inits={"two": np.array(2, I64), "one": np.array(1, I64)})
+
 # onnxruntime-node 1.30 rejects these, so they are not generated (message after each):
 REJECTED = {
     # Reshape [2, 0, 4] to [2, 0, -1]: "Invalid Target shape product of 0. Product cannot be 0 in
@@ -600,10 +625,26 @@ REJECTED = {
     # QLinearMatMul with K=0 (y must be y_zero_point everywhere): onnxruntime returns
     # uninitialized memory ([[16, 0, 16], [0, 0, 0]] for y_zero_point 5); Tessera gives 5s.
     "qlinearmatmul_K0": "QLinearMatMul with K=0",
+    # Conv with X [2, 0, 3, 3], W [4, 0, 3, 3] and a bias (Y must be the bias everywhere):
+    # onnxruntime returns uninitialized memory (1e-14, 0, ...); Tessera gives the bias.
+    "conv_cin0_bias": "Conv with 0 input channels",
     # Multinomial with input [0, 4]: "batch_size is < 1".
     "multinomial_batch0": "Multinomial with batch 0",
     # Scan over a scan input of length 0: "Invalid dim0_offset of 0. Dimension 0 is 0".
     "scan_length0": "Scan of 0 iterations",
+    # Conv with W [0, 2, 3, 3] (0 output channels): "ReorderOutput ... invalid channel count";
+    # Conv / MaxPool / AveragePool / GlobalAveragePool / GlobalMaxPool with 0 channels or a 0
+    # spatial dim: "Invalid input shape. Only N can be zero" (or the NCHWc variant's message).
+    "conv_cout0": "Conv with 0 output channels",
+    "conv_spatial0": "Conv with input [1, 2, 0, 4]",
+    "pool_channels0": "MaxPool / AveragePool with input [1, 0, 4, 4]",
+    "global_pool_spatial0": "GlobalAveragePool / GlobalMaxPool with input [1, 3, 0, 4]",
+    # InstanceNormalization with X [2, 3, 0]: onnxruntime-node dies of SIGSEGV.
+    "instancenorm_spatial0": "InstanceNormalization over an empty spatial extent",
+    # LayerNormalization of X [2, 0] over axis -1: "Size of X.shape[axis:] must be at least 1".
+    "layernorm_normalized_axis0": "LayerNormalization over a 0-length normalized axis",
+    # ArgMax along a 0-length axis: fails with an empty status message.
+    "argmax_empty_axis": "ArgMax along a 0-length axis",
 }
 
 # onnxruntime runs these but its result is not the ONNX one or is an undocumented default; they
