@@ -9,7 +9,8 @@ shapes statically (the 0 is known when the model loads) and `<name>_dyn` declare
 symbolic, so the 0 first appears at run time (as a KV cache's past length does).
 
 Only cases onnxruntime-node 1.30 itself runs are kept. Cases it rejects are listed in REJECTED at
-the bottom with ort's message; they are not generated.
+the bottom with ort's message, and cases where its answer is not the ONNX one (or uninitialized
+memory) in DIVERGES; neither is generated.
 """
 import os
 import sys
@@ -601,7 +602,10 @@ add("position_ids_past0", [
     {"past": rand((1, 2, 0, 4))}, [("Y", I64)],
     inits={"two": np.array(2, I64), "one": np.array(1, I64)})
 
-# onnxruntime-node 1.30 rejects these, so they are not generated (message after each):
+# onnxruntime-node 1.30 rejects these (error, or the process dies), so they are not generated.
+# Tessera runs each of them (checked by hand): empty outputs of the numpy shape, GlobalAveragePool
+# 0 and GlobalMaxPool -inf over an empty spatial extent; Conv [1, 2, 0, 4] with a 3x3 window and
+# ArgMax along a 0-length axis are load/run errors naming the node.
 REJECTED = {
     # Reshape [2, 0, 4] to [2, 0, -1]: "Invalid Target shape product of 0. Product cannot be 0 in
     # combination with -1" (at load with static shapes; "The input tensor cannot be reshaped to the
@@ -622,12 +626,6 @@ REJECTED = {
     # active exception"). RNN with batch 0 runs and is kept (rnn_batch0).
     "gru_batch0": "GRU with batch 0",
     "lstm_batch0": "LSTM with batch 0",
-    # QLinearMatMul with K=0 (y must be y_zero_point everywhere): onnxruntime returns
-    # uninitialized memory ([[16, 0, 16], [0, 0, 0]] for y_zero_point 5); Tessera gives 5s.
-    "qlinearmatmul_K0": "QLinearMatMul with K=0",
-    # Conv with X [2, 0, 3, 3], W [4, 0, 3, 3] and a bias (Y must be the bias everywhere):
-    # onnxruntime returns uninitialized memory (1e-14, 0, ...); Tessera gives the bias.
-    "conv_cin0_bias": "Conv with 0 input channels",
     # Multinomial with input [0, 4]: "batch_size is < 1".
     "multinomial_batch0": "Multinomial with batch 0",
     # Scan over a scan input of length 0: "Invalid dim0_offset of 0. Dimension 0 is 0".
@@ -657,6 +655,12 @@ DIVERGES = {
     # "Defaulting to a rank 1 shape of {0}"; Tessera uses the body's inferred rank ([0, 0] for a
     # rank-1 per-iteration value). With the shape declared (loop_trip0_declared) both give [0, 2].
     "loop_trip0_undeclared_scan": "Loop with 0 iterations and an undeclared scan output shape",
+    # QLinearMatMul with K=0 (y must be y_zero_point everywhere): onnxruntime returns
+    # uninitialized memory ([[16, 0, 16], [0, 0, 0]] for y_zero_point 5); Tessera gives 5s.
+    "qlinearmatmul_K0": "QLinearMatMul with K=0",
+    # Conv with X [2, 0, 3, 3], W [4, 0, 3, 3] and a bias (Y must be the bias everywhere):
+    # onnxruntime returns uninitialized memory (1e-14, 0, ...); Tessera gives the bias.
+    "conv_cin0_bias": "Conv with 0 input channels",
 }
 
 if __name__ == "__main__":
