@@ -132,6 +132,9 @@ class BroadcastIter {
   // elements [begin, end); in_strides[k] is 0 or 1.
   template <typename F>
   void for_each_run(int64_t begin, int64_t end, F&& f) const {
+    // An empty range (an empty output's whole range) walks nothing; below, a 0-sized dim would
+    // be a divisor.
+    if (begin >= end) return;
     std::array<int64_t, kMaxRank> idx{};
     int64_t rem = begin;
     for (int d = rank_ - 1; d >= 0; --d) {

@@ -86,11 +86,13 @@ Status dynamic_quantize_linear(KernelContext& ctx) {
     lo = std::min(lo, p[i]);
     hi = std::max(hi, p[i]);
   }
-  const float scale = (hi - lo) / 255.0f;
-  const float zp = scale == 0 ? 0.0f : static_cast<float>(saturate(DType::kU8, std::nearbyint(-lo / scale)));
+  // An all-zero (or empty) input has range [0, 0]: the formula's scale 0 would divide by zero, and
+  // onnxruntime uses scale 1, zero point 0 (so every element quantizes to 0).
+  const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+  const float zp = hi == lo ? 0.0f : static_cast<float>(saturate(DType::kU8, std::nearbyint(-lo / scale)));
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   for (int64_t i = 0; i < x.numel(); ++i)
-    y->mut_data<uint8_t>()[i] = static_cast<uint8_t>(scale == 0 ? zp : saturate(DType::kU8, std::nearbyint(p[i] / scale) + zp));
+    y->mut_data<uint8_t>()[i] = static_cast<uint8_t>(saturate(DType::kU8, std::nearbyint(p[i] / scale) + zp));
   if (ctx.num_outputs() > 1) ctx.set_output(1, Tensor::scalar<float>(scale));
   if (ctx.num_outputs() > 2) ctx.set_output(2, Tensor::scalar<uint8_t>(static_cast<uint8_t>(zp)));
   return ok_status();

@@ -72,7 +72,9 @@ A r_combine(A acc, A v) {
 template <typename A, RK K>
 A r_finalize(A acc, int64_t n) {
   if constexpr (K == RK::kMean) {
-    if constexpr (std::is_integral_v<A>) return n == 0 ? A(0) : static_cast<A>(acc / static_cast<A>(n));
+    // The mean of an empty set is 0, as onnxruntime fills it (numpy would give NaN).
+    if (n == 0) return A(0);
+    if constexpr (std::is_integral_v<A>) return static_cast<A>(acc / static_cast<A>(n));
     else return acc / static_cast<A>(n);
   } else if constexpr (K == RK::kL2) {
     return std::sqrt(acc);

@@ -113,7 +113,7 @@ void register_quantize_ops(OpRegistry& r) {
   TSR_IF_SELECTED("DequantizeLinear") r.add(OpDef{"DequantizeLinear", "", 13, 2, 3, 1, 1, {int_attr("axis", 1)}, infer_dequantize,
               "y = (x - zero_point) * scale"});
   TSR_IF_SELECTED("DynamicQuantizeLinear") r.add(OpDef{"DynamicQuantizeLinear", "", 11, 1, 1, 1, 3, {}, infer_dynamic_quantize,
-              "Quantizes f32 to u8 with scale and zero point from the data's range (including 0)"});
+              "Quantizes f32 to u8 with scale and zero point from the data's range (including 0; an all-zero or empty input: scale 1, zero point 0, as onnxruntime)"});
   TSR_IF_SELECTED("MatMulInteger") r.add(OpDef{"MatMulInteger", "", 10, 2, 4, 1, 1, {}, infer_matmul_integer,
               "Y (i32) = numpy.matmul(A - a_zero_point, B - b_zero_point); zero points per tensor, per row of A, per column of B"});
   TSR_IF_SELECTED("QLinearMatMul") r.add(OpDef{"QLinearMatMul", "", 10, 8, 8, 1, 1, {}, infer_qlinear_matmul,

@@ -104,7 +104,7 @@ void register_reduce_ops(OpRegistry& r) {
     r.add(std::move(d));
   };
   TSR_IF_SELECTED("ReduceSum") add_reduce("ReduceSum", "sum over axes");
-  TSR_IF_SELECTED("ReduceMean") add_reduce("ReduceMean", "mean over axes (integers: truncating division)");
+  TSR_IF_SELECTED("ReduceMean") add_reduce("ReduceMean", "mean over axes (integers: truncating division; empty: 0, as onnxruntime)");
   TSR_IF_SELECTED("ReduceMax") add_reduce("ReduceMax", "maximum over axes (NaN propagates; empty: -inf / lowest)");
   TSR_IF_SELECTED("ReduceMin") add_reduce("ReduceMin", "minimum over axes (NaN propagates; empty: +inf / max)");
   TSR_IF_SELECTED("ReduceProd") add_reduce("ReduceProd", "product over axes");
