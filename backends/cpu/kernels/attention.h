@@ -88,4 +88,14 @@ struct RotaryArgs {
 };
 Status rotary_apply(exec::KernelContext& ctx, const RotaryArgs& a);
 
+// float16 attention: every f16 input is converted to f32, `f32_kernel` runs on those (the shared
+// core computes in f32 either way) and every f16 output is converted back, rounding once to
+// nearest even. Other inputs (int masks, lengths) pass through.
+Status run_f16_as_f32(exec::KernelContext& ctx, exec::KernelFn f32_kernel);
+
+// The kernel registered for f32 and f16: K itself, or K through run_f16_as_f32.
+template <exec::KernelFn K> Status f32_or_f16(exec::KernelContext& ctx) {
+  return ctx.input(0)->dtype() == DType::kF16 ? run_f16_as_f32(ctx, K) : K(ctx);
+}
+
 }  // namespace tsr::cpu

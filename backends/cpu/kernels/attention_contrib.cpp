@@ -2,7 +2,8 @@
 // Attention, GroupQueryAttention, RotaryEmbedding; contracts: core/ops/families/attention.cpp and
 // onnxruntime docs/ContribOperators.md). Each kernel lays its inputs out as strided views (adding
 // biases, projecting, rotating and building the KV cache where the op asks) and runs the shared
-// attention core (attention.h). f32 only. Masks given as data (raw 0/1 masks, key lengths) add
+// attention core (attention.h). f32; MultiHeadAttention and GroupQueryAttention also f16,
+// computed in f32 (run_f16_as_f32). Masks given as data (raw 0/1 masks, key lengths) add
 // mask_filter_value, as onnxruntime does; causal and window masks exclude keys outright.
 #include <algorithm>
 #include <cmath>
@@ -208,25 +209,47 @@ Status ms_attention(exec::KernelContext& ctx) {
 
 // com.microsoft::GroupQueryAttention: query, key, value [B, S, ...], past_key/value [B, kvN, P, H],
 // seqlens_k [B] (i32: total length - 1), total_sequence_length (i32), cos_cache?, sin_cache?.
+// Packed QKV (key and value absent, the onnxruntime-genai export form): query is
+// [B, S, (N + 2 kvN) H], each token's row holding its N query heads, then kvN key heads, then kvN
+// value heads; the kernel splits it into dense Q, K, V first.
 // Batch b holds seqlens_k[b] + 1 tokens after this step: its new tokens sit at positions
 // [past_b, past_b + S) with past_b = seqlens_k[b] + 1 - S (0 on the first prompt, S == total);
 // attention is causal from there (and, when local_window_size > 0, sees only the last
 // local_window_size keys up to its own position).
 Status ms_gqa(exec::KernelContext& ctx) {
   const ir::Node& node = ctx.node();
-  const Tensor &q = *ctx.input(0), &k = *ctx.input(1), &v = *ctx.input(2);
+  const Tensor &q = *ctx.input(0), *k = ctx.input(1);
   const Tensor *past_k = ctx.input(3), *past_v = ctx.input(4), &seqlens = *ctx.input(5), &total_t = *ctx.input(6);
   AttnProblem p;
   p.batch = q.dim(0);
   p.q_len = q.dim(1);
   p.q_heads = node.attr_int("num_heads");
   p.kv_heads = node.attr_int("kv_num_heads");
-  const int64_t s = p.q_len, n = p.q_heads, kvn = p.kv_heads, hs = q.dim(2) / n;
+  const int64_t s = p.q_len, n = p.q_heads, kvn = p.kv_heads, hs = q.dim(2) / (k ? n : n + 2 * kvn);
   p.head_size = p.v_head_size = hs;
+  const int64_t q_numel = p.batch * s * n * hs, kv_numel = p.batch * s * kvn * hs;
+  const float *pq = q.data<float>(), *pk = nullptr, *pv = nullptr;
+  if (k) {
+    if (k->dim(1) != s) return ctx.error("key has ", k->dim(1), " tokens, query ", s);
+    pk = k->data<float>();
+    pv = ctx.input(2)->data<float>();
+  } else {
+    TSR_ASSIGN_OR_RETURN(Scratch<float> dense, Scratch<float>::make(ctx, static_cast<size_t>(q_numel + 2 * kv_numel)));
+    const int64_t row = (n + 2 * kvn) * hs, dq = n * hs, dk = kvn * hs;
+    float *dqp = dense.data(), *dkp = dqp + q_numel, *dvp = dkp + kv_numel;
+    for (int64_t r = 0; r < p.batch * s; ++r) {
+      const float* src = pq + r * row;
+      std::copy_n(src, dq, dqp + r * dq);
+      std::copy_n(src + dq, dk, dkp + r * dk);
+      std::copy_n(src + dq + dk, dk, dvp + r * dk);
+    }
+    pq = dqp;
+    pk = dkp;
+    pv = dvp;
+  }
   const int64_t total = total_t.scalar_i64(0), pbuf = past_k ? past_k->dim(2) : 0;
   const int64_t present_len = std::max(pbuf, total);
   if (seqlens.numel() != p.batch) return ctx.error("seqlens_k has ", seqlens.numel(), " values, expected ", p.batch);
-  if (k.dim(1) != s) return ctx.error("key has ", k.dim(1), " tokens, query ", s);
   TSR_ASSIGN_OR_RETURN(Scratch<int64_t> per_b, Scratch<int64_t>::make(ctx, static_cast<size_t>(2 * p.batch)));
   const bool first_prompt = s == total && s > 1;
   for (int64_t b = 0; b < p.batch; ++b) {
@@ -237,23 +260,21 @@ Status ms_gqa(exec::KernelContext& ctx) {
     per_b[static_cast<size_t>(b)] = past_b;                     // causal offset
     per_b[static_cast<size_t>(p.batch + b)] = first_prompt ? std::min(tb, s) : tb;  // valid keys
   }
-  const float* pq = q.data<float>();
-  const float* pk = k.data<float>();
   if (node.attr_int("do_rotary") != 0) {
     const Tensor &cos = *ctx.input(7), &sin = *ctx.input(8);
     const bool inter = node.attr_int("rotary_interleaved") != 0;
     const int64_t half = cos.dim(1), rows = cos.dim(0);
     for (int which = 0; which < 2; ++which) {
-      const Tensor& t = which == 0 ? q : k;
+      const float* t = which == 0 ? pq : pk;
       const int64_t heads = which == 0 ? n : kvn;
-      TSR_ASSIGN_OR_RETURN(Scratch<float> rot, Scratch<float>::make(ctx, static_cast<size_t>(t.numel())));
+      TSR_ASSIGN_OR_RETURN(Scratch<float> rot, Scratch<float>::make(ctx, static_cast<size_t>(which == 0 ? q_numel : kv_numel)));
       for (int64_t b = 0; b < p.batch; ++b)
         for (int64_t i = 0; i < s; ++i) {
           const int64_t pos = per_b[static_cast<size_t>(b)] + i;
           if (pos >= rows) return ctx.error("position ", pos, " is outside the cos/sin cache of ", rows, " rows");
           for (int64_t h = 0; h < heads; ++h) {
             const int64_t off = ((b * s + i) * heads + h) * hs;
-            rotary_row(t.data<float>() + off, rot.data() + off, cos.data<float>() + pos * half,
+            rotary_row(t + off, rot.data() + off, cos.data<float>() + pos * half,
                        sin.data<float>() + pos * half, 2 * half, hs, inter);
           }
         }
@@ -264,7 +285,7 @@ Status ms_gqa(exec::KernelContext& ctx) {
   // present: the past's first past_b rows, then the new rows, zeros after.
   for (int which = 0; which < 2; ++which) {
     const Tensor* past = which == 0 ? past_k : past_v;
-    const float* fresh = which == 0 ? pk : v.data<float>();
+    const float* fresh = which == 0 ? pk : pv;
     float* dst;
     if (ctx.num_outputs() > size_t(1 + which) && node.outputs[1 + which] >= 0) {
       TSR_ASSIGN_OR_RETURN(Tensor * o, ctx.alloc_output(1 + which, DType::kF32, {p.batch, kvn, present_len, hs}));
@@ -323,9 +344,9 @@ Status ms_rotary(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_attention_contrib_kernels(KernelRegistry& r) {
-  TSR_IF_SELECTED("com.microsoft::MultiHeadAttention") r.add_fn("com.microsoft::MultiHeadAttention", {DType::kF32}, ms_mha);
+  TSR_IF_SELECTED("com.microsoft::MultiHeadAttention") r.add_fn("com.microsoft::MultiHeadAttention", {DType::kF32, DType::kF16}, f32_or_f16<ms_mha>);
   TSR_IF_SELECTED("com.microsoft::Attention") r.add_fn("com.microsoft::Attention", {DType::kF32}, ms_attention);
-  TSR_IF_SELECTED("com.microsoft::GroupQueryAttention") r.add_fn("com.microsoft::GroupQueryAttention", {DType::kF32}, ms_gqa);
+  TSR_IF_SELECTED("com.microsoft::GroupQueryAttention") r.add_fn("com.microsoft::GroupQueryAttention", {DType::kF32, DType::kF16}, f32_or_f16<ms_gqa>);
   TSR_IF_SELECTED("com.microsoft::RotaryEmbedding") r.add_fn("com.microsoft::RotaryEmbedding", {DType::kF32}, ms_rotary);
 }
 

@@ -201,9 +201,10 @@ Status infer_ms_attention(InferContext& ctx) {
   return ok_status();
 }
 
-// com.microsoft::GroupQueryAttention: query [B, S, N*H], key/value [B, S, kvN*H], past_key/value
-// [B, kvN, P, H], seqlens_k [B] (i32, total length - 1 per batch), total_sequence_length (i32
-// scalar); output [B, S, N*H], present [B, kvN, max(P, total), H].
+// com.microsoft::GroupQueryAttention: query [B, S, N*H], key/value [B, S, kvN*H] (or both absent:
+// packed QKV, query [B, S, (N + 2 kvN) * H]), past_key/value [B, kvN, P, H], seqlens_k [B] (i32,
+// total length - 1 per batch), total_sequence_length (i32 scalar); output [B, S, N*H], present
+// [B, kvN, max(P, total), H].
 Status infer_gqa(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
   for (size_t i : {1, 2, 3, 4, 7, 8}) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
@@ -214,22 +215,27 @@ Status infer_gqa(InferContext& ctx) {
   const ir::Node& n = ctx.node();
   for (size_t i = 9; i < ctx.num_inputs(); ++i)
     if (ctx.has_input(i)) return ctx.ir_error("input[", i, "] (position_ids / attention_bias / head_sink) is not supported");
-  if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.ir_error("packed QKV (key absent) is not supported");
+  if (ctx.has_input(1) != ctx.has_input(2))
+    return ctx.ir_error("key and value must be given together (both absent: packed QKV in query)");
+  const bool packed = !ctx.has_input(1);
   if (!ctx.has_input(5) || !ctx.has_input(6)) return ctx.ir_error("seqlens_k and total_sequence_length are required");
   if (n.attr_int("smooth_softmax") != 0) return ctx.ir_error("smooth_softmax = 1 is not supported");
   if (n.attr_int("do_rotary") != 0 && (!ctx.has_input(7) || !ctx.has_input(8)))
     return ctx.ir_error("do_rotary = 1 needs cos_cache and sin_cache");
   const int64_t heads = n.attr_int("num_heads"), kv_heads = n.attr_int("kv_num_heads");
-  const ValueType &q = ctx.input(0), &k = ctx.input(1);
-  TSR_RETURN_IF_ERROR(require_split(ctx, "query", dim_or(q, 2), heads));
-  TSR_RETURN_IF_ERROR(require_split(ctx, "key", dim_or(k, 2), kv_heads));
+  if (heads <= 0 || kv_heads <= 0)
+    return ctx.ir_error("num_heads = ", heads, ", kv_num_heads = ", kv_heads, ": both must be positive");
+  const ValueType& q = ctx.input(0);
+  const int64_t parts = packed ? heads + 2 * kv_heads : heads;  // head-size slices of a query row
+  TSR_RETURN_IF_ERROR(require_split(ctx, packed ? "packed query (num_heads + 2 * kv_num_heads)" : "query", dim_or(q, 2), parts));
+  if (!packed) TSR_RETURN_IF_ERROR(require_split(ctx, "key", dim_or(ctx.input(1), 2), kv_heads));
   if (heads % kv_heads != 0) return ctx.ir_error("num_heads ", heads, " is not a multiple of kv_num_heads ", kv_heads);
-  const int64_t h = known_div(dim_or(q, 2), heads);
+  const int64_t h = known_div(dim_or(q, 2), parts);
   int64_t present = -1;
   const Tensor* total = ctx.input_value(6);
   const int64_t p = ctx.has_input(3) ? dim_or(ctx.input(3), 2) : 0;
   if (total != nullptr && total->numel() == 1 && p >= 0) present = std::max<int64_t>(p, total->scalar_i64(0));
-  ctx.set_output(0, q.dtype, {dim_or(q, 0), dim_or(q, 1), dim_or(q, 2)});
+  ctx.set_output(0, q.dtype, {dim_or(q, 0), dim_or(q, 1), known_mul(heads, h)});
   for (size_t o = 1; o < 3 && o < ctx.num_outputs(); ++o) ctx.set_output(o, q.dtype, {dim_or(q, 0), kv_heads, present, h});
   if (ctx.num_outputs() > 3) return ctx.ir_error("output_qk is not supported");
   return ok_status();
@@ -262,11 +268,11 @@ void register_attention_ops(OpRegistry& r) {
           float_attr("scale", 0.0), float_attr("mask_filter_value", -10000.0), int_attr("do_rotary", 0),
           int_attr("past_present_share_buffer", 0), int_attr("rotary_embedding_dim", 0)},
          infer_ms_attention, "onnxruntime contrib self-attention with the QKV projection (BERT / GPT-2 exports)"});
-  TSR_IF_SELECTED("com.microsoft::GroupQueryAttention") r.add({"com.microsoft::GroupQueryAttention", "com.microsoft", 1, 3, 14, 1, 4,
+  TSR_IF_SELECTED("com.microsoft::GroupQueryAttention") r.add({"com.microsoft::GroupQueryAttention", "com.microsoft", 1, 1, 14, 1, 4,
          {{"num_heads", AttrKind::kInt, true}, {"kv_num_heads", AttrKind::kInt, true}, float_attr("scale", 0.0),
           int_attr("local_window_size", -1), int_attr("do_rotary", 0), int_attr("rotary_interleaved", 0),
           float_attr("softcap", 0.0), int_attr("smooth_softmax", 0), int_attr("qk_output", 0)},
-         infer_gqa, "onnxruntime contrib grouped-query attention with a KV cache (causal, optional rotary)"});
+         infer_gqa, "onnxruntime contrib grouped-query attention with a KV cache (causal, optional rotary, packed QKV)"});
 }
 
 }  // namespace tsr::ops

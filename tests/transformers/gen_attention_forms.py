@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""Attention input forms beyond gen_attention.py, against onnxruntime-node: com.microsoft
+GroupQueryAttention with packed QKV (key and value absent, the onnxruntime-genai export form) with
+and without rotary, at prefill and decode; com.microsoft MultiHeadAttention with bias and a past;
+float16 ONNX Attention, MultiHeadAttention and GroupQueryAttention (Cast around the op).
+
+Forms onnxruntime 1.30's CPU EP rejects, so not checked here: MultiHeadAttention packed QKV / KV,
+com.microsoft Attention with do_rotary = 1 or past_present_share_buffer = 1, and
+GroupQueryAttention rotary with a head size not a multiple of 16."""
+import numpy as np
+
+from cases import MS, Case, helper, main, rng
+from gen_attention import OPS23, randn, rotary_tables
+
+F = np.float32
+OUT3 = [("Y", F, None), ("PK", F, None), ("PV", F, None)]
+
+
+def gqa_packed(name, g, b, s, n, kvn, h, past, rotary=False, attrs=None, seqlens=None, total=None):
+    total = past + s if total is None else total
+    ins = {"qkv": randn(g, b, s, (n + 2 * kvn) * h), "pk": randn(g, b, kvn, past, h), "pv": randn(g, b, kvn, past, h),
+           "seqlens_k": np.array(seqlens if seqlens is not None else [total - 1] * b, np.int32),
+           "total": np.array(total, np.int32)}
+    order = ["qkv", "", "", "pk", "pv", "seqlens_k", "total"]
+    a = dict(attrs or {}, num_heads=n, kv_num_heads=kvn)
+    if rotary:
+        ins["cos"], ins["sin"] = rotary_tables(g, 64, h // 2)
+        order += ["cos", "sin"]
+        a["do_rotary"] = 1
+    node = helper.make_node("GroupQueryAttention", order, ["Y", "PK", "PV"], domain=MS, **a)
+    return Case("gqa_packed_" + name, [node], ins, OUT3, opsets=OPS23)
+
+
+def gqa_cases():
+    g = rng(21)
+    return [
+        gqa_packed("prefill", g, 2, 6, 8, 2, 16, 0),
+        gqa_packed("decode", g, 2, 1, 8, 2, 16, 7),
+        gqa_packed("rotary_prefill", g, 1, 5, 4, 2, 16, 0, rotary=True),
+        gqa_packed("rotary_decode", g, 2, 1, 4, 2, 16, 9, rotary=True),
+        gqa_packed("rotary_interleaved_decode", g, 1, 1, 4, 1, 16, 4, rotary=True, attrs={"rotary_interleaved": 1}),
+        gqa_packed("rotary_continue", g, 1, 3, 6, 2, 32, 5, rotary=True),
+        gqa_packed("rotary_ragged_decode", g, 2, 1, 4, 2, 16, 7, rotary=True, total=8, seqlens=[5, 7]),
+    ]
+
+
+def mha_bias_past(name, g, b, n, s, h, past, attrs=None):
+    """MultiHeadAttention with bias (added to the new key / value rows only) and a past KV cache."""
+    d = n * h
+    ins = {"q": randn(g, b, s, d), "k": randn(g, b, s, d), "v": randn(g, b, s, d), "bias": randn(g, 3 * d),
+           "pk": randn(g, b, n, past, h), "pv": randn(g, b, n, past, h)}
+    node = helper.make_node("MultiHeadAttention", ["q", "k", "v", "bias", "", "", "pk", "pv"], ["Y", "PK", "PV"],
+                            domain=MS, num_heads=n, **(attrs or {}))
+    return Case("mha_" + name, [node], ins, OUT3, opsets=OPS23)
+
+
+def mha_cases():
+    # Packed QKV ([B, S, N, 3, H] query) and packed KV ([B, L, N, 2, H] key) are not here:
+    # onnxruntime's CPU EP rejects both ("not implemented for CPU").
+    g = rng(22)
+    return [
+        mha_bias_past("bias_past", g, 2, 2, 1, 8, 6),
+        mha_bias_past("bias_past_causal", g, 1, 4, 3, 8, 2, attrs={"unidirectional": 1}),
+    ]
+
+
+def f16(name, op, feeds, order, outs, attrs, domain="", f32_inputs=()):
+    """The op in float16 between Cast nodes: graph inputs and outputs stay float32 (ort_refs.js
+    reads no float16 .npy). Tessera converts the float16 inputs to float32, computes in float32
+    and rounds the outputs once; onnxruntime's float16 CPU kernels round intermediates (scores,
+    probabilities, partial sums) to float16 as well, so outputs of magnitude ~1-3 differ by up to a
+    few float16 epsilons (2^-10 ~ 1e-3; at most 2e-3 seen here, 1/3 of the bound): 2e-3."""
+    cast = [k for k in feeds if k not in f32_inputs and feeds[k].dtype == F]
+    nodes = [helper.make_node("Cast", [k], [k + "16"], to=10) for k in cast]
+    nodes.append(helper.make_node(op, [i + "16" if i in cast else i for i in order], [o + "16" for o, _, _ in outs],
+                                  domain=domain, **attrs))
+    nodes += [helper.make_node("Cast", [o + "16"], [o], to=1) for o, _, _ in outs]
+    return Case("f16_" + name, nodes, feeds, outs, opsets=OPS23, rtol=2e-3, atol=2e-3)
+
+
+def f16_cases():
+    g = rng(24)
+    cs = []
+    q, k, v = randn(g, 2, 5, 32), randn(g, 2, 7, 16), randn(g, 2, 7, 16)
+    cs.append(f16("onnx_attention_gqa_3d", "Attention", {"Q": q, "K": k, "V": v}, ["Q", "K", "V"], [("Y", F, None)],
+                  {"q_num_heads": 4, "kv_num_heads": 2}))
+    ins = {"Q": randn(g, 1, 2, 3, 8), "K": randn(g, 1, 2, 3, 8), "V": randn(g, 1, 2, 3, 8),
+           "pastk": randn(g, 1, 2, 4, 8), "pastv": randn(g, 1, 2, 4, 8)}
+    cs.append(f16("onnx_attention_past_causal", "Attention", ins, ["Q", "K", "V", "", "pastk", "pastv"], OUT3,
+                  {"is_causal": 1}))
+    ins = {"q": randn(g, 2, 4, 16), "k": randn(g, 2, 4, 16), "v": randn(g, 2, 4, 16), "bias": randn(g, 48)}
+    cs.append(f16("mha_bias", "MultiHeadAttention", ins, list(ins), [("Y", F, None)], {"num_heads": 2}, MS))
+    ins = {"q": randn(g, 1, 6, 32), "k": randn(g, 1, 6, 16), "v": randn(g, 1, 6, 16),
+           "pk": randn(g, 1, 2, 0, 8), "pv": randn(g, 1, 2, 0, 8),
+           "seqlens_k": np.array([5], np.int32), "total": np.array(6, np.int32)}
+    cs.append(f16("gqa_prefill", "GroupQueryAttention", ins, list(ins), OUT3, {"num_heads": 4, "kv_num_heads": 2}, MS))
+    cos, sin = rotary_tables(g, 32, 8)
+    ins = {"qkv": randn(g, 2, 1, 128), "pk": randn(g, 2, 2, 5, 16), "pv": randn(g, 2, 2, 5, 16),
+           "seqlens_k": np.array([5, 5], np.int32), "total": np.array(6, np.int32), "cos": cos, "sin": sin}
+    cs.append(f16("gqa_packed_rotary_decode", "GroupQueryAttention", ins,
+                  ["qkv", "", "", "pk", "pv", "seqlens_k", "total", "cos", "sin"], OUT3,
+                  {"num_heads": 4, "kv_num_heads": 2, "do_rotary": 1}, MS))
+    return cs
+
+
+if __name__ == "__main__":
+    main(gqa_cases() + mha_cases() + f16_cases())
