@@ -1,7 +1,8 @@
 // CPU kernels of ONNX Attention (opset 23/24) and RotaryEmbedding (opset 23), and the attention
 // core every attention kernel shares (contract: attention.h; the contrib ops' kernels are in
-// attention_contrib.cpp). f32, and f16 computed in f32 (run_f16_as_f32). The core's row operations (max, exp-and-sum, rescale, bias,
-// softcap) are compiled once per SIMD target (hwy/foreach_target.h) and dispatched at run time.
+// attention_contrib.cpp). f32, and f16 computed in f32 (run_f16_as_f32). The core's row
+// operations (max, exp-and-sum, rescale, bias, softcap) are compiled once per SIMD target
+// (hwy/foreach_target.h) and dispatched at run time.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/attention.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -391,7 +392,7 @@ Status onnx_rotary(exec::KernelContext& ctx) {
 
 void register_attention_kernels(KernelRegistry& r) {
   TSR_IF_SELECTED("Attention") r.add_fn("Attention", {DType::kF32, DType::kF16}, f32_or_f16<onnx_attention>);
-  TSR_IF_SELECTED("RotaryEmbedding") r.add_fn("RotaryEmbedding", {DType::kF32}, onnx_rotary);
+  TSR_IF_SELECTED("RotaryEmbedding") r.add_fn("RotaryEmbedding", {DType::kF32, DType::kF16}, f32_or_f16<onnx_rotary>);
 }
 
 }  // namespace tsr::cpu

@@ -2,9 +2,9 @@
 // Attention, GroupQueryAttention, RotaryEmbedding; contracts: core/ops/families/attention.cpp and
 // onnxruntime docs/ContribOperators.md). Each kernel lays its inputs out as strided views (adding
 // biases, projecting, rotating and building the KV cache where the op asks) and runs the shared
-// attention core (attention.h). f32; MultiHeadAttention and GroupQueryAttention also f16,
-// computed in f32 (run_f16_as_f32). Masks given as data (raw 0/1 masks, key lengths) add
-// mask_filter_value, as onnxruntime does; causal and window masks exclude keys outright.
+// attention core (attention.h). f32, and f16 computed in f32 (run_f16_as_f32). Masks given as
+// data (raw 0/1 masks, key lengths) add mask_filter_value, as onnxruntime does; causal and window
+// masks exclude keys outright.
 #include <algorithm>
 #include <cmath>
 
@@ -345,9 +345,9 @@ Status ms_rotary(exec::KernelContext& ctx) {
 
 void register_attention_contrib_kernels(KernelRegistry& r) {
   TSR_IF_SELECTED("com.microsoft::MultiHeadAttention") r.add_fn("com.microsoft::MultiHeadAttention", {DType::kF32, DType::kF16}, f32_or_f16<ms_mha>);
-  TSR_IF_SELECTED("com.microsoft::Attention") r.add_fn("com.microsoft::Attention", {DType::kF32}, ms_attention);
+  TSR_IF_SELECTED("com.microsoft::Attention") r.add_fn("com.microsoft::Attention", {DType::kF32, DType::kF16}, f32_or_f16<ms_attention>);
   TSR_IF_SELECTED("com.microsoft::GroupQueryAttention") r.add_fn("com.microsoft::GroupQueryAttention", {DType::kF32, DType::kF16}, f32_or_f16<ms_gqa>);
-  TSR_IF_SELECTED("com.microsoft::RotaryEmbedding") r.add_fn("com.microsoft::RotaryEmbedding", {DType::kF32}, ms_rotary);
+  TSR_IF_SELECTED("com.microsoft::RotaryEmbedding") r.add_fn("com.microsoft::RotaryEmbedding", {DType::kF32, DType::kF16}, f32_or_f16<ms_rotary>);
 }
 
 }  // namespace tsr::cpu
