@@ -45,6 +45,46 @@ def gqa_cases():
     ]
 
 
+def gqa_extra(name, g, b, s, past, extra, attrs=None, rotary=False, n=4, kvn=2, h=16):
+    """GroupQueryAttention with its later optional inputs: `extra` = [(node input index, name, array)]
+    (9 position_ids, 10 attention_bias, 11 head_sink)."""
+    total = past + s
+    ins = {"q": randn(g, b, s, n * h), "k": randn(g, b, s, kvn * h), "v": randn(g, b, s, kvn * h),
+           "pk": randn(g, b, kvn, past, h), "pv": randn(g, b, kvn, past, h),
+           "seqlens_k": np.array([total - 1] * b, np.int32), "total": np.array(total, np.int32)}
+    order = list(ins) + ["", ""]
+    a = dict(attrs or {}, num_heads=n, kv_num_heads=kvn)
+    if rotary:
+        ins["cos"], ins["sin"] = rotary_tables(g, 64, h // 2)
+        order[7:9] = ["cos", "sin"]
+        a["do_rotary"] = 1
+    for pos, nm, arr in extra:
+        order += [""] * (pos + 1 - len(order))
+        ins[nm] = arr
+        order[pos] = nm
+    node = helper.make_node("GroupQueryAttention", order, ["Y", "PK", "PV"], domain=MS, **a)
+    return Case("gqa_" + name, [node], ins, OUT3, opsets=OPS23)
+
+
+def gqa_extra_cases():
+    g = rng(25)
+    return [
+        gqa_extra("smooth_softmax_prefill", g, 2, 5, 0, [], {"smooth_softmax": 1}),
+        gqa_extra("smooth_softmax_decode", g, 2, 1, 6, [], {"smooth_softmax": 1}),
+        gqa_extra("head_sink_prefill", g, 2, 5, 0, [(11, "sink", randn(g, 4))]),
+        gqa_extra("head_sink_decode_window", g, 2, 1, 6, [(11, "sink", randn(g, 4, scale=3.0))],
+                  {"local_window_size": 4}),
+        gqa_extra("attention_bias", g, 2, 5, 0, [(10, "ab", randn(g, 2, 4, 5, 5))]),
+        gqa_extra("attention_bias_bcast_decode", g, 2, 1, 4, [(10, "ab", randn(g, 1, 4, 1, 5))]),
+        gqa_extra("position_ids_continue", g, 1, 3, 4, [(9, "pos", np.array([[9, 10, 11]], np.int64))],
+                  rotary=True),
+        # onnxruntime ignores position_ids on the first prompt (positions 0..S-1): so does Tessera.
+        gqa_extra("position_ids_prefill", g, 2, 4, 0, [(9, "pos", np.array([[0, 1, 2, 3], [5, 6, 7, 8]], np.int64))],
+                  rotary=True),
+        gqa_extra("position_ids_decode", g, 2, 1, 5, [(9, "pos", np.array([[3], [20]], np.int64))], rotary=True),
+    ]
+
+
 def mha_bias_past(name, g, b, n, s, h, past, attrs=None):
     """MultiHeadAttention with bias (added to the new key / value rows only) and a past KV cache."""
     d = n * h
@@ -119,4 +159,4 @@ def f16_cases():
 
 
 if __name__ == "__main__":
-    main(gqa_cases() + mha_cases() + f16_cases())
+    main(gqa_cases() + gqa_extra_cases() + mha_cases() + f16_cases())

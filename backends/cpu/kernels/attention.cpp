@@ -105,8 +105,9 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
   }
   if (full_rows) kend = total;
   std::fill(t.o, t.o + mq * dv, 0.0f);
-  std::fill(t.m, t.m + mq, kNegInf);
-  std::fill(t.l, t.l + mq, 0.0f);
+  // A sink logit starts the running max and sum (exp(sink - sink) = 1) and adds nothing to the output.
+  std::fill(t.m, t.m + mq, p.sink ? p.sink[h] : kNegInf);
+  std::fill(t.l, t.l + mq, p.sink ? 1.0f : 0.0f);
   const float* q = p.q.row(b, h, i0);
   for (int64_t j0 = kbeg; j0 < kend; j0 += kb) {
     const int64_t j1 = std::min(j0 + kb, kend), n = j1 - j0;

@@ -211,7 +211,9 @@ Status ms_attention(exec::KernelContext& ctx) {
 // seqlens_k [B] (i32: total length - 1), total_sequence_length (i32), cos_cache?, sin_cache?.
 // Packed QKV (key and value absent, the onnxruntime-genai export form): query is
 // [B, S, (N + 2 kvN) H], each token's row holding its N query heads, then kvN key heads, then kvN
-// value heads; the kernel splits it into dense Q, K, V first.
+// value heads; the kernel splits it into dense Q, K, V first. position_ids? [B, S] (i64) give the
+// rotary positions after the first prompt (onnxruntime ignores them on it); attention_bias? [B|1, N|1, S, T] is added to the scores; head_sink?
+// [N] (or smooth_softmax = 1: 0 for every head) is an extra softmax logit per head.
 // Batch b holds seqlens_k[b] + 1 tokens after this step: its new tokens sit at positions
 // [past_b, past_b + S) with past_b = seqlens_k[b] + 1 - S (0 on the first prompt, S == total);
 // attention is causal from there (and, when local_window_size > 0, sees only the last
@@ -260,6 +262,9 @@ Status ms_gqa(exec::KernelContext& ctx) {
     per_b[static_cast<size_t>(b)] = past_b;                     // causal offset
     per_b[static_cast<size_t>(p.batch + b)] = first_prompt ? std::min(tb, s) : tb;  // valid keys
   }
+  const Tensor* pos_ids = ctx.input(9);
+  if (pos_ids && pos_ids->numel() != p.batch * s)
+    return ctx.error("position_ids has ", pos_ids->numel(), " values, expected B*S = ", p.batch * s);
   if (node.attr_int("do_rotary") != 0) {
     const Tensor &cos = *ctx.input(7), &sin = *ctx.input(8);
     const bool inter = node.attr_int("rotary_interleaved") != 0;
@@ -270,7 +275,10 @@ Status ms_gqa(exec::KernelContext& ctx) {
       TSR_ASSIGN_OR_RETURN(Scratch<float> rot, Scratch<float>::make(ctx, static_cast<size_t>(which == 0 ? q_numel : kv_numel)));
       for (int64_t b = 0; b < p.batch; ++b)
         for (int64_t i = 0; i < s; ++i) {
-          const int64_t pos = per_b[static_cast<size_t>(b)] + i;
+          // onnxruntime reads position_ids only after the first prompt (which always starts at 0).
+          const int64_t pos = pos_ids && !first_prompt ? pos_ids->data<int64_t>()[b * s + i]
+                                                       : per_b[static_cast<size_t>(b)] + i;
+          if (pos < 0) return ctx.error("position_ids[", b, ", ", i, "] = ", pos, " is negative");
           if (pos >= rows) return ctx.error("position ", pos, " is outside the cos/sin cache of ", rows, " rows");
           for (int64_t h = 0; h < heads; ++h) {
             const int64_t off = ((b * s + i) * heads + h) * hs;
@@ -312,6 +320,15 @@ Status ms_gqa(exec::KernelContext& ctx) {
   p.kv_valid = per_b.data() + p.batch;
   const int64_t window = node.attr_int("local_window_size");
   p.local_window = window > 0 ? window - 1 : -1;  // a window of local_window_size keys, the query's own included
+  TSR_RETURN_IF_ERROR(contrib_bias(ctx, nullptr, ctx.input(10), 0.0f, present_len, p));
+  if (const Tensor* sink = ctx.input(11)) {
+    if (sink->numel() != n) return ctx.error("head_sink has ", sink->numel(), " values, expected num_heads = ", n);
+    p.sink = sink->data<float>();
+  } else if (node.attr_int("smooth_softmax") != 0) {
+    TSR_ASSIGN_OR_RETURN(Scratch<float> zeros, Scratch<float>::make(ctx, static_cast<size_t>(n)));
+    std::fill(zeros.data(), zeros.data() + n, 0.0f);
+    p.sink = zeros.data();
+  }
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   p.y = AttnOut{y->mut_data<float>(), s * n * hs, hs, n * hs};
   return attention_core(ctx, p);

@@ -203,23 +203,28 @@ Status infer_ms_attention(InferContext& ctx) {
 
 // com.microsoft::GroupQueryAttention: query [B, S, N*H], key/value [B, S, kvN*H] (or both absent:
 // packed QKV, query [B, S, (N + 2 kvN) * H]), past_key/value [B, kvN, P, H], seqlens_k [B] (i32,
-// total length - 1 per batch), total_sequence_length (i32 scalar); output [B, S, N*H], present
-// [B, kvN, max(P, total), H].
+// total length - 1 per batch), total_sequence_length (i32 scalar), cos/sin_cache?, position_ids?
+// [B, S] (i64, with do_rotary), attention_bias? [B|1, N|1, S, T], head_sink? [N] (query dtype);
+// output [B, S, N*H], present [B, kvN, max(P, total), H].
 Status infer_gqa(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
-  for (size_t i : {1, 2, 3, 4, 7, 8}) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
+  for (size_t i : {1, 2, 3, 4, 7, 8, 10, 11}) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(9, {DType::kI64}));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(9, 2, 2));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(10, 4, 4));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(11, 1, 1));
   TSR_RETURN_IF_ERROR(ctx.require_dtype(5, {DType::kI32}));
   TSR_RETURN_IF_ERROR(ctx.require_dtype(6, {DType::kI32}));
   TSR_RETURN_IF_ERROR(require_ranks(ctx, {0, 1, 2}, 3, 3));
   TSR_RETURN_IF_ERROR(require_ranks(ctx, {3, 4}, 4, 4));
   const ir::Node& n = ctx.node();
-  for (size_t i = 9; i < ctx.num_inputs(); ++i)
-    if (ctx.has_input(i)) return ctx.ir_error("input[", i, "] (position_ids / attention_bias / head_sink) is not supported");
+  for (size_t i = 12; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) return ctx.ir_error("input[", i, "] is not supported");
+  if (ctx.has_input(9) && n.attr_int("do_rotary") == 0) return ctx.ir_error("position_ids needs do_rotary = 1");
   if (ctx.has_input(1) != ctx.has_input(2))
     return ctx.ir_error("key and value must be given together (both absent: packed QKV in query)");
   const bool packed = !ctx.has_input(1);
   if (!ctx.has_input(5) || !ctx.has_input(6)) return ctx.ir_error("seqlens_k and total_sequence_length are required");
-  if (n.attr_int("smooth_softmax") != 0) return ctx.ir_error("smooth_softmax = 1 is not supported");
   if (n.attr_int("do_rotary") != 0 && (!ctx.has_input(7) || !ctx.has_input(8)))
     return ctx.ir_error("do_rotary = 1 needs cos_cache and sin_cache");
   const int64_t heads = n.attr_int("num_heads"), kv_heads = n.attr_int("kv_num_heads");
@@ -272,7 +277,7 @@ void register_attention_ops(OpRegistry& r) {
          {{"num_heads", AttrKind::kInt, true}, {"kv_num_heads", AttrKind::kInt, true}, float_attr("scale", 0.0),
           int_attr("local_window_size", -1), int_attr("do_rotary", 0), int_attr("rotary_interleaved", 0),
           float_attr("softcap", 0.0), int_attr("smooth_softmax", 0), int_attr("qk_output", 0)},
-         infer_gqa, "onnxruntime contrib grouped-query attention with a KV cache (causal, optional rotary, packed QKV)"});
+         infer_gqa, "onnxruntime contrib grouped-query attention with a KV cache (causal, rotary, packed QKV, bias, sinks)"});
 }
 
 }  // namespace tsr::ops
