@@ -85,6 +85,26 @@ def gqa_extra_cases():
     ]
 
 
+def gqa_qk(name, g, mode, s, past, attrs=None, bias=False):
+    """GroupQueryAttention's output_qk (qk_output 1: scores after softcap and attention_bias, 2: softmax)."""
+    b, n, kvn, h = 2, 2, 1, 16
+    extra = [(10, "ab", randn(g, 1, n, s, past + s))] if bias else []
+    c = gqa_extra(name, g, b, s, past, extra, dict(attrs or {}, qk_output=mode), n=n, kvn=kvn, h=h)
+    c.nodes[0].output.append("QK")
+    c.outputs = OUT3 + [("QK", F, None)]
+    return c
+
+
+def gqa_qk_cases():
+    g = rng(26)
+    return [
+        gqa_qk("qk_scores_prefill", g, 1, 5, 0),
+        gqa_qk("qk_scores_softcap_bias", g, 1, 4, 0, {"softcap": 1.5}, bias=True),
+        gqa_qk("qk_softmax_decode", g, 2, 1, 6),
+        gqa_qk("qk_softmax_window_sink", g, 2, 6, 0, {"local_window_size": 3, "smooth_softmax": 1}),
+    ]
+
+
 def mha_bias_past(name, g, b, n, s, h, past, attrs=None):
     """MultiHeadAttention with bias (added to the new key / value rows only) and a past KV cache."""
     d = n * h
@@ -159,4 +179,4 @@ def f16_cases():
 
 
 if __name__ == "__main__":
-    main(gqa_cases() + gqa_extra_cases() + mha_cases() + f16_cases())
+    main(gqa_cases() + gqa_extra_cases() + gqa_qk_cases() + mha_cases() + f16_cases())

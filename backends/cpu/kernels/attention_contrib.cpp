@@ -7,6 +7,7 @@
 // masks exclude keys outright.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/attention.h"
@@ -213,7 +214,8 @@ Status ms_attention(exec::KernelContext& ctx) {
 // [B, S, (N + 2 kvN) H], each token's row holding its N query heads, then kvN key heads, then kvN
 // value heads; the kernel splits it into dense Q, K, V first. position_ids? [B, S] (i64) give the
 // rotary positions after the first prompt (onnxruntime ignores them on it); attention_bias? [B|1, N|1, S, T] is added to the scores; head_sink?
-// [N] (or smooth_softmax = 1: 0 for every head) is an extra softmax logit per head.
+// [N] (or smooth_softmax = 1: 0 for every head) is an extra softmax logit per head. output_qk?
+// (qk_output 1 / 2): the scores after softcap and bias, or the softmax; masked keys 0.
 // Batch b holds seqlens_k[b] + 1 tokens after this step: its new tokens sit at positions
 // [past_b, past_b + S) with past_b = seqlens_k[b] + 1 - S (0 on the first prompt, S == total);
 // attention is causal from there (and, when local_window_size > 0, sees only the last
@@ -329,9 +331,21 @@ Status ms_gqa(exec::KernelContext& ctx) {
     std::fill(zeros.data(), zeros.data() + n, 0.0f);
     p.sink = zeros.data();
   }
+  Tensor* qk = nullptr;
+  if (ctx.num_outputs() > 3 && node.outputs[3] >= 0) {
+    TSR_ASSIGN_OR_RETURN(qk, ctx.alloc_output(3, DType::kF32, {p.batch, n, s, present_len}));
+    p.qk_out = qk->mut_data<float>();
+    p.qk_mode = node.attr_int("qk_output") == 1 ? 2 : 3;  // the core's stages: after bias and masks / softmax
+  }
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   p.y = AttnOut{y->mut_data<float>(), s * n * hs, hs, n * hs};
-  return attention_core(ctx, p);
+  TSR_RETURN_IF_ERROR(attention_core(ctx, p));
+  if (qk) {  // onnxruntime leaves masked scores at 0 where the core writes -inf
+    float* e = qk->mut_data<float>();
+    for (int64_t i = 0; i < qk->numel(); ++i)
+      if (e[i] == -std::numeric_limits<float>::infinity()) e[i] = 0.0f;
+  }
+  return ok_status();
 }
 
 // com.microsoft::RotaryEmbedding: input, position_ids ([B, S], or [1]: the first position, the

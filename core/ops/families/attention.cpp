@@ -205,7 +205,8 @@ Status infer_ms_attention(InferContext& ctx) {
 // packed QKV, query [B, S, (N + 2 kvN) * H]), past_key/value [B, kvN, P, H], seqlens_k [B] (i32,
 // total length - 1 per batch), total_sequence_length (i32 scalar), cos/sin_cache?, position_ids?
 // [B, S] (i64, with do_rotary), attention_bias? [B|1, N|1, S, T], head_sink? [N] (query dtype);
-// output [B, S, N*H], present [B, kvN, max(P, total), H].
+// output [B, S, N*H], present [B, kvN, max(P, total), H], output_qk? [B, N, S, max(P, total)]
+// (qk_output 1: scaled, soft-capped scores plus attention_bias; 2: the softmax; masked keys 0).
 Status infer_gqa(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
   for (size_t i : {1, 2, 3, 4, 7, 8, 10, 11}) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
@@ -242,7 +243,11 @@ Status infer_gqa(InferContext& ctx) {
   if (total != nullptr && total->numel() == 1 && p >= 0) present = std::max<int64_t>(p, total->scalar_i64(0));
   ctx.set_output(0, q.dtype, {dim_or(q, 0), dim_or(q, 1), known_mul(heads, h)});
   for (size_t o = 1; o < 3 && o < ctx.num_outputs(); ++o) ctx.set_output(o, q.dtype, {dim_or(q, 0), kv_heads, present, h});
-  if (ctx.num_outputs() > 3) return ctx.ir_error("output_qk is not supported");
+  if (ctx.num_outputs() > 3) {
+    const int64_t mode = n.attr_int("qk_output");
+    if (mode != 1 && mode != 2) return ctx.ir_error("output_qk needs qk_output = 1 (scores) or 2 (softmax), got ", mode);
+    ctx.set_output(3, q.dtype, {dim_or(q, 0), heads, dim_or(q, 1), present});
+  }
   return ok_status();
 }
 
