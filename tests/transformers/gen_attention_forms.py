@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Attention input forms beyond gen_attention.py, against onnxruntime-node: com.microsoft
 GroupQueryAttention with packed QKV (key and value absent, the onnxruntime-genai export form) with
-and without rotary, at prefill and decode; com.microsoft MultiHeadAttention with bias and a past;
+and without rotary, at prefill and decode, and its later inputs and output_qk; com.microsoft
+MultiHeadAttention with bias and a past, bias with 4-D key / value, output_qk;
 float16 ONNX Attention and RotaryEmbedding, com.microsoft MultiHeadAttention, GroupQueryAttention,
 Attention and RotaryEmbedding (Cast around the op).
 
@@ -115,13 +116,38 @@ def mha_bias_past(name, g, b, n, s, h, past, attrs=None):
     return Case("mha_" + name, [node], ins, OUT3, opsets=OPS23)
 
 
+def mha_qk(name, g, b, n, s, l, h, kpm=None, ab=False, attrs=None):
+    """MultiHeadAttention's 4th output, output_qk [B, N, S, L]."""
+    d = n * h
+    ins = {"q": randn(g, b, s, d), "k": randn(g, b, l, d), "v": randn(g, b, l, d)}
+    order = ["q", "k", "v"]
+    if kpm is not None or ab:
+        order += ["", "", ""]
+    if kpm is not None:
+        ins["kpm"] = kpm
+        order[4] = "kpm"
+    if ab:
+        ins["ab"] = randn(g, 1, n, s, l)
+        order[5] = "ab"
+    node = helper.make_node("MultiHeadAttention", order, ["Y", "", "", "QK"], domain=MS, num_heads=n, **(attrs or {}))
+    return Case("mha_" + name, [node], ins, [("Y", F, None), ("QK", F, None)], opsets=OPS23)
+
+
 def mha_cases():
     # Packed QKV ([B, S, N, 3, H] query) and packed KV ([B, L, N, 2, H] key) are not here:
     # onnxruntime's CPU EP rejects both ("not implemented for CPU").
     g = rng(22)
+    d = 16
+    kv4 = {"q": randn(g, 2, 3, d), "k": randn(g, 2, 2, 5, 8), "v": randn(g, 2, 2, 5, 8), "bias": randn(g, 3 * d)}
     return [
         mha_bias_past("bias_past", g, 2, 2, 1, 8, 6),
         mha_bias_past("bias_past_causal", g, 1, 4, 3, 8, 2, attrs={"unidirectional": 1}),
+        # 4-D key / value with bias: onnxruntime adds the bias to the query only.
+        Case("mha_kv_bnsh_bias", [helper.make_node("MultiHeadAttention", list(kv4), ["Y"], domain=MS, num_heads=2)],
+             kv4, [("Y", F, None)], opsets=OPS23),
+        mha_qk("qk", g, 2, 2, 3, 4, 8),
+        mha_qk("qk_masks_causal", g, 2, 2, 4, 4, 8, kpm=np.array([[1, 1, 1, 0], [1, 1, 1, 1]], np.int32), ab=True,
+               attrs={"unidirectional": 1}),
     ]
 
 

@@ -102,6 +102,24 @@ Expected<AttnView> make_present(exec::KernelContext& ctx, size_t out, const Tens
   return AttnView{dst, heads * (p + l) * hd, (p + l) * hd, hd};
 }
 
+// The optional scores output ([B, N, S, T], allocated as output `out` when the node has it): the
+// core's copy at `mode`. Returns null when the node does not want it.
+Expected<Tensor*> qk_output(exec::KernelContext& ctx, size_t out, int mode, AttnProblem& p) {
+  if (ctx.num_outputs() <= out || ctx.node().outputs[out] < 0) return static_cast<Tensor*>(nullptr);
+  TSR_ASSIGN_OR_RETURN(Tensor * qk, ctx.alloc_output(out, DType::kF32, {p.batch, p.q_heads, p.q_len, p.kv_len}));
+  p.qk_out = qk->mut_data<float>();
+  p.qk_mode = mode;
+  return qk;
+}
+
+// Masked scores are -inf in the core's copy; onnxruntime writes `value` there instead.
+void replace_masked(Tensor* qk, float value) {
+  if (!qk) return;
+  float* e = qk->mut_data<float>();
+  for (int64_t i = 0; i < qk->numel(); ++i)
+    if (e[i] == -std::numeric_limits<float>::infinity()) e[i] = value;
+}
+
 // The common end of MultiHeadAttention and Attention: scale, `unidirectional` (causal after a
 // past of `past` tokens), the key mask and attention_bias, output [B, S, N*Hv].
 Status run_unidirectional(exec::KernelContext& ctx, AttnProblem& p, const Tensor* mask, const Tensor* ab, int64_t past) {
@@ -110,14 +128,20 @@ Status run_unidirectional(exec::KernelContext& ctx, AttnProblem& p, const Tensor
   p.causal = node.attr_int("unidirectional") != 0;
   p.causal_offset = past;
   TSR_RETURN_IF_ERROR(contrib_bias(ctx, mask, ab, static_cast<float>(node.attr_float("mask_filter_value")), p.kv_len, p));
+  // MultiHeadAttention's output_qk: the scores with the bias and masks, causal ones at lowest().
+  TSR_ASSIGN_OR_RETURN(Tensor * qk, qk_output(ctx, 3, 2, p));
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   const int64_t dv = p.q_heads * p.v_head_size;
   p.y = AttnOut{y->mut_data<float>(), p.q_len * dv, p.v_head_size, dv};
-  return attention_core(ctx, p);
+  TSR_RETURN_IF_ERROR(attention_core(ctx, p));
+  replace_masked(qk, std::numeric_limits<float>::lowest());
+  return ok_status();
 }
 
 // com.microsoft::MultiHeadAttention: query, key, value, bias?, key_padding_mask?, attention_bias?,
-// past_key?, past_value?. key/value 3-D [B, L, N*H] (bias added) or 4-D [B, N, L, H].
+// past_key?, past_value?. key/value 3-D [B, L, N*H] (bias added) or 4-D [B, N, L, H] (bias added
+// to the query only, as onnxruntime does). output_qk? [B, N, S, T]: the scaled scores plus the
+// bias and key mask, causally masked ones at the lowest float.
 Status ms_mha(exec::KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   const Tensor &q = *ctx.input(0), &k = *ctx.input(1), &v = *ctx.input(2);
@@ -133,7 +157,6 @@ Status ms_mha(exec::KernelContext& ctx) {
   p.head_size = dq / n;
   p.v_head_size = dv / n;
   p.kv_len = past + l;
-  if (kv4 && bias) return ctx.error("bias with 4-D key/value is not supported");
   if (kv4 && past_k) return ctx.error("past_key with 4-D key/value is not supported");
   if (bias && bias->numel() != 2 * dq + dv) return ctx.error("bias has ", bias->numel(), " values, expected ", 2 * dq + dv);
   const float* bq = bias ? bias->data<float>() : nullptr;
@@ -141,8 +164,10 @@ Status ms_mha(exec::KernelContext& ctx) {
   const float *pk = k.data<float>(), *pv = v.data<float>();
   if (bias) {
     TSR_ASSIGN_OR_RETURN(pq, add_bias_copy(ctx, pq, p.batch * p.q_len, dq, dq, bq));
-    TSR_ASSIGN_OR_RETURN(pk, add_bias_copy(ctx, pk, p.batch * l, dq, dq, bq + dq));
-    TSR_ASSIGN_OR_RETURN(pv, add_bias_copy(ctx, pv, p.batch * l, dv, dv, bq + 2 * dq));
+    if (!kv4) {  // 4-D key / value are already projected (a cross-attention cache): bias on Q only
+      TSR_ASSIGN_OR_RETURN(pk, add_bias_copy(ctx, pk, p.batch * l, dq, dq, bq + dq));
+      TSR_ASSIGN_OR_RETURN(pv, add_bias_copy(ctx, pv, p.batch * l, dv, dv, bq + 2 * dq));
+    }
   }
   const int64_t hs = p.head_size, hv = p.v_head_size;
   p.q = AttnView{pq, p.q_len * dq, hs, dq};
@@ -331,20 +356,12 @@ Status ms_gqa(exec::KernelContext& ctx) {
     std::fill(zeros.data(), zeros.data() + n, 0.0f);
     p.sink = zeros.data();
   }
-  Tensor* qk = nullptr;
-  if (ctx.num_outputs() > 3 && node.outputs[3] >= 0) {
-    TSR_ASSIGN_OR_RETURN(qk, ctx.alloc_output(3, DType::kF32, {p.batch, n, s, present_len}));
-    p.qk_out = qk->mut_data<float>();
-    p.qk_mode = node.attr_int("qk_output") == 1 ? 2 : 3;  // the core's stages: after bias and masks / softmax
-  }
+  // qk_output 1 / 2: the core's stages after bias and masks / the softmax; masked scores 0.
+  TSR_ASSIGN_OR_RETURN(Tensor * qk, qk_output(ctx, 3, node.attr_int("qk_output") == 1 ? 2 : 3, p));
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   p.y = AttnOut{y->mut_data<float>(), s * n * hs, hs, n * hs};
   TSR_RETURN_IF_ERROR(attention_core(ctx, p));
-  if (qk) {  // onnxruntime leaves masked scores at 0 where the core writes -inf
-    float* e = qk->mut_data<float>();
-    for (int64_t i = 0; i < qk->numel(); ++i)
-      if (e[i] == -std::numeric_limits<float>::infinity()) e[i] = 0.0f;
-  }
+  replace_masked(qk, 0.0f);
   return ok_status();
 }
 

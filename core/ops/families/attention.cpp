@@ -122,7 +122,8 @@ Status infer_rotary(InferContext& ctx) {
 }
 
 // com.microsoft::MultiHeadAttention: query [B, S, N*H]; key [B, L, N*H] or [B, N, L, H]; value
-// likewise (head size Hv); output [B, S, N*Hv], present_key/value [B, N, P+L, H(v)].
+// likewise (head size Hv); output [B, S, N*Hv], present_key/value [B, N, P+L, H(v)], output_qk
+// [B, N, S, P+L].
 Status infer_mha(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
   for (size_t i : {1, 2, 3, 5, 6, 7}) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
@@ -153,7 +154,7 @@ Status infer_mha(InferContext& ctx) {
   ctx.set_output(0, q.dtype, {dim_or(q, 0), dim_or(q, 1), known_mul(heads, hv)});
   if (ctx.num_outputs() > 1) ctx.set_output(1, q.dtype, {dim_or(q, 0), heads, total, h});
   if (ctx.num_outputs() > 2) ctx.set_output(2, q.dtype, {dim_or(q, 0), heads, total, hv});
-  if (ctx.num_outputs() > 3) return ctx.ir_error("the qk output is not supported");
+  if (ctx.num_outputs() > 3) ctx.set_output(3, q.dtype, {dim_or(q, 0), heads, dim_or(q, 1), total});
   return ok_status();
 }
 
