@@ -53,6 +53,13 @@ class KernelContext {
   // Sets output i to an existing tensor (a view of an input, a constant).
   void set_output(size_t i, Tensor t) { outputs_.at(i) = std::move(t); }
   ThreadPool& pool() { return pool_; }
+  // A context for the same node, place, pool and scratch arena over other inputs and outputs (a
+  // kernel running another kernel on converted tensors: float16 attention computed in f32). No
+  // memory plan: its outputs are fresh allocations. The arguments must outlive it.
+  KernelContext derived(const std::vector<const Tensor*>& inputs, const std::vector<ops::ValueType>& output_types,
+                        std::vector<Tensor>& outputs) const {
+    return KernelContext(node_, place_, inputs, output_types, outputs, pool_, scratch_);
+  }
 
   // For the executor: output i goes to byte offset offsets[i] of `arena` when offsets[i] >= 0
   // (and is allocated with output_type(i)); kTransient: a fresh allocation whose block is not

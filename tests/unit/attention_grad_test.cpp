@@ -1,7 +1,8 @@
 // Finite-difference cases for the ONNX Attention gradient rule (core/ops/grads/attention.cpp):
 // 4-D and 3-D layouts, GQA / MQA head groups, causal, float and bool masks (constants), a set
-// scale, and gradients flowing into present_key / present_value. The attention kernels are f32
-// only, so every case runs in f32 with a larger step and looser tolerances (rounding ~1e-7 / step).
+// scale, and gradients flowing into present_key / present_value. The attention kernels compute in
+// f32 (f16 is converted to f32 and back), so every case runs in f32 with a larger step and looser
+// tolerances (rounding ~1e-7 / step).
 #include <catch2/catch.hpp>
 
 #include "tests/unit/grad_check.h"

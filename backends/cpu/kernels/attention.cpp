@@ -1,7 +1,8 @@
 // CPU kernels of ONNX Attention (opset 23/24) and RotaryEmbedding (opset 23), and the attention
 // core every attention kernel shares (contract: attention.h; the contrib ops' kernels are in
-// attention_contrib.cpp). f32 only. The core's row operations (max, exp-and-sum, rescale, bias,
-// softcap) are compiled once per SIMD target (hwy/foreach_target.h) and dispatched at run time.
+// attention_contrib.cpp). f32, and f16 computed in f32 (run_f16_as_f32). The core's row
+// operations (max, exp-and-sum, rescale, bias, softcap) are compiled once per SIMD target
+// (hwy/foreach_target.h) and dispatched at run time.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/attention.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/attention.h"
@@ -103,8 +105,9 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
   }
   if (full_rows) kend = total;
   std::fill(t.o, t.o + mq * dv, 0.0f);
-  std::fill(t.m, t.m + mq, kNegInf);
-  std::fill(t.l, t.l + mq, 0.0f);
+  // A sink logit starts the running max and sum (exp(sink - sink) = 1) and adds nothing to the output.
+  std::fill(t.m, t.m + mq, p.sink ? p.sink[h] : kNegInf);
+  std::fill(t.l, t.l + mq, p.sink ? 1.0f : 0.0f);
   const float* q = p.q.row(b, h, i0);
   for (int64_t j0 = kbeg; j0 < kend; j0 += kb) {
     const int64_t j1 = std::min(j0 + kb, kend), n = j1 - j0;
@@ -191,6 +194,37 @@ void rotary_row(const float* x, float* y, const float* cos, const float* sin, in
     y[b] = x2 * cos[i] + x1 * sin[i];
   }
   if (y != x) std::copy(x + rot_dim, x + head_size, y + rot_dim);
+}
+
+Status run_f16_as_f32(exec::KernelContext& ctx, exec::KernelFn f32_kernel) {
+  std::vector<Tensor> wide(ctx.num_inputs());
+  std::vector<const Tensor*> ins(ctx.num_inputs());
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const Tensor* t = ctx.input(i);
+    ins[i] = t;
+    if (!t || t->dtype() != DType::kF16) continue;
+    TSR_ASSIGN_OR_RETURN(wide[i], Tensor::empty(DType::kF32, t->shape()));
+    const Half* src = t->data<Half>();
+    float* dst = wide[i].mut_data<float>();
+    for (int64_t e = 0; e < t->numel(); ++e) dst[e] = f16_to_f32(src[e].bits);
+    ins[i] = &wide[i];
+  }
+  std::vector<ops::ValueType> types;
+  for (size_t o = 0; o < ctx.num_outputs(); ++o) {
+    types.push_back(ctx.output_type(o));
+    if (types.back().dtype == DType::kF16) types.back().dtype = DType::kF32;
+  }
+  std::vector<Tensor> outs(ctx.num_outputs());
+  exec::KernelContext inner = ctx.derived(ins, types, outs);
+  TSR_RETURN_IF_ERROR(f32_kernel(inner));
+  for (size_t o = 0; o < outs.size(); ++o) {
+    if (ctx.node().outputs[o] < 0 || !outs[o].defined()) continue;
+    TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(o, DType::kF16, outs[o].shape()));
+    const float* src = outs[o].data<float>();
+    Half* dst = y->mut_data<Half>();
+    for (int64_t e = 0; e < y->numel(); ++e) dst[e] = Half{f32_to_f16(src[e])};
+  }
+  return ok_status();
 }
 
 void fill_present(float* present, const float* past, const AttnView& fresh, int64_t batch, int64_t heads, int64_t p,
@@ -358,8 +392,8 @@ Status onnx_rotary(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_attention_kernels(KernelRegistry& r) {
-  TSR_IF_SELECTED("Attention") r.add_fn("Attention", {DType::kF32}, onnx_attention);
-  TSR_IF_SELECTED("RotaryEmbedding") r.add_fn("RotaryEmbedding", {DType::kF32}, onnx_rotary);
+  TSR_IF_SELECTED("Attention") r.add_fn("Attention", {DType::kF32, DType::kF16}, f32_or_f16<onnx_attention>);
+  TSR_IF_SELECTED("RotaryEmbedding") r.add_fn("RotaryEmbedding", {DType::kF32, DType::kF16}, f32_or_f16<onnx_rotary>);
 }
 
 }  // namespace tsr::cpu

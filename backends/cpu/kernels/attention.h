@@ -4,6 +4,7 @@
 // attention_core computes, for each batch b and query head h (kv head h / (q_heads / kv_heads),
 // the GQA/MQA grouping of the ONNX spec),
 //   Y[b, h] = softmax(softcap(scale * Q[b,h] K[b,kh]^T) + bias[b,h] + structural mask) V[b,kh]
+// (the softmax optionally with a sink logit per head, see AttnProblem::sink)
 // in f32, tiled over keys with an online softmax (running row max and sum, FlashAttention:
 // Dao et al., "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
 // 2022), so the [q, keys] score matrix is never held beyond one block of keys. Q·K^T and P·V of
@@ -52,6 +53,9 @@ struct AttnProblem {
   const int64_t* causal_offset_b = nullptr;  // per batch; overrides causal_offset
   const int64_t* kv_valid = nullptr;         // per batch count of valid keys; null: all
   int64_t local_window = -1;
+  // Per query head: an extra softmax logit with no value row (an "attention sink": onnxruntime's
+  // smooth_softmax, 0 for every head, and head_sink), so a row's weights sum to below 1. Null: none.
+  const float* sink = nullptr;
   // Optional [B, qN, S, T] copy of the scores at one stage (qk_matmul_output_mode of ONNX
   // Attention, as onnxruntime 1.30 and the onnx reference order them): 0 scaled Q·K^T, 1 after
   // softcap, 2 after the bias and masks, 3 the softmax.
@@ -87,5 +91,15 @@ struct RotaryArgs {
   std::function<int64_t(int64_t, int64_t)> cache_row;
 };
 Status rotary_apply(exec::KernelContext& ctx, const RotaryArgs& a);
+
+// float16 attention: every f16 input is converted to f32, `f32_kernel` runs on those (the shared
+// core computes in f32 either way) and every f16 output is converted back, rounding once to
+// nearest even. Other inputs (int masks, lengths) pass through.
+Status run_f16_as_f32(exec::KernelContext& ctx, exec::KernelFn f32_kernel);
+
+// The kernel registered for f32 and f16: K itself, or K through run_f16_as_f32.
+template <exec::KernelFn K> Status f32_or_f16(exec::KernelContext& ctx) {
+  return ctx.input(0)->dtype() == DType::kF16 ? run_f16_as_f32(ctx, K) : K(ctx);
+}
 
 }  // namespace tsr::cpu

@@ -2,10 +2,12 @@
 // Attention, GroupQueryAttention, RotaryEmbedding; contracts: core/ops/families/attention.cpp and
 // onnxruntime docs/ContribOperators.md). Each kernel lays its inputs out as strided views (adding
 // biases, projecting, rotating and building the KV cache where the op asks) and runs the shared
-// attention core (attention.h). f32 only. Masks given as data (raw 0/1 masks, key lengths) add
-// mask_filter_value, as onnxruntime does; causal and window masks exclude keys outright.
+// attention core (attention.h). f32, and f16 computed in f32 (run_f16_as_f32). Masks given as
+// data (raw 0/1 masks, key lengths) add mask_filter_value, as onnxruntime does; causal and window
+// masks exclude keys outright.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/attention.h"
@@ -100,6 +102,24 @@ Expected<AttnView> make_present(exec::KernelContext& ctx, size_t out, const Tens
   return AttnView{dst, heads * (p + l) * hd, (p + l) * hd, hd};
 }
 
+// The optional scores output ([B, N, S, T], allocated as output `out` when the node has it): the
+// core's copy at `mode`. Returns null when the node does not want it.
+Expected<Tensor*> qk_output(exec::KernelContext& ctx, size_t out, int mode, AttnProblem& p) {
+  if (ctx.num_outputs() <= out || ctx.node().outputs[out] < 0) return static_cast<Tensor*>(nullptr);
+  TSR_ASSIGN_OR_RETURN(Tensor * qk, ctx.alloc_output(out, DType::kF32, {p.batch, p.q_heads, p.q_len, p.kv_len}));
+  p.qk_out = qk->mut_data<float>();
+  p.qk_mode = mode;
+  return qk;
+}
+
+// Masked scores are -inf in the core's copy; onnxruntime writes `value` there instead.
+void replace_masked(Tensor* qk, float value) {
+  if (!qk) return;
+  float* e = qk->mut_data<float>();
+  for (int64_t i = 0; i < qk->numel(); ++i)
+    if (e[i] == -std::numeric_limits<float>::infinity()) e[i] = value;
+}
+
 // The common end of MultiHeadAttention and Attention: scale, `unidirectional` (causal after a
 // past of `past` tokens), the key mask and attention_bias, output [B, S, N*Hv].
 Status run_unidirectional(exec::KernelContext& ctx, AttnProblem& p, const Tensor* mask, const Tensor* ab, int64_t past) {
@@ -108,14 +128,20 @@ Status run_unidirectional(exec::KernelContext& ctx, AttnProblem& p, const Tensor
   p.causal = node.attr_int("unidirectional") != 0;
   p.causal_offset = past;
   TSR_RETURN_IF_ERROR(contrib_bias(ctx, mask, ab, static_cast<float>(node.attr_float("mask_filter_value")), p.kv_len, p));
+  // MultiHeadAttention's output_qk: the scores with the bias and masks, causal ones at lowest().
+  TSR_ASSIGN_OR_RETURN(Tensor * qk, qk_output(ctx, 3, 2, p));
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   const int64_t dv = p.q_heads * p.v_head_size;
   p.y = AttnOut{y->mut_data<float>(), p.q_len * dv, p.v_head_size, dv};
-  return attention_core(ctx, p);
+  TSR_RETURN_IF_ERROR(attention_core(ctx, p));
+  replace_masked(qk, std::numeric_limits<float>::lowest());
+  return ok_status();
 }
 
 // com.microsoft::MultiHeadAttention: query, key, value, bias?, key_padding_mask?, attention_bias?,
-// past_key?, past_value?. key/value 3-D [B, L, N*H] (bias added) or 4-D [B, N, L, H].
+// past_key?, past_value?. key/value 3-D [B, L, N*H] (bias added) or 4-D [B, N, L, H] (bias added
+// to the query only, as onnxruntime does). output_qk? [B, N, S, T]: the scaled scores plus the
+// bias and key mask, causally masked ones at the lowest float.
 Status ms_mha(exec::KernelContext& ctx) {
   const ir::Node& node = ctx.node();
   const Tensor &q = *ctx.input(0), &k = *ctx.input(1), &v = *ctx.input(2);
@@ -131,7 +157,6 @@ Status ms_mha(exec::KernelContext& ctx) {
   p.head_size = dq / n;
   p.v_head_size = dv / n;
   p.kv_len = past + l;
-  if (kv4 && bias) return ctx.error("bias with 4-D key/value is not supported");
   if (kv4 && past_k) return ctx.error("past_key with 4-D key/value is not supported");
   if (bias && bias->numel() != 2 * dq + dv) return ctx.error("bias has ", bias->numel(), " values, expected ", 2 * dq + dv);
   const float* bq = bias ? bias->data<float>() : nullptr;
@@ -139,8 +164,10 @@ Status ms_mha(exec::KernelContext& ctx) {
   const float *pk = k.data<float>(), *pv = v.data<float>();
   if (bias) {
     TSR_ASSIGN_OR_RETURN(pq, add_bias_copy(ctx, pq, p.batch * p.q_len, dq, dq, bq));
-    TSR_ASSIGN_OR_RETURN(pk, add_bias_copy(ctx, pk, p.batch * l, dq, dq, bq + dq));
-    TSR_ASSIGN_OR_RETURN(pv, add_bias_copy(ctx, pv, p.batch * l, dv, dv, bq + 2 * dq));
+    if (!kv4) {  // 4-D key / value are already projected (a cross-attention cache): bias on Q only
+      TSR_ASSIGN_OR_RETURN(pk, add_bias_copy(ctx, pk, p.batch * l, dq, dq, bq + dq));
+      TSR_ASSIGN_OR_RETURN(pv, add_bias_copy(ctx, pv, p.batch * l, dv, dv, bq + 2 * dq));
+    }
   }
   const int64_t hs = p.head_size, hv = p.v_head_size;
   p.q = AttnView{pq, p.q_len * dq, hs, dq};
@@ -208,25 +235,50 @@ Status ms_attention(exec::KernelContext& ctx) {
 
 // com.microsoft::GroupQueryAttention: query, key, value [B, S, ...], past_key/value [B, kvN, P, H],
 // seqlens_k [B] (i32: total length - 1), total_sequence_length (i32), cos_cache?, sin_cache?.
+// Packed QKV (key and value absent, the onnxruntime-genai export form): query is
+// [B, S, (N + 2 kvN) H], each token's row holding its N query heads, then kvN key heads, then kvN
+// value heads; the kernel splits it into dense Q, K, V first. position_ids? [B, S] (i64) give the
+// rotary positions after the first prompt (onnxruntime ignores them on it); attention_bias? [B|1, N|1, S, T] is added to the scores; head_sink?
+// [N] (or smooth_softmax = 1: 0 for every head) is an extra softmax logit per head. output_qk?
+// (qk_output 1 / 2): the scores after softcap and bias, or the softmax; masked keys 0.
 // Batch b holds seqlens_k[b] + 1 tokens after this step: its new tokens sit at positions
 // [past_b, past_b + S) with past_b = seqlens_k[b] + 1 - S (0 on the first prompt, S == total);
 // attention is causal from there (and, when local_window_size > 0, sees only the last
 // local_window_size keys up to its own position).
 Status ms_gqa(exec::KernelContext& ctx) {
   const ir::Node& node = ctx.node();
-  const Tensor &q = *ctx.input(0), &k = *ctx.input(1), &v = *ctx.input(2);
+  const Tensor &q = *ctx.input(0), *k = ctx.input(1);
   const Tensor *past_k = ctx.input(3), *past_v = ctx.input(4), &seqlens = *ctx.input(5), &total_t = *ctx.input(6);
   AttnProblem p;
   p.batch = q.dim(0);
   p.q_len = q.dim(1);
   p.q_heads = node.attr_int("num_heads");
   p.kv_heads = node.attr_int("kv_num_heads");
-  const int64_t s = p.q_len, n = p.q_heads, kvn = p.kv_heads, hs = q.dim(2) / n;
+  const int64_t s = p.q_len, n = p.q_heads, kvn = p.kv_heads, hs = q.dim(2) / (k ? n : n + 2 * kvn);
   p.head_size = p.v_head_size = hs;
+  const int64_t q_numel = p.batch * s * n * hs, kv_numel = p.batch * s * kvn * hs;
+  const float *pq = q.data<float>(), *pk = nullptr, *pv = nullptr;
+  if (k) {
+    if (k->dim(1) != s) return ctx.error("key has ", k->dim(1), " tokens, query ", s);
+    pk = k->data<float>();
+    pv = ctx.input(2)->data<float>();
+  } else {
+    TSR_ASSIGN_OR_RETURN(Scratch<float> dense, Scratch<float>::make(ctx, static_cast<size_t>(q_numel + 2 * kv_numel)));
+    const int64_t row = (n + 2 * kvn) * hs, dq = n * hs, dk = kvn * hs;
+    float *dqp = dense.data(), *dkp = dqp + q_numel, *dvp = dkp + kv_numel;
+    for (int64_t r = 0; r < p.batch * s; ++r) {
+      const float* src = pq + r * row;
+      std::copy_n(src, dq, dqp + r * dq);
+      std::copy_n(src + dq, dk, dkp + r * dk);
+      std::copy_n(src + dq + dk, dk, dvp + r * dk);
+    }
+    pq = dqp;
+    pk = dkp;
+    pv = dvp;
+  }
   const int64_t total = total_t.scalar_i64(0), pbuf = past_k ? past_k->dim(2) : 0;
   const int64_t present_len = std::max(pbuf, total);
   if (seqlens.numel() != p.batch) return ctx.error("seqlens_k has ", seqlens.numel(), " values, expected ", p.batch);
-  if (k.dim(1) != s) return ctx.error("key has ", k.dim(1), " tokens, query ", s);
   TSR_ASSIGN_OR_RETURN(Scratch<int64_t> per_b, Scratch<int64_t>::make(ctx, static_cast<size_t>(2 * p.batch)));
   const bool first_prompt = s == total && s > 1;
   for (int64_t b = 0; b < p.batch; ++b) {
@@ -237,23 +289,27 @@ Status ms_gqa(exec::KernelContext& ctx) {
     per_b[static_cast<size_t>(b)] = past_b;                     // causal offset
     per_b[static_cast<size_t>(p.batch + b)] = first_prompt ? std::min(tb, s) : tb;  // valid keys
   }
-  const float* pq = q.data<float>();
-  const float* pk = k.data<float>();
+  const Tensor* pos_ids = ctx.input(9);
+  if (pos_ids && pos_ids->numel() != p.batch * s)
+    return ctx.error("position_ids has ", pos_ids->numel(), " values, expected B*S = ", p.batch * s);
   if (node.attr_int("do_rotary") != 0) {
     const Tensor &cos = *ctx.input(7), &sin = *ctx.input(8);
     const bool inter = node.attr_int("rotary_interleaved") != 0;
     const int64_t half = cos.dim(1), rows = cos.dim(0);
     for (int which = 0; which < 2; ++which) {
-      const Tensor& t = which == 0 ? q : k;
+      const float* t = which == 0 ? pq : pk;
       const int64_t heads = which == 0 ? n : kvn;
-      TSR_ASSIGN_OR_RETURN(Scratch<float> rot, Scratch<float>::make(ctx, static_cast<size_t>(t.numel())));
+      TSR_ASSIGN_OR_RETURN(Scratch<float> rot, Scratch<float>::make(ctx, static_cast<size_t>(which == 0 ? q_numel : kv_numel)));
       for (int64_t b = 0; b < p.batch; ++b)
         for (int64_t i = 0; i < s; ++i) {
-          const int64_t pos = per_b[static_cast<size_t>(b)] + i;
+          // onnxruntime reads position_ids only after the first prompt (which always starts at 0).
+          const int64_t pos = pos_ids && !first_prompt ? pos_ids->data<int64_t>()[b * s + i]
+                                                       : per_b[static_cast<size_t>(b)] + i;
+          if (pos < 0) return ctx.error("position_ids[", b, ", ", i, "] = ", pos, " is negative");
           if (pos >= rows) return ctx.error("position ", pos, " is outside the cos/sin cache of ", rows, " rows");
           for (int64_t h = 0; h < heads; ++h) {
             const int64_t off = ((b * s + i) * heads + h) * hs;
-            rotary_row(t.data<float>() + off, rot.data() + off, cos.data<float>() + pos * half,
+            rotary_row(t + off, rot.data() + off, cos.data<float>() + pos * half,
                        sin.data<float>() + pos * half, 2 * half, hs, inter);
           }
         }
@@ -264,7 +320,7 @@ Status ms_gqa(exec::KernelContext& ctx) {
   // present: the past's first past_b rows, then the new rows, zeros after.
   for (int which = 0; which < 2; ++which) {
     const Tensor* past = which == 0 ? past_k : past_v;
-    const float* fresh = which == 0 ? pk : v.data<float>();
+    const float* fresh = which == 0 ? pk : pv;
     float* dst;
     if (ctx.num_outputs() > size_t(1 + which) && node.outputs[1 + which] >= 0) {
       TSR_ASSIGN_OR_RETURN(Tensor * o, ctx.alloc_output(1 + which, DType::kF32, {p.batch, kvn, present_len, hs}));
@@ -291,9 +347,22 @@ Status ms_gqa(exec::KernelContext& ctx) {
   p.kv_valid = per_b.data() + p.batch;
   const int64_t window = node.attr_int("local_window_size");
   p.local_window = window > 0 ? window - 1 : -1;  // a window of local_window_size keys, the query's own included
+  TSR_RETURN_IF_ERROR(contrib_bias(ctx, nullptr, ctx.input(10), 0.0f, present_len, p));
+  if (const Tensor* sink = ctx.input(11)) {
+    if (sink->numel() != n) return ctx.error("head_sink has ", sink->numel(), " values, expected num_heads = ", n);
+    p.sink = sink->data<float>();
+  } else if (node.attr_int("smooth_softmax") != 0) {
+    TSR_ASSIGN_OR_RETURN(Scratch<float> zeros, Scratch<float>::make(ctx, static_cast<size_t>(n)));
+    std::fill(zeros.data(), zeros.data() + n, 0.0f);
+    p.sink = zeros.data();
+  }
+  // qk_output 1 / 2: the core's stages after bias and masks / the softmax; masked scores 0.
+  TSR_ASSIGN_OR_RETURN(Tensor * qk, qk_output(ctx, 3, node.attr_int("qk_output") == 1 ? 2 : 3, p));
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   p.y = AttnOut{y->mut_data<float>(), s * n * hs, hs, n * hs};
-  return attention_core(ctx, p);
+  TSR_RETURN_IF_ERROR(attention_core(ctx, p));
+  replace_masked(qk, 0.0f);
+  return ok_status();
 }
 
 // com.microsoft::RotaryEmbedding: input, position_ids ([B, S], or [1]: the first position, the
@@ -323,10 +392,10 @@ Status ms_rotary(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_attention_contrib_kernels(KernelRegistry& r) {
-  TSR_IF_SELECTED("com.microsoft::MultiHeadAttention") r.add_fn("com.microsoft::MultiHeadAttention", {DType::kF32}, ms_mha);
-  TSR_IF_SELECTED("com.microsoft::Attention") r.add_fn("com.microsoft::Attention", {DType::kF32}, ms_attention);
-  TSR_IF_SELECTED("com.microsoft::GroupQueryAttention") r.add_fn("com.microsoft::GroupQueryAttention", {DType::kF32}, ms_gqa);
-  TSR_IF_SELECTED("com.microsoft::RotaryEmbedding") r.add_fn("com.microsoft::RotaryEmbedding", {DType::kF32}, ms_rotary);
+  TSR_IF_SELECTED("com.microsoft::MultiHeadAttention") r.add_fn("com.microsoft::MultiHeadAttention", {DType::kF32, DType::kF16}, f32_or_f16<ms_mha>);
+  TSR_IF_SELECTED("com.microsoft::Attention") r.add_fn("com.microsoft::Attention", {DType::kF32, DType::kF16}, f32_or_f16<ms_attention>);
+  TSR_IF_SELECTED("com.microsoft::GroupQueryAttention") r.add_fn("com.microsoft::GroupQueryAttention", {DType::kF32, DType::kF16}, f32_or_f16<ms_gqa>);
+  TSR_IF_SELECTED("com.microsoft::RotaryEmbedding") r.add_fn("com.microsoft::RotaryEmbedding", {DType::kF32, DType::kF16}, f32_or_f16<ms_rotary>);
 }
 
 }  // namespace tsr::cpu

@@ -122,7 +122,8 @@ Status infer_rotary(InferContext& ctx) {
 }
 
 // com.microsoft::MultiHeadAttention: query [B, S, N*H]; key [B, L, N*H] or [B, N, L, H]; value
-// likewise (head size Hv); output [B, S, N*Hv], present_key/value [B, N, P+L, H(v)].
+// likewise (head size Hv); output [B, S, N*Hv], present_key/value [B, N, P+L, H(v)], output_qk
+// [B, N, S, P+L].
 Status infer_mha(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
   for (size_t i : {1, 2, 3, 5, 6, 7}) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
@@ -153,7 +154,7 @@ Status infer_mha(InferContext& ctx) {
   ctx.set_output(0, q.dtype, {dim_or(q, 0), dim_or(q, 1), known_mul(heads, hv)});
   if (ctx.num_outputs() > 1) ctx.set_output(1, q.dtype, {dim_or(q, 0), heads, total, h});
   if (ctx.num_outputs() > 2) ctx.set_output(2, q.dtype, {dim_or(q, 0), heads, total, hv});
-  if (ctx.num_outputs() > 3) return ctx.ir_error("the qk output is not supported");
+  if (ctx.num_outputs() > 3) ctx.set_output(3, q.dtype, {dim_or(q, 0), heads, dim_or(q, 1), total});
   return ok_status();
 }
 
@@ -201,37 +202,53 @@ Status infer_ms_attention(InferContext& ctx) {
   return ok_status();
 }
 
-// com.microsoft::GroupQueryAttention: query [B, S, N*H], key/value [B, S, kvN*H], past_key/value
-// [B, kvN, P, H], seqlens_k [B] (i32, total length - 1 per batch), total_sequence_length (i32
-// scalar); output [B, S, N*H], present [B, kvN, max(P, total), H].
+// com.microsoft::GroupQueryAttention: query [B, S, N*H], key/value [B, S, kvN*H] (or both absent:
+// packed QKV, query [B, S, (N + 2 kvN) * H]), past_key/value [B, kvN, P, H], seqlens_k [B] (i32,
+// total length - 1 per batch), total_sequence_length (i32 scalar), cos/sin_cache?, position_ids?
+// [B, S] (i64, with do_rotary), attention_bias? [B|1, N|1, S, T], head_sink? [N] (query dtype);
+// output [B, S, N*H], present [B, kvN, max(P, total), H], output_qk? [B, N, S, max(P, total)]
+// (qk_output 1: scaled, soft-capped scores plus attention_bias; 2: the softmax; masked keys 0).
 Status infer_gqa(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
-  for (size_t i : {1, 2, 3, 4, 7, 8}) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
+  for (size_t i : {1, 2, 3, 4, 7, 8, 10, 11}) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(9, {DType::kI64}));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(9, 2, 2));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(10, 4, 4));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(11, 1, 1));
   TSR_RETURN_IF_ERROR(ctx.require_dtype(5, {DType::kI32}));
   TSR_RETURN_IF_ERROR(ctx.require_dtype(6, {DType::kI32}));
   TSR_RETURN_IF_ERROR(require_ranks(ctx, {0, 1, 2}, 3, 3));
   TSR_RETURN_IF_ERROR(require_ranks(ctx, {3, 4}, 4, 4));
   const ir::Node& n = ctx.node();
-  for (size_t i = 9; i < ctx.num_inputs(); ++i)
-    if (ctx.has_input(i)) return ctx.ir_error("input[", i, "] (position_ids / attention_bias / head_sink) is not supported");
-  if (!ctx.has_input(1) || !ctx.has_input(2)) return ctx.ir_error("packed QKV (key absent) is not supported");
+  for (size_t i = 12; i < ctx.num_inputs(); ++i)
+    if (ctx.has_input(i)) return ctx.ir_error("input[", i, "] is not supported");
+  if (ctx.has_input(9) && n.attr_int("do_rotary") == 0) return ctx.ir_error("position_ids needs do_rotary = 1");
+  if (ctx.has_input(1) != ctx.has_input(2))
+    return ctx.ir_error("key and value must be given together (both absent: packed QKV in query)");
+  const bool packed = !ctx.has_input(1);
   if (!ctx.has_input(5) || !ctx.has_input(6)) return ctx.ir_error("seqlens_k and total_sequence_length are required");
-  if (n.attr_int("smooth_softmax") != 0) return ctx.ir_error("smooth_softmax = 1 is not supported");
   if (n.attr_int("do_rotary") != 0 && (!ctx.has_input(7) || !ctx.has_input(8)))
     return ctx.ir_error("do_rotary = 1 needs cos_cache and sin_cache");
   const int64_t heads = n.attr_int("num_heads"), kv_heads = n.attr_int("kv_num_heads");
-  const ValueType &q = ctx.input(0), &k = ctx.input(1);
-  TSR_RETURN_IF_ERROR(require_split(ctx, "query", dim_or(q, 2), heads));
-  TSR_RETURN_IF_ERROR(require_split(ctx, "key", dim_or(k, 2), kv_heads));
+  if (heads <= 0 || kv_heads <= 0)
+    return ctx.ir_error("num_heads = ", heads, ", kv_num_heads = ", kv_heads, ": both must be positive");
+  const ValueType& q = ctx.input(0);
+  const int64_t parts = packed ? heads + 2 * kv_heads : heads;  // head-size slices of a query row
+  TSR_RETURN_IF_ERROR(require_split(ctx, packed ? "packed query (num_heads + 2 * kv_num_heads)" : "query", dim_or(q, 2), parts));
+  if (!packed) TSR_RETURN_IF_ERROR(require_split(ctx, "key", dim_or(ctx.input(1), 2), kv_heads));
   if (heads % kv_heads != 0) return ctx.ir_error("num_heads ", heads, " is not a multiple of kv_num_heads ", kv_heads);
-  const int64_t h = known_div(dim_or(q, 2), heads);
+  const int64_t h = known_div(dim_or(q, 2), parts);
   int64_t present = -1;
   const Tensor* total = ctx.input_value(6);
   const int64_t p = ctx.has_input(3) ? dim_or(ctx.input(3), 2) : 0;
   if (total != nullptr && total->numel() == 1 && p >= 0) present = std::max<int64_t>(p, total->scalar_i64(0));
-  ctx.set_output(0, q.dtype, {dim_or(q, 0), dim_or(q, 1), dim_or(q, 2)});
+  ctx.set_output(0, q.dtype, {dim_or(q, 0), dim_or(q, 1), known_mul(heads, h)});
   for (size_t o = 1; o < 3 && o < ctx.num_outputs(); ++o) ctx.set_output(o, q.dtype, {dim_or(q, 0), kv_heads, present, h});
-  if (ctx.num_outputs() > 3) return ctx.ir_error("output_qk is not supported");
+  if (ctx.num_outputs() > 3) {
+    const int64_t mode = n.attr_int("qk_output");
+    if (mode != 1 && mode != 2) return ctx.ir_error("output_qk needs qk_output = 1 (scores) or 2 (softmax), got ", mode);
+    ctx.set_output(3, q.dtype, {dim_or(q, 0), heads, dim_or(q, 1), present});
+  }
   return ok_status();
 }
 
@@ -262,11 +279,11 @@ void register_attention_ops(OpRegistry& r) {
           float_attr("scale", 0.0), float_attr("mask_filter_value", -10000.0), int_attr("do_rotary", 0),
           int_attr("past_present_share_buffer", 0), int_attr("rotary_embedding_dim", 0)},
          infer_ms_attention, "onnxruntime contrib self-attention with the QKV projection (BERT / GPT-2 exports)"});
-  TSR_IF_SELECTED("com.microsoft::GroupQueryAttention") r.add({"com.microsoft::GroupQueryAttention", "com.microsoft", 1, 3, 14, 1, 4,
+  TSR_IF_SELECTED("com.microsoft::GroupQueryAttention") r.add({"com.microsoft::GroupQueryAttention", "com.microsoft", 1, 1, 14, 1, 4,
          {{"num_heads", AttrKind::kInt, true}, {"kv_num_heads", AttrKind::kInt, true}, float_attr("scale", 0.0),
           int_attr("local_window_size", -1), int_attr("do_rotary", 0), int_attr("rotary_interleaved", 0),
           float_attr("softcap", 0.0), int_attr("smooth_softmax", 0), int_attr("qk_output", 0)},
-         infer_gqa, "onnxruntime contrib grouped-query attention with a KV cache (causal, optional rotary)"});
+         infer_gqa, "onnxruntime contrib grouped-query attention with a KV cache (causal, rotary, packed QKV, bias, sinks)"});
 }
 
 }  // namespace tsr::ops
