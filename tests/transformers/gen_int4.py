@@ -119,8 +119,9 @@ def cases():
     # Decode-sized layers (the GEMV path at full size).
     out.append(matmul_nbits("mnb_m1_k4096_n4096_b32_none", [1, 4096], 4096, 32, seed=100))
     out.append(matmul_nbits("mnb_m1_k4096_n4096_b128_packed", [1, 4096], 4096, 128, zp="packed", seed=101))
-    # Around the GEMV / panel boundary (M 4 and 5), each GEMV row blocking (M 2).
-    for m in (2, 4, 5):
+    # Each GEMV row blocking (M 2, 4), groups of 4 rows and a rest (M 5, 16), the GEMV / panel
+    # boundary (M 16 and 17).
+    for m in (2, 4, 5, 16, 17):
         out.append(matmul_nbits(f"mnb_m{m}_k256_n67_b16_packed", [m, 256], 67, 16, zp="packed", seed=110 + m))
     # 3-D A [batch, seq, K], bias.
     out.append(matmul_nbits("mnb_3d_b2_s5_bias", [2, 5, 96], 40, 32, zp="packed", bias=True, seed=120))
