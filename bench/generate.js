@@ -4,7 +4,8 @@
 // tests/transformers/make_decoder.py, twice: f32 MatMuls and int4 (--int4: every linear layer a
 // com.microsoft MatMulNBits quantized from the same weights, --block-size along K). One thread
 // everywhere, a 16-token prompt, 64 new tokens. The default model (4 layers, hidden 512, vocab
-// 8000: 66 MB of f32 weights, 10 MB int4) is big enough that a decode step is memory-bound.
+// 8000: 67 MB of f32 weights in the linear layers, 8.3 MB of int4 codes) is big enough that a
+// decode step is memory-bound.
 //
 // Usage: /usr/bin/node bench/generate.js [--tessera build/release/bin/tessera] [--rounds 5]
 //          [--layers 4 --hidden 512 --heads 8 --vocab 8000 --block-size 32] [--work-dir build/bench]
