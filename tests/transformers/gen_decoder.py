@@ -7,8 +7,10 @@ MatMulNBits with 4-bit weights, block 32 for 2 layers, 128 for 3): tolerance as 
 atol 1e-4), since (code - zero) * scale is exact in f32 in both runtimes, so the two dequantize to
 the same weights and differ only by summation order, as the f32 MatMuls do (gen_int4.py bounds a
 single MatMulNBits' reordering error far below that: about sqrt(K) * 2^-24 of the sum of |terms|).
-A wrong code, scale or zero point moves the logits by a quantization step times an activation,
-orders of magnitude more."""
+Measured: at most 6e-6 on every output, f32 and int4 alike. A wrong zero point of one block of
+layer1.fc2, or one code of lm_head off by one, moves the logits by 0.05 (over 100 times the
+tolerance); one code off by one deep in fc2 (2.5e-4) can hide under rtol, which is what
+gen_int4.py's single-op cases are for."""
 import os
 import sys
 
