@@ -1,22 +1,28 @@
 // Tokens per second of the KV-cache generation loop: `tessera generate` (the CLI, tsr::generate),
 // tessera-web's model.generate() in node (tessera.wasm), and onnxruntime-node 1.30 running the
 // same greedy loop in JS (tests/transformers/generate_ref.js), on the same model: the decoder of
-// tests/transformers/make_decoder.py. One thread everywhere, a 16-token prompt, 64 new tokens.
+// tests/transformers/make_decoder.py, twice: f32 MatMuls and int4 (--int4: every linear layer a
+// com.microsoft MatMulNBits quantized from the same weights, --block-size along K). One thread
+// everywhere, a 16-token prompt, 64 new tokens. The default model (4 layers, hidden 512, vocab
+// 8000: 67 MB of f32 weights in the linear layers, 8.3 MB of int4 codes) is big enough that a
+// decode step is memory-bound.
 //
 // Usage: /usr/bin/node bench/generate.js [--tessera build/release/bin/tessera] [--rounds 5]
-//          [--layers 2 --hidden 128 --heads 4 --vocab 1000] [--work-dir build/bench]
+//          [--layers 4 --hidden 512 --heads 8 --vocab 8000 --block-size 32] [--work-dir build/bench]
 // Needs a release build of the CLI, web/dist (the wasm preset's tessera_web target or
 // web/build.sh) and tests/models/node_modules (scripts/install_deps.sh).
 //
-// Each round runs the three in turn: the CLI in a fresh process (its own timing of the loop:
+// Each round runs the six (runtime, model) pairs in turn, starting one later each round: the CLI in a fresh process (its own timing of the loop:
 // model load and session creation excluded, so every step is cold for Tessera's plans), then
 // tessera-web and onnxruntime in this process (each warmed by one untimed generation first).
 // "decode" counts tokens 2..64 over their time (one step each); "overall" all 64 tokens over
-// the whole loop, the prefill of the 16-token prompt included. Figures: the median over rounds.
-// All three must produce the same ids (greedy), else the script fails.
+// the whole loop, the prefill of the 16-token prompt included. Figures: the median over rounds;
+// the 1-minute load average is sampled every round (the machine may be shared). All three
+// runtimes must produce the same ids (greedy) on each model, else the script fails.
 'use strict';
 const fs = require('fs');
 const path = require('path');
+const os = require('os');
 const { spawnSync, execFileSync } = require('child_process');
 const lib = require('../tests/models/lib.js');
 const { ortGenerate } = require('../tests/transformers/generate_ref.js');
@@ -39,54 +45,72 @@ async function main() {
   const tessera = path.resolve(arg('tessera', path.join(lib.kRepo, 'build/release/bin/tessera')));
   const rounds = Number(arg('rounds', '5'));
   const work = path.resolve(arg('work-dir', path.join(lib.kRepo, 'build/bench')));
-  const shape = ['layers', 'hidden', 'heads', 'vocab'].flatMap((k) => [`--${k}`, arg(k, { layers: '2', hidden: '128', heads: '4', vocab: '1000' }[k])]);
+  const defaults = { layers: '4', hidden: '512', heads: '8', vocab: '8000' };
+  const shape = Object.keys(defaults).flatMap((k) => [`--${k}`, arg(k, defaults[k])]);
+  const vocab = Number(arg('vocab', defaults.vocab));
+  const blockSize = arg('block-size', '32');
   fs.mkdirSync(work, { recursive: true });
-  const model = path.join(work, 'generate_decoder.onnx');
-  execFileSync('/usr/bin/python3', [path.join(lib.kRepo, 'tests/transformers/make_decoder.py'), model, ...shape], { stdio: 'inherit' });
-  const prompt = Array.from({ length: 16 }, (_, i) => (i * 37 + 5) % 1000);
+  const models = { f32: path.join(work, 'generate_decoder.onnx'), int4: path.join(work, 'generate_decoder_int4.onnx') };
+  const maker = path.join(lib.kRepo, 'tests/transformers/make_decoder.py');
+  execFileSync('/usr/bin/python3', [maker, models.f32, ...shape], { stdio: 'inherit' });
+  execFileSync('/usr/bin/python3', [maker, models.int4, ...shape, '--int4', '--block-size', blockSize], { stdio: 'inherit' });
+  const prompt = Array.from({ length: 16 }, (_, i) => (i * 37 + 5) % vocab);
   const maxNewTokens = 64;
 
   const ort = lib.loadOrt();
-  const session = await lib.ortSession(ort, model);
   const { Tessera } = await import(path.join(lib.kRepo, 'web/dist/tessera.mjs'));
   const tsr = await Tessera.create({ threads: 1 });
-  const web = await tsr.load(new Uint8Array(fs.readFileSync(model)), { name: 'decoder.onnx' });
-
-  const runners = {
-    'tessera CLI': async () => {
+  const runners = [];  // [{model, runtime, run}]
+  const webModels = [];
+  for (const [kind, model] of Object.entries(models)) {
+    const session = await lib.ortSession(ort, model);
+    const web = await tsr.load(new Uint8Array(fs.readFileSync(model)), { name: `decoder_${kind}.onnx` });
+    webModels.push(web);
+    runners.push({ kind, runtime: 'tessera CLI', run: async () => {
       const r = spawnSync(tessera, ['generate', model, '--prompt-ids', prompt.join(','), '--max-new-tokens', String(maxNewTokens), '--threads', '1'], { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(`tessera generate: exit ${r.status}: ${r.stderr}`);
       const [idsLine, stats] = r.stdout.trim().split('\n');
       const num = (re) => Number(stats.match(re)[1]);
       return { ids: idsLine.split(' ').map(Number), decode: num(/decode ([\d.]+) tokens\/s/), overall: num(/([\d.]+) tokens\/s overall/) };
-    },
-    'tessera-web (node, wasm)': () => timed((mark) => web.generate(prompt, { maxNewTokens }, mark)),
-    'onnxruntime-node (JS loop)': async () => {
+    } });
+    runners.push({ kind, runtime: 'tessera-web (node, wasm)', run: () => timed((mark) => web.generate(prompt, { maxNewTokens }, mark)) });
+    runners.push({ kind, runtime: 'onnxruntime-node (JS loop)', run: async () => {
       const r = await ortGenerate(ort, session, prompt, { maxNewTokens, topK: 0 });
       return { ids: r.ids, ...rates(r.ids.length, r.firstMs, r.totalMs) };
-    },
-  };
-  for (const name of ['tessera-web (node, wasm)', 'onnxruntime-node (JS loop)']) await runners[name]();  // warm-up
-  const figures = Object.fromEntries(Object.keys(runners).map((k) => [k, { decode: [], overall: [] }]));
-  let expected = null;
-  for (let r = 0; r < rounds; r++) {
-    for (const [name, run] of Object.entries(runners)) {
+    } });
+  }
+  for (const r of runners) if (r.runtime !== 'tessera CLI') await r.run();  // warm-up
+  const figures = runners.map(() => ({ decode: [], overall: [] }));
+  const expected = {};
+  const load = [];
+  for (let round = 0; round < rounds; round++) {
+    load.push(os.loadavg()[0]);
+    for (let j = 0; j < runners.length; j++) {
+      const i = (j + round) % runners.length;
+      const { kind, runtime, run } = runners[i];
       const f = await run();
-      expected ??= f.ids.join(' ');
-      if (f.ids.join(' ') !== expected) throw new Error(`${name} generated other ids:\n  ${f.ids.join(' ')}\n  ${expected}`);
-      figures[name].decode.push(f.decode);
-      figures[name].overall.push(f.overall);
+      expected[kind] ??= f.ids.join(' ');
+      if (f.ids.join(' ') !== expected[kind]) throw new Error(`${runtime} (${kind}) generated other ids:\n  ${f.ids.join(' ')}\n  ${expected[kind]}`);
+      figures[i].decode.push(f.decode);
+      figures[i].overall.push(f.overall);
     }
   }
-  web.dispose();
+  load.push(os.loadavg()[0]);
+  for (const web of webModels) web.dispose();
   tsr.dispose();
-  const os = require('os');
-  console.log(`\nmodel: make_decoder.py ${shape.join(' ')}; prompt ${prompt.length} tokens, ${maxNewTokens} new (greedy), 1 thread, ` +
-              `median of ${rounds} rounds; ${os.cpus()[0].model}, node ${process.version}\n`);
-  console.log('| runtime | decode tokens/s | overall tokens/s (prefill included) |');
-  console.log('| --- | ---: | ---: |');
-  for (const [name, f] of Object.entries(figures))
-    console.log(`| ${name} | ${median(f.decode).toFixed(0)} | ${median(f.overall).toFixed(0)} |`);
+  const fmt = (x) => (x >= 100 ? x.toFixed(0) : x.toFixed(1));
+  console.log(`\nmodel: make_decoder.py ${shape.join(' ')} (f32; int4: --int4 --block-size ${blockSize}); prompt ${prompt.length} tokens, ` +
+              `${maxNewTokens} new (greedy), 1 thread, median of ${rounds} rounds; ${os.cpus()[0].model}, ${os.cpus().length} cores, ` +
+              `node ${process.version}; load average (1 min) over the rounds: min ${Math.min(...load).toFixed(1)}, ` +
+              `median ${median(load).toFixed(1)}, max ${Math.max(...load).toFixed(1)}\n`);
+  console.log('| runtime | f32 decode tokens/s | int4 decode tokens/s | int4 / f32 | f32 overall | int4 overall |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+  for (const runtime of [...new Set(runners.map((r) => r.runtime))]) {
+    const of = (kind) => figures[runners.findIndex((r) => r.runtime === runtime && r.kind === kind)];
+    const [f, q] = [of('f32'), of('int4')];
+    console.log(`| ${runtime} | ${fmt(median(f.decode))} | ${fmt(median(q.decode))} | ${(median(q.decode) / median(f.decode)).toFixed(2)}x | ` +
+                `${fmt(median(f.overall))} | ${fmt(median(q.overall))} |`);
+  }
 }
 
 main().catch((e) => { console.error('bench/generate.js: ' + (e && e.stack ? e.stack : e)); process.exit(1); });

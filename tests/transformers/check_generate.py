@@ -1,6 +1,8 @@
 """tsr::generate through `tessera generate` against the same loop on onnxruntime-node
 (generate_ref.js), on the decoder of make_decoder.py (CTest "transformers: generate").
 
+Each check runs on f32 decoders and on int4 ones (make_decoder.py int4=True: every linear layer a
+com.microsoft MatMulNBits; block 32, and block 128 over K = 192, a partial last block).
 Checks: greedy ids equal onnxruntime's (20 new tokens; from .onnx and from the converted .tsr);
 top-k sampling with a seed is the same run to run and equals the reference's draw with the same
 splitmix64 stream, another seed gives other ids; --stop ends after the stop token; and the
@@ -54,11 +56,14 @@ def main():
             sys.exit(f"generate_ref.js failed: {err}")
         return ids_of(out)
 
-    for layers, hidden, heads in ((2, 128, 4), (3, 192, 6)):
-        onnx_file = os.path.join(a.work, f"decoder_l{layers}.onnx")
+    for layers, hidden, heads, int4, block in ((2, 128, 4, False, 0), (3, 192, 6, False, 0),
+                                               (2, 128, 4, True, 32), (3, 192, 6, True, 128)):
+        q = f"_int4_b{block}" if int4 else ""
+        onnx_file = os.path.join(a.work, f"decoder_l{layers}{q}.onnx")
         with open(onnx_file, "wb") as f:
-            f.write(decoder_model(layers, hidden, heads, 1000, seed=layers).SerializeToString())
-        tag = f"l{layers} h{hidden}"
+            f.write(decoder_model(layers, hidden, heads, 1000, seed=layers, int4=int4,
+                                  block_size=block).SerializeToString())
+        tag = f"l{layers} h{hidden}" + (f" int4 block {block}" if int4 else "")
         greedy = ["--max-new-tokens", "20"]
         ref = reference(onnx_file, *greedy)
         code, out, err = tessera(onnx_file, *greedy)

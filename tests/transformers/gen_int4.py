@@ -17,50 +17,7 @@ this atol, which rtol alone cannot give.
 import numpy as np
 
 from cases import MS, Case, TensorProto, helper, main, rng  # noqa: F401
-
-
-def pack_codes(q, bits):
-    """Packs integer codes [..., L] (L a multiple of 8 / bits) into u8 [..., L * bits / 8], low bits first."""
-    per = 8 // bits
-    q = q.astype(np.uint8).reshape(q.shape[:-1] + (q.shape[-1] // per, per))
-    out = np.zeros(q.shape[:-1], np.uint8)
-    for t in range(per):
-        out |= (q[..., t] << (t * bits)).astype(np.uint8)
-    return out
-
-
-def quantize(w, bits, block, symmetric, r):
-    """Block-wise quantization of w [N, K] along K. Returns (B u8 [N, kb, blob], scales f32 [N, kb],
-    zero points int [N, kb], dequantized f32 [N, K])."""
-    n, k = w.shape
-    kb = -(-k // block)
-    qmax = (1 << bits) - 1
-    wp = np.zeros((n, kb * block), np.float32)
-    wp[:, :k] = w
-    blocks = wp.reshape(n, kb, block)
-    if symmetric:
-        zp = np.full((n, kb), 1 << (bits - 1), np.int64)
-        scale = (np.abs(blocks).max(-1) / (1 << (bits - 1))).astype(np.float32)
-    else:
-        lo = np.minimum(blocks.min(-1), 0)
-        hi = np.maximum(blocks.max(-1), 0)
-        scale = ((hi - lo) / qmax).astype(np.float32)
-        zp = np.clip(np.round(-lo / scale), 0, qmax).astype(np.int64)
-    q = np.clip(np.round(blocks / scale[..., None]) + zp[..., None], 0, qmax).astype(np.int64)
-    q = q.reshape(n, kb * block)
-    q[:, k:] = r.integers(0, qmax + 1, size=(n, kb * block - k))  # padding codes: must be ignored
-    deq = ((q[:, :k].reshape(n, -1) - np.repeat(zp, block, axis=1)[:, :k]) * np.repeat(scale, block, axis=1)[:, :k])
-    b = pack_codes(q.reshape(n, kb, block), bits)
-    return b, scale, zp, deq.astype(np.float32)
-
-
-def pack_zero_points(zp, bits):
-    """Zero points [N, kb] packed per row like B: [N, ceil(kb * bits / 8)]."""
-    per = 8 // bits
-    n, kb = zp.shape
-    padded = np.zeros((n, -(-kb // per) * per), np.int64)
-    padded[:, :kb] = zp
-    return pack_codes(padded, bits)
+from quant4 import pack_codes, pack_zero_points, quantize
 
 
 def tolerance_atol(a, deq):
@@ -162,8 +119,9 @@ def cases():
     # Decode-sized layers (the GEMV path at full size).
     out.append(matmul_nbits("mnb_m1_k4096_n4096_b32_none", [1, 4096], 4096, 32, seed=100))
     out.append(matmul_nbits("mnb_m1_k4096_n4096_b128_packed", [1, 4096], 4096, 128, zp="packed", seed=101))
-    # Around the GEMV / panel boundary (M 4 and 5), each GEMV row blocking (M 2).
-    for m in (2, 4, 5):
+    # Each GEMV row blocking (M 2, 4), groups of 4 rows and a rest (M 5, 16), the GEMV / panel
+    # boundary (M 16 and 17).
+    for m in (2, 4, 5, 16, 17):
         out.append(matmul_nbits(f"mnb_m{m}_k256_n67_b16_packed", [m, 256], 67, 16, zp="packed", seed=110 + m))
     # 3-D A [batch, seq, K], bias.
     out.append(matmul_nbits("mnb_3d_b2_s5_bias", [2, 5, 96], 40, 32, zp="packed", bias=True, seed=120))

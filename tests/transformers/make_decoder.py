@@ -17,23 +17,51 @@ projection, residual; LayerNormalization, MLP with Gelu written as x * 0.5 * (1 
 residual. Token and position embeddings are Gathers (positions P .. P+S-1 come from the past's
 shape); the final LayerNormalization feeds lm_head (a MatMul).
 
+With int4=True (--int4) every linear layer (Q, K, V, output projection, fc1, fc2, lm_head) is a
+com.microsoft MatMulNBits instead, its 4-bit weights quantized block-wise along K from the same
+seeded f32 weights (quant4.py; asymmetric with packed u8 zero points, the default of onnxruntime's
+MatMul4BitsQuantizer); biases stay separate Adds and the embeddings stay f32, as in int4 exports.
+
     make_decoder.py OUT.onnx [--layers 2 --hidden 128 --heads 4 --vocab 1000 --seed 0]
+                             [--int4 [--block-size 32]]
 """
 import argparse
+import os
+import sys
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from quant4 import pack_zero_points, quantize  # noqa: E402
 
-def decoder_model(layers=2, hidden=128, heads=4, vocab=1000, max_pos=512, seed=0):
+
+def decoder_model(layers=2, hidden=128, heads=4, vocab=1000, max_pos=512, seed=0, int4=False, block_size=32):
     assert hidden % heads == 0
     hd = hidden // heads
     r = np.random.default_rng(seed)
+    # The padding codes of a partial last block come from their own stream, so that the f32 weights
+    # drawn from r are the same with and without int4.
+    pad_rng = np.random.default_rng(seed + 1000)
     inits, nodes = [], []
 
     def w(name, shape, std):
         inits.append(numpy_helper.from_array((r.standard_normal(shape) * std).astype(np.float32), name))
         return name
+
+    def matmul(x, name, n_in, n_out, std, out):
+        """x @ W with W [n_in, n_out] seeded; int4: MatMulNBits on W^T [N = n_out, K = n_in] quantized."""
+        if not int4:
+            return node("MatMul", [x, w(name, [n_in, n_out], std)], [out])
+        weight = (r.standard_normal([n_in, n_out]) * std).astype(np.float32)
+        b, scales, zp, _ = quantize(weight.T, 4, block_size, False, pad_rng)
+        c(name + ".q4", b)
+        c(name + ".scales", scales)
+        c(name + ".zero_points", pack_zero_points(zp, 4))
+        nodes.append(helper.make_node("MatMulNBits", [x, name + ".q4", name + ".scales", name + ".zero_points"],
+                                      [out], name=out + "_MatMulNBits", domain="com.microsoft",
+                                      K=n_in, N=n_out, bits=4, block_size=block_size))
+        return out
 
     def c(name, arr):
         inits.append(numpy_helper.from_array(np.asarray(arr), name))
@@ -52,7 +80,7 @@ def decoder_model(layers=2, hidden=128, heads=4, vocab=1000, max_pos=512, seed=0
         return node("LayerNormalization", [x, g, b], [prefix + ".out"], axis=-1, epsilon=1e-5)
 
     def linear(x, prefix, n_in, n_out):
-        y = node("MatMul", [x, w(prefix + ".weight", [n_in, n_out], n_in ** -0.5)], [prefix + ".mm"])
+        y = matmul(x, prefix + ".weight", n_in, n_out, n_in ** -0.5, prefix + ".mm")
         return node("Add", [y, w(prefix + ".bias", [n_out], 0.02)], [prefix + ".out"])
 
     c("shape_heads", np.array([0, 0, heads, hd], np.int64))
@@ -119,7 +147,7 @@ def decoder_model(layers=2, hidden=128, heads=4, vocab=1000, max_pos=512, seed=0
 
     h = layer_norm(x, "ln_f")
     # Logits with a spread of a few units, so that greedy picks are decided by clear margins.
-    node("MatMul", [h, w("lm_head", [hidden, vocab], 3 * hidden ** -0.5)], ["logits"])
+    matmul(h, "lm_head", hidden, vocab, 3 * hidden ** -0.5, "logits")
 
     ins = [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, "sequence_length"])]
     outs = [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, "sequence_length", vocab])]
@@ -130,7 +158,8 @@ def decoder_model(layers=2, hidden=128, heads=4, vocab=1000, max_pos=512, seed=0
             outs.append(helper.make_tensor_value_info(f"present.{i}.{kv}", TensorProto.FLOAT,
                                                       [1, heads, "total_sequence_length", hd]))
     g = helper.make_graph(nodes, "tiny_decoder", ins, outs, inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="tessera-tests")
+    opsets = [helper.make_opsetid("", 17)] + ([helper.make_opsetid("com.microsoft", 1)] if int4 else [])
+    m = helper.make_model(g, opset_imports=opsets, producer_name="tessera-tests")
     m.ir_version = 8
     return m
 
@@ -143,11 +172,14 @@ def main():
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--vocab", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--int4", action="store_true", help="linear layers as com.microsoft MatMulNBits, 4-bit")
+    p.add_argument("--block-size", type=int, default=32, help="the int4 quantization block along K")
     a = p.parse_args()
-    m = decoder_model(a.layers, a.hidden, a.heads, a.vocab, seed=a.seed)
+    m = decoder_model(a.layers, a.hidden, a.heads, a.vocab, seed=a.seed, int4=a.int4, block_size=a.block_size)
     with open(a.out, "wb") as f:
         f.write(m.SerializeToString())
-    print(f"wrote {a.out}: {a.layers} layers, hidden {a.hidden}, {a.heads} heads, vocab {a.vocab}")
+    q = f", int4 MatMulNBits block {a.block_size}" if a.int4 else ""
+    print(f"wrote {a.out}: {a.layers} layers, hidden {a.hidden}, {a.heads} heads, vocab {a.vocab}{q}")
 
 
 if __name__ == "__main__":

@@ -59,9 +59,10 @@ TEST_CASE("MatMulNBits matches a float64 reference with 1 and 2 threads, constan
   struct Cfg {
     int64_t m, k, n, block, bits;
   };
-  // M 1 and 3: the GEMV (4 and 8-bit); M 9 and 2-bit: the dequantized panels. K 100: a partial block.
+  // M 1, 3 and 9 (groups of 4 rows and a rest; N 650: several 64-row chunks): the GEMV (4 and
+  // 8-bit); M 20 and 2-bit: the dequantized panels. K 100: a partial block.
   for (const Cfg& c : {Cfg{1, 100, 300, 32, 4}, Cfg{3, 100, 130, 16, 4}, Cfg{1, 256, 200, 16, 8}, Cfg{9, 100, 200, 32, 4},
-                       Cfg{3, 100, 70, 16, 2}, Cfg{9, 96, 650, 64, 8}}) {
+                       Cfg{20, 100, 200, 32, 4}, Cfg{3, 100, 70, 16, 2}, Cfg{9, 96, 650, 64, 8}}) {
     const Quantized q = make_weights(c.n, c.k, c.block, c.bits, gen);
     const int64_t kb = (c.k + c.block - 1) / c.block;
     std::vector<float> a(static_cast<size_t>(c.m * c.k));
