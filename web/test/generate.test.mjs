@@ -81,8 +81,11 @@ test('no wasm memory kept between generations (the output lists are freed)', asy
   const model = await load();
   await model.generate(prompt, { maxNewTokens: 16 });
   const heap = tsr.heapInUse();
-  await model.generate(prompt, { maxNewTokens: 16 });
-  assert.ok(tsr.heapInUse() <= heap, `heap grew from ${heap} to ${tsr.heapInUse()}`);
+  for (let i = 0; i < 4; i++) await model.generate(prompt, { maxNewTokens: 16 });
+  // The plans' signature cache (8 entries, least recently used dropped) is rebuilt with each new
+  // past length, so the heap moves by a few bytes from run to run (measured: +-32). A leaked output
+  // list would keep a logits row (4 KB) or a present tensor per step: 64 steps here, far above 1 KiB.
+  assert.ok(tsr.heapInUse() <= heap + 1024, `heap grew from ${heap} to ${tsr.heapInUse()} over 4 generations`);
   model.dispose();
 });
 
