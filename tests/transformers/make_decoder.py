@@ -22,26 +22,16 @@ shape); the final LayerNormalization feeds lm_head (a MatMul).
 import argparse
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+from cases import Parts
 
 
 def decoder_model(layers=2, hidden=128, heads=4, vocab=1000, max_pos=512, seed=0):
     assert hidden % heads == 0
     hd = hidden // heads
-    r = np.random.default_rng(seed)
-    inits, nodes = [], []
-
-    def w(name, shape, std):
-        inits.append(numpy_helper.from_array((r.standard_normal(shape) * std).astype(np.float32), name))
-        return name
-
-    def c(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr), name))
-        return name
-
-    def node(op, ins, outs, **attrs):
-        nodes.append(helper.make_node(op, ins, outs, name=outs[0] + "_" + op, **attrs))
-        return outs[0]
+    parts = Parts(seed)
+    r, inits, nodes, w, c, node = parts.r, parts.inits, parts.nodes, parts.w, parts.c, parts.node
 
     def norm_params(prefix):
         return (c(prefix + ".gamma", (1 + 0.1 * r.standard_normal(hidden)).astype(np.float32)),
