@@ -118,6 +118,7 @@ void GraphBuilder::infer_node(size_t n) {
   s = def->infer(ctx);
   if (!s.ok()) return record(s);
   for (size_t k = 0; k < node.outputs.size(); ++k) {
+    if (node.outputs[k] < 0) continue;  // an omitted optional output
     TensorInfo& t = graph().tensors[static_cast<size_t>(node.outputs[k])];
     t.dtype = ctx.output(k).dtype;
     t.kind = ctx.output(k).kind == ValueKind::kSequence ? ValueKind::kSequence : ValueKind::kTensor;
@@ -128,6 +129,13 @@ void GraphBuilder::infer_node(size_t n) {
 
 std::vector<Value> GraphBuilder::op_n(const std::string& op, const std::vector<Value>& inputs, size_t num_outputs,
                                       std::vector<Attribute> attrs, const std::string& name) {
+  return op_n(op, inputs, std::vector<bool>(num_outputs, true), std::move(attrs), name);
+}
+
+std::vector<Value> GraphBuilder::op_n(const std::string& op, const std::vector<Value>& inputs,
+                                      const std::vector<bool>& present, std::vector<Attribute> attrs,
+                                      const std::string& name) {
+  const size_t num_outputs = present.size();
   Node node;
   node.op = op;
   node.name = name.empty() ? fresh_name(op) : name;
@@ -135,6 +143,11 @@ std::vector<Value> GraphBuilder::op_n(const std::string& op, const std::vector<V
   node.attributes = std::move(attrs);
   std::vector<Value> outs;
   for (size_t k = 0; k < num_outputs; ++k) {
+    if (!present[k]) {
+      node.outputs.push_back(-1);
+      outs.emplace_back();
+      continue;
+    }
     TensorInfo info;
     info.name = num_outputs == 1 ? node.name : str_cat(node.name, ":", k);
     const int32_t id = graph().add_tensor(std::move(info));

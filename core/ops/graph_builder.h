@@ -61,6 +61,11 @@ class GraphBuilder final : public Emitter {
   // Appends a node with `num_outputs` outputs. Omitted optional inputs: Value{} (invalid).
   std::vector<Value> op_n(const std::string& op, const std::vector<Value>& inputs, size_t num_outputs,
                           std::vector<Attribute> attrs = {}, const std::string& name = "");
+  // op_n where output k exists only when present[k] (num_outputs = present.size()); an absent
+  // optional output gets id -1 in the node and comes back as Value{}. Copying a node whose middle
+  // outputs are omitted needs it: an op may reject a requested output (SkipSimplified's mean).
+  std::vector<Value> op_n(const std::string& op, const std::vector<Value>& inputs, const std::vector<bool>& present,
+                          std::vector<Attribute> attrs = {}, const std::string& name = "");
   Value op(const std::string& op, const std::vector<Value>& inputs, std::vector<Attribute> attrs = {},
            const std::string& name = "");
 

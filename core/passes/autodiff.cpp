@@ -187,7 +187,10 @@ Expected<std::vector<Value>> inline_graph(GraphBuilder& b, int32_t graph, const 
     for (size_t k = 0; k < node.inputs.size(); ++k)
       if (node.inputs[k] >= 0) ins[k] = map[static_cast<size_t>(node.inputs[k])];
     // Keeping the forward names makes errors and profiles of the inlined copy readable.
-    const std::vector<Value> outs = b.op_n(node.op, ins, node.outputs.size(), node.attributes, node.name);
+    // Omitted optional outputs stay omitted (-1): some ops reject a requested output.
+    std::vector<bool> present(node.outputs.size());
+    for (size_t k = 0; k < node.outputs.size(); ++k) present[k] = node.outputs[k] >= 0;
+    const std::vector<Value> outs = b.op_n(node.op, ins, present, node.attributes, node.name);
     for (size_t k = 0; k < node.outputs.size(); ++k)
       if (node.outputs[k] >= 0) map[static_cast<size_t>(node.outputs[k])] = outs[k];
   }

@@ -50,6 +50,26 @@ class Case:
         return m
 
 
+class Parts:
+    """The nodes and seeded initializers of a hand-built model (make_decoder.py,
+    make_train_transformer.py): w() draws a weight, c() stores a constant, node() appends a node
+    named after its first output; each returns the name it defined."""
+
+    def __init__(self, seed):
+        self.r, self.inits, self.nodes = rng(seed), [], []
+
+    def w(self, name, shape, std):
+        return self.c(name, (self.r.standard_normal(shape) * std).astype(np.float32))
+
+    def c(self, name, arr):
+        self.inits.append(numpy_helper.from_array(np.asarray(arr), name))
+        return name
+
+    def node(self, op, ins, outs, domain=None, **attrs):
+        self.nodes.append(helper.make_node(op, ins, outs, name=outs[0] + "_" + op, domain=domain, **attrs))
+        return outs[0]
+
+
 def rng(seed):
     return np.random.default_rng(seed)
 

@@ -30,7 +30,9 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+from cases import Parts
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from quant4 import pack_zero_points, quantize  # noqa: E402
@@ -39,15 +41,11 @@ from quant4 import pack_zero_points, quantize  # noqa: E402
 def decoder_model(layers=2, hidden=128, heads=4, vocab=1000, max_pos=512, seed=0, int4=False, block_size=32):
     assert hidden % heads == 0
     hd = hidden // heads
-    r = np.random.default_rng(seed)
+    parts = Parts(seed)
+    r, inits, nodes, w, c, node = parts.r, parts.inits, parts.nodes, parts.w, parts.c, parts.node
     # The padding codes of a partial last block come from their own stream, so that the f32 weights
     # drawn from r are the same with and without int4.
     pad_rng = np.random.default_rng(seed + 1000)
-    inits, nodes = [], []
-
-    def w(name, shape, std):
-        inits.append(numpy_helper.from_array((r.standard_normal(shape) * std).astype(np.float32), name))
-        return name
 
     def matmul(x, name, n_in, n_out, std, out):
         """x @ W with W [n_in, n_out] seeded; int4: MatMulNBits on W^T [N = n_out, K = n_in] quantized."""
@@ -62,14 +60,6 @@ def decoder_model(layers=2, hidden=128, heads=4, vocab=1000, max_pos=512, seed=0
                                       [out], name=out + "_MatMulNBits", domain="com.microsoft",
                                       K=n_in, N=n_out, bits=4, block_size=block_size))
         return out
-
-    def c(name, arr):
-        inits.append(numpy_helper.from_array(np.asarray(arr), name))
-        return name
-
-    def node(op, ins, outs, **attrs):
-        nodes.append(helper.make_node(op, ins, outs, name=outs[0] + "_" + op, **attrs))
-        return outs[0]
 
     def norm_params(prefix):
         return (c(prefix + ".gamma", (1 + 0.1 * r.standard_normal(hidden)).astype(np.float32)),

@@ -1,8 +1,8 @@
 // Finite-difference cases for the ONNX Attention gradient rule (core/ops/grads/attention.cpp):
-// 4-D and 3-D layouts, GQA / MQA head groups, causal, float and bool masks (constants), a set
-// scale, and gradients flowing into present_key / present_value. The attention kernels compute in
-// f32 (f16 is converted to f32 and back), so every case runs in f32 with a larger step and looser
-// tolerances (rounding ~1e-7 / step).
+// 4-D and 3-D layouts, GQA / MQA head groups, causal, float and bool masks (a float mask is also
+// differentiated, summed over the dims it broadcasts along), a set scale, and gradients flowing
+// into present_key / present_value. The attention kernels compute in f32 (f16 is converted to f32
+// and back), so every case runs in f32 with a larger step and looser tolerances (rounding ~1e-7 / step).
 #include <catch2/catch.hpp>
 
 #include "tests/unit/grad_check.h"
@@ -43,6 +43,8 @@ TSR_GRAD_CASES(attention) {
            {heads("q_num_heads", 3), heads("kv_num_heads", 1), causal}}),
       f32({"Attention", "float mask [1,2,3,5] (constant)",
            {xf({1, 2, 3, 4}, 13), xf({1, 2, 5, 4}, 14), xf({1, 2, 5, 4}, 15), cst(as_f32(uniform({1, 2, 3, 5}, 16)))}}),
+      f32({"Attention", "float mask [3,5] differentiated, GQA 2 q / 1 kv heads",
+           {xf({2, 2, 3, 4}, 23), xf({2, 1, 5, 4}, 24), xf({2, 1, 5, 3}, 25), xf({3, 5}, 26)}}),
       f32({"Attention", "bool mask [3,5] (constant) and causal-free",
            {xf({2, 1, 3, 4}, 17), xf({2, 1, 5, 4}, 18), xf({2, 1, 5, 2}, 19), cst(bool_mask)}}),
       f32({"Attention", "present_key / present_value outputs",

@@ -160,3 +160,28 @@ TEST_CASE("training-model errors name what is wrong", "[training]") {
   REQUIRE_FALSE(e.ok());
   CHECK(e.status().message().find("infer, train_step") != std::string::npos);
 }
+
+TEST_CASE("a node with omitted middle outputs keeps them omitted in train_step", "[training]") {
+  // SkipSimplifiedLayerNormalization rejects a requested mean (output 1); the inlined forward
+  // copy must request only the outputs the inference graph uses (y and input_skip_bias_sum).
+  ir::Model m;
+  GraphBuilder b(m);
+  const Value x = b.input("X", DType::kF32, {4, 3});
+  const Value gamma = b.constant(Tensor::from<float>({3}, {1.0f, 0.5f, 2.0f}), "gamma");
+  const std::vector<Value> outs =
+      b.op_n("com.microsoft::SkipSimplifiedLayerNormalization", {x, x, gamma}, {true, false, false, true});
+  CHECK_FALSE(outs[1].valid());
+  b.output(b.op("Add", {outs[0], outs[3]}), "pred");
+  REQUIRE(b.status().ok());
+  passes::TrainingOptions o = options_for("sgd");
+  o.loss = "mse";
+  auto tm = passes::make_training_model(m, o);
+  INFO(tm.status().to_string());
+  REQUIRE(tm.ok());
+  auto s = session_of(*tm);
+  const Tensor X = optim_ref("X");
+  auto r = s->run_signature("train_step", {X, Tensor::from<float>({4, 3}, std::vector<float>(12, 0.0f))});
+  INFO(r.status().to_string());
+  REQUIRE(r.ok());
+  CHECK(std::isfinite(r->at(0).scalar_f64(0)));
+}

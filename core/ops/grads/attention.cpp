@@ -1,13 +1,14 @@
 // Gradient rule of ONNX Attention (core/ops/families/attention.cpp) with respect to Q, K and V.
 //
-// Scope: no KV cache (past_key / past_value absent), no nonpad_kv_seqlen, no softcap; attn_mask
-// is a constant (no gradient). Gradients flowing into present_key / present_value (then K and V
+// Scope: no KV cache (past_key / past_value absent), no nonpad_kv_seqlen, no softcap. A float
+// attn_mask is additive, so it takes dS summed to its shape (a learned position bias trains); a
+// boolean mask has no gradient. Gradients flowing into present_key / present_value (then K and V
 // themselves in [B, kvN, L, H]) add to dK / dV; one flowing into qk_matmul_output is an error.
 // The rule recomputes the probabilities and composes the standard VJP from MatMul, Softmax and
 // Transpose (heads in [B, N, S, H]; 3-D inputs reshaped to it and back):
 //   S = scale * Q K^T + mask (+ causal -inf above the diagonal), P = softmax(S)
 //   dV = P^T dY,  dP = dY V^T,  dS = P * (dP - rowsum(dP * P)),
-//   dQ = scale * dS K,  dK = scale * dS^T Q.
+//   dQ = scale * dS K,  dK = scale * dS^T Q,  dMask = dS summed to the mask's shape.
 // GQA/MQA: K and V are repeated to the q heads (kv head h / group) and dK, dV summed back over
 // each group. Needs the head counts and head size statically (3-D: the attributes; 4-D: Q's dims).
 #include <cmath>
@@ -106,7 +107,10 @@ Status attention_grad(GradContext& g) {
     const Value dv_e = e.emit("MatMul", {transpose(e, p, {0, 1, 3, 2}), dy4});
     const Value dp = e.emit("MatMul", {dy4, transpose(e, ve, {0, 1, 3, 2})});
     const Value row = e.emit("ReduceSum", {e.emit("Mul", {dp, p}), ints_const(e, {-1})}, {ir::Attribute::make_int("keepdims", 1)});
-    const Value ds = e.emit("Mul", {e.emit("Mul", {p, e.emit("Sub", {dp, row})}), sc});
+    const Value ds_unscaled = e.emit("Mul", {p, e.emit("Sub", {dp, row})});
+    if (g.wants(3) && g.has_input(3) && dtype_is_float(g.input_type(3).dtype))
+      g.set_grad(3, sum_to(e, ds_unscaled, g.input(3)));
+    const Value ds = e.emit("Mul", {ds_unscaled, sc});
     const Value dq4 = e.emit("MatMul", {ds, ke});
     const Value dk_e = e.emit("MatMul", {transpose(e, ds, {0, 1, 3, 2}), q4});
     if (g.wants(0)) g.set_grad(0, bsd ? from_heads(e, dq4, qn, h) : dq4);
