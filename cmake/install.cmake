@@ -9,6 +9,7 @@ include(CMakePackageConfigHelpers)
 install(FILES ${CMAKE_SOURCE_DIR}/core/include/tessera/tessera_c.h ${CMAKE_SOURCE_DIR}/core/include/tessera/tessera.h
               ${CMAKE_SOURCE_DIR}/core/include/tessera/model.h ${CMAKE_SOURCE_DIR}/core/include/tessera/session.h
               ${CMAKE_SOURCE_DIR}/core/include/tessera/onnx.h ${CMAKE_SOURCE_DIR}/core/include/tessera/eager.h
+              ${CMAKE_SOURCE_DIR}/core/include/tessera/generate.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera COMPONENT tessera_dev)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/core/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera/core COMPONENT tessera_dev
         FILES_MATCHING PATTERN "*.h" PATTERN "include" EXCLUDE PATTERN "c_api" EXCLUDE)
