@@ -46,6 +46,16 @@ Tensor as_f32(const Tensor& t) {
   return Tensor::from<float>(t.shape(), v);
 }
 
+Case as_f32_case(Case c, double atol, double rtol) {
+  for (Input& in : c.inputs)
+    if (in.value.defined() && dtype_is_float(in.value.dtype())) in.value = as_f32(in.value);
+  c.label += " (f32)";
+  c.step = 1e-2;
+  c.atol = atol;
+  c.rtol = rtol;
+  return c;
+}
+
 namespace {
 
 using ops::GraphBuilder;

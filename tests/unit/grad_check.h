@@ -55,6 +55,9 @@ Tensor away_from_zero(const Shape& shape, uint64_t seed, double margin = 0.1, do
 // t (any float dtype) converted to float32: for cases that check the float32 kernels (with a
 // larger step and tolerances than the float64 default).
 Tensor as_f32(const Tensor& t);
+// Case c with its defined float inputs cast to float32, " (f32)" appended to its label, and the
+// larger step (1e-2) and looser tolerances a float32 finite difference needs (rounding ~1e-7 / step).
+Case as_f32_case(Case c, double atol = 2e-3, double rtol = 2e-2);
 
 // Runs one case; returns "" on success, else a message with the worst element.
 std::string check(const Case& c);

@@ -53,13 +53,7 @@ TSR_GRAD_CASES(loss) {
        {reduction("sum"), ignore(0)}},
   };
   for (Case c : {cases[0], cases[4], cases[10]}) {  // the float32 kernels
-    for (Input& in : c.inputs)
-      if (dtype_is_float(in.value.dtype())) in.value = as_f32(in.value);
-    c.label += " (f32)";
-    c.step = 1e-2;
-    c.atol = 1e-3;
-    c.rtol = 1e-2;
-    cases.push_back(c);
+    cases.push_back(as_f32_case(c, 1e-3, 1e-2));
   }
   return cases;
 }

@@ -17,16 +17,6 @@ Attribute eps(double e) { return Attribute::make_float("epsilon", e); }
 Attribute training() { return Attribute::make_int("training_mode", 1); }
 // Variances (and scales) bounded away from zero.
 Tensor positive(const Shape& s, uint64_t seed) { return uniform(s, seed, 0.5, 1.5); }
-// A float32 case: larger step, looser tolerances (rounding ~1e-7 / step).
-Case f32_case(Case c) {
-  for (Input& in : c.inputs)
-    if (in.value.defined() && dtype_is_float(in.value.dtype())) in.value = as_f32(in.value);
-  c.label += " (f32)";
-  c.step = 1e-2;
-  c.atol = 2e-3;
-  c.rtol = 2e-2;
-  return c;
-}
 
 }  // namespace
 
@@ -73,15 +63,15 @@ TSR_GRAD_CASES(nn_norm) {
        {x(uniform({2, 1, 2, 2, 2}, 54)), fixed(uniform({1}, 55)), x(uniform({1}, 56))}},
   };
   // The float32 kernels (what training runs).
-  cases.push_back(f32_case({"Softmax", "[4,6]", {x(uniform({4, 6}, 60, -2, 2))}}));
-  cases.push_back(f32_case({"LogSoftmax", "[2,3,4] axis=1", {x(uniform({2, 3, 4}, 61, -2, 2))}, {axis(1)}}));
-  cases.push_back(f32_case({"BatchNormalization", "training [4,3,2,2]",
+  cases.push_back(as_f32_case({"Softmax", "[4,6]", {x(uniform({4, 6}, 60, -2, 2))}}));
+  cases.push_back(as_f32_case({"LogSoftmax", "[2,3,4] axis=1", {x(uniform({2, 3, 4}, 61, -2, 2))}, {axis(1)}}));
+  cases.push_back(as_f32_case({"BatchNormalization", "training [4,3,2,2]",
                             {x(uniform({4, 3, 2, 2}, 62)), x(s3), x(b3), fixed(m3), fixed(v3)}, {training()}}));
-  cases.push_back(f32_case({"BatchNormalization", "inference [2,3,2]",
+  cases.push_back(as_f32_case({"BatchNormalization", "inference [2,3,2]",
                             {x(uniform({2, 3, 2}, 63)), x(s3), x(b3), x(m3), x(v3)}}));
-  cases.push_back(f32_case({"LayerNormalization", "[4,8]",
+  cases.push_back(as_f32_case({"LayerNormalization", "[4,8]",
                             {x(uniform({4, 8}, 64)), x(uniform({8}, 65)), x(uniform({8}, 66))}}));
-  cases.push_back(f32_case({"InstanceNormalization", "[2,3,6]", {x(uniform({2, 3, 6}, 67)), x(s3), x(b3)}}));
+  cases.push_back(as_f32_case({"InstanceNormalization", "[2,3,6]", {x(uniform({2, 3, 6}, 67)), x(s3), x(b3)}}));
   return cases;
 }
 

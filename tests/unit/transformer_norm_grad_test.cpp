@@ -45,13 +45,7 @@ TSR_GRAD_CASES(transformer_norm) {
   };
   // The float32 kernels (the Highway row loops), larger step and looser tolerances.
   for (Case c : std::vector<Case>{cases[0], cases[5], cases[8], cases[13], cases[14]}) {
-    for (Input& in : c.inputs)
-      if (in.value.defined()) in.value = as_f32(in.value);
-    c.label += " (f32)";
-    c.step = 1e-2;
-    c.atol = 2e-3;
-    c.rtol = 2e-2;
-    cases.push_back(c);
+    cases.push_back(as_f32_case(c));
   }
   return cases;
 }
