@@ -2,7 +2,8 @@
 """Exports the model zoo: PyTorch 1.13 models as users export them, for bench/latency.js and the
 `zoo: accuracy` test (issue 24).
 
-Random weights (fixed seeds; the speed and the op mix do not depend on trained values), eval mode,
+Random weights (fixed seeds; the speed and the op mix do not depend on trained values; see
+randomize() for the parameters given a spread), eval mode,
 torch.onnx.export at opset 17 with constant folding, as a user of torch 1.13 gets them: Conv with
 BatchNorm folded, LayerNormalization, erf GELU as Div/Erf/Add/Mul/Mul, attention as plain
 MatMul/Div/Add/Softmax/MatMul with Reshape/Transpose around the heads.
@@ -200,6 +201,27 @@ class WhisperEncoder(nn.Module):
         return self.ln_post(x)
 
 
+def randomize(model, gen):
+    """Gives what the seeded initializers leave trivial values a spread a trained model has:
+    BatchNorm statistics and affine parameters (mean 0 / var 1 / gamma 1 / beta 0 would fold into
+    the Conv as an identity), LayerNorm's affine parameters and zero-initialized Linear weights
+    (torchvision's ViT head, which would make every logit 0)."""
+    def uniform(t, lo, hi):
+        t.copy_(torch.rand(t.shape, generator=gen) * (hi - lo) + lo)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.modules.batchnorm._BatchNorm):
+                uniform(m.weight, 0.5, 1.5)
+                uniform(m.bias, -0.2, 0.2)
+                uniform(m.running_mean, -0.2, 0.2)
+                uniform(m.running_var, 0.5, 1.5)
+            elif isinstance(m, nn.LayerNorm):
+                uniform(m.weight, 0.8, 1.2)
+                uniform(m.bias, -0.1, 0.1)
+            elif isinstance(m, nn.Linear) and not m.weight.any():
+                m.weight.copy_(torch.randn(m.weight.shape, generator=gen) * 0.02)
+
+
 # ---- The zoo table ----
 
 def image(shape):
@@ -291,6 +313,7 @@ def main():
             continue
         torch.manual_seed(1000 + i)
         model, example, in_names, out_names, dyn = build()
+        randomize(model, torch.Generator().manual_seed(2000 + i))
         model.eval()
         path = os.path.join(args.out, name + ".onnx")
         torch.onnx.export(model, example, path, opset_version=OPSET, do_constant_folding=True,

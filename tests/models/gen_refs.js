@@ -2,6 +2,7 @@
 //   OUT/input_<k>.npy, OUT/ref_<i>.npy and OUT/ref.json ({model, inputs:[{name,file}],
 //   outputs:[{name,file,dtype,shape}]}), outputs in the model's graph-output order.
 // Usage: /usr/bin/node tests/models/gen_refs.js --model NAME --out DIR [--seed N]
+//          [--manifest FILE (default models.json)] [--model-dir DIR (default lib.modelsDir())]
 // Exit status: 0 written, 1 error (unknown model, missing file, onnxruntime failure).
 'use strict';
 const fs = require('fs');
@@ -18,9 +19,9 @@ async function main() {
   const out = arg('out');
   const seed = Number(arg('seed', '1234'));
   if (!name || !out) throw new Error('usage: gen_refs.js --model NAME --out DIR [--seed N]');
-  const model = lib.loadModels().find(m => m.name === name);
+  const model = lib.loadModels(arg('manifest')).find(m => m.name === name);
   if (!model) throw new Error('unknown model ' + name);
-  const file = path.join(lib.modelsDir(), model.file);
+  const file = path.join(arg('model-dir', lib.modelsDir()), model.file);
   if (!fs.existsSync(file)) throw new Error('missing ' + file + ' (run third_party/models/fetch.sh)');
   const ort = lib.loadOrt();
   fs.mkdirSync(out, { recursive: true });

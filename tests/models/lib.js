@@ -6,9 +6,9 @@ const path = require('path');
 
 const kRepo = path.resolve(__dirname, '..', '..');
 
-/** The model table (tests/models/models.json). */
-function loadModels() {
-  return JSON.parse(fs.readFileSync(path.join(__dirname, 'models.json'), 'utf8'));
+/** A model table: `file` (e.g. the zoo's manifest.json, bench/zoo), default tests/models/models.json. */
+function loadModels(file) {
+  return JSON.parse(fs.readFileSync(file || path.join(__dirname, 'models.json'), 'utf8'));
 }
 
 /** Directory of the fetched .onnx files: $TSR_MODELS_DIR or third_party/models. */

@@ -37,7 +37,7 @@ def check_case(args, c):
     for k, o in enumerate(ref["outputs"]):
         b = np.load(os.path.join(cdir, o["file"]))
         a = np.load(os.path.join(out, f"output_{k}.npy"))
-        good, max_abs, max_rel, msg = compare_one(a, b, c["rtol"], c["atol"])
+        good, max_abs, max_rel, _, msg = compare_one(a, b, c["rtol"], c["atol"])
         ok &= good
         if not good:
             msgs.append(f"output[{k}] {o['name']}: max abs {max_abs:.3g}, max rel {max_rel:.3g} {msg}")
