@@ -1,10 +1,13 @@
 // Latency and peak memory of tessera vs onnxruntime-node on the real models of
-// tests/models/models.json, at 1 and 2 threads, same seeded inputs, in alternating rounds.
+// tests/models/models.json (or another model table: --manifest, e.g. the zoo's, bench/zoo), at 1
+// and 2 threads, same seeded inputs, in alternating rounds.
 // Prints a markdown table (stdout) and optionally writes the raw figures as JSON.
 //
 // Usage: /usr/bin/node bench/latency.js [--tessera PATH] [--rounds 3] [--repeat 10] [--warmup 2]
 //          [--threads 1,2] [--models a,b,...] [--work-dir build/bench] [--json OUT.json]
 //          [--compare BEFORE.json] [--tessera-args "--no-optimize"] [--baseline OTHER_TESSERA]
+//          [--manifest MODELS.json (default tests/models/models.json)]
+//          [--model-dir DIR (the table's files; default $TSR_MODELS_DIR or third_party/models)]
 // Needs: the models (third_party/models/fetch.sh), onnxruntime-node (scripts/install_deps.sh),
 // GNU time (/usr/bin/time, for peak RSS) and a release build of the CLI.
 //
@@ -138,7 +141,7 @@ function printTable(res, threadList, before) {
 // The flags above (each takes a value); anything else is a typo and stops the script, instead of
 // silently running with the defaults (e.g. --out for --json would drop the figures).
 const kFlags = ['tessera', 'rounds', 'repeat', 'warmup', 'threads', 'models', 'work-dir', 'json', 'compare',
-                'tessera-args', 'baseline'];
+                'tessera-args', 'baseline', 'manifest', 'model-dir'];
 
 async function main() {
   for (let i = 2; i < process.argv.length; i += 2) {
@@ -160,7 +163,8 @@ async function main() {
   // every round, for an A/B under the same machine load.
   const baseline = arg('baseline');
   if (baseline && !fs.existsSync(baseline)) throw new Error(`--baseline ${baseline}: no such file`);
-  let models = lib.loadModels();
+  let models = lib.loadModels(arg('manifest'));
+  const modelDir = arg('model-dir', lib.modelsDir());
   // Every model, including those whose accuracy test is disabled ("enabled": false): speed is still measured.
   models = only ? models.filter(m => only.split(',').includes(m.name)) : models;
   fs.mkdirSync(work, { recursive: true });
@@ -170,7 +174,7 @@ async function main() {
   // Prepare: inputs as .npy, each model converted once (conversion is not timed).
   const prepared = [];
   for (const model of models) {
-    const onnx = path.join(lib.modelsDir(), model.file);
+    const onnx = path.join(modelDir, model.file);
     if (!fs.existsSync(onnx)) { console.error(`skip ${model.name}: ${onnx} absent`); continue; }
     const dir = path.join(work, model.name);
     fs.mkdirSync(dir, { recursive: true });

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Times the model zoo (bench/zoo/export.py) with bench/latency.js: tessera against onnxruntime-node
+# in alternating rounds, each runtime in its own process, peak RSS, at the given thread counts.
+# Exports the zoo first when ZOO_DIR/manifest.json is missing.
+# Usage: bench/zoo/run.sh [latency.js options: --threads 1,2 --rounds 3 --models a,b
+#                          --baseline OTHER_TESSERA --json OUT.json ...]
+# Environment: ZOO_DIR (default build/zoo), ZOO_SMALL=1 (export the reduced-size zoo).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+zoo="${ZOO_DIR:-$root/build/zoo}"
+if [[ ! -f "$zoo/manifest.json" ]]; then
+  /usr/bin/python3 "$root/bench/zoo/export.py" --out "$zoo" ${ZOO_SMALL:+--small}
+fi
+exec /usr/bin/node "$root/bench/latency.js" --manifest "$zoo/manifest.json" --model-dir "$zoo" \
+  --work-dir "$root/build/bench/zoo" "$@"
