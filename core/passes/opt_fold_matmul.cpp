@@ -12,6 +12,7 @@
 // Runs after matmul_add, so 2-D MatMul + bias with a constant weight stays on the Gemm path; an
 // already fused FusedMatMul (onnxruntime-optimized models) is extended the same way.
 #include <cmath>
+#include <vector>
 
 #include "core/passes/optimize_internal.h"
 
@@ -46,6 +47,16 @@ int32_t sole_producer(GraphIndex& ix, int32_t id, const char* op, int32_t reader
   return ix.sole_consumer(id) == reader ? p : -1;
 }
 
+// Node n reads x where it read `in`, the output of node p (a Transpose or scalar Mul/Div of x),
+// which goes: p's own reads are dropped first, so that x's use count stays exact and a further
+// fold on x (Transpose(x * c)) sees n as its sole reader.
+void absorb(GraphIndex& ix, int32_t n, int32_t in, int32_t p, int32_t x) {
+  for (int32_t i : std::vector<int32_t>(ix.graph().nodes[size_t(p)].inputs))
+    if (i >= 0) ix.replace_input(p, i, -1);
+  ix.replace_input(n, in, x);
+  ix.kill(p);
+}
+
 // Folds a scalar Mul/Div feeding input slot `s` of node n; returns whether it did.
 bool fold_input_scale(GraphIndex& ix, int32_t n, size_t s, double* alpha) {
   ir::Graph& g = ix.graph();
@@ -62,8 +73,7 @@ bool fold_input_scale(GraphIndex& ix, int32_t n, size_t s, double* alpha) {
       if (!xi.has_shape || xi.dtype != g.tensors[size_t(in)].dtype || !scalar_value(ix, c, xi.shape.size(), &v)) continue;
       if (sc.op == "Div" && v == 0) continue;
       *alpha *= sc.op == "Mul" ? v : 1.0 / v;
-      ix.replace_input(n, in, x);
-      ix.kill(p);
+      absorb(ix, n, in, p, x);
       return true;
     }
   }
@@ -101,8 +111,7 @@ Expected<int64_t> fold_matmul_transpose(ir::Model& model, int32_t graph_index) {
         const ir::TensorInfo& x = g.tensors[size_t(tr.inputs[0])];
         if (x.has_shape && swaps_last_two(tr.attr_ints("perm"), x.shape.size())) {
           trans[s] = !trans[s];
-          ix.replace_input(n, in, tr.inputs[0]);
-          ix.kill(t);
+          absorb(ix, n, in, t, tr.inputs[0]);
           changed = true;
           changed |= fold_input_scale(ix, n, s, &alpha);
         }
