@@ -5,13 +5,15 @@
 // through sgemm's trans_a/trans_b and applies the scale as its alpha, so both go away.
 // Folded, at each MatMul (f32/f64, both inputs of known rank >= 2):
 //   - an input made by a Transpose whose perm swaps the last two axes only, read by nothing else
-//     -> transA / transB;
+//     -> transA / transB; one whose perm is another perm p' followed by that swap, p' keeping the
+//     last axis in place (K heads as [0, 2, 3, 1]) -> Transpose(p') and transA / transB;
 //   - an input made by Mul(x, c) / Mul(c, x) / Div(x, c), c a scalar constant (one element, rank
 //     <= x's, so the product keeps x's shape), read by nothing else -> alpha *= c (or 1 / c);
 //   - the output read only by such a Mul / Div -> alpha *= c (or 1 / c).
 // Runs after matmul_add, so 2-D MatMul + bias with a constant weight stays on the Gemm path; an
 // already fused FusedMatMul (onnxruntime-optimized models) is extended the same way.
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "core/passes/optimize_internal.h"
@@ -109,11 +111,27 @@ Expected<int64_t> fold_matmul_transpose(ir::Model& model, int32_t graph_index) {
       if (t >= 0) {
         const ir::Node& tr = g.nodes[size_t(t)];
         const ir::TensorInfo& x = g.tensors[size_t(tr.inputs[0])];
-        if (x.has_shape && swaps_last_two(tr.attr_ints("perm"), x.shape.size())) {
+        const Ints p = tr.attr_ints("perm");
+        const size_t r = x.has_shape ? x.shape.size() : 0;
+        if (x.has_shape && swaps_last_two(p, r)) {
           trans[s] = !trans[s];
           absorb(ix, n, in, t, tr.inputs[0]);
           changed = true;
           changed |= fold_input_scale(ix, n, s, &alpha);
+        } else if (r >= 3 && p.size() == r && p[r - 1] != int64_t(r - 1) && p[r - 2] == int64_t(r - 1)) {
+          // perm = p' then a last-two swap, where p' keeps the innermost axis innermost (K as
+          // Transpose(Reshape(k), [0, 2, 3, 1]) in PyTorch attention): the Transpose becomes p',
+          // which copies whole contiguous rows instead of single elements, and the swap goes
+          // into the product.
+          ir::Node& trm = g.nodes[size_t(t)];
+          Ints q = p;
+          std::swap(q[r - 1], q[r - 2]);
+          trm.attributes = {ir::Attribute::make_ints("perm", std::vector<int64_t>(q.begin(), q.end()))};
+          ir::TensorInfo& ti = g.tensors[size_t(in)];
+          if (ti.has_shape && ti.shape.size() == r) std::swap(ti.shape[r - 1], ti.shape[r - 2]);
+          if (!ti.dim_names.empty() && ti.dim_names.size() == r) std::swap(ti.dim_names[r - 1], ti.dim_names[r - 2]);
+          trans[s] = !trans[s];
+          changed = true;
         }
       }
     }

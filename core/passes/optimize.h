@@ -15,10 +15,12 @@
 //                   gelu_new) spelled out in 5-9 nodes -> Gelu (approximate "none" / "tanh")
 //   layer_norm      LayerNorm spelled out (ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div,
 //                   Mul gamma[, Add beta]; exports before opset 17) -> LayerNormalization
-//   matmul_add      MatMul(X[M, K], W[K, N] constant) + Add(bias[N] constant) -> Gemm
+//   matmul_add      MatMul(X[M, K], W[K, N] constant) + Add(bias[N] constant) -> Gemm; X of static
+//                   shape [batch..., M, K]: Reshape -> Gemm -> Reshape (aliasing reshapes)
 //   fold_matmul_transpose  MatMul with an input Transpose that swaps the last two axes and/or a
 //                   scalar Mul/Div on an input or the output -> com.microsoft::FusedMatMul
-//                   (transA/transB, alpha), read in place by sgemm (opt_fold_matmul.cpp)
+//                   (transA/transB, alpha), read in place by sgemm; a Transpose [0, 2, 3, 1]
+//                   (K heads) becomes [0, 2, 1, 3] + transB (opt_fold_matmul.cpp)
 //   fuse_residual   Conv + Add(Z) with Z of the Conv output's static shape (a skip connection) ->
 //                   FusedConv(X, W, B, Z), the kernel adding Z to each block of outputs
 //   fuse_activation Conv/Gemm + Relu/Clip/HardSwish/Sigmoid/LeakyRelu/HardSigmoid -> FusedConv/

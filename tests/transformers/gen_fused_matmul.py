@@ -6,7 +6,8 @@ FusedMatMul directly (as onnxruntime-optimized models ship it) over every transA
 and batch broadcasting (3-D x 2-D, 4-D x [1, H, ..], 2-D x 3-D, 1-D operands). Then plain-op
 graphs that `tessera run` optimizes: MatMul(Q, Transpose(K, last two axes)) / sqrt(d) (attention
 scores), Transpose on A, a scalar Mul on an input, a Mul by a scalar after the product, and
-near-misses the pass must leave alone (a Transpose over other axes, a Transpose with a second
+the K-heads Transpose [0, 2, 3, 1] (split into [0, 2, 1, 3] + transB), near-misses the pass must
+leave alone (a Transpose over other axes, a Transpose with a second
 reader, a non-scalar Mul) - outputs must match either way.
 """
 import numpy as np
@@ -76,9 +77,14 @@ def pattern_cases():
                    [("y", F, None)]))
     # Near-misses: heads Transpose (0, 2, 1, 3) is not a last-two swap; a Transpose read twice;
     # a per-column (non-scalar) Mul after the product.
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1, 3]),
+             helper.make_node("MatMul", ["q", "kt"], ["y"])]
+    cs.append(Case("near_miss_other_perm", nodes, {"q": normal(r, (2, 3, 5, 4)), "k": normal(r, (2, 4, 3, 6))},
+                   [("y", F, None)]))
+    # K heads as PyTorch exports them: Transpose(k, [0, 2, 3, 1]) -> [0, 2, 1, 3] + transB.
     nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 3, 1]),
              helper.make_node("MatMul", ["q", "kt"], ["y"])]
-    cs.append(Case("near_miss_other_perm", nodes, {"q": normal(r, (2, 3, 5, 4)), "k": normal(r, (2, 6, 3, 4))},
+    cs.append(Case("transpose_0231_split", nodes, {"q": normal(r, (2, 3, 5, 4)), "k": normal(r, (2, 6, 3, 4))},
                    [("y", F, None)]))
     nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1]),
              helper.make_node("MatMul", ["q", "kt"], ["y"]),

@@ -79,11 +79,22 @@ TEST_CASE("fold_matmul_transpose: Transpose on A, scalar Mul/Div on the inputs, 
   CHECK(opt.main().nodes[1].attr_int("transB") == 1);
 }
 
+TEST_CASE("fold_matmul_transpose: K as Transpose(k, [0, 2, 3, 1]) -> Transpose [0, 2, 1, 3] + transB", "[optimize]") {
+  Builder b;
+  const int32_t q = b.input({2, 3, 5, 4}), k = b.input({2, 6, 3, 4});
+  b.output(b.node("MatMul", {q, b.node("Transpose", {k}, {perm({0, 2, 3, 1})})}));
+  const ir::Model opt = optimize_and_compare(b);
+  REQUIRE(ops_of(opt) == std::vector<std::string>{"Transpose", "com.microsoft::FusedMatMul"});
+  CHECK(opt.main().nodes[0].attr_ints("perm") == Ints{0, 2, 1, 3});
+  CHECK(opt.main().nodes[1].attr_int("transB") == 1);
+  CHECK(opt.main().tensors[size_t(opt.main().nodes[0].outputs[0])].shape == Shape{2, 3, 6, 4});
+}
+
 TEST_CASE("fold_matmul_transpose: near-misses stay MatMul", "[optimize]") {
-  SECTION("a heads Transpose is not a last-two swap") {
+  SECTION("a heads Transpose that keeps the last axis is not a last-two swap") {
     Builder b;
-    const int32_t q = b.input({2, 3, 5, 4}), k = b.input({2, 6, 3, 4});
-    b.output(b.node("MatMul", {q, b.node("Transpose", {k}, {perm({0, 2, 3, 1})})}));
+    const int32_t q = b.input({2, 3, 5, 4}), k = b.input({2, 4, 3, 6});
+    b.output(b.node("MatMul", {q, b.node("Transpose", {k}, {perm({0, 2, 1, 3})})}));
     const ir::Model opt = optimize_and_compare(b);
     CHECK(ops_of(opt) == std::vector<std::string>{"Transpose", "MatMul"});
   }
