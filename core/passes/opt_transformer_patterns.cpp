@@ -16,6 +16,7 @@
 //   [x.shape[-1]].
 // Constants must match to 1e-6 relative; every intermediate must feed only the pattern; x f32.
 #include <cmath>
+#include <numbers>
 
 #include "core/passes/optimize_internal.h"
 
@@ -68,7 +69,7 @@ struct Matcher {
   // `id` = 0.044715 x^3 + x, times sqrt(2/pi).
   bool tanh_arg(int32_t id, int32_t x) {
     return attempt([&] {
-      const int32_t sum = other_than_scalar(sole(id, "Mul"), std::sqrt(2.0 / M_PI));
+      const int32_t sum = other_than_scalar(sole(id, "Mul"), std::sqrt(2.0 / std::numbers::pi));
       const ir::Node* add = sum >= 0 ? sole(sum, "Add") : nullptr;
       if (!add || add->inputs.size() != 2) return false;
       for (int s = 0; s < 2; ++s) {
