@@ -14,6 +14,11 @@
 //   y = Div(d, Sqrt(Add(v, eps))) -> Mul(y, gamma) [-> Add(., beta)]
 //   -> LayerNormalization(x, gamma[, beta], axis=-1, epsilon=eps); gamma/beta constant vectors
 //   [x.shape[-1]].
+// skip_layer_norm (onnxruntime's SkipLayerNormFusion): LayerNormalization(Add(a, b), gamma[, beta])
+//   over the last axis, a and b of one static [tokens, hidden] / [batch, seq, hidden] shape ->
+//   com.microsoft::SkipLayerNormalization(a, b, gamma[, beta]); where the sum feeds more nodes (a
+//   pre-LN residual stream) it comes out as output 3, input_skip_bias_sum. One row pass instead
+//   of an Add pass and then the norm's.
 // Constants must match to 1e-6 relative; every intermediate must feed only the pattern; x f32.
 #include <cmath>
 #include <numbers>
@@ -254,6 +259,55 @@ Expected<int64_t> recognize_layer_norm(ir::Model& model, int32_t graph_index) {
     if (beta >= 0) ln.inputs.push_back(beta);
     ln.attributes = {ir::Attribute::make_int("axis", -1), ir::Attribute::make_float("epsilon", eps)};
     g.nodes[size_t(last)] = std::move(ln);
+    ++found;
+  }
+  ix.compact();
+  return found;
+}
+
+Expected<int64_t> fuse_skip_layer_norm(ir::Model& model, int32_t graph_index) {
+  ir::Graph& g = model.graphs[size_t(graph_index)];
+  GraphIndex ix(g);
+  int64_t found = 0;
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    if (ix.dead(static_cast<int32_t>(n))) continue;
+    const ir::Node& ln = g.nodes[n];
+    if (ln.op != "LayerNormalization" || ln.inputs.size() < 2 || ln.outputs.empty()) continue;
+    bool stats_used = false;  // Mean / InvStdDev have no SkipLayerNormalization counterpart here
+    for (size_t k = 1; k < ln.outputs.size(); ++k)
+      stats_used |= ln.outputs[k] >= 0 && (ix.uses(ln.outputs[k]) > 0 || ix.is_graph_output(ln.outputs[k]));
+    if (stats_used) continue;
+    const int32_t sum = ln.inputs[0];
+    const ir::TensorInfo& si = g.tensors[size_t(sum)];
+    if (si.dtype != DType::kF32 || !has_static_shape(si) || si.shape.size() < 2 || si.shape.size() > 3) continue;
+    const size_t r = si.shape.size();
+    const int64_t axis = ln.attr_int("axis", -1);
+    if (axis != -1 && axis != int64_t(r) - 1) continue;
+    const int64_t hidden = si.shape.back();
+    const int32_t gamma = ln.inputs[1], beta = ln.inputs.size() > 2 ? ln.inputs[2] : -1;
+    const auto vec_ok = [&](int32_t id) {
+      const ir::TensorInfo& t = g.tensors[size_t(id)];
+      return t.dtype == si.dtype && t.has_shape && t.shape == Shape{hidden};
+    };
+    if (!vec_ok(gamma) || (beta >= 0 && !vec_ok(beta))) continue;
+    const int32_t ai = ix.producer(sum);
+    if (ai < 0 || ix.dead(ai) || g.nodes[size_t(ai)].op != "Add") continue;
+    const ir::Node& add = g.nodes[size_t(ai)];
+    if (add.inputs.size() != 2 || add.outputs.size() != 1) continue;
+    bool same = true;
+    for (int32_t in : add.inputs) same &= g.tensors[size_t(in)].has_shape && g.tensors[size_t(in)].shape == si.shape;
+    if (!same) continue;
+    // The fused node takes the Add's place: everything reading the sum comes after it, and the
+    // norm's readers come after the norm, which came after the Add.
+    const bool keep_sum = ix.uses(sum) > 1 || ix.is_graph_output(sum);
+    ir::Node skip{"com.microsoft::SkipLayerNormalization", 0, ln.name, {add.inputs[0], add.inputs[1], gamma}, {}, {}};
+    if (beta >= 0) skip.inputs.push_back(beta);
+    skip.outputs = {ln.outputs[0]};
+    if (keep_sum) skip.outputs.insert(skip.outputs.end(), {-1, -1, sum});
+    skip.attributes = {ir::Attribute::make_float("epsilon", ln.attr_float("epsilon", 1e-5))};
+    ix.set_producer(ln.outputs[0], ai);
+    ix.kill(static_cast<int32_t>(n));
+    g.nodes[size_t(ai)] = std::move(skip);
     ++found;
   }
   ix.compact();

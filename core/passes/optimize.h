@@ -21,6 +21,9 @@
 //                   scalar Mul/Div on an input or the output -> com.microsoft::FusedMatMul
 //                   (transA/transB, alpha), read in place by sgemm; a Transpose [0, 2, 3, 1]
 //                   (K heads) becomes [0, 2, 1, 3] + transB (opt_fold_matmul.cpp)
+//   skip_layer_norm LayerNormalization(Add(a, b)) over the last axis, a and b of one static 2-D/3-D
+//                   shape -> com.microsoft::SkipLayerNormalization (the sum as its output 3 where
+//                   other nodes read it)
 //   fuse_residual   Conv + Add(Z) with Z of the Conv output's static shape (a skip connection) ->
 //                   FusedConv(X, W, B, Z), the kernel adding Z to each block of outputs
 //   fuse_activation Conv/Gemm + Relu/Clip/HardSwish/Sigmoid/LeakyRelu/HardSigmoid -> FusedConv/
@@ -71,6 +74,7 @@ struct OptimizeOptions {
   bool layer_norm = true;
   bool matmul_add = true;
   bool fold_matmul_transpose = true;
+  bool skip_layer_norm = true;
   bool fuse_residual = true;
   bool fuse_activation = true;
   bool fuse_separable = true;

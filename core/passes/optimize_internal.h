@@ -77,6 +77,7 @@ Expected<int64_t> matmul_add_to_gemm(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fold_matmul_transpose(ir::Model& model, int32_t graph_index);
 Expected<int64_t> recognize_gelu(ir::Model& model, int32_t graph_index);
 Expected<int64_t> recognize_layer_norm(ir::Model& model, int32_t graph_index);
+Expected<int64_t> fuse_skip_layer_norm(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_residual(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_separable(ir::Model& model, int32_t graph_index);

@@ -7,7 +7,8 @@ mismatch; near-misses (a wrong constant, an intermediate with a second reader) m
 GELU (Erf form): the three groupings of 0.5 * x * (1 + erf(x / sqrt 2)) that torch / HF / timm
 exports produce, with "/ sqrt 2" as Div or as Mul by 1/sqrt 2; the tanh form of GPT-2's gelu_new.
 LayerNorm: ReduceMean / Sub / Pow / ReduceMean / Add / Sqrt / Div / Mul / Add (opset 13 axes
-attribute and opset 18 axes input), without beta, and LayerNormalization with Mean/InvStdDev.
+attribute and opset 18 axes input), without beta, and LayerNormalization with Mean/InvStdDev;
+residual Add + LayerNormalization, post-LN and pre-LN (skip_layer_norm).
 """
 import math
 
@@ -85,6 +86,18 @@ def ln_cases():
         cs.append(Case(f"layernorm_{'x'.join(map(str, shape))}_axis{axis}", nodes, {"x": x},
                        [("y", F, None), ("mean", F, None), ("inv", F, None)],
                        {"g": r.standard_normal(norm).astype(F), "b": r.standard_normal(norm).astype(F)}))
+    # Residual Add + LayerNormalization (the skip_layer_norm pass): post-LN (the sum feeds the norm
+    # only) and pre-LN (the sum also continues the residual stream).
+    for shape, pre in (((2, 5, 384), False), ((9, 40), True)):
+        a, b = (r.standard_normal(shape) * 2).astype(F), r.standard_normal(shape).astype(F)
+        h = shape[-1]
+        nodes = [n("Add", ["a", "b"], ["s"]), n("LayerNormalization", ["s", "g", "be"], ["ln"], epsilon=1e-12)]
+        outs = [("ln", F, None)]
+        if pre:
+            nodes.append(n("Add", ["s", "ln"], ["y"]))
+            outs = [("y", F, None)]
+        cs.append(Case(f"skip_ln_{'pre' if pre else 'post'}_{'x'.join(map(str, shape))}", nodes, {"a": a, "b": b}, outs,
+                       {"g": r.standard_normal(h).astype(F), "be": r.standard_normal(h).astype(F)}))
     for shape in ((2, 4, 7, 7), (3, 128), (2, 50, 1000)):
         x = (r.standard_normal(shape) * 4).astype(F)
         cs.append(Case(f"softmax_{'x'.join(map(str, shape))}", [n("Softmax", ["x"], ["y"], axis=-1)], {"x": x},

@@ -345,3 +345,58 @@ TEST_CASE("LayerNormalization: the row kernel against its definition, with Mean 
     }
   }
 }
+
+namespace {
+
+// LayerNormalization over the last axis of `x` with [hidden] gamma and beta.
+int32_t layer_norm(Builder& b, int32_t x, int64_t hidden, int64_t axis = -1) {
+  return b.node("LayerNormalization", {x, b.constant(b.random({hidden})), b.constant(b.random({hidden}))},
+                {ir::Attribute::make_int("axis", axis), ir::Attribute::make_float("epsilon", 1e-6)});
+}
+
+}  // namespace
+
+TEST_CASE("skip_layer_norm: LayerNormalization(Add(a, b)) -> SkipLayerNormalization, the sum kept where read", "[optimize]") {
+  SECTION("post-LN (BERT): the sum feeds the norm only") {
+    Builder b;
+    const int32_t a = b.input({2, 5, 48}), r = b.input({2, 5, 48});
+    b.output(layer_norm(b, b.node("Add", {a, r}), 48));
+    const ir::Model opt = optimize_and_compare(b);
+    REQUIRE(ops_of(opt) == std::vector<std::string>{"com.microsoft::SkipLayerNormalization"});
+    CHECK(opt.main().nodes[0].outputs.size() == 1);
+    CHECK(std::fabs(opt.main().nodes[0].attr_float("epsilon") - 1e-6) < 1e-12);
+  }
+  SECTION("pre-LN (GPT, ViT, Whisper): the residual stream reads the sum too") {
+    Builder b;
+    const int32_t a = b.input({7, 48}), r = b.input({7, 48});
+    const int32_t s = b.node("Add", {a, r});
+    const int32_t y = layer_norm(b, s, 48);
+    b.output(b.node("Add", {s, b.node("Relu", {y})}));
+    const ir::Model opt = optimize_and_compare(b, 1, no_elementwise());
+    REQUIRE(ops_of(opt) == std::vector<std::string>{"com.microsoft::SkipLayerNormalization", "Relu", "Add"});
+    REQUIRE(opt.main().nodes[0].outputs.size() == 4);
+    CHECK(opt.main().nodes[0].outputs[3] == s);
+  }
+  SECTION("near-misses: a broadcast Add, another axis, used statistics") {
+    for (int miss = 0; miss < 3; ++miss) {
+      INFO("miss " << miss);
+      Builder b;
+      const int32_t a = b.input({2, 5, 48});
+      const int32_t r = b.input(miss == 0 ? Shape{1, 5, 48} : Shape{2, 5, 48});
+      const int32_t s = b.node("Add", {a, r});
+      if (miss == 1) {
+        b.output(b.node("LayerNormalization", {s, b.constant(b.random({5, 48})), b.constant(b.random({5, 48}))},
+                        {ir::Attribute::make_int("axis", 1)}));
+      } else if (miss == 2) {
+        const int32_t y = b.g().add_tensor(ir::TensorInfo{"y"}), mean = b.g().add_tensor(ir::TensorInfo{"mean"});
+        b.g().nodes.push_back({"LayerNormalization", 0, "ln", {s, b.constant(b.random({48}))}, {y, mean}, {}});
+        b.output(y);
+        b.output(mean);
+      } else {
+        b.output(layer_norm(b, s, 48));
+      }
+      const ir::Model opt = optimize_and_compare(b, 1, no_elementwise());
+      CHECK(find_op(opt, "com.microsoft::SkipLayerNormalization") == nullptr);
+    }
+  }
+}
