@@ -117,7 +117,9 @@ bool has_training_signature(const ir::Model& m) {
 Status disable_pass(OptimizeOptions& o, std::string_view name) {
   const std::pair<const char*, bool*> flags[] = {
       {"fold_constants", &o.fold_constants}, {"fold_pad", &o.fold_pad}, {"conv_bn", &o.conv_bn},
-      {"hardswish", &o.hardswish},           {"matmul_add", &o.matmul_add}, {"fuse_residual", &o.fuse_residual},
+      {"hardswish", &o.hardswish},           {"gelu", &o.gelu}, {"layer_norm", &o.layer_norm},
+      {"matmul_add", &o.matmul_add},         {"fold_matmul_transpose", &o.fold_matmul_transpose},
+      {"skip_layer_norm", &o.skip_layer_norm}, {"fuse_residual", &o.fuse_residual},
       {"fuse_activation", &o.fuse_activation}, {"fuse_separable", &o.fuse_separable},
       {"softmax_wrapper", &o.softmax_wrapper}, {"cse", &o.cse},
       {"fuse_elementwise", &o.fuse_elementwise}, {"dce", &o.dce}};
@@ -156,7 +158,11 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       {"fold_pad", options.fold_pad, &opt::fold_pad},
       {"conv_bn", options.conv_bn, &opt::fold_conv_bn},
       {"hardswish", options.hardswish, &opt::recognize_hardswish},
+      {"gelu", options.gelu, &opt::recognize_gelu},
+      {"layer_norm", options.layer_norm, &opt::recognize_layer_norm},
       {"matmul_add", options.matmul_add, &opt::matmul_add_to_gemm},
+      {"fold_matmul_transpose", options.fold_matmul_transpose, &opt::fold_matmul_transpose},
+      {"skip_layer_norm", options.skip_layer_norm, &opt::fuse_skip_layer_norm},
       {"fuse_residual", options.fuse_residual, &opt::fuse_residual},
       {"fuse_activation", options.fuse_activation, &opt::fuse_activation},
       {"fuse_separable", options.fuse_separable, &opt::fuse_separable},

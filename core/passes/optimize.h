@@ -11,7 +11,19 @@
 //   conv_bn         Conv + BatchNormalization (inference form), or + Mul/Add/Sub/Div by a scalar or
 //                   per-channel constant -> Conv with folded weights/bias
 //   hardswish       x * Clip(x + 3, 0, 6) / 6 (exporters' spelled-out HardSwish) -> HardSwish
-//   matmul_add      MatMul(X[M, K], W[K, N] constant) + Add(bias[N] constant) -> Gemm
+//   gelu            the Erf form 0.5 x (1 + erf(x / sqrt 2)) and the tanh form (GPT-2's
+//                   gelu_new) spelled out in 5-9 nodes -> Gelu (approximate "none" / "tanh")
+//   layer_norm      LayerNorm spelled out (ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, Div,
+//                   Mul gamma[, Add beta]; exports before opset 17) -> LayerNormalization
+//   matmul_add      MatMul(X[M, K], W[K, N] constant) + Add(bias[N] constant) -> Gemm; X of static
+//                   shape [batch..., M, K]: Reshape -> Gemm -> Reshape (aliasing reshapes)
+//   fold_matmul_transpose  MatMul with an input Transpose that swaps the last two axes and/or a
+//                   scalar Mul/Div on an input or the output -> com.microsoft::FusedMatMul
+//                   (transA/transB, alpha), read in place by sgemm; a Transpose [0, 2, 3, 1]
+//                   (K heads) becomes [0, 2, 1, 3] + transB (opt_fold_matmul.cpp)
+//   skip_layer_norm LayerNormalization(Add(a, b)) over the last axis, a and b of one static 2-D/3-D
+//                   shape -> com.microsoft::SkipLayerNormalization (the sum as its output 3 where
+//                   other nodes read it)
 //   fuse_residual   Conv + Add(Z) with Z of the Conv output's static shape (a skip connection) ->
 //                   FusedConv(X, W, B, Z), the kernel adding Z to each block of outputs
 //   fuse_activation Conv/Gemm + Relu/Clip/HardSwish/Sigmoid/LeakyRelu/HardSigmoid -> FusedConv/
@@ -58,7 +70,11 @@ struct OptimizeOptions {
   bool fold_pad = true;
   bool conv_bn = true;
   bool hardswish = true;
+  bool gelu = true;
+  bool layer_norm = true;
   bool matmul_add = true;
+  bool fold_matmul_transpose = true;
+  bool skip_layer_norm = true;
   bool fuse_residual = true;
   bool fuse_activation = true;
   bool fuse_separable = true;

@@ -30,12 +30,12 @@ Subcommand register_optimize(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "optimize",
       "Write the model with the inference graph optimizations applied (Conv+BatchNorm folding, "
-      "Conv/Gemm+activation fusion, MatMul+Add -> Gemm, Softmax wrapper folding, CSE, elementwise fusion, DCE)");
+      "Conv/Gemm+activation fusion, GELU/LayerNorm recognition, MatMul+Add -> Gemm, Transpose/scale -> FusedMatMul, Softmax wrapper folding, CSE, elementwise fusion, DCE)");
   sub->add_option("model", o->input, "Model file (.tsr, or .onnx with the importer)")->required();
   sub->add_option("-o,--output", o->output, "Output .tsr file")->required();
   sub->add_option("--skip-pass", o->skip_passes,
-                  "Leave out an optimization pass (repeatable): fold_constants, fold_pad, conv_bn, hardswish, matmul_add, "
-                  "fuse_residual, fuse_activation, softmax_wrapper, cse, fuse_elementwise, dce");
+                  "Leave out an optimization pass (repeatable): fold_constants, fold_pad, conv_bn, hardswish, gelu, layer_norm, "
+                  "matmul_add, fold_matmul_transpose, skip_layer_norm, fuse_residual, fuse_activation, softmax_wrapper, cse, fuse_elementwise, dce");
   return {sub, [o] { return optimize_command(*o); }};
 }
 

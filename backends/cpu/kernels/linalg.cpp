@@ -1,5 +1,6 @@
 // CPU kernels for MatMul and Gemm. f32 runs on the shared packed SGEMM (gemm.h); f64 and the
 // integer types use the plain reference loop (integer products wrap as in C++ unsigned math).
+// com.microsoft FusedMatMul (f32/f64) is MatMul with transposed reads and alpha (matmul.h).
 // FusedGemm (f32/f64) is Gemm followed by its activation epilogue (epilogue.h).
 #include <hwy/highway.h>
 
@@ -19,6 +20,29 @@ Status matmul_typed(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
   matmul_into<T>(*ctx.input(0), *ctx.input(1), y, ctx.pool());
   return ok_status();
+}
+
+// com.microsoft::FusedMatMul, f32/f64: alpha * op(A) @ op(B) on matmul_into's transposed reads.
+template <DTypeMask kSel>
+Status fused_matmul_kernel(exec::KernelContext& ctx) {
+  const ir::Node& node = ctx.node();
+  if (node.attr_int("transBatchA") != 0 || node.attr_int("transBatchB") != 0)
+    return unsupported(ctx.place(), ": FusedMatMul with transBatchA/transBatchB set is not supported");
+  const bool ta = node.attr_int("transA") != 0, tb = node.attr_int("transB") != 0;
+  const double alpha = node.attr_float("alpha");
+  constexpr DTypeMask kFloats = dtype_bit(DType::kF32) | dtype_bit(DType::kF64);
+  Status st = ok_status();
+  if (dispatch_dtype<kSel & kFloats>(ctx.input(0)->dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        auto y = ctx.alloc_output(0);
+        if (!y.ok()) {
+          st = y.status();
+          return;
+        }
+        matmul_into<T>(*ctx.input(0), *ctx.input(1), *y, ctx.pool(), ta, tb, static_cast<T>(alpha));
+      }))
+    return st;
+  return unsupported(ctx.place(), ": FusedMatMul has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
 }
 
 // The dtypes MatMul and Gemm run: f32 (packed SGEMM), f64 and 32/64-bit integers (reference loop).
@@ -110,6 +134,8 @@ Expected<std::unique_ptr<exec::Kernel>> create_fused_gemm(const exec::KernelInit
 void register_linalg_kernels(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64, DType::kI32, DType::kI64, DType::kU32, DType::kU64};
   TSR_IF_SELECTED("MatMul") r.add_fn("MatMul", types, matmul_kernel<kSel>);
+  TSR_IF_SELECTED("com.microsoft::FusedMatMul")
+  r.add_fn("com.microsoft::FusedMatMul", {DType::kF32, DType::kF64}, fused_matmul_kernel<kSel>);
   TSR_IF_SELECTED("Gemm") r.add_fn("Gemm", types, gemm_kernel<kSel>);
   TSR_IF_SELECTED("FusedGemm") r.add("FusedGemm", {DType::kF32, DType::kF64}, &create_fused_gemm<kSel>);
 }

@@ -27,15 +27,31 @@ inline void gemm_any(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha,
 
 }  // namespace matmul_detail
 
-// numpy.matmul of a and b into y (allocated with the inferred [batch..., M, N] shape, dtype T).
-// Batch dims broadcast; 1-D operands are promoted as numpy does.
+// alpha * op(a) @ op(b) into y, numpy.matmul batching (com.microsoft FusedMatMul with
+// transBatchA = transBatchB = 0; MatMul is ta = tb = false, alpha = 1). op(X) is X with its last
+// two axes swapped when the flag is set, read in place through sgemm's trans_a/trans_b (no copy).
+// y is allocated with the inferred [batch..., M, N] shape, dtype T. Batch dims broadcast through
+// strides (0 along a broadcast dim: the operand is read again, never expanded); 1-D operands are
+// promoted as numpy does (a transpose flag on a 1-D operand is ignored, as onnxruntime does).
+// Where B is shared by every batch (2-D, or size 1 in all batch dims) and A is untransposed and
+// holds every batch, the batches fold into M: one [batch*M, K] x [K, N] product instead of
+// `batch` small ones (a linear layer over [B, S, K] activations).
 template <typename T>
-void matmul_into(const Tensor& a, const Tensor& b, Tensor* y, ThreadPool& thread_pool) {
+void matmul_into(const Tensor& a, const Tensor& b, Tensor* y, ThreadPool& thread_pool, bool ta = false,
+                 bool tb = false, T alpha = T(1)) {
   Shape sa = a.shape(), sb = b.shape();
   const bool b1 = sb.size() == 1;
-  if (sa.size() == 1) sa.insert(sa.begin(), 1);
-  if (b1) sb.push_back(1);
-  const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
+  if (sa.size() == 1) {
+    sa.insert(sa.begin(), 1);
+    ta = false;
+  }
+  if (b1) {
+    sb.push_back(1);
+    tb = false;
+  }
+  // Stored matrices: A is [ra, ca], B is [rb, cb] (row strides ca, cb); op() swaps them.
+  const int64_t ra = sa[sa.size() - 2], ca = sa.back(), rb = sb[sb.size() - 2], cb = sb.back();
+  const int64_t m = ta ? ca : ra, k = ta ? ra : ca, n = tb ? rb : cb;
   const Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
   const size_t brank = std::max(ba.size(), bb.size());
   Shape batch(brank, 1);
@@ -47,16 +63,18 @@ void matmul_into(const Tensor& a, const Tensor& b, Tensor* y, ThreadPool& thread
   }
   const int64_t nbatch = shape_numel(batch);
   if (y->numel() == 0) return;
+  T* py = y->mut_data<T>();
+  if (k == 0) {  // empty inner dim: zeros (sgemm would scale C by beta = 0, but say it plainly)
+    std::fill(py, py + y->numel(), T(0));
+    return;
+  }
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
-  T* py = y->mut_data<T>();
-  const int64_t ldb = b1 ? 1 : n;
-  int64_t b_batch = 1;
-  for (int64_t d : bb) b_batch *= d;
+  const int64_t lda = ca, ldb = b1 ? 1 : cb;
   ThreadPool* pool = &thread_pool;
   // One shared B (a linear layer): fold A's batch into M for a single large product.
-  if (b_batch == 1 && shape_numel(ba) == nbatch) {
-    matmul_detail::gemm_any<T>(false, false, nbatch * m, n, k, T(1), pa, k, pb, ldb, T(0), py, n, pool);
+  if (shape_numel(bb) == 1 && !ta && shape_numel(ba) == nbatch) {
+    matmul_detail::gemm_any<T>(false, tb, nbatch * m, n, k, alpha, pa, lda, pb, ldb, T(0), py, n, pool);
     return;
   }
   const Ints sta = broadcast_strides(ba, brank), stb = broadcast_strides(bb, brank);
@@ -74,8 +92,8 @@ void matmul_into(const Tensor& a, const Tensor& b, Tensor* y, ThreadPool& thread
     for (int64_t bi = b0; bi < b1e; ++bi) {
       int64_t oa = 0, ob = 0;
       offsets(bi, &oa, &ob);
-      matmul_detail::gemm_any<T>(false, false, m, n, k, T(1), pa + oa * m * k, k, pb + ob * k * n, ldb, T(0),
-                  py + bi * m * n, n, inner);
+      matmul_detail::gemm_any<T>(ta, tb, m, n, k, alpha, pa + oa * ra * ca, lda, pb + ob * rb * cb, ldb, T(0),
+                                 py + bi * m * n, n, inner);
     }
   };
   // Many small products (attention heads): parallel over the batch, each product inline.

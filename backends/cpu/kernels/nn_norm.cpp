@@ -1,5 +1,6 @@
 // CPU kernels for normalization and the softmax family (ONNX opset 17): BatchNormalization
-// (inference and training_mode), LayerNormalization, InstanceNormalization, LRN, Softmax,
+// (inference and training_mode), LayerNormalizationGrad (LayerNormalization itself runs on the
+// Highway row driver of transformer_norm.cpp), InstanceNormalization, LRN, Softmax,
 // LogSoftmax, Hardmax, MeanVarianceNormalization. Statistics accumulate in double; f32 softmax rows use Highway's Exp.
 // Compiled once per SIMD target (hwy/foreach_target.h); register_nn_norm_kernels registers the
 // kernels of the best target this CPU supports (see TSR_SIMD_DISPATCH in CMakeLists.txt).
@@ -226,51 +227,6 @@ std::vector<T> expand_to(const Tensor& t, const Shape& target) {
     out[static_cast<size_t>(i)] = p[off];
   }
   return out;
-}
-
-template <typename T>
-Status layer_norm_typed(exec::KernelContext& ctx) {
-  const Tensor& x = *ctx.input(0);
-  const ir::Node& node = ctx.node();
-  TSR_ASSIGN_OR_RETURN(int64_t axis, normalize_axis(node.attr_int("axis"), x.rank()));
-  const double eps = node.attr_float("epsilon");
-  const Shape norm_shape(x.shape().begin() + axis, x.shape().end());
-  const int64_t inner = shape_numel(norm_shape);
-  const int64_t outer = inner == 0 ? 0 : x.numel() / inner;
-  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
-  const std::vector<T> scale = expand_to<T>(*ctx.input(1), norm_shape);
-  const Tensor* bias_t = ctx.input(2);
-  const std::vector<T> bias = bias_t ? expand_to<T>(*bias_t, norm_shape) : std::vector<T>(static_cast<size_t>(inner), T(0));
-  Tensor* mean_out = nullptr;
-  Tensor* inv_out = nullptr;
-  if (ctx.num_outputs() > 1 && node.outputs[1] >= 0) {
-    TSR_ASSIGN_OR_RETURN(mean_out, ctx.alloc_output(1));
-  }
-  if (ctx.num_outputs() > 2 && node.outputs[2] >= 0) {
-    TSR_ASSIGN_OR_RETURN(inv_out, ctx.alloc_output(2));
-  }
-  const T* px = x.data<T>();
-  T* py = y->mut_data<T>();
-  ctx.pool().parallel_for(outer, 8, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const T* s = px + r * inner;
-      T* d = py + r * inner;
-      double sum = 0;
-      for (int64_t i = 0; i < inner; ++i) sum += static_cast<double>(s[i]);
-      const double mu = sum / static_cast<double>(inner);
-      double sq = 0;
-      for (int64_t i = 0; i < inner; ++i) {
-        const double dl = static_cast<double>(s[i]) - mu;
-        sq += dl * dl;
-      }
-      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(inner) + eps);
-      const T mt = static_cast<T>(mu), it = static_cast<T>(inv);
-      for (int64_t i = 0; i < inner; ++i) d[i] = (s[i] - mt) * it * scale[static_cast<size_t>(i)] + bias[static_cast<size_t>(i)];
-      if (mean_out) store_f(mean_out, r, mu);
-      if (inv_out) store_f(inv_out, r, inv);
-    }
-  });
-  return ok_status();
 }
 
 // LayerNormalizationGrad (semantics: core/ops/families/nn_norm.cpp). Rows run in parallel for
@@ -595,7 +551,6 @@ Status softmax_mode(exec::KernelContext& ctx) {
 void register_nn_norm_target(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64};
   TSR_IF_SELECTED("BatchNormalization") r.add_fn("BatchNormalization", types, by_dtype<kSel, batch_norm_typed<float>, batch_norm_typed<double>>);
-  TSR_IF_SELECTED("LayerNormalization") r.add_fn("LayerNormalization", types, by_dtype<kSel, layer_norm_typed<float>, layer_norm_typed<double>>);
   TSR_IF_SELECTED("BatchNormalizationGrad") r.add_fn("BatchNormalizationGrad", types, by_dtype<kSel, batch_norm_grad_typed<float>, batch_norm_grad_typed<double>>);
   TSR_IF_SELECTED("LayerNormalizationGrad") r.add_fn("LayerNormalizationGrad", types, by_dtype<kSel, layer_norm_grad_typed<float>, layer_norm_grad_typed<double>>);
   TSR_IF_SELECTED("InstanceNormalization") r.add_fn("InstanceNormalization", types, by_dtype<kSel, instance_norm_typed<float>, instance_norm_typed<double>>);

@@ -1,5 +1,5 @@
 // CPU kernels of the transformer normalizations (semantics: core/ops/families/transformer_norm.cpp):
-// RMSNormalization, SimplifiedLayerNormalization, com.microsoft SkipLayerNormalization,
+// LayerNormalization, RMSNormalization, SimplifiedLayerNormalization, com.microsoft SkipLayerNormalization,
 // SkipSimplifiedLayerNormalization and EmbedLayerNormalization.
 //
 // Every op is rows of L values: a row is assembled (input + skip + bias, or the sum of three
@@ -239,6 +239,38 @@ Status rms_norm_typed(exec::KernelContext& ctx) {
   return store_stats(ctx, 1, inv.data(), rows);
 }
 
+// LayerNormalization (ONNX 17; outputs Y, Mean?, InvStdDev?, the statistics in stash_type's
+// dtype). Scale and B broadcast to X.shape[axis:] (vector_as); rows are the leading dims. The
+// statistics are taken in F (f32 for f32 input), as onnxruntime's stash_type = 1 does.
+template <typename T>
+Status layer_norm_typed(exec::KernelContext& ctx) {
+  using F = Comp<T>;
+  const Tensor& x = *ctx.input(0);
+  TSR_ASSIGN_OR_RETURN(const int64_t axis, normalize_axis(ctx.node().attr_int("axis"), x.rank()));
+  const Shape norm(x.shape().begin() + axis, x.shape().end());
+  const int64_t n = shape_numel(norm), rows = n == 0 ? 0 : x.numel() / n;
+  TSR_ASSIGN_OR_RETURN(Scratch<F> gamma, (vector_as<T>(ctx, ctx.input(1), norm, F(1))));
+  const Tensor* beta_t = ctx.input(2);
+  TSR_ASSIGN_OR_RETURN(Scratch<F> beta, (vector_as<T>(ctx, beta_t, norm, F(0))));
+  TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
+  const auto wants = [&](size_t k) { return k < ctx.num_outputs() && ctx.node().outputs[k] >= 0; };
+  TSR_ASSIGN_OR_RETURN(Scratch<double> stats, Scratch<double>::make(ctx, 2 * static_cast<size_t>(rows)));
+  RowOutputs<T> out{y->mut_data<T>(), nullptr, wants(1) ? stats.data() : nullptr,
+                    wants(2) ? stats.data() + rows : nullptr};
+  const T* px = x.data<T>();
+  TSR_RETURN_IF_ERROR(run_rows<T>(ctx, rows, n, gamma.data(), beta_t ? beta.data() : nullptr, false, out,
+                                  [&](int64_t r, F* buf) -> const F* {
+                                    if constexpr (std::is_same_v<T, F>) {
+                                      return px + r * n;
+                                    } else {
+                                      for (int64_t i = 0; i < n; ++i) buf[i] = load_elem(px[r * n + i]);
+                                      return buf;
+                                    }
+                                  }));
+  TSR_RETURN_IF_ERROR(store_stats(ctx, 1, stats.data(), rows));
+  return store_stats(ctx, 2, stats.data() + rows, rows);
+}
+
 // SkipLayerNormalization (kSimplified false: inputs input, skip, gamma, beta?, bias?) and
 // SkipSimplifiedLayerNormalization (true: input, skip, gamma, bias?); outputs output, mean?,
 // inv_std_var?, input_skip_bias_sum?.
@@ -358,6 +390,7 @@ Status by_float_dtype(exec::KernelContext& ctx) {
   return st;
 }
 
+template <typename T> struct LayerNormK { static Status run(exec::KernelContext& c) { return layer_norm_typed<T>(c); } };
 template <typename T> struct RmsNormK { static Status run(exec::KernelContext& c) { return rms_norm_typed<T>(c); } };
 template <typename T> struct SkipNormK { static Status run(exec::KernelContext& c) { return skip_norm_typed<T, false>(c); } };
 template <typename T> struct SkipRmsK { static Status run(exec::KernelContext& c) { return skip_norm_typed<T, true>(c); } };
@@ -367,6 +400,7 @@ template <typename T> struct EmbedK { static Status run(exec::KernelContext& c) 
 
 void register_transformer_norm_target(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64, DType::kF16};
+  TSR_IF_SELECTED("LayerNormalization") r.add_fn("LayerNormalization", types, by_float_dtype<kSel, 0, LayerNormK>);
   TSR_IF_SELECTED("RMSNormalization") r.add_fn("RMSNormalization", types, by_float_dtype<kSel, 0, RmsNormK>);
   TSR_IF_SELECTED("SimplifiedLayerNormalization") r.add_fn("SimplifiedLayerNormalization", types, by_float_dtype<kSel, 0, RmsNormK>);
   TSR_IF_SELECTED("com.microsoft::SkipLayerNormalization")

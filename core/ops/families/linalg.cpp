@@ -1,5 +1,8 @@
 // Linear-algebra OpDefs (ONNX opset 17): MatMul (numpy matmul semantics) and Gemm; FusedGemm
-// (Tessera): Gemm + an activation epilogue (fused_activation.h), made by core/passes.
+// (Tessera): Gemm + an activation epilogue (fused_activation.h), made by core/passes;
+// com.microsoft FusedMatMul (alpha * op(A) @ op(B), batched).
+#include <utility>
+
 #include "core/ops/families/matmul_infer.h"
 #include "core/ops/fused_activation.h"
 #include "core/ops/op_def.h"
@@ -24,7 +27,7 @@ bool merge_dim(int64_t a, int64_t b, int64_t* out) {
 
 // numpy.matmul: 1-D A is promoted to [1, K] and 1-D B to [K, 1] (the added dims are removed from
 // the result); leading (batch) dims broadcast.
-Status infer_matmul_shape(InferContext& ctx, size_t ia, size_t ib, DType dt) {
+Status infer_matmul_shape(InferContext& ctx, size_t ia, size_t ib, DType dt, bool ta, bool tb) {
   const ValueType& a = ctx.input(ia);
   const ValueType& b = ctx.input(ib);
   if (!a.has_shape || !b.has_shape) {
@@ -36,6 +39,9 @@ Status infer_matmul_shape(InferContext& ctx, size_t ia, size_t ib, DType dt) {
   const bool a1 = sa.size() == 1, b1 = sb.size() == 1;
   if (a1) sa.insert(sa.begin(), 1);
   if (b1) sb.push_back(1);
+  // op(A), op(B): the last two axes swapped (a 1-D operand's flag is ignored, as onnxruntime's).
+  if (ta && !a1) std::swap(sa[sa.size() - 1], sa[sa.size() - 2]);
+  if (tb && !b1) std::swap(sb[sb.size() - 1], sb[sb.size() - 2]);
   int64_t k = 0;
   if (!merge_dim(sa.back(), sb[sb.size() - 2], &k))
     return ctx.ir_error("inner dims differ: A ", shape_str(a.shape), " x B ", shape_str(b.shape));
@@ -56,6 +62,16 @@ Status infer_matmul(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
   const DType dt = ctx.input(0).dtype != DType::kUndefined ? ctx.input(0).dtype : ctx.input(1).dtype;
   return infer_matmul_shape(ctx, 0, 1, dt);
+}
+
+// com.microsoft::FusedMatMul (onnxruntime docs/ContribOperators.md): Y = alpha * op(A) @ op(B),
+// numpy.matmul batching; transA/transB swap the last two axes. transBatchA/transBatchB (which
+// move the batch axes) are accepted here and refused by the kernel when set.
+Status infer_fused_matmul(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 1));
+  const DType dt = ctx.input(0).dtype != DType::kUndefined ? ctx.input(0).dtype : ctx.input(1).dtype;
+  return infer_matmul_shape(ctx, 0, 1, dt, ctx.node().attr_int("transA") != 0, ctx.node().attr_int("transB") != 0);
 }
 
 Status infer_gemm(InferContext& ctx) {
@@ -94,6 +110,12 @@ Status infer_gemm(InferContext& ctx) {
 
 void register_linalg_ops(OpRegistry& r) {
   TSR_IF_SELECTED("MatMul") r.add({"MatMul", "", 13, 2, 2, 1, 1, {}, infer_matmul, "numpy.matmul: batched, broadcast, 1-D promotion"});
+  TSR_IF_SELECTED("com.microsoft::FusedMatMul") r.add({"com.microsoft::FusedMatMul", "com.microsoft", 1, 2, 2, 1, 1,
+         {float_attr("alpha", 1.0), int_attr("transA", 0), int_attr("transB", 0), int_attr("transBatchA", 0),
+          int_attr("transBatchB", 0)},
+         infer_fused_matmul,
+         "Y = alpha * op(A) @ op(B), numpy.matmul batching, op() swapping the last two axes (transA/transB; "
+         "transBatchA/B unsupported); made by fold_matmul_transpose"});
   TSR_IF_SELECTED("Gemm") r.add({"Gemm", "", 13, 2, 3, 1, 1,
          {float_attr("alpha", 1.0), float_attr("beta", 1.0), int_attr("transA", 0),
           int_attr("transB", 0)},

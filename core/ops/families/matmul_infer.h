@@ -9,6 +9,7 @@ namespace tsr::ops {
 // promoted to [1, K] and 1-D B to [K, 1] (the added dims are removed from the result), batch
 // dims broadcast. Unknown shapes give an unknown output shape; a scalar operand, differing inner
 // dims or non-broadcasting batch dims are errors. Defined in linalg.cpp.
-Status infer_matmul_shape(InferContext& ctx, size_t ia, size_t ib, DType dt);
+// ta/tb: use the operand with its last two axes swapped (com.microsoft FusedMatMul).
+Status infer_matmul_shape(InferContext& ctx, size_t ia, size_t ib, DType dt, bool ta = false, bool tb = false);
 
 }  // namespace tsr::ops
