@@ -116,7 +116,7 @@ bool has_training_signature(const ir::Model& m) {
 
 Status disable_pass(OptimizeOptions& o, std::string_view name) {
   const std::pair<const char*, bool*> flags[] = {
-      {"fold_constants", &o.fold_constants}, {"fold_pad", &o.fold_pad}, {"conv_bn", &o.conv_bn},
+      {"fold_constants", &o.fold_constants}, {"fold_pad", &o.fold_pad}, {"fuse_attention", &o.fuse_attention}, {"conv_bn", &o.conv_bn},
       {"hardswish", &o.hardswish},           {"matmul_add", &o.matmul_add}, {"fuse_residual", &o.fuse_residual},
       {"fuse_activation", &o.fuse_activation}, {"fuse_separable", &o.fuse_separable},
       {"softmax_wrapper", &o.softmax_wrapper}, {"cse", &o.cse},
@@ -154,6 +154,7 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       {"fold_constants", options.fold_constants,
        [&](ir::Model& m, int32_t g) { return opt::fold_constants(m, g, options.evaluate); }},
       {"fold_pad", options.fold_pad, &opt::fold_pad},
+      {"fuse_attention", options.fuse_attention, &opt::fuse_attention},
       {"conv_bn", options.conv_bn, &opt::fold_conv_bn},
       {"hardswish", options.hardswish, &opt::recognize_hardswish},
       {"matmul_add", options.matmul_add, &opt::matmul_add_to_gemm},
