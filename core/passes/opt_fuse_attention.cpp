@@ -23,8 +23,13 @@
 // attn_mask when every query row sees some key and fill is <= -1e30 (then the masked
 // probabilities are 0 in both). Non-constant cond needs fill = -inf.
 //
-// Only f32, static shapes, softmax over the last axis, and scores / probs (and every other
-// intermediate of the pattern) read by nothing else; anything else is left as it is.
+// A Where whose cond is computed as LessOrEqual(Range(0, P + a), P + b) with a - 1 <= b (a decode
+// step's causal mask, one query row after the whole cache) is provably all true and vanishes.
+//
+// Only f32, softmax over the last axis, and scores / probs (and every other intermediate of the
+// pattern) read by nothing else. Batch and head dims must be static; the sequence lengths S and T
+// may be dynamic where the shapes let the views carry them as symbols (a Reshape with at most one
+// unknown dim). Anything else is left as it is.
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -61,14 +66,72 @@ Atoms normalized(const Atoms& in) {
   return out;
 }
 
-View contiguous(const Shape& s) {
+// Dynamic dims (a sequence or cache length) stand for distinct primes above every static dim the
+// pass accepts (< 2^20), so that sizes and strides stay integers whose equality is the symbolic
+// one: a product of primes factors uniquely, and the checks only compare, multiply and divide
+// exactly. Each view computation draws fresh primes for its source's dynamic dims; what it
+// compares is derived from the same draw.
+constexpr int64_t kMaxStaticDim = int64_t{1} << 20;
+constexpr int64_t kSymbols[] = {1048583, 1048589, 1048601, 1048609, 1048613, 1048627, 1048633, 1048661,
+                                1048681, 1048703, 1048709, 1048717, 1048721, 1048759, 1048783, 1048793};
+
+bool is_symbolic(int64_t v) { return v >= kMaxStaticDim; }
+
+// `s` with each dynamic dim replaced by a fresh symbol; null for a static dim past the limit or
+// more dynamic dims than symbols.
+std::optional<Shape> symbolized(const Shape& s) {
+  static thread_local size_t next = 0;
+  Shape out = s;
+  size_t used = 0;
+  for (int64_t& d : out) {
+    if (d >= kMaxStaticDim) return std::nullopt;
+    if (d < 0) {
+      if (++used > 4) return std::nullopt;
+      d = kSymbols[next++ % std::size(kSymbols)];
+    }
+  }
+  return out;
+}
+
+// Null when a stride would overflow (more than two symbols multiplied).
+std::optional<View> contiguous(const Shape& s) {
   View v(s.size());
   int64_t stride = 1;
   for (size_t d = s.size(); d-- > 0;) {
     v[d] = {{s[d], stride}};
+    if (s[d] <= 0 || stride > (int64_t{1} << 62) / s[d]) return std::nullopt;
     stride *= s[d];
   }
   return v;
+}
+
+int64_t numel_of(const View& v) {
+  int64_t n = 1;
+  for (const Atoms& d : v)
+    for (const Atom& a : d) n *= a.size;
+  return n;
+}
+
+// A Reshape's output shape in the symbols of its input view: static dims as they are, one
+// dynamic dim as what the element count leaves for it.
+std::optional<Shape> resolved_target(const View& in, const Shape& to) {
+  Shape out = to;
+  int64_t known = 1, unknown = -1;
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (out[d] < 0) {
+      if (unknown >= 0) return std::nullopt;
+      unknown = static_cast<int64_t>(d);
+    } else {
+      if (out[d] == 0 || out[d] >= kMaxStaticDim) return std::nullopt;
+      known *= out[d];
+    }
+  }
+  if (unknown >= 0) {
+    const int64_t n = numel_of(in);
+    if (n % known != 0) return std::nullopt;
+    out[size_t(unknown)] = n / known;
+  }
+  return out;
 }
 
 // The view after Reshape to `to`: the atoms in flat order, split where the new dims need it.
@@ -146,7 +209,9 @@ Chain walk_back(GraphIndex& ix, int32_t operand) {
       next = s->first;
       f = s->second;
     }
-    if (next < 0 || !has_static_shape(info(ix, next)) || info(ix, next).dtype != DType::kF32) break;
+    // Dynamic dims (sequence, cache lengths) pass: view_from resolves them symbolically.
+    if (next < 0 || !info(ix, next).has_shape || info(ix, next).dtype != DType::kF32) break;
+    (void)t;
     c.nodes.push_back(p);
     c.links.push_back(next);
     c.scales.push_back(c.scales.back() * f);
@@ -156,13 +221,24 @@ Chain walk_back(GraphIndex& ix, int32_t operand) {
 }
 
 // The view of links[0] (the operand) as seen from links[from] (the source), applying the chain
-// forward. Null if a Reshape regroups dims no strided view can express.
-std::optional<View> view_from(GraphIndex& ix, const Chain& c, size_t from) {
-  View v = contiguous(info(ix, c.links[from]).shape);
+// forward, and the source's shape in the view's symbols. Null if a Reshape regroups dims no
+// strided view can express.
+struct SourceView {
+  View view;
+  Shape source;
+};
+std::optional<SourceView> view_from(GraphIndex& ix, const Chain& c, size_t from) {
+  const auto src = symbolized(info(ix, c.links[from]).shape);
+  if (!src) return std::nullopt;
+  auto start = contiguous(*src);
+  if (!start) return std::nullopt;
+  View v = std::move(*start);
   for (size_t i = from; i-- > 0;) {
     const ir::Node& n = ix.graph().nodes[size_t(c.nodes[i])];
     if (n.op == "Reshape") {
-      auto r = reshaped(v, info(ix, c.links[i]).shape);
+      const auto to = resolved_target(v, info(ix, c.links[i]).shape);
+      if (!to) return std::nullopt;
+      auto r = reshaped(v, *to);
       if (!r) return std::nullopt;
       v = std::move(*r);
     } else if (n.op == "Transpose") {
@@ -176,15 +252,17 @@ std::optional<View> view_from(GraphIndex& ix, const Chain& c, size_t from) {
       v = std::move(t);
     }
   }
-  return v;
+  return SourceView{std::move(v), *src};
 }
 
 // Whether view `v` of a logical [batch..., len, d] operand (Kt: [batch..., d, len], transposed)
 // reads its source as the 3-D attention form [B, len, H * d] does: element (b, h, l, x) at
-// ((b * len + l) * H + h) * d + x.
-bool matches_bsd(View v, bool transposed, int64_t b, int64_t h, int64_t len, int64_t d) {
+// ((b * len + l) * H + h) * d + x. len (possibly a symbol) is the view's own.
+bool matches_bsd(View v, bool transposed, int64_t b, int64_t h, int64_t d, int64_t& len) {
   if (v.size() < 3) return false;
   if (transposed) std::swap(v[v.size() - 1], v[v.size() - 2]);
+  len = 1;
+  for (const Atom& a : v[v.size() - 2]) len *= a.size;
   Atoms batch;
   for (size_t i = 0; i + 2 < v.size(); ++i) batch.insert(batch.end(), v[i].begin(), v[i].end());
   return normalized(batch) == normalized({{b, len * h * d}, {h, d}}) &&
@@ -196,33 +274,34 @@ bool matches_bsd(View v, bool transposed, int64_t b, int64_t h, int64_t len, int
 struct Source {
   int32_t tensor = -1;
   double scale = 1.0;
-  size_t depth = 0;  // chain steps replaced
+  size_t depth = 0;      // chain steps replaced
+  bool exact = false;    // already [B, len, H*d]
+  int64_t len = 0;       // static len (for the Reshape) when not exact
 };
 
 // The farthest link of `c` whose view of the operand matches the 3-D form, preferring one already
 // shaped [B, len, H*d] (no Reshape to insert).
-std::optional<Source> bsd_source(GraphIndex& ix, const Chain& c, bool transposed, int64_t b, int64_t h, int64_t len,
-                                 int64_t d) {
+std::optional<Source> bsd_source(GraphIndex& ix, const Chain& c, bool transposed, int64_t b, int64_t h, int64_t d) {
   std::optional<Source> best;
-  bool best_exact = false;
   for (size_t i = c.links.size(); i-- > 0;) {
     auto v = view_from(ix, c, i);
-    if (!v || !matches_bsd(*v, transposed, b, h, len, d)) continue;
-    const bool exact = info(ix, c.links[i]).shape == Shape{b, len, h * d};
-    if (!best || (exact && !best_exact)) {
-      best = Source{c.links[i], c.scales[i], i};
-      best_exact = exact;
-    }
+    int64_t len = 0;
+    if (!v || !matches_bsd(v->view, transposed, b, h, d, len)) continue;
+    const bool exact = v->source == Shape{b, len, h * d};
+    // A Reshape to insert needs static dims.
+    if (!exact && is_symbolic(len)) continue;
+    if (!best || (exact && !best->exact)) best = Source{c.links[i], c.scales[i], i, exact, len};
   }
   return best;
 }
 
 // The head count a chain's view implies: the stride of the sequence dim over the head size.
 std::optional<int64_t> implied_heads(GraphIndex& ix, const Chain& c, bool transposed, int64_t d) {
-  auto v = view_from(ix, c, c.links.size() - 1);
-  if (!v || v->size() < 3) return std::nullopt;
-  const Atoms s = normalized((*v)[transposed ? v->size() - 1 : v->size() - 2]);
-  if (s.size() != 1 || s[0].stride % d != 0) return std::nullopt;
+  auto sv = view_from(ix, c, c.links.size() - 1);
+  if (!sv || sv->view.size() < 3) return std::nullopt;
+  const View& v = sv->view;
+  const Atoms s = normalized(v[transposed ? v.size() - 1 : v.size() - 2]);
+  if (s.size() != 1 || s[0].stride % d != 0 || is_symbolic(s[0].stride)) return std::nullopt;
   return s[0].stride / d;
 }
 
@@ -236,7 +315,8 @@ std::optional<Cache> kv_concat(GraphIndex& ix, int32_t t) {
   const ir::Node& n = ix.graph().nodes[size_t(p)];
   if (n.op != "Concat" || n.inputs.size() != 2 || n.outputs.size() != 1) return std::nullopt;
   const ir::TensorInfo &o = info(ix, t), &a = info(ix, n.inputs[0]), &b = info(ix, n.inputs[1]);
-  if (!has_static_shape(o) || o.shape.size() != 4 || !has_static_shape(a) || !has_static_shape(b)) return std::nullopt;
+  // The lengths may be dynamic; the other dims are checked by the caller.
+  if (!o.has_shape || o.shape.size() != 4 || !a.has_shape || !b.has_shape) return std::nullopt;
   if (a.dtype != DType::kF32 || b.dtype != DType::kF32 || a.shape.size() != 4 || b.shape.size() != 4) return std::nullopt;
   int64_t axis = n.attr_int("axis");
   if (axis < 0) axis += 4;
@@ -282,7 +362,7 @@ class Fuser {
     const ir::Node& sm = g_.nodes[size_t(sm_index)];
     if (sm.op != "Softmax" || sm.inputs.size() != 1 || sm.outputs.size() != 1) return false;
     const ir::TensorInfo& sc = info(ix_, sm.inputs[0]);
-    if (!has_static_shape(sc) || sc.dtype != DType::kF32 || (sc.shape.size() != 3 && sc.shape.size() != 4)) return false;
+    if (!sc.has_shape || sc.dtype != DType::kF32 || (sc.shape.size() != 3 && sc.shape.size() != 4)) return false;
     const auto rank = static_cast<int64_t>(sc.shape.size());
     int64_t axis = sm.attr_int("axis", -1);
     if (axis < 0) axis += rank;
@@ -322,7 +402,15 @@ class Fuser {
     const int32_t q_op = m1.inputs[0], kt_op = m1.inputs[1], v_op = m2.inputs[1], o = m2.outputs[0];
     const ir::TensorInfo &qi = info(ix_, q_op), &ki = info(ix_, kt_op), &vi = info(ix_, v_op), &oi = info(ix_, o);
     for (const ir::TensorInfo* x : {&qi, &ki, &vi, &oi})
-      if (!has_static_shape(*x) || x->dtype != DType::kF32 || x->shape.size() != size_t(rank)) return false;
+      if (!x->has_shape || x->dtype != DType::kF32 || x->shape.size() != size_t(rank)) return false;
+    // Static but for the lengths S (Q, O, scores) and T (K, V, scores): views track those as
+    // symbols; head sizes and batch dims must be known.
+    const auto r2 = size_t(rank - 2), r1 = size_t(rank - 1);
+    for (const ir::TensorInfo* x : {&qi, &ki, &vi, &oi, &sc})
+      for (size_t d = 0; d < size_t(rank); ++d) {
+        const bool may_vary = x == &sc ? d >= r2 : (x == &ki ? d == r1 : d == r2);
+        if ((x->shape[d] < 0 && !may_vary) || x->shape[d] >= kMaxStaticDim) return false;
+      }
     // Equal batch dims everywhere (no MatMul broadcasting).
     for (int64_t d = 0; d + 2 < rank; ++d)
       for (const ir::TensorInfo* x : {&qi, &ki, &vi, &oi})
@@ -335,13 +423,15 @@ class Fuser {
     rank_ = rank;
     n_ = 1;
     for (int64_t d = 0; d + 2 < rank; ++d) n_ *= sc.shape[size_t(d)];
-    if (n_ <= 0 || s_ <= 0 || t_ <= 0) return false;
+    if (n_ <= 0 || s_ == 0 || t_ == 0) return false;
+    for (int64_t d = 0; d + 2 < rank; ++d)
+      if (sc.shape[size_t(d)] < 0) return false;
     scale_ = scale;
     core_ = core;
 
     if (mask.node >= 0 && !classify_mask(mask)) return false;
     mask_ = mask;
-    return try_bsd(q_op, kt_op, v_op, o) || rewrite_bnsh(q_op, kt_op, v_op, o);
+    return try_bsd(q_op, kt_op, v_op, o) || (s_ > 0 && t_ > 0 && rewrite_bnsh(q_op, kt_op, v_op, o));
   }
 
   std::vector<ir::Node> take_new_nodes() { return std::move(new_nodes_); }
@@ -391,6 +481,7 @@ class Fuser {
     if (rank_ == 3 && ci.shape.size() == 3 && ci.shape[0] != 1) return false;
     const bool neg_inf = std::isinf(*fill) && *fill < 0;
     const Tensor* cond = ix_.constant(n.inputs[0]);
+    if (!cond && cond_all_true(n.inputs[0])) return true;  // nothing masked
     if (!cond) {
       if (!neg_inf) return false;
       m.tensor = n.inputs[0];
@@ -408,6 +499,57 @@ class Fuser {
         return true;
       default: return false;
     }
+  }
+
+  // The producer of `t` with Unsqueeze (constant axes: size-1 dims) and integer Casts skipped,
+  // and the tensor it produces.
+  std::pair<int32_t, const ir::Node*> through_unsqueeze(int32_t t) const {
+    for (int step = 0; step < 6; ++step) {
+      const int32_t p = ix_.producer(t);
+      if (p < 0 || ix_.dead(p)) return {t, nullptr};
+      const ir::Node& n = g_.nodes[size_t(p)];
+      const bool int_cast = n.op == "Cast" && (n.attr_int("to") == 6 || n.attr_int("to") == 7) &&
+                            (g_.tensors[size_t(n.inputs[0])].dtype == DType::kI64 ||
+                             g_.tensors[size_t(n.inputs[0])].dtype == DType::kI32);
+      if (n.op != "Unsqueeze" && !int_cast) return {t, &n};
+      t = n.inputs[0];
+    }
+    return {t, nullptr};
+  }
+
+  // `t` as G + a for an integer tensor G and a constant a (G alone: a = 0), through integer Casts.
+  std::optional<std::pair<int32_t, int64_t>> offset_of(int32_t t) const {
+    const auto [x, n] = through_unsqueeze(t);
+    if (n && n->op == "Add" && n->inputs.size() == 2)
+      for (int side = 0; side < 2; ++side) {
+        const Tensor* c = ix_.constant(n->inputs[size_t(side)]);
+        if (!c || c->numel() < 1 || (c->dtype() != DType::kI64 && c->dtype() != DType::kI32)) continue;
+        int64_t lo = c->scalar_i64(0);
+        for (int64_t i = 1; i < c->numel(); ++i) lo = std::min(lo, c->scalar_i64(i));
+        return std::make_pair(through_unsqueeze(n->inputs[size_t(1 - side)]).first, lo);
+      }
+    return std::make_pair(x, int64_t{0});
+  }
+
+  // Whether a computed bool cond is provably all true: LessOrEqual(Range(0, G + a, 1), G + b)
+  // (or GreaterOrEqual with the sides swapped), Unsqueezed to any rank, with the same G on both
+  // sides and a - 1 <= min(b). The largest key index, G + a - 1, then never exceeds the smallest
+  // limit: the causal mask of a decode step (one query row after the whole cache).
+  bool cond_all_true(int32_t cond) const {
+    const auto [c, cmp] = through_unsqueeze(cond);
+    if (!cmp || cmp->inputs.size() != 2 || (cmp->op != "LessOrEqual" && cmp->op != "GreaterOrEqual")) return false;
+    const int32_t keys = cmp->op == "LessOrEqual" ? cmp->inputs[0] : cmp->inputs[1];
+    const int32_t limit = cmp->op == "LessOrEqual" ? cmp->inputs[1] : cmp->inputs[0];
+    const auto [r, range] = through_unsqueeze(keys);
+    if (!range || range->op != "Range" || range->inputs.size() != 3) return false;
+    const Tensor *start = ix_.constant(range->inputs[0]), *delta = ix_.constant(range->inputs[2]);
+    if (!start || !delta || start->numel() != 1 || delta->numel() != 1 || start->scalar_i64(0) != 0 ||
+        delta->scalar_i64(0) != 1 || start->dtype() == DType::kF32 || delta->dtype() == DType::kF32)
+      return false;
+    const auto end = offset_of(range->inputs[1]), lim = offset_of(limit);
+    if (!end || !lim || end->first != lim->first) return false;
+    const DType dt = g_.tensors[size_t(end->first)].dtype;
+    return (dt == DType::kI64 || dt == DType::kI32) && end->second - 1 <= lim->second;
   }
 
   int32_t new_tensor(const std::string& what, DType dt, Shape shape, Tensor constant = {}) {
@@ -434,35 +576,55 @@ class Fuser {
 
   // The output side in the 3-D form: the farthest tensor reached from O through Reshape /
   // Transpose nodes (each the sole reader) whose flat order is Y's [B, S, H*Dv]; the nodes passed.
-  std::optional<std::pair<int32_t, std::vector<int32_t>>> bsd_output(int32_t o, int64_t b, int64_t h) {
-    const Atoms want = normalized({{b, h * s_ * dv_}, {s_, dv_}, {h, s_ * dv_}, {dv_, 1}});
-    View v = contiguous(info(ix_, o).shape);
-    std::optional<std::pair<int32_t, std::vector<int32_t>>> best;
+  // Z's shape in the symbols of O's: `exact` when it is Y's [B, S, H*Dv] (no Reshape after the node).
+  struct Output {
+    int32_t z;
+    std::vector<int32_t> passed;
+    bool exact;
+  };
+  std::optional<Output> bsd_output(int32_t o, int64_t b, int64_t h) {
+    const auto os = symbolized(info(ix_, o).shape);
+    if (!os) return std::nullopt;
+    auto start = contiguous(*os);
+    if (!start) return std::nullopt;
+    View v = std::move(*start);
+    const int64_t s = (*os)[os->size() - 2];
+    const Atoms want = normalized({{b, h * s * dv_}, {s, dv_}, {h, s * dv_}, {dv_, 1}});
+    std::optional<Output> best;
     std::vector<int32_t> passed;
     int32_t t = o;
+    Shape shape = *os;
     for (int step = 0; step < 8; ++step) {
       Atoms flat;
       for (const Atoms& d : v) flat.insert(flat.end(), d.begin(), d.end());
-      if (normalized(flat) == want) best = std::make_pair(t, passed);
+      const bool exact = shape == Shape{b, s, h * dv_};
+      // A Reshape to Z needs Z static.
+      if (normalized(flat) == want && (exact || has_static_shape(info(ix_, t)))) best = Output{t, passed, exact};
       const int32_t c = ix_.sole_consumer(t);
       if (c < 0) break;
       const ir::Node& n = g_.nodes[size_t(c)];
       if ((n.op != "Reshape" && n.op != "Transpose") || n.inputs[0] != t || n.outputs.size() != 1) break;
       const int32_t next = n.outputs[0];
-      if (!has_static_shape(info(ix_, next))) break;
+      if (!info(ix_, next).has_shape) break;
       if (n.op == "Reshape") {
-        auto r = reshaped(v, info(ix_, next).shape);
+        const auto to = resolved_target(v, info(ix_, next).shape);
+        if (!to) break;
+        auto r = reshaped(v, *to);
         if (!r) break;
         v = std::move(*r);
+        shape = *to;
       } else {
         const auto perm = n.attr_ints("perm");
         if (perm.size() != v.size()) break;
         View tv(v.size());
+        Shape ts(v.size());
         for (size_t d = 0; d < v.size(); ++d) {
           if (perm[d] < 0 || size_t(perm[d]) >= v.size()) return best;
           tv[d] = v[size_t(perm[d])];
+          ts[d] = shape[size_t(perm[d])];
         }
         v = std::move(tv);
+        shape = std::move(ts);
       }
       passed.push_back(c);
       t = next;
@@ -470,10 +632,30 @@ class Fuser {
     return best;
   }
 
+  // Whether chain `c` (operand <- ... <- source) is only Transposes and scalar scales whose
+  // composition, source to operand, is the permutation `want` (shapes may be dynamic).
+  bool transposes_to(const Chain& c, std::vector<int64_t> want) const {
+    std::vector<int64_t> p = {0, 1, 2, 3};  // operand dim d reads source dim p[d]
+    for (int32_t n : c.nodes) {
+      const ir::Node& node = g_.nodes[size_t(n)];
+      if (node.op == "Reshape") return false;
+      if (node.op != "Transpose") continue;
+      const auto perm = node.attr_ints("perm");
+      if (perm.size() != 4) return false;
+      std::vector<int64_t> q(4);
+      for (size_t d = 0; d < 4; ++d) {
+        if (perm[d] < 0 || perm[d] > 3) return false;
+        q[d] = perm[size_t(p[d])];
+      }
+      p = q;
+    }
+    return p == want;
+  }
+
   // The causal pattern found by classify_mask holds for the node iff its alignment matches:
   // key j visible from query i iff j <= i + past (past 0 without a cache).
   void settle_causal(Mask& m, int64_t past) const {
-    if (m.causal && past != t_ - s_) m.causal = false;  // keep cond as a bool attn_mask instead
+    if (m.causal && (past < 0 || s_ < 0 || t_ < 0 || past != t_ - s_)) m.causal = false;  // keep cond as a bool attn_mask instead
     if (m.causal) m.tensor = -1;
   }
 
@@ -526,10 +708,10 @@ class Fuser {
     cands.push_back({1, n_});
     for (const auto& [b, h] : cands) {
       if (rank_ == 4 && (b != qi.shape[0] || h != qi.shape[1])) continue;
-      const auto q = bsd_source(ix_, qc, false, b, h, s_, dh_);
+      const auto q = bsd_source(ix_, qc, false, b, h, dh_);
       if (!q) continue;
       const auto out = bsd_output(o, b, h);
-      if (!out) continue;
+      if (!out || (!out->exact && s_ < 0)) continue;
       // K and V: plain chains, or both through a KV-cache Concat.
       std::optional<Source> k, v;
       std::optional<Cache> kcache, vcache;
@@ -540,9 +722,9 @@ class Fuser {
       if (kcache && vcache) {
         // The chains must read the concatenated caches exactly as K^T and V: [B, H, T, d].
         const auto kview = view_from(ix_, kc, kc.links.size() - 1), vview = view_from(ix_, vc, vc.links.size() - 1);
-        const auto canon = [&](const std::optional<View>& view, bool tr, int64_t d) {
+        const auto canon = [&](const std::optional<SourceView>& view, bool tr, int64_t d) {
           if (!view) return false;
-          View w = *view;
+          View w = view->view;
           if (tr) std::swap(w[w.size() - 1], w[w.size() - 2]);
           Atoms flat;
           for (const Atoms& x : w) flat.insert(flat.end(), x.begin(), x.end());
@@ -550,13 +732,15 @@ class Fuser {
         };
         const Shape pk = info(ix_, kcache->past).shape, pv = info(ix_, vcache->past).shape;
         past = pk[2];
-        const int64_t l = t_ - past;
-        if (canon(kview, true, dh_) && canon(vview, false, dv_) && pk == Shape{b, h, past, dh_} &&
+        const int64_t l = info(ix_, kcache->fresh).shape[2];
+        const bool reads_cache = t_ > 0 ? canon(kview, true, dh_) && canon(vview, false, dv_)
+                                        : transposes_to(kc, {0, 1, 3, 2}) && transposes_to(vc, {0, 1, 2, 3});
+        if (reads_cache && (t_ < 0 || past < 0 || t_ == past + l) && pk == Shape{b, h, past, dh_} &&
             pv == Shape{b, h, past, dv_} && info(ix_, kcache->fresh).shape == Shape{b, h, l, dh_} &&
             info(ix_, vcache->fresh).shape == Shape{b, h, l, dv_}) {
           const Chain kn = walk_back(ix_, kcache->fresh), vn = walk_back(ix_, vcache->fresh);
-          k = bsd_source(ix_, kn, false, b, h, l, dh_);
-          v = bsd_source(ix_, vn, false, b, h, l, dv_);
+          k = bsd_source(ix_, kn, false, b, h, dh_);
+          v = bsd_source(ix_, vn, false, b, h, dv_);
           if (k) k->scale *= kc.scales.back();
           if (v && vc.scales.back() != 1.0) v.reset();
         }
@@ -564,20 +748,21 @@ class Fuser {
       }
       if (!kcache) {
         past = 0;
-        k = bsd_source(ix_, kc, true, b, h, t_, dh_);
-        v = bsd_source(ix_, vc, false, b, h, t_, dv_);
+        k = bsd_source(ix_, kc, true, b, h, dh_);
+        v = bsd_source(ix_, vc, false, b, h, dv_);
         if (v && v->scale != 1.0) v.reset();
       }
       if (!k || !v) continue;
       Mask m = mask_;
       settle_causal(m, past);
       if (m.tensor >= 0 && !mask_fits(m.tensor, b, h)) return false;
-      const int64_t l = t_ - past;
       ir::Node a{"Attention", 0, "", {}, {-1}, base_attrs(scale_ * q->scale * k->scale, m.causal)};
       a.attributes.push_back(ir::Attribute::make_int("q_num_heads", h));
       a.attributes.push_back(ir::Attribute::make_int("kv_num_heads", h));
-      a.inputs = {reshape_to(q->tensor, {b, s_, h * dh_}), reshape_to(k->tensor, {b, l, h * dh_}),
-                  reshape_to(v->tensor, {b, l, h * dv_}), m.tensor};
+      const auto input = [&](const Source& src, int64_t d) {
+        return src.exact ? src.tensor : reshape_to(src.tensor, {b, src.len, h * d});
+      };
+      a.inputs = {input(*q, dh_), input(*k, dh_), input(*v, dv_), m.tensor};
       if (kcache) {
         a.inputs.push_back(kcache->past);
         a.inputs.push_back(vcache->past);
@@ -586,11 +771,11 @@ class Fuser {
         core_.push_back(vcache->concat);
       }
       while (!a.inputs.empty() && a.inputs.back() < 0) a.inputs.pop_back();
-      int32_t y = out->first;
-      std::vector<int32_t> chain = out->second;
-      // Y is [B, S, H*Dv]; a differently shaped Z gets a Reshape after the node.
+      const int32_t y = out->z;
+      const std::vector<int32_t>& chain = out->passed;
+      // Y is [B, S, H*Dv]; a differently shaped (static) Z gets a Reshape after the node.
       const Shape yshape{b, s_, h * dv_};
-      if (info(ix_, y).shape != yshape) {
+      if (!out->exact) {
         const int32_t y3 = new_tensor("y", DType::kF32, yshape);
         finish(std::move(a), y3, chain);
         const int32_t c = new_tensor("shape", DType::kI64, {int64_t(info(ix_, y).shape.size())},

@@ -230,3 +230,46 @@ TEST_CASE("fuse_attention: KV cache Concat -> past_key/past_value and present ou
   CHECK(a->inputs[5] == pv);
   CHECK(a->outputs.size() == 3);
 }
+
+TEST_CASE("fuse_attention: dynamic cache length and a decode-step mask computed from it", "[optimize][attention]") {
+  // As exported with a dynamic past: past_k/v [1, H, P?, D]; the mask is
+  //   LessOrEqual(Range(0, P + 1, 1)[None], [[0]] + P) -> [1, 1, 1, P + 1], Where(mask, scores, -10000),
+  // all true for the one query row: it must vanish, leaving no attn_mask.
+  const int64_t h = 2, d = 4, past = 5, e = h * d;
+  Builder b;
+  const int32_t x = b.input({1, 1, 3 * e});
+  const int32_t pk = b.input({1, h, past, d}), pv = b.input({1, h, past, d});
+  for (int32_t p : {pk, pv}) b.g().tensors[size_t(p)].shape[2] = -1;  // declared dynamic
+  const auto slice = [&](int64_t k) {
+    const int32_t sl = b.node("Slice", {x, shape_const(b, {k * e}), shape_const(b, {(k + 1) * e}), shape_const(b, {2})});
+    return b.node("Transpose", {b.node("Reshape", {sl, shape_const(b, {1, 1, h, d})})}, {perm({0, 2, 1, 3})});
+  };
+  const int32_t q = slice(0);
+  const int32_t k = b.node("Concat", {pk, slice(1)}, {ir::Attribute::make_int("axis", 2)});
+  const int32_t v = b.node("Concat", {pv, slice(2)}, {ir::Attribute::make_int("axis", 2)});
+  const int32_t plen = b.node("Gather", {b.node("Shape", {pk}), b.constant(Tensor::scalar<int64_t>(2))},
+                              {ir::Attribute::make_int("axis", 0)});
+  const int32_t keys = b.node("Range", {b.constant(Tensor::scalar<int64_t>(0)),
+                                         b.node("Add", {plen, b.constant(Tensor::scalar<int64_t>(1))}),
+                                         b.constant(Tensor::scalar<int64_t>(1))});
+  const int32_t lim = b.node("Add", {b.constant(Tensor::from<int64_t>({1, 1}, {0})), plen});
+  const int32_t cond = b.node("Unsqueeze", {b.node("LessOrEqual", {b.node("Unsqueeze", {keys, shape_const(b, {0})}), lim}),
+                                            shape_const(b, {0, 1})});
+  int32_t s = b.node("MatMul", {q, b.node("Transpose", {k}, {perm({0, 1, 3, 2})})});
+  s = b.node("Div", {s, b.constant(Tensor::scalar<float>(2.0f))});
+  s = b.node("Where", {cond, s, b.constant(Tensor::scalar<float>(-10000.0f))});
+  const int32_t o = b.node("MatMul", {b.node("Softmax", {s}, {ir::Attribute::make_int("axis", -1)}), v});
+  b.output(b.node("Reshape", {b.node("Transpose", {o}, {perm({0, 2, 1, 3})}), shape_const(b, {1, 1, e})}));
+  b.output(k);
+  b.output(v);
+  const ir::Model opt = optimize_and_compare(b, 1, only_attention());
+  CHECK(count_op(opt, "Attention") == 1);
+  CHECK(count_op(opt, "Where") == 0);
+  CHECK(count_op(opt, "Concat") == 0);
+  const ir::Node* a = find_op(opt, "Attention");
+  REQUIRE(a);
+  REQUIRE(a->inputs.size() == 6);
+  CHECK(a->inputs[3] == -1);
+  CHECK(a->inputs[4] == pk);
+  CHECK(a->attr_float("scale") == Approx(0.5));
+}
