@@ -116,9 +116,10 @@ bool has_training_signature(const ir::Model& m) {
 
 Status disable_pass(OptimizeOptions& o, std::string_view name) {
   const std::pair<const char*, bool*> flags[] = {
-      {"fold_constants", &o.fold_constants}, {"fold_pad", &o.fold_pad}, {"conv_bn", &o.conv_bn},
-      {"hardswish", &o.hardswish},           {"gelu", &o.gelu}, {"layer_norm", &o.layer_norm},
-      {"matmul_add", &o.matmul_add},         {"fold_matmul_transpose", &o.fold_matmul_transpose},
+      {"fold_constants", &o.fold_constants}, {"fold_pad", &o.fold_pad}, {"fuse_attention", &o.fuse_attention},
+      {"conv_bn", &o.conv_bn},               {"hardswish", &o.hardswish}, {"gelu", &o.gelu},
+      {"layer_norm", &o.layer_norm},         {"matmul_add", &o.matmul_add},
+      {"fold_matmul_transpose", &o.fold_matmul_transpose},
       {"skip_layer_norm", &o.skip_layer_norm}, {"fuse_residual", &o.fuse_residual},
       {"fuse_activation", &o.fuse_activation}, {"fuse_separable", &o.fuse_separable},
       {"softmax_wrapper", &o.softmax_wrapper}, {"cse", &o.cse},
@@ -156,6 +157,7 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       {"fold_constants", options.fold_constants,
        [&](ir::Model& m, int32_t g) { return opt::fold_constants(m, g, options.evaluate); }},
       {"fold_pad", options.fold_pad, &opt::fold_pad},
+      {"fuse_attention", options.fuse_attention, &opt::fuse_attention},
       {"conv_bn", options.conv_bn, &opt::fold_conv_bn},
       {"hardswish", options.hardswish, &opt::recognize_hardswish},
       {"gelu", options.gelu, &opt::recognize_gelu},

@@ -8,6 +8,10 @@
 //                   for what never folds)
 //   fold_pad        Pad (constant mode, zero value, spatial dims only) -> the pads of the Conv it
 //                   feeds
+//   fuse_attention  MatMul(Q, Kt) [scale] [+ mask] -> Softmax(last axis) -> MatMul(., V), with the
+//                   Reshape/Transpose around the heads and a KV-cache Concat -> one ONNX Attention
+//                   (opset 23; the tiled online-softmax kernel never holds [H, S, T]); early, before
+//                   the passes below take the pattern apart (opt_fuse_attention.cpp)
 //   conv_bn         Conv + BatchNormalization (inference form), or + Mul/Add/Sub/Div by a scalar or
 //                   per-channel constant -> Conv with folded weights/bias
 //   hardswish       x * Clip(x + 3, 0, 6) / 6 (exporters' spelled-out HardSwish) -> HardSwish
@@ -68,6 +72,7 @@ using NodeEvaluator =
 struct OptimizeOptions {
   bool fold_constants = true;  // needs `evaluate`
   bool fold_pad = true;
+  bool fuse_attention = true;
   bool conv_bn = true;
   bool hardswish = true;
   bool gelu = true;

@@ -126,8 +126,10 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
         hi = std::min(hi, i + off);
         if (p.local_window >= 0) lo = i + off - p.local_window;
       }
-      for (int64_t j = j0; j < j1; ++j)
-        if (j < lo || j > hi) row[j - j0] = kNegInf;
+      // Most blocks lie wholly inside [lo, hi] (always without a cache frontier or causality).
+      if (j0 < lo || j1 - 1 > hi)
+        for (int64_t j = j0; j < j1; ++j)
+          if (j < lo || j > hi) row[j - j0] = kNegInf;
       if (qk && p.qk_mode == 2) std::copy(row, row + n, qk + j0);
       const float mx = std::max(t.m[r], row_max(row, n));
       if (mx == kNegInf) {  // nothing visible yet in this row: the block contributes nothing
@@ -153,7 +155,16 @@ Status attention_core_target(exec::KernelContext& ctx, const AttnProblem& p) {
   if (p.batch == 0 || p.q_heads == 0 || p.q_len == 0) return ok_status();
   if (p.kv_heads <= 0 || p.q_heads % p.kv_heads != 0)
     return ctx.error("q heads ", p.q_heads, " are not a multiple of kv heads ", p.kv_heads);
-  const int64_t qb = std::min<int64_t>(p.q_len, 256);  // rows per task: K and V blocks are packed once per 256 queries
+  // Rows per task: K and V blocks are packed once per block of up to 256 queries. With few
+  // (batch, head) pairs the query blocks shrink so that every thread gets about 4 tasks (ViT-Tiny:
+  // 3 heads of 197 queries would otherwise be 3 tasks), in multiples of 16 rows.
+  const int64_t threads = ctx.pool().num_threads(), pairs = p.batch * p.q_heads, want = 4 * threads;
+  int64_t qb = std::min<int64_t>(p.q_len, 256);
+  if (threads > 1 && pairs * ((p.q_len + qb - 1) / qb) < want) {
+    const int64_t per_pair = (want + pairs - 1) / pairs;
+    qb = std::max<int64_t>(std::min<int64_t>(qb, ((p.q_len + per_pair - 1) / per_pair + 15) / 16 * 16), 16);
+    qb = std::min(qb, p.q_len);
+  }
   const int64_t kb = p.qk_out ? std::max<int64_t>(p.kv_len, 1) : std::clamp<int64_t>(p.kv_len, 1, 256);
   const int64_t nqb = (p.q_len + qb - 1) / qb, tasks = p.batch * p.q_heads * nqb;
   const size_t per_slot = static_cast<size_t>(qb * kb + qb * std::max<int64_t>(p.v_head_size, 1) + 2 * qb);
