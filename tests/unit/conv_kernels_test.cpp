@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/gemm_direct.h"
+#include "backends/cpu/kernels/winograd.h"
 #include "core/ops/fused_activation.h"
 #include "tessera/session.h"
 #include "core/ir/graph.h"
@@ -229,10 +230,34 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"Winograd 8->72 (packed)", {1, 8, 9, 22}, {72, 8, 3, 3}, 1, {1, 1}, {1, 1}, {1, 0, 1, 2}, "", false},
       {"Winograd dilation 5", {1, 12, 30, 31}, {10, 12, 3, 3}, 1, {1, 1}, {5, 5}, {5, 5, 5, 5}, "Relu", true},
       {"Winograd dilation 3, odd pads", {2, 8, 25, 19}, {9, 8, 3, 3}, 1, {1, 1}, {3, 3}, {2, 4, 3, 1}, "", true},
+      // Small maps: im2col + GEMM where Winograd does not pay (winograd_pays), Winograd again
+      // once a batch fills its tile columns.
+      {"3x3 on 7x7, 64 channels (im2col)", {1, 64, 7, 7}, {64, 64, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"3x3 on 5x6, odd channels (im2col)", {1, 9, 5, 6}, {11, 9, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", false},
+      {"3x3 on 7x7, batch 8 (Winograd)", {8, 16, 7, 7}, {16, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
   };
   for_targets_and_threads([&](int threads) {
     for (const ConvCase& cc : cases) check_conv(cc, threads, rng);
   });
+}
+
+TEST_CASE("winograd_pays: Winograd only where its padded tile columns beat im2col's work") {
+  auto window = [](int64_t n_out, int64_t dil) {
+    cpu::Window3 w;
+    w.in = {1, n_out, n_out};
+    w.k = {1, 3, 3};
+    w.s = {1, 1, 1};
+    w.d = {1, dil, dil};
+    w.out = {1, n_out, n_out};
+    return w;
+  };
+  CHECK_FALSE(cpu::winograd_pays(window(7, 1), 1));  // ResNet layer4: 4 tiles in 16 columns
+  CHECK(cpu::winograd_pays(window(7, 1), 8));         // a batch fills the columns
+  CHECK(cpu::winograd_pays(window(14, 1), 1));        // layer3
+  CHECK(cpu::winograd_pays(window(28, 1), 1));
+  CHECK(cpu::winograd_pays(window(56, 1), 1));
+  CHECK_FALSE(cpu::winograd_pays(window(8, 1), 1));
+  CHECK(cpu::winograd_pays(window(30, 5), 1));  // dilated phases of 6x6 outputs
 }
 
 namespace {

@@ -81,7 +81,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   T* py = yt->mut_data<T>();
   ThreadPool& pool = ctx.pool();
   if constexpr (std::is_same_v<T, float>) {
-    if (!kSizeFirstKernels && wino && wino->m == m && wino->c == c && group == 1 && winograd_window_applies(w)) {
+    if (!kSizeFirstKernels && wino && wino->m == m && wino->c == c && group == 1 && winograd_window_applies(w) &&
+        winograd_pays(w, n_batch)) {
       return winograd_conv(ctx, *wino, px, n_batch, w, pb, pz, act, py);
     }
   }
