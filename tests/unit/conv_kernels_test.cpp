@@ -225,6 +225,10 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"depthwise 3x3 wide pads", {1, 2, 4, 33}, {2, 1, 3, 3}, 2, {1, 1}, {1, 1}, {3, 4, 3, 4}, "", false},
       {"depthwise 3x3 unpadded", {1, 2, 6, 64}, {2, 1, 3, 3}, 2, {1, 1}, {1, 1}, {0, 0, 0, 0}, "", true},
       {"depthwise 3x3 stride 2", {1, 3, 11, 40}, {3, 1, 3, 3}, 3, {2, 2}, {1, 1}, {0, 0, 1, 1}, "Relu", true},
+      // Stride-2 rows deinterleaved in whole, 8- and 4-lane vectors and a scalar tail.
+      {"depthwise 3x3 stride 2, 56 wide", {1, 4, 9, 56}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"depthwise 5x5 stride 2, odd width", {2, 3, 14, 29}, {3, 1, 5, 5}, 3, {2, 2}, {1, 1}, {2, 2, 2, 2}, "", false},
+      {"depthwise 3x3 stride 2, right pad only", {1, 2, 7, 45}, {2, 1, 3, 3}, 2, {2, 2}, {1, 1}, {0, 0, 1, 1}, "", true},
       // Winograd (3x3 stride 1, >= 8 channels): sgemm_direct and packed GEMMs, dilated phases.
       {"Winograd 16->24", {1, 16, 13, 18}, {24, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       {"Winograd 8->72 (packed)", {1, 8, 9, 22}, {72, 8, 3, 3}, 1, {1, 1}, {1, 1}, {1, 0, 1, 2}, "", false},
