@@ -18,6 +18,7 @@ constexpr ActivationInfo kActivations[] = {
     {FusedActivation::kRelu, "Relu", 0},           {FusedActivation::kClip, "Clip", 2},
     {FusedActivation::kHardSwish, "HardSwish", 0}, {FusedActivation::kSigmoid, "Sigmoid", 0},
     {FusedActivation::kLeakyRelu, "LeakyRelu", 1}, {FusedActivation::kHardSigmoid, "HardSigmoid", 2},
+    {FusedActivation::kSilu, "Silu", 0},
 };
 
 }  // namespace

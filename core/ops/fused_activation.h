@@ -27,11 +27,12 @@
 
 namespace tsr::ops {
 
-enum class FusedActivation : uint8_t { kNone, kRelu, kClip, kHardSwish, kSigmoid, kLeakyRelu, kHardSigmoid };
+enum class FusedActivation : uint8_t { kNone, kRelu, kClip, kHardSwish, kSigmoid, kLeakyRelu, kHardSigmoid, kSilu };
 
 // An activation with its parameters, as the epilogue applies it to each element y:
 //   Relu max(y, 0); Clip min(max(y, p0), p1); HardSwish y * max(0, min(1, y / 6 + 1/2));
-//   Sigmoid 1 / (1 + exp(-y)); LeakyRelu y < 0 ? p0 * y : y; HardSigmoid max(0, min(1, p0 * y + p1)).
+//   Sigmoid 1 / (1 + exp(-y)); LeakyRelu y < 0 ? p0 * y : y; HardSigmoid max(0, min(1, p0 * y + p1));
+//   Silu y / (1 + exp(-y)) (SiLU/Swish, the x * Sigmoid(x) of EfficientNet exports).
 struct ActivationSpec {
   FusedActivation kind = FusedActivation::kNone;
   float p0 = 0, p1 = 0;

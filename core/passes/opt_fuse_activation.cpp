@@ -1,6 +1,7 @@
 // Conv/Gemm + activation fusion (optimize.h): Conv -> act becomes FusedConv, Gemm -> act becomes
 // FusedGemm, the activation applied by the kernel to each block of results while it is in cache
 // (backends/cpu/kernels/epilogue.h) instead of by a separate node rereading the whole tensor.
+// SiLU exported as Mul(y, Sigmoid(y)) fuses as the Silu activation (EfficientNet).
 // Only where the Conv/Gemm output feeds nothing but the activation, and the activation's
 // parameters are known now (Clip's min/max inputs constant or absent). A chain of Mul/Add/Sub/
 // Div by scalar constants right after the activation (PP-OCR's learnable affine layers) folds
@@ -90,6 +91,21 @@ int64_t absorb_affine(ir::Graph& g, GraphIndex& ix, int32_t* out, ActivationSpec
   }
 }
 
+// Mul(y, Sigmoid(y)) in either order (SiLU/Swish as PyTorch exports it, EfficientNet's every
+// conv): the index of the Sigmoid node, if `mul` is that and the Sigmoid's output feeds nothing
+// else; y must then feed exactly the Sigmoid and the Mul (checked by the caller).
+int32_t silu_sigmoid(const ir::Graph& g, const GraphIndex& ix, const ir::Node& mul) {
+  if (mul.op != "Mul" || mul.inputs.size() != 2 || mul.outputs.size() != 1 || mul.inputs[0] == mul.inputs[1]) return -1;
+  for (int side = 0; side < 2; ++side) {
+    const int32_t s = mul.inputs[size_t(side)], y = mul.inputs[size_t(1 - side)];
+    const int32_t sp = ix.producer(s);
+    if (sp < 0 || ix.dead(sp) || ix.uses(s) != 1 || ix.is_graph_output(s)) continue;
+    const ir::Node& sig = g.nodes[size_t(sp)];
+    if (sig.op == "Sigmoid" && sig.inputs.size() == 1 && sig.inputs[0] == y && sig.outputs.size() == 1) return sp;
+  }
+  return -1;
+}
+
 }  // namespace
 
 Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index) {
@@ -99,9 +115,13 @@ Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index) {
   for (size_t a = 0; a < g.nodes.size(); ++a) {
     const ir::Node& act = g.nodes[a];
     if (ix.dead(static_cast<int32_t>(a))) continue;
-    const std::optional<ActivationSpec> spec = activation_node(act, ix);
+    std::optional<ActivationSpec> spec = activation_node(act, ix);
+    // SiLU: the Mul is the activation node, reading y (the conv's output) beside the Sigmoid.
+    const int32_t sigmoid = spec ? -1 : silu_sigmoid(g, ix, act);
+    if (sigmoid >= 0) spec = ActivationSpec{FusedActivation::kSilu};
     if (!spec) continue;
-    const int32_t p = ix.producer(act.inputs[0]);
+    const int32_t yin = sigmoid >= 0 ? g.nodes[size_t(sigmoid)].inputs[0] : act.inputs[0];
+    const int32_t p = ix.producer(yin);
     if (p < 0 || ix.dead(p)) continue;
     ir::Node& prod = g.nodes[size_t(p)];
     const char* fused_op = prod.op == "Conv" || (prod.op == "FusedConv" && !prod.attr("activation")) ? "FusedConv"
@@ -109,12 +129,15 @@ Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index) {
                                                                                                    : nullptr;
     if (!fused_op || prod.outputs.size() != 1) continue;
     // Fused ops take f32/f64 only (the CPU epilogue's types).
-    const DType dt = g.tensors[size_t(act.inputs[0])].dtype;
+    const DType dt = g.tensors[size_t(yin)].dtype;
     if (dt != DType::kF32 && dt != DType::kF64) continue;
-    if (ix.sole_consumer(act.inputs[0]) != static_cast<int32_t>(a)) continue;
+    if (sigmoid >= 0 ? ix.uses(yin) != 2 || ix.is_graph_output(yin)
+                     : ix.sole_consumer(yin) != static_cast<int32_t>(a))
+      continue;
     ActivationSpec full = *spec;
     int32_t out = act.outputs[0];
     ix.kill(static_cast<int32_t>(a));
+    if (sigmoid >= 0) ix.kill(sigmoid), ++fused;
     fused += 1 + absorb_affine(g, ix, &out, &full);
     prod.op = fused_op;
     prod.version = 0;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/gemm_direct.h"
+#include "backends/cpu/kernels/winograd.h"
 #include "core/ops/fused_activation.h"
 #include "tessera/session.h"
 #include "core/ir/graph.h"
@@ -126,6 +127,7 @@ struct ConvCase {
 double activate(const std::string& act, double y) {
   if (act == "Relu") return std::max(y, 0.0);
   if (act == "HardSwish") return y * std::clamp(y / 6 + 0.5, 0.0, 1.0);
+  if (act == "Silu") return y / (1 + std::exp(-y));
   return y;
 }
 
@@ -202,6 +204,8 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       // sgemm_direct (<= 64 output channels per group) and the packed SGEMM above it.
       {"pointwise 24x24", {1, 24, 16, 16}, {24, 24, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
       {"pointwise, column tail", {2, 13, 5, 7}, {7, 13, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "", true},
+      {"pointwise + Silu (EfficientNet)", {1, 16, 11, 13}, {40, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Silu", true},
+      {"pointwise 96 rows + Silu (packed)", {1, 8, 7, 9}, {96, 8, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Silu", false},
       {"pointwise 96 rows (packed)", {1, 16, 9, 13}, {96, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "HardSwish", false},
       {"grouped pointwise", {1, 12, 6, 11}, {9, 4, 1, 1}, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
       {"5x5 stride 2, asymmetric pads", {1, 3, 37, 41}, {24, 3, 5, 5}, 1, {2, 2}, {1, 1}, {1, 1, 2, 2}, "Relu", false},
@@ -224,15 +228,43 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"depthwise 3x3 wide pads", {1, 2, 4, 33}, {2, 1, 3, 3}, 2, {1, 1}, {1, 1}, {3, 4, 3, 4}, "", false},
       {"depthwise 3x3 unpadded", {1, 2, 6, 64}, {2, 1, 3, 3}, 2, {1, 1}, {1, 1}, {0, 0, 0, 0}, "", true},
       {"depthwise 3x3 stride 2", {1, 3, 11, 40}, {3, 1, 3, 3}, 3, {2, 2}, {1, 1}, {0, 0, 1, 1}, "Relu", true},
+      // Stride-2 rows deinterleaved in whole, 8- and 4-lane vectors and a scalar tail.
+      {"depthwise 3x3 stride 2, 56 wide", {1, 4, 9, 56}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"depthwise 5x5 stride 2, odd width", {2, 3, 14, 29}, {3, 1, 5, 5}, 3, {2, 2}, {1, 1}, {2, 2, 2, 2}, "Silu", false},
+      {"depthwise 3x3 stride 2, right pad only", {1, 2, 7, 45}, {2, 1, 3, 3}, 2, {2, 2}, {1, 1}, {0, 0, 1, 1}, "", true},
       // Winograd (3x3 stride 1, >= 8 channels): sgemm_direct and packed GEMMs, dilated phases.
       {"Winograd 16->24", {1, 16, 13, 18}, {24, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       {"Winograd 8->72 (packed)", {1, 8, 9, 22}, {72, 8, 3, 3}, 1, {1, 1}, {1, 1}, {1, 0, 1, 2}, "", false},
       {"Winograd dilation 5", {1, 12, 30, 31}, {10, 12, 3, 3}, 1, {1, 1}, {5, 5}, {5, 5, 5, 5}, "Relu", true},
       {"Winograd dilation 3, odd pads", {2, 8, 25, 19}, {9, 8, 3, 3}, 1, {1, 1}, {3, 3}, {2, 4, 3, 1}, "", true},
+      // Small maps: im2col + GEMM where Winograd does not pay (winograd_pays), Winograd again
+      // once a batch fills its tile columns.
+      {"3x3 on 7x7, 64 channels (im2col)", {1, 64, 7, 7}, {64, 64, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"3x3 on 5x6, odd channels (im2col)", {1, 9, 5, 6}, {11, 9, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", false},
+      {"3x3 on 7x7, batch 8 (Winograd)", {8, 16, 7, 7}, {16, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Silu", true},
   };
   for_targets_and_threads([&](int threads) {
     for (const ConvCase& cc : cases) check_conv(cc, threads, rng);
   });
+}
+
+TEST_CASE("winograd_pays: Winograd only where its padded tile columns beat im2col's work") {
+  auto window = [](int64_t n_out, int64_t dil) {
+    cpu::Window3 w;
+    w.in = {1, n_out, n_out};
+    w.k = {1, 3, 3};
+    w.s = {1, 1, 1};
+    w.d = {1, dil, dil};
+    w.out = {1, n_out, n_out};
+    return w;
+  };
+  CHECK_FALSE(cpu::winograd_pays(window(7, 1), 1));  // ResNet layer4: 4 tiles in 16 columns
+  CHECK(cpu::winograd_pays(window(7, 1), 8));         // a batch fills the columns
+  CHECK(cpu::winograd_pays(window(14, 1), 1));        // layer3
+  CHECK(cpu::winograd_pays(window(28, 1), 1));
+  CHECK(cpu::winograd_pays(window(56, 1), 1));
+  CHECK_FALSE(cpu::winograd_pays(window(8, 1), 1));
+  CHECK(cpu::winograd_pays(window(30, 5), 1));  // dilated phases of 6x6 outputs
 }
 
 namespace {

@@ -45,6 +45,8 @@ int32_t activation(Builder& b, const std::string& act, int32_t x) {
   if (act == "LeakyRelu") return b.node("LeakyRelu", {x}, {ir::Attribute::make_float("alpha", 0.1)});
   if (act == "HardSigmoid")
     return b.node("HardSigmoid", {x}, {ir::Attribute::make_float("alpha", 0.3), ir::Attribute::make_float("beta", 0.4)});
+  if (act == "Silu") return b.node("Mul", {x, b.node("Sigmoid", {x})});  // PyTorch's SiLU export
+  if (act == "SiluSwapped") return b.node("Mul", {b.node("Sigmoid", {x}), x});
   return b.node(act, {x});
 }
 
@@ -80,7 +82,8 @@ int32_t conv_node(Builder& b, const ConvShape& cs, int32_t x, bool bias = true) 
 
 TEST_CASE("optimize: Conv + activation -> FusedConv on every conv path", "[optimize]") {
   for (const ConvShape& cs : kConvShapes) {
-    for (const char* act : {"Relu", "Clip", "ClipMin", "HardSwish", "Sigmoid", "LeakyRelu", "HardSigmoid"}) {
+    for (const char* act : {"Relu", "Clip", "ClipMin", "HardSwish", "Sigmoid", "LeakyRelu", "HardSigmoid", "Silu",
+                            "SiluSwapped"}) {
       for (int threads : {1, 2}) {
         INFO(cs.what << " + " << act << ", " << threads << " thread(s)");
         Builder b;
@@ -407,6 +410,44 @@ TEST_CASE("optimize: Conv + per-channel/scalar Mul, Add, Sub, Div fold into the 
   c.output(c.node("Mul", {y2, c.constant(c.random({1, 4}))}));
   const ir::Model opt2 = optimize_and_compare(c);
   CHECK(ops_of(opt2) == std::vector<std::string>{"Conv", "Mul"});
+}
+
+TEST_CASE("optimize: Mul(y, Sigmoid(y)) fuses as Silu only where y and the Sigmoid feed nothing else", "[optimize]") {
+  const ConvShape& cs = kConvShapes[0];
+  {  // Silu, then a residual-free Add: the Mul is the activation, the Add stays.
+    Builder b;
+    const int32_t y = conv_node(b, cs, b.input(cs.x));
+    b.output(b.node("Add", {activation(b, "Silu", y), b.input(cs.y)}));
+    const ir::Model opt = optimize_and_compare(b, 1, without_elementwise_fusion());
+    CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv", "Add"});
+    const ir::Attribute* a = opt.main().nodes[0].attr("activation");
+    REQUIRE(a);
+    CHECK(a->s == "Silu");
+  }
+  {  // y read by a third node: no fusion.
+    Builder b;
+    const int32_t y = conv_node(b, cs, b.input(cs.x));
+    b.output(activation(b, "Silu", y));
+    b.output(b.node("Neg", {y}));
+    const ir::Model opt = optimize_and_compare(b, 1, without_elementwise_fusion());
+    CHECK(ops_of(opt) == std::vector<std::string>{"Conv", "Sigmoid", "Mul", "Neg"});
+  }
+  {  // the Sigmoid's output read elsewhere too: no fusion.
+    Builder b;
+    const int32_t y = conv_node(b, cs, b.input(cs.x));
+    const int32_t s = b.node("Sigmoid", {y});
+    b.output(b.node("Mul", {y, s}));
+    b.output(s);
+    const ir::Model opt = optimize_and_compare(b, 1, without_elementwise_fusion());
+    CHECK(ops_of(opt) == std::vector<std::string>{"Conv", "Sigmoid", "Mul"});
+  }
+  {  // Mul(Sigmoid(y), z) of another tensor: not SiLU.
+    Builder b;
+    const int32_t y = conv_node(b, cs, b.input(cs.x));
+    b.output(b.node("Mul", {b.node("Sigmoid", {y}), b.input(cs.y)}));
+    const ir::Model opt = optimize_and_compare(b, 1, without_elementwise_fusion());
+    CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv", "Mul"});  // the Sigmoid fuses
+  }
 }
 
 TEST_CASE("optimize: spelled-out HardSwish becomes one node and fuses into the Conv", "[optimize]") {

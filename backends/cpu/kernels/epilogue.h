@@ -44,6 +44,7 @@ T activate_only(const ops::ActivationSpec& a, T y) {
     case FusedActivation::kSigmoid: return T(1) / (T(1) + std::exp(-y));
     case FusedActivation::kLeakyRelu: return y < T(0) ? T(a.p0) * y : y;
     case FusedActivation::kHardSigmoid: return std::max(T(0), std::min(T(1), T(a.p0) * y + T(a.p1)));
+    case FusedActivation::kSilu: return y / (T(1) + std::exp(-y));
   }
   return y;
 }
@@ -97,6 +98,28 @@ HWY_INLINE V activation_op(const ops::ActivationSpec& a, D d, V v) {
     // within 1e-38 of 0 where the true value underflows anyway.
     const auto e = hn::Exp(d, hn::Min(hn::Neg(v), hn::Set(d, 88.0f)));
     return hn::Div(hn::Set(d, 1.0f), hn::Add(hn::Set(d, 1.0f), e));
+  } else if constexpr (K == FusedActivation::kSilu) {
+    // y * Sigmoid(y), Sigmoid as the odd rational function p(y) / q(y) + 1/2 on [-18, 18] that
+    // onnxruntime's MLAS uses (MlasComputeLogistic; within 2.3e-7 of the true value, checked in
+    // f64 over [-30, 30]) with the reciprocal of q refined by one Newton step instead of a
+    // divide: about half the cost of Exp and Div, and SiLU runs once per output of most
+    // EfficientNet convs (the exact Exp + Div form was as slow fused as in its own kernel).
+    const auto y = hn::Min(hn::Max(v, hn::Set(d, -18.0f)), hn::Set(d, 18.0f));
+    const auto y2 = hn::Mul(y, y);
+    auto p = hn::MulAdd(y2, hn::Set(d, 4.37031012579801e-11f), hn::Set(d, 1.15627324459942e-07f));
+    p = hn::MulAdd(p, y2, hn::Set(d, 6.08574864600143e-05f));
+    p = hn::MulAdd(p, y2, hn::Set(d, 8.51377133304701e-03f));
+    p = hn::MulAdd(p, y2, hn::Set(d, 2.48287947061529e-01f));
+    p = hn::Mul(p, y);
+    auto q = hn::MulAdd(y2, hn::Set(d, 6.10247389755681e-13f), hn::Set(d, 5.76102136993427e-09f));
+    q = hn::MulAdd(q, y2, hn::Set(d, 6.29106785017040e-06f));
+    q = hn::MulAdd(q, y2, hn::Set(d, 1.70198817374094e-03f));
+    q = hn::MulAdd(q, y2, hn::Set(d, 1.16817656904453e-01f));
+    q = hn::MulAdd(q, y2, hn::Set(d, 9.93151921023180e-01f));
+    auto r = hn::ApproximateReciprocal(q);
+    r = hn::Mul(r, hn::NegMulAdd(q, r, hn::Set(d, 2.0f)));
+    const auto s = hn::Min(hn::Max(hn::MulAdd(p, r, hn::Set(d, 0.5f)), hn::Zero(d)), hn::Set(d, 1.0f));
+    return hn::Mul(v, s);
   } else {
     return v;
   }
@@ -114,6 +137,7 @@ HWY_INLINE auto with_activation(FusedActivation kind, F&& f) {
     case A::kLeakyRelu: return f(std::integral_constant<A, A::kLeakyRelu>{});
     case A::kHardSigmoid: return f(std::integral_constant<A, A::kHardSigmoid>{});
     case A::kSigmoid: return f(std::integral_constant<A, A::kSigmoid>{});
+    case A::kSilu: return f(std::integral_constant<A, A::kSilu>{});
     case A::kNone: break;
   }
   return f(std::integral_constant<A, A::kNone>{});

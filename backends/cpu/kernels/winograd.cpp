@@ -363,6 +363,13 @@ bool winograd_window_applies(const Window3& w) {
   return (w.out[1] + dil - 1) / dil >= 4 && (w.out[2] + dil - 1) / dil >= 4;
 }
 
+bool winograd_pays(const Window3& w, int64_t n) {
+  const int64_t dil = w.d[1];
+  const int64_t sh = (w.out[1] + dil - 1) / dil, sw = (w.out[2] + dil - 1) / dil;
+  const int64_t cols = n * dil * dil * ((sh + 3) / 4) * ((sw + 3) / 4 + 1);
+  return 36 * 4 * ((cols + 15) / 16 * 16) <= 3 * 9 * n * w.out[1] * w.out[2];
+}
+
 WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c) {
   // G of F(4x4, 3x3) (Lavin & Gray 2016, interpolation points 0, 1, -1, 2, -2 and infinity).
   static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},

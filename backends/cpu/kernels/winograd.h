@@ -47,6 +47,15 @@ inline bool winograd_weights_apply(int64_t m, int64_t c, int64_t kh, int64_t kw,
 // stride 1, equal dilations, and at least one whole 4x4 tile per phase.
 bool winograd_window_applies(const Window3& w);
 
+// Whether Winograd is worth it for window `w` over `n` images (winograd_window_applies(w) holding):
+// its 36 GEMMs run whole vectors of tile columns (up to 16 lanes, plus one spare tile per tile row)
+// and stream 4x the weights, so on small maps they do more work than im2col + GEMM's 9 per output.
+// It pays when 36 * (tile columns, rounded up to 16) <= 0.75 * 9 * outputs. Measured (1 thread,
+// AVX-512, torchvision ResNet-18 shapes): 512 channels on 7x7 ran 45-65 GFLOP/s in Winograd (16
+// columns for 4 real tiles) against ~103 with im2col + GEMM, while 256 channels on 14x14 ran
+// 100-170 against ~72, and 28x28 or larger wins 2-4x.
+bool winograd_pays(const Window3& w, int64_t n);
+
 // Transforms W (M x C x 3 x 3, contiguous) in double precision, then rounds to f32.
 WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c);
 

@@ -130,7 +130,7 @@ void register_linalg_ops(OpRegistry& r) {
            TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32, DType::kF64}));
            return infer_gemm(ctx);
          },
-         "Gemm + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, LeakyRelu, "
+         "Gemm + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, Silu, LeakyRelu, "
          "HardSigmoid; made by the optimizer)"});
 }
 

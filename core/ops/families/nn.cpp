@@ -288,7 +288,7 @@ void register_nn_ops(OpRegistry& r) {
                {"activation_params", AttrKind::kFloats},
                {"activation_affine", AttrKind::kFloats}, {"activation_bounds", AttrKind::kFloats}}),
          infer_fused_conv,
-         "Conv + residual Z + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, "
+         "Conv + residual Z + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, Silu, "
          "LeakyRelu, HardSigmoid; made by the optimizer)"});
   TSR_IF_SELECTED("FusedSeparableConv") r.add({"FusedSeparableConv", "tessera", 1, 3, 6, 1, 1,
          with({int_attr("group", 1), {"activation", AttrKind::kString},
