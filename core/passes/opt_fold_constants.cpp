@@ -9,6 +9,12 @@
 // are graph outputs, strings, sequences, or unknown shapes, and results larger than both 64 KiB
 // and their inputs (a ConstantOfShape or Expand would grow the model file). A node whose
 // evaluation fails stays in the graph, so that running it reports the error as before.
+//
+// Shape queries (OpDef::reads_input_shapes_only: Shape, Size) fold when their input's shape is
+// static, even though its values are not constant: PyTorch exports compute every Reshape target
+// from Shape -> Gather -> Unsqueeze -> Concat of the activations, so folding those chains makes
+// the Reshapes' shapes constant, and the re-inference after this pass (optimize.cpp) gives the
+// later passes (fuse_attention, matmul_add, skip_layer_norm) static shapes to match on.
 #include <algorithm>
 
 #include "core/ops/op_def.h"
@@ -19,6 +25,10 @@ namespace tsr::passes::opt {
 namespace {
 
 constexpr size_t kFoldAnywayBytes = size_t{64} << 10;
+
+// Stands in for the data of a shape query's input: the kernel reads only the shape, so this
+// pointer is never dereferenced; it is aligned for any dtype so that Tensor::wrap accepts it.
+alignas(64) const unsigned char kNoData[64] = {};
 
 bool foldable_op(const ir::Node& node) {
   // Random results must differ from run to run (OpDef::random); If/Loop/Scan are caught by their
@@ -38,6 +48,7 @@ Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const No
   GraphIndex ix(g);
   int64_t folded = 0;
   std::vector<const Tensor*> values;
+  std::vector<Tensor> shape_stand_ins;  // reserved per node: the pointers in `values` stay valid
   // Nodes are in topological order, so a folded node's outputs are constants by the time the
   // nodes reading them are visited: whole chains fold in one sweep.
   for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -46,9 +57,22 @@ Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const No
     values.assign(node.inputs.size(), nullptr);
     size_t in_bytes = 0;
     bool constant = true;
+    const ops::OpDef* def = ops::OpRegistry::global().find(node.op);
+    const bool shape_query = def && def->reads_input_shapes_only;
+    shape_stand_ins.clear();
+    shape_stand_ins.reserve(node.inputs.size());
     for (size_t k = 0; k < node.inputs.size() && constant; ++k) {
       if (node.inputs[k] < 0) continue;
       values[k] = ix.constant(node.inputs[k]);
+      if (!values[k] && shape_query) {
+        const ir::TensorInfo& t = g.tensors[size_t(node.inputs[k])];
+        if (t.kind == ValueKind::kTensor && has_static_shape(t) && t.dtype != DType::kString &&
+            t.dtype != DType::kUndefined) {
+          shape_stand_ins.push_back(Tensor::wrap(t.dtype, t.shape, kNoData, nullptr));
+          values[k] = &shape_stand_ins.back();
+          continue;
+        }
+      }
       constant = values[k] != nullptr && values[k]->kind() == ValueKind::kTensor;
       if (constant) in_bytes += values[k]->nbytes();
     }

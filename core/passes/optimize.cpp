@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/passes/infer_types.h"
 #include "core/passes/optimize_internal.h"
 #include "core/passes/verify_model.h"
 
@@ -180,6 +181,9 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       TSR_ASSIGN_OR_RETURN(int64_t n, s.pass(model, static_cast<int32_t>(g)));
       total += n;
     }
+    // Folded shape queries make Reshape/Expand targets constant: infer again so that the passes
+    // below see the static shapes they match on (opt_fold_constants.cpp).
+    if (total > 0 && std::string_view(s.name) == "fold_constants") TSR_RETURN_IF_ERROR(infer_types(model));
     auto it = std::find_if(report.passes.begin(), report.passes.end(),
                            [&](const PassCount& p) { return p.pass == s.name; });
     if (it == report.passes.end()) report.passes.push_back({s.name, total});
