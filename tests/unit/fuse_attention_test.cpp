@@ -39,6 +39,7 @@ const ir::Node* find_op(const ir::Model& m, const std::string& op) {
 passes::OptimizeOptions only_attention() {
   passes::OptimizeOptions o;
   o.fuse_elementwise = o.matmul_add = o.cse = o.fold_constants = false;
+  o.fold_matmul_transpose = o.gelu = o.layer_norm = o.skip_layer_norm = false;  // the attention pass alone
   return o;
 }
 

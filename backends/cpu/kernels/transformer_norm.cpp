@@ -171,6 +171,13 @@ Expected<Scratch<F>> vector_as(exec::KernelContext& ctx, const Tensor* t, const 
   const int64_t n = shape_numel(shape);
   TSR_ASSIGN_OR_RETURN(Scratch<F> out, Scratch<F>::filled(ctx, static_cast<size_t>(n), fill));
   if (!t) return out;
+  const T* p = t->data<T>();
+  if (t->numel() == n) {
+    // Same elements in the same order (only leading 1s can differ): the usual [n] scale, copied
+    // without building strides, so that a steady-state run does not allocate.
+    for (int64_t i = 0; i < n; ++i) out[static_cast<size_t>(i)] = static_cast<F>(load_elem(p[i]));
+    return out;
+  }
   // Row-major strides of t aligned to shape's trailing dims; 0 where t has size 1 (broadcast).
   const Shape& s = t->shape();
   std::vector<int64_t> stride(shape.size(), 0);
@@ -179,7 +186,6 @@ Expected<Scratch<F>> vector_as(exec::KernelContext& ctx, const Tensor* t, const 
     stride[shape.size() - static_cast<size_t>(k)] = dim == 1 ? 0 : acc;
     acc *= dim;
   }
-  const T* p = t->data<T>();
   for (int64_t i = 0; i < n; ++i) {
     int64_t off = 0;
     for (int64_t rem = i, dd = static_cast<int64_t>(shape.size()) - 1; dd >= 0; --dd) {
