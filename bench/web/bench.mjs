@@ -12,7 +12,8 @@
 //  - time to first result (PP-OCRv4 rec): a fresh node process per sample, alternating
 //    runtimes, timing runtime start + model load (from .onnx bytes) + the first run.
 // Usage: node bench/web/bench.mjs [--repeat N] [--ttfr N] [--threads N (default 2, 0: none)] [--rounds N (default 3)]
-//          [--models a,b]
+//          [--models a,b] [--manifest FILE --model-dir DIR (another model list, e.g. the zoo:
+//          --manifest build/zoo/manifest.json --model-dir build/zoo; time to first result is then skipped)]
 // Needs: web/dist (bash web/build.sh), bench/web/node_modules (cd bench/web && npm ci),
 //        third_party/models (fetch.sh).
 import { createRequire } from 'node:module';
@@ -27,6 +28,9 @@ const require = createRequire(import.meta.url);
 const lib = require(path.join(repo, 'tests', 'models', 'lib.js'));
 const args = process.argv.slice(2);
 const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
+const manifest = opt('--manifest', null);
+const modelDir = opt('--model-dir', null) ?? (manifest ? path.dirname(path.resolve(manifest)) : lib.modelsDir());
+const loadModels = () => lib.loadModels(manifest ?? undefined);
 
 async function tesseraRuntime(threads = 1) {
   const { Tessera } = await import(path.join(repo, 'web', 'dist', 'tessera.mjs'));
@@ -76,9 +80,9 @@ async function latency(threads, which = 'both') {
   const tsr = which !== 'ort' ? await tesseraRuntime(threads) : null;
   const ort = which !== 'tessera' ? await ortRuntime(threads) : null;
   const rows = [];
-  for (const model of lib.loadModels()) {
+  for (const model of loadModels()) {
     if (only && !only.includes(model.name)) continue;
-    const file = path.join(lib.modelsDir(), model.file);
+    const file = path.join(modelDir, model.file);
     const bytes = new Uint8Array(fs.readFileSync(file));
     const inputs = lib.makeInputs(model, 1234);
     const m = tsr && (await tsr.load(bytes, { name: model.file }));
@@ -123,6 +127,7 @@ if (threadsN > 1) {
   const runChild = (which) => {
     const childArgs = [fileURLToPath(import.meta.url), '--child-latency', String(threadsN), which, '--repeat', String(repeat)];
     if (only) childArgs.push('--models', only.join(','));
+    if (manifest) childArgs.push('--manifest', manifest, '--model-dir', modelDir);
     const out = execFileSync(process.execPath, childArgs, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
     return JSON.parse(out.trim().split('\n').pop());
   };
@@ -158,7 +163,7 @@ if (rows.length) {
   }
 }
 
-if (ttfrN > 0 && (!only || only.includes('ppocr_v4_rec'))) {
+if (ttfrN > 0 && !manifest && (!only || only.includes('ppocr_v4_rec'))) {
   const file = path.join(lib.modelsDir(), 'ch_PP-OCRv4_rec_infer.onnx');
   const t = { tessera: [], ort: [] };
   for (let i = 0; i < ttfrN; i++)
