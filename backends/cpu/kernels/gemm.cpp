@@ -264,7 +264,24 @@ void pack_panel(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t k
     const float* s1 = s0 + ldb;
     const float* s2 = s1 + ldb;
     const float* s3 = s2 + ldb;
-    for (int64_t p = 0; p < kc; ++p) {
+    int64_t p = 0;
+#if HWY_TARGET != HWY_SCALAR
+    // 4 x 4 blocks transposed in 128-bit registers (4 loads, 8 shuffles, 4 stores per 16 floats;
+    // element by element this copy cost a third of 64 x 64 x 4096 with B^T).
+    const hn::Full128<float> d4;
+    for (; p + 4 <= kc; p += 4) {
+      const auto r0 = hn::LoadU(d4, s0 + p), r1 = hn::LoadU(d4, s1 + p);
+      const auto r2 = hn::LoadU(d4, s2 + p), r3 = hn::LoadU(d4, s3 + p);
+      const auto t0 = hn::InterleaveLower(d4, r0, r1), t1 = hn::InterleaveLower(d4, r2, r3);  // a0 b0 a1 b1 | c0 d0 c1 d1
+      const auto t2 = hn::InterleaveUpper(d4, r0, r1), t3 = hn::InterleaveUpper(d4, r2, r3);  // a2 b2 a3 b3 | c2 d2 c3 d3
+      float* o = dst + p * width + q;
+      hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, o);
+      hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, o + width);
+      hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, o + 2 * width);
+      hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, o + 3 * width);
+    }
+#endif
+    for (; p < kc; ++p) {
       float* o = dst + p * width + q;
       o[0] = s0[p];
       o[1] = s1[p];
