@@ -307,30 +307,12 @@ void pack_b(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t kc, i
   }
 }
 
-// Packs op(A)[i0:i0+mc, p0:p0+kc] into ceil(mc/MR) panels, each kc x MR, zero-padded.
+// Packs op(A)[i0:i0+mc, p0:p0+kc] into ceil(mc/MR) panels, each kc x MR, zero-padded: a panel is
+// op(A)^T's columns i0+i.. as pack_panel lays out B's (A row-major is B^T's case: 4 x 4 transposes).
 void pack_a(bool trans_a, const float* a, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
             float* out) {
-  for (int64_t i = 0; i < mc; i += kMR) {
-    const int64_t mr = std::min(kMR, mc - i);
-    float* dst = out + (i / kMR) * kc * kMR;
-    if (trans_a) {
-      for (int64_t p = 0; p < kc; ++p) {
-        const float* src = a + (p0 + p) * lda + i0 + i;
-        float* o = dst + p * kMR;
-        for (int64_t r = 0; r < mr; ++r) o[r] = src[r];
-        for (int64_t r = mr; r < kMR; ++r) o[r] = 0.0f;
-      }
-    } else {
-      for (int64_t r = 0; r < kMR; ++r) {
-        if (r < mr) {
-          const float* src = a + (i0 + i + r) * lda + p0;
-          for (int64_t p = 0; p < kc; ++p) dst[p * kMR + r] = src[p];
-        } else {
-          for (int64_t p = 0; p < kc; ++p) dst[p * kMR + r] = 0.0f;
-        }
-      }
-    }
-  }
+  for (int64_t i = 0; i < mc; i += kMR)
+    pack_panel(!trans_a, a, lda, p0, kc, i0 + i, std::min(kMR, mc - i), kMR, out + (i / kMR) * kc * kMR);
 }
 
 std::vector<float>& thread_a_buffer() {
