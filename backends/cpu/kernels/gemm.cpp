@@ -374,7 +374,6 @@ void dot_gemm(int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha, const f
     }
   }
 }
-#endif
 
 // op(A) (m x k) as rows of K contiguous floats: `a` itself when not transposed, else a copy in the
 // calling thread's `buf`.
@@ -390,6 +389,7 @@ const float* rows_of_a(bool trans_a, int64_t m, int64_t k, const float* a, int64
   *ld = k;
   return buf.data();
 }
+#endif
 
 // Rebuilds op(A) row-major (m x k) from a packing done by another target's geometry.
 void unpack_a(const SgemmPackedA& pa, float* out) {
