@@ -348,11 +348,21 @@ float* thread_b_buffer(size_t need) {
   return buf.get();
 }
 
+// The calling thread's copy of one strip of B (K block x up to 4 vectors) for the small-M path: a
+// thread-local rather than 64 KiB of stack (wasm threads have 64 KiB stacks).
+float* thread_strip_buffer() {
+  thread_local std::unique_ptr<float[]> buf(new float[static_cast<size_t>(kKC) * 4 * HWY_MAX_BYTES / sizeof(float)]);
+  return buf.get();
+}
+
 // Sizes this thread's packing buffers to their bounds once, so that no later call grows them.
 void sgemm_prepare_thread_impl() {
   std::vector<float>& a = thread_a_buffer();
   if (a.size() < static_cast<size_t>(kMC * kKC)) a.resize(static_cast<size_t>(kMC * kKC));
   thread_b_buffer(kMaxPanelFloats);
+#if HWY_TARGET != HWY_SCALAR
+  thread_strip_buffer();
+#endif
 }
 
 #if HWY_TARGET != HWY_SCALAR
@@ -510,7 +520,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       }
     const int64_t strips = (n + sw - 1) / sw;
     auto run = [&](int64_t s0, int64_t s1) {
-      HWY_ALIGN float edge[kKC * kMaxV * HWY_MAX_BYTES / sizeof(float)];
+      float* const edge = thread_strip_buffer();
       // K blocks outside the strips: each block of B's rows is read left to right, whole rows
       // at a time (a strip at a time down all of K would jump a row of B per 128 bytes read,
       // which the prefetchers do not follow: 1.6 GB/s for 16 x 4096 x 4096).
