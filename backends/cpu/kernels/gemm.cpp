@@ -56,6 +56,10 @@ constexpr int64_t kNChunk = 8 * kNR;  // columns per task: one task = MC x NChun
 // Up to this many rows of C (decode steps, batch-1 Linear layers) B is not packed: packing reads
 // and writes all of B for a handful of FMAs per element.
 constexpr int64_t kSmallM = 16;
+// The unpacked paths (few rows or columns) split work over threads from this many multiply-adds
+// (about 5 us on one core at AVX-512's rate): below, waking a pool thread costs more than it saves
+// (1 x 384 x 384 ran at 24 GFLOP/s on one thread, 17 on two).
+constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
 
 #if HWY_TARGET == HWY_SCALAR
 // Writes an MR x NR accumulator tile (row-major) into C: C = alpha*acc + beta*C on the first K
@@ -181,11 +185,17 @@ constexpr std::array<std::array<TileFn, kMR>, sizeof...(V)> make_tile_table(std:
 // for rows that fit the register file; the others are never called.
 constexpr auto kTiles = make_tile_table(std::make_index_sequence<kMaxV>{});
 
+// One row (a decode step's MatMul with the weight row-major) on AVX-512: 8 vectors, so that each
+// row of B is read 512 contiguous bytes at a time and the 8 accumulators cover the FMA latency.
+constexpr int64_t kRowV = 8;
+constexpr int64_t kMaxStripV = HWY_MAX_BYTES >= 64 ? kRowV : kMaxV;
+
 // The strip width (vectors) for `rows` rows with B read in place: wider with few rows, so that
 // there are enough independent FMA chains (at least 8 for two FMA units of latency 4) in the
 // registers there are (accumulators + one B vector per column vector + a broadcast).
 constexpr int64_t direct_vectors(int64_t rows) {
-  return HWY_MAX_BYTES >= 64 ? (rows <= 4 ? 4 : (rows <= 7 ? 3 : kNV)) : (rows <= 2 ? 4 : kNV);
+  return HWY_MAX_BYTES >= 64 ? (rows == 1 ? kRowV : (rows <= 4 ? 4 : (rows <= 7 ? 3 : kNV)))
+                             : (rows <= 2 ? 4 : kNV);
 }
 
 void micro_kernel(int64_t kc, const float* pa, const float* pb, int64_t ldbp, float* c, int64_t ldc, int64_t m,
@@ -259,6 +269,28 @@ void pack_panel(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t k
         hn::StoreU(hn::LoadU(d, src + nl), d, dst + p * kNR + nl);
       }
       return;
+    }
+    {
+      // Edge panels (and strips): whole vectors, then one masked load (zero past nr, nothing
+      // read past it), then zero vectors; a memcpy call per row cost more than a 1 x 100 product.
+      const DF d;
+      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+      if (width % nl == 0) {
+        const int64_t full = nr / nl;
+        const auto mask = hn::FirstN(d, static_cast<size_t>(nr - full * nl));
+        for (int64_t p = 0; p < kc; ++p) {
+          const float* src = b + (p0 + p) * ldb + col;
+          float* o = dst + p * width;
+          int64_t x = 0;
+          for (; x < full * nl; x += nl) hn::StoreU(hn::LoadU(d, src + x), d, o + x);
+          if (x < nr) {
+            hn::StoreU(hn::MaskedLoad(mask, d, src + x), d, o + x);
+            x += nl;
+          }
+          for (; x < width; x += nl) hn::StoreU(hn::Zero(d), d, o + x);
+        }
+        return;
+      }
     }
 #endif
     for (int64_t p = 0; p < kc; ++p) {
@@ -348,10 +380,10 @@ float* thread_b_buffer(size_t need) {
   return buf.get();
 }
 
-// The calling thread's copy of one strip of B (K block x up to 4 vectors) for the small-M path: a
+// The calling thread's copy of one strip of B (K block x kMaxStripV vectors) for the small-M path: a
 // thread-local rather than 64 KiB of stack (wasm threads have 64 KiB stacks).
 float* thread_strip_buffer() {
-  thread_local std::unique_ptr<float[]> buf(new float[static_cast<size_t>(kKC) * 4 * HWY_MAX_BYTES / sizeof(float)]);
+  thread_local std::unique_ptr<float[]> buf(new float[static_cast<size_t>(kKC) * kMaxStripV * HWY_MAX_BYTES / sizeof(float)]);
   return buf.get();
 }
 
@@ -481,7 +513,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       auto run = [&](int64_t c0, int64_t c1) {
         dot_gemm(m, c0 * chunk, std::min(n, c1 * chunk), k, alpha, ar, ldar, bt, ldbt, beta, c, ldc);
       };
-      if (threaded && chunks > 1 && m * n * k > (1 << 16)) pool->parallel_for(chunks, 1, run);
+      if (threaded && chunks > 1 && m * n * k > kMinParallelMacs) pool->parallel_for(chunks, 1, run);
       else run(0, chunks);
     } else {
       constexpr int64_t kRows = 16;
@@ -490,7 +522,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
         const int64_t i0 = c0 * kRows, i1 = std::min(m, c1 * kRows);
         dot_gemm(i1 - i0, 0, n, k, alpha, ar + i0 * ldar, ldar, bt, ldbt, beta, c + i0 * ldc, ldc);
       };
-      if (threaded && chunks > 1 && m * n * k > (1 << 16)) pool->parallel_for(chunks, 1, run);
+      if (threaded && chunks > 1 && m * n * k > kMinParallelMacs) pool->parallel_for(chunks, 1, run);
       else run(0, chunks);
     }
     return;
@@ -526,28 +558,45 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       // which the prefetchers do not follow: 1.6 GB/s for 16 x 4096 x 4096).
       for (int64_t pb = 0; pb < kblocks; ++pb) {
         const int64_t p0 = pb * kcs, kc = std::min(kcs, k - p0);
-        for (int64_t s = s0; s < s1; ++s) {
-          const int64_t j = s * sw, nr = std::min(sw, n - j);
-          const float* bp = b + p0 * ldb + j;
-          int64_t ldbp = ldb;
-          // A copy of the strip for the last one (zero-padded, no read past B's rows) and where
-          // several row tiles reread it: B's rows are often a power of two apart (4096 floats),
-          // and a strip read in place then maps to a few cache sets and is refetched from L3 by
-          // every tile (16 x 4096 x 4096 ran at 16 GFLOP/s in place).
-          if (nr < sw || tiles > 1) {
-            pack_panel(false, b, ldb, p0, kc, j, nr, sw, edge);
-            bp = edge;
-            ldbp = sw;
-          }
+        // Columns [j, j + cols) through tiles of `w` vectors, B's rows at bp, ldbp apart.
+        auto tiles_at = [&](int64_t w, const float* bp, int64_t ldbp, int64_t j, int64_t cols) {
           for (int64_t t = 0; t < tiles; ++t) {
             const int64_t i0 = t * rows, mr = std::min(rows, m - i0);
-            kTiles[static_cast<size_t>(v - 1)][static_cast<size_t>(mr - 1)](
-                kc, abuf.data() + (pb * tiles + t) * kMR * kcs, bp, ldbp, c + i0 * ldc + j, ldc, nr, ab, pb == 0, 0);
+            const TileFn tile =
+                w > kMaxV ? &tile_kernel<1, kRowV> : kTiles[static_cast<size_t>(w - 1)][static_cast<size_t>(mr - 1)];
+            tile(kc, abuf.data() + (pb * tiles + t) * kMR * kcs, bp, ldbp, c + i0 * ldc + j, ldc, cols, ab, pb == 0, 0);
+          }
+        };
+        for (int64_t s = s0; s < s1; ++s) {
+          const int64_t j = s * sw, nr = std::min(sw, n - j);
+          if (nr == sw) {
+            // Several row tiles reread the strip: a copy, since B's rows are often a power of two
+            // apart (4096 floats) and a strip read in place then maps to a few cache sets and is
+            // refetched from L3 by every tile (16 x 4096 x 4096 ran at 16 GFLOP/s in place).
+            if (tiles > 1) {
+              pack_panel(false, b, ldb, p0, kc, j, nr, sw, edge);
+              tiles_at(v, edge, sw, j, nr);
+            } else {
+              tiles_at(v, b + p0 * ldb + j, ldb, j, nr);
+            }
+            continue;
+          }
+          // The last strip: whole vectors in place, narrower tiles; the last columns (less than a
+          // vector) through a zero-padded copy, one vector wide (no read past B's rows).
+          int64_t q = 0;
+          while (nr - q >= nl) {
+            const int64_t w = std::min({v, kMaxV, (nr - q) / nl});
+            tiles_at(w, b + p0 * ldb + j + q, ldb, j + q, w * nl);
+            q += w * nl;
+          }
+          if (q < nr) {
+            pack_panel(false, b, ldb, p0, kc, j + q, nr - q, nl, edge);
+            tiles_at(1, edge, nl, j + q, nr - q);
           }
         }
       }
     };
-    if (threaded && strips > 1 && m * n * k > (1 << 16))
+    if (threaded && strips > 1 && m * n * k > kMinParallelMacs)
       pool->parallel_for(strips, std::max<int64_t>(1, strips / (4 * nthreads)), run);
     else run(0, strips);
     return;
