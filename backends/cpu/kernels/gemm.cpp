@@ -254,9 +254,10 @@ constexpr std::array<std::array<DotFn, kDotR>, sizeof...(J)> make_dot_table(std:
 constexpr auto kDots = make_dot_table(std::make_index_sequence<kDotJ>{});  // kDots[j - 1][r - 1]
 #endif
 
-// Packs op(B)[p0:p0+kc, col:col+nr] into one kc x width panel (row-major, zero-padded past nr).
+// Packs op(B)[p0:p0+kc, col:col+nr] into one kc x width panel (row-major, zero-padded past nr
+// unless !pad: A's panels, whose rows past nr no tile reads).
 void pack_panel(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t kc, int64_t col, int64_t nr,
-                int64_t width, float* dst) {
+                int64_t width, float* dst, bool pad = true) {
   if (!trans_b) {
 #if HWY_TARGET != HWY_SCALAR
     if (nr == width && width == kNR) {
@@ -297,7 +298,8 @@ void pack_panel(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t k
       const float* src = b + (p0 + p) * ldb + col;
       float* o = dst + p * width;
       std::memcpy(o, src, static_cast<size_t>(nr) * sizeof(float));
-      for (int64_t q = nr; q < width; ++q) o[q] = 0.0f;
+      if (pad)
+        for (int64_t q = nr; q < width; ++q) o[q] = 0.0f;
     }
     return;
   }
@@ -338,7 +340,7 @@ void pack_panel(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t k
     const float* src = b + (col + q) * ldb + p0;
     for (int64_t p = 0; p < kc; ++p) dst[p * width + q] = src[p];
   }
-  if (nr < width)
+  if (pad && nr < width)
     for (int64_t p = 0; p < kc; ++p)
       for (int64_t x = nr; x < width; ++x) dst[p * width + x] = 0.0f;
 }
@@ -352,12 +354,14 @@ void pack_b(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t kc, i
   }
 }
 
-// Packs op(A)[i0:i0+mc, p0:p0+kc] into ceil(mc/MR) panels, each kc x MR, zero-padded: a panel is
+// Packs op(A)[i0:i0+mc, p0:p0+kc] into ceil(mc/MR) panels, each kc x MR (rows past mc left as
+// they are: the tiles take the row count and read no further): a panel is
 // op(A)^T's columns i0+i.. as pack_panel lays out B's (A row-major is B^T's case: 4 x 4 transposes).
 void pack_a(bool trans_a, const float* a, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
             float* out) {
   for (int64_t i = 0; i < mc; i += kMR)
-    pack_panel(!trans_a, a, lda, p0, kc, i0 + i, std::min(kMR, mc - i), kMR, out + (i / kMR) * kc * kMR);
+    pack_panel(!trans_a, a, lda, p0, kc, i0 + i, std::min(kMR, mc - i), kMR, out + (i / kMR) * kc * kMR,
+               /*pad=*/false);
 }
 
 std::vector<float>& thread_a_buffer() {
