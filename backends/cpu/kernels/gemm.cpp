@@ -201,7 +201,10 @@ constexpr int64_t direct_vectors(int64_t rows) {
 void micro_kernel(int64_t kc, const float* pa, const float* pb, int64_t ldbp, float* c, int64_t ldc, int64_t m,
                   int64_t n, float alpha, float beta, bool first) {
   const float ab[2] = {alpha, beta};
-  kTiles[kNV - 1][static_cast<size_t>(m - 1)](kc, pa, pb, ldbp, c, ldc, n, ab, first, 0);
+  // A panel's last columns (N not a multiple of the tile) through as few vectors as cover them.
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(DF()));
+  const int64_t v = std::min<int64_t>(kNV, (n + nl - 1) / nl);
+  kTiles[static_cast<size_t>(v - 1)][static_cast<size_t>(m - 1)](kc, pa, pb, ldbp, c, ldc, n, ab, first, 0);
 }
 
 // C[r][j] = alpha * dot(A row r, B row j) + beta * C[r][j] for R rows of A and J rows of B, both
