@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <hwy/targets.h>
+
 #include <cmath>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -100,4 +103,61 @@ TEST_CASE("sgemm_prepacked matches the naive product (A packed once, reused)") {
             CHECK(max_err <= 1e-5 * (1 + k));
           }
       }
+}
+
+// Every compiled SIMD target this CPU runs (AVX3 and AVX2 here): the tile, its row/column edges and
+// the cache blocks differ per target, so each is checked against the naive product, Highway's
+// dispatch restricted to one target at a time.
+TEST_CASE("sgemm on every target: tile edges, transposes, beta, strides, prepacked") {
+  std::mt19937 rng(11);
+  ThreadPool one(1), two(2);
+  // Rows around the tiles (6 on AVX2, 14 on AVX-512; balanced chunks up to 16 rows read B in
+  // place), columns around the vectors and strips (8/16 lanes, 2-4 vectors), K around the K block
+  // (256) and not a multiple of any vector.
+  const int64_t dims[][3] = {{1, 100, 300},  {2, 33, 17},   {3, 47, 1},    {4, 65, 257},  {5, 129, 40},
+                             {7, 31, 513},   {13, 80, 9},   {14, 64, 256}, {15, 49, 31},  {16, 200, 70},
+                             {17, 45, 260},  {29, 97, 33},  {43, 7, 100},  {100, 3, 600}, {113, 130, 270},
+                             {500, 64, 64},  {450, 33, 384}};
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    INFO("target " << hwy::TargetName(target));
+    CHECK(std::string(cpu::sgemm_target()) == hwy::TargetName(target));
+    for (auto& d : dims)
+      for (int ta = 0; ta < 2; ++ta)
+        for (int tb = 0; tb < 2; ++tb) {
+          check_case(d[0], d[1], d[2], ta, tb, 1.0f, 0.0f, 0, &one, rng);
+          check_case(d[0], d[1], d[2], ta, tb, 1.0f, 1.0f, 5, &two, rng);
+          check_case(d[0], d[1], d[2], ta, tb, -0.5f, 0.25f, 1, &one, rng);
+        }
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+TEST_CASE("sgemm_prepacked: A packed by one target, used by another") {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  const int64_t m = 300, n = 70, k = 530;
+  std::vector<float> a(m * k), b(k * n), c0(m * n);
+  for (auto& v : a) v = u(rng);
+  for (auto& v : b) v = u(rng);
+  for (auto& v : c0) v = u(rng);
+  std::vector<double> ref(c0.begin(), c0.end());
+  naive(false, false, m, n, k, 1.0, a, k, b, n, 0.5, ref, n);
+  for (int64_t packer : targets)
+    for (int64_t runner : targets) {
+      hwy::SetSupportedTargetsForTest(packer);
+      const cpu::SgemmPackedA pa = cpu::sgemm_pack_a(false, m, k, a.data(), k);
+      hwy::SetSupportedTargetsForTest(runner);
+      for (const float* raw : {static_cast<const float*>(a.data()), static_cast<const float*>(nullptr)}) {
+        std::vector<float> c = c0;
+        cpu::sgemm_prepacked(pa, raw, k, false, n, 1.0f, b.data(), n, 0.5f, c.data(), n, nullptr);
+        double max_err = 0;
+        for (int64_t i = 0; i < m * n; ++i) max_err = std::max(max_err, std::fabs(c[i] - ref[i]));
+        INFO("packed by " << hwy::TargetName(packer) << ", run by " << hwy::TargetName(runner) << ", raw A "
+                          << (raw != nullptr));
+        CHECK(max_err <= 1e-5 * (1 + k));
+      }
+    }
+  hwy::SetSupportedTargetsForTest(0);
 }

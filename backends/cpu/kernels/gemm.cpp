@@ -1,6 +1,7 @@
 // Compiled once per SIMD target (hwy/foreach_target.h); sgemm and friends call the best target
 // this CPU supports (HWY_DYNAMIC_DISPATCH, one table lookup per call). The packed-A layout
-// (SgemmPackedA) depends on kMR/kMC/kKC only, which are the same for every vector target.
+// (SgemmPackedA) depends on kMR/kMC/kKC, which differ by target: SgemmPackedA records them and a
+// product run by another target does not read it in its own layout (sgemm_impl).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/gemm.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -9,11 +10,14 @@
 #include "backends/cpu/kernels/gemm.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 #include <memory>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/unroll.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -28,19 +32,40 @@ namespace hn = hwy::HWY_NAMESPACE;
 // auto-vectorizes with the baseline ISA (SSE2 / NEON).
 constexpr int64_t kMR = 4;
 constexpr int64_t kNR = 8;
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = 16 * kMR;
+#elif HWY_MAX_BYTES >= 64
+// AVX-512 (32 registers): 14 rows x 2 vectors = 28 accumulators + 2 B vectors + 1 broadcast, 14
+// broadcasts and 2 loads per 28 FMAs (6 x 2 did 8 loads per 12 FMAs and left half the register
+// file unused). KC = 256 keeps the B micro-panel (256 x 32 floats, 32 KiB) in the 48 KiB L1 while
+// A micro-panels stream from L2; the A block (MC x KC, 448 KiB) stays in the 2 MiB L2.
+constexpr int64_t kMR = 14;
+constexpr int64_t kNR = 2 * static_cast<int64_t>(HWY_LANES(float));
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = 32 * kMR;
 #else
+// 6 rows x 2 vectors of accumulators (12 registers) + 2 B vectors + 1 broadcast: fits the 16
+// registers of AVX2 / NEON / WASM SIMD128, with 12 independent FMA chains to hide latency.
 constexpr int64_t kMR = 6;
 constexpr int64_t kNR = 2 * static_cast<int64_t>(HWY_LANES(float));
-#endif
-constexpr int64_t kKC = 256;     // K block: an A micro-panel (MR x KC) stays in L1
+constexpr int64_t kKC = 256;     // K block: the B micro-panel (KC x NR) stays in L1
 constexpr int64_t kMC = 16 * kMR;  // M block: the packed A block (MC x KC) stays in L2
+#endif
 constexpr int64_t kNC = 4096;    // N block: the packed B slice (KC x NC) stays in L3
 constexpr int64_t kNChunk = 8 * kNR;  // columns per task: one task = MC x NChunk of C
+// Up to this many rows of C (decode steps, batch-1 Linear layers) B is not packed: packing reads
+// and writes all of B for a handful of FMAs per element.
+constexpr int64_t kSmallM = 16;
+// The unpacked paths (few rows or columns) split work over threads from this many multiply-adds
+// (about 5 us on one core at AVX-512's rate): below, waking a pool thread costs more than it saves
+// (1 x 384 x 384 ran at 24 GFLOP/s on one thread, 17 on two).
+constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
 
-// Writes an MR x NR accumulator tile (row-major, `tile`) into C: C = alpha*acc + beta*C on the
-// first K block (beta == 0: C not read), C += alpha*acc afterwards. Only m x n entries are valid.
-inline void store_tile(const float* tile, float* c, int64_t ldc, int64_t m, int64_t n, float alpha,
-                       float beta, bool first) {
+#if HWY_TARGET == HWY_SCALAR
+// Writes an MR x NR accumulator tile (row-major) into C: C = alpha*acc + beta*C on the first K
+// block (beta == 0: C not read), C += alpha*acc afterwards. Only m x n entries are valid.
+void store_tile(const float* tile, float* c, int64_t ldc, int64_t m, int64_t n, float alpha, float beta,
+                bool first) {
   for (int64_t r = 0; r < m; ++r) {
     float* crow = c + r * ldc;
     const float* t = tile + r * kNR;
@@ -54,12 +79,12 @@ inline void store_tile(const float* tile, float* c, int64_t ldc, int64_t m, int6
   }
 }
 
-#if HWY_TARGET == HWY_SCALAR
-void micro_kernel(int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, int64_t m,
+// pa: packed A (kc x kMR); pb: B rows of kNR floats, `ldbp` apart.
+void micro_kernel(int64_t kc, const float* pa, const float* pb, int64_t ldbp, float* c, int64_t ldc, int64_t m,
                   int64_t n, float alpha, float beta, bool first) {
   float acc[kMR][kNR] = {};
   for (int64_t p = 0; p < kc; ++p) {
-    const float* b = pb + p * kNR;
+    const float* b = pb + p * ldbp;
     const float* a = pa + p * kMR;
     for (int64_t r = 0; r < kMR; ++r)
       for (int64_t j = 0; j < kNR; ++j) acc[r][j] += a[r] * b[j];
@@ -67,203 +92,279 @@ void micro_kernel(int64_t kc, const float* pa, const float* pb, float* c, int64_
   store_tile(&acc[0][0], c, ldc, m, n, alpha, beta, first);
 }
 #else
-// 6 rows x 2 vectors of accumulators (12 registers) + 2 B vectors + 1 broadcast: fits the 16
-// registers of AVX2 / NEON / WASM SIMD128, with 12 independent FMA chains to hide latency.
-void micro_kernel(int64_t kc, const float* pa, const float* pb, float* c, int64_t ldc, int64_t m,
-                  int64_t n, float alpha, float beta, bool first) {
-  const hn::ScalableTag<float> d;
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+constexpr int64_t kNV = 2;       // vectors per row of the packed tile
+constexpr int64_t kMaxV = 4;     // widest strip (few rows, B unpacked)
+
+// R rows x V vectors of C: acc = sum_p A[p][r] * B[p][v] with A packed (kc x kMR, R <= kMR rows
+// used) and B's rows `ldbp` floats apart (kNR when packed, ldb when read in place). Then
+// C = alpha*acc + beta*C (first K block; beta == 0: C not read) or C += alpha*acc; only the first
+// n columns are written (masked stores past them).
+// With kRawA, A is read where it lies instead: row r of the tile at pa + r * lda_a, K contiguous
+// (few columns of C: packing A would cost about as much as the product).
+template <size_t R, size_t V, bool kRawA = false>
+HWY_NOINLINE void tile_kernel(int64_t kc, const float* HWY_RESTRICT pa, const float* HWY_RESTRICT pb, int64_t ldbp,
+                              float* HWY_RESTRICT c, int64_t ldc, int64_t n, const float* alpha_beta, bool first,
+                              int64_t lda_a) {
+  const DF d;
   const size_t nl = hn::Lanes(d);
-  auto c00 = hn::Zero(d), c01 = hn::Zero(d), c10 = hn::Zero(d), c11 = hn::Zero(d);
-  auto c20 = hn::Zero(d), c21 = hn::Zero(d), c30 = hn::Zero(d), c31 = hn::Zero(d);
-  auto c40 = hn::Zero(d), c41 = hn::Zero(d), c50 = hn::Zero(d), c51 = hn::Zero(d);
-  for (int64_t p = 0; p < kc; ++p) {
-    const auto b0 = hn::LoadU(d, pb);
-    const auto b1 = hn::LoadU(d, pb + nl);
-    auto a = hn::Set(d, pa[0]);
-    c00 = hn::MulAdd(a, b0, c00);
-    c01 = hn::MulAdd(a, b1, c01);
-    a = hn::Set(d, pa[1]);
-    c10 = hn::MulAdd(a, b0, c10);
-    c11 = hn::MulAdd(a, b1, c11);
-    a = hn::Set(d, pa[2]);
-    c20 = hn::MulAdd(a, b0, c20);
-    c21 = hn::MulAdd(a, b1, c21);
-    a = hn::Set(d, pa[3]);
-    c30 = hn::MulAdd(a, b0, c30);
-    c31 = hn::MulAdd(a, b1, c31);
-    a = hn::Set(d, pa[4]);
-    c40 = hn::MulAdd(a, b0, c40);
-    c41 = hn::MulAdd(a, b1, c41);
-    a = hn::Set(d, pa[5]);
-    c50 = hn::MulAdd(a, b0, c50);
-    c51 = hn::MulAdd(a, b1, c51);
-    pa += kMR;
-    pb += kNR;
+  VF acc[R][V];
+  unroll<R>([&](auto r) { unroll<V>([&](auto v) { acc[r][v] = hn::Zero(d); }); });
+  auto step = [&](VF(&sum)[R][V]) HWY_ATTR {
+    VF bv[V];
+    unroll<V>([&](auto v) { bv[v] = hn::LoadU(d, pb + v * nl); });
+    unroll<R>([&](auto r) {
+      const VF av = hn::Set(d, kRawA ? pa[r * lda_a] : pa[r]);
+      unroll<V>([&](auto v) { sum[r][v] = hn::MulAdd(av, bv[v], sum[r][v]); });
+    });
+    pa += kRawA ? 1 : kMR;
+    pb += ldbp;
+  };
+  int64_t p = 0;
+  if constexpr (R * V < 8) {
+    // Fewer chains than FMA latency x units (4 x 2): odd steps into a second set of accumulators,
+    // so a 1-row tile (decode steps) is not bound by the FMA latency.
+    VF acc2[R][V];
+    unroll<R>([&](auto r) { unroll<V>([&](auto v) { acc2[r][v] = hn::Zero(d); }); });
+    for (; p + 2 <= kc; p += 2) {
+      step(acc);
+      step(acc2);
+    }
+    unroll<R>([&](auto r) { unroll<V>([&](auto v) { acc[r][v] = hn::Add(acc[r][v], acc2[r][v]); }); });
   }
-  if (m == kMR && n == kNR) {
-    // Full tile: update C in place with vectors.
-    const auto va = hn::Set(d, alpha);
-    const auto vb = hn::Set(d, beta);
-    auto put = [&](float* dst, decltype(c00) acc) {
-      auto v = hn::Mul(acc, va);
-      if (!first) v = hn::Add(v, hn::LoadU(d, dst));
-      else if (beta != 0.0f) v = hn::MulAdd(vb, hn::LoadU(d, dst), v);
-      hn::StoreU(v, d, dst);
-    };
-    put(c, c00);
-    put(c + nl, c01);
-    put(c + ldc, c10);
-    put(c + ldc + nl, c11);
-    put(c + 2 * ldc, c20);
-    put(c + 2 * ldc + nl, c21);
-    put(c + 3 * ldc, c30);
-    put(c + 3 * ldc + nl, c31);
-    put(c + 4 * ldc, c40);
-    put(c + 4 * ldc + nl, c41);
-    put(c + 5 * ldc, c50);
-    put(c + 5 * ldc + nl, c51);
+  for (; p < kc; ++p) step(acc);
+  // alpha and beta come through memory, read only here: as register arguments they stayed live
+  // across the loop and pushed an accumulator of AVX2's 6 x 2 tile out to the stack.
+  const float beta = alpha_beta[1];
+  const VF va = hn::Set(d, alpha_beta[0]), vb = hn::Set(d, beta);
+  const int mode = !first ? 1 : (beta == 0.0f ? 0 : 2);
+  if (n == static_cast<int64_t>(V * nl)) {
+    unroll<R>([&](auto r) {
+      unroll<V>([&](auto v) {
+        float* dst = c + r * ldc + v * nl;
+        VF o = hn::Mul(acc[r][v], va);
+        if (mode == 1) o = hn::Add(o, hn::LoadU(d, dst));
+        else if (mode == 2) o = hn::MulAdd(vb, hn::LoadU(d, dst), o);
+        hn::StoreU(o, d, dst);
+      });
+    });
     return;
   }
-  HWY_ALIGN float tile[kMR * kNR];
-  hn::Store(c00, d, tile);
-  hn::Store(c01, d, tile + nl);
-  hn::Store(c10, d, tile + kNR);
-  hn::Store(c11, d, tile + kNR + nl);
-  hn::Store(c20, d, tile + 2 * kNR);
-  hn::Store(c21, d, tile + 2 * kNR + nl);
-  hn::Store(c30, d, tile + 3 * kNR);
-  hn::Store(c31, d, tile + 3 * kNR + nl);
-  hn::Store(c40, d, tile + 4 * kNR);
-  hn::Store(c41, d, tile + 4 * kNR + nl);
-  hn::Store(c50, d, tile + 5 * kNR);
-  hn::Store(c51, d, tile + 5 * kNR + nl);
-  store_tile(tile, c, ldc, m, n, alpha, beta, first);
+  unroll<V>([&](auto v) {
+    const int64_t left = n - static_cast<int64_t>(v * nl);
+    if (left <= 0) return;
+    const auto mask = hn::FirstN(d, static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(nl))));
+    unroll<R>([&](auto r) {
+      float* dst = c + r * ldc + v * nl;
+      VF o = hn::Mul(acc[r][v], va);
+      if (mode == 1) o = hn::Add(o, hn::MaskedLoad(mask, d, dst));
+      else if (mode == 2) o = hn::MulAdd(vb, hn::MaskedLoad(mask, d, dst), o);
+      hn::BlendedStore(o, mask, d, dst);
+    });
+  });
 }
+
+using TileFn = void (*)(int64_t, const float*, const float*, int64_t, float*, int64_t, int64_t, const float*, bool,
+                        int64_t);
+template <size_t V, size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> make_tiles(std::index_sequence<I...>) {
+  return {&tile_kernel<I + 1, V>...};
+}
+template <size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> make_raw_tiles(std::index_sequence<I...>) {
+  return {&tile_kernel<I + 1, kNV, true>...};
+}
+// kRawTiles[rows - 1]: rows x kNV vectors with A read in place.
+constexpr auto kRawTiles = make_raw_tiles(std::make_index_sequence<kMR>{});
+template <size_t... V>
+constexpr std::array<std::array<TileFn, kMR>, sizeof...(V)> make_tile_table(std::index_sequence<V...>) {
+  return {make_tiles<V + 1>(std::make_index_sequence<kMR>{})...};
+}
+// kTiles[v - 1][rows - 1]: rows x v vectors. Only the widths the paths below pick are instantiated
+// for rows that fit the register file; the others are never called.
+constexpr auto kTiles = make_tile_table(std::make_index_sequence<kMaxV>{});
+
+// One row (a decode step's MatMul with the weight row-major) on AVX-512: 8 vectors, so that each
+// row of B is read 512 contiguous bytes at a time and the 8 accumulators cover the FMA latency.
+constexpr int64_t kRowV = 8;
+constexpr int64_t kMaxStripV = HWY_MAX_BYTES >= 64 ? kRowV : kMaxV;
+
+// The strip width (vectors) for `rows` rows with B read in place: wider with few rows, so that
+// there are enough independent FMA chains (at least 8 for two FMA units of latency 4) in the
+// registers there are (accumulators + one B vector per column vector + a broadcast).
+constexpr int64_t direct_vectors(int64_t rows) {
+  return HWY_MAX_BYTES >= 64 ? (rows == 1 ? kRowV : (rows <= 4 ? 4 : (rows <= 7 ? 3 : kNV)))
+                             : (rows <= 2 ? 4 : kNV);
+}
+
+void micro_kernel(int64_t kc, const float* pa, const float* pb, int64_t ldbp, float* c, int64_t ldc, int64_t m,
+                  int64_t n, float alpha, float beta, bool first) {
+  const float ab[2] = {alpha, beta};
+  // A panel's last columns (N not a multiple of the tile) through as few vectors as cover them.
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(DF()));
+  const int64_t v = std::min<int64_t>(kNV, (n + nl - 1) / nl);
+  kTiles[static_cast<size_t>(v - 1)][static_cast<size_t>(m - 1)](kc, pa, pb, ldbp, c, ldc, n, ab, first, 0);
+}
+
+// C[r][j] = alpha * dot(A row r, B row j) + beta * C[r][j] for R rows of A and J rows of B, both
+// K-contiguous (op(B) = B^T: Linear layers' weights; op(B) with few columns, transposed first).
+// R x J accumulators, R + J loads per R * J FMAs; the K tail through masked loads.
+template <size_t R, size_t J>
+HWY_NOINLINE void dot_tile(int64_t k, const float* HWY_RESTRICT a, int64_t lda, const float* HWY_RESTRICT b,
+                           int64_t ldb, float* HWY_RESTRICT c, int64_t ldc, float alpha, float beta) {
+  const DF d;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  VF acc[R][J];
+  unroll<R>([&](auto r) { unroll<J>([&](auto j) { acc[r][j] = hn::Zero(d); }); });
+  int64_t p = 0;
+  for (; p + nl <= k; p += nl) {
+    VF bv[J];
+    unroll<J>([&](auto j) { bv[j] = hn::LoadU(d, b + j * ldb + p); });
+    unroll<R>([&](auto r) {
+      const VF av = hn::LoadU(d, a + r * lda + p);
+      unroll<J>([&](auto j) { acc[r][j] = hn::MulAdd(av, bv[j], acc[r][j]); });
+    });
+  }
+  if (p < k) {
+    const auto mask = hn::FirstN(d, static_cast<size_t>(k - p));
+    VF bv[J];
+    unroll<J>([&](auto j) { bv[j] = hn::MaskedLoad(mask, d, b + j * ldb + p); });
+    unroll<R>([&](auto r) {
+      const VF av = hn::MaskedLoad(mask, d, a + r * lda + p);
+      unroll<J>([&](auto j) { acc[r][j] = hn::MulAdd(av, bv[j], acc[r][j]); });
+    });
+  }
+  unroll<R>([&](auto r) {
+    unroll<J>([&](auto j) {
+      const float s = alpha * hn::GetLane(hn::SumOfLanes(d, acc[r][j]));
+      float& dst = c[r * ldc + j];
+      dst = beta == 0.0f ? s : s + beta * dst;
+    });
+  });
+}
+
+using DotFn = void (*)(int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, float, float);
+constexpr int64_t kDotR = 4, kDotJ = 4;
+template <size_t J, size_t... I>
+constexpr std::array<DotFn, sizeof...(I)> make_dots(std::index_sequence<I...>) {
+  return {&dot_tile<I + 1, J>...};
+}
+template <size_t... J>
+constexpr std::array<std::array<DotFn, kDotR>, sizeof...(J)> make_dot_table(std::index_sequence<J...>) {
+  return {make_dots<J + 1>(std::make_index_sequence<kDotR>{})...};
+}
+constexpr auto kDots = make_dot_table(std::make_index_sequence<kDotJ>{});  // kDots[j - 1][r - 1]
 #endif
 
-// Packs op(B)[p0:p0+kc, j0:j0+nc] into ceil(nc/NR) panels, each kc x NR row-major, zero-padded.
+// Packs op(B)[p0:p0+kc, col:col+nr] into one kc x width panel (row-major, zero-padded past nr
+// unless !pad: A's panels, whose rows past nr no tile reads).
+void pack_panel(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t kc, int64_t col, int64_t nr,
+                int64_t width, float* dst, bool pad = true) {
+  if (!trans_b) {
+#if HWY_TARGET != HWY_SCALAR
+    if (nr == width && width == kNR) {
+      // Whole panels with vector moves: a memcpy call per 2-vector row costs more than the copy.
+      const DF d;
+      const size_t nl = hn::Lanes(d);
+      const float* src = b + p0 * ldb + col;
+      for (int64_t p = 0; p < kc; ++p, src += ldb) {
+        hn::StoreU(hn::LoadU(d, src), d, dst + p * kNR);
+        hn::StoreU(hn::LoadU(d, src + nl), d, dst + p * kNR + nl);
+      }
+      return;
+    }
+    {
+      // Edge panels (and strips): whole vectors, then one masked load (zero past nr, nothing
+      // read past it), then zero vectors; a memcpy call per row cost more than a 1 x 100 product.
+      const DF d;
+      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+      if (width % nl == 0) {
+        const int64_t full = nr / nl;
+        const auto mask = hn::FirstN(d, static_cast<size_t>(nr - full * nl));
+        for (int64_t p = 0; p < kc; ++p) {
+          const float* src = b + (p0 + p) * ldb + col;
+          float* o = dst + p * width;
+          int64_t x = 0;
+          for (; x < full * nl; x += nl) hn::StoreU(hn::LoadU(d, src + x), d, o + x);
+          if (x < nr) {
+            hn::StoreU(hn::MaskedLoad(mask, d, src + x), d, o + x);
+            x += nl;
+          }
+          for (; x < width; x += nl) hn::StoreU(hn::Zero(d), d, o + x);
+        }
+        return;
+      }
+    }
+#endif
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* src = b + (p0 + p) * ldb + col;
+      float* o = dst + p * width;
+      std::memcpy(o, src, static_cast<size_t>(nr) * sizeof(float));
+      if (pad)
+        for (int64_t q = nr; q < width; ++q) o[q] = 0.0f;
+    }
+    return;
+  }
+  // B stored N x K: four columns of the panel at a time, so each pass reads four rows of B and
+  // writes whole 16-byte groups of the panel's rows.
+  int64_t q = 0;
+  for (; q + 4 <= nr; q += 4) {
+    const float* s0 = b + (col + q) * ldb + p0;
+    const float* s1 = s0 + ldb;
+    const float* s2 = s1 + ldb;
+    const float* s3 = s2 + ldb;
+    int64_t p = 0;
+#if HWY_TARGET != HWY_SCALAR
+    // 4 x 4 blocks transposed in 128-bit registers (4 loads, 8 shuffles, 4 stores per 16 floats;
+    // element by element this copy cost a third of 64 x 64 x 4096 with B^T).
+    const hn::Full128<float> d4;
+    for (; p + 4 <= kc; p += 4) {
+      const auto r0 = hn::LoadU(d4, s0 + p), r1 = hn::LoadU(d4, s1 + p);
+      const auto r2 = hn::LoadU(d4, s2 + p), r3 = hn::LoadU(d4, s3 + p);
+      const auto t0 = hn::InterleaveLower(d4, r0, r1), t1 = hn::InterleaveLower(d4, r2, r3);  // a0 b0 a1 b1 | c0 d0 c1 d1
+      const auto t2 = hn::InterleaveUpper(d4, r0, r1), t3 = hn::InterleaveUpper(d4, r2, r3);  // a2 b2 a3 b3 | c2 d2 c3 d3
+      float* o = dst + p * width + q;
+      hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, o);
+      hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, o + width);
+      hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, o + 2 * width);
+      hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, o + 3 * width);
+    }
+#endif
+    for (; p < kc; ++p) {
+      float* o = dst + p * width + q;
+      o[0] = s0[p];
+      o[1] = s1[p];
+      o[2] = s2[p];
+      o[3] = s3[p];
+    }
+  }
+  for (; q < nr; ++q) {
+    const float* src = b + (col + q) * ldb + p0;
+    for (int64_t p = 0; p < kc; ++p) dst[p * width + q] = src[p];
+  }
+  if (pad && nr < width)
+    for (int64_t p = 0; p < kc; ++p)
+      for (int64_t x = nr; x < width; ++x) dst[p * width + x] = 0.0f;
+}
+
+// Packs op(B)[p0:p0+kc, j0:j0+nc] panels [panel_begin, panel_end) of kNR columns, each kc x kNR.
 void pack_b(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
             int64_t panel_begin, int64_t panel_end, float* out) {
   for (int64_t jp = panel_begin; jp < panel_end; ++jp) {
     const int64_t j = jp * kNR;
-    const int64_t nr = std::min(kNR, nc - j);
-    float* dst = out + jp * kc * kNR;
-    if (!trans_b) {
-#if HWY_TARGET != HWY_SCALAR
-      if (nr == kNR) {
-        // Whole panels with vector moves: a memcpy call per 2-vector row costs more than the copy.
-        const hn::ScalableTag<float> d;
-        const size_t nl = hn::Lanes(d);
-        const float* src = b + p0 * ldb + j0 + j;
-        for (int64_t p = 0; p < kc; ++p, src += ldb) {
-          hn::StoreU(hn::LoadU(d, src), d, dst + p * kNR);
-          hn::StoreU(hn::LoadU(d, src + nl), d, dst + p * kNR + nl);
-        }
-        continue;
-      }
-#endif
-      for (int64_t p = 0; p < kc; ++p) {
-        const float* src = b + (p0 + p) * ldb + j0 + j;
-        float* o = dst + p * kNR;
-        std::memcpy(o, src, static_cast<size_t>(nr) * sizeof(float));
-        for (int64_t q = nr; q < kNR; ++q) o[q] = 0.0f;
-      }
-    } else {
-      for (int64_t q = 0; q < kNR; ++q) {
-        if (q < nr) {
-          const float* src = b + (j0 + j + q) * ldb + p0;
-          for (int64_t p = 0; p < kc; ++p) dst[p * kNR + q] = src[p];
-        } else {
-          for (int64_t p = 0; p < kc; ++p) dst[p * kNR + q] = 0.0f;
-        }
-      }
-    }
+    pack_panel(trans_b, b, ldb, p0, kc, j0 + j, std::min(kNR, nc - j), kNR, out + jp * kc * kNR);
   }
 }
 
-// Packs op(A)[i0:i0+mc, p0:p0+kc] into ceil(mc/MR) panels, each kc x MR, zero-padded.
+// Packs op(A)[i0:i0+mc, p0:p0+kc] into ceil(mc/MR) panels, each kc x MR (rows past mc left as
+// they are: the tiles take the row count and read no further): a panel is
+// op(A)^T's columns i0+i.. as pack_panel lays out B's (A row-major is B^T's case: 4 x 4 transposes).
 void pack_a(bool trans_a, const float* a, int64_t lda, int64_t i0, int64_t mc, int64_t p0, int64_t kc,
             float* out) {
-  for (int64_t i = 0; i < mc; i += kMR) {
-    const int64_t mr = std::min(kMR, mc - i);
-    float* dst = out + (i / kMR) * kc * kMR;
-    if (trans_a) {
-      for (int64_t p = 0; p < kc; ++p) {
-        const float* src = a + (p0 + p) * lda + i0 + i;
-        float* o = dst + p * kMR;
-        for (int64_t r = 0; r < mr; ++r) o[r] = src[r];
-        for (int64_t r = mr; r < kMR; ++r) o[r] = 0.0f;
-      }
-    } else {
-      for (int64_t r = 0; r < kMR; ++r) {
-        if (r < mr) {
-          const float* src = a + (i0 + i + r) * lda + p0;
-          for (int64_t p = 0; p < kc; ++p) dst[p * kMR + r] = src[p];
-        } else {
-          for (int64_t p = 0; p < kc; ++p) dst[p * kMR + r] = 0.0f;
-        }
-      }
-    }
-  }
-}
-
-// Few rows and row-major B: packing B would cost as much as the product, so stream B's rows once
-// per row of C with vector AXPYs (memory bound; the matrix-vector case of MatMul/Gemm).
-void small_m_gemm(bool trans_a, int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha, const float* a,
-                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  for (int64_t i = 0; i < m; ++i) {
-    float* crow = c + i * ldc;
-    for (int64_t j = j0; j < j1; ++j) crow[j] = beta == 0.0f ? 0.0f : beta * crow[j];
-    for (int64_t p = 0; p < k; ++p) {
-      const float av = alpha * (trans_a ? a[p * lda + i] : a[i * lda + p]);
-      const float* brow = b + p * ldb;
-      int64_t j = j0;
-#if HWY_TARGET != HWY_SCALAR
-      const hn::ScalableTag<float> d;
-      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-      const auto va = hn::Set(d, av);
-      for (; j + nl <= j1; j += nl)
-        hn::StoreU(hn::MulAdd(va, hn::LoadU(d, brow + j), hn::LoadU(d, crow + j)), d, crow + j);
-#endif
-      for (; j < j1; ++j) crow[j] += av * brow[j];
-    }
-  }
-}
-
-// Few rows and transposed B (B stored N x K, as in Gemm transB=1 / Linear layers): each C element
-// is a dot product of two contiguous K-vectors, so B is streamed once without packing.
-void small_m_gemm_tb(bool trans_a, int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha, const float* a,
-                     int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
-  thread_local std::vector<float> arow_buf;  // grown once per thread: no allocation per call
-  for (int64_t i = 0; i < m; ++i) {
-    const float* arow = a + i * lda;
-    if (trans_a) {
-      arow_buf.resize(static_cast<size_t>(k));
-      for (int64_t p = 0; p < k; ++p) arow_buf[static_cast<size_t>(p)] = a[p * lda + i];
-      arow = arow_buf.data();
-    }
-    float* crow = c + i * ldc;
-    for (int64_t j = j0; j < j1; ++j) {
-      const float* brow = b + j * ldb;
-      int64_t p = 0;
-      float sum = 0.0f;
-#if HWY_TARGET != HWY_SCALAR
-      const hn::ScalableTag<float> d;
-      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-      auto s0 = hn::Zero(d), s1 = hn::Zero(d), s2 = hn::Zero(d), s3 = hn::Zero(d);
-      for (; p + 4 * nl <= k; p += 4 * nl) {
-        s0 = hn::MulAdd(hn::LoadU(d, arow + p), hn::LoadU(d, brow + p), s0);
-        s1 = hn::MulAdd(hn::LoadU(d, arow + p + nl), hn::LoadU(d, brow + p + nl), s1);
-        s2 = hn::MulAdd(hn::LoadU(d, arow + p + 2 * nl), hn::LoadU(d, brow + p + 2 * nl), s2);
-        s3 = hn::MulAdd(hn::LoadU(d, arow + p + 3 * nl), hn::LoadU(d, brow + p + 3 * nl), s3);
-      }
-      for (; p + nl <= k; p += nl) s0 = hn::MulAdd(hn::LoadU(d, arow + p), hn::LoadU(d, brow + p), s0);
-      sum = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(s0, s1), hn::Add(s2, s3))));
-#endif
-      for (; p < k; ++p) sum += arow[p] * brow[p];
-      crow[j] = alpha * sum + (beta == 0.0f ? 0.0f : beta * crow[j]);
-    }
-  }
+  for (int64_t i = 0; i < mc; i += kMR)
+    pack_panel(!trans_a, a, lda, p0, kc, i0 + i, std::min(kMR, mc - i), kMR, out + (i / kMR) * kc * kMR,
+               /*pad=*/false);
 }
 
 std::vector<float>& thread_a_buffer() {
@@ -286,11 +387,72 @@ float* thread_b_buffer(size_t need) {
   return buf.get();
 }
 
+// The calling thread's copy of one strip of B (K block x kMaxStripV vectors) for the small-M path: a
+// thread-local rather than 64 KiB of stack (wasm threads have 64 KiB stacks).
+float* thread_strip_buffer() {
+  thread_local std::unique_ptr<float[]> buf(new float[static_cast<size_t>(kKC) * kMaxStripV * HWY_MAX_BYTES / sizeof(float)]);
+  return buf.get();
+}
+
 // Sizes this thread's packing buffers to their bounds once, so that no later call grows them.
 void sgemm_prepare_thread_impl() {
   std::vector<float>& a = thread_a_buffer();
   if (a.size() < static_cast<size_t>(kMC * kKC)) a.resize(static_cast<size_t>(kMC * kKC));
   thread_b_buffer(kMaxPanelFloats);
+#if HWY_TARGET != HWY_SCALAR
+  thread_strip_buffer();
+#endif
+}
+
+#if HWY_TARGET != HWY_SCALAR
+// C (m x n) from K-contiguous rows of A (m x k, lda) and of B^T (n x k, ldb): dot-product tiles,
+// columns [j0, j1) only. Column blocks of kDotCols rows of B stay in L2 while every group of rows
+// of A passes over them.
+void dot_gemm(int64_t m, int64_t j0, int64_t j1, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+              int64_t ldb, float beta, float* c, int64_t ldc) {
+  constexpr int64_t kDotCols = 64;
+  for (int64_t jb = j0; jb < j1; jb += kDotCols) {
+    const int64_t je = std::min(j1, jb + kDotCols);
+    for (int64_t i = 0; i < m; i += kDotR) {
+      const int64_t rows = std::min(kDotR, m - i);
+      for (int64_t j = jb; j < je; j += kDotJ) {
+        const int64_t cols = std::min(kDotJ, je - j);
+        kDots[static_cast<size_t>(cols - 1)][static_cast<size_t>(rows - 1)](k, a + i * lda, lda, b + j * ldb, ldb,
+                                                                           c + i * ldc + j, ldc, alpha, beta);
+      }
+    }
+  }
+}
+
+// op(A) (m x k) as rows of K contiguous floats: `a` itself when not transposed, else a copy in the
+// calling thread's `buf`.
+const float* rows_of_a(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda, std::vector<float>& buf,
+                       int64_t* ld) {
+  if (!trans_a) {
+    *ld = lda;
+    return a;
+  }
+  if (buf.size() < static_cast<size_t>(m * k)) buf.resize(static_cast<size_t>(m * k));
+  for (int64_t p = 0; p < k; ++p)
+    for (int64_t i = 0; i < m; ++i) buf[static_cast<size_t>(i * k + p)] = a[p * lda + i];
+  *ld = k;
+  return buf.data();
+}
+#endif
+
+// Rebuilds op(A) row-major (m x k) from a packing done by another target's geometry.
+void unpack_a(const SgemmPackedA& pa, float* out) {
+  const int64_t mblocks = (pa.m + pa.mc - 1) / pa.mc, pblocks = (pa.k + pa.kc - 1) / pa.kc;
+  for (int64_t pb = 0; pb < pblocks; ++pb)
+    for (int64_t ib = 0; ib < mblocks; ++ib) {
+      const int64_t p0 = pb * pa.kc, i0 = ib * pa.mc;
+      const int64_t kc = std::min(pa.kc, pa.k - p0), mc = std::min(pa.mc, pa.m - i0);
+      const float* blk = pa.data.data() + (pb * mblocks + ib) * pa.mc * pa.kc;
+      for (int64_t i = 0; i < mc; ++i) {
+        const float* panel = blk + (i / pa.mr) * kc * pa.mr;
+        for (int64_t p = 0; p < kc; ++p) out[(i0 + i) * pa.k + p0 + p] = panel[p * pa.mr + i % pa.mr];
+      }
+    }
 }
 
 }  // namespace
@@ -310,21 +472,28 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     }
     return;
   }
-  const bool threaded = pool != nullptr && pool->num_threads() > 1;
-  if (a && m <= 2 && !trans_b) {
-    constexpr int64_t kCols = 512;
-    const int64_t chunks = (n + kCols - 1) / kCols;
-    auto run = [&](int64_t c0, int64_t c1) {
-      small_m_gemm(trans_a, m, c0 * kCols, std::min(n, c1 * kCols), k, alpha, a, lda, b, ldb, beta, c, ldc);
-    };
-    if (threaded && chunks > 1 && m * n * k > (1 << 16)) pool->parallel_for(chunks, 1, run);
-    else run(0, chunks);
-    return;
+  if (pre && (pre->mr != kMR || pre->mc != kMC || pre->kc != kKC)) {
+    // Packed by another target (the dispatch changed since): its layout is not this one's.
+    if (a) {
+      pre = nullptr;
+    } else {
+      thread_local std::vector<float> unpacked;
+      if (unpacked.size() < static_cast<size_t>(m * k)) unpacked.resize(static_cast<size_t>(m * k));
+      unpack_a(*pre, unpacked.data());
+      sgemm_impl(false, trans_b, m, n, k, alpha, unpacked.data(), k, b, ldb, beta, c, ldc, pool, nullptr);
+      return;
+    }
   }
-  if (a && n <= 8 && !trans_a && m * n * k < (int64_t{1} << 24)) {
-    // Few columns (strided 1-D convs, matrix-vector with the vector on the right): packing A
-    // would cost as much as the product. Transpose B into K-contiguous rows, then every C
-    // element is a dot product of an A row with one of them.
+  const bool threaded = pool != nullptr && pool->num_threads() > 1;
+  const float ab[2] = {alpha, beta};
+  (void)ab;
+#if HWY_TARGET != HWY_SCALAR
+  const int64_t nthreads = threaded ? pool->num_threads() : 1;
+  if (a && (trans_b ? m <= kSmallM : (n <= 8 && !trans_a && m > kSmallM && m * n * k < (int64_t{1} << 24)))) {
+    // Dot products of K-contiguous rows: few rows of C with B^T given (decode steps through
+    // Linear layers: B is read once, in place), or few columns of C (strided 1-D convs,
+    // matrix-vector with the vector on the right; B transposed first, packing A would cost as
+    // much as the product).
     const float* bt = b;
     int64_t ldbt = ldb;
     std::vector<float> large_bt;
@@ -343,26 +512,103 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       bt = bt_buf;
       ldbt = k;
     }
-    constexpr int64_t kRows = 16;
-    const int64_t chunks = (m + kRows - 1) / kRows;
-    auto run = [&](int64_t c0, int64_t c1) {
-      const int64_t i0 = c0 * kRows, i1 = std::min(m, c1 * kRows);
-      small_m_gemm_tb(false, i1 - i0, 0, n, k, alpha, a + i0 * lda, lda, bt, ldbt, beta, c + i0 * ldc, ldc);
-    };
-    if (threaded && chunks > 1 && m * n * k > (1 << 16)) pool->parallel_for(chunks, 1, run);
-    else run(0, chunks);
+    int64_t ldar = 0;
+    thread_local std::vector<float> arows_buf;
+    const float* ar = rows_of_a(trans_a, m, k, a, lda, arows_buf, &ldar);
+    if (trans_b) {
+      const int64_t chunk = 64, chunks = (n + chunk - 1) / chunk;
+      auto run = [&](int64_t c0, int64_t c1) {
+        dot_gemm(m, c0 * chunk, std::min(n, c1 * chunk), k, alpha, ar, ldar, bt, ldbt, beta, c, ldc);
+      };
+      if (threaded && chunks > 1 && m * n * k > kMinParallelMacs) pool->parallel_for(chunks, 1, run);
+      else run(0, chunks);
+    } else {
+      constexpr int64_t kRows = 16;
+      const int64_t chunks = (m + kRows - 1) / kRows;
+      auto run = [&](int64_t c0, int64_t c1) {
+        const int64_t i0 = c0 * kRows, i1 = std::min(m, c1 * kRows);
+        dot_gemm(i1 - i0, 0, n, k, alpha, ar + i0 * ldar, ldar, bt, ldbt, beta, c + i0 * ldc, ldc);
+      };
+      if (threaded && chunks > 1 && m * n * k > kMinParallelMacs) pool->parallel_for(chunks, 1, run);
+      else run(0, chunks);
+    }
     return;
   }
-  if (a && m <= 2 && trans_b) {
-    constexpr int64_t kCols = 64;
-    const int64_t chunks = (n + kCols - 1) / kCols;
-    auto run = [&](int64_t c0, int64_t c1) {
-      small_m_gemm_tb(trans_a, m, c0 * kCols, std::min(n, c1 * kCols), k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (a && !trans_b && m <= kSmallM) {
+    // Few rows, B row-major: B's rows are read in place by strips of up to 4 vectors, A (m x k,
+    // small) packed once; rows split evenly into at most kMR per tile.
+    const int64_t tiles = (m + kMR - 1) / kMR;
+    const int64_t rows = (m + tiles - 1) / tiles;  // every tile but the last has `rows` rows
+    const int64_t v = direct_vectors(rows);
+    const int64_t nl = static_cast<int64_t>(hn::Lanes(DF()));
+    const int64_t sw = v * nl;
+    // K blocks small enough that a block of B's rows (kcs x N) stays in L2 while the strips pass
+    // over it: with rows 16 KiB apart a strip reads one or two lines per row, and the next strip
+    // the lines beside them (4 x 4096 x 4096 on AVX2 ran at a third of OpenBLAS with 256-row blocks).
+    const int64_t kcs = std::clamp<int64_t>((int64_t{1} << 18) / n, 16, kKC);
+    std::vector<float>& abuf = thread_a_buffer();
+    const int64_t kblocks = (k + kcs - 1) / kcs;
+    const size_t a_need = static_cast<size_t>(tiles * kMR * kblocks * kcs);
+    if (abuf.size() < a_need) abuf.resize(a_need);
+    // Packed per (K block, tile): tile t's rows in a kc x kMR panel at ((pb * tiles) + t) * kMR * kKC.
+    for (int64_t pb = 0; pb < kblocks; ++pb)
+      for (int64_t t = 0; t < tiles; ++t) {
+        const int64_t i0 = t * rows;
+        pack_a(trans_a, a, lda, i0, std::min(rows, m - i0), pb * kcs, std::min(kcs, k - pb * kcs),
+               abuf.data() + (pb * tiles + t) * kMR * kcs);
+      }
+    const int64_t strips = (n + sw - 1) / sw;
+    auto run = [&](int64_t s0, int64_t s1) {
+      float* const edge = thread_strip_buffer();
+      // K blocks outside the strips: each block of B's rows is read left to right, whole rows
+      // at a time (a strip at a time down all of K would jump a row of B per 128 bytes read,
+      // which the prefetchers do not follow: 1.6 GB/s for 16 x 4096 x 4096).
+      for (int64_t pb = 0; pb < kblocks; ++pb) {
+        const int64_t p0 = pb * kcs, kc = std::min(kcs, k - p0);
+        // Columns [j, j + cols) through tiles of `w` vectors, B's rows at bp, ldbp apart.
+        auto tiles_at = [&](int64_t w, const float* bp, int64_t ldbp, int64_t j, int64_t cols) {
+          for (int64_t t = 0; t < tiles; ++t) {
+            const int64_t i0 = t * rows, mr = std::min(rows, m - i0);
+            const TileFn tile =
+                w > kMaxV ? &tile_kernel<1, kRowV> : kTiles[static_cast<size_t>(w - 1)][static_cast<size_t>(mr - 1)];
+            tile(kc, abuf.data() + (pb * tiles + t) * kMR * kcs, bp, ldbp, c + i0 * ldc + j, ldc, cols, ab, pb == 0, 0);
+          }
+        };
+        for (int64_t s = s0; s < s1; ++s) {
+          const int64_t j = s * sw, nr = std::min(sw, n - j);
+          if (nr == sw) {
+            // Several row tiles reread the strip: a copy, since B's rows are often a power of two
+            // apart (4096 floats) and a strip read in place then maps to a few cache sets and is
+            // refetched from L3 by every tile (16 x 4096 x 4096 ran at 16 GFLOP/s in place).
+            if (tiles > 1) {
+              pack_panel(false, b, ldb, p0, kc, j, nr, sw, edge);
+              tiles_at(v, edge, sw, j, nr);
+            } else {
+              tiles_at(v, b + p0 * ldb + j, ldb, j, nr);
+            }
+            continue;
+          }
+          // The last strip: whole vectors in place, narrower tiles; the last columns (less than a
+          // vector) through a zero-padded copy, one vector wide (no read past B's rows).
+          int64_t q = 0;
+          while (nr - q >= nl) {
+            const int64_t w = std::min({v, kMaxV, (nr - q) / nl});
+            tiles_at(w, b + p0 * ldb + j + q, ldb, j + q, w * nl);
+            q += w * nl;
+          }
+          if (q < nr) {
+            pack_panel(false, b, ldb, p0, kc, j + q, nr - q, nl, edge);
+            tiles_at(1, edge, nl, j + q, nr - q);
+          }
+        }
+      }
     };
-    if (threaded && chunks > 1 && m * n * k > (1 << 16)) pool->parallel_for(chunks, 1, run);
-    else run(0, chunks);
+    if (threaded && strips > 1 && m * n * k > kMinParallelMacs)
+      pool->parallel_for(strips, std::max<int64_t>(1, strips / (4 * nthreads)), run);
+    else run(0, strips);
     return;
   }
+#endif
   // Sized for the largest slice up front: B panels of at most KC x NC.
   float* const pb = thread_b_buffer(static_cast<size_t>(((std::min(kNC, n) + kNR - 1) / kNR) * kNR *
                                                         std::min(kKC, k)));
@@ -380,6 +626,10 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
         pack_b(trans_b, b, ldb, p0, kc, j0, nc, 0, npanels, pb);
       }
       const int64_t mblocks = (m + kMC - 1) / kMC;
+      // Few columns (attention's N = 64 head dims): A is read in place by the tiles, each row tile
+      // passing over all of B's (few) panels while its rows are in L1; packing A would cost about
+      // as much as the product.
+      const bool raw_a = !pre && !trans_a && a != nullptr && n <= 2 * kNR && HWY_TARGET != HWY_SCALAR;
       // Enough tasks to feed every thread: narrower column chunks for small products.
       int64_t chunk = kNChunk;
       if (threaded)
@@ -388,13 +638,26 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       auto task = [&](int64_t t0, int64_t t1) {
         std::vector<float>& abuf = thread_a_buffer();
         const size_t need = static_cast<size_t>(kMC * kc);
-        if (!pre && abuf.size() < need) abuf.resize(need);
+        if (!pre && !raw_a && abuf.size() < need) abuf.resize(need);
         int64_t packed_block = -1;
         for (int64_t t = t0; t < t1; ++t) {
           // Tasks run M-block-major so a thread's consecutive tasks reuse its packed A block.
           const int64_t ib = t / nchunks, jb = t % nchunks;
           const int64_t i0 = ib * kMC, mc = std::min(kMC, m - i0);
           const float* ap = abuf.data();
+#if HWY_TARGET != HWY_SCALAR
+          if (raw_a) {
+            const int64_t jc0 = jb * chunk, jc1 = std::min(nc, jc0 + chunk);
+            for (int64_t i = 0; i < mc; i += kMR) {
+              const int64_t mr = std::min(kMR, mc - i);
+              for (int64_t j = jc0; j < jc1; j += kNR)
+                kRawTiles[static_cast<size_t>(mr - 1)](kc, a + (i0 + i) * lda + p0, pb + (j / kNR) * kc * kNR, kNR,
+                                                      c + (i0 + i) * ldc + j0 + j, ldc, std::min(kNR, jc1 - j), ab,
+                                                      first, lda);
+            }
+            continue;
+          }
+#endif
           if (pre) {
             ap = pre->data.data() + ((p0 / kKC) * mblocks + ib) * kMC * kKC;
           } else if (packed_block != ib) {
@@ -406,7 +669,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
             const float* bp = pb + (j / kNR) * kc * kNR;
             const int64_t nr = std::min(kNR, jc1 - j);
             for (int64_t i = 0; i < mc; i += kMR) {
-              micro_kernel(kc, ap + (i / kMR) * kc * kMR, bp, c + (i0 + i) * ldc + j0 + j, ldc,
+              micro_kernel(kc, ap + (i / kMR) * kc * kMR, bp, kNR, c + (i0 + i) * ldc + j0 + j, ldc,
                            std::min(kMR, mc - i), nr, alpha, beta, first);
             }
           }
@@ -423,6 +686,9 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
 
 void sgemm_pack_a_impl(SgemmPackedA& pa, const float* a, int64_t lda) {
   const int64_t m = pa.m, k = pa.k;
+  pa.mr = kMR;
+  pa.mc = kMC;
+  pa.kc = kKC;
   if (m <= 0 || k <= 0) return;
   const int64_t mblocks = (m + kMC - 1) / kMC, pblocks = (k + kKC - 1) / kKC;
   pa.data.assign(static_cast<size_t>(mblocks * pblocks * kMC * kKC), 0.0f);
@@ -434,6 +700,9 @@ void sgemm_pack_a_impl(SgemmPackedA& pa, const float* a, int64_t lda) {
     }
 }
 
+// The dispatched target's name (bench/gemm, tests: which tile a product ran with).
+const char* sgemm_target_impl() { return hwy::TargetName(HWY_TARGET); }
+
 }  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu
 HWY_AFTER_NAMESPACE();
@@ -444,6 +713,9 @@ namespace tsr::cpu {
 HWY_EXPORT(sgemm_impl);
 HWY_EXPORT(sgemm_pack_a_impl);
 HWY_EXPORT(sgemm_prepare_thread_impl);
+HWY_EXPORT(sgemm_target_impl);
+
+const char* sgemm_target() { return HWY_DYNAMIC_DISPATCH(sgemm_target_impl)(); }
 
 void sgemm_prepare_thread() { HWY_DYNAMIC_DISPATCH(sgemm_prepare_thread_impl)(); }
 

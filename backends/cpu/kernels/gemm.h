@@ -26,9 +26,14 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
 
 // op(A) (M x K) packed once in sgemm's blocked layout, for products that reuse one A many times
 // (constant Conv/MatMul weights).
+// The layout depends on the SIMD target that packed it (its tile rows and cache blocks, recorded
+// in mr/mc/kc): a product run by another target (the dispatch changed in between, as the tests and
+// bench/gemm do with hwy::SetSupportedTargetsForTest) sees the mismatch and reads A raw, or unpacks
+// `data` when no raw A is given, so a packed A is never read in a layout it was not written in.
 struct SgemmPackedA {
   int64_t m = 0, k = 0;
   bool trans_a = false;
+  int64_t mr = 0, mc = 0, kc = 0;  // the packing target's geometry (0: empty)
   std::vector<float> data;
 };
 SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda);
@@ -43,6 +48,10 @@ void sgemm_prepacked(const SgemmPackedA& pa, const float* a, int64_t lda, bool t
 // their largest, so that later calls on this thread never allocate them: the CPU backend's
 // Backend::prepare_thread, run on every pool thread before any run (issue 12).
 void sgemm_prepare_thread();
+
+// The SIMD target sgemm dispatches to now (Highway's name, e.g. "AVX3", "AVX2"): its tile and
+// cache blocks differ, so benchmarks and tests name it.
+const char* sgemm_target();
 
 // Plain reference for any arithmetic T (f64 MatMul/Gemm, integer MatMul, tests): same contract
 // as sgemm, accumulating in T, single-threaded.
