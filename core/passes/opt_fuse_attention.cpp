@@ -706,7 +706,10 @@ class Fuser {
     for (auto h : {implied_heads(ix_, qc, false, dh_), implied_heads(ix_, kc, true, dh_)})
       if (h && *h > 0 && n_ % *h == 0) cands.push_back({n_ / *h, *h});
     cands.push_back({1, n_});
-    for (const auto& [b, h] : cands) {
+    for (const auto& cand : cands) {
+      // Plain copies, not structured bindings: the lambdas below capture them, which clang 14
+      // (the wasm and sanitizer builds) rejects for bindings.
+      const int64_t b = cand.first, h = cand.second;
       if (rank_ == 4 && (b != qi.shape[0] || h != qi.shape[1])) continue;
       const auto q = bsd_source(ix_, qc, false, b, h, dh_);
       if (!q) continue;
