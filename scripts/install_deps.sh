@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything the build, the tests, the demo and the benchmarks use (clang with
 # libclang-rt-14-dev: the asan/tsan presets and the libFuzzer harnesses; llvm: llvm-symbolizer
-# for sanitizer stack traces; python3-torch and python3-torchvision: the model zoo, bench/zoo):
+# for sanitizer stack traces; python3-torch and python3-torchvision: the model zoo, bench/zoo;
+# libopenblas-dev: bench/gemm's reference):
 #  - Debian packages (apt-get, noninteractive; as root, or through sudo otherwise), skipped
 #    quickly when all of them are already installed;
 #  - onnxruntime-node (the reference runtime of tests/models and bench/), pinned by
@@ -17,7 +18,7 @@ packages=(
   dataset-fashion-mnist dpkg-dev chromium
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers
   g++-aarch64-linux-gnu g++-arm-linux-gnueabihf qemu-user-static pkg-config default-jdk-headless
-  clang libclang-rt-14-dev llvm time python3-torch python3-torchvision
+  clang libclang-rt-14-dev llvm time python3-torch python3-torchvision libopenblas-dev
   libimgui-dev libglfw3-dev libgl1-mesa-dri xvfb
 )
 
