@@ -30,7 +30,8 @@ namespace {
 
 std::string temp_file(const char* stem) {
   const char* dir = std::getenv("TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + stem + "_" + std::to_string(::getpid()) + ".tsr";
+  return std::string(dir ? dir : "/tmp") + "/" + stem + "_" + std::to_string(reinterpret_cast<uintptr_t>(&temp_file)) +
+         ".tsr";
 }
 
 std::vector<float> uniform(size_t n, std::mt19937& rng) {
