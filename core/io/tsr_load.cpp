@@ -9,6 +9,7 @@
 #include <limits>
 #include <set>
 
+#include "core/base/mapped_pages.h"
 #include "core/io/tsr_io.h"
 #include "core/passes/verify_model.h"
 #include "schema/tessera_generated.h"
@@ -397,7 +398,9 @@ Expected<ir::Model> load_model_file(const std::string& path) {
     void* p = nullptr;
     size_t n = 0;
     ~Mapping() {
-      if (p) munmap(p, n);
+      if (!p) return;
+      unregister_file_mapping(p);
+      munmap(p, n);
     }
   };
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -427,6 +430,8 @@ Expected<ir::Model> load_model_file(const std::string& path) {
     return resource_error("cannot map '", path, "' (", size, " bytes): ", std::strerror(errno));
   }
   map->n = static_cast<size_t>(size);
+  // Kernels that pack constants may drop the pages they read (core/base/mapped_pages.h).
+  register_file_mapping(map->p, map->n);
   const auto* data = static_cast<const uint8_t*>(map->p);
   const size_t n = map->n;  // read before `map` is moved into the call
   auto r = load(data, n, std::move(map));

@@ -33,6 +33,7 @@
 #include "backends/cpu/kernels/nn_window.h"
 #include "backends/cpu/kernels/scratch.h"
 #include "backends/cpu/kernels/winograd.h"
+#include "core/base/mapped_pages.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -300,6 +301,39 @@ class ConvKernel final : public exec::Kernel {
   WinogradWeights wino_;
 };
 
+// Which forms of constant f32 weights (M x C/group x window, `mg` x `kg` per group) a Conv may run
+// from. sgemm_direct's packing serves M <= kMaxDirectM, or K <= kMaxDirectWideK on a wide enough
+// output (sgemm_direct_preferred); the packed SGEMM's the rest. Winograd's needs stride 1, and
+// where the load-time input shape is fully known, winograd_window_applies and winograd_pays for it
+// (e.g. not ResNet's 512-channel 7x7 convs at batch 1); then, Winograd being taken on every run,
+// neither GEMM form is kept. A run at another shape still computes right from the raw weights.
+struct WeightForms {
+  bool direct = false, packed = false, winograd = false;
+};
+WeightForms conv_weight_forms(const exec::KernelInit& init, const Tensor& wt, int64_t group, int64_t mg, int64_t kg) {
+  WeightForms f;
+  f.direct = !kSizeFirstKernels && (mg <= kMaxDirectM || kg <= kMaxDirectWideK);
+  f.packed = !sgemm_direct_preferred(mg, -1, kg);
+  if (wt.rank() != 4 || !winograd_weights_apply(wt.dim(0), wt.dim(1), wt.dim(2), wt.dim(3), group)) return f;
+  const ops::ValueType* xt = init.input_types.empty() ? nullptr : &init.input_types[0];
+  Ints in{-1, -1};
+  int64_t n = -1;
+  if (xt && xt->has_shape && xt->shape.size() == 4) {
+    n = xt->shape[0];
+    in = {xt->shape[2], xt->shape[3]};
+  }
+  auto sp = ops::resolve_spatial(init.node, in, Ints{wt.dim(2), wt.dim(3)}, false);
+  if (!sp.ok()) return f;  // reported when the node runs
+  const Window3 w = window3_of(*sp, in);
+  if (w.s[1] != 1 || w.s[2] != 1 || w.d[1] != w.d[2]) return f;
+  if (n < 1 || w.out[1] < 1 || w.out[2] < 1) {  // not known until run time: keep every form
+    f.winograd = true;
+    return f;
+  }
+  if (!winograd_window_applies(w) || !winograd_pays(w, n)) return f;
+  return {false, false, true};
+}
+
 Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init) {
   TSR_ASSIGN_OR_RETURN(ops::ActivationSpec act, ops::activation_of(init.node, init.place));
   const Tensor* wt = init.constant_inputs.size() > 1 ? init.constant_inputs[1] : nullptr;
@@ -309,17 +343,21 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
     const int64_t mg = wt->dim(0) / group;
     const int64_t kg = wt->numel() / std::max<int64_t>(1, wt->dim(0));
     if (kg > 0) {
+      // Only the forms a run can take are prepared: each is another copy of the weights (Winograd's
+      // 4x), and ResNet-18 kept ~7x its weights resident with all of them.
+      const WeightForms forms = conv_weight_forms(init, *wt, group, mg, kg);
       std::vector<SgemmPackedA> packed;
       std::vector<SgemmDirectA> direct;
       for (int64_t g = 0; g < group; ++g) {
         const float* wg = wt->data<float>() + g * mg * kg;
-        // Packed for sgemm_direct whatever M: a wide enough output may take it at run time.
-        if (!kSizeFirstKernels) direct.push_back(sgemm_direct_pack_a(mg, kg, wg, kg));
-        if (!sgemm_direct_preferred(mg, -1, kg)) packed.push_back(sgemm_pack_a(false, mg, kg, wg, kg));
+        if (forms.direct) direct.push_back(sgemm_direct_pack_a(mg, kg, wg, kg));
+        if (forms.packed) packed.push_back(sgemm_pack_a(false, mg, kg, wg, kg));
       }
       WinogradWeights wino;
-      if (wt->rank() == 4 && winograd_weights_apply(wt->dim(0), wt->dim(1), wt->dim(2), wt->dim(3), group))
-        wino = winograd_prepare(wt->data<float>(), wt->dim(0), wt->dim(1));
+      if (forms.winograd) wino = winograd_prepare(wt->data<float>(), wt->dim(0), wt->dim(1));
+      // Runs read the prepared forms (the raw weights only off the shapes they were made for):
+      // the pages just read need not stay resident when they are the .tsr's mapping.
+      if (forms.direct || forms.packed || forms.winograd) release_mapped_pages(wt->data<float>(), wt->nbytes());
       return std::unique_ptr<exec::Kernel>(new ConvKernel(std::move(packed), std::move(direct), act, std::move(wino)));
     }
   }

@@ -24,6 +24,23 @@ struct Window3 {
   int64_t k_size() const { return k[0] * k[1] * k[2]; }
 };
 
+// The window of resolved spatial params `sp` for input spatial dims `in` (ranks 1..3; -1 dims, as
+// when resolved at kernel creation from load-time types, stay -1 in `in` and `out`).
+inline Window3 window3_of(const ops::SpatialParams& sp, const Ints& in) {
+  Window3 w;
+  const size_t off = 3 - in.size();
+  for (size_t i = 0; i < in.size(); ++i) {
+    w.in[off + i] = in[i];
+    w.out[off + i] = sp.out[i];
+    w.k[off + i] = sp.kernel[i];
+    w.s[off + i] = sp.strides[i];
+    w.d[off + i] = sp.dilations[i];
+    w.pb[off + i] = sp.pad_begin[i];
+    w.pe[off + i] = sp.pad_end[i];
+  }
+  return w;
+}
+
 // Resolves the node's window for input spatial dims `in` and window `kernel` (ranks 1..3).
 inline Expected<Window3> resolve_window3(const exec::KernelContext& ctx, const Ints& in, const Ints& kernel,
                                          bool ceil_mode) {
@@ -31,18 +48,7 @@ inline Expected<Window3> resolve_window3(const exec::KernelContext& ctx, const I
     return unsupported(ctx.place(), ": spatial rank ", in.size(), " (the cpu kernel handles 1 to 3)");
   auto sp = ops::resolve_spatial(ctx.node(), in, kernel, ceil_mode);
   if (!sp.ok()) return ctx.error(sp.status().message());
-  Window3 w;
-  const size_t off = 3 - in.size();
-  for (size_t i = 0; i < in.size(); ++i) {
-    w.in[off + i] = in[i];
-    w.out[off + i] = sp->out[i];
-    w.k[off + i] = sp->kernel[i];
-    w.s[off + i] = sp->strides[i];
-    w.d[off + i] = sp->dilations[i];
-    w.pb[off + i] = sp->pad_begin[i];
-    w.pe[off + i] = sp->pad_end[i];
-  }
-  return w;
+  return window3_of(*sp, in);
 }
 
 }  // namespace tsr::cpu
