@@ -62,6 +62,15 @@ TEST_CASE("sgemm matches the naive product over shapes, transposes, strides and 
       }
   check_case(300, 4200, 20, false, false, -1.0f, 1.0f, 0, &three, rng);  // crosses the N block
   check_case(50, 50, 50, false, false, 1.0f, 0.0f, 0, nullptr, rng);
+  // Few (M block, column chunk) tasks: one panel per task, a contiguous range per thread, B packed
+  // by the tasks with one M block (ViT-Tiny's 197 x 576 x 192, a BERT's 128 x 384 x 384 with K
+  // past the K block) and by a pass before them with several (900 rows).
+  ThreadPool two(2);
+  for (ThreadPool* pool : {&two, &three}) {
+    check_case(197, 576, 192, false, false, 1.0f, 0.0f, 0, pool, rng);
+    check_case(128, 384, 384, false, true, 0.5f, 1.0f, 2, pool, rng);
+    check_case(900, 100, 40, true, false, 1.0f, 0.0f, 1, pool, rng);
+  }
 }
 
 TEST_CASE("gemm_reference handles doubles and integers") {

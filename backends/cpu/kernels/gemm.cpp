@@ -618,22 +618,31 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     for (int64_t p0 = 0; p0 < k; p0 += kKC) {
       const int64_t kc = std::min(kKC, k - p0);
       const bool first = p0 == 0;
-      if (threaded && npanels > 1) {
+      const int64_t mblocks = (m + kMC - 1) / kMC;
+      const int64_t nthr = threaded ? pool->num_threads() : 1;
+      // Too few (M block, kNChunk columns) tasks to give every thread two (one M block: ViT's 197
+      // tokens, a BERT's 128): one panel per task, tasks in one contiguous range per thread. Each
+      // task packs its M block of A unless the task before it in its range did, so narrower chunks
+      // claimed one at a time packed A once per chunk (197 x 192 x 192 on 2 threads: 6 packs of
+      // A instead of 1, about the time the second thread saved). With one M block every panel
+      // of B is read by one task only: the task packs it (no separate pass and join over B).
+      const bool split_panels = threaded && mblocks * ((nc + kNChunk - 1) / kNChunk) < 2 * nthr;
+      const bool own_b = split_panels && mblocks == 1;
+      if (own_b) {
+        // packed by the tasks below
+      } else if (threaded && npanels > 1) {
         pool->parallel_for(npanels, 4, [&](int64_t pb0, int64_t pb1) {
           pack_b(trans_b, b, ldb, p0, kc, j0, nc, pb0, pb1, pb);
         });
       } else {
         pack_b(trans_b, b, ldb, p0, kc, j0, nc, 0, npanels, pb);
       }
-      const int64_t mblocks = (m + kMC - 1) / kMC;
       // Few columns (attention's N = 64 head dims): A is read in place by the tiles, each row tile
       // passing over all of B's (few) panels while its rows are in L1; packing A would cost about
       // as much as the product.
       const bool raw_a = !pre && !trans_a && a != nullptr && n <= 2 * kNR && HWY_TARGET != HWY_SCALAR;
-      // Enough tasks to feed every thread: narrower column chunks for small products.
-      int64_t chunk = kNChunk;
-      if (threaded)
-        while (chunk > kNR && mblocks * ((nc + chunk - 1) / chunk) < 2 * pool->num_threads()) chunk /= 2;
+      // Tasks of kNChunk columns, or of one panel for products too small to feed every thread.
+      const int64_t chunk = split_panels ? kNR : kNChunk;
       const int64_t nchunks = (nc + chunk - 1) / chunk;
       auto task = [&](int64_t t0, int64_t t1) {
         std::vector<float>& abuf = thread_a_buffer();
@@ -644,6 +653,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
           // Tasks run M-block-major so a thread's consecutive tasks reuse its packed A block.
           const int64_t ib = t / nchunks, jb = t % nchunks;
           const int64_t i0 = ib * kMC, mc = std::min(kMC, m - i0);
+          if (own_b) pack_b(trans_b, b, ldb, p0, kc, j0, nc, jb, jb + 1, pb);  // chunk == kNR: panel jb
           const float* ap = abuf.data();
 #if HWY_TARGET != HWY_SCALAR
           if (raw_a) {
@@ -676,7 +686,8 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
         }
       };
       const int64_t ntasks = mblocks * nchunks;
-      if (threaded && ntasks > 1) pool->parallel_for(ntasks, 1, task);
+      const int64_t grain = split_panels ? (ntasks + nthr - 1) / nthr : 1;
+      if (threaded && ntasks > 1) pool->parallel_for(ntasks, grain, task);
       else task(0, ntasks);
     }
   }
