@@ -53,7 +53,7 @@ TEST_CASE("sgemm matches the naive product over shapes, transposes, strides and 
   ThreadPool one(1), three(3);
   const int64_t dims[][3] = {{1, 1, 1},   {1, 37, 5},   {2, 300, 17}, {5, 7, 3},     {6, 32, 256},
                              {7, 33, 257}, {13, 1, 40}, {64, 64, 64}, {97, 129, 300}, {130, 70, 600},
-                             {3, 1000, 9}, {200, 5, 2},  {0, 4, 4},    {4, 0, 4},      {4, 4, 0}};
+                             {3, 1000, 9}, {200, 5, 2},  {257, 5, 512}, {0, 4, 4},    {4, 0, 4},      {4, 4, 0}};
   for (auto& d : dims)
     for (int ta = 0; ta < 2; ++ta)
       for (int tb = 0; tb < 2; ++tb) {

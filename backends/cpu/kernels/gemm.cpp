@@ -489,7 +489,11 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
   (void)ab;
 #if HWY_TARGET != HWY_SCALAR
   const int64_t nthreads = threaded ? pool->num_threads() : 1;
-  if (a && (trans_b ? m <= kSmallM : (n <= 8 && !trans_a && m > kSmallM && m * n * k < (int64_t{1} << 24)))) {
+  // Few rows with B^T given, or few columns whatever B's layout (a strided 1-D conv passes its
+  // overlapping input windows as B^T: Silero's and openWakeWord's STFTs, N = 4-5 columns).
+  const bool few_rows_bt = trans_b && m <= kSmallM;
+  const bool few_cols = n <= 8 && !trans_a && m > kSmallM && m * n * k < (int64_t{1} << 24);
+  if (a && (few_rows_bt || few_cols)) {
     // Dot products of K-contiguous rows: few rows of C with B^T given (decode steps through
     // Linear layers: B is read once, in place), or few columns of C (strided 1-D convs,
     // matrix-vector with the vector on the right; B transposed first, packing A would cost as
@@ -515,7 +519,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     int64_t ldar = 0;
     thread_local std::vector<float> arows_buf;
     const float* ar = rows_of_a(trans_a, m, k, a, lda, arows_buf, &ldar);
-    if (trans_b) {
+    if (few_rows_bt) {
       const int64_t chunk = 64, chunks = (n + chunk - 1) / chunk;
       auto run = [&](int64_t c0, int64_t c1) {
         dot_gemm(m, c0 * chunk, std::min(n, c1 * chunk), k, alpha, ar, ldar, bt, ldbt, beta, c, ldc);
