@@ -12,33 +12,16 @@ namespace tsr::passes::opt {
 
 namespace {
 
-bool is_scalar(const GraphIndex& ix, int32_t id, double v) {
-  const Tensor* c = ix.constant(id);
-  if (!c || c->numel() != 1 || (c->dtype() != DType::kF32 && c->dtype() != DType::kF64)) return false;
-  return std::fabs(c->scalar_f64(0) - v) <= 1e-6 * std::fabs(v);
-}
-
-struct Matcher {
-  ir::Graph& g;
-  GraphIndex& ix;
-  std::vector<int32_t> matched;  // intermediate nodes to remove on success
-
-  // The node producing `id`, if it is `op`, alive, and `id` has no other reader.
-  const ir::Node* sole(int32_t id, const char* op) {
-    const int32_t p = ix.producer(id);
-    if (p < 0 || ix.dead(p) || g.nodes[size_t(p)].op != op || ix.uses(id) != 1 || ix.is_graph_output(id)) return nullptr;
-    matched.push_back(p);
-    return &g.nodes[size_t(p)];
-  }
+struct Matcher : PatternMatcher {
   // `id` = x "/ 6": Div(v, 6) or Mul(v, 1/6) / Mul(1/6, v); returns v or -1.
   int32_t div6(int32_t id) {
     const size_t mark = matched.size();
-    if (const ir::Node* d = sole(id, "Div"); d && d->inputs.size() == 2 && is_scalar(ix, d->inputs[1], 6.0))
+    if (const ir::Node* d = sole(id, "Div"); d && d->inputs.size() == 2 && is_scalar_constant(ix, d->inputs[1], 6.0))
       return d->inputs[0];
     matched.resize(mark);
     if (const ir::Node* m = sole(id, "Mul"); m && m->inputs.size() == 2) {
-      if (is_scalar(ix, m->inputs[1], 1.0 / 6.0)) return m->inputs[0];
-      if (is_scalar(ix, m->inputs[0], 1.0 / 6.0)) return m->inputs[1];
+      if (is_scalar_constant(ix, m->inputs[1], 1.0 / 6.0)) return m->inputs[0];
+      if (is_scalar_constant(ix, m->inputs[0], 1.0 / 6.0)) return m->inputs[1];
     }
     matched.resize(mark);
     return -1;
@@ -47,10 +30,10 @@ struct Matcher {
   bool clip_of(int32_t id, int32_t x) {
     const size_t mark = matched.size();
     const ir::Node* c = sole(id, "Clip");
-    if (c && c->inputs.size() == 3 && is_scalar(ix, c->inputs[1], 0.0) && is_scalar(ix, c->inputs[2], 6.0)) {
+    if (c && c->inputs.size() == 3 && is_scalar_constant(ix, c->inputs[1], 0.0) && is_scalar_constant(ix, c->inputs[2], 6.0)) {
       const ir::Node* a = sole(c->inputs[0], "Add");
       if (a && a->inputs.size() == 2 &&
-          ((a->inputs[0] == x && is_scalar(ix, a->inputs[1], 3.0)) || (a->inputs[1] == x && is_scalar(ix, a->inputs[0], 3.0))))
+          ((a->inputs[0] == x && is_scalar_constant(ix, a->inputs[1], 3.0)) || (a->inputs[1] == x && is_scalar_constant(ix, a->inputs[0], 3.0))))
         return true;
     }
     matched.resize(mark);
@@ -63,9 +46,9 @@ struct Matcher {
     matched.clear();
     if (last.op == "Div" || last.op == "Mul") {
       int32_t prod = -1;
-      if (last.op == "Div" && is_scalar(ix, last.inputs[1], 6.0)) prod = last.inputs[0];
-      if (last.op == "Mul" && is_scalar(ix, last.inputs[1], 1.0 / 6.0)) prod = last.inputs[0];
-      if (last.op == "Mul" && is_scalar(ix, last.inputs[0], 1.0 / 6.0)) prod = last.inputs[1];
+      if (last.op == "Div" && is_scalar_constant(ix, last.inputs[1], 6.0)) prod = last.inputs[0];
+      if (last.op == "Mul" && is_scalar_constant(ix, last.inputs[1], 1.0 / 6.0)) prod = last.inputs[0];
+      if (last.op == "Mul" && is_scalar_constant(ix, last.inputs[0], 1.0 / 6.0)) prod = last.inputs[1];
       if (prod >= 0) {
         if (const ir::Node* m = sole(prod, "Mul"); m && m->inputs.size() == 2) {
           for (int s = 0; s < 2; ++s)
@@ -92,7 +75,7 @@ struct Matcher {
 Expected<int64_t> recognize_hardswish(ir::Model& model, int32_t graph_index) {
   ir::Graph& g = model.graphs[size_t(graph_index)];
   GraphIndex ix(g);
-  Matcher mt{g, ix, {}};
+  Matcher mt{{g, ix, {}}};
   int64_t found = 0;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     if (ix.dead(static_cast<int32_t>(n))) continue;

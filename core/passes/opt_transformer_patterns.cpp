@@ -29,43 +29,8 @@ namespace tsr::passes::opt {
 
 namespace {
 
-bool is_scalar(const GraphIndex& ix, int32_t id, double v) {
-  const Tensor* c = ix.constant(id);
-  if (!c || c->numel() != 1 || (c->dtype() != DType::kF32 && c->dtype() != DType::kF64)) return false;
-  return std::fabs(c->scalar_f64(0) - v) <= 1e-6 * std::fabs(v);
-}
-
-// Node matching over one graph; `matched` collects the intermediate nodes to remove on success.
-struct Matcher {
-  ir::Graph& g;
-  GraphIndex& ix;
-  std::vector<int32_t> matched;
-
-  // The node producing `id`, if it is `op`, alive, and `id` feeds nothing else.
-  const ir::Node* sole(int32_t id, const char* op) {
-    const int32_t p = ix.producer(id);
-    if (p < 0 || ix.dead(p) || g.nodes[size_t(p)].op != op || ix.uses(id) != 1 || ix.is_graph_output(id)) return nullptr;
-    const ir::Node& nd = g.nodes[size_t(p)];
-    if (nd.outputs.size() != 1) return nullptr;
-    matched.push_back(p);
-    return &nd;
-  }
-  // For a binary commutative `n`: the other input where one is the scalar v, or -1.
-  int32_t other_than_scalar(const ir::Node* n, double v, bool commutative = true) {
-    if (!n || n->inputs.size() != 2) return -1;
-    if (is_scalar(ix, n->inputs[1], v)) return n->inputs[0];
-    if (commutative && is_scalar(ix, n->inputs[0], v)) return n->inputs[1];
-    return -1;
-  }
-  // Runs `f` and undoes its matches when it fails.
-  template <typename F>
-  bool attempt(F f) {
-    const size_t mark = matched.size();
-    if (f()) return true;
-    matched.resize(mark);
-    return false;
-  }
-
+// The patterns' matchers (PatternMatcher: sole, other_than_scalar, attempt).
+struct Matcher : PatternMatcher {
   // `id` = x / sqrt 2 (Div, or Mul by 1 / sqrt 2).
   bool div_sqrt2(int32_t id, int32_t x) {
     return attempt([&] { return other_than_scalar(sole(id, "Div"), std::sqrt(2.0), false) == x; }) ||
@@ -124,7 +89,7 @@ struct Matcher {
           }))
         return x;
       // Mul(Mul(x, S), 0.5)
-      if (is_scalar(ix, q, 0.5) && attempt([&] {
+      if (is_scalar_constant(ix, q, 0.5) && attempt([&] {
             const ir::Node* m = sole(p, "Mul");
             if (!m || m->inputs.size() != 2) return false;
             for (int t = 0; t < 2; ++t)
@@ -169,7 +134,7 @@ bool is_norm_vector(const GraphIndex& ix, int32_t id, int64_t n, DType dt) {
 Expected<int64_t> recognize_gelu(ir::Model& model, int32_t graph_index) {
   ir::Graph& g = model.graphs[size_t(graph_index)];
   GraphIndex ix(g);
-  Matcher mt{g, ix, {}};
+  Matcher mt{{g, ix, {}}};
   int64_t found = 0;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     if (ix.dead(static_cast<int32_t>(n))) continue;
@@ -194,7 +159,7 @@ Expected<int64_t> recognize_gelu(ir::Model& model, int32_t graph_index) {
 Expected<int64_t> recognize_layer_norm(ir::Model& model, int32_t graph_index) {
   ir::Graph& g = model.graphs[size_t(graph_index)];
   GraphIndex ix(g);
-  Matcher mt{g, ix, {}};
+  Matcher mt{{g, ix, {}}};
   int64_t found = 0;
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     if (ix.dead(static_cast<int32_t>(n))) continue;
@@ -230,7 +195,7 @@ Expected<int64_t> recognize_layer_norm(ir::Model& model, int32_t graph_index) {
     const ir::Node* vmean = mt.sole(var, "ReduceMean");
     if (!vmean || !mean_over_last(ix, *vmean, r)) continue;
     const ir::Node* pw = mt.sole(vmean->inputs[0], "Pow");
-    if (!pw || pw->inputs.size() != 2 || pw->inputs[0] != d || !is_scalar(ix, pw->inputs[1], 2.0)) continue;
+    if (!pw || pw->inputs.size() != 2 || pw->inputs[0] != d || !is_scalar_constant(ix, pw->inputs[1], 2.0)) continue;
     // Then Mul(., gamma) and optionally Add(., beta), gamma/beta constant vectors.
     const int64_t hidden = xi.shape.back();
     const int32_t mul_i = ix.sole_consumer(div.outputs[0]);

@@ -2,6 +2,7 @@
 #include "core/passes/optimize.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/passes/infer_types.h"
 #include "core/passes/optimize_internal.h"
@@ -91,6 +92,28 @@ Expected<int64_t> rewrite_nodes(ir::Model& model, int32_t graph_index, const Nod
   }
   ix.compact();
   return rewrites;
+}
+
+bool is_scalar_constant(const GraphIndex& ix, int32_t id, double v) {
+  const Tensor* c = ix.constant(id);
+  if (!c || c->numel() != 1 || (c->dtype() != DType::kF32 && c->dtype() != DType::kF64)) return false;
+  return std::fabs(c->scalar_f64(0) - v) <= 1e-6 * std::fabs(v);
+}
+
+const ir::Node* PatternMatcher::sole(int32_t id, const char* op) {
+  const int32_t p = ix.producer(id);
+  if (p < 0 || ix.dead(p) || g.nodes[size_t(p)].op != op || ix.uses(id) != 1 || ix.is_graph_output(id)) return nullptr;
+  const ir::Node& nd = g.nodes[size_t(p)];
+  if (nd.outputs.size() != 1) return nullptr;
+  matched.push_back(p);
+  return &nd;
+}
+
+int32_t PatternMatcher::other_than_scalar(const ir::Node* n, double v, bool commutative) {
+  if (!n || n->inputs.size() != 2) return -1;
+  if (is_scalar_constant(ix, n->inputs[1], v)) return n->inputs[0];
+  if (commutative && is_scalar_constant(ix, n->inputs[0], v)) return n->inputs[1];
+  return -1;
 }
 
 }  // namespace opt

@@ -58,6 +58,34 @@ inline bool has_static_shape(const ir::TensorInfo& t) {
   return true;
 }
 
+// Whether tensor `id` is a constant f32/f64 scalar equal to `v` (to 1e-6 relative): the
+// constants of spelled-out ops (HardSwish's 3 and 6, GELU's sqrt 2, LayerNorm's 2).
+bool is_scalar_constant(const GraphIndex& ix, int32_t id, double v);
+
+// Node matching for the passes that recognise spelled-out ops (hardswish, gelu, layer_norm):
+// walks producers backwards from a pattern's last node; `matched` collects the intermediate nodes
+// to remove when the whole pattern matched.
+struct PatternMatcher {
+  ir::Graph& g;
+  GraphIndex& ix;
+  std::vector<int32_t> matched;
+
+  // The node producing `id`, if it is `op`, alive, has one output, and `id` feeds nothing else
+  // (recorded in `matched`); else null.
+  const ir::Node* sole(int32_t id, const char* op);
+  // For a binary `n`: its other input where one input is the scalar `v` (the second only, unless
+  // `commutative`), or -1.
+  int32_t other_than_scalar(const ir::Node* n, double v, bool commutative = true);
+  // Runs `f` and undoes the matches it recorded when it fails.
+  template <typename F>
+  bool attempt(F f) {
+    const size_t mark = matched.size();
+    if (f()) return true;
+    matched.resize(mark);
+    return false;
+  }
+};
+
 // A pass over one graph; returns the number of rewrites.
 using GraphPass = std::function<Expected<int64_t>(ir::Model& model, int32_t graph_index)>;
 
