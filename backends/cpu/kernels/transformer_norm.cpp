@@ -220,6 +220,20 @@ Status run_rows(exec::KernelContext& ctx, int64_t rows, int64_t n, const Comp<T>
   return ok_status();
 }
 
+// run_rows' row source for a plain [rows, n] input: row r in place where T is F, else converted
+// into the slot's buffer.
+template <typename T>
+auto x_rows(const T* px, int64_t n) {
+  return [px, n](int64_t r, Comp<T>* buf) -> const Comp<T>* {
+    if constexpr (std::is_same_v<T, Comp<T>>) {
+      return px + r * n;
+    } else {
+      for (int64_t i = 0; i < n; ++i) buf[i] = load_elem(px[r * n + i]);
+      return buf;
+    }
+  };
+}
+
 // RMSNormalization (ONNX 23) and SimplifiedLayerNormalization (outputs Y, inv_std_var?).
 template <typename T>
 Status rms_norm_typed(exec::KernelContext& ctx) {
@@ -234,14 +248,7 @@ Status rms_norm_typed(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Scratch<double> inv, Scratch<double>::make(ctx, want_inv ? static_cast<size_t>(rows) : 0));
   RowOutputs<T> out{y->mut_data<T>(), nullptr, nullptr, want_inv ? inv.data() : nullptr};
   const T* px = x.data<T>();
-  TSR_RETURN_IF_ERROR(run_rows<T>(ctx, rows, n, gamma.data(), nullptr, true, out, [&](int64_t r, F* buf) -> const F* {
-    if constexpr (std::is_same_v<T, F>) {
-      return px + r * n;
-    } else {
-      for (int64_t i = 0; i < n; ++i) buf[i] = load_elem(px[r * n + i]);
-      return buf;
-    }
-  }));
+  TSR_RETURN_IF_ERROR(run_rows<T>(ctx, rows, n, gamma.data(), nullptr, true, out, x_rows<T>(px, n)));
   return store_stats(ctx, 1, inv.data(), rows);
 }
 
@@ -265,14 +272,7 @@ Status layer_norm_typed(exec::KernelContext& ctx) {
                     wants(2) ? stats.data() + rows : nullptr};
   const T* px = x.data<T>();
   TSR_RETURN_IF_ERROR(run_rows<T>(ctx, rows, n, gamma.data(), beta_t ? beta.data() : nullptr, false, out,
-                                  [&](int64_t r, F* buf) -> const F* {
-                                    if constexpr (std::is_same_v<T, F>) {
-                                      return px + r * n;
-                                    } else {
-                                      for (int64_t i = 0; i < n; ++i) buf[i] = load_elem(px[r * n + i]);
-                                      return buf;
-                                    }
-                                  }));
+                                  x_rows<T>(px, n)));
   TSR_RETURN_IF_ERROR(store_stats(ctx, 1, stats.data(), rows));
   return store_stats(ctx, 2, stats.data() + rows, rows);
 }
