@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "backends/cpu/kernels/gemm.h"
+#include "tests/unit/kernel_test_util.h"
 
 using namespace tsr;
+using tsr::test::runnable_targets;
+using tsr::test::use_target;
 
 namespace {
 
@@ -127,8 +130,8 @@ TEST_CASE("sgemm on every target: tile edges, transposes, beta, strides, prepack
                              {7, 31, 513},   {13, 80, 9},   {14, 64, 256}, {15, 49, 31},  {16, 200, 70},
                              {17, 45, 260},  {29, 97, 33},  {43, 7, 100},  {100, 3, 600}, {113, 130, 270},
                              {500, 64, 64},  {450, 33, 384}};
-  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
-    hwy::SetSupportedTargetsForTest(target);
+  for (int64_t target : runnable_targets()) {
+    use_target(target);
     INFO("target " << hwy::TargetName(target));
     CHECK(std::string(cpu::sgemm_target()) == hwy::TargetName(target));
     for (auto& d : dims)
@@ -139,13 +142,13 @@ TEST_CASE("sgemm on every target: tile edges, transposes, beta, strides, prepack
           check_case(d[0], d[1], d[2], ta, tb, -0.5f, 0.25f, 1, &one, rng);
         }
   }
-  hwy::SetSupportedTargetsForTest(0);
+  use_target(0);
 }
 
 TEST_CASE("sgemm_prepacked: A packed by one target, used by another") {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-1, 1);
-  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  const std::vector<int64_t> targets = runnable_targets();
   const int64_t m = 300, n = 70, k = 530;
   std::vector<float> a(m * k), b(k * n), c0(m * n);
   for (auto& v : a) v = u(rng);
@@ -155,9 +158,9 @@ TEST_CASE("sgemm_prepacked: A packed by one target, used by another") {
   naive(false, false, m, n, k, 1.0, a, k, b, n, 0.5, ref, n);
   for (int64_t packer : targets)
     for (int64_t runner : targets) {
-      hwy::SetSupportedTargetsForTest(packer);
+      use_target(packer);
       const cpu::SgemmPackedA pa = cpu::sgemm_pack_a(false, m, k, a.data(), k);
-      hwy::SetSupportedTargetsForTest(runner);
+      use_target(runner);
       for (const float* raw : {static_cast<const float*>(a.data()), static_cast<const float*>(nullptr)}) {
         std::vector<float> c = c0;
         cpu::sgemm_prepacked(pa, raw, k, false, n, 1.0f, b.data(), n, 0.5f, c.data(), n, nullptr);
@@ -168,5 +171,5 @@ TEST_CASE("sgemm_prepacked: A packed by one target, used by another") {
         CHECK(max_err <= 1e-5 * (1 + k));
       }
     }
-  hwy::SetSupportedTargetsForTest(0);
+  use_target(0);
 }
