@@ -18,6 +18,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/unroll.h"
+#include "core/base/selective.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -493,7 +494,9 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
   // overlapping input windows as B^T: Silero's and openWakeWord's STFTs, N = 4-5 columns).
   const bool few_rows_bt = trans_b && m <= kSmallM;
   const bool few_cols = n <= 8 && !trans_a && m > kSmallM && m * n * k < (int64_t{1} << 24);
-  if (a && (few_rows_bt || few_cols)) {
+  // The size-first kernel set (minimal runtimes) keeps the blocked path alone: these shape paths
+  // are speed, not function, and cost ~50 KB of code on aarch64.
+  if (!kSizeFirstKernels && a && (few_rows_bt || few_cols)) {
     // Dot products of K-contiguous rows: few rows of C with B^T given (decode steps through
     // Linear layers: B is read once, in place), or few columns of C (strided 1-D convs,
     // matrix-vector with the vector on the right; B transposed first, packing A would cost as
@@ -538,7 +541,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     }
     return;
   }
-  if (a && !trans_b && m <= kSmallM) {
+  if (!kSizeFirstKernels && a && !trans_b && m <= kSmallM) {
     // Few rows, B row-major: B's rows are read in place by strips of up to 4 vectors, A (m x k,
     // small) packed once; rows split evenly into at most kMR per tile.
     const int64_t tiles = (m + kMR - 1) / kMR;
@@ -644,7 +647,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       // Few columns (attention's N = 64 head dims): A is read in place by the tiles, each row tile
       // passing over all of B's (few) panels while its rows are in L1; packing A would cost about
       // as much as the product.
-      const bool raw_a = !pre && !trans_a && a != nullptr && n <= 2 * kNR && HWY_TARGET != HWY_SCALAR;
+      const bool raw_a = !kSizeFirstKernels && !pre && !trans_a && a != nullptr && n <= 2 * kNR && HWY_TARGET != HWY_SCALAR;
       // Tasks of kNChunk columns, or of one panel for products too small to feed every thread.
       const int64_t chunk = split_panels ? kNR : kNChunk;
       const int64_t nchunks = (nc + chunk - 1) / chunk;
