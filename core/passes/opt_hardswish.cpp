@@ -73,23 +73,19 @@ struct Matcher : PatternMatcher {
 }  // namespace
 
 Expected<int64_t> recognize_hardswish(ir::Model& model, int32_t graph_index) {
-  ir::Graph& g = model.graphs[size_t(graph_index)];
-  GraphIndex ix(g);
-  Matcher mt{{g, ix, {}}};
-  int64_t found = 0;
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    if (ix.dead(static_cast<int32_t>(n))) continue;
+  return rewrite_nodes(model, graph_index, [](GraphIndex& ix, int32_t ni) -> Expected<bool> {
+    ir::Graph& g = ix.graph();
+    const size_t n = size_t(ni);
+    Matcher mt{{g, ix, {}}};
     const int32_t x = mt.hardswish_arg(g.nodes[n]);
-    if (x < 0) continue;
+    if (x < 0) return false;
     const DType dt = g.tensors[size_t(x)].dtype;
-    if (dt != DType::kF32 && dt != DType::kF64) continue;
+    if (dt != DType::kF32 && dt != DType::kF64) return false;
     for (int32_t k : mt.matched) ix.kill(k);
     ir::Node& last = g.nodes[n];
     last = ir::Node{"HardSwish", 0, last.name, {x}, {last.outputs[0]}, {}};
-    ++found;
-  }
-  ix.compact();
-  return found;
+    return true;
+  });
 }
 
 }  // namespace tsr::passes::opt

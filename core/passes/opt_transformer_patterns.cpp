@@ -132,56 +132,50 @@ bool is_norm_vector(const GraphIndex& ix, int32_t id, int64_t n, DType dt) {
 }  // namespace
 
 Expected<int64_t> recognize_gelu(ir::Model& model, int32_t graph_index) {
-  ir::Graph& g = model.graphs[size_t(graph_index)];
-  GraphIndex ix(g);
-  Matcher mt{{g, ix, {}}};
-  int64_t found = 0;
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    if (ix.dead(static_cast<int32_t>(n))) continue;
+  return rewrite_nodes(model, graph_index, [](GraphIndex& ix, int32_t ni) -> Expected<bool> {
+    ir::Graph& g = ix.graph();
+    const size_t n = size_t(ni);
+    Matcher mt{{g, ix, {}}};
     bool tanh = false;
     const int32_t x = mt.gelu_arg(g.nodes[n], &tanh);
-    if (x < 0) continue;
+    if (x < 0) return false;
     const ir::TensorInfo& xi = g.tensors[size_t(x)];
     const ir::TensorInfo& yi = g.tensors[size_t(g.nodes[n].outputs[0])];
     // The product must not broadcast x up (a [1]-shaped 0.5 against a scalar x would).
-    if (xi.dtype != DType::kF32 || !xi.has_shape || !yi.has_shape || xi.shape != yi.shape) continue;
+    if (xi.dtype != DType::kF32 || !xi.has_shape || !yi.has_shape || xi.shape != yi.shape) return false;
     for (int32_t k : mt.matched) ix.kill(k);
     ir::Node& last = g.nodes[n];
     ir::Node gelu{"Gelu", 0, last.name, {x}, {last.outputs[0]}, {}};
     if (tanh) gelu.attributes.push_back(ir::Attribute::make_string("approximate", "tanh"));
     last = std::move(gelu);
-    ++found;
-  }
-  ix.compact();
-  return found;
+    return true;
+  });
 }
 
 Expected<int64_t> recognize_layer_norm(ir::Model& model, int32_t graph_index) {
-  ir::Graph& g = model.graphs[size_t(graph_index)];
-  GraphIndex ix(g);
-  Matcher mt{{g, ix, {}}};
-  int64_t found = 0;
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    if (ix.dead(static_cast<int32_t>(n))) continue;
+  return rewrite_nodes(model, graph_index, [](GraphIndex& ix, int32_t ni) -> Expected<bool> {
+    ir::Graph& g = ix.graph();
+    const size_t n = size_t(ni);
+    Matcher mt{{g, ix, {}}};
     const ir::Node& div = g.nodes[n];
-    if (div.op != "Div" || div.inputs.size() != 2 || div.outputs.size() != 1) continue;
+    if (div.op != "Div" || div.inputs.size() != 2 || div.outputs.size() != 1) return false;
     mt.matched.clear();
     // d = Sub(x, m) is read twice (by the Pow and this Div): checked by hand below.
     const int32_t d = div.inputs[0];
     const int32_t sub_i = ix.producer(d);
     if (sub_i < 0 || ix.dead(sub_i) || g.nodes[size_t(sub_i)].op != "Sub" || ix.uses(d) != 2 || ix.is_graph_output(d))
-      continue;
+      return false;
     const ir::Node& sub = g.nodes[size_t(sub_i)];
     const int32_t x = sub.inputs[0];
     const ir::TensorInfo& xi = g.tensors[size_t(x)];
-    if (xi.dtype != DType::kF32 || !has_static_shape(xi) || xi.shape.empty()) continue;
+    if (xi.dtype != DType::kF32 || !has_static_shape(xi) || xi.shape.empty()) return false;
     const size_t r = xi.shape.size();
     const ir::Node* mean = mt.sole(sub.inputs[1], "ReduceMean");
-    if (!mean || mean->inputs[0] != x || !mean_over_last(ix, *mean, r)) continue;
+    if (!mean || mean->inputs[0] != x || !mean_over_last(ix, *mean, r)) return false;
     // Sqrt(Add(ReduceMean(Pow(d, 2)), eps))
     const ir::Node* sq = mt.sole(div.inputs[1], "Sqrt");
     const ir::Node* add = sq ? mt.sole(sq->inputs[0], "Add") : nullptr;
-    if (!add || add->inputs.size() != 2) continue;
+    if (!add || add->inputs.size() != 2) return false;
     int32_t var = -1;
     double eps = 0;
     for (int s = 0; s < 2 && var < 0; ++s) {
@@ -191,18 +185,18 @@ Expected<int64_t> recognize_layer_norm(ir::Model& model, int32_t graph_index) {
         var = add->inputs[size_t(s)];
       }
     }
-    if (var < 0 || !(eps >= 0) || !std::isfinite(eps)) continue;
+    if (var < 0 || !(eps >= 0) || !std::isfinite(eps)) return false;
     const ir::Node* vmean = mt.sole(var, "ReduceMean");
-    if (!vmean || !mean_over_last(ix, *vmean, r)) continue;
+    if (!vmean || !mean_over_last(ix, *vmean, r)) return false;
     const ir::Node* pw = mt.sole(vmean->inputs[0], "Pow");
-    if (!pw || pw->inputs.size() != 2 || pw->inputs[0] != d || !is_scalar_constant(ix, pw->inputs[1], 2.0)) continue;
+    if (!pw || pw->inputs.size() != 2 || pw->inputs[0] != d || !is_scalar_constant(ix, pw->inputs[1], 2.0)) return false;
     // Then Mul(., gamma) and optionally Add(., beta), gamma/beta constant vectors.
     const int64_t hidden = xi.shape.back();
     const int32_t mul_i = ix.sole_consumer(div.outputs[0]);
-    if (mul_i < 0 || g.nodes[size_t(mul_i)].op != "Mul" || g.nodes[size_t(mul_i)].inputs.size() != 2) continue;
+    if (mul_i < 0 || g.nodes[size_t(mul_i)].op != "Mul" || g.nodes[size_t(mul_i)].inputs.size() != 2) return false;
     const ir::Node& mul = g.nodes[size_t(mul_i)];
     const int32_t gamma = mul.inputs[0] == div.outputs[0] ? mul.inputs[1] : mul.inputs[0];
-    if (!is_norm_vector(ix, gamma, hidden, xi.dtype)) continue;
+    if (!is_norm_vector(ix, gamma, hidden, xi.dtype)) return false;
     int32_t beta = -1, last = mul_i;
     const int32_t add_i = ix.sole_consumer(mul.outputs[0]);
     if (add_i >= 0 && g.nodes[size_t(add_i)].op == "Add" && g.nodes[size_t(add_i)].inputs.size() == 2) {
@@ -214,7 +208,7 @@ Expected<int64_t> recognize_layer_norm(ir::Model& model, int32_t graph_index) {
       }
     }
     const int32_t y = g.nodes[size_t(last)].outputs[0];
-    if (!has_static_shape(g.tensors[size_t(y)]) || g.tensors[size_t(y)].shape != xi.shape) continue;
+    if (!has_static_shape(g.tensors[size_t(y)]) || g.tensors[size_t(y)].shape != xi.shape) return false;
     // Rewrite: the last node becomes the LayerNormalization; the rest go.
     for (int32_t k : mt.matched) ix.kill(k);
     ix.kill(sub_i);
@@ -224,44 +218,40 @@ Expected<int64_t> recognize_layer_norm(ir::Model& model, int32_t graph_index) {
     if (beta >= 0) ln.inputs.push_back(beta);
     ln.attributes = {ir::Attribute::make_int("axis", -1), ir::Attribute::make_float("epsilon", eps)};
     g.nodes[size_t(last)] = std::move(ln);
-    ++found;
-  }
-  ix.compact();
-  return found;
+    return true;
+  });
 }
 
 Expected<int64_t> fuse_skip_layer_norm(ir::Model& model, int32_t graph_index) {
-  ir::Graph& g = model.graphs[size_t(graph_index)];
-  GraphIndex ix(g);
-  int64_t found = 0;
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    if (ix.dead(static_cast<int32_t>(n))) continue;
+  return rewrite_nodes(model, graph_index, [](GraphIndex& ix, int32_t ni) -> Expected<bool> {
+    ir::Graph& g = ix.graph();
+    const size_t n = size_t(ni);
     const ir::Node& ln = g.nodes[n];
-    if (ln.op != "LayerNormalization" || ln.inputs.size() < 2 || ln.outputs.empty()) continue;
+    if (ln.op != "LayerNormalization" || ln.inputs.size() < 2 || ln.outputs.empty()) return false;
     bool stats_used = false;  // Mean / InvStdDev have no SkipLayerNormalization counterpart here
     for (size_t k = 1; k < ln.outputs.size(); ++k)
       stats_used |= ln.outputs[k] >= 0 && (ix.uses(ln.outputs[k]) > 0 || ix.is_graph_output(ln.outputs[k]));
-    if (stats_used) continue;
+    if (stats_used) return false;
     const int32_t sum = ln.inputs[0];
     const ir::TensorInfo& si = g.tensors[size_t(sum)];
-    if (si.dtype != DType::kF32 || !has_static_shape(si) || si.shape.size() < 2 || si.shape.size() > 3) continue;
+    if (si.dtype != DType::kF32 || !has_static_shape(si) || si.shape.size() < 2 || si.shape.size() > 3) return false;
     const size_t r = si.shape.size();
     const int64_t axis = ln.attr_int("axis", -1);
-    if (axis != -1 && axis != int64_t(r) - 1) continue;
+    if (axis != -1 && axis != int64_t(r) - 1) return false;
     const int64_t hidden = si.shape.back();
     const int32_t gamma = ln.inputs[1], beta = ln.inputs.size() > 2 ? ln.inputs[2] : -1;
     const auto vec_ok = [&](int32_t id) {
       const ir::TensorInfo& t = g.tensors[size_t(id)];
       return t.dtype == si.dtype && t.has_shape && t.shape == Shape{hidden};
     };
-    if (!vec_ok(gamma) || (beta >= 0 && !vec_ok(beta))) continue;
+    if (!vec_ok(gamma) || (beta >= 0 && !vec_ok(beta))) return false;
     const int32_t ai = ix.producer(sum);
-    if (ai < 0 || ix.dead(ai) || g.nodes[size_t(ai)].op != "Add") continue;
+    if (ai < 0 || ix.dead(ai) || g.nodes[size_t(ai)].op != "Add") return false;
     const ir::Node& add = g.nodes[size_t(ai)];
-    if (add.inputs.size() != 2 || add.outputs.size() != 1) continue;
+    if (add.inputs.size() != 2 || add.outputs.size() != 1) return false;
     bool same = true;
     for (int32_t in : add.inputs) same &= g.tensors[size_t(in)].has_shape && g.tensors[size_t(in)].shape == si.shape;
-    if (!same) continue;
+    if (!same) return false;
     // The fused node takes the Add's place: everything reading the sum comes after it, and the
     // norm's readers come after the norm, which came after the Add.
     const bool keep_sum = ix.uses(sum) > 1 || ix.is_graph_output(sum);
@@ -273,10 +263,8 @@ Expected<int64_t> fuse_skip_layer_norm(ir::Model& model, int32_t graph_index) {
     ix.set_producer(ln.outputs[0], ai);
     ix.kill(static_cast<int32_t>(n));
     g.nodes[size_t(ai)] = std::move(skip);
-    ++found;
-  }
-  ix.compact();
-  return found;
+    return true;
+  });
 }
 
 }  // namespace tsr::passes::opt
