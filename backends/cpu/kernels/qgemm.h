@@ -1,0 +1,71 @@
+// Shared 8-bit integer GEMM for the quantized CPU kernels (MatMulInteger, QLinearMatMul,
+// ConvInteger, QLinearConv, com.microsoft::DynamicQuantizeMatMul / MatMulIntegerToFloat).
+//
+// qgemm computes, for a row-major A (M x K, u8 or s8, one zero point) and a B (K x N, u8 or s8,
+// zero point per tensor or per column) packed once by qgemm_pack_b, the exact i32 sums
+//   acc[i][j] = sum_k (A[i][k] - a_zp) * (B[k][j] - b_zp[j])
+// and hands them to an output stage (QgemmOutput): i32 as is, f32 scaled (dynamic quantization,
+// MatMulIntegerToFloat) or requantized to u8/s8 (QLinear*). The sums are exact for any K below
+// 2^15 and any zero points (i32 cannot overflow: |term| <= 255 * 255, K * 65025 < 2^31).
+//
+// Arithmetic: the kernels multiply u8 x s8. An s8 A is shifted to u8 (a + 128, zero point + 128)
+// and a u8 B to s8 (b - 128, zero point - 128) before packing; the zero points are then folded in
+// with row and column sums: sum (a - za)(b - zb) = sum ab - zb sum a - za sum b + K za zb.
+// Packed B records the SIMD target that packed it (its layout differs per target, as for
+// SgemmPackedA): a product run by another target repacks from the kept copy instead of reading a
+// layout it did not write.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/base/thread_pool.h"
+
+namespace tsr::cpu {
+
+// B (K x N) packed for qgemm; built once per constant weight, read-only afterwards (thread-safe).
+struct QgemmPackedB {
+  int64_t k = 0, n = 0;
+  int64_t target = 0;               // the SIMD target whose layout `data` holds (0: empty)
+  std::vector<int8_t> data;         // B - 128 for u8 B, as is for s8 B, in the target's layout
+  std::vector<int8_t> plain;        // the same s8 values, row-major K x N (repacking, references)
+  std::vector<int32_t> col_sum;     // sum_k plain[k][j], per column
+  std::vector<int32_t> zp;          // the zero point of each column, shifted as `plain`
+};
+
+// Packs B: K x N row-major with row stride ldb (trans_b false), or N x K (trans_b true: B[j][k]
+// at b[j * ldb + k]). `b_signed` picks s8 (true) or u8. `b_zp` (same type as B) has 0 entries
+// (zero point 0), 1 (per tensor) or N (per column). K and N must be >= 0 and K < 2^15.
+QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, bool trans_b,
+                          const void* b_zp, int64_t zp_count);
+
+// What qgemm writes for each acc[i][j] (element at out + i * row_stride + j * col_stride, so a
+// transposed C, e.g. NCHW conv output from pixel-major rows, costs nothing extra):
+//   kInt32: acc + bias_i32[j]                                            -> int32_t
+//   kFloat: float(acc + bias_i32[j]) * scale[j] + bias_f32[j]            -> float
+//   kQuant: saturate(nearbyint(float(acc + bias_i32[j]) * scale[j]) + out_zp) -> u8 or s8
+// bias_i32 / bias_f32 may be null (0). `scale` has 1 entry (scale_per_col false) or N; for
+// kFloat it is a_scale * b_scale[j], for kQuant a_scale * b_scale[j] / y_scale, each computed by
+// the caller in f32 in that order (onnxruntime's rounding). nearbyint rounds half to even.
+struct QgemmOutput {
+  enum Kind { kInt32, kFloat, kQuant } kind = kInt32;
+  void* out = nullptr;
+  int64_t row_stride = 0, col_stride = 1;  // in elements of the output type
+  const int32_t* bias_i32 = nullptr;
+  const float* bias_f32 = nullptr;
+  const float* scale = nullptr;
+  bool scale_per_col = false;
+  bool out_signed = false;  // kQuant: s8 (true) or u8
+  int32_t out_zp = 0;       // kQuant
+};
+
+// acc = (A - a_zp) x (B - b_zp) for A M x K (row stride lda, u8 or s8 per `a_signed`, a_zp in A's
+// type's range), then the output stage. Work is split over `pool` (null: inline).
+void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
+           const QgemmOutput& out, ThreadPool* pool);
+
+// The SIMD path qgemm takes on this CPU now ("AVX512-VNNI", "AVX2", "NEON-dot", "NEON", "WASM",
+// "scalar"): benchmarks and tests name it.
+const char* qgemm_target();
+
+}  // namespace tsr::cpu
