@@ -1,0 +1,102 @@
+// quantize_fusion (optimize.h): onnxruntime quantize_dynamic's pattern (what transformers.js q8
+// files contain)
+//   (xq, xs, xz) = DynamicQuantizeLinear(x)
+//   y = MatMulInteger(xq, W, xz, wz?)        W a constant 2-D u8/i8, wz a constant scalar or [N]
+//   s = Mul(xs, ws)                          ws a constant f32 scalar or [N]
+//   z = Mul(Cast(y, to=FLOAT), s)  [-> Add(z, b)]   b a constant f32 [N]
+// becomes z = com.microsoft::DynamicQuantizeMatMul(x, W, ws, wz?, b?). The fused kernel quantizes x
+// with DynamicQuantizeLinear's own function and computes float(acc) * (xs * ws[j]) (+ b[j]) in f32,
+// the unfused graph's roundings (f32 products commute exactly), so outputs are bit-identical. One
+// DynamicQuantizeLinear feeding several MatMulIntegers (Q, K, V) is fused into each; the
+// DynamicQuantizeLinear and the scale Mul die in dce when nothing else reads them.
+// Not fused (left as they are): a MatMulInteger whose A zero point is not the same
+// DynamicQuantizeLinear's, non-constant W or zero point, W of rank > 2, a scale that is not
+// xs * constant, a Cast/Mul/Add output read elsewhere, bias of another shape than [N]; and the QDQ
+// patterns (DequantizeLinear around Conv/MatMul -> QLinearConv/QLinearMatMul), not done yet.
+#include "core/passes/optimize_internal.h"
+
+namespace tsr::passes::opt {
+
+namespace {
+
+// A constant f32 scalar ([] or [1]) or [n] vector.
+bool is_f32_param(const Tensor* t, int64_t n) {
+  return t && t->dtype() == DType::kF32 && t->rank() <= 1 && (t->numel() == 1 || t->numel() == n);
+}
+
+Expected<bool> fuse_dynamic_matmul(GraphIndex& ix, int32_t at) {
+  ir::Graph& g = ix.graph();
+  const ir::Node& mm = g.nodes[size_t(at)];
+  if (mm.op != "MatMulInteger" || mm.inputs.size() < 3 || mm.outputs.size() != 1) return false;
+  // A and its zero point: outputs 0 and 2 of one DynamicQuantizeLinear.
+  const int32_t dq = ix.producer(mm.inputs[0]);
+  if (dq < 0 || ix.dead(dq) || g.nodes[size_t(dq)].op != "DynamicQuantizeLinear") return false;
+  const ir::Node& dql = g.nodes[size_t(dq)];
+  if (dql.outputs.size() < 3 || dql.outputs[0] != mm.inputs[0] || dql.outputs[2] != mm.inputs[2] || dql.outputs[1] < 0 ||
+      dql.outputs[2] < 0)
+    return false;
+  const Tensor* w = ix.constant(mm.inputs[1]);
+  if (!w || w->rank() != 2 || (w->dtype() != DType::kU8 && w->dtype() != DType::kI8)) return false;
+  const int64_t n = w->dim(1);
+  const int32_t wz_id = mm.inputs.size() > 3 ? mm.inputs[3] : -1;
+  const Tensor* wz = wz_id >= 0 ? ix.constant(wz_id) : nullptr;
+  if (wz_id >= 0 && (!wz || wz->dtype() != w->dtype() || wz->rank() > 1 || (wz->numel() != 1 && wz->numel() != n)))
+    return false;
+  // Cast(to FLOAT) -> Mul(., xs * ws).
+  const int32_t ci = ix.sole_consumer(mm.outputs[0]);
+  if (ci < 0 || g.nodes[size_t(ci)].op != "Cast" || g.nodes[size_t(ci)].attr_int("to") != 1) return false;
+  const ir::Node& cast = g.nodes[size_t(ci)];
+  if (cast.outputs.size() != 1) return false;
+  const int32_t mi = ix.sole_consumer(cast.outputs[0]);
+  if (mi < 0 || g.nodes[size_t(mi)].op != "Mul" || g.nodes[size_t(mi)].inputs.size() != 2) return false;
+  const ir::Node& mul = g.nodes[size_t(mi)];
+  const int32_t s = mul.inputs[0] == cast.outputs[0] ? mul.inputs[1] : mul.inputs[0];
+  if (s == cast.outputs[0]) return false;  // Mul(c, c)
+  const int32_t si = ix.producer(s);
+  if (si < 0 || ix.dead(si) || g.nodes[size_t(si)].op != "Mul" || g.nodes[size_t(si)].inputs.size() != 2) return false;
+  const ir::Node& smul = g.nodes[size_t(si)];
+  const int32_t xs = dql.outputs[1];
+  int32_t ws_id = -1;
+  if (smul.inputs[0] == xs) ws_id = smul.inputs[1];
+  else if (smul.inputs[1] == xs) ws_id = smul.inputs[0];
+  if (ws_id < 0 || !is_f32_param(ix.constant(ws_id), n)) return false;
+  // An optional bias Add of a constant [N].
+  int32_t out = mul.outputs[0], bias = -1, add_at = -1;
+  const int32_t ai = ix.sole_consumer(mul.outputs[0]);
+  if (ai >= 0 && g.nodes[size_t(ai)].op == "Add" && g.nodes[size_t(ai)].inputs.size() == 2) {
+    const ir::Node& add = g.nodes[size_t(ai)];
+    const int32_t other = add.inputs[0] == mul.outputs[0] ? add.inputs[1] : add.inputs[0];
+    const Tensor* b = ix.constant(other);
+    if (other != mul.outputs[0] && b && b->dtype() == DType::kF32 && b->rank() == 1 && b->dim(0) == n) {
+      bias = other;
+      out = add.outputs[0];
+      add_at = ai;
+    }
+  }
+  // The fused node's output must have the MatMulInteger's shape (Mul/Add broadcast nothing more).
+  const ir::TensorInfo& yi = g.tensors[size_t(mm.outputs[0])];
+  const ir::TensorInfo& oi = g.tensors[size_t(out)];
+  if (!yi.has_shape || !oi.has_shape || yi.shape != oi.shape || oi.dtype != DType::kF32) return false;
+  ir::Node fused{"com.microsoft::DynamicQuantizeMatMul", 0, mm.name,
+                 {dql.inputs[0], mm.inputs[1], ws_id, wz_id, bias}, {out}, {}};
+  if (bias < 0) fused.inputs.pop_back();
+  if (bias < 0 && wz_id < 0) fused.inputs.pop_back();
+  // Keep the use counts right for the DynamicQuantizeLinear outputs (other MatMulIntegers may
+  // still read them; dce removes them once unread).
+  ix.replace_input(at, mm.inputs[0], -1);
+  ix.replace_input(at, mm.inputs[2], -1);
+  g.nodes[size_t(at)] = std::move(fused);
+  ix.set_producer(out, at);
+  ix.kill(ci);
+  ix.kill(mi);
+  if (add_at >= 0) ix.kill(add_at);
+  return true;
+}
+
+}  // namespace
+
+Expected<int64_t> quantize_fusion(ir::Model& model, int32_t graph_index) {
+  return rewrite_nodes(model, graph_index, fuse_dynamic_matmul);
+}
+
+}  // namespace tsr::passes::opt
