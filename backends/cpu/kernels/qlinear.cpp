@@ -275,14 +275,16 @@ class QMatMulKernel final : public exec::Kernel {
 
     QgemmOutput out;
     out.row_stride = n;
-    std::vector<float> scale;
+    float* scale = nullptr;  // from the run's scratch arena: a steady-state run allocates nothing
+    int64_t ns = 0;
     if (op_ != QOp::kMatMulInteger) {
       // onnxruntime's rounding: a_scale * b_scale[j] (/ y_scale), in f32, in that order.
-      const int64_t ns = b_scale->numel();
-      scale.resize(size_t(ns));
+      ns = b_scale->numel();
+      TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(size_t(ns) * sizeof(float)));
+      scale = static_cast<float*>(mem);
       const float* bs = b_scale->data<float>();
-      for (int64_t j = 0; j < ns; ++j) scale[size_t(j)] = a_s * bs[j];
-      out.scale = scale.data();
+      for (int64_t j = 0; j < ns; ++j) scale[j] = a_s * bs[j];
+      out.scale = scale;
       out.scale_per_col = ns > 1;
     }
     if (op_ == QOp::kMatMulInteger) {
@@ -292,7 +294,7 @@ class QMatMulKernel final : public exec::Kernel {
       const Tensor& yz = *ctx.input(size_t(io_.y_zp));
       if (ys.numel() != 1 || yz.numel() != 1) return ctx.error("y_scale and y_zero_point must be scalars");
       const float y_s = ys.data<float>()[0];
-      for (float& s : scale) s = s / y_s;
+      for (int64_t j = 0; j < ns; ++j) scale[j] = scale[j] / y_s;
       out.kind = QgemmOutput::kQuant;
       out.out_signed = y->dtype() == DType::kI8;
       out.out_zp = q_scalar(yz);
@@ -420,7 +422,7 @@ class QConvKernel final : public exec::Kernel {
     QgemmOutput out;
     out.row_stride = 1;  // pixel-major rows, NCHW output: column j (channel) strides by a plane
     out.col_stride = pixels;
-    std::vector<float> scale;
+    float* scale = nullptr;  // scratch (per output channel)
     if (qlinear_) {
       const Tensor& ys = *ctx.input(6);
       const Tensor& yz = *ctx.input(7);
@@ -431,8 +433,9 @@ class QConvKernel final : public exec::Kernel {
       if (bias && bias->numel() != m) return ctx.error("input[8] (B) has ", bias->numel(), " entries, expected ", m);
       // onnxruntime's rounding: x_scale * w_scale[m] / y_scale, in f32, in that order.
       const float x_s = ctx.input(1)->data<float>()[0], y_s = ys.data<float>()[0];
-      scale.resize(size_t(m));
-      for (int64_t j = 0; j < m; ++j) scale[size_t(j)] = x_s * ws.data<float>()[ws.numel() > 1 ? j : 0] / y_s;
+      TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(size_t(m) * sizeof(float)));
+      scale = static_cast<float*>(mem);
+      for (int64_t j = 0; j < m; ++j) scale[j] = x_s * ws.data<float>()[ws.numel() > 1 ? j : 0] / y_s;
       out.kind = QgemmOutput::kQuant;
       out.scale_per_col = true;
       out.out_signed = y->dtype() == DType::kI8;
@@ -449,7 +452,7 @@ class QConvKernel final : public exec::Kernel {
       if (!prepared) local = pack_conv_group(w, w_zp, group, g);
       const QgemmPackedB& pb = local ? *local : packed_[size_t(g)];
       if (qlinear_) {
-        out.scale = scale.data() + g * mg;
+        out.scale = scale + g * mg;
         out.bias_i32 = bias_base ? bias_base + g * mg : nullptr;
       }
       for (int64_t nb = 0; nb < batch; ++nb) {
