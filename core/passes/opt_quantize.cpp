@@ -11,8 +11,18 @@
 // DynamicQuantizeLinear and the scale Mul die in dce when nothing else reads them.
 // Not fused (left as they are): a MatMulInteger whose A zero point is not the same
 // DynamicQuantizeLinear's, non-constant W or zero point, W of rank > 2, a scale that is not
-// xs * constant, a Cast/Mul/Add output read elsewhere, bias of another shape than [N]; and the QDQ
-// patterns (DequantizeLinear around Conv/MatMul -> QLinearConv/QLinearMatMul), not done yet.
+// xs * constant, a Cast/Mul/Add output read elsewhere, bias of another shape than [N].
+//
+// The QDQ form (static quantization, onnxruntime's QDQ format):
+//   QuantizeLinear(MatMul(DequantizeLinear(xq, xs, xz), DequantizeLinear(W, ws, wz)), ys, yz)
+//     -> QLinearMatMul(xq, xs, xz, W, ws, wz, ys, yz)
+//   QuantizeLinear(Conv(DQ(xq), DQ(W)[, DQ(B i32, xs * ws, 0)]), ys, yz) -> QLinearConv(..., B)
+// as onnxruntime's QDQ selectors do: the QLinear ops are what the QDQ format means (the integer
+// product is exact where the f32 one rounds, so a value at a rounding tie may land one code apart
+// from the unfused f32 graph; onnxruntime runs the same fused ops). Only with constant weights
+// (scale scalar or per column of W for MatMul, per output channel for Conv), scalar activation
+// and output parameters with explicit zero points, and a bias that DequantizeLinear gives from
+// i32 with scale exactly xs * ws[m] (f32) and zero point 0; an f32 bias is not quantized here.
 #include "core/passes/optimize_internal.h"
 
 namespace tsr::passes::opt {
@@ -93,10 +103,95 @@ Expected<bool> fuse_dynamic_matmul(GraphIndex& ix, int32_t at) {
   return true;
 }
 
+// A live DequantizeLinear producing `id`: its node, or null.
+const ir::Node* dequantize_of(GraphIndex& ix, int32_t id) {
+  const int32_t p = ix.producer(id);
+  if (p < 0 || ix.dead(p)) return nullptr;
+  const ir::Node& nd = ix.graph().nodes[size_t(p)];
+  return nd.op == "DequantizeLinear" && nd.outputs.size() == 1 ? &nd : nullptr;
+}
+
+bool is_q8(DType t) { return t == DType::kU8 || t == DType::kI8; }
+
+// A constant scalar f32 scale and an explicit constant scalar u8/i8 zero point of type `t` (or any
+// 8-bit type when t is kUndefined).
+bool scalar_params(GraphIndex& ix, const ir::Node& q, DType t) {
+  if (q.inputs.size() < 3 || q.inputs[2] < 0) return false;
+  const Tensor* s = ix.constant(q.inputs[1]);
+  const Tensor* z = ix.constant(q.inputs[2]);
+  return s && z && s->dtype() == DType::kF32 && s->numel() == 1 && s->rank() <= 1 && z->numel() == 1 &&
+         z->rank() <= 1 && is_q8(z->dtype()) && (t == DType::kUndefined || z->dtype() == t);
+}
+
+Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
+  ir::Graph& g = ix.graph();
+  const ir::Node& qn = g.nodes[size_t(at)];
+  if (qn.op != "QuantizeLinear" || qn.outputs.size() != 1 || !scalar_params(ix, qn, DType::kUndefined)) return false;
+  const int32_t pi = ix.producer(qn.inputs[0]);
+  if (pi < 0 || ix.dead(pi) || ix.sole_consumer(qn.inputs[0]) != at) return false;
+  const ir::Node& op = g.nodes[size_t(pi)];
+  const bool conv = op.op == "Conv";
+  if ((!conv && op.op != "MatMul") || op.outputs.size() != 1 || op.inputs.size() < 2) return false;
+  const ir::Node* dx = dequantize_of(ix, op.inputs[0]);
+  const ir::Node* dw = dequantize_of(ix, op.inputs[1]);
+  if (!dx || !dw || dx->inputs.size() < 3 || dw->inputs.empty()) return false;
+  const ir::TensorInfo& xq = g.tensors[size_t(dx->inputs[0])];
+  if (!is_q8(xq.dtype) || !scalar_params(ix, *dx, xq.dtype)) return false;
+  const Tensor* w = ix.constant(dw->inputs[0]);
+  const Tensor* ws = dw->inputs.size() > 1 ? ix.constant(dw->inputs[1]) : nullptr;
+  const int32_t wz_id = dw->inputs.size() > 2 ? dw->inputs[2] : -1;
+  const Tensor* wz = wz_id >= 0 ? ix.constant(wz_id) : nullptr;
+  if (!w || !is_q8(w->dtype()) || !ws || ws->dtype() != DType::kF32 || !wz || wz->dtype() != w->dtype() ||
+      wz->numel() != ws->numel() || ws->rank() > 1)
+    return false;
+  // Per-axis weight parameters must sit on the axis the QLinear op reads them along: B's columns
+  // (MatMul, 2-D W, axis 1) or the output channels (Conv, axis 0).
+  if (ws->numel() > 1) {
+    const int64_t axis = dw->attr_int("axis", 1);
+    const int64_t r = w->rank();
+    const int64_t want = conv ? 0 : r - 1;
+    if (w->rank() < 1 || (conv ? false : r != 2) || (axis < 0 ? axis + r : axis) != want || ws->numel() != w->dim(want))
+      return false;
+  }
+  int32_t bias = -1;
+  if (conv && op.inputs.size() > 2 && op.inputs[2] >= 0) {
+    const ir::Node* db = dequantize_of(ix, op.inputs[2]);
+    if (!db || db->inputs.size() < 2) return false;
+    const Tensor* bq = ix.constant(db->inputs[0]);
+    const Tensor* bs = ix.constant(db->inputs[1]);
+    const Tensor* bz = db->inputs.size() > 2 && db->inputs[2] >= 0 ? ix.constant(db->inputs[2]) : nullptr;
+    if (db->inputs.size() > 2 && db->inputs[2] >= 0 && !bz) return false;
+    if (!bq || bq->dtype() != DType::kI32 || bq->rank() != 1 || bq->numel() != w->dim(0) || !bs ||
+        bs->dtype() != DType::kF32 || bs->rank() > 1 || (bs->numel() != 1 && bs->numel() != bq->numel()))
+      return false;
+    for (int64_t i = 0; bz && i < bz->numel(); ++i)
+      if (bz->scalar_f64(i) != 0) return false;
+    // The bias scale must be xs * ws[m] in f32, bit for bit.
+    const float xs = ix.constant(dx->inputs[1])->data<float>()[0];
+    for (int64_t m = 0; m < bq->numel(); ++m) {
+      const float want = xs * ws->data<float>()[ws->numel() > 1 ? m : 0];
+      if (bs->data<float>()[bs->numel() > 1 ? m : 0] != want) return false;
+    }
+    bias = db->inputs[0];
+  }
+  ir::Node fused{conv ? "QLinearConv" : "QLinearMatMul", 0, op.name,
+                 {dx->inputs[0], dx->inputs[1], dx->inputs[2], dw->inputs[0], dw->inputs[1], wz_id, qn.inputs[1],
+                  qn.inputs[2]},
+                 {qn.outputs[0]}, conv ? op.attributes : std::vector<ir::Attribute>{}};
+  if (bias >= 0) fused.inputs.push_back(bias);
+  g.nodes[size_t(at)] = std::move(fused);
+  ix.kill(pi);
+  return true;
+}
+
 }  // namespace
 
 Expected<int64_t> quantize_fusion(ir::Model& model, int32_t graph_index) {
-  return rewrite_nodes(model, graph_index, fuse_dynamic_matmul);
+  return rewrite_nodes(model, graph_index, [](GraphIndex& ix, int32_t n) -> Expected<bool> {
+    TSR_ASSIGN_OR_RETURN(const bool dynamic, fuse_dynamic_matmul(ix, n));
+    if (dynamic) return true;
+    return fuse_qdq(ix, n);
+  });
 }
 
 }  // namespace tsr::passes::opt

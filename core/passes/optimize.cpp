@@ -178,9 +178,11 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
   // elementwise fusion after CSE, so that merged duplicates fuse once.
   const Step steps[] = {
       {"dce", options.dce, &opt::eliminate_dead_code},
+      // Before fold_constants, which would turn the DequantizeLinear of constant QDQ weights into
+      // f32 constants.
+      {"quantize_fusion", options.quantize_fusion, &opt::quantize_fusion},
       {"fold_constants", options.fold_constants,
        [&](ir::Model& m, int32_t g) { return opt::fold_constants(m, g, options.evaluate); }},
-      {"quantize_fusion", options.quantize_fusion, &opt::quantize_fusion},
       {"fold_pad", options.fold_pad, &opt::fold_pad},
       {"fuse_attention", options.fuse_attention, &opt::fuse_attention},
       {"conv_bn", options.conv_bn, &opt::fold_conv_bn},

@@ -11,6 +11,9 @@ pass, against onnxruntime-node (tests/transformers/README.md).
 - MatMulInteger / QLinearMatMul: 3-D A, batched non-constant B, per-column zero points and scales.
 - ConvInteger / QLinearConv: padding with a non-zero input zero point, stride 2, groups, depthwise,
   1x1, per-channel weights, s8 and u8.
+- `qdq_*`: static-quantization QDQ around MatMul / Conv (fused into QLinearMatMul / QLinearConv, as
+  onnxruntime does; compared to within one code, the f32 and integer products may round a tie
+  apart), an f32 Conv bias and no bias (left unfused / fused).
 onnxruntime's DynamicQuantizeLinear can round a value to the neighbouring code where the
 quotient is within an ulp of .5, so the dynamic cases compare with a tolerance of a few
 quantization steps of the outputs; the integer and requantized ops must match exactly.
@@ -155,5 +158,48 @@ def conv_cases():
     return cs
 
 
+def qdq_cases():
+    """Static-quantization QDQ around MatMul and Conv (fused into QLinearMatMul / QLinearConv by
+    quantize_fusion, as onnxruntime fuses them), and near-misses that stay f32: an f32 bias, a
+    weight scale on the wrong axis."""
+    cs = []
+    for i, (xdt, per_axis) in enumerate([(np.uint8, False), (np.int8, True)]):
+        r = rng(90 + i)
+        n = 12
+        inits = {"xs": np.asarray(0.05, F), "xz": q(r, (), xdt), "w": q(r, (20, n), np.int8),
+                 "ws": np.asarray(r.uniform(0.005, 0.02, (n,) if per_axis else ()), F),
+                 "wz": np.zeros((n,) if per_axis else (), np.int8), "ys": np.asarray(0.3, F), "yz": q(r, (), xdt)}
+        nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"]),
+                 helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=1),
+                 helper.make_node("MatMul", ["xf", "wf"], ["yf"]),
+                 helper.make_node("QuantizeLinear", ["yf", "ys", "yz"], ["y"])]
+        cs.append(Case(f"qdq_matmul_{i}", nodes, {"x": q(r, (2, 7, 20), xdt)}, [("y", xdt, None)], inits,
+                       opsets={"": 13}, rtol=0, atol=1))
+    for i, (xdt, bias) in enumerate([(np.uint8, "i32"), (np.int8, "i32"), (np.uint8, "f32"), (np.uint8, None)]):
+        r = rng(95 + i)
+        m = 6
+        xs = np.float32(0.04)
+        ws = r.uniform(0.005, 0.02, (m,)).astype(F)
+        inits = {"xs": np.asarray(xs, F), "xz": q(r, (), xdt), "w": q(r, (m, 4, 3, 3), np.int8), "ws": ws,
+                 "wz": np.zeros((m,), np.int8), "ys": np.asarray(0.25, F), "yz": q(r, (), xdt)}
+        nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"]),
+                 helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=0)]
+        conv_in = ["xf", "wf"]
+        if bias == "i32":
+            inits["b"] = r.integers(-3000, 3000, (m,)).astype(np.int32)
+            inits["bs"] = (xs * ws).astype(F)
+            inits["bz"] = np.zeros((m,), np.int32)
+            nodes.append(helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bf"], axis=0))
+            conv_in.append("bf")
+        elif bias == "f32":
+            inits["bf"] = r.standard_normal((m,)).astype(F)
+            conv_in.append("bf")
+        nodes += [helper.make_node("Conv", conv_in, ["yf"], pads=[1, 1, 1, 1], strides=[1, 2]),
+                  helper.make_node("QuantizeLinear", ["yf", "ys", "yz"], ["y"])]
+        cs.append(Case(f"qdq_conv_{i}_{bias}", nodes, {"x": q(r, (1, 4, 9, 8), xdt)}, [("y", xdt, None)], inits,
+                       opsets={"": 13}, rtol=0, atol=1))
+    return cs
+
+
 if __name__ == "__main__":
-    main(dyn_cases() + contrib_cases() + integer_cases() + conv_cases())
+    main(dyn_cases() + contrib_cases() + integer_cases() + conv_cases() + qdq_cases())

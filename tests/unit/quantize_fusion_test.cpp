@@ -149,3 +149,31 @@ TEST_CASE("DynamicQuantizeLinear: the op's formula in f32, all-zero input, NaN a
 }
 
 }  // namespace tsr::opt_test
+
+namespace tsr::opt_test {
+
+TEST_CASE("quantize_fusion: QDQ MatMul -> QLinearMatMul; a weight scale along K stays unfused", "[optimize]") {
+  for (const bool along_k : {false, true}) {
+    Builder b;
+    ir::Graph& g = b.g();
+    ir::TensorInfo xi{"xq", ValueKind::kTensor, DType::kU8, true, {3, 16}};
+    const int32_t xq = g.add_tensor(xi);
+    g.inputs.push_back(xq);
+    b.feeds.push_back(random_q(b, {3, 16}, false));
+    const int32_t xf = b.node("DequantizeLinear", {xq, b.constant(Tensor::scalar<float>(0.05f)),
+                                                   b.constant(Tensor::scalar<uint8_t>(120))});
+    const int64_t axis_len = along_k ? 16 : 5;
+    const int32_t wf = b.node("DequantizeLinear",
+                              {b.constant(random_q(b, {16, 5}, true)), b.constant(b.random({axis_len}, 0.005, 0.02)),
+                               b.constant(Tensor::from<int8_t>({axis_len}, std::vector<int8_t>(size_t(axis_len), 0)))},
+                              {ir::Attribute::make_int("axis", along_k ? 0 : 1)});
+    const int32_t yf = b.node("MatMul", {xf, wf});
+    b.output(b.node("QuantizeLinear", {yf, b.constant(Tensor::scalar<float>(0.2f)), b.constant(Tensor::scalar<uint8_t>(128))}));
+    passes::OptimizeOptions o;
+    o.fold_constants = false;
+    const ir::Model opt = optimize_and_compare(b, 1, o);
+    CHECK(count_of(opt, "QLinearMatMul") == (along_k ? 0 : 1));
+  }
+}
+
+}  // namespace tsr::opt_test
