@@ -152,7 +152,7 @@ TEST_CASE("DynamicQuantizeLinear: the op's formula in f32, all-zero input, NaN a
 
 namespace tsr::opt_test {
 
-TEST_CASE("quantize_fusion: QDQ MatMul -> QLinearMatMul; a weight scale along K stays unfused", "[optimize]") {
+TEST_CASE("quantize_fusion: QDQ MatMul -> QLinearMatMul, but not with a weight scale along K", "[optimize]") {
   for (const bool along_k : {false, true}) {
     Builder b;
     ir::Graph& g = b.g();
