@@ -83,10 +83,9 @@ Expected<bool> fuse_dynamic_matmul(GraphIndex& ix, int32_t at) {
       add_at = ai;
     }
   }
-  // The fused node's output must have the MatMulInteger's shape (Mul/Add broadcast nothing more).
-  const ir::TensorInfo& yi = g.tensors[size_t(mm.outputs[0])];
-  const ir::TensorInfo& oi = g.tensors[size_t(out)];
-  if (!yi.has_shape || !oi.has_shape || yi.shape != oi.shape || oi.dtype != DType::kF32) return false;
+  // The Mul by a scalar or [N] and the Add of [N] broadcast nothing beyond the MatMulInteger's
+  // output (rank >= 1, last dim N), so the fused node has its shape, known or not (dynamic
+  // batch/sequence dims of transformers.js files).
   ir::Node fused{"com.microsoft::DynamicQuantizeMatMul", 0, mm.name,
                  {dql.inputs[0], mm.inputs[1], ws_id, wz_id, bias}, {out}, {}};
   if (bias < 0) fused.inputs.pop_back();
