@@ -6,6 +6,7 @@
 // (with its zero point), else packed per call (per batch for a batched B of A's batch dims); the
 // output stage writes i32 (MatMulInteger), f32 (the contrib ops) or requantized u8/i8
 // (QLinearMatMul, scale a_scale * b_scale[j] / y_scale in f32 in that order, as onnxruntime).
+// Depthwise convs (one channel per group) run a direct loop instead (depthwise()).
 // The convs (2-D) gather each group's input into pixel-major rows (im2col, padding with the input
 // zero point, so padded taps contribute 0 after the zero point is subtracted) against the packed
 // weights (one GEMM column per output channel) and write NCHW through the output stage's strides.
@@ -13,6 +14,7 @@
 // 3-D convs) runs the reference: the zero points subtracted into i32 copies, then the shared
 // numpy.matmul (matmul.h) or Conv's im2col path on i32 (conv.h).
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -381,6 +383,74 @@ void im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uin
     }
 }
 
+// Depthwise convolution (group == C == M): per channel the GEMM would have one column, so a direct
+// loop instead, over a copy of the plane padded with the zero point and centered (x - x_zp, i16),
+// so the window loop has no bounds checks and its inner loop over output columns vectorizes.
+// acc is exact in i32; the output stage is qgemm's (qgemm.h): i32 as is, or
+// saturate(nearbyint(float(acc + bias) * scale[m]) + y_zp) in f32.
+struct DepthwiseOut {
+  bool quant = false, out_signed = false;
+  int32_t out_zp = 0;
+  const float* scale = nullptr;    // per channel (quant)
+  const int32_t* bias = nullptr;   // per channel or null (quant)
+};
+
+Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* w_zp, int32_t x_zero,
+                 const ConvGeom& g, const DepthwiseOut& o, Tensor* y) {
+  const int64_t batch = x.dim(0), c = x.dim(1), plane = g.h * g.w, pixels = g.oh * g.ow, taps = g.kh * g.kw;
+  const int64_t ph_end = std::max<int64_t>(0, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h - g.ph);
+  const int64_t pw_end = std::max<int64_t>(0, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w - g.pw);
+  const int64_t hp = g.h + g.ph + ph_end, wp = g.w + g.pw + pw_end;
+  const int slots = ctx.pool().num_threads();
+  auto round64 = [](size_t b) { return (b + 63) & ~size_t{63}; };
+  const size_t plane_bytes = round64(size_t(hp * wp) * sizeof(int16_t));
+  const size_t per_slot = plane_bytes + round64(size_t(pixels) * sizeof(int32_t));
+  TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(per_slot * size_t(slots)));
+  const bool x_signed = x.dtype() == DType::kI8, w_signed = w.dtype() == DType::kI8;
+  auto load = [](const void* p, bool is_signed, int64_t i) -> int32_t {
+    return is_signed ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
+  };
+  ctx.pool().parallel_for_slots(batch * c, 1, [&](int slot, int64_t r0, int64_t r1) {
+    auto* xp = reinterpret_cast<int16_t*>(static_cast<char*>(mem) + per_slot * size_t(slot));
+    auto* acc = reinterpret_cast<int32_t*>(reinterpret_cast<char*>(xp) + plane_bytes);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t ch = r % c;
+      std::fill(xp, xp + hp * wp, int16_t{0});
+      for (int64_t iy = 0; iy < g.h; ++iy)
+        for (int64_t ix = 0; ix < g.w; ++ix)
+          xp[(iy + g.ph) * wp + ix + g.pw] = static_cast<int16_t>(load(x.raw(), x_signed, r * plane + iy * g.w + ix) - x_zero);
+      std::fill(acc, acc + pixels, 0);
+      const int32_t wz = w_zp ? load(w_zp->raw(), w_signed, w_zp->numel() > 1 ? ch : 0) : 0;
+      for (int64_t t = 0; t < taps; ++t) {
+        const int32_t wv = load(w.raw(), w_signed, ch * taps + t) - wz;
+        const int64_t i = t / g.kw, j = t % g.kw;
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const int16_t* src = xp + (oy * g.sh + i * g.dh) * wp + j * g.dw;
+          int32_t* dst = acc + oy * g.ow;
+          if (g.sw == 1)
+            for (int64_t ox = 0; ox < g.ow; ++ox) dst[ox] += wv * src[ox];
+          else
+            for (int64_t ox = 0; ox < g.ow; ++ox) dst[ox] += wv * src[ox * g.sw];
+        }
+      }
+      if (!o.quant) {
+        std::copy(acc, acc + pixels, y->mut_data<int32_t>() + r * pixels);
+        continue;
+      }
+      const float s = o.scale[ch];
+      const int32_t b = o.bias ? o.bias[ch] : 0;
+      const float lo = o.out_signed ? -128.0f : 0.0f, hi = o.out_signed ? 127.0f : 255.0f;
+      const auto zp = static_cast<float>(o.out_zp);
+      for (int64_t p = 0; p < pixels; ++p) {
+        const float v = std::clamp(std::nearbyint(static_cast<float>(acc[p] + b) * s) + zp, lo, hi);
+        if (o.out_signed) y->mut_data<int8_t>()[r * pixels + p] = static_cast<int8_t>(v);
+        else y->mut_data<uint8_t>()[r * pixels + p] = static_cast<uint8_t>(v);
+      }
+    }
+  });
+  return ok_status();
+}
+
 // One group's weights [M/group, C/group*kh*kw] as qgemm's B (K x N: column j = output channel j),
 // with its slice of a per-output-channel zero point.
 QgemmPackedB pack_conv_group(const Tensor& w, const Tensor* zp, int64_t group, int64_t g) {
@@ -442,6 +512,15 @@ class QConvKernel final : public exec::Kernel {
       out.out_zp = q_scalar(yz);
       out.bias_i32 = bias ? bias->data<int32_t>() : nullptr;
     }
+    if (group == c && m == c && cg == 1) {
+      DepthwiseOut dwo;
+      dwo.quant = qlinear_;
+      dwo.out_signed = out.out_signed;
+      dwo.out_zp = out.out_zp;
+      dwo.scale = scale;
+      dwo.bias = out.bias_i32;
+      return depthwise(ctx, x, w, w_zp, x_zero, geo, dwo, y);
+    }
     const int32_t* bias_base = out.bias_i32;
     TSR_ASSIGN_OR_RETURN(void* cols_mem, ctx.scratch(size_t(pixels * kg)));
     auto* cols = static_cast<uint8_t*>(cols_mem);
@@ -479,7 +558,8 @@ Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& ini
   const Tensor* zp = constant(iwzp);
   const int64_t group = init.node.attr_int("group", 1);
   std::vector<QgemmPackedB> packed;
-  if (w && w->rank() == 4 && (w->dtype() == DType::kU8 || w->dtype() == DType::kI8) && (!has_zp || zp) && group >= 1 &&
+  const bool depthwise_w = w && w->rank() == 4 && w->dim(1) == 1 && w->dim(0) == group;  // depthwise(): no GEMM
+  if (w && !depthwise_w && w->rank() == 4 && (w->dtype() == DType::kU8 || w->dtype() == DType::kI8) && (!has_zp || zp) && group >= 1 &&
       w->dim(0) > 0 && w->dim(0) % group == 0 && qparam_count(zp, w->dim(0)) >= 0 &&
       (!zp || zp->dtype() == w->dtype()) && w->numel() / w->dim(0) < (int64_t{1} << 15)) {
     for (int64_t g = 0; g < group; ++g) packed.push_back(pack_conv_group(*w, zp, group, g));
