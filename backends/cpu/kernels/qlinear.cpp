@@ -27,6 +27,7 @@
 #include "backends/cpu/kernels/matmul.h"
 #include "backends/cpu/kernels/qgemm.h"
 #include "backends/cpu/kernels/quantize.h"
+#include "core/base/mapped_pages.h"
 #include "core/ops/spatial.h"
 
 namespace tsr::cpu {
@@ -346,6 +347,8 @@ Expected<std::unique_ptr<exec::Kernel>> create_qmatmul(const exec::KernelInit& i
     if (qparam_count(zp, n) >= 0 && (!zp || zp->dtype() == b->dtype()) && k < (int64_t{1} << 15))
       packed = pack_b(k, n, *b, b->raw(), zp);
   }
+  // Runs read the packed copy: the .tsr mapping's pages of the raw weights need not stay resident.
+  if (packed) release_mapped_pages(b->raw(), b->nbytes());
   return std::unique_ptr<exec::Kernel>(new QMatMulKernel(kOp, std::move(packed)));
 }
 
@@ -563,6 +566,7 @@ Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& ini
       w->dim(0) > 0 && w->dim(0) % group == 0 && qparam_count(zp, w->dim(0)) >= 0 &&
       (!zp || zp->dtype() == w->dtype()) && w->numel() / w->dim(0) < (int64_t{1} << 15)) {
     for (int64_t g = 0; g < group; ++g) packed.push_back(pack_conv_group(*w, zp, group, g));
+    release_mapped_pages(w->raw(), w->nbytes());  // as for the matmuls
   }
   return std::unique_ptr<exec::Kernel>(new QConvKernel(kQLinear, std::move(packed)));
 }
