@@ -3,6 +3,9 @@
 //
 // The passes, each in its own file (core/passes/opt_*.cpp), run in this order over every graph
 // of the model (subgraphs of If/Loop/Scan included):
+//   quantize_fusion DynamicQuantizeLinear -> MatMulInteger (constant B) -> Cast -> Mul(scale) [-> Add
+//                   bias] -> com.microsoft::DynamicQuantizeMatMul, bit-identical; QDQ around
+//                   MatMul/Conv -> QLinearMatMul/QLinearConv (opt_quantize.cpp; before folding)
 //   fold_constants  nodes whose inputs are all constants -> their values, computed once by
 //                   OptimizeOptions::evaluate (skipped without one; see opt_fold_constants.cpp
 //                   for what never folds)
@@ -71,6 +74,7 @@ using NodeEvaluator =
 
 struct OptimizeOptions {
   bool fold_constants = true;  // needs `evaluate`
+  bool quantize_fusion = true;  // dynamic-quantized MatMul -> DynamicQuantizeMatMul; QDQ -> QLinear*
   bool fold_pad = true;
   bool fuse_attention = true;
   bool conv_bn = true;

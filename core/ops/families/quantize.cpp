@@ -105,6 +105,34 @@ Status infer_qlinear_conv(InferContext& ctx) {
   return infer_conv_shape(ctx, 0, 3, 8, ctx.input(7).dtype);
 }
 
+// com.microsoft::DynamicQuantizeMatMul(A f32, B u8/i8, b_scale f32, b_zero_point?, bias f32?) -> Y f32
+// (onnxruntime docs/ContribOperators.md): A quantized as DynamicQuantizeLinear, then
+// (A_q - a_zp) @ (B - b_zp) * (a_scale * b_scale) + bias; b_scale / b_zero_point scalar or [N].
+Status infer_dynamic_quantize_matmul(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(check_qparam(ctx, 2, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 3));
+  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 3));
+  if (ctx.has_input(4)) TSR_RETURN_IF_ERROR(ctx.require_dtype(4, {DType::kF32}));
+  return infer_matmul_shape(ctx, 0, 1, DType::kF32);
+}
+
+// com.microsoft::MatMulIntegerToFloat(A u8/i8, B u8/i8, a_scale, b_scale, a_zero_point?,
+// b_zero_point?, bias?) -> Y f32 = (A - a_zp) @ (B - b_zp) * (a_scale * b_scale) + bias.
+Status infer_matmul_integer_to_float(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(check_qparam(ctx, 2, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(check_qparam(ctx, 3, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 4));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 5));
+  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 4));
+  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 5));
+  if (ctx.has_input(6)) TSR_RETURN_IF_ERROR(ctx.require_dtype(6, {DType::kF32}));
+  return infer_matmul_shape(ctx, 0, 1, DType::kF32);
+}
+
 }  // namespace
 
 void register_quantize_ops(OpRegistry& r) {
@@ -118,6 +146,10 @@ void register_quantize_ops(OpRegistry& r) {
               "Y (i32) = numpy.matmul(A - a_zero_point, B - b_zero_point); zero points per tensor, per row of A, per column of B"});
   TSR_IF_SELECTED("QLinearMatMul") r.add(OpDef{"QLinearMatMul", "", 10, 8, 8, 1, 1, {}, infer_qlinear_matmul,
               "y = saturate(round((a - a_zp) @ (b - b_zp) * a_scale * b_scale / y_scale) + y_zp)"});
+  TSR_IF_SELECTED("com.microsoft::DynamicQuantizeMatMul") r.add(OpDef{"com.microsoft::DynamicQuantizeMatMul", "com.microsoft", 1, 3, 5, 1, 1, {}, infer_dynamic_quantize_matmul,
+              "Y (f32) = (DynamicQuantizeLinear(A) - a_zp) @ (B - b_zero_point) * (a_scale * b_scale) + bias; b_scale, b_zero_point scalar or [N]; made by quantize_fusion"});
+  TSR_IF_SELECTED("com.microsoft::MatMulIntegerToFloat") r.add(OpDef{"com.microsoft::MatMulIntegerToFloat", "com.microsoft", 1, 4, 7, 1, 1, {}, infer_matmul_integer_to_float,
+              "Y (f32) = (A - a_zero_point) @ (B - b_zero_point) * (a_scale * b_scale) + bias; B's parameters scalar or [N]"});
   const std::vector<AttrSpec> conv_attrs = {string_attr("auto_pad", "NOTSET"), {"dilations", AttrKind::kInts},
                                             int_attr("group", 1),           {"kernel_shape", AttrKind::kInts},
                                             {"pads", AttrKind::kInts},       {"strides", AttrKind::kInts}};

@@ -1,0 +1,587 @@
+// CPU kernels of the quantized matmuls and convolutions (semantics: core/ops/families/quantize.cpp)
+// on the shared int8 GEMM (qgemm.h): MatMulInteger, QLinearMatMul, com.microsoft
+// DynamicQuantizeMatMul / MatMulIntegerToFloat, ConvInteger, QLinearConv.
+//
+// The matmuls flatten A of any rank to M rows against a 2-D B packed once when it is a constant
+// (with its zero point), else packed per call (per batch for a batched B of A's batch dims); the
+// output stage writes i32 (MatMulInteger), f32 (the contrib ops) or requantized u8/i8
+// (QLinearMatMul, scale a_scale * b_scale[j] / y_scale in f32 in that order, as onnxruntime).
+// Depthwise convs (one channel per group) run a direct loop instead (depthwise()).
+// The convs (2-D) gather each group's input into pixel-major rows (im2col, padding with the input
+// zero point, so padded taps contribute 0 after the zero point is subtracted) against the packed
+// weights (one GEMM column per output channel) and write NCHW through the output stage's strides.
+// What the fast paths do not cover (a per-row A zero point or scale, broadcast batch dims, 1-D or
+// 3-D convs) runs the reference: the zero points subtracted into i32 copies, then the shared
+// numpy.matmul (matmul.h) or Conv's im2col path on i32 (conv.h).
+#include <algorithm>
+#include <cstdint>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/conv.h"
+#include "backends/cpu/kernels/matmul.h"
+#include "backends/cpu/kernels/qgemm.h"
+#include "backends/cpu/kernels/quantize.h"
+#include "core/base/mapped_pages.h"
+#include "core/ops/spatial.h"
+
+namespace tsr::cpu {
+
+namespace {
+
+using exec::KernelContext;
+
+double saturate(DType t, double v) {
+  const double lo = t == DType::kU8 ? 0 : -128, hi = t == DType::kU8 ? 255 : 127;
+  return std::min(hi, std::max(lo, v));
+}
+
+// ---- The reference paths ----
+
+// Index of a quantization parameter of `count` entries for element i of a matrix operand:
+// one entry (per tensor), or per row (`inner` = row length, `period` = rows) / per column
+// (`inner` = 1, `period` = columns).
+struct QParamIndex {
+  int64_t inner = 1, period = 1;
+  bool per = false;
+  int64_t operator()(int64_t i) const { return per ? (i / inner) % period : 0; }
+};
+
+Expected<QParamIndex> qparam_index(const KernelContext& ctx, const Tensor* p, size_t input, int64_t inner,
+                                   int64_t period, const char* along) {
+  QParamIndex ix;
+  if (!p || p->numel() == 1) return ix;
+  if (p->rank() != 1 || p->numel() != period)
+    return ctx.error("input[", input, "]: shape ", shape_str(p->shape()), ", expected a scalar or [", period, "] (per ",
+                     along, ")");
+  ix.per = true;
+  ix.inner = inner;
+  ix.period = period;
+  return ix;
+}
+
+// Matrix geometry of a matmul operand: rows and columns of its last two dims (1-D A is one
+// row, 1-D B one column, as numpy promotes them).
+void matrix_dims(const Tensor& t, bool is_a, int64_t* rows, int64_t* cols) {
+  if (t.rank() == 1) {
+    *rows = is_a ? 1 : t.dim(0);
+    *cols = is_a ? t.dim(0) : 1;
+  } else {
+    *rows = t.dim(t.rank() - 2);
+    *cols = t.dim(t.rank() - 1);
+  }
+}
+
+// x - zero_point as i32 (x u8 or i8; zero point per tensor or along `ix`).
+template <typename Q>
+Expected<Tensor> centered(const Tensor& x, const Tensor* zp, const QParamIndex& ix) {
+  TSR_ASSIGN_OR_RETURN(Tensor out, Tensor::empty(DType::kI32, x.shape()));
+  const Q* px = x.data<Q>();
+  const Q* pz = zp ? zp->data<Q>() : nullptr;
+  auto* po = out.mut_data<int32_t>();
+  for (int64_t i = 0; i < x.numel(); ++i)
+    po[i] = static_cast<int32_t>(px[i]) - (pz ? static_cast<int32_t>(pz[ix(i)]) : 0);
+  return out;
+}
+
+Expected<Tensor> centered_any(const Tensor& x, const Tensor* zp, const QParamIndex& ix) {
+  if (x.dtype() == DType::kU8) return centered<uint8_t>(x, zp, ix);
+  return centered<int8_t>(x, zp, ix);
+}
+
+// (A - a_zp) @ (B - b_zp) into i32 `acc` (shaped like the output). A's zero point is per
+// row, B's per column.
+Status integer_matmul(KernelContext& ctx, size_t ia, size_t iazp, size_t ib, size_t ibzp, Tensor* acc) {
+  const Tensor& a = *ctx.input(ia);
+  const Tensor& b = *ctx.input(ib);
+  int64_t m = 0, ka = 0, kb = 0, n = 0;
+  matrix_dims(a, true, &m, &ka);
+  matrix_dims(b, false, &kb, &n);
+  TSR_ASSIGN_OR_RETURN(QParamIndex ax, qparam_index(ctx, ctx.input(iazp), iazp, ka, m, "row of A"));
+  TSR_ASSIGN_OR_RETURN(QParamIndex bx, qparam_index(ctx, ctx.input(ibzp), ibzp, 1, n, "column of B"));
+  TSR_ASSIGN_OR_RETURN(Tensor a32, centered_any(a, ctx.input(iazp), ax));
+  TSR_ASSIGN_OR_RETURN(Tensor b32, centered_any(b, ctx.input(ibzp), bx));
+  matmul_into<int32_t>(a32, b32, acc, ctx.pool());
+  return ok_status();
+}
+
+Status matmul_integer(KernelContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
+  return integer_matmul(ctx, 0, 2, 1, 3, y);
+}
+
+// The requantization of QLinearMatMul and QLinearConv, as onnxruntime's: y[o] = acc(o) *
+// (in_scale(o) / y_scale) in f32, rounded half to even, plus y_zp, saturated to y's u8/i8.
+// y_scale and y_zero_point are inputs 6 and 7, scalars.
+template <typename Acc, typename InScale>
+Status requantize(KernelContext& ctx, Tensor* y, const Acc& acc, const InScale& in_scale) {
+  const Tensor& ys = *ctx.input(6);
+  const Tensor& yz = *ctx.input(7);
+  if (ys.numel() != 1 || yz.numel() != 1) return ctx.error("y_scale and y_zero_point must be scalars");
+  const float y_scale = ys.data<float>()[0];
+  const auto y_zp = static_cast<float>(yz.scalar_f64(0));
+  const DType t = y->dtype();
+  for (int64_t o = 0; o < y->numel(); ++o) {
+    const float mult = in_scale(o) / y_scale;
+    const double q = saturate(t, static_cast<double>(std::nearbyint(static_cast<float>(acc(o)) * mult) + y_zp));
+    if (t == DType::kU8) y->mut_data<uint8_t>()[o] = static_cast<uint8_t>(q);
+    else y->mut_data<int8_t>()[o] = static_cast<int8_t>(q);
+  }
+  return ok_status();
+}
+
+// Requantization: in f32, acc * (a_scale * b_scale / y_scale) (requantize).
+Status qlinear_matmul(KernelContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
+  TSR_ASSIGN_OR_RETURN(Tensor acc, Tensor::empty(DType::kI32, y->shape()));
+  TSR_RETURN_IF_ERROR(integer_matmul(ctx, 0, 2, 3, 5, &acc));
+  int64_t m = 0, k = 0, kb = 0, n = 0;
+  matrix_dims(*ctx.input(0), true, &m, &k);
+  matrix_dims(*ctx.input(3), false, &kb, &n);
+  // Output element o sits in row (o / n) % m and column o % n.
+  TSR_ASSIGN_OR_RETURN(QParamIndex as, qparam_index(ctx, ctx.input(1), 1, n, m, "row of A"));
+  TSR_ASSIGN_OR_RETURN(QParamIndex bs, qparam_index(ctx, ctx.input(4), 4, 1, n, "column of B"));
+  const float* pas = ctx.input(1)->data<float>();
+  const float* pbs = ctx.input(4)->data<float>();
+  const int32_t* pa = acc.data<int32_t>();
+  return requantize(ctx, y, [&](int64_t o) { return pa[o]; }, [&](int64_t o) { return pas[as(o)] * pbs[bs(o)]; });
+}
+
+// Conv(x - x_zp, w - w_zp) into i32 `acc`; x's zero point is per tensor, w's per tensor or per
+// output channel.
+Status integer_conv(KernelContext& ctx, size_t ix, size_t ixzp, size_t iw, size_t iwzp, Tensor* acc) {
+  const Tensor& x = *ctx.input(ix);
+  const Tensor& w = *ctx.input(iw);
+  if (w.rank() < 1 || w.dim(0) == 0) return ctx.error("input[", iw, "] (w): shape ", shape_str(w.shape()));
+  TSR_ASSIGN_OR_RETURN(QParamIndex xi, qparam_index(ctx, ctx.input(ixzp), ixzp, 1, 1, "tensor"));
+  TSR_ASSIGN_OR_RETURN(QParamIndex wi, qparam_index(ctx, ctx.input(iwzp), iwzp, w.numel() / w.dim(0), w.dim(0), "output channel"));
+  TSR_ASSIGN_OR_RETURN(Tensor x32, centered_any(x, ctx.input(ixzp), xi));
+  TSR_ASSIGN_OR_RETURN(Tensor w32, centered_any(w, ctx.input(iwzp), wi));
+  return conv_i32(ctx, x32, w32, acc);
+}
+
+Status conv_integer(KernelContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
+  return integer_conv(ctx, 0, 2, 1, 3, y);
+}
+
+// Requantization as QLinearMatMul, per output channel m: (acc + B[m]) * (x_scale * w_scale[m] /
+// y_scale) (requantize).
+Status qlinear_conv(KernelContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
+  TSR_ASSIGN_OR_RETURN(Tensor acc, Tensor::empty(DType::kI32, y->shape()));
+  TSR_RETURN_IF_ERROR(integer_conv(ctx, 0, 2, 3, 5, &acc));
+  const int64_t m = y->rank() > 1 ? y->dim(1) : 1;
+  const int64_t plane = y->numel() == 0 ? 1 : y->numel() / (y->dim(0) * m);
+  TSR_ASSIGN_OR_RETURN(QParamIndex ws, qparam_index(ctx, ctx.input(4), 4, plane, m, "output channel"));
+  TSR_ASSIGN_OR_RETURN(QParamIndex xs, qparam_index(ctx, ctx.input(1), 1, 1, 1, "tensor"));
+  const Tensor* bias = ctx.input(8);
+  if (bias && bias->numel() != m) return ctx.error("input[8] (B) has ", bias->numel(), " entries, expected ", m);
+  const float x_scale = ctx.input(1)->data<float>()[xs(0)];
+  const float* pws = ctx.input(4)->data<float>();
+  const int32_t* pb = bias ? bias->data<int32_t>() : nullptr;
+  const int32_t* pa = acc.data<int32_t>();
+  return requantize(
+      ctx, y, [&](int64_t o) { return pa[o] + (pb ? pb[(o / plane) % m] : 0); },
+      [&](int64_t o) { return x_scale * pws[ws(o)]; });
+}
+
+// ---- On qgemm ----
+
+// A u8/i8 scalar tensor's value (a zero point).
+int32_t q_scalar(const Tensor& t) {
+  return t.dtype() == DType::kI8 ? t.data<int8_t>()[0] : static_cast<int32_t>(t.data<uint8_t>()[0]);
+}
+
+// A quantization parameter with one entry or `per` entries (1-D): its count, or -1 if neither.
+int64_t qparam_count(const Tensor* p, int64_t per) {
+  if (!p) return 0;
+  if (p->numel() == 1 && p->rank() <= 1) return 1;
+  return p->rank() == 1 && p->numel() == per ? per : -1;
+}
+
+enum class QOp { kMatMulInteger, kQLinearMatMul, kDynamicQuantizeMatMul, kMatMulIntegerToFloat };
+
+// Input positions of each matmul op (-1: the op has no such input).
+struct QMatMulIo {
+  int a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, bias;
+};
+constexpr QMatMulIo io_of(QOp op) {
+  switch (op) {
+    case QOp::kMatMulInteger: return {0, -1, 2, 1, -1, 3, -1, -1, -1};
+    case QOp::kQLinearMatMul: return {0, 1, 2, 3, 4, 5, 6, 7, -1};
+    case QOp::kDynamicQuantizeMatMul: return {0, -1, -1, 1, 2, 3, -1, -1, 4};
+    case QOp::kMatMulIntegerToFloat: return {0, 2, 4, 1, 3, 5, -1, -1, 6};
+  }
+  return {};
+}
+
+const Tensor* input_at(const KernelContext& ctx, int i) { return i < 0 ? nullptr : ctx.input(size_t(i)); }
+
+// B's packing for qgemm: B (K x N row-major at `b`), its zero point (0, 1 or N entries).
+QgemmPackedB pack_b(int64_t k, int64_t n, const Tensor& b, const void* data, const Tensor* zp) {
+  const int64_t count = zp ? (zp->numel() == 1 ? 1 : n) : 0;
+  return qgemm_pack_b(k, n, data, b.dtype() == DType::kI8, n, false, zp ? zp->raw() : nullptr, count);
+}
+
+class QMatMulKernel final : public exec::Kernel {
+ public:
+  QMatMulKernel(QOp op, std::optional<QgemmPackedB> packed) : op_(op), io_(io_of(op)), packed_(std::move(packed)) {}
+
+  Status run(KernelContext& ctx) override {
+    const Tensor& a = *ctx.input(size_t(io_.a));
+    const Tensor& b = *ctx.input(size_t(io_.b));
+    const Tensor* a_zp = input_at(ctx, io_.a_zp);
+    const Tensor* a_scale = input_at(ctx, io_.a_scale);
+    const Tensor* b_zp = input_at(ctx, io_.b_zp);
+    const Tensor* b_scale = input_at(ctx, io_.b_scale);
+    int64_t m = 0, k = 0, kb = 0, n = 0;
+    matrix_dims(a, true, &m, &k);
+    matrix_dims(b, false, &kb, &n);
+    if (k != kb) return ctx.error("inner dims differ: A ", shape_str(a.shape()), ", B ", shape_str(b.shape()));
+    // B batched like A (same rank, same leading dims): one product per batch.
+    bool batched_ok = b.rank() <= 2;
+    if (b.rank() > 2 && a.rank() == b.rank()) {
+      batched_ok = true;
+      for (int64_t d = 0; d + 2 < a.rank(); ++d) batched_ok = batched_ok && a.dim(d) == b.dim(d);
+    }
+    const bool fast = batched_ok && qparam_count(a_zp, 1) >= 0 && qparam_count(a_scale, 1) >= 0 &&
+                      qparam_count(b_zp, n) >= 0 && qparam_count(b_scale, n) >= 0 && k < (int64_t{1} << 15);
+    if (!fast) {
+      if (op_ == QOp::kMatMulInteger) return matmul_integer(ctx);
+      if (op_ == QOp::kQLinearMatMul) return qlinear_matmul(ctx);
+      return unsupported(ctx.place(), ": quantization parameters must be scalars or [N] (per column of B), and B 2-D or batched like A");
+    }
+    TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
+    if (y->numel() == 0) return ok_status();
+    const int64_t rows = y->numel() / n;  // every row of every batch of A
+    const int64_t batches = b.rank() > 2 ? b.numel() / std::max<int64_t>(1, k * n) : 1;
+
+    // A: as is, or quantized now (DynamicQuantizeMatMul: exactly DynamicQuantizeLinear's result).
+    const void* pa = a.raw();
+    bool a_signed = a.dtype() == DType::kI8;
+    int32_t a_zero = a_zp ? q_scalar(*a_zp) : 0;
+    float a_s = a_scale ? a_scale->data<float>()[0] : 1.0f;
+    if (op_ == QOp::kDynamicQuantizeMatMul) {
+      TSR_ASSIGN_OR_RETURN(void* qa, ctx.scratch(size_t(a.numel())));
+      const DynamicQuantParams q = dynamic_quantize_u8(a.data<float>(), a.numel(), static_cast<uint8_t*>(qa));
+      pa = qa;
+      a_signed = false;
+      a_zero = q.zero_point;
+      a_s = q.scale;
+    }
+
+    QgemmOutput out;
+    out.row_stride = n;
+    float* scale = nullptr;  // from the run's scratch arena: a steady-state run allocates nothing
+    int64_t ns = 0;
+    if (op_ != QOp::kMatMulInteger) {
+      // onnxruntime's rounding: a_scale * b_scale[j] (/ y_scale), in f32, in that order.
+      ns = b_scale->numel();
+      TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(size_t(ns) * sizeof(float)));
+      scale = static_cast<float*>(mem);
+      const float* bs = b_scale->data<float>();
+      for (int64_t j = 0; j < ns; ++j) scale[j] = a_s * bs[j];
+      out.scale = scale;
+      out.scale_per_col = ns > 1;
+    }
+    if (op_ == QOp::kMatMulInteger) {
+      out.kind = QgemmOutput::kInt32;
+    } else if (op_ == QOp::kQLinearMatMul) {
+      const Tensor& ys = *ctx.input(size_t(io_.y_scale));
+      const Tensor& yz = *ctx.input(size_t(io_.y_zp));
+      if (ys.numel() != 1 || yz.numel() != 1) return ctx.error("y_scale and y_zero_point must be scalars");
+      const float y_s = ys.data<float>()[0];
+      for (int64_t j = 0; j < ns; ++j) scale[j] = scale[j] / y_s;
+      out.kind = QgemmOutput::kQuant;
+      out.out_signed = y->dtype() == DType::kI8;
+      out.out_zp = q_scalar(yz);
+    } else {
+      out.kind = QgemmOutput::kFloat;
+      const Tensor* bias = input_at(ctx, io_.bias);
+      if (bias && (bias->rank() != 1 || bias->numel() != n))
+        return ctx.error("input[", io_.bias, "] (bias): shape ", shape_str(bias->shape()), ", expected [", n, "]");
+      out.bias_f32 = bias ? bias->data<float>() : nullptr;
+    }
+
+    const size_t out_bytes = dtype_size(y->dtype());
+    const int64_t a_elem = 1;  // u8/s8
+    const int64_t rows_per_batch = rows / batches;
+    for (int64_t bt = 0; bt < batches; ++bt) {
+      std::optional<QgemmPackedB> local;
+      if (!packed_ || batches > 1 || packed_->k != k || packed_->n != n)
+        local = pack_b(k, n, b, static_cast<const char*>(b.raw()) + bt * k * n, b_zp);
+      const QgemmPackedB& pb = local ? *local : *packed_;
+      out.out = static_cast<char*>(y->raw_mut()) + size_t(bt * rows_per_batch * n) * out_bytes;
+      qgemm(rows_per_batch, static_cast<const char*>(pa) + bt * rows_per_batch * k * a_elem, a_signed, k, a_zero, pb,
+            out, &ctx.pool());
+    }
+    return ok_status();
+  }
+
+ private:
+  QOp op_;
+  QMatMulIo io_;
+  std::optional<QgemmPackedB> packed_;  // constant 2-D B with its constant zero point
+};
+
+template <QOp kOp>
+Expected<std::unique_ptr<exec::Kernel>> create_qmatmul(const exec::KernelInit& init) {
+  constexpr QMatMulIo io = io_of(kOp);
+  auto constant = [&](int i) -> const Tensor* {
+    return i >= 0 && size_t(i) < init.constant_inputs.size() ? init.constant_inputs[size_t(i)] : nullptr;
+  };
+  const bool has_zp = io.b_zp >= 0 && size_t(io.b_zp) < init.node.inputs.size() && init.node.inputs[size_t(io.b_zp)] >= 0;
+  const Tensor* b = constant(io.b);
+  const Tensor* zp = constant(io.b_zp);
+  std::optional<QgemmPackedB> packed;
+  if (b && (b->dtype() == DType::kU8 || b->dtype() == DType::kI8) && b->rank() >= 1 && b->rank() <= 2 &&
+      (!has_zp || zp)) {
+    int64_t k = 0, n = 0;
+    matrix_dims(*b, false, &k, &n);
+    if (qparam_count(zp, n) >= 0 && (!zp || zp->dtype() == b->dtype()) && k < (int64_t{1} << 15))
+      packed = pack_b(k, n, *b, b->raw(), zp);
+  }
+  // Runs read the packed copy: the .tsr mapping's pages of the raw weights need not stay resident.
+  if (packed) release_mapped_pages(b->raw(), b->nbytes());
+  return std::unique_ptr<exec::Kernel>(new QMatMulKernel(kOp, std::move(packed)));
+}
+
+// ---- Convolutions ----
+
+// Pixel-major im2col of one group of one image: row p = oh * OW + ow holds, for c < cg, i < kh,
+// j < kw (the weights' [C/group, kh, kw] order), x[c][oh*sh - ph + i*dh][ow*sw - pw + j*dw], or
+// `pad` (the input zero point) outside the image.
+struct ConvGeom {
+  int64_t h, w, kh, kw, sh, sw, dh, dw, ph, pw, oh, ow;
+};
+
+void im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uint8_t* cols) {
+  const int64_t kg = cg * g.kh * g.kw, plane = g.h * g.w;
+  if (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w) {
+    // 1x1, stride 1, no padding: a transpose of [cg, H*W] to [H*W, cg].
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t p = 0; p < plane; ++p) cols[p * kg + c] = x[c * plane + p];
+    return;
+  }
+  for (int64_t oy = 0; oy < g.oh; ++oy)
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      uint8_t* row = cols + (oy * g.ow + ox) * kg;
+      for (int64_t c = 0; c < cg; ++c) {
+        const uint8_t* xc = x + c * plane;
+        for (int64_t i = 0; i < g.kh; ++i) {
+          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+          const bool row_in = iy >= 0 && iy < g.h;
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const int64_t ix = ox * g.sw - g.pw + j * g.dw;
+            *row++ = row_in && ix >= 0 && ix < g.w ? xc[iy * g.w + ix] : pad;
+          }
+        }
+      }
+    }
+}
+
+// Depthwise convolution (group == C == M): per channel the GEMM would have one column, so a direct
+// loop instead, over a copy of the plane padded with the zero point and centered (x - x_zp, i16),
+// so the window loop has no bounds checks and its inner loop over output columns vectorizes.
+// acc is exact in i32; the output stage is qgemm's (qgemm.h): i32 as is, or
+// saturate(nearbyint(float(acc + bias) * scale[m]) + y_zp) in f32.
+struct DepthwiseOut {
+  bool quant = false, out_signed = false;
+  int32_t out_zp = 0;
+  const float* scale = nullptr;    // per channel (quant)
+  const int32_t* bias = nullptr;   // per channel or null (quant)
+};
+
+Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* w_zp, int32_t x_zero,
+                 const ConvGeom& g, const DepthwiseOut& o, Tensor* y) {
+  const int64_t batch = x.dim(0), c = x.dim(1), plane = g.h * g.w, pixels = g.oh * g.ow, taps = g.kh * g.kw;
+  const int64_t ph_end = std::max<int64_t>(0, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h - g.ph);
+  const int64_t pw_end = std::max<int64_t>(0, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w - g.pw);
+  const int64_t hp = g.h + g.ph + ph_end, wp = g.w + g.pw + pw_end;
+  const int slots = ctx.pool().num_threads();
+  auto round64 = [](size_t b) { return (b + 63) & ~size_t{63}; };
+  const size_t plane_bytes = round64(size_t(hp * wp) * sizeof(int16_t));
+  const size_t per_slot = plane_bytes + round64(size_t(pixels) * sizeof(int32_t));
+  TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(per_slot * size_t(slots)));
+  const bool x_signed = x.dtype() == DType::kI8, w_signed = w.dtype() == DType::kI8;
+  auto load = [](const void* p, bool is_signed, int64_t i) -> int32_t {
+    return is_signed ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
+  };
+  ctx.pool().parallel_for_slots(batch * c, 1, [&](int slot, int64_t r0, int64_t r1) {
+    auto* xp = reinterpret_cast<int16_t*>(static_cast<char*>(mem) + per_slot * size_t(slot));
+    auto* acc = reinterpret_cast<int32_t*>(reinterpret_cast<char*>(xp) + plane_bytes);
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t ch = r % c;
+      std::fill(xp, xp + hp * wp, int16_t{0});
+      for (int64_t iy = 0; iy < g.h; ++iy)
+        for (int64_t ix = 0; ix < g.w; ++ix)
+          xp[(iy + g.ph) * wp + ix + g.pw] = static_cast<int16_t>(load(x.raw(), x_signed, r * plane + iy * g.w + ix) - x_zero);
+      std::fill(acc, acc + pixels, 0);
+      const int32_t wz = w_zp ? load(w_zp->raw(), w_signed, w_zp->numel() > 1 ? ch : 0) : 0;
+      for (int64_t t = 0; t < taps; ++t) {
+        const int32_t wv = load(w.raw(), w_signed, ch * taps + t) - wz;
+        const int64_t i = t / g.kw, j = t % g.kw;
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const int16_t* src = xp + (oy * g.sh + i * g.dh) * wp + j * g.dw;
+          int32_t* dst = acc + oy * g.ow;
+          if (g.sw == 1)
+            for (int64_t ox = 0; ox < g.ow; ++ox) dst[ox] += wv * src[ox];
+          else
+            for (int64_t ox = 0; ox < g.ow; ++ox) dst[ox] += wv * src[ox * g.sw];
+        }
+      }
+      if (!o.quant) {
+        std::copy(acc, acc + pixels, y->mut_data<int32_t>() + r * pixels);
+        continue;
+      }
+      const float s = o.scale[ch];
+      const int32_t b = o.bias ? o.bias[ch] : 0;
+      const float lo = o.out_signed ? -128.0f : 0.0f, hi = o.out_signed ? 127.0f : 255.0f;
+      const auto zp = static_cast<float>(o.out_zp);
+      for (int64_t p = 0; p < pixels; ++p) {
+        const float v = std::clamp(std::nearbyint(static_cast<float>(acc[p] + b) * s) + zp, lo, hi);
+        if (o.out_signed) y->mut_data<int8_t>()[r * pixels + p] = static_cast<int8_t>(v);
+        else y->mut_data<uint8_t>()[r * pixels + p] = static_cast<uint8_t>(v);
+      }
+    }
+  });
+  return ok_status();
+}
+
+// One group's weights [M/group, C/group*kh*kw] as qgemm's B (K x N: column j = output channel j),
+// with its slice of a per-output-channel zero point.
+QgemmPackedB pack_conv_group(const Tensor& w, const Tensor* zp, int64_t group, int64_t g) {
+  const int64_t mg = w.dim(0) / group, kg = w.numel() / std::max<int64_t>(1, w.dim(0));
+  const auto* base = static_cast<const int8_t*>(w.raw()) + g * mg * kg;  // 1-byte elements
+  const bool per_channel = zp && zp->numel() > 1;
+  const void* pz = zp ? static_cast<const int8_t*>(zp->raw()) + (per_channel ? g * mg : 0) : nullptr;
+  return qgemm_pack_b(kg, mg, base, w.dtype() == DType::kI8, kg, true, pz, zp ? (per_channel ? mg : 1) : 0);
+}
+
+class QConvKernel final : public exec::Kernel {
+ public:
+  QConvKernel(bool qlinear, std::vector<QgemmPackedB> packed) : qlinear_(qlinear), packed_(std::move(packed)) {}
+
+  Status run(KernelContext& ctx) override {
+    const size_t ix = 0, ixzp = 2, iw = qlinear_ ? 3 : 1, iwzp = qlinear_ ? 5 : 3;
+    const Tensor& x = *ctx.input(ix);
+    const Tensor& w = *ctx.input(iw);
+    const Tensor* x_zp = ctx.input(ixzp);
+    const Tensor* w_zp = ctx.input(iwzp);
+    const int64_t group = ctx.node().attr_int("group", 1);
+    const bool fast = x.rank() == 4 && w.rank() == 4 && group >= 1 && w.dim(0) % group == 0 &&
+                      x.dim(1) == w.dim(1) * group && qparam_count(x_zp, 1) >= 0 &&
+                      qparam_count(w_zp, w.dim(0)) >= 0 && (!qlinear_ || qparam_count(ctx.input(1), 1) >= 0);
+    if (!fast) return qlinear_ ? qlinear_conv(ctx) : conv_integer(ctx);
+    auto sp = ops::resolve_spatial(ctx.node(), Ints{x.dim(2), x.dim(3)}, Ints{w.dim(2), w.dim(3)}, false);
+    if (!sp.ok()) return sp.status().with_context(ctx.place());
+    TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
+    if (y->numel() == 0) return ok_status();
+    const ConvGeom geo{x.dim(2),        x.dim(3),        w.dim(2),        w.dim(3),
+                       sp->strides[0],  sp->strides[1],  sp->dilations[0], sp->dilations[1],
+                       sp->pad_begin[0], sp->pad_begin[1], y->dim(2),      y->dim(3)};
+    const int64_t batch = x.dim(0), c = x.dim(1), cg = c / group, m = w.dim(0), mg = m / group;
+    const int64_t kg = cg * geo.kh * geo.kw, pixels = geo.oh * geo.ow;
+    if (kg >= (int64_t{1} << 15)) return qlinear_ ? qlinear_conv(ctx) : conv_integer(ctx);
+    const int32_t x_zero = x_zp ? q_scalar(*x_zp) : 0;
+    const auto pad = static_cast<uint8_t>(x_zero);  // the zero point's byte, u8 or s8
+
+    QgemmOutput out;
+    out.row_stride = 1;  // pixel-major rows, NCHW output: column j (channel) strides by a plane
+    out.col_stride = pixels;
+    float* scale = nullptr;  // scratch (per output channel)
+    if (qlinear_) {
+      const Tensor& ys = *ctx.input(6);
+      const Tensor& yz = *ctx.input(7);
+      if (ys.numel() != 1 || yz.numel() != 1) return ctx.error("y_scale and y_zero_point must be scalars");
+      const Tensor& ws = *ctx.input(4);
+      if (qparam_count(&ws, m) < 0) return ctx.error("input[4] (w_scale): shape ", shape_str(ws.shape()), ", expected a scalar or [", m, "]");
+      const Tensor* bias = ctx.input(8);
+      if (bias && bias->numel() != m) return ctx.error("input[8] (B) has ", bias->numel(), " entries, expected ", m);
+      // onnxruntime's rounding: x_scale * w_scale[m] / y_scale, in f32, in that order.
+      const float x_s = ctx.input(1)->data<float>()[0], y_s = ys.data<float>()[0];
+      TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(size_t(m) * sizeof(float)));
+      scale = static_cast<float*>(mem);
+      for (int64_t j = 0; j < m; ++j) scale[j] = x_s * ws.data<float>()[ws.numel() > 1 ? j : 0] / y_s;
+      out.kind = QgemmOutput::kQuant;
+      out.scale_per_col = true;
+      out.out_signed = y->dtype() == DType::kI8;
+      out.out_zp = q_scalar(yz);
+      out.bias_i32 = bias ? bias->data<int32_t>() : nullptr;
+    }
+    if (group == c && m == c && cg == 1) {
+      DepthwiseOut dwo;
+      dwo.quant = qlinear_;
+      dwo.out_signed = out.out_signed;
+      dwo.out_zp = out.out_zp;
+      dwo.scale = scale;
+      dwo.bias = out.bias_i32;
+      return depthwise(ctx, x, w, w_zp, x_zero, geo, dwo, y);
+    }
+    const int32_t* bias_base = out.bias_i32;
+    TSR_ASSIGN_OR_RETURN(void* cols_mem, ctx.scratch(size_t(pixels * kg)));
+    auto* cols = static_cast<uint8_t*>(cols_mem);
+    const size_t out_bytes = dtype_size(y->dtype());
+    const bool prepared = int64_t(packed_.size()) == group && (packed_.empty() || packed_[0].k == kg);
+    for (int64_t g = 0; g < group; ++g) {
+      std::optional<QgemmPackedB> local;
+      if (!prepared) local = pack_conv_group(w, w_zp, group, g);
+      const QgemmPackedB& pb = local ? *local : packed_[size_t(g)];
+      if (qlinear_) {
+        out.scale = scale + g * mg;
+        out.bias_i32 = bias_base ? bias_base + g * mg : nullptr;
+      }
+      for (int64_t nb = 0; nb < batch; ++nb) {
+        const auto* xg = static_cast<const uint8_t*>(x.raw()) + (nb * c + g * cg) * geo.h * geo.w;
+        im2col_u8(xg, cg, geo, pad, cols);
+        out.out = static_cast<char*>(y->raw_mut()) + size_t((nb * m + g * mg) * pixels) * out_bytes;
+        qgemm(pixels, cols, x.dtype() == DType::kI8, kg, x_zero, pb, out, &ctx.pool());
+      }
+    }
+    return ok_status();
+  }
+
+ private:
+  bool qlinear_;
+  std::vector<QgemmPackedB> packed_;  // per group, from constant weights (and zero point)
+};
+
+template <bool kQLinear>
+Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& init) {
+  const size_t iw = kQLinear ? 3 : 1, iwzp = kQLinear ? 5 : 3;
+  auto constant = [&](size_t i) { return i < init.constant_inputs.size() ? init.constant_inputs[i] : nullptr; };
+  const bool has_zp = iwzp < init.node.inputs.size() && init.node.inputs[iwzp] >= 0;
+  const Tensor* w = constant(iw);
+  const Tensor* zp = constant(iwzp);
+  const int64_t group = init.node.attr_int("group", 1);
+  std::vector<QgemmPackedB> packed;
+  const bool depthwise_w = w && w->rank() == 4 && w->dim(1) == 1 && w->dim(0) == group;  // depthwise(): no GEMM
+  if (w && !depthwise_w && w->rank() == 4 && (w->dtype() == DType::kU8 || w->dtype() == DType::kI8) && (!has_zp || zp) && group >= 1 &&
+      w->dim(0) > 0 && w->dim(0) % group == 0 && qparam_count(zp, w->dim(0)) >= 0 &&
+      (!zp || zp->dtype() == w->dtype()) && w->numel() / w->dim(0) < (int64_t{1} << 15)) {
+    for (int64_t g = 0; g < group; ++g) packed.push_back(pack_conv_group(*w, zp, group, g));
+    release_mapped_pages(w->raw(), w->nbytes());  // as for the matmuls
+  }
+  return std::unique_ptr<exec::Kernel>(new QConvKernel(kQLinear, std::move(packed)));
+}
+
+}  // namespace
+
+void register_qlinear_kernels(KernelRegistry& r) {
+  TSR_IF_SELECTED("MatMulInteger") r.add("MatMulInteger", {DType::kU8, DType::kI8}, &create_qmatmul<QOp::kMatMulInteger>);
+  TSR_IF_SELECTED("QLinearMatMul") r.add("QLinearMatMul", {DType::kU8, DType::kI8}, &create_qmatmul<QOp::kQLinearMatMul>);
+  TSR_IF_SELECTED("com.microsoft::DynamicQuantizeMatMul")
+  r.add("com.microsoft::DynamicQuantizeMatMul", {DType::kF32}, &create_qmatmul<QOp::kDynamicQuantizeMatMul>);
+  TSR_IF_SELECTED("com.microsoft::MatMulIntegerToFloat")
+  r.add("com.microsoft::MatMulIntegerToFloat", {DType::kU8, DType::kI8}, &create_qmatmul<QOp::kMatMulIntegerToFloat>);
+  TSR_IF_SELECTED("ConvInteger") r.add("ConvInteger", {DType::kU8, DType::kI8}, &create_qconv<false>);
+  TSR_IF_SELECTED("QLinearConv") r.add("QLinearConv", {DType::kU8, DType::kI8}, &create_qconv<true>);
+}
+
+}  // namespace tsr::cpu

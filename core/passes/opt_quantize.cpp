@@ -1,0 +1,196 @@
+// quantize_fusion (optimize.h): onnxruntime quantize_dynamic's pattern (what transformers.js q8
+// files contain)
+//   (xq, xs, xz) = DynamicQuantizeLinear(x)
+//   y = MatMulInteger(xq, W, xz, wz?)        W a constant 2-D u8/i8, wz a constant scalar or [N]
+//   s = Mul(xs, ws)                          ws a constant f32 scalar or [N]
+//   z = Mul(Cast(y, to=FLOAT), s)  [-> Add(z, b)]   b a constant f32 [N]
+// becomes z = com.microsoft::DynamicQuantizeMatMul(x, W, ws, wz?, b?). The fused kernel quantizes x
+// with DynamicQuantizeLinear's own function and computes float(acc) * (xs * ws[j]) (+ b[j]) in f32,
+// the unfused graph's roundings (f32 products commute exactly), so outputs are bit-identical. One
+// DynamicQuantizeLinear feeding several MatMulIntegers (Q, K, V) is fused into each; the
+// DynamicQuantizeLinear and the scale Mul die in dce when nothing else reads them.
+// Not fused (left as they are): a MatMulInteger whose A zero point is not the same
+// DynamicQuantizeLinear's, non-constant W or zero point, W of rank > 2, a scale that is not
+// xs * constant, a Cast/Mul/Add output read elsewhere, bias of another shape than [N].
+//
+// The QDQ form (static quantization, onnxruntime's QDQ format):
+//   QuantizeLinear(MatMul(DequantizeLinear(xq, xs, xz), DequantizeLinear(W, ws, wz)), ys, yz)
+//     -> QLinearMatMul(xq, xs, xz, W, ws, wz, ys, yz)
+//   QuantizeLinear(Conv(DQ(xq), DQ(W)[, DQ(B i32, xs * ws, 0)]), ys, yz) -> QLinearConv(..., B)
+// as onnxruntime's QDQ selectors do: the QLinear ops are what the QDQ format means (the integer
+// product is exact where the f32 one rounds, so a value at a rounding tie may land one code apart
+// from the unfused f32 graph; onnxruntime runs the same fused ops). Only with constant weights
+// (scale scalar or per column of W for MatMul, per output channel for Conv), scalar activation
+// and output parameters with explicit zero points, and a bias that DequantizeLinear gives from
+// i32 with scale exactly xs * ws[m] (f32) and zero point 0; an f32 bias is not quantized here.
+#include "core/passes/optimize_internal.h"
+
+namespace tsr::passes::opt {
+
+namespace {
+
+// A constant f32 scalar ([] or [1]) or [n] vector.
+bool is_f32_param(const Tensor* t, int64_t n) {
+  return t && t->dtype() == DType::kF32 && t->rank() <= 1 && (t->numel() == 1 || t->numel() == n);
+}
+
+Expected<bool> fuse_dynamic_matmul(GraphIndex& ix, int32_t at) {
+  ir::Graph& g = ix.graph();
+  const ir::Node& mm = g.nodes[size_t(at)];
+  if (mm.op != "MatMulInteger" || mm.inputs.size() < 3 || mm.outputs.size() != 1) return false;
+  // A and its zero point: outputs 0 and 2 of one DynamicQuantizeLinear.
+  const int32_t dq = ix.producer(mm.inputs[0]);
+  if (dq < 0 || ix.dead(dq) || g.nodes[size_t(dq)].op != "DynamicQuantizeLinear") return false;
+  const ir::Node& dql = g.nodes[size_t(dq)];
+  if (dql.outputs.size() < 3 || dql.outputs[0] != mm.inputs[0] || dql.outputs[2] != mm.inputs[2] || dql.outputs[1] < 0 ||
+      dql.outputs[2] < 0)
+    return false;
+  const Tensor* w = ix.constant(mm.inputs[1]);
+  if (!w || w->rank() != 2 || (w->dtype() != DType::kU8 && w->dtype() != DType::kI8)) return false;
+  const int64_t n = w->dim(1);
+  const int32_t wz_id = mm.inputs.size() > 3 ? mm.inputs[3] : -1;
+  const Tensor* wz = wz_id >= 0 ? ix.constant(wz_id) : nullptr;
+  if (wz_id >= 0 && (!wz || wz->dtype() != w->dtype() || wz->rank() > 1 || (wz->numel() != 1 && wz->numel() != n)))
+    return false;
+  // Cast(to FLOAT) -> Mul(., xs * ws).
+  const int32_t ci = ix.sole_consumer(mm.outputs[0]);
+  if (ci < 0 || g.nodes[size_t(ci)].op != "Cast" || g.nodes[size_t(ci)].attr_int("to") != 1) return false;
+  const ir::Node& cast = g.nodes[size_t(ci)];
+  if (cast.outputs.size() != 1) return false;
+  const int32_t mi = ix.sole_consumer(cast.outputs[0]);
+  if (mi < 0 || g.nodes[size_t(mi)].op != "Mul" || g.nodes[size_t(mi)].inputs.size() != 2) return false;
+  const ir::Node& mul = g.nodes[size_t(mi)];
+  const int32_t s = mul.inputs[0] == cast.outputs[0] ? mul.inputs[1] : mul.inputs[0];
+  if (s == cast.outputs[0]) return false;  // Mul(c, c)
+  const int32_t si = ix.producer(s);
+  if (si < 0 || ix.dead(si) || g.nodes[size_t(si)].op != "Mul" || g.nodes[size_t(si)].inputs.size() != 2) return false;
+  const ir::Node& smul = g.nodes[size_t(si)];
+  const int32_t xs = dql.outputs[1];
+  int32_t ws_id = -1;
+  if (smul.inputs[0] == xs) ws_id = smul.inputs[1];
+  else if (smul.inputs[1] == xs) ws_id = smul.inputs[0];
+  if (ws_id < 0 || !is_f32_param(ix.constant(ws_id), n)) return false;
+  // An optional bias Add of a constant [N].
+  int32_t out = mul.outputs[0], bias = -1, add_at = -1;
+  const int32_t ai = ix.sole_consumer(mul.outputs[0]);
+  if (ai >= 0 && g.nodes[size_t(ai)].op == "Add" && g.nodes[size_t(ai)].inputs.size() == 2) {
+    const ir::Node& add = g.nodes[size_t(ai)];
+    const int32_t other = add.inputs[0] == mul.outputs[0] ? add.inputs[1] : add.inputs[0];
+    const Tensor* b = ix.constant(other);
+    if (other != mul.outputs[0] && b && b->dtype() == DType::kF32 && b->rank() == 1 && b->dim(0) == n) {
+      bias = other;
+      out = add.outputs[0];
+      add_at = ai;
+    }
+  }
+  // The Mul by a scalar or [N] and the Add of [N] broadcast nothing beyond the MatMulInteger's
+  // output (rank >= 1, last dim N), so the fused node has its shape, known or not (dynamic
+  // batch/sequence dims of transformers.js files).
+  ir::Node fused{"com.microsoft::DynamicQuantizeMatMul", 0, mm.name,
+                 {dql.inputs[0], mm.inputs[1], ws_id, wz_id, bias}, {out}, {}};
+  if (bias < 0) fused.inputs.pop_back();
+  if (bias < 0 && wz_id < 0) fused.inputs.pop_back();
+  // Keep the use counts right for the DynamicQuantizeLinear outputs (other MatMulIntegers may
+  // still read them; dce removes them once unread).
+  ix.replace_input(at, mm.inputs[0], -1);
+  ix.replace_input(at, mm.inputs[2], -1);
+  g.nodes[size_t(at)] = std::move(fused);
+  ix.set_producer(out, at);
+  ix.kill(ci);
+  ix.kill(mi);
+  if (add_at >= 0) ix.kill(add_at);
+  return true;
+}
+
+// A live DequantizeLinear producing `id`: its node, or null.
+const ir::Node* dequantize_of(GraphIndex& ix, int32_t id) {
+  const int32_t p = ix.producer(id);
+  if (p < 0 || ix.dead(p)) return nullptr;
+  const ir::Node& nd = ix.graph().nodes[size_t(p)];
+  return nd.op == "DequantizeLinear" && nd.outputs.size() == 1 ? &nd : nullptr;
+}
+
+bool is_q8(DType t) { return t == DType::kU8 || t == DType::kI8; }
+
+// A constant scalar f32 scale and an explicit constant scalar u8/i8 zero point of type `t` (or any
+// 8-bit type when t is kUndefined).
+bool scalar_params(GraphIndex& ix, const ir::Node& q, DType t) {
+  if (q.inputs.size() < 3 || q.inputs[2] < 0) return false;
+  const Tensor* s = ix.constant(q.inputs[1]);
+  const Tensor* z = ix.constant(q.inputs[2]);
+  return s && z && s->dtype() == DType::kF32 && s->numel() == 1 && s->rank() <= 1 && z->numel() == 1 &&
+         z->rank() <= 1 && is_q8(z->dtype()) && (t == DType::kUndefined || z->dtype() == t);
+}
+
+Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
+  ir::Graph& g = ix.graph();
+  const ir::Node& qn = g.nodes[size_t(at)];
+  if (qn.op != "QuantizeLinear" || qn.outputs.size() != 1 || !scalar_params(ix, qn, DType::kUndefined)) return false;
+  const int32_t pi = ix.producer(qn.inputs[0]);
+  if (pi < 0 || ix.dead(pi) || ix.sole_consumer(qn.inputs[0]) != at) return false;
+  const ir::Node& op = g.nodes[size_t(pi)];
+  const bool conv = op.op == "Conv";
+  if ((!conv && op.op != "MatMul") || op.outputs.size() != 1 || op.inputs.size() < 2) return false;
+  const ir::Node* dx = dequantize_of(ix, op.inputs[0]);
+  const ir::Node* dw = dequantize_of(ix, op.inputs[1]);
+  if (!dx || !dw || dx->inputs.size() < 3 || dw->inputs.empty()) return false;
+  const ir::TensorInfo& xq = g.tensors[size_t(dx->inputs[0])];
+  if (!is_q8(xq.dtype) || !scalar_params(ix, *dx, xq.dtype)) return false;
+  const Tensor* w = ix.constant(dw->inputs[0]);
+  const Tensor* ws = dw->inputs.size() > 1 ? ix.constant(dw->inputs[1]) : nullptr;
+  const int32_t wz_id = dw->inputs.size() > 2 ? dw->inputs[2] : -1;
+  const Tensor* wz = wz_id >= 0 ? ix.constant(wz_id) : nullptr;
+  if (!w || !is_q8(w->dtype()) || !ws || ws->dtype() != DType::kF32 || !wz || wz->dtype() != w->dtype() ||
+      wz->numel() != ws->numel() || ws->rank() > 1)
+    return false;
+  // Per-axis weight parameters must sit on the axis the QLinear op reads them along: B's columns
+  // (MatMul, 2-D W, axis 1) or the output channels (Conv, axis 0).
+  if (ws->numel() > 1) {
+    const int64_t axis = dw->attr_int("axis", 1);
+    const int64_t r = w->rank();
+    const int64_t want = conv ? 0 : r - 1;
+    if (w->rank() < 1 || (conv ? false : r != 2) || (axis < 0 ? axis + r : axis) != want || ws->numel() != w->dim(want))
+      return false;
+  }
+  int32_t bias = -1;
+  if (conv && op.inputs.size() > 2 && op.inputs[2] >= 0) {
+    const ir::Node* db = dequantize_of(ix, op.inputs[2]);
+    if (!db || db->inputs.size() < 2) return false;
+    const Tensor* bq = ix.constant(db->inputs[0]);
+    const Tensor* bs = ix.constant(db->inputs[1]);
+    const Tensor* bz = db->inputs.size() > 2 && db->inputs[2] >= 0 ? ix.constant(db->inputs[2]) : nullptr;
+    if (db->inputs.size() > 2 && db->inputs[2] >= 0 && !bz) return false;
+    if (!bq || bq->dtype() != DType::kI32 || bq->rank() != 1 || bq->numel() != w->dim(0) || !bs ||
+        bs->dtype() != DType::kF32 || bs->rank() > 1 || (bs->numel() != 1 && bs->numel() != bq->numel()))
+      return false;
+    for (int64_t i = 0; bz && i < bz->numel(); ++i)
+      if (bz->scalar_f64(i) != 0) return false;
+    // The bias scale must be xs * ws[m] in f32, bit for bit.
+    const float xs = ix.constant(dx->inputs[1])->data<float>()[0];
+    for (int64_t m = 0; m < bq->numel(); ++m) {
+      const float want = xs * ws->data<float>()[ws->numel() > 1 ? m : 0];
+      if (bs->data<float>()[bs->numel() > 1 ? m : 0] != want) return false;
+    }
+    bias = db->inputs[0];
+  }
+  ir::Node fused{conv ? "QLinearConv" : "QLinearMatMul", 0, op.name,
+                 {dx->inputs[0], dx->inputs[1], dx->inputs[2], dw->inputs[0], dw->inputs[1], wz_id, qn.inputs[1],
+                  qn.inputs[2]},
+                 {qn.outputs[0]}, conv ? op.attributes : std::vector<ir::Attribute>{}};
+  if (bias >= 0) fused.inputs.push_back(bias);
+  g.nodes[size_t(at)] = std::move(fused);
+  ix.kill(pi);
+  return true;
+}
+
+}  // namespace
+
+Expected<int64_t> quantize_fusion(ir::Model& model, int32_t graph_index) {
+  return rewrite_nodes(model, graph_index, [](GraphIndex& ix, int32_t n) -> Expected<bool> {
+    TSR_ASSIGN_OR_RETURN(const bool dynamic, fuse_dynamic_matmul(ix, n));
+    if (dynamic) return true;
+    return fuse_qdq(ix, n);
+  });
+}
+
+}  // namespace tsr::passes::opt

@@ -1,0 +1,179 @@
+// quantize_fusion (core/passes/opt_quantize.cpp): onnxruntime quantize_dynamic's
+// DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul(x_scale * w_scale) [-> Add bias] becomes
+// com.microsoft::DynamicQuantizeMatMul with bit-identical outputs; and the DynamicQuantizeLinear
+// kernel against the op's formula (all-zero input, NaN, -0, ties).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "optimize_test_util.h"
+
+namespace tsr::opt_test {
+namespace {
+
+Tensor random_q(Builder& b, const Shape& s, bool is_signed) {
+  std::uniform_int_distribution<int> u(is_signed ? -128 : 0, is_signed ? 127 : 255);
+  const int64_t n = shape_numel(s);
+  if (is_signed) {
+    std::vector<int8_t> v(static_cast<size_t>(n));
+    for (auto& x : v) x = static_cast<int8_t>(u(b.rng));
+    return Tensor::from<int8_t>(s, v);
+  }
+  std::vector<uint8_t> v(static_cast<size_t>(n));
+  for (auto& x : v) x = static_cast<uint8_t>(u(b.rng));
+  return Tensor::from<uint8_t>(s, v);
+}
+
+struct Dql {
+  int32_t q, scale, zp;
+};
+
+Dql dynamic_quantize(Builder& b, int32_t x) {
+  ir::Graph& g = b.g();
+  Dql d{};
+  int32_t* outs[] = {&d.q, &d.scale, &d.zp};
+  std::vector<int32_t> ids;
+  for (int32_t* o : outs) {
+    *o = g.add_tensor(ir::TensorInfo{"t" + std::to_string(g.tensors.size())});
+    ids.push_back(*o);
+  }
+  g.nodes.push_back({"DynamicQuantizeLinear", 0, "dql" + std::to_string(g.nodes.size()), {x}, ids, {}});
+  return d;
+}
+
+// MatMulInteger(xq, W, xz[, wz]) -> Cast -> Mul(., xs * ws) [-> Add b]; W K x N.
+int32_t dynamic_linear(Builder& b, const Dql& d, int64_t k, int64_t n, bool is_signed, bool per_col, bool zp, bool bias,
+                       int32_t a_zp = -1) {
+  std::vector<int32_t> mm_in{d.q, b.constant(random_q(b, {k, n}, is_signed)), a_zp >= 0 ? a_zp : d.zp};
+  if (zp) mm_in.push_back(b.constant(random_q(b, per_col ? Shape{n} : Shape{}, is_signed)));
+  const int32_t acc = b.node("MatMulInteger", mm_in);
+  const int32_t accf = b.node("Cast", {acc}, {ir::Attribute::make_int("to", 1)});
+  const int32_t s = b.node("Mul", {d.scale, b.constant(b.random(per_col ? Shape{n} : Shape{}, 0.001, 0.02))});
+  const int32_t y = b.node("Mul", {accf, s});
+  return bias ? b.node("Add", {y, b.constant(b.random({n}))}) : y;
+}
+
+int count_of(const ir::Model& m, const std::string& op) {
+  int c = 0;
+  for (const std::string& o : ops_of(m)) c += o == op;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("quantize_fusion: dynamic-quantized linears -> DynamicQuantizeMatMul, bit-identical", "[optimize]") {
+  for (const bool is_signed : {true, false}) {
+    for (const bool per_col : {false, true}) {
+      Builder b;
+      const int32_t x = b.input({2, 5, 24});
+      const Dql d = dynamic_quantize(b, x);
+      // One DynamicQuantizeLinear feeding two linears (Q and K), one with bias and one without.
+      const int32_t q = dynamic_linear(b, d, 24, 8, is_signed, per_col, /*zp=*/!is_signed || per_col, true);
+      const int32_t k = dynamic_linear(b, d, 24, 8, is_signed, per_col, false, false);
+      b.output(b.node("Add", {q, k}));
+      REQUIRE(passes::verify_model(b.model).ok());
+      const std::vector<Tensor> before = run(b.model, b.feeds);
+      ir::Model opt = b.model;
+      passes::OptimizeOptions o;
+      o.fuse_elementwise = false;
+      auto report = passes::optimize(opt, o);
+      REQUIRE(report.ok());
+      CHECK(count_of(opt, "com.microsoft::DynamicQuantizeMatMul") == 2);
+      CHECK(count_of(opt, "DynamicQuantizeLinear") == 0);
+      CHECK(count_of(opt, "MatMulInteger") == 0);
+      const std::vector<Tensor> after = run(opt, b.feeds);
+      REQUIRE(after.size() == 1);
+      REQUIRE(after[0].shape() == before[0].shape());
+      CHECK(std::memcmp(after[0].data<float>(), before[0].data<float>(), before[0].nbytes()) == 0);
+    }
+  }
+}
+
+TEST_CASE("quantize_fusion: near-misses are left alone", "[optimize]") {
+  Builder b;
+  const int32_t x = b.input({6, 16});
+  const Dql d = dynamic_quantize(b, x);
+  // A zero point that is not the DynamicQuantizeLinear's.
+  const int32_t other_zp = b.constant(Tensor::scalar<uint8_t>(3));
+  b.output(dynamic_linear(b, d, 16, 4, true, false, false, true, other_zp));
+  // The Cast output read twice.
+  const int32_t y = dynamic_linear(b, d, 16, 4, true, false, false, false);
+  const int32_t accf = b.g().nodes[b.g().nodes.size() - 1].inputs[0];
+  b.output(b.node("Add", {y, accf}));
+  passes::OptimizeOptions o;
+  o.fuse_elementwise = false;
+  const ir::Model opt = optimize_and_compare(b, 1, o);
+  CHECK(count_of(opt, "com.microsoft::DynamicQuantizeMatMul") == 0);
+  CHECK(count_of(opt, "MatMulInteger") == 2);
+}
+
+TEST_CASE("DynamicQuantizeLinear: the op's formula in f32, all-zero input, NaN and -0 ignored") {
+  auto run_dql = [](const std::vector<float>& v) {
+    Builder b;
+    const int32_t x = b.input({int64_t(v.size())});
+    b.feeds[0] = Tensor::from<float>({int64_t(v.size())}, v);
+    const Dql d = dynamic_quantize(b, x);
+    b.output(d.q);
+    b.output(d.scale);
+    b.output(d.zp);
+    return run(b.model, b.feeds);
+  };
+  // Reference: the sequential formula.
+  auto check = [&](const std::vector<float>& v) {
+    float lo = 0, hi = 0;
+    for (float f : v) {
+      lo = std::min(lo, f);
+      hi = std::max(hi, f);
+    }
+    const float scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
+    const float zp = hi == lo ? 0.0f : std::min(255.0f, std::max(0.0f, std::nearbyint(-lo / scale)));
+    const auto out = run_dql(v);
+    CHECK(out[1].data<float>()[0] == scale);
+    CHECK(out[2].data<uint8_t>()[0] == static_cast<uint8_t>(zp));
+    for (size_t i = 0; i < v.size(); ++i) {
+      const float q = std::min(255.0f, std::max(0.0f, std::nearbyint(v[i] / scale) + zp));
+      INFO("element " << i << " = " << v[i]);
+      CHECK(out[0].data<uint8_t>()[i] == static_cast<uint8_t>(q));
+    }
+  };
+  check(std::vector<float>(37, 0.0f));
+  check({-0.0f, 0.0f, -0.0f});
+  std::vector<float> v;
+  for (int i = 0; i < 103; ++i) v.push_back(std::sin(0.37f * float(i)) * 3.0f + (i == 50 ? 9.0f : 0.0f));
+  v[7] = std::numeric_limits<float>::quiet_NaN();
+  check(v);
+  // Exact ties: range [0, 255] gives scale 1, so x.5 rounds half to even.
+  check({0.5f, 1.5f, 2.5f, 254.5f, 255.0f, 3.0f, 100.5f, 7.5f, 8.5f});
+}
+
+}  // namespace tsr::opt_test
+
+namespace tsr::opt_test {
+
+TEST_CASE("quantize_fusion: QDQ MatMul -> QLinearMatMul, but not with a weight scale along K", "[optimize]") {
+  for (const bool along_k : {false, true}) {
+    Builder b;
+    ir::Graph& g = b.g();
+    ir::TensorInfo xi{"xq", ValueKind::kTensor, DType::kU8, true, {3, 16}};
+    const int32_t xq = g.add_tensor(xi);
+    g.inputs.push_back(xq);
+    b.feeds.push_back(random_q(b, {3, 16}, false));
+    const int32_t xf = b.node("DequantizeLinear", {xq, b.constant(Tensor::scalar<float>(0.05f)),
+                                                   b.constant(Tensor::scalar<uint8_t>(120))});
+    const int64_t axis_len = along_k ? 16 : 5;
+    const int32_t wf = b.node("DequantizeLinear",
+                              {b.constant(random_q(b, {16, 5}, true)), b.constant(b.random({axis_len}, 0.005, 0.02)),
+                               b.constant(Tensor::from<int8_t>({axis_len}, std::vector<int8_t>(size_t(axis_len), 0)))},
+                              {ir::Attribute::make_int("axis", along_k ? 0 : 1)});
+    const int32_t yf = b.node("MatMul", {xf, wf});
+    b.output(b.node("QuantizeLinear", {yf, b.constant(Tensor::scalar<float>(0.2f)), b.constant(Tensor::scalar<uint8_t>(128))}));
+    passes::OptimizeOptions o;
+    o.fold_constants = false;
+    const ir::Model opt = optimize_and_compare(b, 1, o);
+    CHECK(count_of(opt, "QLinearMatMul") == (along_k ? 0 : 1));
+  }
+}
+
+}  // namespace tsr::opt_test
