@@ -103,6 +103,44 @@ CASES = {
 }
 
 
+def check_errors(tessera, wd):
+    """The error cases of docs/quantization.md: exit code and the file named in the message."""
+    os.makedirs(wd, exist_ok=True)
+    model = os.path.join(wd, "cnn.onnx")
+    make_cnn(model)
+    not_onnx = os.path.join(wd, "not_onnx.onnx")
+    with open(not_onnx, "w") as f:
+        f.write("not a model\n")
+    add_only = os.path.join(wd, "add.onnx")
+    g = helper.make_graph([helper.make_node("Add", ["x", "x"], ["y"])], "add",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), add_only)
+    empty = os.path.join(wd, "calib_empty", "s0")
+    os.makedirs(empty, exist_ok=True)
+    bad = os.path.join(wd, "calib_bad_shape", "s0")
+    os.makedirs(bad, exist_ok=True)
+    np.save(os.path.join(bad, "x.npy"), np.zeros((1, 3, 16, 16), np.float32))
+    out = os.path.join(wd, "out.onnx")
+    cases = [
+        ([not_onnx], 3, "not an ONNX model"),
+        ([add_only], 4, "no node to quantize"),
+        ([model, "--mode", "static"], 4, "--calibration"),
+        ([model, "--mode", "static", "--calibration", os.path.dirname(empty)], 6, "x.npy"),
+        ([model, "--mode", "static", "--calibration", os.path.dirname(bad)], 4, os.path.join(bad, "x.npy")),
+        ([model, "--mode", "static", "--calibration", os.path.join(wd, "no_such_dir")], 6, "no_such_dir"),
+    ]
+    ok = True
+    for args, code, text in cases:
+        cmd = [tessera, "quantize"] + args + ["-o", out]
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        good = r.returncode == code and text in r.stderr
+        ok = ok and good
+        print(f"{'ok' if good else 'FAIL'}: {' '.join(cmd)} -> exit {r.returncode} (want {code}): {r.stderr.strip()}")
+    print("errors: " + ("PASS" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
 def run(cmd, **kw):
     print("+ " + " ".join(cmd), flush=True)
     r = subprocess.run(cmd, **kw)
@@ -147,11 +185,13 @@ def ctc_indices(probs):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--case", required=True, choices=sorted(CASES))
+    p.add_argument("--case", required=True, choices=sorted(CASES) + ["errors"])
     p.add_argument("--tessera", required=True)
     p.add_argument("--work-dir", required=True)
     p.add_argument("--ocr", default=None, help="tessera-ocr: also compare the text read from examples/ocr/hello.png")
     a = p.parse_args()
+    if a.case == "errors":
+        return check_errors(a.tessera, os.path.join(a.work_dir, "errors"))
     maker, qargs, max_drop, agree_tol, ocr = CASES[a.case]
     wd = os.path.join(a.work_dir, a.case)
     os.makedirs(wd, exist_ok=True)

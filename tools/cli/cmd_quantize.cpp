@@ -30,7 +30,10 @@ struct QuantizeCliOptions {
 #ifdef TSR_HAVE_ONNX_IMPORT
 std::string mib(size_t bytes) {
   std::ostringstream s;
-  s << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
+  if (bytes < 1024 * 1024)
+    s << std::fixed << std::setprecision(1) << static_cast<double>(bytes) / 1024.0 << " KiB";
+  else
+    s << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
   return s.str();
 }
 

@@ -73,10 +73,15 @@ Expected<std::vector<Tensor>> read_sample(const fs::path& dir, const std::vector
     for (size_t d = 0; shape_ok && d < in.dims.size(); ++d)
       shape_ok = in.dims[d] < 0 || in.dims[d] == t->dim(static_cast<int64_t>(d));
     if (!shape_ok) {
-      std::string want;
-      for (int64_t d : in.dims) want += (want.empty() ? "" : ",") + (d < 0 ? std::string("?") : std::to_string(d));
-      std::string got;
-      for (int64_t d : t->shape()) got += (got.empty() ? "" : ",") + std::to_string(d);
+      std::string want, got;
+      for (int64_t d : in.dims) {
+        if (!want.empty()) want += ",";
+        want += d < 0 ? std::string("?") : std::to_string(d);
+      }
+      for (int64_t d : t->shape()) {
+        if (!got.empty()) got += ",";
+        got += std::to_string(d);
+      }
       return invalid_argument(file, ": shape [", got, "] for input \"", in.name, "\" of shape [", want, "]");
     }
     out.push_back(std::move(t).value());
