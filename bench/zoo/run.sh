@@ -4,12 +4,22 @@
 # Exports the zoo first when ZOO_DIR/manifest.json is missing.
 # Usage: bench/zoo/run.sh [latency.js options: --threads 1,2 --rounds 3 --models a,b
 #                          --baseline OTHER_TESSERA --json OUT.json ...]
-# Environment: ZOO_DIR (default build/zoo), ZOO_SMALL=1 (export the reduced-size zoo).
+# Environment: ZOO_DIR (default build/zoo), ZOO_SMALL=1 (export the reduced-size zoo),
+# ZOO_Q8=1 (time the q8 zoo instead: bench/zoo/quantize.py writes ZOO_Q8_DIR, default build/zoo_q8,
+# with every model in f32 and as <name>_q8, quantized by `tessera quantize`; TESSERA names the CLI).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 zoo="${ZOO_DIR:-$root/build/zoo}"
 if [[ ! -f "$zoo/manifest.json" ]]; then
   /usr/bin/python3 "$root/bench/zoo/export.py" --out "$zoo" ${ZOO_SMALL:+--small}
+fi
+if [[ -n "${ZOO_Q8:-}" ]]; then
+  q8="${ZOO_Q8_DIR:-$root/build/zoo_q8}"
+  if [[ ! -f "$q8/manifest.json" ]]; then
+    /usr/bin/python3 "$root/bench/zoo/quantize.py" --tessera "${TESSERA:-$root/build/release/bin/tessera}" \
+      --zoo "$zoo" --out "$q8" --no-accuracy
+  fi
+  zoo="$q8"
 fi
 exec /usr/bin/node "$root/bench/latency.js" --manifest "$zoo/manifest.json" --model-dir "$zoo" \
   --work-dir "$root/build/bench/zoo" "$@"

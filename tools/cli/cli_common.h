@@ -176,4 +176,5 @@ Subcommand register_export(CLI::App& app);  // cmd_train.cpp
 Subcommand register_grad(CLI::App& app);
 Subcommand register_script(CLI::App& app);
 Subcommand register_generate(CLI::App& app);  // cmd_generate.cpp
+Subcommand register_quantize(CLI::App& app);  // cmd_quantize.cpp
 }  // namespace tsr::cli

@@ -59,7 +59,7 @@ int main_impl(int argc, char** argv) {
   const Subcommand commands[] = {register_convert(app), register_optimize(app), register_run(app),
                                  register_inspect(app), register_ops(app),      register_train(app),
                                  register_export(app),  register_grad(app),     register_script(app),
-                                 register_generate(app)};
+                                 register_generate(app), register_quantize(app)};
   for (const Subcommand& c : commands) c.app->footer(exit_code_table());
 
   // CLI11 would report an unknown command as "A subcommand is required"; name it instead.
@@ -67,7 +67,7 @@ int main_impl(int argc, char** argv) {
       std::none_of(std::begin(commands), std::end(commands),
                    [&](const Subcommand& c) { return c.app->get_name() == argv[1]; })) {
     std::cerr << "tessera: usage error: unknown command '" << argv[1]
-              << "' (commands: convert, run, inspect, optimize, ops, grad, train, export, script, generate)\nRun 'tessera --help' for usage.\n";
+              << "' (commands: convert, run, inspect, optimize, ops, grad, train, export, script, generate, quantize)\nRun 'tessera --help' for usage.\n";
     return kExitUsage;
   }
   try {
