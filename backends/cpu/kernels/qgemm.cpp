@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -147,31 +148,37 @@ void qgemm_pack_panels_impl(QgemmPackedB& b) {
 }
 
 // Packs rows [i0, i0 + rows) of A into one panel (pad rows of zeros up to `prows`, which is rows
-// or, size-first, kMR) and their u8 row sums.
+// or, size-first, kMR) and their u8 row sums. A quad (4 bytes of one row) moves as one u32; K's
+// last partial quad is zero padded (B's padding is zero too, so its A values do not matter).
 void pack_a_panel(const Path& path, const void* a, bool a_signed, int64_t lda, int64_t k, int64_t i0, int64_t rows,
                   int64_t prows, uint8_t* dst, int32_t* rowsum) {
-  const int64_t kq = (k + 3) / 4;
-  const int64_t esz = path.a_enc == kAU16 ? 2 : 1;
-  std::fill(dst, dst + kq * prows * 4 * esz, uint8_t{0});
+  const int64_t kq = (k + 3) / 4, kfull = k / 4;
+  const bool wide = path.a_enc == kAU16;
+  if (prows > rows || kfull < kq) std::fill(dst, dst + kq * prows * 4 * (wide ? 2 : 1), uint8_t{0});
   const uint8_t flip = a_signed ? 0x80 : 0;  // s8 -> u8: a + 128 (two's complement: flip the top bit)
+  // The stored bytes: u8 (flip) or, for sdot, u8 - 128 as s8 (flip ^ 0x80).
+  const uint8_t out_flip = path.a_enc == kAS8 ? static_cast<uint8_t>(flip ^ 0x80) : flip;
+  const uint32_t flip4 = 0x01010101u * out_flip;
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* src = static_cast<const uint8_t*>(a) + (i0 + r) * lda;
-    int32_t sum = 0;
-    if (path.a_enc == kAU16) {
-      uint16_t* d = reinterpret_cast<uint16_t*>(dst);
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const uint8_t v = src[kk] ^ flip;
-        sum += v;
-        d[((kk >> 2) * prows + r) * 4 + (kk & 3)] = v;
-      }
+    uint32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<uint8_t>(src[kk] ^ flip);
+    rowsum[r] = static_cast<int32_t>(sum);
+    if (wide) {
+      uint16_t* d = reinterpret_cast<uint16_t*>(dst) + r * 4;
+      for (int64_t q = 0; q < kfull; ++q, d += prows * 4)
+        for (int t = 0; t < 4; ++t) d[t] = static_cast<uint8_t>(src[4 * q + t] ^ flip);
+      for (int64_t kk = kfull * 4; kk < k; ++kk) d[kk & 3] = static_cast<uint8_t>(src[kk] ^ flip);
     } else {
-      const uint8_t out_flip = path.a_enc == kAS8 ? uint8_t(flip ^ 0x80) : flip;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        sum += src[kk] ^ flip;
-        dst[((kk >> 2) * prows + r) * 4 + (kk & 3)] = src[kk] ^ out_flip;
+      uint8_t* d = dst + r * 4;
+      for (int64_t q = 0; q < kfull; ++q, d += prows * 4) {
+        uint32_t v;
+        std::memcpy(&v, src + 4 * q, 4);
+        v ^= flip4;
+        std::memcpy(d, &v, 4);
       }
+      for (int64_t kk = kfull * 4; kk < k; ++kk) d[kk & 3] = static_cast<uint8_t>(src[kk] ^ out_flip);
     }
-    rowsum[r] = sum;
   }
   for (int64_t r = rows; r < prows; ++r) rowsum[r] = 0;
 }
