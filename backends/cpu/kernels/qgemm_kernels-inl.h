@@ -139,9 +139,10 @@ struct VnniTile {
 // Without VNNI: B sign-extended to i16 (vpmovsxbw) and A as u16 quads (0..255), multiplied by
 // vpmaddwd: each i32 lane gets a0*b0 + a1*b1 of one column's k-pair, at most 2 * 255 * 128 in
 // magnitude, so nothing saturates (vpmaddubsw would: its u8 x s8 pair sums saturate at i16, and
-// 255 * 127 * 2 > 32767). A lane pair holds one column's two k-pair sums, added at the end. 6 rows
-// x 4 zmm (8 columns each) = 24 accumulators + 4 B + 1 A.
-constexpr int64_t kMaddMR = 6;
+// 255 * 127 * 2 > 32767). A lane pair holds one column's two k-pair sums, added at the end. 4 rows
+// x 4 zmm (8 columns each) = 16 accumulators + 4 B + 1 A + products (6 rows spilled: GCC 12
+// hoists the B loads and keeps every product live).
+constexpr int64_t kMaddMR = 4;
 template <int R>
 struct Madd512Tile {
   static HWY_NOINLINE void run(int64_t kq, const uint8_t* pa, const int8_t* pb, int32_t* tile) {
@@ -173,9 +174,10 @@ struct Madd512Tile {
 
 #elif HWY_TARGET == HWY_AVX2
 // ---- AVX2: 16 columns per panel, the vpmaddwd path of AVX-512 (exact for the same reason) on ymm
-// (4 columns each): 3 rows x 4 ymm = 12 accumulators + 3 A broadcasts + 1 B of 16 registers. ----
+// (4 columns each): 2 rows x 4 ymm = 8 accumulators + 2 A broadcasts + B + products of 16
+// registers (3 rows spilled 8 accumulators to the stack). ----
 constexpr int64_t kNR = 16;
-constexpr int64_t kMaddMR = 3;
+constexpr int64_t kMaddMR = 2;
 template <int R>
 struct Madd256Tile {
   static HWY_NOINLINE void run(int64_t kq, const uint8_t* pa, const int8_t* pb, int32_t* tile) {
