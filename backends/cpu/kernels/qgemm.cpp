@@ -29,7 +29,6 @@
 #include <vector>
 
 #include "backends/cpu/kernels/qgemm_kernels-inl.h"
-#include "core/base/selective.h"
 
 #if HWY_ARCH_ARM_A64 && defined(__linux__)
 #include <sys/auxv.h>
@@ -63,12 +62,12 @@ using qgemm_detail::kAU8;
 // The packed-B layout this target reads (recorded in QgemmPackedB::target). All paths of one
 // target read the same layout, so the runtime VNNI / dotprod choice never repacks.
 constexpr int64_t kLayout = HWY_TARGET;
-// Tiles per path: all row counts 1..kMR (small M computes no padding rows), or only kMR in the
-// size-first kernel set (minimal runtimes: A panels padded to kMR rows, one tile function).
+// Tiles per path: all row counts 1..kMR, so that small M (decode steps) computes no padding rows.
+// They are small (0.3-0.9 KB each); the size-first kernel set (minimal runtimes) keeps them: one
+// kMR-row tile with zero-padded A panels measured larger, not smaller (the driver dominates).
 template <template <int> class K, int MR>
 constexpr auto make_tiles() {
-  if constexpr (kSizeFirstKernels) return std::array<TileFn, 1>{&K<MR>::run};
-  else return tile_table<K>(std::make_integer_sequence<int, MR>{});
+  return tile_table<K>(std::make_integer_sequence<int, MR>{});
 }
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -147,10 +146,10 @@ void qgemm_pack_panels_impl(QgemmPackedB& b) {
   b.target = kLayout;
 }
 
-// Packs rows [i0, i0 + rows) of A into one panel (pad rows of zeros up to `prows`, which is rows
-// or, size-first, kMR) and their u8 row sums. A quad (4 bytes of one row) moves as one u32; K's
+// Packs rows [i0, i0 + rows) of A into one panel of `prows` rows (zero rows past `rows`) and
+// their u8 row sums. A quad (4 bytes of one row) moves as one u32; K's
 // last partial quad is zero padded (B's padding is zero too, so its A values do not matter).
-void pack_a_panel(const Path& path, const void* a, bool a_signed, int64_t lda, int64_t k, int64_t i0, int64_t rows,
+HWY_NOINLINE void pack_a_panel(const Path& path, const void* a, bool a_signed, int64_t lda, int64_t k, int64_t i0, int64_t rows,
                   int64_t prows, uint8_t* dst, int32_t* rowsum) {
   const int64_t kq = (k + 3) / 4, kfull = k / 4;
   const bool wide = path.a_enc == kAU16;
@@ -222,7 +221,7 @@ void store_quant(const Epilogue& e, const int32_t* s, int64_t at, int64_t j0, in
   }
 }
 
-void store_tile(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t i0, int64_t rows,
+HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t i0, int64_t rows,
                 int64_t j0, int64_t cols) {
   const QgemmOutput& o = *e.o;
   HWY_ALIGN int32_t s[kNR];
@@ -300,10 +299,10 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   const Epilogue epi{colfix_buf.data(), any_zb ? b.zp.data() : nullptr, &out};
 
   // A panels: `rows` rows each (the last fewer), balanced so that e.g. 16 rows run as 2 x 8 rather
-  // than 12 + 4; size-first builds pad every panel to kMR rows.
+  // than 12 + 4.
   const int64_t mr = path.mr;
   const int64_t npa = (m + mr - 1) / mr;
-  const int64_t rows = kSizeFirstKernels ? mr : (m + npa - 1) / npa;
+  const int64_t rows = (m + npa - 1) / npa;
   const int64_t npm = (m + rows - 1) / rows;
   const int64_t esz = path.a_enc == kAU16 ? 2 : 1;
   const int64_t panel_bytes = kq * rows * 4 * esz;
@@ -318,7 +317,7 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t i0 = p * rows;
       const int64_t r = std::min(rows, m - i0);
-      pack_a_panel(path, a, a_signed, lda, k, i0, r, kSizeFirstKernels ? rows : r, pa + p * panel_bytes,
+      pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa + p * panel_bytes,
                    rowsum + p * rows);
     }
   };
@@ -347,7 +346,7 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
         const int64_t j0 = pn * kNR, cols = std::min(kNR, n - j0);
         for (int64_t pm = pm0; pm < pm1; ++pm) {
           const int64_t i0 = pm * rows, r = std::min(rows, m - i0);
-          tiles[kSizeFirstKernels ? 0 : r - 1](kq, pa + pm * panel_bytes, bp, tile);
+          tiles[r - 1](kq, pa + pm * panel_bytes, bp, tile);
           store_tile(epi, tile, rowsum + pm * rows, i0, r, j0, cols);
         }
       }

@@ -71,7 +71,7 @@ struct Path {
   int64_t mr;
   bool minus128;
   const char* name;
-  const TileFn* tiles;  // tiles[r - 1]: r rows (only tiles[mr - 1] in size-first builds)
+  const TileFn* tiles;  // tiles[r - 1]: r rows
 };
 
 template <template <int> class K, int... I>
