@@ -78,7 +78,9 @@ bool has_vnni() {
 #if HWY_TARGET == HWY_AVX3_DL
   return true;
 #else
-  static const bool v = __builtin_cpu_supports("avx512vnni");
+  // __builtin_cpu_init: the check may run before the libgcc constructor that fills the CPU model
+  // (a static initializer that loads a model).
+  static const bool v = (__builtin_cpu_init(), __builtin_cpu_supports("avx512vnni"));
   return v;
 #endif
 }

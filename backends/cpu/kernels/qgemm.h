@@ -14,6 +14,11 @@
 // Packed B records the SIMD target that packed it (its layout differs per target, as for
 // SgemmPackedA): a product run by another target repacks from the kept copy instead of reading a
 // layout it did not write.
+//
+// Kernels (qgemm.cpp, qgemm_kernels-inl.h): B in panels of k-quads (4 consecutive k of a column
+// in one 32-bit lane); AVX-512 VNNI vpdpbusd where the CPU has it (runtime check), else exact i16
+// widening with vpmaddwd (AVX-512, AVX2); aarch64 sdot where HWCAP_ASIMDDP says so, else vmlal;
+// WASM SIMD128 i32x4.dot_i16x8; plain C++ elsewhere. Results are identical on every path.
 #pragma once
 
 #include <cstdint>
