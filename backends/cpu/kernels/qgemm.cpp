@@ -58,6 +58,7 @@ using namespace qk;  // NOLINT: the micro-kernels of this target
 using qgemm_detail::kAS8;
 using qgemm_detail::kAU16;
 using qgemm_detail::kAU8;
+namespace hn = hwy::HWY_NAMESPACE;
 
 // The packed-B layout this target reads (recorded in QgemmPackedB::target). All paths of one
 // target read the same layout, so the runtime VNNI / dotprod choice never repacks.
@@ -151,37 +152,76 @@ void qgemm_pack_panels_impl(QgemmPackedB& b) {
 // Packs rows [i0, i0 + rows) of A into one panel of `prows` rows (zero rows past `rows`) and
 // their u8 row sums. A quad (4 bytes of one row) moves as one u32; K's
 // last partial quad is zero padded (B's padding is zero too, so its A values do not matter).
-HWY_NOINLINE void pack_a_panel(const Path& path, const void* a, bool a_signed, int64_t lda, int64_t k, int64_t i0, int64_t rows,
-                  int64_t prows, uint8_t* dst, int32_t* rowsum) {
+HWY_NOINLINE void pack_a_panel(const Path& path, const void* a, bool a_signed, int64_t lda, int64_t k, int64_t i0,
+                               int64_t rows, int64_t prows, uint8_t* dst, int32_t* rowsum) {
   const int64_t kq = (k + 3) / 4, kfull = k / 4;
   const bool wide = path.a_enc == kAU16;
   if (prows > rows || kfull < kq) std::fill(dst, dst + kq * prows * 4 * (wide ? 2 : 1), uint8_t{0});
   const uint8_t flip = a_signed ? 0x80 : 0;  // s8 -> u8: a + 128 (two's complement: flip the top bit)
   // The stored bytes: u8 (flip) or, for sdot, u8 - 128 as s8 (flip ^ 0x80).
   const uint8_t out_flip = path.a_enc == kAS8 ? static_cast<uint8_t>(flip ^ 0x80) : flip;
-  const uint32_t flip4 = 0x01010101u * out_flip;
+  const uint8_t* a8 = static_cast<const uint8_t*>(a) + i0 * lda;
   for (int64_t r = 0; r < rows; ++r) {
-    const uint8_t* src = static_cast<const uint8_t*>(a) + (i0 + r) * lda;
+    const uint8_t* src = a8 + r * lda;
     uint32_t sum = 0;
     for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<uint8_t>(src[kk] ^ flip);
     rowsum[r] = static_cast<int32_t>(sum);
-    if (wide) {
-      uint16_t* d = reinterpret_cast<uint16_t*>(dst) + r * 4;
-      for (int64_t q = 0; q < kfull; ++q, d += prows * 4)
-        for (int t = 0; t < 4; ++t) d[t] = static_cast<uint8_t>(src[4 * q + t] ^ flip);
-      for (int64_t kk = kfull * 4; kk < k; ++kk) d[kk & 3] = static_cast<uint8_t>(src[kk] ^ flip);
-    } else {
-      uint8_t* d = dst + r * 4;
-      for (int64_t q = 0; q < kfull; ++q, d += prows * 4) {
-        uint32_t v;
-        std::memcpy(&v, src + 4 * q, 4);
-        v ^= flip4;
-        std::memcpy(d, &v, 4);
-      }
-      for (int64_t kk = kfull * 4; kk < k; ++kk) d[kk & 3] = static_cast<uint8_t>(src[kk] ^ out_flip);
-    }
   }
   for (int64_t r = rows; r < prows; ++r) rowsum[r] = 0;
+  uint16_t* dst16 = reinterpret_cast<uint16_t*>(dst);
+  // Rows [r0, r1) x quads [q0, q1), one quad at a time.
+  auto scalar_part = [&](int64_t r0, int64_t r1, int64_t q0, int64_t q1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const uint8_t* src = a8 + r * lda;
+      for (int64_t q = q0; q < q1; ++q)
+        for (int64_t t = 0; t < 4 && 4 * q + t < k; ++t) {
+          const int64_t at = (q * prows + r) * 4 + t;
+          if (wide) dst16[at] = static_cast<uint8_t>(src[4 * q + t] ^ flip);
+          else dst[at] = static_cast<uint8_t>(src[4 * q + t] ^ out_flip);
+        }
+    }
+  };
+#if HWY_TARGET != HWY_SCALAR
+  // 4 rows x 4 quads at a time: a 4 x 4 transpose of u32 (Highway interleaves), then each quad's 4
+  // rows are one 16-byte store (or two, widened to u16).
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint32_t> d32;
+  const hn::Full128<uint64_t> d64;
+  const hn::Full128<uint16_t> d16;
+  const auto vflip = hn::Set(d8, wide ? flip : out_flip);
+  const int64_t r4 = rows / 4 * 4, q4 = kfull / 4 * 4;
+  for (int64_t r = 0; r < r4; r += 4) {
+    for (int64_t q = 0; q < q4; q += 4) {
+      const uint8_t* src = a8 + r * lda + 4 * q;
+      const auto v0 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src), vflip));
+      const auto v1 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src + lda), vflip));
+      const auto v2 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src + 2 * lda), vflip));
+      const auto v3 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src + 3 * lda), vflip));
+      const auto t0 = hn::BitCast(d64, hn::InterleaveLower(d32, v0, v1));
+      const auto t1 = hn::BitCast(d64, hn::InterleaveLower(d32, v2, v3));
+      const auto t2 = hn::BitCast(d64, hn::InterleaveUpper(d32, v0, v1));
+      const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(d32, v2, v3));
+      const hn::Vec<decltype(d8)> o[4] = {hn::BitCast(d8, hn::InterleaveLower(d64, t0, t1)),
+                                          hn::BitCast(d8, hn::InterleaveUpper(d64, t0, t1)),
+                                          hn::BitCast(d8, hn::InterleaveLower(d64, t2, t3)),
+                                          hn::BitCast(d8, hn::InterleaveUpper(d64, t2, t3))};
+      for (int64_t j = 0; j < 4; ++j) {
+        const int64_t at = ((q + j) * prows + r) * 4;
+        if (wide) {
+          const auto z = hn::Zero(d8);
+          hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, o[j], z)), d16, dst16 + at);
+          hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, o[j], z)), d16, dst16 + at + 8);
+        } else {
+          hn::StoreU(o[j], d8, dst + at);
+        }
+      }
+    }
+    scalar_part(r, r + 4, q4, kq);
+  }
+  scalar_part(r4, rows, 0, kq);
+#else
+  scalar_part(0, rows, 0, kq);
+#endif
 }
 
 // What the output stage needs besides the tile: per column fix (column terms + bias_i32), per
@@ -317,14 +357,10 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   const bool threaded = pool && pool->num_threads() > 1 && m * n * k >= kMinParallelMacs;
   auto pack_a = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      const int64_t i0 = p * rows;
-      const int64_t r = std::min(rows, m - i0);
-      pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa + p * panel_bytes,
-                   rowsum + p * rows);
+      const int64_t i0 = p * rows, r = std::min(rows, m - i0);
+      pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa + p * panel_bytes, rowsum + p * rows);
     }
   };
-  if (threaded && npm >= 4 && m * k >= (int64_t{1} << 16)) pool->parallel_for(npm, 1, pack_a);
-  else pack_a(0, npm);
 
   // Tasks: blocks of A panels x chunks of B panels. With few rows (one block) N is cut finer so
   // that every thread gets several chunks.
@@ -336,6 +372,14 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
     while (nb > 1 && tm * ((np + nb - 1) / nb) < want) nb = (nb + 1) / 2;
   }
   const int64_t tn = (np + nb - 1) / nb;
+  // With all of N in one chunk (few columns: convs' output channels) each A block is used by one
+  // task only: that task packs it, so the packed block is in L2 when the tiles read it (packing
+  // all of A first sent a 3136 x 576 conv's 1.8 MB through L3). Else A is packed up front.
+  const bool pack_in_task = tn == 1;
+  if (!pack_in_task) {
+    if (threaded && npm >= 4 && m * k >= (int64_t{1} << 16)) pool->parallel_for(npm, 1, pack_a);
+    else pack_a(0, npm);
+  }
   const TileFn* tiles = path.tiles;
   auto task = [&](int64_t t0, int64_t t1) {
     HWY_ALIGN int32_t tile[kMaxMR * kNR];
@@ -343,6 +387,7 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
       const int64_t bm = t / tn, bn = t % tn;
       const int64_t pm0 = bm * mb, pm1 = std::min(npm, pm0 + mb);
       const int64_t pn0 = bn * nb, pn1 = std::min(np, pn0 + nb);
+      if (pack_in_task) pack_a(pm0, pm1);
       for (int64_t pn = pn0; pn < pn1; ++pn) {
         const int8_t* bp = pb + pn * kq * kNR * 4;
         const int64_t j0 = pn * kNR, cols = std::min(kNR, n - j0);
