@@ -8,6 +8,10 @@
 //   tessera_bench_gemm [--threads 1,2] [--samples 5] [--flops 5e7] [--targets best,avx2] [--quick]
 //                      [--shape M,N,K,T ...]   (T = 1: B transposed; only these shapes)
 //                      [--stat median|best]    (best: the shortest sample, for a loaded machine)
+//                      [--suite f32,int8]      (f32: sgemm vs OpenBLAS; int8: qgemm vs sgemm)
+// The int8 suite times tsr::cpu::qgemm (u8 A x s8 B packed once, f32 output stage as dynamic
+// quantization's MatMulIntegerToFloat) against sgemm on the same shapes (transformer Linear layers
+// at M 128 / 512 and a decode step M 1; a conv as im2col GEMM), in GOP/s (2 MNK per second) each.
 // Each sample times enough calls for about --flops flops; tessera and OpenBLAS alternate sample by
 // sample on each shape (a shared machine's load hits both alike), the median sample is reported.
 // OpenBLAS picks its own kernels by CPU (its core name is printed): for an AVX2-only OpenBLAS run
@@ -61,6 +65,7 @@ HWY_AFTER_NAMESPACE();
 #include <vector>
 
 #include "backends/cpu/kernels/gemm.h"
+#include "backends/cpu/kernels/qgemm.h"
 #include "core/base/thread_pool.h"
 
 #ifdef TSR_HAVE_OPENBLAS
@@ -137,6 +142,7 @@ struct Options {
   bool quick = false;
   bool best = false;        // --stat best: shortest sample instead of the median
   std::vector<Shape> only;  // --shape M,N,K,T (T: 0 B row-major, 1 B^T), repeatable
+  bool f32 = true, int8 = true;  // --suite
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -229,6 +235,86 @@ void run_target(const Options& opt, const std::string& label) {
   }
 }
 
+
+// The int8 suite's shapes: MiniLM / BERT-small Linear layers (hidden 384, FFN 1536) at sequence
+// 128 and 512 and a decode step, and a ResNet-like 3x3 conv (56 x 56 pixels, 64 -> 64 channels).
+std::vector<Shape> int8_shapes(const std::vector<Shape>& only) {
+  if (!only.empty()) return only;
+  std::vector<Shape> out;
+  for (int64_t m : {1, 128, 512}) {
+    const char* cls = m == 1 ? "decode" : "transformer";
+    out.push_back({cls, m, 384, 384, false});
+    out.push_back({cls, m, 1536, 384, false});
+    out.push_back({cls, m, 384, 1536, false});
+  }
+  out.push_back({"conv 3x3", 3136, 64, 576, false});
+  return out;
+}
+
+// qgemm against sgemm on the same shapes, alternating sample by sample.
+void run_int8(const Options& opt, const std::string& label) {
+  std::printf("\n### int8 %s (%s sample): qgemm path %s, sgemm target %s\n\n", label.c_str(),
+              opt.best ? "best" : "median", tsr::cpu::qgemm_target(), tsr::cpu::sgemm_target());
+  const char* head =
+      "| threads | class | M | N | K | qgemm GOP/s | sgemm GFLOP/s | int8 / f32 |\n|---|---|---|---|---|---|---|---|\n";
+  std::printf("%s", head);
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (int nt : opt.threads) {
+    tsr::ThreadPool pool(nt);
+    std::vector<double> ratios;
+    for (const Shape& s : int8_shapes(opt.only)) {
+      std::vector<float> a(static_cast<size_t>(s.m * s.k)), b(static_cast<size_t>(s.k * s.n)),
+          c(static_cast<size_t>(s.m * s.n));
+      for (auto& v : a) v = u(rng);
+      for (auto& v : b) v = u(rng);
+      std::vector<uint8_t> qa(a.size()), qb(b.size());
+      for (auto& v : qa) v = static_cast<uint8_t>(byte(rng));
+      for (auto& v : qb) v = static_cast<uint8_t>(byte(rng));
+      const int8_t bzp = 0;
+      const tsr::cpu::QgemmPackedB pb = tsr::cpu::qgemm_pack_b(s.k, s.n, qb.data(), true, s.tb ? s.k : s.n, s.tb,
+                                                               &bzp, 1);
+      const float scale = 1e-4f;
+      tsr::cpu::QgemmOutput o;
+      o.kind = tsr::cpu::QgemmOutput::kFloat;
+      o.out = c.data();
+      o.row_stride = s.n;
+      o.scale = &scale;
+      const double ops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+      const int reps = std::max(1, static_cast<int>(opt.flops / ops));
+      auto run_q = [&] {
+        for (int r = 0; r < reps; ++r) tsr::cpu::qgemm(s.m, qa.data(), false, s.k, 128, pb, o, &pool);
+      };
+      auto run_f = [&] {
+        for (int r = 0; r < reps; ++r)
+          tsr::cpu::sgemm(false, s.tb, s.m, s.n, s.k, 1.0f, a.data(), s.k, b.data(), s.tb ? s.k : s.n, 0.0f,
+                          c.data(), s.n, &pool);
+      };
+      run_q();
+      run_f();
+      std::vector<double> tq, tf;
+      for (int i = 0; i < opt.samples; ++i) {
+        auto t0 = Clock::now();
+        run_q();
+        tq.push_back(seconds_since(t0) / reps);
+        t0 = Clock::now();
+        run_f();
+        tf.push_back(seconds_since(t0) / reps);
+      }
+      const double gq = ops / pick(tq, opt.best) * 1e-9, gf = ops / pick(tf, opt.best) * 1e-9;
+      ratios.push_back(gq / gf);
+      std::printf("| %d | %s | %lld | %lld | %lld | %.1f | %.1f | %.2fx |\n", nt, s.cls, static_cast<long long>(s.m),
+                  static_cast<long long>(s.n), static_cast<long long>(s.k), gq, gf, gq / gf);
+      std::fflush(stdout);
+    }
+    double lg = 0;
+    for (double r : ratios) lg += std::log(r);
+    std::printf("\n%d thread(s): geo-mean int8 / f32 %.2fx\n\n", nt, std::exp(lg / double(ratios.size())));
+    if (nt != opt.threads.back()) std::printf("%s", head);
+  }
+}
+
 }  // namespace
 }  // namespace tsr_bench
 
@@ -268,12 +354,22 @@ int main(int argc, char** argv) {
         return 2;
       }
       opt.best = v == "best";
+    } else if (a == "--suite") {
+      opt.f32 = opt.int8 = false;
+      for (const auto& v : split(next())) {
+        if (v == "f32") opt.f32 = true;
+        else if (v == "int8") opt.int8 = true;
+        else {
+          std::fprintf(stderr, "tessera_bench_gemm: --suite f32,int8\n");
+          return 2;
+        }
+      }
     } else if (a == "--quick") {
       opt.quick = true;
     } else {
       std::fprintf(stderr,
                    "usage: tessera_bench_gemm [--threads 1,2] [--samples 5] [--flops 5e7] [--targets best,avx2] "
-                   "[--quick] [--shape M,N,K,T] [--stat median|best]\n");
+                   "[--quick] [--shape M,N,K,T] [--stat median|best] [--suite f32,int8]\n");
       return 2;
     }
   }
@@ -283,7 +379,20 @@ int main(int argc, char** argv) {
   for (const std::string& t : opt.targets) {
     if (t == "best") {
       hwy::SetSupportedTargetsForTest(0);
-      run_target(opt, "best target");
+      if (opt.f32) run_target(opt, "best target");
+      if (opt.int8) {
+        run_int8(opt, "best target");
+        // The same target's widening fallback where it has VNNI / sdot (AVX-512 without VNNI, NEON
+        // without dotprod).
+        tsr::cpu::qgemm_disable_dot_for_test(true);
+        const std::string fallback = tsr::cpu::qgemm_target();
+        tsr::cpu::qgemm_disable_dot_for_test(false);
+        if (fallback != tsr::cpu::qgemm_target()) {
+          tsr::cpu::qgemm_disable_dot_for_test(true);
+          run_int8(opt, "best target, VNNI / sdot off");
+          tsr::cpu::qgemm_disable_dot_for_test(false);
+        }
+      }
     } else if (t == "avx2") {
 #if HWY_ARCH_X86
       if ((hwy::SupportedTargets() & HWY_AVX2) == 0) {
@@ -291,7 +400,8 @@ int main(int argc, char** argv) {
         continue;
       }
       hwy::SetSupportedTargetsForTest(HWY_AVX2);
-      run_target(opt, "AVX2 (restricted)");
+      if (opt.f32) run_target(opt, "AVX2 (restricted)");
+      if (opt.int8) run_int8(opt, "AVX2 (restricted)");
       hwy::SetSupportedTargetsForTest(0);
 #else
       std::printf("\n### AVX2: not an x86 build\n");

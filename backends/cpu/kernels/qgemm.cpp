@@ -1,86 +1,455 @@
-// qgemm (qgemm.h): plain reference body. The layout of `data` is the row-major `plain` copy
-// (target 1); the SIMD kernels replace it.
+// qgemm (qgemm.h): compiled once per SIMD target (hwy/foreach_target.h); qgemm_pack_b and qgemm
+// call the best target this CPU supports (HWY_DYNAMIC_DISPATCH). Blocking after Goto & van de
+// Geijn, "Anatomy of high-performance matrix multiplication" (TOMS 2008) / BLIS, as sgemm
+// (gemm.cpp): B is packed once per weight into panels of kNR columns (qgemm_kernels-inl.h gives
+// the layout and the micro-kernels), A per call into panels of up to kMR rows (with its row sums);
+// a task is a block of A panels x a chunk of B panels, each tile computed over all of K in
+// registers (K < 2^15: an i32 tile never spills to memory between K blocks) and written at once
+// through the zero-point correction and the output stage.
+//
+// Zero points, with A as u8 (s8 A shifted by +128, its zero point too) and B as s8 (u8 B shifted
+// by -128 when packed):
+//   sum_k (a - za)(b - zb) = sum ab - zb * rowsum_a - za * colsum_b + K * za * zb
+// The column terms (and bias_i32) form one i32 per column computed per call; the row term is
+// skipped when every zb is 0 (symmetric weights). The sdot path sums (a - 128) * b and adds
+// 128 * colsum_b to the column term. Intermediate i32 sums wrap (unsigned arithmetic) and the
+// result is exact whenever it fits in i32, which qgemm.h guarantees.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/qgemm.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
 #include "backends/cpu/kernels/qgemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
-namespace tsr::cpu {
+#include "backends/cpu/kernels/qgemm_kernels-inl.h"
 
-namespace {
+#if HWY_ARCH_ARM_A64 && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1 << 20)
+#endif
+#endif
 
-int32_t load_q(const void* p, bool is_signed, int64_t i) {
+#ifndef TSR_QGEMM_CPP_ONCE_
+#define TSR_QGEMM_CPP_ONCE_
+namespace tsr::cpu::qgemm_detail {
+// qgemm_disable_dot_for_test: the VNNI / sdot paths off, the widening fallbacks on.
+inline std::atomic<bool> g_no_dot{false};
+
+inline int32_t load_q(const void* p, bool is_signed, int64_t i) {
   return is_signed ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
 }
+}  // namespace tsr::cpu::qgemm_detail
+#endif
 
-template <typename Q>
-void store_q(void* out, int64_t at, float v, int32_t zp) {
-  constexpr float lo = std::is_same_v<Q, uint8_t> ? 0.0f : -128.0f;
-  constexpr float hi = std::is_same_v<Q, uint8_t> ? 255.0f : 127.0f;
-  static_cast<Q*>(out)[at] = static_cast<Q>(std::clamp(std::nearbyint(v) + static_cast<float>(zp), lo, hi));
+HWY_BEFORE_NAMESPACE();
+namespace tsr::cpu {
+namespace HWY_NAMESPACE {
+namespace {
+
+using namespace qk;  // NOLINT: the micro-kernels of this target
+using qgemm_detail::kAS8;
+using qgemm_detail::kAU16;
+using qgemm_detail::kAU8;
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The packed-B layout this target reads (recorded in QgemmPackedB::target). All paths of one
+// target read the same layout, so the runtime VNNI / dotprod choice never repacks.
+constexpr int64_t kLayout = HWY_TARGET;
+// Tiles per path: all row counts 1..kMR, so that small M (decode steps) computes no padding rows.
+// They are small (0.3-0.9 KB each); the size-first kernel set (minimal runtimes) keeps them: one
+// kMR-row tile with zero-padded A panels measured larger, not smaller (the driver dominates).
+template <template <int> class K, int MR>
+constexpr auto make_tiles() {
+  return tile_table<K>(std::make_integer_sequence<int, MR>{});
 }
 
-// Writes row i's accumulators (acc[0..n)) through the output stage.
-void emit_row(const QgemmOutput& o, int64_t i, const int32_t* acc, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) {
-    const int32_t s = acc[j] + (o.bias_i32 ? o.bias_i32[j] : 0);
-    const int64_t at = i * o.row_stride + j * o.col_stride;
-    if (o.kind == QgemmOutput::kInt32) {
-      static_cast<int32_t*>(o.out)[at] = s;
-      continue;
-    }
-    const float v = static_cast<float>(s) * o.scale[o.scale_per_col ? j : 0];
-    if (o.kind == QgemmOutput::kFloat) static_cast<float*>(o.out)[at] = v + (o.bias_f32 ? o.bias_f32[j] : 0.0f);
-    else if (o.out_signed) store_q<int8_t>(o.out, at, v, o.out_zp);
-    else store_q<uint8_t>(o.out, at, v, o.out_zp);
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+constexpr auto kVnniTiles = make_tiles<VnniTile, kVnniMR>();
+constexpr auto kMaddTiles = make_tiles<Madd512Tile, kMaddMR>();
+constexpr int64_t kMaxMR = kVnniMR;
+bool has_vnni() {
+#if HWY_TARGET == HWY_AVX3_DL
+  return true;
+#else
+  // __builtin_cpu_init: the check may run before the libgcc constructor that fills the CPU model
+  // (a static initializer that loads a model).
+  static const bool v = (__builtin_cpu_init(), __builtin_cpu_supports("avx512vnni"));
+  return v;
+#endif
+}
+Path select_path() {
+  if (!qgemm_detail::g_no_dot.load(std::memory_order_relaxed) && has_vnni())
+    return {kAU8, kVnniMR, false, "AVX512-VNNI", kVnniTiles.data()};
+  return {kAU16, kMaddMR, false, "AVX512", kMaddTiles.data()};
+}
+#elif HWY_TARGET == HWY_AVX2
+constexpr auto kMaddTiles = make_tiles<Madd256Tile, kMaddMR>();
+constexpr int64_t kMaxMR = kMaddMR;
+Path select_path() { return {kAU16, kMaddMR, false, "AVX2", kMaddTiles.data()}; }
+#elif HWY_TARGET == HWY_NEON && HWY_ARCH_ARM_A64
+constexpr auto kDotTiles = make_tiles<DotTile, kDotMR>();
+constexpr auto kMlalTiles = make_tiles<MlalTile, kMlalMR>();
+constexpr int64_t kMaxMR = kDotMR;
+bool has_dotprod() {
+#if defined(__ARM_FEATURE_DOTPROD)
+  return true;
+#elif defined(__linux__)
+  static const bool v = (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+  return v;
+#else
+  return false;
+#endif
+}
+Path select_path() {
+  if (!qgemm_detail::g_no_dot.load(std::memory_order_relaxed) && has_dotprod())
+    return {kAS8, kDotMR, true, "NEON-dot", kDotTiles.data()};
+  return {kAU16, kMlalMR, false, "NEON", kMlalTiles.data()};
+}
+#elif HWY_TARGET == HWY_WASM
+constexpr auto kWasmTiles = make_tiles<WasmTile, kDotMR>();
+constexpr int64_t kMaxMR = kDotMR;
+Path select_path() { return {kAU16, kDotMR, false, "WASM", kWasmTiles.data()}; }
+#else
+constexpr auto kScalarTiles = make_tiles<ScalarTile, kScalarMR>();
+constexpr int64_t kMaxMR = kScalarMR;
+Path select_path() { return {kAU8, kScalarMR, false, "scalar", kScalarTiles.data()}; }
+#endif
+
+// Work below this many multiply-adds runs on the calling thread (a few microseconds at the
+// int8 rates: waking a pool thread costs more).
+constexpr int64_t kMinParallelMacs = int64_t{1} << 20;
+// B bytes per task chunk: the chunk's panels stay in L2 while the A panels of a block pass.
+constexpr int64_t kChunkBytes = int64_t{1} << 18;
+// Rows of A per task block: the packed block (rows x K bytes) stays in L2 beside the B chunk.
+constexpr int64_t kBlockRows = 96;
+
+// Writes B's panels (this target's layout, qgemm_kernels-inl.h) from the row-major `plain` copy.
+void pack_panels(const QgemmPackedB& b, int8_t* dst) {
+  const int64_t k = b.k, n = b.n, kq = (k + 3) / 4, np = (n + kNR - 1) / kNR;
+  std::fill(dst, dst + np * kq * kNR * 4, int8_t{0});
+  for (int64_t kk = 0; kk < k; ++kk) {
+    const int8_t* row = b.plain.data() + kk * n;
+    const int64_t q = kk / 4, t = kk % 4;
+    for (int64_t j = 0; j < n; ++j) dst[((j / kNR * kq + q) * kNR + j % kNR) * 4 + t] = row[j];
   }
 }
 
+void qgemm_pack_panels_impl(QgemmPackedB& b) {
+  const int64_t kq = (b.k + 3) / 4, np = (b.n + kNR - 1) / kNR;
+  b.data.assign(static_cast<size_t>(np * kq * kNR * 4), 0);
+  pack_panels(b, b.data.data());
+  b.target = kLayout;
+}
+
+// Packs rows [i0, i0 + rows) of A into one panel of `prows` rows (zero rows past `rows`) and
+// their u8 row sums. A quad (4 bytes of one row) moves as one u32; K's
+// last partial quad is zero padded (B's padding is zero too, so its A values do not matter).
+HWY_NOINLINE void pack_a_panel(const Path& path, const void* a, bool a_signed, int64_t lda, int64_t k, int64_t i0,
+                               int64_t rows, int64_t prows, uint8_t* dst, int32_t* rowsum) {
+  const int64_t kq = (k + 3) / 4, kfull = k / 4;
+  const bool wide = path.a_enc == kAU16;
+  if (prows > rows || kfull < kq) std::fill(dst, dst + kq * prows * 4 * (wide ? 2 : 1), uint8_t{0});
+  const uint8_t flip = a_signed ? 0x80 : 0;  // s8 -> u8: a + 128 (two's complement: flip the top bit)
+  // The stored bytes: u8 (flip) or, for sdot, u8 - 128 as s8 (flip ^ 0x80).
+  const uint8_t out_flip = path.a_enc == kAS8 ? static_cast<uint8_t>(flip ^ 0x80) : flip;
+  const uint8_t* a8 = static_cast<const uint8_t*>(a) + i0 * lda;
+  for (int64_t r = 0; r < rows; ++r) {
+    const uint8_t* src = a8 + r * lda;
+    uint32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<uint8_t>(src[kk] ^ flip);
+    rowsum[r] = static_cast<int32_t>(sum);
+  }
+  for (int64_t r = rows; r < prows; ++r) rowsum[r] = 0;
+  uint16_t* dst16 = reinterpret_cast<uint16_t*>(dst);
+  // Rows [r0, r1) x quads [q0, q1), one quad at a time.
+  auto scalar_part = [&](int64_t r0, int64_t r1, int64_t q0, int64_t q1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const uint8_t* src = a8 + r * lda;
+      for (int64_t q = q0; q < q1; ++q)
+        for (int64_t t = 0; t < 4 && 4 * q + t < k; ++t) {
+          const int64_t at = (q * prows + r) * 4 + t;
+          if (wide) dst16[at] = static_cast<uint8_t>(src[4 * q + t] ^ flip);
+          else dst[at] = static_cast<uint8_t>(src[4 * q + t] ^ out_flip);
+        }
+    }
+  };
+#if HWY_TARGET != HWY_SCALAR
+  // 4 rows x 4 quads at a time: a 4 x 4 transpose of u32 (Highway interleaves), then each quad's 4
+  // rows are one 16-byte store (or two, widened to u16).
+  const hn::Full128<uint8_t> d8;
+  const hn::Full128<uint32_t> d32;
+  const hn::Full128<uint64_t> d64;
+  const hn::Full128<uint16_t> d16;
+  const auto vflip = hn::Set(d8, wide ? flip : out_flip);
+  const int64_t r4 = rows / 4 * 4, q4 = kfull / 4 * 4;
+  for (int64_t r = 0; r < r4; r += 4) {
+    for (int64_t q = 0; q < q4; q += 4) {
+      const uint8_t* src = a8 + r * lda + 4 * q;
+      const auto v0 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src), vflip));
+      const auto v1 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src + lda), vflip));
+      const auto v2 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src + 2 * lda), vflip));
+      const auto v3 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src + 3 * lda), vflip));
+      const auto t0 = hn::BitCast(d64, hn::InterleaveLower(d32, v0, v1));
+      const auto t1 = hn::BitCast(d64, hn::InterleaveLower(d32, v2, v3));
+      const auto t2 = hn::BitCast(d64, hn::InterleaveUpper(d32, v0, v1));
+      const auto t3 = hn::BitCast(d64, hn::InterleaveUpper(d32, v2, v3));
+      const hn::Vec<decltype(d8)> o[4] = {hn::BitCast(d8, hn::InterleaveLower(d64, t0, t1)),
+                                          hn::BitCast(d8, hn::InterleaveUpper(d64, t0, t1)),
+                                          hn::BitCast(d8, hn::InterleaveLower(d64, t2, t3)),
+                                          hn::BitCast(d8, hn::InterleaveUpper(d64, t2, t3))};
+      for (int64_t j = 0; j < 4; ++j) {
+        const int64_t at = ((q + j) * prows + r) * 4;
+        if (wide) {
+          const auto z = hn::Zero(d8);
+          hn::StoreU(hn::BitCast(d16, hn::InterleaveLower(d8, o[j], z)), d16, dst16 + at);
+          hn::StoreU(hn::BitCast(d16, hn::InterleaveUpper(d8, o[j], z)), d16, dst16 + at + 8);
+        } else {
+          hn::StoreU(o[j], d8, dst + at);
+        }
+      }
+    }
+    scalar_part(r, r + 4, q4, kq);
+  }
+  scalar_part(r4, rows, 0, kq);
+#else
+  scalar_part(0, rows, 0, kq);
+#endif
+}
+
+// What the output stage needs besides the tile: per column fix (column terms + bias_i32), per
+// column zb (null: all zero), the output.
+struct Epilogue {
+  const int32_t* colfix;
+  const int32_t* zb;
+  const QgemmOutput* o;
+};
+
+template <typename Q>
+HWY_INLINE Q quantize(float v, float lo, float hi, float zp) {
+  return static_cast<Q>(std::clamp(std::nearbyint(v) + zp, lo, hi));
+}
+
+// Writes `rows` x `cols` of the tile (row stride kNR) as C[i0 + r][j0 + c]. Contiguous output
+// rows (col_stride 1) are plain loops over arrays, which the compiler vectorizes for this target.
+template <typename Q>
+void store_quant(const Epilogue& e, const int32_t* s, int64_t at, int64_t j0, int64_t cols) {
+  const QgemmOutput& o = *e.o;
+  constexpr float lo = std::is_same_v<Q, uint8_t> ? 0.0f : -128.0f;
+  constexpr float hi = std::is_same_v<Q, uint8_t> ? 255.0f : 127.0f;
+  const float zp = static_cast<float>(o.out_zp);
+  Q* out = static_cast<Q*>(o.out) + at;
+  if (o.scale_per_col) {
+    const float* sc = o.scale + j0;
+    if (o.col_stride == 1)
+      for (int64_t c = 0; c < cols; ++c) out[c] = quantize<Q>(static_cast<float>(s[c]) * sc[c], lo, hi, zp);
+    else
+      for (int64_t c = 0; c < cols; ++c)
+        out[c * o.col_stride] = quantize<Q>(static_cast<float>(s[c]) * sc[c], lo, hi, zp);
+  } else {
+    const float sc = o.scale[0];
+    if (o.col_stride == 1)
+      for (int64_t c = 0; c < cols; ++c) out[c] = quantize<Q>(static_cast<float>(s[c]) * sc, lo, hi, zp);
+    else
+      for (int64_t c = 0; c < cols; ++c)
+        out[c * o.col_stride] = quantize<Q>(static_cast<float>(s[c]) * sc, lo, hi, zp);
+  }
+}
+
+HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t i0, int64_t rows,
+                int64_t j0, int64_t cols) {
+  const QgemmOutput& o = *e.o;
+  HWY_ALIGN int32_t s[kNR];
+  const int32_t* fix = e.colfix + j0;
+  const int32_t* zb = e.zb ? e.zb + j0 : nullptr;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* t = tile + r * kNR;
+    if (zb) {
+      const uint32_t rs = static_cast<uint32_t>(rowsum[r]);
+      for (int64_t c = 0; c < cols; ++c)
+        s[c] = static_cast<int32_t>(static_cast<uint32_t>(t[c]) + static_cast<uint32_t>(fix[c]) -
+                                    static_cast<uint32_t>(zb[c]) * rs);
+    } else {
+      for (int64_t c = 0; c < cols; ++c)
+        s[c] = static_cast<int32_t>(static_cast<uint32_t>(t[c]) + static_cast<uint32_t>(fix[c]));
+    }
+    const int64_t at = (i0 + r) * o.row_stride + j0 * o.col_stride;
+    if (o.kind == QgemmOutput::kInt32) {
+      int32_t* out = static_cast<int32_t*>(o.out) + at;
+      if (o.col_stride == 1) std::copy(s, s + cols, out);
+      else
+        for (int64_t c = 0; c < cols; ++c) out[c * o.col_stride] = s[c];
+    } else if (o.kind == QgemmOutput::kFloat) {
+      float* out = static_cast<float*>(o.out) + at;
+      HWY_ALIGN float v[kNR];
+      if (o.scale_per_col) {
+        const float* sc = o.scale + j0;
+        for (int64_t c = 0; c < cols; ++c) v[c] = static_cast<float>(s[c]) * sc[c];
+      } else {
+        const float sc = o.scale[0];
+        for (int64_t c = 0; c < cols; ++c) v[c] = static_cast<float>(s[c]) * sc;
+      }
+      if (o.bias_f32) {
+        const float* bf = o.bias_f32 + j0;
+        for (int64_t c = 0; c < cols; ++c) v[c] += bf[c];
+      }
+      if (o.col_stride == 1) std::copy(v, v + cols, out);
+      else
+        for (int64_t c = 0; c < cols; ++c) out[c * o.col_stride] = v[c];
+    } else if (o.out_signed) {
+      store_quant<int8_t>(e, s, at, j0, cols);
+    } else {
+      store_quant<uint8_t>(e, s, at, j0, cols);
+    }
+  }
+}
+
+void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
+                const QgemmOutput& out, ThreadPool* pool) {
+  const int64_t n = b.n, k = b.k;
+  if (m <= 0 || n <= 0) return;
+  const Path path = select_path();
+  const int64_t kq = (k + 3) / 4, np = (n + kNR - 1) / kNR;
+  // B in this target's layout: as packed, or repacked here when another target packed it (the
+  // dispatch changed since, as tests and bench/gemm do): never read a layout this code did not write.
+  const int8_t* pb = b.data.data();
+  std::vector<int8_t> repacked;
+  if (b.target != kLayout) {
+    repacked.resize(static_cast<size_t>(np * kq * kNR * 4));
+    pack_panels(b, repacked.data());
+    pb = repacked.data();
+  }
+
+  // Per-column terms: bias_i32 - za * colsum + K * za * zb (+ 128 * colsum for the a - 128 sums).
+  const int64_t za = a_zp + (a_signed ? 128 : 0);
+  thread_local std::vector<int32_t> colfix_buf;
+  colfix_buf.resize(static_cast<size_t>(n));
+  bool any_zb = false;
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t zb = b.zp[static_cast<size_t>(j)], cs = b.col_sum[static_cast<size_t>(j)];
+    int64_t f = (out.bias_i32 ? out.bias_i32[j] : 0) - za * cs + k * za * zb + (path.minus128 ? 128 * cs : 0);
+    colfix_buf[static_cast<size_t>(j)] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(f)));
+    any_zb = any_zb || zb != 0;
+  }
+  const Epilogue epi{colfix_buf.data(), any_zb ? b.zp.data() : nullptr, &out};
+
+  // A panels: `rows` rows each (the last fewer), balanced so that e.g. 16 rows run as 2 x 8 rather
+  // than 12 + 4.
+  const int64_t mr = path.mr;
+  const int64_t npa = (m + mr - 1) / mr;
+  const int64_t rows = (m + npa - 1) / npa;
+  const int64_t npm = (m + rows - 1) / rows;
+  const int64_t esz = path.a_enc == kAU16 ? 2 : 1;
+  const int64_t panel_bytes = kq * rows * 4 * esz;
+  thread_local std::vector<uint8_t> abuf;
+  thread_local std::vector<int32_t> rowsum_buf;
+  if (abuf.size() < static_cast<size_t>(npm * panel_bytes)) abuf.resize(static_cast<size_t>(npm * panel_bytes));
+  rowsum_buf.resize(static_cast<size_t>(npm * rows));
+  uint8_t* pa = abuf.data();
+  int32_t* rowsum = rowsum_buf.data();
+  const bool threaded = pool && pool->num_threads() > 1 && m * n * k >= kMinParallelMacs;
+  auto pack_a = [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t i0 = p * rows, r = std::min(rows, m - i0);
+      pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa + p * panel_bytes, rowsum + p * rows);
+    }
+  };
+
+  // Tasks: blocks of A panels x chunks of B panels. With few rows (one block) N is cut finer so
+  // that every thread gets several chunks.
+  const int64_t mb = std::max<int64_t>(1, kBlockRows / rows);
+  const int64_t tm = (npm + mb - 1) / mb;
+  int64_t nb = std::clamp<int64_t>(kChunkBytes / std::max<int64_t>(1, kq * kNR * 4), 1, np);
+  if (threaded) {
+    const int64_t want = 4 * pool->num_threads();
+    while (nb > 1 && tm * ((np + nb - 1) / nb) < want) nb = (nb + 1) / 2;
+  }
+  const int64_t tn = (np + nb - 1) / nb;
+  // With all of N in one chunk (few columns: convs' output channels) each A block is used by one
+  // task only: that task packs it, so the packed block is in L2 when the tiles read it (packing
+  // all of A first sent a 3136 x 576 conv's 1.8 MB through L3). Else A is packed up front.
+  const bool pack_in_task = tn == 1;
+  if (!pack_in_task) {
+    if (threaded && npm >= 4 && m * k >= (int64_t{1} << 16)) pool->parallel_for(npm, 1, pack_a);
+    else pack_a(0, npm);
+  }
+  const TileFn* tiles = path.tiles;
+  auto task = [&](int64_t t0, int64_t t1) {
+    HWY_ALIGN int32_t tile[kMaxMR * kNR];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t bm = t / tn, bn = t % tn;
+      const int64_t pm0 = bm * mb, pm1 = std::min(npm, pm0 + mb);
+      const int64_t pn0 = bn * nb, pn1 = std::min(np, pn0 + nb);
+      if (pack_in_task) pack_a(pm0, pm1);
+      for (int64_t pn = pn0; pn < pn1; ++pn) {
+        const int8_t* bp = pb + pn * kq * kNR * 4;
+        const int64_t j0 = pn * kNR, cols = std::min(kNR, n - j0);
+        for (int64_t pm = pm0; pm < pm1; ++pm) {
+          const int64_t i0 = pm * rows, r = std::min(rows, m - i0);
+          tiles[r - 1](kq, pa + pm * panel_bytes, bp, tile);
+          store_tile(epi, tile, rowsum + pm * rows, i0, r, j0, cols);
+        }
+      }
+    }
+  };
+  if (threaded && tm * tn > 1) pool->parallel_for(tm * tn, 1, task);
+  else task(0, tm * tn);
+}
+
+const char* qgemm_target_impl() { return select_path().name; }
+
 }  // namespace
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(qgemm_impl);
+HWY_EXPORT(qgemm_pack_panels_impl);
+HWY_EXPORT(qgemm_target_impl);
 
 QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, bool trans_b,
                           const void* b_zp, int64_t zp_count) {
+  using qgemm_detail::load_q;
   QgemmPackedB p;
   p.k = k;
   p.n = n;
-  p.target = 1;
   const int32_t shift = b_signed ? 0 : 128;
   p.plain.resize(static_cast<size_t>(k * n));
   p.col_sum.assign(static_cast<size_t>(n), 0);
   p.zp.assign(static_cast<size_t>(n), zp_count == 0 ? -shift : 0);
-  for (int64_t j = 0; j < n; ++j) {
+  for (int64_t j = 0; j < n; ++j)
     if (zp_count > 0) p.zp[static_cast<size_t>(j)] = load_q(b_zp, b_signed, zp_count == 1 ? 0 : j) - shift;
-    for (int64_t kk = 0; kk < k; ++kk) {
+  // Row by row (the row-major case reads B in order; B^T, the rarer case, strides).
+  for (int64_t kk = 0; kk < k; ++kk) {
+    int8_t* dst = p.plain.data() + kk * n;
+    for (int64_t j = 0; j < n; ++j) {
       const int32_t v = load_q(b, b_signed, trans_b ? j * ldb + kk : kk * ldb + j) - shift;
-      p.plain[static_cast<size_t>(kk * n + j)] = static_cast<int8_t>(v);
+      dst[j] = static_cast<int8_t>(v);
       p.col_sum[static_cast<size_t>(j)] += v;
     }
   }
-  p.data = p.plain;
+  HWY_DYNAMIC_DISPATCH(qgemm_pack_panels_impl)(p);
   return p;
 }
 
 void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
            const QgemmOutput& out, ThreadPool* pool) {
-  const int64_t n = b.n, k = b.k;
-  auto rows = [&](int64_t r0, int64_t r1) {
-    std::vector<int32_t> acc(static_cast<size_t>(n));
-    for (int64_t i = r0; i < r1; ++i) {
-      std::fill(acc.begin(), acc.end(), 0);
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const int32_t av = load_q(a, a_signed, i * lda + kk) - a_zp;
-        const int8_t* brow = b.plain.data() + kk * n;
-        for (int64_t j = 0; j < n; ++j) acc[static_cast<size_t>(j)] += av * (brow[j] - b.zp[static_cast<size_t>(j)]);
-      }
-      emit_row(out, i, acc.data(), n);
-    }
-  };
-  if (pool && pool->num_threads() > 1 && m > 1) pool->parallel_for(m, 1, rows);
-  else rows(0, m);
+  HWY_DYNAMIC_DISPATCH(qgemm_impl)(m, a, a_signed, lda, a_zp, b, out, pool);
 }
 
-const char* qgemm_target() { return "scalar"; }
+const char* qgemm_target() { return HWY_DYNAMIC_DISPATCH(qgemm_target_impl)(); }
+
+void qgemm_disable_dot_for_test(bool disable) { qgemm_detail::g_no_dot.store(disable); }
 
 }  // namespace tsr::cpu
+#endif  // HWY_ONCE

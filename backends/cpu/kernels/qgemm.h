@@ -14,6 +14,11 @@
 // Packed B records the SIMD target that packed it (its layout differs per target, as for
 // SgemmPackedA): a product run by another target repacks from the kept copy instead of reading a
 // layout it did not write.
+//
+// Kernels (qgemm.cpp, qgemm_kernels-inl.h): B in panels of k-quads (4 consecutive k of a column
+// in one 32-bit lane); AVX-512 VNNI vpdpbusd where the CPU has it (runtime check), else exact i16
+// widening with vpmaddwd (AVX-512, AVX2); aarch64 sdot where HWCAP_ASIMDDP says so, else vmlal;
+// WASM SIMD128 i32x4.dot_i16x8; plain C++ elsewhere. Results are identical on every path.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +31,8 @@ namespace tsr::cpu {
 // B (K x N) packed for qgemm; built once per constant weight, read-only afterwards (thread-safe).
 struct QgemmPackedB {
   int64_t k = 0, n = 0;
-  int64_t target = 0;               // the SIMD target whose layout `data` holds (0: empty)
+  int64_t target = 0;               // the SIMD target whose layout `data` holds (0: empty; the
+                                    // HWY_TARGET that packed it, see qgemm_kernels-inl.h)
   std::vector<int8_t> data;         // B - 128 for u8 B, as is for s8 B, in the target's layout
   std::vector<int8_t> plain;        // the same s8 values, row-major K x N (repacking, references)
   std::vector<int32_t> col_sum;     // sum_k plain[k][j], per column
@@ -67,5 +73,10 @@ void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, c
 // The SIMD path qgemm takes on this CPU now ("AVX512-VNNI", "AVX2", "NEON-dot", "NEON", "WASM",
 // "scalar"): benchmarks and tests name it.
 const char* qgemm_target();
+
+// Tests only: with `disable` true, the VNNI (x86) and sdot (aarch64) paths are not taken even
+// where the CPU has them, so the widening fallbacks of the same target run (vpmaddwd, vmlal).
+// Both read the same packed B. Not thread-safe against concurrent qgemm calls' path choice.
+void qgemm_disable_dot_for_test(bool disable);
 
 }  // namespace tsr::cpu
