@@ -7,9 +7,10 @@
 // output stage writes i32 (MatMulInteger), f32 (the contrib ops) or requantized u8/i8
 // (QLinearMatMul, scale a_scale * b_scale[j] / y_scale in f32 in that order, as onnxruntime).
 // Depthwise convs (one channel per group) run a direct loop instead (depthwise()).
-// The convs (2-D) gather each group's input into pixel-major rows (im2col, padding with the input
-// zero point, so padded taps contribute 0 after the zero point is subtracted) against the packed
-// weights (one GEMM column per output channel) and write NCHW through the output stage's strides.
+// The convs (2-D) gather each group's input into pixel-major rows (im2col over an HWC copy, K
+// ordered [kh][kw][C/group], padding with the input zero point, so padded taps contribute 0 after
+// the zero point is subtracted) against the packed weights (one GEMM column per output channel, K
+// in the same order) and write NCHW through the output stage's strides.
 // What the fast paths do not cover (a per-row A zero point or scale, broadcast batch dims, 1-D or
 // 3-D convs) runs the reference: the zero points subtracted into i32 copies, then the shared
 // numpy.matmul (matmul.h) or Conv's im2col path on i32 (conv.h).
@@ -354,36 +355,63 @@ Expected<std::unique_ptr<exec::Kernel>> create_qmatmul(const exec::KernelInit& i
 
 // ---- Convolutions ----
 
-// Pixel-major im2col of one group of one image: row p = oh * OW + ow holds, for c < cg, i < kh,
-// j < kw (the weights' [C/group, kh, kw] order), x[c][oh*sh - ph + i*dh][ow*sw - pw + j*dw], or
-// `pad` (the input zero point) outside the image.
+// Pixel-major im2col of one group of one image, in two steps that move whole runs of bytes:
+// the group's channels [cg, H, W] are transposed to HWC (`hwc`, H*W rows of cg bytes), then row
+// p = oh * OW + ow of `cols` is, for each tap (i < kh, j < kw), the cg bytes of input pixel
+// (oh*sh - ph + i*dh, ow*sw - pw + j*dw), or cg copies of `pad` (the input zero point) outside the
+// image. K is thus ordered [kh][kw][cg]: the packed weights use the same order (pack_conv_group).
+// A 1x1, stride-1, unpadded conv reads `hwc` itself as the GEMM's A (returns it).
 struct ConvGeom {
   int64_t h, w, kh, kw, sh, sw, dh, dw, ph, pw, oh, ow;
 };
 
-void im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uint8_t* cols) {
-  const int64_t kg = cg * g.kh * g.kw, plane = g.h * g.w;
-  if (g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w) {
-    // 1x1, stride 1, no padding: a transpose of [cg, H*W] to [H*W, cg].
-    for (int64_t c = 0; c < cg; ++c)
-      for (int64_t p = 0; p < plane; ++p) cols[p * kg + c] = x[c * plane + p];
-    return;
+bool is_pointwise(const ConvGeom& g) {
+  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
+}
+
+// [cg, plane] -> [plane, cg], in blocks of pixels so both sides stay in L1.
+void chw_to_hwc(const uint8_t* x, int64_t cg, int64_t plane, uint8_t* hwc) {
+  constexpr int64_t kBlock = 64;
+  for (int64_t p0 = 0; p0 < plane; p0 += kBlock) {
+    const int64_t p1 = std::min(plane, p0 + kBlock);
+    for (int64_t c = 0; c < cg; ++c) {
+      const uint8_t* src = x + c * plane;
+      for (int64_t p = p0; p < p1; ++p) hwc[p * cg + c] = src[p];
+    }
   }
+}
+
+const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uint8_t* hwc, uint8_t* cols) {
+  chw_to_hwc(x, cg, g.h * g.w, hwc);
+  if (is_pointwise(g)) return hwc;
+  const int64_t kg = cg * g.kh * g.kw;
   for (int64_t oy = 0; oy < g.oh; ++oy)
     for (int64_t ox = 0; ox < g.ow; ++ox) {
       uint8_t* row = cols + (oy * g.ow + ox) * kg;
-      for (int64_t c = 0; c < cg; ++c) {
-        const uint8_t* xc = x + c * plane;
-        for (int64_t i = 0; i < g.kh; ++i) {
-          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
-          const bool row_in = iy >= 0 && iy < g.h;
-          for (int64_t j = 0; j < g.kw; ++j) {
-            const int64_t ix = ox * g.sw - g.pw + j * g.dw;
-            *row++ = row_in && ix >= 0 && ix < g.w ? xc[iy * g.w + ix] : pad;
-          }
+      const int64_t ix0 = ox * g.sw - g.pw;
+      // Undilated taps of a row inside the image are kw * cg contiguous bytes of `hwc`: one copy
+      // (a 7x7 stem conv over 3 channels would otherwise copy 3 bytes at a time).
+      const bool row_inside = g.dw == 1 && ix0 >= 0 && ix0 + g.kw <= g.w;
+      for (int64_t i = 0; i < g.kh; ++i) {
+        const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+        if (iy < 0 || iy >= g.h) {
+          std::memset(row, pad, size_t(g.kw * cg));
+          row += g.kw * cg;
+          continue;
+        }
+        if (row_inside) {
+          std::memcpy(row, hwc + (iy * g.w + ix0) * cg, size_t(g.kw * cg));
+          row += g.kw * cg;
+          continue;
+        }
+        for (int64_t j = 0; j < g.kw; ++j, row += cg) {
+          const int64_t ix = ix0 + j * g.dw;
+          if (ix >= 0 && ix < g.w) std::memcpy(row, hwc + (iy * g.w + ix) * cg, size_t(cg));
+          else std::memset(row, pad, size_t(cg));
         }
       }
     }
+  return cols;
 }
 
 // Depthwise convolution (group == C == M): per channel the GEMM would have one column, so a direct
@@ -454,14 +482,19 @@ Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Ten
   return ok_status();
 }
 
-// One group's weights [M/group, C/group*kh*kw] as qgemm's B (K x N: column j = output channel j),
-// with its slice of a per-output-channel zero point.
+// One group's weights [M/group, C/group, kh, kw] as qgemm's B (K x N: column j = output channel j),
+// K reordered to [kh][kw][C/group] as im2col_u8 lays out its rows, with its slice of a
+// per-output-channel zero point.
 QgemmPackedB pack_conv_group(const Tensor& w, const Tensor* zp, int64_t group, int64_t g) {
-  const int64_t mg = w.dim(0) / group, kg = w.numel() / std::max<int64_t>(1, w.dim(0));
-  const auto* base = static_cast<const int8_t*>(w.raw()) + g * mg * kg;  // 1-byte elements
+  const int64_t mg = w.dim(0) / group, cg = w.dim(1), taps = w.dim(2) * w.dim(3), kg = cg * taps;
+  const auto* base = static_cast<const uint8_t*>(w.raw()) + g * mg * kg;  // 1-byte elements
+  std::vector<uint8_t> hwc(size_t(mg * kg));
+  for (int64_t m = 0; m < mg; ++m)
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t t = 0; t < taps; ++t) hwc[size_t(m * kg + t * cg + c)] = base[m * kg + c * taps + t];
   const bool per_channel = zp && zp->numel() > 1;
   const void* pz = zp ? static_cast<const int8_t*>(zp->raw()) + (per_channel ? g * mg : 0) : nullptr;
-  return qgemm_pack_b(kg, mg, base, w.dtype() == DType::kI8, kg, true, pz, zp ? (per_channel ? mg : 1) : 0);
+  return qgemm_pack_b(kg, mg, hwc.data(), w.dtype() == DType::kI8, kg, true, pz, zp ? (per_channel ? mg : 1) : 0);
 }
 
 class QConvKernel final : public exec::Kernel {
@@ -525,8 +558,10 @@ class QConvKernel final : public exec::Kernel {
       return depthwise(ctx, x, w, w_zp, x_zero, geo, dwo, y);
     }
     const int32_t* bias_base = out.bias_i32;
-    TSR_ASSIGN_OR_RETURN(void* cols_mem, ctx.scratch(size_t(pixels * kg)));
-    auto* cols = static_cast<uint8_t*>(cols_mem);
+    const size_t hwc_bytes = (size_t(geo.h * geo.w * cg) + 63) & ~size_t{63};
+    TSR_ASSIGN_OR_RETURN(void* cols_mem, ctx.scratch(hwc_bytes + (is_pointwise(geo) ? 0 : size_t(pixels * kg))));
+    auto* hwc = static_cast<uint8_t*>(cols_mem);
+    auto* cols = hwc + hwc_bytes;
     const size_t out_bytes = dtype_size(y->dtype());
     const bool prepared = int64_t(packed_.size()) == group && (packed_.empty() || packed_[0].k == kg);
     for (int64_t g = 0; g < group; ++g) {
@@ -539,9 +574,9 @@ class QConvKernel final : public exec::Kernel {
       }
       for (int64_t nb = 0; nb < batch; ++nb) {
         const auto* xg = static_cast<const uint8_t*>(x.raw()) + (nb * c + g * cg) * geo.h * geo.w;
-        im2col_u8(xg, cg, geo, pad, cols);
+        const uint8_t* a = im2col_u8(xg, cg, geo, pad, hwc, cols);
         out.out = static_cast<char*>(y->raw_mut()) + size_t((nb * m + g * mg) * pixels) * out_bytes;
-        qgemm(pixels, cols, x.dtype() == DType::kI8, kg, x_zero, pb, out, &ctx.pool());
+        qgemm(pixels, a, x.dtype() == DType::kI8, kg, x_zero, pb, out, &ctx.pool());
       }
     }
     return ok_status();
