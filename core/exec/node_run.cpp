@@ -136,6 +136,10 @@ Status infer_outputs(const ir::Node& node, const ops::OpDef& def, const std::str
   ictx.set_model(model);
   Status st = def.infer(ictx);
   if (values_read) *values_read = ictx.values_read();
+  // The graph passed load-time inference with its dynamic dims unknown: a contradiction found now
+  // comes from this run's values (an input too small for a pooling window, dims that do not
+  // broadcast), so it is the caller's argument, not a malformed model (issue 30).
+  if (st.code() == StatusCode::kInvalidModel) return Status(StatusCode::kInvalidArgument, st.message());
   return st;
 }
 

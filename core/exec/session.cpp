@@ -168,7 +168,24 @@ Status Session::run_graph(int32_t gi, const std::vector<Tensor>& inputs, std::ve
     it = plans_.emplace(gi, std::move(plan)).first;
   }
   MemoryBudgetScope budget(memory_budget_);
-  return it->second->run(inputs, *pool_, outputs);
+  Status st = it->second->run(inputs, *pool_, outputs);
+  if (gi != 0 || st.code() != StatusCode::kInvalidArgument || st.message().rfind("input[", 0) == 0) return st;
+  // A node rejected values that follow from the inputs (runtime shape inference, a kernel's check):
+  // name the inputs whose dims the caller chose, e.g. `input "x" f32[1, 3, 48, 1] does not fit the
+  // model: graph[0].node[25] (AveragePool "pool"): window 2 ... exceeds the padded input 1 ...`.
+  const ir::Graph& g = running_->graphs[0];
+  std::string named;
+  size_t count = 0;
+  for (int pass = 0; pass < 2 && count == 0; ++pass)  // dynamic inputs first; else all of them
+    for (size_t k = 0; k < inputs.size() && k < g.inputs.size(); ++k) {
+      const ir::TensorInfo& info = g.tensors[static_cast<size_t>(g.inputs[k])];
+      const bool dynamic = !info.has_shape || std::any_of(info.shape.begin(), info.shape.end(), [](int64_t d) { return d < 0; });
+      if ((pass == 0 && !dynamic) || inputs[k].kind() != ValueKind::kTensor) continue;
+      named += str_cat(count++ ? ", " : "", "\"", info.name, "\" ", dtype_name(inputs[k].dtype()), shape_str(inputs[k].shape()));
+    }
+  if (count == 0) return st;
+  return Status(st.code(), str_cat(count == 1 ? "input " : "inputs ", named, count == 1 ? " does" : " do",
+                                   " not fit the model: ", st.message()));
 }
 
 Expected<std::vector<Tensor>> Session::run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs) {

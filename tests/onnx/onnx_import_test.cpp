@@ -305,6 +305,49 @@ TEST_CASE("external data is an error naming the tensor") {
   CHECK(r.status().message().find("external") != std::string::npos);
 }
 
+TEST_CASE("external data from memory: ImportOptions::external_data by location, offset and length") {
+  onnx::ModelProto m = make_model(17);
+  auto* g = m.mutable_graph();
+  auto* t = g->add_initializer();
+  t->set_name("w");
+  t->set_data_type(TensorProto::FLOAT);
+  t->add_dims(2);
+  t->set_data_location(TensorProto::EXTERNAL);
+  auto kv = [&](const char* k, const char* v) {
+    auto* e = t->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  kv("location", "./m.onnx_data");
+  kv("offset", "4");
+  kv("length", "8");
+  add_output(g, "w");
+  const float values[] = {9.0f, 1.5f, -2.0f};  // the tensor is the 2 floats after the first
+  const std::string file(reinterpret_cast<const char*>(values), sizeof values);
+  onnx_import::ImportOptions options;
+  options.external_data["m.onnx_data"] = file;
+  auto r = onnx_import::import_onnx_bytes(serialize(m), "ext.onnx", options);
+  REQUIRE(r.ok());
+  const Tensor& w = tensor(r->main(), "w").constant;
+  REQUIRE(w.numel() == 2);
+  CHECK(w.data<float>()[0] == 1.5f);
+  CHECK(w.data<float>()[1] == -2.0f);
+
+  onnx_import::ImportOptions other;
+  other.external_data["x.bin"] = file;
+  auto missing = onnx_import::import_onnx_bytes(serialize(m), "ext.onnx", other);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == StatusCode::kNotFound);
+  CHECK(missing.status().message() ==
+        "ext.onnx: tensor 'w': its external data file './m.onnx_data' was not given (given: 'x.bin')");
+  onnx_import::ImportOptions short_file;
+  short_file.external_data["m.onnx_data"] = std::string_view(file).substr(0, 8);
+  auto past = onnx_import::import_onnx_bytes(serialize(m), "ext.onnx", short_file);
+  REQUIRE_FALSE(past.ok());
+  CHECK(past.status().code() == StatusCode::kInvalidModel);
+  CHECK(past.status().message().find("past the end of './m.onnx_data' (8 bytes)") != std::string::npos);
+}
+
 TEST_CASE("opset-9 Squeeze, Unsqueeze, Clip and Slice attributes become constant inputs") {
   onnx::ModelProto m = make_model(9);
   auto* g = m.mutable_graph();

@@ -14,7 +14,9 @@
 #include <onnx/onnx-data.pb.h>
 #endif
 
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <memory>
 #include <new>
@@ -379,8 +381,79 @@ Status Importer::build_graph(onnx::GraphProto& gp, Scope& s, int32_t gidx) {
 
 
 
+// ONNX external data (onnx/external_data_helper.py's layout): a TensorProto with data_location
+// EXTERNAL and string entries location, offset (default 0) and length (default: to the end of
+// the file). Moves the bytes from `files` into raw_data, so tensor_from_proto reads it as inline.
+class ExternalData {
+ public:
+  explicit ExternalData(const std::map<std::string, std::string_view>& files) {
+    for (const auto& [loc, bytes] : files) files_[std::string(strip(loc))] = bytes;
+  }
+
+  Status graph(onnx::GraphProto& g) {
+    for (auto& t : *g.mutable_initializer()) TSR_RETURN_IF_ERROR(tensor(t));
+    for (auto& sp : *g.mutable_sparse_initializer()) {
+      TSR_RETURN_IF_ERROR(tensor(*sp.mutable_values()));
+      TSR_RETURN_IF_ERROR(tensor(*sp.mutable_indices()));
+    }
+    for (auto& n : *g.mutable_node())
+      for (auto& a : *n.mutable_attribute()) {
+        if (a.has_t()) TSR_RETURN_IF_ERROR(tensor(*a.mutable_t()));
+        for (auto& t : *a.mutable_tensors()) TSR_RETURN_IF_ERROR(tensor(t));
+        if (a.has_sparse_tensor()) {
+          TSR_RETURN_IF_ERROR(tensor(*a.mutable_sparse_tensor()->mutable_values()));
+          TSR_RETURN_IF_ERROR(tensor(*a.mutable_sparse_tensor()->mutable_indices()));
+        }
+        if (a.has_g()) TSR_RETURN_IF_ERROR(graph(*a.mutable_g()));
+        for (auto& sg : *a.mutable_graphs()) TSR_RETURN_IF_ERROR(graph(sg));
+      }
+    return ok_status();
+  }
+
+ private:
+  std::map<std::string, std::string_view, std::less<>> files_;
+
+  static std::string_view strip(std::string_view loc) { return loc.substr(0, 2) == "./" ? loc.substr(2) : loc; }
+
+  Status tensor(onnx::TensorProto& t) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL && t.external_data_size() == 0) return ok_status();
+    std::string loc;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : t.external_data()) {
+      if (kv.key() == "location") loc = kv.value();
+      if (kv.key() == "offset" || kv.key() == "length") {
+        const std::string& v = kv.value();
+        char* end = nullptr;
+        const long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || n < 0)
+          return invalid_model("tensor '", t.name(), "': external data ", kv.key(), " \"", v, "\" is not a size");
+        (kv.key() == "offset" ? offset : length) = n;
+      }
+    }
+    auto it = files_.find(strip(loc));
+    if (it == files_.end()) {
+      std::string given;
+      for (const auto& f : files_) given += str_cat(given.empty() ? "" : ", ", "'", f.first, "'");
+      return not_found("tensor '", t.name(), "': its external data file '", loc, "' was not given (given: ", given, ")");
+    }
+    const auto size = static_cast<int64_t>(it->second.size());
+    if (offset > size || (length >= 0 && length > size - offset))
+      return invalid_model("tensor '", t.name(), "': external data at offset ", offset, " length ", length,
+                           " is past the end of '", loc, "' (", size, " bytes)");
+    t.set_raw_data(std::string(it->second.substr(static_cast<size_t>(offset),
+                                                 length < 0 ? std::string_view::npos : static_cast<size_t>(length))));
+    t.clear_external_data();
+    t.set_data_location(onnx::TensorProto::DEFAULT);
+    return ok_status();
+  }
+};
+
 Expected<ir::Model> import_model(onnx::ModelProto& mp, const std::string& name, const ImportOptions& options) {
   if (!mp.has_graph()) return invalid_model(name, ": not an ONNX model (no graph)");
+  if (!options.external_data.empty()) {
+    Status ext = ExternalData(options.external_data).graph(*mp.mutable_graph());
+    if (!ext.ok()) return ext.with_context(name);
+  }
   ir::Model model;
   Importer imp(model);
   TSR_RETURN_IF_ERROR(imp.read_opsets(mp));

@@ -5,7 +5,8 @@
 //   shapes (dim_value → the dim; dim_param or unknown → -1, the symbolic name kept in
 //   TensorInfo::dim_names); initializers (dense and sparse) and `Constant` nodes (every attribute
 //   form: value, sparse_value, value_float(s), value_int(s), value_string(s)) become constant
-//   tensors (TensorInfo::constant), not nodes. External tensor data is an error naming the tensor.
+//   tensors (TensorInfo::constant), not nodes. External tensor data comes from
+//   ImportOptions::external_data (in memory); without it, it is an error naming the tensor.
 // - ONNX shape inference (onnx::shape_inference::InferShapes, with data propagation) runs on the
 //   ModelProto first, so intermediate values arrive with dtypes and shapes; its failures are
 //   ignored (types then come from Tessera's own inference).
@@ -39,7 +40,9 @@
 // Thread safety: the functions are reentrant. No exception escapes them.
 #pragma once
 
+#include <map>
 #include <string>
+#include <string_view>
 
 #include "core/ir/graph.h"
 
@@ -54,6 +57,13 @@ struct ImportOptions {
   // of sparse tensors), as MemoryBudget in core/tensor/tensor.h; 0 = default_memory_limit().
   // Past it the import fails with kResource naming the tensor instead of exhausting memory.
   size_t max_memory_bytes = 0;
+  // External tensor data from memory: the contents of each data file (e.g. "model.onnx_data") by
+  // the `location` the model's TensorProtos name (a leading "./" is ignored on both sides). Every
+  // tensor stored externally (data_location EXTERNAL with location / offset / length keys) gets
+  // its bytes from here before mapping. The views must outlive the call. Errors: kNotFound for a
+  // location not given (listing the given ones), kInvalidModel for an offset/length past the end.
+  // Left empty, external data is kUnsupported naming the tensor (nothing is read from disk).
+  std::map<std::string, std::string_view> external_data;
 };
 
 // Reads and imports an .onnx file. kNotFound for a missing file, kInvalidModel for bytes that

@@ -11,23 +11,44 @@ export type TypedArray =
   | Float32Array | Float64Array | Int8Array | Uint8Array | Int16Array | Uint16Array | Int32Array
   | Uint32Array | BigInt64Array | BigUint64Array;
 
-export interface Tensor {
-  dtype: DType;
+/** A tensor as onnxruntime-web's ort.Tensor (run() returns these). */
+export class Tensor {
+  /** `new Tensor('float32', new Float32Array(6), [2, 3])`; data may also be a plain array (converted
+   *  to the type's typed array; numbers or bigints for int64/uint64); dims default [data.length].
+   *  `new Tensor(data, dims)` takes the type from the typed array (a string[] is 'string').
+   *  Throws TesseraError invalid_argument: unknown type, data of the wrong class, dims that are
+   *  not non-negative integers or do not hold data.length elements. */
+  constructor(type: DType | 'string', data: TypedArray | readonly number[] | readonly bigint[] | readonly string[], dims?: readonly number[]);
+  constructor(data: TypedArray | readonly string[], dims?: readonly number[]);
+  readonly type: DType | 'string';
   /** Dims, row-major. */
-  shape: number[];
-  data: TypedArray;
+  readonly dims: number[];
+  readonly data: TypedArray | string[];
+  /** Element count. */
+  readonly size: number;
+  /** Alias of type (the field name of `{dtype, shape, data}` objects). */
+  readonly dtype: DType | 'string';
+  /** Alias of dims. */
+  readonly shape: number[];
 }
+
+/** A feed: a Tensor, or any object with ort.Tensor's fields (an onnxruntime-web ort.Tensor
+ *  works), or the package's older `{dtype, shape, data}`. Data as in Tensor; string tensors
+ *  take a string[]. */
+export type TensorLike =
+  | Tensor
+  | { type: DType | 'string'; dims: readonly number[]; data: TypedArray | string[] }
+  | { dtype: DType | 'string'; shape: readonly number[]; data: TypedArray | string[] };
 
 /** A string tensor (ONNX `tensor(string)`): one JS string per element, UTF-8 in the runtime. */
-export interface StringTensor {
-  dtype: 'string';
-  shape: number[];
-  data: string[];
-}
+export type StringTensor = Tensor & { readonly type: 'string'; readonly data: string[] };
 
-/** A run output: a tensor, a sequence (ONNX `seq(tensor)`) as an array of its elements, or an
+/** A run output: a Tensor, a sequence (ONNX `seq(tensor)`) as an array of its elements, or an
  *  empty optional as null. */
-export type Value = Tensor | StringTensor | Value[] | null;
+export type Value = Tensor | Value[] | null;
+
+/** onnxruntime's log severities (see CreateOptions.logLevel). */
+export type LogLevel = 'verbose' | 'info' | 'warning' | 'error' | 'fatal';
 
 export interface ValueInfo {
   name: string;
@@ -64,16 +85,61 @@ export interface CreateOptions {
    *  (tessera-threads-core.mjs) and Worker script (tessera-threads-core.worker.js) must stay
    *  beside tessera.mjs. */
   threadsWasmUrl?: string | URL;
+  /** What the package prints (onnxruntime's severities; default 'warning'): 'verbose' adds a
+   *  line per run (time, input and output shapes), 'info' a line for the runtime and per loaded
+   *  model (size, load time, free dimensions, inputs, outputs), 'warning' the threads fallback
+   *  and the runtime's own warnings; 'error' and 'fatal' print nothing (failures are thrown).
+   *  A load() may set its model's own level. Throws invalid_argument for another value. */
+  logLevel?: LogLevel;
+  /** verbose and info lines (default console.log). */
   print?: (line: string) => void;
   /** The runtime's stderr and the fallback warning (default console.warn). */
   printErr?: (line: string) => void;
+}
+
+/** Download progress of load(): per chunk, and once at the end with loaded === total. */
+export interface LoadProgress {
+  /** The URL being read (the model's or an external data file's). */
+  url: string;
+  loaded: number;
+  /** Content-Length (a file's size), or null when the server sends none. */
+  total: number | null;
+}
+
+/** A load() source: bytes, a URL (relative: to the page; in node a relative string is a file
+ *  path and file: URLs are read from disk), or a fetch() Response. URLs are streamed. */
+export type ModelSource = Uint8Array | ArrayBuffer | string | URL | Response;
+
+export interface LoadOptions {
+  /** Prefixes error messages (default: the URL's file name, else "model"). */
+  name?: string;
+  /** Called while a URL or Response is read (model and external data). */
+  onProgress?: (progress: LoadProgress) => void;
+  /** An .onnx model's external data files (as onnxruntime-web's option): `path` is the location
+   *  the model's tensors name (e.g. 'model.onnx_data'), `data` its bytes, a Response, or a URL
+   *  (a relative one is resolved against the model's URL). not_found for a location not given,
+   *  invalid_model for a range past the end of its file, invalid_argument with a .tsr model. */
+  externalData?: { path: string; data: ModelSource }[];
+  /** Named dynamic dims (the strings in `inputs[i].shape`) fixed before the session plans the
+   *  graph, as onnxruntime's freeDimensionOverrides: a run then checks them, and inputs/outputs
+   *  show them. not_found for a name no input has (listing those it has), invalid_argument for
+   *  a size that is not an integer >= 0 or that the graph contradicts. */
+  freeDimensions?: Record<string, number>;
+  /** This model's log level (default: the runtime's). */
+  logLevel?: LogLevel;
+}
+
+export interface RunOptions {
+  /** Only these outputs, in this order; the others are not copied out of the wasm heap.
+   *  invalid_argument for a name the model lacks (listing its outputs) or an empty list. */
+  outputs?: string[];
 }
 
 export interface ScriptOptions {
   /** The function to run. */
   entry: string;
   /** Its arguments by parameter name. */
-  inputs?: Record<string, Tensor | StringTensor>;
+  inputs?: Record<string, TensorLike>;
   /** 'eager' (default): run each op at once; 'trace': run and record; 'convert': if/while/for
    *  on tensors become If/Loop. */
   mode?: 'eager' | 'trace' | 'convert';
@@ -114,9 +180,13 @@ export interface GenerateOptions {
 export class Model {
   readonly inputs: ValueInfo[];
   readonly outputs: ValueInfo[];
-  /** Runs the main graph. Every input by name, exactly once. Throws TesseraError
-   *  (not_found: unknown input name; invalid_argument: missing input, wrong dtype or shape). */
-  run(feeds: Record<string, Tensor | StringTensor>): Promise<Record<string, Value>>;
+  /** Runs the main graph. Every input by name, exactly once. Resolves to {name: Tensor} (all
+   *  outputs, or those of options.outputs; an array as the second argument is taken as that
+   *  list, as ort's fetches). Throws TesseraError (not_found: unknown input name;
+   *  invalid_argument: missing input, wrong type or shape, an input a node cannot take at its
+   *  size, e.g. `input "x" float32[1, 3, 48, 1] does not fit the model: graph[0].node[25]
+   *  (AveragePool ...): ...`, an unknown output name). */
+  run(feeds: Record<string, TensorLike>, options?: RunOptions | string[]): Promise<Record<string, Value>>;
   /** Autoregressive decoding with a KV cache on a decoder-with-past model (inputs input_ids
    *  [1, S], past_key_values.{i}.key/value [1, heads, past, head_dim]; outputs logits
    *  [1, S, vocab], present.{i}.key/value). Step 0 runs promptIds with empty pasts, each later
@@ -145,11 +215,12 @@ export class Tessera {
   /** Why options.threads > 1 fell back to tessera.wasm on one thread (e.g. the page is not
    *  cross-origin isolated), or null. */
   readonly threadsFallback: string | null;
-  /** Bytes of a .tsr or .onnx file. The model runs with the graph optimizations of
-   *  `tessera optimize` (constant folding, Conv fusions); `inputs`, `outputs` and `save()` keep
-   *  it as loaded. Throws invalid_model / unsupported (listing every unsupported op) /
-   *  resource_exhausted. */
-  load(bytes: Uint8Array | ArrayBuffer, options?: { name?: string }): Promise<Model>;
+  /** A .tsr or .onnx model from bytes, a URL (streamed) or a Response. The model runs with the
+   *  graph optimizations of `tessera optimize` (constant folding, Conv fusions); `inputs`,
+   *  `outputs` and `save()` keep it as loaded (with options.freeDimensions applied). Throws
+   *  invalid_model / unsupported (listing every unsupported op) / resource_exhausted, not_found
+   *  (a URL that answers an HTTP error or a missing file), and the options' errors. */
+  load(source: ModelSource, options?: LoadOptions): Promise<Model>;
   script(source: string, options: ScriptOptions): Promise<ScriptResult>;
   /** Bytes of the wasm heap in use. */
   heapInUse(): number;

@@ -38,6 +38,103 @@ export class TesseraError extends Error {
 
 function argError(message) { return new TesseraError('invalid_argument', message); }
 
+// The runtime's short dtype names (tsr::dtype_name) -> onnxruntime-web's, so that every message
+// the package throws speaks one vocabulary ('float32', 'int64', ...). Quoted names ("x", 'w')
+// are the model's and are left alone.
+const kShortDType = {
+  f32: 'float32', f64: 'float64', f16: 'float16', bf16: 'bfloat16', i8: 'int8', u8: 'uint8',
+  i16: 'int16', u16: 'uint16', i32: 'int32', u32: 'uint32', i64: 'int64', u64: 'uint64',
+};
+function jsDTypes(message) {
+  return message.split(/("[^"\n]*"|'[^'\n]*')/).map((part, i) => (i % 2 ? part
+    : part.replace(/\b(bf16|f16|f32|f64|i8|i16|i32|i64|u8|u16|u32|u64)\b/g, (m) => kShortDType[m]))).join('');
+}
+
+// onnxruntime's log severities, lowest first. The package prints the messages of the level set
+// and above: verbose (each run: its time, inputs and outputs), info (the runtime and each loaded
+// model), warning (the default: a threads fallback, the runtime's own warnings), error and fatal
+// (nothing: failures are thrown as TesseraError, not printed).
+const kLogLevels = ['verbose', 'info', 'warning', 'error', 'fatal'];
+const kVerbose = 0, kInfo = 1, kWarning = 2;
+function logLevelIndex(level, what) {
+  const i = kLogLevels.indexOf(level ?? 'warning');
+  if (i < 0) throw argError(`${what}: logLevel ${JSON.stringify(level)} is not one of ${kLogLevels.join(', ')}`);
+  return i;
+}
+
+/** The typed array of each type (onnxruntime-web's choice), for new Tensor(data, dims). */
+const kTypeOfArray = new Map([
+  [Float32Array, 'float32'], [Float64Array, 'float64'], [Int8Array, 'int8'], [Uint8Array, 'uint8'],
+  [Int16Array, 'int16'], [Uint16Array, 'uint16'], [Int32Array, 'int32'], [Uint32Array, 'uint32'],
+  [BigInt64Array, 'int64'], [BigUint64Array, 'uint64'],
+]);
+
+function checkDims(dims, where) {
+  if (!Array.isArray(dims) || !dims.every((d) => Number.isInteger(d) && d >= 0))
+    throw argError(`${where}: dims must be an array of non-negative integers, got ${JSON.stringify(dims)}`);
+}
+
+/**
+ * A tensor, as onnxruntime-web's ort.Tensor: `new Tensor(type, data, dims)` (or
+ * `new Tensor(data, dims)`, the type taken from the typed array). type: 'float32', 'int64', ...,
+ * 'string'; data: the type's typed array (a plain array of numbers, bigints or strings is
+ * converted); dims: default [data.length]. `.dtype` and `.shape` are aliases of `.type` and
+ * `.dims` (the names of the package's plain `{dtype, shape, data}` objects, which feeds also
+ * accept). Throws invalid_argument naming what is wrong.
+ */
+export class Tensor {
+  constructor(type, data, dims) {
+    if (typeof type !== 'string') {
+      [data, dims] = [type, data];
+      type = Array.isArray(data) && data.length > 0 && data.every((v) => typeof v === 'string') ? 'string' : kTypeOfArray.get(data?.constructor);
+      if (type === undefined)
+        throw argError(`new Tensor(data, dims): cannot tell the type of ${data?.constructor?.name ?? typeof data} data; pass the type first`);
+    }
+    const where = `new Tensor('${type}', ...)`;
+    if (type === 'string') {
+      if (!Array.isArray(data) || !data.every((v) => typeof v === 'string')) throw argError(`${where}: data must be an array of strings`);
+    } else {
+      const Ctor = kArray[type];
+      if (!Ctor) throw argError(`new Tensor(): type ${JSON.stringify(type)} is not one of string, ${Object.keys(kArray).join(', ')}`);
+      if (Array.isArray(data)) data = Ctor === BigInt64Array || Ctor === BigUint64Array ? Ctor.from(data, BigInt) : Ctor.from(data);
+      if (!(data instanceof Ctor)) throw argError(`${where}: data must be a ${Ctor.name} (or an array), got ${data?.constructor?.name ?? typeof data}`);
+    }
+    dims = dims === undefined ? [data.length] : Array.from(dims);
+    checkDims(dims, where);
+    const size = dims.reduce((a, b) => a * b, 1);
+    if (size !== data.length) throw argError(`${where}: dims [${dims}] hold ${size} elements, data has ${data.length}`);
+    this.type = type;
+    this.dims = dims;
+    this.data = data;
+  }
+
+  /** Number of elements (ort.Tensor's size). */
+  get size() { return this.data.length; }
+  /** Alias of type. */
+  get dtype() { return this.type; }
+  /** Alias of dims. */
+  get shape() { return this.dims; }
+
+  /** @internal A tensor from the runtime, already consistent: no checks, no copies. */
+  static _from(type, data, dims) {
+    const t = Object.create(Tensor.prototype);
+    t.type = type; t.dims = dims; t.data = data;
+    return t;
+  }
+}
+
+/** {type|dtype, dims|shape, data} -> [type, dims, data]; both spellings, checked to agree. */
+function tensorFields(t, where) {
+  if (t === null || typeof t !== 'object')
+    throw argError(`${where}: expected a Tensor or {type, dims, data} (or {dtype, shape, data}), got ${t === null ? 'null' : typeof t}`);
+  const type = t.type ?? t.dtype, dims = t.dims ?? t.shape;
+  if (t.type !== undefined && t.dtype !== undefined && t.type !== t.dtype)
+    throw argError(`${where}: type ${JSON.stringify(t.type)} and dtype ${JSON.stringify(t.dtype)} disagree`);
+  if (type === undefined) throw argError(`${where}: no type (expected {type, dims, data} or {dtype, shape, data})`);
+  if (dims === undefined || dims === null) throw argError(`${where}: no dims (expected {type, dims, data} or {dtype, shape, data})`);
+  return [type, Array.isArray(dims) ? dims : Array.from(dims), t.data];
+}
+
 async function readWasm(url) {
   if (kIsNode && url.protocol === 'file:') {
     const fs = await import('node:fs/promises');
@@ -163,12 +260,118 @@ function chooseToken(row, o, rng, step) {
   return order[k - 1];
 }
 
+// ---- load(): model and external-data sources (bytes, URL, file path in node, Response) ----
+
+const now = () => (globalThis.performance ?? Date).now();
+
+/** A URL for a string or URL: absolute as given; relative to `base` (the model's URL for its
+ *  external data), else to the page (globalThis.location), else in node to the working
+ *  directory (a file path), else to this module. */
+async function resolveUrl(s, base) {
+  if (s instanceof URL) return s;
+  try { return new URL(s); } catch { /* relative */ }
+  if (base) return new URL(s, base);
+  if (globalThis.location?.href) return new URL(s, globalThis.location.href);
+  if (kIsNode) {
+    const [{ pathToFileURL }, path] = await Promise.all([import('node:url'), import('node:path')]);
+    return pathToFileURL(path.resolve(s));
+  }
+  return new URL(s, import.meta.url);
+}
+
+/** The body of a fetch() Response, read chunk by chunk with onProgress({url, loaded, total})
+ *  (total: Content-Length, or null when the server does not send it). */
+async function readResponse(r, url, onProgress) {
+  if (!r.ok) throw new TesseraError('not_found', `${url}: HTTP ${r.status}${r.statusText ? ` ${r.statusText}` : ''}`);
+  const total = Number(r.headers?.get('content-length')) || null;
+  if (!r.body || typeof r.body.getReader !== 'function') {
+    const bytes = new Uint8Array(await r.arrayBuffer());
+    onProgress?.({ url, loaded: bytes.length, total: total ?? bytes.length });
+    return bytes;
+  }
+  const reader = r.body.getReader();
+  // Chunks, then one copy: a compressed response's Content-Length is not the length of its body.
+  const chunks = [];
+  let loaded = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    loaded += value.length;
+    onProgress?.({ url, loaded, total });
+  }
+  const bytes = chunks.length === 1 ? chunks[0] : new Uint8Array(loaded);
+  if (chunks.length !== 1) for (let k = 0, at = 0; k < chunks.length; at += chunks[k++].length) bytes.set(chunks[k], at);
+  if (loaded === 0 || total !== loaded) onProgress?.({ url, loaded, total: loaded });
+  return bytes;
+}
+
+/** A file: URL in node, streamed with the same progress reports. */
+async function readFileUrl(url, onProgress) {
+  const fs = await import('node:fs');
+  let total;
+  try {
+    total = (await fs.promises.stat(url)).size;
+  } catch (e) {
+    throw new TesseraError('not_found', `${url}: ${e.code === 'ENOENT' ? 'file not found' : e.message}`);
+  }
+  const bytes = new Uint8Array(total);
+  let loaded = 0;
+  for await (const chunk of fs.createReadStream(url)) {
+    bytes.set(chunk.subarray(0, total - loaded), loaded);
+    loaded += chunk.length;
+    onProgress?.({ url: String(url), loaded, total });
+  }
+  if (total === 0) onProgress?.({ url: String(url), loaded, total });
+  return loaded === total ? bytes : bytes.subarray(0, loaded);
+}
+
+/** {bytes, name, url} of a load() source: bytes, an ArrayBuffer, a Response, a URL, a string (a
+ *  URL; in node also a file path). */
+async function readSource(source, what, onProgress, base) {
+  if (source instanceof Uint8Array) return { bytes: source, name: null, url: null };
+  if (source instanceof ArrayBuffer) return { bytes: new Uint8Array(source), name: null, url: null };
+  if (ArrayBuffer.isView(source)) return { bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength), name: null, url: null };
+  const fileName = (u) => decodeURIComponent(u.pathname.split('/').pop() || '') || null;
+  if (typeof Response === 'function' && source instanceof Response) {
+    const url = source.url ? new URL(source.url) : null;
+    return { bytes: await readResponse(source, source.url || what, onProgress), name: url && fileName(url), url };
+  }
+  if (typeof source !== 'string' && !(source instanceof URL))
+    throw argError(`${what}: expected a URL, a file path (node), a Response, a Uint8Array or an ArrayBuffer, got ${source === null ? 'null' : typeof source === 'object' ? source.constructor?.name ?? 'object' : typeof source}`);
+  const url = await resolveUrl(source, base);
+  if (kIsNode && url.protocol === 'file:') return { bytes: await readFileUrl(url, onProgress), name: fileName(url), url };
+  let r;
+  try {
+    r = await fetch(url);
+  } catch (e) {
+    throw new TesseraError('not_found', `${url}: ${e.cause?.message ?? e.message}`);
+  }
+  return { bytes: await readResponse(r, String(url), onProgress), name: fileName(url), url };
+}
+
+/** options.freeDimensions {name: size} -> [[name, size]], checked. */
+function freeDimensionList(dims) {
+  if (dims === undefined) return [];
+  if (dims === null || typeof dims !== 'object' || Array.isArray(dims)) throw argError('load(): freeDimensions must be an object {dimName: size}');
+  const list = Object.entries(dims);
+  for (const [n, v] of list)
+    if (!Number.isInteger(v) || v < 0) throw argError(`load(): freeDimensions.${n} is ${v}, expected an integer >= 0`);
+  return list;
+}
+
+/** "x: float32[1, 3, 48, 320]" lines for log messages. */
+function describe(values) {
+  return values.map((v) => `${v.name}: ${v.dtype}${v.shape ? `[${v.shape.join(', ')}]` : '[*]'}`).join(', ');
+}
+
 /** The runtime: one wasm instance. Create with `await Tessera.create()`. */
 export class Tessera {
   #m; #threads; #u8 = null; #models = new Set(); #loading = new Set(); #pending = new Set(); #disposed = false;
+  #log;
 
-  constructor(core, threads, fallback) {
-    this.#m = core; this.#threads = threads;
+  constructor(core, threads, fallback, log) {
+    this.#m = core; this.#threads = threads; this.#log = log;
     /** Why `threads > 1` runs on one thread (tessera.wasm), or null. */
     this.threadsFallback = fallback;
   }
@@ -187,7 +390,10 @@ export class Tessera {
   static async create(options = {}) {
     const requested = options.threads ?? 1;
     if (!Number.isInteger(requested) || requested < 1) throw argError(`threads must be a positive integer, got ${requested}`);
-    const init = { print: options.print ?? ((s) => console.log(s)), printErr: options.printErr ?? ((s) => console.warn(s)) };
+    const level = logLevelIndex(options.logLevel, 'create()');
+    const print = options.print ?? ((s) => console.log(s)), printErr = options.printErr ?? ((s) => console.warn(s));
+    // The runtime's own stderr: warnings, shown at 'warning' and below.
+    const init = { print, printErr: (s) => { if (level <= kWarning) printErr(s); } };
     const fallback = requested > 1 ? threadsUnavailable() : null;
     if (fallback) init.printErr(`tessera: threads: ${requested} runs on 1 thread (tessera.wasm): ${fallback}`);
     const threads = fallback ? 1 : requested;
@@ -208,8 +414,9 @@ export class Tessera {
     }
     if (threaded && kIsNode) init.nodeRequire = (await import('node:module')).createRequire(import.meta.url);
     const { default: createCore } = threaded ? await import('./tessera-threads-core.mjs') : await import('./tessera-core.mjs');
-    const rt = new Tessera(await Promise.race([createCore(init), startFailed]), threads, fallback);
+    const rt = new Tessera(await Promise.race([createCore(init), startFailed]), threads, fallback, { level, print, printErr });
     if (threaded) await rt.#reserveWorkers();
+    if (level <= kInfo) print(`tessera: ${threaded ? 'tessera-threads.wasm' : 'tessera.wasm'}, ${threads} thread${threads > 1 ? 's' : ''} per model`);
     return rt;
   }
 
@@ -281,7 +488,7 @@ export class Tessera {
   /** Throws the runtime's last error. */
   /** @internal */ _fail() {
     const m = this.#m;
-    throw new TesseraError(kCode[m._tsrw_last_error_code()] ?? 'internal', m.UTF8ToString(m._tsrw_last_error_message()));
+    throw new TesseraError(kCode[m._tsrw_last_error_code()] ?? 'internal', jsDTypes(m.UTF8ToString(m._tsrw_last_error_message())));
   }
 
   /** @internal Copies a string into the heap (caller frees). */
@@ -301,34 +508,33 @@ export class Tessera {
     return out;
   }
 
-  /** @internal A TensorList from {name: {dtype, shape, data}} (caller frees it). */
+  /** @internal A TensorList from {name: Tensor | {type, dims, data} | {dtype, shape, data}} (caller frees it). */
   _list(feeds, what) {
-    if (feeds === null || typeof feeds !== 'object') throw argError(`${what} must be an object {name: {dtype, shape, data}}`);
+    if (feeds === null || typeof feeds !== 'object') throw argError(`${what} must be an object {name: Tensor}`);
     const m = this.#m;
     const list = m._tsrw_list_new();
     try {
       for (const [name, t] of Object.entries(feeds)) {
         const where = `input "${name}"`;
-        if (t === null || typeof t !== 'object') throw argError(`${where}: expected {dtype, shape, data}`);
-        if (t.dtype === 'string') {
-          this._addStrings(list, name, t);
+        const [type, dims, data] = tensorFields(t, where);
+        if (type === 'string') {
+          this._addStrings(list, name, { shape: dims, data });
           continue;
         }
-        const code = kDTypeCode[t.dtype];
+        const code = kDTypeCode[type];
         if (code === undefined)
-          throw argError(`${where}: dtype ${JSON.stringify(t.dtype)} is not one of string, ${Object.keys(kArray).join(', ')}`);
-        const Ctor = kArray[t.dtype];
-        if (!(t.data instanceof Ctor)) throw argError(`${where}: dtype ${t.dtype} needs a ${Ctor.name} as data`);
-        if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isInteger(d) && d >= 0))
-          throw argError(`${where}: shape must be an array of non-negative integers`);
+          throw argError(`${where}: type ${JSON.stringify(type)} is not one of string, ${Object.keys(kArray).join(', ')}`);
+        const Ctor = kArray[type];
+        if (!(data instanceof Ctor)) throw argError(`${where}: type ${type} needs a ${Ctor.name} as data`);
+        checkDims(dims, where);
         const np = this._str(name);
-        const dims = m._malloc(8 * Math.max(1, t.shape.length));
-        const bytes = new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength);
-        const data = m._malloc(Math.max(1, bytes.length));
-        new Float64Array(this._u8().buffer, dims, t.shape.length).set(t.shape);
-        this._u8().set(bytes, data);
-        const rc = m._tsrw_list_add(list, np, code, dims, t.shape.length, data, bytes.length);
-        m._free(np); m._free(dims); m._free(data);
+        const dimsPtr = m._malloc(8 * Math.max(1, dims.length));
+        const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+        const dataPtr = m._malloc(Math.max(1, bytes.length));
+        new Float64Array(this._u8().buffer, dimsPtr, dims.length).set(dims);
+        this._u8().set(bytes, dataPtr);
+        const rc = m._tsrw_list_add(list, np, code, dimsPtr, dims.length, dataPtr, bytes.length);
+        m._free(np); m._free(dimsPtr); m._free(dataPtr);
         if (rc !== 0) this._fail();
       }
     } catch (e) {
@@ -338,13 +544,12 @@ export class Tessera {
     return list;
   }
 
-  /** @internal Appends {dtype: 'string', shape, data: string[]} to a TensorList. */
+  /** @internal Appends {shape, data: string[]} (a string tensor) to a TensorList. */
   _addStrings(list, name, t) {
     const where = `input "${name}"`;
     if (!Array.isArray(t.data) || !t.data.every((v) => typeof v === 'string'))
-      throw argError(`${where}: dtype string needs an array of strings as data`);
-    if (!Array.isArray(t.shape) || !t.shape.every((d) => Number.isInteger(d) && d >= 0))
-      throw argError(`${where}: shape must be an array of non-negative integers`);
+      throw argError(`${where}: type string needs an array of strings as data`);
+    checkDims(t.shape, where);
     const m = this.#m;
     const enc = new TextEncoder();
     const n = t.data.length;
@@ -373,8 +578,8 @@ export class Tessera {
   }
 
   /**
-   * @internal {name: value} copied out of a TensorList (not freed here). A tensor is
-   * {dtype, shape, data} (data a string[] for dtype string), a sequence an array of tensors, an
+   * @internal {name: value} copied out of a TensorList (not freed here). A tensor is a Tensor
+   * (data a string[] for type string), a sequence an array of tensors, an
    * empty optional null.
    */
   _read(list) {
@@ -412,38 +617,75 @@ export class Tessera {
         // A copy: TextDecoder takes no view of a SharedArrayBuffer (tessera-threads.wasm).
         data.push(dec.decode(this._u8().slice(p, p + m._tsrw_list_string_size(list, i, k))));
       }
-      return { dtype, shape, data };
+      return Tensor._from(dtype, data, shape);
     }
     const Ctor = kArray[dtype];
     const name = m.UTF8ToString(m._tsrw_list_name(list, i));
     if (!Ctor) throw new TesseraError('unsupported', `output "${name}": dtype ${dtype} cannot be returned to JS`);
     const p = m._tsrw_list_data(list, i);
     const bytes = this._u8().slice(p, p + m._tsrw_list_nbytes(list, i));
-    return { dtype, shape, data: new Ctor(bytes.buffer) };
+    return Tensor._from(dtype, new Ctor(bytes.buffer), shape);
   }
 
   /**
-   * Loads a model from the bytes of a .tsr or an .onnx file (told apart by the .tsr identifier).
-   * options.name prefixes error messages (default "model").
+   * Loads a .tsr or .onnx model (told apart by the .tsr identifier) from bytes (Uint8Array,
+   * ArrayBuffer), a URL (string or URL; in node a string may be a file path), or a fetch()
+   * Response. URLs are downloaded as a stream. Options (all optional; see tessera.d.ts):
+   * name (error-message prefix; default the URL's file name, else "model"), onProgress({url,
+   * loaded, total}), externalData [{path, data}] (an .onnx model's external data files: data
+   * bytes, a URL relative to the model's, or a Response), freeDimensions {dimName: size},
+   * logLevel (this model's; default the runtime's).
    */
-  async load(bytes, options = {}) {
+  async load(source, options = {}) {
     this.#check();
-    if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
-    if (!(bytes instanceof Uint8Array)) throw argError('load() takes a Uint8Array (or ArrayBuffer) of a .tsr or .onnx file');
+    if (options === null || typeof options !== 'object') throw argError('load(): options must be an object');
+    const level = options.logLevel === undefined ? this.#log.level : logLevelIndex(options.logLevel, 'load()');
+    if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw argError('load(): onProgress must be a function');
+    const dims = freeDimensionList(options.freeDimensions);
+    const ext = options.externalData ?? [];
+    if (!Array.isArray(ext) || !ext.every((e) => e && typeof e.path === 'string' && e.data !== undefined))
+      throw argError('load(): externalData must be an array of {path, data} (data: bytes, a URL or a Response)');
+    const t0 = now();
+    const src = await readSource(source, 'load()', options.onProgress, null);
+    const files = [];
+    for (const e of ext)
+      files.push({ path: e.path, bytes: (await readSource(e.data, `externalData "${e.path}"`, options.onProgress, src.url)).bytes });
+    this.#check();
     // The model's threads start in _tsrw_model_load on idle loaded Workers: checked with no await
     // between the check and the call, so a concurrent load() cannot take them in between.
     if (this.#threads > 1) while (!this.#workersReady()) await this.#reserveWorkers();
     this.#check();
     const m = this.#m;
-    const p = m._malloc(Math.max(1, bytes.length));
-    this._u8().set(bytes, p);
-    const name = this._str(options.name ?? 'model');
-    const h = m._tsrw_model_load(p, bytes.length, name, this.#threads);
-    m._free(p); m._free(name);
+    const name = options.name ?? src.name ?? 'model';
+    const owned = [];
+    const alloc = (n) => { const p = m._malloc(Math.max(1, n)); owned.push(p); return p; };
+    const copy = (bytes) => { const p = alloc(bytes.length); this._u8().set(bytes, p); return p; };
+    const str = (t) => { const p = this._str(t); owned.push(p); return p; };
+    let h;
+    try {
+      const p = copy(src.bytes);
+      // wasm32: pointers and size_t are 32-bit.
+      const table = (values) => { const t = alloc(4 * values.length); new Uint32Array(this._u8().buffer, t, values.length).set(values); return t; };
+      const extNames = table(files.map((f) => str(f.path)));
+      const extData = table(files.map((f) => copy(f.bytes)));
+      const extSizes = table(files.map((f) => f.bytes.length));
+      const dimNames = table(dims.map(([n]) => str(n)));
+      const dimSizes = alloc(8 * dims.length);
+      new Float64Array(this._u8().buffer, dimSizes, dims.length).set(dims.map(([, v]) => v));
+      h = m._tsrw_model_load(p, src.bytes.length, str(name), this.#threads, extNames, extData, extSizes, files.length,
+        dimNames, dimSizes, dims.length);
+    } finally {
+      for (const p of owned) m._free(p);
+    }
     if (!h) this._fail();
     const info = JSON.parse(new TextDecoder().decode(this._takeBytes(m._tsrw_model_info(h))));
-    const model = new Model(this, h, info);
+    const model = new Model(this, h, info, { ...this.#log, level, name });
     this.#models.add(model);
+    if (level <= kInfo) {
+      const size = src.bytes.length + files.reduce((a, f) => a + f.bytes.length, 0);
+      this.#log.print(`tessera: loaded "${name}" (${size} bytes${files.length ? `, ${files.length} external data file${files.length > 1 ? 's' : ''}` : ''}) in ${(now() - t0).toFixed(1)} ms` +
+        `${dims.length ? `, free dimensions ${dims.map(([n, v]) => `${n}=${v}`).join(', ')}` : ''}; inputs ${describe(model.inputs)}; outputs ${describe(model.outputs)}`);
+    }
     return model;
   }
 
@@ -496,10 +738,10 @@ export class Tessera {
 
 /** A loaded model with a prepared CPU session. */
 export class Model {
-  #rt; #h;
+  #rt; #h; #log;
 
-  constructor(rt, handle, info) {
-    this.#rt = rt; this.#h = handle;
+  constructor(rt, handle, info, log) {
+    this.#rt = rt; this.#h = handle; this.#log = log;
     const conv = (v) => ({ name: v.name, dtype: v.kind === 1 ? `sequence<${kDTypeName[v.dtype] ?? 'unknown'}>` : (kDTypeName[v.dtype] ?? 'unknown'), shape: v.shape });
     this.inputs = info.inputs.map(conv);
     this.outputs = info.outputs.map(conv);
@@ -507,20 +749,41 @@ export class Model {
 
   #check() { if (!this.#h) throw argError('this model is disposed'); }
 
-  /** Runs the model: feeds {name: {dtype, shape, data}}; resolves to {outputName: tensor}. */
-  async run(feeds) {
+  /**
+   * Runs the model: feeds {name: Tensor | {type, dims, data} | {dtype, shape, data}}; resolves to
+   * {outputName: Tensor} (a sequence output: an array of Tensors; an empty optional: null).
+   * options.outputs (or an array as the second argument, as ort's fetches): only these outputs,
+   * in this order; the others are not copied out of the wasm heap.
+   */
+  async run(feeds, options = {}) {
     this.#check();
+    const names = Array.isArray(options) ? options : options?.outputs;
+    if (names !== undefined && (!Array.isArray(names) || names.length === 0 || !names.every((n) => typeof n === 'string')))
+      throw argError(`run(): outputs must be a non-empty array of output names (outputs: ${this.outputs.map((o) => `"${o.name}"`).join(', ')})`);
     const rt = this.#rt;
     const m = rt._core();
     const list = rt._list(feeds, 'run() feeds');
-    const out = m._tsrw_run(this.#h, list);
+    const ptrs = (names ?? []).map((n) => rt._str(n));
+    const table = m._malloc(4 * Math.max(1, ptrs.length));
+    new Uint32Array(rt._u8().buffer, table, ptrs.length).set(ptrs);
+    const t0 = now();
+    const out = m._tsrw_run(this.#h, list, table, ptrs.length);
+    const ms = now() - t0;
     m._tsrw_list_free(list);
+    for (const p of ptrs) m._free(p);
+    m._free(table);
     if (!out) rt._fail();
+    let result;
     try {
-      return rt._read(out);
+      result = rt._read(out);
     } finally {
       m._tsrw_list_free(out);
     }
+    if (this.#log.level <= kVerbose) {
+      const info = (vs) => Object.entries(vs).map(([n, t]) => ({ name: n, dtype: t?.type ?? t?.dtype ?? (t ? 'sequence' : 'none'), shape: t?.dims ?? t?.shape ?? null }));
+      this.#log.print(`tessera: "${this.#log.name}": run in ${ms.toFixed(2)} ms; inputs ${describe(info(feeds))}; outputs ${describe(info(result))}`);
+    }
+    return result;
   }
 
   /**
@@ -578,7 +841,7 @@ export class Model {
           m._tsrw_list_free(out);
           out = 0;
         }
-        out = m._tsrw_run(this.#h, list);
+        out = m._tsrw_run(this.#h, list, 0, 0);
         m._tsrw_list_free(list);
         if (!out) {
           try { rt._fail(); } catch (e) { e.message = `generate: step ${ids.length} (past length ${past}): ${e.message}`; throw e; }

@@ -8,8 +8,11 @@
 #include <memory>
 #include <sstream>
 
+#include "core/ir/graph.h"
+#include "core/passes/fix_dims.h"
 #include "tessera/onnx.h"
 #include "tessera/session.h"
+#include "tools/onnx/onnx_import.h"
 
 namespace tsr::web {
 namespace {
@@ -82,10 +85,38 @@ EMSCRIPTEN_KEEPALIVE size_t tsrw_heap_in_use() { return static_cast<size_t>(mall
 // Loads a .tsr or .onnx model from `size` bytes and prepares a CPU session with `threads`
 // intra-op threads and the library's default options (graph optimization and limits, as every
 // front door has them). `name` prefixes error messages (e.g. the file name).
-EMSCRIPTEN_KEEPALIVE WebModel* tsrw_model_load(const uint8_t* data, size_t size, const char* name, int threads) {
+// External data (an .onnx model only): `ext_count` files, file k named ext_names[k] (the location
+// the model's tensors give) with ext_sizes[k] bytes at ext_data[k] (onnx_import::ImportOptions).
+// Free dimensions: the model's named dynamic dims dim_names[k] fixed to dim_sizes[k] before the
+// session plans the graph (passes::fix_dims; kNotFound for a name no input has, kInvalidArgument
+// for a size the graph contradicts).
+EMSCRIPTEN_KEEPALIVE WebModel* tsrw_model_load(const uint8_t* data, size_t size, const char* name, int threads,
+                                               const char* const* ext_names, const uint8_t* const* ext_data,
+                                               const size_t* ext_sizes, int ext_count, const char* const* dim_names,
+                                               const double* dim_sizes, int dim_count) {
   tsr::enable_onnx_import();
-  auto model = tsr::Model::load_bytes(data, size, name);
+  const bool is_tsr = size >= 8 && std::memcmp(data + 4, "TSR1", 4) == 0;
+  tsr::Expected<tsr::Model> model = tsr::Model();
+  if (ext_count > 0) {
+    if (is_tsr) return set_error(tsr::invalid_argument(name, ": external data is for .onnx models; this is a .tsr model"));
+    tsr::onnx_import::ImportOptions io;
+    for (int k = 0; k < ext_count; ++k)
+      io.external_data[ext_names[k]] = std::string_view(reinterpret_cast<const char*>(ext_data[k]), ext_sizes[k]);
+    auto m = tsr::onnx_import::import_onnx_bytes(std::string(reinterpret_cast<const char*>(data), size), name, io);
+    if (!m.ok()) return set_error(m.status());
+    model = tsr::Model(std::make_shared<const tsr::ir::Model>(std::move(m).value()));
+  } else {
+    model = tsr::Model::load_bytes(data, size, name);
+  }
   if (!model.ok()) return set_error(model.status());
+  if (dim_count > 0) {
+    std::vector<std::pair<std::string, int64_t>> dims;
+    for (int k = 0; k < dim_count; ++k) dims.emplace_back(dim_names[k], static_cast<int64_t>(dim_sizes[k]));
+    auto fixed = std::make_shared<tsr::ir::Model>(model->graph());  // constants share their storage
+    tsr::Status st = tsr::passes::fix_dims(*fixed, dims);
+    if (!st.ok()) return set_error(st.with_context(name));
+    model = tsr::Model(std::shared_ptr<const tsr::ir::Model>(std::move(fixed)));
+  }
   tsr::SessionOptions opts;
   // In tessera.wasm (no pthreads) the ThreadPool runs everything on the calling thread; in
   // tessera-threads.wasm it starts threads - 1 pthreads here, on Workers the JS API has loaded
@@ -215,13 +246,34 @@ EMSCRIPTEN_KEEPALIVE size_t tsrw_list_nbytes(TensorList* l, int i) { return l->t
 // Runs the main graph with the named inputs (any order; each graph input exactly once).
 // Returns the outputs named as the graph's outputs, or null: kNotFound for an unknown input name,
 // kInvalidArgument for a missing/duplicate input or a wrong dtype/shape (the executor's message).
-EMSCRIPTEN_KEEPALIVE TensorList* tsrw_run(WebModel* m, TensorList* in) {
+// With `count` > 0 only the outputs names[0..count) are kept, in that order (the others are
+// released here, never copied out); kInvalidArgument for a name that is not an output (listing them).
+EMSCRIPTEN_KEEPALIVE TensorList* tsrw_run(WebModel* m, TensorList* in, const char* const* names, int count) {
+  const auto& outs = m->session->outputs();
+  std::vector<size_t> picked;
+  for (int j = 0; j < count; ++j) {
+    size_t k = 0;
+    while (k < outs.size() && outs[k].name != names[j]) ++k;
+    if (k == outs.size()) {
+      std::string all;
+      for (const auto& o : outs) all += tsr::str_cat(all.empty() ? "" : ", ", "\"", o.name, "\"");
+      return set_error(tsr::invalid_argument("outputs[", j, "] \"", names[j], "\": the model has no output of that name (outputs: ", all, ")"));
+    }
+    picked.push_back(k);
+  }
   tsr::NamedTensors inputs;
   inputs.reserve(in->names.size());
   for (size_t j = 0; j < in->names.size(); ++j) inputs.emplace_back(in->names[j], in->tensors[j]);
   auto out = m->session->run(inputs);
   if (!out.ok()) return set_error(out.status());
   auto* list = new TensorList;
+  if (count > 0) {
+    for (size_t k : picked) {
+      list->names.push_back((*out)[k].first);
+      list->tensors.push_back((*out)[k].second);
+    }
+    return list;
+  }
   for (auto& [name, value] : *out) {
     list->names.push_back(std::move(name));
     list->tensors.push_back(std::move(value));
