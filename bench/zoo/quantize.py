@@ -23,6 +23,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "tests", "quantize"))
+from quantize_test import outputs, rel_l2, save_inputs as save  # noqa: E402  (one copy of the .npy plumbing)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 NODE = os.environ.get("TSR_NODE", "/usr/bin/node")
@@ -42,28 +45,6 @@ def inputs_for(entry, seed):
         else:
             out[i["name"]] = rng.uniform(i["low"], i["high"], i["shape"]).astype(dt)
     return out
-
-
-def save(d, feeds):
-    os.makedirs(d, exist_ok=True)
-    args = []
-    for n, a in feeds.items():
-        f = os.path.join(d, n.replace("/", "_").replace(":", "_") + ".npy")
-        np.save(f, a)
-        args.append(f"{n}={f}")
-    return args
-
-
-def outputs(d):
-    out, i = [], 0
-    while os.path.exists(os.path.join(d, f"output_{i}.npy")):
-        out.append(np.load(os.path.join(d, f"output_{i}.npy")).astype(np.float64))
-        i += 1
-    return out
-
-
-def rel_l2(a, b):
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
 
 def run(cmd, **kw):

@@ -158,7 +158,7 @@ def save_inputs(d, feeds):
     os.makedirs(d, exist_ok=True)
     args = []
     for n, a in feeds.items():
-        f = os.path.join(d, n + ".npy")
+        f = os.path.join(d, n.replace("/", "_").replace(":", "_") + ".npy")
         np.save(f, a)
         args.append(f"{n}={f}")
     return args
@@ -167,7 +167,7 @@ def save_inputs(d, feeds):
 def outputs(d):
     out, i = [], 0
     while os.path.exists(os.path.join(d, f"output_{i}.npy")):
-        out.append(np.load(os.path.join(d, f"output_{i}.npy")))
+        out.append(np.load(os.path.join(d, f"output_{i}.npy")).astype(np.float64))
         i += 1
     return out
 
