@@ -237,38 +237,75 @@ HWY_INLINE Q quantize(float v, float lo, float hi, float zp) {
   return static_cast<Q>(std::clamp(std::nearbyint(v) + zp, lo, hi));
 }
 
-// Writes `rows` x `cols` of the tile (row stride kNR) as C[i0 + r][j0 + c]. Contiguous output
-// rows (col_stride 1) are plain loops over arrays, which the compiler vectorizes for this target.
+// Writes one row's sums `s` (cols of them, from column j0) through the output stage to the
+// contiguous elements at `out_at` (the element of column j0): plain loops over arrays, which the
+// compiler vectorizes for this target.
 template <typename Q>
-void store_quant(const Epilogue& e, const int32_t* s, int64_t at, int64_t j0, int64_t cols) {
-  const QgemmOutput& o = *e.o;
+void store_quant(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j0, int64_t cols) {
   constexpr float lo = std::is_same_v<Q, uint8_t> ? 0.0f : -128.0f;
   constexpr float hi = std::is_same_v<Q, uint8_t> ? 255.0f : 127.0f;
   const float zp = static_cast<float>(o.out_zp);
-  Q* out = static_cast<Q*>(o.out) + at;
-  if (o.scale_per_col) {
-    const float* sc = o.scale + j0;
-    if (o.col_stride == 1)
-      for (int64_t c = 0; c < cols; ++c) out[c] = quantize<Q>(static_cast<float>(s[c]) * sc[c], lo, hi, zp);
-    else
-      for (int64_t c = 0; c < cols; ++c)
-        out[c * o.col_stride] = quantize<Q>(static_cast<float>(s[c]) * sc[c], lo, hi, zp);
+  Q* out = static_cast<Q*>(out_at);
+  const float* sc = o.scale_per_col ? o.scale + j0 : nullptr;
+  int64_t c = 0;
+#if HWY_TARGET != HWY_SCALAR
+  // The same arithmetic a vector at a time (Round is round-half-to-even, as nearbyint): GCC does
+  // not vectorize the scalar loop's nearbyint/clamp/narrowing, and a conv's output stage over
+  // 100k+ pixels cost as much as its GEMM.
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<Q, decltype(di)> dq;
+  const auto n = static_cast<int64_t>(hn::Lanes(df));
+  const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi), vzp = hn::Set(df, zp), vsc = hn::Set(df, o.scale[0]);
+  for (; c + n <= cols; c += n) {
+    const auto v = hn::Mul(hn::ConvertTo(df, hn::LoadU(di, s + c)), sc ? hn::LoadU(df, sc + c) : vsc);
+    const auto q = hn::Min(hn::Max(hn::Add(hn::Round(v), vzp), vlo), vhi);
+    hn::StoreU(hn::DemoteTo(dq, hn::ConvertTo(di, q)), dq, out + c);
+  }
+#endif
+  for (; c < cols; ++c) out[c] = quantize<Q>(static_cast<float>(s[c]) * (sc ? sc[c] : o.scale[0]), lo, hi, zp);
+}
+
+void store_row(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j0, int64_t cols) {
+  if (o.kind == QgemmOutput::kInt32) {
+    std::copy(s, s + cols, static_cast<int32_t*>(out_at));
+  } else if (o.kind == QgemmOutput::kFloat) {
+    float* out = static_cast<float*>(out_at);
+    if (o.scale_per_col) {
+      const float* sc = o.scale + j0;
+      for (int64_t c = 0; c < cols; ++c) out[c] = static_cast<float>(s[c]) * sc[c];
+    } else {
+      const float sc = o.scale[0];
+      for (int64_t c = 0; c < cols; ++c) out[c] = static_cast<float>(s[c]) * sc;
+    }
+    // A separate rounding after the product (not an FMA): equal to the unfused Mul -> Add graph.
+    if (o.bias_f32) {
+      const float* bf = o.bias_f32 + j0;
+      for (int64_t c = 0; c < cols; ++c) out[c] += bf[c];
+    }
+  } else if (o.out_signed) {
+    store_quant<int8_t>(o, s, out_at, j0, cols);
   } else {
-    const float sc = o.scale[0];
-    if (o.col_stride == 1)
-      for (int64_t c = 0; c < cols; ++c) out[c] = quantize<Q>(static_cast<float>(s[c]) * sc, lo, hi, zp);
-    else
-      for (int64_t c = 0; c < cols; ++c)
-        out[c * o.col_stride] = quantize<Q>(static_cast<float>(s[c]) * sc, lo, hi, zp);
+    store_quant<uint8_t>(o, s, out_at, j0, cols);
   }
 }
 
+// Writes `rows` x `cols` of the tile (row stride kNR) as C[i0 + r][j0 + c]. A transposed output
+// (col_stride != 1: a conv writing NCHW from pixel-major rows) goes through a row-major buffer and
+// leaves column by column, so each column's rows are one run of consecutive elements (row_stride 1)
+// instead of `rows` stores `col_stride` apart per column: a 1x1 conv over 112x112 pixels spent
+// more time in those scattered stores than in its GEMM.
 HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t i0, int64_t rows,
                 int64_t j0, int64_t cols) {
   const QgemmOutput& o = *e.o;
   HWY_ALIGN int32_t s[kNR];
   const int32_t* fix = e.colfix + j0;
   const int32_t* zb = e.zb ? e.zb + j0 : nullptr;
+  const int64_t esize = o.kind == QgemmOutput::kQuant ? 1 : 4;
+  const bool transposed = o.col_stride != 1;
+  HWY_ALIGN int32_t buf[kMaxMR * kNR];  // transposed: row r's elements at byte r * kNR * esize
+  char* const bytes = reinterpret_cast<char*>(buf);
+  char* const base = static_cast<char*>(o.out) + (i0 * o.row_stride + j0 * o.col_stride) * esize;
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t* t = tile + r * kNR;
     if (zb) {
@@ -280,33 +317,15 @@ HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32
       for (int64_t c = 0; c < cols; ++c)
         s[c] = static_cast<int32_t>(static_cast<uint32_t>(t[c]) + static_cast<uint32_t>(fix[c]));
     }
-    const int64_t at = (i0 + r) * o.row_stride + j0 * o.col_stride;
-    if (o.kind == QgemmOutput::kInt32) {
-      int32_t* out = static_cast<int32_t*>(o.out) + at;
-      if (o.col_stride == 1) std::copy(s, s + cols, out);
-      else
-        for (int64_t c = 0; c < cols; ++c) out[c * o.col_stride] = s[c];
-    } else if (o.kind == QgemmOutput::kFloat) {
-      float* out = static_cast<float*>(o.out) + at;
-      HWY_ALIGN float v[kNR];
-      if (o.scale_per_col) {
-        const float* sc = o.scale + j0;
-        for (int64_t c = 0; c < cols; ++c) v[c] = static_cast<float>(s[c]) * sc[c];
-      } else {
-        const float sc = o.scale[0];
-        for (int64_t c = 0; c < cols; ++c) v[c] = static_cast<float>(s[c]) * sc;
-      }
-      if (o.bias_f32) {
-        const float* bf = o.bias_f32 + j0;
-        for (int64_t c = 0; c < cols; ++c) v[c] += bf[c];
-      }
-      if (o.col_stride == 1) std::copy(v, v + cols, out);
-      else
-        for (int64_t c = 0; c < cols; ++c) out[c * o.col_stride] = v[c];
-    } else if (o.out_signed) {
-      store_quant<int8_t>(e, s, at, j0, cols);
+    store_row(o, s, transposed ? bytes + r * kNR * esize : base + r * o.row_stride * esize, j0, cols);
+  }
+  if (!transposed) return;
+  for (int64_t c = 0; c < cols; ++c) {
+    char* col = base + c * o.col_stride * esize;
+    if (esize == 4) {
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(col + r * o.row_stride * 4, bytes + (r * kNR + c) * 4, 4);
     } else {
-      store_quant<uint8_t>(e, s, at, j0, cols);
+      for (int64_t r = 0; r < rows; ++r) col[r * o.row_stride] = bytes[r * kNR + c];
     }
   }
 }
