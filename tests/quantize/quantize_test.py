@@ -86,10 +86,11 @@ def ppocr_rec(path):
 
 
 # name: (model maker, quantize arguments, max rel-L2 of q8 vs f32 (either runtime), max rel-L2 of
-# tessera vs onnxruntime on the q8 file, OCR check). Static deep models get a looser agreement:
-# onnxruntime fuses each DQ -> op -> Q into one integer kernel that requantizes the i32 sums,
-# while tessera (until the QLinear fusion lands) computes the op in f32 on dequantized values and
-# quantizes that; the two round a few values one step apart, and 40+ layers compound it.
+# tessera vs onnxruntime on the q8 file, OCR check). Both runtimes fuse the static models'
+# DQ -> op -> Q into QLinearConv/QLinearMatMul (tessera's quantize_fusion), so static files agree
+# as closely as dynamic ones (the rec model: 7.8e-8). The rec model's accuracy bound is loose
+# because its output is a 6625-way Softmax whose rel-L2 follows the confidence; its decoded text
+# must not change.
 CASES = {
     "mlp_dynamic": (make_mlp, ["--mode", "dynamic"], 0.03, AGREE, False),
     "mlp_dynamic_per_channel_u8": (make_mlp, ["--per-channel", "--weight-type", "u8"], 0.03, AGREE, False),
@@ -99,7 +100,7 @@ CASES = {
     "ppocr_rec_dynamic": (ppocr_rec, ["--mode", "dynamic"], 0.05, AGREE, True),
     # The rec model ends in a Softmax over 6625 classes: rel-L2 of the probabilities moves with the
     # confidence; what must hold is the decoded sequence (checked for both runtimes below).
-    "ppocr_rec_static": (ppocr_rec, ["--mode", "static"], 0.4, 0.4, True),
+    "ppocr_rec_static": (ppocr_rec, ["--mode", "static"], 0.4, AGREE, True),
 }
 
 
