@@ -96,57 +96,70 @@ struct TrainStep {
   }
 };
 
-// Step 2: train_step's inputs, the inference graph inlined, the loss and the weights' gradients.
-Status add_loss_and_gradients(TrainStep& ts) {
-  ir::Model& model = ts.model;
-  GraphBuilder& b = ts.b;
+// The inputs a loss graph shares (the inference graph's inputs, the labels, the weights bound to
+// their variables), the inference graph inlined and the loss. Used by train_step and eval_step.
+struct LossGraph {
+  std::vector<Value> w;  // the weights' inputs
+  Value pred, loss;
+};
+
+Expected<LossGraph> add_loss(ir::Model& model, const TrainingOptions& o, const std::vector<int32_t>& weights,
+                             size_t num_inputs, GraphBuilder& b, ir::Signature& sig) {
+  LossGraph lg;
   std::vector<Value> args;
-  for (size_t k = 0; k < ts.num_inputs; ++k) {
+  for (size_t k = 0; k < num_inputs; ++k) {
     const TensorInfo t = model.graphs[0].tensors[static_cast<size_t>(model.graphs[0].inputs[k])];
     args.push_back(input_like(b, t, t.name));
-    ts.sig.bound_inputs.push_back("");
+    sig.bound_inputs.push_back("");
   }
   const TensorInfo pred_info = model.graphs[0].tensors[static_cast<size_t>(model.graphs[0].outputs[0])];
   Value labels;
-  if (class_labels(ts.o)) {
+  if (class_labels(o)) {
     const int64_t n = pred_info.has_shape && !pred_info.shape.empty() ? pred_info.shape[0] : -1;
     labels = b.input("labels", DType::kI64, {n});
   } else {
     labels = input_like(b, pred_info, "labels");
   }
-  ts.sig.bound_inputs.push_back("");
-  for (int32_t t : ts.weights) {
+  sig.bound_inputs.push_back("");
+  for (int32_t t : weights) {
     const TensorInfo info = model.graphs[0].tensors[static_cast<size_t>(t)];
-    ts.w.push_back(input_like(b, info, info.name));
-    args.push_back(ts.w.back());
-    ts.sig.bound_inputs.push_back(info.name);
+    lg.w.push_back(input_like(b, info, info.name));
+    args.push_back(lg.w.back());
+    sig.bound_inputs.push_back(info.name);
   }
+  TSR_ASSIGN_OR_RETURN(const std::vector<Value> outs, inline_graph(b, 0, args));
+  lg.pred = outs[0];
+  if (class_labels(o)) {
+    lg.loss = b.op(o.loss == "nll" ? "NegativeLogLikelihoodLoss" : "SoftmaxCrossEntropyLoss", {lg.pred, labels},
+                   {Attribute::make_string("reduction", "mean")}, "loss");
+  } else {
+    const Value d = b.op("Sub", {lg.pred, labels});
+    lg.loss = b.op("ReduceMean", {b.op("Mul", {d, d})}, {Attribute::make_int("keepdims", 0)}, "loss");
+  }
+  TSR_RETURN_IF_ERROR(b.status());
+  b.output(lg.loss, "loss");
+  b.output(lg.pred);
+  sig.updates = {"", ""};
+  return lg;
+}
+
+// Step 2: train_step's inputs, the inference graph inlined, the loss and the weights' gradients.
+Status add_loss_and_gradients(TrainStep& ts) {
+  ir::Model& model = ts.model;
+  GraphBuilder& b = ts.b;
+  TSR_ASSIGN_OR_RETURN(LossGraph lg, add_loss(model, ts.o, ts.weights, ts.num_inputs, b, ts.sig));
+  ts.w = std::move(lg.w);
   ts.lr = b.input("train.lr", DType::kF32, {});
   ts.step = b.input("train.step", DType::kI64, {});
   ts.sig.bound_inputs.push_back("train.lr");
   ts.sig.bound_inputs.push_back("train.step");
   model.variables.push_back({"train.lr", Tensor::scalar(static_cast<float>(ts.o.lr))});
   model.variables.push_back({"train.step", Tensor::scalar<int64_t>(0)});
-
-  TSR_ASSIGN_OR_RETURN(const std::vector<Value> outs, inline_graph(b, 0, args));
-  const Value pred = outs[0];
-  Value loss;
-  if (class_labels(ts.o)) {
-    loss = b.op(ts.o.loss == "nll" ? "NegativeLogLikelihoodLoss" : "SoftmaxCrossEntropyLoss", {pred, labels},
-                {Attribute::make_string("reduction", "mean")}, "loss");
-  } else {
-    const Value d = b.op("Sub", {pred, labels});
-    loss = b.op("ReduceMean", {b.op("Mul", {d, d})}, {Attribute::make_int("keepdims", 0)}, "loss");
-  }
-  TSR_RETURN_IF_ERROR(b.status());
   std::vector<int32_t> wrt;
   for (const Value& v : ts.w) wrt.push_back(v.id);
-  TSR_ASSIGN_OR_RETURN(ts.grads, backward(b, {{loss.id, ops::fill_like(b, loss, 1.0)}}, wrt));
+  TSR_ASSIGN_OR_RETURN(ts.grads, backward(b, {{lg.loss.id, ops::fill_like(b, lg.loss, 1.0)}}, wrt));
   for (size_t i = 0; i < ts.grads.size(); ++i)
     if (!ts.grads[i].valid()) ts.grads[i] = ops::zeros_like(b, ts.w[i]);
-  b.output(loss, "loss");
-  b.output(pred);
-  ts.sig.updates = {"", ""};
   return ok_status();
 }
 
@@ -244,7 +257,14 @@ Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& 
   TSR_RETURN_IF_ERROR(add_loss_and_gradients(ts));
   // 3. The optimizer update.
   TSR_RETURN_IF_ERROR(add_update(ts));
-  model.signatures = {infer, ts.sig};
+  // 4. eval_step: (inputs..., labels) -> (loss, prediction) with the weights, no update.
+  model.graphs.emplace_back();
+  const auto eg = static_cast<int32_t>(model.graphs.size() - 1);
+  model.graphs.back().name = "eval_step";
+  GraphBuilder eb(model, eg);
+  ir::Signature eval{"eval_step", eg, {}, {}};
+  TSR_RETURN_IF_ERROR(add_loss(model, o, weights, num_inputs, eb, eval).status());
+  model.signatures = {infer, ts.sig, eval};
   prune_unused_graphs(model);
   return model;
 }

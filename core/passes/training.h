@@ -5,7 +5,8 @@
 // A training model has
 //   graphs[0]  "infer":      (inputs...)                 -> (prediction, other outputs...)
 //   graphs[k]  "train_step": (inputs..., labels)         -> (loss, prediction)
-// and variables: every trainable weight (bound to inputs of both graphs, updated by train_step),
+//   graphs[j]  "eval_step":  (inputs..., labels)         -> (loss, prediction), no update
+// and variables: every trainable weight (bound to inputs of all three graphs, updated by train_step),
 // the optimizer state ("<weight>.m"/"<weight>.v" for AdamW, "<weight>.velocity" for momentum),
 // "train.lr" (f32 scalar learning rate, changeable between steps with Session::set_variable) and
 // "train.step" (i64 scalar, updates done so far).
