@@ -717,3 +717,76 @@ TEST_CASE("quantized matmul and conv: per-row / per-column / per-channel zero po
   mm.inputs[2] = Tensor::from<uint8_t>({3}, {1, 2, 3});
   CHECK_FALSE(run_case(mm).ok());
 }
+
+TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the definition bit for bit") {
+  struct Cfg {
+    Shape x;  // [N, C, H, W]
+    int64_t k0, k1;
+    std::vector<int64_t> strides, dil, pads;
+    bool x_signed;
+  };
+  const Cfg cfgs[] = {
+      {{1, 5, 12, 37}, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false},
+      {{1, 4, 13, 29}, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, false},  // MobileNet's stride 2
+      {{2, 3, 9, 40}, 5, 5, {2, 3}, {1, 1}, {2, 2, 2, 2}, true},
+      {{1, 3, 11, 31}, 3, 3, {1, 2}, {2, 3}, {0, 3, 2, 1}, true},   // dilated, asymmetric pads
+      {{1, 2, 6, 50}, 1, 7, {2, 4}, {1, 1}, {0, 3, 0, 3}, false},
+  };
+  std::mt19937 rng(7);
+  for (const Cfg& cfg : cfgs) {
+    const int64_t n = cfg.x[0], c = cfg.x[1], h = cfg.x[2], w = cfg.x[3];
+    Tensor x = cfg.x_signed ? Tensor::empty(DType::kI8, cfg.x).value() : Tensor::empty(DType::kU8, cfg.x).value();
+    Tensor wt = Tensor::empty(DType::kI8, {c, 1, cfg.k0, cfg.k1}).value();
+    std::uniform_int_distribution<int> byte(0, 255), sbyte(-128, 127), b32(-3000, 3000);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      cfg.x_signed ? void(x.mut_data<int8_t>()[i] = int8_t(sbyte(rng))) : void(x.mut_data<uint8_t>()[i] = uint8_t(byte(rng)));
+    for (int64_t i = 0; i < wt.numel(); ++i) wt.mut_data<int8_t>()[i] = int8_t(sbyte(rng));
+    std::vector<float> ws;
+    std::vector<int8_t> wz;
+    std::vector<int32_t> bias;
+    for (int64_t m = 0; m < c; ++m) {
+      ws.push_back(0.01f + 0.003f * float(m));
+      wz.push_back(int8_t(m % 3 - 1));
+      bias.push_back(b32(rng));
+    }
+    const float xs = 0.02f, ys = 0.37f;
+    const int x_zp = cfg.x_signed ? -3 : 131, y_zp = 7;
+    Tensor xzp = cfg.x_signed ? Tensor::scalar<int8_t>(int8_t(x_zp)) : Tensor::scalar<uint8_t>(uint8_t(x_zp));
+    OpCase q;
+    q.op = "QLinearConv";
+    q.inputs = {x, Tensor::scalar<float>(xs), xzp, wt, Tensor::from<float>({c}, ws), Tensor::from<int8_t>({c}, wz),
+                Tensor::scalar<float>(ys), Tensor::scalar<uint8_t>(uint8_t(y_zp)), Tensor::from<int32_t>({c}, bias)};
+    q.attrs = {ir::Attribute::make_int("group", c), ir::Attribute::make_ints("strides", cfg.strides),
+               ir::Attribute::make_ints("dilations", cfg.dil), ir::Attribute::make_ints("pads", cfg.pads),
+               ir::Attribute::make_ints("kernel_shape", {cfg.k0, cfg.k1})};
+    for (int threads : {1, 2}) {
+      auto y = run_case(q, threads);
+      REQUIRE(y.ok());
+      const Tensor& out = (*y)[0];
+      const int64_t oh = (h + cfg.pads[0] + cfg.pads[2] - cfg.dil[0] * (cfg.k0 - 1) - 1) / cfg.strides[0] + 1;
+      const int64_t ow = (w + cfg.pads[1] + cfg.pads[3] - cfg.dil[1] * (cfg.k1 - 1) - 1) / cfg.strides[1] + 1;
+      REQUIRE(out.shape() == Shape{n, c, oh, ow});
+      int64_t mismatches = 0;
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t m = 0; m < c; ++m)
+          for (int64_t oy = 0; oy < oh; ++oy)
+            for (int64_t ox = 0; ox < ow; ++ox) {
+              int64_t acc = 0;
+              for (int64_t i = 0; i < cfg.k0; ++i)
+                for (int64_t j = 0; j < cfg.k1; ++j) {
+                  const int64_t iy = oy * cfg.strides[0] - cfg.pads[0] + i * cfg.dil[0];
+                  const int64_t ix = ox * cfg.strides[1] - cfg.pads[1] + j * cfg.dil[1];
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                  const int64_t xi = ((b * c + m) * h + iy) * w + ix;
+                  const int xv = cfg.x_signed ? x.data<int8_t>()[xi] : x.data<uint8_t>()[xi];
+                  acc += int64_t(xv - x_zp) * (wt.data<int8_t>()[(m * cfg.k0 + i) * cfg.k1 + j] - wz[size_t(m)]);
+                }
+              const float scale = xs * ws[size_t(m)] / ys;
+              const float v = std::nearbyint(float(acc + bias[size_t(m)]) * scale) + float(y_zp);
+              const auto want = uint8_t(std::clamp(v, 0.0f, 255.0f));
+              mismatches += out.data<uint8_t>()[((b * c + m) * oh + oy) * ow + ox] != want;
+            }
+      CHECK(mismatches == 0);
+    }
+  }
+}

@@ -416,7 +416,9 @@ const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_
 
 // Depthwise convolution (group == C == M): per channel the GEMM would have one column, so a direct
 // loop instead, over a copy of the plane padded with the zero point and centered (x - x_zp, i16),
-// so the window loop has no bounds checks and its inner loop over output columns vectorizes.
+// so the window loop has no bounds checks. A horizontal stride s > 1 splits the padded rows into s
+// column phases (phase q holds columns q, q + s, ...), so that every tap reads a unit-stride run
+// and the inner loop over output columns vectorizes for every stride.
 // acc is exact in i32; the output stage is qgemm's (qgemm.h): i32 as is, or
 // saturate(nearbyint(float(acc + bias) * scale[m]) + y_zp) in f32.
 struct DepthwiseOut {
@@ -426,15 +428,50 @@ struct DepthwiseOut {
   const int32_t* bias = nullptr;   // per channel or null (quant)
 };
 
+// One channel's centered padded plane, split into `sw` column phases of `wq` columns each:
+// phase q, row y, column k holds padded column k * sw + q (0 outside the image).
+template <typename T>
+void depthwise_plane(const T* x, int32_t x_zero, const ConvGeom& g, int64_t hp, int64_t wq, int16_t* xp) {
+  const int64_t sw = g.sw;
+  std::fill(xp, xp + sw * hp * wq, int16_t{0});
+  for (int64_t q = 0; q < sw; ++q) {
+    // Padded column k * sw + q is input column ix = k * sw + q - pw: the phase's first and last k
+    // inside the image.
+    const int64_t k0 = std::max<int64_t>(0, (g.pw - q + sw - 1) / sw);
+    const int64_t k1 = std::min<int64_t>(wq, (g.w - 1 + g.pw - q) / sw + 1);
+    for (int64_t iy = 0; iy < g.h; ++iy) {
+      const T* src = x + iy * g.w + (k0 * sw + q - g.pw);
+      int16_t* dst = xp + (q * hp + iy + g.ph) * wq;
+      for (int64_t k = k0; k < k1; ++k, src += sw) dst[k] = static_cast<int16_t>(static_cast<int32_t>(*src) - x_zero);
+    }
+  }
+}
+
+// The output stage of one channel: saturate(nearbyint(float(acc + bias) * scale) + zp). The
+// clamps are written as the compares vmaxps/vminps implement (NaN gives lo, as std::max(lo, v)),
+// and the pointers are restrict (Y may be a char type, which aliases anything), so it vectorizes.
+template <typename Y>
+void depthwise_requantize(const int32_t* __restrict acc, int64_t pixels, int32_t bias, float scale, float zp,
+                          Y* __restrict y) {
+  constexpr float lo = std::is_signed_v<Y> ? -128.0f : 0.0f, hi = std::is_signed_v<Y> ? 127.0f : 255.0f;
+  for (int64_t p = 0; p < pixels; ++p) {
+    float v = std::nearbyint(static_cast<float>(acc[p] + bias) * scale) + zp;
+    v = v > lo ? v : lo;
+    v = v < hi ? v : hi;
+    y[p] = static_cast<Y>(static_cast<int32_t>(v));
+  }
+}
+
 Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* w_zp, int32_t x_zero,
                  const ConvGeom& g, const DepthwiseOut& o, Tensor* y) {
   const int64_t batch = x.dim(0), c = x.dim(1), plane = g.h * g.w, pixels = g.oh * g.ow, taps = g.kh * g.kw;
   const int64_t ph_end = std::max<int64_t>(0, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h - g.ph);
   const int64_t pw_end = std::max<int64_t>(0, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w - g.pw);
   const int64_t hp = g.h + g.ph + ph_end, wp = g.w + g.pw + pw_end;
+  const int64_t wq = (wp + g.sw - 1) / g.sw;  // columns per phase
   const int slots = ctx.pool().num_threads();
   auto round64 = [](size_t b) { return (b + 63) & ~size_t{63}; };
-  const size_t plane_bytes = round64(size_t(hp * wp) * sizeof(int16_t));
+  const size_t plane_bytes = round64(size_t(g.sw * hp * wq) * sizeof(int16_t));
   const size_t per_slot = plane_bytes + round64(size_t(pixels) * sizeof(int32_t));
   TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(per_slot * size_t(slots)));
   const bool x_signed = x.dtype() == DType::kI8, w_signed = w.dtype() == DType::kI8;
@@ -446,37 +483,28 @@ Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Ten
     auto* acc = reinterpret_cast<int32_t*>(reinterpret_cast<char*>(xp) + plane_bytes);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t ch = r % c;
-      std::fill(xp, xp + hp * wp, int16_t{0});
-      for (int64_t iy = 0; iy < g.h; ++iy)
-        for (int64_t ix = 0; ix < g.w; ++ix)
-          xp[(iy + g.ph) * wp + ix + g.pw] = static_cast<int16_t>(load(x.raw(), x_signed, r * plane + iy * g.w + ix) - x_zero);
+      if (x_signed) depthwise_plane(x.data<int8_t>() + r * plane, x_zero, g, hp, wq, xp);
+      else depthwise_plane(x.data<uint8_t>() + r * plane, x_zero, g, hp, wq, xp);
       std::fill(acc, acc + pixels, 0);
       const int32_t wz = w_zp ? load(w_zp->raw(), w_signed, w_zp->numel() > 1 ? ch : 0) : 0;
       for (int64_t t = 0; t < taps; ++t) {
-        const int32_t wv = load(w.raw(), w_signed, ch * taps + t) - wz;
-        const int64_t i = t / g.kw, j = t % g.kw;
+        const auto wv = static_cast<int16_t>(load(w.raw(), w_signed, ch * taps + t) - wz);
+        const int64_t i = t / g.kw, col = (t % g.kw) * g.dw;  // padded column of output column 0
+        const int16_t* phase = xp + (col % g.sw) * hp * wq + col / g.sw;
         for (int64_t oy = 0; oy < g.oh; ++oy) {
-          const int16_t* src = xp + (oy * g.sh + i * g.dh) * wp + j * g.dw;
+          const int16_t* src = phase + (oy * g.sh + i * g.dh) * wq;
           int32_t* dst = acc + oy * g.ow;
-          if (g.sw == 1)
-            for (int64_t ox = 0; ox < g.ow; ++ox) dst[ox] += wv * src[ox];
-          else
-            for (int64_t ox = 0; ox < g.ow; ++ox) dst[ox] += wv * src[ox * g.sw];
+          for (int64_t ox = 0; ox < g.ow; ++ox) dst[ox] += static_cast<int32_t>(wv) * src[ox];
         }
       }
       if (!o.quant) {
         std::copy(acc, acc + pixels, y->mut_data<int32_t>() + r * pixels);
         continue;
       }
-      const float s = o.scale[ch];
       const int32_t b = o.bias ? o.bias[ch] : 0;
-      const float lo = o.out_signed ? -128.0f : 0.0f, hi = o.out_signed ? 127.0f : 255.0f;
       const auto zp = static_cast<float>(o.out_zp);
-      for (int64_t p = 0; p < pixels; ++p) {
-        const float v = std::clamp(std::nearbyint(static_cast<float>(acc[p] + b) * s) + zp, lo, hi);
-        if (o.out_signed) y->mut_data<int8_t>()[r * pixels + p] = static_cast<int8_t>(v);
-        else y->mut_data<uint8_t>()[r * pixels + p] = static_cast<uint8_t>(v);
-      }
+      if (o.out_signed) depthwise_requantize(acc, pixels, b, o.scale[ch], zp, y->mut_data<int8_t>() + r * pixels);
+      else depthwise_requantize(acc, pixels, b, o.scale[ch], zp, y->mut_data<uint8_t>() + r * pixels);
     }
   });
   return ok_status();

@@ -48,7 +48,18 @@ template <typename Q>
 inline Q quantize_one(float quot, float zp) {
   constexpr float lo = std::is_same_v<Q, uint8_t> ? 0.0f : -128.0f;
   constexpr float hi = std::is_same_v<Q, uint8_t> ? 255.0f : 127.0f;
-  return static_cast<Q>(std::min(hi, std::max(lo, std::nearbyint(quot) + zp)));
+  // std::min(hi, std::max(lo, v)) written as the compares vmaxps/vminps implement, so the loops
+  // below vectorize (NaN gives lo either way).
+  float v = std::nearbyint(quot) + zp;
+  v = v > lo ? v : lo;
+  v = v < hi ? v : hi;
+  return static_cast<Q>(static_cast<int32_t>(v));
+}
+
+// One run sharing a parameter; restrict because Q is a char type, which could alias x.
+template <typename Q>
+void quantize_run(const float* __restrict x, int64_t n, float s, float z, Q* __restrict y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = quantize_one<Q>(x[i] / s, z);
 }
 
 // The f32 QuantizeLinear: x / scale[k] in f32 over runs of `inner` elements sharing one parameter.
@@ -57,16 +68,19 @@ void quantize_f32_as(const float* x, int64_t n, const float* scale, const Tensor
   const int64_t run = ix.per_axis ? ix.inner : std::max<int64_t>(n, 1);
   for (int64_t i0 = 0, r = 0; i0 < n; i0 += run, ++r) {
     const int64_t k = ix.per_axis ? r % ix.len : 0;
-    const float s = scale[k];
     const float z = zp ? static_cast<float>(zp->data<Q>()[k]) : 0.0f;
-    const int64_t end = std::min(n, i0 + run);
-    for (int64_t i = i0; i < end; ++i) y[i] = quantize_one<Q>(x[i] / s, z);
+    quantize_run(x + i0, std::min(n, i0 + run) - i0, scale[k], z, y + i0);
   }
 }
 
 void quantize_f32(const float* x, int64_t n, const float* scale, const Tensor* zp, const AxisIndexer& ix, Tensor* y) {
   if (y->dtype() == DType::kU8) quantize_f32_as<uint8_t>(x, n, scale, zp, ix, y->mut_data<uint8_t>());
   else quantize_f32_as<int8_t>(x, n, scale, zp, ix, y->mut_data<int8_t>());
+}
+
+template <typename Q>
+void dequantize_run(const Q* __restrict x, int64_t n, float s, int32_t z, float* __restrict y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(static_cast<int32_t>(x[i]) - z) * s;
 }
 
 // The f32 DequantizeLinear of u8/i8: (x - zp) is exact in f32 and the product rounds once, as the
@@ -80,8 +94,7 @@ void dequantize_f32(const Tensor& x, const float* scale, const Tensor* zp, const
     const int64_t k = ix.per_axis ? r % ix.len : 0;
     const float s = scale[k];
     const int32_t z = zp ? static_cast<int32_t>(zp->data<Q>()[k]) : 0;
-    const int64_t end = std::min(n, i0 + run);
-    for (int64_t i = i0; i < end; ++i) y[i] = static_cast<float>(static_cast<int32_t>(px[i]) - z) * s;
+    dequantize_run(px + i0, std::min(n, i0 + run) - i0, s, z, y + i0);
   }
 }
 
