@@ -23,6 +23,13 @@
 // (scale scalar or per column of W for MatMul, per output channel for Conv), scalar activation
 // and output parameters with explicit zero points, and a bias that DequantizeLinear gives from
 // i32 with scale exactly xs * ws[m] (f32) and zero point 0; an f32 bias is not quantized here.
+// A Relu or Clip between the op and the QuantizeLinear (what onnxruntime's quantizer and
+// `tessera quantize` write for Conv -> Relu) is absorbed when the QuantizeLinear's saturation
+// already does its work: Q(lo) is the lowest code and Q(hi) the highest (lo = 0 for Relu, Clip's
+// constant bounds, absent = unbounded). Both are monotone, so Q(act(v)) = Q(v) for every v
+// (NaN included: both give the lowest code), and the fused op is bit-identical.
+#include <cmath>
+
 #include "core/passes/optimize_internal.h"
 
 namespace tsr::passes::opt {
@@ -122,12 +129,53 @@ bool scalar_params(GraphIndex& ix, const ir::Node& q, DType t) {
          z->rank() <= 1 && is_q8(z->dtype()) && (t == DType::kUndefined || z->dtype() == t);
 }
 
+// QuantizeLinear's code for v with scalar scale s and zero point z of type t (onnx: saturate(
+// round_half_even(v / s) + z), computed in f32 as the CPU kernel does).
+int32_t quantize_code(float v, float s, int32_t z, DType t) {
+  const float lo = t == DType::kU8 ? 0.0f : -128.0f, hi = t == DType::kU8 ? 255.0f : 127.0f;
+  return static_cast<int32_t>(std::min(hi, std::max(lo, std::nearbyint(v / s) + static_cast<float>(z))));
+}
+
+// `act` (a Relu or Clip read only by `q`) changes nothing after q's saturation.
+bool activation_absorbed(GraphIndex& ix, const ir::Node& act, const ir::Node& q) {
+  const Tensor* qs = ix.constant(q.inputs[1]);
+  const Tensor* qz = ix.constant(q.inputs[2]);
+  const float s = qs->data<float>()[0];
+  const auto z = static_cast<int32_t>(qz->scalar_i64());
+  const int32_t qmin = qz->dtype() == DType::kU8 ? 0 : -128, qmax = qz->dtype() == DType::kU8 ? 255 : 127;
+  float lo = -INFINITY, hi = INFINITY;
+  if (act.op == "Relu") {
+    lo = 0.0f;
+  } else if (act.op == "Clip" && act.attributes.empty()) {
+    for (size_t k = 1; k < act.inputs.size() && k < 3; ++k) {
+      if (act.inputs[k] < 0) continue;
+      const Tensor* b = ix.constant(act.inputs[k]);
+      if (!b || b->dtype() != DType::kF32 || b->numel() != 1) return false;
+      (k == 1 ? lo : hi) = b->data<float>()[0];
+    }
+  } else {
+    return false;
+  }
+  if (!(s > 0) || !std::isfinite(s)) return false;
+  return (lo == -INFINITY || quantize_code(lo, s, z, qz->dtype()) == qmin) &&
+         (hi == INFINITY || quantize_code(hi, s, z, qz->dtype()) == qmax);
+}
+
 Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
   ir::Graph& g = ix.graph();
   const ir::Node& qn = g.nodes[size_t(at)];
   if (qn.op != "QuantizeLinear" || qn.outputs.size() != 1 || !scalar_params(ix, qn, DType::kUndefined)) return false;
-  const int32_t pi = ix.producer(qn.inputs[0]);
+  int32_t pi = ix.producer(qn.inputs[0]);
   if (pi < 0 || ix.dead(pi) || ix.sole_consumer(qn.inputs[0]) != at) return false;
+  // Through an absorbed activation to the op.
+  int32_t act = -1;
+  if (const ir::Node& a = g.nodes[size_t(pi)]; (a.op == "Relu" || a.op == "Clip") && !a.inputs.empty() &&
+                                               a.outputs.size() == 1 && activation_absorbed(ix, a, qn)) {
+    const int32_t op_at = ix.producer(a.inputs[0]);
+    if (op_at < 0 || ix.dead(op_at) || ix.sole_consumer(a.inputs[0]) != pi) return false;
+    act = pi;
+    pi = op_at;
+  }
   const ir::Node& op = g.nodes[size_t(pi)];
   const bool conv = op.op == "Conv";
   if ((!conv && op.op != "MatMul") || op.outputs.size() != 1 || op.inputs.size() < 2) return false;
@@ -180,6 +228,7 @@ Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
   if (bias >= 0) fused.inputs.push_back(bias);
   g.nodes[size_t(at)] = std::move(fused);
   ix.kill(pi);
+  if (act >= 0) ix.kill(act);
   return true;
 }
 

@@ -11,6 +11,7 @@ activations; a value on a rounding boundary of DynamicQuantizeLinear/QuantizeLin
 step apart when the f32 ops before it differ in the last bits); accuracy: the case's max_drop.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -261,6 +262,15 @@ def main():
         agree = max(agree, rel_l2(t_q8, o_q8))
         max_abs = max(max_abs, float(np.max(np.abs(t_q8.astype(np.float64) - o_q8))))
     ok = ok and agree <= agree_tol and drop_ort <= max_drop and drop_tsr <= max_drop
+    if maker is make_cnn and "static" in qargs:
+        # Each Conv -> Relu is quantized after the Relu, and the optimizer absorbs the Relu into
+        # the QLinearConv's saturation (zero point 0): no Relu is left to run in f32.
+        opt = os.path.join(wd, "model_q8_opt.tsr")
+        run([a.tessera, "optimize", q8, "-o", opt], stdout=subprocess.DEVNULL)
+        ops = json.loads(run([a.tessera, "inspect", opt, "--json"], stdout=subprocess.PIPE, text=True).stdout)["ops"]
+        fused = ops.get("QLinearConv", 0) == 2 and "Relu" not in ops
+        print(f"{a.case}: optimized ops {ops}" + ("" if fused else " (expected 2 QLinearConv and no Relu)"))
+        ok = ok and fused
     line = (f"{a.case}: rel-L2 vs f32 ort={drop_ort:.2e} tessera={drop_tsr:.2e}; tessera vs ort rel-L2 {agree:.2e} "
             f"max-abs {max_abs:.2e} (limits: agreement {agree_tol}, drop {max_drop})")
     if image_input is not None:

@@ -3,6 +3,7 @@
 // script is in a comment next to them).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
@@ -724,6 +725,7 @@ TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the d
     int64_t k0, k1;
     std::vector<int64_t> strides, dil, pads;
     bool x_signed;
+    bool extreme = false;  // x = 255 (zp 0), w - w_zp = -255: every product -65025, the f32 path's limit
   };
   const Cfg cfgs[] = {
       {{1, 5, 12, 37}, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false},
@@ -731,6 +733,8 @@ TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the d
       {{2, 3, 9, 40}, 5, 5, {2, 3}, {1, 1}, {2, 2, 2, 2}, true},
       {{1, 3, 11, 31}, 3, 3, {1, 2}, {2, 3}, {0, 3, 2, 1}, true},   // dilated, asymmetric pads
       {{1, 2, 6, 50}, 1, 7, {2, 4}, {1, 1}, {0, 3, 0, 3}, false},
+      {{1, 2, 15, 16}, 15, 15, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, true},  // 225 taps: sums near 2^24
+      {{1, 2, 20, 23}, 17, 17, {1, 2}, {1, 1}, {8, 8, 8, 8}, false},       // 289 taps: the integer loop
   };
   std::mt19937 rng(7);
   for (const Cfg& cfg : cfgs) {
@@ -746,11 +750,15 @@ TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the d
     std::vector<int32_t> bias;
     for (int64_t m = 0; m < c; ++m) {
       ws.push_back(0.01f + 0.003f * float(m));
-      wz.push_back(int8_t(m % 3 - 1));
+      wz.push_back(int8_t(cfg.extreme ? 127 : m % 3 - 1));
       bias.push_back(b32(rng));
     }
-    const float xs = 0.02f, ys = 0.37f;
-    const int x_zp = cfg.x_signed ? -3 : 131, y_zp = 7;
+    if (cfg.extreme) {
+      std::fill_n(x.mut_data<uint8_t>(), x.numel(), uint8_t{255});
+      std::fill_n(wt.mut_data<int8_t>(), wt.numel(), int8_t{-128});
+    }
+    const float xs = 0.02f, ys = cfg.extreme ? 30.0f : 0.37f;
+    const int x_zp = cfg.x_signed ? -3 : cfg.extreme ? 0 : 131, y_zp = cfg.extreme ? 200 : 7;
     Tensor xzp = cfg.x_signed ? Tensor::scalar<int8_t>(int8_t(x_zp)) : Tensor::scalar<uint8_t>(uint8_t(x_zp));
     OpCase q;
     q.op = "QLinearConv";
@@ -787,6 +795,17 @@ TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the d
               mismatches += out.data<uint8_t>()[((b * c + m) * oh + oy) * ow + ox] != want;
             }
       CHECK(mismatches == 0);
+    }
+    if (cfg.extreme) {
+      // ConvInteger returns the sums themselves: all exactly 225 * -65025.
+      OpCase ci;
+      ci.op = "ConvInteger";
+      ci.inputs = {x, wt, Tensor::scalar<uint8_t>(0), Tensor::from<int8_t>({c}, wz)};
+      ci.attrs = {ir::Attribute::make_int("group", c)};
+      auto acc = run_case(ci);
+      REQUIRE(acc.ok());
+      const Tensor& a = (*acc)[0];
+      CHECK(std::all_of(a.data<int32_t>(), a.data<int32_t>() + a.numel(), [](int32_t v) { return v == 225 * -65025; }));
     }
   }
 }

@@ -176,4 +176,48 @@ TEST_CASE("quantize_fusion: QDQ MatMul -> QLinearMatMul, but not with a weight s
   }
 }
 
+TEST_CASE("quantize_fusion: a Relu/Clip before QuantizeLinear is absorbed only when Q saturates the same way",
+          "[optimize]") {
+  struct Case {
+    const char* act;
+    float lo, hi;  // Clip bounds
+    float ys;
+    int zp;          // output zero point
+    bool s8;         // output type
+    bool absorbed;
+  };
+  const Case cases[] = {
+      {"Relu", 0, 0, 0.05f, 0, false, true},           // u8, zp 0: Q's floor is Relu's
+      {"Relu", 0, 0, 0.05f, 100, false, false},        // negative values keep codes 0..99
+      {"Relu", 0, 0, 0.05f, -128, true, true},         // s8, zp -128
+      {"Clip", 0, 6, 6.0f / 255.0f, 0, false, true},   // ReLU6 with the calibrated range [0, 6]
+      {"Clip", 0, 6, 0.1f, 0, false, false},           // Q(6) = 60: Clip's ceiling matters
+      {"Clip", -1, 6, 6.0f / 255.0f, 0, false, true},  // Q(-1) = 0: (-1, 0) saturates to 0 either way
+      {"Clip", 0.5f, 6, 6.0f / 255.0f, 0, false, false},  // Q(0.5) = 21: Clip's floor matters
+  };
+  for (const Case& c : cases) {
+    Builder b;
+    ir::Graph& g = b.g();
+    const int32_t xq = g.add_tensor(ir::TensorInfo{"xq", ValueKind::kTensor, DType::kU8, true, {4, 16}});
+    g.inputs.push_back(xq);
+    b.feeds.push_back(random_q(b, {4, 16}, false));
+    const int32_t xf = b.node("DequantizeLinear", {xq, b.constant(Tensor::scalar<float>(0.05f)),
+                                                   b.constant(Tensor::scalar<uint8_t>(120))});
+    const int32_t wf = b.node("DequantizeLinear", {b.constant(random_q(b, {16, 6}, true)), b.constant(Tensor::scalar<float>(0.01f)),
+                                                   b.constant(Tensor::scalar<int8_t>(0))});
+    const int32_t yf = b.node("MatMul", {xf, wf});
+    const int32_t a = std::string(c.act) == "Relu"
+                          ? b.node("Relu", {yf})
+                          : b.node("Clip", {yf, b.constant(Tensor::scalar<float>(c.lo)), b.constant(Tensor::scalar<float>(c.hi))});
+    const Tensor zp = c.s8 ? Tensor::scalar<int8_t>(int8_t(c.zp)) : Tensor::scalar<uint8_t>(uint8_t(c.zp));
+    b.output(b.node("QuantizeLinear", {a, b.constant(Tensor::scalar<float>(c.ys)), b.constant(zp)}));
+    passes::OptimizeOptions o;
+    o.fold_constants = false;
+    const ir::Model opt = optimize_and_compare(b, 1, o);
+    INFO(c.act << " [" << c.lo << ", " << c.hi << "] ys " << c.ys << " zp " << c.zp);
+    CHECK(count_of(opt, "QLinearMatMul") == (c.absorbed ? 1 : 0));
+    CHECK(count_of(opt, c.act) == (c.absorbed ? 0 : 1));
+  }
+}
+
 }  // namespace tsr::opt_test

@@ -318,7 +318,37 @@ struct StaticTarget {
   int node = 0;
   std::string x, w, bias, y;
   int axis = 0;  // output-channel axis of the weight
+  // A Relu or Clip (constant bounds) that alone reads y: the output is quantized after it, as
+  // onnxruntime's quantizer does, so that the op, the activation and the QuantizeLinear fuse into
+  // one QLinearConv/QLinearMatMul whose saturation is the activation (opt_quantize.cpp).
+  int act = -1;
+  std::string y_act;
+  const std::string& quantized_output() const { return act >= 0 ? y_act : y; }
 };
+
+// The node index of a Relu or Clip with constant (or absent) bounds that is the only reader of
+// `y` (which is no graph output), else -1.
+int sole_activation(const onnx::GraphProto& g, const std::unordered_map<std::string, const TensorProto*>& inits,
+                    const std::string& y) {
+  for (const auto& v : g.output())
+    if (v.name() == y) return -1;
+  int reader = -1, readers = 0;
+  for (int i = 0; i < g.node_size(); ++i) {
+    const NodeProto& n = g.node(i);
+    for (const auto& in : n.input()) readers += in == y ? 1 : 0;
+    for (const auto& a : n.attribute())  // a subgraph may read y too
+      if (a.has_g() || a.graphs_size() > 0) readers += 2;
+    if (std::find(n.input().begin(), n.input().end(), y) != n.input().end()) reader = i;
+  }
+  if (readers != 1 || reader < 0) return -1;
+  const NodeProto& a = g.node(reader);
+  if (a.output_size() != 1 || a.input(0) != y) return -1;
+  if (a.op_type() == "Relu") return reader;
+  if (a.op_type() != "Clip" || a.attribute_size() != 0) return -1;  // opset >= 11: bounds are inputs
+  for (int k = 1; k < a.input_size(); ++k)
+    if (!a.input(k).empty() && !inits.count(a.input(k))) return -1;
+  return reader;
+}
 
 std::vector<StaticTarget> static_targets(const onnx::GraphProto& g, const Options& o, Report* report) {
   static const std::vector<std::string> kOps = {"Conv", "MatMul", "Gemm"};
@@ -387,6 +417,8 @@ std::vector<StaticTarget> static_targets(const onnx::GraphProto& g, const Option
       auto b = inits.find(t.bias);
       if (b == inits.end() || b->second->data_type() != TensorProto::FLOAT) t.bias.clear();
     }
+    t.act = sole_activation(g, inits, t.y);
+    if (t.act >= 0) t.y_act = g.node(t.act).output(0);
     out.push_back(std::move(t));
   }
   return out;
@@ -534,11 +566,12 @@ Status quantize_static(onnx::ModelProto& model, const Options& o, const Ranges& 
   Names names(g);
   std::vector<TensorProto> new_inits;
   std::vector<NodeProto> prologue;  // Q/DQ of graph inputs, DequantizeLinear of constants
-  std::unordered_map<int, const StaticTarget*> by_node;
+  std::unordered_map<int, const StaticTarget*> by_node, by_act;
   std::unordered_set<std::string> target_outputs;
   for (const auto& t : targets) {
     by_node[t.node] = &t;
-    target_outputs.insert(t.y);
+    if (t.act >= 0) by_act[t.act] = &t;
+    target_outputs.insert(t.quantized_output());
   }
   std::unordered_map<std::string, std::pair<float, uint8_t>> qparams;  // activation -> (scale, zp)
   auto params = [&](const std::string& name) -> Expected<std::pair<float, uint8_t>> {
@@ -579,7 +612,14 @@ Status quantize_static(onnx::ModelProto& model, const Options& o, const Ranges& 
   for (int i = 0; i < g.node_size(); ++i) {
     NodeProto n = g.node(i);
     auto it = by_node.find(i);
-    if (it == by_node.end()) {
+    if (auto a = by_act.find(i); a != by_act.end()) {
+      // The activation after a target: act -> Y_pre -> Q -> DQ -> Y.
+      const std::string& y = a->second->y_act;
+      const std::string pre = names.fresh(y + "_pre_quant");
+      n.set_output(0, pre);
+      body.push_back(n);
+      if (Status s = qdq(pre, y, y, body); !s.ok()) return s;
+    } else if (it == by_node.end()) {
       body.push_back(n);
     } else {
       const StaticTarget& t = *it->second;
@@ -626,11 +666,16 @@ Status quantize_static(onnx::ModelProto& model, const Options& o, const Ranges& 
           n.set_input(2, out);
         }
       }
-      // Output: op -> Y_pre -> Q -> DQ -> Y, so Y keeps its name for every consumer.
-      const std::string pre = names.fresh(t.y + "_pre_quant");
-      n.set_output(0, pre);
-      body.push_back(n);
-      if (Status s = qdq(pre, t.y, t.y, body); !s.ok()) return s;
+      // Output: op -> Y_pre -> Q -> DQ -> Y, so Y keeps its name for every consumer (after the
+      // activation instead, when the target has one).
+      if (t.act >= 0) {
+        body.push_back(n);
+      } else {
+        const std::string pre = names.fresh(t.y + "_pre_quant");
+        n.set_output(0, pre);
+        body.push_back(n);
+        if (Status s = qdq(pre, t.y, t.y, body); !s.ok()) return s;
+      }
       ++report.quantized;
     }
     // QDQ of target inputs produced by this (non-target) node.
@@ -678,7 +723,7 @@ Expected<Report> quantize(onnx::ModelProto& model, const Options& o) {
     std::vector<std::string> tensors;
     for (const auto& t : static_targets(model.graph(), o, &probe)) {
       tensors.push_back(t.x);
-      tensors.push_back(t.y);
+      tensors.push_back(t.quantized_output());
     }
     if (tensors.empty()) {
       if (Status s = require_nodes(probe, "static: Conv/MatMul/Gemm with a constant float32 weight"); !s.ok()) return s;

@@ -26,6 +26,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/conv.h"
 #include "backends/cpu/kernels/matmul.h"
+#include "backends/cpu/kernels/qdepthwise.h"
 #include "backends/cpu/kernels/qgemm.h"
 #include "backends/cpu/kernels/quantize.h"
 #include "core/base/mapped_pages.h"
@@ -415,11 +416,12 @@ const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_
 }
 
 // Depthwise convolution (group == C == M): per channel the GEMM would have one column, so a direct
-// loop instead, over a copy of the plane padded with the zero point and centered (x - x_zp, i16),
-// so the window loop has no bounds checks. A horizontal stride s > 1 splits the padded rows into s
-// column phases (phase q holds columns q, q + s, ...), so that every tap reads a unit-stride run
-// and the inner loop over output columns vectorizes for every stride.
-// acc is exact in i32; the output stage is qgemm's (qgemm.h): i32 as is, or
+// loop instead. Windows of up to kQDepthwiseMaxTaps taps (all real ones) run the float Conv's
+// vectorized depthwise loops on the centered plane (qdepthwise.h: the f32 sums are exact). Larger
+// ones run an integer loop over a copy of the plane padded with the zero point and centered
+// (x - x_zp, i16), its rows split into sw column phases (phase q holds columns q, q + sw, ...), so
+// that every tap reads a unit-stride run.
+// acc is exact; the output stage is qgemm's (qgemm.h): i32 as is, or
 // saturate(nearbyint(float(acc + bias) * scale[m]) + y_zp) in f32.
 struct DepthwiseOut {
   bool quant = false, out_signed = false;
@@ -450,16 +452,31 @@ void depthwise_plane(const T* x, int32_t x_zero, const ConvGeom& g, int64_t hp, 
 // The output stage of one channel: saturate(nearbyint(float(acc + bias) * scale) + zp). The
 // clamps are written as the compares vmaxps/vminps implement (NaN gives lo, as std::max(lo, v)),
 // and the pointers are restrict (Y may be a char type, which aliases anything), so it vectorizes.
-template <typename Y>
-void depthwise_requantize(const int32_t* __restrict acc, int64_t pixels, int32_t bias, float scale, float zp,
+// Acc: i32, or f32 holding exact integers (qdepthwise_plane).
+template <typename Acc, typename Y>
+void depthwise_requantize(const Acc* __restrict acc, int64_t pixels, int32_t bias, float scale, float zp,
                           Y* __restrict y) {
   constexpr float lo = std::is_signed_v<Y> ? -128.0f : 0.0f, hi = std::is_signed_v<Y> ? 127.0f : 255.0f;
   for (int64_t p = 0; p < pixels; ++p) {
-    float v = std::nearbyint(static_cast<float>(acc[p] + bias) * scale) + zp;
+    float v = std::nearbyint(static_cast<float>(static_cast<int32_t>(acc[p]) + bias) * scale) + zp;
     v = v > lo ? v : lo;
     v = v < hi ? v : hi;
     y[p] = static_cast<Y>(static_cast<int32_t>(v));
   }
+}
+
+// The output stage of one channel (acc: its pixels' sums), as i32 (ConvInteger) or requantized.
+template <typename Acc>
+void depthwise_store(const Acc* acc, int64_t pixels, int64_t r, int64_t ch, const DepthwiseOut& o, Tensor* y) {
+  if (!o.quant) {
+    int32_t* out = y->mut_data<int32_t>() + r * pixels;
+    for (int64_t p = 0; p < pixels; ++p) out[p] = static_cast<int32_t>(acc[p]);
+    return;
+  }
+  const int32_t b = o.bias ? o.bias[ch] : 0;
+  const auto zp = static_cast<float>(o.out_zp);
+  if (o.out_signed) depthwise_requantize(acc, pixels, b, o.scale[ch], zp, y->mut_data<int8_t>() + r * pixels);
+  else depthwise_requantize(acc, pixels, b, o.scale[ch], zp, y->mut_data<uint8_t>() + r * pixels);
 }
 
 Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* w_zp, int32_t x_zero,
@@ -471,13 +488,42 @@ Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Ten
   const int64_t wq = (wp + g.sw - 1) / g.sw;  // columns per phase
   const int slots = ctx.pool().num_threads();
   auto round64 = [](size_t b) { return (b + 63) & ~size_t{63}; };
-  const size_t plane_bytes = round64(size_t(g.sw * hp * wq) * sizeof(int16_t));
-  const size_t per_slot = plane_bytes + round64(size_t(pixels) * sizeof(int32_t));
-  TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(per_slot * size_t(slots)));
   const bool x_signed = x.dtype() == DType::kI8, w_signed = w.dtype() == DType::kI8;
   auto load = [](const void* p, bool is_signed, int64_t i) -> int32_t {
     return is_signed ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
   };
+  if (taps <= kQDepthwiseMaxTaps) {
+    // The f32 depthwise loops, exact here (qdepthwise.h).
+    Window3 win;
+    win.in = {1, g.h, g.w};
+    win.out = {1, g.oh, g.ow};
+    win.k = {1, g.kh, g.kw};
+    win.s = {1, g.sh, g.sw};
+    win.d = {1, g.dh, g.dw};
+    win.pb = {0, g.ph, g.pw};
+    win.pe = {0, ph_end, pw_end};
+    const size_t scratch_bytes = round64(size_t(qdepthwise_scratch_floats(win)) * sizeof(float));
+    const size_t acc_bytes = round64(size_t(pixels) * sizeof(float)), wk_bytes = round64(size_t(taps) * sizeof(float));
+    const size_t slot_bytes = scratch_bytes + acc_bytes + wk_bytes;
+    TSR_ASSIGN_OR_RETURN(void* fmem, ctx.scratch(slot_bytes * size_t(slots)));
+    ctx.pool().parallel_for_slots(batch * c, 1, [&](int slot, int64_t r0, int64_t r1) {
+      char* base = static_cast<char*>(fmem) + slot_bytes * size_t(slot);
+      auto* scratch = reinterpret_cast<float*>(base);
+      auto* acc = reinterpret_cast<float*>(base + scratch_bytes);
+      auto* wk = reinterpret_cast<float*>(base + scratch_bytes + acc_bytes);
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t ch = r % c;
+        const int32_t wz = w_zp ? load(w_zp->raw(), w_signed, w_zp->numel() > 1 ? ch : 0) : 0;
+        for (int64_t t = 0; t < taps; ++t) wk[t] = static_cast<float>(load(w.raw(), w_signed, ch * taps + t) - wz);
+        qdepthwise_plane(static_cast<const uint8_t*>(x.raw()) + r * plane, x_signed, x_zero, wk, win, scratch, acc);
+        depthwise_store(acc, pixels, r, ch, o, y);
+      }
+    });
+    return ok_status();
+  }
+  const size_t plane_bytes = round64(size_t(g.sw * hp * wq) * sizeof(int16_t));
+  const size_t per_slot = plane_bytes + round64(size_t(pixels) * sizeof(int32_t));
+  TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(per_slot * size_t(slots)));
   ctx.pool().parallel_for_slots(batch * c, 1, [&](int slot, int64_t r0, int64_t r1) {
     auto* xp = reinterpret_cast<int16_t*>(static_cast<char*>(mem) + per_slot * size_t(slot));
     auto* acc = reinterpret_cast<int32_t*>(reinterpret_cast<char*>(xp) + plane_bytes);
@@ -497,14 +543,7 @@ Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Ten
           for (int64_t ox = 0; ox < g.ow; ++ox) dst[ox] += static_cast<int32_t>(wv) * src[ox];
         }
       }
-      if (!o.quant) {
-        std::copy(acc, acc + pixels, y->mut_data<int32_t>() + r * pixels);
-        continue;
-      }
-      const int32_t b = o.bias ? o.bias[ch] : 0;
-      const auto zp = static_cast<float>(o.out_zp);
-      if (o.out_signed) depthwise_requantize(acc, pixels, b, o.scale[ch], zp, y->mut_data<int8_t>() + r * pixels);
-      else depthwise_requantize(acc, pixels, b, o.scale[ch], zp, y->mut_data<uint8_t>() + r * pixels);
+      depthwise_store(acc, pixels, r, ch, o, y);
     }
   });
   return ok_status();
