@@ -809,3 +809,71 @@ TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the d
     }
   }
 }
+
+TEST_CASE("QLinearConv / ConvInteger pointwise (W x X per group, NCHW rows) match the definition bit for bit") {
+  struct Cfg {
+    int64_t n, c, m, group, h, w;
+    bool x_signed, w_zp_nonuniform;
+  };
+  const Cfg cfgs[] = {
+      {1, 16, 96, 1, 28, 28, false, false},  // MobileNet's expand shape, scaled down
+      {2, 24, 20, 4, 5, 7, true, false},     // grouped, batch 2, s8 activations
+      {1, 5, 7, 1, 9, 9, false, true},       // per-channel nonzero w_zp: the im2col path
+      {1, 33, 130, 1, 3, 41, false, false},  // N not a multiple of the panel width, K of 4
+  };
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255), sbyte(-128, 127), b32(-5000, 5000);
+  for (const Cfg& cfg : cfgs) {
+    const int64_t cg = cfg.c / cfg.group, mg = cfg.m / cfg.group, plane = cfg.h * cfg.w;
+    Tensor x = Tensor::empty(cfg.x_signed ? DType::kI8 : DType::kU8, {cfg.n, cfg.c, cfg.h, cfg.w}).value();
+    for (int64_t i = 0; i < x.numel(); ++i)
+      cfg.x_signed ? void(x.mut_data<int8_t>()[i] = int8_t(sbyte(rng))) : void(x.mut_data<uint8_t>()[i] = uint8_t(byte(rng)));
+    Tensor wt = Tensor::empty(DType::kI8, {cfg.m, cg, 1, 1}).value();
+    for (int64_t i = 0; i < wt.numel(); ++i) wt.mut_data<int8_t>()[i] = int8_t(sbyte(rng));
+    std::vector<float> ws;
+    std::vector<int8_t> wz;
+    std::vector<int32_t> bias;
+    for (int64_t j = 0; j < cfg.m; ++j) {
+      ws.push_back(0.004f + 0.0007f * float(j % 9));
+      wz.push_back(int8_t(cfg.w_zp_nonuniform ? j % 5 - 2 : 0));
+      bias.push_back(b32(rng));
+    }
+    const int x_zp = cfg.x_signed ? 5 : 117, y_zp = 121;
+    const float xs = 0.03f, ys = 0.45f;
+    Tensor xzp = cfg.x_signed ? Tensor::scalar<int8_t>(int8_t(x_zp)) : Tensor::scalar<uint8_t>(uint8_t(x_zp));
+    OpCase q;
+    q.op = "QLinearConv";
+    q.inputs = {x, Tensor::scalar<float>(xs), xzp, wt, Tensor::from<float>({cfg.m}, ws), Tensor::from<int8_t>({cfg.m}, wz),
+                Tensor::scalar<float>(ys), Tensor::scalar<uint8_t>(uint8_t(y_zp)), Tensor::from<int32_t>({cfg.m}, bias)};
+    q.attrs = {ir::Attribute::make_int("group", cfg.group)};
+    OpCase ci;
+    ci.op = "ConvInteger";
+    ci.inputs = {x, wt, xzp, Tensor::from<int8_t>({cfg.m}, wz)};
+    ci.attrs = q.attrs;
+    for (int threads : {1, 2}) {
+      auto y = run_case(q, threads);
+      auto acc = run_case(ci, threads);
+      REQUIRE(y.ok());
+      REQUIRE(acc.ok());
+      int64_t bad_q = 0, bad_acc = 0;
+      for (int64_t b = 0; b < cfg.n; ++b)
+        for (int64_t j = 0; j < cfg.m; ++j)
+          for (int64_t p = 0; p < plane; ++p) {
+            const int64_t g = j / mg;
+            int64_t sum = 0;
+            for (int64_t k = 0; k < cg; ++k) {
+              const int64_t xi = (b * cfg.c + g * cg + k) * plane + p;
+              const int xv = cfg.x_signed ? x.data<int8_t>()[xi] : x.data<uint8_t>()[xi];
+              sum += int64_t(xv - x_zp) * (wt.data<int8_t>()[j * cg + k] - wz[size_t(j)]);
+            }
+            const int64_t o = (b * cfg.m + j) * plane + p;
+            bad_acc += (*acc)[0].data<int32_t>()[o] != sum;
+            const float v = std::nearbyint(float(sum + bias[size_t(j)]) * (xs * ws[size_t(j)] / ys)) + float(y_zp);
+            bad_q += (*y)[0].data<uint8_t>()[o] != uint8_t(std::clamp(v, 0.0f, 255.0f));
+          }
+      CHECK(bad_acc == 0);
+      CHECK(bad_q == 0);
+    }
+  }
+}
+

@@ -142,6 +142,48 @@ void pack_panels(const QgemmPackedB& b, int8_t* dst) {
   }
 }
 
+// qgemm_pack_b_rows: B's panels straight from a row-major source (T u8 or s8), 4 rows (a k-quad)
+// at a time so that each column's quad is written as one u32; column sums on the way.
+template <typename T>
+void pack_rows_typed(const T* b, int64_t k, int64_t n, int64_t ldb, int8_t* dst, int32_t* col_sum) {
+  constexpr int32_t kShift = std::is_signed_v<T> ? 0 : 128;
+  const int64_t kq = (k + 3) / 4;
+  std::fill(col_sum, col_sum + n, 0);
+  for (int64_t q = 0; q < kq; ++q) {
+    const T* rows[4];
+    for (int t = 0; t < 4; ++t) rows[t] = 4 * q + t < k ? b + (4 * q + t) * ldb : nullptr;
+    for (int64_t j0 = 0; j0 < n; j0 += kNR) {
+      int8_t* panel = dst + ((j0 / kNR) * kq + q) * kNR * 4;
+      const int64_t cols = std::min(kNR, n - j0);
+      for (int64_t c = 0; c < cols; ++c) {
+        int32_t sum = 0;
+        for (int t = 0; t < 4; ++t) {
+          const int32_t v = rows[t] ? static_cast<int32_t>(rows[t][j0 + c]) - kShift : 0;
+          panel[c * 4 + t] = static_cast<int8_t>(v);
+          sum += v;
+        }
+        col_sum[j0 + c] += sum;
+      }
+      for (int64_t c = cols; c < kNR; ++c)
+        for (int t = 0; t < 4; ++t) panel[c * 4 + t] = 0;
+    }
+  }
+}
+
+void qgemm_pack_b_rows_impl(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
+                            QgemmPackedB* p) {
+  const int64_t kq = (k + 3) / 4, np = (n + kNR - 1) / kNR;
+  p->k = k;
+  p->n = n;
+  p->plain.clear();
+  p->data.resize(static_cast<size_t>(np * kq * kNR * 4));
+  p->col_sum.resize(static_cast<size_t>(n));
+  p->zp.assign(static_cast<size_t>(n), b_zp - (b_signed ? 0 : 128));
+  if (b_signed) pack_rows_typed(static_cast<const int8_t*>(b), k, n, ldb, p->data.data(), p->col_sum.data());
+  else pack_rows_typed(static_cast<const uint8_t*>(b), k, n, ldb, p->data.data(), p->col_sum.data());
+  p->target = kLayout;
+}
+
 void qgemm_pack_panels_impl(QgemmPackedB& b) {
   const int64_t kq = (b.k + 3) / 4, np = (b.n + kNR - 1) / kNR;
   b.data.assign(static_cast<size_t>(np * kq * kNR * 4), 0);
@@ -241,12 +283,12 @@ HWY_INLINE Q quantize(float v, float lo, float hi, float zp) {
 // contiguous elements at `out_at` (the element of column j0): plain loops over arrays, which the
 // compiler vectorizes for this target.
 template <typename Q>
-void store_quant(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j0, int64_t cols) {
+void store_quant(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j0, int64_t cols, float uniform) {
   constexpr float lo = std::is_same_v<Q, uint8_t> ? 0.0f : -128.0f;
   constexpr float hi = std::is_same_v<Q, uint8_t> ? 255.0f : 127.0f;
   const float zp = static_cast<float>(o.out_zp);
   Q* out = static_cast<Q*>(out_at);
-  const float* sc = o.scale_per_col ? o.scale + j0 : nullptr;
+  const float* sc = o.scale_per_col && !o.per_row ? o.scale + j0 : nullptr;
   int64_t c = 0;
 #if HWY_TARGET != HWY_SCALAR
   // The same arithmetic a vector at a time (Round is round-half-to-even, as nearbyint): GCC does
@@ -256,17 +298,18 @@ void store_quant(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<Q, decltype(di)> dq;
   const auto n = static_cast<int64_t>(hn::Lanes(df));
-  const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi), vzp = hn::Set(df, zp), vsc = hn::Set(df, o.scale[0]);
+  const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi), vzp = hn::Set(df, zp), vsc = hn::Set(df, uniform);
   for (; c + n <= cols; c += n) {
     const auto v = hn::Mul(hn::ConvertTo(df, hn::LoadU(di, s + c)), sc ? hn::LoadU(df, sc + c) : vsc);
     const auto q = hn::Min(hn::Max(hn::Add(hn::Round(v), vzp), vlo), vhi);
     hn::StoreU(hn::DemoteTo(dq, hn::ConvertTo(di, q)), dq, out + c);
   }
 #endif
-  for (; c < cols; ++c) out[c] = quantize<Q>(static_cast<float>(s[c]) * (sc ? sc[c] : o.scale[0]), lo, hi, zp);
+  for (; c < cols; ++c) out[c] = quantize<Q>(static_cast<float>(s[c]) * (sc ? sc[c] : uniform), lo, hi, zp);
 }
 
-void store_row(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j0, int64_t cols) {
+// Row `i` of the output: its scale when the output stage goes by row.
+void store_row(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j0, int64_t cols, int64_t i) {
   if (o.kind == QgemmOutput::kInt32) {
     std::copy(s, s + cols, static_cast<int32_t*>(out_at));
   } else if (o.kind == QgemmOutput::kFloat) {
@@ -284,9 +327,9 @@ void store_row(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j0,
       for (int64_t c = 0; c < cols; ++c) out[c] += bf[c];
     }
   } else if (o.out_signed) {
-    store_quant<int8_t>(o, s, out_at, j0, cols);
+    store_quant<int8_t>(o, s, out_at, j0, cols, o.scale[o.per_row ? i : 0]);
   } else {
-    store_quant<uint8_t>(o, s, out_at, j0, cols);
+    store_quant<uint8_t>(o, s, out_at, j0, cols, o.scale[o.per_row ? i : 0]);
   }
 }
 
@@ -317,7 +360,11 @@ HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32
       for (int64_t c = 0; c < cols; ++c)
         s[c] = static_cast<int32_t>(static_cast<uint32_t>(t[c]) + static_cast<uint32_t>(fix[c]));
     }
-    store_row(o, s, transposed ? bytes + r * kNR * esize : base + r * o.row_stride * esize, j0, cols);
+    if (o.per_row && o.bias_i32) {
+      const auto b = static_cast<uint32_t>(o.bias_i32[i0 + r]);
+      for (int64_t c = 0; c < cols; ++c) s[c] = static_cast<int32_t>(static_cast<uint32_t>(s[c]) + b);
+    }
+    store_row(o, s, transposed ? bytes + r * kNR * esize : base + r * o.row_stride * esize, j0, cols, i0 + r);
   }
   if (!transposed) return;
   for (int64_t c = 0; c < cols; ++c) {
@@ -353,7 +400,7 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   bool any_zb = false;
   for (int64_t j = 0; j < n; ++j) {
     const int64_t zb = b.zp[static_cast<size_t>(j)], cs = b.col_sum[static_cast<size_t>(j)];
-    int64_t f = (out.bias_i32 ? out.bias_i32[j] : 0) - za * cs + k * za * zb + (path.minus128 ? 128 * cs : 0);
+    int64_t f = (out.bias_i32 && !out.per_row ? out.bias_i32[j] : 0) - za * cs + k * za * zb + (path.minus128 ? 128 * cs : 0);
     colfix_buf[static_cast<size_t>(j)] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(f)));
     any_zb = any_zb || zb != 0;
   }
@@ -434,6 +481,7 @@ namespace tsr::cpu {
 
 HWY_EXPORT(qgemm_impl);
 HWY_EXPORT(qgemm_pack_panels_impl);
+HWY_EXPORT(qgemm_pack_b_rows_impl);
 HWY_EXPORT(qgemm_target_impl);
 
 QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, bool trans_b,
@@ -459,6 +507,11 @@ QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, in
   }
   HWY_DYNAMIC_DISPATCH(qgemm_pack_panels_impl)(p);
   return p;
+}
+
+void qgemm_pack_b_rows(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
+                       QgemmPackedB* p) {
+  HWY_DYNAMIC_DISPATCH(qgemm_pack_b_rows_impl)(k, n, b, b_signed, ldb, b_zp, p);
 }
 
 void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,

@@ -45,12 +45,21 @@ struct QgemmPackedB {
 QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, bool trans_b,
                           const void* b_zp, int64_t zp_count);
 
+// Packs a row-major K x N B (row stride ldb) with one zero point `b_zp` for this call's qgemm on
+// the current SIMD target, into `*p`, reusing its buffers (no allocation once they are large
+// enough): activations as B, e.g. a pointwise conv's NCHW input [C, H*W]. Keeps no `plain` copy,
+// so `*p` is valid only until the dispatch target changes (qgemm then fails its target check).
+void qgemm_pack_b_rows(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
+                       QgemmPackedB* p);
+
 // What qgemm writes for each acc[i][j] (element at out + i * row_stride + j * col_stride, so a
 // transposed C, e.g. NCHW conv output from pixel-major rows, costs nothing extra):
 //   kInt32: acc + bias_i32[j]                                            -> int32_t
 //   kFloat: float(acc + bias_i32[j]) * scale[j] + bias_f32[j]            -> float
 //   kQuant: saturate(nearbyint(float(acc + bias_i32[j]) * scale[j]) + out_zp) -> u8 or s8
-// bias_i32 / bias_f32 may be null (0). `scale` has 1 entry (scale_per_col false) or N; for
+// bias_i32 / bias_f32 may be null (0). With per_row, bias_i32[i] and scale[i] go by row instead
+// (kInt32 and kQuant; the output channels of a conv computed as W x X, NCHW without transposes).
+// Otherwise `scale` has 1 entry (scale_per_col false) or N; for
 // kFloat it is a_scale * b_scale[j], for kQuant a_scale * b_scale[j] / y_scale, each computed by
 // the caller in f32 in that order (onnxruntime's rounding). nearbyint rounds half to even.
 struct QgemmOutput {
@@ -61,6 +70,7 @@ struct QgemmOutput {
   const float* bias_f32 = nullptr;
   const float* scale = nullptr;
   bool scale_per_col = false;
+  bool per_row = false;     // bias_i32 and scale by row (see above)
   bool out_signed = false;  // kQuant: s8 (true) or u8
   int32_t out_zp = 0;       // kQuant
 };

@@ -195,10 +195,22 @@ Status qlinear_conv(KernelContext& ctx) {
 
 // ---- On qgemm ----
 
-// A u8/i8 scalar tensor's value (a zero point).
-int32_t q_scalar(const Tensor& t) {
-  return t.dtype() == DType::kI8 ? t.data<int8_t>()[0] : static_cast<int32_t>(t.data<uint8_t>()[0]);
+// Entry i of a u8/i8 zero point.
+int32_t q_scalar_at(const Tensor& t, int64_t i) {
+  return t.dtype() == DType::kI8 ? t.data<int8_t>()[i] : t.data<uint8_t>()[i];
 }
+
+// A zero point that is absent or has one value for every entry (per-channel zeros, as
+// symmetric weights have).
+bool uniform_zero_point(const Tensor* zp) {
+  if (!zp || zp->numel() <= 1) return true;
+  for (int64_t i = 1; i < zp->numel(); ++i)
+    if (q_scalar_at(*zp, i) != q_scalar_at(*zp, 0)) return false;
+  return true;
+}
+
+// A u8/i8 scalar tensor's value (a zero point).
+int32_t q_scalar(const Tensor& t) { return q_scalar_at(t, 0); }
 
 // A quantization parameter with one entry or `per` entries (1-D): its count, or -1 if neither.
 int64_t qparam_count(const Tensor* p, int64_t per) {
@@ -625,11 +637,35 @@ class QConvKernel final : public exec::Kernel {
       return depthwise(ctx, x, w, w_zp, x_zero, geo, dwo, y);
     }
     const int32_t* bias_base = out.bias_i32;
+    const size_t out_bytes = dtype_size(y->dtype());
+    if (is_pointwise(geo) && uniform_zero_point(w_zp)) {
+      // Pointwise: per group, W (mg x cg, as stored) x X (cg x H*W: the NCHW input as it is) gives
+      // the output channels as rows of NCHW, so neither the input nor the output is transposed.
+      // The weights are qgemm's A (one zero point), the activations its B, packed per call.
+      thread_local QgemmPackedB act;
+      const int32_t wz = w_zp ? q_scalar_at(*w_zp, 0) : 0;
+      const bool x_signed = x.dtype() == DType::kI8, w_signed = w.dtype() == DType::kI8;
+      out.row_stride = pixels;
+      out.col_stride = 1;
+      out.per_row = true;
+      for (int64_t g = 0; g < group; ++g) {
+        if (qlinear_) {
+          out.scale = scale + g * mg;
+          out.bias_i32 = bias_base ? bias_base + g * mg : nullptr;
+        }
+        for (int64_t nb = 0; nb < batch; ++nb) {
+          const auto* xg = static_cast<const uint8_t*>(x.raw()) + (nb * c + g * cg) * pixels;
+          qgemm_pack_b_rows(cg, pixels, xg, x_signed, pixels, x_zero, &act);
+          out.out = static_cast<char*>(y->raw_mut()) + size_t((nb * m + g * mg) * pixels) * out_bytes;
+          qgemm(mg, static_cast<const uint8_t*>(w.raw()) + g * mg * cg, w_signed, cg, wz, act, out, &ctx.pool());
+        }
+      }
+      return ok_status();
+    }
     const size_t hwc_bytes = (size_t(geo.h * geo.w * cg) + 63) & ~size_t{63};
     TSR_ASSIGN_OR_RETURN(void* cols_mem, ctx.scratch(hwc_bytes + (is_pointwise(geo) ? 0 : size_t(pixels * kg))));
     auto* hwc = static_cast<uint8_t*>(cols_mem);
     auto* cols = hwc + hwc_bytes;
-    const size_t out_bytes = dtype_size(y->dtype());
     const bool prepared = int64_t(packed_.size()) == group && (packed_.empty() || packed_[0].k == kg);
     for (int64_t g = 0; g < group; ++g) {
       std::optional<QgemmPackedB> local;
