@@ -638,10 +638,12 @@ class QConvKernel final : public exec::Kernel {
     }
     const int32_t* bias_base = out.bias_i32;
     const size_t out_bytes = dtype_size(y->dtype());
-    if (is_pointwise(geo) && uniform_zero_point(w_zp)) {
+    if (is_pointwise(geo) && uniform_zero_point(w_zp) && mg <= pixels) {
       // Pointwise: per group, W (mg x cg, as stored) x X (cg x H*W: the NCHW input as it is) gives
       // the output channels as rows of NCHW, so neither the input nor the output is transposed.
-      // The weights are qgemm's A (one zero point), the activations its B, packed per call.
+      // The weights are qgemm's A (one zero point), the activations its B, packed per call; so
+      // only where the activations outnumber the weights (mg <= H*W): on small maps with many
+      // channels, packing the weights every call would cost more than the transposes it saves.
       thread_local QgemmPackedB act;
       const int32_t wz = w_zp ? q_scalar_at(*w_zp, 0) : 0;
       const bool x_signed = x.dtype() == DType::kI8, w_signed = w.dtype() == DType::kI8;
