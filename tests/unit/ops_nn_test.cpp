@@ -810,70 +810,87 @@ TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the d
   }
 }
 
-TEST_CASE("QLinearConv / ConvInteger pointwise (W x X per group, NCHW rows) match the definition bit for bit") {
+TEST_CASE("QLinearConv / ConvInteger (pointwise either way round, im2col, groups) match the definition bit for bit") {
   struct Cfg {
-    int64_t n, c, m, group, h, w;
+    int64_t n, c, m, group, h, w, k;
+    std::vector<int64_t> strides, dil, pads;
     bool x_signed, w_zp_nonuniform;
   };
   const Cfg cfgs[] = {
-      {1, 16, 96, 1, 28, 28, false, false},  // MobileNet's expand shape, scaled down
-      {2, 24, 20, 4, 5, 7, true, false},     // grouped, batch 2, s8 activations
-      {1, 5, 7, 1, 9, 9, false, true},       // per-channel nonzero w_zp: the im2col path
-      {1, 33, 130, 1, 3, 41, false, false},  // N not a multiple of the panel width, K of 4
+      {1, 16, 96, 1, 28, 28, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, false},  // pointwise, W x X
+      {2, 24, 20, 4, 5, 7, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, false},     // grouped, batch 2, s8 x
+      {1, 5, 7, 1, 9, 9, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, true},       // per-channel w_zp: X x W
+      {1, 33, 130, 1, 3, 41, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, false},  // 130 channels > 123 pixels: X x W
+      {1, 8, 16, 1, 14, 15, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},   // 3x3
+      {2, 6, 12, 2, 11, 13, 3, {2, 2}, {1, 1}, {1, 0, 0, 2}, true, false},    // strided, asymmetric pads, groups
+      {1, 4, 8, 1, 12, 17, 3, {1, 3}, {2, 1}, {2, 1, 2, 1}, false, false},    // dilated, stride 3
+      {1, 64, 96, 1, 4, 4, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},    // small map, many channels
   };
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(0, 255), sbyte(-128, 127), b32(-5000, 5000);
   for (const Cfg& cfg : cfgs) {
-    const int64_t cg = cfg.c / cfg.group, mg = cfg.m / cfg.group, plane = cfg.h * cfg.w;
+    const int64_t cg = cfg.c / cfg.group, mg = cfg.m / cfg.group, kk = cfg.k * cfg.k;
+    const int64_t oh = (cfg.h + cfg.pads[0] + cfg.pads[2] - cfg.dil[0] * (cfg.k - 1) - 1) / cfg.strides[0] + 1;
+    const int64_t ow = (cfg.w + cfg.pads[1] + cfg.pads[3] - cfg.dil[1] * (cfg.k - 1) - 1) / cfg.strides[1] + 1;
     Tensor x = Tensor::empty(cfg.x_signed ? DType::kI8 : DType::kU8, {cfg.n, cfg.c, cfg.h, cfg.w}).value();
     for (int64_t i = 0; i < x.numel(); ++i)
       cfg.x_signed ? void(x.mut_data<int8_t>()[i] = int8_t(sbyte(rng))) : void(x.mut_data<uint8_t>()[i] = uint8_t(byte(rng)));
-    Tensor wt = Tensor::empty(DType::kI8, {cfg.m, cg, 1, 1}).value();
+    Tensor wt = Tensor::empty(DType::kI8, {cfg.m, cg, cfg.k, cfg.k}).value();
     for (int64_t i = 0; i < wt.numel(); ++i) wt.mut_data<int8_t>()[i] = int8_t(sbyte(rng));
     std::vector<float> ws;
     std::vector<int8_t> wz;
     std::vector<int32_t> bias;
     for (int64_t j = 0; j < cfg.m; ++j) {
-      ws.push_back(0.004f + 0.0007f * float(j % 9));
+      ws.push_back((0.004f + 0.0007f * float(j % 9)) / float(kk));
       wz.push_back(int8_t(cfg.w_zp_nonuniform ? j % 5 - 2 : 0));
       bias.push_back(b32(rng));
     }
     const int x_zp = cfg.x_signed ? 5 : 117, y_zp = 121;
     const float xs = 0.03f, ys = 0.45f;
     Tensor xzp = cfg.x_signed ? Tensor::scalar<int8_t>(int8_t(x_zp)) : Tensor::scalar<uint8_t>(uint8_t(x_zp));
+    const std::vector<ir::Attribute> attrs = {
+        ir::Attribute::make_int("group", cfg.group), ir::Attribute::make_ints("strides", cfg.strides),
+        ir::Attribute::make_ints("dilations", cfg.dil), ir::Attribute::make_ints("pads", cfg.pads),
+        ir::Attribute::make_ints("kernel_shape", {cfg.k, cfg.k})};
     OpCase q;
     q.op = "QLinearConv";
     q.inputs = {x, Tensor::scalar<float>(xs), xzp, wt, Tensor::from<float>({cfg.m}, ws), Tensor::from<int8_t>({cfg.m}, wz),
                 Tensor::scalar<float>(ys), Tensor::scalar<uint8_t>(uint8_t(y_zp)), Tensor::from<int32_t>({cfg.m}, bias)};
-    q.attrs = {ir::Attribute::make_int("group", cfg.group)};
+    q.attrs = attrs;
     OpCase ci;
     ci.op = "ConvInteger";
     ci.inputs = {x, wt, xzp, Tensor::from<int8_t>({cfg.m}, wz)};
-    ci.attrs = q.attrs;
+    ci.attrs = attrs;
     for (int threads : {1, 2}) {
       auto y = run_case(q, threads);
       auto acc = run_case(ci, threads);
       REQUIRE(y.ok());
       REQUIRE(acc.ok());
+      REQUIRE((*y)[0].shape() == Shape{cfg.n, cfg.m, oh, ow});
       int64_t bad_q = 0, bad_acc = 0;
       for (int64_t b = 0; b < cfg.n; ++b)
         for (int64_t j = 0; j < cfg.m; ++j)
-          for (int64_t p = 0; p < plane; ++p) {
-            const int64_t g = j / mg;
-            int64_t sum = 0;
-            for (int64_t k = 0; k < cg; ++k) {
-              const int64_t xi = (b * cfg.c + g * cg + k) * plane + p;
-              const int xv = cfg.x_signed ? x.data<int8_t>()[xi] : x.data<uint8_t>()[xi];
-              sum += int64_t(xv - x_zp) * (wt.data<int8_t>()[j * cg + k] - wz[size_t(j)]);
+          for (int64_t oy = 0; oy < oh; ++oy)
+            for (int64_t ox = 0; ox < ow; ++ox) {
+              const int64_t g = j / mg;
+              int64_t sum = 0;
+              for (int64_t ch = 0; ch < cg; ++ch)
+                for (int64_t i = 0; i < cfg.k; ++i)
+                  for (int64_t t = 0; t < cfg.k; ++t) {
+                    const int64_t iy = oy * cfg.strides[0] - cfg.pads[0] + i * cfg.dil[0];
+                    const int64_t ix = ox * cfg.strides[1] - cfg.pads[1] + t * cfg.dil[1];
+                    if (iy < 0 || iy >= cfg.h || ix < 0 || ix >= cfg.w) continue;
+                    const int64_t xi = ((b * cfg.c + g * cg + ch) * cfg.h + iy) * cfg.w + ix;
+                    const int xv = cfg.x_signed ? x.data<int8_t>()[xi] : x.data<uint8_t>()[xi];
+                    sum += int64_t(xv - x_zp) * (wt.data<int8_t>()[((j * cg + ch) * cfg.k + i) * cfg.k + t] - wz[size_t(j)]);
+                  }
+              const int64_t o = ((b * cfg.m + j) * oh + oy) * ow + ox;
+              bad_acc += (*acc)[0].data<int32_t>()[o] != sum;
+              const float v = std::nearbyint(float(sum + bias[size_t(j)]) * (xs * ws[size_t(j)] / ys)) + float(y_zp);
+              bad_q += (*y)[0].data<uint8_t>()[o] != uint8_t(std::clamp(v, 0.0f, 255.0f));
             }
-            const int64_t o = (b * cfg.m + j) * plane + p;
-            bad_acc += (*acc)[0].data<int32_t>()[o] != sum;
-            const float v = std::nearbyint(float(sum + bias[size_t(j)]) * (xs * ws[size_t(j)] / ys)) + float(y_zp);
-            bad_q += (*y)[0].data<uint8_t>()[o] != uint8_t(std::clamp(v, 0.0f, 255.0f));
-          }
       CHECK(bad_acc == 0);
       CHECK(bad_q == 0);
     }
   }
 }
-

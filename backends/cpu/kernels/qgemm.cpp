@@ -142,8 +142,10 @@ void pack_panels(const QgemmPackedB& b, int8_t* dst) {
   }
 }
 
-// qgemm_pack_b_rows: B's panels straight from a row-major source (T u8 or s8), 4 rows (a k-quad)
-// at a time so that each column's quad is written as one u32; column sums on the way.
+// qgemm_pack_b_rows: B's panels straight from a row-major source (T u8 or s8), a k-quad (4 rows)
+// at a time: each column's 4 values form one u32 lane (the panel layout, qgemm_kernels-inl.h), by
+// two byte/word interleaves per 16 columns where the quad and the panel are whole; column sums on
+// the way (a separate loop over the rows, which the compiler vectorizes).
 template <typename T>
 void pack_rows_typed(const T* b, int64_t k, int64_t n, int64_t ldb, int8_t* dst, int32_t* col_sum) {
   constexpr int32_t kShift = std::is_signed_v<T> ? 0 : 128;
@@ -152,19 +154,42 @@ void pack_rows_typed(const T* b, int64_t k, int64_t n, int64_t ldb, int8_t* dst,
   for (int64_t q = 0; q < kq; ++q) {
     const T* rows[4];
     for (int t = 0; t < 4; ++t) rows[t] = 4 * q + t < k ? b + (4 * q + t) * ldb : nullptr;
+    const bool whole = rows[3] != nullptr;
+    for (int t = 0; t < 4 && rows[t]; ++t) {
+      const T* __restrict r = rows[t];
+      int32_t* __restrict cs = col_sum;
+      for (int64_t j = 0; j < n; ++j) cs[j] += static_cast<int32_t>(r[j]) - kShift;
+    }
     for (int64_t j0 = 0; j0 < n; j0 += kNR) {
       int8_t* panel = dst + ((j0 / kNR) * kq + q) * kNR * 4;
       const int64_t cols = std::min(kNR, n - j0);
-      for (int64_t c = 0; c < cols; ++c) {
-        int32_t sum = 0;
-        for (int t = 0; t < 4; ++t) {
-          const int32_t v = rows[t] ? static_cast<int32_t>(rows[t][j0 + c]) - kShift : 0;
-          panel[c * 4 + t] = static_cast<int8_t>(v);
-          sum += v;
+      int64_t c = 0;
+#if HWY_TARGET != HWY_SCALAR
+      if (whole) {
+        const hn::Full128<uint8_t> d8;
+        const hn::Full128<uint16_t> d16;
+        const auto flip = hn::Set(d8, static_cast<uint8_t>(kShift));  // u8 v - 128 as s8 bits: v ^ 0x80
+        for (; c + 16 <= cols; c += 16) {
+          const auto v0 = hn::Xor(hn::LoadU(d8, reinterpret_cast<const uint8_t*>(rows[0] + j0 + c)), flip);
+          const auto v1 = hn::Xor(hn::LoadU(d8, reinterpret_cast<const uint8_t*>(rows[1] + j0 + c)), flip);
+          const auto v2 = hn::Xor(hn::LoadU(d8, reinterpret_cast<const uint8_t*>(rows[2] + j0 + c)), flip);
+          const auto v3 = hn::Xor(hn::LoadU(d8, reinterpret_cast<const uint8_t*>(rows[3] + j0 + c)), flip);
+          const auto lo01 = hn::BitCast(d16, hn::InterleaveLower(d8, v0, v1));
+          const auto hi01 = hn::BitCast(d16, hn::InterleaveUpper(d8, v0, v1));
+          const auto lo23 = hn::BitCast(d16, hn::InterleaveLower(d8, v2, v3));
+          const auto hi23 = hn::BitCast(d16, hn::InterleaveUpper(d8, v2, v3));
+          auto* out = reinterpret_cast<uint8_t*>(panel + c * 4);
+          hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d16, lo01, lo23)), d8, out);
+          hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d16, lo01, lo23)), d8, out + 16);
+          hn::StoreU(hn::BitCast(d8, hn::InterleaveLower(d16, hi01, hi23)), d8, out + 32);
+          hn::StoreU(hn::BitCast(d8, hn::InterleaveUpper(d16, hi01, hi23)), d8, out + 48);
         }
-        col_sum[j0 + c] += sum;
       }
-      for (int64_t c = cols; c < kNR; ++c)
+#endif
+      for (; c < cols; ++c)
+        for (int t = 0; t < 4; ++t)
+          panel[c * 4 + t] = static_cast<int8_t>(rows[t] ? static_cast<int32_t>(rows[t][j0 + c]) - kShift : 0);
+      for (; c < kNR; ++c)
         for (int t = 0; t < 4; ++t) panel[c * 4 + t] = 0;
     }
   }
