@@ -8,7 +8,9 @@ order joined by one space, runs of whitespace collapsed (a line the detector spl
 space at a box's edge, is layout rather than a character). Fails when a page's CER exceeds MAX_CER
 (default 0.02), when the page has no boxes, or when tessera-ocr fails; prints the CER and the
 time per page (tessera-ocr's own stage timings: the models are loaded once, before the first
-page). Exits 77 (skipped) when a model, the keys or Pillow/DejaVu are missing.
+page). Also reads the two-column page turned upside down (the classifier must turn every line) and checks
+that a file that is not an image fails with exit 1 and a message naming it.
+Exits 77 (skipped) when a model, the keys or Pillow/DejaVu are missing.
 """
 import json
 import os
@@ -73,6 +75,34 @@ def main():
         if not ok:
             print(f"  read:     {got}\n  expected: {want}")
             fail = 1
+    # The direction classifier: the two-column page turned upside down reads as the same lines in
+    # reverse order (the page's last line is now on top), every one turned by the classifier.
+    from PIL import Image
+    flipped = os.path.join(work, "columns_180.png")
+    Image.open(os.path.join(work, "columns.png")).rotate(180).save(flipped)
+    with open(os.path.join(work, "columns.txt"), encoding="utf-8") as f:
+        ref = f.read().splitlines()[::-1]
+    run = subprocess.run(cmd[:-3] + [flipped], capture_output=True, text=True)
+    page = json.loads(run.stdout)[0] if run.returncode == 0 else {"lines": []}
+    rate, got, want = cer([l["text"] for l in page["lines"]], ref)
+    turned = sum(l["turned"] for l in page["lines"])
+    if run.returncode != 0 or rate > max_cer or turned != len(page["lines"]) or not turned:
+        print(f"FAIL: columns upside down: exit {run.returncode}, CER {rate * 100:.2f}%, {turned} of "
+              f"{len(page['lines'])} lines turned\n  read:     {got}\n  expected: {want}\n{run.stderr}")
+        fail = 1
+    else:
+        print(f"ok: columns upside down: CER {rate * 100:.2f}%, all {turned} lines turned by the classifier")
+
+    # Bad input: a clear error naming the file, exit 1, no crash.
+    bad = os.path.join(work, "not_an_image.png")
+    with open(bad, "wb") as f:
+        f.write(b"not an image")
+    run = subprocess.run(cmd[:-3] + [bad], capture_output=True, text=True)
+    if run.returncode != 1 or "not_an_image.png: cannot decode the image" not in run.stderr:
+        print(f"FAIL: a file that is not an image: exit {run.returncode}, stderr {run.stderr!r}")
+        fail = 1
+    else:
+        print("ok: a file that is not an image is refused with exit 1")
     return fail
 
 
