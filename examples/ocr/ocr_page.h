@@ -31,7 +31,7 @@ struct PageOptions {
   // Each crop is taken from its box grown by this fraction of the box's height on every side.
   // PaddleOCR crops the box as detected (0); those boxes hug the glyphs, and the recognizer then
   // often runs Latin words together ("CORNERMARKET"): a little background around the line gives
-  // the spaces back (docs/ocr.md has the measurements).
+  // the spaces back (README.md, section OCR, has the measurements).
   float crop_margin = 0.15f;
   float cls_thresh = 0.9f;  // turn a line when "180" scores above this
   float drop_score = 0.5f;  // leave out lines recognized with a lower confidence
