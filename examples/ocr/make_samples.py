@@ -33,20 +33,21 @@ def font(name, size):
 
 
 def receipt():
-    """A till receipt: centred header, item lines, totals; dark grey on off-white paper."""
+    """A till receipt: centred header, item lines with right-aligned prices, totals; dark grey on
+    off-white paper. A price is a box of its own (the gap is wide), read after its item."""
     lines = [
         ("CORNER MARKET", "DejaVuSans-Bold.ttf", 40, "center"),
         ("128 Harbour Road, Portsmouth", "DejaVuSans.ttf", 28, "center"),
         ("Tel 023 9284 7710", "DejaVuSans.ttf", 28, "center"),
         ("Date 2026-11-28 Time 12:41", "DejaVuSansMono.ttf", 27, "left"),
-        ("2 x Apples 1.20 2.40", "DejaVuSansMono.ttf", 27, "left"),
-        ("1 x Whole milk 1L 0.95", "DejaVuSansMono.ttf", 27, "left"),
-        ("3 x Bread rolls 0.45 1.35", "DejaVuSansMono.ttf", 27, "left"),
-        ("1 x Coffee beans 250g 4.80", "DejaVuSansMono.ttf", 27, "left"),
-        ("1 x Dark chocolate 1.75", "DejaVuSansMono.ttf", 27, "left"),
-        ("Subtotal 11.25", "DejaVuSansMono.ttf", 27, "left"),
-        ("VAT 20% 1.88", "DejaVuSansMono.ttf", 27, "left"),
-        ("TOTAL GBP 11.25", "DejaVuSansMono-Bold.ttf", 30, "left"),
+        ("2 x Apples 1.20", "DejaVuSansMono.ttf", 27, "left", "2.40"),
+        ("1 x Whole milk 1L", "DejaVuSansMono.ttf", 27, "left", "0.95"),
+        ("3 x Bread rolls 0.45", "DejaVuSansMono.ttf", 27, "left", "1.35"),
+        ("1 x Coffee beans 250g", "DejaVuSansMono.ttf", 27, "left", "4.80"),
+        ("1 x Dark chocolate", "DejaVuSansMono.ttf", 27, "left", "1.75"),
+        ("Subtotal", "DejaVuSansMono.ttf", 27, "left", "11.25"),
+        ("VAT 20%", "DejaVuSansMono.ttf", 27, "left", "1.88"),
+        ("TOTAL GBP", "DejaVuSansMono-Bold.ttf", 30, "left", "11.25"),
         ("Card ending 4821 approved", "DejaVuSansMono.ttf", 27, "left"),
         ("Thank you for shopping with us", "DejaVuSans.ttf", 28, "center"),
     ]
@@ -54,16 +55,18 @@ def receipt():
     img = Image.new("RGB", (w, h), (250, 248, 240))
     d = ImageDraw.Draw(img)
     y = 30
-    for text, face, size, align in lines:
+    for text, face, size, align, *price in lines:
         f = font(face, size)
         tw = d.textlength(text, font=f)
         x = (w - tw) / 2 if align == "center" else 40
         d.text((x, y), text, font=f, fill=(40, 40, 40))
+        if price:
+            d.text((w - 40 - d.textlength(price[0], font=f), y), price[0], font=f, fill=(40, 40, 40))
         y += int(size * 1.75)
         if text.startswith("Date") or text.startswith("1 x Dark") or text.startswith("VAT"):
             d.line((40, y - size * 0.5, w - 40, y - size * 0.5), fill=(150, 150, 150), width=1)
             y += 8
-    return img, [t for t, *_ in lines]
+    return img, [" ".join([t] + price) for t, _, _, _, *price in lines]
 
 
 def sign():

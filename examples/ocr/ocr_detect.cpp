@@ -10,6 +10,10 @@ namespace {
 
 constexpr float kMean[3] = {0.485f, 0.456f, 0.406f};
 constexpr float kStd[3] = {0.229f, 0.224f, 0.225f};
+// Reading order: a column gutter is at least kColumnGap line heights wide, and the lines on both
+// sides of it are kColumnLine line heights long (median).
+constexpr float kColumnGap = 1.5f;
+constexpr float kColumnLine = 4.0f;
 
 // One 8-connected region of the binarized map: per row, its leftmost and rightmost pixel (all
 // the convex hull needs) and its pixel count.
@@ -96,7 +100,14 @@ std::pair<float, float> widest_gap(std::vector<Item>& items, Lo lo, Hi hi) {
   return {best, at};
 }
 
-void xy_cut(std::vector<Item> items, float min_column_gap, const std::vector<TextBox>& boxes, std::vector<size_t>& order) {
+float median_width(std::vector<Item> items) {
+  std::vector<float> w;
+  for (const Item& it : items) w.push_back(it.x1 - it.x0);
+  std::nth_element(w.begin(), w.begin() + w.size() / 2, w.end());
+  return w[w.size() / 2];
+}
+
+void xy_cut(std::vector<Item> items, float line_h, const std::vector<TextBox>& boxes, std::vector<size_t>& order) {
   if (items.size() <= 1) {
     for (const Item& it : items) order.push_back(it.index);
     return;
@@ -104,11 +115,20 @@ void xy_cut(std::vector<Item> items, float min_column_gap, const std::vector<Tex
   const auto [gx, cx] = widest_gap(items, [](const Item& i) { return i.x0; }, [](const Item& i) { return i.x1; });
   const auto [gy, cy] = widest_gap(items, [](const Item& i) { return i.y0; }, [](const Item& i) { return i.y1; });
   std::vector<Item> first, second;
-  if (gx >= min_column_gap && gx > gy) {
+  if (gx >= kColumnGap * line_h && gx > gy) {
     for (const Item& it : items) ((it.x0 + it.x1) / 2 < cx ? first : second).push_back(it);
+    // Columns of text, or a table's fields (a receipt's prices)? Only text columns, whose lines
+    // are long on both sides, are read one after the other; fields are read row by row.
+    if (median_width(first) < kColumnLine * line_h || median_width(second) < kColumnLine * line_h) {
+      first.clear(), second.clear();
+      if (gy > 0) {
+        for (const Item& it : items) ((it.y0 + it.y1) / 2 < cy ? first : second).push_back(it);
+      }
+    }
   } else if (gy > 0) {
     for (const Item& it : items) ((it.y0 + it.y1) / 2 < cy ? first : second).push_back(it);
-  } else {
+  }
+  if (first.empty() || second.empty()) {
     // PaddleOCR's sorted_boxes: by top-left corner (y, then x); neighbours whose top-left corners
     // are within 10 px vertically count as one row and go left to right.
     std::sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
@@ -127,8 +147,8 @@ void xy_cut(std::vector<Item> items, float min_column_gap, const std::vector<Tex
     for (const Item& it : items) order.push_back(it.index);
     return;
   }
-  xy_cut(std::move(first), min_column_gap, boxes, order);
-  xy_cut(std::move(second), min_column_gap, boxes, order);
+  xy_cut(std::move(first), line_h, boxes, order);
+  xy_cut(std::move(second), line_h, boxes, order);
 }
 
 }  // namespace
@@ -223,7 +243,7 @@ void sort_reading_order(std::vector<TextBox>& boxes) {
     items.push_back(it);
   }
   std::vector<size_t> order;
-  xy_cut(std::move(items), 1.5f * heights[mid], upright, order);
+  xy_cut(std::move(items), heights[mid], upright, order);
   std::vector<TextBox> sorted;
   sorted.reserve(boxes.size());
   for (size_t i : order) sorted.push_back(boxes[i]);

@@ -21,11 +21,12 @@
 //
 // Reading order (sort_reading_order): the box corners are first turned by minus the median text
 // angle (a slanted photo reads like an upright page), then a recursive XY-cut runs over the
-// boxes' bounding rectangles. A block is cut at its widest whitespace gap: a vertical gutter (a
-// column break, or the space between a receipt's item and its price) only when it is at least 1.5
-// median line heights wide and wider than every horizontal gap, else between rows; a block
-// without gaps (rows that still overlap) is read top to bottom with PaddleOCR's sorted_boxes rule
-// (top-left corners within 10 px vertically: one row, left to right).
+// boxes' bounding rectangles. A block is cut at its widest whitespace gap: at a vertical gutter
+// (a column break) when it is at least 1.5 median line heights wide, wider than every horizontal
+// gap, and the boxes on both sides are text lines (median length >= 4 line heights; narrower ones,
+// like a receipt's prices, are fields of a table read row by row), else between rows; a block
+// without such gaps (one row, or rows that still overlap) is read top to bottom with PaddleOCR's
+// sorted_boxes rule (top-left corners within 10 px vertically: one row, left to right).
 //
 // Errors: kInvalidArgument for a map that is not f32 [1, 1, H, W] or options out of range.
 #pragma once

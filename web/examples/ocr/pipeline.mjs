@@ -255,16 +255,29 @@ function widestGap(items, lo, hi) {
   return [best, at];
 }
 
-function xyCut(items, minColumnGap, order) {
+const kColumnGap = 1.5, kColumnLine = 4;  // as examples/ocr/ocr_detect.cpp
+
+function medianWidth(items) {
+  const w = items.map((it) => it.x1 - it.x0).sort((a, b) => a - b);
+  return w[Math.floor(w.length / 2)];
+}
+
+function xyCut(items, lineH, order) {
   if (items.length <= 1) { for (const it of items) order.push(it.index); return; }
   const [gx, cx] = widestGap(items, 'x0', 'x1');
   const [gy, cy] = widestGap(items, 'y0', 'y1');
-  let first, second;
-  if (gx >= minColumnGap && gx > gy) {
-    first = items.filter((it) => (it.x0 + it.x1) / 2 < cx); second = items.filter((it) => (it.x0 + it.x1) / 2 >= cx);
+  const split = (lo, hi, cut) => [items.filter((it) => (it[lo] + it[hi]) / 2 < cut), items.filter((it) => (it[lo] + it[hi]) / 2 >= cut)];
+  let first = [], second = [];
+  if (gx >= kColumnGap * lineH && gx > gy) {
+    [first, second] = split('x0', 'x1', cx);
+    // Text columns (long lines on both sides) are read one after the other; a table's fields
+    // (a receipt's prices) row by row.
+    if (medianWidth(first) < kColumnLine * lineH || medianWidth(second) < kColumnLine * lineH)
+      [first, second] = gy > 0 ? split('y0', 'y1', cy) : [[], []];
   } else if (gy > 0) {
-    first = items.filter((it) => (it.y0 + it.y1) / 2 < cy); second = items.filter((it) => (it.y0 + it.y1) / 2 >= cy);
-  } else {
+    [first, second] = split('y0', 'y1', cy);
+  }
+  if (!first.length || !second.length) {
     // PaddleOCR's sorted_boxes on the (deskewed) top-left corners.
     items.sort((a, b) => a.tl[1] - b.tl[1] || a.tl[0] - b.tl[0]);
     for (let i = 0; i + 1 < items.length; i++)
@@ -276,8 +289,8 @@ function xyCut(items, minColumnGap, order) {
     for (const it of items) order.push(it.index);
     return;
   }
-  xyCut(first, minColumnGap, order);
-  xyCut(second, minColumnGap, order);
+  xyCut(first, lineH, order);
+  xyCut(second, lineH, order);
 }
 
 // `boxes` in reading order (a new array): deskewed by the median text angle, then XY-cut.
@@ -293,7 +306,7 @@ export function sortReadingOrder(boxes) {
     return { index, tl: q[0], x0: Math.min(...xs), x1: Math.max(...xs), y0: Math.min(...ys), y1: Math.max(...ys) };
   });
   const order = [];
-  xyCut(items, 1.5 * height, order);
+  xyCut(items, height, order);
   return order.map((i) => boxes[i]);
 }
 
