@@ -1,9 +1,9 @@
 // The OCR page (web/examples/ocr/) in Debian's headless Chromium, driven by playwright-core
 // (web/node_modules; never a downloaded browser): the page imports PP-OCRv4 det, cls and rec from
 // ONNX in wasm. Whole pages: the three sample pages (examples/ocr/make_samples.py, rendered into
-// a temporary folder mounted at /samples) go in through a sample button, the file input and a
-// drop, and the page's text must match what was drawn (CER <= 2%, as the native test) with its
-// boxes drawn on the canvas; TSR_OCR_SCREENSHOT=FILE also saves a screenshot (docs/ocr-page.png).
+// a temporary folder mounted at /samples) go in through a sample button, the file input, a drop
+// and a paste, and the page's text must match what was drawn (CER <= 2%, as the native test) with its
+// boxes drawn on the canvas; Copy must put the lines on the clipboard. TSR_OCR_SCREENSHOT=FILE also saves a screenshot (docs/ocr-page.png).
 // One line (?mode=line): a rendered text line is picked in its file input, and the page must show
 // that text. Also with
 // ?threads=2: on the cross-origin isolated page (the server's COOP/COEP headers) it runs
@@ -57,7 +57,7 @@ async function withPage(query, isolate, fn, extraMounts = []) {
       '--disable-sync', '--no-first-run'],
   });
   try {
-    const page = await browser.newPage({ viewport: { width: 1180, height: 900 } });
+    const page = await browser.newPage({ viewport: { width: 1180, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
     const log = [];
     page.on('console', (m) => log.push(`console.${m.type()}: ${m.text()}`));
     page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
@@ -166,7 +166,7 @@ async function checkPage(page, dir, name, since) {
   return { name, cer: rate, lines: lines.length, ms };
 }
 
-test('OCR page reads whole sample pages (button, file input, drop) in Chromium', { skip, timeout: 300000 }, async (t) => {
+test('OCR page reads whole sample pages (button, file input, drop, paste; copy) in Chromium', { skip, timeout: 300000 }, async (t) => {
   const dir = samples();
   if (!dir) { t.skip('Pillow or DejaVu fonts missing (python3-pil, fonts-dejavu-core)'); return; }
   await withPage('', true, async (page, log, readyMs) => {
@@ -189,9 +189,27 @@ test('OCR page reads whole sample pages (button, file input, drop) in Chromium',
       drop.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
     });
     results.push(await checkPage(page, dir, 'columns', since));
+    // Copy puts the lines on the clipboard, one per line.
+    await page.click('#copy');
+    await page.waitForFunction(() => /copied/.test(document.getElementById('status').textContent));
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    assert.equal(copied, (await page.$$eval('#lines .line-text', (els) => els.map((e) => e.textContent))).join('\n'));
+    // A paste of an image (as Ctrl+V of a copied image delivers it) reads it.
+    since = Date.now();
+    await page.evaluate(async () => {
+      const blob = await (await fetch('/samples/sign.png')).blob();
+      const dt = new DataTransfer();
+      dt.items.add(new File([blob], 'sign.png', { type: 'image/png' }));
+      document.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
+    });
+    const pasted = await checkPage(page, dir, 'sign', since);
+    // Back to the columns for the stage timings and the screenshot.
+    await page.click('button[data-sample="columns"]');
+    await checkPage(page, dir, 'columns', Date.now());
     const timings = await page.$$eval('#timings tr', (rows) => rows.map((r) => [...r.cells].map((c) => c.textContent).join(' ')).join(', '));
     t.diagnostic(`page ready (runtime + 3 models) ${readyMs} ms after navigation; first result at ${firstResult} ms ` +
       `(performance.now()); receipt read in ${results[0].ms} ms after the click`);
+    t.diagnostic(`pasted sign: CER ${(pasted.cer * 100).toFixed(2)}%, ${pasted.ms} ms`);
     for (const r of results) t.diagnostic(`${r.name}: CER ${(r.cer * 100).toFixed(2)}%, ${r.lines} lines, ${r.ms} ms (action to text)`);
     t.diagnostic(`columns stages: ${timings}`);
     if (process.env.TSR_OCR_SCREENSHOT) await page.screenshot({ path: process.env.TSR_OCR_SCREENSHOT });
