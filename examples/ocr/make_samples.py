@@ -51,7 +51,7 @@ def receipt():
         ("Card ending 4821 approved", "DejaVuSansMono.ttf", 27, "left"),
         ("Thank you for shopping with us", "DejaVuSans.ttf", 28, "center"),
     ]
-    w, h = 640, 1000
+    w, h = 640, 800
     img = Image.new("RGB", (w, h), (250, 248, 240))
     d = ImageDraw.Draw(img)
     y = 30
