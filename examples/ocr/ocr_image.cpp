@@ -13,7 +13,7 @@
 
 namespace tsr::ocr {
 
-Expected<Image> decode_image(const unsigned char* data, size_t size, const std::string& name) {
+Expected<Image> decode_image(const unsigned char* data, size_t size, const std::string& name, int64_t max_pixels) {
   if (size > static_cast<size_t>(INT32_MAX)) return invalid_argument(name, ": the file is larger than 2 GiB");
   const int len = static_cast<int>(size);
   int w = 0, h = 0, c = 0;
@@ -21,8 +21,8 @@ Expected<Image> decode_image(const unsigned char* data, size_t size, const std::
   if (!stbi_info_from_memory(data, len, &w, &h, &c))
     return invalid_argument(name, ": cannot decode the image (", stbi_failure_reason(), ")");
   if (w <= 0 || h <= 0) return invalid_argument(name, ": empty image");
-  if (static_cast<int64_t>(w) * h > kOcrMaxPixels)
-    return invalid_argument(name, ": the image is ", w, " x ", h, " pixels, more than the limit of ", kOcrMaxPixels);
+  if (static_cast<int64_t>(w) * h > max_pixels)
+    return invalid_argument(name, ": the image is ", w, " x ", h, " pixels, more than the limit of ", max_pixels);
   std::unique_ptr<unsigned char, void (*)(void*)> rgb(stbi_load_from_memory(data, len, &w, &h, &c, 3), stbi_image_free);
   if (!rgb) return invalid_argument(name, ": cannot decode the image (", stbi_failure_reason(), ")");
   Image img;
@@ -32,12 +32,12 @@ Expected<Image> decode_image(const unsigned char* data, size_t size, const std::
   return img;
 }
 
-Expected<Image> load_image_file(const std::string& path) {
+Expected<Image> load_image_file(const std::string& path, int64_t max_pixels) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return not_found(path, ": cannot open the image");
   std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return not_found(path, ": cannot read the image");
-  return decode_image(bytes.data(), bytes.size(), path);
+  return decode_image(bytes.data(), bytes.size(), path, max_pixels);
 }
 
 Expected<Image> resize_image(const Image& img, int out_w, int out_h) {

@@ -16,7 +16,8 @@
 // feeds them unconverted, which is what the models were trained on.
 //
 // Errors (never an abort, whatever the bytes): kInvalidArgument naming `name` for data that does
-// not decode or an image with more than kOcrMaxPixels pixels (bounds memory).
+// not decode or an image with more than max_pixels pixels (bounds memory; kOcrMaxPixels for the
+// line functions).
 // Thread safety: the functions keep no state; each call may run on its own thread.
 #pragma once
 
@@ -34,8 +35,10 @@ constexpr int kOcrHeight = 48;
 constexpr int kOcrMinWidth = 320;
 // Bounds the model input width (and so memory) for absurdly wide images: 48 x 16384 x 3 floats.
 constexpr int kOcrMaxWidth = 16384;
-// Bounds the decoded image (and so memory): 2^22 pixels (4096 x 1024, 2048 x 2048).
+// Bounds the decoded image (and so memory): 2^22 pixels (4096 x 1024, 2048 x 2048) for a line.
 constexpr int64_t kOcrMaxPixels = int64_t{1} << 22;
+// A page may be a phone photo: 2^25 pixels (33.5 M; 12 MP is 4032 x 3024).
+constexpr int64_t kOcrMaxPagePixels = int64_t{1} << 25;
 
 // An 8-bit RGB image: pixel (x, y) channel c is rgb[(y * width + x) * 3 + c].
 struct Image {
@@ -45,10 +48,11 @@ struct Image {
 };
 
 // Decodes the encoded image `data` (`size` bytes); `name` is used in error messages.
-Expected<Image> decode_image(const unsigned char* data, size_t size, const std::string& name);
+Expected<Image> decode_image(const unsigned char* data, size_t size, const std::string& name,
+                             int64_t max_pixels = kOcrMaxPixels);
 
 // Reads the file `path` and decodes it. kNotFound when it cannot be read.
-Expected<Image> load_image_file(const std::string& path);
+Expected<Image> load_image_file(const std::string& path, int64_t max_pixels = kOcrMaxPixels);
 
 // `img` resized to out_w x out_h (both >= 1) with bilinear interpolation (see above).
 Expected<Image> resize_image(const Image& img, int out_w, int out_h);

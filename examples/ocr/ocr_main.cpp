@@ -144,7 +144,7 @@ int run_pages(const Args& a, const std::vector<std::string>& keys, tsr::Session&
   int rc = 0;
   for (const std::string& image : a.images) {
     auto t0 = Clock::now();
-    auto img = tsr::ocr::load_image_file(image);
+    auto img = tsr::ocr::load_image_file(image, tsr::ocr::kOcrMaxPagePixels);
     if (!img.ok()) { rc = fail(img.status()); continue; }
     const double decode_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     auto r = reader.read(*img);

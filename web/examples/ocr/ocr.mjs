@@ -24,7 +24,7 @@ const urls = {
   samples: params.get('samples') ?? '/samples/',
 };
 const threads = Number(params.get('threads') ?? '1');
-const kMaxPixels = 1 << 24;  // decoded images above this are refused (memory)
+const kMaxPixels = 1 << 25;  // decoded images above this are refused (memory), as tessera-ocr --page
 const $ = (id) => document.getElementById(id);
 const body = document.body;
 
