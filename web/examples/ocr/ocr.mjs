@@ -108,22 +108,26 @@ async function main() {
   const t0 = performance.now();
   const tsr = await Tessera.create({ threads });
   body.dataset.threads = String(tsr.threads);
-  const [det, cls, rec, keyText] = await Promise.all([
-    fetchBytes(urls.det), fetchBytes(urls.cls), fetchBytes(urls.rec), fetch(urls.keys).then((r) => {
-      if (!r.ok) throw new Error(`${urls.keys}: HTTP ${r.status}`);
-      return r.text();
-    })]);
+  // The recognizer always; the detector and the classifier when a page is read (at start in page
+  // mode, else on the first page), so that one-line mode loads (and runs threads for) one model.
+  const keyText = await fetch(urls.keys).then((r) => {
+    if (!r.ok) throw new Error(`${urls.keys}: HTTP ${r.status}`);
+    return r.text();
+  });
   const keys = ocr.parseKeys(keyText);
   const models = {};
-  for (const [name, bytes, url] of [['det', det, urls.det], ['cls', cls, urls.cls], ['rec', rec, urls.rec]])
-    models[name] = await tsr.load(bytes, { name: url.split('/').pop() });
+  const loading = {};
+  const load = (name) => (loading[name] ??= fetchBytes(urls[name])
+    .then((bytes) => tsr.load(bytes, { name: urls[name].split('/').pop() }))
+    .then((m) => { models[name] = m; }));
+  await Promise.all(mode() === 'page' ? [load('rec'), load('det'), load('cls')] : [load('rec')]);
   const run = async (name, tensor) => {
     const m = models[name];
     const out = await m.run({ [m.inputs[0].name]: tensor });
     return out[m.outputs[0].name];
   };
   const on = tsr.threads > 1 ? `${tsr.threads} threads (tessera-threads.wasm)` : `1 thread${tsr.threadsFallback ? ` (${tsr.threadsFallback})` : ''}`;
-  status(`ready: 3 models imported from ONNX in ${(performance.now() - t0).toFixed(0)} ms; runs on ${on}`);
+  status(`ready: ${Object.keys(models).length} model(s) imported from ONNX in ${(performance.now() - t0).toFixed(0)} ms; runs on ${on}`);
 
   let current = null;  // { lines } of the image shown, for hover highlighting
   let busy = false;
@@ -145,6 +149,7 @@ async function main() {
         lines = [{ text: d.text, confidence: d.confidence, quad: [[0, 0], [img.width - 1, 0], [img.width - 1, img.height - 1], [0, img.height - 1]] }];
         body.dataset.boxes = '0';
       } else {
+        await Promise.all([load('det'), load('cls')]);
         const r = await ocr.readPage(img, run, keys, { useCls: $('cls').checked });
         lines = r.lines;
         timings = [['decode', decodeMs], ...Object.entries(r.timings)];
