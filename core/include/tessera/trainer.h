@@ -92,8 +92,9 @@ class Trainer {
 
   // One optimizer step on a batch: forward, loss, backward, update. Returns the batch's loss
   // (before the update; NaN or infinite as computed: the caller decides, as with PyTorch).
-  // Errors: inputs/labels count, dtype or shape (named); nothing is updated then.
-  Expected<float> step(const std::vector<Tensor>& inputs, const Tensor& labels);
+  // `prediction`, when given, receives the model's first output on the batch (before the update,
+  // as eval's). Errors: inputs/labels count, dtype or shape (named); nothing is updated then.
+  Expected<float> step(const std::vector<Tensor>& inputs, const Tensor& labels, Tensor* prediction = nullptr);
   // The loss and prediction on a batch with the current weights; nothing is updated.
   Expected<EvalResult> eval(const std::vector<Tensor>& inputs, const Tensor& labels);
   // The "infer" signature with the current weights: the model's outputs.
