@@ -3,6 +3,7 @@
 // minimal runtimes): the handle structs and the registry of live handles.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
