@@ -48,7 +48,8 @@ if "$tessera" prepare-training "$dir/net.onnx" --frozen 'encoder.*' -o "$dir/bad
   echo "FAIL: an unmatched --frozen pattern was accepted"; exit 1
 fi
 grep -qF 'frozen "encoder.*"' "$dir/bad.txt" || { echo "FAIL: error does not name the pattern:"; cat "$dir/bad.txt"; exit 1; }
-"$tessera" prepare-training "$dir/net.onnx" --optimizer sgd --lr 0.1 --momentum 0.9 --trainable '*' --frozen 'fc1.*' \
+# The model after the repeatable pattern options: each takes one value.
+"$tessera" prepare-training --optimizer sgd --lr 0.1 --momentum 0.9 --trainable '*' --frozen 'fc1.*' "$dir/net.onnx" \
   -o "$dir/train.tsr" | tee "$dir/prepare.txt"
 grep -qF "2 trainable weights" "$dir/prepare.txt" || { echo "FAIL: expected fc2's 2 weights trainable"; exit 1; }
 "$tessera" train "$dir/train.tsr" --limit 64 --batch-size 64 --epochs 3 -o "$dir/run" >/dev/null

@@ -172,7 +172,7 @@ TEST_CASE("prepare_training errors name the pattern, loss or optimizer", "[train
   CHECK(c.status().message().find("train_step") != std::string::npos);
 }
 
-TEST_CASE("Trainer::step lowers the loss; eval_step gives train_step's loss before the update", "[trainer]") {
+TEST_CASE("Trainer::step lowers the loss, eval_step gives train_step's loss before the update", "[trainer]") {
   TrainingSpec spec;
   spec.optimizer = "adam";
   spec.learning_rate = 0.05;

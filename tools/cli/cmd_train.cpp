@@ -194,11 +194,9 @@ Subcommand register_prepare_training(CLI::App& app) {
   add_optimizer_options(sub, o->optimizer, o->lr, o->momentum, o->nesterov, o->weight_decay);
   sub->add_option("--trainable", o->trainable,
                   "Train only the weights matching this name pattern ('*', '?'; whole name; repeatable; default all)")
-      ->expected(1)
-      ->take_all();
+      ->allow_extra_args(false);
   sub->add_option("--frozen", o->frozen, "Keep the weights matching this pattern fixed (after --trainable; repeatable)")
-      ->expected(1)
-      ->take_all();
+      ->allow_extra_args(false);
   return {sub, [o] { return prepare_training_command(*o); }};
 }
 
