@@ -194,6 +194,11 @@ TEST_CASE("Trainer::step lowers the loss, eval_step gives train_step's loss befo
   CHECK(now.loss <= last);
   const std::vector<Tensor> inferred = value_of(t->infer({d.x}));
   CHECK(same_bytes(inferred.at(0), now.prediction));
+  // step_with_prediction: the same loss and prediction as eval on the weights before its update.
+  const EvalResult stepped = value_of(t->step_with_prediction({d.x}, d.labels));
+  CHECK(stepped.loss == now.loss);
+  CHECK(same_bytes(stepped.prediction, now.prediction));
+  CHECK(t->step_count() == 42);
 }
 
 TEST_CASE("Trainer::set_learning_rate: 0 keeps the weights, bad rates are refused", "[trainer]") {

@@ -197,7 +197,9 @@ class TrainRun {
       double loss = 0;
       Tensor logits;
       auto run_step = [&]() -> Status {
-        TSR_ASSIGN_OR_RETURN(loss, trainer_.step({x}, y, &logits));
+        TSR_ASSIGN_OR_RETURN(EvalResult r, trainer_.step_with_prediction({x}, y));
+        loss = r.loss;
+        logits = std::move(r.prediction);
         return ok_status();
       };
       if (step_ == 0) {
