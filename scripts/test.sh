@@ -191,7 +191,7 @@ for st in $stages; do
     asan)
       ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}" \
       UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-        run_stage asan asan "--target tessera_unit_tests tessera_c_api_test tsr_fuzzers" \
+        run_stage asan asan "--target tessera_unit_tests tessera_c_api_test tessera_c_train_test tsr_fuzzers" \
           "-R ^(unit|c_api|fuzz):" ;;
     tsan)
       TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}" \
@@ -204,7 +204,7 @@ for st in $stages; do
     playground) run_playground_stage ;;
     aarch64)
       run_stage aarch64 aarch64 \
-        "--target tessera_unit_tests tessera_c_api_test $min_targets" \
+        "--target tessera_unit_tests tessera_c_api_test tessera_c_train_test $min_targets" \
         "-R ^(unit|c_api|selective):"
       bash mobile/size_report.sh build/release build/aarch64 | tee "$logdir/sizes.txt" ;;
     armv7)

@@ -11,35 +11,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "tessera/session.h"
+#include "core/c_api/c_api_internal.h"
 
-struct tsr_error {
-  int code;
-  std::string message;
-};
-
-struct tsr_model {
-  tsr::Model model;
-};
-
-struct tsr_session_options {
-  tsr::SessionOptions options;
-};
-
-struct tsr_session {
-  std::unique_ptr<tsr::Session> session;
-};
-
-struct tsr_value {
-  tsr::Tensor tensor;
-};
-
+namespace tsr::c_api {
 namespace {
-
-// Live handles by address and kind: how a freed (or never created) handle is told apart from a
-// live one without dereferencing it. An address reused by a new handle of the same kind is
-// indistinguishable, which is why the header calls this detection best-effort.
-enum class Kind : uint8_t { kModel, kOptions, kSession, kValue };
 
 struct Registry {
   std::mutex mu;
@@ -51,12 +26,24 @@ Registry& registry() {
   return *r;
 }
 
-template <typename T>
-T* track(T* p, Kind k) {
-  if (!p) return nullptr;
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::kModel: return "tsr_model";
+    case Kind::kOptions: return "tsr_session_options";
+    case Kind::kSession: return "tsr_session";
+    case Kind::kValue: return "tsr_value";
+    case Kind::kTrainer: return "tsr_trainer";
+    case Kind::kTrainingSpec: return "tsr_training_spec";
+  }
+  return "handle";
+}
+
+}  // namespace
+
+void track_raw(const void* p, Kind k) {
+  if (!p) return;
   std::lock_guard<std::mutex> lock(registry().mu);
   registry().live[p] = k;
-  return p;
 }
 
 bool is_live(const void* p, Kind k) {
@@ -66,7 +53,6 @@ bool is_live(const void* p, Kind k) {
   return it != registry().live.end() && it->second == k;
 }
 
-// Removes p from the registry; false when it was not live (NULL, double free, wrong kind).
 bool untrack(const void* p, Kind k) {
   if (!p) return false;
   std::lock_guard<std::mutex> lock(registry().mu);
@@ -83,17 +69,6 @@ void set_error(tsr_error** err, int code, std::string message) {
 
 void set_error(tsr_error** err, const tsr::Status& s) { set_error(err, static_cast<int>(s.code()), s.message()); }
 
-const char* kind_name(Kind k) {
-  switch (k) {
-    case Kind::kModel: return "tsr_model";
-    case Kind::kOptions: return "tsr_session_options";
-    case Kind::kSession: return "tsr_session";
-    case Kind::kValue: return "tsr_value";
-  }
-  return "handle";
-}
-
-// INVALID_ARGUMENT naming the function and argument when `p` is not a live handle of kind k.
 bool check_handle(const void* p, Kind k, const char* where, tsr_error** err) {
   if (is_live(p, k)) return true;
   set_error(err, TSR_ERR_INVALID_ARGUMENT,
@@ -109,6 +84,12 @@ bool known_dtype(int d) {
       return false;
   }
 }
+
+}  // namespace tsr::c_api
+
+namespace {
+
+using namespace tsr::c_api;
 
 tsr_model* load(tsr::Expected<tsr::Model> m, tsr_error** err) {
   if (!m.ok()) {

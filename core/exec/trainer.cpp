@@ -130,11 +130,17 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(const Model& training_model, 
   return t;
 }
 
-Expected<float> Trainer::step(const std::vector<Tensor>& inputs, const Tensor& labels) {
+Expected<EvalResult> Trainer::step_with_prediction(const std::vector<Tensor>& inputs, const Tensor& labels) {
   std::vector<Tensor> args = inputs;
   args.push_back(labels);
-  TSR_ASSIGN_OR_RETURN(const std::vector<Tensor> out, session_->run_signature("train_step", args));
-  return scalar_loss(out.at(0));
+  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, session_->run_signature("train_step", args));
+  TSR_ASSIGN_OR_RETURN(const float loss, scalar_loss(out.at(0)));
+  return EvalResult{loss, std::move(out.at(1))};
+}
+
+Expected<float> Trainer::step(const std::vector<Tensor>& inputs, const Tensor& labels) {
+  TSR_ASSIGN_OR_RETURN(const EvalResult r, step_with_prediction(inputs, labels));
+  return r.loss;
 }
 
 Expected<EvalResult> Trainer::eval(const std::vector<Tensor>& inputs, const Tensor& labels) {

@@ -113,6 +113,18 @@ struct TrainOptions {
   std::string out_dir;
 };
 
+struct PrepareTrainingOptions {
+  std::string model;   // inference model (.onnx/.tsr)
+  std::string output;  // training model (.tsr)
+  std::string loss = "softmax_cross_entropy";
+  std::string optimizer = "adam";
+  double lr = 1e-3;
+  double momentum = 0.0;
+  bool nesterov = false;
+  double weight_decay = 0.0;
+  std::vector<std::string> trainable, frozen;  // TrainingSpec name patterns
+};
+
 struct ExportOptions {
   std::string checkpoint;
   std::string output;
@@ -152,6 +164,7 @@ int convert_command(const ConvertOptions& o);
 int optimize_command(const OptimizeOptions& o);
 int train_command(const TrainOptions& o);
 int export_command(const ExportOptions& o);
+int prepare_training_command(const PrepareTrainingOptions& o);
 int grad_command(const GradOptions& o);
 int script_command(const ScriptOptions& o);
 // cmd_placement.cpp: `inspect --placement DEVICE` and `run --check-against cpu` (exit 1 when a
@@ -173,6 +186,7 @@ Subcommand register_inspect(CLI::App& app);
 Subcommand register_ops(CLI::App& app);
 Subcommand register_train(CLI::App& app);   // cmd_train.cpp
 Subcommand register_export(CLI::App& app);  // cmd_train.cpp
+Subcommand register_prepare_training(CLI::App& app);  // cmd_train.cpp
 Subcommand register_grad(CLI::App& app);
 Subcommand register_script(CLI::App& app);
 Subcommand register_generate(CLI::App& app);  // cmd_generate.cpp

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -10,6 +11,7 @@
 
 #include "core/io/tsr_io.h"
 #include "core/passes/training.h"
+#include "tessera/trainer.h"
 #include "tools/cli/cli_common.h"
 #include "tools/cli/model_loader.h"
 #include "tools/train/architectures.h"
@@ -40,7 +42,42 @@ class ProgressBar {
   int last_tenth_ = -1;
 };
 
+// The optimizer flags `train` and `prepare-training` share (TrainingSpec's fields).
+void add_optimizer_options(CLI::App* sub, std::string& optimizer, double& lr, double& momentum, bool& nesterov,
+                           double& weight_decay) {
+  sub->add_option("--optimizer", optimizer, "sgd, adam or adamw (default adam)")->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  sub->add_option("--lr", lr, "Learning rate (default 1e-3)")->check(CLI::PositiveNumber);
+  sub->add_option("--momentum", momentum, "SGD momentum (default 0)")->check(CLI::Range(0.0, 1.0));
+  sub->add_flag("--nesterov", nesterov, "Nesterov momentum (sgd with --momentum > 0)");
+  sub->add_option("--weight-decay", weight_decay, "L2 (sgd) or decoupled (adamw) weight decay (default 0)")->check(CLI::Range(0.0, 1.0));
+}
+
 }  // namespace
+
+int prepare_training_command(const PrepareTrainingOptions& o) {
+  auto model = load_model(o.model);
+  if (!model.ok()) return report_error(model.status());
+  TrainingSpec spec;
+  spec.loss = o.loss;
+  spec.optimizer = o.optimizer;
+  spec.learning_rate = o.lr;
+  spec.momentum = o.momentum;
+  spec.nesterov = o.nesterov;
+  spec.weight_decay = o.weight_decay;
+  spec.trainable = o.trainable;
+  spec.frozen = o.frozen;
+  auto training = prepare_training(*model, spec);
+  if (!training.ok()) return report_error(training.status());
+  if (Status s = training->save(o.output); !s.ok()) return report_error(s);
+  // The trainable weights are what the infer signature binds.
+  size_t weights = 0;
+  for (const ir::Signature& sig : training->graph().signatures)
+    if (sig.name == "infer")
+      for (const std::string& v : sig.bound_inputs) weights += !v.empty();
+  std::printf("wrote %s (%zu trainable weights, %zu variables; signatures infer, train_step, eval_step)\n", o.output.c_str(),
+              weights, training->graph().variables.size());
+  return kExitOk;
+}
 
 int train_command(const TrainOptions& o) {
   if (o.model.empty() == o.arch.empty()) {
@@ -70,6 +107,9 @@ int train_command(const TrainOptions& o) {
                 static_cast<long long>(test_set->labels.numel()));
     return kExitOk;
   }
+  // A training model (tessera prepare-training, a checkpoint) brings its loss and optimizer.
+  const bool prepared = std::any_of(model->signatures.begin(), model->signatures.end(),
+                                    [](const ir::Signature& s) { return s.name == "train_step"; });
   train::TrainConfig cfg;
   cfg.training.loss = o.loss;
   cfg.training.optimizer = o.optimizer;
@@ -86,8 +126,9 @@ int train_command(const TrainOptions& o) {
   cfg.out_dir = o.out_dir;
   std::cerr << "training " << (o.arch.empty() ? o.model : "--arch " + o.arch) << " on " << o.data << ": "
             << (o.limit > 0 ? std::min<int64_t>(o.limit, train_set->labels.numel()) : train_set->labels.numel())
-            << " training / " << test_set->labels.numel() << " test samples, batch " << o.batch_size << ", " << o.optimizer
-            << " lr " << o.lr << ", " << o.threads << " thread(s), device " << o.device << "\n";
+            << " training / " << test_set->labels.numel() << " test samples, batch " << o.batch_size << ", "
+            << (prepared ? std::string("the model's optimizer") : o.optimizer + " lr " + std::to_string(o.lr)) << ", "
+            << o.threads << " thread(s), device " << o.device << "\n";
   ProgressBar bar;
   auto report = train::train_classifier(
       std::move(model).value(), *train_set, &*test_set, cfg,
@@ -122,7 +163,7 @@ int export_command(const ExportOptions& o) {
 Subcommand register_train(CLI::App& app) {
   auto o = std::make_shared<TrainOptions>();
   CLI::App* sub = app.add_subcommand("train", "Train an image classifier on an IDX dataset (default: Fashion-MNIST)");
-  sub->add_option("model", o->model, "Inference model (.tsr/.onnx; first input images, first output logits) or a checkpoint to resume");
+  sub->add_option("model", o->model, "Inference model (.tsr/.onnx; first input images, first output logits), a training model from tessera prepare-training, or a checkpoint to resume (these bring their loss and optimizer)");
   sub->add_option("--arch", o->arch, "Built-in architecture instead of a model file: lenet, mlp");
   sub->add_option("--data", o->data, "Directory with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (default " + o->data + ")");
   sub->add_option("--batch-size", o->batch_size, "Minibatch size (default 64)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
@@ -130,11 +171,7 @@ Subcommand register_train(CLI::App& app) {
   sub->add_option("--loss", o->loss,
                   "softmax_cross_entropy (the model outputs logits; default) or nll (it outputs log-probabilities)")
       ->check(CLI::IsMember({"softmax_cross_entropy", "nll"}));
-  sub->add_option("--optimizer", o->optimizer, "sgd, adam or adamw (default adam)")->check(CLI::IsMember({"sgd", "adam", "adamw"}));
-  sub->add_option("--lr", o->lr, "Learning rate (default 1e-3)")->check(CLI::PositiveNumber);
-  sub->add_option("--momentum", o->momentum, "SGD momentum (default 0)")->check(CLI::Range(0.0, 1.0));
-  sub->add_flag("--nesterov", o->nesterov, "Nesterov momentum (sgd with --momentum > 0)");
-  sub->add_option("--weight-decay", o->weight_decay, "L2 (sgd) or decoupled (adamw) weight decay (default 0)")->check(CLI::Range(0.0, 1.0));
+  add_optimizer_options(sub, o->optimizer, o->lr, o->momentum, o->nesterov, o->weight_decay);
   sub->add_option("--seed", o->seed, "Seed of the weight initialization (--arch) and the shuffling (default 0)");
   sub->add_option("--threads", o->threads, "Intra-op threads (default 1; 0 = all cores)")->check(CLI::Range(0, 1024));
   sub->add_option("--device", o->device,
@@ -143,6 +180,24 @@ Subcommand register_train(CLI::App& app) {
   sub->add_option("--limit", o->limit, "Train on the first N samples only (default: all)")->check(CLI::NonNegativeNumber);
   sub->add_option("-o,--out-dir", o->out_dir, "Write checkpoint_epoch<N>.tsr, loss.csv, epochs.csv and loss.png here");
   return {sub, [o] { return train_command(*o); }};
+}
+
+Subcommand register_prepare_training(CLI::App& app) {
+  auto o = std::make_shared<PrepareTrainingOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "prepare-training", "Turn an inference model into a training model (infer, train_step, eval_step) for tessera train and the training APIs");
+  sub->add_option("model", o->model, "Inference model (.onnx/.tsr; its first output is the prediction)")->required();
+  sub->add_option("-o,--output", o->output, "Output training model (.tsr)")->required();
+  sub->add_option("--loss", o->loss,
+                  "softmax_cross_entropy (logits, i64 class labels; default), nll (log-probabilities) or mse (labels shaped like the prediction)")
+      ->check(CLI::IsMember({"softmax_cross_entropy", "nll", "mse"}));
+  add_optimizer_options(sub, o->optimizer, o->lr, o->momentum, o->nesterov, o->weight_decay);
+  sub->add_option("--trainable", o->trainable,
+                  "Train only the weights matching this name pattern ('*', '?'; whole name; repeatable; default all)")
+      ->allow_extra_args(false);
+  sub->add_option("--frozen", o->frozen, "Keep the weights matching this pattern fixed (after --trainable; repeatable)")
+      ->allow_extra_args(false);
+  return {sub, [o] { return prepare_training_command(*o); }};
 }
 
 Subcommand register_export(CLI::App& app) {

@@ -59,7 +59,7 @@ int main_impl(int argc, char** argv) {
   const Subcommand commands[] = {register_convert(app), register_optimize(app), register_run(app),
                                  register_inspect(app), register_ops(app),      register_train(app),
                                  register_export(app),  register_grad(app),     register_script(app),
-                                 register_generate(app), register_quantize(app)};
+                                 register_generate(app), register_quantize(app), register_prepare_training(app)};
   for (const Subcommand& c : commands) c.app->footer(exit_code_table());
 
   // CLI11 would report an unknown command as "A subcommand is required"; name it instead.

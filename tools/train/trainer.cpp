@@ -10,6 +10,7 @@
 #include <random>
 
 #include "tessera/session.h"
+#include "tessera/trainer.h"
 #include "core/io/tsr_io.h"
 #include "core/passes/verify_model.h"
 #include "tools/train/plot.h"
@@ -141,13 +142,14 @@ Expected<size_t> transient_peak(const Call& call) {
   return tensor_memory_stats().peak_bytes - before;
 }
 
-// One training run over a prepared session: the epochs, their statistics and the files of
+// One training run over a tsr::Trainer (the class behind the C, Java and JS APIs too, so every
+// front door computes the same weights): the epochs, their statistics and the files of
 // config.out_dir (loss.csv per step; per epoch a checkpoint, epochs.csv and loss.png).
 class TrainRun {
  public:
-  TrainRun(Session& session, const Dataset& train_set, const Dataset* test_set, const TrainConfig& config,
+  TrainRun(Trainer& trainer, const Dataset& train_set, const Dataset* test_set, const TrainConfig& config,
            const ProgressFn& progress, Shape sample)
-      : session_(session), train_set_(train_set), test_set_(test_set), config_(config), progress_(progress),
+      : trainer_(trainer), train_set_(train_set), test_set_(test_set), config_(config), progress_(progress),
         sample_(std::move(sample)),
         total_(config.limit > 0 ? std::min(config.limit, train_set.labels.numel()) : train_set.labels.numel()),
         order_(static_cast<size_t>(total_)), rng_(config.seed) {
@@ -167,7 +169,7 @@ class TrainRun {
                                       std::min(order_.size(), static_cast<size_t>(config_.batch_size)));
       const Tensor& x = batch.first;
       TSR_ASSIGN_OR_RETURN(report_.forward_peak_bytes,
-                           transient_peak([&]() { return session_.run_signature("infer", {x}).status(); }));
+                           transient_peak([&]() { return trainer_.infer({x}).status(); }));
     }
     TSR_ASSIGN_OR_RETURN(const int start_epoch, epochs_done(model));
     // Resuming replays the shuffles of the epochs behind the checkpoint so that, with the same
@@ -177,7 +179,7 @@ class TrainRun {
       TSR_ASSIGN_OR_RETURN(EpochStats st, train_epoch(epoch));
       TSR_RETURN_IF_ERROR(end_epoch(st));
     }
-    if (config_.epochs == 0) report_.checkpoint = session_.snapshot();
+    if (config_.epochs == 0) report_.checkpoint = trainer_.checkpoint().graph();
     return std::move(report_);
   }
 
@@ -192,9 +194,12 @@ class TrainRun {
       const size_t e = std::min(order_.size(), b + static_cast<size_t>(config_.batch_size));
       const auto batch = gather_batch(train_set_, sample_, order_, b, e);
       const Tensor &x = batch.first, &y = batch.second;
-      std::vector<Tensor> out;
+      double loss = 0;
+      Tensor logits;
       auto run_step = [&]() -> Status {
-        TSR_ASSIGN_OR_RETURN(out, session_.run_signature("train_step", {x, y}));
+        TSR_ASSIGN_OR_RETURN(EvalResult r, trainer_.step_with_prediction({x}, y));
+        loss = r.loss;
+        logits = std::move(r.prediction);
         return ok_status();
       };
       if (step_ == 0) {
@@ -202,16 +207,15 @@ class TrainRun {
       } else {
         TSR_RETURN_IF_ERROR(run_step());
       }
-      const double loss = out[0].scalar_f64();
       if (!std::isfinite(loss)) return invalid_argument("epoch ", epoch, " step ", step_, ": the loss is ", loss, " (lower the learning rate?)");
       const auto n = static_cast<int64_t>(e - b);
-      correct += score(out[1], y).first;
+      correct += score(logits, y).first;
       loss_sum += loss * static_cast<double>(n);
       done += n;
       ++step_;
       const double frac = epoch - 1 + static_cast<double>(done) / static_cast<double>(total_);
       step_losses_.emplace_back(frac, loss);
-      if (steps_csv_) steps_csv_ << epoch << ',' << step_ << ',' << done << ',' << loss << ',' << static_cast<double>(score(out[1], y).first) / static_cast<double>(n) << '\n';
+      if (steps_csv_) steps_csv_ << epoch << ',' << step_ << ',' << done << ',' << loss << ',' << static_cast<double>(score(logits, y).first) / static_cast<double>(n) << '\n';
       const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
       if (progress_) progress_(epoch, done, total_, loss_sum / static_cast<double>(done), static_cast<double>(correct) / static_cast<double>(done), static_cast<double>(done) / std::max(secs, 1e-9));
     }
@@ -226,7 +230,7 @@ class TrainRun {
 
   // The epoch's checkpoint, its test scores and its files.
   Status end_epoch(EpochStats st) {
-    report_.checkpoint = session_.snapshot();
+    report_.checkpoint = trainer_.checkpoint().graph();
     report_.checkpoint.metadata[kEpochsDoneKey] = std::to_string(st.epoch);
     if (test_set_) {
       TSR_ASSIGN_OR_RETURN(const auto ev, evaluate_classifier(report_.checkpoint, *test_set_, config_.threads, config_.device));
@@ -244,7 +248,7 @@ class TrainRun {
     return write_curves(config_.out_dir, step_losses_, report_.epochs);
   }
 
-  Session& session_;
+  Trainer& trainer_;
   const Dataset& train_set_;
   const Dataset* test_set_;
   const TrainConfig& config_;
@@ -302,8 +306,8 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
   SessionOptions so;
   so.num_threads = config.threads;
   so.device = config.device;
-  TSR_ASSIGN_OR_RETURN(auto session, Session::create(std::make_shared<ir::Model>(model), so));
-  return TrainRun(*session, train_set, test_set, config, progress, std::move(sample)).run(model);
+  TSR_ASSIGN_OR_RETURN(auto trainer, Trainer::create(std::make_shared<ir::Model>(model), so));
+  return TrainRun(*trainer, train_set, test_set, config, progress, std::move(sample)).run(model);
 }
 
 }  // namespace tsr::train

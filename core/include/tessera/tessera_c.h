@@ -40,7 +40,9 @@
 extern "C" {
 #endif
 
-#define TSR_C_API_VERSION 2 /* 2: tsr_session_options_set_optimization */
+/* Version history: 1 models, sessions, values, errors; 2 tsr_session_options_set_optimization;
+ * 3 training (tsr_training_spec_*, tsr_prepare_training, tsr_trainer_*, tsr_buffer_free). */
+#define TSR_C_API_VERSION 3
 
 #if defined(_WIN32)
 #define TSR_C_EXPORT
@@ -53,6 +55,8 @@ typedef struct tsr_model tsr_model;
 typedef struct tsr_session tsr_session;
 typedef struct tsr_value tsr_value;
 typedef struct tsr_session_options tsr_session_options;
+typedef struct tsr_trainer tsr_trainer;             /* since version 3 */
+typedef struct tsr_training_spec tsr_training_spec; /* since version 3 */
 
 /* Element types, numbered as ONNX's TensorProto.DataType. */
 typedef enum {
@@ -159,6 +163,92 @@ TSR_C_EXPORT const void* tsr_value_data(const tsr_value* value);
 /* Size of the data in bytes. */
 TSR_C_EXPORT size_t tsr_value_size(const tsr_value* value);
 TSR_C_EXPORT void tsr_value_free(tsr_value* value);
+
+/* ---- Training (since version 3; not in the minimal runtimes of mobile/selective) ----
+ *
+ * tsr::Trainer (tessera/trainer.h) through C: the same class runs `tessera train`, so the same
+ * model, data and step sequence on one thread give bit-identical weights here and there.
+ * A training model has the signatures infer, train_step and eval_step (schema/README.md
+ * "Training models"); make one with tsr_prepare_training or `tessera prepare-training`.
+ * Labels: i64 class indices [N] for the losses softmax_cross_entropy and nll, the prediction's
+ * dtype and shape for mse. A tsr_trainer, like a tsr_session, is used by one thread at a time. */
+
+/* How tsr_prepare_training builds a training model. Defaults: loss "softmax_cross_entropy",
+ * optimizer "adam", learning rate 1e-3, no momentum or weight decay, every floating-point
+ * weight trainable. Never NULL unless out of memory. Setters ignore NULL/freed specs and copy
+ * their strings; names are checked by tsr_prepare_training. */
+TSR_C_EXPORT tsr_training_spec* tsr_training_spec_create(void);
+/* "softmax_cross_entropy", "nll" or "mse". */
+TSR_C_EXPORT void tsr_training_spec_set_loss(tsr_training_spec* spec, const char* loss);
+/* "sgd", "adam" or "adamw". */
+TSR_C_EXPORT void tsr_training_spec_set_optimizer(tsr_training_spec* spec, const char* optimizer);
+TSR_C_EXPORT void tsr_training_spec_set_learning_rate(tsr_training_spec* spec, double lr);
+/* SGD momentum (0 = none) and Nesterov (non-zero = on), as torch.optim.SGD without dampening. */
+TSR_C_EXPORT void tsr_training_spec_set_momentum(tsr_training_spec* spec, double momentum, int nesterov);
+/* L2 for sgd, decoupled for adamw (adam takes none). */
+TSR_C_EXPORT void tsr_training_spec_set_weight_decay(tsr_training_spec* spec, double weight_decay);
+/* Name patterns ('*' any run, '?' one character, whole name) of the weights to train / to keep
+ * fixed (applied after the trainable ones); each call adds one. No trainable pattern = all. */
+TSR_C_EXPORT void tsr_training_spec_add_trainable(tsr_training_spec* spec, const char* pattern);
+TSR_C_EXPORT void tsr_training_spec_add_frozen(tsr_training_spec* spec, const char* pattern);
+TSR_C_EXPORT void tsr_training_spec_free(tsr_training_spec* spec);
+
+/* A training model from an inference model (its first output is the prediction); spec NULL =
+ * defaults. NULL on error: INVALID_ARGUMENT (NULL/freed handles, unknown loss or optimizer, a
+ * pattern matching no weight, each named; no weight left to train; a model that is already a
+ * training model), UNSUPPORTED (ops without a gradient, listed). */
+TSR_C_EXPORT tsr_model* tsr_prepare_training(const tsr_model* inference, const tsr_training_spec* spec,
+                                             tsr_error** err);
+
+/* A trainer over a training model (a checkpoint resumes with its weights and optimizer state);
+ * options NULL = defaults. NULL on error: INVALID_ARGUMENT (NULL/freed handles), NOT_FOUND (no
+ * train_step signature, naming the ones the model has; unknown device), those of
+ * tsr_session_create. */
+TSR_C_EXPORT tsr_trainer* tsr_trainer_create(const tsr_model* training_model, const tsr_session_options* options,
+                                             tsr_error** err);
+TSR_C_EXPORT void tsr_trainer_free(tsr_trainer* trainer);
+/* Data inputs a step takes (the labels not counted) and their names (owned by the trainer;
+ * NULL when i is out of range). 0 / NULL for a NULL or freed trainer. */
+TSR_C_EXPORT size_t tsr_trainer_input_count(const tsr_trainer* trainer);
+TSR_C_EXPORT const char* tsr_trainer_input_name(const tsr_trainer* trainer, size_t i);
+/* One optimizer step on a batch: `inputs` holds n_inputs values (tsr_trainer_input_count), then
+ * the labels. Stores the batch's loss (before the update; NaN/infinite as computed) in *loss
+ * (may be NULL). Returns 0, or the error code with *err set and nothing updated:
+ * INVALID_ARGUMENT (NULL/freed handles, wrong count, an input's or the labels' dtype or shape,
+ * named), RESOURCE, INTERNAL. */
+TSR_C_EXPORT int tsr_trainer_step(tsr_trainer* trainer, const tsr_value* const* inputs, size_t n_inputs,
+                                  const tsr_value* labels, float* loss, tsr_error** err);
+/* The loss and, when prediction != NULL, the prediction (the model's first output, a new value
+ * the caller frees; NULL on error) on a batch with the current weights; nothing is updated.
+ * Errors as tsr_trainer_step, and NOT_FOUND for a model without an eval_step signature. */
+TSR_C_EXPORT int tsr_trainer_eval(tsr_trainer* trainer, const tsr_value* const* inputs, size_t n_inputs,
+                                  const tsr_value* labels, float* loss, tsr_value** prediction, tsr_error** err);
+/* The learning rate the next step uses (0 for a NULL/freed trainer) and steps done so far. */
+TSR_C_EXPORT float tsr_trainer_learning_rate(const tsr_trainer* trainer);
+TSR_C_EXPORT int64_t tsr_trainer_step_count(const tsr_trainer* trainer);
+/* INVALID_ARGUMENT for a negative or non-finite rate (the rate is kept). */
+TSR_C_EXPORT int tsr_trainer_set_learning_rate(tsr_trainer* trainer, float lr, tsr_error** err);
+/* Writes a checkpoint: the training model with the current weights and optimizer state, which
+ * tsr_trainer_create or tsr_trainer_load_checkpoint resume bit-identically. Returns 0 or the
+ * error code (NOT_FOUND: the file cannot be written). */
+TSR_C_EXPORT int tsr_trainer_save_checkpoint(const tsr_trainer* trainer, const char* path, tsr_error** err);
+/* Replaces the trainer's variables with a checkpoint's of the same training model (file or
+ * bytes, the bytes copied). Every variable must match by name, dtype and shape, else
+ * INVALID_ARGUMENT naming the mismatches and nothing is changed; errors of tsr_model_load_file. */
+TSR_C_EXPORT int tsr_trainer_load_checkpoint(tsr_trainer* trainer, const char* path, tsr_error** err);
+TSR_C_EXPORT int tsr_trainer_load_checkpoint_memory(tsr_trainer* trainer, const void* data, size_t size,
+                                                    tsr_error** err);
+/* Writes the inference model (the infer signature with the current weights as constants), as
+ * `tessera export` does; a .tsr that tsr_model_load_file and `tessera run` take. */
+TSR_C_EXPORT int tsr_trainer_export_inference(const tsr_trainer* trainer, const char* path, tsr_error** err);
+/* The checkpoint / inference model as .tsr bytes: *data receives a buffer of *size bytes the
+ * caller frees with tsr_buffer_free (both set to NULL/0 on error). */
+TSR_C_EXPORT int tsr_trainer_checkpoint_to_buffer(const tsr_trainer* trainer, uint8_t** data, size_t* size,
+                                                  tsr_error** err);
+TSR_C_EXPORT int tsr_trainer_export_inference_to_buffer(const tsr_trainer* trainer, uint8_t** data, size_t* size,
+                                                        tsr_error** err);
+/* Frees a buffer returned by a *_to_buffer function; NULL is ignored. */
+TSR_C_EXPORT void tsr_buffer_free(void* data);
 
 /* ---- Errors ---- */
 

@@ -94,6 +94,9 @@ class Trainer {
   // (before the update; NaN or infinite as computed: the caller decides, as with PyTorch).
   // Errors: inputs/labels count, dtype or shape (named); nothing is updated then.
   Expected<float> step(const std::vector<Tensor>& inputs, const Tensor& labels);
+  // step() that also returns the model's first output on the batch (computed before the update,
+  // as eval's): what `tessera train` scores its running accuracy with.
+  Expected<EvalResult> step_with_prediction(const std::vector<Tensor>& inputs, const Tensor& labels);
   // The loss and prediction on a batch with the current weights; nothing is updated.
   Expected<EvalResult> eval(const std::vector<Tensor>& inputs, const Tensor& labels);
   // The "infer" signature with the current weights: the model's outputs.

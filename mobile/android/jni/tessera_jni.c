@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tessera/tessera_c.h"
+#include "tessera_jni.h"
 
-static void throw_tessera(JNIEnv* env, int code, const char* message) {
+void throw_tessera(JNIEnv* env, int code, const char* message) {
   jclass cls = (*env)->FindClass(env, "ai/tessera/TesseraException");
   if (!cls) return; /* NoClassDefFoundError pending */
   jmethodID ctor = (*env)->GetMethodID(env, cls, "<init>", "(ILjava/lang/String;)V");
@@ -19,7 +19,7 @@ static void throw_tessera(JNIEnv* env, int code, const char* message) {
   if (ex) (*env)->Throw(env, (jthrowable)ex);
 }
 
-static void throw_error(JNIEnv* env, tsr_error* err) {
+void throw_error(JNIEnv* env, tsr_error* err) {
   throw_tessera(env, tsr_error_code(err), tsr_error_message(err));
   tsr_error_free(err);
 }
@@ -61,8 +61,7 @@ JNIEXPORT jobjectArray JNICALL Java_ai_tessera_Model_nativeNames(JNIEnv* env, jc
   return names;
 }
 
-/* Converts one ai.tessera.Model.Tensor into a tsr_value; NULL with an exception pending. */
-static tsr_value* to_value(JNIEnv* env, jobject t, size_t index) {
+tsr_value* to_value(JNIEnv* env, jobject t, size_t index) {
   char msg[160];
   if (!t) {
     snprintf(msg, sizeof msg, "input[%zu] is null", index);
@@ -93,8 +92,7 @@ static tsr_value* to_value(JNIEnv* env, jobject t, size_t index) {
   return v;
 }
 
-/* {shape, data} of one output into out[2i], out[2i+1]; 0 on success. */
-static int put_output(JNIEnv* env, jobjectArray out, size_t i, const tsr_value* v) {
+int put_output(JNIEnv* env, jobjectArray out, size_t i, const tsr_value* v) {
   size_t rank = tsr_value_rank(v);
   jlongArray shape = (*env)->NewLongArray(env, (jsize)rank);
   if (!shape) return -1;

@@ -31,7 +31,7 @@ public final class Model implements AutoCloseable {
     public final float[] floats; // null unless float32
     public final long[] longs;   // null unless int64
 
-    private Tensor(long[] shape, float[] floats, long[] longs) {
+    Tensor(long[] shape, float[] floats, long[] longs) { // package-private: Trainer builds them too
       this.shape = shape;
       this.floats = floats;
       this.longs = longs;
