@@ -26,6 +26,18 @@ std::vector<Case> conv_cases() {
        {int1("group", 2), ints("pads", {1, 0, 0, 1})}},
       {"Conv", "depthwise stride 2", {x(uniform({1, 3, 6, 6}, 11)), x(uniform({3, 1, 3, 3}, 12))},
        {int1("group", 3), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}},
+      // The direct depthwise path (one channel per group): odd sizes, dilation, asymmetric pads,
+      // stride 3 with uncovered inputs, 1-D and 3-D, and a 1x1 window.
+      {"Conv", "depthwise 3x3 dilation 2 asymmetric pads + bias",
+       {x(uniform({2, 5, 9, 7}, 100)), x(uniform({5, 1, 3, 3}, 101)), x(uniform({5}, 102))},
+       {int1("group", 5), ints("dilations", {2, 2}), ints("pads", {2, 1, 0, 3})}},
+      {"Conv", "depthwise 3x2 stride 3", {x(uniform({1, 4, 11, 10}, 103)), x(uniform({4, 1, 3, 2}, 104))},
+       {int1("group", 4), ints("strides", {3, 3})}},
+      {"Conv", "depthwise 1-D stride 2 pads 1", {x(uniform({3, 3, 13}, 105)), x(uniform({3, 1, 5}, 106))},
+       {int1("group", 3), ints("strides", {2}), ints("pads", {1, 2})}},
+      {"Conv", "depthwise 3-D", {x(uniform({1, 2, 4, 5, 3}, 107)), x(uniform({2, 1, 2, 3, 2}, 108))},
+       {int1("group", 2), ints("pads", {1, 0, 1, 0, 1, 1})}},
+      {"Conv", "depthwise 1x1", {x(uniform({2, 3, 3, 4}, 109)), x(uniform({3, 1, 1, 1}, 110))}, {int1("group", 3)}},
       {"Conv", "1-D stride 2 pads 1", {x(uniform({2, 3, 8}, 13)), x(uniform({4, 3, 3}, 14)), x(uniform({4}, 15))},
        {ints("strides", {2}), ints("pads", {1, 1})}},
       {"Conv", "auto_pad SAME_UPPER stride 2", {x(uniform({1, 2, 5, 5}, 16)), x(uniform({2, 2, 3, 3}, 17))},
@@ -109,6 +121,9 @@ TEST_CASE("conv and pool gradients in float32 on 3 threads match float64", "[gra
   // LeNet-sized: the batch split over threads with per-thread weight-gradient partial sums.
   all.push_back({"Conv", "LeNet conv2 batch 5",
                  {x(uniform({5, 6, 12, 12}, 80)), x(uniform({16, 6, 5, 5}, 81)), x(uniform({16}, 82))}});
+  all.push_back({"Conv", "MobileNet depthwise batch 6 stride 2",
+                 {x(uniform({6, 8, 17, 17}, 111)), x(uniform({8, 1, 3, 3}, 112))},
+                 {int1("group", 8), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});
   all.push_back({"Conv", "batch 1 (threads inside the GEMMs)",
                  {x(uniform({1, 4, 9, 9}, 83)), x(uniform({8, 4, 3, 3}, 84))}, {ints("pads", {1, 1, 1, 1})}});
   for (const Case& c : all) {

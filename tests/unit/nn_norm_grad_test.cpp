@@ -93,3 +93,20 @@ TEST_CASE("BatchNormalization training_mode: running-statistics outputs pass no 
   REQUIRE(b.status().ok());
   CHECK(check_model(m, {uniform({3, 2, 2}, 6), uniform({2}, 7), uniform({2}, 8)}, {"X", "scale", "B"}) == "");
 }
+
+TEST_CASE("BatchNormalization and its gradient in float32 (vector planes) on 3 threads match float64", "[grad]") {
+  // Planes of 63 and 1 elements: whole vectors, the pairs-of-vectors loop and the scalar tail
+  // of the Highway plane sweeps; float64 runs the scalar reference loops.
+  const Tensor s5 = uniform({5}, 70), b5 = uniform({5}, 71), m5 = uniform({5}, 72), v5 = positive({5}, 73);
+  const std::vector<Case> cases = {
+      {"BatchNormalization", "training [3,5,7,9]",
+       {x(uniform({3, 5, 7, 9}, 74, -2, 3)), x(s5), x(b5), fixed(m5), fixed(v5)}, {training()}},
+      {"BatchNormalization", "inference [2,5,11,3]", {x(uniform({2, 5, 11, 3}, 75)), x(s5), x(b5), x(m5), x(v5)}},
+      {"BatchNormalization", "training [7,5] (N only)", {x(uniform({7, 5}, 76)), x(s5), x(b5), fixed(m5), fixed(v5)},
+       {training()}},
+  };
+  for (const Case& c : cases) {
+    INFO(c.label);
+    CHECK(check_f32(c, 3) == "");
+  }
+}

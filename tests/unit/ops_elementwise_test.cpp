@@ -179,6 +179,30 @@ TEST_CASE("comparisons, logic and Where give bool outputs with broadcasting") {
   check_f32(w, {1, 2, 3, -1, -1, -1});
 }
 
+TEST_CASE("Where: contiguous and scalar-operand runs (the vectorized selects) match np.where") {
+  // 37 elements: whole vectors and a tail; cond every third element, x = i, y = -i.
+  const int64_t n = 37;
+  std::vector<float> xs(n), ys(n);
+  std::vector<uint8_t> cs(n);
+  for (int64_t i = 0; i < n; ++i) {
+    xs[i] = static_cast<float>(i);
+    ys[i] = -static_cast<float>(i) - 0.5f;
+    cs[i] = i % 3 == 0;
+  }
+  Tensor c = *Tensor::empty(DType::kBool, {n});
+  for (int64_t i = 0; i < n; ++i) c.mut_data<bool>()[i] = cs[i] != 0;
+  const Tensor x = f32({n}, xs), y = f32({n}, ys), zero = f32({}, {0.f});
+  std::vector<float> all(n), x0(n), y0(n);
+  for (int64_t i = 0; i < n; ++i) {
+    all[i] = cs[i] ? xs[i] : ys[i];
+    x0[i] = cs[i] ? 0.f : ys[i];
+    y0[i] = cs[i] ? xs[i] : 0.f;
+  }
+  check_f32(run_ok("Where", {c, x, y}), all);
+  check_f32(run_ok("Where", {c, zero, y}), x0);
+  check_f32(run_ok("Where", {c, x, zero}), y0);
+}
+
 TEST_CASE("Pow with mixed exponent dtype, integer Pow, BitShift, Bitwise*, PRelu") {
   // np.power(np.float32([2, 4, 9]), np.int64([3, -1, 0])) -> [8, 0.25, 1]
   check_f32(run_ok("Pow", {f32({3}, {2, 4, 9}), Tensor::from<int64_t>({3}, {3, -1, 0})}), {8, 0.25f, 1});

@@ -9,6 +9,7 @@
 #include "backends/cpu/kernels/elementwise_impl.h"
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "backends/cpu/cpu_backend.h"
 
@@ -252,7 +253,17 @@ Status where_kernel(exec::KernelContext& ctx) {
       const bool* cc = pc + off[0];
       const T* xx = px + off[1];
       const T* yy = py + off[2];
-      for (int64_t i = 0; i < len; ++i) po[o + i] = cc[i * st[0]] ? xx[i * st[1]] : yy[i * st[2]];
+      // Compile-time strides for the common runs (all contiguous; one value a broadcast scalar,
+      // as in the masked gradients autodiff emits) so that the select vectorizes.
+      const auto run = [&](auto s0, auto s1, auto s2) {
+        for (int64_t i = 0; i < len; ++i) po[o + i] = cc[i * s0] ? xx[i * s1] : yy[i * s2];
+      };
+      using One = std::integral_constant<int64_t, 1>;
+      using Zero = std::integral_constant<int64_t, 0>;
+      if (st[0] == 1 && st[1] == 1 && st[2] == 1) run(One{}, One{}, One{});
+      else if (st[0] == 1 && st[1] == 0 && st[2] == 1) run(One{}, Zero{}, One{});
+      else if (st[0] == 1 && st[1] == 1 && st[2] == 0) run(One{}, One{}, Zero{});
+      else run(st[0], st[1], st[2]);
     });
     done = true;
   });

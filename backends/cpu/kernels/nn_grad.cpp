@@ -8,6 +8,7 @@
 // weight gradient into a per-thread partial sum); a single image uses the pool inside instead.
 // f32 runs on the packed SGEMM, f64 on the reference GEMM.
 #include <algorithm>
+#include <utility>
 #include <cstring>
 #include <vector>
 
@@ -118,6 +119,103 @@ const T* gather_dy(const T* dy, const ConvGeom& g, int64_t gi, int64_t n0, int64
   return buf;
 }
 
+// Depthwise convs (one input and one output channel per group, MobileNet's 3x3 layers) skip the
+// GEMM, whose [9 x 1] products per group cost more in call and packing overhead than the
+// arithmetic: both gradients walk the window directly, one (kd, kh, kw, od, oh) row of outputs at
+// a time over the output columns whose input column lies inside the image (contiguous loops the
+// compiler vectorizes at stride 1).
+
+// Outputs [lo, hi) along one dim whose input o * s - pb + koff lies in [0, in).
+inline std::pair<int64_t, int64_t> valid_outputs(int64_t out, int64_t in, int64_t s, int64_t pb, int64_t koff) {
+  const int64_t first = pb - koff;  // o * s >= first
+  const int64_t lo = first <= 0 ? 0 : (first + s - 1) / s;
+  const int64_t last = in - 1 + pb - koff;  // o * s <= last
+  const int64_t hi = last < 0 ? 0 : last / s + 1;
+  return {std::min(lo, out), std::clamp<int64_t>(hi, std::min(lo, out), out)};
+}
+
+// Calls fn(k, x_row_offset, y_row_offset, lo, hi, ioff) for each kernel tap k and each output
+// row (od, oh) whose input row is inside the image: output column ow reads input column
+// ow * s[2] + ioff.
+template <typename Fn>
+void for_depthwise_rows(const Window3& w, const Fn& fn) {
+  int64_t k = 0;
+  for (int64_t kd = 0; kd < w.k[0]; ++kd)
+    for (int64_t kh = 0; kh < w.k[1]; ++kh)
+      for (int64_t kw = 0; kw < w.k[2]; ++kw, ++k) {
+        const auto [lo, hi] = valid_outputs(w.out[2], w.in[2], w.s[2], w.pb[2], kw * w.d[2]);
+        if (lo >= hi) continue;
+        const int64_t ioff = kw * w.d[2] - w.pb[2];
+        for (int64_t od = 0; od < w.out[0]; ++od) {
+          const int64_t id = od * w.s[0] - w.pb[0] + kd * w.d[0];
+          if (id < 0 || id >= w.in[0]) continue;
+          for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+            const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1];
+            if (ih < 0 || ih >= w.in[1]) continue;
+            fn(k, (id * w.in[1] + ih) * w.in[2], (od * w.out[1] + oh) * w.out[2], lo, hi, ioff);
+          }
+        }
+      }
+}
+
+// dX[n, c] += W[c, k] * dY[n, c] over the window, planes in parallel (dx zeroed by the caller).
+template <typename T>
+void depthwise_grad_input(const ConvGeom& g, const T* pdy, const T* pw, T* pdx, ThreadPool& pool) {
+  const Window3& w = g.w;
+  const int64_t in_size = w.in_size(), out_size = w.out_size(), ksize = w.k_size(), s = w.s[2];
+  pool.parallel_for(g.n_batch * g.c, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t ch = p % g.c;
+      T* dx = pdx + p * in_size;
+      const T* dy = pdy + p * out_size;
+      for_depthwise_rows(w, [&](int64_t k, int64_t xo, int64_t yo, int64_t lo, int64_t hi, int64_t ioff) {
+        const T wv = pw[ch * ksize + k];
+        T* xr = dx + xo + ioff;
+        const T* yr = dy + yo;
+        if (s == 1) {
+          for (int64_t o = lo; o < hi; ++o) xr[o] += wv * yr[o];
+        } else {
+          for (int64_t o = lo; o < hi; ++o) xr[o * s] += wv * yr[o];
+        }
+      });
+    }
+  });
+}
+
+// dW[c, k] = sum over n and the outputs of X[n, c] (under tap k) * dY[n, c]; channels in
+// parallel. Each tap sums into a row of out[2] lanes (acc[k][o] += x * dy, independent adds the
+// compiler vectorizes, no loop-carried dependency per element), reduced in double at the end.
+template <typename T>
+void depthwise_grad_weight(const ConvGeom& g, const T* px, const T* pdy, T* pdw, ThreadPool& pool) {
+  const Window3& w = g.w;
+  const int64_t in_size = w.in_size(), out_size = w.out_size(), ksize = w.k_size(), s = w.s[2], ow = w.out[2];
+  pool.parallel_for(g.c, 1, [&](int64_t c0, int64_t c1) {
+    T* acc = scratch<T, 3>(static_cast<size_t>(ksize * ow));
+    for (int64_t ch = c0; ch < c1; ++ch) {
+      std::fill(acc, acc + ksize * ow, T(0));
+      for (int64_t n = 0; n < g.n_batch; ++n) {
+        const T* x = px + (n * g.c + ch) * in_size;
+        const T* dy = pdy + (n * g.c + ch) * out_size;
+        for_depthwise_rows(w, [&](int64_t k, int64_t xo, int64_t yo, int64_t lo, int64_t hi, int64_t ioff) {
+          const T* xr = x + xo + ioff;
+          const T* yr = dy + yo;
+          T* a = acc + k * ow;
+          if (s == 1) {
+            for (int64_t o = lo; o < hi; ++o) a[o] += xr[o] * yr[o];
+          } else {
+            for (int64_t o = lo; o < hi; ++o) a[o] += xr[o * s] * yr[o];
+          }
+        });
+      }
+      for (int64_t k = 0; k < ksize; ++k) {
+        double sum = 0;
+        for (int64_t o = 0; o < ow; ++o) sum += static_cast<double>(acc[k * ow + o]);
+        pdw[ch * ksize + k] = static_cast<T>(sum);
+      }
+    }
+  });
+}
+
 template <typename T>
 Status conv_grad_input_typed(exec::KernelContext& ctx) {
   const Tensor& dy = *ctx.input(0);
@@ -132,6 +230,10 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
   const T* pdy = dy.data<T>();
   const T* pw = wt.data<T>();
   ThreadPool& pool = ctx.pool();
+  if (g.cg == 1 && g.mg == 1 && g.group > 1) {
+    depthwise_grad_input<T>(g, pdy, pw, pdx, pool);
+    return ok_status();
+  }
   const int64_t per_gemm = images_per_gemm(g);
   const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);
   over_batch(pool, g.n_batch, batch_chunks(pool, g.n_batch), [&](int64_t, int64_t n0, int64_t n1, ThreadPool* inner) {
@@ -188,13 +290,19 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
   const T* px = x.data<T>();
   const T* pdy = dy.data<T>();
   ThreadPool& pool = ctx.pool();
+  if (g.cg == 1 && g.mg == 1 && g.group > 1) {
+    depthwise_grad_weight<T>(g, px, pdy, pdw, pool);
+    return ok_status();
+  }
   const int64_t chunks = batch_chunks(pool, g.n_batch);
   const int64_t per_gemm = images_per_gemm(g);
   const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);
   // Per chunk: the transposed partial sums [group, kg, mg], added up at the end.
-  std::vector<T> partial(static_cast<size_t>(chunks * wsize), T(0));
+  // Reused across steps (a scratch slot of its own): no per-step allocation.
+  T* const partial_buf = scratch<T, 2>(static_cast<size_t>(chunks * wsize));
+  std::fill(partial_buf, partial_buf + chunks * wsize, T(0));
   over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
-    T* acc = partial.data() + ch * wsize;
+    T* acc = partial_buf + ch * wsize;
     if (g.pointwise) {  // dW_g^T += X_g · dY_g^T
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t gi = 0; gi < g.group; ++gi)
@@ -225,7 +333,7 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
   // dW[gi][o][k] = sum over chunks of partial[ch][gi][k][o].
   for (int64_t gi = 0; gi < g.group; ++gi)
     for (int64_t ch = 0; ch < chunks; ++ch) {
-      const T* p = partial.data() + ch * wsize + gi * g.mg * g.kg;
+      const T* p = partial_buf + ch * wsize + gi * g.mg * g.kg;
       T* d = pdw + gi * g.mg * g.kg;
       for (int64_t k = 0; k < g.kg; ++k)
         for (int64_t o = 0; o < g.mg; ++o) d[o * g.kg + k] += p[k * g.mg + o];

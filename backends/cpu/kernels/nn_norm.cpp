@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -41,6 +43,103 @@ std::vector<double> to_f64(const Tensor& t) {
   std::vector<double> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.scalar_f64(i);
   return v;
+}
+
+// Per-plane sweeps of the BatchNormalization kernels. f32 planes run on Highway vectors (lane
+// sums in f32 over one plane, at most a few thousand elements; planes add up in double), f64
+// planes on the scalar loops. Two passes (mean, then squared deviations) as the reference: no
+// E[x^2] - E[x]^2 cancellation.
+template <typename T>
+double plane_sum(const T* p, int64_t size) {
+  if constexpr (std::is_same_v<T, float>) {
+    const hn::ScalableTag<float> d;
+    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d);
+    int64_t i = 0;
+    for (; i + 2 * nl <= size; i += 2 * nl) {
+      a0 = hn::Add(a0, hn::LoadU(d, p + i));
+      a1 = hn::Add(a1, hn::LoadU(d, p + i + nl));
+    }
+    double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
+    for (; i < size; ++i) s += p[i];
+    return s;
+  } else {
+    double s = 0;
+    for (int64_t i = 0; i < size; ++i) s += static_cast<double>(p[i]);
+    return s;
+  }
+}
+
+// sum((p - mu)^2) over one plane.
+template <typename T>
+double plane_sq_dev(const T* p, int64_t size, double mu) {
+  if constexpr (std::is_same_v<T, float>) {
+    const hn::ScalableTag<float> d;
+    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+    const auto m = hn::Set(d, static_cast<float>(mu));
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d);
+    int64_t i = 0;
+    for (; i + 2 * nl <= size; i += 2 * nl) {
+      const auto x0 = hn::Sub(hn::LoadU(d, p + i), m), x1 = hn::Sub(hn::LoadU(d, p + i + nl), m);
+      a0 = hn::MulAdd(x0, x0, a0);
+      a1 = hn::MulAdd(x1, x1, a1);
+    }
+    double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
+    for (; i < size; ++i) s += (static_cast<double>(p[i]) - mu) * (static_cast<double>(p[i]) - mu);
+    return s;
+  } else {
+    double s = 0;
+    for (int64_t i = 0; i < size; ++i) s += (static_cast<double>(p[i]) - mu) * (static_cast<double>(p[i]) - mu);
+    return s;
+  }
+}
+
+// {sum(g), sum(g * (x - mu))} over one plane.
+template <typename T>
+std::pair<double, double> plane_grad_sums(const T* g, const T* x, int64_t size, double mu) {
+  if constexpr (std::is_same_v<T, float>) {
+    const hn::ScalableTag<float> d;
+    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+    const auto m = hn::Set(d, static_cast<float>(mu));
+    auto sg = hn::Zero(d), sgx = hn::Zero(d);
+    int64_t i = 0;
+    for (; i + nl <= size; i += nl) {
+      const auto gv = hn::LoadU(d, g + i);
+      sg = hn::Add(sg, gv);
+      sgx = hn::MulAdd(gv, hn::Sub(hn::LoadU(d, x + i), m), sgx);
+    }
+    double a = hn::GetLane(hn::SumOfLanes(d, sg)), b = hn::GetLane(hn::SumOfLanes(d, sgx));
+    for (; i < size; ++i) {
+      a += g[i];
+      b += static_cast<double>(g[i]) * (static_cast<double>(x[i]) - mu);
+    }
+    return {a, b};
+  } else {
+    double a = 0, b = 0;
+    for (int64_t i = 0; i < size; ++i) {
+      a += static_cast<double>(g[i]);
+      b += static_cast<double>(g[i]) * (static_cast<double>(x[i]) - mu);
+    }
+    return {a, b};
+  }
+}
+
+// out = a * u + b * v + k over one plane (v may be null: out = a * u + k).
+template <typename T>
+void plane_affine2(T* out, const T* u, const T* v, int64_t size, T a, T b, T k) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    const hn::ScalableTag<float> d;
+    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+    const auto av = hn::Set(d, a), bv = hn::Set(d, b), kv = hn::Set(d, k);
+    if (v) {
+      for (; i + nl <= size; i += nl)
+        hn::StoreU(hn::MulAdd(av, hn::LoadU(d, u + i), hn::MulAdd(bv, hn::LoadU(d, v + i), kv)), d, out + i);
+    } else {
+      for (; i + nl <= size; i += nl) hn::StoreU(hn::MulAdd(av, hn::LoadU(d, u + i), kv), d, out + i);
+    }
+  }
+  for (; i < size; ++i) out[i] = a * u[i] + (v ? b * v[i] : T(0)) + k;
 }
 
 template <typename T>
@@ -75,23 +174,16 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
     // Batch statistics over N and the spatial dims (biased variance, as the ONNX reference).
     std::vector<double> bm(static_cast<size_t>(c), 0.0), bv(static_cast<size_t>(c), 0.0);
     const double cnt = static_cast<double>(n * size);
-    for (int64_t ch = 0; ch < c; ++ch) {
-      double s = 0, s2 = 0;
-      for (int64_t b = 0; b < n; ++b) {
-        const T* p = px + (b * c + ch) * size;
-        for (int64_t i = 0; i < size; ++i) s += static_cast<double>(p[i]);
+    ctx.pool().parallel_for(c, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t ch = c0; ch < c1; ++ch) {
+        double s = 0, s2 = 0;
+        for (int64_t b = 0; b < n; ++b) s += plane_sum(px + (b * c + ch) * size, size);
+        const double mu = cnt > 0 ? s / cnt : 0.0;
+        for (int64_t b = 0; b < n; ++b) s2 += plane_sq_dev(px + (b * c + ch) * size, size, mu);
+        bm[static_cast<size_t>(ch)] = mu;
+        bv[static_cast<size_t>(ch)] = cnt > 0 ? s2 / cnt : 0.0;
       }
-      const double mu = cnt > 0 ? s / cnt : 0.0;
-      for (int64_t b = 0; b < n; ++b) {
-        const T* p = px + (b * c + ch) * size;
-        for (int64_t i = 0; i < size; ++i) {
-          const double dlt = static_cast<double>(p[i]) - mu;
-          s2 += dlt * dlt;
-        }
-      }
-      bm[static_cast<size_t>(ch)] = mu;
-      bv[static_cast<size_t>(ch)] = cnt > 0 ? s2 / cnt : 0.0;
-    }
+    });
     for (size_t k = 1; k < 3 && k < ctx.num_outputs(); ++k) {
       if (node.outputs[k] < 0) continue;
       TSR_ASSIGN_OR_RETURN(Tensor * o, ctx.alloc_output(k));
@@ -105,17 +197,14 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
   }
   ctx.pool().parallel_for(planes, 4, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      const T av = mul[p % c], bv = add[p % c];
-      const T* s = px + p * size;
-      T* d = py + p * size;
-      for (int64_t i = 0; i < size; ++i) d[i] = av * s[i] + bv;
+      plane_affine2<T>(py + p * size, px + p * size, nullptr, size, mul[p % c], T(0), add[p % c]);
     }
   });
   return ok_status();
 }
 
 // BatchNormalizationGrad (semantics: core/ops/families/nn_norm.cpp). Channels run in parallel;
-// each sweeps its N planes twice (statistics and sums, then dX), accumulating in double.
+// each sweeps its N planes (statistics and sums, then dX) on the vectorized plane helpers.
 template <typename T>
 Status batch_norm_grad_typed(exec::KernelContext& ctx) {
   const Tensor& dy = *ctx.input(0);
@@ -143,27 +232,18 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
       const auto cu = static_cast<size_t>(ch);
       if (training && cnt > 0) {  // biased batch statistics, as the forward kernel
         double s = 0, s2 = 0;
-        for (int64_t b = 0; b < n; ++b)
-          for (int64_t i = 0; i < size; ++i) s += static_cast<double>(px[(b * c + ch) * size + i]);
+        for (int64_t b = 0; b < n; ++b) s += plane_sum(px + (b * c + ch) * size, size);
         const double mu = s / cnt;
-        for (int64_t b = 0; b < n; ++b)
-          for (int64_t i = 0; i < size; ++i) {
-            const double d = static_cast<double>(px[(b * c + ch) * size + i]) - mu;
-            s2 += d * d;
-          }
+        for (int64_t b = 0; b < n; ++b) s2 += plane_sq_dev(px + (b * c + ch) * size, size, mu);
         mean[cu] = mu;
         var[cu] = s2 / cnt;
       }
       const double mu = mean[cu], inv = 1.0 / std::sqrt(var[cu] + eps);
       double sg = 0, sgx = 0;
       for (int64_t b = 0; b < n; ++b) {
-        const T* xp = px + (b * c + ch) * size;
-        const T* gp = pg + (b * c + ch) * size;
-        for (int64_t i = 0; i < size; ++i) {
-          const double g = static_cast<double>(gp[i]);
-          sg += g;
-          sgx += g * (static_cast<double>(xp[i]) - mu);
-        }
+        const auto [a, bb] = plane_grad_sums(pg + (b * c + ch) * size, px + (b * c + ch) * size, size, mu);
+        sg += a;
+        sgx += bb;
       }
       sgx *= inv;  // sum(dY * xhat)
       sum_dy[cu] = sg;
@@ -175,12 +255,11 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
         bx = -a * inv * sgx / cnt;
         k = -a * sg / cnt;
       }
-      const T at = static_cast<T>(a), bt = static_cast<T>(bx), kt = static_cast<T>(k), mt = static_cast<T>(mu);
+      // b * (X - mean) + k = b * X + (k - b * mean), one fused multiply-add per term.
+      const T at = static_cast<T>(a), bt = static_cast<T>(bx), kt = static_cast<T>(k - bx * mu);
       for (int64_t b = 0; b < n; ++b) {
-        const T* xp = px + (b * c + ch) * size;
-        const T* gp = pg + (b * c + ch) * size;
-        T* dp = pdx + (b * c + ch) * size;
-        for (int64_t i = 0; i < size; ++i) dp[i] = at * gp[i] + bt * (xp[i] - mt) + kt;
+        const int64_t off = (b * c + ch) * size;
+        plane_affine2<T>(pdx + off, pg + off, px + off, size, at, bt, kt);
       }
     }
   });
