@@ -9,6 +9,8 @@
 // ?threads=2: on the cross-origin isolated page (the server's COOP/COEP headers) it runs
 // tessera-threads.wasm on the page's main thread, and served without those headers it falls back
 // to tessera.wasm on one thread.
+// The first test also fine-tunes a small classifier (web/test/make_train_model.py) in the page
+// with the Trainer API: its losses must be those of the same steps in node (the same wasm).
 // Skipped only when the machine lacks chromium, playwright-core, ImageMagick, Pillow or the models.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +19,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const models = path.join(repo, 'third_party', 'models');
@@ -86,6 +88,25 @@ async function readLine(page, text, img) {
   await page.evaluate(() => { document.body.dataset.state = 'ready'; });
 }
 
+// A few Trainer steps on a fixed synthetic batch (8 images, labels i % 10), a checkpoint and its
+// resumption; self-contained so that it runs in the page (page.evaluate) and in node alike.
+async function trainSteps({ entry, model }) {
+  const { Tessera, Tensor } = await import(entry);
+  const tsr = await Tessera.create();
+  const trainer = await tsr.prepareTraining(new Uint8Array(model), { optimizer: 'sgd', learningRate: 0.1, momentum: 0.9 });
+  const images = new Float32Array(8 * 784);
+  let seed = 12345;
+  for (let i = 0; i < images.length; i++) { seed = (seed * 1103515245 + 12345) % 2147483648; images[i] = seed / 2147483648; }
+  const batch = { inputs: { image: new Tensor('float32', images, [8, 1, 28, 28]) }, labels: BigInt64Array.from({ length: 8 }, (_, i) => BigInt(i % 10)) };
+  const losses = [];
+  for (let k = 0; k < 4; k++) losses.push(await trainer.step(batch));
+  const resumed = await tsr.loadTrainer(trainer.save());
+  const next = [await trainer.step(batch), await resumed.step(batch)];
+  const steps = [trainer.stepCount, resumed.stepCount];
+  tsr.dispose();
+  return { losses, next, steps };
+}
+
 test('OCR page reads rendered text lines in Chromium', { skip, timeout: 300000 }, async () => {
   await withPage('?mode=line', true, async (page) => {
     assert.equal(await page.evaluate(() => crossOriginIsolated), true, 'COOP/COEP headers make the page cross-origin isolated');
@@ -103,6 +124,15 @@ test('OCR page reads rendered text lines in Chromium', { skip, timeout: 300000 }
       }
     });
     assert.match(err, /^TesseraError not_found: .*no-such\.wasm/);
+    // Training in the page: the loss falls, a checkpoint resumes, and the steps equal node's.
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tsr-train-page-')), 'mlp.onnx');
+    execFileSync('/usr/bin/python3', [path.join(repo, 'web', 'test', 'make_train_model.py'), file]);
+    const model = [...fs.readFileSync(file)];
+    const inPage = await page.evaluate(trainSteps, { entry: '/dist/tessera.mjs', model });
+    assert.ok(inPage.losses[3] < inPage.losses[0], `losses in the page: ${inPage.losses}`);
+    assert.equal(inPage.next[0], inPage.next[1], 'the resumed trainer takes the same step');
+    assert.deepEqual(inPage.steps, [5, 5]);
+    assert.deepEqual(await trainSteps({ entry: pathToFileURL(path.join(repo, 'web', 'dist', 'tessera.mjs')).href, model }), inPage);
   });
 });
 

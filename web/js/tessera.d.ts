@@ -203,6 +203,92 @@ export class Model {
   dispose(): void;
 }
 
+/** Options of Tessera.loadTrainer(). */
+export interface TrainerLoadOptions {
+  /** Prefixes error messages (default: the URL's file name, else "model"). */
+  name?: string;
+  onProgress?: (progress: LoadProgress) => void;
+  /** This trainer's log level (default: the runtime's); 'verbose' prints each step's time and loss. */
+  logLevel?: LogLevel;
+}
+
+/** How Tessera.prepareTraining() turns an inference model into a training model
+ *  (tsr::TrainingSpec, docs/training.md). Unknown keys are invalid_argument (a typo is not ignored). */
+export interface TrainingSpec extends TrainerLoadOptions {
+  /** 'softmax_cross_entropy' (default: logits [N, C], int64 labels [N], mean over the batch),
+   *  'nll' (the model outputs log-probabilities), 'mse' (labels shaped like the prediction). */
+  loss?: 'softmax_cross_entropy' | 'nll' | 'mse';
+  /** 'adam' (default), 'adamw' (decoupled weight decay), 'sgd' (momentum, nesterov, L2 weight
+   *  decay, as torch.optim.SGD). */
+  optimizer?: 'adam' | 'adamw' | 'sgd';
+  /** Default 1e-3 (stored as float32; Trainer.learningRate changes it later). */
+  learningRate?: number;
+  /** SGD momentum (default 0) and Nesterov momentum (default false). */
+  momentum?: number;
+  nesterov?: boolean;
+  /** Default 0. */
+  weightDecay?: number;
+  /** Adam's betas and epsilon (defaults 0.9, 0.999, 1e-8). */
+  beta1?: number;
+  beta2?: number;
+  epsilon?: number;
+  /** Name patterns of the weights to train ('*' any run of characters, '?' one; whole-name
+   *  match), e.g. ['head.*']. Default: every floating-point weight (initializer of rank >= 1).
+   *  invalid_argument naming each pattern that matches no weight. */
+  trainable?: string[];
+  /** Name patterns of weights kept fixed, applied after `trainable`. */
+  frozen?: string[];
+}
+
+/** A training batch. inputs: {name: tensor} (each of Trainer.inputs once; not_found for an unknown
+ *  name) or an array in Trainer.inputs order. labels: a tensor, or a typed array (a 1-D tensor):
+ *  int64 class indices [N] for softmax_cross_entropy and nll (e.g. a BigInt64Array), the
+ *  prediction's dtype and shape for mse. */
+export interface Batch {
+  inputs: Record<string, TensorLike> | TensorLike[];
+  labels: TensorLike | TypedArray;
+}
+
+/** On-device training (tsr::Trainer over a training model: forward, loss, backward and the
+ *  optimizer update in one graph, the weights and optimizer state in the runtime). With one
+ *  thread the same model, batches and steps give bit-identical weights as the native CLI and C++
+ *  API do. Errors as Model.run's (invalid_argument names the bad input or labels; a failed step
+ *  updates nothing). */
+export class Trainer {
+  /** The data inputs (what run() and a batch's inputs take). */
+  readonly inputs: ValueInfo[];
+  /** The labels a batch takes. */
+  readonly labels: ValueInfo;
+  /** Names of the weights being trained. */
+  readonly weights: string[];
+  /** Names of run()'s outputs (the model's outputs; the first is the prediction). */
+  readonly outputs: string[];
+  /** One optimizer step; resolves to the batch's mean loss before the update (NaN or infinite as
+   *  computed: lower the learning rate). */
+  step(batch: Batch): Promise<number>;
+  /** Loss and prediction (the first output, e.g. logits float32 [N, C]) with the current
+   *  weights; nothing is updated. */
+  eval(batch: Batch): Promise<{ loss: number; prediction: Tensor }>;
+  /** Inference with the current weights: {outputName: Tensor} as Model.run. */
+  run(inputs: Record<string, TensorLike> | TensorLike[]): Promise<Record<string, Value>>;
+  /** The learning rate of the next steps (float32). invalid_argument for NaN, infinite or < 0. */
+  learningRate: number;
+  /** Optimizer steps done (a loaded checkpoint's count continues). */
+  readonly stepCount: number;
+  /** The checkpoint as .tsr bytes: training model, current weights, optimizer state, step count and
+   *  learning rate. loadTrainer() or load() of it continues bit-identically; the native
+   *  `tessera train` resumes and `tessera export` exports it. */
+  save(): Uint8Array;
+  /** Restores a checkpoint of the same training model (invalid_argument naming the variables
+   *  that do not match, invalid_model for bytes that are not a .tsr; nothing changes then). */
+  load(checkpoint: Uint8Array | ArrayBuffer): void;
+  /** The inference model with the current weights as .tsr bytes (no training state), as
+   *  `tessera export` writes it: Tessera.load() and the native `tessera run` run it. */
+  exportInference(): Uint8Array;
+  /** Frees the trainer's memory. Using or disposing it again throws invalid_argument. */
+  dispose(): void;
+}
+
 export class Tessera {
   /** With threads > 1 (tessera-threads.wasm) create() resolves once threads - 1 pthread Workers
    *  are loaded; load() loads more when models need them (threads - 1 per loaded model). Runs
@@ -222,9 +308,18 @@ export class Tessera {
    *  (a URL that answers an HTTP error or a missing file), and the options' errors. */
   load(source: ModelSource, options?: LoadOptions): Promise<Model>;
   script(source: string, options: ScriptOptions): Promise<ScriptResult>;
+  /** A Trainer over a training model or a checkpoint (.tsr with a "train_step" signature:
+   *  Trainer.save(), `tessera train`'s checkpoints), resuming with its weights and optimizer state.
+   *  not_found for a model without one (an inference model: use prepareTraining), load()'s errors. */
+  loadTrainer(source: ModelSource, options?: TrainerLoadOptions): Promise<Trainer>;
+  /** A Trainer over an inference model (.tsr or .onnx; its first output the prediction) made
+   *  trainable by tsr::prepare_training. invalid_argument for an unknown loss or optimizer, a
+   *  pattern that matches no weight, no weight left to train; unsupported listing every op
+   *  without a gradient rule; load()'s errors. */
+  prepareTraining(source: ModelSource, spec?: TrainingSpec): Promise<Trainer>;
   /** Bytes of the wasm heap in use. */
   heapInUse(): number;
-  /** Disposes every model and the instance (and ends tessera-threads.wasm's Workers). */
+  /** Disposes every model and trainer and the instance (and ends tessera-threads.wasm's Workers). */
   dispose(): void;
 }
 

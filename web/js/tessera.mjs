@@ -5,6 +5,8 @@
 // tessera-threads.wasm (pthreads on Workers over a SharedArrayBuffer: node, or a cross-origin
 // isolated page), chosen by create({threads}).
 
+import { Trainer, trainingSpec, createTrainer } from './trainer.mjs';
+
 const kIsNode = typeof process === 'object' && process.versions != null && process.versions.node != null;
 
 // tsr::DType values <-> onnxruntime-web's dtype names and typed arrays.
@@ -360,6 +362,11 @@ function freeDimensionList(dims) {
   return list;
 }
 
+/** {name, dtype, shape} of the wasm's JSON value description (web_api.h json_values). */
+function valueInfo(v) {
+  return { name: v.name, dtype: v.kind === 1 ? `sequence<${kDTypeName[v.dtype] ?? 'unknown'}>` : (kDTypeName[v.dtype] ?? 'unknown'), shape: v.shape };
+}
+
 /** "x: float32[1, 3, 48, 320]" lines for log messages. */
 function describe(values) {
   return values.map((v) => `${v.name}: ${v.dtype}${v.shape ? `[${v.shape.join(', ')}]` : '[*]'}`).join(', ');
@@ -511,10 +518,15 @@ export class Tessera {
   /** @internal A TensorList from {name: Tensor | {type, dims, data} | {dtype, shape, data}} (caller frees it). */
   _list(feeds, what) {
     if (feeds === null || typeof feeds !== 'object') throw argError(`${what} must be an object {name: Tensor}`);
+    return this._listOf(Object.entries(feeds));
+  }
+
+  /** @internal A TensorList from [name, tensor] pairs, in that order (caller frees it). */
+  _listOf(entries) {
     const m = this.#m;
     const list = m._tsrw_list_new();
     try {
-      for (const [name, t] of Object.entries(feeds)) {
+      for (const [name, t] of entries) {
         const where = `input "${name}"`;
         const [type, dims, data] = tensorFields(t, where);
         if (type === 'string') {
@@ -690,6 +702,47 @@ export class Tessera {
   }
 
   /**
+   * A Trainer over a training model or checkpoint (.tsr with a "train_step" signature, as
+   * Trainer.save(), `tessera train` and `tessera prepare-training` write): resumes with its weights
+   * and optimizer state. source as load(); options: name, onProgress, logLevel.
+   */
+  async loadTrainer(source, options = {}) {
+    if (options === null || typeof options !== 'object') throw argError('loadTrainer(): options must be an object');
+    return this.#trainer(source, options, 'loadTrainer()', null);
+  }
+
+  /**
+   * A Trainer over tsr::prepare_training(model, spec): model an inference model (.tsr or .onnx; its
+   * first output the prediction), as load()'s source. spec (see tessera.d.ts TrainingSpec): loss,
+   * optimizer, learningRate, momentum, nesterov, weightDecay, beta1, beta2, epsilon, trainable,
+   * frozen (name patterns), and load()'s name, onProgress, logLevel.
+   */
+  async prepareTraining(source, spec = {}) {
+    return this.#trainer(source, spec, 'prepareTraining()', trainingSpec(spec));
+  }
+
+  async #trainer(source, options, what, spec) {
+    this.#check();
+    const level = options.logLevel === undefined ? this.#log.level : logLevelIndex(options.logLevel, what);
+    if (options.onProgress !== undefined && typeof options.onProgress !== 'function') throw argError(`${what}: onProgress must be a function`);
+    const src = await readSource(source, what, options.onProgress, null);
+    this.#check();
+    // As load(): the trainer's threads start in the wasm call, on idle loaded Workers.
+    if (this.#threads > 1) while (!this.#workersReady()) await this.#reserveWorkers();
+    this.#check();
+    const name = options.name ?? src.name ?? 'model';
+    const h = createTrainer(this, this.#m, src.bytes, name, this.#threads, spec);
+    const info = JSON.parse(new TextDecoder().decode(this._takeBytes(this.#m._tsrw_trainer_info(h))));
+    const trainer = new Trainer(this, h, {
+      inputs: info.inputs.map(valueInfo), labels: valueInfo(info.labels[0]), weights: info.weights, outputs: info.outputs,
+    }, { ...this.#log, level, name, verbose: level <= kVerbose });
+    this.#models.add(trainer);
+    if (level <= kInfo)
+      this.#log.print(`tessera: trainer "${name}": inputs ${describe(trainer.inputs)}; labels ${describe([trainer.labels])}; ${trainer.weights.length} trainable weights; step ${trainer.stepCount}, learning rate ${trainer.learningRate}`);
+    return trainer;
+  }
+
+  /**
    * Runs a script (the Python subset of `tessera script`) from function options.entry in
    * options.mode ('eager' default, 'trace', 'convert') with options.inputs {name: tensor}.
    * Returns {outputs: {name: tensor}, warnings: [string], graph: Uint8Array (.tsr) | null}.
@@ -723,7 +776,7 @@ export class Tessera {
   /** Bytes of the wasm heap in use (malloc), e.g. to check that disposed models free theirs. */
   heapInUse() { this.#check(); return this.#m._tsrw_heap_in_use(); }
 
-  /** Disposes every model of this instance and the instance (tessera-threads.wasm: also ends its
+  /** Disposes every model and trainer of this instance and the instance (tessera-threads.wasm: also ends its
    *  Workers); using either afterwards throws. */
   dispose() {
     this.#check();
@@ -742,9 +795,8 @@ export class Model {
 
   constructor(rt, handle, info, log) {
     this.#rt = rt; this.#h = handle; this.#log = log;
-    const conv = (v) => ({ name: v.name, dtype: v.kind === 1 ? `sequence<${kDTypeName[v.dtype] ?? 'unknown'}>` : (kDTypeName[v.dtype] ?? 'unknown'), shape: v.shape });
-    this.inputs = info.inputs.map(conv);
-    this.outputs = info.outputs.map(conv);
+    this.inputs = info.inputs.map(valueInfo);
+    this.outputs = info.outputs.map(valueInfo);
   }
 
   #check() { if (!this.#h) throw argError('this model is disposed'); }
@@ -879,4 +931,5 @@ export class Model {
   }
 }
 
+export { Trainer };
 export default Tessera;

@@ -5,8 +5,6 @@
 #include <cmath>
 
 #include "core/frontend/script/script.h"
-#include "core/io/tsr_io.h"
-#include "core/passes/training.h"
 #include "imgui.h"
 #include "web/playground/examples.h"
 #include "web/playground/widgets.h"
@@ -28,12 +26,12 @@ Tensor grid_points() {
 }
 
 Status refresh_views(TrainState& s) {
-  TSR_ASSIGN_OR_RETURN(auto grid, s.session->run_signature("infer", {grid_points()}));
+  TSR_ASSIGN_OR_RETURN(auto grid, s.trainer->infer({grid_points()}));
   const Tensor& logits = grid.at(0);
   s.boundary.resize(static_cast<size_t>(kGrid * kGrid));
   for (int64_t i = 0; i < kGrid * kGrid; ++i)  // softmax of two logits: P(1) = sigmoid(l1 - l0)
     s.boundary[static_cast<size_t>(i)] = 1.0 / (1.0 + std::exp(logits.scalar_f64(2 * i) - logits.scalar_f64(2 * i + 1)));
-  TSR_ASSIGN_OR_RETURN(auto probe, s.session->run_signature("infer", {Tensor::from<float>({8, 2}, probe_points())}));
+  TSR_ASSIGN_OR_RETURN(auto probe, s.trainer->infer({Tensor::from<float>({8, 2}, probe_points())}));
   s.probe_logits.clear();
   for (int64_t i = 0; i < probe.at(0).numel(); ++i) s.probe_logits.push_back(static_cast<float>(probe[0].scalar_f64(i)));
   return ok_status();
@@ -47,7 +45,7 @@ const std::vector<float>& probe_points() {
 }
 
 Status train_reset(TrainState& s) {
-  s.session.reset();
+  s.trainer.reset();
   s.step = 0;
   s.losses.clear();
   s.boundary.clear();
@@ -66,12 +64,12 @@ Status train_reset(TrainState& s) {
     so.inputs.emplace_back("X", Tensor::from<float>({s.data.n, 2}, s.data.x));
     so.dynamic_axes["X"] = {0};
     TSR_ASSIGN_OR_RETURN(auto converted, sc::run_script("mlp.py", e.source, so));
-    passes::TrainingOptions to;
-    to.loss = "softmax_cross_entropy";
-    to.optimizer = "adam";
-    to.lr = s.lr;
-    TSR_ASSIGN_OR_RETURN(auto model, passes::make_training_model(*converted.model, to));
-    TSR_ASSIGN_OR_RETURN(s.session, Session::create(std::make_shared<ir::Model>(std::move(model))));
+    TrainingSpec spec;  // every weight trained
+    spec.loss = "softmax_cross_entropy";
+    spec.optimizer = "adam";
+    spec.learning_rate = s.lr;
+    TSR_ASSIGN_OR_RETURN(const Model training, prepare_training(Model(converted.model), spec));
+    TSR_ASSIGN_OR_RETURN(s.trainer, Trainer::create(training));
     return refresh_views(s);
   }();
   if (!st.ok()) s.error = st.message();
@@ -79,17 +77,16 @@ Status train_reset(TrainState& s) {
 }
 
 Status train_steps(TrainState& s, int steps) {
-  if (!s.session) TSR_RETURN_IF_ERROR(train_reset(s));
+  if (!s.trainer) TSR_RETURN_IF_ERROR(train_reset(s));
   const Tensor x = Tensor::from<float>({s.data.n, 2}, s.data.x);
   const Tensor y = Tensor::from<int64_t>({s.data.n}, s.data.y);
   Status st = [&]() -> Status {
     for (int k = 0; k < steps; ++k) {
       const auto t0 = std::chrono::steady_clock::now();
-      TSR_ASSIGN_OR_RETURN(auto out, s.session->run_signature("train_step", {x, y}));
+      TSR_ASSIGN_OR_RETURN(const float loss, s.trainer->step({x}, y));
       s.step_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      const double loss = out.at(0).scalar_f64();
       if (!std::isfinite(loss)) return invalid_argument("step ", s.step + 1, ": the loss is ", loss, " (lower the learning rate)");
-      s.losses.push_back(static_cast<float>(loss));
+      s.losses.push_back(loss);
       ++s.step;
     }
     return refresh_views(s);
@@ -103,13 +100,13 @@ Status train_steps(TrainState& s, int steps) {
 }
 
 Expected<std::vector<uint8_t>> train_export(const TrainState& s) {
-  if (!s.session) return invalid_argument("nothing trained yet");
-  TSR_ASSIGN_OR_RETURN(auto inference, passes::export_inference(s.session->snapshot(), "infer"));
-  return io::serialize_model(inference);
+  if (!s.trainer) return invalid_argument("nothing trained yet");
+  TSR_ASSIGN_OR_RETURN(const Model inference, s.trainer->export_inference());
+  return inference.serialize();
 }
 
 void draw_train(TrainState& s, void (*save)(const std::string&, const std::vector<uint8_t>&)) {
-  if (!s.session && s.error.empty()) (void)train_reset(s);
+  if (!s.trainer && s.error.empty()) (void)train_reset(s);
   bool reset = false;
   ImGui::SetNextItemWidth(140);
   if (ImGui::BeginCombo("data", toy_dataset_names()[static_cast<size_t>(s.dataset)].c_str())) {

@@ -1,15 +1,15 @@
 // The Train panel: the MLP example (examples/mlp.py) converted to a graph, turned into a
-// `train_step` model by passes::make_training_model (forward + autodiff backward + Adam in one
-// static graph; weights live in the Session), trained live on 2-D toy data a few steps per
-// frame, with the loss curve, the decision boundary, and Export of the trained inference model
-// as a .tsr (passes::export_inference), which `tessera run` runs natively.
+// training model by the public tsr::prepare_training (forward + autodiff backward + Adam in one
+// static graph) and trained by a tsr::Trainer (weights live in its Session) on 2-D toy data a few
+// steps per frame, with the loss curve, the decision boundary, and Export of the trained
+// inference model as a .tsr (Trainer::export_inference), which `tessera run` runs natively.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "tessera/session.h"
+#include "tessera/trainer.h"
 #include "tools/cli/json_writer.h"
 #include "web/playground/toy_data.h"
 
@@ -24,7 +24,7 @@ struct TrainState {
   bool running = false;      // train every frame
   int pending = 0;           // steps still queued by "Train 200"
   ToyData data;
-  std::unique_ptr<Session> session;  // the training model's session (weights as variables)
+  std::unique_ptr<Trainer> trainer;  // over the training model (weights as variables)
   int64_t step = 0;
   std::vector<float> losses;
   std::vector<double> boundary;      // P(class 1) on a kGrid x kGrid grid over the plot
@@ -42,7 +42,7 @@ const std::vector<float>& probe_points();
 
 // (Re)builds data, model and session from the panel's settings. Errors land in s.error too.
 Status train_reset(TrainState& s);
-// Runs `steps` train_step calls on the whole data set, then refreshes boundary and probes.
+// Runs `steps` Trainer::step calls on the whole data set, then refreshes boundary and probes.
 Status train_steps(TrainState& s, int steps);
 // The trained inference model as .tsr bytes.
 Expected<std::vector<uint8_t>> train_export(const TrainState& s);

@@ -24,8 +24,10 @@ struct WebModel {
   std::unique_ptr<Session> session;  // session->model(): the model as loaded
 };
 
+}  // namespace
+
 // JSON string literal.
-void json_str(std::ostringstream& os, std::string_view s) {
+void json_str(std::ostream& os, std::string_view s) {
   os << '"';
   for (char c : s) {
     if (c == '"' || c == '\\') os << '\\' << c;
@@ -35,7 +37,7 @@ void json_str(std::ostringstream& os, std::string_view s) {
   os << '"';
 }
 
-void json_values(std::ostringstream& os, const std::vector<ValueInfo>& values) {
+void json_values(std::ostream& os, const std::vector<ValueInfo>& values) {
   os << '[';
   for (size_t k = 0; k < values.size(); ++k) {
     const ValueInfo& t = values[k];
@@ -59,8 +61,6 @@ void json_values(std::ostringstream& os, const std::vector<ValueInfo>& values) {
   }
   os << ']';
 }
-
-}  // namespace
 
 std::nullptr_t set_error(const Status& s) {
   g_error_code = static_cast<int>(s.code());

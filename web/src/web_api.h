@@ -10,11 +10,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/base/status.h"
 #include "core/tensor/tensor.h"
+#include "tessera/model.h"
 
 namespace tsr::web {
 
@@ -31,5 +34,11 @@ struct Bytes {
 
 // Records `s` as the last error; returns nullptr for the callers' convenience.
 std::nullptr_t set_error(const Status& s);
+
+// Writes `s` as a JSON string literal.
+void json_str(std::ostream& os, std::string_view s);
+// Writes [{name,dtype,kind,shape}]: dtype a DType value, kind a ValueKind value, shape null
+// (unknown rank) or dims (numbers, or strings for dynamic dims: the dim's name, else "d<index>").
+void json_values(std::ostream& os, const std::vector<ValueInfo>& values);
 
 }  // namespace tsr::web

@@ -2,12 +2,15 @@
 // Tessera.create({threads}) with threads > 1 loads it, each model's ThreadPool starts threads - 1
 // pthreads on Workers, and the outputs must match onnxruntime-node as the single-threaded suite's
 // (models.test.mjs) do. Also: more threads than cores, two models at once, runs after dispose,
-// the heap and Workers given back, and the fallback to tessera.wasm when threads are missing.
+// the heap and Workers given back, the fallback to tessera.wasm when threads are missing, and a
+// Trainer on 2 threads (web/test/make_train_model.py's classifier).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { lib, loadPackage, ortOrNull, modelPath, feedsFor, reference, checkOutputs } from './helpers.mjs';
+import path from 'node:path';
+import { kRepo, lib, loadPackage, ortOrNull, modelPath, feedsFor, reference, checkOutputs } from './helpers.mjs';
 
 let Tessera, TesseraError;
 const ort = ortOrNull();
@@ -115,4 +118,30 @@ test('without SharedArrayBuffer threads > 1 falls back to tessera.wasm on one th
   } finally {
     tsr.dispose();
   }
+});
+
+test('threads: 2: a Trainer runs its second thread on a Worker and takes the single-threaded steps', async () => {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tsr-train-threads-')), 'mlp.onnx');
+  execFileSync('/usr/bin/python3', [path.join(kRepo, 'web', 'test', 'make_train_model.py'), file]);
+  const bytes = new Uint8Array(fs.readFileSync(file));
+  const images = Float32Array.from({ length: 16 * 784 }, (_, i) => ((i * 7919) % 256) / 255);
+  const batch = { inputs: [{ dtype: 'float32', shape: [16, 1, 28, 28], data: images }], labels: BigInt64Array.from({ length: 16 }, (_, i) => BigInt(i % 10)) };
+  const losses = async (threads) => {
+    const tsr = await Tessera.create({ threads });
+    try {
+      const trainer = await tsr.prepareTraining(bytes, { learningRate: 1e-2 });
+      if (threads > 1) assert.equal(running(tsr), 1, "the trainer's second thread runs on a Worker");
+      const out = [];
+      for (let k = 0; k < 4; k++) out.push(await trainer.step(batch));
+      trainer.dispose();
+      if (threads > 1) assert.equal(running(tsr), 0, "dispose joins the trainer's thread");
+      return out;
+    } finally {
+      tsr.dispose();
+    }
+  };
+  const two = await losses(2);
+  assert.ok(two[3] < two[0], `losses ${two}`);
+  const one = await losses(1);
+  for (let k = 0; k < 4; k++) assert.ok(Math.abs(two[k] - one[k]) <= 1e-5 * Math.abs(one[k]), `step ${k}: ${two[k]} at 2 threads, ${one[k]} at 1`);
 });
