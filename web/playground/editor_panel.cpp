@@ -162,7 +162,8 @@ void draw_editor(ScriptState& s, float height) {
   char child_name[512];
   std::snprintf(child_name, sizeof child_name, "%s/##editor_%08X", ImGui::GetCurrentWindow()->Name, ImGui::GetItemID());
   if (ImGuiWindow* child = ImGui::FindWindowByName(child_name)) {
-    ImVec2 origin = child->DC.CursorStartPos;
+    // InputTextMultiline draws from the child's start (no window padding) + FramePadding.
+    ImVec2 origin(child->DC.CursorStartPos.x + ImGui::GetStyle().FramePadding.x, child->DC.CursorStartPos.y + ImGui::GetStyle().FramePadding.y);
     if (const ImGuiInputTextState* st = ImGui::GetInputTextState(ImGui::GetItemID())) origin.x -= st->ScrollX;
     draw_syntax_overlay(child->DrawList, origin, child->InnerClipRect.Min, child->InnerClipRect.Max, s.text, s.spans);
   }
