@@ -2,6 +2,7 @@
 // constructs outside the subset named in their errors.
 #include <catch2/catch.hpp>
 
+#include "core/frontend/script/lexer.h"
 #include "core/frontend/script/script.h"
 
 using namespace tsr;
@@ -141,4 +142,22 @@ TEST_CASE("script: every op is callable by snake_case and lowercase names", "[sc
   CHECK(find_script_op("relu")->name == "Relu");
   CHECK(find_script_op("if") == nullptr);
   CHECK(script_op_names().size() >= 2 * 100);
+}
+
+TEST_CASE("script lexer: each token's byte span is its text in the source", "[script]") {
+  // The playground colours the editor by these spans; strings keep their quotes in the span
+  // (the token's text is the decoded value), comments and NEWLINE/INDENT/DEDENT have none.
+  const std::string text = "def f(x):  # c\n    y = x * 2.5e1 + len('a#b')\n    return y\n";
+  auto tokens = tokenize(SourceFile("t.py", text));
+  REQUIRE(tokens.ok());
+  std::vector<std::string> spans;
+  for (const Token& t : *tokens)
+    if (t.end > t.begin) spans.push_back(text.substr(t.begin, t.end - t.begin));
+    else CHECK(t.begin == 0);
+  const std::vector<std::string> want = {"def", "f", "(", "x", ")", ":", "y", "=", "x", "*", "2.5e1",
+                                         "+", "len", "(", "'a#b'", ")", "return", "y"};
+  CHECK(spans == want);
+  CHECK(is_keyword("def"));
+  CHECK(is_keyword("lambda"));  // reserved though outside the subset
+  CHECK_FALSE(is_keyword("len"));
 }

@@ -6,7 +6,10 @@
 // against numpy; the converted graph has an If, the traced one none; a diagnostic at line:col;
 // 200 training steps on circles lower the loss; Export downloads a .tsr that the native
 // `tessera run` (build/release/bin/tessera, or $TSR_CLI) runs with the page's outputs; the
-// exported .tsr dropped on the page runs in the Models panel; Share's URL reopens the script. Screenshots: build/playground/.
+// exported .tsr dropped on the page runs in the Models panel; Share's URL reopens the script;
+// the editor's colour spans come from the script lexer's tokens; print() reaches the Output log;
+// the loss curve draws every step; the sample model on a dropped image gives the top-k that
+// softmax(mean RGB @ W) gives by hand. Screenshots: build/playground/.
 // Skipped only when the machine lacks chromium, playwright-core, numpy or the built page; the
 // native `tessera run` check is a subtest, skipped (and counted so) only when the CLI is not built.
 import { test } from 'node:test';
@@ -97,6 +100,21 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     measured.first_frame_ms = (await state()).first_frame_ms;
     await page.screenshot({ path: path.join(shots, 'editor.png') });
 
+    // Syntax colours: spans over the seeds' text, from the lexer's tokens (and comments between).
+    {
+      const st = await state();
+      const spans = st.syntax.map(([b, e, kind]) => [st.editor_text.slice(b, e), kind]);
+      const kindOf = (text) => spans.find(([t]) => t === text)?.[1];
+      assert.equal(kindOf('def'), 'keyword', JSON.stringify(spans.slice(0, 12)));
+      assert.equal(kindOf('if'), 'keyword');
+      assert.equal(kindOf('relu'), 'call');
+      assert.equal(kindOf('W1'), 'name');
+      assert.equal(kindOf('0.5'), 'number');
+      assert.equal(kindOf('@'), 'operator');
+      assert.ok(spans[0][1] === 'comment' && spans[0][0].startsWith('# A data-dependent branch'), JSON.stringify(spans[0]));
+      assert.ok(!spans.some(([t, k]) => k === 'comment' && t.includes('\n')), 'a comment span stays on its line');
+    }
+
     // The seeds' example in the three modes, both flags: mode buttons, the flag checkbox and Run
     // (or Ctrl+Enter) are clicked / pressed as a person would.
     assert.equal(await page.evaluate(() => window.tesseraPlayground.loadExample('seeds_model')), true);
@@ -164,6 +182,22 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     assert.ok(s.last.errors[0].col > 0);
     await page.screenshot({ path: path.join(shots, 'error.png') });
 
+    // print() goes to the Output log (eager: the selected mode's run only).
+    await click('eager');
+    await page.evaluate(() => window.tesseraPlayground.setEditorText(
+      'def model(X, flag):\n    print("playground print:", 6 * 7, "rows", len(X))\n    return X * 2.0\n'));
+    await frames();
+    s = await state();
+    const runsBefore = s.runs;
+    await click('Run');
+    await page.waitForFunction((r) => window.tesseraPlayground.state().runs > r, runsBefore, { polling: 20 });
+    s = await state();
+    assert.equal(s.last.ok, true, JSON.stringify(s.last.errors));
+    assert.equal(s.last.printed, 'playground print: 42 rows 2\n');
+    assert.ok(s.log.endsWith(`-- run ${s.runs} (eager) --\nplayground print: 42 rows 2\n`), JSON.stringify(s.log.slice(-200)));
+    assert.ok(await page.evaluate(() => window.tesseraPlayground.rect('Output log')), 'the Output log is on screen');
+    await page.screenshot({ path: path.join(shots, 'output-log.png') });
+
     // Train: 200 steps on circles (the default set), then Export.
     await click('Train');
     s = await state();
@@ -181,7 +215,12 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     assert.equal(s.train.step, 200);
     assert.ok(s.train.first_loss > 0.5, `initial loss ${s.train.first_loss}`);
     assert.ok(s.train.loss < 0.2, `loss after 200 steps ${s.train.loss} (from ${s.train.first_loss})`);
+    assert.equal(s.train.loss_points, 200);
+    assert.equal(s.train.plotted, 200, 'the loss curve drew every step');
+    const lossRect = await page.evaluate(() => window.tesseraPlayground.rect('loss'));
+    assert.ok(lossRect && lossRect.width > 200 && lossRect.height > 100, `loss curve ${JSON.stringify(lossRect)}`);
     await page.screenshot({ path: path.join(shots, 'train.png') });
+    measured.loss_curve_points = s.train.plotted;
     const [download] = await Promise.all([page.waitForEvent('download'), click('Export .tsr')]);
     const exported = path.join(tmp, download.suggestedFilename());
     await download.saveAs(exported);
@@ -216,7 +255,51 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     assert.equal(s.tab, 'Models');
     assert.deepEqual(s.models.outputs[0].shape, [1, 2]);
     assert.ok(s.models.outputs[0].values.every(Number.isFinite));
+
+    // The sample model (a colour classifier converted in-page), then a solid-colour PNG dropped
+    // on the page: the browser decodes and resizes it to 64x64, the app makes f32 NCHW in 0..1.
+    await click('Sample model');
+    s = await state();
+    assert.equal(s.models.error, '');
+    assert.equal(s.models.name, 'sample_colour_classifier.tsr');
+    assert.deepEqual(s.models.inputs, ['X  f32 [1, 3, 64, 64]']);
+    const rgb = [200, 40, 90];
+    await page.evaluate(async (c) => {
+      const canvas = new OffscreenCanvas(40, 30);
+      const ctx = canvas.getContext('2d');
+      ctx.fillStyle = `rgb(${c.join(',')})`;
+      ctx.fillRect(0, 0, 40, 30);
+      const blob = await canvas.convertToBlob({ type: 'image/png' });
+      const dt = new DataTransfer();
+      dt.items.add(new File([blob], 'swatch.png', { type: 'image/png' }));
+      window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, rgb);
+    await page.waitForFunction(() => window.tesseraPlayground.state().models.image === 'swatch.png', null, { timeout: 30000 });
+    await frames();
+    s = await state();
+    assert.equal(s.models.error, '');
+    // By hand: the means are the colour / 255; logits = means @ W (the example's W); softmax.
+    const W = [[4, -2, -2], [-2, 4, -2], [-2, -2, 4]];
+    const mean = rgb.map((v) => v / 255);
+    const logits = [0, 1, 2].map((j) => mean.reduce((acc, m, i) => acc + m * W[i][j], 0));
+    const ex = logits.map((l) => Math.exp(l - Math.max(...logits)));
+    const probs = ex.map((e) => e / ex.reduce((a, b) => a + b, 0));
+    const want = [0, 1, 2].sort((a, b) => probs[b] - probs[a]);
+    assert.deepEqual(s.models.top_k.map((e) => e.label), want.map((i) => ['red', 'green', 'blue'][i]));
+    near(s.models.top_k.map((e) => e.value), want.map((i) => probs[i]), 1e-5, 'top-k of the sample on the image');
+    assert.ok(await page.evaluate(() => window.tesseraPlayground.rect('top-k')), 'the top-k view is on screen');
     await page.screenshot({ path: path.join(shots, 'models.png') });
+
+    // 1920x1080: the canvas follows the page, the Train panel's plots grow with it.
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    await frames(4);
+    await click('Train');
+    await frames();
+    const bigLoss = await page.evaluate(() => window.tesseraPlayground.rect('loss'));
+    assert.ok(bigLoss.width > lossRect.width && bigLoss.height > lossRect.height, `${JSON.stringify(bigLoss)} vs ${JSON.stringify(lossRect)}`);
+    await page.screenshot({ path: path.join(shots, 'train-1920.png') });
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await frames(4);
 
     // Share: the editor text and mode go into the URL fragment, and a page opened on that URL
     // starts with them.

@@ -1,5 +1,7 @@
 #include "web/playground/app.h"
 
+#include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "imgui.h"
@@ -47,6 +49,27 @@ void App::open_file(const std::string& name, const uint8_t* data, size_t size) {
   select_tab_ = "Models";
 }
 
+std::string App::image_size_json() {
+  select_tab_ = "Models";
+  if (!models_.model && !open_sample_model(models_).ok()) return "null";
+  auto size = model_image_size(models_);
+  if (!size.ok()) {
+    models_.error = size.status().message();
+    return "null";
+  }
+  return "[" + std::to_string(size->channels) + "," + std::to_string(size->height) + "," + std::to_string(size->width) + "]";
+}
+
+void App::open_image(const std::string& name, const uint8_t* rgba, int width, int height) {
+  (void)run_on_image(models_, name, rgba, width, height);
+  select_tab_ = "Models";
+}
+
+void App::open_sample() {
+  if (open_sample_model(models_).ok()) (void)run_random(models_);
+  select_tab_ = "Models";
+}
+
 void App::frame(float width, float height) {
   clear_tracked();
   if (release_editor_) ImGui::ClearActiveID();
@@ -58,7 +81,9 @@ void App::frame(float width, float height) {
   ImGui::Begin("Tessera playground", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoBringToFrontOnFocus |
                    ImGuiWindowFlags_NoSavedSettings);
-  const float left = std::max(360.0f, width * 0.42f);
+  // The editor column takes 40% (at least 360 px, at most 820): at 1400x900 and 1920x1080 the
+  // panels on the right keep room for a graph or the Train panel's plots side by side.
+  const float left = std::clamp(width * 0.40f, 360.0f, 820.0f);
   ImGui::BeginChild("left", ImVec2(left, 0), false);
   draw_left(height);
   ImGui::EndChild();
@@ -78,8 +103,11 @@ void App::draw_left(float height) {
   track("Share");
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Put the editor text and mode into the URL (#mode=...&code=...)");
   draw_toolbar(script_);
-  draw_editor(script_, height * 0.5f);
+  draw_editor(script_, std::floor(height * 0.52f));
   if (ImGui::CollapsingHeader("Inputs", ImGuiTreeNodeFlags_DefaultOpen)) draw_inputs(script_);
+  // The Output log takes the rest of the column (the left child scrolls if inputs are tall).
+  if (ImGui::CollapsingHeader("Output log", ImGuiTreeNodeFlags_DefaultOpen))
+    draw_output_log(script_, std::max(110.0f, ImGui::GetContentRegionAvail().y - ImGui::GetFrameHeightWithSpacing()));
 }
 
 void App::draw_right() {
@@ -175,6 +203,20 @@ int tsrp_set_mode(const char* mode) { return tsr::playground::g_app && tsr::play
 // Takes a copy of `data`; the caller frees it.
 void tsrp_open_file(const char* name, const uint8_t* data, int size) {
   if (tsr::playground::g_app && size >= 0) tsr::playground::g_app->open_file(name, data, static_cast<size_t>(size));
+}
+
+// "[C, H, W]" of the image the Models panel's model takes (loading the sample if none), or "null".
+const char* tsrp_image_size() {
+  static std::string s;
+  s = tsr::playground::g_app ? tsr::playground::g_app->image_size_json() : "null";
+  return s.c_str();
+}
+// RGBA8 pixels, width x height; the caller frees them.
+void tsrp_open_image(const char* name, const uint8_t* rgba, int width, int height) {
+  if (tsr::playground::g_app && width > 0 && height > 0) tsr::playground::g_app->open_image(name, rgba, width, height);
+}
+void tsrp_open_sample() {
+  if (tsr::playground::g_app) tsr::playground::g_app->open_sample();
 }
 
 }  // extern "C"

@@ -38,6 +38,12 @@ class App {
   void set_editor_text(std::string text);
   bool set_mode(std::string_view mode);
   void open_file(const std::string& name, const uint8_t* data, size_t size);
+  // The image size the Models panel's model takes ("[C, H, W]"), loading the sample model when
+  // none is loaded; "null" (and the reason in the panel) when it takes no image.
+  std::string image_size_json();
+  // An image for the Models panel's model: RGBA8, width x height as image_size_json() said.
+  void open_image(const std::string& name, const uint8_t* rgba, int width, int height);
+  void open_sample();
 
  private:
   void draw_left(float height);

@@ -7,6 +7,7 @@
 
 #include "core/frontend/script/script.h"
 #include "imgui.h"
+#include "imgui_internal.h"  // the editor's child window and input state (syntax colours)
 #include "imgui_stdlib.h"
 #include "web/playground/graph_view.h"
 #include "web/playground/widgets.h"
@@ -69,11 +70,12 @@ ScriptRun run_once(const ScriptState& s, sc::Mode mode) {
   so.entry = s.entry;
   so.mode = mode;
   for (const InputSpec& in : s.inputs) so.inputs.emplace_back(in.name, in.tensor());
-  std::ostringstream printed;  // print() output is not shown yet; keep it off the console
+  std::ostringstream printed;  // print() lands in the Output log, not on the console
   so.out = &printed;
   const auto t0 = std::chrono::steady_clock::now();
   auto res = sc::run_script(kFileName, s.text, so);
   r.millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  r.printed = printed.str();  // also what printed before an error
   if (!res.ok()) {
     r.diagnostics.push_back(parse_diagnostic(res.status().message(), true));
     return r;
@@ -91,6 +93,12 @@ void run_script_state(ScriptState& s) {
   s.traced = s.mode == sc::Mode::kTrace ? s.last : run_once(s, sc::Mode::kTrace);
   s.converted = s.mode == sc::Mode::kConvert ? s.last : run_once(s, sc::Mode::kConvert);
   ++s.runs;
+  // The selected mode's print() text only: the extra trace/convert runs for the Graph panel
+  // would print the same lines again. Runs that printed nothing add nothing.
+  if (!s.last.printed.empty())
+    s.log += "-- run " + std::to_string(s.runs) + " (" + sc::mode_name(s.mode) + (s.last.ok ? "" : ", error") + ") --\n" + s.last.printed;
+  if (s.log.size() > kLogLimit) s.log.erase(0, s.log.find('\n', s.log.size() - kLogLimit) + 1);
+  s.log_scroll = true;
 }
 
 void draw_toolbar(ScriptState& s) {
@@ -115,9 +123,10 @@ void draw_toolbar(ScriptState& s) {
   ImGui::InputText("entry", &s.entry);
   track("entry");
   ImGui::SameLine();
-  if (ImGui::Button("Run")) run_script_state(s);
+  const bool run = ImGui::Button("Run");
+  if (run) run_script_state(s);
   track("Run");
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Run the entry function (Ctrl+Enter)");
+  hover_tip("Run the entry function (Ctrl+Enter)", run, s.run_tip_off);
 }
 
 void draw_editor(ScriptState& s, float height) {
@@ -144,6 +153,20 @@ void draw_editor(ScriptState& s, float height) {
   ImGui::InputTextMultiline("##editor", &s.text, ImVec2(std::max(ImGui::GetContentRegionAvail().x, 600.0f), h),
                             ImGuiInputTextFlags_AllowTabInput);
   track("editor");
+  if (s.coloured_text != s.text) {
+    s.coloured_text = s.text;
+    s.spans = syntax_spans(s.text);
+  }
+  // The InputTextMultiline is a child window of its own, drawn over this one: colour into its
+  // draw list (BeginChildEx names it "<parent>/<label>_<id>"), from where it drew the text.
+  char child_name[512];
+  std::snprintf(child_name, sizeof child_name, "%s/##editor_%08X", ImGui::GetCurrentWindow()->Name, ImGui::GetItemID());
+  if (ImGuiWindow* child = ImGui::FindWindowByName(child_name)) {
+    // InputTextMultiline draws from the child's start (no window padding) + FramePadding.
+    ImVec2 origin(child->DC.CursorStartPos.x + ImGui::GetStyle().FramePadding.x, child->DC.CursorStartPos.y + ImGui::GetStyle().FramePadding.y);
+    if (const ImGuiInputTextState* st = ImGui::GetInputTextState(ImGui::GetItemID())) origin.x -= st->ScrollX;
+    draw_syntax_overlay(child->DrawList, origin, child->InnerClipRect.Min, child->InnerClipRect.Max, s.text, s.spans);
+  }
   // Underline each diagnostic's column.
   const ImVec2 ed = ImGui::GetItemRectMin();
   for (const Diagnostic& d : diags) {
@@ -222,11 +245,25 @@ void draw_outputs(const ScriptState& s) {
   }
 }
 
+void draw_output_log(ScriptState& s, float height) {
+  if (ImGui::SmallButton("Clear")) s.log.clear();
+  track("Clear log");
+  ImGui::SameLine();
+  ImGui::TextDisabled("print() output of each Run");
+  ImGui::BeginChild("output_log", ImVec2(0, height), true, ImGuiWindowFlags_HorizontalScrollbar);
+  if (s.log.empty()) ImGui::TextDisabled("(nothing printed yet)");
+  else ImGui::TextUnformatted(s.log.data(), s.log.data() + s.log.size());
+  if (s.log_scroll) ImGui::SetScrollHereY(1.0f);
+  s.log_scroll = false;
+  ImGui::EndChild();
+  track("Output log");
+}
+
 namespace {
 
 void write_run_json(cli::JsonWriter& w, const ScriptRun& r) {
   w.begin_object().key("ran").value(r.ran).key("ok").value(r.ok).key("mode").value(sc::mode_name(r.mode));
-  w.key("millis").value(r.millis);
+  w.key("millis").value(r.millis).key("printed").value(r.printed);
   w.key("outputs").begin_array();
   for (size_t k = 0; k < r.outputs.size(); ++k) write_tensor_json(w, r.output_names[k], r.outputs[k]);
   w.end_array();
@@ -252,6 +289,11 @@ void write_script_json(cli::JsonWriter& w, const ScriptState& s) {
   w.key("entry").value(s.entry);
   w.key("editor_text").value(s.text);
   w.key("runs").value(s.runs);
+  w.key("log").value(s.log);
+  w.key("syntax").begin_array();  // the editor's colour spans: [begin, end, kind]
+  for (const SyntaxSpan& sp : s.spans)
+    w.begin_array().value(static_cast<int64_t>(sp.begin)).value(static_cast<int64_t>(sp.end)).value(syntax_kind_name(sp.kind)).end_array();
+  w.end_array();
   w.key("inputs").begin_array();
   for (const InputSpec& in : s.inputs) write_tensor_json(w, in.name, in.tensor());
   w.end_array();

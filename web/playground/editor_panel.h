@@ -10,6 +10,7 @@
 #include "core/frontend/script/interpreter.h"
 #include "core/ir/graph.h"
 #include "web/playground/examples.h"
+#include "web/playground/syntax.h"
 #include "tools/cli/json_writer.h"
 
 namespace tsr::playground {
@@ -31,6 +32,7 @@ struct ScriptRun {
   std::vector<Tensor> outputs;
   std::vector<Diagnostic> diagnostics;      // warnings, then the error if any
   std::shared_ptr<ir::Model> model;         // trace / convert: the graph; null in eager mode
+  std::string printed;                      // what the script's print() calls wrote, in order
   double millis = 0;
 };
 
@@ -42,7 +44,15 @@ struct ScriptState {
   ScriptRun traced, converted;     // the same inputs traced and converted (the Graph panel)
   uint32_t random_seed = 1;
   int runs = 0;
+  // The Output log: each Run's print() text (the selected mode's run) under a header line,
+  // oldest first, trimmed from the front past kLogLimit bytes.
+  std::string log;
+  bool log_scroll = false;         // scroll the log to its end on the next frame
+  bool run_tip_off = false;        // Run was clicked: no tooltip until the pointer leaves it
+  std::string coloured_text;       // the text `spans` were computed for
+  std::vector<SyntaxSpan> spans;   // syntax colours of coloured_text
 };
+inline constexpr size_t kLogLimit = 64 * 1024;
 
 void load_example(ScriptState& s, const Example& e);
 // Runs the script in s.mode (and, for the graph panel, traced and converted).
@@ -53,6 +63,8 @@ void draw_toolbar(ScriptState& s);   // examples menu, mode buttons, entry, Run
 void draw_editor(ScriptState& s, float height);
 void draw_inputs(ScriptState& s);
 void draw_outputs(const ScriptState& s);
+// The Output log (print() text of the runs) filling `height` pixels (0: the rest of the window).
+void draw_output_log(ScriptState& s, float height);
 
 void write_script_json(cli::JsonWriter& w, const ScriptState& s);
 

@@ -3,7 +3,7 @@
 namespace tsr::playground {
 namespace {
 
-#include "example_sources.inc"  // kSource_<file stem>: examples/script/*.py, examples/mlp.py
+#include "example_sources.inc"  // kSource_<file stem>: examples/script/*.py, examples/*.py
 
 // Deterministic, varied weights for the layer stack: 0.1 * ((7 i) mod 11) - 0.5.
 std::vector<float> pattern(int n) {
@@ -27,6 +27,8 @@ const std::vector<Example>& examples() {
         {"gains", {3}, {1, 0.5f, 0.25f}}}},
       {"mlp", "MLP classifier (trained in the Train panel)", "mlp", kSource_mlp,
        {{"X", {4, 2}, {0, 0, 1, 0, 0, 1, -1, -1}}}},
+      {"colour_classifier", "colour classifier (the Models panel's sample)", "classify", kSource_colour_classifier,
+       {{"X", {1, 3, kSampleImageSide, kSampleImageSide}, std::vector<float>(3 * kSampleImageSide * kSampleImageSide, 0.5f)}}},
   };
   return list;
 }

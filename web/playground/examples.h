@@ -21,7 +21,7 @@ struct InputSpec {
 };
 
 struct Example {
-  std::string name;   // loadExample()'s key: seeds_model, while_loop, layer_stack, mlp
+  std::string name;   // loadExample()'s key: seeds_model, while_loop, layer_stack, mlp, colour_classifier
   std::string title;  // the menu's text
   std::string entry;  // the function Run calls
   const char* source;
@@ -30,6 +30,9 @@ struct Example {
 
 const std::vector<Example>& examples();
 const Example* find_example(std::string_view name);  // null if unknown
+
+// The colour classifier's image side: the Models panel's sample takes f32 [1, 3, 64, 64].
+inline constexpr int kSampleImageSide = 64;
 
 // The MLP example's source and entry (the Train panel trains it).
 const Example& mlp_example();

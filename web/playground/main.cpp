@@ -51,6 +51,16 @@ EM_JS(void, js_share, (const char* mode, const char* text), {
   history.replaceState(null, "", "#mode=" + encodeURIComponent(UTF8ToString(mode)) + "&code=" + encodeURIComponent(btoa(bin)));
 });
 EM_JS(void, js_open_file_picker, (), { document.getElementById("file").click(); });
+// The canvas and GLFW's window to w x h. Not glfwSetWindowSize: Emscripten's GLFW takes a size
+// equal to the screen's as a request for fullscreen (a page error on every frame without a user
+// gesture, and wrong besides), which a maximised 1920x1080 browser window hits.
+EM_JS(void, js_fit_canvas, (int w, int h), {
+  Browser.setCanvasSize(w, h);
+  if (GLFW.active) {
+    GLFW.active.width = w;
+    GLFW.active.height = h;
+  }
+});
 
 void save_file(const std::string& name, const std::vector<uint8_t>& bytes) {
   js_download(name.c_str(), bytes.data(), static_cast<int>(bytes.size()));
@@ -84,7 +94,7 @@ void frame() {
   emscripten_get_element_css_size("#canvas", &css_w, &css_h);
   int w = 0, h = 0;
   glfwGetWindowSize(g_window, &w, &h);
-  if (static_cast<int>(css_w) != w || static_cast<int>(css_h) != h) glfwSetWindowSize(g_window, static_cast<int>(css_w), static_cast<int>(css_h));
+  if (static_cast<int>(css_w) != w || static_cast<int>(css_h) != h) js_fit_canvas(static_cast<int>(css_w), static_cast<int>(css_h));
 #endif
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();

@@ -4,8 +4,10 @@
 #include <cstring>
 
 #include "core/base/rng.h"
+#include "core/frontend/script/script.h"
 #include "core/io/tsr_io.h"
 #include "imgui.h"
+#include "web/playground/examples.h"
 #include "web/playground/widgets.h"
 #if TSR_PLAYGROUND_ONNX
 #include "tools/onnx/onnx_import.h"
@@ -72,11 +74,18 @@ void open_model(ModelsState& s, const std::string& name, const uint8_t* data, si
   s.load_ms = ms_since(t0);
 }
 
-Status run_random(ModelsState& s) {
+namespace {
+
+// Runs the model on `first` (if given) and random values for the other inputs.
+Status run_with(ModelsState& s, const Tensor* first) {
   if (!s.session) return invalid_argument("no model loaded");
   SplitMix64 rng{s.seed++};
   s.inputs.clear();
   for (int32_t id : s.model->main().inputs) {
+    if (first && s.inputs.empty()) {
+      s.inputs.push_back(*first);
+      continue;
+    }
     TSR_ASSIGN_OR_RETURN(Tensor t, random_input(s.model->main().tensors[static_cast<size_t>(id)], rng));
     s.inputs.push_back(std::move(t));
   }
@@ -87,11 +96,72 @@ Status run_random(ModelsState& s) {
   return ok_status();
 }
 
+std::vector<std::string> output_names(const ModelsState& s) {
+  std::vector<std::string> names;
+  if (s.model)
+    for (int32_t id : s.model->main().outputs) names.push_back(s.model->main().tensors[static_cast<size_t>(id)].name);
+  return names;
+}
+
+}  // namespace
+
+Status run_random(ModelsState& s) {
+  s.image_name.clear();
+  return run_with(s, nullptr);
+}
+
+Status open_sample_model(ModelsState& s) {
+  namespace sc = frontend::script;
+  const Example* e = find_example("colour_classifier");
+  Status st = [&]() -> Status {
+    if (!e) return internal_error("the colour_classifier example is missing");
+    sc::ScriptOptions so;
+    so.entry = e->entry;
+    so.mode = sc::Mode::kConvert;
+    for (const InputSpec& in : e->inputs) so.inputs.emplace_back(in.name, in.tensor());
+    TSR_ASSIGN_OR_RETURN(auto converted, sc::run_script("colour_classifier.py", e->source, so));
+    TSR_ASSIGN_OR_RETURN(auto bytes, io::serialize_model(*converted.model));
+    open_model(s, "sample_colour_classifier.tsr", bytes.data(), bytes.size());
+    if (!s.error.empty()) return invalid_argument(s.error);
+    s.labels = {"red", "green", "blue"};
+    return ok_status();
+  }();
+  if (!st.ok()) s.error = st.message();
+  return st;
+}
+
+Expected<ImageSize> model_image_size(const ModelsState& s) {
+  if (!s.model) return invalid_argument("no model loaded: open one (or the sample) before an image");
+  const ir::Graph& g = s.model->main();
+  if (g.inputs.empty()) return invalid_argument("the model has no inputs");
+  return image_size(g.tensors[static_cast<size_t>(g.inputs[0])], kSampleImageSide);
+}
+
+Status run_on_image(ModelsState& s, const std::string& name, const uint8_t* rgba, int width, int height) {
+  Status st = [&]() -> Status {
+    TSR_ASSIGN_OR_RETURN(ImageSize size, model_image_size(s));
+    if (width != size.width || height != size.height)
+      return invalid_argument(name, ": the image is ", width, "x", height, ", the model wants ", size.width, "x", size.height);
+    const Tensor x = image_tensor(rgba, size);
+    TSR_RETURN_IF_ERROR(run_with(s, &x));
+    s.image_name = name;
+    s.image = size;
+    return ok_status();
+  }();
+  s.error = st.ok() ? "" : st.message();
+  return st;
+}
+
 void draw_models(ModelsState& s) {
   if (ImGui::Button("Open...")) open_file_picker();
   track("Open...");
   ImGui::SameLine();
-  ImGui::TextDisabled("or drop a .tsr / .onnx file on the page");
+  const bool sample = ImGui::Button("Sample model");
+  if (sample && open_sample_model(s).ok()) (void)run_random(s);
+  track("Sample model");
+  hover_tip("A colour classifier converted from examples/colour_classifier.py: drop an image on it", sample, s.sample_tip_off);
+  ImGui::SameLine();
+  ImGui::TextDisabled("or drop a .tsr / .onnx file, or an image for the model, on the page");
   if (!s.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "%s: %s", s.name.c_str(), s.error.c_str());
   if (!s.model) return;
   const ir::Graph& g = s.model->main();
@@ -117,6 +187,11 @@ void draw_models(ModelsState& s) {
     }
     ImGui::EndTable();
   }
+  if (!s.outputs.empty() && ImGui::CollapsingHeader("Outputs", ImGuiTreeNodeFlags_DefaultOpen)) {
+    if (s.image_name.empty()) ImGui::TextDisabled("on random inputs; drop an image to run on it");
+    else ImGui::Text("on %s as f32 [1, %d, %d, %d] in 0..1", s.image_name.c_str(), s.image.channels, s.image.height, s.image.width);
+    draw_image_outputs(output_names(s), s.outputs, s.labels);
+  }
   if (ImGui::CollapsingHeader("Op histogram", ImGuiTreeNodeFlags_DefaultOpen)) {
     std::map<std::string, int> all;
     for (const ir::Graph& sub : s.model->graphs)
@@ -140,7 +215,10 @@ void write_models_json(cli::JsonWriter& w, const ModelsState& s) {
     for (int32_t id : s.model->main().inputs) w.value(describe(s.model->main().tensors[static_cast<size_t>(id)]));
   w.end_array().key("outputs").begin_array();
   for (size_t k = 0; k < s.outputs.size(); ++k) write_tensor_json(w, s.model->main().tensors[static_cast<size_t>(s.model->main().outputs[k])].name, s.outputs[k]);
-  w.end_array().key("graph");
+  w.end_array().key("image").value(s.image_name).key("top_k");
+  if (s.outputs.empty()) w.begin_array().end_array();
+  else write_top_k_json(w, s.outputs[0], s.labels);
+  w.key("graph");
   if (s.model) write_graph_summary(w, *s.model);
   else w.null();
   w.end_object();

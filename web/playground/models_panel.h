@@ -11,6 +11,7 @@
 #include "tessera/session.h"
 #include "tools/cli/json_writer.h"
 #include "web/playground/graph_view.h"
+#include "web/playground/image_input.h"
 
 namespace tsr::playground {
 
@@ -25,6 +26,10 @@ struct ModelsState {
   int runs = 0;
   uint64_t seed = 1;
   GraphViewState graph;
+  std::vector<std::string> labels;     // class names for the top-k view (the sample's); else empty
+  std::string image_name;              // the image the last run took as its first input; "" = random
+  ImageSize image;                     // its size as the model took it
+  bool sample_tip_off = false;         // hover_tip() state of the Sample model button
 };
 
 // Loads `data` (.onnx by extension or by not starting with a .tsr header; else .tsr). Copies
@@ -33,6 +38,15 @@ void open_model(ModelsState& s, const std::string& name, const uint8_t* data, si
 // Runs the loaded model on random inputs (dynamic dims = 1): f32/f64 uniform in [-1, 1),
 // integers and bools zero.
 Status run_random(ModelsState& s);
+
+// Loads the sample model: examples/colour_classifier.py converted in-page to a graph (f32
+// [1, 3, 64, 64] -> softmax over red, green, blue), serialized and loaded like a dropped .tsr.
+Status open_sample_model(ModelsState& s);
+// The image size the loaded model's first input wants (errors: no model, not an image input).
+Expected<ImageSize> model_image_size(const ModelsState& s);
+// Runs the model with the image (RGBA8, width x height = model_image_size()) as its first input,
+// any further inputs random. Errors land in s.error too.
+Status run_on_image(ModelsState& s, const std::string& name, const uint8_t* rgba, int width, int height);
 
 void draw_models(ModelsState& s);
 // Opens the page's file picker (main.cpp; a no-op natively, where files are dropped or named).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 
 #include "core/frontend/script/script.h"
 #include "imgui.h"
@@ -105,6 +106,29 @@ Expected<std::vector<uint8_t>> train_export(const TrainState& s) {
   return inference.serialize();
 }
 
+namespace {
+
+// The loss per step, 0 at the bottom, the largest loss at the top; labelled with the first and
+// last loss. Before two steps there is no line to draw: the frame says so.
+void draw_loss_curve(TrainState& s, ImVec2 size) {
+  ImGui::BeginGroup();
+  const int n = static_cast<int>(s.losses.size());
+  const float top = n == 0 ? 1.0f : *std::max_element(s.losses.begin(), s.losses.end());
+  char overlay[96];
+  if (n < 2) std::snprintf(overlay, sizeof overlay, "loss: Train to draw the curve");
+  else std::snprintf(overlay, sizeof overlay, "loss %.3f -> %.3f over %d steps", static_cast<double>(s.losses.front()),
+                     static_cast<double>(s.losses.back()), n);
+  ImGui::PushStyleColor(ImGuiCol_PlotLines, IM_COL32(255, 190, 60, 255));
+  ImGui::PlotLines("##loss", s.losses.data(), n, 0, overlay, 0.0f, top * 1.05f, ImVec2(size.x, size.y - ImGui::GetTextLineHeightWithSpacing()));
+  ImGui::PopStyleColor();
+  track("loss");
+  s.plotted = n >= 2 ? n : 0;
+  ImGui::TextDisabled("step 0 .. %d, loss 0 .. %.3f", n, static_cast<double>(top * 1.05f));
+  ImGui::EndGroup();
+}
+
+}  // namespace
+
 void draw_train(TrainState& s, void (*save)(const std::string&, const std::vector<uint8_t>&)) {
   if (!s.trainer && s.error.empty()) (void)train_reset(s);
   bool reset = false;
@@ -156,11 +180,12 @@ void draw_train(TrainState& s, void (*save)(const std::string&, const std::vecto
   if (!s.error.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.35f, 1), "%s", s.error.c_str());
   ImGui::Text("step %lld   loss %.4f   train_step %.2f ms   %.0f frames/s", static_cast<long long>(s.step),
               s.losses.empty() ? 0.0 : static_cast<double>(s.losses.back()), s.step_ms, static_cast<double>(ImGui::GetIO().Framerate));
-  const float top = s.losses.empty() ? 1.0f : *std::max_element(s.losses.begin(), s.losses.end());
-  ImGui::PlotLines("##loss", s.losses.data(), static_cast<int>(s.losses.size()), 0, "loss", 0.0f, top, ImVec2(-1, 90));
-  track("loss");
+  // The loss curve and the decision boundary side by side, as large as the panel allows.
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float side = std::clamp(std::min(avail.x * 0.5f, avail.y - 8), 160.0f, 640.0f);
+  draw_loss_curve(s, ImVec2(std::max(160.0f, avail.x - side - ImGui::GetStyle().ItemSpacing.x), side));
+  ImGui::SameLine();
   // Decision boundary: P(class 1) as a faint heatmap, the points on top.
-  const float side = std::min(ImGui::GetContentRegionAvail().x, 420.0f);
   if (s.boundary.size() == static_cast<size_t>(kGrid * kGrid)) {
     const ImVec2 p = draw_heatmap(s.boundary, kGrid, kGrid, ImVec2(side, side));
     track("boundary");
@@ -185,6 +210,7 @@ void write_train_json(cli::JsonWriter& w, const TrainState& s) {
   if (s.losses.empty()) w.null();
   else w.value(static_cast<double>(s.losses.front()));
   w.key("step_ms").value(s.step_ms).key("fps").value(static_cast<double>(s.fps)).key("error").value(s.error);
+  w.key("loss_points").value(static_cast<int64_t>(s.losses.size())).key("plotted").value(s.plotted);
   w.key("exports").value(s.exports).key("export_bytes").value(static_cast<int64_t>(s.export_bytes));
   w.key("probe_inputs").begin_array();
   for (float v : probe_points()) w.value(static_cast<double>(v));

@@ -33,6 +33,7 @@ struct TrainState {
   double step_ms = 0;                // the last train_step's time
   float fps = 0;                     // frames per second while training (ImGui's average)
   int exports = 0;
+  int plotted = 0;                   // loss values the last frame's loss curve drew
   size_t export_bytes = 0;
 };
 

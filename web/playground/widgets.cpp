@@ -67,6 +67,12 @@ ImU32 diverging_color(double t, int alpha) {
                                    static_cast<float>(alpha) / 255.0f));
 }
 
+void hover_tip(const char* text, bool clicked, bool& suppressed) {
+  if (clicked) suppressed = true;
+  if (!ImGui::IsItemHovered()) suppressed = false;
+  else if (!suppressed) ImGui::SetTooltip("%s", text);
+}
+
 ImVec2 draw_heatmap(const std::vector<double>& v, int rows, int cols, ImVec2 size) {
   const ImVec2 p = ImGui::GetCursorScreenPos();
   ImGui::InvisibleButton("##heatmap", size);

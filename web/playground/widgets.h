@@ -21,6 +21,11 @@ void clear_tracked();
 // The rectangle of `label` as of the last frame: x, y, width, height. False if not drawn.
 bool tracked_rect(std::string_view label, float out[4]);
 
+// The last item's tooltip, hidden from a click on it (`clicked`) until the pointer leaves it:
+// after a click the pointer rests on the button, and the tooltip would cover what it changed.
+// `suppressed` is the caller's per-button state.
+void hover_tip(const char* text, bool clicked, bool& suppressed);
+
 // The tensor's elements as doubles (any numeric or bool dtype; empty for others).
 std::vector<double> tensor_values(const Tensor& t);
 // "f32 [2, 3]" and the first `max_values` elements as text ("1, 2.5, ...").

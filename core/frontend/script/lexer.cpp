@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <set>
 
 namespace tsr::frontend::script {
 namespace {
@@ -51,6 +52,7 @@ class Lexer {
         at_line_start_ = true;
         continue;
       }
+      const size_t start = i_;  // each branch below pushes one token and moves i_ past it
       if (is_name_start(c)) {
         name();
       } else if (is_digit(c) || (c == '.' && i_ + 1 < s_.size() && is_digit(s_[i_ + 1]))) {
@@ -60,6 +62,8 @@ class Lexer {
       } else {
         TSR_RETURN_IF_ERROR(op());
       }
+      out_.back().begin = start;
+      out_.back().end = i_;
     }
     const Loc end{line_, static_cast<int>(i_ - line_start_) + 1};
     if (!out_.empty() && out_.back().kind != Tok::kNewline) push(Tok::kNewline, "", end);
@@ -232,5 +236,14 @@ class Lexer {
 }  // namespace
 
 Expected<std::vector<Token>> tokenize(const SourceFile& src) { return Lexer(src).run(); }
+
+bool is_keyword(const std::string& w) {
+  static const std::set<std::string> k = {"def",   "return", "if",    "elif",  "else",     "while",  "for",   "in",
+                                          "pass",  "and",    "or",    "not",   "True",     "False",  "None",  "class",
+                                          "lambda", "with",  "try",   "except", "finally", "raise",  "import", "from",
+                                          "global", "nonlocal", "yield", "async", "await", "del",    "assert", "break",
+                                          "continue", "is"};
+  return k.count(w) != 0;
+}
 
 }  // namespace tsr::frontend::script

@@ -57,14 +57,6 @@ const char* unsupported_keyword(const std::string& w) {
   return nullptr;
 }
 
-bool is_keyword(const std::string& w) {
-  static const std::set<std::string> k = {"def",   "return", "if",    "elif",  "else",     "while",  "for",   "in",
-                                          "pass",  "and",    "or",    "not",   "True",     "False",  "None",  "class",
-                                          "lambda", "with",  "try",   "except", "finally", "raise",  "import", "from",
-                                          "global", "nonlocal", "yield", "async", "await", "del",    "assert", "break",
-                                          "continue", "is"};
-  return k.count(w) != 0;
-}
 
 class Parser {
  public:

@@ -1,6 +1,8 @@
-# A 2-D classifier for the Train panel: 2 -> 16 (tanh) -> 16 (tanh) -> 2 logits.
-# The Train panel converts `mlp` to a graph and derives its train_step graph (forward, the
-# autodiff pass's backward, Adam update); the module-level tensors are the trained weights.
+# A 2-D classifier for the Train panel:
+#   2 -> 16 (tanh) -> 16 (tanh) -> 2 logits.
+# The Train panel converts `mlp` to a graph and builds its train_step
+# graph from it (forward, autodiff backward, Adam update); the
+# module-level tensors below are the weights it trains.
 W1 = randn([2, 16], seed=1) * 0.7
 b1 = zeros([16])
 W2 = randn([16, 16], seed=2) * 0.25

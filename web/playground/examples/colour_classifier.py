@@ -1,0 +1,8 @@
+# The Models panel's sample model: which colour an image is mostly.
+# X: f32 [1, 3, H, W] in 0..1 (an image dropped on the page)
+# -> per-channel means -> softmax over (red, green, blue).
+W = tensor([[4.0, -2.0, -2.0], [-2.0, 4.0, -2.0], [-2.0, -2.0, 4.0]])
+
+def classify(X):
+    m = flatten(global_average_pool(X), axis=1)
+    return softmax(m @ W, axis=-1)
