@@ -11,6 +11,7 @@
 #include "core/base/limits.h"
 #include "core/ir/graph.h"
 #include "core/tensor/tensor.h"
+#include "tessera/trainer.h"
 
 namespace CLI {
 class App;
@@ -100,12 +101,7 @@ struct TrainOptions {
   std::string data = "/usr/share/datasets/fashion-mnist";
   int64_t batch_size = 64;
   int epochs = 10;
-  std::string loss = "softmax_cross_entropy";
-  std::string optimizer = "adam";
-  double lr = 1e-3;
-  double momentum = 0.0;
-  bool nesterov = false;
-  double weight_decay = 0.0;
+  TrainingSpec spec;  // loss and optimizer (patterns unused: `train` trains every weight)
   uint64_t seed = 0;
   int threads = 1;
   std::string device = "cpu";
@@ -116,13 +112,7 @@ struct TrainOptions {
 struct PrepareTrainingOptions {
   std::string model;   // inference model (.onnx/.tsr)
   std::string output;  // training model (.tsr)
-  std::string loss = "softmax_cross_entropy";
-  std::string optimizer = "adam";
-  double lr = 1e-3;
-  double momentum = 0.0;
-  bool nesterov = false;
-  double weight_decay = 0.0;
-  std::vector<std::string> trainable, frozen;  // TrainingSpec name patterns
+  TrainingSpec spec;    // loss, optimizer, trainable/frozen name patterns
 };
 
 struct ExportOptions {

@@ -43,13 +43,12 @@ class ProgressBar {
 };
 
 // The optimizer flags `train` and `prepare-training` share (TrainingSpec's fields).
-void add_optimizer_options(CLI::App* sub, std::string& optimizer, double& lr, double& momentum, bool& nesterov,
-                           double& weight_decay) {
-  sub->add_option("--optimizer", optimizer, "sgd, adam or adamw (default adam)")->check(CLI::IsMember({"sgd", "adam", "adamw"}));
-  sub->add_option("--lr", lr, "Learning rate (default 1e-3)")->check(CLI::PositiveNumber);
-  sub->add_option("--momentum", momentum, "SGD momentum (default 0)")->check(CLI::Range(0.0, 1.0));
-  sub->add_flag("--nesterov", nesterov, "Nesterov momentum (sgd with --momentum > 0)");
-  sub->add_option("--weight-decay", weight_decay, "L2 (sgd) or decoupled (adamw) weight decay (default 0)")->check(CLI::Range(0.0, 1.0));
+void add_optimizer_options(CLI::App* sub, TrainingSpec& spec) {
+  sub->add_option("--optimizer", spec.optimizer, "sgd, adam or adamw (default adam)")->check(CLI::IsMember({"sgd", "adam", "adamw"}));
+  sub->add_option("--lr", spec.learning_rate, "Learning rate (default 1e-3)")->check(CLI::PositiveNumber);
+  sub->add_option("--momentum", spec.momentum, "SGD momentum (default 0)")->check(CLI::Range(0.0, 1.0));
+  sub->add_flag("--nesterov", spec.nesterov, "Nesterov momentum (sgd with --momentum > 0)");
+  sub->add_option("--weight-decay", spec.weight_decay, "L2 (sgd) or decoupled (adamw) weight decay (default 0)")->check(CLI::Range(0.0, 1.0));
 }
 
 }  // namespace
@@ -57,16 +56,7 @@ void add_optimizer_options(CLI::App* sub, std::string& optimizer, double& lr, do
 int prepare_training_command(const PrepareTrainingOptions& o) {
   auto model = load_model(o.model);
   if (!model.ok()) return report_error(model.status());
-  TrainingSpec spec;
-  spec.loss = o.loss;
-  spec.optimizer = o.optimizer;
-  spec.learning_rate = o.lr;
-  spec.momentum = o.momentum;
-  spec.nesterov = o.nesterov;
-  spec.weight_decay = o.weight_decay;
-  spec.trainable = o.trainable;
-  spec.frozen = o.frozen;
-  auto training = prepare_training(*model, spec);
+  auto training = prepare_training(*model, o.spec);
   if (!training.ok()) return report_error(training.status());
   if (Status s = training->save(o.output); !s.ok()) return report_error(s);
   // The trainable weights are what the infer signature binds.
@@ -111,12 +101,7 @@ int train_command(const TrainOptions& o) {
   const bool prepared = std::any_of(model->signatures.begin(), model->signatures.end(),
                                     [](const ir::Signature& s) { return s.name == "train_step"; });
   train::TrainConfig cfg;
-  cfg.training.loss = o.loss;
-  cfg.training.optimizer = o.optimizer;
-  cfg.training.lr = o.lr;
-  cfg.training.momentum = o.momentum;
-  cfg.training.nesterov = o.nesterov;
-  cfg.training.weight_decay = o.weight_decay;
+  cfg.training = o.spec;
   cfg.batch_size = o.batch_size;
   cfg.epochs = o.epochs;
   cfg.seed = o.seed;
@@ -127,7 +112,7 @@ int train_command(const TrainOptions& o) {
   std::cerr << "training " << (o.arch.empty() ? o.model : "--arch " + o.arch) << " on " << o.data << ": "
             << (o.limit > 0 ? std::min<int64_t>(o.limit, train_set->labels.numel()) : train_set->labels.numel())
             << " training / " << test_set->labels.numel() << " test samples, batch " << o.batch_size << ", "
-            << (prepared ? std::string("the model's optimizer") : o.optimizer + " lr " + std::to_string(o.lr)) << ", "
+            << (prepared ? std::string("the model's optimizer") : o.spec.optimizer + " lr " + std::to_string(o.spec.learning_rate)) << ", "
             << o.threads << " thread(s), device " << o.device << "\n";
   ProgressBar bar;
   auto report = train::train_classifier(
@@ -168,10 +153,10 @@ Subcommand register_train(CLI::App& app) {
   sub->add_option("--data", o->data, "Directory with {train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz] (default " + o->data + ")");
   sub->add_option("--batch-size", o->batch_size, "Minibatch size (default 64)")->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   sub->add_option("--epochs", o->epochs, "Passes over the training set (default 10); 0 = only evaluate MODEL on the test split")->check(CLI::Range(0, 100000));
-  sub->add_option("--loss", o->loss,
+  sub->add_option("--loss", o->spec.loss,
                   "softmax_cross_entropy (the model outputs logits; default) or nll (it outputs log-probabilities)")
       ->check(CLI::IsMember({"softmax_cross_entropy", "nll"}));
-  add_optimizer_options(sub, o->optimizer, o->lr, o->momentum, o->nesterov, o->weight_decay);
+  add_optimizer_options(sub, o->spec);
   sub->add_option("--seed", o->seed, "Seed of the weight initialization (--arch) and the shuffling (default 0)");
   sub->add_option("--threads", o->threads, "Intra-op threads (default 1; 0 = all cores)")->check(CLI::Range(0, 1024));
   sub->add_option("--device", o->device,
@@ -188,14 +173,14 @@ Subcommand register_prepare_training(CLI::App& app) {
       "prepare-training", "Turn an inference model into a training model (infer, train_step, eval_step) for tessera train and the training APIs");
   sub->add_option("model", o->model, "Inference model (.onnx/.tsr; its first output is the prediction)")->required();
   sub->add_option("-o,--output", o->output, "Output training model (.tsr)")->required();
-  sub->add_option("--loss", o->loss,
+  sub->add_option("--loss", o->spec.loss,
                   "softmax_cross_entropy (logits, i64 class labels; default), nll (log-probabilities) or mse (labels shaped like the prediction)")
       ->check(CLI::IsMember({"softmax_cross_entropy", "nll", "mse"}));
-  add_optimizer_options(sub, o->optimizer, o->lr, o->momentum, o->nesterov, o->weight_decay);
-  sub->add_option("--trainable", o->trainable,
+  add_optimizer_options(sub, o->spec);
+  sub->add_option("--trainable", o->spec.trainable,
                   "Train only the weights matching this name pattern ('*', '?'; whole name; repeatable; default all)")
       ->allow_extra_args(false);
-  sub->add_option("--frozen", o->frozen, "Keep the weights matching this pattern fixed (after --trainable; repeatable)")
+  sub->add_option("--frozen", o->spec.frozen, "Keep the weights matching this pattern fixed (after --trainable; repeatable)")
       ->allow_extra_args(false);
   return {sub, [o] { return prepare_training_command(*o); }};
 }

@@ -293,7 +293,9 @@ Expected<TrainReport> train_classifier(ir::Model model, const Dataset& train_set
   if (config.batch_size < 1) return invalid_argument("batch size ", config.batch_size, " (expected >= 1)");
   if (config.epochs < 0) return invalid_argument("epochs ", config.epochs, " (expected >= 0)");
   if (!has_signature(model, "train_step")) {
-    TSR_ASSIGN_OR_RETURN(model, passes::make_training_model(std::move(model), config.training));
+    TSR_ASSIGN_OR_RETURN(const Model prepared,
+                         prepare_training(Model(std::make_shared<ir::Model>(std::move(model))), config.training));
+    model = prepared.graph();
   }
   TSR_RETURN_IF_ERROR(passes::verify_model(model));
   TSR_ASSIGN_OR_RETURN(Shape sample, sample_shape(model, train_set));

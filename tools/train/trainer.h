@@ -1,5 +1,5 @@
 // The training loop behind `tessera train`: minibatch training of an image classifier on an IDX
-// dataset with a model's `train_step` signature (passes::make_training_model), evaluation with its
+// dataset with a model's `train_step` signature (tsr::prepare_training), evaluation with its
 // `infer` signature, per-epoch checkpoints, and the loss curve as CSV and PNG.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/ir/graph.h"
-#include "core/passes/training.h"
+#include "tessera/trainer.h"
 #include "tools/train/idx.h"
 
 namespace tsr::train {
@@ -19,7 +19,7 @@ namespace tsr::train {
 inline constexpr const char* kEpochsDoneKey = "tessera.train.epochs_done";
 
 struct TrainConfig {
-  passes::TrainingOptions training;  // loss, optimizer, learning rate, ...
+  TrainingSpec training;  // loss, optimizer, learning rate, ... (tsr::prepare_training)
   int64_t batch_size = 64;
   int epochs = 1;
   uint64_t seed = 0;     // shuffling order
