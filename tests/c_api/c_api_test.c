@@ -27,19 +27,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "npy.h"
 #include "tessera/tessera_c.h"
-
-static int g_checks, g_failures;
-
-#define CHECK(cond)                                                         \
-  do {                                                                      \
-    ++g_checks;                                                             \
-    if (!(cond)) {                                                          \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                         \
-    }                                                                       \
-  } while (0)
 
 /* Checks that `err` holds `code` with a message, prints it and frees it. */
 static void expect_error(tsr_error** err, int code, const char* what) {

@@ -17,19 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "npy.h"
 #include "tessera/tessera_c.h"
-
-static int g_checks, g_failures;
-
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    ++g_checks;                                                                  \
-    if (!(cond)) {                                                               \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
-      ++g_failures;                                                              \
-    }                                                                            \
-  } while (0)
 
 /* Checks that `err` holds `code` and a message containing `text`, prints and frees it. */
 static void expect_error(tsr_error** err, int code, const char* text, const char* what) {
