@@ -56,7 +56,9 @@ async function withPage(query, isolate, fn, extraMounts = []) {
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
-      '--disable-sync', '--no-first-run'],
+      '--disable-sync', '--no-first-run',
+      // getUserMedia gets Chromium's synthetic camera (a moving test pattern), granted without a prompt.
+      '--use-fake-device-for-media-stream', '--use-fake-ui-for-media-stream'],
   });
   try {
     const page = await browser.newPage({ viewport: { width: 1180, height: 900 }, permissions: ['clipboard-read', 'clipboard-write'] });
@@ -196,7 +198,7 @@ async function checkPage(page, dir, name, since) {
   return { name, cer: rate, lines: lines.length, ms };
 }
 
-test('OCR page reads whole sample pages (button, file input, drop, paste; copy) in Chromium', { skip, timeout: 300000 }, async (t) => {
+test('OCR page reads whole sample pages (button, file input, drop, paste, camera; copy) in Chromium', { skip, timeout: 300000 }, async (t) => {
   const dir = samples();
   if (!dir) { t.skip('Pillow or DejaVu fonts missing (python3-pil, fonts-dejavu-core)'); return; }
   await withPage('', true, async (page, log, readyMs) => {
@@ -233,6 +235,13 @@ test('OCR page reads whole sample pages (button, file input, drop, paste; copy) 
       document.dispatchEvent(new ClipboardEvent('paste', { clipboardData: dt, bubbles: true, cancelable: true }));
     });
     const pasted = await checkPage(page, dir, 'sign', since);
+    // Take a photo: one frame of the (synthetic) camera is read as a page.
+    assert.equal(await page.isVisible('#camera'), true, 'the camera button shows where getUserMedia exists');
+    await page.click('#camera');
+    await page.waitForSelector('body[data-state="done"], body[data-state="error"]', { timeout: 120000 });
+    assert.equal(await page.getAttribute('body', 'data-state'), 'done', await page.textContent('#status'));
+    assert.match(await page.textContent('#status'), /^camera photo: \d+ lines? in \d+ ms \(\d+ x \d+ px\)/);
+    await page.evaluate(() => { document.body.dataset.state = 'ready'; });
     // Back to the columns for the stage timings and the screenshot.
     await page.click('button[data-sample="columns"]');
     await checkPage(page, dir, 'columns', Date.now());

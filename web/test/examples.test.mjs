@@ -1,5 +1,5 @@
 // The documentation's JavaScript runs (issue 30): every `js` block of docs/web.md and README.md's
-// tessera-web example, executed in node against web/dist as a page at an origin that serves
+// tessera-web examples, executed in node against web/dist as a page at an origin that serves
 // third_party/models at /models (as scripts/serve_web.sh does). Each console.log must print what
 // the block's `// → ` comments say, in order (whitespace ignored), so a wrong output name or a
 // stale value in an example fails here. A block preceded by `<!-- not run: REASON -->` is skipped.
@@ -66,7 +66,7 @@ const sources = [
 
 test('the documentation has the examples this test expects', () => {
   assert.ok(sources[0][1].filter((b) => !b.skip).length >= 1, 'docs/web.md: no runnable js block');
-  assert.equal(sources[1][1].length, 1, 'README.md: one tessera-web block');
+  assert.equal(sources[1][1].length, 2, 'README.md: the two tessera-web blocks (running a model, training one)');
   for (const [file, blocks] of sources)
     for (const b of blocks.filter((x) => !x.skip))
       assert.ok(expectations(b.code).length >= 1, `${file}:${b.line}: no "// → " comment checks what the example prints`);

@@ -217,8 +217,32 @@ async function main() {
     }
   });
   for (const r of document.querySelectorAll('input[name="mode"]')) r.addEventListener('change', () => setMode(mode()));
+  // A photo from the camera where the browser offers one (a secure context with a camera): one
+  // frame of the stream, then the camera is released.
+  const camera = $('camera');
+  camera.hidden = !navigator.mediaDevices?.getUserMedia;
+  camera.addEventListener('click', async () => {
+    let stream = null;
+    try {
+      stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: 'environment' }, audio: false });
+      const video = document.createElement('video');
+      video.muted = true;
+      video.playsInline = true;
+      video.srcObject = stream;
+      await video.play();
+      if (!video.videoWidth) await new Promise((r) => video.addEventListener('loadeddata', r, { once: true }));
+      const frame = await createImageBitmap(video);
+      stream.getTracks().forEach((t) => t.stop());
+      stream = null;
+      await read(frame, 'camera photo');
+    } catch (e) {
+      status(`camera: ${e.message}`, true);
+    } finally {
+      stream?.getTracks().forEach((t) => t.stop());
+    }
+  });
 
-  for (const el of [$('file'), ...document.querySelectorAll('[data-sample]')]) el.disabled = false;
+  for (const el of [$('file'), camera, ...document.querySelectorAll('[data-sample]')]) el.disabled = false;
   body.dataset.state = 'ready';
 }
 
