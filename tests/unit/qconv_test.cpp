@@ -1,0 +1,232 @@
+// The quantized matmuls and convolutions (backends/cpu/kernels/qlinear.cpp, qdepthwise.cpp, on
+// qgemm) against their definitions, bit for bit: zero points per row / column / channel, the
+// requantization's rounding, depthwise windows (strides, dilations, pads, the f32 path's 2^24
+// limit and the integer loop past it), pointwise convs either way round, im2col and groups.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "tests/unit/op_case.h"
+
+using namespace tsr;
+using namespace tsr::test;
+
+TEST_CASE("quantized matmul and conv: per-row / per-column / per-channel zero points, requantization rounding") {
+  // MatMulInteger: A - a_zp (per row) = [[0, 1], [1, 2]], B - b_zp (per column) = [[0, 6], [2, 8]];
+  // their product by hand: [[2, 8], [4, 22]].
+  OpCase mm;
+  mm.op = "MatMulInteger";
+  mm.inputs = {Tensor::from<uint8_t>({2, 2}, {1, 2, 3, 4}), Tensor::from<uint8_t>({2, 2}, {5, 6, 7, 8}),
+               Tensor::from<uint8_t>({2}, {1, 2}), Tensor::from<uint8_t>({2}, {5, 0})};
+  auto y = run_case(mm);
+  REQUIRE(y.ok());
+  REQUIRE((*y)[0].dtype() == DType::kI32);
+  CHECK(std::vector<int32_t>((*y)[0].data<int32_t>(), (*y)[0].data<int32_t>() + 4) == std::vector<int32_t>{2, 8, 4, 22});
+
+  // QLinearMatMul (i8): acc = [-2, 4] . ([3, -1] - 1) = -12; -12 * 0.5 * 0.25 / 1.0 = -1.5, which
+  // rounds half to even to -2; + y_zp 10 = 8.
+  OpCase q;
+  q.op = "QLinearMatMul";
+  q.inputs = {Tensor::from<int8_t>({1, 2}, {-2, 4}), Tensor::scalar<float>(0.5f), Tensor::scalar<int8_t>(0),
+              Tensor::from<int8_t>({2, 1}, {3, -1}), Tensor::scalar<float>(0.25f), Tensor::scalar<int8_t>(1),
+              Tensor::scalar<float>(1.0f), Tensor::scalar<int8_t>(10)};
+  auto qy = run_case(q);
+  REQUIRE(qy.ok());
+  REQUIRE((*qy)[0].dtype() == DType::kI8);
+  REQUIRE((*qy)[0].shape() == Shape{1, 1});
+  CHECK((*qy)[0].data<int8_t>()[0] == 8);
+
+  // ConvInteger, 1x1 kernel: x - 1 = [0, 1, 2, 3]; w - w_zp per output channel = [2, 0].
+  OpCase c;
+  c.op = "ConvInteger";
+  c.inputs = {Tensor::from<uint8_t>({1, 1, 2, 2}, {1, 2, 3, 4}), Tensor::from<uint8_t>({2, 1, 1, 1}, {3, 5}),
+              Tensor::scalar<uint8_t>(1), Tensor::from<uint8_t>({2}, {1, 5})};
+  auto cy = run_case(c);
+  REQUIRE(cy.ok());
+  REQUIRE((*cy)[0].shape() == Shape{1, 2, 2, 2});
+  CHECK(std::vector<int32_t>((*cy)[0].data<int32_t>(), (*cy)[0].data<int32_t>() + 8) ==
+        std::vector<int32_t>{0, 2, 4, 6, 0, 0, 0, 0});
+
+  // A per-row zero point of the wrong length is a run-time error, not a crash.
+  mm.inputs[2] = Tensor::from<uint8_t>({3}, {1, 2, 3});
+  CHECK_FALSE(run_case(mm).ok());
+}
+
+TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the definition bit for bit") {
+  struct Cfg {
+    Shape x;  // [N, C, H, W]
+    int64_t k0, k1;
+    std::vector<int64_t> strides, dil, pads;
+    bool x_signed;
+    bool extreme = false;  // x = 255 (zp 0), w - w_zp = -255: every product -65025, the f32 path's limit
+  };
+  const Cfg cfgs[] = {
+      {{1, 5, 12, 37}, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false},
+      {{1, 4, 13, 29}, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, false},  // MobileNet's stride 2
+      {{2, 3, 9, 40}, 5, 5, {2, 3}, {1, 1}, {2, 2, 2, 2}, true},
+      {{1, 3, 11, 31}, 3, 3, {1, 2}, {2, 3}, {0, 3, 2, 1}, true},   // dilated, asymmetric pads
+      {{1, 2, 6, 50}, 1, 7, {2, 4}, {1, 1}, {0, 3, 0, 3}, false},
+      {{1, 2, 15, 16}, 15, 15, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, true},  // 225 taps: sums near 2^24
+      {{1, 2, 20, 23}, 17, 17, {1, 2}, {1, 1}, {8, 8, 8, 8}, false},       // 289 taps: the integer loop
+  };
+  std::mt19937 rng(7);
+  for (const Cfg& cfg : cfgs) {
+    const int64_t n = cfg.x[0], c = cfg.x[1], h = cfg.x[2], w = cfg.x[3];
+    Tensor x = cfg.x_signed ? Tensor::empty(DType::kI8, cfg.x).value() : Tensor::empty(DType::kU8, cfg.x).value();
+    Tensor wt = Tensor::empty(DType::kI8, {c, 1, cfg.k0, cfg.k1}).value();
+    std::uniform_int_distribution<int> byte(0, 255), sbyte(-128, 127), b32(-3000, 3000);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      cfg.x_signed ? void(x.mut_data<int8_t>()[i] = int8_t(sbyte(rng))) : void(x.mut_data<uint8_t>()[i] = uint8_t(byte(rng)));
+    for (int64_t i = 0; i < wt.numel(); ++i) wt.mut_data<int8_t>()[i] = int8_t(sbyte(rng));
+    std::vector<float> ws;
+    std::vector<int8_t> wz;
+    std::vector<int32_t> bias;
+    for (int64_t m = 0; m < c; ++m) {
+      ws.push_back(0.01f + 0.003f * float(m));
+      wz.push_back(int8_t(cfg.extreme ? 127 : m % 3 - 1));
+      bias.push_back(b32(rng));
+    }
+    if (cfg.extreme) {
+      std::fill_n(x.mut_data<uint8_t>(), x.numel(), uint8_t{255});
+      std::fill_n(wt.mut_data<int8_t>(), wt.numel(), int8_t{-128});
+    }
+    const float xs = 0.02f, ys = cfg.extreme ? 30.0f : 0.37f;
+    const int x_zp = cfg.x_signed ? -3 : cfg.extreme ? 0 : 131, y_zp = cfg.extreme ? 200 : 7;
+    Tensor xzp = cfg.x_signed ? Tensor::scalar<int8_t>(int8_t(x_zp)) : Tensor::scalar<uint8_t>(uint8_t(x_zp));
+    OpCase q;
+    q.op = "QLinearConv";
+    q.inputs = {x, Tensor::scalar<float>(xs), xzp, wt, Tensor::from<float>({c}, ws), Tensor::from<int8_t>({c}, wz),
+                Tensor::scalar<float>(ys), Tensor::scalar<uint8_t>(uint8_t(y_zp)), Tensor::from<int32_t>({c}, bias)};
+    q.attrs = {ir::Attribute::make_int("group", c), ir::Attribute::make_ints("strides", cfg.strides),
+               ir::Attribute::make_ints("dilations", cfg.dil), ir::Attribute::make_ints("pads", cfg.pads),
+               ir::Attribute::make_ints("kernel_shape", {cfg.k0, cfg.k1})};
+    for (int threads : {1, 2}) {
+      auto y = run_case(q, threads);
+      REQUIRE(y.ok());
+      const Tensor& out = (*y)[0];
+      const int64_t oh = (h + cfg.pads[0] + cfg.pads[2] - cfg.dil[0] * (cfg.k0 - 1) - 1) / cfg.strides[0] + 1;
+      const int64_t ow = (w + cfg.pads[1] + cfg.pads[3] - cfg.dil[1] * (cfg.k1 - 1) - 1) / cfg.strides[1] + 1;
+      REQUIRE(out.shape() == Shape{n, c, oh, ow});
+      int64_t mismatches = 0;
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t m = 0; m < c; ++m)
+          for (int64_t oy = 0; oy < oh; ++oy)
+            for (int64_t ox = 0; ox < ow; ++ox) {
+              int64_t acc = 0;
+              for (int64_t i = 0; i < cfg.k0; ++i)
+                for (int64_t j = 0; j < cfg.k1; ++j) {
+                  const int64_t iy = oy * cfg.strides[0] - cfg.pads[0] + i * cfg.dil[0];
+                  const int64_t ix = ox * cfg.strides[1] - cfg.pads[1] + j * cfg.dil[1];
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                  const int64_t xi = ((b * c + m) * h + iy) * w + ix;
+                  const int xv = cfg.x_signed ? x.data<int8_t>()[xi] : x.data<uint8_t>()[xi];
+                  acc += int64_t(xv - x_zp) * (wt.data<int8_t>()[(m * cfg.k0 + i) * cfg.k1 + j] - wz[size_t(m)]);
+                }
+              const float scale = xs * ws[size_t(m)] / ys;
+              const float v = std::nearbyint(float(acc + bias[size_t(m)]) * scale) + float(y_zp);
+              const auto want = uint8_t(std::clamp(v, 0.0f, 255.0f));
+              mismatches += out.data<uint8_t>()[((b * c + m) * oh + oy) * ow + ox] != want;
+            }
+      CHECK(mismatches == 0);
+    }
+    if (cfg.extreme) {
+      // ConvInteger returns the sums themselves: all exactly 225 * -65025.
+      OpCase ci;
+      ci.op = "ConvInteger";
+      ci.inputs = {x, wt, Tensor::scalar<uint8_t>(0), Tensor::from<int8_t>({c}, wz)};
+      ci.attrs = {ir::Attribute::make_int("group", c)};
+      auto acc = run_case(ci);
+      REQUIRE(acc.ok());
+      const Tensor& a = (*acc)[0];
+      CHECK(std::all_of(a.data<int32_t>(), a.data<int32_t>() + a.numel(), [](int32_t v) { return v == 225 * -65025; }));
+    }
+  }
+}
+
+TEST_CASE("QLinearConv / ConvInteger (pointwise either way round, im2col, groups) match the definition bit for bit") {
+  struct Cfg {
+    int64_t n, c, m, group, h, w, k;
+    std::vector<int64_t> strides, dil, pads;
+    bool x_signed, w_zp_nonuniform;
+  };
+  const Cfg cfgs[] = {
+      {1, 16, 96, 1, 28, 28, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, false},  // pointwise, W x X
+      {2, 24, 20, 4, 5, 7, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, false},     // grouped, batch 2, s8 x
+      {1, 5, 7, 1, 9, 9, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, true},       // per-channel w_zp: X x W
+      {1, 33, 130, 1, 3, 41, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, false},  // 130 channels > 123 pixels: X x W
+      {1, 8, 16, 1, 14, 15, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},   // 3x3
+      {2, 6, 12, 2, 11, 13, 3, {2, 2}, {1, 1}, {1, 0, 0, 2}, true, false},    // strided, asymmetric pads, groups
+      {1, 4, 8, 1, 12, 17, 3, {1, 3}, {2, 1}, {2, 1, 2, 1}, false, false},    // dilated, stride 3
+      {1, 64, 96, 1, 4, 4, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},    // small map, many channels
+  };
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255), sbyte(-128, 127), b32(-5000, 5000);
+  for (const Cfg& cfg : cfgs) {
+    const int64_t cg = cfg.c / cfg.group, mg = cfg.m / cfg.group, kk = cfg.k * cfg.k;
+    const int64_t oh = (cfg.h + cfg.pads[0] + cfg.pads[2] - cfg.dil[0] * (cfg.k - 1) - 1) / cfg.strides[0] + 1;
+    const int64_t ow = (cfg.w + cfg.pads[1] + cfg.pads[3] - cfg.dil[1] * (cfg.k - 1) - 1) / cfg.strides[1] + 1;
+    Tensor x = Tensor::empty(cfg.x_signed ? DType::kI8 : DType::kU8, {cfg.n, cfg.c, cfg.h, cfg.w}).value();
+    for (int64_t i = 0; i < x.numel(); ++i)
+      cfg.x_signed ? void(x.mut_data<int8_t>()[i] = int8_t(sbyte(rng))) : void(x.mut_data<uint8_t>()[i] = uint8_t(byte(rng)));
+    Tensor wt = Tensor::empty(DType::kI8, {cfg.m, cg, cfg.k, cfg.k}).value();
+    for (int64_t i = 0; i < wt.numel(); ++i) wt.mut_data<int8_t>()[i] = int8_t(sbyte(rng));
+    std::vector<float> ws;
+    std::vector<int8_t> wz;
+    std::vector<int32_t> bias;
+    for (int64_t j = 0; j < cfg.m; ++j) {
+      ws.push_back((0.004f + 0.0007f * float(j % 9)) / float(kk));
+      wz.push_back(int8_t(cfg.w_zp_nonuniform ? j % 5 - 2 : 0));
+      bias.push_back(b32(rng));
+    }
+    const int x_zp = cfg.x_signed ? 5 : 117, y_zp = 121;
+    const float xs = 0.03f, ys = 0.45f;
+    Tensor xzp = cfg.x_signed ? Tensor::scalar<int8_t>(int8_t(x_zp)) : Tensor::scalar<uint8_t>(uint8_t(x_zp));
+    const std::vector<ir::Attribute> attrs = {
+        ir::Attribute::make_int("group", cfg.group), ir::Attribute::make_ints("strides", cfg.strides),
+        ir::Attribute::make_ints("dilations", cfg.dil), ir::Attribute::make_ints("pads", cfg.pads),
+        ir::Attribute::make_ints("kernel_shape", {cfg.k, cfg.k})};
+    OpCase q;
+    q.op = "QLinearConv";
+    q.inputs = {x, Tensor::scalar<float>(xs), xzp, wt, Tensor::from<float>({cfg.m}, ws), Tensor::from<int8_t>({cfg.m}, wz),
+                Tensor::scalar<float>(ys), Tensor::scalar<uint8_t>(uint8_t(y_zp)), Tensor::from<int32_t>({cfg.m}, bias)};
+    q.attrs = attrs;
+    OpCase ci;
+    ci.op = "ConvInteger";
+    ci.inputs = {x, wt, xzp, Tensor::from<int8_t>({cfg.m}, wz)};
+    ci.attrs = attrs;
+    for (int threads : {1, 2}) {
+      auto y = run_case(q, threads);
+      auto acc = run_case(ci, threads);
+      REQUIRE(y.ok());
+      REQUIRE(acc.ok());
+      REQUIRE((*y)[0].shape() == Shape{cfg.n, cfg.m, oh, ow});
+      int64_t bad_q = 0, bad_acc = 0;
+      for (int64_t b = 0; b < cfg.n; ++b)
+        for (int64_t j = 0; j < cfg.m; ++j)
+          for (int64_t oy = 0; oy < oh; ++oy)
+            for (int64_t ox = 0; ox < ow; ++ox) {
+              const int64_t g = j / mg;
+              int64_t sum = 0;
+              for (int64_t ch = 0; ch < cg; ++ch)
+                for (int64_t i = 0; i < cfg.k; ++i)
+                  for (int64_t t = 0; t < cfg.k; ++t) {
+                    const int64_t iy = oy * cfg.strides[0] - cfg.pads[0] + i * cfg.dil[0];
+                    const int64_t ix = ox * cfg.strides[1] - cfg.pads[1] + t * cfg.dil[1];
+                    if (iy < 0 || iy >= cfg.h || ix < 0 || ix >= cfg.w) continue;
+                    const int64_t xi = ((b * cfg.c + g * cg + ch) * cfg.h + iy) * cfg.w + ix;
+                    const int xv = cfg.x_signed ? x.data<int8_t>()[xi] : x.data<uint8_t>()[xi];
+                    sum += int64_t(xv - x_zp) * (wt.data<int8_t>()[((j * cg + ch) * cfg.k + i) * cfg.k + t] - wz[size_t(j)]);
+                  }
+              const int64_t o = ((b * cfg.m + j) * oh + oy) * ow + ox;
+              bad_acc += (*acc)[0].data<int32_t>()[o] != sum;
+              const float v = std::nearbyint(float(sum + bias[size_t(j)]) * (xs * ws[size_t(j)] / ys)) + float(y_zp);
+              bad_q += (*y)[0].data<uint8_t>()[o] != uint8_t(std::clamp(v, 0.0f, 255.0f));
+            }
+      CHECK(bad_acc == 0);
+      CHECK(bad_q == 0);
+    }
+  }
+}
