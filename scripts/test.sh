@@ -9,10 +9,11 @@
 #               kernels and C API are the library's, already under ASan, and they run on their
 #               models in the release, aarch64 and armv7 stages (building them here cost ~250 s
 #               of CPU);
-#   4. tsan:    clang + ThreadSanitizer: the stress test, and the unit tests of what runs on
+#   4. tsan:    clang + ThreadSanitizer (-O1, line tables: a third less compile time than -O2 -g): the stress test, and the unit tests of what runs on
 #               several threads (thread pool, re-entrant Plan, inter-op, threaded Conv, SIMD
 #               dispatch), built as their own executable (tessera_thread_tests);
-#   5. wasm:    Emscripten build of tessera_unit_tests, run under node through ctest.
+#   5. wasm:    Emscripten build of tessera_unit_tests (its target-dependent half: kernels, I/O,
+#               executor; tests/CMakeLists.txt), run under node through ctest.
 #   6. web:     the browser package (web/: tessera_web in the same build/wasm, so core objects
 #               are shared; tessera_web_threads, the pthreads build, in build/wasm-threads, which
 #               compiles core again with -pthread), its node suites (web/test/) and the headless
@@ -21,7 +22,7 @@
 #               sharing the web stage's objects) driven in headless Chromium
 #               (tests/web/playground.browser.mjs), and the native tessera-playground (in
 #               build/release, -DTSR_PLAYGROUND_NATIVE=ON) smoke-run under xvfb-run.
-#   8. aarch64: cross build (g++-aarch64-linux-gnu) of the unit tests, the C API test and the
+#   8. aarch64: cross build (g++-aarch64-linux-gnu) of the unit tests (the wasm stage's half), the C API test and the
 #               selective minimal runtimes; runs them under qemu-aarch64-static on real models
 #               against onnxruntime's x86 outputs (needs the release stage's tessera CLI); prints
 #               the stripped sizes of the minimal and full runtimes on x86-64 and aarch64.
