@@ -382,16 +382,9 @@ bool is_pointwise(const ConvGeom& g) {
   return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
 }
 
-// [cg, plane] -> [plane, cg], in blocks of pixels so both sides stay in L1.
+// [cg, plane] -> [plane, cg] (transpose_bytes: 16 x 16 blocks in registers).
 void chw_to_hwc(const uint8_t* x, int64_t cg, int64_t plane, uint8_t* hwc) {
-  constexpr int64_t kBlock = 64;
-  for (int64_t p0 = 0; p0 < plane; p0 += kBlock) {
-    const int64_t p1 = std::min(plane, p0 + kBlock);
-    for (int64_t c = 0; c < cg; ++c) {
-      const uint8_t* src = x + c * plane;
-      for (int64_t p = p0; p < p1; ++p) hwc[p * cg + c] = src[p];
-    }
-  }
+  transpose_bytes(x, cg, plane, plane, hwc, cg);
 }
 
 const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uint8_t* hwc, uint8_t* cols) {
