@@ -216,8 +216,9 @@ void qgemm_pack_panels_impl(QgemmPackedB& b) {
   b.target = kLayout;
 }
 
-// Packs rows [i0, i0 + rows) of A into one panel of `prows` rows (zero rows past `rows`) and
-// their u8 row sums. A quad (4 bytes of one row) moves as one u32; K's
+// Packs rows [i0, i0 + rows) of A into one panel of `prows` rows (zero rows past `rows`) and,
+// unless `rowsum` is null (every B zero point 0: the sums are not used), their u8 row sums. A
+// quad (4 bytes of one row) moves as one u32; K's
 // last partial quad is zero padded (B's padding is zero too, so its A values do not matter).
 HWY_NOINLINE void pack_a_panel(const Path& path, const void* a, bool a_signed, int64_t lda, int64_t k, int64_t i0,
                                int64_t rows, int64_t prows, uint8_t* dst, int32_t* rowsum) {
@@ -228,13 +229,13 @@ HWY_NOINLINE void pack_a_panel(const Path& path, const void* a, bool a_signed, i
   // The stored bytes: u8 (flip) or, for sdot, u8 - 128 as s8 (flip ^ 0x80).
   const uint8_t out_flip = path.a_enc == kAS8 ? static_cast<uint8_t>(flip ^ 0x80) : flip;
   const uint8_t* a8 = static_cast<const uint8_t*>(a) + i0 * lda;
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = 0; r < rows && rowsum; ++r) {
     const uint8_t* src = a8 + r * lda;
     uint32_t sum = 0;
     for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<uint8_t>(src[kk] ^ flip);
     rowsum[r] = static_cast<int32_t>(sum);
   }
-  for (int64_t r = rows; r < prows; ++r) rowsum[r] = 0;
+  for (int64_t r = rows; r < prows && rowsum; ++r) rowsum[r] = 0;
   uint16_t* dst16 = reinterpret_cast<uint16_t*>(dst);
   // Rows [r0, r1) x quads [q0, q1), one quad at a time.
   auto scalar_part = [&](int64_t r0, int64_t r1, int64_t q0, int64_t q1) {
@@ -514,7 +515,7 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   auto pack_a = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t i0 = p * rows, r = std::min(rows, m - i0);
-      pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa + p * panel_bytes, rowsum + p * rows);
+      pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa + p * panel_bytes, any_zb ? rowsum + p * rows : nullptr);
     }
   };
 
