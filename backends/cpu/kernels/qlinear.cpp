@@ -387,10 +387,19 @@ void chw_to_hwc(const uint8_t* x, int64_t cg, int64_t plane, uint8_t* hwc) {
   transpose_bytes(x, cg, plane, plane, hwc, cg);
 }
 
+// Bytes im2col_u8 may read past `hwc`'s image and write past `cols`'s last row (the scratch holds
+// them): short runs are copied kIm2colSlack bytes at a time.
+constexpr int64_t kIm2colSlack = 64;
+
+// `cols` must have kIm2colSlack bytes after its pixels * kg, and `hwc` kIm2colSlack readable bytes
+// after its h * w * cg.
 const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uint8_t* hwc, uint8_t* cols) {
   chw_to_hwc(x, cg, g.h * g.w, hwc);
   if (is_pointwise(g)) return hwc;
   const int64_t kg = cg * g.kh * g.kw;
+  // A run of at most kIm2colSlack bytes (a 7x7 stem conv's 21) is copied as a fixed 64 bytes,
+  // a few vector moves instead of a memcpy call; the excess is overwritten by the next run.
+  const bool short_runs = g.kw * cg <= kIm2colSlack;
   for (int64_t oy = 0; oy < g.oh; ++oy)
     for (int64_t ox = 0; ox < g.ow; ++ox) {
       uint8_t* row = cols + (oy * g.ow + ox) * kg;
@@ -406,7 +415,8 @@ const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_
           continue;
         }
         if (row_inside) {
-          std::memcpy(row, hwc + (iy * g.w + ix0) * cg, size_t(g.kw * cg));
+          if (short_runs) std::memcpy(row, hwc + (iy * g.w + ix0) * cg, size_t{kIm2colSlack});
+          else std::memcpy(row, hwc + (iy * g.w + ix0) * cg, size_t(g.kw * cg));
           row += g.kw * cg;
           continue;
         }
@@ -660,7 +670,8 @@ class QConvKernel final : public exec::Kernel {
       return ok_status();
     }
     const size_t hwc_bytes = (size_t(geo.h * geo.w * cg) + 63) & ~size_t{63};
-    TSR_ASSIGN_OR_RETURN(void* cols_mem, ctx.scratch(hwc_bytes + (is_pointwise(geo) ? 0 : size_t(pixels * kg))));
+    TSR_ASSIGN_OR_RETURN(void* cols_mem,
+                         ctx.scratch(hwc_bytes + (is_pointwise(geo) ? 0 : size_t(pixels * kg + kIm2colSlack))));
     auto* hwc = static_cast<uint8_t*>(cols_mem);
     auto* cols = hwc + hwc_bytes;
     const bool prepared = int64_t(packed_.size()) == group && (packed_.empty() || packed_[0].k == kg);
