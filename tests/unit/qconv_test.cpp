@@ -167,6 +167,9 @@ TEST_CASE("QLinearConv / ConvInteger (pointwise either way round, im2col, groups
       {1, 10, 70, 1, 7, 7, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false},
       {1, 6, 19, 1, 1, 1, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},
       {1, 3, 20, 1, 29, 30, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, false, false},
+      // Large enough for im2col to split over threads (2-thread runs), with short and long runs.
+      {1, 3, 16, 1, 64, 70, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, false, false},
+      {1, 16, 24, 1, 40, 44, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false},
   };
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(0, 255), sbyte(-128, 127), b32(-5000, 5000);
