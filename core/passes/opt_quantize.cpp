@@ -28,6 +28,8 @@
 // already does its work: Q(lo) is the lowest code and Q(hi) the highest (lo = 0 for Relu, Clip's
 // constant bounds, absent = unbounded). Both are monotone, so Q(act(v)) = Q(v) for every v
 // (NaN included: both give the lowest code), and the fused op is bit-identical.
+// A MaxPool between a DequantizeLinear and a QuantizeLinear with the same parameters runs on the
+// codes (fuse_qdq_maxpool), also bit-identical.
 #include <cmath>
 #include <limits>
 
