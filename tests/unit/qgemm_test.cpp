@@ -241,24 +241,27 @@ TEST_CASE("transpose_bytes: 16 x 16 register blocks and byte-loop edges, on ever
     int64_t rows, cols;
   };
   // Whole 16 x 16 and 16 x 32 blocks, partial rows and columns, 1 x 1, the 3-channel stem.
-  const Dims dims[] = {{1, 1}, {16, 16}, {16, 32}, {17, 33}, {37, 70}, {64, 49}, {3, 45}, {48, 7}};
+  const Dims dims[] = {{1, 1}, {16, 16}, {16, 32}, {17, 33}, {37, 70}, {64, 49}, {3, 45}, {48, 7}, {3, 200}};
   for (int64_t target : runnable_targets()) {
     use_target(target);
     INFO("hwy target " << hwy::TargetName(target));
     for (const Dims& dm : dims) {
       INFO("rows " << dm.rows << " cols " << dm.cols);
-      const int64_t ls = dm.cols + 3, ld = dm.rows + 5;  // strides wider than the extents
-      std::vector<uint8_t> src(static_cast<size_t>(dm.rows * ls));
-      for (auto& v : src) v = static_cast<uint8_t>(byte(rng));
-      std::vector<uint8_t> dst(static_cast<size_t>(dm.cols * ld), 0xA5);
-      transpose_bytes(src.data(), dm.rows, dm.cols, ls, dst.data(), ld);
-      int64_t bad = 0;
-      for (int64_t c = 0; c < dm.cols; ++c)
-        for (int64_t r = 0; r < ld; ++r) {
-          const uint8_t want = r < dm.rows ? src[static_cast<size_t>(r * ls + c)] : 0xA5;  // padding untouched
-          bad += dst[static_cast<size_t>(c * ld + r)] != want;
-        }
-      CHECK(bad == 0);
+      // Strides wider than the extents; 3 rows also into packed triples (their own loop).
+      for (const int64_t ld : {dm.rows + 5, dm.rows}) {
+        const int64_t ls = dm.cols + 3;
+        std::vector<uint8_t> src(static_cast<size_t>(dm.rows * ls));
+        for (auto& v : src) v = static_cast<uint8_t>(byte(rng));
+        std::vector<uint8_t> dst(static_cast<size_t>(dm.cols * ld), 0xA5);
+        transpose_bytes(src.data(), dm.rows, dm.cols, ls, dst.data(), ld);
+        int64_t bad = 0;
+        for (int64_t c = 0; c < dm.cols; ++c)
+          for (int64_t r = 0; r < ld; ++r) {
+            const uint8_t want = r < dm.rows ? src[static_cast<size_t>(r * ls + c)] : 0xA5;  // padding untouched
+            bad += dst[static_cast<size_t>(c * ld + r)] != want;
+          }
+        CHECK(bad == 0);
+      }
     }
   }
   use_target(0);

@@ -447,6 +447,19 @@ void transpose_bytes_impl(const uint8_t* src, int64_t rows, int64_t cols, int64_
                           int64_t dst_stride) {
   int64_t r0 = 0;
 #if HWY_TARGET != HWY_SCALAR
+  if (rows == 3 && dst_stride == 3) {
+    // Three rows into packed triples (an RGB image's NCHW -> HWC for a stem conv):
+    // StoreInterleaved3, a vector of columns at a time.
+    const hn::ScalableTag<uint8_t> d;
+    const auto n = static_cast<int64_t>(hn::Lanes(d));
+    int64_t c = 0;
+    for (; c + n <= cols; c += n)
+      hn::StoreInterleaved3(hn::LoadU(d, src + c), hn::LoadU(d, src + src_stride + c),
+                            hn::LoadU(d, src + 2 * src_stride + c), d, dst + 3 * c);
+    for (; c < cols; ++c)
+      for (int64_t r = 0; r < 3; ++r) dst[3 * c + r] = src[r * src_stride + c];
+    return;
+  }
   const hn::CappedTag<uint8_t, 32> d32;
   const hn::Full128<uint8_t> d16;
   for (; r0 + 16 <= rows; r0 += 16) {
