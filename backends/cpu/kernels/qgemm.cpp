@@ -570,7 +570,8 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
           const int64_t i0 = pm * rows, r = std::min(rows, m - i0);
           tiles[r - 1](kq, pa + pm * panel_bytes, bp, tile);
           if (block_t)
-            tile_rows(epi, tile, rowsum + pm * rows, i0, r, j0, cols, reinterpret_cast<char*>(blk + (pm - pm0) * rows * kNR), kNR);
+            tile_rows(epi, tile, rowsum + pm * rows, i0, r, j0, cols,
+                      reinterpret_cast<char*>(blk + (pm - pm0) * rows * kNR), kNR);
           else
             store_tile(epi, tile, rowsum + pm * rows, i0, r, j0, cols);
         }
