@@ -28,7 +28,10 @@
 // already does its work: Q(lo) is the lowest code and Q(hi) the highest (lo = 0 for Relu, Clip's
 // constant bounds, absent = unbounded). Both are monotone, so Q(act(v)) = Q(v) for every v
 // (NaN included: both give the lowest code), and the fused op is bit-identical.
+// A MaxPool between a DequantizeLinear and a QuantizeLinear with the same parameters runs on the
+// codes (fuse_qdq_maxpool), also bit-identical.
 #include <cmath>
+#include <limits>
 
 #include "core/passes/optimize_internal.h"
 
@@ -232,12 +235,70 @@ Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
   return true;
 }
 
+// MaxPool on the codes: y = MaxPool(DequantizeLinear(xq, s, z)) read by q = QuantizeLinear(y, s,
+// z) (the same scalar scale, bit for bit, and zero point) becomes q = MaxPool(xq) and
+// y = DequantizeLinear(q, s, z), the two nodes trading places (so y, if anything else reads it,
+// e.g. a residual Add, is still there, and dies in dce otherwise). Exact: DequantizeLinear is
+// increasing (s > 0), so the max of a dequantized window is the dequantized max (y unchanged bit
+// for bit), and Q(DQ(v)) = v, since float(v - z) * s / s is within |v - z| * 2^-23 < 0.5 of v - z
+// for a normal, finite s. Only where every window holds an input element (pads below the window's
+// extent, floor mode), so that no window's max is -inf. onnxruntime's QDQ transformer runs such a
+// MaxPool on the codes too.
+Expected<bool> fuse_qdq_maxpool(GraphIndex& ix, int32_t at) {
+  ir::Graph& g = ix.graph();
+  const ir::Node& qn = g.nodes[size_t(at)];
+  if (qn.op != "QuantizeLinear" || qn.outputs.size() != 1 || !scalar_params(ix, qn, DType::kUndefined)) return false;
+  const int32_t y = qn.inputs[0];
+  const int32_t pi = ix.producer(y);
+  if (pi < 0 || ix.dead(pi) || pi > at) return false;
+  const ir::Node& pool = g.nodes[size_t(pi)];
+  if (pool.op != "MaxPool" || pool.outputs.size() != 1 || pool.inputs.size() != 1) return false;
+  const ir::Node* dq = dequantize_of(ix, pool.inputs[0]);
+  if (!dq || dq->inputs.size() < 3) return false;
+  const Tensor* qz = ix.constant(qn.inputs[2]);
+  if (!scalar_params(ix, *dq, qz->dtype()) || g.tensors[size_t(dq->inputs[0])].dtype != qz->dtype()) return false;
+  const float s = ix.constant(qn.inputs[1])->data<float>()[0];
+  if (!(s >= std::numeric_limits<float>::min() && s <= 1e30f) || ix.constant(dq->inputs[1])->data<float>()[0] != s ||
+      ix.constant(dq->inputs[2])->scalar_i64() != qz->scalar_i64())
+    return false;
+  // Every window holds an input element.
+  const std::string auto_pad = pool.attr_string("auto_pad", "NOTSET");
+  if ((auto_pad != "NOTSET" && auto_pad != "VALID") || pool.attr_int("ceil_mode", 0) != 0) return false;
+  const Ints k = pool.attr_ints("kernel_shape");
+  const Ints d = pool.attr_ints("dilations");
+  const Ints pads = pool.attr_ints("pads");
+  if (k.empty() || (!d.empty() && d.size() != k.size()) || (!pads.empty() && pads.size() != 2 * k.size())) return false;
+  for (size_t i = 0; i < k.size() && auto_pad == "NOTSET" && !pads.empty(); ++i) {
+    const int64_t extent = (k[i] - 1) * (d.empty() ? 1 : d[i]) + 1;
+    if (pads[i] >= extent || pads[i + k.size()] >= extent) return false;
+  }
+  // y's other readers must come after `at`, where y will be produced.
+  for (int32_t n = pi + 1; n < at; ++n)
+    if (!ix.dead(n))
+      for (int32_t i : g.nodes[size_t(n)].inputs)
+        if (i == y) return false;
+  const int32_t xq = dq->inputs[0], dq_out = pool.inputs[0], q = qn.outputs[0];
+  ir::Node& p = g.nodes[size_t(pi)];
+  ix.replace_input(pi, dq_out, xq);
+  p.outputs = {q};
+  ix.set_producer(q, pi);
+  ir::Node& back = g.nodes[size_t(at)];
+  back.op = "DequantizeLinear";
+  back.attributes.clear();
+  ix.replace_input(at, y, q);
+  back.outputs = {y};
+  ix.set_producer(y, at);
+  return true;
+}
+
 }  // namespace
 
 Expected<int64_t> quantize_fusion(ir::Model& model, int32_t graph_index) {
   return rewrite_nodes(model, graph_index, [](GraphIndex& ix, int32_t n) -> Expected<bool> {
     TSR_ASSIGN_OR_RETURN(const bool dynamic, fuse_dynamic_matmul(ix, n));
     if (dynamic) return true;
+    TSR_ASSIGN_OR_RETURN(const bool pool, fuse_qdq_maxpool(ix, n));
+    if (pool) return true;
     return fuse_qdq(ix, n);
   });
 }

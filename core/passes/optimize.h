@@ -5,7 +5,8 @@
 // of the model (subgraphs of If/Loop/Scan included):
 //   quantize_fusion DynamicQuantizeLinear -> MatMulInteger (constant B) -> Cast -> Mul(scale) [-> Add
 //                   bias] -> com.microsoft::DynamicQuantizeMatMul, bit-identical; QDQ around
-//                   MatMul/Conv -> QLinearMatMul/QLinearConv (opt_quantize.cpp; before folding)
+//                   MatMul/Conv -> QLinearMatMul/QLinearConv; DQ -> MaxPool -> Q with equal
+//                   parameters -> MaxPool on the codes (opt_quantize.cpp; before folding)
 //   fold_constants  nodes whose inputs are all constants -> their values, computed once by
 //                   OptimizeOptions::evaluate (skipped without one; see opt_fold_constants.cpp
 //                   for what never folds)

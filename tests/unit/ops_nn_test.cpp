@@ -282,6 +282,9 @@ TEST_CASE("MaxPool without Indices matches the definition across row splits and 
       {{1, 3, 12, 18}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, 0},
       {{2, 2, 9, 37}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 1, 1}, 1},
       {{1, 2, 8, 35}, {2, 2}, {1, 2}, {1, 1}, {1, 1, 0, 0}, 0},
+      // 3 taps with stride 2 along rows (their own loop): ResNet's stem pool, odd and even widths.
+      {{1, 3, 21, 26}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0},
+      {{1, 2, 9, 31}, {2, 3}, {1, 2}, {2, 1}, {0, 1, 1, 0}, 1},
   };
   for (int threads : {1, 3}) {
     for (const Cfg& cfg : cfgs) {

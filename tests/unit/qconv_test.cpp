@@ -161,6 +161,15 @@ TEST_CASE("QLinearConv / ConvInteger (pointwise either way round, im2col, groups
       {2, 6, 12, 2, 11, 13, 3, {2, 2}, {1, 1}, {1, 0, 0, 2}, true, false},    // strided, asymmetric pads, groups
       {1, 4, 8, 1, 12, 17, 3, {1, 3}, {2, 1}, {2, 1, 2, 1}, false, false},    // dilated, stride 3
       {1, 64, 96, 1, 4, 4, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},    // small map, many channels
+      // The requantized NCHW store (16 x 16 byte transposes): channels not a multiple of a panel,
+      // 13x17 (96-pixel blocks and a partial 16), 7x7, 1x1, and a 7x7 stride-2 stem.
+      {1, 9, 37, 1, 13, 17, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},
+      {1, 10, 70, 1, 7, 7, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false},
+      {1, 6, 19, 1, 1, 1, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},
+      {1, 3, 20, 1, 29, 30, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, false, false},
+      // Large enough for im2col to split over threads (2-thread runs), with short and long runs.
+      {1, 3, 16, 1, 64, 70, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, false, false},
+      {1, 16, 24, 1, 40, 44, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false},
   };
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(0, 255), sbyte(-128, 127), b32(-5000, 5000);

@@ -171,6 +171,7 @@ const std::vector<Case>& cases() {
       {1, 100, 33, false, false, false, 1}, {16, 40, 64, true, false, true, 2},  {33, 3, 7, false, true, true, 0},
       {100, 130, 67, false, true, false, 2}, {13, 64, 0, true, true, false, 1},  {7, 1, 130, true, false, false, 2},
       {2, 257, 19, false, true, true, 1},   {29, 70, 258, true, true, false, 0}, {128, 96, 96, false, true, false, 0},
+      {221, 37, 20, false, true, false, 2},  // transposed output: 96-row blocks, a 13-row tail, 37 columns
   };
   return cs;
 }
@@ -231,4 +232,37 @@ TEST_CASE("qgemm names its path", "[qgemm]") {
   const std::string t = qgemm_target();
   CHECK((t == "AVX512-VNNI" || t == "AVX512" || t == "AVX2" || t == "NEON-dot" || t == "NEON" || t == "WASM" ||
          t == "scalar"));
+}
+
+TEST_CASE("transpose_bytes: 16 x 16 register blocks and byte-loop edges, on every target", "[qgemm]") {
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> byte(0, 255);
+  struct Dims {
+    int64_t rows, cols;
+  };
+  // Whole 16 x 16 and 16 x 32 blocks, partial rows and columns, 1 x 1, the 3-channel stem.
+  const Dims dims[] = {{1, 1}, {16, 16}, {16, 32}, {17, 33}, {37, 70}, {64, 49}, {3, 45}, {48, 7}, {3, 200}};
+  for (int64_t target : runnable_targets()) {
+    use_target(target);
+    INFO("hwy target " << hwy::TargetName(target));
+    for (const Dims& dm : dims) {
+      INFO("rows " << dm.rows << " cols " << dm.cols);
+      // Strides wider than the extents; 3 rows also into packed triples (their own loop).
+      for (const int64_t ld : {dm.rows + 5, dm.rows}) {
+        const int64_t ls = dm.cols + 3;
+        std::vector<uint8_t> src(static_cast<size_t>(dm.rows * ls));
+        for (auto& v : src) v = static_cast<uint8_t>(byte(rng));
+        std::vector<uint8_t> dst(static_cast<size_t>(dm.cols * ld), 0xA5);
+        transpose_bytes(src.data(), dm.rows, dm.cols, ls, dst.data(), ld);
+        int64_t bad = 0;
+        for (int64_t c = 0; c < dm.cols; ++c)
+          for (int64_t r = 0; r < ld; ++r) {
+            const uint8_t want = r < dm.rows ? src[static_cast<size_t>(r * ls + c)] : 0xA5;  // padding untouched
+            bad += dst[static_cast<size_t>(c * ld + r)] != want;
+          }
+        CHECK(bad == 0);
+      }
+    }
+  }
+  use_target(0);
 }

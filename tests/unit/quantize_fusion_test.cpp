@@ -221,3 +221,55 @@ TEST_CASE("quantize_fusion: a Relu/Clip before QuantizeLinear is absorbed only w
 }
 
 }  // namespace tsr::opt_test
+
+namespace tsr::opt_test {
+
+TEST_CASE("quantize_fusion: DQ -> MaxPool -> Q with the same parameters pools the codes, bit-identical",
+          "[optimize]") {
+  struct Case {
+    float qs;       // the QuantizeLinear's scale (the DequantizeLinear's is 0.05)
+    int64_t pad;    // pads on every side of the 3x3 stride-2 window
+    int64_t ceil;   // ceil_mode
+    bool s8;
+    bool rewritten;
+  };
+  const Case cases[] = {
+      {0.05f, 1, 0, false, true},   // ResNet's stem pool
+      {0.05f, 0, 0, true, true},    // s8 codes, no padding
+      {0.06f, 1, 0, false, false},  // another scale: Q(DQ(v)) != v
+      {0.05f, 1, 1, false, false},  // ceil mode: a window may hold only padding
+      {0.05f, 3, 0, false, false},  // pads as wide as the window
+  };
+  for (const Case& c : cases) {
+    INFO("qs " << c.qs << " pad " << c.pad << " ceil " << c.ceil << " s8 " << c.s8);
+    Builder b;
+    ir::Graph& g = b.g();
+    const DType qt = c.s8 ? DType::kI8 : DType::kU8;
+    const int32_t xq = g.add_tensor(ir::TensorInfo{"xq", ValueKind::kTensor, qt, true, {1, 3, 13, 17}});
+    g.inputs.push_back(xq);
+    b.feeds.push_back(random_q(b, {1, 3, 13, 17}, c.s8));
+    auto zp = [&] { return b.constant(c.s8 ? Tensor::scalar<int8_t>(-7) : Tensor::scalar<uint8_t>(120)); };
+    const int32_t xf = b.node("DequantizeLinear", {xq, b.constant(Tensor::scalar<float>(0.05f)), zp()});
+    const int32_t y = b.node("MaxPool", {xf},
+                             {ir::Attribute::make_ints("kernel_shape", {3, 3}), ir::Attribute::make_ints("strides", {2, 2}),
+                              ir::Attribute::make_ints("pads", {c.pad, c.pad, c.pad, c.pad}),
+                              ir::Attribute::make_int("ceil_mode", c.ceil), ir::Attribute::make_string("auto_pad", "NOTSET")});
+    b.output(b.node("QuantizeLinear", {y, b.constant(Tensor::scalar<float>(c.qs)), zp()}));
+    b.output(b.node("Relu", {y}));  // y read elsewhere too (ResNet's residual Add)
+    passes::OptimizeOptions o;
+    o.fold_constants = false;
+    const std::vector<Tensor> before = run(b.model, b.feeds, 1);
+    const ir::Model opt = optimize_and_compare(b, 1, o);
+    const std::vector<Tensor> after = run(opt, b.feeds, 1);
+    REQUIRE(after.size() == before.size());
+    for (size_t k = 0; k < after.size(); ++k)
+      CHECK(std::memcmp(after[k].raw(), before[k].raw(), before[k].nbytes()) == 0);
+    bool pools_codes = false;
+    for (const ir::Node& n : opt.main().nodes)
+      if (n.op == "MaxPool") pools_codes = opt.main().tensors[size_t(n.inputs[0])].dtype == qt;
+    CHECK(pools_codes == c.rewritten);
+    CHECK(count_of(opt, "QuantizeLinear") == (c.rewritten ? 0 : 1));
+  }
+}
+
+}  // namespace tsr::opt_test

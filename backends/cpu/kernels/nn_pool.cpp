@@ -108,10 +108,47 @@ void max_pool_rows(const T* x, const Window3& w, int64_t r0, int64_t r1, T* y) {
       }
       continue;
     }
+    if (w.k[0] == 1 && w.k[1] == 3 && w.k[2] == 3 && w.s[2] == 2 && w.d[2] == 1) {
+      // 3x3 windows with stride 2 along the row (ResNet's stem pool): an output's nine taps in
+      // one pass, in the order below (the first seeds, a later tap wins only if greater).
+      const int64_t rs = w.d[1] * w.in[2];
+      const T* __restrict r0 = first;
+      const T* __restrict r1 = first + rs;
+      const T* __restrict r2 = first + 2 * rs;
+      T* __restrict yo = yrow + a;
+      for (int64_t i = 0; i < b - a; ++i) {
+        T m = r0[2 * i];
+        m = r0[2 * i + 1] > m ? r0[2 * i + 1] : m;
+        m = r0[2 * i + 2] > m ? r0[2 * i + 2] : m;
+        m = r1[2 * i] > m ? r1[2 * i] : m;
+        m = r1[2 * i + 1] > m ? r1[2 * i + 1] : m;
+        m = r1[2 * i + 2] > m ? r1[2 * i + 2] : m;
+        m = r2[2 * i] > m ? r2[2 * i] : m;
+        m = r2[2 * i + 1] > m ? r2[2 * i + 1] : m;
+        m = r2[2 * i + 2] > m ? r2[2 * i + 2] : m;
+        yo[i] = m;
+      }
+      continue;
+    }
     for (int64_t ow = a; ow < b; ++ow) yrow[ow] = first[(ow - a) * w.s[2]];
     for (int64_t kd = 0; kd < w.k[0]; ++kd)
       for (int64_t kh = 0; kh < w.k[1]; ++kh) {
         const T* row = first + (kd * w.d[0] * w.in[1] + kh * w.d[1]) * w.in[2];
+        if (w.k[2] == 3 && w.s[2] == 2 && w.d[2] == 1) {
+          // 3 taps with stride 2 along the row (ResNet's 3x3/2 stem pool): the row's three taps in
+          // one pass, in tap order (so NaN never wins, as below), which the compiler vectorizes
+          // with even/odd shuffles instead of a strided load per tap.
+          const T* __restrict src = row;
+          T* __restrict yo = yrow + a;
+          for (int64_t i = 0; i < b - a; ++i) {
+            T m = yo[i];
+            m = src[2 * i] > m ? src[2 * i] : m;
+            m = src[2 * i + 1] > m ? src[2 * i + 1] : m;
+            m = src[2 * i + 2] > m ? src[2 * i + 2] : m;
+            yo[i] = m;
+          }
+          continue;
+        }
         for (int64_t kw = 0; kw < w.k[2]; ++kw) {
           const T* src = row + kw * w.d[2];
           T* yo = yrow + a;

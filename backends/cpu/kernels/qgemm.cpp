@@ -216,8 +216,9 @@ void qgemm_pack_panels_impl(QgemmPackedB& b) {
   b.target = kLayout;
 }
 
-// Packs rows [i0, i0 + rows) of A into one panel of `prows` rows (zero rows past `rows`) and
-// their u8 row sums. A quad (4 bytes of one row) moves as one u32; K's
+// Packs rows [i0, i0 + rows) of A into one panel of `prows` rows (zero rows past `rows`) and,
+// unless `rowsum` is null (every B zero point 0: the sums are not used), their u8 row sums. A
+// quad (4 bytes of one row) moves as one u32; K's
 // last partial quad is zero padded (B's padding is zero too, so its A values do not matter).
 HWY_NOINLINE void pack_a_panel(const Path& path, const void* a, bool a_signed, int64_t lda, int64_t k, int64_t i0,
                                int64_t rows, int64_t prows, uint8_t* dst, int32_t* rowsum) {
@@ -228,13 +229,13 @@ HWY_NOINLINE void pack_a_panel(const Path& path, const void* a, bool a_signed, i
   // The stored bytes: u8 (flip) or, for sdot, u8 - 128 as s8 (flip ^ 0x80).
   const uint8_t out_flip = path.a_enc == kAS8 ? static_cast<uint8_t>(flip ^ 0x80) : flip;
   const uint8_t* a8 = static_cast<const uint8_t*>(a) + i0 * lda;
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = 0; r < rows && rowsum; ++r) {
     const uint8_t* src = a8 + r * lda;
     uint32_t sum = 0;
     for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<uint8_t>(src[kk] ^ flip);
     rowsum[r] = static_cast<int32_t>(sum);
   }
-  for (int64_t r = rows; r < prows; ++r) rowsum[r] = 0;
+  for (int64_t r = rows; r < prows && rowsum; ++r) rowsum[r] = 0;
   uint16_t* dst16 = reinterpret_cast<uint16_t*>(dst);
   // Rows [r0, r1) x quads [q0, q1), one quad at a time.
   auto scalar_part = [&](int64_t r0, int64_t r1, int64_t q0, int64_t q1) {
@@ -358,22 +359,14 @@ void store_row(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j0,
   }
 }
 
-// Writes `rows` x `cols` of the tile (row stride kNR) as C[i0 + r][j0 + c]. A transposed output
-// (col_stride != 1: a conv writing NCHW from pixel-major rows) goes through a row-major buffer and
-// leaves column by column, so each column's rows are one run of consecutive elements (row_stride 1)
-// instead of `rows` stores `col_stride` apart per column: a 1x1 conv over 112x112 pixels spent
-// more time in those scattered stores than in its GEMM.
-HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t i0, int64_t rows,
-                int64_t j0, int64_t cols) {
+// Writes `rows` x `cols` of the tile (row stride kNR) through the zero-point correction and the
+// output stage: row r's elements to the contiguous run at dst + r * dst_row_bytes.
+HWY_INLINE void tile_rows(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t i0, int64_t rows,
+                          int64_t j0, int64_t cols, char* dst, int64_t dst_row_bytes) {
   const QgemmOutput& o = *e.o;
   HWY_ALIGN int32_t s[kNR];
   const int32_t* fix = e.colfix + j0;
   const int32_t* zb = e.zb ? e.zb + j0 : nullptr;
-  const int64_t esize = o.kind == QgemmOutput::kQuant ? 1 : 4;
-  const bool transposed = o.col_stride != 1;
-  HWY_ALIGN int32_t buf[kMaxMR * kNR];  // transposed: row r's elements at byte r * kNR * esize
-  char* const bytes = reinterpret_cast<char*>(buf);
-  char* const base = static_cast<char*>(o.out) + (i0 * o.row_stride + j0 * o.col_stride) * esize;
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t* t = tile + r * kNR;
     if (zb) {
@@ -389,9 +382,28 @@ HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32
       const auto b = static_cast<uint32_t>(o.bias_i32[i0 + r]);
       for (int64_t c = 0; c < cols; ++c) s[c] = static_cast<int32_t>(static_cast<uint32_t>(s[c]) + b);
     }
-    store_row(o, s, transposed ? bytes + r * kNR * esize : base + r * o.row_stride * esize, j0, cols, i0 + r);
+    store_row(o, s, dst + r * dst_row_bytes, j0, cols, i0 + r);
   }
-  if (!transposed) return;
+}
+
+// Writes `rows` x `cols` of the tile as C[i0 + r][j0 + c]. A transposed output (col_stride != 1:
+// a conv writing NCHW from pixel-major rows) goes through a row-major buffer and leaves column by
+// column, so each column's rows are one run of consecutive elements (row_stride 1) instead of
+// `rows` stores `col_stride` apart per column: a 1x1 conv over 112x112 pixels spent more time in
+// those scattered stores than in its GEMM. (Requantized outputs with row_stride 1 take
+// transpose_bytes_impl instead, a block of tiles at a time.)
+HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t i0, int64_t rows,
+                int64_t j0, int64_t cols) {
+  const QgemmOutput& o = *e.o;
+  const int64_t esize = o.kind == QgemmOutput::kQuant ? 1 : 4;
+  char* const base = static_cast<char*>(o.out) + (i0 * o.row_stride + j0 * o.col_stride) * esize;
+  if (o.col_stride == 1) {
+    tile_rows(e, tile, rowsum, i0, rows, j0, cols, base, o.row_stride * esize);
+    return;
+  }
+  HWY_ALIGN int32_t buf[kMaxMR * kNR];  // row r's elements at byte r * kNR * esize
+  char* const bytes = reinterpret_cast<char*>(buf);
+  tile_rows(e, tile, rowsum, i0, rows, j0, cols, bytes, kNR * esize);
   for (int64_t c = 0; c < cols; ++c) {
     char* col = base + c * o.col_stride * esize;
     if (esize == 4) {
@@ -401,6 +413,73 @@ HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32
     }
   }
 }
+
+// transpose_bytes (qgemm.h): 16 rows x 16 columns at a time transposed in registers by four
+// rounds of byte interleaves of vectors i and i + 8 (each round rotates the 8-bit (row, column)
+// index left by one bit, so after four the row and column halves have swapped). A 32-byte vector
+// transposes one 16 x 16 block per 128-bit half: its halves are columns c and c + 16. Rows and
+// columns past the last whole 16 take a byte loop.
+template <class D>
+HWY_INLINE void transpose_16_rows(D d, const uint8_t* src, int64_t src_stride, uint8_t* dst, int64_t dst_stride) {
+  using V = hn::Vec<D>;
+  V v[16];
+  TSR_QGEMM_UNROLL for (int i = 0; i < 16; ++i) v[i] = hn::LoadU(d, src + i * src_stride);
+  TSR_QGEMM_UNROLL for (int round = 0; round < 4; ++round) {
+    V t[16];
+    TSR_QGEMM_UNROLL for (int i = 0; i < 8; ++i) {
+      t[2 * i] = hn::InterleaveLower(d, v[i], v[i + 8]);
+      t[2 * i + 1] = hn::InterleaveUpper(d, v[i], v[i + 8]);
+    }
+    TSR_QGEMM_UNROLL for (int i = 0; i < 16; ++i) v[i] = t[i];
+  }
+  if constexpr (hn::MaxLanes(d) == 16) {
+    TSR_QGEMM_UNROLL for (int i = 0; i < 16; ++i) hn::StoreU(v[i], d, dst + i * dst_stride);
+  } else {
+    const hn::Half<D> dh;
+    TSR_QGEMM_UNROLL for (int i = 0; i < 16; ++i) {
+      hn::StoreU(hn::LowerHalf(dh, v[i]), dh, dst + i * dst_stride);
+      hn::StoreU(hn::UpperHalf(dh, v[i]), dh, dst + (16 + i) * dst_stride);
+    }
+  }
+}
+
+void transpose_bytes_impl(const uint8_t* src, int64_t rows, int64_t cols, int64_t src_stride, uint8_t* dst,
+                          int64_t dst_stride) {
+  int64_t r0 = 0;
+#if HWY_TARGET != HWY_SCALAR
+  if (rows == 3 && dst_stride == 3) {
+    // Three rows into packed triples (an RGB image's NCHW -> HWC for a stem conv):
+    // StoreInterleaved3, a vector of columns at a time.
+    const hn::ScalableTag<uint8_t> d;
+    const auto n = static_cast<int64_t>(hn::Lanes(d));
+    int64_t c = 0;
+    for (; c + n <= cols; c += n)
+      hn::StoreInterleaved3(hn::LoadU(d, src + c), hn::LoadU(d, src + src_stride + c),
+                            hn::LoadU(d, src + 2 * src_stride + c), d, dst + 3 * c);
+    for (; c < cols; ++c)
+      for (int64_t r = 0; r < 3; ++r) dst[3 * c + r] = src[r * src_stride + c];
+    return;
+  }
+  const hn::CappedTag<uint8_t, 32> d32;
+  const hn::Full128<uint8_t> d16;
+  for (; r0 + 16 <= rows; r0 += 16) {
+    const uint8_t* s = src + r0 * src_stride;
+    uint8_t* o = dst + r0;
+    int64_t c0 = 0;
+    if constexpr (hn::MaxLanes(d32) == 32)
+      for (; c0 + 32 <= cols; c0 += 32) transpose_16_rows(d32, s + c0, src_stride, o + c0 * dst_stride, dst_stride);
+    for (; c0 + 16 <= cols; c0 += 16) transpose_16_rows(d16, s + c0, src_stride, o + c0 * dst_stride, dst_stride);
+    for (; c0 < cols; ++c0)
+      for (int64_t r = 0; r < 16; ++r) o[c0 * dst_stride + r] = s[r * src_stride + c0];
+  }
+#endif
+  for (int64_t c = 0; c < cols; ++c)
+    for (int64_t r = r0; r < rows; ++r) dst[c * dst_stride + r] = src[r * src_stride + c];
+}
+
+// Requantized output written transposed (qgemm_impl's block_t) where panels are at least 16 columns
+// wide; narrower ones (WASM, scalar) take store_tile's byte loop.
+constexpr bool kBlockTranspose = HWY_TARGET != HWY_SCALAR && kNR >= 16;
 
 void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
                 const QgemmOutput& out, ThreadPool* pool) {
@@ -449,7 +528,7 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   auto pack_a = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const int64_t i0 = p * rows, r = std::min(rows, m - i0);
-      pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa + p * panel_bytes, rowsum + p * rows);
+      pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa + p * panel_bytes, any_zb ? rowsum + p * rows : nullptr);
     }
   };
 
@@ -472,8 +551,13 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
     else pack_a(0, npm);
   }
   const TileFn* tiles = path.tiles;
+  // Requantized NCHW output from pixel-major rows: a block's tiles of one B panel are collected
+  // as bytes and leave transposed, each channel's pixels of the block as one run.
+  const bool block_t = kBlockTranspose && out.kind == QgemmOutput::kQuant && out.col_stride != 1 && out.row_stride == 1;
+  static_assert(kBlockRows >= kMaxMR, "a block holds whole A panels");
   auto task = [&](int64_t t0, int64_t t1) {
     HWY_ALIGN int32_t tile[kMaxMR * kNR];
+    HWY_ALIGN uint8_t blk[kBlockRows * kNR];  // block_t: the block's bytes, row-major
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t bm = t / tn, bn = t % tn;
       const int64_t pm0 = bm * mb, pm1 = std::min(npm, pm0 + mb);
@@ -485,7 +569,16 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
         for (int64_t pm = pm0; pm < pm1; ++pm) {
           const int64_t i0 = pm * rows, r = std::min(rows, m - i0);
           tiles[r - 1](kq, pa + pm * panel_bytes, bp, tile);
-          store_tile(epi, tile, rowsum + pm * rows, i0, r, j0, cols);
+          if (block_t)
+            tile_rows(epi, tile, rowsum + pm * rows, i0, r, j0, cols,
+                      reinterpret_cast<char*>(blk + (pm - pm0) * rows * kNR), kNR);
+          else
+            store_tile(epi, tile, rowsum + pm * rows, i0, r, j0, cols);
+        }
+        if (block_t) {
+          const int64_t b0 = pm0 * rows, b1 = std::min(m, pm1 * rows);
+          transpose_bytes_impl(blk, b1 - b0, cols, kNR, static_cast<uint8_t*>(out.out) + b0 + j0 * out.col_stride,
+                               out.col_stride);
         }
       }
     }
@@ -508,6 +601,7 @@ HWY_EXPORT(qgemm_impl);
 HWY_EXPORT(qgemm_pack_panels_impl);
 HWY_EXPORT(qgemm_pack_b_rows_impl);
 HWY_EXPORT(qgemm_target_impl);
+HWY_EXPORT(transpose_bytes_impl);
 
 QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, bool trans_b,
                           const void* b_zp, int64_t zp_count) {
@@ -545,6 +639,11 @@ void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, c
 }
 
 const char* qgemm_target() { return HWY_DYNAMIC_DISPATCH(qgemm_target_impl)(); }
+
+void transpose_bytes(const uint8_t* src, int64_t rows, int64_t cols, int64_t src_stride, uint8_t* dst,
+                     int64_t dst_stride) {
+  HWY_DYNAMIC_DISPATCH(transpose_bytes_impl)(src, rows, cols, src_stride, dst, dst_stride);
+}
 
 void qgemm_disable_dot_for_test(bool disable) { qgemm_detail::g_no_dot.store(disable); }
 

@@ -80,6 +80,13 @@ struct QgemmOutput {
 void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
            const QgemmOutput& out, ThreadPool* pool);
 
+// Byte transpose: dst[c * dst_stride + r] = src[r * src_stride + c] for r < rows, c < cols (no
+// overlap). SIMD 16 x 16 blocks (Highway interleaves), a byte loop for the last rows and columns
+// past a multiple of 16. The int8 kernels' layout changes: a requantized conv output from
+// pixel-major rows to NCHW, an NCHW input to HWC for im2col.
+void transpose_bytes(const uint8_t* src, int64_t rows, int64_t cols, int64_t src_stride, uint8_t* dst,
+                     int64_t dst_stride);
+
 // The SIMD path qgemm takes on this CPU now ("AVX512-VNNI", "AVX2", "NEON-dot", "NEON", "WASM",
 // "scalar"): benchmarks and tests name it.
 const char* qgemm_target();

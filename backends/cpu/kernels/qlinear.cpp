@@ -382,48 +382,69 @@ bool is_pointwise(const ConvGeom& g) {
   return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
 }
 
-// [cg, plane] -> [plane, cg], in blocks of pixels so both sides stay in L1.
-void chw_to_hwc(const uint8_t* x, int64_t cg, int64_t plane, uint8_t* hwc) {
-  constexpr int64_t kBlock = 64;
-  for (int64_t p0 = 0; p0 < plane; p0 += kBlock) {
-    const int64_t p1 = std::min(plane, p0 + kBlock);
-    for (int64_t c = 0; c < cg; ++c) {
-      const uint8_t* src = x + c * plane;
-      for (int64_t p = p0; p < p1; ++p) hwc[p * cg + c] = src[p];
-    }
-  }
-}
+// Bytes im2col_u8 may read past `hwc`'s image and write past `cols`'s last row (the scratch holds
+// them): short runs are copied kIm2colSlack bytes at a time.
+constexpr int64_t kIm2colSlack = 64;
+// Work (bytes written) below which im2col_u8 runs on the calling thread.
+constexpr int64_t kIm2colParallelBytes = int64_t{1} << 16;
 
-const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uint8_t* hwc, uint8_t* cols) {
-  chw_to_hwc(x, cg, g.h * g.w, hwc);
+// The input of one group as HWC in `hwc` and, unless the conv is pointwise, its im2col rows
+// (pixel-major, K as [kh][kw][C/group], padding taps filled with `pad`) in `cols`; returns the
+// GEMM's A (`hwc` or `cols`). `cols` must have kIm2colSlack bytes after its pixels * kg, and `hwc`
+// kIm2colSlack readable bytes after its h * w * cg. Split over `pool` by pixels and output rows.
+const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uint8_t* hwc, uint8_t* cols,
+                         ThreadPool& pool) {
+  const int64_t plane = g.h * g.w, kg = cg * g.kh * g.kw;
+  const bool threaded = pool.num_threads() > 1 && plane * cg + g.oh * g.ow * kg >= kIm2colParallelBytes;
+  constexpr int64_t kChunk = 512;  // pixels per task of the HWC transpose (a multiple of 32)
+  auto transpose = [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t p0 = c * kChunk, n = std::min(kChunk, plane - p0);
+      transpose_bytes(x + p0, cg, n, plane, hwc + p0 * cg, cg);
+    }
+  };
+  const int64_t chunks = (plane + kChunk - 1) / kChunk;
+  if (threaded) pool.parallel_for(chunks, 1, transpose);
+  else transpose(0, chunks);
   if (is_pointwise(g)) return hwc;
-  const int64_t kg = cg * g.kh * g.kw;
-  for (int64_t oy = 0; oy < g.oh; ++oy)
-    for (int64_t ox = 0; ox < g.ow; ++ox) {
-      uint8_t* row = cols + (oy * g.ow + ox) * kg;
-      const int64_t ix0 = ox * g.sw - g.pw;
-      // Undilated taps of a row inside the image are kw * cg contiguous bytes of `hwc`: one copy
-      // (a 7x7 stem conv over 3 channels would otherwise copy 3 bytes at a time).
-      const bool row_inside = g.dw == 1 && ix0 >= 0 && ix0 + g.kw <= g.w;
-      for (int64_t i = 0; i < g.kh; ++i) {
-        const int64_t iy = oy * g.sh - g.ph + i * g.dh;
-        if (iy < 0 || iy >= g.h) {
-          std::memset(row, pad, size_t(g.kw * cg));
-          row += g.kw * cg;
-          continue;
-        }
-        if (row_inside) {
-          std::memcpy(row, hwc + (iy * g.w + ix0) * cg, size_t(g.kw * cg));
-          row += g.kw * cg;
-          continue;
-        }
-        for (int64_t j = 0; j < g.kw; ++j, row += cg) {
-          const int64_t ix = ix0 + j * g.dw;
-          if (ix >= 0 && ix < g.w) std::memcpy(row, hwc + (iy * g.w + ix) * cg, size_t(cg));
-          else std::memset(row, pad, size_t(cg));
+  // A run of at most kIm2colSlack bytes (a 7x7 stem conv's 21) is copied as a fixed 64 bytes,
+  // a few vector moves instead of a memcpy call; the excess is overwritten by the next run. Not
+  // past the task's last row, which another task may have written already.
+  const bool short_runs = g.kw * cg <= kIm2colSlack;
+  auto rows = [&](int64_t oy0, int64_t oy1) {
+    const uint8_t* const end = cols + oy1 * g.ow * kg;
+    for (int64_t oy = oy0; oy < oy1; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        uint8_t* row = cols + (oy * g.ow + ox) * kg;
+        const int64_t ix0 = ox * g.sw - g.pw;
+        // Undilated taps of a row inside the image are kw * cg contiguous bytes of `hwc`: one copy
+        // (a 7x7 stem conv over 3 channels would otherwise copy 3 bytes at a time).
+        const bool row_inside = g.dw == 1 && ix0 >= 0 && ix0 + g.kw <= g.w;
+        for (int64_t i = 0; i < g.kh; ++i) {
+          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+          if (iy < 0 || iy >= g.h) {
+            std::memset(row, pad, size_t(g.kw * cg));
+            row += g.kw * cg;
+            continue;
+          }
+          if (row_inside) {
+            if (short_runs && row + kIm2colSlack <= end)
+              std::memcpy(row, hwc + (iy * g.w + ix0) * cg, size_t{kIm2colSlack});
+            else
+              std::memcpy(row, hwc + (iy * g.w + ix0) * cg, size_t(g.kw * cg));
+            row += g.kw * cg;
+            continue;
+          }
+          for (int64_t j = 0; j < g.kw; ++j, row += cg) {
+            const int64_t ix = ix0 + j * g.dw;
+            if (ix >= 0 && ix < g.w) std::memcpy(row, hwc + (iy * g.w + ix) * cg, size_t(cg));
+            else std::memset(row, pad, size_t(cg));
+          }
         }
       }
-    }
+  };
+  if (threaded) pool.parallel_for(g.oh, 1, rows);
+  else rows(0, g.oh);
   return cols;
 }
 
@@ -667,7 +688,8 @@ class QConvKernel final : public exec::Kernel {
       return ok_status();
     }
     const size_t hwc_bytes = (size_t(geo.h * geo.w * cg) + 63) & ~size_t{63};
-    TSR_ASSIGN_OR_RETURN(void* cols_mem, ctx.scratch(hwc_bytes + (is_pointwise(geo) ? 0 : size_t(pixels * kg))));
+    TSR_ASSIGN_OR_RETURN(void* cols_mem,
+                         ctx.scratch(hwc_bytes + (is_pointwise(geo) ? 0 : size_t(pixels * kg + kIm2colSlack))));
     auto* hwc = static_cast<uint8_t*>(cols_mem);
     auto* cols = hwc + hwc_bytes;
     const bool prepared = int64_t(packed_.size()) == group && (packed_.empty() || packed_[0].k == kg);
@@ -681,7 +703,7 @@ class QConvKernel final : public exec::Kernel {
       }
       for (int64_t nb = 0; nb < batch; ++nb) {
         const auto* xg = static_cast<const uint8_t*>(x.raw()) + (nb * c + g * cg) * geo.h * geo.w;
-        const uint8_t* a = im2col_u8(xg, cg, geo, pad, hwc, cols);
+        const uint8_t* a = im2col_u8(xg, cg, geo, pad, hwc, cols, ctx.pool());
         out.out = static_cast<char*>(y->raw_mut()) + size_t((nb * m + g * mg) * pixels) * out_bytes;
         qgemm(pixels, a, x.dtype() == DType::kI8, kg, x_zero, pb, out, &ctx.pool());
       }
