@@ -1,0 +1,121 @@
+// Steady-state heap allocations of a training step (issue 28: "the per-step allocation count is 0
+// in steady state, as it is for inference"). A LeNet-5 (tools/train/architectures) becomes a
+// training model (softmax cross entropy, Adam, as `tessera train` makes it); a tsr::Trainer takes
+// --warmup steps on one batch and then --steps more, at each thread count, through each of
+// Trainer::step, step_with_prediction (what `tessera train` calls) and eval, and counts every heap
+// allocation made during the counted calls (the pattern of tests/models/alloc_test.cpp):
+//   - operator new (all forms), on any thread, through tools/cli/heap_counter.cpp's replacements;
+//   - the tensor allocator's system allocations (tensor_memory_stats().system_allocations).
+// Passes only when both counts are 0. With --trace, prints a backtrace of each counted operator new.
+//
+// Usage: tessera_train_step_alloc_test [--threads 1,2] [--warmup 2] [--steps 3] [--batch 16] [--trace]
+// Exit 0 pass, 1 fail, 2 usage.
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#if defined(__GLIBC__)
+#include <execinfo.h>
+#endif
+
+#include "tessera/trainer.h"
+#include "tools/cli/heap_counter.h"
+#include "tools/train/architectures.h"
+
+namespace {
+
+std::atomic<bool> g_counting{false};
+
+void print_backtrace(size_t bytes) {
+  if (!g_counting) return;
+#if defined(__GLIBC__)
+  void* frames[24];
+  const int n = backtrace(frames, 24);
+  std::fprintf(stderr, "--- operator new(%zu)\n", bytes);
+  backtrace_symbols_fd(frames, n, 2);
+#else
+  (void)bytes;
+#endif
+}
+
+std::vector<int> parse_threads(const std::string& s) {
+  std::vector<int> out;
+  for (size_t b = 0; b <= s.size();) {
+    const size_t c = std::min(s.find(',', b), s.size());
+    out.push_back(std::atoi(s.substr(b, c - b).c_str()));
+    b = c + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+using namespace tsr;
+
+int main(int argc, char** argv) {
+  std::string threads_arg = "1,2";
+  int warmup = 2, steps = 3;
+  int64_t batch = 16;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--threads" && has_value) threads_arg = argv[++i];
+    else if (a == "--warmup" && has_value) warmup = std::atoi(argv[++i]);
+    else if (a == "--steps" && has_value) steps = std::atoi(argv[++i]);
+    else if (a == "--batch" && has_value) batch = std::atoll(argv[++i]);
+    else if (a == "--trace") tsr::cli::set_heap_allocation_hook(print_backtrace);
+    else return std::fprintf(stderr, "unknown argument %s\n", a.c_str()), 2;
+  }
+  if (steps < 1 || warmup < 0 || batch < 1) return std::fprintf(stderr, "bad --steps, --warmup or --batch\n"), 2;
+
+  auto lenet = train::build_architecture("lenet", 28, 28, 10, 1);
+  if (!lenet.ok()) return std::fprintf(stderr, "%s\n", lenet.status().to_string().c_str()), 1;
+  auto training = prepare_training(Model(std::make_shared<ir::Model>(std::move(lenet).value())), TrainingSpec{});
+  if (!training.ok()) return std::fprintf(stderr, "%s\n", training.status().to_string().c_str()), 1;
+
+  Tensor images = Tensor::empty(DType::kF32, {batch, 1, 28, 28}).value();
+  Tensor labels = Tensor::empty(DType::kI64, {batch}).value();
+  std::mt19937 rng(3);
+  for (int64_t i = 0; i < images.numel(); ++i) images.mut_data<float>()[i] = static_cast<float>(rng() % 256) / 255.0f;
+  for (int64_t i = 0; i < batch; ++i) labels.mut_data<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+  const std::vector<Tensor> inputs{images};
+
+  bool pass = true;
+  for (int threads : parse_threads(threads_arg)) {
+    SessionOptions so;
+    so.num_threads = threads;
+    auto trainer = Trainer::create(*training, so);
+    if (!trainer.ok()) return std::fprintf(stderr, "%s\n", trainer.status().to_string().c_str()), 1;
+    Trainer& t = **trainer;
+    const char* calls[] = {"step", "step_with_prediction", "eval"};
+    for (const char* call : calls) {
+      const std::string name = call;
+      // One call; the result (a loss, a prediction) is dropped before the next, as a loop would.
+      auto once = [&]() -> Status {
+        if (name == "step") return t.step(inputs, labels).status();
+        if (name == "eval") return t.eval(inputs, labels).status();
+        return t.step_with_prediction(inputs, labels).status();
+      };
+      for (int r = 0; r < warmup; ++r)
+        if (Status st = once(); !st.ok()) return std::fprintf(stderr, "warm-up: %s\n", st.to_string().c_str()), 1;
+      Status status = ok_status();
+      const size_t system_before = tensor_memory_stats().system_allocations;
+      const size_t news_before = tsr::cli::heap_allocations();
+      g_counting = true;
+      for (int r = 0; r < steps && status.ok(); ++r) status = once();
+      g_counting = false;
+      const size_t news = tsr::cli::heap_allocations() - news_before;
+      const size_t system = tensor_memory_stats().system_allocations - system_before;
+      if (!status.ok()) return std::fprintf(stderr, "%s: %s\n", call, status.to_string().c_str()), 1;
+      const bool ok = news == 0 && system == 0;
+      std::printf("LeNet-5 batch %lld, Trainer::%s, %d thread(s): %zu operator new and %zu tensor buffers from the "
+                  "system allocator in %d call(s) after %d warm-up: %s\n",
+                  static_cast<long long>(batch), call, threads, news, system, steps, warmup, ok ? "PASS" : "FAIL");
+      pass = pass && ok;
+    }
+  }
+  return pass ? 0 : 1;
+}
