@@ -10,48 +10,16 @@
 //
 // Usage: tessera_train_step_alloc_test [--threads 1,2] [--warmup 2] [--steps 3] [--batch 16] [--trace]
 // Exit 0 pass, 1 fail, 2 usage.
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
-
-#if defined(__GLIBC__)
-#include <execinfo.h>
-#endif
 
 #include "tessera/trainer.h"
 #include "tools/cli/heap_counter.h"
 #include "tools/train/architectures.h"
-
-namespace {
-
-std::atomic<bool> g_counting{false};
-
-void print_backtrace(size_t bytes) {
-  if (!g_counting) return;
-#if defined(__GLIBC__)
-  void* frames[24];
-  const int n = backtrace(frames, 24);
-  std::fprintf(stderr, "--- operator new(%zu)\n", bytes);
-  backtrace_symbols_fd(frames, n, 2);
-#else
-  (void)bytes;
-#endif
-}
-
-std::vector<int> parse_threads(const std::string& s) {
-  std::vector<int> out;
-  for (size_t b = 0; b <= s.size();) {
-    const size_t c = std::min(s.find(',', b), s.size());
-    out.push_back(std::atoi(s.substr(b, c - b).c_str()));
-    b = c + 1;
-  }
-  return out;
-}
-
-}  // namespace
 
 using namespace tsr;
 
@@ -59,6 +27,7 @@ int main(int argc, char** argv) {
   std::string threads_arg = "1,2";
   int warmup = 2, steps = 3;
   int64_t batch = 16;
+  bool trace = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -66,7 +35,7 @@ int main(int argc, char** argv) {
     else if (a == "--warmup" && has_value) warmup = std::atoi(argv[++i]);
     else if (a == "--steps" && has_value) steps = std::atoi(argv[++i]);
     else if (a == "--batch" && has_value) batch = std::atoll(argv[++i]);
-    else if (a == "--trace") tsr::cli::set_heap_allocation_hook(print_backtrace);
+    else if (a == "--trace") trace = true;
     else return std::fprintf(stderr, "unknown argument %s\n", a.c_str()), 2;
   }
   if (steps < 1 || warmup < 0 || batch < 1) return std::fprintf(stderr, "bad --steps, --warmup or --batch\n"), 2;
@@ -84,7 +53,9 @@ int main(int argc, char** argv) {
   const std::vector<Tensor> inputs{images};
 
   bool pass = true;
-  for (int threads : parse_threads(threads_arg)) {
+  std::istringstream thread_list(threads_arg);
+  for (std::string item; std::getline(thread_list, item, ',');) {
+    const int threads = std::atoi(item.c_str());
     SessionOptions so;
     so.num_threads = threads;
     auto trainer = Trainer::create(*training, so);
@@ -104,9 +75,9 @@ int main(int argc, char** argv) {
       Status status = ok_status();
       const size_t system_before = tensor_memory_stats().system_allocations;
       const size_t news_before = tsr::cli::heap_allocations();
-      g_counting = true;
+      tsr::cli::print_allocation_backtraces(trace);
       for (int r = 0; r < steps && status.ok(); ++r) status = once();
-      g_counting = false;
+      tsr::cli::print_allocation_backtraces(false);
       const size_t news = tsr::cli::heap_allocations() - news_before;
       const size_t system = tensor_memory_stats().system_allocations - system_before;
       if (!status.ok()) return std::fprintf(stderr, "%s: %s\n", call, status.to_string().c_str()), 1;
