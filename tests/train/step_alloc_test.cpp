@@ -8,7 +8,11 @@
 //   - the tensor allocator's system allocations (tensor_memory_stats().system_allocations).
 // Passes only when both counts are 0. With --trace, prints a backtrace of each counted operator new.
 //
-// Usage: tessera_train_step_alloc_test [--threads 1,2] [--warmup 2] [--steps 3] [--batch 16] [--trace]
+// --model TRAIN.tsr takes a training model from `tessera prepare-training` instead (its first
+// input's dims after the batch must be static; labels are class indices below 10).
+//
+// Usage: tessera_train_step_alloc_test [--model TRAIN.tsr] [--threads 1,2] [--warmup 2] [--steps 3]
+//                                      [--batch 16] [--trace]
 // Exit 0 pass, 1 fail, 2 usage.
 #include <cstdio>
 #include <cstdlib>
@@ -24,7 +28,7 @@
 using namespace tsr;
 
 int main(int argc, char** argv) {
-  std::string threads_arg = "1,2";
+  std::string threads_arg = "1,2", model_path;
   int warmup = 2, steps = 3;
   int64_t batch = 16;
   bool trace = false;
@@ -36,16 +40,32 @@ int main(int argc, char** argv) {
     else if (a == "--steps" && has_value) steps = std::atoi(argv[++i]);
     else if (a == "--batch" && has_value) batch = std::atoll(argv[++i]);
     else if (a == "--trace") trace = true;
+    else if (a == "--model" && has_value) model_path = argv[++i];
     else return std::fprintf(stderr, "unknown argument %s\n", a.c_str()), 2;
   }
   if (steps < 1 || warmup < 0 || batch < 1) return std::fprintf(stderr, "bad --steps, --warmup or --batch\n"), 2;
 
-  auto lenet = train::build_architecture("lenet", 28, 28, 10, 1);
-  if (!lenet.ok()) return std::fprintf(stderr, "%s\n", lenet.status().to_string().c_str()), 1;
-  auto training = prepare_training(Model(std::make_shared<ir::Model>(std::move(lenet).value())), TrainingSpec{});
+  Expected<Model> training = Model();
+  if (model_path.empty()) {
+    auto lenet = train::build_architecture("lenet", 28, 28, 10, 1);
+    if (!lenet.ok()) return std::fprintf(stderr, "%s\n", lenet.status().to_string().c_str()), 1;
+    training = prepare_training(Model(std::make_shared<ir::Model>(std::move(lenet).value())), TrainingSpec{});
+  } else {
+    training = Model::load(model_path);
+  }
   if (!training.ok()) return std::fprintf(stderr, "%s\n", training.status().to_string().c_str()), 1;
 
-  Tensor images = Tensor::empty(DType::kF32, {batch, 1, 28, 28}).value();
+  Shape image_shape{batch, 1, 28, 28};
+  if (!model_path.empty()) {
+    auto probe = Trainer::create(*training);
+    if (!probe.ok()) return std::fprintf(stderr, "%s\n", probe.status().to_string().c_str()), 1;
+    image_shape = (*probe)->inputs().at(0).shape;
+    image_shape[0] = batch;
+  }
+  const char* model_name = model_path.empty() ? "LeNet-5" : model_path.c_str();
+  auto empty_images = Tensor::empty(DType::kF32, image_shape);
+  if (!empty_images.ok()) return std::fprintf(stderr, "%s\n", empty_images.status().to_string().c_str()), 1;
+  Tensor images = std::move(empty_images).value();
   Tensor labels = Tensor::empty(DType::kI64, {batch}).value();
   std::mt19937 rng(3);
   for (int64_t i = 0; i < images.numel(); ++i) images.mut_data<float>()[i] = static_cast<float>(rng() % 256) / 255.0f;
@@ -82,9 +102,9 @@ int main(int argc, char** argv) {
       const size_t system = tensor_memory_stats().system_allocations - system_before;
       if (!status.ok()) return std::fprintf(stderr, "%s: %s\n", call, status.to_string().c_str()), 1;
       const bool ok = news == 0 && system == 0;
-      std::printf("LeNet-5 batch %lld, Trainer::%s, %d thread(s): %zu operator new and %zu tensor buffers from the "
+      std::printf("%s batch %lld, Trainer::%s, %d thread(s): %zu operator new and %zu tensor buffers from the "
                   "system allocator in %d call(s) after %d warm-up: %s\n",
-                  static_cast<long long>(batch), call, threads, news, system, steps, warmup, ok ? "PASS" : "FAIL");
+                  model_name, static_cast<long long>(batch), call, threads, news, system, steps, warmup, ok ? "PASS" : "FAIL");
       pass = pass && ok;
     }
   }
