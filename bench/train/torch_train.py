@@ -7,12 +7,17 @@ Models (same layers and initialization rule on both sides):
   mnv2   a MobileNetV2 of width 0.35 (inverted residual blocks, depthwise 3x3, BatchNorm, ReLU6)
          on Fashion-MNIST upscaled to 64x64 (bilinear, align_corners=False).
 
-  torch_train.py --arch A [--epochs E --batch-size B --threads T --limit N]
+  torch_train.py --arch A [--epochs E --batch-size B --threads T --limit N --seed S]
       trains with Adam 1e-3 and prints per epoch: "torch epoch E: S s, test accuracy A"
-  torch_train.py --arch mnv2 --export DIR [--limit N]
-      writes DIR/mnv2.onnx (BatchNormalization in training mode, as torch trains it) and
-      DIR/data/{train,t10k}-{images-idx3,labels-idx1}-ubyte: the first N upscaled training images
-      (the first 1000 test images) as IDX files for `tessera train --data DIR/data`.
+  torch_train.py --arch A --export DIR [--limit N --seed S]
+      writes DIR/A.onnx, the model as initialized with --seed (the weights the training run with
+      that seed starts from; mnv2: BatchNormalization in training mode, as torch trains it), and
+      DIR/data/{train,t10k}-{images-idx3,labels-idx1}-ubyte: the training images (the first N;
+      mnv2: upscaled, and the first 1000 test images) as IDX files for `tessera train --data DIR/data`.
+
+The batches: each epoch's order is `tessera train --seed S`'s (bench/train/shuffle.py: Fisher-Yates
+over mt19937_64), so `tessera train DIR/A.onnx --data DIR/data --seed S` with the same batch size,
+optimizer and learning rate takes the same steps from the same weights.
 """
 import argparse
 import gzip
@@ -23,6 +28,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from shuffle import epoch_orders
 
 
 def idx(path):
@@ -147,10 +154,10 @@ def main():
         write_idx(f"{a.export}/data/t10k-labels-idx1-ubyte", yte.to(torch.uint8).numpy())
         return
     opt = torch.optim.Adam(model.parameters(), lr=a.lr)
-    g = torch.Generator().manual_seed(a.seed)
+    orders = epoch_orders(len(ytr), a.seed)
     for epoch in range(1, a.epochs + 1):
         model.train()
-        order = torch.randperm(len(ytr), generator=g)
+        order = torch.tensor(next(orders))
         t0 = time.perf_counter()
         for b in range(0, len(ytr), a.batch_size):
             i = order[b:b + a.batch_size]

@@ -144,20 +144,22 @@ Expected<std::vector<Tensor>> Session::run(const std::vector<Tensor>& inputs) {
 
 Status Session::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
   for (const auto& sig : running_->signatures)
-    if (sig.graph == 0 && (!sig.bound_inputs.empty() || !sig.updates.empty())) {
-      outputs->clear();
-      TSR_ASSIGN_OR_RETURN(*outputs, run_bound(sig, inputs));
-      return ok_status();
-    }
+    if (sig.graph == 0 && (!sig.bound_inputs.empty() || !sig.updates.empty())) return run_bound(sig, inputs, outputs);
   return run_graph(0, inputs, outputs);
 }
 
 Expected<std::vector<Tensor>> Session::run_signature(std::string_view name, const std::vector<Tensor>& inputs) {
-  std::string names;
-  for (const auto& sig : running_->signatures) {
-    if (sig.name == name) return run_bound(sig, inputs);
-    names += str_cat(names.empty() ? "" : ", ", sig.name);
-  }
+  std::vector<Tensor> outputs;
+  TSR_RETURN_IF_ERROR(run_signature(name, inputs, &outputs));
+  return outputs;
+}
+
+Status Session::run_signature(std::string_view name, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
+  for (const auto& sig : running_->signatures)
+    if (sig.name == name) return run_bound(sig, inputs, outputs);
+  outputs->clear();
+  std::string names;  // only on the error path: a found signature builds no string
+  for (const auto& sig : running_->signatures) names += str_cat(names.empty() ? "" : ", ", sig.name);
   return not_found("no signature \"", name, "\" (the model has: ", names.empty() ? "none" : names, ")");
 }
 
@@ -188,12 +190,9 @@ Status Session::run_graph(int32_t gi, const std::vector<Tensor>& inputs, std::ve
                                    " not fit the model: ", st.message()));
 }
 
-Expected<std::vector<Tensor>> Session::run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs) {
-  std::vector<Tensor> outs;
-  if (sig.bound_inputs.empty() && sig.updates.empty()) {
-    TSR_RETURN_IF_ERROR(run_graph(sig.graph, inputs, &outs));
-    return outs;
-  }
+Status Session::run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
+  if (sig.bound_inputs.empty() && sig.updates.empty()) return run_graph(sig.graph, inputs, outputs);
+  outputs->clear();
   const ir::Graph& g = running_->graphs[static_cast<size_t>(sig.graph)];
   auto is_bound = [&](size_t k) { return !sig.bound_inputs.empty() && !sig.bound_inputs[k].empty(); };
   size_t wanted = 0;
@@ -201,18 +200,24 @@ Expected<std::vector<Tensor>> Session::run_bound(const ir::Signature& sig, const
   if (inputs.size() != wanted)
     return invalid_argument("signature \"", sig.name, "\": ", inputs.size(), " inputs given, it takes ", wanted,
                             wanted == g.inputs.size() ? "" : " (the others are bound to variables)");
-  std::vector<Tensor> all;
-  all.reserve(g.inputs.size());
+  // The scratch vectors keep their capacity; their tensors are dropped after the run so that the
+  // session holds no reference to the caller's inputs or to replaced variable values.
+  bound_inputs_.clear();
   for (size_t k = 0, next = 0; k < g.inputs.size(); ++k)
-    all.push_back(is_bound(k) ? variables_.at(sig.bound_inputs[k]) : inputs[next++]);
-  TSR_RETURN_IF_ERROR(run_graph(sig.graph, all, &outs));
-  if (sig.updates.empty()) return outs;
-  std::vector<Tensor> returned;
+    bound_inputs_.push_back(is_bound(k) ? variables_.at(sig.bound_inputs[k]) : inputs[next++]);
+  std::vector<Tensor>& outs = sig.updates.empty() ? *outputs : bound_outputs_;
+  Status st = run_graph(sig.graph, bound_inputs_, &outs);
+  bound_inputs_.clear();
+  if (!st.ok() || sig.updates.empty()) {
+    bound_outputs_.clear();
+    return st;
+  }
   for (size_t k = 0; k < outs.size(); ++k) {
-    if (sig.updates[k].empty()) returned.push_back(std::move(outs[k]));
+    if (sig.updates[k].empty()) outputs->push_back(std::move(outs[k]));
     else variables_[sig.updates[k]] = std::move(outs[k]);
   }
-  return returned;
+  bound_outputs_.clear();
+  return ok_status();
 }
 
 const Tensor* Session::variable(std::string_view name) const {

@@ -130,12 +130,21 @@ Expected<std::unique_ptr<Trainer>> Trainer::create(const Model& training_model, 
   return t;
 }
 
+Expected<EvalResult> Trainer::run_step(std::string_view signature, const std::vector<Tensor>& inputs, const Tensor& labels) {
+  args_.assign(inputs.begin(), inputs.end());
+  args_.push_back(labels);
+  Status st = session_->run_signature(signature, args_, &outs_);
+  args_.clear();  // holds no reference to the caller's tensors between calls
+  TSR_RETURN_IF_ERROR(st);
+  Expected<float> loss = scalar_loss(outs_.at(0));
+  Tensor prediction = std::move(outs_.at(1));
+  outs_.clear();
+  if (!loss.ok()) return loss.status();
+  return EvalResult{*loss, std::move(prediction)};
+}
+
 Expected<EvalResult> Trainer::step_with_prediction(const std::vector<Tensor>& inputs, const Tensor& labels) {
-  std::vector<Tensor> args = inputs;
-  args.push_back(labels);
-  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, session_->run_signature("train_step", args));
-  TSR_ASSIGN_OR_RETURN(const float loss, scalar_loss(out.at(0)));
-  return EvalResult{loss, std::move(out.at(1))};
+  return run_step("train_step", inputs, labels);
 }
 
 Expected<float> Trainer::step(const std::vector<Tensor>& inputs, const Tensor& labels) {
@@ -147,11 +156,7 @@ Expected<EvalResult> Trainer::eval(const std::vector<Tensor>& inputs, const Tens
   if (!has_eval_)
     return not_found("the model has no \"eval_step\" signature (it has: ", signature_list(session_->model().graph()),
                      "); models from `tessera prepare-training` have one");
-  std::vector<Tensor> args = inputs;
-  args.push_back(labels);
-  TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, session_->run_signature("eval_step", args));
-  TSR_ASSIGN_OR_RETURN(const float loss, scalar_loss(out.at(0)));
-  return EvalResult{loss, std::move(out.at(1))};
+  return run_step("eval_step", inputs, labels);
 }
 
 Expected<std::vector<Tensor>> Trainer::infer(const std::vector<Tensor>& inputs) {

@@ -24,7 +24,9 @@ last = sum(float(r["loss"]) for r in steps[-10:]) / 10
 assert last < 0.6 * first, f"loss did not fall: first 10 steps {first:.3f}, last 10 {last:.3f}"
 ep = list(csv.DictReader(open(f"{d}/run/epochs.csv")))
 acc = float(ep[-1]["test_accuracy"])
-assert acc > 0.6, f"test accuracy {acc} after one epoch on 3000 samples"
+# 58.6-63.2% over --seed 1..5 (the seed draws the weights and the batches): 0.5 is far above
+# chance (10%) without depending on one seed's luck.
+assert acc > 0.5, f"test accuracy {acc} after one epoch on 3000 samples"
 print(f"loss {first:.3f} -> {last:.3f}, test accuracy {acc:.4f}")
 open(f"{d}/acc.txt", "w").write(f"{100 * acc:.2f}%")
 PY

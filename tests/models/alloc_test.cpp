@@ -12,7 +12,6 @@
 //                           --input NAME=DTYPE:D0,D1,..:LOW:HIGH ...   (float32 / int64; LOW = HIGH:
 //                                                                       a constant, e.g. sr=int64::16000:16000)
 // Exit 0 pass, 1 fail, 2 usage, 77 the model file is absent.
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,32 +20,9 @@
 #include <string>
 #include <vector>
 
-#if defined(__GLIBC__)
-#include <execinfo.h>
-#endif
-
 #include "tessera/session.h"
 #include "tools/cli/heap_counter.h"
 #include "tools/onnx/onnx_import.h"
-
-namespace {
-
-// --trace: a backtrace of each allocation made while the runs are counted.
-std::atomic<bool> g_counting{false};
-
-void print_backtrace(size_t bytes) {
-  if (!g_counting) return;
-#if defined(__GLIBC__)
-  void* frames[24];
-  const int n = backtrace(frames, 24);
-  std::fprintf(stderr, "--- operator new(%zu)\n", bytes);
-  backtrace_symbols_fd(frames, n, 2);
-#else
-  (void)bytes;
-#endif
-}
-
-}  // namespace
 
 using namespace tsr;
 
@@ -110,6 +86,7 @@ std::vector<int> parse_threads(const std::string& s) {
 int main(int argc, char** argv) {
   std::string path, threads_arg = "1,2";
   int warmup = 1, runs = 3;
+  bool trace = false;
   std::vector<InputSpec> specs;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -117,7 +94,7 @@ int main(int argc, char** argv) {
     if (a == "--threads" && has_value) threads_arg = argv[++i];
     else if (a == "--warmup" && has_value) warmup = std::atoi(argv[++i]);
     else if (a == "--runs" && has_value) runs = std::atoi(argv[++i]);
-    else if (a == "--trace") tsr::cli::set_heap_allocation_hook(print_backtrace);
+    else if (a == "--trace") trace = true;
     else if (a == "--input" && has_value) {
       InputSpec s;
       if (!parse_input(argv[++i], &s)) return std::fprintf(stderr, "bad --input %s\n", argv[i]), 2;
@@ -166,9 +143,9 @@ int main(int argc, char** argv) {
     Status status = ok_status();
     const size_t system_before = tensor_memory_stats().system_allocations;
     const size_t news_before = tsr::cli::heap_allocations();
-    g_counting = true;
+    tsr::cli::print_allocation_backtraces(trace);
     for (int r = 0; r < runs && status.ok(); ++r) status = (*session)->run(inputs, &outputs);
-    g_counting = false;
+    tsr::cli::print_allocation_backtraces(false);
     const size_t news = tsr::cli::heap_allocations() - news_before;
     const size_t system = tensor_memory_stats().system_allocations - system_before;
     if (!status.ok()) return std::fprintf(stderr, "run: %s\n", status.to_string().c_str()), 1;

@@ -14,6 +14,7 @@
 #include "tools/train/architectures.h"
 #include "tools/train/idx.h"
 #include "tools/train/plot.h"
+#include "tools/train/trainer.h"
 
 using namespace tsr;
 
@@ -108,6 +109,7 @@ TEST_CASE("IDX datasets: images scaled to [0, 1] as [N, 1, H, W], counts must ag
   REQUIRE(d.ok());
   CHECK(d->images.shape() == Shape{3, 1, 2, 2});
   CHECK(d->images.data<float>()[0] == 1.0f);
+  CHECK(d->images.data<float>()[7] == 7.0f / 255.0f);  // divided, as torch's x / 255 (not * (1 / 255))
   CHECK(d->labels.data<int64_t>()[1] == 4);
   CHECK(d->num_classes == 5);
   lab = idx_header(0x08, {2});
@@ -151,4 +153,23 @@ TEST_CASE("loss plot: a PNG of the requested size, mismatched series are refused
   CHECK(h == 400);
   s[0].y.pop_back();
   CHECK(train::write_line_plot_png(path, s, "t", "x", "y").code() == StatusCode::kInvalidArgument);
+}
+
+TEST_CASE("shuffle: Fisher-Yates over mt19937_64 gives bench/train/shuffle.py's orders", "[train]") {
+  // Printed by `python3 bench/train/shuffle.py 10 7 2` and `shuffle.py 20 3` (the Python mirror
+  // that bench/train/torch_train.py shuffles with), not by this code.
+  std::mt19937_64 rng(7);
+  std::vector<int64_t> order{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  train::shuffle_order(order, rng);
+  CHECK(order == std::vector<int64_t>{0, 7, 4, 9, 3, 1, 2, 8, 6, 5});
+  train::shuffle_order(order, rng);  // the next epoch shuffles the previous order again
+  CHECK(order == std::vector<int64_t>{1, 2, 6, 8, 4, 5, 9, 7, 3, 0});
+  std::mt19937_64 rng3(3);
+  std::vector<int64_t> twenty(20);
+  for (int64_t i = 0; i < 20; ++i) twenty[static_cast<size_t>(i)] = i;
+  train::shuffle_order(twenty, rng3);
+  CHECK(twenty == std::vector<int64_t>{19, 6, 2, 18, 1, 4, 14, 16, 3, 0, 11, 10, 9, 15, 8, 5, 12, 13, 17, 7});
+  std::vector<int64_t> one{4};
+  train::shuffle_order(one, rng3);
+  CHECK(one == std::vector<int64_t>{4});
 }

@@ -1,8 +1,13 @@
 #include "tools/cli/heap_counter.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
+
+#if defined(__GLIBC__)
+#include <execinfo.h>
+#endif
 
 namespace tsr::cli {
 
@@ -37,6 +42,20 @@ void* aligned(size_t n, std::align_val_t a) {
 size_t heap_allocations() { return g_allocations.load(std::memory_order_relaxed); }
 
 void set_heap_allocation_hook(void (*hook)(size_t)) { g_hook.store(hook, std::memory_order_relaxed); }
+
+namespace {
+
+void print_backtrace(size_t bytes) {
+  std::fprintf(stderr, "--- operator new(%zu)\n", bytes);
+#if defined(__GLIBC__)
+  void* frames[24];
+  backtrace_symbols_fd(frames, backtrace(frames, 24), 2);
+#endif
+}
+
+}  // namespace
+
+void print_allocation_backtraces(bool on) { set_heap_allocation_hook(on ? print_backtrace : nullptr); }
 
 }  // namespace tsr::cli
 

@@ -18,4 +18,10 @@ size_t heap_allocations();
 // the hook are counted but not hooked). For debugging: alloc_test --trace prints backtraces.
 void set_heap_allocation_hook(void (*hook)(size_t bytes));
 
+// The allocation tests' --trace (tests/models/alloc_test.cpp, tests/train/step_alloc_test.cpp):
+// while on, each counted allocation prints "--- operator new(BYTES)" and a backtrace of the
+// allocating thread to stderr (glibc's backtrace; elsewhere only the first line). Turn it on
+// around the counted calls only. Replaces any hook set with set_heap_allocation_hook.
+void print_allocation_backtraces(bool on);
+
 }  // namespace tsr::cli

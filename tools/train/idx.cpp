@@ -117,7 +117,7 @@ Expected<Dataset> load_idx_dataset(const std::string& dir, const std::string& sp
   TSR_ASSIGN_OR_RETURN(d.images, Tensor::empty(DType::kF32, {images.dim(0), 1, images.dim(1), images.dim(2)}));
   const uint8_t* src = images.data<uint8_t>();
   float* dst = d.images.mut_data<float>();
-  for (int64_t i = 0; i < images.numel(); ++i) dst[i] = static_cast<float>(src[i]) * (1.0f / 255.0f);
+  for (int64_t i = 0; i < images.numel(); ++i) dst[i] = static_cast<float>(src[i]) / 255.0f;  // as torch's x / 255
   TSR_ASSIGN_OR_RETURN(d.labels, Tensor::empty(DType::kI64, {labels.dim(0)}));
   int64_t* lab = d.labels.mut_data<int64_t>();
   for (int64_t i = 0; i < labels.numel(); ++i) {

@@ -174,7 +174,7 @@ class TrainRun {
     TSR_ASSIGN_OR_RETURN(const int start_epoch, epochs_done(model));
     // Resuming replays the shuffles of the epochs behind the checkpoint so that, with the same
     // --seed and --limit, the resumed run sees the batches an uninterrupted run would.
-    for (int e = 0; e < start_epoch; ++e) std::shuffle(order_.begin(), order_.end(), rng_);
+    for (int e = 0; e < start_epoch; ++e) shuffle_order(order_, rng_);
     for (int epoch = start_epoch + 1; epoch <= start_epoch + config_.epochs; ++epoch) {
       TSR_ASSIGN_OR_RETURN(EpochStats st, train_epoch(epoch));
       TSR_RETURN_IF_ERROR(end_epoch(st));
@@ -186,7 +186,7 @@ class TrainRun {
  private:
   // One pass over the shuffled samples, a train_step per batch.
   Expected<EpochStats> train_epoch(int epoch) {
-    std::shuffle(order_.begin(), order_.end(), rng_);
+    shuffle_order(order_, rng_);
     const auto t0 = Clock::now();
     double loss_sum = 0;
     int64_t correct = 0, done = 0;
@@ -264,6 +264,13 @@ class TrainRun {
 };
 
 }  // namespace
+
+void shuffle_order(std::vector<int64_t>& order, std::mt19937_64& rng) {
+  for (size_t i = order.size(); i > 1; --i) {
+    const auto j = static_cast<size_t>(rng() % static_cast<uint64_t>(i));  // j in [0, i - 1]
+    std::swap(order[i - 1], order[j]);
+  }
+}
 
 Expected<std::pair<double, double>> evaluate_classifier(const ir::Model& model, const Dataset& data, int threads,
                                                         const std::string& device) {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,14 @@ namespace tsr::train {
 // Checkpoint metadata key: the number of epochs trained so far. A resumed run numbers its epochs
 // after it and replays that many shuffles (same seed and limit: the batches of an uninterrupted run).
 inline constexpr const char* kEpochsDoneKey = "tessera.train.epochs_done";
+
+// The shuffle of `tessera train`'s epochs, written out so that other programs can repeat it
+// (bench/train/shuffle.py does, for PyTorch): a Fisher-Yates pass over `order` that draws from
+// std::mt19937_64 (the C++ standard's 64-bit Mersenne Twister, seeded with TrainConfig::seed):
+//   for i = n-1 down to 1: j = rng() % (i + 1); swap(order[i], order[j])
+// (std::shuffle's algorithm is left to the standard library, so its order differs between them).
+// Each epoch shuffles the previous epoch's order again with the same generator.
+void shuffle_order(std::vector<int64_t>& order, std::mt19937_64& rng);
 
 struct TrainConfig {
   TrainingSpec training;  // loss, optimizer, learning rate, ... (tsr::prepare_training)

@@ -286,6 +286,12 @@ void sgemm_direct(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, 
                                           ldc);
 }
 
+void sgemm_direct_packed(int64_t m, int64_t n, int64_t k, const float* packed_a, const float* b, int64_t ldb,
+                         const float* bias, const float* z, int64_t ldz, float* c, int64_t ldc,
+                         const ops::ActivationSpec* act) {
+  HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(m, n, k, packed_a, strided_rows(b, ldb, k), 0, bias, z, ldz, act, c, ldc);
+}
+
 void sgemm_direct_rows(const SgemmDirectA& a, int64_t n, const float* const* brows, int64_t col0, const float* bias,
                        const float* z, int64_t ldz, float* c, int64_t ldc, const ops::ActivationSpec* act) {
   HWY_DYNAMIC_DISPATCH(sgemm_direct_impl)(a.m, n, a.k, a.data.data(), brows, col0, bias, z, ldz, act, c, ldc);

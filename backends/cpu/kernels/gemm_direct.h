@@ -64,6 +64,12 @@ void sgemm_direct(const SgemmDirectA& a, int64_t n, const float* b, int64_t ldb,
 void sgemm_direct(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb,
                   const float* bias, const float* z, int64_t ldz, float* c, int64_t ldc,
                   const ops::ActivationSpec* act = nullptr);
+// A packed by sgemm_direct_pack_a_into (m * k floats at `packed_a`): for a caller that packs a
+// weight from an input once per call and runs many column blocks with it (a conv in training,
+// whose weights are inputs: the packing then takes no per-thread buffer, see nn.cpp).
+void sgemm_direct_packed(int64_t m, int64_t n, int64_t k, const float* packed_a, const float* b, int64_t ldb,
+                         const float* bias, const float* z, int64_t ldz, float* c, int64_t ldc,
+                         const ops::ActivationSpec* act = nullptr);
 
 // B given by rows: row p of B is brows[p] + col0 .. + n - 1 (any addresses, e.g. shifted views of
 // one padded input plane: the implicit-GEMM conv of conv_implicit.h).

@@ -3,9 +3,9 @@
 // the trailing dims; accumulation is in double so that "mean" over many elements stays exact.
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/scratch.h"
 
 namespace tsr::cpu {
 
@@ -92,9 +92,11 @@ Status loss_grad_typed(KernelContext& ctx, bool softmax) {
   if (target.numel() != n * d) return ctx.error("input[2] (target) has ", target.numel(), " elements, expected ", n * d);
   const bool none = reduction == "none";
   if (dl.numel() != (none ? n * d : 1)) return ctx.error("input[0] (dLoss) has ", dl.numel(), " elements");
-  // Per-position weights (0 = ignored), and the mean's denominator.
-  std::vector<double> coef(static_cast<size_t>(n * d));
-  std::vector<int64_t> cls(static_cast<size_t>(n * d));
+  // Per-position weights (0 = ignored), and the mean's denominator; then per row the softmax
+  // numerators. From the run's scratch arena: a steady-state training step allocates nothing.
+  TSR_ASSIGN_OR_RETURN(const Scratch<double> coef, Scratch<double>::make(ctx, static_cast<size_t>(n * d)));
+  TSR_ASSIGN_OR_RETURN(const Scratch<int64_t> cls, Scratch<int64_t>::make(ctx, static_cast<size_t>(n * d)));
+  TSR_ASSIGN_OR_RETURN(const Scratch<double> exps, Scratch<double>::make(ctx, static_cast<size_t>(n * c)));
   double wsum = 0;
   for (int64_t p = 0; p < n * d; ++p) {
     const int64_t t = target.scalar_i64(p);
@@ -119,9 +121,9 @@ Status loss_grad_typed(KernelContext& ctx, bool softmax) {
   const T* in = x.data<T>();
   T* o = out->mut_data<T>();
   ctx.pool().parallel_for(n, 4, [&](int64_t i0, int64_t i1) {
-    std::vector<double> e(static_cast<size_t>(c));
     for (int64_t i = i0; i < i1; ++i)
       for (int64_t j = 0; j < d; ++j) {
+        double* e = exps.data() + i * c;
         const double k = coef[static_cast<size_t>(i * d + j)];
         const int64_t t = cls[static_cast<size_t>(i * d + j)];
         const int64_t base = i * c * d + j;
@@ -132,9 +134,9 @@ Status loss_grad_typed(KernelContext& ctx, bool softmax) {
         }
         double mx = -INFINITY, s = 0;
         for (int64_t q = 0; q < c; ++q) mx = std::max(mx, load(in, base + q * d));
-        for (int64_t q = 0; q < c; ++q) s += (e[static_cast<size_t>(q)] = std::exp(load(in, base + q * d) - mx));
+        for (int64_t q = 0; q < c; ++q) s += (e[q] = std::exp(load(in, base + q * d) - mx));
         const double ks = k / s;
-        for (int64_t q = 0; q < c; ++q) store(o, base + q * d, ks * e[static_cast<size_t>(q)] - (q == t ? k : 0.0));
+        for (int64_t q = 0; q < c; ++q) store(o, base + q * d, ks * e[q] - (q == t ? k : 0.0));
       }
   });
   return ok_status();

@@ -192,6 +192,17 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       return ok_status();
     }
   }
+  // Weights from an input (training): each group's A packed once for sgemm_direct, here rather
+  // than per block into a per-thread buffer (which grew whenever a block first landed on another
+  // thread, so a steady-state step allocated).
+  float* packed_a = nullptr;
+  if constexpr (std::is_same_v<T, float>) {
+    if (direct && !direct_a && !kSizeFirstKernels) {
+      TSR_ASSIGN_OR_RETURN(auto packed, Scratch<float>::make(ctx, static_cast<size_t>(group * mg * kg)));
+      packed_a = packed.data();
+      for (int64_t g = 0; g < group; ++g) sgemm_direct_pack_a_into(mg, kg, pw + g * mg * kg, kg, packed_a + g * mg * kg);
+    }
+  }
   // im2col scratch per slot of the pool (see parallel_for_slots), for the widest block.
   const bool block_parallel = threads > 1 && nblocks >= 2 * int64_t{threads};
   TSR_ASSIGN_OR_RETURN(auto cols, SlotScratch<T>::make(ctx, pointwise ? 0 : static_cast<size_t>(kg * block * ow),
@@ -236,8 +247,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
             sgemm_direct((*direct_a)[static_cast<size_t>(g)], j1 - j0, src + j0, ldb, bg, zg ? zg + j0 : nullptr,
                          out_size, yg + j0, out_size, tile_act);
           else
-            sgemm_direct(mg, j1 - j0, kg, pw + g * mg * kg, kg, src + j0, ldb, bg, zg ? zg + j0 : nullptr, out_size,
-                         yg + j0, out_size, tile_act);
+            sgemm_direct_packed(mg, j1 - j0, kg, packed_a + g * mg * kg, src + j0, ldb, bg, zg ? zg + j0 : nullptr,
+                                out_size, yg + j0, out_size, tile_act);
           if (act_after) apply_epilogue_rows(act, yg + j0, mg, j1 - j0, out_size);
         };
         const int64_t parts = (ncols + kDirectCols - 1) / kDirectCols;

@@ -15,6 +15,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/matmul.h"
+#include "backends/cpu/kernels/scratch.h"
 
 namespace tsr::cpu {
 namespace {
@@ -31,7 +32,7 @@ struct ConvGeom {
 
 Expected<ConvGeom> conv_geom(exec::KernelContext& ctx, const Shape& xs, const Shape& ws) {
   ConvGeom g;
-  std::vector<int64_t> in(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
+  const Ints in(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());  // inline: no allocation per step
   TSR_ASSIGN_OR_RETURN(g.w, resolve_window3(ctx, in, kernel, false));
   const Window3& w = g.w;
   g.group = ctx.node().attr_int("group");
@@ -52,13 +53,12 @@ Expected<ConvGeom> conv_geom(exec::KernelContext& ctx, const Shape& xs, const Sh
   return g;
 }
 
-// Per-thread scratch of at least n elements, reused across calls; `slot` tells the buffers of
-// one kernel apart.
-template <typename T, int slot>
-T* scratch(size_t n) {
-  thread_local std::vector<T> buf;
-  if (buf.size() < n) buf.resize(n);
-  return buf.data();
+// `chunks` buffers of `per` elements, one per chunk of over_batch (chunk ch at ch * per), from the
+// run's scratch arena (scratch.h): indexed by chunk, so the requests and the partial sums' order
+// repeat from run to run whichever thread runs a chunk, and a steady-state step allocates nothing.
+template <typename T>
+Expected<Scratch<T>> per_chunk(exec::KernelContext& ctx, int64_t chunks, int64_t per) {
+  return Scratch<T>::make(ctx, static_cast<size_t>(std::max<int64_t>(chunks, 0) * per));
 }
 
 // Images [0, n_batch) split into `chunks` contiguous ranges; fn(chunk, n0, n1, inner pool).
@@ -186,11 +186,13 @@ void depthwise_grad_input(const ConvGeom& g, const T* pdy, const T* pw, T* pdx, 
 // parallel. Each tap sums into a row of out[2] lanes (acc[k][o] += x * dy, independent adds the
 // compiler vectorizes, no loop-carried dependency per element), reduced in double at the end.
 template <typename T>
-void depthwise_grad_weight(const ConvGeom& g, const T* px, const T* pdy, T* pdw, ThreadPool& pool) {
+Status depthwise_grad_weight(exec::KernelContext& ctx, const ConvGeom& g, const T* px, const T* pdy, T* pdw) {
   const Window3& w = g.w;
   const int64_t in_size = w.in_size(), out_size = w.out_size(), ksize = w.k_size(), s = w.s[2], ow = w.out[2];
-  pool.parallel_for(g.c, 1, [&](int64_t c0, int64_t c1) {
-    T* acc = scratch<T, 3>(static_cast<size_t>(ksize * ow));
+  ThreadPool& pool = ctx.pool();
+  TSR_ASSIGN_OR_RETURN(const SlotScratch<T> accs, SlotScratch<T>::make(ctx, static_cast<size_t>(ksize * ow)));
+  pool.parallel_for_slots(g.c, 1, [&](int slot, int64_t c0, int64_t c1) {
+    T* acc = accs.slot(slot);
     for (int64_t ch = c0; ch < c1; ++ch) {
       std::fill(acc, acc + ksize * ow, T(0));
       for (int64_t n = 0; n < g.n_batch; ++n) {
@@ -214,6 +216,7 @@ void depthwise_grad_weight(const ConvGeom& g, const T* px, const T* pdy, T* pdw,
       }
     }
   });
+  return ok_status();
 }
 
 template <typename T>
@@ -236,7 +239,10 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
   }
   const int64_t per_gemm = images_per_gemm(g);
   const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);
-  over_batch(pool, g.n_batch, batch_chunks(pool, g.n_batch), [&](int64_t, int64_t n0, int64_t n1, ThreadPool* inner) {
+  const int64_t chunks = batch_chunks(pool, g.n_batch);
+  TSR_ASSIGN_OR_RETURN(const Scratch<T> cols, per_chunk<T>(ctx, g.pointwise ? 0 : chunks, g.kg * max_cols));
+  TSR_ASSIGN_OR_RETURN(const Scratch<T> dybs, per_chunk<T>(ctx, per_gemm > 1 ? chunks : 0, g.mg * max_cols));
+  over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
     if (g.pointwise) {  // dX_g = W_g^T · dY_g, written in place
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t gi = 0; gi < g.group; ++gi)
@@ -245,8 +251,8 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
                       in_size, inner);
       return;
     }
-    T* col = scratch<T, 0>(static_cast<size_t>(g.kg * max_cols));
-    T* dyb = per_gemm > 1 ? scratch<T, 1>(static_cast<size_t>(g.mg * max_cols)) : nullptr;
+    T* col = cols.data() + ch * g.kg * max_cols;
+    T* dyb = per_gemm > 1 ? dybs.data() + ch * g.mg * max_cols : nullptr;
     for_col_blocks(g, n0, n1, per_gemm, [&](int64_t nb, int64_t count, int64_t r0, int64_t r1) {
       const int64_t ncols = (r1 - r0) * ow;
       for (int64_t gi = 0; gi < g.group; ++gi) {
@@ -290,19 +296,17 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
   const T* px = x.data<T>();
   const T* pdy = dy.data<T>();
   ThreadPool& pool = ctx.pool();
-  if (g.cg == 1 && g.mg == 1 && g.group > 1) {
-    depthwise_grad_weight<T>(g, px, pdy, pdw, pool);
-    return ok_status();
-  }
+  if (g.cg == 1 && g.mg == 1 && g.group > 1) return depthwise_grad_weight<T>(ctx, g, px, pdy, pdw);
   const int64_t chunks = batch_chunks(pool, g.n_batch);
   const int64_t per_gemm = images_per_gemm(g);
   const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);
-  // Per chunk: the transposed partial sums [group, kg, mg], added up at the end.
-  // Reused across steps (a scratch slot of its own): no per-step allocation.
-  T* const partial_buf = scratch<T, 2>(static_cast<size_t>(chunks * wsize));
-  std::fill(partial_buf, partial_buf + chunks * wsize, T(0));
+  // Per chunk: the transposed partial sums [group, kg, mg], added up at the end; the columns.
+  TSR_ASSIGN_OR_RETURN(const Scratch<T> partial, per_chunk<T>(ctx, chunks, wsize));
+  TSR_ASSIGN_OR_RETURN(const Scratch<T> cols, per_chunk<T>(ctx, g.pointwise ? 0 : chunks, g.kg * max_cols));
+  TSR_ASSIGN_OR_RETURN(const Scratch<T> dybs, per_chunk<T>(ctx, per_gemm > 1 ? chunks : 0, g.mg * max_cols));
+  std::fill(partial.begin(), partial.end(), T(0));
   over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
-    T* acc = partial_buf + ch * wsize;
+    T* acc = partial.data() + ch * wsize;
     if (g.pointwise) {  // dW_g^T += X_g · dY_g^T
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t gi = 0; gi < g.group; ++gi)
@@ -310,8 +314,8 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
                       pdy + (n * g.m + gi * g.mg) * out_size, out_size, T(1), acc + gi * g.mg * g.kg, g.mg, inner);
       return;
     }
-    T* col = scratch<T, 0>(static_cast<size_t>(g.kg * max_cols));
-    T* dyb = per_gemm > 1 ? scratch<T, 1>(static_cast<size_t>(g.mg * max_cols)) : nullptr;
+    T* col = cols.data() + ch * g.kg * max_cols;
+    T* dyb = per_gemm > 1 ? dybs.data() + ch * g.mg * max_cols : nullptr;
     for_col_blocks(g, n0, n1, per_gemm, [&](int64_t nb, int64_t count, int64_t r0, int64_t r1) {
       const int64_t ncols = (r1 - r0) * ow, ld = count * ncols;
       for (int64_t gi = 0; gi < g.group; ++gi) {
@@ -333,7 +337,7 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
   // dW[gi][o][k] = sum over chunks of partial[ch][gi][k][o].
   for (int64_t gi = 0; gi < g.group; ++gi)
     for (int64_t ch = 0; ch < chunks; ++ch) {
-      const T* p = partial_buf + ch * wsize + gi * g.mg * g.kg;
+      const T* p = partial.data() + ch * wsize + gi * g.mg * g.kg;
       T* d = pdw + gi * g.mg * g.kg;
       for (int64_t k = 0; k < g.kg; ++k)
         for (int64_t o = 0; o < g.mg; ++o) d[o * g.kg + k] += p[k * g.mg + o];

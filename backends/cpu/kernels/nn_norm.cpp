@@ -39,8 +39,9 @@ void store_f(Tensor* t, int64_t i, double v) {
   }
 }
 
-std::vector<double> to_f64(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.numel()));
+// t's values as doubles, in the run's scratch arena (no allocation per training step).
+Expected<Scratch<double>> to_f64(exec::KernelContext& ctx, const Tensor& t) {
+  TSR_ASSIGN_OR_RETURN(Scratch<double> v, Scratch<double>::make(ctx, static_cast<size_t>(t.numel())));
   for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.scalar_f64(i);
   return v;
 }
@@ -170,9 +171,11 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
     set_affine([&](int64_t ch) { return ctx.input(3)->scalar_f64(ch); },
                [&](int64_t ch) { return ctx.input(4)->scalar_f64(ch); });
   } else {
-    std::vector<double> mean = to_f64(*ctx.input(3)), var = to_f64(*ctx.input(4));
+    TSR_ASSIGN_OR_RETURN(const Scratch<double> mean, to_f64(ctx, *ctx.input(3)));
+    TSR_ASSIGN_OR_RETURN(const Scratch<double> var, to_f64(ctx, *ctx.input(4)));
     // Batch statistics over N and the spatial dims (biased variance, as the ONNX reference).
-    std::vector<double> bm(static_cast<size_t>(c), 0.0), bv(static_cast<size_t>(c), 0.0);
+    TSR_ASSIGN_OR_RETURN(const Scratch<double> bm, Scratch<double>::filled(ctx, static_cast<size_t>(c), 0.0));
+    TSR_ASSIGN_OR_RETURN(const Scratch<double> bv, Scratch<double>::filled(ctx, static_cast<size_t>(c), 0.0));
     const double cnt = static_cast<double>(n * size);
     ctx.pool().parallel_for(c, 1, [&](int64_t c0, int64_t c1) {
       for (int64_t ch = c0; ch < c1; ++ch) {
@@ -187,8 +190,8 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
     for (size_t k = 1; k < 3 && k < ctx.num_outputs(); ++k) {
       if (node.outputs[k] < 0) continue;
       TSR_ASSIGN_OR_RETURN(Tensor * o, ctx.alloc_output(k));
-      const std::vector<double>& run = k == 1 ? mean : var;
-      const std::vector<double>& cur = k == 1 ? bm : bv;
+      const Scratch<double>& run = k == 1 ? mean : var;
+      const Scratch<double>& cur = k == 1 ? bm : bv;
       for (int64_t ch = 0; ch < c; ++ch)
         store_f(o, ch, run[static_cast<size_t>(ch)] * momentum + cur[static_cast<size_t>(ch)] * (1 - momentum));
     }
@@ -215,14 +218,19 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
   if (dy.shape() != x.shape()) return ctx.error("dY ", shape_str(dy.shape()), " and X ", shape_str(x.shape()), " differ");
   const int64_t n = x.rank() > 0 ? x.dim(0) : 1, c = x.rank() > 1 ? x.dim(1) : 1;
   const int64_t planes = n * c, size = planes == 0 ? 0 : x.numel() / planes;
-  const std::vector<double> scale = to_f64(*ctx.input(2));
-  std::vector<double> mean(static_cast<size_t>(c), 0.0), var(static_cast<size_t>(c), 0.0);
-  if (!training) {
-    mean = to_f64(*ctx.input(3));
-    var = to_f64(*ctx.input(4));
+  // Per channel, in the run's scratch arena (no allocation per training step).
+  TSR_ASSIGN_OR_RETURN(const Scratch<double> scale, to_f64(ctx, *ctx.input(2)));
+  Scratch<double> mean, var;
+  if (training) {
+    TSR_ASSIGN_OR_RETURN(mean, Scratch<double>::filled(ctx, static_cast<size_t>(c), 0.0));
+    TSR_ASSIGN_OR_RETURN(var, Scratch<double>::filled(ctx, static_cast<size_t>(c), 0.0));
+  } else {
+    TSR_ASSIGN_OR_RETURN(mean, to_f64(ctx, *ctx.input(3)));
+    TSR_ASSIGN_OR_RETURN(var, to_f64(ctx, *ctx.input(4)));
   }
   TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
-  std::vector<double> sum_dy(static_cast<size_t>(c)), sum_dy_xhat(static_cast<size_t>(c));
+  TSR_ASSIGN_OR_RETURN(const Scratch<double> sum_dy, Scratch<double>::make(ctx, static_cast<size_t>(c)));
+  TSR_ASSIGN_OR_RETURN(const Scratch<double> sum_dy_xhat, Scratch<double>::make(ctx, static_cast<size_t>(c)));
   const T* px = x.data<T>();
   const T* pg = dy.data<T>();
   T* pdx = dx->mut_data<T>();

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/nn_window.h"
+#include "backends/cpu/kernels/scratch.h"
 
 namespace tsr::cpu {
 
@@ -452,13 +453,14 @@ Status pool_grad_typed(exec::KernelContext& ctx, bool is_max) {
   const T* px = is_max ? ctx.input(0)->data<T>() : nullptr;
   const bool include_pad = node.attr_int("count_include_pad") != 0;
   const bool interior = is_max && windows_interior(w);
-  ctx.pool().parallel_for(planes, 1, [&](int64_t p0, int64_t p1) {
-    thread_local std::vector<T> ybuf;
-    thread_local std::vector<int64_t> ibuf;
-    if (is_max) {
-      ybuf.resize(static_cast<size_t>(out_size));
-      ibuf.resize(static_cast<size_t>(out_size));
-    }
+  // Per pool slot: max_pool_plane's values and argmaxes of one plane, from the run's scratch
+  // arena (scratch.h: a steady-state training step allocates nothing).
+  const size_t per_slot = is_max && !interior ? static_cast<size_t>(out_size) : 0;
+  TSR_ASSIGN_OR_RETURN(const SlotScratch<T> ybufs, SlotScratch<T>::make(ctx, per_slot));
+  TSR_ASSIGN_OR_RETURN(const SlotScratch<int64_t> ibufs, SlotScratch<int64_t>::make(ctx, per_slot));
+  ctx.pool().parallel_for_slots(planes, 1, [&](int slot, int64_t p0, int64_t p1) {
+    T* ybuf = ybufs.slot(slot);
+    int64_t* ibuf = ibufs.slot(slot);
     for (int64_t p = p0; p < p1; ++p) {
       const T* g = pdy + p * out_size;
       T* d = pdx + p * in_size;
@@ -470,9 +472,9 @@ Status pool_grad_typed(exec::KernelContext& ctx, bool is_max) {
         max_pool_grad_plane_interior<T>(px + p * in_size, g, w, d);
         continue;
       }
-      max_pool_plane<T>(px + p * in_size, w, ybuf.data(), ibuf.data(), 0, false);
+      max_pool_plane<T>(px + p * in_size, w, ybuf, ibuf, 0, false);
       for (int64_t o = 0; o < out_size; ++o)
-        if (ibuf[static_cast<size_t>(o)] >= 0) d[ibuf[static_cast<size_t>(o)]] += g[o];
+        if (ibuf[o] >= 0) d[ibuf[o]] += g[o];
     }
   });
   return ok_status();

@@ -12,7 +12,7 @@ namespace {
 template <typename T>
 void sum_to(const T* x, const Shape& xs, T* y, const Shape& ys, int64_t y_numel) {
   const size_t r = xs.size(), off = r - ys.size();
-  std::vector<int64_t> ystride(r, 0);
+  Ints ystride(r, 0);  // inline up to rank 6: no allocation per step
   int64_t s = 1;
   for (size_t k = ys.size(); k-- > 0;) {
     if (ys[k] != 1) ystride[off + k] = s;
@@ -24,7 +24,7 @@ void sum_to(const T* x, const Shape& xs, T* y, const Shape& ys, int64_t y_numel)
     return;
   }
   const int64_t inner = xs[r - 1], is = ystride[r - 1];
-  std::vector<int64_t> idx(r, 0);
+  Ints idx(r, 0);
   int64_t outer = 1;
   for (size_t k = 0; k + 1 < r; ++k) outer *= xs[k];
   for (int64_t o = 0; o < outer; ++o) {

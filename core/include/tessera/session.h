@@ -136,6 +136,11 @@ class Session {
   // variables are taken from the session); outputs that update variables are stored in the
   // session and not returned, the others are returned in graph order.
   Expected<std::vector<Tensor>> run_signature(std::string_view name, const std::vector<Tensor>& inputs);
+  // The same, writing the returned outputs into `*outputs` (resized; its previous tensors are
+  // released before the run), as run's overload: a caller that keeps the vector from step to step
+  // lets a steady-state training step allocate nothing (tsr::Trainer does). On error `*outputs`
+  // is empty.
+  Status run_signature(std::string_view name, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
 
   // Variables (trained weights, optimizer state): their current values, starting from the model's.
   const Tensor* variable(std::string_view name) const;
@@ -169,7 +174,10 @@ class Session {
   std::shared_ptr<MemoryBudget> memory_budget_;
 
   Status run_graph(int32_t graph_index, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
-  Expected<std::vector<Tensor>> run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs);
+  Status run_bound(const ir::Signature& sig, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
+  // run_bound's scratch, kept between runs so that a steady-state run allocates nothing: the
+  // graph's inputs (the caller's and the variables') and its outputs before the updates are stored.
+  std::vector<Tensor> bound_inputs_, bound_outputs_;
 };
 
 }  // namespace tsr

@@ -93,6 +93,8 @@ class Trainer {
   // One optimizer step on a batch: forward, loss, backward, update. Returns the batch's loss
   // (before the update; NaN or infinite as computed: the caller decides, as with PyTorch).
   // Errors: inputs/labels count, dtype or shape (named); nothing is updated then.
+  // Steady state (same batch shape as the step before, one warm-up step): no heap allocation,
+  // neither operator new nor the tensor allocator's system allocations (tests/train/step_alloc_test.cpp).
   Expected<float> step(const std::vector<Tensor>& inputs, const Tensor& labels);
   // step() that also returns the model's first output on the batch (computed before the update,
   // as eval's): what `tessera train` scores its running accuracy with.
@@ -127,6 +129,11 @@ class Trainer {
   std::vector<std::string> weights_;
   std::vector<std::string> variables_;
   bool has_eval_ = false;
+  // Scratch of step/eval, kept so that a steady-state step allocates nothing: the signature's
+  // arguments (inputs, then labels) and its outputs.
+  std::vector<Tensor> args_, outs_;
+
+  Expected<EvalResult> run_step(std::string_view signature, const std::vector<Tensor>& inputs, const Tensor& labels);
 };
 
 }  // namespace tsr
