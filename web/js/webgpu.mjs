@@ -6,6 +6,7 @@
 import { TesseraError } from './errors.mjs';
 import { Tensor } from './tessera.mjs';
 import { kGpuOps, prod } from './webgpu_ops.mjs';
+import { kGroup } from './webgpu_kernels.mjs';
 
 const kF32 = 1;  // tsr::DType::kF32
 
@@ -170,8 +171,14 @@ export class GpuModel {
     return v;
   }
 
-  /** Node k alone on wasm (its GPU inputs read back); nodes of constants only are evaluated once. */
+  /** Node k alone on wasm (its GPU inputs read back); nodes of constants only are evaluated once.
+   *  Shape reads no data: it is answered here, from the input's shape, with no readback. */
   async #wasmNode(run, k, n, ins) {
+    if (n.op === 'Shape' && ins[0]?.shape) {
+      const r = ins[0].shape.length, clampTo = (a) => Math.min(Math.max(a < 0 ? a + r : a, 0), r);
+      const dims = ins[0].shape.slice(clampTo(n.attrs.start ?? 0), clampTo(n.attrs.end ?? r));
+      return [{ shape: [dims.length], t: Tensor._from('int64', BigInt64Array.from(dims, BigInt), [dims.length]) }];
+    }
     const foldable = ins.every((v) => v === null || v.constant) && !n.op.startsWith('Random') && n.op !== 'Multinomial';
     if (foldable && this.#folded.has(k)) return this.#folded.get(k);
     const entries = [];
@@ -218,13 +225,14 @@ function checkFeeds(given, names, { inputs, outputs }) {
 
 /** tessera inspect --placement's object: {nodes: [{graph, node, op, device}], copies}; copies
  *  counts the values that cross between the devices in a run (graph inputs and constants start on
- *  the wasm side; constants are uploaded once, not counted; graph outputs end there). */
+ *  the wasm side; constants are uploaded once, not counted; graph outputs end there; Shape reads
+ *  no data). */
 export function placementOf(graph, place) {
   const home = new Array(graph.values.length).fill('wasm');
   graph.nodes.forEach((n, k) => n.outputs.forEach((id) => { if (id >= 0) home[id] = place[k]; }));
   const crossing = new Set();
   graph.nodes.forEach((n, k) => n.inputs.forEach((id) => {
-    if (id >= 0 && !graph.values[id].constant && home[id] !== place[k]) crossing.add(id);
+    if (id >= 0 && !graph.values[id].constant && home[id] !== place[k] && n.op !== 'Shape') crossing.add(id);
   }));
   for (const id of graph.outputs) if (home[id] !== 'wasm') crossing.add(id);
   return { nodes: graph.nodes.map((n, k) => ({ graph: 0, node: k, op: n.op, device: place[k] })), copies: crossing.size };
@@ -233,7 +241,7 @@ export function placementOf(graph, place) {
 /** One run's commands: dispatches recorded into one encoder, submitted when a value is read back
  *  or the run ends. A value record is {shape, t?: Tensor (host copy), gpu?: GpuValue, constant?}. */
 class Run {
-  #gpu; #enc = null; #transient = [];
+  #gpu; #enc = null; #pass = null; #transient = [];
 
   constructor(gpu) { this.#gpu = gpu; }
 
@@ -295,22 +303,28 @@ class Run {
       layout: pipe.getBindGroupLayout(0), entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
     });
     this.#enc ??= this.device.createCommandEncoder();
-    const pass = this.#enc.beginComputePass();
-    pass.setPipeline(pipe);
-    pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(...grid);
-    pass.end();
+    this.#pass ??= this.#enc.beginComputePass();  // one pass for a run of dispatches
+    this.#pass.setPipeline(pipe);
+    this.#pass.setBindGroup(0, bind);
+    this.#pass.dispatchWorkgroups(...grid);
   }
 
-  /** An element kernel over n invocations (64 per workgroup, x then y). */
+  /** The encoder, outside any compute pass (for copies and submission). */
+  #encoder() {
+    this.#pass?.end();
+    this.#pass = null;
+    return (this.#enc ??= this.device.createCommandEncoder());
+  }
+
+  /** An element kernel over n invocations (kGroup per workgroup, x then y). */
   elements(code, buffers, n) {
     if (n === 0) return;
-    const groups = Math.ceil(n / 64), x = Math.min(groups, 65535);
+    const groups = Math.ceil(n / kGroup), x = Math.min(groups, 65535);
     this.dispatch(code, buffers, [x, Math.ceil(groups / x)]);
   }
 
   flush() {
-    if (this.#enc) this.device.queue.submit([this.#enc.finish()]);
+    if (this.#enc) this.device.queue.submit([this.#encoder().finish()]);
     this.#enc = null;
     for (const b of this.#transient.splice(0)) b.destroy();
   }
@@ -321,8 +335,7 @@ class Run {
     if (v.t) return v.t;
     const n = prod(v.shape);
     const staging = this.device.createBuffer({ size: Math.max(16, 4 * n), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    this.#enc ??= this.device.createCommandEncoder();
-    if (n) this.#enc.copyBufferToBuffer(v.gpu.store.buf, 0, staging, 0, 4 * n);
+    if (n) this.#encoder().copyBufferToBuffer(v.gpu.store.buf, 0, staging, 0, 4 * n);
     this.flush();
     try {
       await staging.mapAsync(GPUMapMode.READ);

@@ -1,12 +1,15 @@
 // WGSL compute kernels of the WebGPU device layer (webgpu.mjs), all float32. Each function returns
 // the shader's source; webgpu.mjs compiles each distinct source once per device and binds, in
 // binding order, the buffers the comment of each kernel lists. Element kernels run one invocation
-// per output element on workgroups of 64, over a 2-D grid (x up to 65535 workgroups, then y rows):
-// index = gid.x + gid.y * 64 * num_workgroups.x. Integer parameters come in a read-only storage
+// per output element on workgroups of 256 (kGroup), over a 2-D grid (x up to 65535 workgroups, then y rows):
+// index = gid.x + gid.y * 256 * num_workgroups.x. Integer parameters come in a read-only storage
 // buffer `p` of u32 (floats as their bits); sizes are counts of elements, strides in elements.
 
+/** Invocations per workgroup of the element kernels. */
+export const kGroup = 256;
+
 const kHead = `
-fn index(g: vec3<u32>, nw: vec3<u32>) -> u32 { return g.x + g.y * nw.x * 64u; }
+fn index(g: vec3<u32>, nw: vec3<u32>) -> u32 { return g.x + g.y * nw.x * 256u; }
 fn pf(v: u32) -> f32 { return bitcast<f32>(v); }
 // erf(x), Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7).
 fn erf_(x: f32) -> f32 {
@@ -16,7 +19,7 @@ fn erf_(x: f32) -> f32 {
 }
 fn tanh_(x: f32) -> f32 { return tanh(clamp(x, -15.0, 15.0)); }
 `;
-const kMain = '@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>)';
+const kMain = '@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3<u32>, @builtin(num_workgroups) nw: vec3<u32>)';
 const ro = (b, name) => `@group(0) @binding(${b}) var<storage, read> ${name}: array<f32>;`;
 const rw = (b, name) => `@group(0) @binding(${b}) var<storage, read_write> ${name}: array<f32>;`;
 const params = (b) => `@group(0) @binding(${b}) var<storage, read> p: array<u32>;`;

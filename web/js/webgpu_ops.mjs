@@ -298,6 +298,13 @@ export const kGpuOps = {
       const g = geo2d(spatial(n, x.shape.slice(2), w.shape.slice(2)));
       const [N, C, H, W] = as2d(x.shape), [M, , KH, KW] = as2d(w.shape);
       const shape = [N, M, ...(x.shape.length === 3 ? [g.out[1]] : g.out)];
+      const pointwise = KH === 1 && KW === 1 && (n.attrs.group ?? 1) === 1 && g.out[0] === H && g.out[1] === W &&
+        [...g.st, ...g.pads].every((v, k) => v === (k < 2 ? 1 : 0));
+      if (pointwise) {  // a 1x1 convolution is a GEMM per image: Y[n] (M x HW) = W (M x C) X[n] (C x HW) + bias
+        const offs = [];
+        for (let i = 0; i < N; i++) offs.push(0, i * C * H * W);
+        return [gemm(run, w, x, b, { M, N: H * W, Kd: C, ta: 0, tb: 0, alpha: 1, beta: 1, offs, outShape: shape, cm: 1, cn: 0 })];
+      }
       const y = run.alloc(shape), xb = run.buf(x);
       run.elements(K.convKernel(), [xb, run.buf(w), b ? run.buf(b) : xb, y.gpu.store.buf, run.params([prod(shape), C, H, W, M, KH, KW,
         g.out[0], g.out[1], g.st[0], g.st[1], g.pads[0], g.pads[1], g.dil[0], g.dil[1], n.attrs.group ?? 1, b ? 1 : 0])], prod(shape));
