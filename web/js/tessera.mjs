@@ -592,13 +592,16 @@ export class Tessera {
    *  must run whole on wasm (control flow). */
   #gpuModel(h) {
     if (!this.#gpu) return null;
-    const b = this.#m._tsrw_model_graph(h);
-    if (!b) {
-      this.#m._tsrw_model_free(h);
-      this._fail();
-    }
-    const graph = JSON.parse(new TextDecoder().decode(this._takeBytes(b)));
+    let graph;
+    try { graph = this._graph(h); } catch (e) { this.#m._tsrw_model_free(h); throw e; }
     return graph.wasmOnly ? { wasmOnly: graph.wasmOnly } : new this.#gpuLayer.GpuModel(this, h, this.#gpu, graph);
+  }
+
+  /** @internal The main graph of model handle h as tsrw_model_graph's JSON (web/src/web_graph.cpp). */
+  _graph(h) {
+    const b = this.#m._tsrw_model_graph(h);
+    if (!b) this._fail();
+    return JSON.parse(new TextDecoder().decode(this._takeBytes(b)));
   }
 
   /** Bytes of the wasm heap in use (malloc), e.g. to check that disposed models free theirs. */
@@ -641,12 +644,7 @@ export class Model {
   get placement() {
     this.#check();
     if (this.#gpu) return this.#gpu.placement;
-    if (!this.#placement) {
-      const b = this.#rt._core()._tsrw_model_graph(this.#h);
-      if (!b) this.#rt._fail();
-      const graph = JSON.parse(new TextDecoder().decode(this.#rt._takeBytes(b)));
-      this.#placement = { nodes: graph.nodes.map((n, k) => ({ graph: 0, node: k, op: n.op, device: 'wasm' })), copies: 0 };
-    }
+    this.#placement ??= { nodes: this.#rt._graph(this.#h).nodes.map((n, k) => ({ graph: 0, node: k, op: n.op, device: 'wasm' })), copies: 0 };
     return this.#placement;
   }
 
