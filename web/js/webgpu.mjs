@@ -63,7 +63,7 @@ class Gpu {
   acquire(bytes) {
     const size = Math.max(16, 2 ** Math.ceil(Math.log2(Math.max(bytes, 1))));
     if (size > this.device.limits.maxStorageBufferBindingSize)
-      throw new TesseraError('resource_exhausted', `webgpu: a ${bytes}-byte tensor is over the adapter's maxStorageBufferBindingSize (${this.device.limits.maxStorageBufferBindingSize})`);
+      throw onWasm(`a ${bytes}-byte tensor is over the adapter's maxStorageBufferBindingSize (${this.device.limits.maxStorageBufferBindingSize})`);
     const free = this.pool.get(size);
     if (free?.length) return free.pop();
     return this.device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
@@ -89,6 +89,14 @@ class Gpu {
   }
 }
 
+/** The error a GPU op throws, before dispatching anything, for a node it cannot run at these
+ *  sizes (over the adapter's limits): GpuModel.run runs the node on wasm instead. */
+export function onWasm(why) {
+  const e = new TesseraError('resource_exhausted', `webgpu: ${why}`);
+  e.onWasm = true;
+  return e;
+}
+
 /** A value on the GPU: float32 elements in store.buf (shared by views; store.refs counts them). */
 class GpuValue {
   constructor(shape, store) { this.shape = shape; this.store = store; }
@@ -103,6 +111,8 @@ export class GpuModel {
     this.#rt = rt; this.#h = h; this.#gpu = gpu; this.#g = graph;
     this.#place = graph.nodes.map((n) => (this.#onGpu(n) ? 'webgpu' : 'wasm'));
     this.placement = placementOf(graph, this.#place);
+    /** Nodes placed on webgpu that ran on wasm in some run: their sizes were over the adapter's limits. */
+    this.runtimeFallbacks = new Set();
   }
 
   #onGpu(n) {
@@ -129,7 +139,7 @@ export class GpuModel {
       for (let k = 0; k < g.nodes.length; k++) {
         const n = g.nodes[k];
         const ins = n.inputs.map((id) => (id < 0 ? null : vals[id] ?? (vals[id] = this.#constant(id))));
-        const outs = this.#place[k] === 'webgpu' ? await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(k)) : await this.#wasmNode(run, k, n, ins);
+        const outs = this.#place[k] === 'webgpu' ? await this.#gpuNode(run, k, n, ins) : await this.#wasmNode(run, k, n, ins);
         n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = outs[j]; });
         for (const id of n.inputs) if (id >= 0 && --uses[id] === 0) run.drop(vals[id]);
         for (const id of n.outputs) if (id >= 0 && uses[id] === 0) run.drop(vals[id]);
@@ -147,6 +157,17 @@ export class GpuModel {
     } finally {
       run.flush();
       for (const v of vals) run.drop(v);
+    }
+  }
+
+  /** Node k on the GPU, or on wasm when its sizes are over the adapter's limits (onWasm). */
+  async #gpuNode(run, k, n, ins) {
+    try {
+      return await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(k));
+    } catch (e) {
+      if (!e.onWasm) throw e;
+      this.runtimeFallbacks.add(k);
+      return this.#wasmNode(run, k, n, ins);
     }
   }
 

@@ -5,6 +5,7 @@
 //   run(run, node, inputs, cache) -> outputs: value records (webgpu.mjs Run).
 import { TesseraError } from './errors.mjs';
 import * as K from './webgpu_kernels.mjs';
+import { onWasm } from './webgpu.mjs';
 
 export const prod = (s) => s.reduce((a, b) => a * b, 1);
 /** Row-major strides of a shape, in elements. */
@@ -77,7 +78,7 @@ function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm 
   u.set([M, N, Kd, ta, tb, c ? 1 : 0, cm, cn]);
   new Float32Array(u.buffer).set([alpha, beta], 8);
   const nb = offs.length / 2;
-  if (nb > 65535) throw new TesseraError('unsupported', `webgpu: ${nb} matmul batches (at most 65535)`);
+  if (nb > 65535 || Math.ceil(M / 16) > 65535 || Math.ceil(N / 16) > 65535) throw onWasm(`a ${nb} x ${M} x ${N} matmul is over the dispatch limits`);
   const A = run.buf(a);
   run.dispatch(K.gemmKernel(), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs)],
     [Math.ceil(N / 16), Math.ceil(M / 16), nb]);
@@ -133,9 +134,9 @@ const geo2d = (g) => (g.out.length === 1 ? { out: [1, g.out[0]], pads: [0, g.pad
 
 function pool(max, global) {
   return {
-    ok: (n) => n.outputs.length < 2 || n.outputs[1] < 0,
+    ok: (n, g) => (n.outputs.length < 2 || n.outputs[1] < 0) && [null, 3, 4].includes(g.values[n.inputs[0]].shape?.length ?? null),
     run(run, n, [x]) {
-      if (x.shape.length !== 4 && x.shape.length !== 3) throw fail(n, `input rank ${x.shape.length} (1-D and 2-D pooling only)`);
+      if (x.shape.length !== 4 && x.shape.length !== 3) throw onWasm(`${n.op} of rank ${x.shape.length} (1-D and 2-D pooling only)`);
       const sp = x.shape.slice(2);
       const kernel = global ? sp : n.attrs.kernel_shape;
       const g = geo2d(global ? { out: sp.map(() => 1), pads: sp.map(() => 0), st: sp.map(() => 1), dil: sp.map(() => 1) }

@@ -1,7 +1,8 @@
 """Writes small ONNX models, one per kernel family of the WebGPU layer (web/js/webgpu_ops.mjs), for
 tests/web/webgpu.test.mjs: /usr/bin/python3 make_webgpu_models.py OUT_DIR. Weights are seeded
 random constants; every model's inputs are float32 and listed in OUT_DIR/models.json with their
-shapes ({file: {inputs: {name: shape}, gpu: nodes expected on WebGPU (null: all)}}).
+shapes ({file: {inputs: {name: shape (null: unknown rank)}, feed: {name: shape} where the feed's
+shape differs, gpu: nodes expected on WebGPU (null: all)}}).
 
 - binary.onnx:   Add/Sub/Mul/Div/Max/Min/Pow with ONNX broadcasting
 - unary.onnx:    the activations, one output each
@@ -10,6 +11,7 @@ shapes ({file: {inputs: {name: shape}, gpu: nodes expected on WebGPU (null: all)
 - layout.onnx:   Transpose, Reshape, Flatten, Squeeze/Unsqueeze, Concat, Slice, Expand
 - conv.onnx:     Conv (pads, strides, dilations, groups, bias; 1-D), BatchNormalization, pooling
 - fallback.onnx: Relu -> CumSum (no GPU kernel: wasm) -> Sigmoid, so the run crosses twice
+- pool3d.onnx:   MaxPool over an input of unknown rank, fed 5-D: falls back to wasm at run time
 - if.onnx:       an If (control flow: the whole graph on wasm)
 """
 import json
@@ -31,7 +33,7 @@ def ints(name, values):
     return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
 
 
-def save(out, file, nodes, inputs, outputs, inits, table, gpu=None, opset=17):
+def save(out, file, nodes, inputs, outputs, inits, table, gpu=None, opset=17, feed=None):
     graph = helper.make_graph(nodes, file[:-5],
                               [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs.items()],
                               [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs],
@@ -39,7 +41,7 @@ def save(out, file, nodes, inputs, outputs, inits, table, gpu=None, opset=17):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     onnx.save(model, os.path.join(out, file))
-    table[file] = {"inputs": inputs, "gpu": gpu}
+    table[file] = {"inputs": {**inputs, **(feed or {})}, "gpu": gpu}
 
 
 def main(out):
@@ -104,6 +106,9 @@ def main(out):
     save(out, "fallback.onnx", [
         n("Relu", ["x"], ["r"]), n("CumSum", ["r", "axis"], ["c"]), n("Sigmoid", ["c"], ["y"]),
     ], {"x": [4, 5]}, ["y"], [numpy_helper.from_array(np.array(1, dtype=np.int64), "axis")], t, gpu=[0, 2])
+
+    # x of unknown rank: placed on WebGPU, where 3-D pooling is not, so it runs on wasm at run time.
+    save(out, "pool3d.onnx", [n("MaxPool", ["x"], ["y"], kernel_shape=[2, 2, 2])], {"x": None}, ["y"], [], t, feed={"x": [1, 2, 4, 4, 4]})
 
     branch = lambda name, op: helper.make_graph([n(op, ["x"], [name + "_y"])], name, [],
                                                  [helper.make_tensor_value_info(name + "_y", TensorProto.FLOAT, None)])
