@@ -278,3 +278,30 @@ ${kMain} {
   y[i] = select(acc, acc / f32(R), mode == 1u);
 }`;
 }
+
+/** Pad (constant, edge, reflect; negative pads crop): one invocation per output element.
+ *  Bindings: x, y, p = [n, rank, mode (0 constant, 1 edge, 2 reflect), value bits, outDims[rank],
+ *  inDims[rank], padBegin[rank] (i32), inStrides[rank]]. */
+export function padKernel() {
+  return `${kHead}${ro(0, 'x')}${rw(1, 'y')}${params(2)}
+${kMain} {
+  let i = index(g, nw);
+  if (i >= p[0]) { return; }
+  let r = p[1]; let mode = p[2];
+  var rem = i; var off = 0u; var inside = true;
+  for (var d = r; d > 0u; d = d - 1u) {
+    let k = d - 1u;
+    let c = rem % p[4u + k];
+    rem = rem / p[4u + k];
+    let D = i32(p[4u + r + k]);
+    var at = i32(c) - bitcast<i32>(p[4u + 2u * r + k]);
+    if (at < 0 || at >= D) {
+      if (mode == 0u) { inside = false; }
+      else if (mode == 1u) { at = clamp(at, 0, D - 1); }
+      else { at = abs(at); at = select(at, 2 * (D - 1) - at, at >= D); }
+    }
+    off = off + u32(max(at, 0)) * p[4u + 3u * r + k];
+  }
+  if (inside) { y[i] = x[off]; } else { y[i] = pf(p[3]); }
+}`;
+}

@@ -279,6 +279,23 @@ export const kGpuOps = {
       return [y];
     },
   },
+  Pad: {
+    host: [1, 2, 3],
+    ok: (n) => ['constant', 'edge', 'reflect'].includes(n.attrs.mode ?? 'constant'),
+    async run(run, n, [x, pads, value, axesIn]) {
+      const r = x.shape.length, p = await ints(run, pads), cv = value ? Number((await run.host(value)).data[0] ?? 0) : 0;
+      const axes = ((await ints(run, axesIn)) ?? [...x.shape.keys()]).map((a) => axis(a, r));
+      const begin = new Array(r).fill(0), end = new Array(r).fill(0);
+      axes.forEach((a, k) => { begin[a] = p[k]; end[a] = p[k + axes.length]; });
+      const shape = x.shape.map((d, k) => d + begin[k] + end[k]);
+      const mode = ['constant', 'edge', 'reflect'].indexOf(n.attrs.mode ?? 'constant');
+      if (mode > 0 && x.shape.some((d, k) => d === 0 && shape[k] > 0)) throw fail(n, `${n.attrs.mode} padding of an empty axis`);
+      const y = run.alloc(shape);
+      run.elements(K.padKernel(), [run.buf(x), y.gpu.store.buf, run.params([prod(shape), r, mode, f32bits(cv), ...shape, ...x.shape,
+        ...begin, ...stridesOf(x.shape)])], prod(shape));
+      return [y];
+    },
+  },
   Concat: {
     run(run, n, ins) {
       const r = ins[0].shape.length, a = axis(n.attrs.axis, r);
