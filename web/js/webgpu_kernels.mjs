@@ -305,3 +305,38 @@ ${kMain} {
   if (inside) { y[i] = x[off]; } else { y[i] = pf(p[3]); }
 }`;
 }
+
+/** Resize of the last two axes (nearest or bilinear): one invocation per output element.
+ *  Bindings: x, y, p = [n, H, W, OH, OW, linear, ctm (0 half_pixel, 1 pytorch_half_pixel,
+ *  2 asymmetric, 3 align_corners), nearest (0 round_prefer_floor, 1 round_prefer_ceil, 2 floor,
+ *  3 ceil), scaleH bits, scaleW bits]. */
+export function resizeKernel() {
+  return `${kHead}${ro(0, 'x')}${rw(1, 'y')}${params(2)}
+fn source(o: u32, s: f32, L: u32, Lo: u32) -> f32 {
+  let ctm = p[6];
+  if (ctm == 0u) { return (f32(o) + 0.5) / s - 0.5; }
+  if (ctm == 1u) { return select(0.0, (f32(o) + 0.5) / s - 0.5, Lo > 1u); }
+  if (ctm == 2u) { return f32(o) / s; }
+  return select(0.0, f32(o) * f32(L - 1u) / f32(Lo - 1u), Lo > 1u);
+}
+fn nearest(v: f32, L: u32) -> u32 {
+  let m = p[7];
+  var r = select(select(select(ceil(v), floor(v), m == 2u), floor(v + 0.5), m == 1u), ceil(v - 0.5), m == 0u);
+  return u32(clamp(r, 0.0, f32(L - 1u)));
+}
+${kMain} {
+  let i = index(g, nw);
+  if (i >= p[0]) { return; }
+  let H = p[1]; let W = p[2]; let OH = p[3]; let OW = p[4];
+  let ow = i % OW; let oh = (i / OW) % OH; let base = (i / (OW * OH)) * H * W;
+  let sy = source(oh, pf(p[8]), H, OH); let sx = source(ow, pf(p[9]), W, OW);
+  if (p[5] == 0u) { y[i] = x[base + nearest(sy, H) * W + nearest(sx, W)]; return; }
+  let cy = clamp(sy, 0.0, f32(H - 1u)); let cx = clamp(sx, 0.0, f32(W - 1u));
+  let y0 = u32(floor(cy)); let x0 = u32(floor(cx));
+  let y1 = min(y0 + 1u, H - 1u); let x1 = min(x0 + 1u, W - 1u);
+  let fy = cy - f32(y0); let fx = cx - f32(x0);
+  let top = x[base + y0 * W + x0] * (1.0 - fx) + x[base + y0 * W + x1] * fx;
+  let bottom = x[base + y1 * W + x0] * (1.0 - fx) + x[base + y1 * W + x1] * fx;
+  y[i] = top * (1.0 - fy) + bottom * fy;
+}`;
+}

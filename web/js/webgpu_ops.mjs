@@ -195,6 +195,9 @@ async function unsqueezeTo(run, n, [x, a]) {
   return out;
 }
 
+// Resize's coordinate_transformation_mode values the kernel has, in its order.
+const kCtm = ['half_pixel', 'pytorch_half_pixel', 'asymmetric', 'align_corners'];
+
 export const kGpuOps = {
   ...Object.fromEntries(Object.keys(K.kBinary).map((op) => [op, binary(op)])),
   ...Object.fromEntries(['Relu', 'Sigmoid', 'Tanh', 'Erf', 'Exp', 'Neg', 'Abs', 'Sqrt', 'Reciprocal', 'Log', 'Floor', 'Ceil',
@@ -293,6 +296,23 @@ export const kGpuOps = {
       const y = run.alloc(shape);
       run.elements(K.padKernel(), [run.buf(x), y.gpu.store.buf, run.params([prod(shape), r, mode, f32bits(cv), ...shape, ...x.shape,
         ...begin, ...stridesOf(x.shape)])], prod(shape));
+      return [y];
+    },
+  },
+  Resize: {
+    host: [1, 2, 3],
+    ok: (n) => ['nearest', 'linear'].includes(n.attrs.mode ?? 'nearest') && !(n.attrs.antialias ?? 0) && !n.attrs.axes &&
+      kCtm.includes(n.attrs.coordinate_transformation_mode ?? 'half_pixel') && !(n.attrs.exclude_outside ?? 0) &&
+      (n.attrs.keep_aspect_ratio_policy ?? 'stretch') === 'stretch',
+    async run(run, n, [x, , scalesIn, sizesIn]) {
+      const r = x.shape.length, sizes = await ints(run, sizesIn);
+      const scales = sizes ? sizes.map((d, k) => d / x.shape[k]) : Array.from((await run.host(scalesIn)).data);
+      const shape = sizes ?? x.shape.map((d, k) => Math.floor(d * scales[k]));
+      if (r < 2 || shape.slice(0, -2).some((d, k) => d !== x.shape[k])) throw onWasm(`${n.op} of other axes than the last two`);
+      const y = run.alloc(shape), [H, W] = x.shape.slice(-2), [OH, OW] = shape.slice(-2);
+      const nearest = ['round_prefer_floor', 'round_prefer_ceil', 'floor', 'ceil'].indexOf(n.attrs.nearest_mode ?? 'round_prefer_floor');
+      run.elements(K.resizeKernel(), [run.buf(x), y.gpu.store.buf, run.params([prod(shape), H, W, OH, OW, (n.attrs.mode ?? 'nearest') === 'linear' ? 1 : 0,
+        kCtm.indexOf(n.attrs.coordinate_transformation_mode ?? 'half_pixel'), nearest, f32bits(scales[r - 2]), f32bits(scales[r - 1])])], prod(shape));
       return [y];
     },
   },

@@ -11,6 +11,7 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
 - layout.onnx:   Transpose, Reshape, Flatten, Squeeze/Unsqueeze, Concat, Slice, Expand, Pad
 - conv.onnx:     Conv (pads, strides, dilations, groups, bias; 1-D), BatchNormalization, pooling
 - fallback.onnx: Relu -> CumSum (no GPU kernel: wasm) -> Sigmoid, so the run crosses twice
+- resize.onnx:   Resize nearest / linear under four coordinate transformations, up and down
 - pool3d.onnx:   MaxPool over an input of unknown rank, fed 5-D: falls back to wasm at run time
 - if.onnx:       an If (control flow: the whole graph on wasm)
 """
@@ -109,6 +110,16 @@ def main(out):
     save(out, "fallback.onnx", [
         n("Relu", ["x"], ["r"]), n("CumSum", ["r", "axis"], ["c"]), n("Sigmoid", ["c"], ["y"]),
     ], {"x": [4, 5]}, ["y"], [numpy_helper.from_array(np.array(1, dtype=np.int64), "axis")], t, gpu=[0, 2])
+
+    save(out, "resize.onnx", [
+        n("Resize", ["x", "", "s2"], ["up"], mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+        n("Resize", ["x", "", "", "sz"], ["bl"], mode="linear"),
+        n("Resize", ["x", "", "", "sz"], ["ac"], mode="linear", coordinate_transformation_mode="align_corners"),
+        n("Resize", ["x", "", "s15"], ["ph"], mode="nearest", coordinate_transformation_mode="pytorch_half_pixel"),
+        n("Resize", ["x", "", "", "sz2"], ["dn"], mode="linear", coordinate_transformation_mode="pytorch_half_pixel"),
+    ], {"x": [1, 2, 5, 6]}, ["up", "bl", "ac", "ph", "dn"],
+        [numpy_helper.from_array(np.array([1, 1, 2, 2], dtype=np.float32), "s2"), ints("sz", [1, 2, 9, 13]),
+         numpy_helper.from_array(np.array([1, 1, 1.5, 1.5], dtype=np.float32), "s15"), ints("sz2", [1, 2, 3, 1])], t)
 
     # x of unknown rank: placed on WebGPU, where 3-D pooling is not, so it runs on wasm at run time.
     save(out, "pool3d.onnx", [n("MaxPool", ["x"], ["y"], kernel_shape=[2, 2, 2])], {"x": None}, ["y"], [], t, feed={"x": [1, 2, 4, 4, 4]})
