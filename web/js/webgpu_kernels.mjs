@@ -340,3 +340,36 @@ ${kMain} {
   y[i] = top * (1.0 - fy) + bottom * fy;
 }`;
 }
+
+/** ConvTranspose, 2-D NCHW with groups: one invocation per output element, gathering the inputs
+ *  that reach it. Bindings: x, w ([C, M/group, KH, KW]), bias (any buffer when absent), y,
+ *  p = [n, C, H, W, M, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw, group, hasBias]. */
+export function convTransposeKernel() {
+  return `${kHead}${ro(0, 'x')}${ro(1, 'w')}${ro(2, 'bias')}${rw(3, 'y')}${params(4)}
+${kMain} {
+  let i = index(g, nw);
+  if (i >= p[0]) { return; }
+  let C = p[1]; let H = p[2]; let W = p[3]; let M = p[4]; let KH = p[5]; let KW = p[6]; let OH = p[7]; let OW = p[8];
+  let ow = i % OW; let oh = (i / OW) % OH; let m = (i / (OW * OH)) % M; let n = i / (OW * OH * M);
+  let cpg = C / p[15]; let mpg = M / p[15]; let grp = m / mpg;
+  var acc = 0.0;
+  if (p[16] == 1u) { acc = bias[m]; }
+  for (var c = 0u; c < cpg; c = c + 1u) {
+    let ic = grp * cpg + c;
+    for (var kh = 0u; kh < KH; kh = kh + 1u) {
+      let th = i32(oh + p[11]) - i32(kh * p[13]);
+      if (th < 0 || th % i32(p[9]) != 0) { continue; }
+      let ih = u32(th) / p[9];
+      if (ih >= H) { continue; }
+      for (var kw = 0u; kw < KW; kw = kw + 1u) {
+        let tw = i32(ow + p[12]) - i32(kw * p[14]);
+        if (tw < 0 || tw % i32(p[10]) != 0) { continue; }
+        let iw = u32(tw) / p[10];
+        if (iw >= W) { continue; }
+        acc = acc + x[((n * C + ic) * H + ih) * W + iw] * w[((ic * mpg + (m % mpg)) * KH + kh) * KW + kw];
+      }
+    }
+  }
+  y[i] = acc;
+}`;
+}

@@ -349,6 +349,21 @@ export const kGpuOps = {
       return [y];
     },
   },
+  ConvTranspose: {
+    ok: (n, g) => g.values[n.inputs[1]].shape?.length === 4 && ['NOTSET', 'VALID'].includes(n.attrs.auto_pad ?? 'NOTSET') &&
+      !n.attrs.output_shape,
+    run(run, n, [x, w, b]) {
+      const [N, C, H, W] = x.shape, G = n.attrs.group ?? 1, [, Mg, KH, KW] = w.shape, M = Mg * G;
+      const st = n.attrs.strides ?? [1, 1], dil = n.attrs.dilations ?? [1, 1], op = n.attrs.output_padding ?? [0, 0];
+      const pads = (n.attrs.auto_pad ?? 'NOTSET') === 'VALID' ? [0, 0, 0, 0] : n.attrs.pads ?? [0, 0, 0, 0];
+      const out = [H, W].map((d, k) => st[k] * (d - 1) + op[k] + ([KH, KW][k] - 1) * dil[k] + 1 - pads[k] - pads[k + 2]);
+      const shape = [N, M, ...out];
+      const y = run.alloc(shape), xb = run.buf(x);
+      run.elements(K.convTransposeKernel(), [xb, run.buf(w), b ? run.buf(b) : xb, y.gpu.store.buf, run.params([prod(shape), C, H, W, M, KH, KW,
+        out[0], out[1], st[0], st[1], pads[0], pads[1], dil[0], dil[1], G, b ? 1 : 0])], prod(shape));
+      return [y];
+    },
+  },
   MaxPool: pool(true, false),
   AveragePool: pool(false, false),
   GlobalMaxPool: pool(true, true),

@@ -9,7 +9,8 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
 - matmul.onnx:   batched MatMul with broadcast batch dims and a 1-D operand, Gemm (transA/transB, bias)
 - norm.onnx:     Softmax, LogSoftmax, LayerNormalization, ReduceMean/Sum/Max
 - layout.onnx:   Transpose, Reshape, Flatten, Squeeze/Unsqueeze, Concat, Slice, Expand, Pad
-- conv.onnx:     Conv (pads, strides, dilations, groups, bias; 1-D), BatchNormalization, pooling
+- conv.onnx:     Conv (pads, strides, dilations, groups, bias; 1-D), ConvTranspose, BatchNormalization,
+                 pooling
 - fallback.onnx: Relu -> CumSum (no GPU kernel: wasm) -> Sigmoid, so the run crosses twice
 - resize.onnx:   Resize nearest / linear under four coordinate transformations, up and down
 - pool3d.onnx:   MaxPool over an input of unknown rank, fed 5-D: falls back to wasm at run time
@@ -103,9 +104,12 @@ def main(out):
         n("AveragePool", ["r"], ["ap"], kernel_shape=[2, 2], strides=[2, 2]),
         n("GlobalAveragePool", ["r"], ["gp"]),
         n("Conv", ["s", "w1d"], ["c1d"], auto_pad="SAME_UPPER", strides=[2]),
-    ], {"x": [1, 3, 9, 8], "s": [2, 2, 11]}, ["mp", "ap", "gp", "c1d"],
+        n("ConvTranspose", ["r", "wt", "bt"], ["ct"], strides=[2, 2], pads=[1, 0, 0, 1], output_padding=[1, 0]),
+        n("ConvTranspose", ["r", "wt2"], ["ct2"], group=2, dilations=[2, 1]),
+    ], {"x": [1, 3, 9, 8], "s": [2, 2, 11]}, ["mp", "ap", "gp", "c1d", "ct", "ct2"],
         [const("w1", [4, 3, 3, 3]), const("b1", [4]), const("wd", [4, 1, 3, 3]), const("bs", [4]), const("bb", [4]),
-         const("bm", [4]), const("bv", [4], 0.5, 1.5), const("w1d", [3, 2, 3])], t)
+         const("bm", [4]), const("bv", [4], 0.5, 1.5), const("w1d", [3, 2, 3]), const("wt", [4, 3, 3, 2]), const("bt", [3]),
+         const("wt2", [4, 2, 2, 3])], t)
 
     save(out, "fallback.onnx", [
         n("Relu", ["x"], ["r"]), n("CumSum", ["r", "axis"], ["c"]), n("Sigmoid", ["c"], ["y"]),
