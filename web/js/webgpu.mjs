@@ -310,6 +310,13 @@ class Run {
     return buf;
   }
 
+  /** A read-only storage buffer of i32 values (Gather's indices). */
+  int32(values) {
+    const buf = this.#gpu.upload(Int32Array.from(values, Number));
+    this.#transient.push(buf);
+    return buf;
+  }
+
   /** A uniform buffer holding `bytes` (an ArrayBufferView). */
   uniform(data) {
     const buf = this.#gpu.upload(data, GPUBufferUsage.UNIFORM);

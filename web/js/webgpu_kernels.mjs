@@ -373,3 +373,19 @@ ${kMain} {
   y[i] = acc;
 }`;
 }
+
+/** Gather along an axis: y[o, j, k] = x[o, ind[j] (negative: + D), k]. Bindings: x, ind (i32), y,
+ *  p = [n, count of indices, inner, D]. */
+export function gatherKernel() {
+  return `${kHead}${ro(0, 'x')}@group(0) @binding(1) var<storage, read> ind: array<i32>;
+${rw(2, 'y')}${params(3)}
+${kMain} {
+  let i = index(g, nw);
+  if (i >= p[0]) { return; }
+  let inner = p[2]; let D = p[3];
+  let k = i % inner; let j = (i / inner) % p[1]; let o = i / (inner * p[1]);
+  var at = ind[j];
+  if (at < 0) { at = at + i32(D); }
+  y[i] = x[(o * D + u32(clamp(at, 0, i32(D) - 1))) * inner + k];
+}`;
+}

@@ -316,6 +316,40 @@ export const kGpuOps = {
       return [y];
     },
   },
+  Split: {
+    host: [1],
+    async run(run, n, [x, splitIn]) {
+      const r = x.shape.length, a = axis(n.attrs.axis ?? 0, r), D = x.shape[a], count = n.outputs.length;
+      let sizes = await ints(run, splitIn);
+      if (!sizes) {  // even parts; opset 18's num_outputs: the last one smaller
+        const part = Math.ceil(D / count);
+        sizes = Array.from({ length: count }, (_, k) => Math.max(0, Math.min(part, D - k * part)));
+      }
+      if (sizes.length !== count || sizes.reduce((s, v) => s + v, 0) !== D) throw fail(n, `split [${sizes}] of a ${D}-long axis into ${count}`);
+      const st = stridesOf(x.shape);
+      let at = 0;
+      return sizes.map((len) => {
+        const shape = x.shape.map((d, k) => (k === a ? len : d));
+        const y = run.alloc(shape);
+        if (prod(shape)) copy(run, x, y, shape, st, stridesOf(shape), at * st[a]);
+        at += len;
+        return y;
+      });
+    },
+  },
+  Gather: {
+    host: [1],
+    async run(run, n, [x, indices]) {
+      const a = axis(n.attrs.axis ?? 0, x.shape.length), ind = await run.host(indices);
+      const shape = [...x.shape.slice(0, a), ...ind.dims, ...x.shape.slice(a + 1)];
+      const y = run.alloc(shape), count = prod(ind.dims);
+      if (prod(shape)) {
+        run.elements(K.gatherKernel(), [run.buf(x), run.int32(ind.data), y.gpu.store.buf,
+          run.params([prod(shape), count, prod(x.shape.slice(a + 1)), x.shape[a]])], prod(shape));
+      }
+      return [y];
+    },
+  },
   Concat: {
     run(run, n, ins) {
       const r = ins[0].shape.length, a = axis(n.attrs.axis, r);

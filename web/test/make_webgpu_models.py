@@ -8,7 +8,8 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
 - unary.onnx:    the activations, one output each
 - matmul.onnx:   batched MatMul with broadcast batch dims and a 1-D operand, Gemm (transA/transB, bias)
 - norm.onnx:     Softmax, LogSoftmax, LayerNormalization, ReduceMean/Sum/Max
-- layout.onnx:   Transpose, Reshape, Flatten, Squeeze/Unsqueeze, Concat, Slice, Expand, Pad
+- layout.onnx:   Transpose, Reshape, Flatten, Squeeze/Unsqueeze, Concat, Slice, Expand, Pad, Split,
+                 Gather
 - conv.onnx:     Conv (pads, strides, dilations, groups, bias; 1-D), ConvTranspose, BatchNormalization,
                  pooling
 - fallback.onnx: Relu -> CumSum (no GPU kernel: wasm) -> Sigmoid, so the run crosses twice
@@ -89,12 +90,15 @@ def main(out):
         n("Unsqueeze", ["f", "ax0"], ["u"]), n("Squeeze", ["u", "ax0"], ["q"]),
         n("Concat", ["x", "x2"], ["c"], axis=1), n("Slice", ["c", "st", "en", "axs", "stp"], ["sl"]),
         n("Expand", ["e", "eshp"], ["ex"]), n("Relu", ["r"], ["rr"]),
+        n("Split", ["x", "spl"], ["s0", "s1"], axis=2), n("Split", ["x"], ["s2", "s3", "s4"], axis=1),
+        n("Gather", ["x", "gi"], ["ga"], axis=1), n("Gather", ["x", "gi0"], ["gb"]),
         n("Pad", ["x", "pads", "pv"], ["p1"]), n("Pad", ["x", "pads2"], ["p2"], mode="reflect"),
         n("Pad", ["x", "pads2"], ["p3"], mode="edge"),
-    ], {"x": [2, 3, 4], "x2": [2, 2, 4], "e": [3, 1]}, ["rr", "q", "c", "sl", "ex", "p1", "p2", "p3"],
+    ], {"x": [2, 3, 4], "x2": [2, 2, 4], "e": [3, 1]}, ["rr", "q", "c", "sl", "ex", "p1", "p2", "p3", "s0", "s1", "s2", "s3", "s4", "ga", "gb"],
         [ints("shp", [4, -1]), ints("ax0", [0]), ints("st", [0, 4, 1]), ints("en", [2, -6, 100]), ints("axs", [0, 1, 2]),
          ints("stp", [1, -2, 2]), ints("eshp", [2, 3, 5]), ints("pads", [0, 1, -1, 1, 2, 2]),
-         numpy_helper.from_array(np.float32(0.25), "pv"), ints("pads2", [0, 2, 3, 1, 1, 2])], t)
+         numpy_helper.from_array(np.float32(0.25), "pv"), ints("pads2", [0, 2, 3, 1, 1, 2]),
+         ints("spl", [1, 3]), ints("gi", [[2, -1], [0, 0]]), ints("gi0", 1)], t)
 
     save(out, "conv.onnx", [
         n("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1], strides=[2, 1]),
