@@ -104,12 +104,17 @@ class GpuValue {
 
 /** What a run does for one model: the graph, where each node runs, constants cached on both sides. */
 export class GpuModel {
-  #rt; #h; #gpu; #g; #place; #consts = new Map(); #folded = new Map(); #cache = new Map();
+  #rt; #h; #gpu; #g; #place; #hostView; #consts = new Map(); #folded = new Map(); #cache = new Map();
 
   /** rt: the Tessera instance; h: the wasm model handle; graph: tsrw_model_graph's JSON. */
   constructor(rt, h, gpu, graph) {
     this.#rt = rt; this.#h = h; this.#gpu = gpu; this.#g = graph;
     this.#place = graph.nodes.map((n) => (this.#onGpu(n) ? 'webgpu' : 'wasm'));
+    // Views of host tensors that are not float32 (shape arithmetic: int64 Unsqueeze, Reshape ...)
+    // run in JS on the host side: placed 'wasm' (the CPU), without a wasm call.
+    const numeric = (id) => id >= 0 && graph.values[id].dtype !== 0 && graph.values[id].dtype !== 8;
+    this.#hostView = graph.nodes.map((n, k) => this.#place[k] === 'wasm' && !!kGpuOps[n.op]?.view && numeric(n.inputs[0]) &&
+      n.outputs.every((id) => id < 0 || numeric(id)));
     this.placement = placementOf(graph, this.#place);
     /** Nodes placed on webgpu that ran on wasm in some run: their sizes were over the adapter's limits. */
     this.runtimeFallbacks = new Set();
@@ -139,7 +144,7 @@ export class GpuModel {
       for (let k = 0; k < g.nodes.length; k++) {
         const n = g.nodes[k];
         const ins = n.inputs.map((id) => (id < 0 ? null : vals[id] ?? (vals[id] = this.#constant(id))));
-        const outs = this.#place[k] === 'webgpu' ? await this.#gpuNode(run, k, n, ins) : await this.#wasmNode(run, k, n, ins);
+        const outs = this.#place[k] === 'webgpu' || this.#hostView[k] ? await this.#gpuNode(run, k, n, ins) : await this.#wasmNode(run, k, n, ins);
         n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = outs[j]; });
         for (const id of n.inputs) if (id >= 0 && --uses[id] === 0) run.drop(vals[id]);
         for (const id of n.outputs) if (id >= 0 && uses[id] === 0) run.drop(vals[id]);

@@ -170,8 +170,9 @@ function reduce(mode) {
   };
 }
 
-/** Reshape-like ops: the output shares the input's buffer. */
-const view = (shapeOf, host = []) => ({ host, async run(run, n, ins) { return [run.view(ins[0], await shapeOf(run, n, ins))]; } });
+/** Reshape-like ops: the output shares the input's buffer. view: true, so that webgpu.mjs also runs
+ *  them on host tensors of any numeric dtype (shape arithmetic) in JS instead of on wasm. */
+const view = (shapeOf, host = []) => ({ host, view: true, async run(run, n, ins) { return [run.view(ins[0], await shapeOf(run, n, ins))]; } });
 
 async function reshapeTo(run, n, [x, s]) {
   const want = await ints(run, s), size = prod(x.shape);
