@@ -152,7 +152,7 @@ export class GpuModel {
       const result = {};
       for (const id of g.outputs) {
         const name = g.values[id].name;
-        if (!names || names.includes(name)) result[name] = await run.host(vals[id]);
+        if (!names || names.includes(name)) result[name] = await run.host(vals[id] ?? (g.values[id].constant ? this.#constant(id) : null));
       }
       if (this.#gpu.errors.length) {
         const errs = this.#gpu.errors.splice(0);
@@ -287,8 +287,10 @@ class Run {
     return { shape, gpu: new GpuValue(shape, { buf: this.#gpu.acquire(4 * prod(shape)), refs: 1, pooled: true }) };
   }
 
-  /** A view of v with another shape (Reshape and its kin): no copy on either side. */
+  /** A view of v with another shape (Reshape and its kin): no copy on either side. A float32
+   *  constant is uploaded first, so that its views share its one GPU copy. */
   view(v, shape) {
+    if (v.constant && !v.gpu && v.t?.type === 'float32') this.buf(v);
     const r = { shape };
     if (v.gpu) {
       v.gpu.store.refs++;
