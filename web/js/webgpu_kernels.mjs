@@ -100,12 +100,25 @@ ${kMain} {
 /** Batched C = alpha * op(A) op(B) + beta * Bias, tiled 16x16 in workgroup memory. Grid:
  *  (ceil(N/16), ceil(M/16), batches). Bindings: a, b, bias (any buffer when absent), y,
  *  u = {M, N, K, transA, transB, hasBias, biasStrideM, biasStrideN, alpha, beta} (uniform),
- *  offs = [aOff, bOff] per batch (the batch's output is at batch * M * N). */
-export function gemmKernel() {
+ *  offs = [aOff, bOff] per batch (the batch's output is at batch * M * N).
+ *  conv: B is the im2col matrix of an NCHW image read in place (a convolution as an implicit
+ *  GEMM: A the [M, C*KH*KW] weights, N = OH*OW), with binding 6 cp = [C, H, W, KH, KW, OW, sh,
+ *  sw, ph, pw, dh, dw]. */
+export function gemmKernel(conv = false) {
+  const bload = conv ? `@group(0) @binding(6) var<storage, read> cp: array<u32>;
+fn bload(bo: u32, kb: u32, col: u32) -> f32 {
+  let kk = cp[3] * cp[4];
+  let c = kb / kk; let kh = (kb / cp[4]) % cp[3]; let kw = kb % cp[4];
+  let ih = i32((col / cp[5]) * cp[6] + kh * cp[10]) - i32(cp[8]);
+  let iw = i32((col % cp[5]) * cp[7] + kw * cp[11]) - i32(cp[9]);
+  if (ih < 0 || iw < 0 || ih >= i32(cp[1]) || iw >= i32(cp[2])) { return 0.0; }
+  return B[bo + (c * cp[1] + u32(ih)) * cp[2] + u32(iw)];
+}` : `fn bload(bo: u32, kb: u32, col: u32) -> f32 { return B[bo + select(kb * u.n + col, col * u.k + kb, u.tb == 1u)]; }`;
   return `${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}
 struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, pad0: u32, pad1: u32 };
 @group(0) @binding(4) var<uniform> u: U;
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
+${bload}
 var<workgroup> As: array<array<f32, 16>, 16>;
 var<workgroup> Bs: array<array<f32, 16>, 16>;
 @compute @workgroup_size(16, 16) fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>) {
@@ -122,7 +135,7 @@ var<workgroup> Bs: array<array<f32, 16>, 16>;
     As[l.y][l.x] = av;
     let kb = t * 16u + l.y;
     var bv = 0.0;
-    if (kb < u.k && col < u.n) { bv = B[bo + select(kb * u.n + col, col * u.k + kb, u.tb == 1u)]; }
+    if (kb < u.k && col < u.n) { bv = bload(bo, kb, col); }
     Bs[l.y][l.x] = bv;
     workgroupBarrier();
     for (var k = 0u; k < 16u; k = k + 1u) { acc = acc + As[l.y][k] * Bs[k][l.x]; }

@@ -70,8 +70,8 @@ function copy(run, x, y, dims, si, so, inOff = 0, outOff = 0) {
   run.elements(K.copyKernel(), [run.buf(x), y.gpu.store.buf, run.params([prod(dims), dims.length, inOff, outOff, ...dims, ...si, ...so])], prod(dims));
 }
 
-/** Batched matmul / Gemm on the tiled kernel. */
-function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm = 0, cn = 0 }) {
+/** Batched matmul / Gemm on the tiled kernel (conv: the implicit-GEMM convolution's parameters). */
+function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm = 0, cn = 0, conv = null }) {
   const y = run.alloc(outShape);
   if (prod(outShape) === 0) return y;
   const u = new Uint32Array(12);
@@ -80,7 +80,8 @@ function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm 
   const nb = offs.length / 2;
   if (nb > 65535 || Math.ceil(M / 16) > 65535 || Math.ceil(N / 16) > 65535) throw onWasm(`a ${nb} x ${M} x ${N} matmul is over the dispatch limits`);
   const A = run.buf(a);
-  run.dispatch(K.gemmKernel(), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs)],
+  run.dispatch(K.gemmKernel(!!conv), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs),
+    ...(conv ? [run.params(conv)] : [])],
     [Math.ceil(N / 16), Math.ceil(M / 16), nb]);
   return y;
 }
@@ -377,6 +378,12 @@ export const kGpuOps = {
         const offs = [];
         for (let i = 0; i < N; i++) offs.push(0, i * C * H * W);
         return [gemm(run, w, x, b, { M, N: H * W, Kd: C, ta: 0, tb: 0, alpha: 1, beta: 1, offs, outShape: shape, cm: 1, cn: 0 })];
+      }
+      if ((n.attrs.group ?? 1) === 1) {  // an implicit GEMM: Y[n] (M x OH*OW) = W (M x C*KH*KW) im2col(X[n])
+        const offs = [];
+        for (let i = 0; i < N; i++) offs.push(0, i * C * H * W);
+        return [gemm(run, w, x, b, { M, N: g.out[0] * g.out[1], Kd: C * KH * KW, ta: 0, tb: 0, alpha: 1, beta: 1, offs, outShape: shape,
+          cm: 1, cn: 0, conv: [C, H, W, KH, KW, g.out[1], g.st[0], g.st[1], g.pads[0], g.pads[1], g.dil[0], g.dil[1]] })];
       }
       const y = run.alloc(shape), xb = run.buf(x);
       run.elements(K.convKernel(), [xb, run.buf(w), b ? run.buf(b) : xb, y.gpu.store.buf, run.params([prod(shape), C, H, W, M, KH, KW,
