@@ -97,8 +97,8 @@ ${kMain} {
 }`;
 }
 
-/** Batched C = alpha * op(A) op(B) + beta * Bias, tiled 16x16 in workgroup memory. Grid:
- *  (ceil(N/16), ceil(M/16), batches). Bindings: a, b, bias (any buffer when absent), y,
+/** Batched C = alpha * op(A) op(B) + beta * Bias, in 32 x 64 output tiles staged through
+ *  workgroup memory (each invocation 2 x 4 outputs). Grid: (ceil(N/64), ceil(M/32), batches). Bindings: a, b, bias (any buffer when absent), y,
  *  u = {M, N, K, transA, transB, hasBias, biasStrideM, biasStrideN, alpha, beta} (uniform),
  *  offs = [aOff, bOff] per batch (the batch's output is at batch * M * N).
  *  conv: B is the im2col matrix of an NCHW image read in place (a convolution as an implicit
@@ -119,32 +119,54 @@ struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, 
 @group(0) @binding(4) var<uniform> u: U;
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
 ${bload}
-var<workgroup> As: array<array<f32, 16>, 16>;
-var<workgroup> Bs: array<array<f32, 16>, 16>;
+var<workgroup> As: array<array<f32, 16>, 32>;
+var<workgroup> Bs: array<array<f32, 64>, 16>;
+fn aload(ao: u32, row: u32, ka: u32) -> f32 {
+  if (row >= u.m || ka >= u.k) { return 0.0; }
+  return A[ao + select(row * u.k + ka, ka * u.m + row, u.ta == 1u)];
+}
+// 256 invocations, each 2 rows x 4 columns of a 32 x 64 output tile.
 @compute @workgroup_size(16, 16) fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>) {
-  let row = wg.y * 16u + l.y;
-  let col = wg.x * 16u + l.x;
+  let row0 = wg.y * 32u; let col0 = wg.x * 64u;
+  let lid = l.y * 16u + l.x;
   let ao = offs[2u * wg.z];
   let bo = offs[2u * wg.z + 1u];
-  var acc = 0.0;
+  var acc: array<array<f32, 4>, 2>;
   let tiles = (u.k + 15u) / 16u;
   for (var t = 0u; t < tiles; t = t + 1u) {
-    let ka = t * 16u + l.x;
-    var av = 0.0;
-    if (row < u.m && ka < u.k) { av = A[ao + select(row * u.k + ka, ka * u.m + row, u.ta == 1u)]; }
-    As[l.y][l.x] = av;
-    let kb = t * 16u + l.y;
-    var bv = 0.0;
-    if (kb < u.k && col < u.n) { bv = bload(bo, kb, col); }
-    Bs[l.y][l.x] = bv;
+    let k0 = t * 16u;
+    for (var q = 0u; q < 2u; q = q + 1u) {
+      let idx = q * 256u + lid;
+      As[idx / 16u][idx % 16u] = aload(ao, row0 + idx / 16u, k0 + idx % 16u);
+    }
+    for (var q = 0u; q < 4u; q = q + 1u) {
+      let idx = q * 256u + lid;
+      let kb = k0 + idx / 64u; let col = col0 + idx % 64u;
+      var bv = 0.0;
+      if (kb < u.k && col < u.n) { bv = bload(bo, kb, col); }
+      Bs[idx / 64u][idx % 64u] = bv;
+    }
     workgroupBarrier();
-    for (var k = 0u; k < 16u; k = k + 1u) { acc = acc + As[l.y][k] * Bs[k][l.x]; }
+    for (var k = 0u; k < 16u; k = k + 1u) {
+      let a0 = As[l.y * 2u][k]; let a1 = As[l.y * 2u + 1u][k];
+      for (var j = 0u; j < 4u; j = j + 1u) {
+        let b = Bs[k][l.x * 4u + j];
+        acc[0][j] = acc[0][j] + a0 * b;
+        acc[1][j] = acc[1][j] + a1 * b;
+      }
+    }
     workgroupBarrier();
   }
-  if (row < u.m && col < u.n) {
-    var v = u.alpha * acc;
-    if (u.hc == 1u) { v = v + u.beta * C[row * u.cm + col * u.cn]; }
-    Y[wg.z * u.m * u.n + row * u.n + col] = v;
+  for (var i = 0u; i < 2u; i = i + 1u) {
+    let row = row0 + l.y * 2u + i;
+    if (row >= u.m) { continue; }
+    for (var j = 0u; j < 4u; j = j + 1u) {
+      let col = col0 + l.x * 4u + j;
+      if (col >= u.n) { continue; }
+      var v = u.alpha * acc[i][j];
+      if (u.hc == 1u) { v = v + u.beta * C[row * u.cm + col * u.cn]; }
+      Y[wg.z * u.m * u.n + row * u.n + col] = v;
+    }
   }
 }`;
 }

@@ -78,11 +78,11 @@ function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm 
   u.set([M, N, Kd, ta, tb, c ? 1 : 0, cm, cn]);
   new Float32Array(u.buffer).set([alpha, beta], 8);
   const nb = offs.length / 2;
-  if (nb > 65535 || Math.ceil(M / 16) > 65535 || Math.ceil(N / 16) > 65535) throw onWasm(`a ${nb} x ${M} x ${N} matmul is over the dispatch limits`);
+  if (nb > 65535 || Math.ceil(M / 32) > 65535 || Math.ceil(N / 64) > 65535) throw onWasm(`a ${nb} x ${M} x ${N} matmul is over the dispatch limits`);
   const A = run.buf(a);
   run.dispatch(K.gemmKernel(!!conv), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs),
     ...(conv ? [run.params(conv)] : [])],
-    [Math.ceil(N / 16), Math.ceil(M / 16), nb]);
+    [Math.ceil(N / 64), Math.ceil(M / 32), nb]);
   return y;
 }
 
