@@ -424,3 +424,26 @@ ${kMain} {
   y[i] = x[(o * D + u32(clamp(at, 0, i32(D) - 1))) * inner + k];
 }`;
 }
+
+/** The GEMM of gemmKernel for few rows (M < 8, where its 32-row tiles idle): one invocation per
+ *  output element, a plain loop over K. Bindings: a, b, bias (any buffer when absent), y,
+ *  p = [n, M, N, K, transA, transB, hasBias, biasStrideM, biasStrideN, alpha bits, beta bits],
+ *  offs = [aOff, bOff] per batch. */
+export function gemvKernel() {
+  return `${kHead}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}${params(4)}
+@group(0) @binding(5) var<storage, read> offs: array<u32>;
+${kMain} {
+  let i = index(g, nw);
+  if (i >= p[0]) { return; }
+  let M = p[1]; let N = p[2]; let K = p[3];
+  let col = i % N; let row = (i / N) % M; let b = i / (M * N);
+  let ao = offs[2u * b]; let bo = offs[2u * b + 1u];
+  var acc = 0.0;
+  for (var k = 0u; k < K; k = k + 1u) {
+    acc = acc + A[ao + select(row * K + k, k * M + row, p[4] == 1u)] * B[bo + select(k * N + col, col * K + k, p[5] == 1u)];
+  }
+  var v = pf(p[9]) * acc;
+  if (p[6] == 1u) { v = v + pf(p[10]) * C[row * p[7] + col * p[8]]; }
+  Y[i] = v;
+}`;
+}
