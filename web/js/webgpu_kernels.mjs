@@ -212,19 +212,23 @@ ${kMain} {
 }`;
 }
 
-/** Direct 2-D convolution, NCHW, groups: one invocation per output element. Bindings: x, w,
- *  bias (any buffer when absent), y, p = [n, C, H, W, M, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw,
- *  group, hasBias]. */
-export function convKernel() {
-  return `${kHead}${ro(0, 'x')}${ro(1, 'w')}${ro(2, 'bias')}${rw(3, 'y')}${params(4)}
+// The start of Conv's and ConvTranspose's direct kernels (bindings x, w, bias, y, p as they say):
+// output element i's coordinates n, m, oh, ow, and acc starting at the bias.
+const kConvHead = `${kHead}${ro(0, 'x')}${ro(1, 'w')}${ro(2, 'bias')}${rw(3, 'y')}${params(4)}
 ${kMain} {
   let i = index(g, nw);
   if (i >= p[0]) { return; }
   let C = p[1]; let H = p[2]; let W = p[3]; let M = p[4]; let KH = p[5]; let KW = p[6]; let OH = p[7]; let OW = p[8];
   let ow = i % OW; let oh = (i / OW) % OH; let m = (i / (OW * OH)) % M; let n = i / (OW * OH * M);
-  let cpg = C / p[15]; let grp = m / (M / p[15]);
   var acc = 0.0;
-  if (p[16] == 1u) { acc = bias[m]; }
+  if (p[16] == 1u) { acc = bias[m]; }`;
+
+/** Direct 2-D convolution, NCHW, groups: one invocation per output element. Bindings: x, w,
+ *  bias (any buffer when absent), y, p = [n, C, H, W, M, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw,
+ *  group, hasBias]. */
+export function convKernel() {
+  return `${kConvHead}
+  let cpg = C / p[15]; let grp = m / (M / p[15]);
   for (var c = 0u; c < cpg; c = c + 1u) {
     let xc = (n * C + grp * cpg + c) * H;
     let wc = (m * cpg + c) * KH;
@@ -380,15 +384,8 @@ ${kMain} {
  *  that reach it. Bindings: x, w ([C, M/group, KH, KW]), bias (any buffer when absent), y,
  *  p = [n, C, H, W, M, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw, group, hasBias]. */
 export function convTransposeKernel() {
-  return `${kHead}${ro(0, 'x')}${ro(1, 'w')}${ro(2, 'bias')}${rw(3, 'y')}${params(4)}
-${kMain} {
-  let i = index(g, nw);
-  if (i >= p[0]) { return; }
-  let C = p[1]; let H = p[2]; let W = p[3]; let M = p[4]; let KH = p[5]; let KW = p[6]; let OH = p[7]; let OW = p[8];
-  let ow = i % OW; let oh = (i / OW) % OH; let m = (i / (OW * OH)) % M; let n = i / (OW * OH * M);
+  return `${kConvHead}
   let cpg = C / p[15]; let mpg = M / p[15]; let grp = m / mpg;
-  var acc = 0.0;
-  if (p[16] == 1u) { acc = bias[m]; }
   for (var c = 0u; c < cpg; c = c + 1u) {
     let ic = grp * cpg + c;
     for (var kh = 0u; kh < KH; kh = kh + 1u) {
