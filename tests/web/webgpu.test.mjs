@@ -56,7 +56,9 @@ async function compareInPage(page, table) {
     const cpu = await Tessera.create({ device: 'wasm' });
     let seed = 12345;
     const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 * 2 - 1; };
-    const result = { adapter: gpu.device, models: {} };
+    const auto = await Tessera.create({ device: 'auto' });
+    const result = { device: gpu.device, auto: [auto.device, auto.deviceFallback], models: {} };
+    auto.dispose();
     for (const [file, spec] of Object.entries(table)) {
       const bytes = new Uint8Array(await (await fetch(spec.url)).arrayBuffer());
       const mg = await gpu.load(bytes, { name: file }), mc = await cpu.load(bytes, { name: file });
@@ -100,6 +102,7 @@ test('webgpu: every kernel family and a real CNN match wasm in headless Chromium
     if (fs.existsSync(path.join(models, kCls))) table[kCls] = { url: `/models/${kCls}`, inputs: { x: [1, 3, 48, 192] }, gpu: null, time: 1 };
     if (fs.existsSync(path.join(models, kEmbedding))) table[kEmbedding] = { url: `/models/${kEmbedding}`, inputs: { input_1: [1, 76, 32, 1] }, gpu: null };
     const r = await compareInPage(page, table).catch((e) => { throw new Error(`${e.message}\n${log.join('\n')}`); });
+    assert.deepEqual([r.device, ...r.auto], ['webgpu', 'webgpu', null], "create({device: 'webgpu'}) and 'auto' with an adapter");
     for (const [file, m] of Object.entries(r.models)) {
       const spec = table[file];
       for (const [name, o] of Object.entries(m.outputs)) {
