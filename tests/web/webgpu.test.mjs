@@ -6,8 +6,9 @@
 // create({device: 'webgpu'}) and on wasm (the path the node suites check against onnxruntime):
 // outputs within 1e-4 relative L2 with the same shapes, and the placement the model expects
 // (every node on WebGPU, the fallback model's CumSum on wasm, an If model wholly on wasm).
-// A second page without navigator.gpu checks 'auto' (falls back to wasm, saying why) and 'webgpu'
-// (throws unsupported). Skipped only when the machine lacks chromium, playwright-core or the onnx
+// A page whose device is destroyed checks that the next run fails (backend), not hangs; a page
+// without navigator.gpu checks 'auto' (falls back to wasm, saying why) and 'webgpu' (throws
+// unsupported). Skipped only when the machine lacks chromium, playwright-core or the onnx
 // Python package.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -118,6 +119,31 @@ test('webgpu: every kernel family and a real CNN match wasm in headless Chromium
       if (Object.keys(m.timing).length)
         console.log(`# ${file}: steady-state run ${m.timing.webgpu.toFixed(1)} ms on webgpu (SwiftShader), ${m.timing.wasm.toFixed(1)} ms on wasm`);
     }
+  });
+});
+
+test('webgpu: a lost device fails the next run with a backend TesseraError', { skip }, async () => {
+  await withBrowser(async (browser, url) => {
+    const page = await browser.newPage();
+    await page.goto(url);
+    const r = await page.evaluate(async () => {
+      // The device the runtime asks for, caught on its way (the API does not hand it out).
+      const request = GPUAdapter.prototype.requestDevice;
+      let device = null;
+      GPUAdapter.prototype.requestDevice = async function (d) { device = await request.call(this, d); return device; };
+      const { Tessera } = await import('/dist/tessera.mjs');
+      const tsr = await Tessera.create({ device: 'webgpu' });
+      GPUAdapter.prototype.requestDevice = request;
+      const m = await tsr.load(new Uint8Array(await (await fetch('/gen/fallback.onnx')).arrayBuffer()));
+      const feeds = { x: { dtype: 'float32', shape: [4, 5], data: new Float32Array(20).fill(1) } };
+      const before = Array.from((await m.run(feeds)).y.data.slice(0, 2));
+      device.destroy();
+      await device.lost;
+      try { await m.run(feeds); return { before, err: null }; } catch (e) { return { before, err: { name: e.name, code: e.code, message: e.message } }; }
+    });
+    assert.ok(Math.abs(r.before[0] - 1 / (1 + Math.exp(-1))) < 1e-6, `a run before the loss: ${r.before}`);
+    assert.deepEqual([r.err?.name, r.err?.code], ['TesseraError', 'backend']);
+    assert.match(r.err.message, /webgpu: the device was lost/);
   });
 });
 
