@@ -6,7 +6,9 @@
 // create({device: 'webgpu'}) and on wasm (the path the node suites check against onnxruntime):
 // outputs within 1e-4 relative L2 with the same shapes, and the placement the model expects
 // (every node on WebGPU, the fallback model's CumSum on wasm, an If model wholly on wasm).
-// A page whose device is destroyed checks that the next run fails (backend), not hangs; a page
+// A page whose device is destroyed checks that the next run fails (backend), not hangs; the OCR
+// page's ?device=webgpu gets ready on WebGPU (reading a line there takes about 6 s on SwiftShader:
+// not run here); a page
 // without navigator.gpu checks 'auto' (falls back to wasm, saying why) and 'webgpu' (throws
 // unsupported). Skipped only when the machine lacks chromium, playwright-core or the onnx
 // Python package.
@@ -144,6 +146,13 @@ test('webgpu: a lost device fails the next run with a backend TesseraError', { s
     assert.ok(Math.abs(r.before[0] - 1 / (1 + Math.exp(-1))) < 1e-6, `a run before the loss: ${r.before}`);
     assert.deepEqual([r.err?.name, r.err?.code], ['TesseraError', 'backend']);
     assert.match(r.err.message, /webgpu: the device was lost/);
+    // The OCR page's device switch (a fresh page, so a fresh device): ready on WebGPU.
+    if (!fs.existsSync(path.join(models, 'ch_PP-OCRv4_rec_infer.onnx'))) return;
+    const ocr = await browser.newPage();
+    await ocr.goto(`${url}examples/ocr/?mode=line&device=webgpu`);
+    await ocr.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 60000 });
+    assert.deepEqual([await ocr.getAttribute('body', 'data-state'), await ocr.getAttribute('body', 'data-device')], ['ready', 'webgpu'],
+      await ocr.textContent('#status'));
   });
 });
 
