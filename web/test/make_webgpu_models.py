@@ -6,6 +6,7 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
 
 - binary.onnx:   Add/Sub/Mul/Div/Max/Min/Pow with ONNX broadcasting
 - unary.onnx:    the activations, one output each
+- gelu.onnx:     Gelu, exact and tanh (opset 20)
 - matmul.onnx:   batched MatMul with broadcast batch dims (tiled, and few rows) and a 1-D operand, Gemm
                  (transA/transB, bias)
 - norm.onnx:     Softmax, LogSoftmax, LayerNormalization, ReduceMean/Sum/Max
@@ -67,6 +68,10 @@ def main(out):
     nodes += [n("Abs", ["x"], ["ax"]), n("Sqrt", ["ax"], ["y_Sqrt"]), n("Clip", ["x", "lo", "hi"], ["y_Clip"])]
     save(out, "unary.onnx", nodes, {"x": [3, 5, 7]}, [f"y_{op}" for op, _ in acts] + ["y_Sqrt", "y_Clip"],
          [numpy_helper.from_array(np.float32(-0.5), "lo"), numpy_helper.from_array(np.float32(0.6), "hi")], t)
+
+    # Gelu is opset 20 (Debian's onnx 1.12 writes it without knowing it: nothing here checks models).
+    save(out, "gelu.onnx", [n("Gelu", ["x"], ["g"]), n("Gelu", ["x"], ["gt"], approximate="tanh")],
+         {"x": [4, 33]}, ["g", "gt"], [], t, opset=20)
 
     save(out, "matmul.onnx", [
         n("MatMul", ["a", "w"], ["y1"]), n("MatMul", ["b", "w3"], ["y2"]), n("MatMul", ["v", "w"], ["y3"]),
