@@ -444,3 +444,13 @@ ${kMain} {
   Y[i] = v;
 }`;
 }
+
+/** y[i] = value (ConstantOfShape). Bindings: y, p = [n, value bits]. */
+export function fillKernel() {
+  return `${kHead}${rw(0, 'y')}${params(1)}
+${kMain} {
+  let i = index(g, nw);
+  if (i >= p[0]) { return; }
+  y[i] = pf(p[1]);
+}`;
+}

@@ -357,6 +357,15 @@ export const kGpuOps = {
       return [y];
     },
   },
+  ConstantOfShape: {
+    host: [0],
+    ok: (n) => n.attrs.value === undefined || (n.attrs.value?.values?.length === 1),
+    async run(run, n, [s]) {
+      const shape = await ints(run, s), y = run.alloc(shape);
+      run.elements(K.fillKernel(), [y.gpu.store.buf, run.params([prod(shape), f32bits(n.attrs.value?.values[0] ?? 0)])], prod(shape));
+      return [y];
+    },
+  },
   Concat: {
     run(run, n, ins) {
       const r = ins[0].shape.length, a = axis(n.attrs.axis, r);

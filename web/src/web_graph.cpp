@@ -45,7 +45,22 @@ void json_attr(std::ostream& os, const ir::Attribute& a) {
       }
       os << ']';
       break;
-    default: os << "null";  // tensors and subgraphs: the JS layer runs such nodes on wasm
+    case ir::AttrKind::kTensor:
+      // A small numeric tensor (ConstantOfShape's value): {"dtype", "shape", "values"}; else null.
+      if (a.t.defined() && a.t.kind() == ValueKind::kTensor && a.t.dtype() != DType::kString && a.t.numel() <= 64) {
+        os << "{\"dtype\":" << static_cast<int>(a.t.dtype()) << ",\"shape\":[";
+        for (int64_t d = 0; d < a.t.rank(); ++d) os << (d ? "," : "") << a.t.dim(d);
+        os << "],\"values\":[";
+        for (int64_t k = 0; k < a.t.numel(); ++k) {
+          os << (k ? "," : "");
+          json_num(os, a.t.scalar_f64(k));
+        }
+        os << "]}";
+      } else {
+        os << "null";
+      }
+      break;
+    default: os << "null";  // subgraphs: the JS layer runs such graphs on wasm
   }
 }
 
@@ -69,7 +84,8 @@ extern "C" {
 // {"wasmOnly": reason|null, "inputs": [value ids], "outputs": [value ids],
 //  "values": [{name, dtype (a DType value), shape (null | dims, -1 dynamic), constant: bool}],
 //  "nodes": [{op, version, name, inputs: [value id | -1], outputs: [value id | -1],
-//             attrs: {name: number | string | [..] | null (tensor/graph attributes)}}]}.
+//             attrs: {name: number | string | [..] | {dtype, shape, values} (a numeric tensor of
+//                     at most 64 elements) | null (other tensors, subgraphs)}}]}.
 // wasmOnly names why the graph must run whole on wasm: control flow (a node with a subgraph)
 // or main-graph inputs bound to variables.
 EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_graph(WebModel* m) {

@@ -11,7 +11,7 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
                  (transA/transB, bias)
 - norm.onnx:     Softmax, LogSoftmax, LayerNormalization, ReduceMean/Sum/Max
 - layout.onnx:   Transpose, Reshape, Flatten, Squeeze/Unsqueeze, Concat, Slice, Expand, Pad, Split,
-                 Gather
+                 Gather, ConstantOfShape (after a Shape, which runs on the host)
 - conv.onnx:     Conv (pads, strides, dilations, groups, bias; 1-D), ConvTranspose, BatchNormalization,
                  pooling
 - fallback.onnx: Relu -> CumSum (no GPU kernel: wasm) -> Sigmoid, so the run crosses twice
@@ -46,6 +46,8 @@ def save(out, file, nodes, inputs, outputs, inits, table, gpu=None, opset=17, fe
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     onnx.save(model, os.path.join(out, file))
+    if gpu is None and any(node.op_type == "Shape" for node in nodes):  # Shape runs on the host
+        gpu = [k for k, node in enumerate(nodes) if node.op_type != "Shape"]
     table[file] = {"inputs": {**inputs, **(feed or {})}, "gpu": gpu}
 
 
@@ -98,9 +100,11 @@ def main(out):
         n("Expand", ["e", "eshp"], ["ex"]), n("Relu", ["r"], ["rr"]),
         n("Split", ["x", "spl"], ["s0", "s1"], axis=2), n("Split", ["x"], ["s2", "s3", "s4"], axis=1),
         n("Gather", ["x", "gi"], ["ga"], axis=1), n("Gather", ["x", "gi0"], ["gb"]),
+        n("Shape", ["x"], ["xs"]), n("ConstantOfShape", ["xs"], ["k1"], value=numpy_helper.from_array(np.array([1.5], np.float32))),
+        n("Add", ["k1", "x"], ["k2"]),
         n("Pad", ["x", "pads", "pv"], ["p1"]), n("Pad", ["x", "pads2"], ["p2"], mode="reflect"),
         n("Pad", ["x", "pads2"], ["p3"], mode="edge"),
-    ], {"x": [2, 3, 4], "x2": [2, 2, 4], "e": [3, 1]}, ["rr", "q", "c", "sl", "ex", "p1", "p2", "p3", "s0", "s1", "s2", "s3", "s4", "ga", "gb"],
+    ], {"x": [2, 3, 4], "x2": [2, 2, 4], "e": [3, 1]}, ["rr", "q", "c", "sl", "ex", "p1", "p2", "p3", "s0", "s1", "s2", "s3", "s4", "ga", "gb", "k2"],
         [ints("shp", [4, -1]), ints("ax0", [0]), ints("st", [0, 4, 1]), ints("en", [2, -6, 100]), ints("axs", [0, 1, 2]),
          ints("stp", [1, -2, 2]), ints("eshp", [2, 3, 5]), ints("pads", [0, 1, -1, 1, 2, 2]),
          numpy_helper.from_array(np.float32(0.25), "pv"), ints("pads2", [0, 2, 3, 1, 1, 2]),
