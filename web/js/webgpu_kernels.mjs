@@ -97,14 +97,15 @@ ${kMain} {
 }`;
 }
 
-/** Batched C = alpha * op(A) op(B) + beta * Bias, in 32 x 64 output tiles staged through
- *  workgroup memory (each invocation 2 x 4 outputs). Grid: (ceil(N/64), ceil(M/32), batches). Bindings: a, b, bias (any buffer when absent), y,
+/** Batched C = alpha * op(A) op(B) + beta * Bias, in (16 tm) x 64 output tiles staged through
+ *  workgroup memory (each invocation tm x 4 outputs). Grid: (ceil(N/64), ceil(M/(16 tm)), batches). Bindings: a, b, bias (any buffer when absent), y,
  *  u = {M, N, K, transA, transB, hasBias, biasStrideM, biasStrideN, alpha, beta} (uniform),
  *  offs = [aOff, bOff] per batch (the batch's output is at batch * M * N).
  *  conv: B is the im2col matrix of an NCHW image read in place (a convolution as an implicit
  *  GEMM: A the [M, C*KH*KW] weights, N = OH*OW), with binding 6 cp = [C, H, W, KH, KW, OW, sh,
  *  sw, ph, pw, dh, dw]. */
-export function gemmKernel(conv = false) {
+export function gemmKernel(conv = false, tm = 2) {
+  const R = 16 * tm;
   const bload = conv ? `@group(0) @binding(6) var<storage, read> cp: array<u32>;
 fn bload(bo: u32, kb: u32, col: u32) -> f32 {
   let kk = cp[3] * cp[4];
@@ -119,23 +120,23 @@ struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, 
 @group(0) @binding(4) var<uniform> u: U;
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
 ${bload}
-var<workgroup> As: array<array<f32, 16>, 32>;
+var<workgroup> As: array<array<f32, 16>, ${R}>;
 var<workgroup> Bs: array<array<f32, 64>, 16>;
 fn aload(ao: u32, row: u32, ka: u32) -> f32 {
   if (row >= u.m || ka >= u.k) { return 0.0; }
   return A[ao + select(row * u.k + ka, ka * u.m + row, u.ta == 1u)];
 }
-// 256 invocations, each 2 rows x 4 columns of a 32 x 64 output tile.
+// 256 invocations, each ${tm} rows x 4 columns of a ${R} x 64 output tile.
 @compute @workgroup_size(16, 16) fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) l: vec3<u32>) {
-  let row0 = wg.y * 32u; let col0 = wg.x * 64u;
+  let row0 = wg.y * ${R}u; let col0 = wg.x * 64u;
   let lid = l.y * 16u + l.x;
   let ao = offs[2u * wg.z];
   let bo = offs[2u * wg.z + 1u];
-  var acc: array<array<f32, 4>, 2>;
+  var acc: array<array<f32, 4>, ${tm}>;
   let tiles = (u.k + 15u) / 16u;
   for (var t = 0u; t < tiles; t = t + 1u) {
     let k0 = t * 16u;
-    for (var q = 0u; q < 2u; q = q + 1u) {
+    for (var q = 0u; q < ${tm}u; q = q + 1u) {
       let idx = q * 256u + lid;
       As[idx / 16u][idx % 16u] = aload(ao, row0 + idx / 16u, k0 + idx % 16u);
     }
@@ -148,17 +149,15 @@ fn aload(ao: u32, row: u32, ka: u32) -> f32 {
     }
     workgroupBarrier();
     for (var k = 0u; k < 16u; k = k + 1u) {
-      let a0 = As[l.y * 2u][k]; let a1 = As[l.y * 2u + 1u][k];
-      for (var j = 0u; j < 4u; j = j + 1u) {
-        let b = Bs[k][l.x * 4u + j];
-        acc[0][j] = acc[0][j] + a0 * b;
-        acc[1][j] = acc[1][j] + a1 * b;
+      for (var i = 0u; i < ${tm}u; i = i + 1u) {
+        let a = As[l.y * ${tm}u + i][k];
+        for (var j = 0u; j < 4u; j = j + 1u) { acc[i][j] = acc[i][j] + a * Bs[k][l.x * 4u + j]; }
       }
     }
     workgroupBarrier();
   }
-  for (var i = 0u; i < 2u; i = i + 1u) {
-    let row = row0 + l.y * 2u + i;
+  for (var i = 0u; i < ${tm}u; i = i + 1u) {
+    let row = row0 + l.y * ${tm}u + i;
     if (row >= u.m) { continue; }
     for (var j = 0u; j < 4u; j = j + 1u) {
       let col = col0 + l.x * 4u + j;

@@ -78,16 +78,17 @@ function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm 
   u.set([M, N, Kd, ta, tb, c ? 1 : 0, cm, cn]);
   new Float32Array(u.buffer).set([alpha, beta], 8);
   const nb = offs.length / 2;
-  if (nb > 65535 || Math.ceil(M / 32) > 65535 || Math.ceil(N / 64) > 65535) throw onWasm(`a ${nb} x ${M} x ${N} matmul is over the dispatch limits`);
+  const tm = M >= 64 ? 4 : 2;  // rows per invocation: 64-row tiles where M fills them
+  if (nb > 65535 || Math.ceil(M / (16 * tm)) > 65535 || Math.ceil(N / 64) > 65535) throw onWasm(`a ${nb} x ${M} x ${N} matmul is over the dispatch limits`);
   const A = run.buf(a);
   if (M < 8 && !conv) {  // few rows: one invocation per output
     run.elements(K.gemvKernel(), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf,
       run.params([nb * M * N, M, N, Kd, ta, tb, c ? 1 : 0, cm, cn, f32bits(alpha), f32bits(beta)]), run.params(offs)], nb * M * N);
     return y;
   }
-  run.dispatch(K.gemmKernel(!!conv), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs),
+  run.dispatch(K.gemmKernel(!!conv, tm), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs),
     ...(conv ? [run.params(conv)] : [])],
-    [Math.ceil(N / 64), Math.ceil(M / 32), nb]);
+    [Math.ceil(N / 64), Math.ceil(M / (16 * tm)), nb]);
   return y;
 }
 

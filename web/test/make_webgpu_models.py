@@ -7,8 +7,8 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
 - binary.onnx:   Add/Sub/Mul/Div/Max/Min/Pow with ONNX broadcasting
 - unary.onnx:    the activations, one output each
 - gelu.onnx:     Gelu, exact and tanh (opset 20)
-- matmul.onnx:   batched MatMul with broadcast batch dims (tiled, and few rows) and a 1-D operand, Gemm
-                 (transA/transB, bias)
+- matmul.onnx:   batched MatMul with broadcast batch dims (64-row tiles, few rows) and a 1-D operand, Gemm
+                 (transA/transB, bias; 32-row tiles)
 - norm.onnx:     Softmax, LogSoftmax, LayerNormalization, ReduceMean/Sum/Max
 - layout.onnx:   Transpose, Reshape, Flatten, Squeeze/Unsqueeze, Concat, Slice, Expand, Pad, Split,
                  Gather, ConstantOfShape (after a Shape, which runs on the host)
@@ -79,7 +79,7 @@ def main(out):
         n("MatMul", ["a", "w"], ["y1"]), n("MatMul", ["b", "w3"], ["y2"]), n("MatMul", ["v", "w"], ["y3"]),
         n("Gemm", ["m", "gw", "gb"], ["y4"], transB=1, alpha=0.5, beta=2.0),
         n("Gemm", ["mt", "gw2", "gc"], ["y5"], transA=1),
-    ], {"a": [2, 3, 37, 17], "b": [3, 5, 17], "v": [17], "m": [20, 17], "mt": [17, 20]},
+    ], {"a": [2, 3, 70, 17], "b": [3, 5, 17], "v": [17], "m": [20, 17], "mt": [17, 20]},
         ["y1", "y2", "y3", "y4", "y5"],
         [const("w", [17, 6]), const("w3", [1, 17, 18]), const("gw", [9, 17]), const("gb", [9]),
          const("gw2", [17, 9]), const("gc", [20, 1])], t)
