@@ -92,7 +92,7 @@ async function compareInPage(page, table) {
   }, table);
 }
 
-test('webgpu: every kernel family and a real CNN match wasm in headless Chromium (SwiftShader)', { skip }, async () => {
+test('webgpu: every kernel family and two real CNNs match wasm in headless Chromium (SwiftShader)', { skip }, async () => {
   await withBrowser(async (browser, url, table) => {
     const page = await browser.newPage();
     const log = [];
