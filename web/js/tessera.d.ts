@@ -79,6 +79,13 @@ export interface CreateOptions {
    *  `Cross-Origin-Embedder-Policy: require-corp`). Elsewhere it falls back to tessera.wasm on one
    *  thread, warns through printErr, and reports it in `threads` / `threadsFallback`. */
   threads?: number;
+  /** Where models run (default 'wasm'). 'webgpu': on the GPU through WebGPU (docs/web.md
+   *  "WebGPU"): float32 nodes of the ops the WebGPU layer has run there, every other node alone on
+   *  wasm; graphs with control flow run wholly on wasm. Throws unsupported (`device 'webgpu':
+   *  navigator.gpu is not available ...` / `... found no adapter`) where WebGPU cannot be used.
+   *  'auto': WebGPU where an adapter exists, else wasm with `deviceFallback` saying why. The WebGPU
+   *  code (webgpu*.mjs) is imported only for 'webgpu' and 'auto'. */
+  device?: 'wasm' | 'webgpu' | 'auto';
   /** URL of tessera.wasm (default: beside tessera.mjs). */
   wasmUrl?: string | URL;
   /** URL of tessera-threads.wasm (default: beside tessera.mjs). Its loader
@@ -177,9 +184,25 @@ export interface GenerateOptions {
   positionIds?: string;
 }
 
+/** Which device ran each node of the main graph (as loaded, before the wasm session's own
+ *  optimizations), as `tessera inspect --placement --json` prints it. copies: the values that
+ *  cross between the devices in a run (graph inputs uploaded, nodes on the other side, graph
+ *  outputs read back; constants are uploaded once and not counted). */
+export interface Placement {
+  nodes: { graph: number; node: number; op: string; device: 'webgpu' | 'wasm' }[];
+  copies: number;
+}
+
 export class Model {
   readonly inputs: ValueInfo[];
   readonly outputs: ValueInfo[];
+  /** Where run() runs: 'webgpu' (node by node, see placement) or 'wasm'. generate() always runs
+   *  on wasm. */
+  readonly device: 'webgpu' | 'wasm';
+  /** On a WebGPU runtime, why this model runs wholly on wasm (e.g. "control flow (If)"), or null. */
+  readonly deviceFallback: string | null;
+  /** Per node of the main graph, the device that runs it (all 'wasm' on a wasm runtime). */
+  readonly placement: Placement;
   /** Runs the main graph. Every input by name, exactly once. Resolves to {name: Tensor} (all
    *  outputs, or those of options.outputs; an array as the second argument is taken as that
    *  list, as ort's fetches). Throws TesseraError (not_found: unknown input name;
@@ -301,6 +324,11 @@ export class Tessera {
   /** Why options.threads > 1 fell back to tessera.wasm on one thread (e.g. the page is not
    *  cross-origin isolated), or null. */
   readonly threadsFallback: string | null;
+  /** Where models run: 'webgpu' or 'wasm' (options.device 'auto' without WebGPU: 'wasm'). */
+  readonly device: 'webgpu' | 'wasm';
+  /** Why options.device 'auto' runs on wasm (no navigator.gpu, no adapter, requestDevice failed),
+   *  or null. */
+  readonly deviceFallback: string | null;
   /** A .tsr or .onnx model from bytes, a URL (streamed) or a Response. The model runs with the
    *  graph optimizations of `tessera optimize` (constant folding, Conv fusions); `inputs`,
    *  `outputs` and `save()` keep it as loaded (with options.freeDimensions applied). Throws

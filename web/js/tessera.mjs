@@ -6,8 +6,11 @@
 // isolated page), chosen by create({threads}).
 
 import { Trainer, trainingSpec, createTrainer } from './trainer.mjs';
+import { TesseraError, argError, kCode } from './errors.mjs';
+import { kIsNode, now, readSource } from './sources.mjs';
+import { SplitMix64, generateOptions, planLoop, f16, chooseToken } from './generate.mjs';
 
-const kIsNode = typeof process === 'object' && process.versions != null && process.versions.node != null;
+export { TesseraError };
 
 // tsr::DType values <-> onnxruntime-web's dtype names and typed arrays.
 const kDTypeName = {
@@ -20,25 +23,7 @@ const kArray = {
   int32: Int32Array, int64: BigInt64Array, bool: Uint8Array, float16: Uint16Array, float64: Float64Array,
   uint32: Uint32Array, uint64: BigUint64Array, bfloat16: Uint16Array,
 };
-// tsr::StatusCode values (= the CLI's exit codes and the C API's TSR_ERR_* values) ->
-// TesseraError.code; TesseraError.exitCode keeps the number.
-const kCode = {
-  3: 'invalid_model', 4: 'invalid_argument', 5: 'unsupported', 6: 'not_found', 7: 'resource_exhausted',
-  8: 'backend', 9: 'internal',
-};
-const kExitCode = Object.fromEntries(Object.entries(kCode).map(([k, v]) => [v, Number(k)]));
 const kModes = { eager: 0, trace: 1, convert: 2 };
-
-export class TesseraError extends Error {
-  constructor(code, message) {
-    super(message);
-    this.name = 'TesseraError';
-    this.code = code;
-    this.exitCode = kExitCode[code] ?? kExitCode.internal;
-  }
-}
-
-function argError(message) { return new TesseraError('invalid_argument', message); }
 
 // The runtime's short dtype names (tsr::dtype_name) -> onnxruntime-web's, so that every message
 // the package throws speaks one vocabulary ('float32', 'int64', ...). Quoted names ("x", 'w')
@@ -166,192 +151,6 @@ function threadsUnavailable() {
   return null;
 }
 
-// ---- model.generate(): tsr::generate's KV-cache loop (core/include/tessera/generate.h) in JS ----
-
-const kMask64 = (1n << 64n) - 1n;
-
-/** splitmix64, as generate.h specifies it: uniform() = (next() >> 11) * 2^-53, in [0, 1). */
-class SplitMix64 {
-  #state;
-  constructor(seed) { this.#state = BigInt.asUintN(64, BigInt(seed)); }
-  uniform() {
-    this.#state = (this.#state + 0x9E3779B97F4A7C15n) & kMask64;
-    let z = this.#state;
-    z = ((z ^ (z >> 30n)) * 0xBF58476D1CE4E5B9n) & kMask64;
-    z = ((z ^ (z >> 27n)) * 0x94D049BB133111EBn) & kMask64;
-    return Number((z ^ (z >> 31n)) >> 11n) * 2 ** -53;
-  }
-}
-
-/** Validated generate() options with their defaults. */
-function generateOptions(o) {
-  if (o === null || typeof o !== 'object') throw argError('generate(): options must be an object');
-  const r = {
-    maxNewTokens: o.maxNewTokens ?? 32, topK: o.topK ?? 0, temperature: o.temperature ?? 1, seed: o.seed ?? 0,
-    stop: o.stop ?? [], inputIds: o.inputIds ?? 'input_ids', logits: o.logits ?? 'logits',
-    pastPrefix: o.pastPrefix ?? '', presentPrefix: o.presentPrefix ?? '',
-    attentionMask: o.attentionMask ?? 'attention_mask', positionIds: o.positionIds ?? 'position_ids',
-  };
-  if (!Number.isInteger(r.maxNewTokens) || r.maxNewTokens < 0) throw argError(`generate: maxNewTokens is ${r.maxNewTokens}, expected an integer >= 0`);
-  if (!Number.isInteger(r.topK) || r.topK < 0) throw argError(`generate: topK is ${r.topK}, expected 0 (greedy) or an integer >= 1`);
-  if (!(Number.isFinite(r.temperature) && r.temperature > 0)) throw argError(`generate: temperature is ${r.temperature}, expected a finite value > 0`);
-  if (!(Number.isInteger(r.seed) && r.seed >= 0) && typeof r.seed !== 'bigint') throw argError('generate: seed must be a non-negative integer or a BigInt');
-  if (!Array.isArray(r.stop) || !r.stop.every(Number.isInteger)) throw argError('generate: stop must be an array of token ids');
-  return r;
-}
-
-/** Per model input, what the loop feeds ({role, name, dtype, empty shape | present index}); the logits index. */
-function planLoop(inputs, outputs, o) {
-  let [past, present] = [o.pastPrefix, o.presentPrefix];
-  if (!past && !present) {
-    [past, present] = [['past_key_values.', 'present.'], ['past_', 'present_']]
-      .find(([p]) => inputs.some((i) => i.name.startsWith(p))) ?? ['past_key_values.', 'present.'];
-  }
-  const names = (vs) => vs.map((v) => v.name).join(', ');
-  const isInt = (i) => i.dtype === 'int64' || i.dtype === 'int32';
-  const feeds = inputs.map((i) => {
-    const where = `generate: input "${i.name}"`;
-    if (i.name === o.inputIds || i.name === o.attentionMask || i.name === o.positionIds) {
-      if (!isInt(i)) throw argError(`${where}: dtype ${i.dtype}, expected int64 or int32`);
-      return { role: i.name === o.inputIds ? 'ids' : i.name === o.attentionMask ? 'mask' : 'positions', name: i.name, dtype: i.dtype };
-    }
-    if (!past || !i.name.startsWith(past)) {
-      throw argError(`generate: cannot feed model input "${i.name}" (the loop feeds ${o.inputIds}, ${past}*, ${o.attentionMask} and ${o.positionIds})`);
-    }
-    const pname = present + i.name.slice(past.length);
-    const k = outputs.findIndex((v) => v.name === pname);
-    if (k < 0) throw new TesseraError('not_found', `generate: past input "${i.name}" has no present output "${pname}" (outputs: ${names(outputs)})`);
-    if (i.dtype !== 'float32' && i.dtype !== 'float16') throw argError(`${where}: dtype ${i.dtype}, expected float32 or float16`);
-    if (!i.shape || i.shape.length === 0) throw argError(`${where}: expected a tensor of known rank >= 1`);
-    // Batch 1, the one dynamic dim after it (the sequence axis) 0.
-    const empty = i.shape.map((d, a) => (a === 0 ? 1 : typeof d === 'number' ? d : 0));
-    if (i.shape.slice(1).filter((d) => typeof d !== 'number').length !== 1)
-      throw argError(`${where}: expected exactly one dynamic dim after the batch (the sequence axis)`);
-    return { role: 'past', name: i.name, dtype: i.dtype, empty, present: k };
-  });
-  if (!feeds.some((f) => f.role === 'ids')) throw new TesseraError('not_found', `generate: the model has no input "${o.inputIds}" (inputs: ${names(inputs)})`);
-  if (!feeds.some((f) => f.role === 'past'))
-    throw new TesseraError('not_found', `generate: the model has no past input "${past}*" (inputs: ${names(inputs)}); set options.pastPrefix and presentPrefix`);
-  const logits = outputs.findIndex((v) => v.name === o.logits);
-  if (logits < 0) throw new TesseraError('not_found', `generate: the model has no output "${o.logits}" (outputs: ${names(outputs)})`);
-  return { feeds, logits };
-}
-
-/** IEEE binary16 bits -> number. */
-function f16(h) {
-  const e = (h >> 10) & 31, f = h & 1023, s = h & 0x8000 ? -1 : 1;
-  if (e === 0) return s * f * 2 ** -24;
-  if (e === 31) return f ? NaN : s * Infinity;
-  return s * (1 + f / 1024) * 2 ** (e - 15);
-}
-
-/** The token chosen from one row of logits: generate.h's greedy / top-k rule. */
-function chooseToken(row, o, rng, step) {
-  for (let i = 0; i < row.length; i++) if (Number.isNaN(row[i])) throw argError(`generate: step ${step}: logit of token ${i} is NaN`);
-  if (o.topK === 0) {
-    let best = 0;
-    for (let i = 1; i < row.length; i++) if (row[i] > row[best]) best = i;
-    return best;
-  }
-  const k = Math.min(o.topK, row.length);
-  const order = Array.from(row.keys()).sort((a, b) => row[b] - row[a] || a - b).slice(0, k);
-  const weights = order.map((t) => Math.exp((row[t] - row[order[0]]) / o.temperature));
-  const target = rng.uniform() * weights.reduce((a, b) => a + b, 0);
-  let running = 0;
-  for (let i = 0; i < k; i++) if ((running += weights[i]) > target) return order[i];
-  return order[k - 1];
-}
-
-// ---- load(): model and external-data sources (bytes, URL, file path in node, Response) ----
-
-const now = () => (globalThis.performance ?? Date).now();
-
-/** A URL for a string or URL: absolute as given; relative to `base` (the model's URL for its
- *  external data), else to the page (globalThis.location), else in node to the working
- *  directory (a file path), else to this module. */
-async function resolveUrl(s, base) {
-  if (s instanceof URL) return s;
-  try { return new URL(s); } catch { /* relative */ }
-  if (base) return new URL(s, base);
-  if (globalThis.location?.href) return new URL(s, globalThis.location.href);
-  if (kIsNode) {
-    const [{ pathToFileURL }, path] = await Promise.all([import('node:url'), import('node:path')]);
-    return pathToFileURL(path.resolve(s));
-  }
-  return new URL(s, import.meta.url);
-}
-
-/** The body of a fetch() Response, read chunk by chunk with onProgress({url, loaded, total})
- *  (total: Content-Length, or null when the server does not send it). */
-async function readResponse(r, url, onProgress) {
-  if (!r.ok) throw new TesseraError('not_found', `${url}: HTTP ${r.status}${r.statusText ? ` ${r.statusText}` : ''}`);
-  const total = Number(r.headers?.get('content-length')) || null;
-  if (!r.body || typeof r.body.getReader !== 'function') {
-    const bytes = new Uint8Array(await r.arrayBuffer());
-    onProgress?.({ url, loaded: bytes.length, total: total ?? bytes.length });
-    return bytes;
-  }
-  const reader = r.body.getReader();
-  // Chunks, then one copy: a compressed response's Content-Length is not the length of its body.
-  const chunks = [];
-  let loaded = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    loaded += value.length;
-    onProgress?.({ url, loaded, total });
-  }
-  const bytes = chunks.length === 1 ? chunks[0] : new Uint8Array(loaded);
-  if (chunks.length !== 1) for (let k = 0, at = 0; k < chunks.length; at += chunks[k++].length) bytes.set(chunks[k], at);
-  if (loaded === 0 || total !== loaded) onProgress?.({ url, loaded, total: loaded });
-  return bytes;
-}
-
-/** A file: URL in node, streamed with the same progress reports. */
-async function readFileUrl(url, onProgress) {
-  const fs = await import('node:fs');
-  let total;
-  try {
-    total = (await fs.promises.stat(url)).size;
-  } catch (e) {
-    throw new TesseraError('not_found', `${url}: ${e.code === 'ENOENT' ? 'file not found' : e.message}`);
-  }
-  const bytes = new Uint8Array(total);
-  let loaded = 0;
-  for await (const chunk of fs.createReadStream(url)) {
-    bytes.set(chunk.subarray(0, total - loaded), loaded);
-    loaded += chunk.length;
-    onProgress?.({ url: String(url), loaded, total });
-  }
-  if (total === 0) onProgress?.({ url: String(url), loaded, total });
-  return loaded === total ? bytes : bytes.subarray(0, loaded);
-}
-
-/** {bytes, name, url} of a load() source: bytes, an ArrayBuffer, a Response, a URL, a string (a
- *  URL; in node also a file path). */
-async function readSource(source, what, onProgress, base) {
-  if (source instanceof Uint8Array) return { bytes: source, name: null, url: null };
-  if (source instanceof ArrayBuffer) return { bytes: new Uint8Array(source), name: null, url: null };
-  if (ArrayBuffer.isView(source)) return { bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength), name: null, url: null };
-  const fileName = (u) => decodeURIComponent(u.pathname.split('/').pop() || '') || null;
-  if (typeof Response === 'function' && source instanceof Response) {
-    const url = source.url ? new URL(source.url) : null;
-    return { bytes: await readResponse(source, source.url || what, onProgress), name: url && fileName(url), url };
-  }
-  if (typeof source !== 'string' && !(source instanceof URL))
-    throw argError(`${what}: expected a URL, a file path (node), a Response, a Uint8Array or an ArrayBuffer, got ${source === null ? 'null' : typeof source === 'object' ? source.constructor?.name ?? 'object' : typeof source}`);
-  const url = await resolveUrl(source, base);
-  if (kIsNode && url.protocol === 'file:') return { bytes: await readFileUrl(url, onProgress), name: fileName(url), url };
-  let r;
-  try {
-    r = await fetch(url);
-  } catch (e) {
-    throw new TesseraError('not_found', `${url}: ${e.cause?.message ?? e.message}`);
-  }
-  return { bytes: await readResponse(r, String(url), onProgress), name: fileName(url), url };
-}
-
 /** options.freeDimensions {name: size} -> [[name, size]], checked. */
 function freeDimensionList(dims) {
   if (dims === undefined) return [];
@@ -375,12 +174,16 @@ function describe(values) {
 /** The runtime: one wasm instance. Create with `await Tessera.create()`. */
 export class Tessera {
   #m; #threads; #u8 = null; #models = new Set(); #loading = new Set(); #pending = new Set(); #disposed = false;
-  #log;
+  #log; #gpu = null; #gpuLayer = null;
 
   constructor(core, threads, fallback, log) {
     this.#m = core; this.#threads = threads; this.#log = log;
     /** Why `threads > 1` runs on one thread (tessera.wasm), or null. */
     this.threadsFallback = fallback;
+    /** Where models run: 'webgpu' (WebGPU with per-node wasm fallback) or 'wasm'. */
+    this.device = 'wasm';
+    /** Why create({device: 'auto'}) runs on wasm (no navigator.gpu, no adapter, ...), or null. */
+    this.deviceFallback = null;
   }
 
   /** Intra-op threads the models run with: options.threads, or 1 after a fallback. */
@@ -393,10 +196,19 @@ export class Tessera {
    * tsr.threadsFallback says why).
    * options.wasmUrl / options.threadsWasmUrl: where tessera.wasm / tessera-threads.wasm are
    * (default: beside this module; the loaders and the pthread Worker script always are).
+   * options.device: 'wasm' (default), 'webgpu' (models run on the GPU through WebGPU, nodes the
+   * GPU layer lacks on wasm; throws unsupported when WebGPU has no adapter here) or 'auto'
+   * (WebGPU where an adapter exists, else wasm with tsr.deviceFallback saying why).
    */
   static async create(options = {}) {
     const requested = options.threads ?? 1;
     if (!Number.isInteger(requested) || requested < 1) throw argError(`threads must be a positive integer, got ${requested}`);
+    const device = options.device ?? 'wasm';
+    if (!['wasm', 'webgpu', 'auto'].includes(device)) throw argError(`device must be 'wasm', 'webgpu' or 'auto', got ${JSON.stringify(device)}`);
+    // The WebGPU layer loads only when asked for.
+    const layer = device === 'wasm' ? null : await import('./webgpu.mjs');
+    const opened = layer ? await layer.openWebGpu() : null;
+    if (device === 'webgpu' && !opened.gpu) throw new TesseraError('unsupported', `device 'webgpu': ${opened.reason}`);
     const level = logLevelIndex(options.logLevel, 'create()');
     const print = options.print ?? ((s) => console.log(s)), printErr = options.printErr ?? ((s) => console.warn(s));
     // The runtime's own stderr: warnings, shown at 'warning' and below.
@@ -423,7 +235,10 @@ export class Tessera {
     const { default: createCore } = threaded ? await import('./tessera-threads-core.mjs') : await import('./tessera-core.mjs');
     const rt = new Tessera(await Promise.race([createCore(init), startFailed]), threads, fallback, { level, print, printErr });
     if (threaded) await rt.#reserveWorkers();
-    if (level <= kInfo) print(`tessera: ${threaded ? 'tessera-threads.wasm' : 'tessera.wasm'}, ${threads} thread${threads > 1 ? 's' : ''} per model`);
+    if (opened?.gpu) [rt.#gpu, rt.#gpuLayer, rt.device] = [opened.gpu, layer, 'webgpu'];
+    else if (opened) rt.deviceFallback = opened.reason;
+    if (level <= kInfo) print(`tessera: ${threaded ? 'tessera-threads.wasm' : 'tessera.wasm'}, ${threads} thread${threads > 1 ? 's' : ''} per model` +
+      (rt.#gpu ? `; WebGPU (${rt.#gpu.info.vendor} ${rt.#gpu.info.architecture})` : opened ? `; wasm (WebGPU unavailable: ${opened.reason})` : ''));
     return rt;
   }
 
@@ -691,7 +506,7 @@ export class Tessera {
     }
     if (!h) this._fail();
     const info = JSON.parse(new TextDecoder().decode(this._takeBytes(m._tsrw_model_info(h))));
-    const model = new Model(this, h, info, { ...this.#log, level, name });
+    const model = new Model(this, h, info, { ...this.#log, level, name }, this.#gpuModel(h));
     this.#models.add(model);
     if (level <= kInfo) {
       const size = src.bytes.length + files.reduce((a, f) => a + f.bytes.length, 0);
@@ -773,6 +588,22 @@ export class Tessera {
     }
   }
 
+  /** A WebGPU runner for model handle h (null on wasm), or {wasmOnly: why} for a graph that
+   *  must run whole on wasm (control flow). */
+  #gpuModel(h) {
+    if (!this.#gpu) return null;
+    let graph;
+    try { graph = this._graph(h); } catch (e) { this.#m._tsrw_model_free(h); throw e; }
+    return graph.wasmOnly ? { wasmOnly: graph.wasmOnly } : new this.#gpuLayer.GpuModel(this, h, this.#gpu, graph);
+  }
+
+  /** @internal The main graph of model handle h as tsrw_model_graph's JSON (web/src/web_graph.cpp). */
+  _graph(h) {
+    const b = this.#m._tsrw_model_graph(h);
+    if (!b) this._fail();
+    return JSON.parse(new TextDecoder().decode(this._takeBytes(b)));
+  }
+
   /** Bytes of the wasm heap in use (malloc), e.g. to check that disposed models free theirs. */
   heapInUse() { this.#check(); return this.#m._tsrw_heap_in_use(); }
 
@@ -783,6 +614,7 @@ export class Tessera {
     for (const model of [...this.#models]) model.dispose();
     if (this.#m.PThread) this.#m.PThread.terminateAllThreads();  // every model's threads are joined
     for (const done of [...this.#pending]) done(argError('this Tessera instance was disposed while a load() waited for its Workers'));
+    this.#gpu?.device.destroy();
     this.#disposed = true;
     this.#m = null;
     this.#u8 = null;
@@ -791,12 +623,29 @@ export class Tessera {
 
 /** A loaded model with a prepared CPU session. */
 export class Model {
-  #rt; #h; #log;
+  #rt; #h; #log; #gpu; #placement = null;
 
-  constructor(rt, handle, info, log) {
+  constructor(rt, handle, info, log, gpu) {
     this.#rt = rt; this.#h = handle; this.#log = log;
     this.inputs = info.inputs.map(valueInfo);
     this.outputs = info.outputs.map(valueInfo);
+    this.#gpu = gpu?.run ? gpu : null;
+    /** Where run() runs: 'webgpu' (per node, see placement) or 'wasm'. */
+    this.device = this.#gpu ? 'webgpu' : 'wasm';
+    /** Why a model of a WebGPU runtime runs whole on wasm (e.g. "control flow (If)"), or null. */
+    this.deviceFallback = gpu?.wasmOnly ?? null;
+  }
+
+  /**
+   * Which device runs each node of the main graph (as loaded, before the wasm session's own
+   * optimizations): {nodes: [{graph, node, op, device: 'webgpu' | 'wasm'}], copies} (copies: the
+   * values that cross between the devices in a run), as `tessera inspect --placement --json`.
+   */
+  get placement() {
+    this.#check();
+    if (this.#gpu) return this.#gpu.placement;
+    this.#placement ??= { nodes: this.#rt._graph(this.#h).nodes.map((n, k) => ({ graph: 0, node: k, op: n.op, device: 'wasm' })), copies: 0 };
+    return this.#placement;
   }
 
   #check() { if (!this.#h) throw argError('this model is disposed'); }
@@ -812,6 +661,7 @@ export class Model {
     const names = Array.isArray(options) ? options : options?.outputs;
     if (names !== undefined && (!Array.isArray(names) || names.length === 0 || !names.every((n) => typeof n === 'string')))
       throw argError(`run(): outputs must be a non-empty array of output names (outputs: ${this.outputs.map((o) => `"${o.name}"`).join(', ')})`);
+    if (this.#gpu) return this.#runGpu(feeds, names);
     const rt = this.#rt;
     const m = rt._core();
     const list = rt._list(feeds, 'run() feeds');
@@ -835,6 +685,18 @@ export class Model {
       const info = (vs) => Object.entries(vs).map(([n, t]) => ({ name: n, dtype: t?.type ?? t?.dtype ?? (t ? 'sequence' : 'none'), shape: t?.dims ?? t?.shape ?? null }));
       this.#log.print(`tessera: "${this.#log.name}": run in ${ms.toFixed(2)} ms; inputs ${describe(info(feeds))}; outputs ${describe(info(result))}`);
     }
+    return result;
+  }
+
+  /** run() on WebGPU (webgpu.mjs GpuModel.run checks the feeds against the inputs). */
+  async #runGpu(feeds, names) {
+    const rt = this.#rt, m = rt._core();
+    const list = rt._list(feeds, 'run() feeds');
+    let given;
+    try { given = rt._read(list); } finally { m._tsrw_list_free(list); }
+    const t0 = now();
+    const result = await this.#gpu.run(given, names, this);
+    if (this.#log.level <= kVerbose) this.#log.print(`tessera: "${this.#log.name}": run on webgpu in ${(now() - t0).toFixed(2)} ms`);
     return result;
   }
 
@@ -925,6 +787,7 @@ export class Model {
   /** Frees the model's wasm memory; using or disposing it again throws. */
   dispose() {
     this.#check();
+    this.#gpu?.dispose();
     this.#rt._core()._tsrw_model_free(this.#h);
     this.#h = 0;
     this.#rt._forget(this);

@@ -20,10 +20,6 @@ namespace {
 int g_error_code = 0;
 std::string g_error_message;
 
-struct WebModel {
-  std::unique_ptr<Session> session;  // session->model(): the model as loaded
-};
-
 }  // namespace
 
 // JSON string literal.

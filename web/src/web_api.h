@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -18,6 +19,7 @@
 #include "core/base/status.h"
 #include "core/tensor/tensor.h"
 #include "tessera/model.h"
+#include "tessera/session.h"
 
 namespace tsr::web {
 
@@ -25,6 +27,11 @@ namespace tsr::web {
 struct TensorList {
   std::vector<std::string> names;
   std::vector<Tensor> tensors;
+};
+
+// A loaded model: its prepared CPU session (session->model(): the model as loaded).
+struct WebModel {
+  std::unique_ptr<Session> session;
 };
 
 // An owned byte buffer handed to JS (.tsr bytes, strings).

@@ -7,9 +7,11 @@
 // (default: /models/, which scripts/serve_web.sh mounts); ?samples=URL is where the sample pages
 // are (default /samples/, rendered by examples/ocr/make_samples.py; serve_web.sh mounts them);
 // ?threads=N runs the models on N threads (tessera-threads.wasm; the page must then be
-// cross-origin isolated, which serve_web.sh's headers make it; otherwise it runs on one thread).
+// cross-origin isolated, which serve_web.sh's headers make it; otherwise it runs on one thread);
+// ?device=webgpu|auto runs them through WebGPU (docs/web.md "WebGPU"; auto: where there is an
+// adapter), wasm by default.
 //
-// For tests, <body> carries data-state (loading, ready, running, done, error), data-threads,
+// For tests, <body> carries data-state (loading, ready, running, done, error), data-threads, data-device,
 // data-boxes (boxes drawn for the last image), data-first-result-ms (performance.now() when the
 // first result was shown, i.e. ms since navigation) and data-run-ms (the last image, decode to text).
 import { Tessera } from '../../dist/tessera.mjs';
@@ -24,6 +26,7 @@ const urls = {
   samples: params.get('samples') ?? '/samples/',
 };
 const threads = Number(params.get('threads') ?? '1');
+const device = params.get('device') ?? 'wasm';
 const kMaxPixels = 1 << 25;  // decoded images above this are refused (memory), as tessera-ocr --page
 const $ = (id) => document.getElementById(id);
 const body = document.body;
@@ -106,8 +109,9 @@ function showLines(lines) {
 
 async function main() {
   const t0 = performance.now();
-  const tsr = await Tessera.create({ threads });
+  const tsr = await Tessera.create({ threads, device });
   body.dataset.threads = String(tsr.threads);
+  body.dataset.device = tsr.device;
   // The recognizer always; the detector and the classifier when a page is read (at start in page
   // mode, else on the first page), so that one-line mode loads (and runs threads for) one model.
   const keyText = await fetch(urls.keys).then((r) => {
@@ -127,7 +131,8 @@ async function main() {
     return out[m.outputs[0].name];
   };
   const on = tsr.threads > 1 ? `${tsr.threads} threads (tessera-threads.wasm)` : `1 thread${tsr.threadsFallback ? ` (${tsr.threadsFallback})` : ''}`;
-  status(`ready: ${Object.keys(models).length} model(s) imported from ONNX in ${(performance.now() - t0).toFixed(0)} ms; runs on ${on}`);
+  const gpu = tsr.device === 'webgpu' ? ', WebGPU' : tsr.deviceFallback ? ` (no WebGPU: ${tsr.deviceFallback})` : '';
+  status(`ready: ${Object.keys(models).length} model(s) imported from ONNX in ${(performance.now() - t0).toFixed(0)} ms; runs on ${on}${gpu}`);
 
   let current = null;  // { lines } of the image shown, for hover highlighting
   let busy = false;

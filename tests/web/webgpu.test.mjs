@@ -1,0 +1,182 @@
+// The WebGPU device layer (web/js/webgpu.mjs) in Debian's headless Chromium on its SwiftShader
+// WebGPU adapter (--enable-unsafe-webgpu --use-webgpu-adapter=swiftshader; a CPU implementation:
+// correct, slow). One page runs each model of web/test/make_webgpu_models.py (one per kernel
+// family, generated into a temporary folder), PP-OCR's mobile v2 classifier and openWakeWord's
+// embedding model (real CNNs, from third_party/models when fetched) on
+// create({device: 'webgpu'}) and on wasm (the path the node suites check against onnxruntime):
+// outputs within 1e-4 relative L2 with the same shapes, and the placement the model expects
+// (every node on WebGPU, the fallback model's CumSum on wasm, an If model wholly on wasm).
+// A page whose device is destroyed checks that the next run fails (backend), not hangs; the OCR
+// page's ?device=webgpu gets ready on WebGPU (reading a line there takes about 6 s on SwiftShader:
+// not run here); a page
+// without navigator.gpu checks 'auto' (falls back to wasm, saying why) and 'webgpu' (throws
+// unsupported). Skipped only when the machine lacks chromium, playwright-core or the onnx
+// Python package.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const models = path.join(repo, 'third_party', 'models');
+const kCls = 'ch_ppocr_mobile_v2.0_cls_infer.onnx';
+const kEmbedding = 'embedding_model.onnx';  // openWakeWord's embedding CNN: every node on WebGPU
+const require = createRequire(path.join(repo, 'web', 'package.json'));
+let chromium = null;
+try { ({ chromium } = require('playwright-core')); } catch { /* skipped below */ }
+const haveOnnx = (() => { try { execFileSync('/usr/bin/python3', ['-c', 'import onnx']); return true; } catch { return false; } })();
+const skip = !fs.existsSync('/usr/bin/chromium') ? 'no /usr/bin/chromium'
+  : !chromium ? 'playwright-core missing in web/node_modules (scripts/install_deps.sh)'
+  : !haveOnnx ? 'the onnx Python package is missing (python3-onnx)' : false;
+
+const kArgs = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+  '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'];
+
+async function withBrowser(fn) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsr-webgpu-'));
+  execFileSync('/usr/bin/python3', [path.join(repo, 'web', 'test', 'make_webgpu_models.py'), dir]);
+  const { serve } = await import(path.join(repo, 'web', 'tools', 'serve.mjs'));
+  const { server, url } = await serve({ root: path.join(repo, 'web'), mounts: [['/gen', dir], ['/models', models]] });
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: kArgs });
+  try {
+    await fn(browser, url, JSON.parse(fs.readFileSync(path.join(dir, 'models.json'), 'utf8')));
+  } finally {
+    await browser.close();
+    server.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// In the page: each model on both devices; per output rel-L2 and shapes, the placement, timings.
+async function compareInPage(page, table) {
+  return page.evaluate(async (table) => {
+    const { Tessera } = await import('/dist/tessera.mjs');
+    const gpu = await Tessera.create({ device: 'webgpu' });
+    const cpu = await Tessera.create({ device: 'wasm' });
+    let seed = 12345;
+    const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 * 2 - 1; };
+    const auto = await Tessera.create({ device: 'auto' });
+    const result = { device: gpu.device, auto: [auto.device, auto.deviceFallback], models: {} };
+    auto.dispose();
+    for (const [file, spec] of Object.entries(table)) {
+      const bytes = new Uint8Array(await (await fetch(spec.url)).arrayBuffer());
+      const mg = await gpu.load(bytes, { name: file }), mc = await cpu.load(bytes, { name: file });
+      const feeds = {};
+      for (const [name, shape] of Object.entries(spec.inputs))
+        feeds[name] = { dtype: 'float32', shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, rand) };
+      const a = await mg.run(feeds), b = await mc.run(feeds);
+      const outputs = {};
+      for (const [name, t] of Object.entries(b)) {
+        const g = a[name];
+        let num = 0, den = 0;
+        for (let i = 0; i < t.data.length; i++) { num += (g.data[i] - t.data[i]) ** 2; den += t.data[i] ** 2; }
+        outputs[name] = { shape: g.dims, want: t.dims, relL2: Math.sqrt(num / Math.max(den, 1e-30)), finite: g.data.every(Number.isFinite) };
+      }
+      const timing = {};
+      if (spec.time) {
+        for (const [k, m] of [['webgpu', mg], ['wasm', mc]]) {  // warm: the comparison ran them once
+          const t0 = performance.now();
+          for (let i = 0; i < spec.time; i++) await m.run(feeds);
+          timing[k] = (performance.now() - t0) / spec.time;
+        }
+      }
+      result.models[file] = { device: mg.device, deviceFallback: mg.deviceFallback, placement: mg.placement, outputs, timing };
+      mg.dispose(); mc.dispose();
+    }
+    gpu.dispose(); cpu.dispose();
+    return result;
+  }, table);
+}
+
+test('webgpu: every kernel family and two real CNNs match wasm in headless Chromium (SwiftShader)', { skip }, async () => {
+  await withBrowser(async (browser, url, table) => {
+    const page = await browser.newPage();
+    const log = [];
+    page.on('console', (m) => log.push(`console.${m.type()}: ${m.text()}`));
+    page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
+    await page.goto(url);
+    const hasAdapter = await page.evaluate(async () => !!(await navigator.gpu?.requestAdapter()));
+    assert.ok(hasAdapter, 'headless Chromium exposes no WebGPU adapter with --enable-unsafe-webgpu --use-webgpu-adapter=swiftshader');
+    for (const [file, spec] of Object.entries(table)) spec.url = `/gen/${file}`;
+    if (fs.existsSync(path.join(models, kCls))) table[kCls] = { url: `/models/${kCls}`, inputs: { x: [1, 3, 48, 192] }, gpu: null, time: 1 };
+    if (fs.existsSync(path.join(models, kEmbedding))) table[kEmbedding] = { url: `/models/${kEmbedding}`, inputs: { input_1: [1, 76, 32, 1] }, gpu: null };
+    const r = await compareInPage(page, table).catch((e) => { throw new Error(`${e.message}\n${log.join('\n')}`); });
+    assert.deepEqual([r.device, ...r.auto], ['webgpu', 'webgpu', null], "create({device: 'webgpu'}) and 'auto' with an adapter");
+    for (const [file, m] of Object.entries(r.models)) {
+      const spec = table[file];
+      for (const [name, o] of Object.entries(m.outputs)) {
+        assert.deepEqual(o.shape, o.want, `${file} ${name}: shape`);
+        assert.ok(o.finite && o.relL2 <= 1e-4, `${file} ${name}: rel-L2 ${o.relL2} against wasm`);
+      }
+      const onGpu = m.placement.nodes.filter((n) => n.device === 'webgpu').map((n) => n.node);
+      const want = spec.gpu ?? m.placement.nodes.map((n) => n.node);
+      if (file === kCls) assert.ok(onGpu.length >= 0.9 * m.placement.nodes.length, `${file}: ${onGpu.length} of ${m.placement.nodes.length} nodes on webgpu`);
+      else assert.deepEqual(onGpu, want, `${file}: nodes on webgpu (placement ${JSON.stringify(m.placement.nodes)})`);
+      if (file === 'if.onnx') assert.match(m.deviceFallback, /control flow \(If\)/);
+      if (file === 'fallback.onnx') assert.equal(m.placement.copies, 4, 'x uploaded, Relu -> CumSum -> Sigmoid crosses twice, y read back');
+      if (Object.keys(m.timing).length)
+        console.log(`# ${file}: steady-state run ${m.timing.webgpu.toFixed(1)} ms on webgpu (SwiftShader), ${m.timing.wasm.toFixed(1)} ms on wasm`);
+    }
+  });
+});
+
+test('webgpu: a lost device fails the next run with a backend TesseraError', { skip }, async () => {
+  await withBrowser(async (browser, url) => {
+    const page = await browser.newPage();
+    await page.goto(url);
+    const r = await page.evaluate(async () => {
+      // The device the runtime asks for, caught on its way (the API does not hand it out).
+      const request = GPUAdapter.prototype.requestDevice;
+      let device = null;
+      GPUAdapter.prototype.requestDevice = async function (d) { device = await request.call(this, d); return device; };
+      const { Tessera } = await import('/dist/tessera.mjs');
+      const tsr = await Tessera.create({ device: 'webgpu' });
+      GPUAdapter.prototype.requestDevice = request;
+      const m = await tsr.load(new Uint8Array(await (await fetch('/gen/fallback.onnx')).arrayBuffer()));
+      const feeds = { x: { dtype: 'float32', shape: [4, 5], data: new Float32Array(20).fill(1) } };
+      const before = Array.from((await m.run(feeds)).y.data.slice(0, 2));
+      device.destroy();
+      await device.lost;
+      try { await m.run(feeds); return { before, err: null }; } catch (e) { return { before, err: { name: e.name, code: e.code, message: e.message } }; }
+    });
+    assert.ok(Math.abs(r.before[0] - 1 / (1 + Math.exp(-1))) < 1e-6, `a run before the loss: ${r.before}`);
+    assert.deepEqual([r.err?.name, r.err?.code], ['TesseraError', 'backend']);
+    assert.match(r.err.message, /webgpu: the device was lost/);
+    // The OCR page's device switch (a fresh page, so a fresh device): ready on WebGPU.
+    if (!fs.existsSync(path.join(models, 'ch_PP-OCRv4_rec_infer.onnx'))) return;
+    const ocr = await browser.newPage();
+    await ocr.goto(`${url}examples/ocr/?mode=line&device=webgpu`);
+    await ocr.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 60000 });
+    assert.deepEqual([await ocr.getAttribute('body', 'data-state'), await ocr.getAttribute('body', 'data-device')], ['ready', 'webgpu'],
+      await ocr.textContent('#status'));
+  });
+});
+
+test('webgpu: without navigator.gpu, auto falls back to wasm and webgpu throws', { skip }, async () => {
+  await withBrowser(async (browser, url) => {
+    const page = await browser.newPage();
+    await page.addInitScript(() => Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined }));
+    await page.goto(url);
+    const r = await page.evaluate(async () => {
+      const { Tessera } = await import('/dist/tessera.mjs');
+      const tsr = await Tessera.create({ device: 'auto' });
+      const bytes = new Uint8Array(await (await fetch('/gen/fallback.onnx')).arrayBuffer());
+      const m = await tsr.load(bytes);
+      const y = await m.run({ x: { dtype: 'float32', shape: [4, 5], data: new Float32Array(20).fill(1) } });
+      let err = null;
+      try { await Tessera.create({ device: 'webgpu' }); } catch (e) { err = { name: e.name, code: e.code, message: e.message }; }
+      return { device: tsr.device, fallback: tsr.deviceFallback, modelDevice: m.device, placement: m.placement, y: Array.from(y.y.data), err };
+    });
+    assert.equal(r.device, 'wasm');
+    assert.match(r.fallback, /navigator\.gpu is not available/);
+    assert.equal(r.modelDevice, 'wasm');
+    assert.ok(r.placement.nodes.every((n) => n.device === 'wasm') && r.placement.copies === 0);
+    assert.ok(Math.abs(r.y[4] - 1 / (1 + Math.exp(-5))) < 1e-6, `CumSum then Sigmoid: ${r.y}`);
+    assert.deepEqual([r.err?.name, r.err?.code], ['TesseraError', 'unsupported']);
+    assert.match(r.err.message, /device 'webgpu': navigator\.gpu is not available/);
+  });
+});

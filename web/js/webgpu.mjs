@@ -1,0 +1,387 @@
+// The WebGPU device layer of tessera-web: runs a model's main graph node by node, float32 nodes of
+// the ops below on the GPU (WGSL kernels: webgpu_kernels.mjs), every other node alone on the wasm
+// CPU kernels (tsrw_node_eval, web/src/web_graph.cpp). Tensors move between GPU buffers and the
+// wasm heap only where a node's input lives on the other side, and graph outputs are read back
+// once. Ops and their kernels: webgpu_ops.mjs, webgpu_kernels.mjs. Loaded by tessera.mjs only when create({device}) asks for WebGPU.
+import { TesseraError } from './errors.mjs';
+import { Tensor } from './tessera.mjs';
+import { kGpuOps, prod } from './webgpu_ops.mjs';
+import { kGroup } from './webgpu_kernels.mjs';
+
+const kF32 = 1;  // tsr::DType::kF32
+
+/**
+ * The adapter and device, or {reason} when WebGPU is not usable here (no navigator.gpu, no
+ * adapter, requestDevice failed): Tessera.create({device: 'auto'}) reports it as deviceFallback.
+ */
+export async function openWebGpu() {
+  const gpu = globalThis.navigator?.gpu;
+  if (!gpu) return { reason: 'navigator.gpu is not available (no WebGPU in this context; headless Chromium needs --enable-unsafe-webgpu)' };
+  let adapter;
+  try {
+    adapter = await gpu.requestAdapter();
+  } catch (e) {
+    return { reason: `navigator.gpu.requestAdapter() failed: ${e.message}` };
+  }
+  if (!adapter) return { reason: 'navigator.gpu.requestAdapter() found no adapter' };
+  const want = ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxStorageBuffersPerShaderStage', 'maxComputeWorkgroupsPerDimension'];
+  const requiredLimits = Object.fromEntries(want.map((k) => [k, adapter.limits[k]]));
+  try {
+    return { gpu: new Gpu(adapter, await adapter.requestDevice({ requiredLimits })) };
+  } catch (e) {
+    return { reason: `GPUAdapter.requestDevice() failed: ${e.message}` };
+  }
+}
+
+/** One device: compiled pipelines (one per distinct WGSL source) and a pool of storage buffers
+ *  in power-of-two size classes, reused within and across runs. */
+class Gpu {
+  constructor(adapter, device) {
+    this.adapter = adapter;
+    this.device = device;
+    const info = adapter.info ?? {};
+    /** Adapter description for logs and tests: vendor, architecture, description. */
+    this.info = { vendor: info.vendor ?? '', architecture: info.architecture ?? '', description: info.description ?? '' };
+    this.lost = null;
+    this.errors = [];
+    this.pipelines = new Map();
+    this.pool = new Map();
+    device.lost.then((i) => { this.lost = i.message || String(i.reason); });
+    device.addEventListener('uncapturederror', (e) => this.errors.push(e.error.message));
+  }
+
+  pipeline(code) {
+    let p = this.pipelines.get(code);
+    if (!p) {
+      p = this.device.createComputePipeline({ layout: 'auto', compute: { module: this.device.createShaderModule({ code }), entryPoint: 'main' } });
+      this.pipelines.set(code, p);
+    }
+    return p;
+  }
+
+  /** A storage buffer of at least `bytes` from the pool. */
+  acquire(bytes) {
+    const size = Math.max(16, 2 ** Math.ceil(Math.log2(Math.max(bytes, 1))));
+    if (size > this.device.limits.maxStorageBufferBindingSize)
+      throw onWasm(`a ${bytes}-byte tensor is over the adapter's maxStorageBufferBindingSize (${this.device.limits.maxStorageBufferBindingSize})`);
+    const free = this.pool.get(size);
+    if (free?.length) return free.pop();
+    return this.device.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+  }
+
+  release(buf) {
+    const free = this.pool.get(buf.size) ?? [];
+    free.push(buf);
+    this.pool.set(buf.size, free);
+  }
+
+  /** A new buffer holding `data` (set at creation: ordered before any later command). */
+  upload(data, usage = GPUBufferUsage.STORAGE) {
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    const buf = this.device.createBuffer({ size: Math.max(16, Math.ceil(bytes.length / 4) * 4), usage: usage | GPUBufferUsage.COPY_SRC, mappedAtCreation: true });
+    new Uint8Array(buf.getMappedRange()).set(bytes);
+    buf.unmap();
+    return buf;
+  }
+
+  check() {
+    if (this.lost) throw new TesseraError('backend', `webgpu: the device was lost (${this.lost}); create a new Tessera instance`);
+  }
+}
+
+/** The error a GPU op throws, before dispatching anything, for a node it cannot run at these
+ *  sizes (over the adapter's limits): GpuModel.run runs the node on wasm instead. */
+export function onWasm(why) {
+  const e = new TesseraError('resource_exhausted', `webgpu: ${why}`);
+  e.onWasm = true;
+  return e;
+}
+
+/** A value on the GPU: float32 elements in store.buf (shared by views; store.refs counts them). */
+class GpuValue {
+  constructor(shape, store) { this.shape = shape; this.store = store; }
+}
+
+/** What a run does for one model: the graph, where each node runs, constants cached on both sides. */
+export class GpuModel {
+  #rt; #h; #gpu; #g; #place; #hostView; #consts = new Map(); #folded = new Map(); #cache = new Map();
+
+  /** rt: the Tessera instance; h: the wasm model handle; graph: tsrw_model_graph's JSON. */
+  constructor(rt, h, gpu, graph) {
+    this.#rt = rt; this.#h = h; this.#gpu = gpu; this.#g = graph;
+    this.#place = graph.nodes.map((n) => (this.#onGpu(n) ? 'webgpu' : 'wasm'));
+    // Views of host tensors that are not float32 (shape arithmetic: int64 Unsqueeze, Reshape ...)
+    // run in JS on the host side: placed 'wasm' (the CPU), without a wasm call.
+    const numeric = (id) => id >= 0 && graph.values[id].dtype !== 0 && graph.values[id].dtype !== 8;
+    this.#hostView = graph.nodes.map((n, k) => this.#place[k] === 'wasm' && !!kGpuOps[n.op]?.view && numeric(n.inputs[0]) &&
+      n.outputs.every((id) => id < 0 || numeric(id)));
+    this.placement = placementOf(graph, this.#place);
+    /** Nodes placed on webgpu that ran on wasm in some run: their sizes were over the adapter's limits. */
+    this.runtimeFallbacks = new Set();
+  }
+
+  #onGpu(n) {
+    const op = kGpuOps[n.op];
+    if (!op || (op.ok && !op.ok(n, this.#g))) return false;
+    const host = new Set(op.host ?? []);
+    const dt = (id) => this.#g.values[id].dtype;
+    return n.inputs.every((id, j) => id < 0 || host.has(j) || dt(id) === kF32) && n.outputs.every((id) => id < 0 || dt(id) === kF32);
+  }
+
+  /** Runs the graph: feeds {name: Tensor}, checked here against model.inputs ({name, dtype, shape})
+   *  as tsrw_run checks them; names: outputs to return (default all). Resolves to {name: Tensor}. */
+  async run(feeds, names, model) {
+    this.#gpu.check();
+    checkFeeds(feeds, names, model);
+    const g = this.#g;
+    const vals = new Array(g.values.length);
+    const uses = new Array(g.values.length).fill(0);
+    for (const n of g.nodes) for (const id of n.inputs) if (id >= 0) uses[id]++;
+    for (const id of g.outputs) uses[id]++;
+    for (const id of g.inputs) vals[id] = { shape: feeds[g.values[id].name].dims, t: feeds[g.values[id].name] };
+    const run = new Run(this.#gpu);
+    try {
+      for (let k = 0; k < g.nodes.length; k++) {
+        const n = g.nodes[k];
+        const ins = n.inputs.map((id) => (id < 0 ? null : vals[id] ?? (vals[id] = this.#constant(id))));
+        const outs = this.#place[k] === 'webgpu' || this.#hostView[k] ? await this.#gpuNode(run, k, n, ins) : await this.#wasmNode(run, k, n, ins);
+        n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = outs[j]; });
+        for (const id of n.inputs) if (id >= 0 && --uses[id] === 0) run.drop(vals[id]);
+        for (const id of n.outputs) if (id >= 0 && uses[id] === 0) run.drop(vals[id]);
+      }
+      const result = {};
+      for (const id of g.outputs) {
+        const name = g.values[id].name;
+        if (!names || names.includes(name)) result[name] = await run.host(vals[id] ?? (g.values[id].constant ? this.#constant(id) : null));
+      }
+      if (this.#gpu.errors.length) {
+        const errs = this.#gpu.errors.splice(0);
+        throw new TesseraError('backend', `webgpu: ${errs[0]}${errs.length > 1 ? ` (and ${errs.length - 1} more errors)` : ''}`);
+      }
+      return names ? Object.fromEntries(names.map((nm) => [nm, result[nm]])) : result;
+    } finally {
+      run.flush();
+      for (const v of vals) run.drop(v);
+    }
+  }
+
+  /** Node k on the GPU, or on wasm when its sizes are over the adapter's limits (onWasm). */
+  async #gpuNode(run, k, n, ins) {
+    try {
+      return await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(k));
+    } catch (e) {
+      if (!e.onWasm) throw e;
+      this.runtimeFallbacks.add(k);
+      return this.#wasmNode(run, k, n, ins);
+    }
+  }
+
+  /** Per-node scratch kept across runs (kernels cache derived constants there). */
+  #cacheOf(k) {
+    let c = this.#cache.get(k);
+    if (!c) this.#cache.set(k, (c = {}));
+    return c;
+  }
+
+  #constant(id) {
+    let v = this.#consts.get(id);
+    if (!v) {
+      const rt = this.#rt, m = rt._core();
+      const list = m._tsrw_model_constant(this.#h, id);
+      if (!list) rt._fail();
+      let t;
+      try { t = Object.values(rt._read(list))[0]; } finally { m._tsrw_list_free(list); }
+      v = { shape: t.dims, t, constant: true };
+      this.#consts.set(id, v);
+    }
+    return v;
+  }
+
+  /** Node k alone on wasm (its GPU inputs read back); nodes of constants only are evaluated once.
+   *  Shape reads no data: it is answered here, from the input's shape, with no readback. */
+  async #wasmNode(run, k, n, ins) {
+    if (n.op === 'Shape' && ins[0]?.shape) {
+      const r = ins[0].shape.length, clampTo = (a) => Math.min(Math.max(a < 0 ? a + r : a, 0), r);
+      const dims = ins[0].shape.slice(clampTo(n.attrs.start ?? 0), clampTo(n.attrs.end ?? r));
+      return [{ shape: [dims.length], t: Tensor._from('int64', BigInt64Array.from(dims, BigInt), [dims.length]) }];
+    }
+    const foldable = ins.every((v) => v === null || v.constant) && !n.op.startsWith('Random') && n.op !== 'Multinomial';
+    if (foldable && this.#folded.has(k)) return this.#folded.get(k);
+    const entries = [];
+    for (let j = 0; j < ins.length; j++) if (ins[j]) entries.push([String(j), await run.host(ins[j])]);
+    const rt = this.#rt, m = rt._core();
+    const list = rt._listOf(entries);
+    const out = m._tsrw_node_eval(this.#h, k, list);
+    m._tsrw_list_free(list);
+    if (!out) rt._fail();
+    let res;
+    try { res = rt._read(out); } finally { m._tsrw_list_free(out); }
+    const outs = n.outputs.map((_, j) => {
+      const t = res[String(j)];
+      return t === undefined || t === null ? null : { shape: t.dims ?? null, t, constant: foldable };
+    });
+    if (foldable) this.#folded.set(k, outs);
+    return outs;
+  }
+
+  /** Frees the GPU copies of the constants. */
+  dispose() {
+    for (const v of this.#consts.values()) if (v.gpu) v.gpu.store.buf.destroy();
+    for (const outs of this.#folded.values()) for (const v of outs) if (v?.gpu) v.gpu.store.buf.destroy();
+    for (const c of this.#cache.values()) for (const b of Object.values(c)) if (b instanceof GPUBuffer) b.destroy();
+    this.#consts.clear(); this.#folded.clear(); this.#cache.clear();
+  }
+}
+
+function checkFeeds(given, names, { inputs, outputs }) {
+  const all = (vs) => vs.map((v) => `"${v.name}"`).join(', ');
+  for (const k of Object.keys(given))
+    if (!inputs.some((i) => i.name === k)) throw new TesseraError('not_found', `run(): the model has no input "${k}" (inputs: ${all(inputs)})`);
+  for (const i of inputs) {
+    const t = given[i.name];
+    const where = `run(): input "${i.name}"`;
+    if (!t) throw new TesseraError('invalid_argument', `${where} is missing (inputs: ${all(inputs)})`);
+    if (t.type !== i.dtype) throw new TesseraError('invalid_argument', `${where}: expected ${i.dtype}, got ${t.type}`);
+    if (i.shape && (t.dims.length !== i.shape.length || i.shape.some((d, k) => typeof d === 'number' && d !== t.dims[k])))
+      throw new TesseraError('invalid_argument', `${where}: expected shape [${i.shape}], got [${t.dims}]`);
+  }
+  for (const n of names ?? [])
+    if (!outputs.some((o) => o.name === n)) throw new TesseraError('invalid_argument', `run(): the model has no output "${n}" (outputs: ${all(outputs)})`);
+}
+
+/** tessera inspect --placement's object: {nodes: [{graph, node, op, device}], copies}; copies
+ *  counts the values that cross between the devices in a run (graph inputs and constants start on
+ *  the wasm side; constants are uploaded once, not counted; graph outputs end there; Shape reads
+ *  no data). */
+export function placementOf(graph, place) {
+  const home = new Array(graph.values.length).fill('wasm');
+  graph.nodes.forEach((n, k) => n.outputs.forEach((id) => { if (id >= 0) home[id] = place[k]; }));
+  const crossing = new Set();
+  graph.nodes.forEach((n, k) => n.inputs.forEach((id) => {
+    if (id >= 0 && !graph.values[id].constant && home[id] !== place[k] && n.op !== 'Shape') crossing.add(id);
+  }));
+  for (const id of graph.outputs) if (home[id] !== 'wasm') crossing.add(id);
+  return { nodes: graph.nodes.map((n, k) => ({ graph: 0, node: k, op: n.op, device: place[k] })), copies: crossing.size };
+}
+
+/** One run's commands: dispatches recorded into one encoder, submitted when a value is read back
+ *  or the run ends. A value record is {shape, t?: Tensor (host copy), gpu?: GpuValue, constant?}. */
+class Run {
+  #gpu; #enc = null; #pass = null; #transient = [];
+
+  constructor(gpu) { this.#gpu = gpu; }
+
+  get device() { return this.#gpu.device; }
+
+  /** The GPU buffer of a float32 value (uploaded on first use; constants stay uploaded). */
+  buf(v) {
+    if (!v.gpu) {
+      if (v.t.type !== 'float32') throw new TesseraError('internal', `webgpu: a ${v.t.type} value cannot go to the GPU`);
+      v.gpu = new GpuValue(v.shape, { buf: this.#gpu.upload(v.t.data), refs: v.constant ? Infinity : 1 });
+    }
+    return v.gpu.store.buf;
+  }
+
+  /** A new GPU value of `shape` (a pooled buffer). */
+  alloc(shape) {
+    return { shape, gpu: new GpuValue(shape, { buf: this.#gpu.acquire(4 * prod(shape)), refs: 1, pooled: true }) };
+  }
+
+  /** A view of v with another shape (Reshape and its kin): no copy on either side. A float32
+   *  constant is uploaded first, so that its views share its one GPU copy. */
+  view(v, shape) {
+    if (v.constant && !v.gpu && v.t?.type === 'float32') this.buf(v);
+    const r = { shape };
+    if (v.gpu) {
+      v.gpu.store.refs++;
+      r.gpu = new GpuValue(shape, v.gpu.store);
+    }
+    if (v.t) r.t = Tensor._from(v.t.type, v.t.data, shape);
+    if (v.constant) r.constant = true;
+    return r;
+  }
+
+  /** Drops a run's reference to v's GPU buffer (back to the pool when no view holds it). */
+  drop(v) {
+    if (!v?.gpu || v.dropped) return;
+    v.dropped = true;
+    if (--v.gpu.store.refs > 0) return;
+    if (v.gpu.store.pooled) this.#gpu.release(v.gpu.store.buf);
+    else this.#transient.push(v.gpu.store.buf);  // an upload: destroyed after the commands using it are submitted
+  }
+
+  /** A read-only storage buffer of u32 parameters (Float values as their bits by the caller). */
+  params(values) {
+    const buf = this.#gpu.upload(Uint32Array.from(values, (x) => x >>> 0));
+    this.#transient.push(buf);
+    return buf;
+  }
+
+  /** A read-only storage buffer of i32 values (Gather's indices). */
+  int32(values) {
+    const buf = this.#gpu.upload(Int32Array.from(values, Number));
+    this.#transient.push(buf);
+    return buf;
+  }
+
+  /** A uniform buffer holding `bytes` (an ArrayBufferView). */
+  uniform(data) {
+    const buf = this.#gpu.upload(data, GPUBufferUsage.UNIFORM);
+    this.#transient.push(buf);
+    return buf;
+  }
+
+  /** Records one dispatch of `code` with buffers bound in order over `grid` workgroups. */
+  dispatch(code, buffers, grid) {
+    const pipe = this.#gpu.pipeline(code);
+    const bind = this.device.createBindGroup({
+      layout: pipe.getBindGroupLayout(0), entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+    });
+    this.#enc ??= this.device.createCommandEncoder();
+    this.#pass ??= this.#enc.beginComputePass();  // one pass for a run of dispatches
+    this.#pass.setPipeline(pipe);
+    this.#pass.setBindGroup(0, bind);
+    this.#pass.dispatchWorkgroups(...grid);
+  }
+
+  /** The encoder, outside any compute pass (for copies and submission). */
+  #encoder() {
+    this.#pass?.end();
+    this.#pass = null;
+    return (this.#enc ??= this.device.createCommandEncoder());
+  }
+
+  /** An element kernel over n invocations (kGroup per workgroup, x then y). */
+  elements(code, buffers, n) {
+    if (n === 0) return;
+    const groups = Math.ceil(n / kGroup), x = Math.min(groups, 65535);
+    this.dispatch(code, buffers, [x, Math.ceil(groups / x)]);
+  }
+
+  flush() {
+    if (this.#enc) this.device.queue.submit([this.#encoder().finish()]);
+    this.#enc = null;
+    for (const b of this.#transient.splice(0)) b.destroy();
+  }
+
+  /** v's Tensor on the host: read back from the GPU (once) when it lives there. */
+  async host(v) {
+    if (v === null || v === undefined) return null;
+    if (v.t) return v.t;
+    const n = prod(v.shape);
+    const staging = this.device.createBuffer({ size: Math.max(16, 4 * n), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    if (n) this.#encoder().copyBufferToBuffer(v.gpu.store.buf, 0, staging, 0, 4 * n);
+    this.flush();
+    try {
+      await staging.mapAsync(GPUMapMode.READ);
+    } catch (e) {
+      this.#gpu.check();
+      throw new TesseraError('backend', `webgpu: reading a result back failed: ${e.message}`);
+    }
+    const data = new Float32Array(staging.getMappedRange(0, Math.max(16, 4 * n)).slice(0, 4 * n));
+    staging.unmap();
+    staging.destroy();
+    v.t = Tensor._from('float32', data, v.shape);
+    return v.t;
+  }
+}
