@@ -98,6 +98,32 @@ using VF = hn::Vec<DF>;
 constexpr int64_t kNV = 2;       // vectors per row of the packed tile
 constexpr int64_t kMaxV = 4;     // widest strip (few rows, B unpacked)
 
+// The first `cnt` (at most a vector) floats of C at p: loaded with zeros after them, stored
+// with the floats after them left alone. Those floats may be another thread's (the next row's
+// first columns, the next batch's C), written meanwhile: Highway's BlendedStore on WASM and NEON
+// loads, blends and stores the whole vector, so it wrote back stale values over them
+// (nondeterministic PP-OCRv4 rec attention at 4 threads in tessera-threads.wasm). x86's masked
+// stores and loads do not touch the other lanes and stay.
+HWY_INLINE VF load_first(DF d, const float* p, size_t cnt) {
+#if HWY_ARCH_X86
+  return hn::MaskedLoad(hn::FirstN(d, cnt), d, p);
+#else
+  HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)] = {};
+  std::memcpy(buf, p, cnt * sizeof(float));
+  return hn::Load(d, buf);
+#endif
+}
+
+HWY_INLINE void store_first(DF d, VF v, float* p, size_t cnt) {
+#if HWY_ARCH_X86
+  hn::BlendedStore(v, hn::FirstN(d, cnt), d, p);
+#else
+  HWY_ALIGN float buf[HWY_MAX_BYTES / sizeof(float)];
+  hn::Store(v, d, buf);
+  std::memcpy(p, buf, cnt * sizeof(float));
+#endif
+}
+
 // R rows x V vectors of C: acc = sum_p A[p][r] * B[p][v] with A packed (kc x kMR, R <= kMR rows
 // used) and B's rows `ldbp` floats apart (kNR when packed, ldb when read in place). Then
 // C = alpha*acc + beta*C (first K block; beta == 0: C not read) or C += alpha*acc; only the first
@@ -155,13 +181,13 @@ HWY_NOINLINE void tile_kernel(int64_t kc, const float* HWY_RESTRICT pa, const fl
   unroll<V>([&](auto v) {
     const int64_t left = n - static_cast<int64_t>(v * nl);
     if (left <= 0) return;
-    const auto mask = hn::FirstN(d, static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(nl))));
+    const auto cnt = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(nl)));
     unroll<R>([&](auto r) {
       float* dst = c + r * ldc + v * nl;
       VF o = hn::Mul(acc[r][v], va);
-      if (mode == 1) o = hn::Add(o, hn::MaskedLoad(mask, d, dst));
-      else if (mode == 2) o = hn::MulAdd(vb, hn::MaskedLoad(mask, d, dst), o);
-      hn::BlendedStore(o, mask, d, dst);
+      if (mode == 1) o = hn::Add(o, load_first(d, dst, cnt));
+      else if (mode == 2) o = hn::MulAdd(vb, load_first(d, dst, cnt), o);
+      store_first(d, o, dst, cnt);
     });
   });
 }
