@@ -209,6 +209,10 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"pointwise 96 rows (packed)", {1, 16, 9, 13}, {96, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "HardSwish", false},
       {"grouped pointwise", {1, 12, 6, 11}, {9, 4, 1, 1}, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
       {"5x5 stride 2, asymmetric pads", {1, 3, 37, 41}, {24, 3, 5, 5}, 1, {2, 2}, {1, 1}, {1, 1, 2, 2}, "Relu", false},
+      // Implicit GEMM with output rows >= 64 wide: one GEMM per output row straight into y.
+      {"7x7 stride 2 stem, rows 75 wide", {1, 3, 13, 150}, {13, 3, 7, 7}, 1, {2, 2}, {1, 1}, {3, 3, 3, 3}, "Relu", true},
+      {"3x3 stride 2 stem, asymmetric pads", {2, 3, 17, 133}, {32, 3, 3, 3}, 1, {2, 2}, {1, 1}, {0, 1, 1, 0}, "HardSwish", false},
+      {"3x3 stride 1, 64 wide, 17 outputs", {1, 5, 7, 64}, {17, 5, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", true},
       {"1x3 pad 1 (openWakeWord)", {1, 24, 11, 32}, {24, 24, 1, 3}, 1, {1, 1}, {1, 1}, {0, 1, 0, 1}, "", false},
       {"3x3 stride 2 dilated, grouped", {2, 8, 15, 17}, {10, 4, 3, 3}, 2, {2, 2}, {2, 1}, {2, 1, 0, 1}, "", true},
       {"K over two blocks", {1, 40, 9, 10}, {30, 40, 3, 3}, 1, {2, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", false},
