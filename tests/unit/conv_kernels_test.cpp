@@ -342,10 +342,10 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
       {"3x3 stride 2, threaded bands", {1, 32, 96, 96}, 3, 2, 1, 96, {0, 0, 1, 1}, "", "", true, true},
       {"5x5 stride 2, W_pw an input", {2, 6, 15, 22}, 5, 2, 1, 70, {2, 2, 2, 2}, "", "", true, false},
       // Planes <= 16 wide with the packed product: the depthwise stage channels-last (vector
-      // loop plus a channel tail), its output read as B^T; threads split the channels.
+      // loops of 4 and 1 vectors, a channel tail), its output read as B^T; threads split the channels.
       {"3x3 on 7x7, 37 channels", {1, 37, 7, 7}, 3, 1, 1, 80, {1, 1, 1, 1}, "Relu", "Relu", true, true},
       {"3x3 stride 2 on 13x17, 21 channels", {2, 21, 13, 17}, 3, 2, 1, 67, {1, 1, 1, 1}, "HardSwish", "", true, true},
-      {"5x5 dilated on 14x14, 48 channels", {1, 48, 14, 14}, 5, 1, 2, 96, {4, 3, 4, 5}, "", "Relu", false, false},
+      {"5x5 dilated on 14x14, 85 channels", {1, 85, 14, 14}, 5, 1, 2, 96, {4, 3, 4, 5}, "", "Relu", false, false},
   };
   for_targets_and_threads([&](int threads) {
     for (const SeparableCase& sc : cases) check_separable(sc, threads, rng);

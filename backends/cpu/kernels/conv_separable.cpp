@@ -79,12 +79,33 @@ void depthwise_channels_last(const float* x, const float* wd, const float* bd, c
         }
       }
       float* out = dst + (oy * ow_n + ox) * ldd + c0;
-      for (int64_t cv = 0; cv < cv_end; cv += nl) {
+      int64_t cv = 0;
+      // Four vectors of channels at a time: independent FMA chains (one chain waits on the FMA
+      // latency every tap).
+      for (; cv + 4 * nl <= cv_end; cv += 4 * nl) {
+        auto a0 = bd ? hn::LoadU(d, bd + c0 + cv) : hn::Zero(d);
+        auto a1 = bd ? hn::LoadU(d, bd + c0 + cv + nl) : hn::Zero(d);
+        auto a2 = bd ? hn::LoadU(d, bd + c0 + cv + 2 * nl) : hn::Zero(d);
+        auto a3 = bd ? hn::LoadU(d, bd + c0 + cv + 3 * nl) : hn::Zero(d);
+        for (int64_t t = 0; t < nt; ++t) {
+          const float* xp = xt + xoff[t] + cv;
+          const float* wp = wt + woff[t] + cv;
+          a0 = hn::MulAdd(hn::LoadU(d, xp), hn::LoadU(d, wp), a0);
+          a1 = hn::MulAdd(hn::LoadU(d, xp + nl), hn::LoadU(d, wp + nl), a1);
+          a2 = hn::MulAdd(hn::LoadU(d, xp + 2 * nl), hn::LoadU(d, wp + 2 * nl), a2);
+          a3 = hn::MulAdd(hn::LoadU(d, xp + 3 * nl), hn::LoadU(d, wp + 3 * nl), a3);
+        }
+        hn::StoreU(a0, d, out + cv);
+        hn::StoreU(a1, d, out + cv + nl);
+        hn::StoreU(a2, d, out + cv + 2 * nl);
+        hn::StoreU(a3, d, out + cv + 3 * nl);
+      }
+      for (; cv < cv_end; cv += nl) {
         auto acc = bd ? hn::LoadU(d, bd + c0 + cv) : hn::Zero(d);
         for (int64_t t = 0; t < nt; ++t) acc = hn::MulAdd(hn::LoadU(d, xt + xoff[t] + cv), hn::LoadU(d, wt + woff[t] + cv), acc);
         hn::StoreU(acc, d, out + cv);
       }
-      for (int64_t cv = cv_end; cv < cr; ++cv) {
+      for (cv = cv_end; cv < cr; ++cv) {
         float acc = bd ? bd[c0 + cv] : 0.0f;
         for (int64_t t = 0; t < nt; ++t) acc += xt[xoff[t] + cv] * wt[woff[t] + cv];
         out[cv] = acc;
