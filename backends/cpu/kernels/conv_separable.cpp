@@ -4,7 +4,9 @@
 // buffer of about 256 KiB (depthwise.h, from the band's input rows copied with their padding),
 // which the 1x1 product (sgemm_direct for <= 64 output channels, else the packed SGEMM) reads
 // while it is still in cache: the C x OH x OW depthwise output never goes to memory. Bands are
-// spread over the threads. Compiled once per SIMD target (hwy/foreach_target.h);
+// spread over the threads. Planes <= 16 wide (MobileNets' 14x14 and 7x7 stages) are one band whose
+// depthwise stage runs channels-last, vectorized over channels, and whose 1x1 product is the packed
+// SGEMM reading that output as B^T. Compiled once per SIMD target (hwy/foreach_target.h);
 // register_conv_separable_kernels registers the best target's kernel.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/conv_separable.cpp"
@@ -37,9 +39,10 @@ constexpr int64_t kMinBandCols = 128;
 // stages; M-LSD ran 10% faster than with 64 KiB bands, whose input halos are a larger share).
 constexpr int64_t kBandFloats = int64_t{1} << 16;
 
-// Output planes at most this wide (the packed-GEMM case: one band of all rows) run the depthwise
-// stage channels-last (depthwise_channels_last): the per-channel row loop of depthwise.h costs
-// ~70 ns a channel on a 7x7 plane, where its rows fill less than one vector.
+// Output planes at most this wide run the depthwise stage channels-last (depthwise_channels_last)
+// and the 1x1 product as the packed SGEMM (one band of all rows, whatever M): the per-channel row
+// loop of depthwise.h costs ~70 ns a channel on a 7x7 plane, where its rows fill less than one
+// vector.
 constexpr int64_t kMaxChannelsLastWidth = 16;
 
 // Depthwise conv of channels [c0, c1) over the whole plane, channels-last: x's channels
@@ -172,7 +175,10 @@ class SeparableKernel final : public exec::Kernel {
     std::vector<SgemmPackedA> packed_now;
     const SgemmDirectA* da = nullptr;
     const SgemmPackedA* pa = nullptr;
-    if (sgemm_direct_preferred(m, std::min(oh_n, rb) * ow_n, c)) {
+    // Small planes take the packed product whatever M: its B^T read is what lets the depthwise
+    // stage run channels-last (MobileNetV2's 384 -> 64 on 14x14: 0.167 -> 0.141 ms a block).
+    const bool small_plane = ow_n <= kMaxChannelsLastWidth && taps <= 64 && !kSizeFirstKernels;
+    if (!small_plane && sgemm_direct_preferred(m, std::min(oh_n, rb) * ow_n, c)) {
       da = !direct_.empty() && direct_[0].m == m && direct_[0].k == c
                ? &direct_[0]
                : &direct_now.emplace_back(sgemm_direct_pack_a(m, c, wp.data<float>(), c));
@@ -197,7 +203,7 @@ class SeparableKernel final : public exec::Kernel {
     TSR_ASSIGN_OR_RETURN(auto dbufs, SlotScratch<float>::make(ctx, static_cast<size_t>(c * rb * ow_n), parallel && whole_bands));
     // Small planes (one band, the packed product): the depthwise stage channels-last, its output
     // read by the GEMM as B^T; per slot, the transposed input and weights of its channels.
-    const bool channels_last = pa && ow_n <= kMaxChannelsLastWidth && w.k_size() <= 64;
+    const bool channels_last = pa && small_plane;
     TSR_ASSIGN_OR_RETURN(auto tbufs, SlotScratch<float>::make(
                                          ctx, channels_last ? static_cast<size_t>(c * (in_size + taps)) : 0, parallel));
     // The depthwise rows [r0, r1) of channels [c0, c1) into dst (channel-major, cols per channel).
@@ -272,7 +278,9 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
   if (wp && wp->dtype() == DType::kF32 && wp->rank() == 4) {
     const int64_t m = wp->dim(0), k = wp->numel() / std::max<int64_t>(1, m);
     if (!kSizeFirstKernels) direct.push_back(sgemm_direct_pack_a(m, k, wp->data<float>(), k));
-    if (!sgemm_direct_preferred(m, -1, k)) packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
+    // Packed for the SGEMM also where sgemm_direct takes larger planes: planes <= 16 wide
+    // (known at run time) take the packed product (one more copy of W_pw).
+    packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
   }
   return std::unique_ptr<exec::Kernel>(new SeparableKernel(dw_act, act, std::move(direct), std::move(packed)));
 }
