@@ -4,9 +4,9 @@
 // buffer of about 256 KiB (depthwise.h, from the band's input rows copied with their padding),
 // which the 1x1 product (sgemm_direct for <= 64 output channels, else the packed SGEMM) reads
 // while it is still in cache: the C x OH x OW depthwise output never goes to memory. Bands are
-// spread over the threads. Planes <= 16 wide (MobileNets' 14x14 and 7x7 stages) are one band whose
-// depthwise stage runs channels-last, vectorized over channels, and whose 1x1 product is the packed
-// SGEMM reading that output as B^T. Compiled once per SIMD target (hwy/foreach_target.h);
+// spread over the threads. Planes <= 16 wide with >= 128 channels (MobileNets' 14x14 and 7x7
+// stages) are one band whose depthwise stage runs channels-last, vectorized over channels, and
+// whose 1x1 product is the packed SGEMM reading that output as B^T. Compiled once per SIMD target (hwy/foreach_target.h);
 // register_conv_separable_kernels registers the best target's kernel.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/conv_separable.cpp"
@@ -44,6 +44,9 @@ constexpr int64_t kBandFloats = int64_t{1} << 16;
 // loop of depthwise.h costs ~70 ns a channel on a 7x7 plane, where its rows fill less than one
 // vector.
 constexpr int64_t kMaxChannelsLastWidth = 16;
+// ... with at least this many channels (the transposes and the packed GEMM's setup cost more than
+// they save on fewer).
+constexpr int64_t kMinChannelsLast = 128;
 
 // Depthwise conv of channels [c0, c1) over the whole plane, channels-last: x's channels
 // (c x H x W) transposed into xt (H * W rows of c1 - c0) and the weights (C x taps) into wt (taps
@@ -175,9 +178,11 @@ class SeparableKernel final : public exec::Kernel {
     std::vector<SgemmPackedA> packed_now;
     const SgemmDirectA* da = nullptr;
     const SgemmPackedA* pa = nullptr;
-    // Small planes take the packed product whatever M: its B^T read is what lets the depthwise
-    // stage run channels-last (MobileNetV2's 384 -> 64 on 14x14: 0.167 -> 0.141 ms a block).
-    const bool small_plane = ow_n <= kMaxChannelsLastWidth && taps <= 64 && !kSizeFirstKernels;
+    // Small planes with many channels take the packed product whatever M: its B^T read is what
+    // lets the depthwise stage run channels-last (MobileNetV2's 384 -> 64 on 14x14: 0.167 -> 0.141
+    // ms a block; BlazeFace's 24-96 channels on 16x16 and 8x8 ran 5% slower so).
+    const bool small_plane =
+        ow_n <= kMaxChannelsLastWidth && c >= kMinChannelsLast && taps <= 64 && !kSizeFirstKernels;
     if (!small_plane && sgemm_direct_preferred(m, std::min(oh_n, rb) * ow_n, c)) {
       da = !direct_.empty() && direct_[0].m == m && direct_[0].k == c
                ? &direct_[0]
