@@ -24,6 +24,7 @@
 #include "backends/cpu/kernels/gemm_direct.h"
 #include "backends/cpu/kernels/nn_window.h"
 #include "backends/cpu/kernels/scratch.h"
+#include "core/ops/spatial.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -282,10 +283,23 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
   const Tensor* wp = init.constant_inputs.size() > 2 ? init.constant_inputs[2] : nullptr;
   if (wp && wp->dtype() == DType::kF32 && wp->rank() == 4) {
     const int64_t m = wp->dim(0), k = wp->numel() / std::max<int64_t>(1, m);
-    if (!kSizeFirstKernels) direct.push_back(sgemm_direct_pack_a(m, k, wp->data<float>(), k));
-    // Packed for the SGEMM also where sgemm_direct takes larger planes: planes <= 16 wide
-    // (known at run time) take the packed product (one more copy of W_pw).
-    packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
+    // The output width where the load-time shapes tell it (-1: known at run time only): planes
+    // <= 16 wide with channels enough take the packed product whatever M, others sgemm_direct
+    // where it is preferred; only the forms a run can take are kept (the packed one pads to whole
+    // cache blocks: MobileNetV2 kept 5 MB more with both).
+    int64_t ow = -1;
+    const ops::ValueType* xt = init.input_types.empty() ? nullptr : &init.input_types[0];
+    const Tensor* wd = init.constant_inputs.size() > 1 ? init.constant_inputs[1] : nullptr;
+    if (xt && xt->has_shape && xt->shape.size() == 4 && wd && wd->rank() == 4 && xt->shape[2] > 0 && xt->shape[3] > 0) {
+      const Ints in{xt->shape[2], xt->shape[3]};
+      auto sp = ops::resolve_spatial(init.node, in, Ints{wd->dim(2), wd->dim(3)}, false);
+      if (sp.ok()) ow = window3_of(*sp, in).out[2];
+    }
+    const bool small_plane = !kSizeFirstKernels && k >= kMinChannelsLast && ow >= 0 && ow <= kMaxChannelsLastWidth;
+    const bool maybe_small = !kSizeFirstKernels && k >= kMinChannelsLast && (ow < 0 || ow <= kMaxChannelsLastWidth);
+    if (!kSizeFirstKernels && !small_plane) direct.push_back(sgemm_direct_pack_a(m, k, wp->data<float>(), k));
+    if (!sgemm_direct_preferred(m, -1, k) || maybe_small)
+      packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
   }
   return std::unique_ptr<exec::Kernel>(new SeparableKernel(dw_act, act, std::move(direct), std::move(packed)));
 }
