@@ -209,6 +209,10 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"pointwise 96 rows (packed)", {1, 16, 9, 13}, {96, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "HardSwish", false},
       {"grouped pointwise", {1, 12, 6, 11}, {9, 4, 1, 1}, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
       {"5x5 stride 2, asymmetric pads", {1, 3, 37, 41}, {24, 3, 5, 5}, 1, {2, 2}, {1, 1}, {1, 1, 2, 2}, "Relu", false},
+      // Implicit GEMM with output rows >= 64 wide: one GEMM per output row straight into y.
+      {"7x7 stride 2 stem, rows 75 wide", {1, 3, 13, 150}, {13, 3, 7, 7}, 1, {2, 2}, {1, 1}, {3, 3, 3, 3}, "Relu", true},
+      {"3x3 stride 2 stem, asymmetric pads", {2, 3, 17, 133}, {32, 3, 3, 3}, 1, {2, 2}, {1, 1}, {0, 1, 1, 0}, "HardSwish", false},
+      {"3x3 stride 1, 64 wide, 17 outputs", {1, 5, 7, 64}, {17, 5, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", true},
       {"1x3 pad 1 (openWakeWord)", {1, 24, 11, 32}, {24, 24, 1, 3}, 1, {1, 1}, {1, 1}, {0, 1, 0, 1}, "", false},
       {"3x3 stride 2 dilated, grouped", {2, 8, 15, 17}, {10, 4, 3, 3}, 2, {2, 2}, {2, 1}, {2, 1, 0, 1}, "", true},
       {"K over two blocks", {1, 40, 9, 10}, {30, 40, 3, 3}, 1, {2, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", false},
@@ -337,6 +341,12 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
       {"3x3 stride 2, 96 outputs", {1, 8, 21, 19}, 3, 2, 1, 96, {1, 1, 1, 1}, "Relu", "Relu", true, true},
       {"3x3 stride 2, threaded bands", {1, 32, 96, 96}, 3, 2, 1, 96, {0, 0, 1, 1}, "", "", true, true},
       {"5x5 stride 2, W_pw an input", {2, 6, 15, 22}, 5, 2, 1, 70, {2, 2, 2, 2}, "", "", true, false},
+      // Planes <= 16 wide, >= 128 channels: the depthwise stage channels-last (loops of 4 and 1
+      // vectors, a channel tail), read by the packed product as B^T; threads split the channels.
+      {"3x3 on 7x7, 131 channels", {1, 131, 7, 7}, 3, 1, 1, 80, {1, 1, 1, 1}, "Relu", "Relu", true, true},
+      {"3x3 stride 2 on 13x17, 133 channels", {2, 133, 13, 17}, 3, 2, 1, 67, {1, 1, 1, 1}, "HardSwish", "", true, true},
+      {"3x3 on 14x14, 147 channels, 24 outputs, W_pw an input", {1, 147, 14, 14}, 3, 1, 1, 24, {1, 1, 1, 1}, "Relu", "", true, false},
+      {"5x5 dilated on 14x14, 149 channels", {1, 149, 14, 14}, 5, 1, 2, 96, {4, 3, 4, 5}, "", "Relu", false, false},
   };
   for_targets_and_threads([&](int threads) {
     for (const SeparableCase& sc : cases) check_separable(sc, threads, rng);

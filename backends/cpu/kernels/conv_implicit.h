@@ -8,7 +8,8 @@
 // convolution algorithm (Dukhan, "The Indirect Convolution Algorithm", 2019) with a view per tap
 // instead of a pointer per output pixel. The GEMM computes output rows as wide as a phase plane,
 // Wq = OW + (kw - 1) * d_w / s_w (the extra columns are discarded), in blocks of rows whose
-// results go to y with Z and the activation while they are in cache.
+// results go to y with Z and the activation while they are in cache; where OW >= 64 and Wq > OW
+// (the stems: 3x3 and 7x7 at stride 2), one GEMM per output row of OW columns writes y directly.
 #pragma once
 
 #include <cstdint>

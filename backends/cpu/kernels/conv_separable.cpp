@@ -4,7 +4,9 @@
 // buffer of about 256 KiB (depthwise.h, from the band's input rows copied with their padding),
 // which the 1x1 product (sgemm_direct for <= 64 output channels, else the packed SGEMM) reads
 // while it is still in cache: the C x OH x OW depthwise output never goes to memory. Bands are
-// spread over the threads. Compiled once per SIMD target (hwy/foreach_target.h);
+// spread over the threads. Planes <= 16 wide with >= 128 channels (MobileNets' 14x14 and 7x7
+// stages) are one band whose depthwise stage runs channels-last, vectorized over channels, and
+// whose 1x1 product is the packed SGEMM reading that output as B^T. Compiled once per SIMD target (hwy/foreach_target.h);
 // register_conv_separable_kernels registers the best target's kernel.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/conv_separable.cpp"
@@ -22,6 +24,7 @@
 #include "backends/cpu/kernels/gemm_direct.h"
 #include "backends/cpu/kernels/nn_window.h"
 #include "backends/cpu/kernels/scratch.h"
+#include "core/ops/spatial.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -29,11 +32,94 @@ namespace HWY_NAMESPACE {
 
 namespace {
 
+namespace hn = hwy::HWY_NAMESPACE;
+
 // Columns of a band below which threads share bands rather than take whole ones.
 constexpr int64_t kMinBandCols = 128;
 // Depthwise output per band: about this many floats (256 KiB: L2-resident between the two
 // stages; M-LSD ran 10% faster than with 64 KiB bands, whose input halos are a larger share).
 constexpr int64_t kBandFloats = int64_t{1} << 16;
+
+// Output planes at most this wide run the depthwise stage channels-last (depthwise_channels_last)
+// and the 1x1 product as the packed SGEMM (one band of all rows, whatever M): the per-channel row
+// loop of depthwise.h costs ~70 ns a channel on a 7x7 plane, where its rows fill less than one
+// vector.
+constexpr int64_t kMaxChannelsLastWidth = 16;
+// ... with at least this many channels (the transposes and the packed GEMM's setup cost more than
+// they save on fewer).
+constexpr int64_t kMinChannelsLast = 128;
+
+// Depthwise conv of channels [c0, c1) over the whole plane, channels-last: x's channels
+// (c x H x W) transposed into xt (H * W rows of c1 - c0) and the weights (C x taps) into wt (taps
+// rows of c1 - c0), then each output position's channels are one vector loop over the taps that
+// fall inside the input. dst: the depthwise output as OH * OW rows of `ldd` channels (columns
+// [c0, c1) written), + bias `bd` (may be null), then `act`: B^T of the 1x1 product.
+void depthwise_channels_last(const float* x, const float* wd, const float* bd, const Window3& w, int64_t c0,
+                             int64_t c1, const ops::ActivationSpec& act, float* xt, float* wt, float* dst, int64_t ldd) {
+  const hn::ScalableTag<float> d;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t cr = c1 - c0, h = w.in[1], wd_n = w.in[2], in_size = h * wd_n, kh = w.k[1], kw = w.k[2];
+  const int64_t taps = kh * kw, oh_n = w.out[1], ow_n = w.out[2];
+  // Blocks of 16 channels: each position's 16 values are one contiguous store run.
+  for (int64_t cb = c0; cb < c1; cb += 16) {
+    const int64_t ce = std::min(c1, cb + 16);
+    for (int64_t p = 0; p < in_size; ++p) {
+      float* row = xt + p * cr - c0;
+      for (int64_t ch = cb; ch < ce; ++ch) row[ch] = x[ch * in_size + p];
+    }
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t ch = cb; ch < ce; ++ch) wt[t * cr + ch - c0] = wd[ch * taps + t];
+  }
+  const int64_t cv_end = cr / nl * nl;
+  for (int64_t oy = 0; oy < oh_n; ++oy)
+    for (int64_t ox = 0; ox < ow_n; ++ox) {
+      // The taps inside the input: offsets into xt and wt.
+      int64_t xoff[64], woff[64], nt = 0;
+      for (int64_t i = 0; i < kh; ++i) {
+        const int64_t iy = oy * w.s[1] - w.pb[1] + i * w.d[1];
+        if (iy < 0 || iy >= h) continue;
+        for (int64_t j = 0; j < kw; ++j) {
+          const int64_t ix = ox * w.s[2] - w.pb[2] + j * w.d[2];
+          if (ix < 0 || ix >= wd_n) continue;
+          xoff[nt] = (iy * wd_n + ix) * cr;
+          woff[nt++] = (i * kw + j) * cr;
+        }
+      }
+      float* out = dst + (oy * ow_n + ox) * ldd + c0;
+      int64_t cv = 0;
+      // Four vectors of channels at a time: independent FMA chains (one chain waits on the FMA
+      // latency every tap).
+      for (; cv + 4 * nl <= cv_end; cv += 4 * nl) {
+        auto a0 = bd ? hn::LoadU(d, bd + c0 + cv) : hn::Zero(d);
+        auto a1 = bd ? hn::LoadU(d, bd + c0 + cv + nl) : hn::Zero(d);
+        auto a2 = bd ? hn::LoadU(d, bd + c0 + cv + 2 * nl) : hn::Zero(d);
+        auto a3 = bd ? hn::LoadU(d, bd + c0 + cv + 3 * nl) : hn::Zero(d);
+        for (int64_t t = 0; t < nt; ++t) {
+          const float* xp = xt + xoff[t] + cv;
+          const float* wp = wt + woff[t] + cv;
+          a0 = hn::MulAdd(hn::LoadU(d, xp), hn::LoadU(d, wp), a0);
+          a1 = hn::MulAdd(hn::LoadU(d, xp + nl), hn::LoadU(d, wp + nl), a1);
+          a2 = hn::MulAdd(hn::LoadU(d, xp + 2 * nl), hn::LoadU(d, wp + 2 * nl), a2);
+          a3 = hn::MulAdd(hn::LoadU(d, xp + 3 * nl), hn::LoadU(d, wp + 3 * nl), a3);
+        }
+        hn::StoreU(a0, d, out + cv);
+        hn::StoreU(a1, d, out + cv + nl);
+        hn::StoreU(a2, d, out + cv + 2 * nl);
+        hn::StoreU(a3, d, out + cv + 3 * nl);
+      }
+      for (; cv < cv_end; cv += nl) {
+        auto acc = bd ? hn::LoadU(d, bd + c0 + cv) : hn::Zero(d);
+        for (int64_t t = 0; t < nt; ++t) acc = hn::MulAdd(hn::LoadU(d, xt + xoff[t] + cv), hn::LoadU(d, wt + woff[t] + cv), acc);
+        hn::StoreU(acc, d, out + cv);
+      }
+      for (cv = cv_end; cv < cr; ++cv) {
+        float acc = bd ? bd[c0 + cv] : 0.0f;
+        for (int64_t t = 0; t < nt; ++t) acc += xt[xoff[t] + cv] * wt[woff[t] + cv];
+        out[cv] = acc;
+      }
+      apply_epilogue(act, out, cr);
+    }
+}
 
 // `direct_` and, with more rows than sgemm_direct takes for any N, `packed_`: W_pw packed when it
 // is a constant (else packed at every run).
@@ -93,7 +179,12 @@ class SeparableKernel final : public exec::Kernel {
     std::vector<SgemmPackedA> packed_now;
     const SgemmDirectA* da = nullptr;
     const SgemmPackedA* pa = nullptr;
-    if (sgemm_direct_preferred(m, std::min(oh_n, rb) * ow_n, c)) {
+    // Small planes with many channels take the packed product whatever M: its B^T read is what
+    // lets the depthwise stage run channels-last (MobileNetV2's 384 -> 64 on 14x14: 0.167 -> 0.141
+    // ms a block; BlazeFace's 24-96 channels on 16x16 and 8x8 ran 5% slower so).
+    const bool small_plane =
+        ow_n <= kMaxChannelsLastWidth && c >= kMinChannelsLast && taps <= 64 && !kSizeFirstKernels;
+    if (!small_plane && sgemm_direct_preferred(m, std::min(oh_n, rb) * ow_n, c)) {
       da = !direct_.empty() && direct_[0].m == m && direct_[0].k == c
                ? &direct_[0]
                : &direct_now.emplace_back(sgemm_direct_pack_a(m, c, wp.data<float>(), c));
@@ -116,6 +207,11 @@ class SeparableKernel final : public exec::Kernel {
     TSR_ASSIGN_OR_RETURN(auto pads, SlotScratch<float>::make(ctx, static_cast<size_t>(depthwise_band_size(w, geom, 0, rb)),
                                                              parallel));
     TSR_ASSIGN_OR_RETURN(auto dbufs, SlotScratch<float>::make(ctx, static_cast<size_t>(c * rb * ow_n), parallel && whole_bands));
+    // Small planes (one band, the packed product): the depthwise stage channels-last, its output
+    // read by the GEMM as B^T; per slot, the transposed input and weights of its channels.
+    const bool channels_last = pa && small_plane;
+    TSR_ASSIGN_OR_RETURN(auto tbufs, SlotScratch<float>::make(
+                                         ctx, channels_last ? static_cast<size_t>(c * (in_size + taps)) : 0, parallel));
     // The depthwise rows [r0, r1) of channels [c0, c1) into dst (channel-major, cols per channel).
     auto depthwise_part = [&](int slot, const float* xi, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* dst) {
       const int64_t cols = (r1 - r0) * ow_n;
@@ -138,11 +234,22 @@ class SeparableKernel final : public exec::Kernel {
         float* dst = dbufs.slot(slot);
         for (int64_t b = b0; b < b1; ++b) {
           const int64_t r0 = b * rb, r1 = std::min(oh_n, r0 + rb), cols = (r1 - r0) * ow_n;
+          float* y0 = py + img * m * out_size + r0 * ow_n;
+          const float* z0 = pz ? pz + img * m * out_size + r0 * ow_n : nullptr;
+          if (channels_last) {
+            auto part = [&](int s, int64_t c0, int64_t c1) {
+              float* t = tbufs.slot(s);
+              depthwise_channels_last(xi, pwd, pbd, w, c0, c1, dw_act_, t, t + c * in_size, dst, c);
+            };
+            if (inner) inner->parallel_for_slots(c, 16, part);
+            else part(slot, 0, c);
+            sgemm_prepacked(*pa, nullptr, c, true, cols, 1.0f, dst, c, 0.0f, y0, out_size, inner);
+            apply_epilogue_rows(act_, y0, m, cols, out_size, pbp, z0, out_size);
+            continue;
+          }
           if (inner)
             inner->parallel_for_slots(c, 1, [&](int s, int64_t c0, int64_t c1) { depthwise_part(s, xi, r0, r1, c0, c1, dst); });
           else depthwise_part(slot, xi, r0, r1, 0, c, dst);
-          float* y0 = py + img * m * out_size + r0 * ow_n;
-          const float* z0 = pz ? pz + img * m * out_size + r0 * ow_n : nullptr;
           if (pa) {
             sgemm_prepacked(*pa, nullptr, c, false, cols, 1.0f, dst, cols, 0.0f, y0, out_size, inner);
             apply_epilogue_rows(act_, y0, m, cols, out_size, pbp, z0, out_size);
@@ -176,8 +283,23 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
   const Tensor* wp = init.constant_inputs.size() > 2 ? init.constant_inputs[2] : nullptr;
   if (wp && wp->dtype() == DType::kF32 && wp->rank() == 4) {
     const int64_t m = wp->dim(0), k = wp->numel() / std::max<int64_t>(1, m);
-    if (!kSizeFirstKernels) direct.push_back(sgemm_direct_pack_a(m, k, wp->data<float>(), k));
-    if (!sgemm_direct_preferred(m, -1, k)) packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
+    // The output width where the load-time shapes tell it (-1: known at run time only): planes
+    // <= 16 wide with channels enough take the packed product whatever M, others sgemm_direct
+    // where it is preferred; only the forms a run can take are kept (the packed one pads to whole
+    // cache blocks: MobileNetV2 kept 5 MB more with both).
+    int64_t ow = -1;
+    const ops::ValueType* xt = init.input_types.empty() ? nullptr : &init.input_types[0];
+    const Tensor* wd = init.constant_inputs.size() > 1 ? init.constant_inputs[1] : nullptr;
+    if (xt && xt->has_shape && xt->shape.size() == 4 && wd && wd->rank() == 4 && xt->shape[2] > 0 && xt->shape[3] > 0) {
+      const Ints in{xt->shape[2], xt->shape[3]};
+      auto sp = ops::resolve_spatial(init.node, in, Ints{wd->dim(2), wd->dim(3)}, false);
+      if (sp.ok()) ow = window3_of(*sp, in).out[2];
+    }
+    const bool small_plane = !kSizeFirstKernels && k >= kMinChannelsLast && ow >= 0 && ow <= kMaxChannelsLastWidth;
+    const bool maybe_small = !kSizeFirstKernels && k >= kMinChannelsLast && (ow < 0 || ow <= kMaxChannelsLastWidth);
+    if (!kSizeFirstKernels && !small_plane) direct.push_back(sgemm_direct_pack_a(m, k, wp->data<float>(), k));
+    if (!sgemm_direct_preferred(m, -1, k) || maybe_small)
+      packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
   }
   return std::unique_ptr<exec::Kernel>(new SeparableKernel(dw_act, act, std::move(direct), std::move(packed)));
 }
