@@ -7,7 +7,8 @@
 // (default: /models/, which scripts/serve_web.sh mounts); ?samples=URL is where the sample pages
 // are (default /samples/, rendered by examples/ocr/make_samples.py; serve_web.sh mounts them);
 // ?threads=N runs the models on N threads (tessera-threads.wasm; the page must then be
-// cross-origin isolated, which serve_web.sh's headers make it; otherwise it runs on one thread).
+// cross-origin isolated, which serve_web.sh's headers make it; otherwise it runs on one thread);
+// ?batch=N recognizes N lines per rec run (default 6; 1 is one line at a time).
 //
 // For tests, <body> carries data-state (loading, ready, running, done, error), data-threads,
 // data-boxes (boxes drawn for the last image), data-first-result-ms (performance.now() when the
@@ -24,6 +25,7 @@ const urls = {
   samples: params.get('samples') ?? '/samples/',
 };
 const threads = Number(params.get('threads') ?? '1');
+const recBatch = Number(params.get('batch') ?? ocr.defaults.recBatch);
 const kMaxPixels = 1 << 25;  // decoded images above this are refused (memory), as tessera-ocr --page
 const $ = (id) => document.getElementById(id);
 const body = document.body;
@@ -150,7 +152,7 @@ async function main() {
         body.dataset.boxes = '0';
       } else {
         await Promise.all([load('det'), load('cls')]);
-        const r = await ocr.readPage(img, run, keys, { useCls: $('cls').checked });
+        const r = await ocr.readPage(img, run, keys, { useCls: $('cls').checked, opts: { ...ocr.defaults, recBatch } });
         lines = r.lines;
         timings = [['decode', decodeMs], ...Object.entries(r.timings)];
         drawBoxes(lines);
