@@ -7,7 +7,7 @@
 // 200 training steps on circles lower the loss; Export downloads a .tsr that the native
 // `tessera run` (build/release/bin/tessera, or $TSR_CLI) runs with the page's outputs; the
 // exported .tsr dropped on the page runs in the Models panel; Share's URL reopens the script;
-// the editor's colour spans come from the script lexer's tokens; print() reaches the Output log;
+// at 1400x900 no example line is wider than the editor's visible text area; the editor's colour spans come from the script lexer's tokens; print() reaches the Output log;
 // the loss curve draws every step; the sample model on a dropped image gives the top-k that
 // softmax(mean RGB @ W) gives by hand; a dropped .onnx with a 4-D output on a dropped image shows
 // a heatmap whose cells have the colours of the values computed here. Screenshots: build/playground/.
@@ -121,6 +121,18 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     await page.waitForFunction(() => window.tesseraPlayground && window.tesseraPlayground.state().frame > 2, null, { timeout: 120000 });
     measured.first_frame_ms = (await state()).first_frame_ms;
     await page.screenshot({ path: path.join(shots, 'editor.png') });
+
+    // At 1400x900 every example's lines fit the editor's visible width (no clipped comments):
+    // the longest line's characters times the font's advance, against the text area's width.
+    for (const name of ['while_loop', 'layer_stack', 'mlp', 'colour_classifier', 'seeds_model']) {
+      assert.equal(await page.evaluate((n) => window.tesseraPlayground.loadExample(n), name), true, name);
+      await frames(2);
+      const st = await state();
+      const longest = st.editor_text.split('\n').reduce((a, l) => (l.length > a.length ? l : a), '');
+      assert.ok(st.editor_char_width > 0 && st.editor_view_width > 20 * st.editor_char_width, JSON.stringify([st.editor_view_width, st.editor_char_width]));
+      assert.ok(longest.length * st.editor_char_width <= st.editor_view_width,
+        `${name}: "${longest}" (${longest.length} characters, ${longest.length * st.editor_char_width} px) is wider than the editor's ${st.editor_view_width} px`);
+    }
 
     // Syntax colours: spans over the seeds' text, from the lexer's tokens (and comments between).
     {
