@@ -110,6 +110,17 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
       await page.mouse.up();
       await frames(2);
     };
+    // An image dropped on the page: a width x height PNG of `pixels` ([r, g, b] per pixel, row-major).
+    const dropPng = (name, width, height, pixels) => page.evaluate(async ([n, w, h, px]) => {
+      const canvas = new OffscreenCanvas(w, h);
+      const ctx = canvas.getContext('2d');
+      const img = ctx.createImageData(w, h);
+      px.forEach((c, i) => img.data.set([...c, 255], i * 4));
+      ctx.putImageData(img, 0, 0);
+      const dt = new DataTransfer();
+      dt.items.add(new File([await canvas.convertToBlob({ type: 'image/png' })], n, { type: 'image/png' }));
+      window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, [name, width, height, pixels]);
     // Keys held across frames too: ImGui 1.86 samples key state once per frame, so a press and
     // release between two frames would go unseen.
     const chord = async (...keys) => {
@@ -298,16 +309,7 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     assert.equal(s.models.name, 'sample_colour_classifier.tsr');
     assert.deepEqual(s.models.inputs, ['X  f32 [1, 3, 64, 64]']);
     const rgb = [200, 40, 90];
-    await page.evaluate(async (c) => {
-      const canvas = new OffscreenCanvas(40, 30);
-      const ctx = canvas.getContext('2d');
-      ctx.fillStyle = `rgb(${c.join(',')})`;
-      ctx.fillRect(0, 0, 40, 30);
-      const blob = await canvas.convertToBlob({ type: 'image/png' });
-      const dt = new DataTransfer();
-      dt.items.add(new File([blob], 'swatch.png', { type: 'image/png' }));
-      window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
-    }, rgb);
+    await dropPng('swatch.png', 40, 30, Array(40 * 30).fill(rgb));
     await page.waitForFunction(() => window.tesseraPlayground.state().models.image === 'swatch.png', null, { timeout: 30000 });
     await frames();
     s = await state();
@@ -338,16 +340,7 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     await frames();
     assert.equal((await state()).models.error, '');
     const ramp = Array.from({ length: 16 }, (_, i) => i * 17);
-    await page.evaluate(async (reds) => {
-      const canvas = new OffscreenCanvas(4, 4);
-      const ctx = canvas.getContext('2d');
-      const img = ctx.createImageData(4, 4);
-      reds.forEach((r, i) => img.data.set([r, 100, 50, 255], i * 4));
-      ctx.putImageData(img, 0, 0);
-      const dt = new DataTransfer();
-      dt.items.add(new File([await canvas.convertToBlob({ type: 'image/png' })], 'ramp.png', { type: 'image/png' }));
-      window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
-    }, ramp);
+    await dropPng('ramp.png', 4, 4, ramp.map((r) => [r, 100, 50]));
     await page.waitForFunction(() => window.tesseraPlayground.state().models.image === 'ramp.png', null, { timeout: 30000 });
     await frames();
     s = await state();
