@@ -135,9 +135,9 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
 
     // At 1400x900 every example's lines fit the editor's visible width (no clipped comments):
     // the longest line's characters times the font's advance, against the text area's width.
+    // (The view's width is the panel's, the same for every example: loading one needs no frame.)
     for (const name of ['while_loop', 'layer_stack', 'mlp', 'colour_classifier', 'seeds_model']) {
       assert.equal(await page.evaluate((n) => window.tesseraPlayground.loadExample(n), name), true, name);
-      await frames(2);
       const st = await state();
       const longest = st.editor_text.split('\n').reduce((a, l) => (l.length > a.length ? l : a), '');
       assert.ok(st.editor_char_width > 0 && st.editor_view_width > 20 * st.editor_char_width, JSON.stringify([st.editor_view_width, st.editor_char_width]));
@@ -365,7 +365,6 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
       const want = diverging(heat[i]);
       assert.ok(got.every((v, k) => Math.abs(v - want[k]) <= 3), `heatmap cell ${i}: rgb ${got}, expected ${want} for ${heat[i]}`);
     });
-    await page.screenshot({ path: path.join(shots, 'models-heatmap.png') });
 
     // 1920x1080: the canvas follows the page, the Train panel's plots grow with it.
     await page.setViewportSize({ width: 1920, height: 1080 });
