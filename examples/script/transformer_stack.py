@@ -1,6 +1,6 @@
-# A Transformer-style stack: one block applied n times, per-layer weights.
-#   --mode convert: unrolls the host-integer range (n copies of the block)
-#   --mode convert --no-unroll: one Loop indexing the stacked weights
+# A Transformer-style stack: one block n times, per-layer weights.
+#   --mode convert: unrolls the host-integer range (n blocks)
+#   --mode convert --no-unroll: one Loop over the stacked weights
 def block(h, w, g):
     a = softmax(h @ w, axis=-1)
     return relu(a @ w) * g + h

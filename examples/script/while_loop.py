@@ -1,4 +1,4 @@
-# A while loop whose condition is a tensor: converts to a Loop node.
+# A while loop on a tensor condition: converts to a Loop node.
 def double_until(x, limit):
     steps = 0
     while reduce_sum(x) < limit:

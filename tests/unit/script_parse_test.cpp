@@ -75,6 +75,13 @@ TEST_CASE("script parse: unsupported constructs are named", "[script]") {
   }
 }
 
+TEST_CASE("script parse: a bracketed expression over lines ends its statement at the closing line", "[script]") {
+  // The newline after the closing bracket ends the assignment; it used to be read as a blank
+  // line, so the def after it was "expected end of line".
+  CHECK(parse_error("W = [[1.0, 2.0],\n     [3.0, 4.0]]\n\ndef f(x):\n    return x\n").ok());
+  CHECK(parse_error("y = (1 +\n 2)\nz = 3\n").ok());
+}
+
 TEST_CASE("script parse: precedence follows Python", "[script]") {
   // -2 ** 2 == -4, 2 + 3 * 4 ** 2 // 5 == 11, comparisons chain, not binds looser than ==.
   ScriptOptions o;

@@ -102,5 +102,36 @@ test('CTC decoding and the direction classifier', () => {
   close(d.confidence, 0.8, 1e-6, 'confidence');
   assert.throws(() => ocr.ctcDecode({ shape: [1, 2, 7], data: new Float32Array(14) }, keys), /7 classes/);
   assert.deepEqual(ocr.readDirection({ shape: [1, 2], data: new Float32Array([0.1, 0.9]) }), { upsideDown: true, score: 0.8999999761581421 });
-  assert.throws(() => ocr.readDirection({ shape: [1, 3], data: new Float32Array(3) }), /expected \[1, 2\]/);
+  assert.throws(() => ocr.readDirection({ shape: [1, 3], data: new Float32Array(3) }), /expected \[N, 2\]/);
+  // Rows of a batch: row 1 of [2, T, C] is its own line; row 1 of the classifier's [2, 2].
+  const two = new Float32Array(2 * steps.length * classes);
+  two.fill(0.05);
+  steps.forEach((k, t) => { two[t * classes] = 0.8; two[(steps.length + t) * classes + k] = 0.8; });
+  assert.equal(ocr.ctcDecode({ shape: [2, steps.length, classes], data: two }, keys, 0).text, '');
+  assert.equal(ocr.ctcDecode({ shape: [2, steps.length, classes], data: two }, keys, 1).text, 'aab c');
+  assert.throws(() => ocr.ctcDecode({ shape: [2, steps.length, classes], data: two }, keys, 2), /row 2 of a batch of 2/);
+  assert.equal(ocr.readDirection({ shape: [2, 2], data: new Float32Array([0.9, 0.1, 0.3, 0.7]) }, 1).upsideDown, true);
+});
+
+test('recognition batches: lines sorted by aspect ratio, stacked and padded to the widest', () => {
+  const line = (w, h, v) => ({ width: w, height: h, data: new Uint8Array(w * h * 3).fill(v) });
+  // Ratios 10, 2, 5, 1, 8 -> order 3 (1), 1 (2), 2 (5), 4 (8), 0 (10); rec input widths 320 (the
+  // minimum), 320, 320, 384, 480: batches of 2, and of 8 as long as the widest is <= 1.25 x 320.
+  const lines = [line(100, 10, 0), line(20, 10, 0), line(50, 10, 0), line(10, 10, 0), line(80, 10, 0)];
+  assert.deepEqual(ocr.recBatches(lines, 2), [[3, 1], [2, 4], [0]]);
+  assert.deepEqual(ocr.recBatches(lines, 8), [[3, 1, 2, 4], [0]]);
+  assert.deepEqual(ocr.recBatches(lines, 8, 2), [[3, 1, 2, 4, 0]]);
+  assert.throws(() => ocr.recBatches(lines, 0), /recBatch must be >= 1/);
+  // Two lines 48 high: 96 wide (white) and 48 wide (black) at width 128; row 1 is padded with 0
+  // past column 48, and each row is what lineInput gives for its line alone.
+  const a = line(96, 48, 255), b = line(48, 48, 0), x = ocr.linesInput([a, b], 128);
+  assert.deepEqual(x.shape, [2, 3, 48, 128]);
+  const plane = 48 * 128;
+  assert.equal(x.data[0], 1);                       // row 0, white -> 1
+  assert.equal(x.data[95], 1);
+  assert.equal(x.data[96], 0);                       // row 0 padding
+  assert.equal(x.data[3 * plane + 47], -1);          // row 1, black -> -1
+  assert.equal(x.data[3 * plane + 48], 0);           // row 1 padding
+  assert.deepEqual(x.data.subarray(3 * plane), ocr.lineInput(b, 128).data);
+  assert.deepEqual(x.data.subarray(0, 3 * plane), ocr.lineInput(a, 128).data);
 });

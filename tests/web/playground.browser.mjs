@@ -7,9 +7,10 @@
 // 200 training steps on circles lower the loss; Export downloads a .tsr that the native
 // `tessera run` (build/release/bin/tessera, or $TSR_CLI) runs with the page's outputs; the
 // exported .tsr dropped on the page runs in the Models panel; Share's URL reopens the script;
-// the editor's colour spans come from the script lexer's tokens; print() reaches the Output log;
+// at 1400x900 no example line is wider than the editor's visible text area; the editor's colour spans come from the script lexer's tokens; print() reaches the Output log;
 // the loss curve draws every step; the sample model on a dropped image gives the top-k that
-// softmax(mean RGB @ W) gives by hand. Screenshots: build/playground/.
+// softmax(mean RGB @ W) gives by hand; a dropped .onnx with a 4-D output on a dropped image shows
+// a heatmap whose cells have the colours of the values computed here. Screenshots: build/playground/.
 // Skipped only when the machine lacks chromium, playwright-core, numpy or the built page; the
 // native `tessera run` check is a subtest, skipped (and counted so) only when the CLI is not built.
 import { test } from 'node:test';
@@ -46,6 +47,27 @@ gneg = ((X @ W2 + b) > 0).astype(np.float32) @ W2.T   # d sum(relu(X @ W2 + b)) 
 print(json.dumps({"pos": np.maximum(X @ W1 + b, 0).ravel().tolist(), "neg": np.maximum(X @ W2 + b, 0).ravel().tolist(),
                   "grad_neg": gneg.ravel().tolist()}))`;
   return JSON.parse(execFileSync('/usr/bin/python3', ['-c', py, JSON.stringify(X)], { encoding: 'utf8' }));
+}
+
+// A one-node ONNX model, Y = Mul(X, X) with X f32 [1, 3, 4, 4], in protobuf wire format written
+// here (no onnx package needed): the Models panel shows its 4-D output as a heatmap.
+function squareOnnx() {
+  const varint = (n) => { const b = []; do { b.push((n & 0x7f) | (n > 0x7f ? 0x80 : 0)); n >>>= 7; } while (n); return b; };
+  const bytes = (field, payload) => [(field << 3) | 2, ...varint(payload.length), ...payload];
+  const str = (field, text) => bytes(field, [...Buffer.from(text)]);
+  const int = (field, n) => [field << 3, ...varint(n)];
+  const tensor = (name) => bytes(2, bytes(1, [...int(1, 1), ...bytes(2, [1, 3, 4, 4].flatMap((d) => bytes(1, int(1, d))))]));
+  const valueInfo = (field, name) => bytes(field, [...str(1, name), ...tensor(name)]);
+  const node = bytes(1, [...str(1, 'X'), ...str(1, 'X'), ...str(2, 'Y'), ...str(4, 'Mul')]);
+  const graph = bytes(7, [...node, ...str(2, 'square'), ...valueInfo(11, 'X'), ...valueInfo(12, 'Y')]);
+  return [...int(1, 8), ...graph, ...bytes(8, int(2, 13))];
+}
+
+// widgets.cpp's diverging colour map (blue - white - red) at t in [0, 1], as 8-bit RGB.
+function diverging(t) {
+  const lo = [0.23, 0.30, 0.75], mid = [0.95, 0.95, 0.95], hi = [0.71, 0.02, 0.15];
+  const [a, b, u] = t < 0.5 ? [lo, mid, t * 2] : [mid, hi, t * 2 - 1];
+  return a.map((v, i) => Math.round((v + (b[i] - v) * u) * 255));
 }
 
 function near(got, want, tol, what) {
@@ -88,6 +110,17 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
       await page.mouse.up();
       await frames(2);
     };
+    // An image dropped on the page: a width x height PNG of `pixels` ([r, g, b] per pixel, row-major).
+    const dropPng = (name, width, height, pixels) => page.evaluate(async ([n, w, h, px]) => {
+      const canvas = new OffscreenCanvas(w, h);
+      const ctx = canvas.getContext('2d');
+      const img = ctx.createImageData(w, h);
+      px.forEach((c, i) => img.data.set([...c, 255], i * 4));
+      ctx.putImageData(img, 0, 0);
+      const dt = new DataTransfer();
+      dt.items.add(new File([await canvas.convertToBlob({ type: 'image/png' })], n, { type: 'image/png' }));
+      window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, [name, width, height, pixels]);
     // Keys held across frames too: ImGui 1.86 samples key state once per frame, so a press and
     // release between two frames would go unseen.
     const chord = async (...keys) => {
@@ -99,6 +132,18 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     await page.waitForFunction(() => window.tesseraPlayground && window.tesseraPlayground.state().frame > 2, null, { timeout: 120000 });
     measured.first_frame_ms = (await state()).first_frame_ms;
     await page.screenshot({ path: path.join(shots, 'editor.png') });
+
+    // At 1400x900 every example's lines fit the editor's visible width (no clipped comments):
+    // the longest line's characters times the font's advance, against the text area's width.
+    // (The view's width is the panel's, the same for every example: loading one needs no frame.)
+    for (const name of ['while_loop', 'layer_stack', 'mlp', 'colour_classifier', 'seeds_model']) {
+      assert.equal(await page.evaluate((n) => window.tesseraPlayground.loadExample(n), name), true, name);
+      const st = await state();
+      const longest = st.editor_text.split('\n').reduce((a, l) => (l.length > a.length ? l : a), '');
+      assert.ok(st.editor_char_width > 0 && st.editor_view_width > 20 * st.editor_char_width, JSON.stringify([st.editor_view_width, st.editor_char_width]));
+      assert.ok(longest.length * st.editor_char_width <= st.editor_view_width,
+        `${name}: "${longest}" (${longest.length} characters, ${longest.length * st.editor_char_width} px) is wider than the editor's ${st.editor_view_width} px`);
+    }
 
     // Syntax colours: spans over the seeds' text, from the lexer's tokens (and comments between).
     {
@@ -264,16 +309,7 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     assert.equal(s.models.name, 'sample_colour_classifier.tsr');
     assert.deepEqual(s.models.inputs, ['X  f32 [1, 3, 64, 64]']);
     const rgb = [200, 40, 90];
-    await page.evaluate(async (c) => {
-      const canvas = new OffscreenCanvas(40, 30);
-      const ctx = canvas.getContext('2d');
-      ctx.fillStyle = `rgb(${c.join(',')})`;
-      ctx.fillRect(0, 0, 40, 30);
-      const blob = await canvas.convertToBlob({ type: 'image/png' });
-      const dt = new DataTransfer();
-      dt.items.add(new File([blob], 'swatch.png', { type: 'image/png' }));
-      window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
-    }, rgb);
+    await dropPng('swatch.png', 40, 30, Array(40 * 30).fill(rgb));
     await page.waitForFunction(() => window.tesseraPlayground.state().models.image === 'swatch.png', null, { timeout: 30000 });
     await frames();
     s = await state();
@@ -289,6 +325,46 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     near(s.models.top_k.map((e) => e.value), want.map((i) => probs[i]), 1e-5, 'top-k of the sample on the image');
     assert.ok(await page.evaluate(() => window.tesseraPlayground.rect('top-k')), 'the top-k view is on screen');
     await page.screenshot({ path: path.join(shots, 'models.png') });
+
+    // The heatmap view: a model with a 4-D output (Y = X * X on f32 [1, 3, 4, 4]) dropped on the
+    // page, then a 4x4 image whose red channel ramps 0, 17, ..., 255 along the pixels: the map
+    // is the first channel, (red / 255)^2, and each of its 16 cells on screen has the colour the
+    // diverging map gives that value scaled to the map's range (0..1 here).
+    const dropFile = (name, b) => page.evaluate(async ([n, data]) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([new Uint8Array(data)], n));
+      window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    }, [name, b]);
+    await dropFile('square.onnx', squareOnnx());
+    await page.waitForFunction(() => window.tesseraPlayground.state().models.name === 'square.onnx', null, { timeout: 30000 });
+    await frames();
+    assert.equal((await state()).models.error, '');
+    const ramp = Array.from({ length: 16 }, (_, i) => i * 17);
+    await dropPng('ramp.png', 4, 4, ramp.map((r) => [r, 100, 50]));
+    await page.waitForFunction(() => window.tesseraPlayground.state().models.image === 'ramp.png', null, { timeout: 30000 });
+    await frames();
+    s = await state();
+    assert.equal(s.models.error, '');
+    assert.deepEqual(s.models.outputs[0].shape, [1, 3, 4, 4]);
+    const heat = ramp.map((r) => (r / 255) ** 2);
+    near(s.models.outputs[0].values.slice(0, 16), heat, 1e-6, 'Y = X * X, first channel');
+    const hr = await page.evaluate(() => window.tesseraPlayground.rect('heatmap'));
+    assert.ok(hr && hr.width >= 4 * 20 && Math.abs(hr.width - hr.height) <= 1, `heatmap view ${JSON.stringify(hr)}`);
+    const shot = await page.screenshot({ clip: { x: hr.x, y: hr.y, width: hr.width, height: hr.height } });
+    const cells = await page.evaluate(async (b64) => {
+      const bmp = await createImageBitmap(await (await fetch(`data:image/png;base64,${b64}`)).blob());
+      const ctx = new OffscreenCanvas(bmp.width, bmp.height).getContext('2d');
+      ctx.drawImage(bmp, 0, 0);
+      const out = [];
+      for (let r = 0; r < 4; r++)
+        for (let c = 0; c < 4; c++)
+          out.push(Array.from(ctx.getImageData(Math.floor((c + 0.5) * bmp.width / 4), Math.floor((r + 0.5) * bmp.height / 4), 1, 1).data.slice(0, 3)));
+      return out;
+    }, shot.toString('base64'));
+    cells.forEach((got, i) => {
+      const want = diverging(heat[i]);
+      assert.ok(got.every((v, k) => Math.abs(v - want[k]) <= 3), `heatmap cell ${i}: rgb ${got}, expected ${want} for ${heat[i]}`);
+    });
 
     // 1920x1080: the canvas follows the page, the Train panel's plots grow with it.
     await page.setViewportSize({ width: 1920, height: 1080 });

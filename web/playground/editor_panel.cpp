@@ -148,6 +148,9 @@ void draw_editor(ScriptState& s, float height) {
     dl->AddText(ImVec2(origin.x, origin.y + pad_y + lh * static_cast<float>(k - 1)), color, num);
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x + gutter, origin.y));
+  // What fits between the text's left edge and the child's visible right edge (scroll-independent).
+  s.text_view_width = ImGui::GetCurrentWindow()->InnerClipRect.Max.x - (origin.x + ImGui::GetScrollX() + gutter + pad_x);
+  s.char_width = ImGui::CalcTextSize("M").x;
   // Tall enough for every line, so that the child window (and the gutter with it) scrolls.
   const float h = std::max(height - 8, lh * static_cast<float>(lines + 2) + pad_y * 2);
   ImGui::InputTextMultiline("##editor", &s.text, ImVec2(std::max(ImGui::GetContentRegionAvail().x, 600.0f), h),
@@ -288,6 +291,7 @@ void write_script_json(cli::JsonWriter& w, const ScriptState& s) {
   w.key("example").value(s.example);
   w.key("entry").value(s.entry);
   w.key("editor_text").value(s.text);
+  w.key("editor_view_width").value(static_cast<double>(s.text_view_width)).key("editor_char_width").value(static_cast<double>(s.char_width));
   w.key("runs").value(s.runs);
   w.key("log").value(s.log);
   w.key("syntax").begin_array();  // the editor's colour spans: [begin, end, kind]

@@ -51,6 +51,8 @@ struct ScriptState {
   bool run_tip_off = false;        // Run was clicked: no tooltip until the pointer leaves it
   std::string coloured_text;       // the text `spans` were computed for
   std::vector<SyntaxSpan> spans;   // syntax colours of coloured_text
+  float text_view_width = 0;       // px of text the editor shows without scrolling (last frame)
+  float char_width = 0;            // px per character of the editor's (monospace) font
 };
 inline constexpr size_t kLogLimit = 64 * 1024;
 

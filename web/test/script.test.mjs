@@ -68,3 +68,12 @@ test('script errors are diagnostics with codes', async () => {
   await assert.rejects(tsr.script('class A:\n    pass\n', { entry: 'f' }),
     (e) => e instanceof TesseraError && e.code === 'unsupported');
 });
+
+test('a bracketed expression over several lines ends its statement at the closing line', async () => {
+  // The newline after `[3.0, 4.0]])` ends the assignment (it was swallowed as a blank line, and
+  // the `def` after it was reported as "expected end of line").
+  const src = 'W = tensor([[1.0, 2.0],\n            [3.0, 4.0]])\n\ndef f(X):\n    return X @ W\n';
+  const x = { dtype: 'float32', shape: [1, 2], data: new Float32Array([1, 2]) };
+  const r = await tsr.script(src, { entry: 'f', inputs: { X: x }, mode: 'eager', name: 'w.py' });
+  assert.deepEqual(Array.from(Object.values(r.outputs)[0].data), [7, 10]);
+});

@@ -49,7 +49,10 @@ class Lexer {
         if (depth_ == 0 && !out_.empty() && out_.back().kind != Tok::kNewline) push(Tok::kNewline, "", loc_at(i_));
         ++i_;
         new_line(i_);
-        at_line_start_ = true;
+        // Inside brackets a newline only continues the expression: no indentation to read, and
+        // the closing bracket must not leave a stale line start (which would swallow the newline
+        // that ends the statement).
+        at_line_start_ = depth_ == 0;
         continue;
       }
       const size_t start = i_;  // each branch below pushes one token and moves i_ past it

@@ -10,6 +10,7 @@
 // cross-origin isolated, which serve_web.sh's headers make it; otherwise it runs on one thread);
 // ?device=webgpu|auto runs them through WebGPU (docs/web.md "WebGPU"; auto: where there is an
 // adapter), wasm by default.
+// ?batch=N recognizes N lines per rec run (default 6; 1 is one line at a time).
 //
 // For tests, <body> carries data-state (loading, ready, running, done, error), data-threads, data-device,
 // data-boxes (boxes drawn for the last image), data-first-result-ms (performance.now() when the
@@ -27,6 +28,7 @@ const urls = {
 };
 const threads = Number(params.get('threads') ?? '1');
 const device = params.get('device') ?? 'wasm';
+const recBatch = Number(params.get('batch') ?? ocr.defaults.recBatch);
 const kMaxPixels = 1 << 25;  // decoded images above this are refused (memory), as tessera-ocr --page
 const $ = (id) => document.getElementById(id);
 const body = document.body;
@@ -155,7 +157,7 @@ async function main() {
         body.dataset.boxes = '0';
       } else {
         await Promise.all([load('det'), load('cls')]);
-        const r = await ocr.readPage(img, run, keys, { useCls: $('cls').checked });
+        const r = await ocr.readPage(img, run, keys, { useCls: $('cls').checked, opts: { ...ocr.defaults, recBatch } });
         lines = r.lines;
         timings = [['decode', decodeMs], ...Object.entries(r.timings)];
         drawBoxes(lines);

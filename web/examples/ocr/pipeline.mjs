@@ -13,7 +13,7 @@ const kMean = [0.485, 0.456, 0.406], kStd = [0.229, 0.224, 0.225];
 
 export const defaults = {
   limitSide: 960, thresh: 0.3, boxThresh: 0.6, unclipRatio: 1.5, maxCandidates: 1000, minSize: 3,
-  cropMargin: 0.15, clsThresh: 0.9, dropScore: 0.5,
+  cropMargin: 0.15, clsThresh: 0.9, dropScore: 0.5, recBatch: 6, clsBatch: 6,
 };
 
 // RGBA (canvas ImageData) to an RGB image.
@@ -356,14 +356,39 @@ export const clsInputWidth = kClsWidth;
 
 // [1, 3, 48, width]: resized to (min(ceil(48 w/h), width), 48), (x/255 - 0.5)/0.5, BGR, zero-padded.
 export function lineInput(line, width) {
-  const rw = Math.max(1, Math.min(Math.ceil(kLineHeight * line.width / line.height), width));
-  const rs = resize(line, rw, kLineHeight), plane = kLineHeight * width, x = new Float32Array(3 * plane);
-  for (let y = 0; y < kLineHeight; y++)
-    for (let i = 0; i < rw; i++) {
-      const p = (y * rw + i) * 3;
-      for (let c = 0; c < 3; c++) x[c * plane + y * width + i] = (rs.data[p + 2 - c] / 255 - 0.5) / 0.5;
-    }
-  return { dtype: 'float32', shape: [1, 3, kLineHeight, width], data: x };
+  return linesInput([line], width);
+}
+
+// [n, 3, 48, width]: the lines of lineInput stacked, each zero-padded to the common width (the
+// batch's widest line sets it, as PaddleOCR's batched recognition does).
+export function linesInput(lines, width) {
+  const plane = kLineHeight * width, x = new Float32Array(lines.length * 3 * plane);
+  lines.forEach((line, n) => {
+    const rw = Math.max(1, Math.min(Math.ceil(kLineHeight * line.width / line.height), width));
+    const rs = resize(line, rw, kLineHeight), base = n * 3 * plane;
+    for (let y = 0; y < kLineHeight; y++)
+      for (let i = 0; i < rw; i++) {
+        const p = (y * rw + i) * 3;
+        for (let c = 0; c < 3; c++) x[base + c * plane + y * width + i] = (rs.data[p + 2 - c] / 255 - 0.5) / 0.5;
+      }
+  });
+  return { dtype: 'float32', shape: [lines.length, 3, kLineHeight, width], data: x };
+}
+
+// Line indices sorted by aspect ratio (width / height), cut into batches of at most `size` whose
+// widest recognizer input is at most `maxPad` times their narrowest: padding every line to the
+// batch's widest then costs little (the wasm runs cost by pixels, so padding is not free).
+export function recBatches(lines, size, maxPad = 1.25) {
+  if (!(size >= 1)) throw new Error(`recBatch must be >= 1, got ${size}`);
+  const order = lines.map((_, i) => i).sort((a, b) => lines[a].width / lines[a].height - lines[b].width / lines[b].height || a - b);
+  const batches = [];
+  let first = 0;
+  for (const i of order) {
+    const last = batches[batches.length - 1];
+    if (last && last.length < size && recInputWidth(lines[i]) <= maxPad * first) last.push(i);
+    else { batches.push([i]); first = recInputWidth(lines[i]); }
+  }
+  return batches;
 }
 
 // Keys file text to the class list (the space appended).
@@ -375,31 +400,37 @@ export function parseKeys(text) {
   return keys;
 }
 
-// Greedy CTC decode of probs [1, T, C] (C = keys.length + 1).
-export function ctcDecode(probs, keys) {
-  const [, steps, classes] = probs.shape;
+// Greedy CTC decode of row `row` of probs [N, T, C] (C = keys.length + 1).
+export function ctcDecode(probs, keys, row = 0) {
+  const [rows, steps, classes] = probs.shape;
   if (classes !== keys.length + 1) throw new Error(`the model has ${classes} classes, the keys file ${keys.length} + blank`);
+  if (!(row >= 0 && row < rows)) throw new Error(`row ${row} of a batch of ${rows}`);
+  const p = probs.data.subarray(row * steps * classes, (row + 1) * steps * classes);
   let text = '', prev = -1, conf = 0, kept = 0;
   for (let t = 0; t < steps; t++) {
     let best = 0;
-    for (let k = 1; k < classes; k++) if (probs.data[t * classes + k] > probs.data[t * classes + best]) best = k;
-    if (best !== 0 && best !== prev) { text += keys[best - 1]; conf += probs.data[t * classes + best]; kept++; }
+    for (let k = 1; k < classes; k++) if (p[t * classes + k] > p[t * classes + best]) best = k;
+    if (best !== 0 && best !== prev) { text += keys[best - 1]; conf += p[t * classes + best]; kept++; }
     prev = best;
   }
   return { text, confidence: kept ? conf / kept : 0 };
 }
 
-// The classifier's [1, 2] scores for "0" and "180".
-export function readDirection(scores) {
-  if (scores.data.length !== 2) throw new Error(`unexpected classifier output [${scores.shape}], expected [1, 2]`);
-  const [a, b] = scores.data;
+// Row `row` of the classifier's [N, 2] scores for "0" and "180".
+export function readDirection(scores, row = 0) {
+  if (scores.shape.length !== 2 || scores.shape[1] !== 2 || !(row >= 0 && row < scores.shape[0]))
+    throw new Error(`unexpected classifier output [${scores.shape}] for row ${row}, expected [N, 2]`);
+  const a = scores.data[row * 2], b = scores.data[row * 2 + 1];
   return { upsideDown: b > a, score: Math.max(a, b) };
 }
 
 // The whole page: run(name, tensor) runs the named model ('det', 'cls' or null to skip, 'rec')
 // and resolves to its first output. Resolves to { lines, boxes, detSize, timings } with lines
 // { quad, boxScore, text, confidence, turned } in reading order and timings in ms per stage.
+// cls and rec run on batches of opts.clsBatch / opts.recBatch lines (1: one line at a time); rec
+// batches group lines of similar aspect ratio (recBatches), padded to the batch's widest.
 export async function readPage(img, run, keys, { useCls = true, opts = defaults, now = () => performance.now() } = {}) {
+  opts = { ...defaults, ...opts };
   const timings = { det: 0, post: 0, crop: 0, cls: 0, rec: 0 };
   let t = now();
   const det = detInput(img, opts.limitSide);
@@ -408,25 +439,34 @@ export async function readPage(img, run, keys, { useCls = true, opts = defaults,
   t = now();
   const boxes = sortReadingOrder(dbPostprocess(prob.data, det.width, det.height, img.width, img.height, opts));
   timings.post = now() - t;
-  const lines = [];
+  t = now();
+  const items = [];  // { box, crop, turned } in reading order
   for (const box of boxes) {
-    t = now();
     const q = box.quad, height = Math.min(dist(q[0], q[3]), dist(q[0], q[1]));
-    let crop = cropQuad(img, opts.cropMargin > 0 ? expandRect(q, opts.cropMargin * height) : q);
-    timings.crop += now() - t;
-    if (!crop) continue;
-    let turned = false;
-    if (useCls) {
-      t = now();
-      const dir = readDirection(await run('cls', lineInput(crop, kClsWidth)));
-      if (dir.upsideDown && dir.score > opts.clsThresh) { crop = rotate180(crop); turned = true; }
-      timings.cls += now() - t;
-    }
-    t = now();
-    const d = ctcDecode(await run('rec', lineInput(crop, recInputWidth(crop))), keys);
-    timings.rec += now() - t;
-    if (d.confidence < opts.dropScore) continue;
-    lines.push({ quad: box.quad, boxScore: box.score, text: d.text, confidence: d.confidence, turned });
+    const crop = cropQuad(img, opts.cropMargin > 0 ? expandRect(q, opts.cropMargin * height) : q);
+    if (crop) items.push({ box, crop, turned: false });
   }
+  timings.crop = now() - t;
+  if (useCls) {
+    t = now();
+    for (let i = 0; i < items.length; i += opts.clsBatch) {
+      const batch = items.slice(i, i + Math.max(1, opts.clsBatch));
+      const scores = await run('cls', linesInput(batch.map((it) => it.crop), kClsWidth));
+      batch.forEach((it, r) => {
+        const dir = readDirection(scores, r);
+        if (dir.upsideDown && dir.score > opts.clsThresh) { it.crop = rotate180(it.crop); it.turned = true; }
+      });
+    }
+    timings.cls = now() - t;
+  }
+  t = now();
+  for (const batch of recBatches(items.map((it) => it.crop), opts.recBatch)) {
+    const width = Math.max(...batch.map((i) => recInputWidth(items[i].crop)));
+    const probs = await run('rec', linesInput(batch.map((i) => items[i].crop), width));
+    batch.forEach((i, r) => { items[i].decoded = ctcDecode(probs, keys, r); });
+  }
+  timings.rec = now() - t;
+  const lines = items.filter((it) => it.decoded.confidence >= opts.dropScore).map((it) => ({
+    quad: it.box.quad, boxScore: it.box.score, text: it.decoded.text, confidence: it.decoded.confidence, turned: it.turned }));
   return { lines, boxes: boxes.length, detSize: [det.width, det.height], timings };
 }

@@ -1,6 +1,6 @@
 # A 2-D classifier for the Train panel:
 #   2 -> 16 (tanh) -> 16 (tanh) -> 2 logits.
-# The Train panel converts `mlp` to a graph and builds its train_step
+# The Train panel converts `mlp` to a graph, builds its train_step
 # graph from it (forward, autodiff backward, Adam update); the
 # module-level tensors below are the weights it trains.
 W1 = randn([2, 16], seed=1) * 0.7
