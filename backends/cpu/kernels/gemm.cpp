@@ -98,12 +98,13 @@ using VF = hn::Vec<DF>;
 constexpr int64_t kNV = 2;       // vectors per row of the packed tile
 constexpr int64_t kMaxV = 4;     // widest strip (few rows, B unpacked)
 
-// The first `cnt` (at most a vector) floats of C at p: loaded with zeros after them, stored
-// with the floats after them left alone. Those floats may be another thread's (the next row's
-// first columns, the next batch's C), written meanwhile: Highway's BlendedStore on WASM and NEON
-// loads, blends and stores the whole vector, so it wrote back stale values over them
-// (nondeterministic PP-OCRv4 rec attention at 4 threads in tessera-threads.wasm). x86's masked
-// stores and loads do not touch the other lanes and stay.
+// The first `cnt` (at most a vector) floats at p: loaded with zeros after them and nothing read
+// past them (Highway's MaskedLoad on WASM and NEON loads the whole vector, which can run off the
+// end of a buffer or of wasm memory); stored with the floats after them left alone. Those floats
+// may be another thread's (the next row's first columns, the next batch's C), written meanwhile:
+// Highway's BlendedStore on WASM and NEON loads, blends and stores the whole vector, so it wrote
+// back stale values over them (nondeterministic PP-OCRv4 rec attention at 4 threads in
+// tessera-threads.wasm). x86's masked loads and stores do not touch the other lanes and stay.
 HWY_INLINE VF load_first(DF d, const float* p, size_t cnt) {
 #if HWY_ARCH_X86
   return hn::MaskedLoad(hn::FirstN(d, cnt), d, p);
@@ -254,11 +255,11 @@ HWY_NOINLINE void dot_tile(int64_t k, const float* HWY_RESTRICT a, int64_t lda, 
     });
   }
   if (p < k) {
-    const auto mask = hn::FirstN(d, static_cast<size_t>(k - p));
+    const size_t tail = static_cast<size_t>(k - p);
     VF bv[J];
-    unroll<J>([&](auto j) { bv[j] = hn::MaskedLoad(mask, d, b + j * ldb + p); });
+    unroll<J>([&](auto j) { bv[j] = load_first(d, b + j * ldb + p, tail); });
     unroll<R>([&](auto r) {
-      const VF av = hn::MaskedLoad(mask, d, a + r * lda + p);
+      const VF av = load_first(d, a + r * lda + p, tail);
       unroll<J>([&](auto j) { acc[r][j] = hn::MulAdd(av, bv[j], acc[r][j]); });
     });
   }
@@ -308,14 +309,14 @@ void pack_panel(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t k
       const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
       if (width % nl == 0) {
         const int64_t full = nr / nl;
-        const auto mask = hn::FirstN(d, static_cast<size_t>(nr - full * nl));
+        const size_t tail = static_cast<size_t>(nr - full * nl);
         for (int64_t p = 0; p < kc; ++p) {
           const float* src = b + (p0 + p) * ldb + col;
           float* o = dst + p * width;
           int64_t x = 0;
           for (; x < full * nl; x += nl) hn::StoreU(hn::LoadU(d, src + x), d, o + x);
           if (x < nr) {
-            hn::StoreU(hn::MaskedLoad(mask, d, src + x), d, o + x);
+            hn::StoreU(load_first(d, src + x, tail), d, o + x);
             x += nl;
           }
           for (; x < width; x += nl) hn::StoreU(hn::Zero(d), d, o + x);
