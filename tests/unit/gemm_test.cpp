@@ -3,11 +3,17 @@
 #include <hwy/targets.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <random>
 #include <vector>
 
 #include "backends/cpu/kernels/gemm.h"
+#if defined(__unix__) && !defined(__EMSCRIPTEN__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define TSR_TEST_GUARD_PAGES 1
+#endif
 #include "tests/unit/kernel_test_util.h"
 
 using namespace tsr;
@@ -173,3 +179,47 @@ TEST_CASE("sgemm_prepacked: A packed by one target, used by another") {
     }
   use_target(0);
 }
+
+#ifdef TSR_TEST_GUARD_PAGES
+// Each operand in turn ends right before an inaccessible page: a kernel that loads whole vectors
+// past a row's or a K block's last float (Highway's MaskedLoad on NEON and WASM does) faults here
+// instead of reading a neighbour's bytes. Runs natively and on aarch64 under qemu.
+TEST_CASE("sgemm reads nothing past the end of its operands") {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t span = 16 * page;
+  void* mem = mmap(nullptr, span + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(mem != MAP_FAILED);
+  REQUIRE(mprotect(static_cast<char*>(mem) + span, page, PROT_NONE) == 0);
+  float* const guard = reinterpret_cast<float*>(static_cast<char*>(mem) + span);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  // K tails of 1-3 floats (the dot path: few columns, B^T), edge panels (N not a multiple of the
+  // vector), 1-row strips.
+  const int64_t dims[][3] = {{1, 3, 5}, {2, 5, 13}, {7, 9, 33}, {3, 1, 7}, {1, 17, 3}, {16, 3, 10}, {30, 19, 21}};
+  for (auto& d : dims)
+    for (int ta = 0; ta < 2; ++ta)
+      for (int tb = 0; tb < 2; ++tb)
+        for (int last = 0; last < 2; ++last) {  // which operand sits at the guard page
+          const int64_t m = d[0], n = d[1], k = d[2];
+          const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+          std::vector<float> a(m * k), b(k * n);
+          for (auto& v : a) v = u(rng);
+          for (auto& v : b) v = u(rng);
+          std::vector<float>& moved = last ? b : a;
+          float* at_end = guard - moved.size();
+          std::memcpy(at_end, moved.data(), moved.size() * sizeof(float));
+          const float* pa = last ? a.data() : at_end;
+          const float* pb = last ? at_end : b.data();
+          std::vector<float> c(m * n, 0.0f);
+          std::vector<double> ref(m * n, 0.0);
+          naive(ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, ref, n);
+          INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb << (last ? " B" : " A")
+                    << " at the guard page");
+          cpu::sgemm(ta, tb, m, n, k, 1.0f, pa, lda, pb, ldb, 0.0f, c.data(), n, nullptr);
+          double max_err = 0;
+          for (int64_t i = 0; i < m * n; ++i) max_err = std::max(max_err, std::fabs(c[i] - ref[i]));
+          CHECK(max_err <= 1e-5 * (1 + k));
+        }
+  munmap(mem, span + page);
+}
+#endif
