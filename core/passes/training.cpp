@@ -38,26 +38,61 @@ Status check_options(const TrainingOptions& o) {
   return ok_status();
 }
 
+// The BatchNormalization nodes of the main graph in training mode (an export of a model in
+// train(): PyTorch's TrainingMode.TRAINING) and their running statistics (inputs 3 and 4).
+struct BatchStatistics {
+  std::vector<size_t> nodes;
+  std::vector<int32_t> stats;  // mean, var of each node in turn: constants of the main graph
+};
+
+Expected<BatchStatistics> find_batch_statistics(const Graph& g) {
+  BatchStatistics bs;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const ir::Node& n = g.nodes[k];
+    if (n.op != "BatchNormalization" || n.attr_int("training_mode") == 0) continue;
+    for (size_t j = 3; j < 5; ++j) {
+      const int32_t t = j < n.inputs.size() ? n.inputs[j] : -1;
+      if (t < 0 || !g.tensors[static_cast<size_t>(t)].constant.defined() ||
+          !dtype_is_float(g.tensors[static_cast<size_t>(t)].dtype))
+        return unsupported(ir::node_place(0, static_cast<int32_t>(k), n), ".input[", j,
+                           "]: a BatchNormalization in training mode needs its running statistics as "
+                           "floating-point constants (they become variables the train step updates)");
+      bs.stats.push_back(t);
+    }
+    bs.nodes.push_back(k);
+  }
+  return bs;
+}
+
 // Step 1: the trainable constants of the main graph (o.trainable, or every floating-point one
-// of rank >= 1) become variables; returns their tensor ids.
-Expected<std::vector<int32_t>> weights_to_variables(ir::Model& model, const TrainingOptions& o) {
+// of rank >= 1 but the running statistics) become variables; returns their tensor ids.
+Expected<std::vector<int32_t>> weights_to_variables(ir::Model& model, const TrainingOptions& o,
+                                                   const BatchStatistics& bs) {
   std::vector<int32_t> weights;
   Graph& g = model.main();
+  const std::set<int32_t> stats(bs.stats.begin(), bs.stats.end());
   if (o.trainable.empty()) {
     for (size_t t = 0; t < g.tensors.size(); ++t)
-      if (g.tensors[t].constant.defined() && dtype_is_float(g.tensors[t].dtype) && g.tensors[t].constant.rank() >= 1)
+      if (g.tensors[t].constant.defined() && dtype_is_float(g.tensors[t].dtype) && g.tensors[t].constant.rank() >= 1 &&
+          !stats.count(static_cast<int32_t>(t)))
         weights.push_back(static_cast<int32_t>(t));
   } else {
     for (const std::string& name : o.trainable) {
       const int32_t t = g.find_tensor(name);
       if (t < 0 || !g.tensors[static_cast<size_t>(t)].constant.defined() || !dtype_is_float(g.tensors[static_cast<size_t>(t)].dtype))
         return not_found("trainable \"", name, "\" is not a floating-point constant of the main graph");
+      if (stats.count(t))
+        return invalid_argument("trainable \"", name, "\" is a BatchNormalization running statistic: the train step ",
+                                "updates it from the batches, it has no gradient");
       weights.push_back(t);
     }
   }
   if (weights.empty()) return invalid_argument("the model has no trainable floating-point weights");
   std::set<std::string> names;
-  for (int32_t t : weights) {
+  // The weights first (the optimizer pairs variables[i] with weight i), then the statistics.
+  std::vector<int32_t> all = weights;
+  all.insert(all.end(), bs.stats.begin(), bs.stats.end());
+  for (int32_t t : all) {
     TensorInfo& info = g.tensors[static_cast<size_t>(t)];
     if (!names.insert(info.name).second || info.name.empty())
       return invalid_model("weight tensor ", t, " has an empty or duplicate name \"", info.name, "\"");
@@ -73,6 +108,7 @@ struct TrainStep {
   ir::Model& model;
   const TrainingOptions& o;
   const std::vector<int32_t>& weights;  // their tensor ids in the main graph
+  const BatchStatistics& bs;
   size_t num_inputs;                    // the main graph's inputs before the weights
   GraphBuilder& b;
   ir::Signature sig;
@@ -82,6 +118,7 @@ struct TrainStep {
   // The optimizer's outputs and the variables they update, parallel.
   std::vector<Value> updated;
   std::vector<std::string> update_vars;
+  std::vector<Value> stats_out;  // parallel to bs.stats: their values after this step's batch
 
   // A zero-initialized variable NAME<suffix> per weight, bound to a new input each.
   std::vector<Value> state(const std::string& suffix) {
@@ -101,10 +138,15 @@ struct TrainStep {
 struct LossGraph {
   std::vector<Value> w;  // the weights' inputs
   Value pred, loss;
+  // The main graph's outputs after the first, inlined (train_step: the running statistics' new
+  // values last).
+  std::vector<Value> rest;
 };
 
-Expected<LossGraph> add_loss(ir::Model& model, const TrainingOptions& o, const std::vector<int32_t>& weights,
-                             size_t num_inputs, GraphBuilder& b, ir::Signature& sig) {
+// `bound`: the main graph's inputs bound to variables (the weights, then any running statistics),
+// of which the first `num_weights` are weights.
+Expected<LossGraph> add_loss(ir::Model& model, const TrainingOptions& o, const std::vector<int32_t>& bound,
+                             size_t num_weights, size_t num_inputs, GraphBuilder& b, ir::Signature& sig) {
   LossGraph lg;
   std::vector<Value> args;
   for (size_t k = 0; k < num_inputs; ++k) {
@@ -121,14 +163,15 @@ Expected<LossGraph> add_loss(ir::Model& model, const TrainingOptions& o, const s
     labels = input_like(b, pred_info, "labels");
   }
   sig.bound_inputs.push_back("");
-  for (int32_t t : weights) {
-    const TensorInfo info = model.graphs[0].tensors[static_cast<size_t>(t)];
-    lg.w.push_back(input_like(b, info, info.name));
-    args.push_back(lg.w.back());
+  for (size_t i = 0; i < bound.size(); ++i) {
+    const TensorInfo info = model.graphs[0].tensors[static_cast<size_t>(bound[i])];
+    args.push_back(input_like(b, info, info.name));
+    if (i < num_weights) lg.w.push_back(args.back());
     sig.bound_inputs.push_back(info.name);
   }
   TSR_ASSIGN_OR_RETURN(const std::vector<Value> outs, inline_graph(b, 0, args));
   lg.pred = outs[0];
+  lg.rest.assign(outs.begin() + 1, outs.end());
   if (class_labels(o)) {
     lg.loss = b.op(o.loss == "nll" ? "NegativeLogLikelihoodLoss" : "SoftmaxCrossEntropyLoss", {lg.pred, labels},
                    {Attribute::make_string("reduction", "mean")}, "loss");
@@ -147,8 +190,12 @@ Expected<LossGraph> add_loss(ir::Model& model, const TrainingOptions& o, const s
 Status add_loss_and_gradients(TrainStep& ts) {
   ir::Model& model = ts.model;
   GraphBuilder& b = ts.b;
-  TSR_ASSIGN_OR_RETURN(LossGraph lg, add_loss(model, ts.o, ts.weights, ts.num_inputs, b, ts.sig));
+  std::vector<int32_t> bound = ts.weights;
+  bound.insert(bound.end(), ts.bs.stats.begin(), ts.bs.stats.end());
+  TSR_ASSIGN_OR_RETURN(LossGraph lg, add_loss(model, ts.o, bound, ts.weights.size(), ts.num_inputs, b, ts.sig));
   ts.w = std::move(lg.w);
+  // The running statistics' new values (the main graph's last outputs while train_step is built).
+  ts.stats_out.assign(lg.rest.end() - static_cast<std::ptrdiff_t>(ts.bs.stats.size()), lg.rest.end());
   ts.lr = b.input("train.lr", DType::kF32, {});
   ts.step = b.input("train.step", DType::kI64, {});
   ts.sig.bound_inputs.push_back("train.lr");
@@ -222,6 +269,10 @@ Status add_update(TrainStep& ts) {
   }
   if (ts.o.optimizer == "adam" && ts.o.weight_decay != 0)
     return invalid_argument("adam takes no weight decay here; use adamw (decoupled) or sgd (L2)");
+  for (size_t i = 0; i < ts.bs.stats.size(); ++i) {
+    ts.updated.push_back(ts.stats_out[i]);
+    ts.update_vars.push_back(ts.model.main().tensors[static_cast<size_t>(ts.bs.stats[i])].name);
+  }
   for (size_t i = 0; i < ts.updated.size(); ++i) {
     b.output(ts.updated[i]);
     ts.sig.updates.push_back(ts.update_vars[i]);
@@ -239,13 +290,33 @@ Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& 
   TSR_RETURN_IF_ERROR(infer_types(model));
   if (model.main().outputs.empty()) return invalid_argument("the main graph has no outputs");
 
-  // 1. Trainable constants become variables, bound to new inputs of the inference graph.
-  TSR_ASSIGN_OR_RETURN(const std::vector<int32_t> weights, weights_to_variables(model, o));
+  // 1. Trainable constants become variables, bound to new inputs of the inference graph, and so
+  // do the running statistics of BatchNormalizations in training mode.
+  TSR_ASSIGN_OR_RETURN(const BatchStatistics bs, find_batch_statistics(model.main()));
+  TSR_ASSIGN_OR_RETURN(const std::vector<int32_t> weights, weights_to_variables(model, o, bs));
+  std::vector<int32_t> bound = weights;
+  bound.insert(bound.end(), bs.stats.begin(), bs.stats.end());
   const size_t num_inputs = model.main().inputs.size();
   ir::Signature infer{"infer", 0, std::vector<std::string>(num_inputs), {}};
-  for (int32_t t : weights) {
+  for (int32_t t : bound) {
     model.main().inputs.push_back(t);
     infer.bound_inputs.push_back(model.main().tensors[static_cast<size_t>(t)].name);
+  }
+  // While train_step inlines the main graph, its training-mode BatchNormalizations give their
+  // running statistics' new values (outputs 1 and 2) as extra main-graph outputs.
+  const size_t num_outputs = model.main().outputs.size();
+  for (size_t i = 0; i < bs.nodes.size(); ++i) {
+    Graph& g = model.main();
+    g.nodes[bs.nodes[i]].outputs.resize(3, -1);
+    for (size_t j = 1; j < 3; ++j) {
+      int32_t& out = g.nodes[bs.nodes[i]].outputs[j];
+      if (out < 0) {
+        TensorInfo info = g.tensors[static_cast<size_t>(bs.stats[2 * i + j - 1])];
+        info.name = str_cat(info.name, ".next");
+        out = g.add_tensor(std::move(info));
+      }
+      g.outputs.push_back(out);
+    }
   }
 
   // 2. train_step: (inputs..., labels, weights..., lr, step) -> (loss, prediction, updates...).
@@ -253,17 +324,26 @@ Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& 
   const auto tg = static_cast<int32_t>(model.graphs.size() - 1);
   model.graphs.back().name = "train_step";
   GraphBuilder b(model, tg);
-  TrainStep ts{model, o, weights, num_inputs, b, ir::Signature{"train_step", tg, {}, {}}, {}, {}, {}, {}, {}, {}};
+  TrainStep ts{model, o, weights, bs, num_inputs, b, ir::Signature{"train_step", tg, {}, {}}, {}, {}, {}, {}, {}, {}, {}};
   TSR_RETURN_IF_ERROR(add_loss_and_gradients(ts));
-  // 3. The optimizer update.
+  // 3. The optimizer update, and the running statistics' update.
   TSR_RETURN_IF_ERROR(add_update(ts));
+  // The main graph (infer) and eval_step normalize with the running statistics, as
+  // torch.nn.Module.eval() does; an exported inference model is then an ordinary one.
+  model.main().outputs.resize(num_outputs);
+  for (size_t k : bs.nodes) {
+    ir::Node& n = model.main().nodes[k];
+    n.outputs.resize(1);
+    for (Attribute& a : n.attributes)
+      if (a.name == "training_mode") a.i = 0;
+  }
   // 4. eval_step: (inputs..., labels) -> (loss, prediction) with the weights, no update.
   model.graphs.emplace_back();
   const auto eg = static_cast<int32_t>(model.graphs.size() - 1);
   model.graphs.back().name = "eval_step";
   GraphBuilder eb(model, eg);
   ir::Signature eval{"eval_step", eg, {}, {}};
-  TSR_RETURN_IF_ERROR(add_loss(model, o, weights, num_inputs, eb, eval).status());
+  TSR_RETURN_IF_ERROR(add_loss(model, o, bound, weights.size(), num_inputs, eb, eval).status());
   model.signatures = {infer, ts.sig, eval};
   prune_unused_graphs(model);
   return model;

@@ -7,7 +7,10 @@
 //   graphs[k]  "train_step": (inputs..., labels)         -> (loss, prediction)
 //   graphs[j]  "eval_step":  (inputs..., labels)         -> (loss, prediction), no update
 // and variables: every trainable weight (bound to inputs of all three graphs, updated by train_step),
-// the optimizer state ("<weight>.m"/"<weight>.v" for AdamW, "<weight>.velocity" for momentum),
+// the running mean and variance of each BatchNormalization the model has in training mode (as
+// exported from a PyTorch module in train(): train_step normalizes with the batch's statistics
+// and updates these by ONNX's momentum rule, with the batch's biased variance; infer and eval_step
+// normalize with them in inference mode, as torch's eval() does), the optimizer state ("<weight>.m"/"<weight>.v" for AdamW, "<weight>.velocity" for momentum),
 // "train.lr" (f32 scalar learning rate, changeable between steps with Session::set_variable) and
 // "train.step" (i64 scalar, updates done so far).
 #pragma once

@@ -3,6 +3,7 @@
 // references), variables persisting in the Session, checkpoint save/load, and export.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -184,4 +185,78 @@ TEST_CASE("a node with omitted middle outputs keeps them omitted in train_step",
   INFO(r.status().to_string());
   REQUIRE(r.ok());
   CHECK(std::isfinite(r->at(0).scalar_f64(0)));
+}
+
+// A BatchNormalization exported in training mode (PyTorch's TrainingMode.TRAINING): its running
+// statistics are variables that train_step updates by ONNX's rule (running * momentum + batch *
+// (1 - momentum), the batch's biased variance); infer, eval_step and the exported model normalize
+// with them, in inference mode, as torch's eval() does.
+TEST_CASE("training-mode BatchNormalization: train_step updates the running statistics, infer uses them", "[training]") {
+  const std::vector<float> x = {0.5f, -1.0f, 2.0f, 1.5f, 0.0f, -0.5f, 3.0f, 1.0f, -2.0f, 0.25f, 0.75f, 1.25f,
+                                -1.5f, 2.5f, 0.0f, 1.0f, 1.0f, -3.0f, 0.5f, 0.5f, 2.0f, -0.25f, 1.75f, 0.0f};
+  const std::vector<float> mean0 = {0.1f, -0.2f}, var0 = {1.5f, 0.8f}, scale = {1.0f, 0.5f}, bias = {0.0f, 0.25f};
+  ir::Model m;
+  GraphBuilder b(m);
+  const Value X = b.input("X", DType::kF32, {4, 2, 3});
+  const std::vector<Value> bn = b.op_n(
+      "BatchNormalization",
+      {X, b.constant(Tensor::from<float>({2}, scale), "scale"), b.constant(Tensor::from<float>({2}, bias), "bias"),
+       b.constant(Tensor::from<float>({2}, mean0), "mean"), b.constant(Tensor::from<float>({2}, var0), "var")},
+      3, {Attribute::make_float("momentum", 0.9), Attribute::make_int("training_mode", 1)});
+  b.output(bn[0], "pred");
+  REQUIRE(b.status().ok());
+  passes::TrainingOptions o = options_for("sgd");
+  o.lr = 0.0;  // the weights stay: only the statistics move
+  auto tm = passes::make_training_model(m, o);
+  INFO(tm.status().to_string());
+  REQUIRE(tm.ok());
+  // The statistics are variables without gradients or optimizer state.
+  std::vector<std::string> names;
+  for (const auto& v : tm->variables) names.push_back(v.name);
+  CHECK(std::count(names.begin(), names.end(), "mean") == 1);
+  CHECK(std::count(names.begin(), names.end(), "var") == 1);
+  CHECK(std::count(names.begin(), names.end(), "mean.velocity") == 0);
+
+  auto s = session_of(*tm);
+  const Tensor Xt = Tensor::from<float>({4, 2, 3}, x);
+  const Tensor zeros = Tensor::from<float>({4, 2, 3}, std::vector<float>(24, 0.0f));
+  for (int step = 0; step < 2; ++step) REQUIRE(s->run_signature("train_step", {Xt, zeros}).ok());
+  std::vector<double> mean(mean0.begin(), mean0.end()), var(var0.begin(), var0.end());
+  for (int step = 0; step < 2; ++step)
+    for (int c = 0; c < 2; ++c) {
+      double sum = 0, sq = 0;
+      for (int n = 0; n < 4; ++n)
+        for (int i = 0; i < 3; ++i) sum += x[static_cast<size_t>((n * 2 + c) * 3 + i)];
+      const double mu = sum / 12;
+      for (int n = 0; n < 4; ++n)
+        for (int i = 0; i < 3; ++i) sq += std::pow(x[static_cast<size_t>((n * 2 + c) * 3 + i)] - mu, 2);
+      mean[static_cast<size_t>(c)] = mean[static_cast<size_t>(c)] * 0.9 + mu * 0.1;
+      var[static_cast<size_t>(c)] = var[static_cast<size_t>(c)] * 0.9 + sq / 12 * 0.1;
+    }
+  require_close(*s->variable("mean"), Tensor::from<float>({2}, {float(mean[0]), float(mean[1])}), 1e-6);
+  require_close(*s->variable("var"), Tensor::from<float>({2}, {float(var[0]), float(var[1])}), 1e-6);
+
+  // infer normalizes with the running statistics; so does the exported model, in inference mode.
+  std::vector<float> want(24);
+  for (size_t i = 0; i < 24; ++i) {
+    const size_t c = (i / 3) % 2;
+    want[i] = static_cast<float>((x[i] - mean[c]) / std::sqrt(var[c] + 1e-5) * scale[c] + bias[c]);
+  }
+  auto infer = s->run_signature("infer", {Xt});
+  REQUIRE(infer.ok());
+  require_close(infer->at(0), Tensor::from<float>({4, 2, 3}, want), 1e-5);
+  auto exported = passes::export_inference(s->snapshot());
+  REQUIRE(exported.ok());
+  const ir::Node& n = exported->main().nodes.at(0);
+  CHECK(n.op == "BatchNormalization");
+  CHECK(n.attr_int("training_mode") == 0);
+  CHECK(n.outputs.size() == 1);
+  auto pred = session_of(*exported)->run({Xt});
+  REQUIRE(pred.ok());
+  require_close(pred->at(0), infer->at(0), 0);
+
+  o.trainable = {"mean"};
+  auto bad = passes::make_training_model(m, o);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("running statistic") != std::string::npos);
 }
