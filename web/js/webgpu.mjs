@@ -4,9 +4,10 @@
 // wasm heap only where a node's input lives on the other side, and graph outputs are read back
 // once. Ops and their kernels: webgpu_ops.mjs, webgpu_kernels.mjs. Loaded by tessera.mjs only when create({device}) asks for WebGPU.
 import { TesseraError } from './errors.mjs';
-import { Tensor } from './tessera.mjs';
+import { Tensor } from './tensor.mjs';
 import { kGpuOps, prod } from './webgpu_ops.mjs';
 import { kGroup } from './webgpu_kernels.mjs';
+import { compareProbes } from './check.mjs';
 
 const kF32 = 1;  // tsr::DType::kF32
 
@@ -129,8 +130,9 @@ export class GpuModel {
   }
 
   /** Runs the graph: feeds {name: Tensor}, checked here against model.inputs ({name, dtype, shape})
-   *  as tsrw_run checks them; names: outputs to return (default all). Resolves to {name: Tensor}. */
-  async run(feeds, names, model) {
+   *  as tsrw_run checks them; names: outputs to return (default all). Resolves to {name: Tensor}.
+   *  pass (check()'s): {cpu: every node on wasm, probes: [] collecting each node's outputs}. */
+  async run(feeds, names, model, pass = null) {
     this.#gpu.check();
     checkFeeds(feeds, names, model);
     const g = this.#g;
@@ -144,8 +146,10 @@ export class GpuModel {
       for (let k = 0; k < g.nodes.length; k++) {
         const n = g.nodes[k];
         const ins = n.inputs.map((id) => (id < 0 ? null : vals[id] ?? (vals[id] = this.#constant(id))));
-        const outs = this.#place[k] === 'webgpu' || this.#hostView[k] ? await this.#gpuNode(run, k, n, ins) : await this.#wasmNode(run, k, n, ins);
+        const onGpu = !pass?.cpu && (this.#place[k] === 'webgpu' || this.#hostView[k]);
+        const outs = onGpu ? await this.#gpuNode(run, k, n, ins) : await this.#wasmNode(run, k, n, ins);
         n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = outs[j]; });
+        if (pass?.probes) await probe(run, pass.probes, g, k, outs);
         for (const id of n.inputs) if (id >= 0 && --uses[id] === 0) run.drop(vals[id]);
         for (const id of n.outputs) if (id >= 0 && uses[id] === 0) run.drop(vals[id]);
       }
@@ -165,10 +169,23 @@ export class GpuModel {
     }
   }
 
+  /**
+   * run() with options.checkAgainst 'cpu' (as `tessera run --check-against cpu`): the graph on its
+   * placement, then every node on wasm, each node's outputs collected in execution order and
+   * compared (check.mjs). Resolves to {outputs (the first pass's), check}.
+   */
+  async check(feeds, names, model, tolerance) {
+    const device = [], cpu = [];
+    const outputs = await this.run(feeds, names, model, { probes: device });
+    await this.run(feeds, names, model, { cpu: true, probes: cpu });
+    return { outputs, check: compareProbes(this.#g, this.#place, device, cpu, tolerance) };
+  }
+
   /** Node k on the GPU, or on wasm when its sizes are over the adapter's limits (onWasm). */
   async #gpuNode(run, k, n, ins) {
     try {
-      return await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(k));
+      const outs = await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(k));
+      return testHooks.perturb?.(k, n) ? perturbed(run, outs) : outs;
     } catch (e) {
       if (!e.onWasm) throw e;
       this.runtimeFallbacks.add(k);
@@ -230,6 +247,32 @@ export class GpuModel {
     for (const outs of this.#folded.values()) for (const v of outs) if (v?.gpu) v.gpu.store.buf.destroy();
     for (const c of this.#cache.values()) for (const b of Object.values(c)) if (b instanceof GPUBuffer) b.destroy();
     this.#consts.clear(); this.#folded.clear(); this.#cache.clear();
+  }
+}
+
+/**
+ * For tests only (not part of the API, not in tessera.d.ts): perturb(k, node) returning true
+ * makes node k's first output, when it runs on the GPU, differ from its kernel's result by 1 in
+ * its first element, so that a test can see run({checkAgainst: 'cpu'}) find a divergence.
+ */
+export const testHooks = { perturb: null };
+
+/** outs with outs[0] read back and its first element increased by 1 (testHooks.perturb). */
+async function perturbed(run, outs) {
+  const t = await run.host(outs[0]);
+  const data = Float32Array.from(t.data);
+  if (data.length) data[0] += 1;
+  run.drop(outs[0]);
+  return [{ shape: outs[0].shape, t: Tensor._from('float32', data, t.dims) }, ...outs.slice(1)];
+}
+
+/** Appends node k's tensor outputs, on the host, to probes ({node, value, t}). */
+async function probe(run, probes, g, k, outs) {
+  const ids = g.nodes[k].outputs;
+  for (let j = 0; j < ids.length; j++) {
+    if (ids[j] < 0 || !outs[j] || g.values[ids[j]].dtype === 0) continue;  // dtype 0: not a tensor
+    const t = await run.host(outs[j]);
+    if (t && !Array.isArray(t)) probes.push({ node: k, value: ids[j], t });
   }
 }
 

@@ -1,0 +1,177 @@
+// Tessera.create({worker: true}) (web/js/proxy.mjs, worker.mjs) and run(feeds, {checkAgainst: 'cpu'})
+// (web/js/check.mjs) in Debian's headless Chromium, WebGPU on its SwiftShader adapter (the flags of
+// webgpu.test.mjs). One browser, one page:
+// - worker: PP-OCR's mobile v2 classifier (third_party/models) loaded in a module Worker gives
+//   bit-identical outputs to the same model on the page's thread (one thread, tessera.wasm); a
+//   setInterval counter ticks while a worker run (a 768-wide line) is pending and does not tick
+//   while the same run blocks the page; a bad input shape arrives as TesseraError
+//   invalid_argument naming the input; the caller's input array is left usable (copied), and
+//   transferInputs detaches it; trainers are unsupported; the same with device 'webgpu' in the
+//   Worker (placement and outputs as on the page).
+// - checkAgainst: the classifier on WebGPU agrees with wasm node by node; with a test hook that
+//   perturbs one GPU node's output (webgpu.mjs testHooks, tests only) the report names that node;
+//   a wasm model reports that it compared nothing.
+// Skipped only when the machine lacks chromium, playwright-core or the model.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const models = path.join(repo, 'third_party', 'models');
+const kCls = 'ch_ppocr_mobile_v2.0_cls_infer.onnx';
+const require = createRequire(path.join(repo, 'web', 'package.json'));
+let chromium = null;
+try { ({ chromium } = require('playwright-core')); } catch { /* skipped below */ }
+const skip = !fs.existsSync('/usr/bin/chromium') ? 'no /usr/bin/chromium'
+  : !chromium ? 'playwright-core missing in web/node_modules (scripts/install_deps.sh)'
+  : !fs.existsSync(path.join(models, kCls)) ? `third_party/models/${kCls} is not fetched` : false;
+
+const kArgs = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
+  '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'];
+
+let page = null, close = null;
+async function openPage() {
+  if (page) return page;
+  const { serve } = await import(path.join(repo, 'web', 'tools', 'serve.mjs'));
+  const { server, url } = await serve({ root: path.join(repo, 'web'), mounts: [['/models', models]] });
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: kArgs });
+  close = async () => { await browser.close(); server.close(); };
+  page = await browser.newPage();
+  const log = [];
+  page.on('console', (m) => log.push(`console.${m.type()}: ${m.text()}`));
+  page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
+  page.log = log;
+  await page.goto(url);
+  return page;
+}
+
+test.after(async () => { await close?.(); });
+
+const inPage = (fn, arg) => page.evaluate(fn, arg).catch((e) => { throw new Error(`${e.message}\n${page.log.join('\n')}`); });
+
+test('worker: create({worker: true}) runs PP-OCR cls off the page thread, bit-identical, errors as TesseraError', { skip }, async () => {
+  await openPage();
+  const r = await inPage(async (file) => {
+    const { Tessera, TesseraError } = await import('/dist/tessera.mjs');
+    const feed = (w) => ({ x: { dtype: 'float32', shape: [1, 3, 48, w], data: Float32Array.from({ length: 3 * 48 * w }, (_, i) => Math.sin(i * 0.37)) } });
+    const url = `/models/${file}`;
+    const worker = await Tessera.create({ worker: true });
+    const local = await Tessera.create();
+    const [mw, ml] = [await worker.load(url), await local.load(url)];
+    const small = feed(192);
+    const a = await mw.run(small), b = await ml.run(small);
+    const name = ml.outputs[0].name;
+    const same = a[name] instanceof Object && a[name].type === 'float32' && a[name].dims.join() === b[name].dims.join() &&
+      a[name].data.every((v, i) => Object.is(v, b[name].data[i]));
+    const inputKept = small.x.data.length === 3 * 48 * 192;
+    // Ticks of a 1 ms interval while a long run is pending: in the Worker, then on the page.
+    let ticks = 0;
+    const timer = setInterval(() => { ticks++; }, 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const long = feed(768);
+    let t0 = ticks, s0 = performance.now();
+    await mw.run(long);
+    const worker_ = { ticks: ticks - t0, ms: performance.now() - s0 };
+    t0 = ticks; s0 = performance.now();
+    await ml.run(long);
+    const page_ = { ticks: ticks - t0, ms: performance.now() - s0 };
+    clearInterval(timer);
+    // Errors from the Worker, transferInputs, trainers.
+    const err = async (p) => { try { await p; return null; } catch (e) { return { tesseraError: e instanceof TesseraError, name: e.name, code: e.code, message: e.message }; } };
+    const badShape = await err(mw.run({ x: { dtype: 'float32', shape: [1, 3, 48], data: new Float32Array(3 * 48) } }));
+    const moved = feed(192);
+    const c = await mw.run(moved, { transferInputs: true });
+    const transferred = { detached: moved.x.data.length === 0, same: c[name].data.every((v, i) => Object.is(v, b[name].data[i])) };
+    const trainer = await err(worker.loadTrainer(url));
+    const info = { device: worker.device, threads: worker.threads, modelDevice: mw.device, inputs: mw.inputs, placement: mw.placement.nodes.length,
+      localPlacement: ml.placement.nodes.length, heap: await worker.heapInUse() };
+    await mw.dispose();
+    const disposed = await err(mw.run(small));
+    await worker.dispose();
+    local.dispose();
+    return { same, inputKept, worker: worker_, page: page_, badShape, transferred, trainer, info, disposed };
+  }, kCls);
+  assert.ok(r.same, 'the Worker\'s output equals the page-thread run bit for bit');
+  assert.ok(r.inputKept, 'run() copies the feeds to the Worker: the caller\'s array stays usable');
+  assert.deepEqual(r.transferred, { detached: true, same: true }, 'transferInputs moves the input buffer');
+  assert.deepEqual([r.info.device, r.info.threads, r.info.modelDevice, r.info.placement], ['wasm', 1, 'wasm', r.info.localPlacement]);
+  assert.equal(r.info.inputs[0].name, 'x');
+  assert.ok(r.info.heap > 0);
+  console.log(`# cls [1,3,48,768]: worker run ${r.worker.ms.toFixed(0)} ms, ${r.worker.ticks} interval ticks; page-thread run ${r.page.ms.toFixed(0)} ms, ${r.page.ticks} ticks`);
+  assert.ok(r.worker.ticks >= 5, `the page's interval ticks while the Worker runs (${JSON.stringify(r.worker)})`);
+  assert.equal(r.page.ticks, 0, `a page-thread run blocks the interval (${JSON.stringify(r.page)})`);
+  assert.deepEqual([r.badShape?.tesseraError, r.badShape?.name, r.badShape?.code], [true, 'TesseraError', 'invalid_argument']);
+  assert.match(r.badShape.message, /"x".*shape \[1, 3, 48\]/);
+  assert.deepEqual([r.trainer?.code, r.disposed?.code], ['unsupported', 'invalid_argument']);
+  assert.match(r.trainer.message, /trainers do not run in a Worker/);
+});
+
+test('checkAgainst cpu: agreement on WebGPU, a perturbed GPU node is the first divergence, wasm compares nothing', { skip }, async () => {
+  await openPage();
+  const r = await inPage(async (file) => {
+    const { Tessera } = await import('/dist/tessera.mjs');
+    const { testHooks } = await import('/dist/webgpu.mjs');  // the module tessera.mjs loads for WebGPU
+    const bytes = new Uint8Array(await (await fetch(`/models/${file}`)).arrayBuffer());
+    const feeds = { x: { dtype: 'float32', shape: [1, 3, 48, 96], data: Float32Array.from({ length: 3 * 48 * 96 }, (_, i) => Math.cos(i * 0.11)) } };
+    const gpu = await Tessera.create({ device: 'webgpu' });
+    const m = await gpu.load(bytes, { name: 'cls' });
+    const t0 = performance.now();
+    const agree = await m.run(feeds, { checkAgainst: 'cpu' });
+    const ms = performance.now() - t0;
+    const plain = await m.run(feeds);
+    const name = m.outputs[0].name;
+    // The third Conv placed on WebGPU: its output is perturbed by +1 in element 0.
+    const target = m.placement.nodes.filter((n) => n.op === 'Conv' && n.device === 'webgpu')[2].node;
+    testHooks.perturb = (k) => k === target;
+    let diverged;
+    try { diverged = await m.run(feeds, { checkAgainst: 'cpu' }); } finally { testHooks.perturb = null; }
+    const loose = await m.run(feeds, { checkAgainst: 'cpu', checkTolerance: { atol: 10 } });
+    let bad = null;
+    try { await m.run(feeds, { checkAgainst: 'gpu' }); } catch (e) { bad = { code: e.code, message: e.message }; }
+    // In a Worker: the same report.
+    const worker = await Tessera.create({ worker: true, device: 'webgpu' });
+    const mw = await worker.load(bytes, { name: 'cls' });
+    const viaWorker = await mw.run(feeds, { checkAgainst: 'cpu' });
+    const workerSame = viaWorker.outputs[name].data.every((v, i) => Object.is(v, agree.outputs[name].data[i]));
+    const workerInfo = { device: worker.device, modelDevice: mw.device, onGpu: mw.placement.nodes.filter((n) => n.device === 'webgpu').length,
+      pageOnGpu: m.placement.nodes.filter((n) => n.device === 'webgpu').length };
+    await worker.dispose();
+    gpu.dispose();
+    const cpu = await Tessera.create();
+    const mc = await cpu.load(bytes);
+    const onWasm = await mc.run(feeds, { checkAgainst: 'cpu' });
+    const wasmDims = onWasm.outputs[name].dims;
+    cpu.dispose();
+    return {
+      ms, target, agree: agree.check, diverged: diverged.check, loose: loose.check, bad, wasm: onWasm.check, wasmDims,
+      sameOutputs: agree.outputs[name].data.every((v, i) => Object.is(v, plain[name].data[i])),
+      viaWorker: viaWorker.check, workerSame, workerInfo,
+    };
+  }, kCls);
+  console.log(`# cls [1,3,48,96] run with checkAgainst 'cpu' on WebGPU (SwiftShader): ${r.ms.toFixed(0)} ms; ${r.agree.message}`);
+  assert.equal(r.agree.ok, true, r.agree.message);
+  assert.equal(r.agree.firstDivergence, null);
+  assert.ok(r.agree.compared >= 50, `compared ${r.agree.compared} node outputs`);
+  assert.deepEqual(r.agree.tolerance, { atol: 1e-4, rtol: 1e-4 });
+  assert.match(r.agree.message, /^check-against cpu: all \d+ node outputs of graph\[0\] agree within atol 0.0001, rtol 0.0001/);
+  assert.ok(r.sameOutputs, 'the outputs of a checked run are those of a plain run');
+  const d = r.diverged.firstDivergence;
+  assert.equal(r.diverged.ok, false);
+  assert.deepEqual([d.graph, d.node, d.op, d.device], [0, r.target, 'Conv', 'webgpu']);
+  assert.ok(d.maxAbs >= 0.99 && d.maxAbs <= 1.01, `max abs ${d.maxAbs}`);
+  assert.ok(d.relL2 > 0);
+  assert.equal(typeof d.output, 'string');
+  assert.equal(r.diverged.message, `check-against cpu: first difference at graph[0] node[${r.target}] Conv "${d.name}" output "${d.output}": max abs error ${d.maxAbs} (tolerance 0.0001 + 0.0001 * |cpu|)`);
+  assert.equal(r.loose.ok, true, 'checkTolerance widens the tolerance');
+  assert.equal(r.bad?.code, 'invalid_argument');
+  assert.match(r.bad.message, /checkAgainst must be 'cpu'/);
+  assert.deepEqual([r.wasm.ok, r.wasm.compared, r.wasm.firstDivergence], [true, 0, null]);
+  assert.match(r.wasm.message, /runs on wasm/);
+  assert.deepEqual(r.wasmDims, [1, 2]);
+  assert.deepEqual([r.viaWorker.ok, r.viaWorker.compared], [true, r.agree.compared]);
+  assert.ok(r.workerSame, 'WebGPU in the Worker gives the page\'s WebGPU outputs');
+  assert.deepEqual([r.workerInfo.device, r.workerInfo.modelDevice, r.workerInfo.onGpu], ['webgpu', 'webgpu', r.workerInfo.pageOnGpu]);
+});
