@@ -149,7 +149,7 @@ export class GpuModel {
         const onGpu = !pass?.cpu && (this.#place[k] === 'webgpu' || this.#hostView[k]);
         const outs = onGpu ? await this.#gpuNode(run, k, n, ins) : await this.#wasmNode(run, k, n, ins);
         n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = outs[j]; });
-        if (pass?.probes) await probe(run, pass.probes, g, k, outs);
+        if (pass?.probes) probe(run, pass.probes, g, k, outs);
         for (const id of n.inputs) if (id >= 0 && --uses[id] === 0) run.drop(vals[id]);
         for (const id of n.outputs) if (id >= 0 && uses[id] === 0) run.drop(vals[id]);
       }
@@ -178,6 +178,7 @@ export class GpuModel {
     const device = [], cpu = [];
     const outputs = await this.run(feeds, names, model, { probes: device });
     await this.run(feeds, names, model, { cpu: true, probes: cpu });
+    for (const p of device) p.t = await p.t;
     return { outputs, check: compareProbes(this.#g, this.#place, device, cpu, tolerance) };
   }
 
@@ -266,13 +267,15 @@ async function perturbed(run, outs) {
   return [{ shape: outs[0].shape, t: Tensor._from('float32', data, t.dims) }, ...outs.slice(1)];
 }
 
-/** Appends node k's tensor outputs, on the host, to probes ({node, value, t}). */
-async function probe(run, probes, g, k, outs) {
+/** Appends node k's tensor outputs to probes ({node, value, t: its Tensor on the host or a
+ *  Promise of it: a GPU value is copied aside now and read back with the run's next submit). */
+function probe(run, probes, g, k, outs) {
   const ids = g.nodes[k].outputs;
   for (let j = 0; j < ids.length; j++) {
-    if (ids[j] < 0 || !outs[j] || g.values[ids[j]].dtype === 0) continue;  // dtype 0: not a tensor
-    const t = await run.host(outs[j]);
-    if (t && !Array.isArray(t)) probes.push({ node: k, value: ids[j], t });
+    if (ids[j] < 0 || !outs[j] || g.values[ids[j]].dtype === 0 || Array.isArray(outs[j].t)) continue;  // not a tensor
+    const t = outs[j].t ?? run.snapshot(outs[j]);
+    t.catch?.(() => {});  // awaited by check(); a run that throws leaves it unread
+    probes.push({ node: k, value: ids[j], t });
   }
 }
 
@@ -310,7 +313,7 @@ export function placementOf(graph, place) {
 /** One run's commands: dispatches recorded into one encoder, submitted when a value is read back
  *  or the run ends. A value record is {shape, t?: Tensor (host copy), gpu?: GpuValue, constant?}. */
 class Run {
-  #gpu; #enc = null; #pass = null; #transient = [];
+  #gpu; #enc = null; #pass = null; #transient = []; #staged = [];
 
   constructor(gpu) { this.#gpu = gpu; }
 
@@ -405,16 +408,24 @@ class Run {
     if (this.#enc) this.device.queue.submit([this.#encoder().finish()]);
     this.#enc = null;
     for (const b of this.#transient.splice(0)) b.destroy();
+    for (const s of this.#staged.splice(0)) s.resolve(this.#read(s.staging, s.shape));
   }
 
-  /** v's Tensor on the host: read back from the GPU (once) when it lives there. */
-  async host(v) {
-    if (v === null || v === undefined) return null;
-    if (v.t) return v.t;
-    const n = prod(v.shape);
-    const staging = this.device.createBuffer({ size: Math.max(16, 4 * n), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    if (n) this.#encoder().copyBufferToBuffer(v.gpu.store.buf, 0, staging, 0, 4 * n);
-    this.flush();
+  /** A Promise of v's Tensor as it is now (its buffer may be reused later in the run): copied to a
+   *  staging buffer in the run's commands, read back after they are submitted (flush). */
+  snapshot(v) {
+    const staging = this.#staging(prod(v.shape));
+    if (prod(v.shape)) this.#encoder().copyBufferToBuffer(v.gpu.store.buf, 0, staging, 0, 4 * prod(v.shape));
+    return new Promise((resolve) => this.#staged.push({ staging, shape: v.shape, resolve }));
+  }
+
+  #staging(n) {
+    return this.device.createBuffer({ size: Math.max(16, 4 * n), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  }
+
+  /** The Tensor of `shape` in staging (its copy submitted); destroys staging. */
+  async #read(staging, shape) {
+    const n = prod(shape);
     try {
       await staging.mapAsync(GPUMapMode.READ);
     } catch (e) {
@@ -424,7 +435,16 @@ class Run {
     const data = new Float32Array(staging.getMappedRange(0, Math.max(16, 4 * n)).slice(0, 4 * n));
     staging.unmap();
     staging.destroy();
-    v.t = Tensor._from('float32', data, v.shape);
+    return Tensor._from('float32', data, shape);
+  }
+
+  /** v's Tensor on the host: read back from the GPU (once) when it lives there. */
+  async host(v) {
+    if (v === null || v === undefined) return null;
+    if (v.t) return v.t;
+    const t = this.snapshot(v);
+    this.flush();
+    v.t = await t;
     return v.t;
   }
 }
