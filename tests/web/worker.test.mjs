@@ -6,8 +6,8 @@
 //   setInterval counter ticks while a worker run (4 lines 1536 wide) is pending and does not tick
 //   while the same run blocks the page; a bad input shape arrives as TesseraError
 //   invalid_argument naming the input; the caller's input array is left usable (copied), and
-//   transferInputs detaches it; trainers are unsupported; the same with device 'webgpu' in the
-//   Worker (placement and outputs as on the page).
+//   transferInputs detaches it; trainers are unsupported; threads: 2 (tessera-threads.wasm) runs
+//   in the Worker.
 // - checkAgainst: web/test/make_webgpu_models.py's conv.onnx (Conv, depthwise Conv, BatchNorm, pools,
 //   ConvTranspose; few pipelines to compile) on WebGPU agrees with wasm node by node; with a test hook that
 //   perturbs one GPU node's output (webgpu.mjs testHooks, tests only) the report names that node;
@@ -43,6 +43,8 @@ async function openPage() {
   const { serve } = await import(path.join(repo, 'web', 'tools', 'serve.mjs'));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsr-worker-'));
   if (haveOnnx) execFileSync('/usr/bin/python3', [path.join(repo, 'web', 'test', 'make_webgpu_models.py'), dir]);
+  // A page served with the COOP/COEP headers: cross-origin isolated, so threads can run.
+  fs.writeFileSync(path.join(dir, 'page.html'), '<!doctype html><title>tessera worker test</title>');
   const { server, url } = await serve({ root: path.join(repo, 'web'), mounts: [['/models', models], ['/gen', dir]] });
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: kArgs });
   close = async () => { await browser.close(); server.close(); fs.rmSync(dir, { recursive: true, force: true }); };
@@ -51,7 +53,7 @@ async function openPage() {
   page.on('console', (m) => log.push(`console.${m.type()}: ${m.text()}`));
   page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
   page.log = log;
-  await page.goto(url);
+  await page.goto(`${url}gen/page.html`);
   return page;
 }
 
@@ -98,8 +100,14 @@ test('worker: create({worker: true}) runs PP-OCR cls off the page thread, bit-id
     await mw.dispose();
     const disposed = await err(mw.run(small));
     await worker.dispose();
+    // tessera-threads.wasm in the Worker (its pthreads are Workers started by the Worker).
+    const threaded = await Tessera.create({ worker: true, threads: 2 });
+    const mt = await threaded.load(url);
+    const d = await mt.run(small);
+    const threads = { threads: threaded.threads, fallback: threaded.threadsFallback, near: d[name].data.every((v, i) => Math.abs(v - b[name].data[i]) <= 1e-5) };
+    await threaded.dispose();
     local.dispose();
-    return { same, inputKept, worker: worker_, page: page_, badShape, transferred, trainer, info, disposed };
+    return { same, inputKept, worker: worker_, page: page_, badShape, transferred, trainer, info, disposed, threads };
   }, kCls);
   assert.ok(r.same, 'the Worker\'s output equals the page-thread run bit for bit');
   assert.ok(r.inputKept, 'run() copies the feeds to the Worker: the caller\'s array stays usable');
@@ -114,6 +122,7 @@ test('worker: create({worker: true}) runs PP-OCR cls off the page thread, bit-id
   assert.match(r.badShape.message, /"x".*shape \[1, 3, 48\]/);
   assert.deepEqual([r.trainer?.code, r.disposed?.code], ['unsupported', 'invalid_argument']);
   assert.match(r.trainer.message, /trainers do not run in a Worker/);
+  assert.deepEqual(r.threads, { threads: 2, fallback: null, near: true }, 'threads: 2 in the Worker of a cross-origin isolated page');
 });
 
 test('checkAgainst cpu: agreement on WebGPU, a perturbed GPU node is the first divergence, wasm compares nothing',
