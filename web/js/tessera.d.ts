@@ -413,15 +413,10 @@ export class Tessera {
  * calls with internal. Trainers do not run in a Worker: loadTrainer() and prepareTraining() throw
  * unsupported. In node the Worker keeps the process alive only while a call is pending.
  */
-export interface WorkerTessera {
+export interface WorkerTessera extends Pick<Tessera, 'threads' | 'threadsFallback' | 'device' | 'deviceFallback' | 'script'> {
   readonly worker: true;
-  readonly threads: number;
-  readonly threadsFallback: string | null;
-  readonly device: 'webgpu' | 'wasm';
-  readonly deviceFallback: string | null;
   /** As Tessera.load(); onProgress is called on the calling thread. */
   load(source: ModelSource, options?: LoadOptions): Promise<WorkerModel>;
-  script(source: string, options: ScriptOptions): Promise<ScriptResult>;
   /** Throws unsupported. */
   loadTrainer(source: ModelSource, options?: TrainerLoadOptions): Promise<never>;
   /** Throws unsupported. */
@@ -432,18 +427,9 @@ export interface WorkerTessera {
 }
 
 /** A model in the Worker of a WorkerTessera: inputs, outputs, device, deviceFallback and placement
- *  as Model's (copied at load). generate()'s onToken runs on the calling thread; its answer goes
- *  back to the Worker (a round trip per token). */
-export interface WorkerModel {
-  readonly inputs: ValueInfo[];
-  readonly outputs: ValueInfo[];
-  readonly device: 'webgpu' | 'wasm';
-  readonly deviceFallback: string | null;
-  readonly placement: Placement;
-  run(feeds: Record<string, TensorLike>, options: RunOptions & { checkAgainst: 'cpu' }): Promise<CheckedRun>;
-  run(feeds: Record<string, TensorLike>, options?: RunOptions | string[]): Promise<Record<string, Value>>;
-  generate(promptIds: number[], options?: GenerateOptions,
-           onToken?: ((id: number, index: number) => boolean | void | Promise<boolean | void>) | null): Promise<number[]>;
+ *  as Model's (copied at load), run() and generate() as Model's (generate()'s onToken runs on the
+ *  calling thread; its answer goes back to the Worker, a round trip per token). */
+export interface WorkerModel extends Pick<Model, 'inputs' | 'outputs' | 'device' | 'deviceFallback' | 'placement' | 'run' | 'generate'> {
   save(): Promise<Uint8Array>;
   dispose(): Promise<void>;
 }
