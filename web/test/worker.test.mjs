@@ -68,6 +68,15 @@ test('worker: PP-OCR cls from a file path, bit-identical to the calling thread; 
   ml.dispose();
 });
 
+test('worker: create() errors are the calling thread\'s (the Worker ended)', async () => {
+  const [w, l] = [await error(Tessera.create({ worker: true, device: 'webgpu' })), await error(Tessera.create({ device: 'webgpu' }))];
+  assert.ok(w instanceof TesseraError);
+  assert.deepEqual([w.code, w.message], [l.code, l.message]);
+  assert.equal(w.code, 'unsupported');
+  assert.equal((await error(Tessera.create({ worker: 'yes' }))).code, 'invalid_argument');
+  assert.equal((await error(Tessera.create({ worker: true, threads: 0 }))).code, 'invalid_argument');
+});
+
 test('worker: generate() in the Worker, onToken answered from this thread (false stops)', { skip: haveOnnx ? false : 'no onnx Python package' }, async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsr-worker-'));
   try {
