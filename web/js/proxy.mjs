@@ -80,9 +80,8 @@ class Channel {
   #message(msg) {
     if (msg.event) {
       const h = msg.event === 'log' ? this.#handlers.get('log') : this.#handlers.get(msg.id);
-      Promise.resolve(h?.(msg)).then((value) => {
-        if (msg.reply !== undefined) this.#w.postMessage({ reply: msg.reply, value });
-      }, (e) => { if (msg.reply !== undefined) this.#w.postMessage({ reply: msg.reply, value: false }); console.error(e); });
+      // Handlers do not throw (load()'s and generate()'s keep the callback's error); the answer goes back.
+      Promise.resolve(h?.(msg)).then((value) => { if (msg.reply !== undefined) this.#w.postMessage({ reply: msg.reply, value }); });
       return;
     }
     const c = this.#settle(msg.id);
@@ -156,10 +155,15 @@ export class WorkerTessera {
       o.externalData = await Promise.all(options.externalData.map(async (e) => (e && typeof e === 'object'
         ? { ...e, data: await sendable(e.data, base, options.onProgress) } : e)));
     o.progress = !!options.onProgress;
-    const info = await this._call('load', [src, o], [], (m) => options.onProgress?.(m.info));
+    // An error onProgress throws fails the load (after the Worker has loaded it: it is freed).
+    let thrown = null;
+    const handler = (m) => { try { options.onProgress?.(m.info); } catch (e) { thrown ??= { e }; } };
+    const info = await this._call('load', [src, o], [], handler);
     const model = new WorkerModel(this, info);
     this.#models.add(model);
-    return model;
+    if (!thrown) return model;
+    await model.dispose();
+    throw thrown.e;
   }
 
   /** Trainers need the wasm heap on the calling thread: not in a Worker. */
@@ -219,11 +223,18 @@ export class WorkerModel {
     return o.checkAgainst !== undefined ? { outputs: revive(r.outputs), check: r.check } : revive(r);
   }
 
-  /** As Model.generate(); onToken is called here, its answer (false stops) sent back. */
+  /** As Model.generate(); onToken is called here, its answer (false stops) sent back. An error
+   *  onToken throws stops the loop and is rethrown here, as is. */
   async generate(promptIds, options = {}, onToken = null) {
     this.#check();
     if (onToken !== null && typeof onToken !== 'function') throw argError('generate: onToken must be a function');
-    return this.#rt._call('generate', [this.#h, promptIds, plain(options, 'generate()'), !!onToken], [], (m) => onToken?.(m.token, m.i));
+    let thrown = null;
+    const handler = async (m) => {
+      try { return await onToken?.(m.token, m.i); } catch (e) { thrown ??= { e }; return false; }
+    };
+    const ids = await this.#rt._call('generate', [this.#h, promptIds, plain(options, 'generate()'), !!onToken], [], handler);
+    if (thrown) throw thrown.e;
+    return ids;
   }
 
   /** As Model.save(), resolved (the bytes transferred). */

@@ -55,6 +55,11 @@ test('worker: PP-OCR cls from a file path, bit-identical to the calling thread; 
   const e2 = await error(mw.run({ y: feeds.x }));
   assert.deepEqual([e2.code, e2.message], [(await error(ml.run({ y: feeds.x }))).code, (await error(ml.run({ y: feeds.x }))).message]);
   assert.equal((await error(worker.load(path.join(os.tmpdir(), 'no-such-model.onnx')))).code, 'not_found');
+  const progress = [];
+  await (await worker.load(kCls, { onProgress: (p) => progress.push(p) })).dispose();
+  assert.ok(progress.length >= 1 && progress.at(-1).loaded === progress.at(-1).total && progress.at(-1).total === fs.statSync(kCls).size, 'onProgress here');
+  const mine = new Error('no progress');
+  assert.equal(await error(worker.load(kCls, { onProgress: () => { throw mine; } })), mine, 'onProgress\'s error, as is');
   assert.equal((await error(worker.prepareTraining(kCls))).code, 'unsupported');
   assert.equal((await error(mw.run({ x: { dtype: 'float32', shape: [1], data: () => 0 } }))).code, 'invalid_argument', 'a function cannot cross');
 
@@ -90,6 +95,8 @@ test('worker: generate() in the Worker, onToken answered from this thread (false
     const ids = await mw.generate(prompt, { maxNewTokens: 8 }, async (id, i) => { seen.push([id, i]); return i < 2; });
     assert.deepEqual(ids, want.slice(0, 3));
     assert.deepEqual(seen, want.slice(0, 3).map((id, i) => [id, i]));
+    const mine = new Error('stop here');
+    assert.equal(await error(mw.generate(prompt, { maxNewTokens: 8 }, () => { throw mine; })), mine, 'onToken\'s error, as is');
     await mw.dispose(); ml.dispose();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
