@@ -80,8 +80,10 @@ class Channel {
   #message(msg) {
     if (msg.event) {
       const h = msg.event === 'log' ? this.#handlers.get('log') : this.#handlers.get(msg.id);
-      // Handlers do not throw (load()'s and generate()'s keep the callback's error); the answer goes back.
-      Promise.resolve(h?.(msg)).then((value) => { if (msg.reply !== undefined) this.#w.postMessage({ reply: msg.reply, value }); });
+      // load()'s and generate()'s handlers keep the callback's error; a print that throws is ignored.
+      let answer;
+      try { answer = h?.(msg); } catch { answer = undefined; }
+      Promise.resolve(answer).then((value) => { if (msg.reply !== undefined) this.#w.postMessage({ reply: msg.reply, value }); });
       return;
     }
     const c = this.#settle(msg.id);
@@ -126,6 +128,10 @@ export async function createWorker(options) {
   }
 }
 
+function noTrainer(what) {
+  return new TesseraError('unsupported', `${what}: trainers do not run in a Worker (create({worker: true})); create the runtime without worker`);
+}
+
 /** The runtime in a Worker: Tessera's API, every method asynchronous. */
 export class WorkerTessera {
   #ch; #disposed = false; #models = new Set();
@@ -166,9 +172,9 @@ export class WorkerTessera {
     throw thrown.e;
   }
 
-  /** Trainers need the wasm heap on the calling thread: not in a Worker. */
-  async loadTrainer() { throw new TesseraError('unsupported', 'loadTrainer(): trainers do not run in a Worker (create({worker: true})); create the runtime without worker'); }
-  async prepareTraining() { throw new TesseraError('unsupported', 'prepareTraining(): trainers do not run in a Worker (create({worker: true})); create the runtime without worker'); }
+  /** Trainers are not proxied (their step-by-step API would be a message per call): unsupported. */
+  async loadTrainer() { throw noTrainer('loadTrainer()'); }
+  async prepareTraining() { throw noTrainer('prepareTraining()'); }
 
   /** As Tessera.script(); outputs and graph transferred back. */
   async script(source, options = {}) {
