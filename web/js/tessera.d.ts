@@ -86,6 +86,12 @@ export interface CreateOptions {
    *  'auto': WebGPU where an adapter exists, else wasm with `deviceFallback` saying why. The WebGPU
    *  code (webgpu*.mjs) is imported only for 'webgpu' and 'auto'. */
   device?: 'wasm' | 'webgpu' | 'auto';
+  /** true: the runtime (with these options: wasm, threads or WebGPU) runs in a dedicated Worker
+   *  (a module Worker in browsers, worker_threads in node) and create() resolves to a
+   *  WorkerTessera, the same API with every call a message, so loads and runs never block the
+   *  calling thread (onnxruntime-web's env.wasm.proxy). proxy.mjs and worker.mjs are imported only
+   *  then. Default false; invalid_argument for a value other than true or false. */
+  worker?: boolean;
   /** URL of tessera.wasm (default: beside tessera.mjs). */
   wasmUrl?: string | URL;
   /** URL of tessera-threads.wasm (default: beside tessera.mjs). Its loader
@@ -140,6 +146,49 @@ export interface RunOptions {
   /** Only these outputs, in this order; the others are not copied out of the wasm heap.
    *  invalid_argument for a name the model lacks (listing its outputs) or an empty list. */
   outputs?: string[];
+  /** 'cpu': as `tessera run --check-against cpu`, also runs every node of the main graph on wasm
+   *  and compares each node output, in execution order, with the run on the model's placement;
+   *  run() then resolves to {outputs, check} (CheckedRun). A model on wasm (a wasm runtime, or
+   *  deviceFallback) is its own reference: check.compared is 0. invalid_argument for another
+   *  value. Holds every node output of both runs until it resolves: a debugging aid. */
+  checkAgainst?: 'cpu';
+  /** checkAgainst's tolerance: a float32 element differs where |device - cpu| > atol + rtol *
+   *  |cpu| (default the CLI's {atol: 1e-4, rtol: 1e-4}); invalid_argument for a negative value. */
+  checkTolerance?: { atol?: number; rtol?: number };
+  /** WorkerModel.run() only: transfer each input's ArrayBuffer to the Worker instead of copying it
+   *  (the caller's arrays are detached: length 0 afterwards; a subarray detaches its whole
+   *  buffer). Default false: inputs are copied. */
+  transferInputs?: boolean;
+}
+
+/** The first node output (execution order) where the run on the device and the run on wasm
+ *  differ. op, name: the node's; output: the value's name; device: where the node ran; maxAbs and
+ *  relL2 (float32 values; null when dtype or shape differ). */
+export interface Divergence {
+  graph: number; node: number; op: string; name: string; output: string; device: 'webgpu' | 'wasm';
+  dtype: string; shape: number[]; cpuDtype: string; cpuShape: number[];
+  maxAbs: number | null; relL2: number | null;
+}
+
+/** run(feeds, {checkAgainst: 'cpu'})'s report. message: the CLI's line (`check-against cpu: first
+ *  difference at graph[0] node[12] Conv "conv_3" output "x": max abs error 0.5 (tolerance 0.0001 +
+ *  0.0001 * |cpu|)`, or `check-against cpu: all N node outputs of graph[0] agree within ...`).
+ *  compared: node outputs compared (up to the divergence); float32 ones by value, others by dtype
+ *  and shape. */
+export interface CheckReport {
+  against: 'cpu';
+  ok: boolean;
+  compared: number;
+  tolerance: { atol: number; rtol: number };
+  firstDivergence: Divergence | null;
+  message: string;
+}
+
+/** What run() resolves to with options.checkAgainst: the outputs of the run on the model's
+ *  placement, and the report. */
+export interface CheckedRun {
+  outputs: Record<string, Value>;
+  check: CheckReport;
 }
 
 export interface ScriptOptions {
@@ -209,6 +258,7 @@ export class Model {
    *  invalid_argument: missing input, wrong type or shape, an input a node cannot take at its
    *  size, e.g. `input "x" float32[1, 3, 48, 1] does not fit the model: graph[0].node[25]
    *  (AveragePool ...): ...`, an unknown output name). */
+  run(feeds: Record<string, TensorLike>, options: RunOptions & { checkAgainst: 'cpu' }): Promise<CheckedRun>;
   run(feeds: Record<string, TensorLike>, options?: RunOptions | string[]): Promise<Record<string, Value>>;
   /** Autoregressive decoding with a KV cache on a decoder-with-past model (inputs input_ids
    *  [1, S], past_key_values.{i}.key/value [1, heads, past, head_dim]; outputs logits
@@ -318,6 +368,7 @@ export class Tessera {
    *  block the calling thread (on a page's main thread too: it spins instead of Atomics.wait, so
    *  a Worker is the better place for long runs, with either build). In node the idle Workers do
    *  not keep the process alive; Emscripten sets globalThis.Worker to worker_threads' Worker. */
+  static create(options: CreateOptions & { worker: true }): Promise<WorkerTessera>;
   static create(options?: CreateOptions): Promise<Tessera>;
   /** Intra-op threads per model: options.threads, or 1 after a fallback to tessera.wasm. */
   readonly threads: number;
@@ -349,6 +400,38 @@ export class Tessera {
   heapInUse(): number;
   /** Disposes every model and trainer and the instance (and ends tessera-threads.wasm's Workers). */
   dispose(): void;
+}
+
+/**
+ * Tessera.create({worker: true}): the runtime in a dedicated Worker. The same API as Tessera and
+ * Model where it makes sense, asynchronous throughout: heapInUse(), save() and dispose() return
+ * Promises. Inputs are copied to the Worker (structured clone; the caller's arrays stay usable)
+ * unless run()'s transferInputs; outputs (and save()'s, script()'s bytes) are transferred back,
+ * not copied. A relative URL given to load() is resolved on the calling thread (against the page;
+ * in node, the working directory), a Response read there. Errors raised in the Worker arrive as
+ * TesseraError with the same code and message; a Worker that fails or exits rejects the pending
+ * calls with internal. Trainers do not run in a Worker: loadTrainer() and prepareTraining() throw
+ * unsupported. In node the Worker keeps the process alive only while a call is pending.
+ */
+export interface WorkerTessera extends Pick<Tessera, 'threads' | 'threadsFallback' | 'device' | 'deviceFallback' | 'script'> {
+  readonly worker: true;
+  /** As Tessera.load(); onProgress is called on the calling thread. */
+  load(source: ModelSource, options?: LoadOptions): Promise<WorkerModel>;
+  /** Throws unsupported. */
+  loadTrainer(source: ModelSource, options?: TrainerLoadOptions): Promise<never>;
+  /** Throws unsupported. */
+  prepareTraining(source: ModelSource, spec?: TrainingSpec): Promise<never>;
+  heapInUse(): Promise<number>;
+  /** Disposes the models, the runtime and the Worker (terminated once it has freed them). */
+  dispose(): Promise<void>;
+}
+
+/** A model in the Worker of a WorkerTessera: inputs, outputs, device, deviceFallback and placement
+ *  as Model's (copied at load), run() and generate() as Model's (generate()'s onToken runs on the
+ *  calling thread; its answer goes back to the Worker, a round trip per token). */
+export interface WorkerModel extends Pick<Model, 'inputs' | 'outputs' | 'device' | 'deviceFallback' | 'placement' | 'run' | 'generate'> {
+  save(): Promise<Uint8Array>;
+  dispose(): Promise<void>;
 }
 
 export default Tessera;

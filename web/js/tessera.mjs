@@ -8,119 +8,11 @@
 import { Trainer, trainingSpec, createTrainer } from './trainer.mjs';
 import { TesseraError, argError, kCode } from './errors.mjs';
 import { kIsNode, now, readSource } from './sources.mjs';
-import { SplitMix64, generateOptions, planLoop, f16, chooseToken } from './generate.mjs';
+import { Tensor, kDTypeName, kDTypeCode, kArray, kModes, jsDTypes, logLevelIndex, kVerbose, kInfo, kWarning, checkDims, tensorFields, valueInfo, describe } from './tensor.mjs';
+import { Model } from './model.mjs';
 
-export { TesseraError };
+export { TesseraError, Tensor, Model };
 
-// tsr::DType values <-> onnxruntime-web's dtype names and typed arrays.
-const kDTypeName = {
-  1: 'float32', 2: 'uint8', 3: 'int8', 4: 'uint16', 5: 'int16', 6: 'int32', 7: 'int64', 8: 'string',
-  9: 'bool', 10: 'float16', 11: 'float64', 12: 'uint32', 13: 'uint64', 16: 'bfloat16',
-};
-const kDTypeCode = Object.fromEntries(Object.entries(kDTypeName).map(([k, v]) => [v, Number(k)]));
-const kArray = {
-  float32: Float32Array, uint8: Uint8Array, int8: Int8Array, uint16: Uint16Array, int16: Int16Array,
-  int32: Int32Array, int64: BigInt64Array, bool: Uint8Array, float16: Uint16Array, float64: Float64Array,
-  uint32: Uint32Array, uint64: BigUint64Array, bfloat16: Uint16Array,
-};
-const kModes = { eager: 0, trace: 1, convert: 2 };
-
-// The runtime's short dtype names (tsr::dtype_name) -> onnxruntime-web's, so that every message
-// the package throws speaks one vocabulary ('float32', 'int64', ...). Quoted names ("x", 'w')
-// are the model's and are left alone.
-const kShortDType = {
-  f32: 'float32', f64: 'float64', f16: 'float16', bf16: 'bfloat16', i8: 'int8', u8: 'uint8',
-  i16: 'int16', u16: 'uint16', i32: 'int32', u32: 'uint32', i64: 'int64', u64: 'uint64',
-};
-function jsDTypes(message) {
-  return message.split(/("[^"\n]*"|'[^'\n]*')/).map((part, i) => (i % 2 ? part
-    : part.replace(/\b(bf16|f16|f32|f64|i8|i16|i32|i64|u8|u16|u32|u64)\b/g, (m) => kShortDType[m]))).join('');
-}
-
-// onnxruntime's log severities, lowest first. The package prints the messages of the level set
-// and above: verbose (each run: its time, inputs and outputs), info (the runtime and each loaded
-// model), warning (the default: a threads fallback, the runtime's own warnings), error and fatal
-// (nothing: failures are thrown as TesseraError, not printed).
-const kLogLevels = ['verbose', 'info', 'warning', 'error', 'fatal'];
-const kVerbose = 0, kInfo = 1, kWarning = 2;
-function logLevelIndex(level, what) {
-  const i = kLogLevels.indexOf(level ?? 'warning');
-  if (i < 0) throw argError(`${what}: logLevel ${JSON.stringify(level)} is not one of ${kLogLevels.join(', ')}`);
-  return i;
-}
-
-/** The typed array of each type (onnxruntime-web's choice), for new Tensor(data, dims). */
-const kTypeOfArray = new Map([
-  [Float32Array, 'float32'], [Float64Array, 'float64'], [Int8Array, 'int8'], [Uint8Array, 'uint8'],
-  [Int16Array, 'int16'], [Uint16Array, 'uint16'], [Int32Array, 'int32'], [Uint32Array, 'uint32'],
-  [BigInt64Array, 'int64'], [BigUint64Array, 'uint64'],
-]);
-
-function checkDims(dims, where) {
-  if (!Array.isArray(dims) || !dims.every((d) => Number.isInteger(d) && d >= 0))
-    throw argError(`${where}: dims must be an array of non-negative integers, got ${JSON.stringify(dims)}`);
-}
-
-/**
- * A tensor, as onnxruntime-web's ort.Tensor: `new Tensor(type, data, dims)` (or
- * `new Tensor(data, dims)`, the type taken from the typed array). type: 'float32', 'int64', ...,
- * 'string'; data: the type's typed array (a plain array of numbers, bigints or strings is
- * converted); dims: default [data.length]. `.dtype` and `.shape` are aliases of `.type` and
- * `.dims` (the names of the package's plain `{dtype, shape, data}` objects, which feeds also
- * accept). Throws invalid_argument naming what is wrong.
- */
-export class Tensor {
-  constructor(type, data, dims) {
-    if (typeof type !== 'string') {
-      [data, dims] = [type, data];
-      type = Array.isArray(data) && data.length > 0 && data.every((v) => typeof v === 'string') ? 'string' : kTypeOfArray.get(data?.constructor);
-      if (type === undefined)
-        throw argError(`new Tensor(data, dims): cannot tell the type of ${data?.constructor?.name ?? typeof data} data; pass the type first`);
-    }
-    const where = `new Tensor('${type}', ...)`;
-    if (type === 'string') {
-      if (!Array.isArray(data) || !data.every((v) => typeof v === 'string')) throw argError(`${where}: data must be an array of strings`);
-    } else {
-      const Ctor = kArray[type];
-      if (!Ctor) throw argError(`new Tensor(): type ${JSON.stringify(type)} is not one of string, ${Object.keys(kArray).join(', ')}`);
-      if (Array.isArray(data)) data = Ctor === BigInt64Array || Ctor === BigUint64Array ? Ctor.from(data, BigInt) : Ctor.from(data);
-      if (!(data instanceof Ctor)) throw argError(`${where}: data must be a ${Ctor.name} (or an array), got ${data?.constructor?.name ?? typeof data}`);
-    }
-    dims = dims === undefined ? [data.length] : Array.from(dims);
-    checkDims(dims, where);
-    const size = dims.reduce((a, b) => a * b, 1);
-    if (size !== data.length) throw argError(`${where}: dims [${dims}] hold ${size} elements, data has ${data.length}`);
-    this.type = type;
-    this.dims = dims;
-    this.data = data;
-  }
-
-  /** Number of elements (ort.Tensor's size). */
-  get size() { return this.data.length; }
-  /** Alias of type. */
-  get dtype() { return this.type; }
-  /** Alias of dims. */
-  get shape() { return this.dims; }
-
-  /** @internal A tensor from the runtime, already consistent: no checks, no copies. */
-  static _from(type, data, dims) {
-    const t = Object.create(Tensor.prototype);
-    t.type = type; t.dims = dims; t.data = data;
-    return t;
-  }
-}
-
-/** {type|dtype, dims|shape, data} -> [type, dims, data]; both spellings, checked to agree. */
-function tensorFields(t, where) {
-  if (t === null || typeof t !== 'object')
-    throw argError(`${where}: expected a Tensor or {type, dims, data} (or {dtype, shape, data}), got ${t === null ? 'null' : typeof t}`);
-  const type = t.type ?? t.dtype, dims = t.dims ?? t.shape;
-  if (t.type !== undefined && t.dtype !== undefined && t.type !== t.dtype)
-    throw argError(`${where}: type ${JSON.stringify(t.type)} and dtype ${JSON.stringify(t.dtype)} disagree`);
-  if (type === undefined) throw argError(`${where}: no type (expected {type, dims, data} or {dtype, shape, data})`);
-  if (dims === undefined || dims === null) throw argError(`${where}: no dims (expected {type, dims, data} or {dtype, shape, data})`);
-  return [type, Array.isArray(dims) ? dims : Array.from(dims), t.data];
-}
 
 async function readWasm(url) {
   if (kIsNode && url.protocol === 'file:') {
@@ -161,15 +53,6 @@ function freeDimensionList(dims) {
   return list;
 }
 
-/** {name, dtype, shape} of the wasm's JSON value description (web_api.h json_values). */
-function valueInfo(v) {
-  return { name: v.name, dtype: v.kind === 1 ? `sequence<${kDTypeName[v.dtype] ?? 'unknown'}>` : (kDTypeName[v.dtype] ?? 'unknown'), shape: v.shape };
-}
-
-/** "x: float32[1, 3, 48, 320]" lines for log messages. */
-function describe(values) {
-  return values.map((v) => `${v.name}: ${v.dtype}${v.shape ? `[${v.shape.join(', ')}]` : '[*]'}`).join(', ');
-}
 
 /** The runtime: one wasm instance. Create with `await Tessera.create()`. */
 export class Tessera {
@@ -199,8 +82,15 @@ export class Tessera {
    * options.device: 'wasm' (default), 'webgpu' (models run on the GPU through WebGPU, nodes the
    * GPU layer lacks on wasm; throws unsupported when WebGPU has no adapter here) or 'auto'
    * (WebGPU where an adapter exists, else wasm with tsr.deviceFallback saying why).
+   * options.worker: true runs the runtime (with the options above) in a dedicated Worker
+   * (proxy.mjs, worker.mjs): resolves to a WorkerTessera with this API, every call a message.
    */
   static async create(options = {}) {
+    if (options.worker !== undefined && options.worker !== false) {
+      if (options.worker !== true) throw argError(`worker must be true or false, got ${JSON.stringify(options.worker)}`);
+      const { createWorker } = await import('./proxy.mjs');  // loaded only when asked for
+      return createWorker(options);
+    }
     const requested = options.threads ?? 1;
     if (!Number.isInteger(requested) || requested < 1) throw argError(`threads must be a positive integer, got ${requested}`);
     const device = options.device ?? 'wasm';
@@ -621,178 +511,6 @@ export class Tessera {
   }
 }
 
-/** A loaded model with a prepared CPU session. */
-export class Model {
-  #rt; #h; #log; #gpu; #placement = null;
-
-  constructor(rt, handle, info, log, gpu) {
-    this.#rt = rt; this.#h = handle; this.#log = log;
-    this.inputs = info.inputs.map(valueInfo);
-    this.outputs = info.outputs.map(valueInfo);
-    this.#gpu = gpu?.run ? gpu : null;
-    /** Where run() runs: 'webgpu' (per node, see placement) or 'wasm'. */
-    this.device = this.#gpu ? 'webgpu' : 'wasm';
-    /** Why a model of a WebGPU runtime runs whole on wasm (e.g. "control flow (If)"), or null. */
-    this.deviceFallback = gpu?.wasmOnly ?? null;
-  }
-
-  /**
-   * Which device runs each node of the main graph (as loaded, before the wasm session's own
-   * optimizations): {nodes: [{graph, node, op, device: 'webgpu' | 'wasm'}], copies} (copies: the
-   * values that cross between the devices in a run), as `tessera inspect --placement --json`.
-   */
-  get placement() {
-    this.#check();
-    if (this.#gpu) return this.#gpu.placement;
-    this.#placement ??= { nodes: this.#rt._graph(this.#h).nodes.map((n, k) => ({ graph: 0, node: k, op: n.op, device: 'wasm' })), copies: 0 };
-    return this.#placement;
-  }
-
-  #check() { if (!this.#h) throw argError('this model is disposed'); }
-
-  /**
-   * Runs the model: feeds {name: Tensor | {type, dims, data} | {dtype, shape, data}}; resolves to
-   * {outputName: Tensor} (a sequence output: an array of Tensors; an empty optional: null).
-   * options.outputs (or an array as the second argument, as ort's fetches): only these outputs,
-   * in this order; the others are not copied out of the wasm heap.
-   */
-  async run(feeds, options = {}) {
-    this.#check();
-    const names = Array.isArray(options) ? options : options?.outputs;
-    if (names !== undefined && (!Array.isArray(names) || names.length === 0 || !names.every((n) => typeof n === 'string')))
-      throw argError(`run(): outputs must be a non-empty array of output names (outputs: ${this.outputs.map((o) => `"${o.name}"`).join(', ')})`);
-    if (this.#gpu) return this.#runGpu(feeds, names);
-    const rt = this.#rt;
-    const m = rt._core();
-    const list = rt._list(feeds, 'run() feeds');
-    const ptrs = (names ?? []).map((n) => rt._str(n));
-    const table = m._malloc(4 * Math.max(1, ptrs.length));
-    new Uint32Array(rt._u8().buffer, table, ptrs.length).set(ptrs);
-    const t0 = now();
-    const out = m._tsrw_run(this.#h, list, table, ptrs.length);
-    const ms = now() - t0;
-    m._tsrw_list_free(list);
-    for (const p of ptrs) m._free(p);
-    m._free(table);
-    if (!out) rt._fail();
-    let result;
-    try {
-      result = rt._read(out);
-    } finally {
-      m._tsrw_list_free(out);
-    }
-    if (this.#log.level <= kVerbose) {
-      const info = (vs) => Object.entries(vs).map(([n, t]) => ({ name: n, dtype: t?.type ?? t?.dtype ?? (t ? 'sequence' : 'none'), shape: t?.dims ?? t?.shape ?? null }));
-      this.#log.print(`tessera: "${this.#log.name}": run in ${ms.toFixed(2)} ms; inputs ${describe(info(feeds))}; outputs ${describe(info(result))}`);
-    }
-    return result;
-  }
-
-  /** run() on WebGPU (webgpu.mjs GpuModel.run checks the feeds against the inputs). */
-  async #runGpu(feeds, names) {
-    const rt = this.#rt, m = rt._core();
-    const list = rt._list(feeds, 'run() feeds');
-    let given;
-    try { given = rt._read(list); } finally { m._tsrw_list_free(list); }
-    const t0 = now();
-    const result = await this.#gpu.run(given, names, this);
-    if (this.#log.level <= kVerbose) this.#log.print(`tessera: "${this.#log.name}": run on webgpu in ${(now() - t0).toFixed(2)} ms`);
-    return result;
-  }
-
-  /**
-   * Generates tokens with a decoder-with-past model (a KV cache): tsr::generate's loop
-   * (docs/web.md "Generation"). Step 0 runs promptIds with empty past tensors, each later step the
-   * last token; the present.* outputs stay in the wasm heap and are passed on as the next step's
-   * past_key_values.* by handle (no copy), only the last logits row is copied out. onToken(id, i)
-   * is called (and awaited) per token; returning false stops. Resolves to the new ids.
-   */
-  async generate(promptIds, options = {}, onToken = null) {
-    this.#check();
-    if (!Array.isArray(promptIds) || promptIds.length === 0 || !promptIds.every(Number.isInteger))
-      throw argError('generate: promptIds must be a non-empty array of integer token ids');
-    if (onToken !== null && typeof onToken !== 'function') throw argError('generate: onToken must be a function');
-    const o = generateOptions(options);
-    const { feeds, logits } = planLoop(this.inputs, this.outputs, o);
-    const rng = new SplitMix64(o.seed);
-    const rt = this.#rt;
-    const row = (list) => {
-      const m = rt._core();
-      const shape = Array.from({ length: m._tsrw_list_rank(list, logits) }, (_, d) => m._tsrw_list_dims(list, logits, d));
-      const vocab = shape[shape.length - 1];
-      const dtype = kDTypeName[m._tsrw_list_dtype(list, logits)];
-      if (!(vocab >= 1) || (dtype !== 'float32' && dtype !== 'float16'))
-        throw argError(`generate: output "${o.logits}" ${dtype}[${shape}]: expected float32 or float16 [..., vocab]`);
-      const size = dtype === 'float32' ? 4 : 2;
-      const end = m._tsrw_list_data(list, logits) + m._tsrw_list_nbytes(list, logits);
-      const bytes = rt._u8().slice(end - vocab * size, end);
-      return dtype === 'float32' ? new Float32Array(bytes.buffer) : Float32Array.from(new Uint16Array(bytes.buffer), f16);
-    };
-    const ids = [];
-    let out = 0;
-    let past = 0;
-    try {
-      while (ids.length < o.maxNewTokens) {
-        this.#check();
-        const step = ids.length === 0 ? promptIds : [ids[ids.length - 1]];
-        const ints = (dtype, values) => ({ dtype, shape: [1, values.length],
-          data: dtype === 'int64' ? BigInt64Array.from(values, BigInt) : Int32Array.from(values) });
-        const small = {};
-        for (const f of feeds) {
-          if (f.role === 'ids') small[f.name] = ints(f.dtype, step);
-          else if (f.role === 'mask') small[f.name] = ints(f.dtype, new Array(past + step.length).fill(1));
-          else if (f.role === 'positions') small[f.name] = ints(f.dtype, step.map((_, i) => past + i));
-          else if (!out) small[f.name] = { dtype: f.dtype, shape: f.empty, data: new kArray[f.dtype](0) };
-        }
-        const list = rt._list(small, 'generate() feeds');
-        const m = rt._core();
-        if (out) {
-          for (const f of feeds.filter((x) => x.role === 'past')) {
-            const p = rt._str(f.name);
-            m._tsrw_list_add_from(list, p, out, f.present);
-            m._free(p);
-          }
-          m._tsrw_list_free(out);
-          out = 0;
-        }
-        out = m._tsrw_run(this.#h, list, 0, 0);
-        m._tsrw_list_free(list);
-        if (!out) {
-          try { rt._fail(); } catch (e) { e.message = `generate: step ${ids.length} (past length ${past}): ${e.message}`; throw e; }
-        }
-        past += step.length;
-        const token = chooseToken(row(out), o, rng, ids.length);
-        ids.push(token);
-        if (onToken && (await onToken(token, ids.length - 1)) === false) break;
-        if (o.stop.includes(token)) break;
-      }
-    } finally {
-      // The list is heap memory of the runtime, not of the model; a disposed runtime freed it all.
-      let m = null;
-      try { m = out ? rt._core() : null; } catch { m = null; }
-      if (m) m._tsrw_list_free(out);
-    }
-    return ids;
-  }
-
-  /** The model as .tsr bytes (after loading an .onnx file: the converted model). */
-  save() {
-    this.#check();
-    const m = this.#rt._core();
-    const b = m._tsrw_model_save(this.#h);
-    if (!b) this.#rt._fail();
-    return this.#rt._takeBytes(b);
-  }
-
-  /** Frees the model's wasm memory; using or disposing it again throws. */
-  dispose() {
-    this.#check();
-    this.#gpu?.dispose();
-    this.#rt._core()._tsrw_model_free(this.#h);
-    this.#h = 0;
-    this.#rt._forget(this);
-  }
-}
 
 export { Trainer };
 export default Tessera;

@@ -1,7 +1,8 @@
 // Training in tessera-web: the Trainer class over the wasm's tsrw_trainer_* C ABI
 // (web/src/web_train.cpp, which runs the C++ tsr::Trainer of tessera/trainer.h). Made by
 // Tessera.loadTrainer() and Tessera.prepareTraining() (tessera.mjs); types in tessera.d.ts.
-import { Tensor, TesseraError } from './tessera.mjs';
+import { TesseraError } from './errors.mjs';
+import { Tensor } from './tensor.mjs';
 
 function argError(message) { return new TesseraError('invalid_argument', message); }
 

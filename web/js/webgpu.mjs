@@ -4,9 +4,10 @@
 // wasm heap only where a node's input lives on the other side, and graph outputs are read back
 // once. Ops and their kernels: webgpu_ops.mjs, webgpu_kernels.mjs. Loaded by tessera.mjs only when create({device}) asks for WebGPU.
 import { TesseraError } from './errors.mjs';
-import { Tensor } from './tessera.mjs';
+import { Tensor } from './tensor.mjs';
 import { kGpuOps, prod } from './webgpu_ops.mjs';
 import { kGroup } from './webgpu_kernels.mjs';
+import { compareProbes } from './check.mjs';
 
 const kF32 = 1;  // tsr::DType::kF32
 
@@ -129,8 +130,9 @@ export class GpuModel {
   }
 
   /** Runs the graph: feeds {name: Tensor}, checked here against model.inputs ({name, dtype, shape})
-   *  as tsrw_run checks them; names: outputs to return (default all). Resolves to {name: Tensor}. */
-  async run(feeds, names, model) {
+   *  as tsrw_run checks them; names: outputs to return (default all). Resolves to {name: Tensor}.
+   *  pass (check()'s): {cpu: every node on wasm, probes: [] collecting each node's outputs}. */
+  async run(feeds, names, model, pass = null) {
     this.#gpu.check();
     checkFeeds(feeds, names, model);
     const g = this.#g;
@@ -144,8 +146,10 @@ export class GpuModel {
       for (let k = 0; k < g.nodes.length; k++) {
         const n = g.nodes[k];
         const ins = n.inputs.map((id) => (id < 0 ? null : vals[id] ?? (vals[id] = this.#constant(id))));
-        const outs = this.#place[k] === 'webgpu' || this.#hostView[k] ? await this.#gpuNode(run, k, n, ins) : await this.#wasmNode(run, k, n, ins);
+        const onGpu = !pass?.cpu && (this.#place[k] === 'webgpu' || this.#hostView[k]);
+        const outs = onGpu ? await this.#gpuNode(run, k, n, ins) : await this.#wasmNode(run, k, n, ins);
         n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = outs[j]; });
+        if (pass?.probes) probe(run, pass.probes, g, k, outs);
         for (const id of n.inputs) if (id >= 0 && --uses[id] === 0) run.drop(vals[id]);
         for (const id of n.outputs) if (id >= 0 && uses[id] === 0) run.drop(vals[id]);
       }
@@ -165,10 +169,24 @@ export class GpuModel {
     }
   }
 
+  /**
+   * run() with options.checkAgainst 'cpu' (as `tessera run --check-against cpu`): the graph on its
+   * placement, then every node on wasm, each node's outputs collected in execution order and
+   * compared (check.mjs). Resolves to {outputs (the first pass's), check}.
+   */
+  async check(feeds, names, model, tolerance) {
+    const device = [], cpu = [];
+    const outputs = await this.run(feeds, names, model, { probes: device });
+    await this.run(feeds, names, model, { cpu: true, probes: cpu });
+    for (const p of device) p.t = await p.t;
+    return { outputs, check: compareProbes(this.#g, this.#place, device, cpu, tolerance) };
+  }
+
   /** Node k on the GPU, or on wasm when its sizes are over the adapter's limits (onWasm). */
   async #gpuNode(run, k, n, ins) {
     try {
-      return await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(k));
+      const outs = await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(k));
+      return testHooks.perturb?.(k, n) ? perturbed(run, outs) : outs;
     } catch (e) {
       if (!e.onWasm) throw e;
       this.runtimeFallbacks.add(k);
@@ -233,6 +251,34 @@ export class GpuModel {
   }
 }
 
+/**
+ * For tests only (not part of the API, not in tessera.d.ts): perturb(k, node) returning true
+ * makes node k's first output, when it runs on the GPU, differ from its kernel's result by 1 in
+ * its first element, so that a test can see run({checkAgainst: 'cpu'}) find a divergence.
+ */
+export const testHooks = { perturb: null };
+
+/** outs with outs[0] read back and its first element increased by 1 (testHooks.perturb). */
+async function perturbed(run, outs) {
+  const t = await run.host(outs[0]);
+  const data = Float32Array.from(t.data);
+  if (data.length) data[0] += 1;
+  run.drop(outs[0]);
+  return [{ shape: outs[0].shape, t: Tensor._from('float32', data, t.dims) }, ...outs.slice(1)];
+}
+
+/** Appends node k's tensor outputs to probes ({node, value, t: its Tensor on the host or a
+ *  Promise of it: a GPU value is copied aside now and read back with the run's next submit). */
+function probe(run, probes, g, k, outs) {
+  const ids = g.nodes[k].outputs;
+  for (let j = 0; j < ids.length; j++) {
+    if (ids[j] < 0 || !outs[j] || g.values[ids[j]].dtype === 0 || Array.isArray(outs[j].t)) continue;  // not a tensor
+    const t = outs[j].t ?? run.snapshot(outs[j]);
+    t.catch?.(() => {});  // awaited by check(); a run that throws leaves it unread
+    probes.push({ node: k, value: ids[j], t });
+  }
+}
+
 function checkFeeds(given, names, { inputs, outputs }) {
   const all = (vs) => vs.map((v) => `"${v.name}"`).join(', ');
   for (const k of Object.keys(given))
@@ -267,7 +313,7 @@ export function placementOf(graph, place) {
 /** One run's commands: dispatches recorded into one encoder, submitted when a value is read back
  *  or the run ends. A value record is {shape, t?: Tensor (host copy), gpu?: GpuValue, constant?}. */
 class Run {
-  #gpu; #enc = null; #pass = null; #transient = [];
+  #gpu; #enc = null; #pass = null; #transient = []; #staged = [];
 
   constructor(gpu) { this.#gpu = gpu; }
 
@@ -362,16 +408,24 @@ class Run {
     if (this.#enc) this.device.queue.submit([this.#encoder().finish()]);
     this.#enc = null;
     for (const b of this.#transient.splice(0)) b.destroy();
+    for (const s of this.#staged.splice(0)) s.resolve(this.#read(s.staging, s.shape));
   }
 
-  /** v's Tensor on the host: read back from the GPU (once) when it lives there. */
-  async host(v) {
-    if (v === null || v === undefined) return null;
-    if (v.t) return v.t;
-    const n = prod(v.shape);
-    const staging = this.device.createBuffer({ size: Math.max(16, 4 * n), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-    if (n) this.#encoder().copyBufferToBuffer(v.gpu.store.buf, 0, staging, 0, 4 * n);
-    this.flush();
+  /** A Promise of v's Tensor as it is now (its buffer may be reused later in the run): copied to a
+   *  staging buffer in the run's commands, read back after they are submitted (flush). */
+  snapshot(v) {
+    const staging = this.#staging(prod(v.shape));
+    if (prod(v.shape)) this.#encoder().copyBufferToBuffer(v.gpu.store.buf, 0, staging, 0, 4 * prod(v.shape));
+    return new Promise((resolve) => this.#staged.push({ staging, shape: v.shape, resolve }));
+  }
+
+  #staging(n) {
+    return this.device.createBuffer({ size: Math.max(16, 4 * n), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  }
+
+  /** The Tensor of `shape` in staging (its copy submitted); destroys staging. */
+  async #read(staging, shape) {
+    const n = prod(shape);
     try {
       await staging.mapAsync(GPUMapMode.READ);
     } catch (e) {
@@ -381,7 +435,16 @@ class Run {
     const data = new Float32Array(staging.getMappedRange(0, Math.max(16, 4 * n)).slice(0, 4 * n));
     staging.unmap();
     staging.destroy();
-    v.t = Tensor._from('float32', data, v.shape);
+    return Tensor._from('float32', data, shape);
+  }
+
+  /** v's Tensor on the host: read back from the GPU (once) when it lives there. */
+  async host(v) {
+    if (v === null || v === undefined) return null;
+    if (v.t) return v.t;
+    const t = this.snapshot(v);
+    this.flush();
+    v.t = await t;
     return v.t;
   }
 }
