@@ -151,20 +151,18 @@ bool draw_device_switch(DeviceSwitch& d) {
     ImGui::TextDisabled("WebGPU: looking for an adapter...");
   }
   if (d.pending()) ImGui::TextDisabled("running on WebGPU...");
-  if (d.on_gpu >= 0) {
+  if (!d.wasm_only.empty())
+    ImGui::TextDisabled("placement: the model runs whole on the CPU (%s)", d.wasm_only.c_str());
+  else if (d.on_gpu >= 0)
     ImGui::Text("placement: %d / %d nodes on WebGPU, %d copies between the devices per run", d.on_gpu, d.total, d.copies);
-    if (!d.wasm_only.empty()) ImGui::TextDisabled("the model runs whole on the CPU: %s", d.wasm_only.c_str());
-  }
   if (d.cpu_ms >= 0 || d.gpu_ms >= 0) {
     char cpu[48] = "-", gpu[96] = "-";
     if (d.cpu_ms >= 0) std::snprintf(cpu, sizeof cpu, "%.2f ms", d.cpu_ms);
     if (d.gpu_ms >= 0)
       std::snprintf(gpu, sizeof gpu, d.gpu_runs == 1 ? "%.2f ms (run %d: compiles the pipelines)" : "%.2f ms (run %d)", d.gpu_ms, d.gpu_runs);
-    ImGui::Text("last run:  CPU %s   WebGPU %s", cpu, gpu);
-    if (d.cpu_gen == d.gen && d.gpu_gen == d.gen) {
-      ImGui::SameLine();
-      ImGui::TextDisabled("  WebGPU vs CPU on these inputs: rel-L2 %.2g", rel_l2(d.gpu_out, d.cpu_out));
-    }
+    if (d.probe == Probe::kReady || d.gpu_ms >= 0) ImGui::Text("last run on each device:  CPU %s   WebGPU %s", cpu, gpu);
+    if (d.cpu_gen == d.gen && d.gpu_gen == d.gen)
+      ImGui::TextDisabled("WebGPU vs CPU on these inputs: rel-L2 %.2g", rel_l2(d.gpu_out, d.cpu_out));
   }
   return d.selected != before;
 }
