@@ -23,6 +23,17 @@ function runtime(Module) {
  *  or tsrp_device_probed(0, why WebGPU is unusable here). */
 export async function probe(Module) {
   const r = await (opened ??= openWebGpu());
+  if (r.gpu) {
+    // The bridge itself: a Tessera over this Module with the calls webgpu.mjs makes.
+    const calls = ['_core', '_fail', '_read', '_listOf', '_graph'];
+    try {
+      const missing = calls.filter((c) => typeof runtime(Module)[c] !== 'function');
+      if (missing.length) throw new Error(`tessera.mjs's Tessera lacks ${missing.join(', ')}`);
+    } catch (e) {
+      Module.ccall('tsrp_device_probed', null, ['number', 'string'], [0, `the playground's WebGPU bridge (device.mjs) failed: ${e.message}`]);
+      return;
+    }
+  }
   let text = r.reason;
   if (r.gpu) {
     const { vendor, architecture, description } = r.gpu.info;
