@@ -36,7 +36,9 @@ struct DeviceSwitch {
   Probe probe = Probe::kNotStarted;
   std::string adapter;  // kReady: "vendor architecture (description)"; kUnavailable: the reason
   // Per model (reset_model()):
-  std::shared_ptr<web::WebModel> handle;  // the model for webgpu.mjs, made on the first WebGPU run
+  // The model for webgpu.mjs (a second Session of it, whose model() the page reads), made on the
+  // first WebGPU run and kept by an in-flight request until its answer.
+  std::shared_ptr<web::WebModel> handle;
   int request = 0;                        // the WebGPU run in flight (0: none)
   int on_gpu = -1, total = 0, copies = 0; // the placement of the last WebGPU run (-1: none yet)
   std::string wasm_only;                  // why the model runs whole on wasm (control flow), or ""
@@ -53,7 +55,8 @@ struct DeviceSwitch {
 };
 
 // The answer to a WebGPU run: `outputs` in the model's output order and the run's wall time on
-// WebGPU (readback included), or an error naming what failed (outputs empty).
+// WebGPU (readback included); or an error naming what failed (outputs empty); or neither, when the
+// model must run whole on the CPU (d.wasm_only says why: control flow) and the caller runs it there.
 using WebGpuDone = std::function<void(std::vector<Tensor> outputs, double ms, const std::string& error)>;
 
 // Starts the adapter probe once (the first time the switch is drawn): openWebGpu() in the page.
