@@ -20,7 +20,8 @@
 #               Chromium test (tests/web/), counted from node --test's TAP summary.
 #   7. playground: the Dear ImGui playground for the browser (tessera_playground in build/wasm,
 #               sharing the web stage's objects) driven in headless Chromium
-#               (tests/web/playground.browser.mjs), and the native tessera-playground (in
+#               (tests/web/playground.browser.mjs; the Models panel's WebGPU switch on
+#               SwiftShader's WebGPU adapter too), and the native tessera-playground (in
 #               build/release, -DTSR_PLAYGROUND_NATIVE=ON) smoke-run under xvfb-run.
 #   8. aarch64: cross build (g++-aarch64-linux-gnu) of the unit tests (the wasm stage's half), the C API test and the
 #               selective minimal runtimes; runs them under qemu-aarch64-static on real models

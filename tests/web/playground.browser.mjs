@@ -10,7 +10,10 @@
 // at 1400x900 no example line is wider than the editor's visible text area; the editor's colour spans come from the script lexer's tokens; print() reaches the Output log;
 // the loss curve draws every step; the sample model on a dropped image gives the top-k that
 // softmax(mean RGB @ W) gives by hand; a dropped .onnx with a 4-D output on a dropped image shows
-// a heatmap whose cells have the colours of the values computed here. Screenshots: build/playground/.
+// a heatmap whose cells have the colours of the values computed here; the Models panel's device
+// switch (Chromium's SwiftShader WebGPU adapter, --enable-unsafe-webgpu) runs the sample on WebGPU
+// with every node placed there and the CPU run's outputs (rel-L2 <= 1e-4), and a page without
+// navigator.gpu shows "WebGPU unavailable" with the switch disabled. Screenshots: build/playground/.
 // Skipped only when the machine lacks chromium, playwright-core, numpy or the built page; the
 // native `tessera run` check is a subtest, skipped (and counted so) only when the CLI is not built.
 import { test } from 'node:test';
@@ -84,7 +87,7 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'],
   });
   const errors = [];
   const measured = {};
@@ -93,23 +96,28 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     page = await browser.newPage({ viewport: { width: 1400, height: 900 }, acceptDownloads: true });
     page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-    const state = () => page.evaluate(() => window.tesseraPlayground.state());
-    const frames = async (n = 3) => {
-      const f0 = (await state()).frame;
-      await page.waitForFunction((f) => window.tesseraPlayground.state().frame >= f, f0 + n, { polling: 20 });
+    // state(), frames(n) and click(label) on page p.
+    const drive = (p) => {
+      const state = () => p.evaluate(() => window.tesseraPlayground.state());
+      const frames = async (n = 3) => {
+        const f0 = (await state()).frame;
+        await p.waitForFunction((f) => window.tesseraPlayground.state().frame >= f, f0 + n, { polling: 20 });
+      };
+      const click = async (label) => {
+        const r = await p.evaluate((l) => window.tesseraPlayground.rect(l), label);
+        assert.ok(r, `no widget labelled "${label}" on screen`);
+        // As a hand does it: move, then press and release on later frames (ImGui hit-tests the
+        // hovered item per frame; a press in the frame the pointer arrives misses tabs).
+        await p.mouse.move(r.x + r.width / 2, r.y + r.height / 2);
+        await frames(1);
+        await p.mouse.down();
+        await frames(1);
+        await p.mouse.up();
+        await frames(2);
+      };
+      return { state, frames, click };
     };
-    const click = async (label) => {
-      const r = await page.evaluate((l) => window.tesseraPlayground.rect(l), label);
-      assert.ok(r, `no widget labelled "${label}" on screen`);
-      // As a hand does it: move, then press and release on later frames (ImGui hit-tests the
-      // hovered item per frame; a press in the frame the pointer arrives misses tabs).
-      await page.mouse.move(r.x + r.width / 2, r.y + r.height / 2);
-      await frames(1);
-      await page.mouse.down();
-      await frames(1);
-      await page.mouse.up();
-      await frames(2);
-    };
+    const { state, frames, click } = drive(page);
     // An image dropped on the page: a width x height PNG of `pixels` ([r, g, b] per pixel, row-major).
     const dropPng = (name, width, height, pixels) => page.evaluate(async ([n, w, h, px]) => {
       const canvas = new OffscreenCanvas(w, h);
@@ -324,7 +332,43 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     assert.deepEqual(s.models.top_k.map((e) => e.label), want.map((i) => ['red', 'green', 'blue'][i]));
     near(s.models.top_k.map((e) => e.value), want.map((i) => probs[i]), 1e-5, 'top-k of the sample on the image');
     assert.ok(await page.evaluate(() => window.tesseraPlayground.rect('top-k')), 'the top-k view is on screen');
+
+    // The device switch: the same image input again on WebGPU (SwiftShader's adapter), clicked
+    // as a person would: WebGPU, then Run again. Every node of the sample is placed on WebGPU,
+    // and the outputs are the CPU run's within 1e-4 relative L2.
+    const tDevice = Date.now();
+    await page.waitForFunction(() => window.tesseraPlayground.state().models.device.probe !== 'probing', null, { timeout: 30000 });
+    s = await state();
+    assert.equal(s.models.device.probe, 'ready', `WebGPU adapter: ${s.models.device.adapter}`);
+    assert.ok(s.models.device.adapter.length > 0);
+    assert.equal(s.models.device.last, 'cpu');
+    const cpuRun = s.models;
+    await click('WebGPU');
+    assert.equal((await state()).models.device.selected, 'webgpu');
+    await click('Run again');
+    await page.waitForFunction((r) => { const m = window.tesseraPlayground.state().models; return m.runs > r && !m.device.pending; },
+      cpuRun.runs, { timeout: 30000, polling: 20 });
+    await frames();
+    s = await state();
+    assert.equal(s.models.error, '');
+    const dev = s.models.device;
+    assert.equal(dev.last, 'webgpu');
+    assert.ok(dev.total > 0 && dev.on_gpu === dev.total, `placement: ${dev.on_gpu} of ${dev.total} nodes on WebGPU`);
+    assert.ok(dev.gpu_ms > 0 && dev.cpu_ms > 0, JSON.stringify(dev));
+    assert.equal(s.models.image, 'swatch.png');
+    assert.deepEqual(s.models.outputs.map((o) => o.shape), cpuRun.outputs.map((o) => o.shape));
+    const flat = (outs) => outs.flatMap((o) => o.values);
+    const [g, c] = [flat(s.models.outputs), flat(cpuRun.outputs)];
+    const relL2 = Math.sqrt(g.reduce((a, v, i) => a + (v - c[i]) ** 2, 0) / c.reduce((a, v) => a + v * v, 0));
+    assert.ok(relL2 <= 1e-4, `WebGPU vs CPU rel-L2 ${relL2}`);
+    assert.ok(Math.abs(dev.rel_l2 - relL2) <= 1e-6, `the panel's rel-L2 ${dev.rel_l2}, the test's ${relL2}`);
+    assert.deepEqual(s.models.top_k.map((e) => e.label), cpuRun.top_k.map((e) => e.label));
+    measured.models_webgpu = { adapter: dev.adapter, nodes: `${dev.on_gpu}/${dev.total}`, copies: dev.copies, first_run_ms: dev.gpu_ms, cpu_ms: dev.cpu_ms, rel_l2: relL2 };
     await page.screenshot({ path: path.join(shots, 'models.png') });
+    await click('CPU (wasm)');  // the runs below read their outputs in the frame they were asked for
+    assert.equal((await state()).models.device.selected, 'cpu');
+
+    measured.device_switch_seconds = (Date.now() - tDevice) / 1000;
 
     // The heatmap view: a model with a 4-D output (Y = X * X on f32 [1, 3, 4, 4]) dropped on the
     // page, then a 4x4 image whose red channel ramps 0, 17, ..., 255 along the pixels: the map
@@ -384,14 +428,34 @@ test('playground in Chromium: editor, modes, graph, train + export, models', { s
     await click('Share');
     const shared = page.url();
     assert.match(shared, /#mode=trace&code=/);
+    const sharedText = (await state()).editor_text;
+    await page.close();  // its frames would slow the next page's
     const page2 = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page2.on('pageerror', (e) => errors.push(`pageerror (shared page): ${e.message}`));
+    page = page2;  // for the failure screenshot
+    // This page also has no WebGPU (navigator.gpu hidden), for the device switch below.
+    await page2.addInitScript(() => Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined }));
     await page2.goto(shared);
     await page2.waitForSelector('body[data-state="ready"]', { timeout: 120000 });
-    const s2 = await page2.evaluate(() => window.tesseraPlayground.state());
+    const p2 = drive(page2);
+    const s2 = await p2.state();
     assert.equal(s2.mode, 'trace');
-    assert.equal(s2.editor_text, (await state()).editor_text);
+    assert.equal(s2.editor_text, sharedText);
+
+    // Without WebGPU the Models panel's switch says why, and WebGPU cannot be selected.
+    const tBare = Date.now();
+    await p2.click('Models');
+    await p2.click('Sample model');
+    await page2.waitForFunction(() => window.tesseraPlayground.state().models.device.probe === 'unavailable', null, { timeout: 30000 });
+    await p2.frames();
+    assert.match((await p2.state()).models.device.adapter, /navigator\.gpu is not available/);
+    assert.ok(await page2.evaluate(() => window.tesseraPlayground.rect('WebGPU unavailable')), 'the reason is on screen');
+    await p2.click('WebGPU');  // disabled: nothing changes
+    const sb = (await p2.state()).models;
+    assert.deepEqual([sb.device.selected, sb.device.last, sb.error, sb.runs], ['cpu', 'cpu', '', 1]);
+    await page2.screenshot({ path: path.join(shots, 'models-no-webgpu.png') });
     await page2.close();
+    measured.no_webgpu_seconds = (Date.now() - tBare) / 1000;
 
     assert.deepEqual(errors, [], errors.join('\n'));
     fs.writeFileSync(path.join(shots, 'measured.json'), JSON.stringify(measured, null, 2));

@@ -44,7 +44,10 @@ std::string describe(const ir::TensorInfo& t) {
 }  // namespace
 
 void open_model(ModelsState& s, const std::string& name, const uint8_t* data, size_t size) {
+  DeviceSwitch device = std::move(s.device);
+  device.reset_model();
   s = ModelsState{};
+  s.device = std::move(device);
   s.name = name;
   s.bytes = size;
   const auto t0 = Clock::now();
@@ -76,9 +79,57 @@ void open_model(ModelsState& s, const std::string& name, const uint8_t* data, si
 
 namespace {
 
+// Runs the model on s.inputs on the CPU, now.
+Status execute_cpu(ModelsState& s) {
+  const auto t0 = Clock::now();
+  TSR_ASSIGN_OR_RETURN(s.outputs, s.session->run(s.inputs));
+  s.run_ms = ms_since(t0);
+  ++s.runs;
+  DeviceSwitch& d = s.device;
+  d.cpu_out = s.outputs;
+  d.cpu_gen = d.gen;
+  d.cpu_ms = s.run_ms;
+  d.last = Device::kCpu;
+  return ok_status();
+}
+
+// Runs the model on s.inputs on the selected device (WebGPU: sends the request).
+Status execute(ModelsState& s) {
+  if (!s.session) return invalid_argument("no model loaded");
+  DeviceSwitch& d = s.device;
+  if (d.selected == Device::kWebGpu) {
+    const uint64_t gen = d.gen;
+    return start_webgpu_run(d, s.model, s.inputs, [&s, gen](std::vector<Tensor> outputs, double ms, const std::string& error) {
+      DeviceSwitch& dev = s.device;
+      if (!error.empty()) {
+        s.error = "WebGPU: " + error;
+        return;
+      }
+      if (outputs.empty()) {  // control flow: the page runs such graphs whole on wasm, here the CPU path
+        if (dev.gen == gen) {
+          Status st = execute_cpu(s);
+          if (!st.ok()) s.error = st.message();
+        }
+        return;
+      }
+      s.error.clear();
+      s.outputs = outputs;
+      s.run_ms = ms;
+      ++s.runs;
+      dev.gpu_out = std::move(outputs);
+      dev.gpu_gen = gen;
+      dev.gpu_ms = ms;
+      ++dev.gpu_runs;
+      dev.last = Device::kWebGpu;
+    });
+  }
+  return execute_cpu(s);
+}
+
 // Runs the model on `first` (if given) and random values for the other inputs.
 Status run_with(ModelsState& s, const Tensor* first) {
   if (!s.session) return invalid_argument("no model loaded");
+  if (s.device.pending()) return invalid_argument("a run on WebGPU is still in flight");
   SplitMix64 rng{s.seed++};
   s.inputs.clear();
   for (int32_t id : s.model->main().inputs) {
@@ -89,11 +140,8 @@ Status run_with(ModelsState& s, const Tensor* first) {
     TSR_ASSIGN_OR_RETURN(Tensor t, random_input(s.model->main().tensors[static_cast<size_t>(id)], rng));
     s.inputs.push_back(std::move(t));
   }
-  const auto t0 = Clock::now();
-  TSR_ASSIGN_OR_RETURN(s.outputs, s.session->run(s.inputs));
-  s.run_ms = ms_since(t0);
-  ++s.runs;
-  return ok_status();
+  ++s.device.gen;
+  return execute(s);
 }
 
 std::vector<std::string> output_names(const ModelsState& s) {
@@ -108,6 +156,12 @@ std::vector<std::string> output_names(const ModelsState& s) {
 Status run_random(ModelsState& s) {
   s.image_name.clear();
   return run_with(s, nullptr);
+}
+
+Status run_again(ModelsState& s) {
+  if (s.inputs.empty()) return run_random(s);
+  if (s.device.pending()) return invalid_argument("a run on WebGPU is still in flight");
+  return execute(s);
 }
 
 Status open_sample_model(ModelsState& s) {
@@ -166,14 +220,23 @@ void draw_models(ModelsState& s) {
   if (!s.model) return;
   const ir::Graph& g = s.model->main();
   ImGui::Text("%s  (%zu bytes, loaded in %.1f ms, %zu graph(s))", s.name.c_str(), s.bytes, s.load_ms, s.model->graphs.size());
+  draw_device_switch(s.device);
+  ImGui::BeginDisabled(s.device.pending());
   if (ImGui::Button("Run on random inputs")) {
     Status st = run_random(s);
     if (!st.ok()) s.error = st.message();
   }
   track("Run on random inputs");
+  ImGui::SameLine();
+  if (ImGui::Button("Run again")) {
+    Status st = run_again(s);
+    if (!st.ok()) s.error = st.message();
+  }
+  track("Run again");  // the same inputs on the selected device: switch, run again, compare
+  ImGui::EndDisabled();
   if (s.runs > 0) {
     ImGui::SameLine();
-    ImGui::Text("run %d: %.2f ms", s.runs, s.run_ms);
+    ImGui::Text("run %d on %s: %.2f ms", s.runs, s.device.last == Device::kWebGpu ? "WebGPU" : "CPU", s.run_ms);
   }
   if (ImGui::BeginTable("io", 2, ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchSame)) {
     ImGui::TableNextColumn();
@@ -215,7 +278,9 @@ void write_models_json(cli::JsonWriter& w, const ModelsState& s) {
     for (int32_t id : s.model->main().inputs) w.value(describe(s.model->main().tensors[static_cast<size_t>(id)]));
   w.end_array().key("outputs").begin_array();
   for (size_t k = 0; k < s.outputs.size(); ++k) write_tensor_json(w, s.model->main().tensors[static_cast<size_t>(s.model->main().outputs[k])].name, s.outputs[k]);
-  w.end_array().key("image").value(s.image_name).key("top_k");
+  w.end_array().key("image").value(s.image_name).key("device");
+  write_device_json(w, s.device);
+  w.key("top_k");
   if (s.outputs.empty()) w.begin_array().end_array();
   else write_top_k_json(w, s.outputs[0], s.labels);
   w.key("graph");
