@@ -7,7 +7,10 @@
 
 #include "backends/cpu/kernels/qdepthwise.h"
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "backends/cpu/kernels/depthwise.h"
 
@@ -16,22 +19,98 @@ namespace tsr::cpu {
 namespace HWY_NAMESPACE {
 namespace {
 
-// x - x_zp as f32; restrict because T is a char type, which could alias the floats.
+namespace hn = hwy::HWY_NAMESPACE;
+
+// dst[i] = x[i] - x_zp as f32 for n values (one input row, written where depthwise.h's band
+// wants it: no separate centered copy of the plane); returns dst. restrict: T is a char type.
 template <typename T>
-void center(const T* __restrict x, int64_t n, int32_t x_zp, float* __restrict y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(static_cast<int32_t>(x[i]) - x_zp);
+const float* center_row(const T* __restrict x, int64_t n, int32_t x_zp, float* __restrict dst) {
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<T, decltype(df)> dt;
+  const auto nl = static_cast<int64_t>(hn::Lanes(df));
+  const auto vz = hn::Set(di, x_zp);
+  for (; i + nl <= n; i += nl)
+    hn::StoreU(hn::ConvertTo(df, hn::Sub(hn::PromoteTo(di, hn::LoadU(dt, x + i)), vz)), df, dst + i);
+#endif
+  for (; i < n; ++i) dst[i] = static_cast<float>(static_cast<int32_t>(x[i]) - x_zp);
+  return dst;
+}
+
+// depthwise.h's Store for the quantized output stage (qdepthwise.h): Q int32_t (the sums) or
+// uint8_t / int8_t (requantized, the arithmetic of qgemm's store_quant a vector at a time).
+template <typename Q>
+struct QStore {
+  Q* y;
+  int64_t ow_n;
+  int32_t bias;
+  float scale, zp;
+  static constexpr float kLo = std::is_signed_v<Q> ? -128.0f : 0.0f, kHi = std::is_signed_v<Q> ? 127.0f : 255.0f;
+
+  template <class D, class V>
+  HWY_INLINE void vec(D d, V acc, int64_t r, int64_t ow, int64_t n) const {
+    const hn::RebindToSigned<D> di;
+    const hn::Rebind<Q, D> dq;
+    const auto s = hn::ConvertTo(di, acc);  // exact integers (qdepthwise.h)
+    hn::Vec<decltype(dq)> out;
+    if constexpr (std::is_same_v<Q, int32_t>) {
+      out = s;
+    } else {
+      const auto v = hn::Mul(hn::ConvertTo(d, hn::Add(s, hn::Set(di, bias))), hn::Set(d, scale));
+      const auto q = hn::Min(hn::Max(hn::Add(hn::Round(v), hn::Set(d, zp)), hn::Set(d, kLo)), hn::Set(d, kHi));
+      out = hn::DemoteTo(dq, hn::ConvertTo(di, q));
+    }
+    Q* at = y + r * ow_n + ow;
+    if (n == static_cast<int64_t>(hn::Lanes(d))) {
+      hn::StoreU(out, dq, at);
+    } else {
+      alignas(64) Q tmp[kDwSlack];
+      hn::StoreU(out, dq, tmp);
+      std::memcpy(at, tmp, static_cast<size_t>(n) * sizeof(Q));
+    }
+  }
+  HWY_INLINE void one(int64_t r, int64_t ow, float acc) const {
+    Q& at = y[r * ow_n + ow];
+    if constexpr (std::is_same_v<Q, int32_t>) {
+      at = static_cast<int32_t>(acc);
+    } else {
+      float v = std::nearbyint(static_cast<float>(static_cast<int32_t>(acc) + bias) * scale) + zp;
+      v = v > kLo ? v : kLo;
+      v = v < kHi ? v : kHi;
+      at = static_cast<Q>(static_cast<int32_t>(v));
+    }
+  }
+};
+
+template <typename Q>
+void run_plane(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w,
+               const QDepthwiseStage& st, float* scratch, Q* y) {
+  const DwGeom g = depthwise_geom(w);
+  float* band = scratch;
+  float* row_buf = scratch + depthwise_band_size(w, g, 0, w.out[1]);
+  const int64_t iw = w.in[2];
+  if (x_signed) {
+    const auto* xs = static_cast<const int8_t*>(x);
+    depthwise_prepare_band_rows<float>([&](int64_t ih, float* buf) { return center_row(xs + ih * iw, iw, x_zp, buf); },
+                                       row_buf, w, g, 0, w.out[1], band);
+  } else {
+    const auto* xu = static_cast<const uint8_t*>(x);
+    depthwise_prepare_band_rows<float>([&](int64_t ih, float* buf) { return center_row(xu + ih * iw, iw, x_zp, buf); },
+                                       row_buf, w, g, 0, w.out[1], band);
+  }
+  const QStore<Q> store{y, w.out[2], st.bias, st.scale, static_cast<float>(st.zp)};
+  depthwise_prepared_rows_to<float>(band, g, wk, 0.0f, w, 0, w.out[1], store);
 }
 
 void qdepthwise_plane_impl(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w,
-                           float* scratch, float* acc) {
-  const int64_t plane = w.in[1] * w.in[2];
-  float* centered = scratch;
-  float* phased = scratch + ((plane + 15) & ~int64_t{15});
-  if (x_signed) center(static_cast<const int8_t*>(x), plane, x_zp, centered);
-  else center(static_cast<const uint8_t*>(x), plane, x_zp, centered);
-  const DwGeom g = depthwise_geom(w);
-  depthwise_prepare_band<float>(centered, w, g, 0, w.out[1], phased);
-  depthwise_prepared_rows<float>(phased, g, wk, 0.0f, w, 0, w.out[1], acc);
+                           const QDepthwiseStage& st, float* scratch, void* y) {
+  switch (st.kind) {
+    case QDepthwiseStage::kInt32: return run_plane(x, x_signed, x_zp, wk, w, st, scratch, static_cast<int32_t*>(y));
+    case QDepthwiseStage::kU8: return run_plane(x, x_signed, x_zp, wk, w, st, scratch, static_cast<uint8_t*>(y));
+    case QDepthwiseStage::kS8: return run_plane(x, x_signed, x_zp, wk, w, st, scratch, static_cast<int8_t*>(y));
+  }
 }
 
 }  // namespace
@@ -45,14 +124,14 @@ namespace tsr::cpu {
 HWY_EXPORT(qdepthwise_plane_impl);
 
 int64_t qdepthwise_scratch_floats(const Window3& w) {
-  const int64_t plane = w.in[1] * w.in[2];
   const auto g = HWY_NAMESPACE::depthwise_geom(w);
-  return ((plane + 15) & ~int64_t{15}) + HWY_NAMESPACE::depthwise_band_size(w, g, 0, w.out[1]);
+  // The band, then one input row (+ slack) for the phase split of a width stride > 1.
+  return HWY_NAMESPACE::depthwise_band_size(w, g, 0, w.out[1]) + ((w.in[2] + HWY_NAMESPACE::kDwSlack + 15) & ~int64_t{15});
 }
 
-void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w, float* scratch,
-                      float* acc) {
-  HWY_DYNAMIC_DISPATCH(qdepthwise_plane_impl)(x, x_signed, x_zp, wk, w, scratch, acc);
+void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w,
+                      const QDepthwiseStage& stage, float* scratch, void* y) {
+  HWY_DYNAMIC_DISPATCH(qdepthwise_plane_impl)(x, x_signed, x_zp, wk, w, stage, scratch, y);
 }
 
 }  // namespace tsr::cpu

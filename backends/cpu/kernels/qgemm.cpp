@@ -359,11 +359,54 @@ void store_row(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j0,
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// tile_rows for a whole panel (kNR columns) of a requantized output, as Q: the zero-point
+// correction, the bias and the output stage of store_row/store_quant a vector at a time in
+// registers (the pointwise convs of a MobileNet spent as long in the per-row loops and calls
+// of the general path as in their tiles).
+template <typename Q>
+HWY_INLINE void quant_rows_full(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t i0,
+                                int64_t rows, int64_t j0, char* dst, int64_t dst_row_bytes) {
+  const QgemmOutput& o = *e.o;
+  const hn::ScalableTag<int32_t> di;
+  const hn::Rebind<float, decltype(di)> df;
+  const hn::Rebind<Q, decltype(di)> dq;
+  const auto nl = static_cast<int64_t>(hn::Lanes(di));
+  constexpr float lo = std::is_same_v<Q, uint8_t> ? 0.0f : -128.0f;
+  constexpr float hi = std::is_same_v<Q, uint8_t> ? 255.0f : 127.0f;
+  const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi), vzp = hn::Set(df, static_cast<float>(o.out_zp));
+  const int32_t* fix = e.colfix + j0;
+  const int32_t* zb = e.zb ? e.zb + j0 : nullptr;
+  const float* sc = o.scale_per_col && !o.per_row ? o.scale + j0 : nullptr;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* t = tile + r * kNR;
+    Q* out = reinterpret_cast<Q*>(dst + r * dst_row_bytes);
+    const auto vb = hn::Set(di, o.per_row && o.bias_i32 ? o.bias_i32[i0 + r] : 0);
+    const auto vrs = hn::Set(di, zb ? rowsum[r] : 0);
+    const auto vsc = hn::Set(df, o.scale[o.per_row ? i0 + r : 0]);
+    for (int64_t c = 0; c < kNR; c += nl) {
+      auto acc = hn::Add(hn::Add(hn::LoadU(di, t + c), hn::LoadU(di, fix + c)), vb);  // wraps, as tile_rows
+      if (zb) acc = hn::Sub(acc, hn::Mul(hn::LoadU(di, zb + c), vrs));
+      const auto v = hn::Mul(hn::ConvertTo(df, acc), sc ? hn::LoadU(df, sc + c) : vsc);
+      const auto q = hn::Min(hn::Max(hn::Add(hn::Round(v), vzp), vlo), vhi);
+      hn::StoreU(hn::DemoteTo(dq, hn::ConvertTo(di, q)), dq, out + c);
+    }
+  }
+}
+#endif
+
 // Writes `rows` x `cols` of the tile (row stride kNR) through the zero-point correction and the
 // output stage: row r's elements to the contiguous run at dst + r * dst_row_bytes.
 HWY_INLINE void tile_rows(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t i0, int64_t rows,
                           int64_t j0, int64_t cols, char* dst, int64_t dst_row_bytes) {
   const QgemmOutput& o = *e.o;
+#if HWY_TARGET != HWY_SCALAR
+  if (o.kind == QgemmOutput::kQuant && cols == kNR && kNR % static_cast<int64_t>(hn::Lanes(hn::ScalableTag<int32_t>())) == 0) {
+    if (o.out_signed) quant_rows_full<int8_t>(e, tile, rowsum, i0, rows, j0, dst, dst_row_bytes);
+    else quant_rows_full<uint8_t>(e, tile, rowsum, i0, rows, j0, dst, dst_row_bytes);
+    return;
+  }
+#endif
   HWY_ALIGN int32_t s[kNR];
   const int32_t* fix = e.colfix + j0;
   const int32_t* zb = e.zb ? e.zb + j0 : nullptr;
