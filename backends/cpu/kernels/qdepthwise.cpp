@@ -7,6 +7,7 @@
 
 #include "backends/cpu/kernels/qdepthwise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -21,22 +22,42 @@ namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Lanes of the row conversion: at most kRowLanes, so that a band row with room for its values
+// rounded up to kRowLanes (qdw_geom) takes every whole vector.
+constexpr int64_t kRowLanes = 16;
+using RowTag = hn::CappedTag<float, kRowLanes>;
+
 // dst[i] = x[i] - x_zp as f32 for n values (one input row, written where depthwise.h's band
-// wants it: no separate centered copy of the plane); returns dst. restrict: T is a char type.
+// wants it: no separate centered copy of the plane); returns dst. The last, partial vector is
+// converted whole when its bytes lie before x_end (the rest of the tensor) and stored with its
+// lanes past n zeroed, so dst must have room for n rounded up to kRowLanes floats; a row at the
+// tensor's end finishes one value at a time. restrict: T is a char type.
 template <typename T>
-const float* center_row(const T* __restrict x, int64_t n, int32_t x_zp, float* __restrict dst) {
+const float* center_row(const T* __restrict x, int64_t n, int32_t x_zp, const T* x_end, float* __restrict dst) {
   int64_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
-  const hn::ScalableTag<float> df;
+  const RowTag df;
   const hn::RebindToSigned<decltype(df)> di;
   const hn::Rebind<T, decltype(df)> dt;
   const auto nl = static_cast<int64_t>(hn::Lanes(df));
   const auto vz = hn::Set(di, x_zp);
-  for (; i + nl <= n; i += nl)
-    hn::StoreU(hn::ConvertTo(df, hn::Sub(hn::PromoteTo(di, hn::LoadU(dt, x + i)), vz)), df, dst + i);
+  auto convert = [&](int64_t at) { return hn::ConvertTo(df, hn::Sub(hn::PromoteTo(di, hn::LoadU(dt, x + at)), vz)); };
+  for (; i + nl <= n; i += nl) hn::StoreU(convert(i), df, dst + i);
+  if (i < n && x + i + nl <= x_end) {
+    hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(n - i)), convert(i)), df, dst + i);
+    return dst;
+  }
 #endif
   for (; i < n; ++i) dst[i] = static_cast<float>(static_cast<int32_t>(x[i]) - x_zp);
   return dst;
+}
+
+// The band's geometry: depthwise.h's, with rows long enough for center_row's whole vectors when
+// it writes straight into them (width stride 1).
+DwGeom qdw_geom(const Window3& w) {
+  DwGeom g = depthwise_geom(w);
+  if (g.s2 == 1) g.wq = std::max(g.wq, w.pb[2] + (w.in[2] + kRowLanes - 1) / kRowLanes * kRowLanes);
+  return g;
 }
 
 // depthwise.h's Store for the quantized output stage (qdepthwise.h): Q int32_t (the sums) or
@@ -45,6 +66,8 @@ template <typename Q>
 struct QStore {
   Q* y;
   int64_t ow_n;
+  int64_t end;  // elements of the plane y: a partial vector that ends before it is stored whole
+                // (the rows after it, stored later, overwrite the excess)
   int32_t bias;
   float scale, zp;
   static constexpr float kLo = std::is_signed_v<Q> ? -128.0f : 0.0f, kHi = std::is_signed_v<Q> ? 127.0f : 255.0f;
@@ -63,7 +86,7 @@ struct QStore {
       out = hn::DemoteTo(dq, hn::ConvertTo(di, q));
     }
     Q* at = y + r * ow_n + ow;
-    if (n == static_cast<int64_t>(hn::Lanes(d))) {
+    if (n == static_cast<int64_t>(hn::Lanes(d)) || r * ow_n + ow + static_cast<int64_t>(hn::Lanes(d)) <= end) {
       hn::StoreU(out, dq, at);
     } else {
       alignas(64) Q tmp[kDwSlack];
@@ -84,33 +107,45 @@ struct QStore {
   }
 };
 
+template <typename T>
+void prepare(const T* x, int64_t x_bytes, int32_t x_zp, const Window3& w, const DwGeom& g, float* band,
+             float* row_buf) {
+  const int64_t iw = w.in[2];
+  const T* x_end = x + x_bytes;
+  depthwise_prepare_band_rows<float>(
+      [&](int64_t ih, float* buf) { return center_row(x + ih * iw, iw, x_zp, x_end, buf); }, row_buf, w, g, 0,
+      w.out[1], band);
+}
+
 template <typename Q>
-void run_plane(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w,
+void run_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk, const Window3& w,
                const QDepthwiseStage& st, float* scratch, Q* y) {
-  const DwGeom g = depthwise_geom(w);
+  const DwGeom g = qdw_geom(w);
   float* band = scratch;
   float* row_buf = scratch + depthwise_band_size(w, g, 0, w.out[1]);
-  const int64_t iw = w.in[2];
-  if (x_signed) {
-    const auto* xs = static_cast<const int8_t*>(x);
-    depthwise_prepare_band_rows<float>([&](int64_t ih, float* buf) { return center_row(xs + ih * iw, iw, x_zp, buf); },
-                                       row_buf, w, g, 0, w.out[1], band);
-  } else {
-    const auto* xu = static_cast<const uint8_t*>(x);
-    depthwise_prepare_band_rows<float>([&](int64_t ih, float* buf) { return center_row(xu + ih * iw, iw, x_zp, buf); },
-                                       row_buf, w, g, 0, w.out[1], band);
-  }
-  const QStore<Q> store{y, w.out[2], st.bias, st.scale, static_cast<float>(st.zp)};
+  if (x_signed) prepare(static_cast<const int8_t*>(x), x_bytes, x_zp, w, g, band, row_buf);
+  else prepare(static_cast<const uint8_t*>(x), x_bytes, x_zp, w, g, band, row_buf);
+  const QStore<Q> store{y, w.out[2], w.out[1] * w.out[2], st.bias, st.scale, static_cast<float>(st.zp)};
   depthwise_prepared_rows_to<float>(band, g, wk, 0.0f, w, 0, w.out[1], store);
 }
 
-void qdepthwise_plane_impl(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w,
-                           const QDepthwiseStage& st, float* scratch, void* y) {
+void qdepthwise_plane_impl(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk,
+                           const Window3& w, const QDepthwiseStage& st, float* scratch, void* y) {
   switch (st.kind) {
-    case QDepthwiseStage::kInt32: return run_plane(x, x_signed, x_zp, wk, w, st, scratch, static_cast<int32_t*>(y));
-    case QDepthwiseStage::kU8: return run_plane(x, x_signed, x_zp, wk, w, st, scratch, static_cast<uint8_t*>(y));
-    case QDepthwiseStage::kS8: return run_plane(x, x_signed, x_zp, wk, w, st, scratch, static_cast<int8_t*>(y));
+    case QDepthwiseStage::kInt32:
+      return run_plane(x, x_signed, x_zp, x_bytes, wk, w, st, scratch, static_cast<int32_t*>(y));
+    case QDepthwiseStage::kU8:
+      return run_plane(x, x_signed, x_zp, x_bytes, wk, w, st, scratch, static_cast<uint8_t*>(y));
+    case QDepthwiseStage::kS8:
+      return run_plane(x, x_signed, x_zp, x_bytes, wk, w, st, scratch, static_cast<int8_t*>(y));
   }
+}
+
+// qdepthwise_scratch_floats for this target.
+int64_t qdepthwise_scratch_floats_impl(const Window3& w) {
+  const DwGeom g = qdw_geom(w);
+  // The band, then one input row (+ slack) for the phase split of a width stride > 1.
+  return depthwise_band_size(w, g, 0, w.out[1]) + w.in[2] + kDwSlack;
 }
 
 }  // namespace
@@ -122,16 +157,13 @@ HWY_AFTER_NAMESPACE();
 namespace tsr::cpu {
 
 HWY_EXPORT(qdepthwise_plane_impl);
+HWY_EXPORT(qdepthwise_scratch_floats_impl);
 
-int64_t qdepthwise_scratch_floats(const Window3& w) {
-  const auto g = HWY_NAMESPACE::depthwise_geom(w);
-  // The band, then one input row (+ slack) for the phase split of a width stride > 1.
-  return HWY_NAMESPACE::depthwise_band_size(w, g, 0, w.out[1]) + ((w.in[2] + HWY_NAMESPACE::kDwSlack + 15) & ~int64_t{15});
-}
+int64_t qdepthwise_scratch_floats(const Window3& w) { return HWY_DYNAMIC_DISPATCH(qdepthwise_scratch_floats_impl)(w); }
 
-void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w,
+void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk, const Window3& w,
                       const QDepthwiseStage& stage, float* scratch, void* y) {
-  HWY_DYNAMIC_DISPATCH(qdepthwise_plane_impl)(x, x_signed, x_zp, wk, w, stage, scratch, y);
+  HWY_DYNAMIC_DISPATCH(qdepthwise_plane_impl)(x, x_signed, x_zp, x_bytes, wk, w, stage, scratch, y);
 }
 
 }  // namespace tsr::cpu

@@ -32,9 +32,10 @@ int64_t qdepthwise_scratch_floats(const Window3& w);
 
 // One channel plane x (u8 or s8 [H, W]) convolved with wk, the centered weights (w - w_zp) as f32
 // [KH, KW]: y[oh * OW + ow] = stage(sum over taps of (x - x_zp) * wk), y an [OH, OW] plane of
-// stage.kind's type; padding contributes 0 (the input zero point). scratch:
-// qdepthwise_scratch_floats(w) floats. Windows of at most kQDepthwiseMaxTaps taps.
-void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w,
+// stage.kind's type; padding contributes 0 (the input zero point). x_bytes (>= H * W): bytes
+// readable from x (the rest of its tensor), which lets the rows' last partial vectors load whole.
+// scratch: qdepthwise_scratch_floats(w) floats. Windows of at most kQDepthwiseMaxTaps taps.
+void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk, const Window3& w,
                       const QDepthwiseStage& stage, float* scratch, void* y);
 
 }  // namespace tsr::cpu

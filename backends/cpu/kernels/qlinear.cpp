@@ -556,7 +556,8 @@ Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Ten
           st.bias = o.bias ? o.bias[ch] : 0;
           st.scale = o.scale[ch];
         }
-        qdepthwise_plane(static_cast<const uint8_t*>(x.raw()) + r * plane, x_signed, x_zero, wk, win, st, scratch,
+        qdepthwise_plane(static_cast<const uint8_t*>(x.raw()) + r * plane, x_signed, x_zero,
+                         int64_t(x.nbytes()) - r * plane, wk, win, st, scratch,
                          static_cast<char*>(y->raw_mut()) + size_t(r * pixels) * out_bytes);
       }
     });
