@@ -62,7 +62,8 @@ DwGeom qdw_geom(const Window3& w) {
 
 // depthwise.h's Store for the quantized output stage (qdepthwise.h): Q int32_t (the sums) or
 // uint8_t / int8_t (requantized, the arithmetic of qgemm's store_quant a vector at a time).
-template <typename Q>
+// kBiasInAcc: the sums started at the bias (exact: see run_plane), so acc is already acc + bias.
+template <typename Q, bool kBiasInAcc = false>
 struct QStore {
   Q* y;
   int64_t ow_n;
@@ -76,12 +77,12 @@ struct QStore {
   HWY_INLINE void vec(D d, V acc, int64_t r, int64_t ow, int64_t n) const {
     const hn::RebindToSigned<D> di;
     const hn::Rebind<Q, D> dq;
-    const auto s = hn::ConvertTo(di, acc);  // exact integers (qdepthwise.h)
     hn::Vec<decltype(dq)> out;
     if constexpr (std::is_same_v<Q, int32_t>) {
-      out = s;
+      out = hn::ConvertTo(di, acc);  // exact integers (qdepthwise.h)
     } else {
-      const auto v = hn::Mul(hn::ConvertTo(d, hn::Add(s, hn::Set(di, bias))), hn::Set(d, scale));
+      const auto sum = kBiasInAcc ? acc : hn::ConvertTo(d, hn::Add(hn::ConvertTo(di, acc), hn::Set(di, bias)));
+      const auto v = hn::Mul(sum, hn::Set(d, scale));
       const auto q = hn::Min(hn::Max(hn::Add(hn::Round(v), hn::Set(d, zp)), hn::Set(d, kLo)), hn::Set(d, kHi));
       out = hn::DemoteTo(dq, hn::ConvertTo(di, q));
     }
@@ -99,7 +100,8 @@ struct QStore {
     if constexpr (std::is_same_v<Q, int32_t>) {
       at = static_cast<int32_t>(acc);
     } else {
-      float v = std::nearbyint(static_cast<float>(static_cast<int32_t>(acc) + bias) * scale) + zp;
+      const float sum = kBiasInAcc ? acc : static_cast<float>(static_cast<int32_t>(acc) + bias);
+      float v = std::nearbyint(sum * scale) + zp;
       v = v > kLo ? v : kLo;
       v = v < kHi ? v : kHi;
       at = static_cast<Q>(static_cast<int32_t>(v));
@@ -125,8 +127,18 @@ void run_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, cons
   float* row_buf = scratch + depthwise_band_size(w, g, 0, w.out[1]);
   if (x_signed) prepare(static_cast<const int8_t*>(x), x_bytes, x_zp, w, g, band, row_buf);
   else prepare(static_cast<const uint8_t*>(x), x_bytes, x_zp, w, g, band, row_buf);
-  const QStore<Q> store{y, w.out[2], w.out[1] * w.out[2], st.bias, st.scale, static_cast<float>(st.zp)};
-  depthwise_prepared_rows_to<float>(band, g, wk, 0.0f, w, 0, w.out[1], store);
+  const int64_t end = w.out[1] * w.out[2];
+  // Sums that start at the bias stay exact while |bias| + taps * 255 * 255 < 2^24 (qdepthwise.h),
+  // which real biases meet: the output stage then skips the i32 round trip.
+  const int64_t bias_room = (int64_t{1} << 24) - w.k_size() * 65025;
+  const auto zp = static_cast<float>(st.zp);
+  if (!std::is_same_v<Q, int32_t> && int64_t{st.bias} < bias_room && -int64_t{st.bias} < bias_room) {
+    const QStore<Q, true> store{y, w.out[2], end, st.bias, st.scale, zp};
+    depthwise_prepared_rows_to<float>(band, g, wk, static_cast<float>(st.bias), w, 0, w.out[1], store);
+  } else {
+    const QStore<Q> store{y, w.out[2], end, st.bias, st.scale, zp};
+    depthwise_prepared_rows_to<float>(band, g, wk, 0.0f, w, 0, w.out[1], store);
+  }
 }
 
 void qdepthwise_plane_impl(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk,

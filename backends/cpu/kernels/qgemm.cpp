@@ -378,15 +378,20 @@ HWY_INLINE void quant_rows_full(const Epilogue& e, const int32_t* tile, const in
   const int32_t* fix = e.colfix + j0;
   const int32_t* zb = e.zb ? e.zb + j0 : nullptr;
   const float* sc = o.scale_per_col && !o.per_row ? o.scale + j0 : nullptr;
+  // One zero point for the panel's columns (activations as B: a pointwise conv's input) makes
+  // zb * rowsum a per-row term, added with the bias.
+  const bool zb_uniform = zb && std::all_of(zb, zb + kNR, [&](int32_t z) { return z == zb[0]; });
   for (int64_t r = 0; r < rows; ++r) {
     const int32_t* t = tile + r * kNR;
     Q* out = reinterpret_cast<Q*>(dst + r * dst_row_bytes);
-    const auto vb = hn::Set(di, o.per_row && o.bias_i32 ? o.bias_i32[i0 + r] : 0);
+    uint32_t row_term = o.per_row && o.bias_i32 ? static_cast<uint32_t>(o.bias_i32[i0 + r]) : 0;
+    if (zb_uniform) row_term -= static_cast<uint32_t>(zb[0]) * static_cast<uint32_t>(rowsum[r]);  // wraps, as tile_rows
+    const auto vb = hn::Set(di, static_cast<int32_t>(row_term));
     const auto vrs = hn::Set(di, zb ? rowsum[r] : 0);
     const auto vsc = hn::Set(df, o.scale[o.per_row ? i0 + r : 0]);
     for (int64_t c = 0; c < kNR; c += nl) {
       auto acc = hn::Add(hn::Add(hn::LoadU(di, t + c), hn::LoadU(di, fix + c)), vb);  // wraps, as tile_rows
-      if (zb) acc = hn::Sub(acc, hn::Mul(hn::LoadU(di, zb + c), vrs));
+      if (zb && !zb_uniform) acc = hn::Sub(acc, hn::Mul(hn::LoadU(di, zb + c), vrs));
       const auto v = hn::Mul(hn::ConvertTo(df, acc), sc ? hn::LoadU(df, sc + c) : vsc);
       const auto q = hn::Min(hn::Max(hn::Add(hn::Round(v), vzp), vlo), vhi);
       hn::StoreU(hn::DemoteTo(dq, hn::ConvertTo(di, q)), dq, out + c);
