@@ -55,6 +55,49 @@ TEST_CASE("quantized matmul and conv: per-row / per-column / per-channel zero po
   CHECK_FALSE(run_case(mm).ok());
 }
 
+TEST_CASE("QLinearMatMul's vector output stage rounds ties to even before the odd zero point, and saturates") {
+  // Scales that are powers of two make acc * scale land on .5 for every odd acc; with an odd
+  // output zero point, rounding after adding it would move half of those ties (requant-inl.h).
+  // 70 columns: whole vector panels and a partial one.
+  const int64_t m = 5, n = 70;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> av(0, 40), bv(-100, 100);
+  std::vector<uint8_t> a(static_cast<size_t>(m));
+  std::vector<int8_t> b(static_cast<size_t>(n));
+  for (auto& v : a) v = uint8_t(av(rng));
+  for (auto& v : b) v = int8_t(bv(rng));
+  std::vector<float> bs(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) bs[size_t(j)] = j % 3 == 0 ? 1.0f : j % 3 == 1 ? 0.25f : 4.0f;
+  for (bool y_signed : {false, true}) {
+    const int y_zp = y_signed ? -3 : 7;
+    OpCase q;
+    q.op = "QLinearMatMul";
+    q.inputs = {Tensor::from<uint8_t>({m, 1}, a), Tensor::scalar<float>(0.5f), Tensor::scalar<uint8_t>(20),
+                Tensor::from<int8_t>({1, n}, b), Tensor::from<float>({n}, bs), Tensor::from<int8_t>({n}, std::vector<int8_t>(size_t(n), 0)),
+                Tensor::scalar<float>(1.0f),
+                y_signed ? Tensor::scalar<int8_t>(int8_t(y_zp)) : Tensor::scalar<uint8_t>(uint8_t(y_zp))};
+    auto y = run_case(q);
+    REQUIRE(y.ok());
+    const Tensor& out = (*y)[0];
+    int64_t mismatches = 0, ties = 0, saturated = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const int acc = (a[size_t(i)] - 20) * b[size_t(j)];
+        const float v = float(acc) * (0.5f * bs[size_t(j)] / 1.0f);
+        ties += v != std::floor(v) && v * 2 == std::floor(v * 2);
+        const float r = std::nearbyint(v) + float(y_zp);
+        const float lo = y_signed ? -128.0f : 0.0f, hi = y_signed ? 127.0f : 255.0f;
+        saturated += r < lo || r > hi;
+        const int want = int(std::clamp(r, lo, hi));
+        const int got = y_signed ? out.data<int8_t>()[i * n + j] : out.data<uint8_t>()[i * n + j];
+        mismatches += got != want;
+      }
+    CHECK(ties > 20);
+    CHECK(saturated > 5);
+    CHECK(mismatches == 0);
+  }
+}
+
 TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the definition bit for bit") {
   struct Cfg {
     Shape x;  // [N, C, H, W]

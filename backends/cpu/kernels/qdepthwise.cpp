@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "backends/cpu/kernels/depthwise.h"
+#include "backends/cpu/kernels/requant-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -61,7 +62,7 @@ DwGeom qdw_geom(const Window3& w) {
 }
 
 // depthwise.h's Store for the quantized output stage (qdepthwise.h): Q int32_t (the sums) or
-// uint8_t / int8_t (requantized, the arithmetic of qgemm's store_quant a vector at a time).
+// uint8_t / int8_t (requantized: requant-inl.h, as qgemm's output stage).
 // kBiasInAcc: the sums started at the bias (exact: see run_plane), so acc is already acc + bias.
 template <typename Q, bool kBiasInAcc = false>
 struct QStore {
@@ -70,30 +71,25 @@ struct QStore {
   int64_t end;  // elements of the plane y: a partial vector that ends before it is stored whole
                 // (the rows after it, stored later, overwrite the excess)
   int32_t bias;
-  float scale, zp;
+  float scale;
+  int32_t zp;
   static constexpr float kLo = std::is_signed_v<Q> ? -128.0f : 0.0f, kHi = std::is_signed_v<Q> ? 127.0f : 255.0f;
 
   template <class D, class V>
   HWY_INLINE void vec(D d, V acc, int64_t r, int64_t ow, int64_t n) const {
-    const hn::RebindToSigned<D> di;
-    const hn::Rebind<Q, D> dq;
-    hn::Vec<decltype(dq)> out;
-    if constexpr (std::is_same_v<Q, int32_t>) {
-      out = hn::ConvertTo(di, acc);  // exact integers (qdepthwise.h)
-    } else {
-      const auto sum = kBiasInAcc ? acc : hn::ConvertTo(d, hn::Add(hn::ConvertTo(di, acc), hn::Set(di, bias)));
-      const auto v = hn::Mul(sum, hn::Set(d, scale));
-      const auto q = hn::Min(hn::Max(hn::Add(hn::Round(v), hn::Set(d, zp)), hn::Set(d, kLo)), hn::Set(d, kHi));
-      out = hn::DemoteTo(dq, hn::ConvertTo(di, q));
-    }
+    const auto lanes = static_cast<int64_t>(hn::Lanes(d));
     Q* at = y + r * ow_n + ow;
-    if (n == static_cast<int64_t>(hn::Lanes(d)) || r * ow_n + ow + static_cast<int64_t>(hn::Lanes(d)) <= end) {
-      hn::StoreU(out, dq, at);
+    alignas(64) Q tmp[kDwSlack];
+    const bool whole = n == lanes || r * ow_n + ow + lanes <= end;
+    Q* to = whole ? at : tmp;
+    if constexpr (std::is_same_v<Q, int32_t>) {
+      hn::StoreU(hn::ConvertTo(hn::RebindToSigned<D>(), acc), hn::RebindToSigned<D>(), to);  // exact integers
     } else {
-      alignas(64) Q tmp[kDwSlack];
-      hn::StoreU(out, dq, tmp);
-      std::memcpy(at, tmp, static_cast<size_t>(n) * sizeof(Q));
+      const hn::RebindToSigned<D> di;
+      const auto sum = kBiasInAcc ? acc : hn::ConvertTo(d, hn::Add(hn::ConvertTo(di, acc), hn::Set(di, bias)));
+      Requant<Q, D>(d, zp).store(hn::Mul(sum, hn::Set(d, scale)), to);
     }
+    if (!whole) std::memcpy(at, tmp, static_cast<size_t>(n) * sizeof(Q));
   }
   HWY_INLINE void one(int64_t r, int64_t ow, float acc) const {
     Q& at = y[r * ow_n + ow];
@@ -101,7 +97,7 @@ struct QStore {
       at = static_cast<int32_t>(acc);
     } else {
       const float sum = kBiasInAcc ? acc : static_cast<float>(static_cast<int32_t>(acc) + bias);
-      float v = std::nearbyint(sum * scale) + zp;
+      float v = std::nearbyint(sum * scale) + static_cast<float>(zp);
       v = v > kLo ? v : kLo;
       v = v < kHi ? v : kHi;
       at = static_cast<Q>(static_cast<int32_t>(v));
@@ -131,7 +127,7 @@ void run_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, cons
   // Sums that start at the bias stay exact while |bias| + taps * 255 * 255 < 2^24 (qdepthwise.h),
   // which real biases meet: the output stage then skips the i32 round trip.
   const int64_t bias_room = (int64_t{1} << 24) - w.k_size() * 65025;
-  const auto zp = static_cast<float>(st.zp);
+  const int32_t zp = st.zp;
   if (!std::is_same_v<Q, int32_t> && int64_t{st.bias} < bias_room && -int64_t{st.bias} < bias_room) {
     const QStore<Q, true> store{y, w.out[2], end, st.bias, st.scale, zp};
     depthwise_prepared_rows_to<float>(band, g, wk, static_cast<float>(st.bias), w, 0, w.out[1], store);

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/qgemm_kernels-inl.h"
+#include "backends/cpu/kernels/requant-inl.h"
 
 #if HWY_ARCH_ARM_A64 && defined(__linux__)
 #include <sys/auxv.h>
@@ -317,19 +318,16 @@ void store_quant(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j
   const float* sc = o.scale_per_col && !o.per_row ? o.scale + j0 : nullptr;
   int64_t c = 0;
 #if HWY_TARGET != HWY_SCALAR
-  // The same arithmetic a vector at a time (Round is round-half-to-even, as nearbyint): GCC does
-  // not vectorize the scalar loop's nearbyint/clamp/narrowing, and a conv's output stage over
-  // 100k+ pixels cost as much as its GEMM.
+  // The same arithmetic a vector at a time (requant-inl.h): GCC does not vectorize the scalar
+  // loop's nearbyint/clamp/narrowing, and a conv's output stage over 100k+ pixels cost as much
+  // as its GEMM.
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
-  const hn::Rebind<Q, decltype(di)> dq;
   const auto n = static_cast<int64_t>(hn::Lanes(df));
-  const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi), vzp = hn::Set(df, zp), vsc = hn::Set(df, uniform);
-  for (; c + n <= cols; c += n) {
-    const auto v = hn::Mul(hn::ConvertTo(df, hn::LoadU(di, s + c)), sc ? hn::LoadU(df, sc + c) : vsc);
-    const auto q = hn::Min(hn::Max(hn::Add(hn::Round(v), vzp), vlo), vhi);
-    hn::StoreU(hn::DemoteTo(dq, hn::ConvertTo(di, q)), dq, out + c);
-  }
+  const auto vsc = hn::Set(df, uniform);
+  const Requant<Q, decltype(df)> rq(df, o.out_zp);
+  for (; c + n <= cols; c += n)
+    rq.store(hn::Mul(hn::ConvertTo(df, hn::LoadU(di, s + c)), sc ? hn::LoadU(df, sc + c) : vsc), out + c);
 #endif
   for (; c < cols; ++c) out[c] = quantize<Q>(static_cast<float>(s[c]) * (sc ? sc[c] : uniform), lo, hi, zp);
 }
@@ -370,11 +368,8 @@ HWY_INLINE void quant_rows_full(const Epilogue& e, const int32_t* tile, const in
   const QgemmOutput& o = *e.o;
   const hn::ScalableTag<int32_t> di;
   const hn::Rebind<float, decltype(di)> df;
-  const hn::Rebind<Q, decltype(di)> dq;
   const auto nl = static_cast<int64_t>(hn::Lanes(di));
-  constexpr float lo = std::is_same_v<Q, uint8_t> ? 0.0f : -128.0f;
-  constexpr float hi = std::is_same_v<Q, uint8_t> ? 255.0f : 127.0f;
-  const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi), vzp = hn::Set(df, static_cast<float>(o.out_zp));
+  const Requant<Q, decltype(df)> rq(df, o.out_zp);
   const int32_t* fix = e.colfix + j0;
   const int32_t* zb = e.zb ? e.zb + j0 : nullptr;
   const float* sc = o.scale_per_col && !o.per_row ? o.scale + j0 : nullptr;
@@ -392,9 +387,7 @@ HWY_INLINE void quant_rows_full(const Epilogue& e, const int32_t* tile, const in
     for (int64_t c = 0; c < kNR; c += nl) {
       auto acc = hn::Add(hn::Add(hn::LoadU(di, t + c), hn::LoadU(di, fix + c)), vb);  // wraps, as tile_rows
       if (zb && !zb_uniform) acc = hn::Sub(acc, hn::Mul(hn::LoadU(di, zb + c), vrs));
-      const auto v = hn::Mul(hn::ConvertTo(df, acc), sc ? hn::LoadU(df, sc + c) : vsc);
-      const auto q = hn::Min(hn::Max(hn::Add(hn::Round(v), vzp), vlo), vhi);
-      hn::StoreU(hn::DemoteTo(dq, hn::ConvertTo(di, q)), dq, out + c);
+      rq.store(hn::Mul(hn::ConvertTo(df, acc), sc ? hn::LoadU(df, sc + c) : vsc), out + c);
     }
   }
 }
