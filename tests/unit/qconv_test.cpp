@@ -126,6 +126,7 @@ TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the d
   };
   std::mt19937 rng(7);
   for (const Cfg& cfg : cfgs) {
+    CAPTURE(cfg.x, cfg.k0, cfg.k1, cfg.strides, cfg.pads);
     const int64_t n = cfg.x[0], c = cfg.x[1], h = cfg.x[2], w = cfg.x[3];
     Tensor x = cfg.x_signed ? Tensor::empty(DType::kI8, cfg.x).value() : Tensor::empty(DType::kU8, cfg.x).value();
     Tensor wt = Tensor::empty(DType::kI8, {c, 1, cfg.k0, cfg.k1}).value();

@@ -53,12 +53,49 @@ const float* center_row(const T* __restrict x, int64_t n, int32_t x_zp, const T*
   return dst;
 }
 
-// The band's geometry: depthwise.h's, with rows long enough for center_row's whole vectors when
-// it writes straight into them (width stride 1).
+int64_t round_lanes(int64_t n) { return (n + kRowLanes - 1) / kRowLanes * kRowLanes; }
+
+// The band's geometry: depthwise.h's, with rows long enough for whole vectors where the rows
+// are written straight into them: center_row's (width stride 1), split_row's phases (stride 2:
+// even input columns 2k go to phase pb % 2 at index pb / 2 + k, odd ones to the other phase at
+// (pb + 1) / 2 + k, pb the left padding).
 DwGeom qdw_geom(const Window3& w) {
   DwGeom g = depthwise_geom(w);
-  if (g.s2 == 1) g.wq = std::max(g.wq, w.pb[2] + (w.in[2] + kRowLanes - 1) / kRowLanes * kRowLanes);
+  const int64_t iw = w.in[2], pb = w.pb[2];
+  if (g.s2 == 1) g.wq = std::max(g.wq, pb + round_lanes(iw));
+  // split_row's last vectors start below (iw + 1) / 2 in both phases.
+  if (g.s2 == 2) g.wq = std::max(g.wq, (pb + 1) / 2 + round_lanes((iw + 1) / 2));
   return g;
+}
+
+// Input row x (n values) centered into the two phases of a width stride 2 (qdw_geom): even
+// columns to `even`, odd ones to `odd`, in one pass (whole vectors of kRowLanes outputs per
+// phase, the last masked as center_row's, when the bytes lie before x_end).
+template <typename T>
+void split_row(const T* __restrict x, int64_t n, int32_t x_zp, const T* x_end, float* even, float* odd) {
+  int64_t k = 0;  // pairs done: columns [0, 2k)
+#if HWY_TARGET != HWY_SCALAR
+  const RowTag df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const hn::Rebind<T, decltype(df)> dt;
+  const auto nl = static_cast<int64_t>(hn::Lanes(df));
+  const auto vz = hn::Set(di, x_zp);
+  auto convert = [&](int64_t at) { return hn::ConvertTo(df, hn::Sub(hn::PromoteTo(di, hn::LoadU(dt, x + at)), vz)); };
+  for (; 2 * k < n && x + 2 * k + 2 * nl <= x_end; k += nl) {
+    const auto lo = convert(2 * k), hi = convert(2 * k + nl);
+    const auto ev = hn::ConcatEven(df, hi, lo), od = hn::ConcatOdd(df, hi, lo);
+    if (2 * k + 2 * nl <= n) {
+      hn::StoreU(ev, df, even + k);
+      hn::StoreU(od, df, odd + k);
+    } else {  // the last pairs: lanes past the row zeroed (the padding)
+      hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>((n + 1) / 2 - k)), ev), df, even + k);
+      hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(n / 2 - k)), od), df, odd + k);
+      return;
+    }
+  }
+#endif
+  for (int64_t c = 2 * k; c < n; ++c)
+    (c % 2 ? odd : even)[c / 2] = static_cast<float>(static_cast<int32_t>(x[c]) - x_zp);
 }
 
 // depthwise.h's Store for the quantized output stage (qdepthwise.h): Q int32_t (the sums) or
@@ -110,6 +147,17 @@ void prepare(const T* x, int64_t x_bytes, int32_t x_zp, const Window3& w, const 
              float* row_buf) {
   const int64_t iw = w.in[2];
   const T* x_end = x + x_bytes;
+  if (g.s2 == 2) {
+    // depthwise_prepare_band_rows's layout (padded row r at r * 2 * wq, phase f at + f * wq),
+    // each input row split straight from the bytes.
+    std::fill_n(band, depthwise_band_size(w, g, 0, w.out[1]), 0.0f);
+    const int64_t pb = w.pb[2], ih1 = std::min(w.in[1], depthwise_band_rows(w, 0, w.out[1]) - w.pb[1]);
+    for (int64_t ih = 0; ih < ih1; ++ih) {
+      float* row = band + (ih + w.pb[1]) * 2 * g.wq;
+      split_row(x + ih * iw, iw, x_zp, x_end, row + (pb % 2) * g.wq + pb / 2, row + ((pb + 1) % 2) * g.wq + (pb + 1) / 2);
+    }
+    return;
+  }
   depthwise_prepare_band_rows<float>(
       [&](int64_t ih, float* buf) { return center_row(x + ih * iw, iw, x_zp, x_end, buf); }, row_buf, w, g, 0,
       w.out[1], band);
