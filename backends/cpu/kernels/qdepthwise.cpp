@@ -33,19 +33,31 @@ using RowTag = hn::CappedTag<float, kRowLanes>;
 // converted whole when its bytes lie before x_end (the rest of the tensor) and stored with its
 // lanes past n zeroed, so dst must have room for n rounded up to kRowLanes floats; a row at the
 // tensor's end finishes one value at a time. restrict: T is a char type.
+#if HWY_TARGET != HWY_SCALAR
+// RowTag's lanes of u8/s8 values at p, minus the zero point, as f32.
+template <typename T>
+struct Centered {
+  RowTag df;
+  hn::Vec<hn::RebindToSigned<RowTag>> zp;
+  int64_t lanes = static_cast<int64_t>(hn::Lanes(RowTag()));
+  explicit Centered(int32_t x_zp) : zp(hn::Set(hn::RebindToSigned<RowTag>(), x_zp)) {}
+  HWY_INLINE hn::Vec<RowTag> operator()(const T* p) const {
+    const hn::RebindToSigned<RowTag> di;
+    return hn::ConvertTo(df, hn::Sub(hn::PromoteTo(di, hn::LoadU(hn::Rebind<T, RowTag>(), p)), zp));
+  }
+};
+#endif
+
 template <typename T>
 const float* center_row(const T* __restrict x, int64_t n, int32_t x_zp, const T* x_end, float* __restrict dst) {
   int64_t i = 0;
 #if HWY_TARGET != HWY_SCALAR
+  const Centered<T> convert(x_zp);
   const RowTag df;
-  const hn::RebindToSigned<decltype(df)> di;
-  const hn::Rebind<T, decltype(df)> dt;
-  const auto nl = static_cast<int64_t>(hn::Lanes(df));
-  const auto vz = hn::Set(di, x_zp);
-  auto convert = [&](int64_t at) { return hn::ConvertTo(df, hn::Sub(hn::PromoteTo(di, hn::LoadU(dt, x + at)), vz)); };
-  for (; i + nl <= n; i += nl) hn::StoreU(convert(i), df, dst + i);
+  const int64_t nl = convert.lanes;
+  for (; i + nl <= n; i += nl) hn::StoreU(convert(x + i), df, dst + i);
   if (i < n && x + i + nl <= x_end) {
-    hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(n - i)), convert(i)), df, dst + i);
+    hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(n - i)), convert(x + i)), df, dst + i);
     return dst;
   }
 #endif
@@ -75,14 +87,11 @@ template <typename T>
 void split_row(const T* __restrict x, int64_t n, int32_t x_zp, const T* x_end, float* even, float* odd) {
   int64_t k = 0;  // pairs done: columns [0, 2k)
 #if HWY_TARGET != HWY_SCALAR
+  const Centered<T> convert(x_zp);
   const RowTag df;
-  const hn::RebindToSigned<decltype(df)> di;
-  const hn::Rebind<T, decltype(df)> dt;
-  const auto nl = static_cast<int64_t>(hn::Lanes(df));
-  const auto vz = hn::Set(di, x_zp);
-  auto convert = [&](int64_t at) { return hn::ConvertTo(df, hn::Sub(hn::PromoteTo(di, hn::LoadU(dt, x + at)), vz)); };
+  const int64_t nl = convert.lanes;
   for (; 2 * k < n && x + 2 * k + 2 * nl <= x_end; k += nl) {
-    const auto lo = convert(2 * k), hi = convert(2 * k + nl);
+    const auto lo = convert(x + 2 * k), hi = convert(x + 2 * k + nl);
     const auto ev = hn::ConcatEven(df, hi, lo), od = hn::ConcatOdd(df, hi, lo);
     if (2 * k + 2 * nl <= n) {
       hn::StoreU(ev, df, even + k);
