@@ -1,7 +1,9 @@
 // The quantized matmuls and convolutions (backends/cpu/kernels/qlinear.cpp, qdepthwise.cpp, on
 // qgemm) against their definitions, bit for bit: zero points per row / column / channel, the
 // requantization's rounding, depthwise windows (strides, dilations, pads, the f32 path's 2^24
-// limit and the integer loop past it), pointwise convs either way round, im2col and groups.
+// limit and the integer loop past it, rows shorter than a vector, s8 outputs, biases near 2^24),
+// the vector output stage's ties (requant-inl.h), pointwise convs either way round, im2col and
+// groups.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
