@@ -11,7 +11,9 @@
 // the integers: the addition rounds c to the nearest integer, ties to even (1.5 * 2^23 is even, so
 // the tie goes where nearbyint's does), and the float's low mantissa bits are that integer plus
 // 2^22 (low byte 0). Adding zp to the bits and keeping the low byte gives the code, u8 or s8
-// (two's complement). NaN: Max(NaN, lo - zp) is lo - zp, as the scalar clamp gives lo.
+// (two's complement). NaN: Max(NaN, lo - zp) is lo - zp, as the scalar clamp gives lo. Like
+// nearbyint it relies on the default rounding mode, and on IEEE arithmetic (no -ffast-math, which
+// could fold the addition of 1.5 * 2^23 away).
 //
 // A Highway "-inl" header (per-target include guard toggled by hwy/foreach_target.h), like
 // depthwise.h.
