@@ -1,7 +1,9 @@
 // The quantized matmuls and convolutions (backends/cpu/kernels/qlinear.cpp, qdepthwise.cpp, on
 // qgemm) against their definitions, bit for bit: zero points per row / column / channel, the
 // requantization's rounding, depthwise windows (strides, dilations, pads, the f32 path's 2^24
-// limit and the integer loop past it), pointwise convs either way round, im2col and groups.
+// limit and the integer loop past it, rows shorter than a vector, s8 outputs, biases near 2^24),
+// the vector output stage's ties (requant-inl.h), pointwise convs either way round, im2col and
+// groups.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -55,6 +57,49 @@ TEST_CASE("quantized matmul and conv: per-row / per-column / per-channel zero po
   CHECK_FALSE(run_case(mm).ok());
 }
 
+TEST_CASE("QLinearMatMul's vector output stage rounds ties to even before the odd zero point, and saturates") {
+  // Scales that are powers of two make acc * scale land on .5 for every odd acc; with an odd
+  // output zero point, rounding after adding it would move half of those ties (requant-inl.h).
+  // 70 columns: whole vector panels and a partial one.
+  const int64_t m = 5, n = 70;
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> av(0, 40), bv(-100, 100);
+  std::vector<uint8_t> a(static_cast<size_t>(m));
+  std::vector<int8_t> b(static_cast<size_t>(n));
+  for (auto& v : a) v = uint8_t(av(rng));
+  for (auto& v : b) v = int8_t(bv(rng));
+  std::vector<float> bs(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) bs[size_t(j)] = j % 3 == 0 ? 1.0f : j % 3 == 1 ? 0.25f : 4.0f;
+  for (bool y_signed : {false, true}) {
+    const int y_zp = y_signed ? -3 : 7;
+    OpCase q;
+    q.op = "QLinearMatMul";
+    q.inputs = {Tensor::from<uint8_t>({m, 1}, a), Tensor::scalar<float>(0.5f), Tensor::scalar<uint8_t>(20),
+                Tensor::from<int8_t>({1, n}, b), Tensor::from<float>({n}, bs), Tensor::from<int8_t>({n}, std::vector<int8_t>(size_t(n), 0)),
+                Tensor::scalar<float>(1.0f),
+                y_signed ? Tensor::scalar<int8_t>(int8_t(y_zp)) : Tensor::scalar<uint8_t>(uint8_t(y_zp))};
+    auto y = run_case(q);
+    REQUIRE(y.ok());
+    const Tensor& out = (*y)[0];
+    int64_t mismatches = 0, ties = 0, saturated = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const int acc = (a[size_t(i)] - 20) * b[size_t(j)];
+        const float v = float(acc) * (0.5f * bs[size_t(j)] / 1.0f);
+        ties += v != std::floor(v) && v * 2 == std::floor(v * 2);
+        const float r = std::nearbyint(v) + float(y_zp);
+        const float lo = y_signed ? -128.0f : 0.0f, hi = y_signed ? 127.0f : 255.0f;
+        saturated += r < lo || r > hi;
+        const int want = int(std::clamp(r, lo, hi));
+        const int got = y_signed ? out.data<int8_t>()[i * n + j] : out.data<uint8_t>()[i * n + j];
+        mismatches += got != want;
+      }
+    CHECK(ties > 20);
+    CHECK(saturated > 5);
+    CHECK(mismatches == 0);
+  }
+}
+
 TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the definition bit for bit") {
   struct Cfg {
     Shape x;  // [N, C, H, W]
@@ -62,6 +107,9 @@ TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the d
     std::vector<int64_t> strides, dil, pads;
     bool x_signed;
     bool extreme = false;  // x = 255 (zp 0), w - w_zp = -255: every product -65025, the f32 path's limit
+    bool y_signed = false;    // s8 output (else u8)
+    bool w_per_tensor = false;  // one weight scale and zero point (else per channel)
+    bool big_bias = false;    // |bias| ~ 2^24: float(acc + bias) rounds (the sums cannot start at the bias)
   };
   const Cfg cfgs[] = {
       {{1, 5, 12, 37}, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false},
@@ -71,9 +119,16 @@ TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the d
       {{1, 2, 6, 50}, 1, 7, {2, 4}, {1, 1}, {0, 3, 0, 3}, false},
       {{1, 2, 15, 16}, 15, 15, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, true},  // 225 taps: sums near 2^24
       {{1, 2, 20, 23}, 17, 17, {1, 2}, {1, 1}, {8, 8, 8, 8}, false},       // 289 taps: the integer loop
+      // MobileNet's small maps: rows shorter than a vector (partial vectors stored whole, then
+      // overwritten by the next row; the plane's last row not), s8 output, one weight scale.
+      {{1, 6, 7, 7}, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false, true, true},
+      {{2, 3, 14, 14}, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, false, false, false, true},
+      {{1, 5, 5, 19}, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false, true, false, true},
+      {{1, 3, 3, 33}, 3, 3, {1, 2}, {1, 1}, {0, 1, 2, 0}, false, false, false, true},
   };
   std::mt19937 rng(7);
   for (const Cfg& cfg : cfgs) {
+    CAPTURE(cfg.x, cfg.k0, cfg.k1, cfg.strides, cfg.pads);
     const int64_t n = cfg.x[0], c = cfg.x[1], h = cfg.x[2], w = cfg.x[3];
     Tensor x = cfg.x_signed ? Tensor::empty(DType::kI8, cfg.x).value() : Tensor::empty(DType::kU8, cfg.x).value();
     Tensor wt = Tensor::empty(DType::kI8, {c, 1, cfg.k0, cfg.k1}).value();
@@ -85,21 +140,28 @@ TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the d
     std::vector<int8_t> wz;
     std::vector<int32_t> bias;
     for (int64_t m = 0; m < c; ++m) {
-      ws.push_back(0.01f + 0.003f * float(m));
-      wz.push_back(int8_t(cfg.extreme ? 127 : m % 3 - 1));
-      bias.push_back(b32(rng));
+      ws.push_back(cfg.w_per_tensor ? 0.013f : 0.01f + 0.003f * float(m));
+      wz.push_back(int8_t(cfg.extreme ? 127 : cfg.w_per_tensor ? 2 : m % 3 - 1));
+      // big_bias: +-(2^24 - 1 + a few thousand), odd and even: float(acc + bias) rounds to even.
+      bias.push_back(cfg.big_bias ? (m % 2 ? -1 : 1) * ((1 << 24) - 1 + b32(rng) + 3000) : b32(rng));
     }
     if (cfg.extreme) {
       std::fill_n(x.mut_data<uint8_t>(), x.numel(), uint8_t{255});
       std::fill_n(wt.mut_data<int8_t>(), wt.numel(), int8_t{-128});
     }
-    const float xs = 0.02f, ys = cfg.extreme ? 30.0f : 0.37f;
-    const int x_zp = cfg.x_signed ? -3 : cfg.extreme ? 0 : 131, y_zp = cfg.extreme ? 200 : 7;
+    // big_bias: scale ~ 6e-6, so the outputs are bias * scale ~ +-100 (around y_zp) plus a few
+    // codes from the sums.
+    const float xs = 0.02f, ys = cfg.extreme ? 30.0f : cfg.big_bias ? 0.02f * 0.013f / 6e-6f : 0.37f;
+    const int x_zp = cfg.x_signed ? -3 : cfg.extreme ? 0 : 131;
+    const int y_zp = cfg.y_signed ? (cfg.big_bias ? 0 : -9) : cfg.extreme ? 200 : cfg.big_bias ? 128 : 7;
     Tensor xzp = cfg.x_signed ? Tensor::scalar<int8_t>(int8_t(x_zp)) : Tensor::scalar<uint8_t>(uint8_t(x_zp));
+    Tensor yzp = cfg.y_signed ? Tensor::scalar<int8_t>(int8_t(y_zp)) : Tensor::scalar<uint8_t>(uint8_t(y_zp));
+    Tensor wscale = cfg.w_per_tensor ? Tensor::scalar<float>(ws[0]) : Tensor::from<float>({c}, ws);
+    Tensor wzp = cfg.w_per_tensor ? Tensor::scalar<int8_t>(wz[0]) : Tensor::from<int8_t>({c}, wz);
     OpCase q;
     q.op = "QLinearConv";
-    q.inputs = {x, Tensor::scalar<float>(xs), xzp, wt, Tensor::from<float>({c}, ws), Tensor::from<int8_t>({c}, wz),
-                Tensor::scalar<float>(ys), Tensor::scalar<uint8_t>(uint8_t(y_zp)), Tensor::from<int32_t>({c}, bias)};
+    q.inputs = {x, Tensor::scalar<float>(xs), xzp, wt, wscale, wzp, Tensor::scalar<float>(ys), yzp,
+                Tensor::from<int32_t>({c}, bias)};
     q.attrs = {ir::Attribute::make_int("group", c), ir::Attribute::make_ints("strides", cfg.strides),
                ir::Attribute::make_ints("dilations", cfg.dil), ir::Attribute::make_ints("pads", cfg.pads),
                ir::Attribute::make_ints("kernel_shape", {cfg.k0, cfg.k1})};
@@ -126,9 +188,10 @@ TEST_CASE("QLinearConv depthwise (strides, dilations, pads, u8/s8) matches the d
                   acc += int64_t(xv - x_zp) * (wt.data<int8_t>()[(m * cfg.k0 + i) * cfg.k1 + j] - wz[size_t(m)]);
                 }
               const float scale = xs * ws[size_t(m)] / ys;
-              const float v = std::nearbyint(float(acc + bias[size_t(m)]) * scale) + float(y_zp);
-              const auto want = uint8_t(std::clamp(v, 0.0f, 255.0f));
-              mismatches += out.data<uint8_t>()[((b * c + m) * oh + oy) * ow + ox] != want;
+              const float v = std::nearbyint(float(int32_t(acc) + bias[size_t(m)]) * scale) + float(y_zp);
+              const int64_t o = ((b * c + m) * oh + oy) * ow + ox;
+              if (cfg.y_signed) mismatches += out.data<int8_t>()[o] != int8_t(std::clamp(v, -128.0f, 127.0f));
+              else mismatches += out.data<uint8_t>()[o] != uint8_t(std::clamp(v, 0.0f, 255.0f));
             }
       CHECK(mismatches == 0);
     }

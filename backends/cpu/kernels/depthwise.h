@@ -60,9 +60,15 @@ inline int64_t depthwise_band_size(const Window3& w, const DwGeom& g, int64_t oh
 }
 
 // The padded (and phase-split) rows that output rows [oh0, oh1) read, into `out`
-// (depthwise_band_size floats): its row 0 is padded row oh0 * s1.
-template <typename T>
-void depthwise_prepare_band(const T* x, const Window3& w, const DwGeom& geom, int64_t oh0, int64_t oh1, T* out) {
+// (depthwise_band_size floats): its row 0 is padded row oh0 * s1. The input rows come from
+// `fetch(ih, buf)`, which returns a pointer to input row ih's w.in[2] values: a row of the plane
+// itself, or the row written into `buf` (a converted row: the quantized kernels center u8/s8 into
+// f32 here). `buf` is the row's place in `out` when the width stride is 1 (nothing is copied
+// when fetch returns it), else `row_buf` (w.in[2] + kDwSlack elements; unused by a fetch that
+// returns rows of the plane, which may then pass null).
+template <typename T, class Fetch>
+void depthwise_prepare_band_rows(const Fetch& fetch, T* row_buf, const Window3& w, const DwGeom& geom, int64_t oh0,
+                                 int64_t oh1, T* out) {
   namespace hn = hwy::HWY_NAMESPACE;
   const int64_t s2 = geom.s2, wq = geom.wq, first = oh0 * w.s[1], rows = depthwise_band_rows(w, oh0, oh1);
   // kDwSlack zeros past the end let the vector loop read a full vector for the last (partial)
@@ -71,9 +77,9 @@ void depthwise_prepare_band(const T* x, const Window3& w, const DwGeom& geom, in
   const int64_t ih0 = std::max<int64_t>(0, first - w.pb[1]), ih1 = std::min(w.in[1], first + rows - w.pb[1]);
   for (int64_t ih = ih0; ih < ih1; ++ih) {
     T* dst = out + (ih + w.pb[1] - first) * s2 * wq;
-    const T* src = x + ih * w.in[2];
+    const T* src = fetch(ih, s2 == 1 ? dst + w.pb[2] : row_buf);
     if (s2 == 1) {
-      std::memcpy(dst + w.pb[2], src, static_cast<size_t>(w.in[2]) * sizeof(T));
+      if (src != dst + w.pb[2]) std::memcpy(dst + w.pb[2], src, static_cast<size_t>(w.in[2]) * sizeof(T));
       continue;
     }
     const int64_t pb2 = w.pb[2];
@@ -114,6 +120,13 @@ void depthwise_prepare_band(const T* x, const Window3& w, const DwGeom& geom, in
   }
 }
 
+// The same from the plane x (rows of w.in[2]).
+template <typename T>
+void depthwise_prepare_band(const T* x, const Window3& w, const DwGeom& geom, int64_t oh0, int64_t oh1, T* out) {
+  const int64_t iw = w.in[2];
+  depthwise_prepare_band_rows<T>([x, iw](int64_t ih, T*) { return x + ih * iw; }, nullptr, w, geom, oh0, oh1, out);
+}
+
 // The whole plane, padding made explicit, into `phased` (grown as needed).
 template <typename T>
 DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
@@ -124,12 +137,35 @@ DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
   return geom;
 }
 
-// Output rows [oh0, oh1) into y (row oh0 first, rows of w.out[2]) from `phased` as prepared for
-// those rows (its row 0 is padded row oh0 * s1), for a fixed window; KH/KW > 0 are compile-time
-// window sizes (so the weight broadcasts stay in registers), 0 = use w.k.
-template <typename T, int KH, int KW>
+// Where depthwise_rows leaves its sums: `y` (row oh0 first, rows of `ow_n`). A Store has
+// vec(d, acc, r, ow, n), taking the n <= Lanes(d) first lanes of acc as output row oh0 + r,
+// columns [ow, ow + n), and one(r, ow, v) for a single sum; the quantized convs' store
+// requantizes there (qdepthwise.cpp), while the sums are in registers.
+template <typename T>
+struct DwStoreRows {
+  T* y;
+  int64_t ow_n;
+  template <class D, class V>
+  HWY_INLINE void vec(D d, V acc, int64_t r, int64_t ow, int64_t n) const {
+    namespace hn = hwy::HWY_NAMESPACE;
+    T* at = y + r * ow_n + ow;
+    if (n == static_cast<int64_t>(hn::Lanes(d))) {
+      hn::StoreU(acc, d, at);
+    } else {
+      alignas(64) T tmp[kDwSlack];
+      hn::StoreU(acc, d, tmp);
+      std::memcpy(at, tmp, static_cast<size_t>(n) * sizeof(T));
+    }
+  }
+  HWY_INLINE void one(int64_t r, int64_t ow, T v) const { y[r * ow_n + ow] = v; }
+};
+
+// Output rows [oh0, oh1) through `store` (DwStoreRows) from `phased` as prepared for those rows
+// (its row 0 is padded row oh0 * s1), for a fixed window; KH/KW > 0 are compile-time window
+// sizes (so the weight broadcasts stay in registers), 0 = use w.k.
+template <typename T, int KH, int KW, class Store>
 void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, int64_t oh0, int64_t oh1,
-                    T* y) {
+                    const Store& store) {
   namespace hn = hwy::HWY_NAMESPACE;
   const int64_t kh_n = KH > 0 ? KH : w.k[1], kw_n = KW > 0 ? KW : w.k[2], ow_n = w.out[2];
   const int64_t rs = g.row_stride();
@@ -142,7 +178,7 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
       tap[kw] = (off % g.s2) * g.wq + off / g.s2;
     }
   for (int64_t oh = oh0; oh < oh1; ++oh) {
-    T* yrow = y + (oh - oh0) * ow_n;
+    const int64_t r = oh - oh0;
     const T* base = phased + (oh - oh0) * w.s[1] * rs;
     int64_t ow = 0;
     if constexpr (std::is_same_v<T, float>) {
@@ -163,14 +199,8 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
               acc1 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw] + nl), acc1);
             }
           }
-          hn::StoreU(acc0, d, yrow + ow);
-          if (ow + 2 * nl <= ow_n) {
-            hn::StoreU(acc1, d, yrow + ow + nl);
-          } else {
-            alignas(64) float tmp[kDwSlack];
-            hn::StoreU(acc1, d, tmp);
-            std::memcpy(yrow + ow + nl, tmp, static_cast<size_t>(ow_n - ow - nl) * sizeof(float));
-          }
+          store.vec(d, acc0, r, ow, nl);
+          store.vec(d, acc1, r, ow + nl, std::min(nl, ow_n - ow - nl));
         }
         // The last chunk, partial or not (same overrun rule).
         for (; ow < ow_n && nl <= kDwSlack; ow += nl) {
@@ -180,13 +210,7 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
             const float* wr = wk + kh * kw_n;
             for (int64_t kw = 0; kw < kw_n; ++kw) acc = hn::MulAdd(hn::Set(d, wr[kw]), hn::LoadU(d, row + tap[kw]), acc);
           }
-          if (ow + nl <= ow_n) {
-            hn::StoreU(acc, d, yrow + ow);
-          } else {
-            alignas(64) float tmp[kDwSlack];
-            hn::StoreU(acc, d, tmp);
-            std::memcpy(yrow + ow, tmp, static_cast<size_t>(ow_n - ow) * sizeof(float));
-          }
+          store.vec(d, acc, r, ow, std::min(nl, ow_n - ow));
         }
       }
 #endif
@@ -201,19 +225,25 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
           acc += wr[kw] * row[(small ? tap[kw] : (off % g.s2) * g.wq + off / g.s2) + ow];
         }
       }
-      yrow[ow] = acc;
+      store.one(r, ow, acc);
     }
   }
 }
 
 // Output rows [oh0, oh1) from their prepared band (depthwise_prepare_band; for oh0 = 0 also the
-// whole plane of depthwise_prepare), into y (row oh0 first).
+// whole plane of depthwise_prepare), through `store` (DwStoreRows or the like).
+template <typename T, class Store>
+void depthwise_prepared_rows_to(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, int64_t oh0,
+                                int64_t oh1, const Store& store) {
+  if (w.k[1] == 3 && w.k[2] == 3) depthwise_rows<T, 3, 3>(phased, g, wk, bias, w, oh0, oh1, store);
+  else if (w.k[1] == 5 && w.k[2] == 5) depthwise_rows<T, 5, 5>(phased, g, wk, bias, w, oh0, oh1, store);
+  else depthwise_rows<T, 0, 0>(phased, g, wk, bias, w, oh0, oh1, store);
+}
+// The same into y (row oh0 first).
 template <typename T>
 void depthwise_prepared_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, int64_t oh0,
                              int64_t oh1, T* y) {
-  if (w.k[1] == 3 && w.k[2] == 3) depthwise_rows<T, 3, 3>(phased, g, wk, bias, w, oh0, oh1, y);
-  else if (w.k[1] == 5 && w.k[2] == 5) depthwise_rows<T, 5, 5>(phased, g, wk, bias, w, oh0, oh1, y);
-  else depthwise_rows<T, 0, 0>(phased, g, wk, bias, w, oh0, oh1, y);
+  depthwise_prepared_rows_to<T>(phased, g, wk, bias, w, oh0, oh1, DwStoreRows<T>{y, w.out[2]});
 }
 
 // The whole plane: y = bias + the taps (no Z).

@@ -7,31 +7,210 @@
 
 #include "backends/cpu/kernels/qdepthwise.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "backends/cpu/kernels/depthwise.h"
+#include "backends/cpu/kernels/requant-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
 namespace HWY_NAMESPACE {
 namespace {
 
-// x - x_zp as f32; restrict because T is a char type, which could alias the floats.
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Lanes of the row conversion: at most kRowLanes, so that a band row with room for its values
+// rounded up to kRowLanes (qdw_geom) takes every whole vector.
+constexpr int64_t kRowLanes = 16;
+using RowTag = hn::CappedTag<float, kRowLanes>;
+
+// dst[i] = x[i] - x_zp as f32 for n values (one input row, written where depthwise.h's band
+// wants it: no separate centered copy of the plane); returns dst. The last, partial vector is
+// converted whole when its bytes lie before x_end (the rest of the tensor) and stored with its
+// lanes past n zeroed, so dst must have room for n rounded up to kRowLanes floats; a row at the
+// tensor's end finishes one value at a time. restrict: T is a char type.
+#if HWY_TARGET != HWY_SCALAR
+// RowTag's lanes of u8/s8 values at p, minus the zero point, as f32.
 template <typename T>
-void center(const T* __restrict x, int64_t n, int32_t x_zp, float* __restrict y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = static_cast<float>(static_cast<int32_t>(x[i]) - x_zp);
+struct Centered {
+  RowTag df;
+  hn::Vec<hn::RebindToSigned<RowTag>> zp;
+  int64_t lanes = static_cast<int64_t>(hn::Lanes(RowTag()));
+  explicit Centered(int32_t x_zp) : zp(hn::Set(hn::RebindToSigned<RowTag>(), x_zp)) {}
+  HWY_INLINE hn::Vec<RowTag> operator()(const T* p) const {
+    const hn::RebindToSigned<RowTag> di;
+    return hn::ConvertTo(df, hn::Sub(hn::PromoteTo(di, hn::LoadU(hn::Rebind<T, RowTag>(), p)), zp));
+  }
+};
+#endif
+
+template <typename T>
+const float* center_row(const T* __restrict x, int64_t n, int32_t x_zp, const T* x_end, float* __restrict dst) {
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const Centered<T> convert(x_zp);
+  const RowTag df;
+  const int64_t nl = convert.lanes;
+  for (; i + nl <= n; i += nl) hn::StoreU(convert(x + i), df, dst + i);
+  if (i < n && x + i + nl <= x_end) {
+    hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(n - i)), convert(x + i)), df, dst + i);
+    return dst;
+  }
+#endif
+  for (; i < n; ++i) dst[i] = static_cast<float>(static_cast<int32_t>(x[i]) - x_zp);
+  return dst;
 }
 
-void qdepthwise_plane_impl(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w,
-                           float* scratch, float* acc) {
-  const int64_t plane = w.in[1] * w.in[2];
-  float* centered = scratch;
-  float* phased = scratch + ((plane + 15) & ~int64_t{15});
-  if (x_signed) center(static_cast<const int8_t*>(x), plane, x_zp, centered);
-  else center(static_cast<const uint8_t*>(x), plane, x_zp, centered);
-  const DwGeom g = depthwise_geom(w);
-  depthwise_prepare_band<float>(centered, w, g, 0, w.out[1], phased);
-  depthwise_prepared_rows<float>(phased, g, wk, 0.0f, w, 0, w.out[1], acc);
+int64_t round_lanes(int64_t n) { return (n + kRowLanes - 1) / kRowLanes * kRowLanes; }
+
+// The band's geometry: depthwise.h's, with rows long enough for whole vectors where the rows
+// are written straight into them: center_row's (width stride 1), split_row's phases (stride 2:
+// even input columns 2k go to phase pb % 2 at index pb / 2 + k, odd ones to the other phase at
+// (pb + 1) / 2 + k, pb the left padding).
+DwGeom qdw_geom(const Window3& w) {
+  DwGeom g = depthwise_geom(w);
+  const int64_t iw = w.in[2], pb = w.pb[2];
+  if (g.s2 == 1) g.wq = std::max(g.wq, pb + round_lanes(iw));
+  // split_row's last vectors start below (iw + 1) / 2 in both phases.
+  if (g.s2 == 2) g.wq = std::max(g.wq, (pb + 1) / 2 + round_lanes((iw + 1) / 2));
+  return g;
+}
+
+// Input row x (n values) centered into the two phases of a width stride 2 (qdw_geom): even
+// columns to `even`, odd ones to `odd`, in one pass (whole vectors of kRowLanes outputs per
+// phase, the last masked as center_row's, when the bytes lie before x_end).
+template <typename T>
+void split_row(const T* __restrict x, int64_t n, int32_t x_zp, const T* x_end, float* even, float* odd) {
+  int64_t k = 0;  // pairs done: columns [0, 2k)
+#if HWY_TARGET != HWY_SCALAR
+  const Centered<T> convert(x_zp);
+  const RowTag df;
+  const int64_t nl = convert.lanes;
+  for (; 2 * k < n && x + 2 * k + 2 * nl <= x_end; k += nl) {
+    const auto lo = convert(x + 2 * k), hi = convert(x + 2 * k + nl);
+    const auto ev = hn::ConcatEven(df, hi, lo), od = hn::ConcatOdd(df, hi, lo);
+    if (2 * k + 2 * nl <= n) {
+      hn::StoreU(ev, df, even + k);
+      hn::StoreU(od, df, odd + k);
+    } else {  // the last pairs: lanes past the row zeroed (the padding)
+      hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>((n + 1) / 2 - k)), ev), df, even + k);
+      hn::StoreU(hn::IfThenElseZero(hn::FirstN(df, static_cast<size_t>(n / 2 - k)), od), df, odd + k);
+      return;
+    }
+  }
+#endif
+  for (int64_t c = 2 * k; c < n; ++c)
+    (c % 2 ? odd : even)[c / 2] = static_cast<float>(static_cast<int32_t>(x[c]) - x_zp);
+}
+
+// depthwise.h's Store for the quantized output stage (qdepthwise.h): Q int32_t (the sums) or
+// uint8_t / int8_t (requantized: requant-inl.h, as qgemm's output stage).
+// kBiasInAcc: the sums started at the bias (exact: see run_plane), so acc is already acc + bias.
+template <typename Q, bool kBiasInAcc = false>
+struct QStore {
+  Q* y;
+  int64_t ow_n;
+  int64_t end;  // elements of the plane y: a partial vector that ends before it is stored whole
+                // (the rows after it, stored later, overwrite the excess)
+  int32_t bias;
+  float scale;
+  int32_t zp;
+  static constexpr float kLo = std::is_signed_v<Q> ? -128.0f : 0.0f, kHi = std::is_signed_v<Q> ? 127.0f : 255.0f;
+
+  template <class D, class V>
+  HWY_INLINE void vec(D d, V acc, int64_t r, int64_t ow, int64_t n) const {
+    const auto lanes = static_cast<int64_t>(hn::Lanes(d));
+    Q* at = y + r * ow_n + ow;
+    alignas(64) Q tmp[kDwSlack];
+    const bool whole = n == lanes || r * ow_n + ow + lanes <= end;
+    Q* to = whole ? at : tmp;
+    if constexpr (std::is_same_v<Q, int32_t>) {
+      hn::StoreU(hn::ConvertTo(hn::RebindToSigned<D>(), acc), hn::RebindToSigned<D>(), to);  // exact integers
+    } else {
+      const hn::RebindToSigned<D> di;
+      const auto sum = kBiasInAcc ? acc : hn::ConvertTo(d, hn::Add(hn::ConvertTo(di, acc), hn::Set(di, bias)));
+      Requant<Q, D>(d, zp).store(hn::Mul(sum, hn::Set(d, scale)), to);
+    }
+    if (!whole) std::memcpy(at, tmp, static_cast<size_t>(n) * sizeof(Q));
+  }
+  HWY_INLINE void one(int64_t r, int64_t ow, float acc) const {
+    Q& at = y[r * ow_n + ow];
+    if constexpr (std::is_same_v<Q, int32_t>) {
+      at = static_cast<int32_t>(acc);
+    } else {
+      const float sum = kBiasInAcc ? acc : static_cast<float>(static_cast<int32_t>(acc) + bias);
+      float v = std::nearbyint(sum * scale) + static_cast<float>(zp);
+      v = v > kLo ? v : kLo;
+      v = v < kHi ? v : kHi;
+      at = static_cast<Q>(static_cast<int32_t>(v));
+    }
+  }
+};
+
+template <typename T>
+void prepare(const T* x, int64_t x_bytes, int32_t x_zp, const Window3& w, const DwGeom& g, float* band,
+             float* row_buf) {
+  const int64_t iw = w.in[2];
+  const T* x_end = x + x_bytes;
+  if (g.s2 == 2) {
+    // depthwise_prepare_band_rows's layout (padded row r at r * 2 * wq, phase f at + f * wq),
+    // each input row split straight from the bytes.
+    std::fill_n(band, depthwise_band_size(w, g, 0, w.out[1]), 0.0f);
+    const int64_t pb = w.pb[2], ih1 = std::min(w.in[1], depthwise_band_rows(w, 0, w.out[1]) - w.pb[1]);
+    for (int64_t ih = 0; ih < ih1; ++ih) {
+      float* row = band + (ih + w.pb[1]) * 2 * g.wq;
+      split_row(x + ih * iw, iw, x_zp, x_end, row + (pb % 2) * g.wq + pb / 2, row + ((pb + 1) % 2) * g.wq + (pb + 1) / 2);
+    }
+    return;
+  }
+  depthwise_prepare_band_rows<float>(
+      [&](int64_t ih, float* buf) { return center_row(x + ih * iw, iw, x_zp, x_end, buf); }, row_buf, w, g, 0,
+      w.out[1], band);
+}
+
+template <typename Q>
+void run_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk, const Window3& w,
+               const QDepthwiseStage& st, float* scratch, Q* y) {
+  const DwGeom g = qdw_geom(w);
+  float* band = scratch;
+  float* row_buf = scratch + depthwise_band_size(w, g, 0, w.out[1]);
+  if (x_signed) prepare(static_cast<const int8_t*>(x), x_bytes, x_zp, w, g, band, row_buf);
+  else prepare(static_cast<const uint8_t*>(x), x_bytes, x_zp, w, g, band, row_buf);
+  const int64_t end = w.out[1] * w.out[2];
+  // Sums that start at the bias stay exact while |bias| + taps * 255 * 255 < 2^24 (qdepthwise.h),
+  // which real biases meet: the output stage then skips the i32 round trip.
+  const int64_t bias_room = (int64_t{1} << 24) - w.k_size() * 65025;
+  const int32_t zp = st.zp;
+  if (!std::is_same_v<Q, int32_t> && int64_t{st.bias} < bias_room && -int64_t{st.bias} < bias_room) {
+    const QStore<Q, true> store{y, w.out[2], end, st.bias, st.scale, zp};
+    depthwise_prepared_rows_to<float>(band, g, wk, static_cast<float>(st.bias), w, 0, w.out[1], store);
+  } else {
+    const QStore<Q> store{y, w.out[2], end, st.bias, st.scale, zp};
+    depthwise_prepared_rows_to<float>(band, g, wk, 0.0f, w, 0, w.out[1], store);
+  }
+}
+
+void qdepthwise_plane_impl(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk,
+                           const Window3& w, const QDepthwiseStage& st, float* scratch, void* y) {
+  switch (st.kind) {
+    case QDepthwiseStage::kInt32:
+      return run_plane(x, x_signed, x_zp, x_bytes, wk, w, st, scratch, static_cast<int32_t*>(y));
+    case QDepthwiseStage::kU8:
+      return run_plane(x, x_signed, x_zp, x_bytes, wk, w, st, scratch, static_cast<uint8_t*>(y));
+    case QDepthwiseStage::kS8:
+      return run_plane(x, x_signed, x_zp, x_bytes, wk, w, st, scratch, static_cast<int8_t*>(y));
+  }
+}
+
+// qdepthwise_scratch_floats for this target.
+int64_t qdepthwise_scratch_floats_impl(const Window3& w) {
+  const DwGeom g = qdw_geom(w);
+  // The band, then one input row (+ slack) for the phase split of a width stride > 1.
+  return depthwise_band_size(w, g, 0, w.out[1]) + w.in[2] + kDwSlack;
 }
 
 }  // namespace
@@ -43,16 +222,13 @@ HWY_AFTER_NAMESPACE();
 namespace tsr::cpu {
 
 HWY_EXPORT(qdepthwise_plane_impl);
+HWY_EXPORT(qdepthwise_scratch_floats_impl);
 
-int64_t qdepthwise_scratch_floats(const Window3& w) {
-  const int64_t plane = w.in[1] * w.in[2];
-  const auto g = HWY_NAMESPACE::depthwise_geom(w);
-  return ((plane + 15) & ~int64_t{15}) + HWY_NAMESPACE::depthwise_band_size(w, g, 0, w.out[1]);
-}
+int64_t qdepthwise_scratch_floats(const Window3& w) { return HWY_DYNAMIC_DISPATCH(qdepthwise_scratch_floats_impl)(w); }
 
-void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w, float* scratch,
-                      float* acc) {
-  HWY_DYNAMIC_DISPATCH(qdepthwise_plane_impl)(x, x_signed, x_zp, wk, w, scratch, acc);
+void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk, const Window3& w,
+                      const QDepthwiseStage& stage, float* scratch, void* y) {
+  HWY_DYNAMIC_DISPATCH(qdepthwise_plane_impl)(x, x_signed, x_zp, x_bytes, wk, w, stage, scratch, y);
 }
 
 }  // namespace tsr::cpu

@@ -1,6 +1,7 @@
 // The per-channel compute of a quantized depthwise convolution (QLinearConv / ConvInteger with
 // one input and one output channel per group: qlinear.cpp) on the f32 depthwise loops of the
-// float Conv (depthwise.h), dispatched to the best SIMD target.
+// float Conv (depthwise.h), dispatched to the best SIMD target, with the output stage applied to
+// each vector of sums while it is in registers.
 //
 // Exactness: the centered operands (x - x_zp, w - w_zp) are integers in [-255, 255], so every
 // product has |p| <= 65025 and, for at most kQDepthwiseMaxTaps taps, every partial sum stays
@@ -16,13 +17,25 @@ namespace tsr::cpu {
 
 inline constexpr int64_t kQDepthwiseMaxTaps = 258;  // 258 * 65025 < 2^24
 
+// What qdepthwise_plane writes for each exact sum `acc` of a channel: kInt32 acc itself (int32_t,
+// ConvInteger); kU8 / kS8 the requantized saturate(nearbyint(float(acc + bias) * scale) + zp) as
+// uint8_t / int8_t (QLinearConv; the rounding of qgemm's kQuant, qgemm.h: half to even, in f32).
+struct QDepthwiseStage {
+  enum Kind { kInt32, kU8, kS8 } kind = kInt32;
+  int32_t bias = 0;    // the channel's i32 bias (kU8 / kS8)
+  float scale = 1.0f;  // x_scale * w_scale[ch] / y_scale, computed by the caller (kU8 / kS8)
+  int32_t zp = 0;      // output zero point (kU8 / kS8)
+};
+
 // Floats of scratch qdepthwise_plane needs for window w (w.in/out/k/s/d/pb/pe over [1, H, W]).
 int64_t qdepthwise_scratch_floats(const Window3& w);
 
-// acc[oh * OW + ow] = sum over taps of (x - x_zp) * wk, as exact integers in f32, for one channel
-// plane x (u8 or s8 [H, W]); wk: the centered weights (w - w_zp) as f32 [KH, KW]; padding
-// contributes 0 (the input zero point). scratch: qdepthwise_scratch_floats(w) floats.
-void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w, float* scratch,
-                      float* acc);
+// One channel plane x (u8 or s8 [H, W]) convolved with wk, the centered weights (w - w_zp) as f32
+// [KH, KW]: y[oh * OW + ow] = stage(sum over taps of (x - x_zp) * wk), y an [OH, OW] plane of
+// stage.kind's type; padding contributes 0 (the input zero point). x_bytes (>= H * W): bytes
+// readable from x (the rest of its tensor), which lets the rows' last partial vectors load whole.
+// scratch: qdepthwise_scratch_floats(w) floats. Windows of at most kQDepthwiseMaxTaps taps.
+void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk, const Window3& w,
+                      const QDepthwiseStage& stage, float* scratch, void* y);
 
 }  // namespace tsr::cpu

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/qgemm_kernels-inl.h"
+#include "backends/cpu/kernels/requant-inl.h"
 
 #if HWY_ARCH_ARM_A64 && defined(__linux__)
 #include <sys/auxv.h>
@@ -317,19 +318,16 @@ void store_quant(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j
   const float* sc = o.scale_per_col && !o.per_row ? o.scale + j0 : nullptr;
   int64_t c = 0;
 #if HWY_TARGET != HWY_SCALAR
-  // The same arithmetic a vector at a time (Round is round-half-to-even, as nearbyint): GCC does
-  // not vectorize the scalar loop's nearbyint/clamp/narrowing, and a conv's output stage over
-  // 100k+ pixels cost as much as its GEMM.
+  // The same arithmetic a vector at a time (requant-inl.h): GCC does not vectorize the scalar
+  // loop's nearbyint/clamp/narrowing, and a conv's output stage over 100k+ pixels cost as much
+  // as its GEMM.
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
-  const hn::Rebind<Q, decltype(di)> dq;
   const auto n = static_cast<int64_t>(hn::Lanes(df));
-  const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi), vzp = hn::Set(df, zp), vsc = hn::Set(df, uniform);
-  for (; c + n <= cols; c += n) {
-    const auto v = hn::Mul(hn::ConvertTo(df, hn::LoadU(di, s + c)), sc ? hn::LoadU(df, sc + c) : vsc);
-    const auto q = hn::Min(hn::Max(hn::Add(hn::Round(v), vzp), vlo), vhi);
-    hn::StoreU(hn::DemoteTo(dq, hn::ConvertTo(di, q)), dq, out + c);
-  }
+  const auto vsc = hn::Set(df, uniform);
+  const Requant<Q, decltype(df)> rq(df, o.out_zp);
+  for (; c + n <= cols; c += n)
+    rq.store(hn::Mul(hn::ConvertTo(df, hn::LoadU(di, s + c)), sc ? hn::LoadU(df, sc + c) : vsc), out + c);
 #endif
   for (; c < cols; ++c) out[c] = quantize<Q>(static_cast<float>(s[c]) * (sc ? sc[c] : uniform), lo, hi, zp);
 }
@@ -359,11 +357,54 @@ void store_row(const QgemmOutput& o, const int32_t* s, void* out_at, int64_t j0,
   }
 }
 
+#if HWY_TARGET != HWY_SCALAR
+// tile_rows for a whole panel (kNR columns) of a requantized output, as Q: the zero-point
+// correction, the bias and the output stage of store_row/store_quant a vector at a time in
+// registers (the pointwise convs of a MobileNet spent as long in the per-row loops and calls
+// of the general path as in their tiles).
+template <typename Q>
+HWY_INLINE void quant_rows_full(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t i0,
+                                int64_t rows, int64_t j0, char* dst, int64_t dst_row_bytes) {
+  const QgemmOutput& o = *e.o;
+  const hn::ScalableTag<int32_t> di;
+  const hn::Rebind<float, decltype(di)> df;
+  const auto nl = static_cast<int64_t>(hn::Lanes(di));
+  const Requant<Q, decltype(df)> rq(df, o.out_zp);
+  const int32_t* fix = e.colfix + j0;
+  const int32_t* zb = e.zb ? e.zb + j0 : nullptr;
+  const float* sc = o.scale_per_col && !o.per_row ? o.scale + j0 : nullptr;
+  // One zero point for the panel's columns (activations as B: a pointwise conv's input) makes
+  // zb * rowsum a per-row term, added with the bias.
+  const bool zb_uniform = zb && std::all_of(zb, zb + kNR, [&](int32_t z) { return z == zb[0]; });
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* t = tile + r * kNR;
+    Q* out = reinterpret_cast<Q*>(dst + r * dst_row_bytes);
+    uint32_t row_term = o.per_row && o.bias_i32 ? static_cast<uint32_t>(o.bias_i32[i0 + r]) : 0;
+    if (zb_uniform) row_term -= static_cast<uint32_t>(zb[0]) * static_cast<uint32_t>(rowsum[r]);  // wraps, as tile_rows
+    const auto vb = hn::Set(di, static_cast<int32_t>(row_term));
+    const auto vrs = hn::Set(di, zb ? rowsum[r] : 0);
+    const auto vsc = hn::Set(df, o.scale[o.per_row ? i0 + r : 0]);
+    for (int64_t c = 0; c < kNR; c += nl) {
+      auto acc = hn::Add(hn::Add(hn::LoadU(di, t + c), hn::LoadU(di, fix + c)), vb);  // wraps, as tile_rows
+      if (zb && !zb_uniform) acc = hn::Sub(acc, hn::Mul(hn::LoadU(di, zb + c), vrs));
+      rq.store(hn::Mul(hn::ConvertTo(df, acc), sc ? hn::LoadU(df, sc + c) : vsc), out + c);
+    }
+  }
+}
+#endif
+
 // Writes `rows` x `cols` of the tile (row stride kNR) through the zero-point correction and the
 // output stage: row r's elements to the contiguous run at dst + r * dst_row_bytes.
 HWY_INLINE void tile_rows(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t i0, int64_t rows,
                           int64_t j0, int64_t cols, char* dst, int64_t dst_row_bytes) {
   const QgemmOutput& o = *e.o;
+#if HWY_TARGET != HWY_SCALAR
+  if (o.kind == QgemmOutput::kQuant && cols == kNR && kNR % static_cast<int64_t>(hn::Lanes(hn::ScalableTag<int32_t>())) == 0) {
+    if (o.out_signed) quant_rows_full<int8_t>(e, tile, rowsum, i0, rows, j0, dst, dst_row_bytes);
+    else quant_rows_full<uint8_t>(e, tile, rowsum, i0, rows, j0, dst, dst_row_bytes);
+    return;
+  }
+#endif
   HWY_ALIGN int32_t s[kNR];
   const int32_t* fix = e.colfix + j0;
   const int32_t* zb = e.zb ? e.zb + j0 : nullptr;

@@ -485,7 +485,7 @@ void depthwise_plane(const T* x, int32_t x_zero, const ConvGeom& g, int64_t hp, 
 // The output stage of one channel: saturate(nearbyint(float(acc + bias) * scale) + zp). The
 // clamps are written as the compares vmaxps/vminps implement (NaN gives lo, as std::max(lo, v)),
 // and the pointers are restrict (Y may be a char type, which aliases anything), so it vectorizes.
-// Acc: i32, or f32 holding exact integers (qdepthwise_plane).
+// (The f32 path's stage is qdepthwise_plane's, on the sums in registers.)
 template <typename Acc, typename Y>
 void depthwise_requantize(const Acc* __restrict acc, int64_t pixels, int32_t bias, float scale, float zp,
                           Y* __restrict y) {
@@ -536,20 +536,29 @@ Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Ten
     win.pb = {0, g.ph, g.pw};
     win.pe = {0, ph_end, pw_end};
     const size_t scratch_bytes = round64(size_t(qdepthwise_scratch_floats(win)) * sizeof(float));
-    const size_t acc_bytes = round64(size_t(pixels) * sizeof(float)), wk_bytes = round64(size_t(taps) * sizeof(float));
-    const size_t slot_bytes = scratch_bytes + acc_bytes + wk_bytes;
+    const size_t wk_bytes = round64(size_t(taps) * sizeof(float));
+    const size_t slot_bytes = scratch_bytes + wk_bytes;
     TSR_ASSIGN_OR_RETURN(void* fmem, ctx.scratch(slot_bytes * size_t(slots)));
+    QDepthwiseStage stage;
+    stage.kind = !o.quant ? QDepthwiseStage::kInt32 : o.out_signed ? QDepthwiseStage::kS8 : QDepthwiseStage::kU8;
+    stage.zp = o.out_zp;
+    const size_t out_bytes = dtype_size(y->dtype());
     ctx.pool().parallel_for_slots(batch * c, 1, [&](int slot, int64_t r0, int64_t r1) {
       char* base = static_cast<char*>(fmem) + slot_bytes * size_t(slot);
       auto* scratch = reinterpret_cast<float*>(base);
-      auto* acc = reinterpret_cast<float*>(base + scratch_bytes);
-      auto* wk = reinterpret_cast<float*>(base + scratch_bytes + acc_bytes);
+      auto* wk = reinterpret_cast<float*>(base + scratch_bytes);
+      QDepthwiseStage st = stage;
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t ch = r % c;
         const int32_t wz = w_zp ? load(w_zp->raw(), w_signed, w_zp->numel() > 1 ? ch : 0) : 0;
         for (int64_t t = 0; t < taps; ++t) wk[t] = static_cast<float>(load(w.raw(), w_signed, ch * taps + t) - wz);
-        qdepthwise_plane(static_cast<const uint8_t*>(x.raw()) + r * plane, x_signed, x_zero, wk, win, scratch, acc);
-        depthwise_store(acc, pixels, r, ch, o, y);
+        if (o.quant) {
+          st.bias = o.bias ? o.bias[ch] : 0;
+          st.scale = o.scale[ch];
+        }
+        qdepthwise_plane(static_cast<const uint8_t*>(x.raw()) + r * plane, x_signed, x_zero,
+                         int64_t(x.nbytes()) - r * plane, wk, win, st, scratch,
+                         static_cast<char*>(y->raw_mut()) + size_t(r * pixels) * out_bytes);
       }
     });
     return ok_status();
