@@ -17,7 +17,7 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
 - fallback.onnx: Relu -> CumSum (no GPU kernel: wasm) -> Sigmoid, so the run crosses twice
 - resize.onnx:   Resize nearest / linear under four coordinate transformations, up and down
 - pool3d.onnx:   MaxPool over an input of unknown rank, fed 5-D: falls back to wasm at run time
-- if.onnx:       an If (control flow: the whole graph on wasm)
+- if.onnx:       nested Ifs whose conditions depend on the input, branches reading outer values
 """
 import json
 import os
@@ -142,12 +142,22 @@ def main(out):
     # x of unknown rank: placed on WebGPU, where 3-D pooling is not, so it runs on wasm at run time.
     save(out, "pool3d.onnx", [n("MaxPool", ["x"], ["y"], kernel_shape=[2, 2, 2])], {"x": None}, ["y"], [], t, feed={"x": [1, 2, 4, 4, 4]})
 
-    branch = lambda name, op: helper.make_graph([n(op, ["x"], [name + "_y"])], name, [],
-                                                 [helper.make_tensor_value_info(name + "_y", TensorProto.FLOAT, None)])
+    # If on the input's sum, its else branch an If on the input's max (nested), both reading the
+    # outer x and two (captures): y = sigmoid(branch) + x, with branch = 2 * relu(x) (sum > 0),
+    # -x (sum <= 0, max > 0.5) or x itself (else: an Identity of the captured input).
+    out_info = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
+    inner = n("If", ["q"], ["e_y"],
+              then_branch=helper.make_graph([n("Neg", ["x"], ["t2_y"])], "then2", [], [out_info("t2_y")]),
+              else_branch=helper.make_graph([n("Identity", ["x"], ["e2_y"])], "else2", [], [out_info("e2_y")]))
     save(out, "if.onnx", [
         n("ReduceSum", ["x"], ["s"], keepdims=0), n("Greater", ["s", "zero"], ["p"]),
-        n("If", ["p"], ["y"], then_branch=branch("then", "Relu"), else_branch=branch("else", "Neg")),
-    ], {"x": [3]}, ["y"], [numpy_helper.from_array(np.float32(0), "zero")], t, gpu=[])
+        n("If", ["p"], ["b"],
+          then_branch=helper.make_graph([n("Relu", ["x"], ["r"]), n("Mul", ["r", "two"], ["t_y"])], "then", [], [out_info("t_y")]),
+          else_branch=helper.make_graph([n("ReduceMax", ["x"], ["m"], keepdims=0), n("Greater", ["m", "half"], ["q"]), inner],
+                                        "else", [], [out_info("e_y")])),
+        n("Sigmoid", ["b"], ["z"]), n("Add", ["z", "x"], ["y"]),
+    ], {"x": [2, 4]}, ["y"], [numpy_helper.from_array(np.float32(v), k) for k, v in (("zero", 0), ("half", 0.5), ("two", 2))], t)
+    t["if.onnx"]["controlFlow"] = True  # tests/web/webgpu.test.mjs runs it on its own, each branch
 
     with open(os.path.join(out, "models.json"), "w") as f:
         json.dump(t, f, indent=1)
