@@ -143,7 +143,7 @@ async function controlFlowInPage(page, specs) {
       const bytes = new Uint8Array(await (await fetch(spec.url)).arrayBuffer());
       const mg = await gpu.load(bytes), mc = await cpu.load(bytes);
       const graphs = graph.graphs.map((g, i) => (i === 0 ? graph : g));
-      const compute = (p) => p.op !== 'If' && graphs[p.graph].nodes[p.node].outputs.some((id) => id >= 0 && graphs[p.graph].values[id].dtype === 1);
+      const compute = (p) => p.op !== 'If' && p.op !== 'Loop' && graphs[p.graph].nodes[p.node].outputs.some((id) => id >= 0 && graphs[p.graph].values[id].dtype === 1);
       const nodes = mg.placement.nodes.filter(compute);
       const wasm = {};
       for (const p of nodes) if (p.device === 'wasm') wasm[p.op] = (wasm[p.op] ?? 0) + 1;
@@ -166,7 +166,7 @@ async function controlFlowInPage(page, specs) {
           let num = 0, den = 0;
           for (let i = 0; i < t.data.length; i++) { num += (a[name].data[i] - t.data[i]) ** 2; den += t.data[i] ** 2; }
           out[name] = { relL2: Math.sqrt(num / Math.max(den, 1e-30)), same: a[name].dims.join() === t.dims.join() && a[name].data.every(Number.isFinite) };
-          if (spec.expect) out[name].values = Array.from(a[name].data);
+          if (spec.expect) [out[name].values, out[name].dims] = [Array.from(a[name].data), a[name].dims];
         }
         state = [a, b].map((o) => Object.fromEntries(Object.entries(spec.state ?? {}).map(([from, to]) => [to, o[from]])));
         r.runs.push(out);
@@ -181,7 +181,7 @@ async function controlFlowInPage(page, specs) {
   }, specs);
 }
 
-test('webgpu: If branches run on WebGPU (nested Ifs, each branch; Silero VADs, hey_jarvis) and match wasm', { skip }, async () => {
+test('webgpu: If branches and Loop bodies run on WebGPU (nested Ifs, each branch; Silero VADs, hey_jarvis) and match wasm', { skip }, async () => {
   await withBrowser(async (browser, url) => {
     const page = await browser.newPage();
     const log = [];
@@ -190,7 +190,9 @@ test('webgpu: If branches run on WebGPU (nested Ifs, each branch; Silero VADs, h
     // if.onnx: y = sigmoid(2 relu(x)) + x (sum(x) > 0), sigmoid(x) + x (else, max(x) <= 0.5), sigmoid(-x) + x (else).
     const xs = [[1, 2, -0.5, 0.25, 0.5, 1, -1, 0], [-1, -2, 0.5, -0.25, 0.1, -1, -0.3, 0], [-1, -2, 0.9, -0.25, 0.1, -1, -0.3, 0]];
     const branch = [(x) => 2 * Math.max(x, 0), (x) => x, (x) => -x];
-    const specs = [{ name: 'if', url: '/gen/if.onnx', expect: true, check: true, runs: xs.map((x) => ({ x: { shape: [2, 4], data: Float32Array.from(x) } })) }];
+    const feedsOf = (xs) => xs.map((x) => ({ x: { shape: [2, 4], data: Float32Array.from(x) } }));
+    const specs = [{ name: 'if', url: '/gen/if.onnx', expect: true, check: true, runs: feedsOf(xs) },
+      { name: 'loop', url: '/gen/loop.onnx', expect: true, check: true, runs: feedsOf([new Array(8).fill(0.5), new Array(8).fill(-1)]) }];
     const vad = (name, file, sr, extra, state) => fs.existsSync(path.join(models, file)) && specs.push({ name, url: `/models/${file}`, state,
       runs: sr.map((rate) => ({ input: { shape: [1, rate === 16000 ? 512 : 256] }, sr: rate, ...extra })) });
     // Runs at 16 kHz, then 8 kHz: both branches of the main If (and of the ones inside).
@@ -202,18 +204,22 @@ test('webgpu: If branches run on WebGPU (nested Ifs, each branch; Silero VADs, h
     const r = await controlFlowInPage(page, specs).catch((e) => { throw new Error(`${e.message}\n${log.join('\n')}`); });
     for (const [name, m] of Object.entries(r)) {
       assert.equal(m.deviceFallback, null, `${name}: runs on webgpu`);
-      if (name === 'if') assert.deepEqual([m.onGpu, m.compute], [8, 8], 'if.onnx: every compute node on webgpu');
-      assert.ok(m.onGpu >= 0.9 * m.compute && m.subgraphOnGpu > 0, `${name}: ${m.onGpu} of ${m.compute} compute nodes on webgpu (${m.subgraphOnGpu} in branches; on wasm: ${JSON.stringify(m.wasm)})`);
+      if (name === 'if' || name === 'loop') assert.deepEqual([m.onGpu, m.compute], name === 'if' ? [8, 8] : [6, 7], `${name}.onnx: compute nodes on webgpu (the Cast of the iteration number on wasm)`);
+      assert.ok(m.onGpu >= (name === 'loop' ? 6 / 7 : 0.9) * m.compute && m.subgraphOnGpu > 0, `${name}: ${m.onGpu} of ${m.compute} compute nodes on webgpu (${m.subgraphOnGpu} in subgraphs; on wasm: ${JSON.stringify(m.wasm)})`);
       m.runs.forEach((run, i) => {
         for (const [out, o] of Object.entries(run)) if (out !== 'ms') assert.ok(o.same && o.relL2 <= 1e-4, `${name} run ${i} ${out}: rel-L2 ${o.relL2} against wasm`);
       });
-      console.log(`# ${name}: ${m.onGpu} of ${m.compute} compute nodes on webgpu (${m.total} nodes in all; on wasm ${JSON.stringify(m.wasm)}); runs ${m.runs.map((x) => x.ms.toFixed(0)).join(', ')} ms`);
+      console.log(`# ${name}: ${m.onGpu} of ${m.compute} compute nodes on webgpu (${m.total} nodes in all; on wasm ${JSON.stringify(m.wasm)}); runs ${m.runs.map((x) => x.ms.toFixed(0)).join(', ')} ms; rel-L2 at most ${Math.max(...m.runs.flatMap((x) => Object.values(x).map((o) => o.relL2 ?? 0))).toExponential(1)}`);
     }
     r.if.runs.forEach((run, i) => xs[i].forEach((x, e) => {
       const want = 1 / (1 + Math.exp(-branch[i](x))) + x;
       assert.ok(Math.abs(run.y.values[e] - want) < 1e-5, `if.onnx run ${i} (branch ${i}) y[${e}]: ${run.y.values[e]}, want ${want}`);
     }));
-    assert.match(r.if.check, /^check-against cpu: all \d+ node outputs of graph\[0\] and its If branches/);
+    assert.match(r.if.check, /^check-against cpu: all \d+ node outputs of graph\[0\] and its subgraphs/);
+    // loop.onnx: sum(acc) reaches 6 after 2 iterations from x = 0.5; from x = -1 the loop runs M = 5 times.
+    assert.deepEqual(r.loop.runs.map((run) => run.steps.dims), [[2, 2, 4], [5, 2, 4]]);
+    const s1 = 1 / (1 + Math.exp(1));
+    assert.ok(Math.abs(r.loop.runs[1].y.values[0] - Math.max(-1 + 10 * s1, 0)) < 1e-5, `loop.onnx: y ${r.loop.runs[1].y.values[0]}`);
   });
 });
 

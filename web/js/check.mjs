@@ -29,7 +29,7 @@ export function wasmReport(tolerance) {
 
 /**
  * The report of check(): device and cpu are [{graph, node, value, t: Tensor}] in execution order
- * (the same nodes in both: a branch's nodes where an If ran it). graphs: tsrw_model_graph's JSON
+ * (the same nodes in both: a subgraph's nodes where an If or a Loop ran them). graphs: tsrw_model_graph's JSON
  * and its subgraphs, indexed as the model's graphs; place[graph][node]: each node's device.
  */
 export function compareProbes(graphs, place, device, cpu, tolerance) {
@@ -60,7 +60,7 @@ export function compareProbes(graphs, place, device, cpu, tolerance) {
   }
   const sub = device.filter((p) => p.graph).length;
   return report(true, device.length, tolerance, null,
-    `all ${device.length} node outputs of graph[0]${sub ? ` and its If branches (${sub} of them there)` : ''} agree within atol ${atol}, rtol ${rtol} (${graphs[0].outputs.length} model outputs)`);
+    `all ${device.length} node outputs of graph[0]${sub ? ` and its subgraphs (${sub} of them there)` : ''} agree within atol ${atol}, rtol ${rtol} (${graphs[0].outputs.length} model outputs)`);
 }
 
 function report(ok, compared, tolerance, firstDivergence, text) {

@@ -23,7 +23,7 @@ export class Model {
   /**
    * Which device runs each node of the model (as loaded, before the wasm session's own
    * optimizations; the main graph's nodes, then each subgraph's): {nodes: [{graph, node, op,
-   * device: 'webgpu' | 'wasm'}], copies} (copies: the
+   * name, device: 'webgpu' | 'wasm'}], copies} (copies: the
    * values that cross between the devices in a run), as `tessera inspect --placement --json`.
    */
   get placement() {
@@ -32,7 +32,7 @@ export class Model {
     if (!this.#placement) {
       const graph = this.#rt._graph(this.#h);
       const graphs = (graph.graphs ?? [null]).map((g, i) => (i === 0 ? graph : g));
-      this.#placement = { nodes: graphs.flatMap((g, gi) => g.nodes.map((n, k) => ({ graph: gi, node: k, op: n.op, device: 'wasm' }))), copies: 0 };
+      this.#placement = { nodes: graphs.flatMap((g, gi) => g.nodes.map((n, k) => ({ graph: gi, node: k, op: n.op, name: n.name, device: 'wasm' }))), copies: 0 };
     }
     return this.#placement;
   }

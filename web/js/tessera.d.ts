@@ -240,7 +240,7 @@ export interface GenerateOptions {
  *  cross between the devices in a run (graph inputs uploaded, nodes on the other side, graph
  *  outputs read back; constants are uploaded once and not counted). */
 export interface Placement {
-  nodes: { graph: number; node: number; op: string; device: 'webgpu' | 'wasm' }[];
+  nodes: { graph: number; node: number; op: string; name: string; device: 'webgpu' | 'wasm' }[];
   copies: number;
 }
 

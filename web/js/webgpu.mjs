@@ -1,8 +1,9 @@
 // The WebGPU device layer of tessera-web: runs a model's graph node by node, float32 nodes of
 // the ops below on the GPU (WGSL kernels: webgpu_kernels.mjs), every other node alone on the wasm
 // CPU kernels (tsrw_graph_node_eval, web/src/web_graph.cpp). An If reads its condition back (one
-// scalar) and runs the chosen branch's nodes the same way, its subgraph inputs bound to the
-// node's capture inputs (nested Ifs recursively). Tensors move between GPU buffers and the
+// scalar) and runs the chosen branch's nodes the same way, a Loop its body once per iteration
+// (webgpu_control.mjs), their subgraph inputs bound to the node's inputs (nested control flow
+// recursively). Tensors move between GPU buffers and the
 // wasm heap only where a node's input lives on the other side, and graph outputs are read back
 // once. Ops and their kernels: webgpu_ops.mjs, webgpu_kernels.mjs. Loaded by tessera.mjs only when create({device}) asks for WebGPU.
 import { TesseraError } from './errors.mjs';
@@ -10,6 +11,9 @@ import { Tensor } from './tensor.mjs';
 import { kGpuOps, prod } from './webgpu_ops.mjs';
 import { kGroup } from './webgpu_kernels.mjs';
 import { compareProbes } from './check.mjs';
+import { kControlOps, runControl, graphsOf, placementOf } from './webgpu_control.mjs';
+
+export { placementOf };
 
 const kF32 = 1;  // tsr::DType::kF32
 
@@ -184,7 +188,7 @@ export class GpuModel {
         const n = g.nodes[k];
         const ins = n.inputs.map((id) => (id < 0 ? null : vals[id] ?? (vals[id] = this.#constant(gi, id))));
         let res;
-        if (n.op === 'If') res = await this.#runIf(run, n, ins, pass);
+        if (kControlOps.has(n.op)) res = await runControl(run, this.#graphs, n, ins, (b, inputs) => this.#runGraph(run, b, inputs, pass));
         else if (!pass?.cpu && (place[k] === 'webgpu' || hostView[k])) res = await this.#gpuNode(run, gi, k, n, ins);
         else res = await this.#wasmNode(run, gi, k, n, ins);
         n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = res[j]; });
@@ -206,17 +210,6 @@ export class GpuModel {
       const keep = new Set(outs ?? []);
       for (const v of vals) if (!keep.has(v)) drop(v);
     }
-  }
-
-  /** An If node: its condition read back (a bool scalar: one small readback when it lives on the
-   *  GPU side), then the chosen branch run on the node's capture inputs (ins after cond). */
-  async #runIf(run, n, ins, pass) {
-    const cond = await run.host(ins[0]);
-    if (!cond || cond.data.length !== 1)
-      throw new TesseraError('invalid_argument', `webgpu: If "${n.name}": the condition must have one element, got ${cond ? `[${cond.dims}]` : 'none'}`);
-    const branch = n.attrs[cond.data[0] ? 'then_branch' : 'else_branch']?.graph;
-    if (branch === undefined) throw new TesseraError('internal', `webgpu: If "${n.name}": no branch graph in the graph JSON`);
-    return this.#runGraph(run, branch, ins.slice(1), pass);
   }
 
   /**
@@ -346,45 +339,6 @@ function checkFeeds(given, names, { inputs, outputs }) {
   }
   for (const n of names ?? [])
     if (!outputs.some((o) => o.name === n)) throw new TesseraError('invalid_argument', `run(): the model has no output "${n}" (outputs: ${all(outputs)})`);
-}
-
-/** graph (tsrw_model_graph's JSON) and its subgraphs as one array indexed as the model's graphs. */
-export function graphsOf(graph) {
-  return (graph.graphs ?? [null]).map((g, i) => (i === 0 ? graph : g));
-}
-
-/** tessera inspect --placement's object: {nodes: [{graph, node, op, device}], copies}, the main
- *  graph's nodes then each subgraph's (graph: its index in the model). place[gi][k]: node k of
- *  graph gi's device (an If runs on the host: 'wasm'). copies counts the values that cross between
- *  the devices in a run (graph inputs and constants start on the wasm side; constants are uploaded
- *  once, not counted; graph outputs end there; Shape reads no data; an If's condition is read back
- *  when it lives on the GPU, and a branch's inputs live where the If's captures do; each branch
- *  counted as if it ran, its outputs taken to live where the then branch leaves them). */
-export function placementOf(graph, place) {
-  const graphs = graphsOf(graph);
-  const crossing = new Set();  // "graph:value"
-  const visit = (gi, inputHomes) => {
-    const g = graphs[gi], pl = place[gi];
-    const home = new Array(g.values.length).fill('wasm');
-    g.inputs.forEach((id, j) => { home[id] = inputHomes[j]; });
-    const fixed = (id) => g.values[id].constant || home[id] === 'constant';
-    g.nodes.forEach((n, k) => {
-      let outHomes = null;
-      if (n.op === 'If') {
-        const caps = n.inputs.slice(1).map((id) => (fixed(id) ? 'constant' : home[id]));
-        outHomes = visit(n.attrs.then_branch.graph, caps);
-        visit(n.attrs.else_branch.graph, caps);
-        if (home[n.inputs[0]] === 'webgpu') crossing.add(`${gi}:${n.inputs[0]}`);
-      } else {
-        n.inputs.forEach((id) => { if (id >= 0 && !fixed(id) && home[id] !== pl[k] && n.op !== 'Shape') crossing.add(`${gi}:${id}`); });
-      }
-      n.outputs.forEach((id, j) => { if (id >= 0) home[id] = outHomes ? outHomes[j] : pl[k]; });
-    });
-    return g.outputs.map((id) => (g.values[id].constant ? 'constant' : home[id]));
-  };
-  visit(0, graphs[0].inputs.map(() => 'wasm')).forEach((h, j) => { if (h === 'webgpu') crossing.add(`0:${graph.outputs[j]}`); });
-  const nodes = graphs.flatMap((g, gi) => g.nodes.map((n, k) => ({ graph: gi, node: k, op: n.op, device: place[gi][k] })));
-  return { nodes, copies: crossing.size };
 }
 
 /** One run's commands: dispatches recorded into one encoder, submitted when a value is read back

@@ -153,7 +153,7 @@ extern "C" {
 //  "graphs": [null, {inputs, outputs, values, nodes}, ...]}.
 // A subgraph reads outer values only through its inputs, passed as the node's extra inputs
 // (core/ops/families/control_flow.cpp: If's are (cond, captures...), its branches' (captures...)).
-// wasmOnly names why the model must run whole on wasm: control flow other than If (a Loop or
+// wasmOnly names why the model must run whole on wasm: control flow other than If and Loop (a
 // Scan node in any graph) or main-graph inputs bound to variables.
 EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_graph(WebModel* m) {
   auto typed = std::make_shared<tsr::ir::Model>(m->session->model().graph());  // constants share storage
@@ -163,7 +163,7 @@ EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_graph(WebModel* m) {
   for (const auto& g : typed->graphs)
     for (const auto& n : g.nodes)
       for (const auto& a : n.attributes)
-        if (wasm_only.empty() && n.op != "If" && (a.kind == tsr::ir::AttrKind::kGraph || a.kind == tsr::ir::AttrKind::kGraphs))
+        if (wasm_only.empty() && n.op != "If" && n.op != "Loop" && (a.kind == tsr::ir::AttrKind::kGraph || a.kind == tsr::ir::AttrKind::kGraphs))
           wasm_only = tsr::str_cat("control flow (", n.op, ")");
   for (const auto& sig : typed->signatures)
     for (const auto& b : sig.bound_inputs)

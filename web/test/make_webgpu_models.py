@@ -18,6 +18,7 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
 - resize.onnx:   Resize nearest / linear under four coordinate transformations, up and down
 - pool3d.onnx:   MaxPool over an input of unknown rank, fed 5-D: falls back to wasm at run time
 - if.onnx:       nested Ifs whose conditions depend on the input, branches reading outer values
+- loop.onnx:     a Loop whose iteration count depends on the input, with a scan output
 """
 import json
 import os
@@ -158,6 +159,20 @@ def main(out):
         n("Sigmoid", ["b"], ["z"]), n("Add", ["z", "x"], ["y"]),
     ], {"x": [2, 4]}, ["y"], [numpy_helper.from_array(np.float32(v), k) for k, v in (("zero", 0), ("half", 0.5), ("two", 2))], t)
     t["if.onnx"]["controlFlow"] = True  # tests/web/webgpu.test.mjs runs it on its own, each branch
+
+    # Loop (M = 5, stops early when sum(acc) >= 6): acc += i * sigmoid(x) (x and lim captured),
+    # its values stacked as a scan output; iterations depend on x.
+    vi = helper.make_tensor_value_info
+    body = helper.make_graph([
+        n("Cast", ["i"], ["fi"], to=TensorProto.FLOAT), n("Sigmoid", ["x"], ["sg"]), n("Mul", ["sg", "fi"], ["inc"]),
+        n("Add", ["acc", "inc"], ["acc2"]), n("ReduceSum", ["acc2"], ["r"], keepdims=0), n("Less", ["r", "lim"], ["c2"]),
+        n("Identity", ["acc2"], ["sc"]),
+    ], "body", [vi("i", TensorProto.INT64, []), vi("c", TensorProto.BOOL, []), vi("acc", TensorProto.FLOAT, [2, 4])],
+        [vi("c2", TensorProto.BOOL, []), vi("acc2", TensorProto.FLOAT, [2, 4]), vi("sc", TensorProto.FLOAT, [2, 4])])
+    save(out, "loop.onnx", [n("Loop", ["m", "yes", "x"], ["acc_final", "steps"], body=body), n("Relu", ["acc_final"], ["y"])],
+         {"x": [2, 4]}, ["y", "steps"],
+         [ints("m", 5), numpy_helper.from_array(np.array(True), "yes"), numpy_helper.from_array(np.float32(6), "lim")], t)
+    t["loop.onnx"]["controlFlow"] = True
 
     with open(os.path.join(out, "models.json"), "w") as f:
         json.dump(t, f, indent=1)
