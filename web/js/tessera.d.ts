@@ -81,7 +81,7 @@ export interface CreateOptions {
   threads?: number;
   /** Where models run (default 'wasm'). 'webgpu': on the GPU through WebGPU (docs/web.md
    *  "WebGPU"): float32 nodes of the ops the WebGPU layer has run there, every other node alone on
-   *  wasm; graphs with control flow run wholly on wasm. Throws unsupported (`device 'webgpu':
+   *  wasm; If and Loop run their subgraphs the same way (a model with Scan runs wholly on wasm). Throws unsupported (`device 'webgpu':
    *  navigator.gpu is not available ...` / `... found no adapter`) where WebGPU cannot be used.
    *  'auto': WebGPU where an adapter exists, else wasm with `deviceFallback` saying why. The WebGPU
    *  code (webgpu*.mjs) is imported only for 'webgpu' and 'auto'. */
@@ -147,7 +147,7 @@ export interface RunOptions {
    *  invalid_argument for a name the model lacks (listing its outputs) or an empty list. */
   outputs?: string[];
   /** 'cpu': as `tessera run --check-against cpu`, also runs every node of the model (the main
-   *  graph and the If branches taken) on wasm and compares each node output, in execution order, with the run on the model's placement;
+   *  graph and the If branches / Loop bodies that ran) on wasm and compares each node output, in execution order, with the run on the model's placement;
    *  run() then resolves to {outputs, check} (CheckedRun). A model on wasm (a wasm runtime, or
    *  deviceFallback) is its own reference: check.compared is 0. invalid_argument for another
    *  value. Holds every node output of both runs until it resolves: a debugging aid. */
