@@ -216,6 +216,8 @@ export const kGpuOps = {
   Selu: unary('Selu', (n) => [n.attrs.alpha ?? 1.67326319217681884765625, n.attrs.gamma ?? 1.05070102214813232421875]),
   Clip: unary('Clip', clipBounds),
   Identity: view(async (run, n, [x]) => x.shape),
+  // float32 to float32 (other Casts have another dtype on one side: wasm); not a host view.
+  Cast: { ok: (n) => n.attrs.to === 1, run: (run, n, [x]) => [run.view(x, x.shape)] },
   Reshape: view(reshapeTo, [1]),
   Flatten: view(async (run, n, [x]) => {
     const a = axis(n.attrs.axis ?? 1, x.shape.length);

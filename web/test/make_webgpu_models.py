@@ -17,7 +17,7 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
 - fallback.onnx: Relu -> CumSum (no GPU kernel: wasm) -> Sigmoid, so the run crosses twice
 - resize.onnx:   Resize nearest / linear under four coordinate transformations, up and down
 - pool3d.onnx:   MaxPool over an input of unknown rank, fed 5-D: falls back to wasm at run time
-- lstm.onnx:     a forward LSTM over three steps with initial states
+- lstm.onnx:     a forward LSTM over three steps with initial states, a float32 -> float32 Cast
 - if.onnx:       nested Ifs whose conditions depend on the input, branches reading outer values
 - loop.onnx:     a Loop whose iteration count depends on the input, with a scan output
 """
@@ -141,9 +141,11 @@ def main(out):
         [numpy_helper.from_array(np.array([1, 1, 2, 2], dtype=np.float32), "s2"), ints("sz", [1, 2, 9, 13]),
          numpy_helper.from_array(np.array([1, 1, 1.5, 1.5], dtype=np.float32), "s15"), ints("sz2", [1, 2, 3, 1])], t)
 
-    # LSTM over 3 steps (the state ping-pongs between two buffers), batch 2, hidden 4.
-    save(out, "lstm.onnx", [n("LSTM", ["x", "w", "r", "bias", "", "h0", "c0"], ["y", "yh", "yc"], hidden_size=4)],
-         {"x": [3, 2, 5], "h0": [1, 2, 4]}, ["y", "yh", "yc"],
+    # LSTM over 3 steps (the state ping-pongs between two buffers), batch 2, hidden 4; a Cast of
+    # float32 to float32 (a view).
+    save(out, "lstm.onnx", [n("LSTM", ["x", "w", "r", "bias", "", "h0", "c0"], ["y", "yh", "yc"], hidden_size=4),
+                            n("Cast", ["y"], ["yf"], to=TensorProto.FLOAT)],
+         {"x": [3, 2, 5], "h0": [1, 2, 4]}, ["yf", "yh", "yc"],
          [const("w", [1, 16, 5]), const("r", [1, 16, 4]), const("bias", [1, 32]), const("c0", [1, 2, 4])], t)
 
     # x of unknown rank: placed on WebGPU, where 3-D pooling is not, so it runs on wasm at run time.
