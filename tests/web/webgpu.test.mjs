@@ -192,7 +192,8 @@ test('webgpu: If branches and Loop bodies run on WebGPU (nested Ifs, each branch
     const branch = [(x) => 2 * Math.max(x, 0), (x) => x, (x) => -x];
     const feedsOf = (xs) => xs.map((x) => ({ x: { shape: [2, 4], data: Float32Array.from(x) } }));
     const specs = [{ name: 'if', url: '/gen/if.onnx', expect: true, check: true, runs: feedsOf(xs) },
-      { name: 'loop', url: '/gen/loop.onnx', expect: true, check: true, runs: feedsOf([new Array(8).fill(0.5), new Array(8).fill(-1)]) }];
+      { name: 'loop', url: '/gen/loop.onnx', expect: true, check: true, runs: feedsOf([new Array(8).fill(0.5), new Array(8).fill(-1)]) },
+      { name: 'scan', url: '/gen/scan.onnx', runs: feedsOf([[1, 2, 3, 4, 5, 6, 7, 8]]) }];
     const vad = (name, file, sr, extra, state) => fs.existsSync(path.join(models, file)) && specs.push({ name, url: `/models/${file}`, state,
       runs: sr.map((rate) => ({ input: { shape: [1, rate === 16000 ? 512 : 256] }, sr: rate, ...extra })) });
     // Runs at 16 kHz, then 8 kHz: both branches of the main If (and of the ones inside).
@@ -202,6 +203,9 @@ test('webgpu: If branches and Loop bodies run on WebGPU (nested Ifs, each branch
     if (fs.existsSync(path.join(models, 'hey_jarvis_v0.1.onnx')))
       specs.push({ name: 'hey_jarvis', url: '/models/hey_jarvis_v0.1.onnx', runs: [0, 1].map(() => ({ 'x.1': { shape: [1, 16, 96], lo: -20, hi: 20 } })) });
     const r = await controlFlowInPage(page, specs).catch((e) => { throw new Error(`${e.message}\n${log.join('\n')}`); });
+    assert.match(r.scan.deviceFallback, /^control flow \(Scan\)$/, 'a Scan model runs wholly on wasm');
+    assert.ok(r.scan.runs[0].sums.same && r.scan.runs[0].sums.relL2 === 0);
+    delete r.scan;
     for (const [name, m] of Object.entries(r)) {
       assert.equal(m.deviceFallback, null, `${name}: runs on webgpu`);
       if (name === 'if' || name === 'loop') assert.deepEqual([m.onGpu, m.compute], name === 'if' ? [8, 8] : [6, 7], `${name}.onnx: compute nodes on webgpu (the Cast of the iteration number on wasm)`);

@@ -20,6 +20,7 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
 - lstm.onnx:     a forward LSTM over three steps with initial states, a float32 -> float32 Cast
 - if.onnx:       nested Ifs whose conditions depend on the input, branches reading outer values
 - loop.onnx:     a Loop whose iteration count depends on the input, with a scan output
+- scan.onnx:     a Scan (the WebGPU layer does not run Scan: the model runs on wasm)
 """
 import json
 import os
@@ -181,6 +182,14 @@ def main(out):
          {"x": [2, 4]}, ["y", "steps"],
          [ints("m", 5), numpy_helper.from_array(np.array(True), "yes"), numpy_helper.from_array(np.float32(6), "lim")], t)
     t["loop.onnx"]["controlFlow"] = True
+
+    # Scan (a running sum over the rows of x): not run by the WebGPU layer, the model runs on wasm.
+    scan_body = helper.make_graph([n("Add", ["s", "row"], ["s2"]), n("Identity", ["s2"], ["o"])], "scan_body",
+                                  [vi("s", TensorProto.FLOAT, [4]), vi("row", TensorProto.FLOAT, [4])],
+                                  [vi("s2", TensorProto.FLOAT, [4]), vi("o", TensorProto.FLOAT, [4])])
+    save(out, "scan.onnx", [n("Scan", ["s0", "x"], ["total", "sums"], body=scan_body, num_scan_inputs=1)],
+         {"x": [2, 4]}, ["total", "sums"], [numpy_helper.from_array(np.zeros(4, np.float32), "s0")], t)
+    t["scan.onnx"]["controlFlow"] = True
 
     with open(os.path.join(out, "models.json"), "w") as f:
         json.dump(t, f, indent=1)
