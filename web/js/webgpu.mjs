@@ -249,7 +249,7 @@ export class GpuModel {
     let v = this.#consts.get(`${gi}:${id}`);
     if (!v) {
       const rt = this.#rt, m = rt._core();
-      const list = m._tsrw_graph_constant(this.#h, gi, id);
+      const list = m._tsrw_graph_constant ? m._tsrw_graph_constant(this.#h, gi, id) : (mainOnly(gi, 'tsrw_graph_constant'), m._tsrw_model_constant(this.#h, id));
       if (!list) rt._fail();
       let t;
       try { t = Object.values(rt._read(list))[0]; } finally { m._tsrw_list_free(list); }
@@ -273,8 +273,9 @@ export class GpuModel {
     const entries = [];
     for (let j = 0; j < ins.length; j++) if (ins[j]) entries.push([String(j), await run.host(ins[j])]);
     const rt = this.#rt, m = rt._core();
+    if (!m._tsrw_graph_node_eval) mainOnly(gi, 'tsrw_graph_node_eval');
     const list = rt._listOf(entries);
-    const out = m._tsrw_graph_node_eval(this.#h, gi, k, list);
+    const out = m._tsrw_graph_node_eval ? m._tsrw_graph_node_eval(this.#h, gi, k, list) : m._tsrw_node_eval(this.#h, k, list);
     m._tsrw_list_free(list);
     if (!out) rt._fail();
     let res;
@@ -294,6 +295,12 @@ export class GpuModel {
     for (const c of this.#cache.values()) for (const b of Object.values(c)) if (b instanceof GPUBuffer) b.destroy();
     this.#consts.clear(); this.#folded.clear(); this.#cache.clear();
   }
+}
+
+/** For a wasm build that exports only the main-graph calls (tsrw_model_constant, tsrw_node_eval:
+ *  e.g. a page's own wasm linking web_graph.cpp): throws unsupported for a subgraph (gi > 0). */
+function mainOnly(gi, fn) {
+  if (gi) throw new TesseraError('unsupported', `webgpu: this wasm build does not export ${fn}, which a subgraph's node needs (add _${fn} to its exported functions)`);
 }
 
 /**
