@@ -5,7 +5,8 @@
 // embedding model (real CNNs, from third_party/models when fetched) on
 // create({device: 'webgpu'}) and on wasm (the path the node suites check against onnxruntime):
 // outputs within 1e-4 relative L2 with the same shapes, and the placement the model expects
-// (every node on WebGPU, the fallback model's CumSum on wasm, an If model wholly on wasm).
+// (every node on WebGPU, the fallback model's CumSum on wasm). The If test: nested Ifs with each
+// branch taken, and the real models with If (Silero VADs, state fed back; hey_jarvis).
 // A page whose device is destroyed checks that the next run fails (backend), not hangs; the OCR
 // page's ?device=webgpu gets ready on WebGPU (reading a line there takes about 6 s on SwiftShader:
 // not run here); a page
@@ -102,6 +103,7 @@ test('webgpu: every kernel family and two real CNNs match wasm in headless Chrom
     const hasAdapter = await page.evaluate(async () => !!(await navigator.gpu?.requestAdapter()));
     assert.ok(hasAdapter, 'headless Chromium exposes no WebGPU adapter with --enable-unsafe-webgpu --use-webgpu-adapter=swiftshader');
     for (const [file, spec] of Object.entries(table)) spec.url = `/gen/${file}`;
+    for (const [file, spec] of Object.entries(table)) if (spec.controlFlow) delete table[file];  // the If test's
     if (fs.existsSync(path.join(models, kCls))) table[kCls] = { url: `/models/${kCls}`, inputs: { x: [1, 3, 48, 192] }, gpu: null, time: 1 };
     if (fs.existsSync(path.join(models, kEmbedding))) table[kEmbedding] = { url: `/models/${kEmbedding}`, inputs: { input_1: [1, 76, 32, 1] }, gpu: null };
     const r = await compareInPage(page, table).catch((e) => { throw new Error(`${e.message}\n${log.join('\n')}`); });
@@ -116,11 +118,112 @@ test('webgpu: every kernel family and two real CNNs match wasm in headless Chrom
       const want = spec.gpu ?? m.placement.nodes.map((n) => n.node);
       if (file === kCls) assert.ok(onGpu.length >= 0.9 * m.placement.nodes.length, `${file}: ${onGpu.length} of ${m.placement.nodes.length} nodes on webgpu`);
       else assert.deepEqual(onGpu, want, `${file}: nodes on webgpu (placement ${JSON.stringify(m.placement.nodes)})`);
-      if (file === 'if.onnx') assert.match(m.deviceFallback, /control flow \(If\)/);
       if (file === 'fallback.onnx') assert.equal(m.placement.copies, 4, 'x uploaded, Relu -> CumSum -> Sigmoid crosses twice, y read back');
       if (Object.keys(m.timing).length)
         console.log(`# ${file}: steady-state run ${m.timing.webgpu.toFixed(1)} ms on webgpu (SwiftShader), ${m.timing.wasm.toFixed(1)} ms on wasm`);
     }
+  });
+});
+
+// In the page: each model of `specs` run `runs` times on both devices (a stateful model's state
+// outputs fed back as the next run's inputs, on each device its own); per run the rel-L2 of every
+// output against wasm; the placement counted over compute nodes: those with a float32 output (an
+// If itself and int64/bool shape arithmetic and conditions excluded: Shape, Cast to int64, Greater).
+async function controlFlowInPage(page, specs) {
+  return page.evaluate(async (specs) => {
+    const { Tessera } = await import('/dist/tessera.mjs');
+    const gpu = await Tessera.create({ device: 'webgpu' }), cpu = await Tessera.create({ device: 'wasm' });
+    let graph = null;
+    const graphOf = gpu._graph.bind(gpu);
+    gpu._graph = (h) => (graph = graphOf(h));  // the JSON the WebGPU layer gets, for the counts
+    let seed = 777;
+    const rand = (lo, hi) => { seed = (seed * 1103515245 + 12345) % 2147483648; return lo + (hi - lo) * seed / 2147483648; };
+    const result = {};
+    for (const spec of specs) {
+      const bytes = new Uint8Array(await (await fetch(spec.url)).arrayBuffer());
+      const mg = await gpu.load(bytes), mc = await cpu.load(bytes);
+      const graphs = graph.graphs.map((g, i) => (i === 0 ? graph : g));
+      const compute = (p) => p.op !== 'If' && p.op !== 'Loop' && graphs[p.graph].nodes[p.node].outputs.some((id) => id >= 0 && graphs[p.graph].values[id].dtype === 1);
+      const nodes = mg.placement.nodes.filter(compute);
+      const wasm = {};
+      for (const p of nodes) if (p.device === 'wasm') wasm[p.op] = (wasm[p.op] ?? 0) + 1;
+      const r = { deviceFallback: mg.deviceFallback, total: mg.placement.nodes.length, compute: nodes.length,
+        onGpu: nodes.filter((p) => p.device === 'webgpu').length, subgraphOnGpu: nodes.filter((p) => p.graph > 0 && p.device === 'webgpu').length,
+        wasm, runs: [] };
+      let state = [{}, {}];
+      for (const run of spec.runs) {
+        const feeds = {};
+        for (const [name, v] of Object.entries(run)) {
+          if (typeof v === 'number') feeds[name] = { dtype: 'int64', shape: [], data: BigInt64Array.of(BigInt(v)) };
+          else feeds[name] = { dtype: 'float32', shape: v.shape, data: v.data ?? Float32Array.from({ length: v.shape.reduce((a, b) => a * b, 1) }, () => rand(v.lo ?? -1, v.hi ?? 1)) };
+        }
+        const t0 = performance.now();
+        const a = await mg.run({ ...feeds, ...state[0] });
+        const ms = performance.now() - t0;
+        const b = await mc.run({ ...feeds, ...state[1] });
+        const out = { ms };
+        for (const [name, t] of Object.entries(b)) {
+          let num = 0, den = 0;
+          for (let i = 0; i < t.data.length; i++) { num += (a[name].data[i] - t.data[i]) ** 2; den += t.data[i] ** 2; }
+          out[name] = { relL2: Math.sqrt(num / Math.max(den, 1e-30)), same: a[name].dims.join() === t.dims.join() && a[name].data.every(Number.isFinite) };
+          if (spec.expect) [out[name].values, out[name].dims] = [Array.from(a[name].data), a[name].dims];
+        }
+        state = [a, b].map((o) => Object.fromEntries(Object.entries(spec.state ?? {}).map(([from, to]) => [to, o[from]])));
+        r.runs.push(out);
+      }
+      if (spec.check) r.check = (await mg.run(Object.fromEntries(Object.entries(spec.runs[0]).map(([k, v]) => [k, { dtype: 'float32', shape: v.shape, data: v.data }])),
+        { checkAgainst: 'cpu' })).check.message;
+      result[spec.name] = r;
+      mg.dispose(); mc.dispose();
+    }
+    gpu.dispose(); cpu.dispose();
+    return result;
+  }, specs);
+}
+
+test('webgpu: If branches and Loop bodies run on WebGPU (nested Ifs, each branch; Silero VADs, hey_jarvis) and match wasm', { skip }, async () => {
+  await withBrowser(async (browser, url) => {
+    const page = await browser.newPage();
+    const log = [];
+    page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
+    await page.goto(url);
+    // if.onnx: y = sigmoid(2 relu(x)) + x (sum(x) > 0), sigmoid(x) + x (else, max(x) <= 0.5), sigmoid(-x) + x (else).
+    const xs = [[1, 2, -0.5, 0.25, 0.5, 1, -1, 0], [-1, -2, 0.5, -0.25, 0.1, -1, -0.3, 0], [-1, -2, 0.9, -0.25, 0.1, -1, -0.3, 0]];
+    const branch = [(x) => 2 * Math.max(x, 0), (x) => x, (x) => -x];
+    const feedsOf = (xs) => xs.map((x) => ({ x: { shape: [2, 4], data: Float32Array.from(x) } }));
+    const specs = [{ name: 'if', url: '/gen/if.onnx', expect: true, check: true, runs: feedsOf(xs) },
+      { name: 'loop', url: '/gen/loop.onnx', expect: true, check: true, runs: feedsOf([new Array(8).fill(0.5), new Array(8).fill(-1)]) },
+      { name: 'scan', url: '/gen/scan.onnx', runs: feedsOf([[1, 2, 3, 4, 5, 6, 7, 8]]) }];
+    const vad = (name, file, sr, extra, state) => fs.existsSync(path.join(models, file)) && specs.push({ name, url: `/models/${file}`, state,
+      runs: sr.map((rate) => ({ input: { shape: [1, rate === 16000 ? 512 : 256] }, sr: rate, ...extra })) });
+    // Runs at 16 kHz, then 8 kHz: both branches of the main If (and of the ones inside).
+    vad('silero_vad_v5', 'silero_vad_v5.onnx', [16000, 16000, 8000], { state: { shape: [2, 1, 128], data: new Float32Array(256) } }, { stateN: 'state' });
+    vad('silero_vad_legacy', 'silero_vad_legacy.onnx', [16000, 16000, 8000],
+      { h: { shape: [2, 1, 64], data: new Float32Array(128) }, c: { shape: [2, 1, 64], data: new Float32Array(128) } }, { hn: 'h', cn: 'c' });
+    if (fs.existsSync(path.join(models, 'hey_jarvis_v0.1.onnx')))
+      specs.push({ name: 'hey_jarvis', url: '/models/hey_jarvis_v0.1.onnx', runs: [0, 1].map(() => ({ 'x.1': { shape: [1, 16, 96], lo: -20, hi: 20 } })) });
+    const r = await controlFlowInPage(page, specs).catch((e) => { throw new Error(`${e.message}\n${log.join('\n')}`); });
+    assert.match(r.scan.deviceFallback, /^control flow \(Scan\)$/, 'a Scan model runs wholly on wasm');
+    assert.ok(r.scan.runs[0].sums.same && r.scan.runs[0].sums.relL2 === 0);
+    delete r.scan;
+    for (const [name, m] of Object.entries(r)) {
+      assert.equal(m.deviceFallback, null, `${name}: runs on webgpu`);
+      if (name === 'if' || name === 'loop') assert.deepEqual([m.onGpu, m.compute], name === 'if' ? [8, 8] : [6, 7], `${name}.onnx: compute nodes on webgpu (the Cast of the iteration number on wasm)`);
+      assert.ok(m.onGpu >= (name === 'loop' ? 6 / 7 : 0.9) * m.compute && m.subgraphOnGpu > 0, `${name}: ${m.onGpu} of ${m.compute} compute nodes on webgpu (${m.subgraphOnGpu} in subgraphs; on wasm: ${JSON.stringify(m.wasm)})`);
+      m.runs.forEach((run, i) => {
+        for (const [out, o] of Object.entries(run)) if (out !== 'ms') assert.ok(o.same && o.relL2 <= 1e-4, `${name} run ${i} ${out}: rel-L2 ${o.relL2} against wasm`);
+      });
+      console.log(`# ${name}: ${m.onGpu} of ${m.compute} compute nodes on webgpu (${m.total} nodes in all; on wasm ${JSON.stringify(m.wasm)}); runs ${m.runs.map((x) => x.ms.toFixed(0)).join(', ')} ms; rel-L2 at most ${Math.max(...m.runs.flatMap((x) => Object.values(x).map((o) => o.relL2 ?? 0))).toExponential(1)}`);
+    }
+    r.if.runs.forEach((run, i) => xs[i].forEach((x, e) => {
+      const want = 1 / (1 + Math.exp(-branch[i](x))) + x;
+      assert.ok(Math.abs(run.y.values[e] - want) < 1e-5, `if.onnx run ${i} (branch ${i}) y[${e}]: ${run.y.values[e]}, want ${want}`);
+    }));
+    assert.match(r.if.check, /^check-against cpu: all \d+ node outputs of graph\[0\] and its subgraphs/);
+    // loop.onnx: sum(acc) reaches 6 after 2 iterations from x = 0.5; from x = -1 the loop runs M = 5 times.
+    assert.deepEqual(r.loop.runs.map((run) => run.steps.dims), [[2, 2, 4], [5, 2, 4]]);
+    const s1 = 1 / (1 + Math.exp(1));
+    assert.ok(Math.abs(r.loop.runs[1].y.values[0] - Math.max(-1 + 10 * s1, 0)) < 1e-5, `loop.onnx: y ${r.loop.runs[1].y.values[0]}`);
   });
 });
 

@@ -28,18 +28,19 @@ export function wasmReport(tolerance) {
 }
 
 /**
- * The report of check(): device and cpu are [{node, value, t: Tensor}] in execution order (the
- * same nodes in both). graph: tsrw_model_graph's JSON; place: each node's device.
+ * The report of check(): device and cpu are [{graph, node, value, t: Tensor}] in execution order
+ * (the same nodes in both: a subgraph's nodes where an If or a Loop ran them). graphs: tsrw_model_graph's JSON
+ * and its subgraphs, indexed as the model's graphs; place[graph][node]: each node's device.
  */
-export function compareProbes(graph, place, device, cpu, tolerance) {
+export function compareProbes(graphs, place, device, cpu, tolerance) {
   const { atol, rtol } = tolerance;
   for (let i = 0; i < device.length; i++) {
-    const x = device[i].t, y = cpu[i].t, k = device[i].node, n = graph.nodes[k];
+    const x = device[i].t, y = cpu[i].t, gi = device[i].graph ?? 0, k = device[i].node, g = graphs[gi], n = g.nodes[k];
     const divergence = {
-      graph: 0, node: k, op: n.op, name: n.name, output: graph.values[device[i].value].name, device: place[k],
+      graph: gi, node: k, op: n.op, name: n.name, output: g.values[device[i].value].name, device: place[gi][k],
       dtype: x.type, shape: x.dims, cpuDtype: y.type, cpuShape: y.dims, maxAbs: null, relL2: null,
     };
-    const where = `graph[0] node[${k}] ${n.op} "${n.name}" output "${divergence.output}"`;
+    const where = `graph[${gi}] node[${k}] ${n.op} "${n.name}" output "${divergence.output}"`;
     if (x.type !== y.type || x.dims.length !== y.dims.length || x.dims.some((d, j) => d !== y.dims[j]))
       return report(false, i + 1, tolerance, divergence, `${where}: ${x.type}[${x.dims}] vs cpu ${y.type}[${y.dims}]`);
     if (x.type !== 'float32') continue;
@@ -57,8 +58,9 @@ export function compareProbes(graph, place, device, cpu, tolerance) {
       return report(false, i + 1, tolerance, divergence, `${where}: max abs error ${worst} (tolerance ${atol} + ${rtol} * |cpu|)`);
     }
   }
+  const sub = device.filter((p) => p.graph).length;
   return report(true, device.length, tolerance, null,
-    `all ${device.length} node outputs of graph[0] agree within atol ${atol}, rtol ${rtol} (${graph.outputs.length} model outputs)`);
+    `all ${device.length} node outputs of graph[0]${sub ? ` and its subgraphs (${sub} of them there)` : ''} agree within atol ${atol}, rtol ${rtol} (${graphs[0].outputs.length} model outputs)`);
 }
 
 function report(ok, compared, tolerance, firstDivergence, text) {

@@ -16,19 +16,24 @@ export class Model {
     this.#gpu = gpu?.run ? gpu : null;
     /** Where run() runs: 'webgpu' (per node, see placement) or 'wasm'. */
     this.device = this.#gpu ? 'webgpu' : 'wasm';
-    /** Why a model of a WebGPU runtime runs whole on wasm (e.g. "control flow (If)"), or null. */
+    /** Why a model of a WebGPU runtime runs whole on wasm (e.g. "control flow (Loop)"), or null. */
     this.deviceFallback = gpu?.wasmOnly ?? null;
   }
 
   /**
-   * Which device runs each node of the main graph (as loaded, before the wasm session's own
-   * optimizations): {nodes: [{graph, node, op, device: 'webgpu' | 'wasm'}], copies} (copies: the
+   * Which device runs each node of the model (as loaded, before the wasm session's own
+   * optimizations; the main graph's nodes, then each subgraph's): {nodes: [{graph, node, op,
+   * name, device: 'webgpu' | 'wasm'}], copies} (copies: the
    * values that cross between the devices in a run), as `tessera inspect --placement --json`.
    */
   get placement() {
     this.#check();
     if (this.#gpu) return this.#gpu.placement;
-    this.#placement ??= { nodes: this.#rt._graph(this.#h).nodes.map((n, k) => ({ graph: 0, node: k, op: n.op, device: 'wasm' })), copies: 0 };
+    if (!this.#placement) {
+      const graph = this.#rt._graph(this.#h);
+      const graphs = (graph.graphs ?? [null]).map((g, i) => (i === 0 ? graph : g));
+      this.#placement = { nodes: graphs.flatMap((g, gi) => g.nodes.map((n, k) => ({ graph: gi, node: k, op: n.op, name: n.name, device: 'wasm' }))), copies: 0 };
+    }
     return this.#placement;
   }
 

@@ -81,7 +81,7 @@ export interface CreateOptions {
   threads?: number;
   /** Where models run (default 'wasm'). 'webgpu': on the GPU through WebGPU (docs/web.md
    *  "WebGPU"): float32 nodes of the ops the WebGPU layer has run there, every other node alone on
-   *  wasm; graphs with control flow run wholly on wasm. Throws unsupported (`device 'webgpu':
+   *  wasm; If and Loop run their subgraphs the same way (a model with Scan runs wholly on wasm). Throws unsupported (`device 'webgpu':
    *  navigator.gpu is not available ...` / `... found no adapter`) where WebGPU cannot be used.
    *  'auto': WebGPU where an adapter exists, else wasm with `deviceFallback` saying why. The WebGPU
    *  code (webgpu*.mjs) is imported only for 'webgpu' and 'auto'. */
@@ -146,8 +146,8 @@ export interface RunOptions {
   /** Only these outputs, in this order; the others are not copied out of the wasm heap.
    *  invalid_argument for a name the model lacks (listing its outputs) or an empty list. */
   outputs?: string[];
-  /** 'cpu': as `tessera run --check-against cpu`, also runs every node of the main graph on wasm
-   *  and compares each node output, in execution order, with the run on the model's placement;
+  /** 'cpu': as `tessera run --check-against cpu`, also runs every node of the model (the main
+   *  graph and the If branches / Loop bodies that ran) on wasm and compares each node output, in execution order, with the run on the model's placement;
    *  run() then resolves to {outputs, check} (CheckedRun). A model on wasm (a wasm runtime, or
    *  deviceFallback) is its own reference: check.compared is 0. invalid_argument for another
    *  value. Holds every node output of both runs until it resolves: a debugging aid. */
@@ -233,12 +233,14 @@ export interface GenerateOptions {
   positionIds?: string;
 }
 
-/** Which device ran each node of the main graph (as loaded, before the wasm session's own
- *  optimizations), as `tessera inspect --placement --json` prints it. copies: the values that
+/** Which device runs each node of the model (as loaded, before the wasm session's own
+ *  optimizations): the main graph's nodes (graph 0), then each subgraph's (an If's branches:
+ *  graph is its index in the model; the If node itself runs on the host: 'wasm'), as
+ *  `tessera inspect --placement --json` prints it. copies: the values that
  *  cross between the devices in a run (graph inputs uploaded, nodes on the other side, graph
  *  outputs read back; constants are uploaded once and not counted). */
 export interface Placement {
-  nodes: { graph: number; node: number; op: string; device: 'webgpu' | 'wasm' }[];
+  nodes: { graph: number; node: number; op: string; name: string; device: 'webgpu' | 'wasm' }[];
   copies: number;
 }
 
@@ -248,9 +250,9 @@ export class Model {
   /** Where run() runs: 'webgpu' (node by node, see placement) or 'wasm'. generate() always runs
    *  on wasm. */
   readonly device: 'webgpu' | 'wasm';
-  /** On a WebGPU runtime, why this model runs wholly on wasm (e.g. "control flow (If)"), or null. */
+  /** On a WebGPU runtime, why this model runs wholly on wasm (e.g. "control flow (Loop)"), or null. */
   readonly deviceFallback: string | null;
-  /** Per node of the main graph, the device that runs it (all 'wasm' on a wasm runtime). */
+  /** Per node of the model's graphs, the device that runs it (all 'wasm' on a wasm runtime). */
   readonly placement: Placement;
   /** Runs the main graph. Every input by name, exactly once. Resolves to {name: Tensor} (all
    *  outputs, or those of options.outputs; an array as the second argument is taken as that

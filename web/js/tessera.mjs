@@ -479,7 +479,7 @@ export class Tessera {
   }
 
   /** A WebGPU runner for model handle h (null on wasm), or {wasmOnly: why} for a graph that
-   *  must run whole on wasm (control flow). */
+   *  must run whole on wasm (Loop/Scan control flow, inputs bound to variables). */
   #gpuModel(h) {
     if (!this.#gpu) return null;
     let graph;
@@ -487,7 +487,8 @@ export class Tessera {
     return graph.wasmOnly ? { wasmOnly: graph.wasmOnly } : new this.#gpuLayer.GpuModel(this, h, this.#gpu, graph);
   }
 
-  /** @internal The main graph of model handle h as tsrw_model_graph's JSON (web/src/web_graph.cpp). */
+  /** @internal The graphs of model handle h as tsrw_model_graph's JSON (web/src/web_graph.cpp):
+   *  the main graph, its subgraphs in .graphs. */
   _graph(h) {
     const b = this.#m._tsrw_model_graph(h);
     if (!b) this._fail();

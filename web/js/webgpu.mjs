@@ -1,6 +1,9 @@
-// The WebGPU device layer of tessera-web: runs a model's main graph node by node, float32 nodes of
+// The WebGPU device layer of tessera-web: runs a model's graph node by node, float32 nodes of
 // the ops below on the GPU (WGSL kernels: webgpu_kernels.mjs), every other node alone on the wasm
-// CPU kernels (tsrw_node_eval, web/src/web_graph.cpp). Tensors move between GPU buffers and the
+// CPU kernels (tsrw_graph_node_eval, web/src/web_graph.cpp). An If reads its condition back (one
+// scalar) and runs the chosen branch's nodes the same way, a Loop its body once per iteration
+// (webgpu_control.mjs), their subgraph inputs bound to the node's inputs (nested control flow
+// recursively). Tensors move between GPU buffers and the
 // wasm heap only where a node's input lives on the other side, and graph outputs are read back
 // once. Ops and their kernels: webgpu_ops.mjs, webgpu_kernels.mjs. Loaded by tessera.mjs only when create({device}) asks for WebGPU.
 import { TesseraError } from './errors.mjs';
@@ -8,6 +11,9 @@ import { Tensor } from './tensor.mjs';
 import { kGpuOps, prod } from './webgpu_ops.mjs';
 import { kGroup } from './webgpu_kernels.mjs';
 import { compareProbes } from './check.mjs';
+import { kControlOps, runControl, graphsOf, placementOf } from './webgpu_control.mjs';
+
+export { placementOf };
 
 const kF32 = 1;  // tsr::DType::kF32
 
@@ -105,27 +111,32 @@ class GpuValue {
 
 /** What a run does for one model: the graph, where each node runs, constants cached on both sides. */
 export class GpuModel {
-  #rt; #h; #gpu; #g; #place; #hostView; #consts = new Map(); #folded = new Map(); #cache = new Map();
+  #rt; #h; #gpu; #g; #graphs; #place; #hostView; #consts = new Map(); #folded = new Map(); #cache = new Map();
 
-  /** rt: the Tessera instance; h: the wasm model handle; graph: tsrw_model_graph's JSON. */
+  /** rt: the Tessera instance; h: the wasm model handle; graph: tsrw_model_graph's JSON (the main
+   *  graph, its subgraphs in graph.graphs). */
   constructor(rt, h, gpu, graph) {
     this.#rt = rt; this.#h = h; this.#gpu = gpu; this.#g = graph;
-    this.#place = graph.nodes.map((n) => (this.#onGpu(n) ? 'webgpu' : 'wasm'));
+    this.#graphs = graphsOf(graph);
+    this.#place = this.#graphs.map((g) => g.nodes.map((n) => (this.#onGpu(n, g) ? 'webgpu' : 'wasm')));
     // Views of host tensors that are not float32 (shape arithmetic: int64 Unsqueeze, Reshape ...)
     // run in JS on the host side: placed 'wasm' (the CPU), without a wasm call.
-    const numeric = (id) => id >= 0 && graph.values[id].dtype !== 0 && graph.values[id].dtype !== 8;
-    this.#hostView = graph.nodes.map((n, k) => this.#place[k] === 'wasm' && !!kGpuOps[n.op]?.view && numeric(n.inputs[0]) &&
-      n.outputs.every((id) => id < 0 || numeric(id)));
+    this.#hostView = this.#graphs.map((g, gi) => {
+      const numeric = (id) => id >= 0 && g.values[id].dtype !== 0 && g.values[id].dtype !== 8;
+      return g.nodes.map((n, k) => this.#place[gi][k] === 'wasm' && !!kGpuOps[n.op]?.view && numeric(n.inputs[0]) &&
+        n.outputs.every((id) => id < 0 || numeric(id)));
+    });
     this.placement = placementOf(graph, this.#place);
-    /** Nodes placed on webgpu that ran on wasm in some run: their sizes were over the adapter's limits. */
+    /** Nodes placed on webgpu that ran on wasm in some run (their sizes were over the adapter's
+     *  limits): a main-graph node's index, or "graph:node" for a subgraph's node. */
     this.runtimeFallbacks = new Set();
   }
 
-  #onGpu(n) {
+  #onGpu(n, g) {
     const op = kGpuOps[n.op];
-    if (!op || (op.ok && !op.ok(n, this.#g))) return false;
+    if (!op || (op.ok && !op.ok(n, g))) return false;
     const host = new Set(op.host ?? []);
-    const dt = (id) => this.#g.values[id].dtype;
+    const dt = (id) => g.values[id].dtype;
     return n.inputs.every((id, j) => id < 0 || host.has(j) || dt(id) === kF32) && n.outputs.every((id) => id < 0 || dt(id) === kF32);
   }
 
@@ -136,27 +147,15 @@ export class GpuModel {
     this.#gpu.check();
     checkFeeds(feeds, names, model);
     const g = this.#g;
-    const vals = new Array(g.values.length);
-    const uses = new Array(g.values.length).fill(0);
-    for (const n of g.nodes) for (const id of n.inputs) if (id >= 0) uses[id]++;
-    for (const id of g.outputs) uses[id]++;
-    for (const id of g.inputs) vals[id] = { shape: feeds[g.values[id].name].dims, t: feeds[g.values[id].name] };
+    const inputs = g.inputs.map((id) => ({ shape: feeds[g.values[id].name].dims, t: feeds[g.values[id].name] }));
     const run = new Run(this.#gpu);
+    let outs = [];
     try {
-      for (let k = 0; k < g.nodes.length; k++) {
-        const n = g.nodes[k];
-        const ins = n.inputs.map((id) => (id < 0 ? null : vals[id] ?? (vals[id] = this.#constant(id))));
-        const onGpu = !pass?.cpu && (this.#place[k] === 'webgpu' || this.#hostView[k]);
-        const outs = onGpu ? await this.#gpuNode(run, k, n, ins) : await this.#wasmNode(run, k, n, ins);
-        n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = outs[j]; });
-        if (pass?.probes) probe(run, pass.probes, g, k, outs);
-        for (const id of n.inputs) if (id >= 0 && --uses[id] === 0) run.drop(vals[id]);
-        for (const id of n.outputs) if (id >= 0 && uses[id] === 0) run.drop(vals[id]);
-      }
+      outs = await this.#runGraph(run, 0, inputs, pass);
       const result = {};
-      for (const id of g.outputs) {
-        const name = g.values[id].name;
-        if (!names || names.includes(name)) result[name] = await run.host(vals[id] ?? (g.values[id].constant ? this.#constant(id) : null));
+      for (let j = 0; j < g.outputs.length; j++) {
+        const name = g.values[g.outputs[j]].name;
+        if (!names || names.includes(name)) result[name] = await run.host(outs[j]);
       }
       if (this.#gpu.errors.length) {
         const errs = this.#gpu.errors.splice(0);
@@ -165,7 +164,51 @@ export class GpuModel {
       return names ? Object.fromEntries(names.map((nm) => [nm, result[nm]])) : result;
     } finally {
       run.flush();
-      for (const v of vals) run.drop(v);
+      for (const v of outs) run.drop(v);
+    }
+  }
+
+  /**
+   * Runs graph gi (0: the main graph, else a subgraph) on the value records `inputs` (parallel to
+   * its inputs; borrowed: the caller keeps and drops them). Resolves to the records of its outputs,
+   * owned by the caller (a borrowed GPU value passed through comes back as a new view of it).
+   */
+  async #runGraph(run, gi, inputs, pass) {
+    const g = this.#graphs[gi], place = this.#place[gi], hostView = this.#hostView[gi];
+    const vals = new Array(g.values.length);
+    const uses = new Array(g.values.length).fill(0);
+    for (const n of g.nodes) for (const id of n.inputs) if (id >= 0) uses[id]++;
+    for (const id of g.outputs) uses[id]++;
+    g.inputs.forEach((id, j) => { vals[id] = inputs[j]; });
+    const borrowed = new Set(inputs);
+    const drop = (v) => { if (!borrowed.has(v)) run.drop(v); };
+    let outs = null;
+    try {
+      for (let k = 0; k < g.nodes.length; k++) {
+        const n = g.nodes[k];
+        const ins = n.inputs.map((id) => (id < 0 ? null : vals[id] ?? (vals[id] = this.#constant(gi, id))));
+        let res;
+        if (kControlOps.has(n.op)) res = await runControl(run, this.#graphs, n, ins, (b, inputs) => this.#runGraph(run, b, inputs, pass));
+        else if (!pass?.cpu && (place[k] === 'webgpu' || hostView[k])) res = await this.#gpuNode(run, gi, k, n, ins);
+        else res = await this.#wasmNode(run, gi, k, n, ins);
+        n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = res[j]; });
+        if (pass?.probes) probe(run, pass.probes, g, gi, k, res);
+        for (const id of n.inputs) if (id >= 0 && --uses[id] === 0) drop(vals[id]);
+        for (const id of n.outputs) if (id >= 0 && uses[id] === 0) drop(vals[id]);
+      }
+      const seen = new Set();
+      outs = g.outputs.map((id) => {
+        const v = vals[id] ?? (g.values[id].constant ? (vals[id] = this.#constant(gi, id)) : null);
+        // The caller drops what it gets: a borrowed or repeated record comes back as a new one
+        // (constants are never freed: as they are).
+        const shared = v && !v.constant && (borrowed.has(v) || seen.has(v));
+        seen.add(v);
+        return !shared ? v : v.gpu ? run.view(v, v.shape) : { shape: v.shape, t: v.t };
+      });
+      return outs;
+    } finally {
+      const keep = new Set(outs ?? []);
+      for (const v of vals) if (!keep.has(v)) drop(v);
     }
   }
 
@@ -179,57 +222,60 @@ export class GpuModel {
     const outputs = await this.run(feeds, names, model, { probes: device });
     await this.run(feeds, names, model, { cpu: true, probes: cpu });
     for (const p of device) p.t = await p.t;
-    return { outputs, check: compareProbes(this.#g, this.#place, device, cpu, tolerance) };
+    return { outputs, check: compareProbes(this.#graphs, this.#place, device, cpu, tolerance) };
   }
 
-  /** Node k on the GPU, or on wasm when its sizes are over the adapter's limits (onWasm). */
-  async #gpuNode(run, k, n, ins) {
+  /** Node k of graph gi on the GPU, or on wasm when its sizes are over the adapter's limits (onWasm). */
+  async #gpuNode(run, gi, k, n, ins) {
     try {
-      const outs = await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(k));
-      return testHooks.perturb?.(k, n) ? perturbed(run, outs) : outs;
+      const outs = await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(gi, k));
+      return testHooks.perturb?.(k, n, gi) ? perturbed(run, outs) : outs;
     } catch (e) {
       if (!e.onWasm) throw e;
-      this.runtimeFallbacks.add(k);
-      return this.#wasmNode(run, k, n, ins);
+      this.runtimeFallbacks.add(gi ? `${gi}:${k}` : k);
+      return this.#wasmNode(run, gi, k, n, ins);
     }
   }
 
   /** Per-node scratch kept across runs (kernels cache derived constants there). */
-  #cacheOf(k) {
-    let c = this.#cache.get(k);
-    if (!c) this.#cache.set(k, (c = {}));
+  #cacheOf(gi, k) {
+    let c = this.#cache.get(`${gi}:${k}`);
+    if (!c) this.#cache.set(`${gi}:${k}`, (c = {}));
     return c;
   }
 
-  #constant(id) {
-    let v = this.#consts.get(id);
+  /** Constant value id of graph gi (read from the wasm model once, shared by every run). */
+  #constant(gi, id) {
+    let v = this.#consts.get(`${gi}:${id}`);
     if (!v) {
       const rt = this.#rt, m = rt._core();
-      const list = m._tsrw_model_constant(this.#h, id);
+      const list = m._tsrw_graph_constant ? m._tsrw_graph_constant(this.#h, gi, id) : (mainOnly(gi, 'tsrw_graph_constant'), m._tsrw_model_constant(this.#h, id));
       if (!list) rt._fail();
       let t;
       try { t = Object.values(rt._read(list))[0]; } finally { m._tsrw_list_free(list); }
       v = { shape: t.dims, t, constant: true };
-      this.#consts.set(id, v);
+      this.#consts.set(`${gi}:${id}`, v);
     }
     return v;
   }
 
-  /** Node k alone on wasm (its GPU inputs read back); nodes of constants only are evaluated once.
-   *  Shape reads no data: it is answered here, from the input's shape, with no readback. */
-  async #wasmNode(run, k, n, ins) {
+  /** Node k of graph gi alone on wasm (its GPU inputs read back); nodes of constants only are
+   *  evaluated once. Shape reads no data: it is answered here, from the input's shape, with no readback. */
+  async #wasmNode(run, gi, k, n, ins) {
     if (n.op === 'Shape' && ins[0]?.shape) {
       const r = ins[0].shape.length, clampTo = (a) => Math.min(Math.max(a < 0 ? a + r : a, 0), r);
       const dims = ins[0].shape.slice(clampTo(n.attrs.start ?? 0), clampTo(n.attrs.end ?? r));
       return [{ shape: [dims.length], t: Tensor._from('int64', BigInt64Array.from(dims, BigInt), [dims.length]) }];
     }
     const foldable = ins.every((v) => v === null || v.constant) && !n.op.startsWith('Random') && n.op !== 'Multinomial';
-    if (foldable && this.#folded.has(k)) return this.#folded.get(k);
+    const key = `${gi}:${k}`;
+    if (foldable && this.#folded.has(key)) return this.#folded.get(key);
     const entries = [];
     for (let j = 0; j < ins.length; j++) if (ins[j]) entries.push([String(j), await run.host(ins[j])]);
     const rt = this.#rt, m = rt._core();
+    if (!m._tsrw_graph_node_eval) mainOnly(gi, 'tsrw_graph_node_eval');
     const list = rt._listOf(entries);
-    const out = m._tsrw_node_eval(this.#h, k, list);
+    const out = m._tsrw_graph_node_eval ? m._tsrw_graph_node_eval(this.#h, gi, k, list) : m._tsrw_node_eval(this.#h, k, list);
     m._tsrw_list_free(list);
     if (!out) rt._fail();
     let res;
@@ -238,7 +284,7 @@ export class GpuModel {
       const t = res[String(j)];
       return t === undefined || t === null ? null : { shape: t.dims ?? null, t, constant: foldable };
     });
-    if (foldable) this.#folded.set(k, outs);
+    if (foldable) this.#folded.set(key, outs);
     return outs;
   }
 
@@ -251,9 +297,15 @@ export class GpuModel {
   }
 }
 
+/** For a wasm build that exports only the main-graph calls (tsrw_model_constant, tsrw_node_eval:
+ *  e.g. a page's own wasm linking web_graph.cpp): throws unsupported for a subgraph (gi > 0). */
+function mainOnly(gi, fn) {
+  if (gi) throw new TesseraError('unsupported', `webgpu: this wasm build does not export ${fn}, which a subgraph's node needs (add _${fn} to its exported functions)`);
+}
+
 /**
- * For tests only (not part of the API, not in tessera.d.ts): perturb(k, node) returning true
- * makes node k's first output, when it runs on the GPU, differ from its kernel's result by 1 in
+ * For tests only (not part of the API, not in tessera.d.ts): perturb(k, node, graph) returning true
+ * makes node k (of graph `graph`, 0: the main graph)'s first output, when it runs on the GPU, differ from its kernel's result by 1 in
  * its first element, so that a test can see run({checkAgainst: 'cpu'}) find a divergence.
  */
 export const testHooks = { perturb: null };
@@ -267,15 +319,16 @@ async function perturbed(run, outs) {
   return [{ shape: outs[0].shape, t: Tensor._from('float32', data, t.dims) }, ...outs.slice(1)];
 }
 
-/** Appends node k's tensor outputs to probes ({node, value, t: its Tensor on the host or a
- *  Promise of it: a GPU value is copied aside now and read back with the run's next submit). */
-function probe(run, probes, g, k, outs) {
+/** Appends node k of graph g (index gi)'s tensor outputs to probes ({graph, node, value, t: its
+ *  Tensor on the host or a Promise of it: a GPU value is copied aside now and read back with the
+ *  run's next submit). */
+function probe(run, probes, g, gi, k, outs) {
   const ids = g.nodes[k].outputs;
   for (let j = 0; j < ids.length; j++) {
     if (ids[j] < 0 || !outs[j] || g.values[ids[j]].dtype === 0 || Array.isArray(outs[j].t)) continue;  // not a tensor
     const t = outs[j].t ?? run.snapshot(outs[j]);
     t.catch?.(() => {});  // awaited by check(); a run that throws leaves it unread
-    probes.push({ node: k, value: ids[j], t });
+    probes.push({ graph: gi, node: k, value: ids[j], t });
   }
 }
 
@@ -293,21 +346,6 @@ function checkFeeds(given, names, { inputs, outputs }) {
   }
   for (const n of names ?? [])
     if (!outputs.some((o) => o.name === n)) throw new TesseraError('invalid_argument', `run(): the model has no output "${n}" (outputs: ${all(outputs)})`);
-}
-
-/** tessera inspect --placement's object: {nodes: [{graph, node, op, device}], copies}; copies
- *  counts the values that cross between the devices in a run (graph inputs and constants start on
- *  the wasm side; constants are uploaded once, not counted; graph outputs end there; Shape reads
- *  no data). */
-export function placementOf(graph, place) {
-  const home = new Array(graph.values.length).fill('wasm');
-  graph.nodes.forEach((n, k) => n.outputs.forEach((id) => { if (id >= 0) home[id] = place[k]; }));
-  const crossing = new Set();
-  graph.nodes.forEach((n, k) => n.inputs.forEach((id) => {
-    if (id >= 0 && !graph.values[id].constant && home[id] !== place[k] && n.op !== 'Shape') crossing.add(id);
-  }));
-  for (const id of graph.outputs) if (home[id] !== 'wasm') crossing.add(id);
-  return { nodes: graph.nodes.map((n, k) => ({ graph: 0, node: k, op: n.op, device: place[k] })), copies: crossing.size };
 }
 
 /** One run's commands: dispatches recorded into one encoder, submitted when a value is read back

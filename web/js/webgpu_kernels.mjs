@@ -453,3 +453,31 @@ ${kMain} {
   y[i] = pf(p[1]);
 }`;
 }
+
+/** One time step t of a forward LSTM (ONNX gate order i, o, f, c; sigmoid / tanh / tanh), one
+ *  invocation per (batch b, hidden unit j). Bindings: x [T, B, I], w [4H, I], r [4H, H],
+ *  bias [8H] (Wb then Rb), s [2, B, H] (h then c before the step), t [2, B, H] (after it),
+ *  y [T, 1, B, H], p = [B * H, B, H, I, t]. */
+export function lstmKernel() {
+  return `${kHead}${ro(0, 'x')}${ro(1, 'w')}${ro(2, 'r')}${ro(3, 'bias')}${ro(4, 's')}${rw(5, 'ns')}${rw(6, 'y')}${params(7)}
+fn sig(v: f32) -> f32 { return 1.0 / (1.0 + exp(-v)); }
+${kMain} {
+  let i = index(g, nw);
+  if (i >= p[0]) { return; }
+  let B = p[1]; let H = p[2]; let I = p[3]; let t = p[4];
+  let b = i / H; let j = i % H;
+  var gate: array<f32, 4>;
+  for (var k = 0u; k < 4u; k = k + 1u) {
+    let row = k * H + j;
+    var acc = bias[row] + bias[4u * H + row];
+    for (var e = 0u; e < I; e = e + 1u) { acc = acc + x[(t * B + b) * I + e] * w[row * I + e]; }
+    for (var e = 0u; e < H; e = e + 1u) { acc = acc + s[b * H + e] * r[row * H + e]; }
+    gate[k] = acc;
+  }
+  let c = sig(gate[2]) * s[B * H + b * H + j] + sig(gate[0]) * tanh_(gate[3]);
+  let h = sig(gate[1]) * tanh_(c);
+  ns[b * H + j] = h;
+  ns[B * H + b * H + j] = c;
+  y[(t * B + b) * H + j] = h;
+}`;
+}

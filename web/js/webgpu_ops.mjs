@@ -216,6 +216,8 @@ export const kGpuOps = {
   Selu: unary('Selu', (n) => [n.attrs.alpha ?? 1.67326319217681884765625, n.attrs.gamma ?? 1.05070102214813232421875]),
   Clip: unary('Clip', clipBounds),
   Identity: view(async (run, n, [x]) => x.shape),
+  // float32 to float32 (other Casts have another dtype on one side: wasm); not a host view.
+  Cast: { ok: (n) => n.attrs.to === 1, run: (run, n, [x]) => [run.view(x, x.shape)] },
   Reshape: view(reshapeTo, [1]),
   Flatten: view(async (run, n, [x]) => {
     const a = axis(n.attrs.axis ?? 1, x.shape.length);
@@ -445,6 +447,30 @@ export const kGpuOps = {
   ReduceMean: reduce(1),
   ReduceMax: reduce(2),
   ReduceMin: reduce(3),
+  // Forward, default activations, with bias and initial states, without sequence_lens, peepholes
+  // or clip: one dispatch per time step, the (h, c) state ping-ponging between two buffers.
+  LSTM: {
+    ok: (n) => (n.attrs.direction ?? 'forward') === 'forward' && !n.attrs.layout && !n.attrs.input_forget && n.attrs.clip === undefined &&
+      n.attrs.activations === undefined && [3, 5, 6].every((j) => n.inputs[j] >= 0) && !(n.inputs[4] >= 0) && !(n.inputs[7] >= 0),
+    run(run, n, [x, w, r, bias, , h0, c0]) {
+      const [T, B, I] = x.shape, H = n.attrs.hidden_size;
+      if (x.shape.length !== 3 || T === 0 || w.shape.join() !== [1, 4 * H, I].join() || r.shape.join() !== [1, 4 * H, H].join() ||
+          prod(bias.shape) !== 8 * H || h0.shape.join() !== [1, B, H].join() || c0.shape.join() !== [1, B, H].join())
+        throw onWasm(`LSTM "${n.name}": shapes X [${x.shape}], W [${w.shape}], R [${r.shape}], initial_h [${h0.shape}] not on the GPU path`);
+      const half = [1, B, H], hs = stridesOf(half), st = [run.alloc([2, B, H]), run.alloc([2, B, H])];
+      copy(run, h0, st[0], half, hs, hs, 0, 0);
+      copy(run, c0, st[0], half, hs, hs, 0, B * H);
+      const y = run.alloc([T, 1, B, H]);
+      for (let t = 0; t < T; t++)
+        run.elements(K.lstmKernel(), [run.buf(x), run.buf(w), run.buf(r), run.buf(bias), st[t % 2].gpu.store.buf, st[(t + 1) % 2].gpu.store.buf,
+          y.gpu.store.buf, run.params([B * H, B, H, I, t])], B * H);
+      const last = st[T % 2], yh = run.alloc(half), yc = run.alloc(half);
+      copy(run, last, yh, half, hs, hs, 0, 0);
+      copy(run, last, yc, half, hs, hs, B * H, 0);
+      st.forEach((v) => run.drop(v));
+      return [y, yh, yc];
+    },
+  },
 };
 
 function softmax(log) {

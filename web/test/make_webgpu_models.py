@@ -17,7 +17,10 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
 - fallback.onnx: Relu -> CumSum (no GPU kernel: wasm) -> Sigmoid, so the run crosses twice
 - resize.onnx:   Resize nearest / linear under four coordinate transformations, up and down
 - pool3d.onnx:   MaxPool over an input of unknown rank, fed 5-D: falls back to wasm at run time
-- if.onnx:       an If (control flow: the whole graph on wasm)
+- lstm.onnx:     a forward LSTM over three steps with initial states, a float32 -> float32 Cast
+- if.onnx:       nested Ifs whose conditions depend on the input, branches reading outer values
+- loop.onnx:     a Loop whose iteration count depends on the input, with a scan output
+- scan.onnx:     a Scan (the WebGPU layer does not run Scan: the model runs on wasm)
 """
 import json
 import os
@@ -139,15 +142,54 @@ def main(out):
         [numpy_helper.from_array(np.array([1, 1, 2, 2], dtype=np.float32), "s2"), ints("sz", [1, 2, 9, 13]),
          numpy_helper.from_array(np.array([1, 1, 1.5, 1.5], dtype=np.float32), "s15"), ints("sz2", [1, 2, 3, 1])], t)
 
+    # LSTM over 3 steps (the state ping-pongs between two buffers), batch 2, hidden 4; a Cast of
+    # float32 to float32 (a view).
+    save(out, "lstm.onnx", [n("LSTM", ["x", "w", "r", "bias", "", "h0", "c0"], ["y", "yh", "yc"], hidden_size=4),
+                            n("Cast", ["y"], ["yf"], to=TensorProto.FLOAT)],
+         {"x": [3, 2, 5], "h0": [1, 2, 4]}, ["yf", "yh", "yc"],
+         [const("w", [1, 16, 5]), const("r", [1, 16, 4]), const("bias", [1, 32]), const("c0", [1, 2, 4])], t)
+
     # x of unknown rank: placed on WebGPU, where 3-D pooling is not, so it runs on wasm at run time.
     save(out, "pool3d.onnx", [n("MaxPool", ["x"], ["y"], kernel_shape=[2, 2, 2])], {"x": None}, ["y"], [], t, feed={"x": [1, 2, 4, 4, 4]})
 
-    branch = lambda name, op: helper.make_graph([n(op, ["x"], [name + "_y"])], name, [],
-                                                 [helper.make_tensor_value_info(name + "_y", TensorProto.FLOAT, None)])
+    # If on the input's sum, its else branch an If on the input's max (nested), both reading the
+    # outer x and two (captures): y = sigmoid(branch) + x, with branch = 2 * relu(x) (sum > 0),
+    # -x (sum <= 0, max > 0.5) or x itself (else: an Identity of the captured input).
+    out_info = lambda name: helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
+    inner = n("If", ["q"], ["e_y"],
+              then_branch=helper.make_graph([n("Neg", ["x"], ["t2_y"])], "then2", [], [out_info("t2_y")]),
+              else_branch=helper.make_graph([n("Identity", ["x"], ["e2_y"])], "else2", [], [out_info("e2_y")]))
     save(out, "if.onnx", [
         n("ReduceSum", ["x"], ["s"], keepdims=0), n("Greater", ["s", "zero"], ["p"]),
-        n("If", ["p"], ["y"], then_branch=branch("then", "Relu"), else_branch=branch("else", "Neg")),
-    ], {"x": [3]}, ["y"], [numpy_helper.from_array(np.float32(0), "zero")], t, gpu=[])
+        n("If", ["p"], ["b"],
+          then_branch=helper.make_graph([n("Relu", ["x"], ["r"]), n("Mul", ["r", "two"], ["t_y"])], "then", [], [out_info("t_y")]),
+          else_branch=helper.make_graph([n("ReduceMax", ["x"], ["m"], keepdims=0), n("Greater", ["m", "half"], ["q"]), inner],
+                                        "else", [], [out_info("e_y")])),
+        n("Sigmoid", ["b"], ["z"]), n("Add", ["z", "x"], ["y"]),
+    ], {"x": [2, 4]}, ["y"], [numpy_helper.from_array(np.float32(v), k) for k, v in (("zero", 0), ("half", 0.5), ("two", 2))], t)
+    t["if.onnx"]["controlFlow"] = True  # tests/web/webgpu.test.mjs runs it on its own, each branch
+
+    # Loop (M = 5, stops early when sum(acc) >= 6): acc += i * sigmoid(x) (x and lim captured),
+    # its values stacked as a scan output; iterations depend on x.
+    vi = helper.make_tensor_value_info
+    body = helper.make_graph([
+        n("Cast", ["i"], ["fi"], to=TensorProto.FLOAT), n("Sigmoid", ["x"], ["sg"]), n("Mul", ["sg", "fi"], ["inc"]),
+        n("Add", ["acc", "inc"], ["acc2"]), n("ReduceSum", ["acc2"], ["r"], keepdims=0), n("Less", ["r", "lim"], ["c2"]),
+        n("Identity", ["acc2"], ["sc"]),
+    ], "body", [vi("i", TensorProto.INT64, []), vi("c", TensorProto.BOOL, []), vi("acc", TensorProto.FLOAT, [2, 4])],
+        [vi("c2", TensorProto.BOOL, []), vi("acc2", TensorProto.FLOAT, [2, 4]), vi("sc", TensorProto.FLOAT, [2, 4])])
+    save(out, "loop.onnx", [n("Loop", ["m", "yes", "x"], ["acc_final", "steps"], body=body), n("Relu", ["acc_final"], ["y"])],
+         {"x": [2, 4]}, ["y", "steps"],
+         [ints("m", 5), numpy_helper.from_array(np.array(True), "yes"), numpy_helper.from_array(np.float32(6), "lim")], t)
+    t["loop.onnx"]["controlFlow"] = True
+
+    # Scan (a running sum over the rows of x): not run by the WebGPU layer, the model runs on wasm.
+    scan_body = helper.make_graph([n("Add", ["s", "row"], ["s2"]), n("Identity", ["s2"], ["o"])], "scan_body",
+                                  [vi("s", TensorProto.FLOAT, [4]), vi("row", TensorProto.FLOAT, [4])],
+                                  [vi("s2", TensorProto.FLOAT, [4]), vi("o", TensorProto.FLOAT, [4])])
+    save(out, "scan.onnx", [n("Scan", ["s0", "x"], ["total", "sums"], body=scan_body, num_scan_inputs=1)],
+         {"x": [2, 4]}, ["total", "sums"], [numpy_helper.from_array(np.zeros(4, np.float32), "s0")], t)
+    t["scan.onnx"]["controlFlow"] = True
 
     with open(os.path.join(out, "models.json"), "w") as f:
         json.dump(t, f, indent=1)
