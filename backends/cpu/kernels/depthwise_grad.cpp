@@ -7,7 +7,6 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "backends/cpu/kernels/depthwise_grad.h"
 
@@ -19,6 +18,15 @@ namespace {
 namespace hn = hwy::HWY_NAMESPACE;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// dst[0, n) = src[0, n): these rows are 2-32 floats, where a memcpy call costs more than the copy.
+void copy_row(float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const auto N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+  for (; i < n; ++i) dst[i] = src[i];
+}
 
 // Tap (i, j)'s phase index and its offset inside the phase plane of row pitch `pitch`.
 struct Tap {
@@ -40,27 +48,30 @@ void grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk,
   float* outs = scratch + p.dyq_size;
   std::fill(dyq, dyq + p.dyq_size, 0.0f);
   const int64_t len = round_up(p.hq * p.wd, 4 * N);  // <= hq * wd + kSlack
-  int64_t src_off[DepthwisePlan::kMaxTaps];
+  // Per phase, its taps in ascending order: out[i] = sum W[k] * dyq[i + qh * wd + qw - shift_k].
+  int64_t src_off[DepthwisePlan::kMaxTaps], tap_k[DepthwisePlan::kMaxTaps], first[DepthwisePlan::kMaxTaps + 1];
+  int64_t nt = 0;
+  for (int64_t ph = 0; ph < p.sh * p.sw; ++ph) {
+    first[ph] = nt;
+    for (int64_t k = 0; k < taps; ++k) {
+      const Tap t = tap_of(p, k / p.kw, k % p.kw, p.wd);
+      if (t.phase != ph) continue;
+      src_off[nt] = p.qh * p.wd + p.qw - t.off;
+      tap_k[nt++] = k;
+    }
+  }
+  first[p.sh * p.sw] = nt;
   float wv[DepthwisePlan::kMaxTaps];
   for (int64_t pl = p0; pl < p1; ++pl) {
     const float* w = wk + (pl % c) * taps;
+    for (int64_t t = 0; t < nt; ++t) wv[t] = w[tap_k[t]];
     const float* g = dy + pl * out_size;
-    for (int64_t oh = 0; oh < p.h_out; ++oh)
-      std::memcpy(dyq + (oh + p.qh) * p.wd + p.qw, g + oh * p.w_out, static_cast<size_t>(p.w_out) * sizeof(float));
+    for (int64_t oh = 0; oh < p.h_out; ++oh) copy_row(dyq + (oh + p.qh) * p.wd + p.qw, g + oh * p.w_out, p.w_out);
     for (int64_t ph = 0; ph < p.sh * p.sw; ++ph) {
-      // This phase's taps in ascending order: out[i] = sum W[k] * dyq[i + qh * wd + qw - shift_k].
-      int64_t nt = 0;
-      for (int64_t i = 0; i < p.kh; ++i)
-        for (int64_t j = 0; j < p.kw; ++j) {
-          const Tap t = tap_of(p, i, j, p.wd);
-          if (t.phase != ph) continue;
-          src_off[nt] = p.qh * p.wd + p.qw - t.off;
-          wv[nt++] = w[i * p.kw + j];
-        }
       float* o = outs + ph * p.out_stride;
       for (int64_t i = 0; i < len; i += 4 * N) {
         auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-        for (int64_t t = 0; t < nt; ++t) {
+        for (int64_t t = first[ph]; t < first[ph + 1]; ++t) {
           const float* s = dyq + src_off[t] + i;
           const auto vw = hn::Set(d, wv[t]);
           // Mul then Add (not MulAdd): the rounding of the direct loop it replaces.
@@ -82,12 +93,13 @@ void grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk,
       const float* rows = outs + (y % p.sh) * p.sw * p.out_stride + (y / p.sh) * p.wd;
       float* orow = out + ih * p.w_in;
       if (p.sw == 1) {
-        std::memcpy(orow, rows + p.pbw, static_cast<size_t>(p.w_in) * sizeof(float));
+        copy_row(orow, rows + p.pbw, p.w_in);
         continue;
       }
+      int64_t b = p.pbw % p.sw, cx = p.pbw / p.sw;  // input column iw + pbw = sw * cx + b
       for (int64_t iw = 0; iw < p.w_in; ++iw) {
-        const int64_t x = iw + p.pbw;
-        orow[iw] = rows[(x % p.sw) * p.out_stride + x / p.sw];
+        orow[iw] = rows[b * p.out_stride + cx];
+        if (++b == p.sw) b = 0, ++cx;
       }
     }
   }
@@ -120,16 +132,16 @@ void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* d
         float* row = phases + (y % p.sh) * p.sw * p.phase_stride + (y / p.sh) * p.wq;
         const float* xr = xs + ih * p.w_in;
         if (p.sw == 1) {
-          std::memcpy(row + p.pbw, xr, static_cast<size_t>(p.w_in) * sizeof(float));
+          copy_row(row + p.pbw, xr, p.w_in);
           continue;
         }
+        int64_t b = p.pbw % p.sw, cx = p.pbw / p.sw;  // input column iw + pbw = sw * cx + b
         for (int64_t iw = 0; iw < p.w_in; ++iw) {
-          const int64_t xx = iw + p.pbw;
-          row[(xx % p.sw) * p.phase_stride + xx / p.sw] = xr[iw];
+          row[b * p.phase_stride + cx] = xr[iw];
+          if (++b == p.sw) b = 0, ++cx;
         }
       }
-      for (int64_t oh = 0; oh < p.h_out; ++oh)
-        std::memcpy(dyp + oh * p.wq, g + oh * p.w_out, static_cast<size_t>(p.w_out) * sizeof(float));
+      for (int64_t oh = 0; oh < p.h_out; ++oh) copy_row(dyp + oh * p.wq, g + oh * p.w_out, p.w_out);
       for (int64_t k = 0; k < taps; ++k) {
         const float* s = phases + tap_off[k];
         auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);

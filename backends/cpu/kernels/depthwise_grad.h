@@ -41,7 +41,7 @@ struct DepthwisePlan {
 };
 
 // The plan of window `w` (one input and output channel per group), or false where these kernels
-// do not apply (3-D windows, more than kMaxTaps taps, negative pads): the direct loops then run.
+// do not apply (3-D windows, more than kMaxTaps taps or phases, negative pads): the direct loops then run.
 inline bool make_depthwise_plan(const Window3& w, DepthwisePlan* p) {
   if (w.k[0] != 1 || w.in[0] != 1 || w.out[0] != 1 || w.pb[0] != 0 || w.pe[0] != 0) return false;
   if (w.k_size() > DepthwisePlan::kMaxTaps || w.k_size() < 1 || w.in[1] < 1 || w.in[2] < 1) return false;
@@ -50,7 +50,7 @@ inline bool make_depthwise_plan(const Window3& w, DepthwisePlan* p) {
   q.h_in = w.in[1], q.w_in = w.in[2], q.h_out = w.out[1], q.w_out = w.out[2];
   q.kh = w.k[1], q.kw = w.k[2], q.sh = w.s[1], q.sw = w.s[2], q.dh = w.d[1], q.dw = w.d[2];
   q.pbh = w.pb[1], q.pbw = w.pb[2];
-  if (q.sh < 1 || q.sw < 1 || q.dh < 1 || q.dw < 1) return false;
+  if (q.sh < 1 || q.sw < 1 || q.dh < 1 || q.dw < 1 || q.sh * q.sw > DepthwisePlan::kMaxTaps) return false;
   const int64_t hp = q.h_in + q.pbh + w.pe[1], wp = q.w_in + q.pbw + w.pe[2];
   q.hq = (hp + q.sh - 1) / q.sh;
   q.wq = (wp + q.sw - 1) / q.sw;
