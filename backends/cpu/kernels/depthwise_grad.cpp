@@ -19,13 +19,49 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// dst[0, n) = src[0, n): these rows are 2-32 floats, where a memcpy call costs more than the copy.
+// dst[i, n) = src[i, n) in vectors of d's lanes; returns where it stopped.
+template <class D>
+int64_t copy_run(D d, float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t i, int64_t n) {
+  const auto L = static_cast<int64_t>(hn::Lanes(d));
+  for (; i + L <= n; i += L) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+  return i;
+}
+
+// dst[0, n) = src[0, n): these rows are 2-32 floats, where a memcpy call (which a scalar tail
+// loop becomes) costs more than the copy; the tail goes in ever narrower vectors.
 void copy_row(float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t n) {
+  int64_t i = copy_run(hn::ScalableTag<float>(), dst, src, 0, n);
+  i = copy_run(hn::CappedTag<float, 8>(), dst, src, i, n);
+  i = copy_run(hn::CappedTag<float, 4>(), dst, src, i, n);
+  i = copy_run(hn::CappedTag<float, 2>(), dst, src, i, n);
+  copy_run(hn::CappedTag<float, 1>(), dst, src, i, n);
+}
+
+// Stride 2 along the row: element iw of `row` (n of them) is column iw + o of the padded row,
+// i.e. element (iw + o) / 2 of phase row (iw + o) % 2. ph[b] points at phase b's row.
+// Split (ConvGradWeight's phases from X) and merge (ConvGradInput's dX from its phases).
+void split_row2(const float* HWY_RESTRICT row, int64_t n, int64_t o, float* const ph[2]) {
   const hn::ScalableTag<float> d;
   const auto N = static_cast<int64_t>(hn::Lanes(d));
-  int64_t i = 0;
-  for (; i + N <= n; i += N) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
-  for (; i < n; ++i) dst[i] = src[i];
+  float* even = ph[o % 2] + o / 2;            // iw = 2j
+  float* odd = ph[(o + 1) % 2] + (o + 1) / 2;  // iw = 2j + 1
+  int64_t j = 0;
+  for (; 2 * (j + N) <= n; j += N) {
+    hn::Vec<decltype(d)> v0, v1;
+    hn::LoadInterleaved2(d, row + 2 * j, v0, v1);
+    hn::StoreU(v0, d, even + j);
+    hn::StoreU(v1, d, odd + j);
+  }
+  for (int64_t iw = 2 * j; iw < n; ++iw) (iw % 2 ? odd : even)[iw / 2] = row[iw];
+}
+void merge_row2(float* HWY_RESTRICT row, int64_t n, int64_t o, const float* const ph[2]) {
+  const hn::ScalableTag<float> d;
+  const auto N = static_cast<int64_t>(hn::Lanes(d));
+  const float* even = ph[o % 2] + o / 2;
+  const float* odd = ph[(o + 1) % 2] + (o + 1) / 2;
+  int64_t j = 0;
+  for (; 2 * (j + N) <= n; j += N) hn::StoreInterleaved2(hn::LoadU(d, even + j), hn::LoadU(d, odd + j), d, row + 2 * j);
+  for (int64_t iw = 2 * j; iw < n; ++iw) row[iw] = (iw % 2 ? odd : even)[iw / 2];
 }
 
 // Tap (i, j)'s phase index and its offset inside the phase plane of row pitch `pitch`.
@@ -96,6 +132,11 @@ void grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk,
         copy_row(orow, rows + p.pbw, p.w_in);
         continue;
       }
+      if (p.sw == 2) {
+        const float* const ph[2] = {rows, rows + p.out_stride};
+        merge_row2(orow, p.w_in, p.pbw, ph);
+        continue;
+      }
       int64_t b = p.pbw % p.sw, cx = p.pbw / p.sw;  // input column iw + pbw = sw * cx + b
       for (int64_t iw = 0; iw < p.w_in; ++iw) {
         orow[iw] = rows[b * p.out_stride + cx];
@@ -133,6 +174,11 @@ void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* d
         const float* xr = xs + ih * p.w_in;
         if (p.sw == 1) {
           copy_row(row + p.pbw, xr, p.w_in);
+          continue;
+        }
+        if (p.sw == 2) {
+          float* const ph[2] = {row, row + p.phase_stride};
+          split_row2(xr, p.w_in, p.pbw, ph);
           continue;
         }
         int64_t b = p.pbw % p.sw, cx = p.pbw / p.sw;  // input column iw + pbw = sw * cx + b
