@@ -49,21 +49,34 @@ Expected<Scratch<double>> to_f64(exec::KernelContext& ctx, const Tensor& t) {
 // Per-plane sweeps of the BatchNormalization kernels. f32 planes run on Highway vectors (lane
 // sums in f32 over one plane, at most a few thousand elements; planes add up in double), f64
 // planes on the scalar loops. Two passes (mean, then squared deviations) as the reference: no
-// E[x^2] - E[x]^2 cancellation.
+// E[x^2] - E[x]^2 cancellation. Small planes (MobileNet's last layers are 2x2 and 4x4) take
+// narrower vectors rather than the scalar tail: with_plane_tag picks the widest tag of at most
+// size / 2 lanes.
+template <typename F>
+auto with_plane_tag(int64_t size, const F& f) {
+  const hn::ScalableTag<float> full;
+  if (size >= 2 * static_cast<int64_t>(hn::Lanes(full))) return f(full);
+  if (size >= 16) return f(hn::CappedTag<float, 8>());
+  if (size >= 8) return f(hn::CappedTag<float, 4>());
+  if (size >= 4) return f(hn::CappedTag<float, 2>());
+  return f(hn::CappedTag<float, 1>());
+}
+
 template <typename T>
 double plane_sum(const T* p, int64_t size) {
   if constexpr (std::is_same_v<T, float>) {
-    const hn::ScalableTag<float> d;
-    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d);
-    int64_t i = 0;
-    for (; i + 2 * nl <= size; i += 2 * nl) {
-      a0 = hn::Add(a0, hn::LoadU(d, p + i));
-      a1 = hn::Add(a1, hn::LoadU(d, p + i + nl));
-    }
-    double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
-    for (; i < size; ++i) s += p[i];
-    return s;
+    return with_plane_tag(size, [&](auto d) {
+      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+      auto a0 = hn::Zero(d), a1 = hn::Zero(d);
+      int64_t i = 0;
+      for (; i + 2 * nl <= size; i += 2 * nl) {
+        a0 = hn::Add(a0, hn::LoadU(d, p + i));
+        a1 = hn::Add(a1, hn::LoadU(d, p + i + nl));
+      }
+      double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
+      for (; i < size; ++i) s += p[i];
+      return s;
+    });
   } else {
     double s = 0;
     for (int64_t i = 0; i < size; ++i) s += static_cast<double>(p[i]);
@@ -75,19 +88,20 @@ double plane_sum(const T* p, int64_t size) {
 template <typename T>
 double plane_sq_dev(const T* p, int64_t size, double mu) {
   if constexpr (std::is_same_v<T, float>) {
-    const hn::ScalableTag<float> d;
-    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-    const auto m = hn::Set(d, static_cast<float>(mu));
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d);
-    int64_t i = 0;
-    for (; i + 2 * nl <= size; i += 2 * nl) {
-      const auto x0 = hn::Sub(hn::LoadU(d, p + i), m), x1 = hn::Sub(hn::LoadU(d, p + i + nl), m);
-      a0 = hn::MulAdd(x0, x0, a0);
-      a1 = hn::MulAdd(x1, x1, a1);
-    }
-    double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
-    for (; i < size; ++i) s += (static_cast<double>(p[i]) - mu) * (static_cast<double>(p[i]) - mu);
-    return s;
+    return with_plane_tag(size, [&](auto d) {
+      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+      const auto m = hn::Set(d, static_cast<float>(mu));
+      auto a0 = hn::Zero(d), a1 = hn::Zero(d);
+      int64_t i = 0;
+      for (; i + 2 * nl <= size; i += 2 * nl) {
+        const auto x0 = hn::Sub(hn::LoadU(d, p + i), m), x1 = hn::Sub(hn::LoadU(d, p + i + nl), m);
+        a0 = hn::MulAdd(x0, x0, a0);
+        a1 = hn::MulAdd(x1, x1, a1);
+      }
+      double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
+      for (; i < size; ++i) s += (static_cast<double>(p[i]) - mu) * (static_cast<double>(p[i]) - mu);
+      return s;
+    });
   } else {
     double s = 0;
     for (int64_t i = 0; i < size; ++i) s += (static_cast<double>(p[i]) - mu) * (static_cast<double>(p[i]) - mu);
@@ -99,29 +113,30 @@ double plane_sq_dev(const T* p, int64_t size, double mu) {
 template <typename T>
 std::pair<double, double> plane_grad_sums(const T* g, const T* x, int64_t size, double mu) {
   if constexpr (std::is_same_v<T, float>) {
-    const hn::ScalableTag<float> d;
-    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-    const auto m = hn::Set(d, static_cast<float>(mu));
-    auto sg = hn::Zero(d), sgx = hn::Zero(d);
-    int64_t i = 0;
-    for (; i + nl <= size; i += nl) {
-      const auto gv = hn::LoadU(d, g + i);
-      sg = hn::Add(sg, gv);
-      sgx = hn::MulAdd(gv, hn::Sub(hn::LoadU(d, x + i), m), sgx);
-    }
-    double a = hn::GetLane(hn::SumOfLanes(d, sg)), b = hn::GetLane(hn::SumOfLanes(d, sgx));
-    for (; i < size; ++i) {
-      a += g[i];
-      b += static_cast<double>(g[i]) * (static_cast<double>(x[i]) - mu);
-    }
-    return {a, b};
+    return with_plane_tag(size, [&](auto d) {
+      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+      const auto m = hn::Set(d, static_cast<float>(mu));
+      auto sg = hn::Zero(d), sgx = hn::Zero(d);
+      int64_t i = 0;
+      for (; i + nl <= size; i += nl) {
+        const auto gv = hn::LoadU(d, g + i);
+        sg = hn::Add(sg, gv);
+        sgx = hn::MulAdd(gv, hn::Sub(hn::LoadU(d, x + i), m), sgx);
+      }
+      double a = hn::GetLane(hn::SumOfLanes(d, sg)), b = hn::GetLane(hn::SumOfLanes(d, sgx));
+      for (; i < size; ++i) {
+        a += g[i];
+        b += static_cast<double>(g[i]) * (static_cast<double>(x[i]) - mu);
+      }
+      return std::pair<double, double>{a, b};
+    });
   } else {
     double a = 0, b = 0;
     for (int64_t i = 0; i < size; ++i) {
       a += static_cast<double>(g[i]);
       b += static_cast<double>(g[i]) * (static_cast<double>(x[i]) - mu);
     }
-    return {a, b};
+    return std::pair<double, double>{a, b};
   }
 }
 
@@ -130,15 +145,18 @@ template <typename T>
 void plane_affine2(T* out, const T* u, const T* v, int64_t size, T a, T b, T k) {
   int64_t i = 0;
   if constexpr (std::is_same_v<T, float>) {
-    const hn::ScalableTag<float> d;
-    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-    const auto av = hn::Set(d, a), bv = hn::Set(d, b), kv = hn::Set(d, k);
-    if (v) {
-      for (; i + nl <= size; i += nl)
-        hn::StoreU(hn::MulAdd(av, hn::LoadU(d, u + i), hn::MulAdd(bv, hn::LoadU(d, v + i), kv)), d, out + i);
-    } else {
-      for (; i + nl <= size; i += nl) hn::StoreU(hn::MulAdd(av, hn::LoadU(d, u + i), kv), d, out + i);
-    }
+    i = with_plane_tag(size, [&](auto d) {
+      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+      const auto av = hn::Set(d, a), bv = hn::Set(d, b), kv = hn::Set(d, k);
+      int64_t j = 0;
+      if (v) {
+        for (; j + nl <= size; j += nl)
+          hn::StoreU(hn::MulAdd(av, hn::LoadU(d, u + j), hn::MulAdd(bv, hn::LoadU(d, v + j), kv)), d, out + j);
+      } else {
+        for (; j + nl <= size; j += nl) hn::StoreU(hn::MulAdd(av, hn::LoadU(d, u + j), kv), d, out + j);
+      }
+      return j;
+    });
   }
   for (; i < size; ++i) out[i] = a * u[i] + (v ? b * v[i] : T(0)) + k;
 }
