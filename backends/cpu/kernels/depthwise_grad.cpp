@@ -21,7 +21,7 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 // dst[i, n) = src[i, n) in vectors of d's lanes; returns where it stopped.
 template <class D>
-int64_t copy_run(D d, float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t i, int64_t n) {
+HWY_INLINE int64_t copy_run(D d, float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t i, int64_t n) {
   const auto L = static_cast<int64_t>(hn::Lanes(d));
   for (; i + L <= n; i += L) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
   return i;
@@ -29,7 +29,7 @@ int64_t copy_run(D d, float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, in
 
 // dst[0, n) = src[0, n): these rows are 2-32 floats, where a memcpy call (which a scalar tail
 // loop becomes) costs more than the copy; the tail goes in ever narrower vectors.
-void copy_row(float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t n) {
+HWY_INLINE void copy_row(float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t n) {
   int64_t i = copy_run(hn::ScalableTag<float>(), dst, src, 0, n);
   i = copy_run(hn::CappedTag<float, 8>(), dst, src, i, n);
   i = copy_run(hn::CappedTag<float, 4>(), dst, src, i, n);
@@ -83,7 +83,8 @@ void grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk,
   float* dyq = scratch;
   float* outs = scratch + p.dyq_size;
   std::fill(dyq, dyq + p.dyq_size, 0.0f);
-  const int64_t len = round_up(p.hq * p.wd, 4 * N);  // <= hq * wd + kSlack
+  // Whole vectors (<= hq * wd + kSlack): blocks of 4, then single vectors (small planes).
+  const int64_t len = round_up(p.hq * p.wd, N), len4 = len / (4 * N) * (4 * N);
   // Per phase, its taps in ascending order: out[i] = sum W[k] * dyq[i + qh * wd + qw - shift_k].
   int64_t src_off[DepthwisePlan::kMaxTaps], tap_k[DepthwisePlan::kMaxTaps], first[DepthwisePlan::kMaxTaps + 1];
   int64_t nt = 0;
@@ -105,12 +106,13 @@ void grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk,
     for (int64_t oh = 0; oh < p.h_out; ++oh) copy_row(dyq + (oh + p.qh) * p.wd + p.qw, g + oh * p.w_out, p.w_out);
     for (int64_t ph = 0; ph < p.sh * p.sw; ++ph) {
       float* o = outs + ph * p.out_stride;
-      for (int64_t i = 0; i < len; i += 4 * N) {
+      // Mul then Add (not MulAdd): the rounding of the direct loop these kernels replaced.
+      int64_t i = 0;
+      for (; i < len4; i += 4 * N) {
         auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
         for (int64_t t = first[ph]; t < first[ph + 1]; ++t) {
           const float* s = dyq + src_off[t] + i;
           const auto vw = hn::Set(d, wv[t]);
-          // Mul then Add (not MulAdd): the rounding of the direct loop it replaces.
           a0 = hn::Add(a0, hn::Mul(vw, hn::LoadU(d, s)));
           a1 = hn::Add(a1, hn::Mul(vw, hn::LoadU(d, s + N)));
           a2 = hn::Add(a2, hn::Mul(vw, hn::LoadU(d, s + 2 * N)));
@@ -120,6 +122,12 @@ void grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk,
         hn::StoreU(a1, d, o + i + N);
         hn::StoreU(a2, d, o + i + 2 * N);
         hn::StoreU(a3, d, o + i + 3 * N);
+      }
+      for (; i < len; i += N) {
+        auto a0 = hn::Zero(d);
+        for (int64_t t = first[ph]; t < first[ph + 1]; ++t)
+          a0 = hn::Add(a0, hn::Mul(hn::Set(d, wv[t]), hn::LoadU(d, dyq + src_off[t] + i)));
+        hn::StoreU(a0, d, o + i);
       }
     }
     // dX[ih][iw] = phase ((ih + pbh) % sh, (iw + pbw) % sw) at ((ih + pbh) / sh, (iw + pbw) / sw).
@@ -157,7 +165,8 @@ void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* d
   float* dyp = phases + p.sh * p.sw * p.phase_stride;
   float* acc = dyp + p.dyp_size;
   std::fill(phases, acc, 0.0f);
-  const int64_t len = round_up(p.h_out * p.wq, 4 * N);  // <= h_out * wq + kSlack
+  // Whole vectors (<= h_out * wq + kSlack): blocks of 4, then single vectors (small planes).
+  const int64_t len = round_up(p.h_out * p.wq, N), len4 = len / (4 * N) * (4 * N);
   int64_t tap_off[DepthwisePlan::kMaxTaps];
   for (int64_t k = 0; k < taps; ++k) {
     const Tap t = tap_of(p, k / p.kw, k % p.kw, p.wq);
@@ -191,12 +200,14 @@ void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* d
       for (int64_t k = 0; k < taps; ++k) {
         const float* s = phases + tap_off[k];
         auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-        for (int64_t i = 0; i < len; i += 4 * N) {
+        int64_t i = 0;
+        for (; i < len4; i += 4 * N) {
           a0 = hn::MulAdd(hn::LoadU(d, s + i), hn::LoadU(d, dyp + i), a0);
           a1 = hn::MulAdd(hn::LoadU(d, s + i + N), hn::LoadU(d, dyp + i + N), a1);
           a2 = hn::MulAdd(hn::LoadU(d, s + i + 2 * N), hn::LoadU(d, dyp + i + 2 * N), a2);
           a3 = hn::MulAdd(hn::LoadU(d, s + i + 3 * N), hn::LoadU(d, dyp + i + 3 * N), a3);
         }
+        for (; i < len; i += N) a0 = hn::MulAdd(hn::LoadU(d, s + i), hn::LoadU(d, dyp + i), a0);
         float* ak = acc + k * N;
         hn::StoreU(hn::Add(hn::LoadU(d, ak), hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))), d, ak);
       }

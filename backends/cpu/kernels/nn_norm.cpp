@@ -11,6 +11,7 @@
 #include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -140,6 +141,44 @@ std::pair<double, double> plane_grad_sums(const T* g, const T* x, int64_t size, 
   }
 }
 
+// {sum((x - mu)^2), sum(g), sum(g * (x - mu))} over one plane: BatchNormalizationGrad's
+// variance and gradient sums in one sweep (both need only the mean).
+template <typename T>
+std::array<double, 3> plane_sq_dev_grad_sums(const T* g, const T* x, int64_t size, double mu) {
+  if constexpr (std::is_same_v<T, float>) {
+    return with_plane_tag(size, [&](auto d) {
+      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+      const auto m = hn::Set(d, static_cast<float>(mu));
+      auto sq = hn::Zero(d), sg = hn::Zero(d), sgx = hn::Zero(d);
+      int64_t i = 0;
+      for (; i + nl <= size; i += nl) {
+        const auto gv = hn::LoadU(d, g + i), xm = hn::Sub(hn::LoadU(d, x + i), m);
+        sq = hn::MulAdd(xm, xm, sq);
+        sg = hn::Add(sg, gv);
+        sgx = hn::MulAdd(gv, xm, sgx);
+      }
+      std::array<double, 3> r = {hn::GetLane(hn::SumOfLanes(d, sq)), hn::GetLane(hn::SumOfLanes(d, sg)),
+                                 hn::GetLane(hn::SumOfLanes(d, sgx))};
+      for (; i < size; ++i) {
+        const double xm = static_cast<double>(x[i]) - mu;
+        r[0] += xm * xm;
+        r[1] += g[i];
+        r[2] += static_cast<double>(g[i]) * xm;
+      }
+      return r;
+    });
+  } else {
+    std::array<double, 3> r = {0, 0, 0};
+    for (int64_t i = 0; i < size; ++i) {
+      const double xm = static_cast<double>(x[i]) - mu;
+      r[0] += xm * xm;
+      r[1] += static_cast<double>(g[i]);
+      r[2] += static_cast<double>(g[i]) * xm;
+    }
+    return r;
+  }
+}
+
 // out = a * u + b * v + k over one plane (v may be null: out = a * u + k).
 template <typename T>
 void plane_affine2(T* out, const T* u, const T* v, int64_t size, T a, T b, T k) {
@@ -178,16 +217,17 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Scratch<T> ab, Scratch<T>::make(ctx, static_cast<size_t>(2 * c)));
   T* mul = ab.data();
   T* add = mul + c;
-  const auto set_affine = [&](auto mean_of, auto var_of) {
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const double inv = 1.0 / std::sqrt(var_of(ch) + eps), sc = scale.scalar_f64(ch);
-      mul[ch] = static_cast<T>(sc * inv);
-      add[ch] = static_cast<T>(bias.scalar_f64(ch) - mean_of(ch) * sc * inv);
-    }
+  const auto set_affine = [&](int64_t ch, double mean, double var) {
+    const double inv = 1.0 / std::sqrt(var + eps), sc = scale.scalar_f64(ch);
+    mul[ch] = static_cast<T>(sc * inv);
+    add[ch] = static_cast<T>(bias.scalar_f64(ch) - mean * sc * inv);
   };
   if (!training) {
-    set_affine([&](int64_t ch) { return ctx.input(3)->scalar_f64(ch); },
-               [&](int64_t ch) { return ctx.input(4)->scalar_f64(ch); });
+    for (int64_t ch = 0; ch < c; ++ch) set_affine(ch, ctx.input(3)->scalar_f64(ch), ctx.input(4)->scalar_f64(ch));
+    ctx.pool().parallel_for(planes, 4, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p)
+        plane_affine2<T>(py + p * size, px + p * size, nullptr, size, mul[p % c], T(0), add[p % c]);
+    });
   } else {
     TSR_ASSIGN_OR_RETURN(const Scratch<double> mean, to_f64(ctx, *ctx.input(3)));
     TSR_ASSIGN_OR_RETURN(const Scratch<double> var, to_f64(ctx, *ctx.input(4)));
@@ -203,6 +243,12 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
         for (int64_t b = 0; b < n; ++b) s2 += plane_sq_dev(px + (b * c + ch) * size, size, mu);
         bm[static_cast<size_t>(ch)] = mu;
         bv[static_cast<size_t>(ch)] = cnt > 0 ? s2 / cnt : 0.0;
+        // Y of this channel while its planes are still in cache (Y may be X: in place).
+        set_affine(ch, mu, bv[static_cast<size_t>(ch)]);
+        for (int64_t b = 0; b < n; ++b) {
+          const int64_t off = (b * c + ch) * size;
+          plane_affine2<T>(py + off, px + off, nullptr, size, mul[ch], T(0), add[ch]);
+        }
       }
     });
     for (size_t k = 1; k < 3 && k < ctx.num_outputs(); ++k) {
@@ -213,14 +259,7 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
       for (int64_t ch = 0; ch < c; ++ch)
         store_f(o, ch, run[static_cast<size_t>(ch)] * momentum + cur[static_cast<size_t>(ch)] * (1 - momentum));
     }
-    set_affine([&](int64_t ch) { return bm[static_cast<size_t>(ch)]; },
-               [&](int64_t ch) { return bv[static_cast<size_t>(ch)]; });
   }
-  ctx.pool().parallel_for(planes, 4, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      plane_affine2<T>(py + p * size, px + p * size, nullptr, size, mul[p % c], T(0), add[p % c]);
-    }
-  });
   return ok_status();
 }
 
@@ -256,21 +295,28 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
   ctx.pool().parallel_for(c, 1, [&](int64_t c0, int64_t c1) {
     for (int64_t ch = c0; ch < c1; ++ch) {
       const auto cu = static_cast<size_t>(ch);
+      double sg = 0, sgx = 0;
       if (training && cnt > 0) {  // biased batch statistics, as the forward kernel
         double s = 0, s2 = 0;
         for (int64_t b = 0; b < n; ++b) s += plane_sum(px + (b * c + ch) * size, size);
         const double mu = s / cnt;
-        for (int64_t b = 0; b < n; ++b) s2 += plane_sq_dev(px + (b * c + ch) * size, size, mu);
+        for (int64_t b = 0; b < n; ++b) {
+          const int64_t off = (b * c + ch) * size;
+          const std::array<double, 3> r = plane_sq_dev_grad_sums(pg + off, px + off, size, mu);
+          s2 += r[0];
+          sg += r[1];
+          sgx += r[2];
+        }
         mean[cu] = mu;
         var[cu] = s2 / cnt;
+      } else {
+        for (int64_t b = 0; b < n; ++b) {
+          const auto [a, bb] = plane_grad_sums(pg + (b * c + ch) * size, px + (b * c + ch) * size, size, mean[cu]);
+          sg += a;
+          sgx += bb;
+        }
       }
       const double mu = mean[cu], inv = 1.0 / std::sqrt(var[cu] + eps);
-      double sg = 0, sgx = 0;
-      for (int64_t b = 0; b < n; ++b) {
-        const auto [a, bb] = plane_grad_sums(pg + (b * c + ch) * size, px + (b * c + ch) * size, size, mu);
-        sg += a;
-        sgx += bb;
-      }
       sgx *= inv;  // sum(dY * xhat)
       sum_dy[cu] = sg;
       sum_dy_xhat[cu] = sgx;
