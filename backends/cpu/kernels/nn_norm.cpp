@@ -20,6 +20,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/scratch.h"
+#include "backends/cpu/kernels/norm_planes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -28,6 +29,7 @@ namespace HWY_NAMESPACE {
 namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
+using namespace norm_planes;  // NOLINT: the plane sweeps of norm_planes-inl.h
 
 // Writes v into element i of a float tensor of any float dtype the OpDefs allow.
 void store_f(Tensor* t, int64_t i, double v) {
@@ -45,159 +47,6 @@ Expected<Scratch<double>> to_f64(exec::KernelContext& ctx, const Tensor& t) {
   TSR_ASSIGN_OR_RETURN(Scratch<double> v, Scratch<double>::make(ctx, static_cast<size_t>(t.numel())));
   for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = t.scalar_f64(i);
   return v;
-}
-
-// Per-plane sweeps of the BatchNormalization kernels. f32 planes run on Highway vectors (lane
-// sums in f32 over one plane, at most a few thousand elements; planes add up in double), f64
-// planes on the scalar loops. Two passes (mean, then squared deviations) as the reference: no
-// E[x^2] - E[x]^2 cancellation. Small planes (MobileNet's last layers are 2x2 and 4x4) take
-// narrower vectors rather than the scalar tail: with_plane_tag picks the widest tag of at most
-// size / 2 lanes.
-template <typename F>
-auto with_plane_tag(int64_t size, const F& f) {
-  const hn::ScalableTag<float> full;
-  if (size >= 2 * static_cast<int64_t>(hn::Lanes(full))) return f(full);
-  if (size >= 16) return f(hn::CappedTag<float, 8>());
-  if (size >= 8) return f(hn::CappedTag<float, 4>());
-  if (size >= 4) return f(hn::CappedTag<float, 2>());
-  return f(hn::CappedTag<float, 1>());
-}
-
-template <typename T>
-double plane_sum(const T* p, int64_t size) {
-  if constexpr (std::is_same_v<T, float>) {
-    return with_plane_tag(size, [&](auto d) {
-      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-      auto a0 = hn::Zero(d), a1 = hn::Zero(d);
-      int64_t i = 0;
-      for (; i + 2 * nl <= size; i += 2 * nl) {
-        a0 = hn::Add(a0, hn::LoadU(d, p + i));
-        a1 = hn::Add(a1, hn::LoadU(d, p + i + nl));
-      }
-      double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
-      for (; i < size; ++i) s += p[i];
-      return s;
-    });
-  } else {
-    double s = 0;
-    for (int64_t i = 0; i < size; ++i) s += static_cast<double>(p[i]);
-    return s;
-  }
-}
-
-// sum((p - mu)^2) over one plane.
-template <typename T>
-double plane_sq_dev(const T* p, int64_t size, double mu) {
-  if constexpr (std::is_same_v<T, float>) {
-    return with_plane_tag(size, [&](auto d) {
-      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-      const auto m = hn::Set(d, static_cast<float>(mu));
-      auto a0 = hn::Zero(d), a1 = hn::Zero(d);
-      int64_t i = 0;
-      for (; i + 2 * nl <= size; i += 2 * nl) {
-        const auto x0 = hn::Sub(hn::LoadU(d, p + i), m), x1 = hn::Sub(hn::LoadU(d, p + i + nl), m);
-        a0 = hn::MulAdd(x0, x0, a0);
-        a1 = hn::MulAdd(x1, x1, a1);
-      }
-      double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
-      for (; i < size; ++i) s += (static_cast<double>(p[i]) - mu) * (static_cast<double>(p[i]) - mu);
-      return s;
-    });
-  } else {
-    double s = 0;
-    for (int64_t i = 0; i < size; ++i) s += (static_cast<double>(p[i]) - mu) * (static_cast<double>(p[i]) - mu);
-    return s;
-  }
-}
-
-// {sum(g), sum(g * (x - mu))} over one plane.
-template <typename T>
-std::pair<double, double> plane_grad_sums(const T* g, const T* x, int64_t size, double mu) {
-  if constexpr (std::is_same_v<T, float>) {
-    return with_plane_tag(size, [&](auto d) {
-      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-      const auto m = hn::Set(d, static_cast<float>(mu));
-      auto sg = hn::Zero(d), sgx = hn::Zero(d);
-      int64_t i = 0;
-      for (; i + nl <= size; i += nl) {
-        const auto gv = hn::LoadU(d, g + i);
-        sg = hn::Add(sg, gv);
-        sgx = hn::MulAdd(gv, hn::Sub(hn::LoadU(d, x + i), m), sgx);
-      }
-      double a = hn::GetLane(hn::SumOfLanes(d, sg)), b = hn::GetLane(hn::SumOfLanes(d, sgx));
-      for (; i < size; ++i) {
-        a += g[i];
-        b += static_cast<double>(g[i]) * (static_cast<double>(x[i]) - mu);
-      }
-      return std::pair<double, double>{a, b};
-    });
-  } else {
-    double a = 0, b = 0;
-    for (int64_t i = 0; i < size; ++i) {
-      a += static_cast<double>(g[i]);
-      b += static_cast<double>(g[i]) * (static_cast<double>(x[i]) - mu);
-    }
-    return std::pair<double, double>{a, b};
-  }
-}
-
-// {sum((x - mu)^2), sum(g), sum(g * (x - mu))} over one plane: BatchNormalizationGrad's
-// variance and gradient sums in one sweep (both need only the mean).
-template <typename T>
-std::array<double, 3> plane_sq_dev_grad_sums(const T* g, const T* x, int64_t size, double mu) {
-  if constexpr (std::is_same_v<T, float>) {
-    return with_plane_tag(size, [&](auto d) {
-      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-      const auto m = hn::Set(d, static_cast<float>(mu));
-      auto sq = hn::Zero(d), sg = hn::Zero(d), sgx = hn::Zero(d);
-      int64_t i = 0;
-      for (; i + nl <= size; i += nl) {
-        const auto gv = hn::LoadU(d, g + i), xm = hn::Sub(hn::LoadU(d, x + i), m);
-        sq = hn::MulAdd(xm, xm, sq);
-        sg = hn::Add(sg, gv);
-        sgx = hn::MulAdd(gv, xm, sgx);
-      }
-      std::array<double, 3> r = {hn::GetLane(hn::SumOfLanes(d, sq)), hn::GetLane(hn::SumOfLanes(d, sg)),
-                                 hn::GetLane(hn::SumOfLanes(d, sgx))};
-      for (; i < size; ++i) {
-        const double xm = static_cast<double>(x[i]) - mu;
-        r[0] += xm * xm;
-        r[1] += g[i];
-        r[2] += static_cast<double>(g[i]) * xm;
-      }
-      return r;
-    });
-  } else {
-    std::array<double, 3> r = {0, 0, 0};
-    for (int64_t i = 0; i < size; ++i) {
-      const double xm = static_cast<double>(x[i]) - mu;
-      r[0] += xm * xm;
-      r[1] += static_cast<double>(g[i]);
-      r[2] += static_cast<double>(g[i]) * xm;
-    }
-    return r;
-  }
-}
-
-// out = a * u + b * v + k over one plane (v may be null: out = a * u + k).
-template <typename T>
-void plane_affine2(T* out, const T* u, const T* v, int64_t size, T a, T b, T k) {
-  int64_t i = 0;
-  if constexpr (std::is_same_v<T, float>) {
-    i = with_plane_tag(size, [&](auto d) {
-      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-      const auto av = hn::Set(d, a), bv = hn::Set(d, b), kv = hn::Set(d, k);
-      int64_t j = 0;
-      if (v) {
-        for (; j + nl <= size; j += nl)
-          hn::StoreU(hn::MulAdd(av, hn::LoadU(d, u + j), hn::MulAdd(bv, hn::LoadU(d, v + j), kv)), d, out + j);
-      } else {
-        for (; j + nl <= size; j += nl) hn::StoreU(hn::MulAdd(av, hn::LoadU(d, u + j), kv), d, out + j);
-      }
-      return j;
-    });
-  }
-  for (; i < size; ++i) out[i] = a * u[i] + (v ? b * v[i] : T(0)) + k;
 }
 
 template <typename T>
@@ -235,7 +84,24 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
     TSR_ASSIGN_OR_RETURN(const Scratch<double> bm, Scratch<double>::filled(ctx, static_cast<size_t>(c), 0.0));
     TSR_ASSIGN_OR_RETURN(const Scratch<double> bv, Scratch<double>::filled(ctx, static_cast<size_t>(c), 0.0));
     const double cnt = static_cast<double>(n * size);
+    // Small f32 planes: whole-batch sweeps over each image's channel block (norm_planes-inl.h).
+    const bool small = std::is_same_v<T, float> && small_planes(size) && cnt > 0;
+    TSR_ASSIGN_OR_RETURN(const Scratch<float> sbuf, Scratch<float>::make(ctx, small ? static_cast<size_t>(4 * c * size) : 0));
     ctx.pool().parallel_for(c, 1, [&](int64_t c0, int64_t c1) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (small) {
+          float* buf = sbuf.data() + 4 * c0 * size;
+          small_sums(px, n, c, size, c0, c1, buf, bm.data());
+          for (int64_t ch = c0; ch < c1; ++ch) bm[static_cast<size_t>(ch)] /= cnt;
+          small_dev_sums(px, nullptr, n, c, size, c0, c1, bm.data(), buf, bv.data(), nullptr, nullptr);
+          for (int64_t ch = c0; ch < c1; ++ch) {
+            bv[static_cast<size_t>(ch)] /= cnt;
+            set_affine(ch, bm[static_cast<size_t>(ch)], bv[static_cast<size_t>(ch)]);
+          }
+          small_affine(py, px, static_cast<const float*>(nullptr), n, c, size, c0, c1, mul, static_cast<const float*>(nullptr), add, buf);
+          return;
+        }
+      }
       for (int64_t ch = c0; ch < c1; ++ch) {
         double s = 0, s2 = 0;
         for (int64_t b = 0; b < n; ++b) s += plane_sum(px + (b * c + ch) * size, size);
@@ -292,7 +158,35 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
   const T* pg = dy.data<T>();
   T* pdx = dx->mut_data<T>();
   const double cnt = static_cast<double>(n * size);
+  // Small f32 planes: whole-batch sweeps over each image's channel block (norm_planes-inl.h);
+  // the per-channel coefficients go through coef [3, c].
+  const bool small = std::is_same_v<T, float> && small_planes(size) && cnt > 0;
+  TSR_ASSIGN_OR_RETURN(const Scratch<float> sbuf, Scratch<float>::make(ctx, small ? static_cast<size_t>(4 * c * size) : 0));
+  TSR_ASSIGN_OR_RETURN(const Scratch<T> coef, Scratch<T>::make(ctx, small ? static_cast<size_t>(3 * c) : 0));
   ctx.pool().parallel_for(c, 1, [&](int64_t c0, int64_t c1) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (small) {
+        float* buf = sbuf.data() + 4 * c0 * size;
+        if (training) {
+          small_sums(px, n, c, size, c0, c1, buf, mean.data());
+          for (int64_t ch = c0; ch < c1; ++ch) mean[static_cast<size_t>(ch)] /= cnt;
+        }
+        small_dev_sums(px, pg, n, c, size, c0, c1, mean.data(), buf, training ? var.data() : nullptr, sum_dy.data(),
+                       sum_dy_xhat.data());
+        for (int64_t ch = c0; ch < c1; ++ch) {
+          const auto cu = static_cast<size_t>(ch);
+          if (training) var[cu] /= cnt;
+          const double inv = 1.0 / std::sqrt(var[cu] + eps), sg = sum_dy[cu], sgx = sum_dy_xhat[cu] * inv;
+          sum_dy_xhat[cu] = sgx;
+          const double a = scale[cu] * inv, bx = training ? -a * inv * sgx / cnt : 0.0, k = training ? -a * sg / cnt : 0.0;
+          coef[cu] = static_cast<T>(a);
+          coef[static_cast<size_t>(c) + cu] = static_cast<T>(bx);
+          coef[static_cast<size_t>(2 * c) + cu] = static_cast<T>(k - bx * mean[cu]);
+        }
+        small_affine(pdx, pg, px, n, c, size, c0, c1, coef.data(), coef.data() + c, coef.data() + 2 * c, buf);
+        return;
+      }
+    }
     for (int64_t ch = c0; ch < c1; ++ch) {
       const auto cu = static_cast<size_t>(ch);
       double sg = 0, sgx = 0;
