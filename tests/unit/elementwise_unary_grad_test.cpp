@@ -58,6 +58,9 @@ TSR_GRAD_CASES(elementwise_unary) {
       f32_case("Gelu", "none [17]", uniform({17}, 21, -3, 3)),
       f32_case("Gelu", "tanh [17]", uniform({17}, 22, -3, 3), {Attribute::make_string("approximate", "tanh")}),
       {"Clip", "min and max fixed", {x(clip_x), fixed(scalar_f64(-0.5)), fixed(scalar_f64(0.5))}},
+      // ReLU6 as training runs it (f32, fixed bounds: the fused ClipGrad), odd length, both flat parts.
+      {"Clip", "f32 ReLU6 [37] fixed bounds", {x(as_f32(uniform({37}, 23, -2, 8))), fixed(as_f32(scalar_f64(0))),
+                                              fixed(as_f32(scalar_f64(6)))}, {}, 1, 2e-3, 1e-2, 1e-2},
       {"Clip", "min and max differentiated", {x(clip_x), x(scalar_f64(-0.5)), x(scalar_f64(0.5))}},
       {"Clip", "min only ([1])", {x(clip_x), x(Tensor::from<double>({1}, {-0.3}))}},
       {"Clip", "max only (min omitted)", {x(clip_x), omitted(), x(scalar_f64(0.3))}},

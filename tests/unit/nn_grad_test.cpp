@@ -124,6 +124,19 @@ TEST_CASE("conv and pool gradients in float32 on 3 threads match float64", "[gra
   all.push_back({"Conv", "MobileNet depthwise batch 6 stride 2",
                  {x(uniform({6, 8, 17, 17}, 111)), x(uniform({8, 1, 3, 3}, 112))},
                  {int1("group", 8), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});
+  // The f32 polyphase depthwise kernels (depthwise_grad.h) against the f64 direct loops: planes
+  // longer than a block of vectors, 7 channels over 3 threads, TF-style pads, 5x5 stride 2, stride
+  // 2 with dilation 2 (every tap in phase 0), a 2x1 output.
+  all.push_back({"Conv", "depthwise 3x3 33x35 pads 1", {x(uniform({2, 7, 33, 35}, 113)), x(uniform({7, 1, 3, 3}, 114))},
+                 {int1("group", 7), ints("pads", {1, 1, 1, 1})}});
+  all.push_back({"Conv", "depthwise 3x3 stride 2 pads 0,0,1,1", {x(uniform({3, 7, 16, 14}, 115)), x(uniform({7, 1, 3, 3}, 116))},
+                 {int1("group", 7), ints("strides", {2, 2}), ints("pads", {0, 0, 1, 1})}});
+  all.push_back({"Conv", "depthwise 5x5 stride 2 pads 2", {x(uniform({2, 5, 19, 12}, 117)), x(uniform({5, 1, 5, 5}, 118))},
+                 {int1("group", 5), ints("strides", {2, 2}), ints("pads", {2, 2, 2, 2})}});
+  all.push_back({"Conv", "depthwise 3x3 stride 2 dilation 2", {x(uniform({1, 3, 11, 9}, 119)), x(uniform({3, 1, 3, 3}, 120))},
+                 {int1("group", 3), ints("strides", {2, 2}), ints("dilations", {2, 2}), ints("pads", {1, 2, 2, 1})}});
+  all.push_back({"Conv", "depthwise 3x3 stride 2 to 2x1", {x(uniform({4, 6, 3, 2}, 121)), x(uniform({6, 1, 3, 3}, 122))},
+                 {int1("group", 6), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});
   all.push_back({"Conv", "batch 1 (threads inside the GEMMs)",
                  {x(uniform({1, 4, 9, 9}, 83)), x(uniform({8, 4, 3, 3}, 84))}, {ints("pads", {1, 1, 1, 1})}});
   for (const Case& c : all) {

@@ -104,6 +104,17 @@ TEST_CASE("BatchNormalization and its gradient in float32 (vector planes) on 3 t
       {"BatchNormalization", "inference [2,5,11,3]", {x(uniform({2, 5, 11, 3}, 75)), x(s5), x(b5), x(m5), x(v5)}},
       {"BatchNormalization", "training [7,5] (N only)", {x(uniform({7, 5}, 76)), x(s5), x(b5), fixed(m5), fixed(v5)},
        {training()}},
+      // Planes under two full vectors take narrower ones (MobileNet's small layers): 16 (8 lanes),
+      // 9 (4 lanes + 1), 6 (2 lanes), 3 (1 lane), 20 (8 lanes + 4).
+      {"BatchNormalization", "training [4,5,4,4]", {x(uniform({4, 5, 4, 4}, 77, -2, 3)), x(s5), x(b5), fixed(m5), fixed(v5)},
+       {training()}},
+      {"BatchNormalization", "training [3,5,3,3]", {x(uniform({3, 5, 3, 3}, 78)), x(s5), x(b5), fixed(m5), fixed(v5)},
+       {training()}},
+      {"BatchNormalization", "training [6,5,2,3]", {x(uniform({6, 5, 2, 3}, 79)), x(s5), x(b5), fixed(m5), fixed(v5)},
+       {training()}},
+      {"BatchNormalization", "training [5,5,3]", {x(uniform({5, 5, 3}, 80)), x(s5), x(b5), fixed(m5), fixed(v5)},
+       {training()}},
+      {"BatchNormalization", "inference [2,5,4,5]", {x(uniform({2, 5, 4, 5}, 81)), x(s5), x(b5), x(m5), x(v5)}},
   };
   for (const Case& c : cases) {
     INFO(c.label);

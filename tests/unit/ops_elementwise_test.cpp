@@ -524,3 +524,24 @@ TEST_CASE("elementwise inference: dynamic dims, dtype errors, broadcast errors n
                     {ir::Attribute::make_string("direction", "UP")});
   CHECK_FALSE(shift_bad.infer_status.ok());
 }
+
+TEST_CASE("ClipGrad (ReLU6's gradient) passes dY at the bounds and at NaN, zero outside, as Clip's masks") {
+  // 37 values (vector body + tail): below min, at min, inside, at max, above max, NaN, -0.
+  const std::vector<float> pattern = {-1.0f, 0.0f, 0.5f, 6.0f, 6.5f, NAN_F, -0.0f, 3.0f, -INF, INF};
+  std::vector<float> xv, dyv, expect;
+  for (int i = 0; i < 37; ++i) {
+    const float x = pattern[static_cast<size_t>(i) % pattern.size()], dy = 0.25f * static_cast<float>(i + 1);
+    xv.push_back(x);
+    dyv.push_back(dy);
+    expect.push_back(x < 0.0f || x > 6.0f ? 0.0f : dy);  // NaN compares false: dY passes
+  }
+  const Tensor lo = Tensor::from<float>({}, {0.0f}), hi = Tensor::from<float>({}, {6.0f});
+  check_f32(run_ok("ClipGrad", {f32({37}, dyv), f32({37}, xv), lo, hi}), expect, 0);
+  // f64 takes the scalar path.
+  const Tensor d = run_ok("ClipGrad", {Tensor::from<double>({3}, {1, 2, 3}), Tensor::from<double>({3}, {-1, 0, 7}),
+                                       Tensor::from<double>({}, {0}), Tensor::from<double>({}, {6})});
+  CHECK(values<double>(d) == std::vector<double>{0, 2, 0});
+  // Shapes of dY and X must agree; min and max are scalars.
+  CHECK(OneNode("ClipGrad", {f32({2}, {1, 2}), f32({3}, {1, 2, 3}), lo, hi}).infer_status.ok() == false);
+  CHECK(OneNode("ClipGrad", {f32({2}, {1, 2}), f32({2}, {1, 2}), f32({2}, {0, 0}), hi}).infer_status.ok() == false);
+}

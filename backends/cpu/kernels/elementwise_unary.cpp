@@ -1,4 +1,4 @@
-// CPU kernels: unary math, activations, Clip, Gelu and GeluGrad. f32 Relu/LeakyRelu/Sigmoid/
+// CPU kernels: unary math, activations, Clip and ClipGrad, Gelu and GeluGrad. f32 Relu/LeakyRelu/Sigmoid/
 // HardSigmoid/HardSwish/Tanh/Exp/Clip, tanh-approximate Gelu/GeluGrad (and Abs/Neg/Sqrt) run on
 // Highway vectors (exact Gelu with a polynomial erf, gelu-inl.h); other dtypes/ops use scalar loops.
 // Compiled once per SIMD target (hwy/foreach_target.h); register_elementwise_unary_kernels registers the
@@ -318,6 +318,41 @@ Status clip_kernel(exec::KernelContext& ctx) {
   return st;
 }
 
+// ClipGrad(dY, X, min, max): dY where min <= X <= max (or X is NaN), else 0.
+template <typename T>
+struct ClipGradOp {
+  using C = Compute<T>;
+  static constexpr bool kVecF32 = true;
+  C lo, hi;
+  C operator()(C dy, C x) const { return x < lo || x > hi ? C(0) : dy; }
+  template <class D, class V> V vec(D d, V dy, V x) const {
+    return hn::IfThenZeroElse(hn::Or(hn::Lt(x, hn::Set(d, lo)), hn::Gt(x, hn::Set(d, hi))), dy);
+  }
+};
+
+template <DTypeMask kSel>
+Status clip_grad_kernel(exec::KernelContext& ctx) {
+  const Tensor& dy = *ctx.input(0);
+  const Tensor& x = *ctx.input(1);
+  if (dy.shape() != x.shape()) return ctx.error("dY ", shape_str(dy.shape()), " and X ", shape_str(x.shape()), " differ");
+  for (size_t i = 2; i < 4; ++i)
+    if (ctx.input(i)->numel() != 1)
+      return ctx.error("input[", i, "] must be a scalar, got shape ", shape_str(ctx.input(i)->shape()));
+  TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
+  Status st = ok_status();
+  bool dispatched = false;
+  dispatch_dtype<kSel>(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (FloatOnly::supports<T>()) {
+      dispatched = true;
+      const ClipGradOp<T> op{load_elem(ctx.input(2)->data<T>()[0]), load_elem(ctx.input(3)->data<T>()[0])};
+      st = binary_apply<ClipGradOp<T>, T, T>(op, dy, x, *out, ctx.pool());
+    }
+  });
+  if (!dispatched) return dtype_error<kSel>(ctx, x.dtype());
+  return st;
+}
+
 }  // namespace
 
 void register_elementwise_unary_target(KernelRegistry& r) {
@@ -370,6 +405,7 @@ void register_elementwise_unary_target(KernelRegistry& r) {
   TSR_IF_SELECTED("Clip") r.add_fn("Clip", num, &clip_kernel<kSel>);
   TSR_IF_SELECTED("Gelu") r.add_fn("Gelu", flt, &gelu_kernel<kSel>);
   TSR_IF_SELECTED("GeluGrad") r.add_fn("GeluGrad", flt, &gelu_grad_kernel<kSel>);
+  TSR_IF_SELECTED("ClipGrad") r.add_fn("ClipGrad", flt, &clip_grad_kernel<kSel>);
 }
 
 }  // namespace HWY_NAMESPACE

@@ -8,11 +8,13 @@
 // weight gradient into a per-thread partial sum); a single image uses the pool inside instead.
 // f32 runs on the packed SGEMM, f64 on the reference GEMM.
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 #include <cstring>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/depthwise_grad.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/matmul.h"
 #include "backends/cpu/kernels/scratch.h"
@@ -121,9 +123,9 @@ const T* gather_dy(const T* dy, const ConvGeom& g, int64_t gi, int64_t n0, int64
 
 // Depthwise convs (one input and one output channel per group, MobileNet's 3x3 layers) skip the
 // GEMM, whose [9 x 1] products per group cost more in call and packing overhead than the
-// arithmetic: both gradients walk the window directly, one (kd, kh, kw, od, oh) row of outputs at
-// a time over the output columns whose input column lies inside the image (contiguous loops the
-// compiler vectorizes at stride 1).
+// arithmetic. f32 2-D windows run the vectorized polyphase kernels of depthwise_grad.h; the rest
+// (f64, 3-D) walk the window directly here, one (kd, kh, kw, od, oh) row of outputs at a time
+// over the output columns whose input column lies inside the image.
 
 // Outputs [lo, hi) along one dim whose input o * s - pb + koff lies in [0, in).
 inline std::pair<int64_t, int64_t> valid_outputs(int64_t out, int64_t in, int64_t s, int64_t pb, int64_t koff) {
@@ -226,6 +228,18 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor * dx, ctx.alloc_output(0));
   TSR_ASSIGN_OR_RETURN(const ConvGeom g, conv_geom(ctx, dx->shape(), wt.shape()));
   T* pdx = dx->mut_data<T>();
+  const bool depthwise = g.cg == 1 && g.mg == 1 && g.group > 1;
+  DepthwisePlan plan;
+  if constexpr (std::is_same_v<T, float>) {
+    if (depthwise && dy.numel() > 0 && dx->numel() > 0 && make_depthwise_plan(g.w, &plan)) {
+      // Writes every element of dX: no zero fill.
+      TSR_ASSIGN_OR_RETURN(const SlotScratch<float> bufs, SlotScratch<float>::make(ctx, plan.input_scratch()));
+      ctx.pool().parallel_for_slots(g.n_batch * g.c, 1, [&](int slot, int64_t p0, int64_t p1) {
+        depthwise_grad_input_planes(plan, dy.data<float>(), wt.data<float>(), pdx, p0, p1, g.c, bufs.slot(slot));
+      });
+      return ok_status();
+    }
+  }
   std::fill(pdx, pdx + dx->numel(), T(0));
   if (dx->numel() == 0 || dy.numel() == 0) return ok_status();
   const Window3& w = g.w;
@@ -233,7 +247,7 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
   const T* pdy = dy.data<T>();
   const T* pw = wt.data<T>();
   ThreadPool& pool = ctx.pool();
-  if (g.cg == 1 && g.mg == 1 && g.group > 1) {
+  if (depthwise) {
     depthwise_grad_input<T>(g, pdy, pw, pdx, pool);
     return ok_status();
   }
@@ -296,7 +310,19 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
   const T* px = x.data<T>();
   const T* pdy = dy.data<T>();
   ThreadPool& pool = ctx.pool();
-  if (g.cg == 1 && g.mg == 1 && g.group > 1) return depthwise_grad_weight<T>(ctx, g, px, pdy, pdw);
+  if (g.cg == 1 && g.mg == 1 && g.group > 1) {
+    DepthwisePlan plan;
+    if constexpr (std::is_same_v<T, float>) {
+      if (make_depthwise_plan(w, &plan)) {
+        TSR_ASSIGN_OR_RETURN(const SlotScratch<float> bufs, SlotScratch<float>::make(ctx, plan.weight_scratch()));
+        pool.parallel_for_slots(g.c, 1, [&](int slot, int64_t c0, int64_t c1) {
+          depthwise_grad_weight_channels(plan, px, pdy, pdw, c0, c1, g.n_batch, g.c, bufs.slot(slot));
+        });
+        return ok_status();
+      }
+    }
+    return depthwise_grad_weight<T>(ctx, g, px, pdy, pdw);
+  }
   const int64_t chunks = batch_chunks(pool, g.n_batch);
   const int64_t per_gemm = images_per_gemm(g);
   const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);

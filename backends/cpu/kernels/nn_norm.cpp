@@ -11,6 +11,7 @@
 #include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -19,6 +20,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/scratch.h"
+#include "backends/cpu/kernels/norm_planes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -27,6 +29,7 @@ namespace HWY_NAMESPACE {
 namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
+using namespace norm_planes;  // NOLINT: the plane sweeps of norm_planes-inl.h
 
 // Writes v into element i of a float tensor of any float dtype the OpDefs allow.
 void store_f(Tensor* t, int64_t i, double v) {
@@ -46,103 +49,6 @@ Expected<Scratch<double>> to_f64(exec::KernelContext& ctx, const Tensor& t) {
   return v;
 }
 
-// Per-plane sweeps of the BatchNormalization kernels. f32 planes run on Highway vectors (lane
-// sums in f32 over one plane, at most a few thousand elements; planes add up in double), f64
-// planes on the scalar loops. Two passes (mean, then squared deviations) as the reference: no
-// E[x^2] - E[x]^2 cancellation.
-template <typename T>
-double plane_sum(const T* p, int64_t size) {
-  if constexpr (std::is_same_v<T, float>) {
-    const hn::ScalableTag<float> d;
-    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d);
-    int64_t i = 0;
-    for (; i + 2 * nl <= size; i += 2 * nl) {
-      a0 = hn::Add(a0, hn::LoadU(d, p + i));
-      a1 = hn::Add(a1, hn::LoadU(d, p + i + nl));
-    }
-    double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
-    for (; i < size; ++i) s += p[i];
-    return s;
-  } else {
-    double s = 0;
-    for (int64_t i = 0; i < size; ++i) s += static_cast<double>(p[i]);
-    return s;
-  }
-}
-
-// sum((p - mu)^2) over one plane.
-template <typename T>
-double plane_sq_dev(const T* p, int64_t size, double mu) {
-  if constexpr (std::is_same_v<T, float>) {
-    const hn::ScalableTag<float> d;
-    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-    const auto m = hn::Set(d, static_cast<float>(mu));
-    auto a0 = hn::Zero(d), a1 = hn::Zero(d);
-    int64_t i = 0;
-    for (; i + 2 * nl <= size; i += 2 * nl) {
-      const auto x0 = hn::Sub(hn::LoadU(d, p + i), m), x1 = hn::Sub(hn::LoadU(d, p + i + nl), m);
-      a0 = hn::MulAdd(x0, x0, a0);
-      a1 = hn::MulAdd(x1, x1, a1);
-    }
-    double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
-    for (; i < size; ++i) s += (static_cast<double>(p[i]) - mu) * (static_cast<double>(p[i]) - mu);
-    return s;
-  } else {
-    double s = 0;
-    for (int64_t i = 0; i < size; ++i) s += (static_cast<double>(p[i]) - mu) * (static_cast<double>(p[i]) - mu);
-    return s;
-  }
-}
-
-// {sum(g), sum(g * (x - mu))} over one plane.
-template <typename T>
-std::pair<double, double> plane_grad_sums(const T* g, const T* x, int64_t size, double mu) {
-  if constexpr (std::is_same_v<T, float>) {
-    const hn::ScalableTag<float> d;
-    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-    const auto m = hn::Set(d, static_cast<float>(mu));
-    auto sg = hn::Zero(d), sgx = hn::Zero(d);
-    int64_t i = 0;
-    for (; i + nl <= size; i += nl) {
-      const auto gv = hn::LoadU(d, g + i);
-      sg = hn::Add(sg, gv);
-      sgx = hn::MulAdd(gv, hn::Sub(hn::LoadU(d, x + i), m), sgx);
-    }
-    double a = hn::GetLane(hn::SumOfLanes(d, sg)), b = hn::GetLane(hn::SumOfLanes(d, sgx));
-    for (; i < size; ++i) {
-      a += g[i];
-      b += static_cast<double>(g[i]) * (static_cast<double>(x[i]) - mu);
-    }
-    return {a, b};
-  } else {
-    double a = 0, b = 0;
-    for (int64_t i = 0; i < size; ++i) {
-      a += static_cast<double>(g[i]);
-      b += static_cast<double>(g[i]) * (static_cast<double>(x[i]) - mu);
-    }
-    return {a, b};
-  }
-}
-
-// out = a * u + b * v + k over one plane (v may be null: out = a * u + k).
-template <typename T>
-void plane_affine2(T* out, const T* u, const T* v, int64_t size, T a, T b, T k) {
-  int64_t i = 0;
-  if constexpr (std::is_same_v<T, float>) {
-    const hn::ScalableTag<float> d;
-    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-    const auto av = hn::Set(d, a), bv = hn::Set(d, b), kv = hn::Set(d, k);
-    if (v) {
-      for (; i + nl <= size; i += nl)
-        hn::StoreU(hn::MulAdd(av, hn::LoadU(d, u + i), hn::MulAdd(bv, hn::LoadU(d, v + i), kv)), d, out + i);
-    } else {
-      for (; i + nl <= size; i += nl) hn::StoreU(hn::MulAdd(av, hn::LoadU(d, u + i), kv), d, out + i);
-    }
-  }
-  for (; i < size; ++i) out[i] = a * u[i] + (v ? b * v[i] : T(0)) + k;
-}
-
 template <typename T>
 Status batch_norm_typed(exec::KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
@@ -160,16 +66,17 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Scratch<T> ab, Scratch<T>::make(ctx, static_cast<size_t>(2 * c)));
   T* mul = ab.data();
   T* add = mul + c;
-  const auto set_affine = [&](auto mean_of, auto var_of) {
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const double inv = 1.0 / std::sqrt(var_of(ch) + eps), sc = scale.scalar_f64(ch);
-      mul[ch] = static_cast<T>(sc * inv);
-      add[ch] = static_cast<T>(bias.scalar_f64(ch) - mean_of(ch) * sc * inv);
-    }
+  const auto set_affine = [&](int64_t ch, double mean, double var) {
+    const double inv = 1.0 / std::sqrt(var + eps), sc = scale.scalar_f64(ch);
+    mul[ch] = static_cast<T>(sc * inv);
+    add[ch] = static_cast<T>(bias.scalar_f64(ch) - mean * sc * inv);
   };
   if (!training) {
-    set_affine([&](int64_t ch) { return ctx.input(3)->scalar_f64(ch); },
-               [&](int64_t ch) { return ctx.input(4)->scalar_f64(ch); });
+    for (int64_t ch = 0; ch < c; ++ch) set_affine(ch, ctx.input(3)->scalar_f64(ch), ctx.input(4)->scalar_f64(ch));
+    ctx.pool().parallel_for(planes, 4, [&](int64_t p0, int64_t p1) {
+      for (int64_t p = p0; p < p1; ++p)
+        plane_affine2<T>(py + p * size, px + p * size, nullptr, size, mul[p % c], T(0), add[p % c]);
+    });
   } else {
     TSR_ASSIGN_OR_RETURN(const Scratch<double> mean, to_f64(ctx, *ctx.input(3)));
     TSR_ASSIGN_OR_RETURN(const Scratch<double> var, to_f64(ctx, *ctx.input(4)));
@@ -177,7 +84,24 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
     TSR_ASSIGN_OR_RETURN(const Scratch<double> bm, Scratch<double>::filled(ctx, static_cast<size_t>(c), 0.0));
     TSR_ASSIGN_OR_RETURN(const Scratch<double> bv, Scratch<double>::filled(ctx, static_cast<size_t>(c), 0.0));
     const double cnt = static_cast<double>(n * size);
+    // Small f32 planes: whole-batch sweeps over each image's channel block (norm_planes-inl.h).
+    const bool small = std::is_same_v<T, float> && small_planes(size) && cnt > 0;
+    TSR_ASSIGN_OR_RETURN(const Scratch<float> sbuf, Scratch<float>::make(ctx, small ? static_cast<size_t>(4 * c * size) : 0));
     ctx.pool().parallel_for(c, 1, [&](int64_t c0, int64_t c1) {
+      if constexpr (std::is_same_v<T, float>) {
+        if (small) {
+          float* buf = sbuf.data() + 4 * c0 * size;
+          small_sums(px, n, c, size, c0, c1, buf, bm.data());
+          for (int64_t ch = c0; ch < c1; ++ch) bm[static_cast<size_t>(ch)] /= cnt;
+          small_dev_sums(px, nullptr, n, c, size, c0, c1, bm.data(), buf, bv.data(), nullptr, nullptr);
+          for (int64_t ch = c0; ch < c1; ++ch) {
+            bv[static_cast<size_t>(ch)] /= cnt;
+            set_affine(ch, bm[static_cast<size_t>(ch)], bv[static_cast<size_t>(ch)]);
+          }
+          small_affine(py, px, static_cast<const float*>(nullptr), n, c, size, c0, c1, mul, static_cast<const float*>(nullptr), add, buf);
+          return;
+        }
+      }
       for (int64_t ch = c0; ch < c1; ++ch) {
         double s = 0, s2 = 0;
         for (int64_t b = 0; b < n; ++b) s += plane_sum(px + (b * c + ch) * size, size);
@@ -185,6 +109,12 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
         for (int64_t b = 0; b < n; ++b) s2 += plane_sq_dev(px + (b * c + ch) * size, size, mu);
         bm[static_cast<size_t>(ch)] = mu;
         bv[static_cast<size_t>(ch)] = cnt > 0 ? s2 / cnt : 0.0;
+        // Y of this channel while its planes are still in cache (Y may be X: in place).
+        set_affine(ch, mu, bv[static_cast<size_t>(ch)]);
+        for (int64_t b = 0; b < n; ++b) {
+          const int64_t off = (b * c + ch) * size;
+          plane_affine2<T>(py + off, px + off, nullptr, size, mul[ch], T(0), add[ch]);
+        }
       }
     });
     for (size_t k = 1; k < 3 && k < ctx.num_outputs(); ++k) {
@@ -195,14 +125,7 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
       for (int64_t ch = 0; ch < c; ++ch)
         store_f(o, ch, run[static_cast<size_t>(ch)] * momentum + cur[static_cast<size_t>(ch)] * (1 - momentum));
     }
-    set_affine([&](int64_t ch) { return bm[static_cast<size_t>(ch)]; },
-               [&](int64_t ch) { return bv[static_cast<size_t>(ch)]; });
   }
-  ctx.pool().parallel_for(planes, 4, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      plane_affine2<T>(py + p * size, px + p * size, nullptr, size, mul[p % c], T(0), add[p % c]);
-    }
-  });
   return ok_status();
 }
 
@@ -235,24 +158,59 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
   const T* pg = dy.data<T>();
   T* pdx = dx->mut_data<T>();
   const double cnt = static_cast<double>(n * size);
+  // Small f32 planes: whole-batch sweeps over each image's channel block (norm_planes-inl.h);
+  // the per-channel coefficients go through coef [3, c].
+  const bool small = std::is_same_v<T, float> && small_planes(size) && cnt > 0;
+  TSR_ASSIGN_OR_RETURN(const Scratch<float> sbuf, Scratch<float>::make(ctx, small ? static_cast<size_t>(4 * c * size) : 0));
+  TSR_ASSIGN_OR_RETURN(const Scratch<T> coef, Scratch<T>::make(ctx, small ? static_cast<size_t>(3 * c) : 0));
   ctx.pool().parallel_for(c, 1, [&](int64_t c0, int64_t c1) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (small) {
+        float* buf = sbuf.data() + 4 * c0 * size;
+        if (training) {
+          small_sums(px, n, c, size, c0, c1, buf, mean.data());
+          for (int64_t ch = c0; ch < c1; ++ch) mean[static_cast<size_t>(ch)] /= cnt;
+        }
+        small_dev_sums(px, pg, n, c, size, c0, c1, mean.data(), buf, training ? var.data() : nullptr, sum_dy.data(),
+                       sum_dy_xhat.data());
+        for (int64_t ch = c0; ch < c1; ++ch) {
+          const auto cu = static_cast<size_t>(ch);
+          if (training) var[cu] /= cnt;
+          const double inv = 1.0 / std::sqrt(var[cu] + eps), sg = sum_dy[cu], sgx = sum_dy_xhat[cu] * inv;
+          sum_dy_xhat[cu] = sgx;
+          const double a = scale[cu] * inv, bx = training ? -a * inv * sgx / cnt : 0.0, k = training ? -a * sg / cnt : 0.0;
+          coef[cu] = static_cast<T>(a);
+          coef[static_cast<size_t>(c) + cu] = static_cast<T>(bx);
+          coef[static_cast<size_t>(2 * c) + cu] = static_cast<T>(k - bx * mean[cu]);
+        }
+        small_affine(pdx, pg, px, n, c, size, c0, c1, coef.data(), coef.data() + c, coef.data() + 2 * c, buf);
+        return;
+      }
+    }
     for (int64_t ch = c0; ch < c1; ++ch) {
       const auto cu = static_cast<size_t>(ch);
+      double sg = 0, sgx = 0;
       if (training && cnt > 0) {  // biased batch statistics, as the forward kernel
         double s = 0, s2 = 0;
         for (int64_t b = 0; b < n; ++b) s += plane_sum(px + (b * c + ch) * size, size);
         const double mu = s / cnt;
-        for (int64_t b = 0; b < n; ++b) s2 += plane_sq_dev(px + (b * c + ch) * size, size, mu);
+        for (int64_t b = 0; b < n; ++b) {
+          const int64_t off = (b * c + ch) * size;
+          const std::array<double, 3> r = plane_sq_dev_grad_sums(pg + off, px + off, size, mu);
+          s2 += r[0];
+          sg += r[1];
+          sgx += r[2];
+        }
         mean[cu] = mu;
         var[cu] = s2 / cnt;
+      } else {
+        for (int64_t b = 0; b < n; ++b) {
+          const auto [a, bb] = plane_grad_sums(pg + (b * c + ch) * size, px + (b * c + ch) * size, size, mean[cu]);
+          sg += a;
+          sgx += bb;
+        }
       }
       const double mu = mean[cu], inv = 1.0 / std::sqrt(var[cu] + eps);
-      double sg = 0, sgx = 0;
-      for (int64_t b = 0; b < n; ++b) {
-        const auto [a, bb] = plane_grad_sums(pg + (b * c + ch) * size, px + (b * c + ch) * size, size, mu);
-        sg += a;
-        sgx += bb;
-      }
       sgx *= inv;  // sum(dY * xhat)
       sum_dy[cu] = sg;
       sum_dy_xhat[cu] = sgx;

@@ -130,6 +130,34 @@ void register_elementwise_unary_ops(OpRegistry& r) {
     r.add(std::move(d));
   }
 
+  // ClipGrad(dY, X, min, max) -> dX (domain tessera; Clip's VJP for X when both bounds are
+  // given, core/ops/grads/elementwise_unary.cpp): dX = (X < min || X > max) ? 0 : dY, one pass
+  // instead of the compare/logic/Where chain. dY, X: same float dtype and shape (dX too); min,
+  // max: scalars of that dtype. NaN in X passes dY through, as Clip passes NaN.
+  TSR_IF_SELECTED("ClipGrad") {
+    OpDef d;
+    d.name = "ClipGrad";
+    d.domain = "tessera";
+    d.min_inputs = d.max_inputs = 4;
+    d.doc = "dX = (X < min || X > max) ? 0 : dY (the gradient of Clip for X; min and max scalars)";
+    d.infer = [](InferContext& ctx) -> Status {
+      TSR_RETURN_IF_ERROR(check_input_dtype(ctx, 1, float_dtypes()));
+      for (size_t i : {size_t{0}, size_t{2}, size_t{3}}) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, i));
+      const ValueType &dy = ctx.input(0), &x = ctx.input(1);
+      if (dy.fully_known() && x.fully_known() && dy.shape != x.shape)
+        return ctx.arg_error("dY ", shape_str(dy.shape), " and X ", shape_str(x.shape), " must have the same shape");
+      for (size_t i = 2; i < 4; ++i) {
+        const ValueType& t = ctx.input(i);
+        if (t.has_shape && t.fully_known() && shape_numel(t.shape) != 1)
+          return ctx.arg_error("input[", i, "] (", i == 2 ? "min" : "max", ") must be a scalar, got shape ", shape_str(t.shape));
+      }
+      same_shape_output(ctx, 1, 0, ctx.input(1).dtype);
+      return ok_status();
+    };
+    d.inplace = true;  // binary_apply: element i of dX depends only on element i of dY and X
+    r.add(std::move(d));
+  }
+
   TSR_IF_SELECTED("Clip") {
     OpDef clip;
     clip.name = "Clip";

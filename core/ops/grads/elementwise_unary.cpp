@@ -146,15 +146,22 @@ Status clip_grad(GradContext& g) {
   Emitter& e = g.emitter();
   const DType dt = dtype_of(g);
   const Value x = g.input(0), dy = g.grad_output(0);
+  const bool both = g.has_input(1) && g.has_input(2);
+  if (g.wants(0) && both) {
+    // Both bounds (ReLU6): one fused pass, dY where !(X < min) && !(X > max) (ClipGrad).
+    g.set_grad(0, e.emit("ClipGrad", {dy, x, g.input(1), g.input(2)}));
+    if (!g.wants(1) && !g.wants(2)) return ok_status();
+  }
   Value below, above;  // bool masks: where min / max is the output
   if (g.has_input(1)) below = e.emit("Less", {x, g.input(1)});
   if (g.has_input(2)) {
     above = e.emit("Greater", {x, g.input(2)});
     if (below.valid()) above = e.emit("And", {above, e.emit("Not", {below})});
   }
-  Value clipped = below;
-  if (above.valid()) clipped = clipped.valid() ? e.emit("Or", {clipped, above}) : above;
-  if (g.wants(0)) g.set_grad(0, clipped.valid() ? e.emit("Where", {clipped, scalar(e, dt, 0), dy}) : dy);
+  if (g.wants(0) && !both) {
+    const Value clipped = below.valid() ? below : above;
+    g.set_grad(0, clipped.valid() ? e.emit("Where", {clipped, scalar(e, dt, 0), dy}) : dy);
+  }
   if (g.wants(1)) g.set_grad(1, sum_to(e, masked(e, below, dy, dt), g.input(1)));
   if (g.wants(2)) g.set_grad(2, sum_to(e, masked(e, above, dy, dt), g.input(2)));
   return ok_status();

@@ -1,0 +1,254 @@
+// The vectorized f32 depthwise conv gradients of depthwise_grad.h (layout and order there).
+// Compiled once per SIMD target (hwy/foreach_target.h); the entry points dispatch to the best
+// target this CPU supports.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/depthwise_grad.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+
+#include "backends/cpu/kernels/depthwise_grad.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tsr::cpu {
+namespace HWY_NAMESPACE {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// dst[i, n) = src[i, n) in vectors of d's lanes; returns where it stopped.
+template <class D>
+HWY_INLINE int64_t copy_run(D d, float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t i, int64_t n) {
+  const auto L = static_cast<int64_t>(hn::Lanes(d));
+  for (; i + L <= n; i += L) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+  return i;
+}
+
+// dst[0, n) = src[0, n): these rows are 2-32 floats, where a memcpy call (which a scalar tail
+// loop becomes) costs more than the copy; the tail goes in ever narrower vectors.
+HWY_INLINE void copy_row(float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t n) {
+  int64_t i = copy_run(hn::ScalableTag<float>(), dst, src, 0, n);
+  i = copy_run(hn::CappedTag<float, 8>(), dst, src, i, n);
+  i = copy_run(hn::CappedTag<float, 4>(), dst, src, i, n);
+  i = copy_run(hn::CappedTag<float, 2>(), dst, src, i, n);
+  copy_run(hn::CappedTag<float, 1>(), dst, src, i, n);
+}
+
+// Stride 2 along the row: element iw of `row` (n of them) is column iw + o of the padded row,
+// i.e. element (iw + o) / 2 of phase row (iw + o) % 2. ph[b] points at phase b's row.
+// Split (ConvGradWeight's phases from X) and merge (ConvGradInput's dX from its phases).
+void split_row2(const float* HWY_RESTRICT row, int64_t n, int64_t o, float* const ph[2]) {
+  const hn::ScalableTag<float> d;
+  const auto N = static_cast<int64_t>(hn::Lanes(d));
+  float* even = ph[o % 2] + o / 2;            // iw = 2j
+  float* odd = ph[(o + 1) % 2] + (o + 1) / 2;  // iw = 2j + 1
+  int64_t j = 0;
+  for (; 2 * (j + N) <= n; j += N) {
+    hn::Vec<decltype(d)> v0, v1;
+    hn::LoadInterleaved2(d, row + 2 * j, v0, v1);
+    hn::StoreU(v0, d, even + j);
+    hn::StoreU(v1, d, odd + j);
+  }
+  for (int64_t iw = 2 * j; iw < n; ++iw) (iw % 2 ? odd : even)[iw / 2] = row[iw];
+}
+void merge_row2(float* HWY_RESTRICT row, int64_t n, int64_t o, const float* const ph[2]) {
+  const hn::ScalableTag<float> d;
+  const auto N = static_cast<int64_t>(hn::Lanes(d));
+  const float* even = ph[o % 2] + o / 2;
+  const float* odd = ph[(o + 1) % 2] + (o + 1) / 2;
+  int64_t j = 0;
+  for (; 2 * (j + N) <= n; j += N) hn::StoreInterleaved2(hn::LoadU(d, even + j), hn::LoadU(d, odd + j), d, row + 2 * j);
+  for (int64_t iw = 2 * j; iw < n; ++iw) row[iw] = (iw % 2 ? odd : even)[iw / 2];
+}
+
+// Tap (i, j)'s phase index and its offset inside the phase plane of row pitch `pitch`.
+struct Tap {
+  int64_t phase, off;
+};
+Tap tap_of(const DepthwisePlan& p, int64_t i, int64_t j, int64_t pitch) {
+  const int64_t y = i * p.dh, x = j * p.dw;
+  return {(y % p.sh) * p.sw + x % p.sw, (y / p.sh) * pitch + x / p.sw};
+}
+
+// ConvGradInput on planes [p0, p1). Scratch: dyq [dyq_size] (zero margins, written once per
+// call), then sh * sw phase outputs of out_stride floats.
+void grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk, float* dx, int64_t p0, int64_t p1,
+                       int64_t c, float* scratch) {
+  const hn::ScalableTag<float> d;
+  const auto N = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t taps = p.k_size(), in_size = p.h_in * p.w_in, out_size = p.h_out * p.w_out;
+  float* dyq = scratch;
+  float* outs = scratch + p.dyq_size;
+  std::fill(dyq, dyq + p.dyq_size, 0.0f);
+  // Whole vectors (<= hq * wd + kSlack): blocks of 4, then single vectors (small planes).
+  const int64_t len = round_up(p.hq * p.wd, N), len4 = len / (4 * N) * (4 * N);
+  // Per phase, its taps in ascending order: out[i] = sum W[k] * dyq[i + qh * wd + qw - shift_k].
+  int64_t src_off[DepthwisePlan::kMaxTaps], tap_k[DepthwisePlan::kMaxTaps], first[DepthwisePlan::kMaxTaps + 1];
+  int64_t nt = 0;
+  for (int64_t ph = 0; ph < p.sh * p.sw; ++ph) {
+    first[ph] = nt;
+    for (int64_t k = 0; k < taps; ++k) {
+      const Tap t = tap_of(p, k / p.kw, k % p.kw, p.wd);
+      if (t.phase != ph) continue;
+      src_off[nt] = p.qh * p.wd + p.qw - t.off;
+      tap_k[nt++] = k;
+    }
+  }
+  first[p.sh * p.sw] = nt;
+  float wv[DepthwisePlan::kMaxTaps];
+  for (int64_t pl = p0; pl < p1; ++pl) {
+    const float* w = wk + (pl % c) * taps;
+    for (int64_t t = 0; t < nt; ++t) wv[t] = w[tap_k[t]];
+    const float* g = dy + pl * out_size;
+    for (int64_t oh = 0; oh < p.h_out; ++oh) copy_row(dyq + (oh + p.qh) * p.wd + p.qw, g + oh * p.w_out, p.w_out);
+    for (int64_t ph = 0; ph < p.sh * p.sw; ++ph) {
+      float* o = outs + ph * p.out_stride;
+      // Mul then Add (not MulAdd): the rounding of the direct loop these kernels replaced.
+      int64_t i = 0;
+      for (; i < len4; i += 4 * N) {
+        auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+        for (int64_t t = first[ph]; t < first[ph + 1]; ++t) {
+          const float* s = dyq + src_off[t] + i;
+          const auto vw = hn::Set(d, wv[t]);
+          a0 = hn::Add(a0, hn::Mul(vw, hn::LoadU(d, s)));
+          a1 = hn::Add(a1, hn::Mul(vw, hn::LoadU(d, s + N)));
+          a2 = hn::Add(a2, hn::Mul(vw, hn::LoadU(d, s + 2 * N)));
+          a3 = hn::Add(a3, hn::Mul(vw, hn::LoadU(d, s + 3 * N)));
+        }
+        hn::StoreU(a0, d, o + i);
+        hn::StoreU(a1, d, o + i + N);
+        hn::StoreU(a2, d, o + i + 2 * N);
+        hn::StoreU(a3, d, o + i + 3 * N);
+      }
+      for (; i < len; i += N) {
+        auto a0 = hn::Zero(d);
+        for (int64_t t = first[ph]; t < first[ph + 1]; ++t)
+          a0 = hn::Add(a0, hn::Mul(hn::Set(d, wv[t]), hn::LoadU(d, dyq + src_off[t] + i)));
+        hn::StoreU(a0, d, o + i);
+      }
+    }
+    // dX[ih][iw] = phase ((ih + pbh) % sh, (iw + pbw) % sw) at ((ih + pbh) / sh, (iw + pbw) / sw).
+    float* out = dx + pl * in_size;
+    for (int64_t ih = 0; ih < p.h_in; ++ih) {
+      const int64_t y = ih + p.pbh;
+      const float* rows = outs + (y % p.sh) * p.sw * p.out_stride + (y / p.sh) * p.wd;
+      float* orow = out + ih * p.w_in;
+      if (p.sw == 1) {
+        copy_row(orow, rows + p.pbw, p.w_in);
+        continue;
+      }
+      if (p.sw == 2) {
+        const float* const ph[2] = {rows, rows + p.out_stride};
+        merge_row2(orow, p.w_in, p.pbw, ph);
+        continue;
+      }
+      int64_t b = p.pbw % p.sw, cx = p.pbw / p.sw;  // input column iw + pbw = sw * cx + b
+      for (int64_t iw = 0; iw < p.w_in; ++iw) {
+        orow[iw] = rows[b * p.out_stride + cx];
+        if (++b == p.sw) b = 0, ++cx;
+      }
+    }
+  }
+}
+
+// ConvGradWeight on channels [c0, c1). Scratch: sh * sw phase planes of phase_stride floats
+// (zero padding, written once per call), dyp [dyp_size] (zero columns), per-tap lane sums.
+void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* dy, float* dw, int64_t c0, int64_t c1,
+                          int64_t n_batch, int64_t c, float* scratch) {
+  const hn::ScalableTag<float> d;
+  const auto N = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t taps = p.k_size(), in_size = p.h_in * p.w_in, out_size = p.h_out * p.w_out;
+  float* phases = scratch;
+  float* dyp = phases + p.sh * p.sw * p.phase_stride;
+  float* acc = dyp + p.dyp_size;
+  std::fill(phases, acc, 0.0f);
+  // Whole vectors (<= h_out * wq + kSlack): blocks of 4, then single vectors (small planes).
+  const int64_t len = round_up(p.h_out * p.wq, N), len4 = len / (4 * N) * (4 * N);
+  int64_t tap_off[DepthwisePlan::kMaxTaps];
+  for (int64_t k = 0; k < taps; ++k) {
+    const Tap t = tap_of(p, k / p.kw, k % p.kw, p.wq);
+    tap_off[k] = t.phase * p.phase_stride + t.off;
+  }
+  for (int64_t ch = c0; ch < c1; ++ch) {
+    std::fill(acc, acc + taps * N, 0.0f);
+    for (int64_t n = 0; n < n_batch; ++n) {
+      const float* xs = x + (n * c + ch) * in_size;
+      const float* g = dy + (n * c + ch) * out_size;
+      for (int64_t ih = 0; ih < p.h_in; ++ih) {
+        const int64_t y = ih + p.pbh;
+        float* row = phases + (y % p.sh) * p.sw * p.phase_stride + (y / p.sh) * p.wq;
+        const float* xr = xs + ih * p.w_in;
+        if (p.sw == 1) {
+          copy_row(row + p.pbw, xr, p.w_in);
+          continue;
+        }
+        if (p.sw == 2) {
+          float* const ph[2] = {row, row + p.phase_stride};
+          split_row2(xr, p.w_in, p.pbw, ph);
+          continue;
+        }
+        int64_t b = p.pbw % p.sw, cx = p.pbw / p.sw;  // input column iw + pbw = sw * cx + b
+        for (int64_t iw = 0; iw < p.w_in; ++iw) {
+          row[b * p.phase_stride + cx] = xr[iw];
+          if (++b == p.sw) b = 0, ++cx;
+        }
+      }
+      for (int64_t oh = 0; oh < p.h_out; ++oh) copy_row(dyp + oh * p.wq, g + oh * p.w_out, p.w_out);
+      for (int64_t k = 0; k < taps; ++k) {
+        const float* s = phases + tap_off[k];
+        auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+        int64_t i = 0;
+        for (; i < len4; i += 4 * N) {
+          a0 = hn::MulAdd(hn::LoadU(d, s + i), hn::LoadU(d, dyp + i), a0);
+          a1 = hn::MulAdd(hn::LoadU(d, s + i + N), hn::LoadU(d, dyp + i + N), a1);
+          a2 = hn::MulAdd(hn::LoadU(d, s + i + 2 * N), hn::LoadU(d, dyp + i + 2 * N), a2);
+          a3 = hn::MulAdd(hn::LoadU(d, s + i + 3 * N), hn::LoadU(d, dyp + i + 3 * N), a3);
+        }
+        for (; i < len; i += N) a0 = hn::MulAdd(hn::LoadU(d, s + i), hn::LoadU(d, dyp + i), a0);
+        float* ak = acc + k * N;
+        hn::StoreU(hn::Add(hn::LoadU(d, ak), hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))), d, ak);
+      }
+    }
+    for (int64_t k = 0; k < taps; ++k) {
+      double sum = 0;
+      for (int64_t l = 0; l < N; ++l) sum += static_cast<double>(acc[k * N + l]);
+      dw[ch * taps + k] = static_cast<float>(sum);
+    }
+  }
+}
+
+}  // namespace
+
+void depthwise_grad_input_target(const DepthwisePlan& p, const float* dy, const float* wk, float* dx, int64_t p0,
+                                 int64_t p1, int64_t c, float* scratch) {
+  grad_input_planes(p, dy, wk, dx, p0, p1, c, scratch);
+}
+void depthwise_grad_weight_target(const DepthwisePlan& p, const float* x, const float* dy, float* dw, int64_t c0,
+                                  int64_t c1, int64_t n_batch, int64_t c, float* scratch) {
+  grad_weight_channels(p, x, dy, dw, c0, c1, n_batch, c, scratch);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(depthwise_grad_input_target);
+HWY_EXPORT(depthwise_grad_weight_target);
+
+void depthwise_grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk, float* dx, int64_t p0,
+                                 int64_t p1, int64_t c, float* scratch) {
+  HWY_DYNAMIC_DISPATCH(depthwise_grad_input_target)(p, dy, wk, dx, p0, p1, c, scratch);
+}
+void depthwise_grad_weight_channels(const DepthwisePlan& p, const float* x, const float* dy, float* dw, int64_t c0,
+                                    int64_t c1, int64_t n_batch, int64_t c, float* scratch) {
+  HWY_DYNAMIC_DISPATCH(depthwise_grad_weight_target)(p, x, dy, dw, c0, c1, n_batch, c, scratch);
+}
+
+}  // namespace tsr::cpu
+#endif  // HWY_ONCE
