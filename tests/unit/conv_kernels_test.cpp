@@ -236,6 +236,14 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"depthwise 3x3 stride 2, 56 wide", {1, 4, 9, 56}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       {"depthwise 5x5 stride 2, odd width", {2, 3, 14, 29}, {3, 1, 5, 5}, 3, {2, 2}, {1, 1}, {2, 2, 2, 2}, "Silu", false},
       {"depthwise 3x3 stride 2, right pad only", {1, 2, 7, 45}, {2, 1, 3, 3}, 2, {2, 2}, {1, 1}, {0, 0, 1, 1}, "", true},
+      // Rows in 4-, 8- and full-lane vectors, 8 (or 4 x 2 chunks) at a time: heights off those
+      // counts, a second chunk past the row's end (40 wide), small planes of the late stages.
+      {"depthwise 5x5 on 7x7 (8 lanes)", {1, 6, 7, 7}, {6, 1, 5, 5}, 6, {1, 1}, {1, 1}, {2, 2, 2, 2}, "Silu", true},
+      {"depthwise 3x3 on 3 wide (4 lanes)", {1, 3, 11, 3}, {3, 1, 3, 3}, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", true},
+      {"depthwise 3x3 on 14x14", {1, 5, 14, 14}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1}, {1, 1, 1, 1}, "HardSwish", false},
+      {"depthwise 5x5 stride 2, 14x14 -> 7x7", {1, 4, 14, 14}, {4, 1, 5, 5}, 4, {2, 2}, {1, 1}, {2, 2, 2, 2}, "Silu", false},
+      {"depthwise 3x3 on 9x40, dilated", {1, 3, 9, 40}, {3, 1, 3, 3}, 3, {1, 1}, {2, 2}, {2, 2, 2, 2}, "", true},
+      {"depthwise 7x7 stride 2 on 19 x 20", {1, 2, 19, 20}, {2, 1, 7, 7}, 2, {2, 2}, {1, 1}, {3, 3, 3, 3}, "Relu", false},
       // Winograd (3x3 stride 1, >= 8 channels): sgemm_direct and packed GEMMs, dilated phases.
       {"Winograd 16->24", {1, 16, 13, 18}, {24, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       {"Winograd 8->72 (packed)", {1, 8, 9, 22}, {72, 8, 3, 3}, 1, {1, 1}, {1, 1}, {1, 0, 1, 2}, "", false},

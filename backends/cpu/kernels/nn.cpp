@@ -105,9 +105,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
         const T bv = pb ? pb[ch] : T(0);
         depthwise_prepare_band<T>(px + p * in_size, w, geom, 0, w.out[1], plane);
         depthwise_prepared_rows<T>(plane, geom, wk, bv, w, 0, w.out[1], yp);
-        if (pz)
-          for (int64_t i = 0; i < out_size; ++i) yp[i] += pz[p * out_size + i];
-        apply_epilogue(act, yp, out_size);
+        apply_epilogue_rows(act, yp, 1, out_size, out_size, static_cast<const T*>(nullptr),
+                            pz ? pz + p * out_size : nullptr, out_size);
       }
     });
     return ok_status();
