@@ -43,6 +43,13 @@ namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
+// Whether a pointwise conv of `positions` outputs per channel, mg x kg weights per group, runs
+// as a matrix-vector product: a few positions, and K at least M (with few K, squeeze-excitation's
+// second conv, the dot products' horizontal sums cost more than sgemm_direct's waste).
+constexpr bool gemv_conv(int64_t positions, int64_t mg, int64_t kg) {
+  return positions >= 1 && positions <= 8 && kg >= mg;
+}
+
 template <typename T>
 void gemm_any(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
               int64_t ldc, ThreadPool* pool) {
@@ -132,6 +139,24 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   const bool unpadded = w.pb == std::array<int64_t, 3>{0, 0, 0} && w.pe == std::array<int64_t, 3>{0, 0, 0};
   const bool pointwise = w.k_size() == 1 && w.s == std::array<int64_t, 3>{1, 1, 1} && unpadded;
   const int64_t ow = w.out[2], rows = w.out[0] * w.out[1];
+  const int threads = macs < kMinParallelConvMacs ? 1 : pool.num_threads();
+  if constexpr (std::is_same_v<T, float>) {
+    if (!kSizeFirstKernels && pointwise && gemv_conv(out_size, mg, kg)) {
+      // A matrix-vector product or nearly (squeeze-excitation's first 1x1 conv on the pooled
+      // [N, C, 1, 1]): sgemm's dot products along K from the raw weights (conv_weight_forms
+      // prepares no other form for it); sgemm_direct ran along 1-8 columns, one lane of 16 used
+      // (EfficientNet's 1152 -> 48: ~3x the time).
+      for (int64_t n = 0; n < n_batch; ++n)
+        for (int64_t g = 0; g < group; ++g) {
+          const int64_t y0 = (n * m + g * mg) * out_size;
+          sgemm(false, false, mg, out_size, kg, 1.0f, pw + g * mg * kg, kg, px + (n * c + g * cg) * in_size, in_size,
+                0.0f, py + y0, out_size, threads > 1 ? &pool : nullptr);
+          apply_epilogue_rows(act, py + y0, mg, out_size, out_size, pb ? pb + g * mg : nullptr, pz ? pz + y0 : nullptr,
+                              out_size);
+        }
+      return ok_status();
+    }
+  }
   int64_t block = 0, per_image = 0;  // block: columns (pointwise) or output rows (im2col)
   if (pointwise) {
     block = std::min(out_size, std::max<int64_t>(512, (int64_t{1} << 16) / std::max<int64_t>(1, mg)));
@@ -141,7 +166,6 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     block = std::clamp<int64_t>(block, 1, rows);
     per_image = (rows + block - 1) / block;
   }
-  const int threads = macs < kMinParallelConvMacs ? 1 : pool.num_threads();
   if (threads > 1 && n_batch * group * per_image < 4 * int64_t{threads}) {
     // Smaller blocks, so that every thread can take whole ones (>= 4 per thread), as long as a
     // block stays >= 256 output positions wide; threading inside one small GEMM costs more
@@ -324,7 +348,7 @@ WeightForms conv_weight_forms(const exec::KernelInit& init, const Tensor& wt, in
   WeightForms f;
   f.direct = !kSizeFirstKernels && (mg <= kMaxDirectM || kg <= kMaxDirectWideK);
   f.packed = !sgemm_direct_preferred(mg, -1, kg);
-  if (wt.rank() != 4 || !winograd_weights_apply(wt.dim(0), wt.dim(1), wt.dim(2), wt.dim(3), group)) return f;
+  if (wt.rank() != 4) return f;
   const ops::ValueType* xt = init.input_types.empty() ? nullptr : &init.input_types[0];
   Ints in{-1, -1};
   int64_t n = -1;
@@ -335,6 +359,12 @@ WeightForms conv_weight_forms(const exec::KernelInit& init, const Tensor& wt, in
   auto sp = ops::resolve_spatial(init.node, in, Ints{wt.dim(2), wt.dim(3)}, false);
   if (!sp.ok()) return f;  // reported when the node runs
   const Window3 w = window3_of(*sp, in);
+  // A pointwise conv known to take conv_into's matrix-vector path runs from the raw weights.
+  if (!kSizeFirstKernels && w.k_size() == 1 && w.s == std::array<int64_t, 3>{1, 1, 1} &&
+      w.pb == std::array<int64_t, 3>{0, 0, 0} && w.pe == std::array<int64_t, 3>{0, 0, 0} && w.out[1] >= 1 &&
+      w.out[2] >= 1 && gemv_conv(w.out_size(), mg, kg))
+    return {};
+  if (!winograd_weights_apply(wt.dim(0), wt.dim(1), wt.dim(2), wt.dim(3), group)) return f;
   if (w.s[1] != 1 || w.s[2] != 1 || w.d[1] != w.d[2]) return f;
   if (n < 1 || w.out[1] < 1 || w.out[2] < 1) {  // not known until run time: keep every form
     f.winograd = true;
