@@ -264,6 +264,29 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
   });
 }
 
+TEST_CASE("FusedConv Silu epilogue: sigmoid within 5e-7 over [-30, 30], every target") {
+  // A 1x1 conv with weight 1 and bias 0: y = x * sigmoid(x), on 6001 points of [-30, 30] (whole
+  // vectors and a tail), so the rational approximation of sigmoid (2.3e-7) and its reciprocal's
+  // Newton steps (one on x86) show: the error of y is that of sigmoid times |x|.
+  const int64_t n = 6001;
+  std::vector<float> xs(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) xs[static_cast<size_t>(i)] = -30.0f + 0.01f * static_cast<float>(i);
+  const Tensor x = Tensor::from<float>({1, 1, 1, n}, xs);
+  for_targets_and_threads([&](int threads) {
+    OneConvNode one("FusedConv", {ir::Attribute::make_int("group", 1), ir::Attribute::make_string("activation", "Silu")});
+    one.add(x, false);
+    one.add(Tensor::from<float>({1, 1, 1, 1}, {1.0f}), true);
+    one.add(Tensor::from<float>({1}, {0.0f}), true);
+    const Tensor y = one.run(threads);
+    double max_err = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = xs[static_cast<size_t>(i)], want = v / (1 + std::exp(-v));
+      max_err = std::max(max_err, std::fabs(y.data<float>()[i] - want) / std::max(1.0, std::fabs(v)));
+    }
+    CHECK(max_err <= 5e-7);
+  });
+}
+
 TEST_CASE("winograd_pays: Winograd only where its padded tile columns beat im2col's work") {
   auto window = [](int64_t n_out, int64_t dil) {
     cpu::Window3 w;
