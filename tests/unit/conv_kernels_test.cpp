@@ -208,10 +208,12 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"pointwise 96 rows + Silu (packed)", {1, 8, 7, 9}, {96, 8, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Silu", false},
       {"pointwise 96 rows (packed)", {1, 16, 9, 13}, {96, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "HardSwish", false},
       {"grouped pointwise", {1, 12, 6, 11}, {9, 4, 1, 1}, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
-      // <= 8 positions, K >= M: matrix-vector products from the raw weights (squeeze-excitation).
-      {"pointwise on 1x1, K 40 (matrix-vector)", {2, 40, 1, 1}, {24, 40, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Silu", true},
+      // <= 8 positions: matrix-vector products from W^T (squeeze-excitation), rows in blocks of
+      // 4 vectors and 1, a partial last vector, positions stored apart.
+      {"pointwise on 1x1 (matrix-vector)", {2, 40, 1, 1}, {24, 40, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Silu", true},
       {"grouped pointwise on 2x3 (matrix-vector)", {1, 38, 2, 3}, {10, 19, 1, 1}, 2, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", false},
-      {"pointwise on 1x1, K < M (sgemm_direct)", {1, 12, 1, 1}, {50, 12, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "HardSwish", false},
+      {"pointwise on 2x4, 70 rows (matrix-vector)", {1, 20, 2, 4}, {70, 20, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "HardSwish", true},
+      {"pointwise on 1x1, 150 rows (matrix-vector)", {1, 12, 1, 1}, {150, 12, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "", false},
       {"5x5 stride 2, asymmetric pads", {1, 3, 37, 41}, {24, 3, 5, 5}, 1, {2, 2}, {1, 1}, {1, 1, 2, 2}, "Relu", false},
       // Implicit GEMM with output rows >= 64 wide: one GEMM per output row straight into y.
       {"7x7 stride 2 stem, rows 75 wide", {1, 3, 13, 150}, {13, 3, 7, 7}, 1, {2, 2}, {1, 1}, {3, 3, 3, 3}, "Relu", true},
