@@ -200,10 +200,19 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       for (int64_t n = 0; n < n_batch; ++n)
         for (int64_t g = 0; g < group; ++g) {
           const int64_t y0 = (n * m + g * mg) * out_size;
+          float* yg = py + y0;
+          const float* bg = pb ? pb + g * mg : nullptr;
           gemv_t(gemv->wt.data() + g * kg * gemv->mp, mg, gemv->mp, kg, px + (n * c + g * cg) * in_size, in_size,
-                 out_size, py + y0, out_size);
-          apply_epilogue_rows(act, py + y0, mg, out_size, out_size, pb ? pb + g * mg : nullptr, pz ? pz + y0 : nullptr,
-                              out_size);
+                 out_size, yg, out_size);
+          if (out_size == 1) {
+            // One position: the outputs are contiguous, so the epilogue is one row of mg (row by
+            // row it was mg scalar calls, 5% of MobileNetV3-small).
+            if (bg)
+              for (int64_t r = 0; r < mg; ++r) yg[r] += bg[r];
+            apply_epilogue_rows(act, yg, 1, mg, mg, static_cast<const float*>(nullptr), pz ? pz + y0 : nullptr, mg);
+          } else {
+            apply_epilogue_rows(act, yg, mg, out_size, out_size, bg, pz ? pz + y0 : nullptr, out_size);
+          }
         }
       return ok_status();
     }
