@@ -249,6 +249,7 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"depthwise 3x3 on 14x14", {1, 5, 14, 14}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1}, {1, 1, 1, 1}, "HardSwish", false},
       {"depthwise 5x5 stride 2, 14x14 -> 7x7", {1, 4, 14, 14}, {4, 1, 5, 5}, 4, {2, 2}, {1, 1}, {2, 2, 2, 2}, "Silu", false},
       {"depthwise 3x3 on 9x40, dilated", {1, 3, 9, 40}, {3, 1, 3, 3}, 3, {1, 1}, {2, 2}, {2, 2, 2, 2}, "", true},
+      {"depthwise 3x3 on 150 wide (passes of 8 chunks)", {1, 2, 5, 150}, {2, 1, 3, 3}, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       {"depthwise 7x7 stride 2 on 19 x 20", {1, 2, 19, 20}, {2, 1, 7, 7}, 2, {2, 2}, {1, 1}, {3, 3, 3, 3}, "Relu", false},
       // Winograd (3x3 stride 1, >= 8 channels): sgemm_direct and packed GEMMs, dilated phases.
       {"Winograd 16->24", {1, 16, 13, 18}, {24, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
