@@ -208,6 +208,12 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"pointwise 96 rows + Silu (packed)", {1, 8, 7, 9}, {96, 8, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Silu", false},
       {"pointwise 96 rows (packed)", {1, 16, 9, 13}, {96, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "HardSwish", false},
       {"grouped pointwise", {1, 12, 6, 11}, {9, 4, 1, 1}, 3, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
+      // <= 8 positions: matrix-vector products from W^T (squeeze-excitation), rows in blocks of
+      // 4 vectors and 1, a partial last vector, positions stored apart.
+      {"pointwise on 1x1 (matrix-vector)", {2, 40, 1, 1}, {24, 40, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Silu", true},
+      {"grouped pointwise on 2x3 (matrix-vector)", {1, 38, 2, 3}, {10, 19, 1, 1}, 2, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", false},
+      {"pointwise on 2x4, 70 rows (matrix-vector)", {1, 20, 2, 4}, {70, 20, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "HardSwish", true},
+      {"pointwise on 1x1, 150 rows (matrix-vector)", {1, 12, 1, 1}, {150, 12, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "", false},
       {"5x5 stride 2, asymmetric pads", {1, 3, 37, 41}, {24, 3, 5, 5}, 1, {2, 2}, {1, 1}, {1, 1, 2, 2}, "Relu", false},
       // Implicit GEMM with output rows >= 64 wide: one GEMM per output row straight into y.
       {"7x7 stride 2 stem, rows 75 wide", {1, 3, 13, 150}, {13, 3, 7, 7}, 1, {2, 2}, {1, 1}, {3, 3, 3, 3}, "Relu", true},
@@ -236,6 +242,15 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"depthwise 3x3 stride 2, 56 wide", {1, 4, 9, 56}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       {"depthwise 5x5 stride 2, odd width", {2, 3, 14, 29}, {3, 1, 5, 5}, 3, {2, 2}, {1, 1}, {2, 2, 2, 2}, "Silu", false},
       {"depthwise 3x3 stride 2, right pad only", {1, 2, 7, 45}, {2, 1, 3, 3}, 2, {2, 2}, {1, 1}, {0, 0, 1, 1}, "", true},
+      // Rows in 4-, 8- and full-lane vectors, 8 (or 4 x 2 chunks) at a time: heights off those
+      // counts, a second chunk past the row's end (40 wide), small planes of the late stages.
+      {"depthwise 5x5 on 7x7 (8 lanes)", {1, 6, 7, 7}, {6, 1, 5, 5}, 6, {1, 1}, {1, 1}, {2, 2, 2, 2}, "Silu", true},
+      {"depthwise 3x3 on 3 wide (4 lanes)", {1, 3, 11, 3}, {3, 1, 3, 3}, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", true},
+      {"depthwise 3x3 on 14x14", {1, 5, 14, 14}, {5, 1, 3, 3}, 5, {1, 1}, {1, 1}, {1, 1, 1, 1}, "HardSwish", false},
+      {"depthwise 5x5 stride 2, 14x14 -> 7x7", {1, 4, 14, 14}, {4, 1, 5, 5}, 4, {2, 2}, {1, 1}, {2, 2, 2, 2}, "Silu", false},
+      {"depthwise 3x3 on 9x40, dilated", {1, 3, 9, 40}, {3, 1, 3, 3}, 3, {1, 1}, {2, 2}, {2, 2, 2, 2}, "", true},
+      {"depthwise 3x3 on 150 wide (passes of 8 chunks)", {1, 2, 5, 150}, {2, 1, 3, 3}, 2, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"depthwise 7x7 stride 2 on 19 x 20", {1, 2, 19, 20}, {2, 1, 7, 7}, 2, {2, 2}, {1, 1}, {3, 3, 3, 3}, "Relu", false},
       // Winograd (3x3 stride 1, >= 8 channels): sgemm_direct and packed GEMMs, dilated phases.
       {"Winograd 16->24", {1, 16, 13, 18}, {24, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       {"Winograd 8->72 (packed)", {1, 8, 9, 22}, {72, 8, 3, 3}, 1, {1, 1}, {1, 1}, {1, 0, 1, 2}, "", false},
@@ -249,6 +264,29 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
   };
   for_targets_and_threads([&](int threads) {
     for (const ConvCase& cc : cases) check_conv(cc, threads, rng);
+  });
+}
+
+TEST_CASE("FusedConv Silu epilogue: sigmoid within 5e-7 over [-30, 30], every target") {
+  // A 1x1 conv with weight 1 and bias 0: y = x * sigmoid(x), on 6001 points of [-30, 30] (whole
+  // vectors and a tail), so the rational approximation of sigmoid (2.3e-7) and its reciprocal's
+  // Newton steps (one on x86) show: the error of y is that of sigmoid times |x|.
+  const int64_t n = 6001;
+  std::vector<float> xs(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) xs[static_cast<size_t>(i)] = -30.0f + 0.01f * static_cast<float>(i);
+  const Tensor x = Tensor::from<float>({1, 1, 1, n}, xs);
+  for_targets_and_threads([&](int threads) {
+    OneConvNode one("FusedConv", {ir::Attribute::make_int("group", 1), ir::Attribute::make_string("activation", "Silu")});
+    one.add(x, false);
+    one.add(Tensor::from<float>({1, 1, 1, 1}, {1.0f}), true);
+    one.add(Tensor::from<float>({1}, {0.0f}), true);
+    const Tensor y = one.run(threads);
+    double max_err = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = xs[static_cast<size_t>(i)], want = v / (1 + std::exp(-v));
+      max_err = std::max(max_err, std::fabs(y.data<float>()[i] - want) / std::max(1.0, std::fabs(v)));
+    }
+    CHECK(max_err <= 5e-7);
   });
 }
 

@@ -63,6 +63,7 @@ struct RunOptions {
   std::vector<std::string> skip_passes;  // optimization passes left out (passes::disable_pass names)
   std::string backend = "cpu";
   bool profile = false;
+  int profile_top = 15;  // --profile-top: nodes listed by --profile
   uint64_t max_memory = 0;                // 0 = SessionOptions' default
   int64_t max_loop_iterations = kDefaultMaxLoopIterations;
   std::string device = "cpu";   // cpu | vulkan | auto | null (SessionOptions::device)

@@ -347,7 +347,7 @@ Status timed_runs(Session& session, const std::vector<Tensor>& inputs, const Run
   if (o.warmup > 0)
     std::cout << "steady state: " << system_in_runs << " tensor buffers from the system allocator and " << heap_in_runs
               << " heap allocations in " << ms.size() << " run(s) after warm-up\n";
-  if (o.profile) std::cout << session.profile_report(15);
+  if (o.profile) std::cout << session.profile_report(o.profile_top);
   return ok_status();
 }
 

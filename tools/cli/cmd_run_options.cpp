@@ -55,6 +55,8 @@ Subcommand register_run(CLI::App& app) {
       ->check(CLI::IsMember({"cpu"}));
   sub->add_flag("--profile", o->profile,
                 "Print the total time per op type and per node (top 15, summed over --repeat runs)");
+  sub->add_option("--profile-top", o->profile_top, "With --profile: how many nodes to list (default 15)")
+      ->check(CLI::PositiveNumber);
   return {sub, [o] { return run_command(*o); }};
 }
 

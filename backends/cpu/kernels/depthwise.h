@@ -160,15 +160,62 @@ struct DwStoreRows {
   HWY_INLINE void one(int64_t r, int64_t ow, T v) const { y[r * ow_n + ow] = v; }
 };
 
+#if HWY_TARGET != HWY_SCALAR
+// The f32 vector loop of depthwise_rows: R output rows x C chunks of D's lanes per pass, so that
+// R * C independent FMA chains share each weight broadcast (one row of one chunk was a single
+// chain of KH * KW dependent FMAs: latency-bound, and on 7- or 14-wide rows, MobileNet's and
+// EfficientNet's late stages, that was every row). Rows past oh1 recompute row oh1 - 1 (their
+// stores are dropped); loads may run up to C * nl - 1 floats past a row's last tap into the next
+// row or the band's slack, and those lanes are dropped too. `tap`: offsets of the width taps.
+// A row's chunks go from its last to its first, rows in order: a store that writes a whole vector
+// past a row's end (the quantized store does, into the next row) is overwritten by that row's own
+// stores, which come later.
+template <int KH, int KW, int R, int C, class D, class Store>
+HWY_NOINLINE void depthwise_rows_vec(D d, const float* phased, const DwGeom& g, const float* wk, float bias,
+                                     const Window3& w, const int64_t* tap, int64_t oh0, int64_t oh1,
+                                     const Store& store) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  using V = hn::Vec<D>;
+  const int64_t kh_n = KH > 0 ? KH : w.k[1], kw_n = KW > 0 ? KW : w.k[2], ow_n = w.out[2];
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t rstep = w.s[1] * g.row_stride(), dh = w.d[1] * g.row_stride();
+  for (int64_t oh = oh0; oh < oh1; oh += R) {
+    const float* rp[R];
+    for (int r = 0; r < R; ++r) rp[r] = phased + (std::min<int64_t>(oh + r, oh1 - 1) - oh0) * rstep;
+    const int64_t rows = std::min<int64_t>(R, oh1 - oh);
+    for (int64_t ow = (ow_n - 1) / (C * nl) * (C * nl); ow >= 0; ow -= C * nl) {
+      V acc[R * C];
+      for (int i = 0; i < R * C; ++i) acc[i] = hn::Set(d, bias);
+      for (int64_t kh = 0; kh < kh_n; ++kh) {
+        const float* wr = wk + kh * kw_n;
+        const int64_t o = kh * dh + ow;
+        for (int64_t kw = 0; kw < kw_n; ++kw) {
+          const V wv = hn::Set(d, wr[kw]);
+          const int64_t t = o + tap[kw];
+          for (int r = 0; r < R; ++r)
+            for (int c = 0; c < C; ++c)
+              acc[r * C + c] = hn::MulAdd(wv, hn::LoadU(d, rp[r] + t + c * nl), acc[r * C + c]);
+        }
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        for (int c = C - 1; c >= 0; --c) {
+          const int64_t col = ow + c * nl;
+          if (col < ow_n) store.vec(d, acc[r * C + c], oh + r - oh0, col, std::min(nl, ow_n - col));
+        }
+    }
+  }
+}
+#endif
+
 // Output rows [oh0, oh1) through `store` (DwStoreRows) from `phased` as prepared for those rows
 // (its row 0 is padded row oh0 * s1), for a fixed window; KH/KW > 0 are compile-time window
-// sizes (so the weight broadcasts stay in registers), 0 = use w.k.
+// sizes (so the weight broadcasts stay in registers), 0 = use w.k. f32 rows run in vectors of 4,
+// 8 or all lanes, the fewest that cover a row (a 7-wide row is one 8-lane vector, not 7/16 of an
+// AVX-512 one), several rows at once (depthwise_rows_vec).
 template <typename T, int KH, int KW, class Store>
 void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, int64_t oh0, int64_t oh1,
                     const Store& store) {
-  namespace hn = hwy::HWY_NAMESPACE;
   const int64_t kh_n = KH > 0 ? KH : w.k[1], kw_n = KW > 0 ? KW : w.k[2], ow_n = w.out[2];
-  const int64_t rs = g.row_stride();
   // Offset of tap kw inside a padded row's phases.
   int64_t tap[64];
   const bool small = kw_n <= 64;
@@ -177,45 +224,29 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
       const int64_t off = kw * w.d[2];
       tap[kw] = (off % g.s2) * g.wq + off / g.s2;
     }
+  if constexpr (std::is_same_v<T, float>) {
+#if HWY_TARGET != HWY_SCALAR
+    namespace hn = hwy::HWY_NAMESPACE;
+    const hn::ScalableTag<float> d;
+    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+    if (small && 2 * nl <= kDwSlack) {
+      if (ow_n <= 4)
+        depthwise_rows_vec<KH, KW, 8, 1>(hn::CappedTag<float, 4>(), phased, g, wk, bias, w, tap, oh0, oh1, store);
+      else if (ow_n <= 8)
+        depthwise_rows_vec<KH, KW, 8, 1>(hn::CappedTag<float, 8>(), phased, g, wk, bias, w, tap, oh0, oh1, store);
+      else if (ow_n <= nl)
+        depthwise_rows_vec<KH, KW, 8, 1>(d, phased, g, wk, bias, w, tap, oh0, oh1, store);
+      else
+        depthwise_rows_vec<KH, KW, 4, 2>(d, phased, g, wk, bias, w, tap, oh0, oh1, store);
+      return;
+    }
+#endif
+  }
+  const int64_t rs = g.row_stride();
   for (int64_t oh = oh0; oh < oh1; ++oh) {
     const int64_t r = oh - oh0;
     const T* base = phased + (oh - oh0) * w.s[1] * rs;
-    int64_t ow = 0;
-    if constexpr (std::is_same_v<T, float>) {
-#if HWY_TARGET != HWY_SCALAR
-      if (small) {
-        const hn::ScalableTag<float> d;
-        const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-        // Two chunks per pass share each weight broadcast. The second chunk may be partial:
-        // loads may run past the row into the next one or the slack; extra lanes are dropped.
-        for (; ow + nl < ow_n && nl <= kDwSlack; ow += 2 * nl) {
-          auto acc0 = hn::Set(d, bias), acc1 = acc0;
-          for (int64_t kh = 0; kh < kh_n; ++kh) {
-            const float* row = base + kh * w.d[1] * rs + ow;
-            const float* wr = wk + kh * kw_n;
-            for (int64_t kw = 0; kw < kw_n; ++kw) {
-              const auto wv = hn::Set(d, wr[kw]);
-              acc0 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw]), acc0);
-              acc1 = hn::MulAdd(wv, hn::LoadU(d, row + tap[kw] + nl), acc1);
-            }
-          }
-          store.vec(d, acc0, r, ow, nl);
-          store.vec(d, acc1, r, ow + nl, std::min(nl, ow_n - ow - nl));
-        }
-        // The last chunk, partial or not (same overrun rule).
-        for (; ow < ow_n && nl <= kDwSlack; ow += nl) {
-          auto acc = hn::Set(d, bias);
-          for (int64_t kh = 0; kh < kh_n; ++kh) {
-            const float* row = base + kh * w.d[1] * rs + ow;
-            const float* wr = wk + kh * kw_n;
-            for (int64_t kw = 0; kw < kw_n; ++kw) acc = hn::MulAdd(hn::Set(d, wr[kw]), hn::LoadU(d, row + tap[kw]), acc);
-          }
-          store.vec(d, acc, r, ow, std::min(nl, ow_n - ow));
-        }
-      }
-#endif
-    }
-    for (; ow < ow_n; ++ow) {
+    for (int64_t ow = 0; ow < ow_n; ++ow) {
       T acc = bias;
       for (int64_t kh = 0; kh < kh_n; ++kh) {
         const T* row = base + kh * w.d[1] * rs;

@@ -335,13 +335,19 @@ Status global_pool_typed(exec::KernelContext& ctx, bool is_max) {
         for (int64_t i = 1; i < size; ++i) m = s[i] > m ? s[i] : m;
         py[p] = m;
       } else {
-        // Four partial sums: vectorizable without -ffast-math and a little more accurate.
-        T acc[4] = {0, 0, 0, 0};
+        // 16 partial sums: vectorizable without -ffast-math (four independent SSE chains at the
+        // baseline ISA this file is built for; four partial sums were one chain, latency-bound:
+        // 3x onnxruntime's time on EfficientNet's squeeze-excitation planes) and a little more
+        // accurate.
+        constexpr int kAcc = 16;
+        T acc[kAcc] = {};
         int64_t i = 0;
-        for (; i + 4 <= size; i += 4)
-          for (int j = 0; j < 4; ++j) acc[j] += s[i + j];
+        for (; i + kAcc <= size; i += kAcc)
+          for (int j = 0; j < kAcc; ++j) acc[j] += s[i + j];
         for (; i < size; ++i) acc[0] += s[i];
-        py[p] = size > 0 ? ((acc[0] + acc[1]) + (acc[2] + acc[3])) / static_cast<T>(size) : T(0);
+        for (int half = kAcc / 2; half > 0; half /= 2)
+          for (int j = 0; j < half; ++j) acc[j] += acc[j + half];
+        py[p] = size > 0 ? acc[0] / static_cast<T>(size) : T(0);
       }
     }
   });
