@@ -687,6 +687,7 @@ class QConvKernel final : public exec::Kernel {
       if (constant_w_)
         std::call_once(pointwise_once_, [&] {
           for (int64_t g = 0; g < group; ++g) pointwise_a_.push_back(qgemm_pack_a(mg, wraw + g * mg * cg, w_signed, cg, cg));
+          release_mapped_pages(w.raw(), w.nbytes());  // as for the packed B
         });
       out.row_stride = pixels;
       out.col_stride = 1;
@@ -738,6 +739,22 @@ class QConvKernel final : public exec::Kernel {
   std::vector<QgemmPackedA> pointwise_a_;  // per group: the pointwise path's A (constant weights)
 };
 
+// Whether every run of this conv takes run()'s pointwise W x X path, which reads the weights as
+// qgemm's A and never the packed B: a 1x1 window, stride 1, no padding, one weight zero point, and
+// a static input of at least as many pixels as output channels per group. The packed B is then
+// not built (it would be held for nothing: two copies of the weights); a run that does not match
+// after all (another input shape) packs per call.
+bool always_pointwise(const exec::KernelInit& init, const Tensor& w, const Tensor* zp, int64_t group) {
+  if (w.dim(2) != 1 || w.dim(3) != 1 || !uniform_zero_point(zp) || init.input_types.empty()) return false;
+  const ops::ValueType& x = init.input_types[0];
+  if (!x.has_shape || x.shape.size() != 4 || x.shape[2] < 0 || x.shape[3] < 0) return false;
+  auto sp = ops::resolve_spatial(init.node, Ints{x.shape[2], x.shape[3]}, Ints{1, 1}, false);
+  if (!sp.ok()) return false;
+  const ConvGeom geo{x.shape[2],       x.shape[3],       1, 1, sp->strides[0], sp->strides[1], 1, 1,
+                     sp->pad_begin[0], sp->pad_begin[1], sp->out[0], sp->out[1]};
+  return is_pointwise(geo) && w.dim(0) / group <= x.shape[2] * x.shape[3];
+}
+
 template <bool kQLinear>
 Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& init) {
   const size_t iw = kQLinear ? 3 : 1, iwzp = kQLinear ? 5 : 3;
@@ -750,7 +767,8 @@ Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& ini
   const bool depthwise_w = w && w->rank() == 4 && w->dim(1) == 1 && w->dim(0) == group;  // depthwise(): no GEMM
   if (w && !depthwise_w && w->rank() == 4 && (w->dtype() == DType::kU8 || w->dtype() == DType::kI8) && (!has_zp || zp) && group >= 1 &&
       w->dim(0) > 0 && w->dim(0) % group == 0 && qparam_count(zp, w->dim(0)) >= 0 &&
-      (!zp || zp->dtype() == w->dtype()) && w->numel() / w->dim(0) < (int64_t{1} << 15)) {
+      (!zp || zp->dtype() == w->dtype()) && w->numel() / w->dim(0) < (int64_t{1} << 15) &&
+      !always_pointwise(init, *w, zp, group)) {
     for (int64_t g = 0; g < group; ++g) packed.push_back(pack_conv_group(*w, zp, group, g));
     release_mapped_pages(w->raw(), w->nbytes());  // as for the matmuls
   }
