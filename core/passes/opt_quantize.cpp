@@ -30,6 +30,7 @@
 // (NaN included: both give the lowest code), and the fused op is bit-identical.
 // A MaxPool between a DequantizeLinear and a QuantizeLinear with the same parameters runs on the
 // codes (fuse_qdq_maxpool), also bit-identical.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -235,6 +236,47 @@ Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
   return true;
 }
 
+// A residual Add on the codes: q = QuantizeLinear(Add(DequantizeLinear(a, sa, za),
+// DequantizeLinear(b, sb, zb)), sc, zc) becomes q = com.microsoft::QLinearAdd(a, sa, za, b, sb, zb,
+// sc, zc), as onnxruntime's QDQ transformer does: the fused op is what the QDQ format means, and
+// it rounds as onnxruntime's kernel (backends/cpu/kernels/qadd.cpp), which may land one code
+// apart from the unfused f32 graph at a rounding tie. Only with scalar constant parameters of one
+// 8-bit type throughout, scale ratios sa / sc and sb / sc in [2^-14, 2^8) (where the kernel's f32
+// sums are far from overflow; onnxruntime's limits for its fixed-point kernel), and a and b of
+// one fully known shape or one of them a single element (the broadcasts the kernel runs). The
+// DequantizeLinears stay for their other readers (the skip path) and die in dce otherwise.
+Expected<bool> fuse_qdq_add(GraphIndex& ix, int32_t at) {
+  ir::Graph& g = ix.graph();
+  const ir::Node& qn = g.nodes[size_t(at)];
+  if (qn.op != "QuantizeLinear" || qn.outputs.size() != 1 || !scalar_params(ix, qn, DType::kUndefined)) return false;
+  const int32_t pi = ix.producer(qn.inputs[0]);
+  if (pi < 0 || ix.dead(pi) || ix.sole_consumer(qn.inputs[0]) != at) return false;
+  const ir::Node& add = g.nodes[size_t(pi)];
+  if (add.op != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) return false;
+  const ir::Node* da = dequantize_of(ix, add.inputs[0]);
+  const ir::Node* db = dequantize_of(ix, add.inputs[1]);
+  const DType t = ix.constant(qn.inputs[2])->dtype();
+  if (!da || !db || !scalar_params(ix, *da, t) || !scalar_params(ix, *db, t)) return false;
+  const ir::TensorInfo& ta = g.tensors[size_t(da->inputs[0])];
+  const ir::TensorInfo& tb = g.tensors[size_t(db->inputs[0])];
+  if (ta.dtype != t || tb.dtype != t || !ta.has_shape || !tb.has_shape) return false;
+  auto known = [](const Shape& s) { return std::all_of(s.begin(), s.end(), [](int64_t d) { return d >= 0; }); };
+  auto single = [&](const Shape& s) { return known(s) && shape_numel(s) == 1; };
+  if (!((ta.shape == tb.shape && known(ta.shape)) || single(ta.shape) || single(tb.shape))) return false;
+  const float sc = ix.constant(qn.inputs[1])->data<float>()[0];
+  for (const ir::Node* d : {da, db}) {
+    const float r = ix.constant(d->inputs[1])->data<float>()[0] / sc;
+    if (!(r >= 0x1p-14f && r < 256.0f)) return false;
+  }
+  ir::Node fused{"com.microsoft::QLinearAdd", 0, add.name,
+                 {da->inputs[0], da->inputs[1], da->inputs[2], db->inputs[0], db->inputs[1], db->inputs[2],
+                  qn.inputs[1], qn.inputs[2]},
+                 {qn.outputs[0]}, {}};
+  g.nodes[size_t(at)] = std::move(fused);
+  ix.kill(pi);
+  return true;
+}
+
 // MaxPool on the codes: y = MaxPool(DequantizeLinear(xq, s, z)) read by q = QuantizeLinear(y, s,
 // z) (the same scalar scale, bit for bit, and zero point) becomes q = MaxPool(xq) and
 // y = DequantizeLinear(q, s, z), the two nodes trading places (so y, if anything else reads it,
@@ -299,6 +341,8 @@ Expected<int64_t> quantize_fusion(ir::Model& model, int32_t graph_index) {
     if (dynamic) return true;
     TSR_ASSIGN_OR_RETURN(const bool pool, fuse_qdq_maxpool(ix, n));
     if (pool) return true;
+    TSR_ASSIGN_OR_RETURN(const bool add, fuse_qdq_add(ix, n));
+    if (add) return true;
     return fuse_qdq(ix, n);
   });
 }

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -269,6 +270,58 @@ TEST_CASE("quantize_fusion: DQ -> MaxPool -> Q with the same parameters pools th
       if (n.op == "MaxPool") pools_codes = opt.main().tensors[size_t(n.inputs[0])].dtype == qt;
     CHECK(pools_codes == c.rewritten);
     CHECK(count_of(opt, "QuantizeLinear") == (c.rewritten ? 0 : 1));
+  }
+}
+
+TEST_CASE("quantize_fusion: Q(Add(DQ(a), DQ(b))) -> QLinearAdd, at most one code from the unfused graph",
+          "[optimize]") {
+  struct Case {
+    Shape a, b;
+    bool s8;
+    float sc;  // the QuantizeLinear's scale (the DequantizeLinears' are 0.05 and 0.07)
+    bool rewritten;
+  };
+  const Case cases[] = {
+      {{1, 24, 13, 17}, {1, 24, 13, 17}, false, 0.09f, true},  // MobileNetV2's residual
+      {{2, 37}, {2, 37}, true, 0.11f, true},                    // s8, odd length
+      {{3, 5}, {1}, false, 0.09f, true},                        // a single-element B
+      {{1, 4, 3, 3}, {1, 4, 1, 1}, false, 0.09f, false},        // per-channel broadcast: not run on codes
+      {{2, 37}, {2, 37}, false, 1e-4f, false},                  // scale ratio 500: outside [2^-14, 2^8)
+  };
+  for (const Case& c : cases) {
+    INFO("a " << shape_str(c.a) << " b " << shape_str(c.b) << " s8 " << c.s8 << " sc " << c.sc);
+    Builder b;
+    ir::Graph& g = b.g();
+    const DType qt = c.s8 ? DType::kI8 : DType::kU8;
+    auto zp = [&](int v) { return b.constant(c.s8 ? Tensor::scalar<int8_t>(int8_t(v - 128)) : Tensor::scalar<uint8_t>(uint8_t(v))); };
+    int32_t in[2];
+    const Shape* shapes[2] = {&c.a, &c.b};
+    for (int k = 0; k < 2; ++k) {
+      in[k] = g.add_tensor(ir::TensorInfo{k ? "bq" : "aq", ValueKind::kTensor, qt, true, *shapes[k]});
+      g.inputs.push_back(in[k]);
+      b.feeds.push_back(random_q(b, *shapes[k], c.s8));
+    }
+    const int32_t af = b.node("DequantizeLinear", {in[0], b.constant(Tensor::scalar<float>(0.05f)), zp(120)});
+    const int32_t bf = b.node("DequantizeLinear", {in[1], b.constant(Tensor::scalar<float>(0.07f)), zp(131)});
+    b.output(b.node("QuantizeLinear", {b.node("Add", {af, bf}), b.constant(Tensor::scalar<float>(c.sc)), zp(127)}));
+    b.output(b.node("Relu", {af}));  // the skip path reads DQ(a) too
+    passes::OptimizeOptions o;
+    o.fold_constants = false;
+    const std::vector<Tensor> before = run(b.model, b.feeds, 1);
+    ir::Model opt = b.model;
+    REQUIRE(passes::optimize(opt, o).ok());
+    const std::vector<Tensor> after = run(opt, b.feeds, 1);
+    REQUIRE(after.size() == before.size());
+    CHECK(std::memcmp(after[1].raw(), before[1].raw(), before[1].nbytes()) == 0);
+    int64_t apart = 0;
+    for (int64_t i = 0; i < before[0].numel(); ++i) {
+      const int64_t d = before[0].scalar_i64(i) - after[0].scalar_i64(i);
+      CHECK(std::abs(d) <= 1);
+      apart += d != 0;
+    }
+    CHECK(apart * 1000 <= before[0].numel());  // ties only
+    CHECK(count_of(opt, "com.microsoft::QLinearAdd") == (c.rewritten ? 1 : 0));
+    CHECK(count_of(opt, "Add") == (c.rewritten ? 0 : 1));
   }
 }
 

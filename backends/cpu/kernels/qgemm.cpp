@@ -522,8 +522,39 @@ void transpose_bytes_impl(const uint8_t* src, int64_t rows, int64_t cols, int64_
 // wide; narrower ones (WASM, scalar) take store_tile's byte loop.
 constexpr bool kBlockTranspose = HWY_TARGET != HWY_SCALAR && kNR >= 16;
 
+// A's panels: `rows` rows each (the last fewer), balanced so that e.g. 16 rows run as 2 x 8 rather
+// than 12 + 4.
+struct APanels {
+  int64_t rows, npm, panel_bytes;
+};
+APanels a_panels(const Path& path, int64_t m, int64_t k) {
+  const int64_t npa = (m + path.mr - 1) / path.mr;
+  const int64_t rows = (m + npa - 1) / npa;
+  return {rows, (m + rows - 1) / rows, (k + 3) / 4 * rows * 4 * (path.a_enc == kAU16 ? 2 : 1)};
+}
+
+void qgemm_pack_a_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int64_t k, QgemmPackedA* pa) {
+  const Path path = select_path();
+  pa->m = m;
+  pa->k = k;
+  pa->a_signed = a_signed;
+  pa->target = kLayout;
+  pa->enc = path.a_enc;
+  pa->mr = path.mr;
+  if (m <= 0) return;
+  const APanels ap = a_panels(path, m, k);
+  pa->data.assign(static_cast<size_t>(ap.npm * ap.panel_bytes), 0);
+  pa->rowsum.assign(static_cast<size_t>(ap.npm * ap.rows), 0);
+  for (int64_t p = 0; p < ap.npm; ++p) {
+    const int64_t i0 = p * ap.rows, r = std::min(ap.rows, m - i0);
+    pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa->data.data() + p * ap.panel_bytes,
+                 pa->rowsum.data() + p * ap.rows);
+  }
+}
+
+// `pre`: A prepacked (qgemm_pack_a), used when it matches this call's target, path and shape.
 void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
-                const QgemmOutput& out, ThreadPool* pool) {
+                const QgemmOutput& out, ThreadPool* pool, const QgemmPackedA* pre) {
   const int64_t n = b.n, k = b.k;
   if (m <= 0 || n <= 0) return;
   const Path path = select_path();
@@ -551,23 +582,21 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   }
   const Epilogue epi{colfix_buf.data(), any_zb ? b.zp.data() : nullptr, &out};
 
-  // A panels: `rows` rows each (the last fewer), balanced so that e.g. 16 rows run as 2 x 8 rather
-  // than 12 + 4.
-  const int64_t mr = path.mr;
-  const int64_t npa = (m + mr - 1) / mr;
-  const int64_t rows = (m + npa - 1) / npa;
-  const int64_t npm = (m + rows - 1) / rows;
-  const int64_t esz = path.a_enc == kAU16 ? 2 : 1;
-  const int64_t panel_bytes = kq * rows * 4 * esz;
+  const APanels ap = a_panels(path, m, k);
+  const int64_t rows = ap.rows, npm = ap.npm, panel_bytes = ap.panel_bytes;
+  const bool prepacked = pre && pre->target == kLayout && pre->enc == path.a_enc && pre->mr == path.mr &&
+                         pre->m == m && pre->k == k && pre->a_signed == a_signed;
   thread_local std::vector<uint8_t> abuf;
   thread_local std::vector<int32_t> rowsum_buf;
-  if (abuf.size() < static_cast<size_t>(npm * panel_bytes)) abuf.resize(static_cast<size_t>(npm * panel_bytes));
-  rowsum_buf.resize(static_cast<size_t>(npm * rows));
-  uint8_t* pa = abuf.data();
-  int32_t* rowsum = rowsum_buf.data();
+  if (!prepacked) {
+    if (abuf.size() < static_cast<size_t>(npm * panel_bytes)) abuf.resize(static_cast<size_t>(npm * panel_bytes));
+    rowsum_buf.resize(static_cast<size_t>(npm * rows));
+  }
+  uint8_t* pa = prepacked ? const_cast<uint8_t*>(pre->data.data()) : abuf.data();
+  int32_t* rowsum = prepacked ? const_cast<int32_t*>(pre->rowsum.data()) : rowsum_buf.data();
   const bool threaded = pool && pool->num_threads() > 1 && m * n * k >= kMinParallelMacs;
   auto pack_a = [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
+    for (int64_t p = p0; p < p1 && !prepacked; ++p) {
       const int64_t i0 = p * rows, r = std::min(rows, m - i0);
       pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa + p * panel_bytes, any_zb ? rowsum + p * rows : nullptr);
     }
@@ -586,8 +615,8 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   // With all of N in one chunk (few columns: convs' output channels) each A block is used by one
   // task only: that task packs it, so the packed block is in L2 when the tiles read it (packing
   // all of A first sent a 3136 x 576 conv's 1.8 MB through L3). Else A is packed up front.
-  const bool pack_in_task = tn == 1;
-  if (!pack_in_task) {
+  const bool pack_in_task = tn == 1 && !prepacked;
+  if (!pack_in_task && !prepacked) {
     if (threaded && npm >= 4 && m * k >= (int64_t{1} << 16)) pool->parallel_for(npm, 1, pack_a);
     else pack_a(0, npm);
   }
@@ -639,6 +668,7 @@ HWY_AFTER_NAMESPACE();
 namespace tsr::cpu {
 
 HWY_EXPORT(qgemm_impl);
+HWY_EXPORT(qgemm_pack_a_impl);
 HWY_EXPORT(qgemm_pack_panels_impl);
 HWY_EXPORT(qgemm_pack_b_rows_impl);
 HWY_EXPORT(qgemm_target_impl);
@@ -676,7 +706,18 @@ void qgemm_pack_b_rows(int64_t k, int64_t n, const void* b, bool b_signed, int64
 
 void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
            const QgemmOutput& out, ThreadPool* pool) {
-  HWY_DYNAMIC_DISPATCH(qgemm_impl)(m, a, a_signed, lda, a_zp, b, out, pool);
+  HWY_DYNAMIC_DISPATCH(qgemm_impl)(m, a, a_signed, lda, a_zp, b, out, pool, nullptr);
+}
+
+QgemmPackedA qgemm_pack_a(int64_t m, const void* a, bool a_signed, int64_t lda, int64_t k) {
+  QgemmPackedA pa;
+  HWY_DYNAMIC_DISPATCH(qgemm_pack_a_impl)(m, a, a_signed, lda, k, &pa);
+  return pa;
+}
+
+void qgemm_packed(const QgemmPackedA& pa, const void* a, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
+                  const QgemmOutput& out, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(qgemm_impl)(pa.m, a, pa.a_signed, lda, a_zp, b, out, pool, &pa);
 }
 
 const char* qgemm_target() { return HWY_DYNAMIC_DISPATCH(qgemm_target_impl)(); }

@@ -52,6 +52,24 @@ QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, in
 void qgemm_pack_b_rows(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
                        QgemmPackedB* p);
 
+// A (M x K, u8 or s8) packed once for qgemm_packed: constant weights as A, e.g. a pointwise
+// conv's W in the W x X orientation (qlinear.cpp), so that calls skip packing it. The panels are
+// those of the SIMD target and qgemm path (VNNI / widening / sdot) current when it was packed;
+// qgemm_packed uses them only while both are unchanged, and packs from the plain A otherwise.
+// Read-only after packing (thread-safe).
+struct QgemmPackedA {
+  int64_t m = 0, k = 0;
+  bool a_signed = false;
+  int64_t target = 0;          // the HWY_TARGET that packed it (0: empty)
+  int enc = 0;                 // the path's A encoding (qgemm_kernels-inl.h AEnc)
+  int64_t mr = 0;              // the path's rows per tile
+  std::vector<uint8_t> data;   // the panels, as qgemm packs them per call
+  std::vector<int32_t> rowsum; // u8 row sums (of a + 128 for s8 A), per panel row
+};
+
+// Packs A: M x K row-major with row stride lda, `a_signed` s8 (true) or u8; K < 2^15.
+QgemmPackedA qgemm_pack_a(int64_t m, const void* a, bool a_signed, int64_t lda, int64_t k);
+
 // What qgemm writes for each acc[i][j] (element at out + i * row_stride + j * col_stride, so a
 // transposed C, e.g. NCHW conv output from pixel-major rows, costs nothing extra):
 //   kInt32: acc + bias_i32[j]                                            -> int32_t
@@ -79,6 +97,11 @@ struct QgemmOutput {
 // type's range), then the output stage. Work is split over `pool` (null: inline).
 void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
            const QgemmOutput& out, ThreadPool* pool);
+
+// qgemm with A prepacked by qgemm_pack_a (pa); `a` (row stride lda) is the same A unpacked, read
+// only when pa is not for this target and path.
+void qgemm_packed(const QgemmPackedA& pa, const void* a, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
+                  const QgemmOutput& out, ThreadPool* pool);
 
 // Byte transpose: dst[c * dst_stride + r] = src[r * src_stride + c] for r < rows, c < cols (no
 // overlap). SIMD 16 x 16 blocks (Highway interleaves), a byte loop for the last rows and columns

@@ -6,6 +6,7 @@
 // QLinearConv (opset 10), whose shapes come from MatMul's and Conv's inference.
 #include <cstdint>
 
+#include "core/ops/families/elementwise_common.h"
 #include "core/ops/families/matmul_infer.h"
 #include "core/ops/spatial.h"
 #include "core/ops/op_def.h"
@@ -133,6 +134,32 @@ Status infer_matmul_integer_to_float(InferContext& ctx) {
   return infer_matmul_shape(ctx, 0, 1, DType::kF32);
 }
 
+// com.microsoft::QLinearAdd(A, A_scale, A_zero_point?, B, B_scale, B_zero_point?, C_scale,
+// C_zero_point?) -> C (onnxruntime docs/ContribOperators.md): A, B and C u8 (or all i8), scales
+// and zero points scalars; C = saturate(round((A - A_zp) * A_scale / C_scale + (B - B_zp) *
+// B_scale / C_scale) + C_zp), A and B broadcast (numpy rules). Made by quantize_fusion from
+// QuantizeLinear(Add(DequantizeLinear(a), DequantizeLinear(b))).
+Status infer_qlinear_add(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 3));
+  for (size_t i : {2, 5, 7}) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
+  for (size_t i : {1, 4, 6}) TSR_RETURN_IF_ERROR(check_qparam(ctx, i, {DType::kF32}));
+  for (size_t i : {1, 2, 4, 5, 6, 7})
+    if (ctx.has_input(i) && ctx.input(i).has_shape && shape_numel(ctx.input(i).shape) > 1)
+      return ctx.arg_error("input[", i, "]: ", shape_str(ctx.input(i).shape), ", expected a scalar (per-tensor)");
+  Shape a = ctx.input(0).shape, b = ctx.input(3).shape;
+  if (!ctx.input(0).has_shape || !ctx.input(3).has_shape) {
+    ctx.set_output_unknown_shape(0, ctx.input(0).dtype);
+    return ok_status();
+  }
+  auto out = broadcast_shapes(a, b);
+  if (!out.ok())
+    return ctx.arg_error("input[3] ", shape_str(b), " does not broadcast with input[0] ", shape_str(a), ": ",
+                         out.status().message());
+  ctx.set_output(0, ctx.input(0).dtype, std::move(out).value());
+  return ok_status();
+}
+
 }  // namespace
 
 void register_quantize_ops(OpRegistry& r) {
@@ -150,6 +177,8 @@ void register_quantize_ops(OpRegistry& r) {
               "Y (f32) = (DynamicQuantizeLinear(A) - a_zp) @ (B - b_zero_point) * (a_scale * b_scale) + bias; b_scale, b_zero_point scalar or [N]; made by quantize_fusion"});
   TSR_IF_SELECTED("com.microsoft::MatMulIntegerToFloat") r.add(OpDef{"com.microsoft::MatMulIntegerToFloat", "com.microsoft", 1, 4, 7, 1, 1, {}, infer_matmul_integer_to_float,
               "Y (f32) = (A - a_zero_point) @ (B - b_zero_point) * (a_scale * b_scale) + bias; B's parameters scalar or [N]"});
+  TSR_IF_SELECTED("com.microsoft::QLinearAdd") r.add(OpDef{"com.microsoft::QLinearAdd", "com.microsoft", 1, 7, 8, 1, 1, {}, infer_qlinear_add,
+              "C = saturate(round((A - A_zp) * A_scale / C_scale + (B - B_zp) * B_scale / C_scale) + C_zp), per-tensor, A and B broadcast; made by quantize_fusion"});
   const std::vector<AttrSpec> conv_attrs = {string_attr("auto_pad", "NOTSET"), {"dilations", AttrKind::kInts},
                                             int_attr("group", 1),           {"kernel_shape", AttrKind::kInts},
                                             {"pads", AttrKind::kInts},       {"strides", AttrKind::kInts}};
