@@ -44,6 +44,15 @@ export const kUnary = {
   Sign: 'sign(x)', Identity: 'x',
 };
 
+/** The activations a Conv's kernels apply in their epilogue (the Conv's only consumer fused into
+ *  it, webgpu_fuse.mjs): a subset of kUnary. */
+export const kFusedActs = ['Relu', 'Sigmoid', 'Tanh', 'LeakyRelu', 'HardSigmoid', 'Clip', 'HardSwish'];
+
+/** WGSL fn act_(x, a, b): the unary activation op (kUnary; null: the identity). */
+function actFn(op) {
+  return `fn act_(x: f32, a: f32, b: f32) -> f32 { return ${op ? kUnary[op] : 'x'}; }\n`;
+}
+
 /** y = f(a, z) with broadcasting. Bindings: a, b, y, p = [n, rank, dims[rank], strideA[rank], strideB[rank]]. */
 export function binaryKernel(op) {
   return `${kHead}${ro(0, 'a')}${ro(1, 'b')}${rw(2, 'y')}${params(3)}
@@ -103,8 +112,9 @@ ${kMain} {
  *  offs = [aOff, bOff] per batch (the batch's output is at batch * M * N).
  *  conv: B is the im2col matrix of an NCHW image read in place (a convolution as an implicit
  *  GEMM: A the [M, C*KH*KW] weights, N = OH*OW), with binding 6 cp = [C, H, W, KH, KW, OW, sh,
- *  sw, ph, pw, dh, dw]. */
-export function gemmKernel(conv = false, tm = 2) {
+ *  sw, ph, pw, dh, dw]. act: an activation (kFusedActs) applied to each output, its parameters in
+ *  u.fa, u.fb. */
+export function gemmKernel(conv = false, tm = 2, act = null) {
   const R = 16 * tm;
   const bload = conv ? `@group(0) @binding(6) var<storage, read> cp: array<u32>;
 fn bload(bo: u32, kb: u32, col: u32) -> f32 {
@@ -115,8 +125,8 @@ fn bload(bo: u32, kb: u32, col: u32) -> f32 {
   if (ih < 0 || iw < 0 || ih >= i32(cp[1]) || iw >= i32(cp[2])) { return 0.0; }
   return B[bo + (c * cp[1] + u32(ih)) * cp[2] + u32(iw)];
 }` : `fn bload(bo: u32, kb: u32, col: u32) -> f32 { return B[bo + select(kb * u.n + col, col * u.k + kb, u.tb == 1u)]; }`;
-  return `${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}
-struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, pad0: u32, pad1: u32 };
+  return `${kHead}${actFn(act)}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}
+struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, fa: f32, fb: f32 };
 @group(0) @binding(4) var<uniform> u: U;
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
 ${bload}
@@ -164,7 +174,7 @@ fn aload(ao: u32, row: u32, ka: u32) -> f32 {
       if (col >= u.n) { continue; }
       var v = u.alpha * acc[i][j];
       if (u.hc == 1u) { v = v + u.beta * C[row * u.cm + col * u.cn]; }
-      Y[wg.z * u.m * u.n + row * u.n + col] = v;
+      Y[wg.z * u.m * u.n + row * u.n + col] = ${act ? 'act_(v, u.fa, u.fb)' : 'v'};
     }
   }
 }`;
@@ -224,9 +234,9 @@ ${kMain} {
 
 /** Direct 2-D convolution, NCHW, groups: one invocation per output element. Bindings: x, w,
  *  bias (any buffer when absent), y, p = [n, C, H, W, M, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw,
- *  group, hasBias]. */
-export function convKernel() {
-  return `${kConvHead}
+ *  group, hasBias, act a bits, act b bits]; act: an activation (kFusedActs) applied to each output. */
+export function convKernel(act = null) {
+  return `${actFn(act)}${kConvHead}
   let cpg = C / p[15]; let grp = m / (M / p[15]);
   for (var c = 0u; c < cpg; c = c + 1u) {
     let xc = (n * C + grp * cpg + c) * H;
@@ -241,7 +251,7 @@ export function convKernel() {
       }
     }
   }
-  y[i] = acc;
+  y[i] = ${act ? 'act_(acc, pf(p[17]), pf(p[18]))' : 'acc'};
 }`;
 }
 
@@ -423,10 +433,10 @@ ${kMain} {
 
 /** The GEMM of gemmKernel for few rows (M < 8, where its 32-row tiles idle): one invocation per
  *  output element, a plain loop over K. Bindings: a, b, bias (any buffer when absent), y,
- *  p = [n, M, N, K, transA, transB, hasBias, biasStrideM, biasStrideN, alpha bits, beta bits],
- *  offs = [aOff, bOff] per batch. */
-export function gemvKernel() {
-  return `${kHead}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}${params(4)}
+ *  p = [n, M, N, K, transA, transB, hasBias, biasStrideM, biasStrideN, alpha bits, beta bits,
+ *  act a bits, act b bits], offs = [aOff, bOff] per batch; act as gemmKernel's. */
+export function gemvKernel(act = null) {
+  return `${kHead}${actFn(act)}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}${params(4)}
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
 ${kMain} {
   let i = index(g, nw);
@@ -440,7 +450,7 @@ ${kMain} {
   }
   var v = pf(p[9]) * acc;
   if (p[6] == 1u) { v = v + pf(p[10]) * C[row * p[7] + col * p[8]]; }
-  Y[i] = v;
+  Y[i] = ${act ? 'act_(v, pf(p[11]), pf(p[12]))' : 'v'};
 }`;
 }
 
