@@ -131,7 +131,7 @@ struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, 
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
 ${bload}
 var<workgroup> As: array<array<f32, 16>, ${R}>;
-var<workgroup> Bs: array<array<f32, 64>, 16>;
+var<workgroup> Bs: array<array<vec4<f32>, 16>, 16>;
 fn aload(ao: u32, row: u32, ka: u32) -> f32 {
   if (row >= u.m || ka >= u.k) { return 0.0; }
   return A[ao + select(row * u.k + ka, ka * u.m + row, u.ta == 1u)];
@@ -142,7 +142,7 @@ fn aload(ao: u32, row: u32, ka: u32) -> f32 {
   let lid = l.y * 16u + l.x;
   let ao = offs[2u * wg.z];
   let bo = offs[2u * wg.z + 1u];
-  var acc: array<array<f32, 4>, ${tm}>;
+  var acc: array<vec4<f32>, ${tm}>;
   let tiles = (u.k + 15u) / 16u;
   for (var t = 0u; t < tiles; t = t + 1u) {
     let k0 = t * 16u;
@@ -150,19 +150,17 @@ fn aload(ao: u32, row: u32, ka: u32) -> f32 {
       let idx = q * 256u + lid;
       As[idx / 16u][idx % 16u] = aload(ao, row0 + idx / 16u, k0 + idx % 16u);
     }
-    for (var q = 0u; q < 4u; q = q + 1u) {
-      let idx = q * 256u + lid;
-      let kb = k0 + idx / 64u; let col = col0 + idx % 64u;
-      var bv = 0.0;
-      if (kb < u.k && col < u.n) { bv = bload(bo, kb, col); }
-      Bs[idx / 64u][idx % 64u] = bv;
+    // B: each invocation stages 4 adjacent columns of one of the tile's 16 rows, as a vec4.
+    let kb = k0 + lid / 16u; let c4 = col0 + (lid % 16u) * 4u;
+    var bv = vec4<f32>(0.0);
+    if (kb < u.k) {
+      for (var j = 0u; j < 4u; j = j + 1u) { if (c4 + j < u.n) { bv[j] = bload(bo, kb, c4 + j); } }
     }
+    Bs[lid / 16u][lid % 16u] = bv;
     workgroupBarrier();
     for (var k = 0u; k < 16u; k = k + 1u) {
-      for (var i = 0u; i < ${tm}u; i = i + 1u) {
-        let a = As[l.y * ${tm}u + i][k];
-        for (var j = 0u; j < 4u; j = j + 1u) { acc[i][j] = acc[i][j] + a * Bs[k][l.x * 4u + j]; }
-      }
+      let b4 = Bs[k][l.x];
+      for (var i = 0u; i < ${tm}u; i = i + 1u) { acc[i] = acc[i] + As[l.y * ${tm}u + i][k] * b4; }
     }
     workgroupBarrier();
   }
@@ -252,6 +250,44 @@ export function convKernel(act = null) {
     }
   }
   y[i] = ${act ? 'act_(acc, pf(p[17]), pf(p[18]))' : 'acc'};
+}`;
+}
+
+/** Depthwise 2-D convolution, NCHW (group = C: one input channel per group, M = C * mult):
+ *  one invocation per 4 adjacent outputs of a row, sharing the weights and index math. Bindings:
+ *  x, w, bias (any buffer when absent), y, p = [n (invocations: N*M*OH*ceil(OW/4)), C, H, W, M, KH,
+ *  KW, OH, OW, sh, sw, ph, pw, dh, dw, mult, hasBias, act a bits, act b bits]; act as convKernel's. */
+export function depthwiseKernel(act = null) {
+  return `${kHead}${actFn(act)}${ro(0, 'x')}${ro(1, 'w')}${ro(2, 'bias')}${rw(3, 'y')}${params(4)}
+${kMain} {
+  let i = index(g, nw);
+  if (i >= p[0]) { return; }
+  let C = p[1]; let H = p[2]; let W = p[3]; let M = p[4]; let KH = p[5]; let KW = p[6]; let OH = p[7]; let OW = p[8];
+  let OQ = (OW + 3u) / 4u;
+  let ow0 = (i % OQ) * 4u; let oh = (i / OQ) % OH; let m = (i / (OQ * OH)) % M; let n = i / (OQ * OH * M);
+  var acc = vec4<f32>(0.0);
+  if (p[16] == 1u) { acc = vec4<f32>(bias[m]); }
+  let xc = (n * C + m / p[15]) * H;
+  let sw = i32(p[10]);
+  let iwv = vec4<i32>(0, sw, 2 * sw, 3 * sw);
+  for (var kh = 0u; kh < KH; kh = kh + 1u) {
+    let ih = i32(oh * p[9] + kh * p[13]) - i32(p[11]);
+    if (ih < 0 || ih >= i32(H)) { continue; }
+    let row = (xc + u32(ih)) * W;
+    for (var kw = 0u; kw < KW; kw = kw + 1u) {
+      let wv = w[(m * KH + kh) * KW + kw];
+      let iw = vec4<i32>(i32(ow0 * p[10] + kw * p[14]) - i32(p[12])) + iwv;
+      var xv = vec4<f32>(0.0);
+      for (var j = 0; j < 4; j = j + 1) {
+        if (iw[j] >= 0 && iw[j] < i32(W)) { xv[j] = x[row + u32(iw[j])]; }
+      }
+      acc = acc + xv * wv;
+    }
+  }
+  let out = ((n * M + m) * OH + oh) * OW;
+  for (var j = 0u; j < 4u; j = j + 1u) {
+    if (ow0 + j < OW) { y[out + ow0 + j] = ${act ? 'act_(acc[j], pf(p[17]), pf(p[18]))' : 'acc[j]'}; }
+  }
 }`;
 }
 

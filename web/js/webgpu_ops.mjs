@@ -405,7 +405,14 @@ export const kGpuOps = {
         return [gemm(run, w, x, b, { M, N: g.out[0] * g.out[1], Kd: C * KH * KW, ta: 0, tb: 0, alpha: 1, beta: 1, offs, outShape: shape,
           cm: 1, cn: 0, conv: [C, H, W, KH, KW, g.out[1], g.st[0], g.st[1], g.pads[0], g.pads[1], g.dil[0], g.dil[1]], act })];
       }
-      const y = run.alloc(shape), xb = run.buf(x);
+      const y = run.alloc(shape), xb = run.buf(x), G = n.attrs.group ?? 1;
+      if (G === C && M % C === 0) {  // depthwise: 4 outputs of a row per invocation
+        const count = N * M * g.out[0] * Math.ceil(g.out[1] / 4);
+        run.elements(K.depthwiseKernel(act?.op), [xb, run.buf(w), b ? run.buf(b) : xb, y.gpu.store.buf, run.params([count, C, H, W, M, KH, KW,
+          g.out[0], g.out[1], g.st[0], g.st[1], g.pads[0], g.pads[1], g.dil[0], g.dil[1], M / C, b ? 1 : 0,
+          f32bits(act?.a ?? 0), f32bits(act?.b ?? 0)])], count);
+        return [y];
+      }
       run.elements(K.convKernel(act?.op), [xb, run.buf(w), b ? run.buf(b) : xb, y.gpu.store.buf, run.params([prod(shape), C, H, W, M, KH, KW,
         g.out[0], g.out[1], g.st[0], g.st[1], g.pads[0], g.pads[1], g.dil[0], g.dil[1], n.attrs.group ?? 1, b ? 1 : 0,
         f32bits(act?.a ?? 0), f32bits(act?.b ?? 0)])], prod(shape));
