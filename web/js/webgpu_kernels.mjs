@@ -116,15 +116,33 @@ ${kMain} {
  *  u.fa, u.fb. */
 export function gemmKernel(conv = false, tm = 2, act = null) {
   const R = 16 * tm;
+  // bload4: the 4 B elements of row kb at columns c4 .. c4 + 3 (0 past N); for a conv the im2col
+  // row's (c, kh, kw) and the first column's (oh, ow) are worked out once for the 4.
   const bload = conv ? `@group(0) @binding(6) var<storage, read> cp: array<u32>;
-fn bload(bo: u32, kb: u32, col: u32) -> f32 {
+fn bload4(bo: u32, kb: u32, c4: u32) -> vec4<f32> {
   let kk = cp[3] * cp[4];
   let c = kb / kk; let kh = (kb / cp[4]) % cp[3]; let kw = kb % cp[4];
-  let ih = i32((col / cp[5]) * cp[6] + kh * cp[10]) - i32(cp[8]);
-  let iw = i32((col % cp[5]) * cp[7] + kw * cp[11]) - i32(cp[9]);
-  if (ih < 0 || iw < 0 || ih >= i32(cp[1]) || iw >= i32(cp[2])) { return 0.0; }
-  return B[bo + (c * cp[1] + u32(ih)) * cp[2] + u32(iw)];
-}` : `fn bload(bo: u32, kb: u32, col: u32) -> f32 { return B[bo + select(kb * u.n + col, col * u.k + kb, u.tb == 1u)]; }`;
+  let base = bo + c * cp[1] * cp[2];
+  var oh = c4 / cp[5]; var ow = c4 % cp[5];
+  var r = vec4<f32>(0.0);
+  for (var j = 0u; j < 4u; j = j + 1u) {
+    if (c4 + j < u.n) {
+      let ih = i32(oh * cp[6] + kh * cp[10]) - i32(cp[8]);
+      let iw = i32(ow * cp[7] + kw * cp[11]) - i32(cp[9]);
+      if (ih >= 0 && iw >= 0 && ih < i32(cp[1]) && iw < i32(cp[2])) { r[j] = B[base + u32(ih) * cp[2] + u32(iw)]; }
+    }
+    ow = ow + 1u;
+    if (ow == cp[5]) { ow = 0u; oh = oh + 1u; }
+  }
+  return r;
+}` : `fn bload4(bo: u32, kb: u32, c4: u32) -> vec4<f32> {
+  var r = vec4<f32>(0.0);
+  for (var j = 0u; j < 4u; j = j + 1u) {
+    let col = c4 + j;
+    if (col < u.n) { r[j] = B[bo + select(kb * u.n + col, col * u.k + kb, u.tb == 1u)]; }
+  }
+  return r;
+}`;
   return `${kHead}${actFn(act)}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}
 struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, fa: f32, fb: f32 };
 @group(0) @binding(4) var<uniform> u: U;
@@ -153,9 +171,7 @@ fn aload(ao: u32, row: u32, ka: u32) -> f32 {
     // B: each invocation stages 4 adjacent columns of one of the tile's 16 rows, as a vec4.
     let kb = k0 + lid / 16u; let c4 = col0 + (lid % 16u) * 4u;
     var bv = vec4<f32>(0.0);
-    if (kb < u.k) {
-      for (var j = 0u; j < 4u; j = j + 1u) { if (c4 + j < u.n) { bv[j] = bload(bo, kb, c4 + j); } }
-    }
+    if (kb < u.k) { bv = bload4(bo, kb, c4); }
     Bs[lid / 16u][lid % 16u] = bv;
     workgroupBarrier();
     for (var k = 0u; k < 16u; k = k + 1u) {
