@@ -71,7 +71,7 @@ async function compareInPage(page, table) {
       for (const [name, shape] of Object.entries(spec.inputs))
         feeds[name] = { dtype: 'float32', shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, rand) };
       const fused = [];
-      hooks.onFuse = (gi, k, j) => fused.push(`${k}>${j}`);
+      hooks.onFuse = (gi, ...ks) => fused.push(ks.join('>'));
       const a = await mg.run(feeds), b = await mc.run(feeds);
       hooks.onFuse = null;
       const outputs = {};
@@ -123,7 +123,7 @@ test('webgpu: every kernel family and two real CNNs match wasm in headless Chrom
       if (file === kCls) assert.ok(onGpu.length >= 0.9 * m.placement.nodes.length, `${file}: ${onGpu.length} of ${m.placement.nodes.length} nodes on webgpu`);
       else assert.deepEqual(onGpu, want, `${file}: nodes on webgpu (placement ${JSON.stringify(m.placement.nodes)})`);
       if (file === 'convfuse.onnx')  // Conv > activation node indices; not the Conv of two consumers (13), nor a graph output (16)
-        assert.deepEqual(m.fused, ['0>1', '2>3', '4>5', '6>7', '8>9', '10>11', '18>19', '20>21'], `${file}: convs run with their activation`);
+        assert.deepEqual(m.fused, ['0>1', '2>3', '4>5', '6>7', '8>9', '10>11', '18>19', '20>21', '22>23>24', '25>26>27'], `${file}: convs run with their activation`);
       if (file === 'fallback.onnx') assert.equal(m.placement.copies, 4, 'x uploaded, Relu -> CumSum -> Sigmoid crosses twice, y read back');
       if (Object.keys(m.timing).length)
         console.log(`# ${file}: steady-state run ${m.timing.webgpu.toFixed(1)} ms on webgpu (SwiftShader), ${m.timing.wasm.toFixed(1)} ms on wasm`);

@@ -12,7 +12,7 @@ import { kGpuOps, prod } from './webgpu_ops.mjs';
 import { kGroup } from './webgpu_kernels.mjs';
 import { compareProbes } from './check.mjs';
 import { kControlOps, runControl, graphsOf, placementOf } from './webgpu_control.mjs';
-import { fusionsOf, actOf } from './webgpu_fuse.mjs';
+import { fusionsOf, chainOf } from './webgpu_fuse.mjs';
 
 export { placementOf };
 
@@ -189,9 +189,12 @@ export class GpuModel {
       for (let k = 0; k < g.nodes.length; k++) {
         const n = g.nodes[k];
         const ins = n.inputs.map((id) => (id < 0 ? null : vals[id] ?? (vals[id] = this.#constant(gi, id))));
-        let res;
+        let res, f;
         if (kControlOps.has(n.op)) res = await runControl(run, this.#graphs, n, ins, (b, inputs) => this.#runGraph(run, b, inputs, pass));
-        else if (ins[0]?.fusedInto === k) res = [run.view(ins[0], ins[0].shape)];  // applied by the Conv before it
+        else if ((f = ins.find((v) => v?.fusedInto?.[0] === k))) {  // applied by the Conv before it
+          res = [run.view(f, f.shape)];
+          if (f.fusedInto.length > 1) res[0].fusedInto = f.fusedInto.slice(1);
+        }
         else if (!pass?.cpu && (place[k] === 'webgpu' || hostView[k])) res = await this.#gpuNode(run, gi, k, n, ins, pass);
         else res = await this.#wasmNode(run, gi, k, n, ins);
         n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = res[j]; });
@@ -229,15 +232,15 @@ export class GpuModel {
   }
 
   /** Node k of graph gi on the GPU, or on wasm when its sizes are over the adapter's limits (onWasm).
-   *  A Conv with an activation fused into it (webgpu_fuse.mjs) applies it and marks its output
-   *  with the activation node's index (fusedInto), unless pass asks for every node's own output. */
+   *  A Conv with nodes fused into it (webgpu_fuse.mjs) applies them and marks its output with
+   *  their indices (fusedInto), unless pass asks for every node's own output. */
   async #gpuNode(run, gi, k, n, ins, pass) {
     try {
       const j = pass ? undefined : this.#fused[gi].get(k);
-      const act = j === undefined ? null : actOf(this.#graphs[gi].nodes[j], (id) => this.#constant(gi, id).t);
+      const act = j === undefined ? null : chainOf(j.map((i) => this.#graphs[gi].nodes[i]), (id) => this.#constant(gi, id).t);
       const outs = await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(gi, k), ...(act ? [act] : []));
       const res = testHooks.perturb?.(k, n, gi) ? await perturbed(run, outs) : outs;
-      if (act) { res[0].fusedInto = j; testHooks.onFuse?.(gi, k, j); }
+      if (act) { res[0].fusedInto = j; testHooks.onFuse?.(gi, k, ...j); }
       return res;
     } catch (e) {
       if (!e.onWasm) throw e;
@@ -316,7 +319,7 @@ function mainOnly(gi, fn) {
  * For tests only (not part of the API, not in tessera.d.ts): perturb(k, node, graph) returning true
  * makes node k (of graph `graph`, 0: the main graph)'s first output, when it runs on the GPU, differ from its kernel's result by 1 in
  * its first element, so that a test can see run({checkAgainst: 'cpu'}) find a divergence.
- * onFuse(graph, conv, act) is called when Conv node `conv` runs with activation node `act` fused
+ * onFuse(graph, conv, ...fused) is called when Conv node `conv` runs with nodes `fused` fused
  * into it (webgpu_fuse.mjs).
  */
 export const testHooks = { perturb: null, onFuse: null };

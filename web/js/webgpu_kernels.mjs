@@ -48,9 +48,13 @@ export const kUnary = {
  *  it, webgpu_fuse.mjs): a subset of kUnary. */
 export const kFusedActs = ['Relu', 'Sigmoid', 'Tanh', 'LeakyRelu', 'HardSigmoid', 'Clip', 'HardSwish'];
 
-/** WGSL fn act_(x, a, b): the unary activation op (kUnary; null: the identity). */
-function actFn(op) {
-  return `fn act_(x: f32, a: f32, b: f32) -> f32 { return ${op ? kUnary[op] : 'x'}; }\n`;
+/** WGSL fn act_(x, a, b, lo, hi): the unary activation act.op (kUnary; null: the identity), then
+ *  max(., lo) when act.floor is set, min(., hi) when act.ceil is. */
+function actFn(act) {
+  let e = act?.op ? kUnary[act.op] : 'x';
+  if (act?.floor !== undefined) e = `max(${e}, lo)`;
+  if (act?.ceil !== undefined) e = `min(${e}, hi)`;
+  return `fn act_(x: f32, a: f32, b: f32, lo: f32, hi: f32) -> f32 { return ${e}; }\n`;
 }
 
 /** y = f(a, z) with broadcasting. Bindings: a, b, y, p = [n, rank, dims[rank], strideA[rank], strideB[rank]]. */
@@ -112,8 +116,8 @@ ${kMain} {
  *  offs = [aOff, bOff] per batch (the batch's output is at batch * M * N).
  *  conv: B is the im2col matrix of an NCHW image read in place (a convolution as an implicit
  *  GEMM: A the [M, C*KH*KW] weights, N = OH*OW), with binding 6 cp = [C, H, W, KH, KW, OW, sh,
- *  sw, ph, pw, dh, dw]. act: an activation (kFusedActs) applied to each output, its parameters in
- *  u.fa, u.fb. */
+ *  sw, ph, pw, dh, dw]. act: {op (kFusedActs), floor?, ceil?} applied to each output (actFn), its
+ *  parameters in u.fa, u.fb, u.flo, u.fhi. */
 export function gemmKernel(conv = false, tm = 2, act = null) {
   const R = 16 * tm;
   // bload4: the 4 B elements of row kb at columns c4 .. c4 + 3 (0 past N); for a conv the im2col
@@ -144,7 +148,7 @@ fn bload4(bo: u32, kb: u32, c4: u32) -> vec4<f32> {
   return r;
 }`;
   return `${kHead}${actFn(act)}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}
-struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, fa: f32, fb: f32 };
+struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, fa: f32, fb: f32, flo: f32, fhi: f32, pad0: u32, pad1: u32 };
 @group(0) @binding(4) var<uniform> u: U;
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
 ${bload}
@@ -188,7 +192,7 @@ fn aload(ao: u32, row: u32, ka: u32) -> f32 {
       if (col >= u.n) { continue; }
       var v = u.alpha * acc[i][j];
       if (u.hc == 1u) { v = v + u.beta * C[row * u.cm + col * u.cn]; }
-      Y[wg.z * u.m * u.n + row * u.n + col] = ${act ? 'act_(v, u.fa, u.fb)' : 'v'};
+      Y[wg.z * u.m * u.n + row * u.n + col] = ${act ? 'act_(v, u.fa, u.fb, u.flo, u.fhi)' : 'v'};
     }
   }
 }`;
@@ -248,7 +252,7 @@ ${kMain} {
 
 /** Direct 2-D convolution, NCHW, groups: one invocation per output element. Bindings: x, w,
  *  bias (any buffer when absent), y, p = [n, C, H, W, M, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw,
- *  group, hasBias, act a bits, act b bits]; act: an activation (kFusedActs) applied to each output. */
+ *  group, hasBias, act a, b, lo, hi bits]; act: as gemmKernel's, applied to each output. */
 export function convKernel(act = null) {
   return `${actFn(act)}${kConvHead}
   let cpg = C / p[15]; let grp = m / (M / p[15]);
@@ -265,14 +269,14 @@ export function convKernel(act = null) {
       }
     }
   }
-  y[i] = ${act ? 'act_(acc, pf(p[17]), pf(p[18]))' : 'acc'};
+  y[i] = ${act ? 'act_(acc, pf(p[17]), pf(p[18]), pf(p[19]), pf(p[20]))' : 'acc'};
 }`;
 }
 
 /** Depthwise 2-D convolution, NCHW (group = C: one input channel per group, M = C * mult):
  *  one invocation per 4 adjacent outputs of a row, sharing the weights and index math. Bindings:
  *  x, w, bias (any buffer when absent), y, p = [n (invocations: N*M*OH*ceil(OW/4)), C, H, W, M, KH,
- *  KW, OH, OW, sh, sw, ph, pw, dh, dw, mult, hasBias, act a bits, act b bits]; act as convKernel's. */
+ *  KW, OH, OW, sh, sw, ph, pw, dh, dw, mult, hasBias, act a, b, lo, hi bits]; act as convKernel's. */
 export function depthwiseKernel(act = null) {
   return `${kHead}${actFn(act)}${ro(0, 'x')}${ro(1, 'w')}${ro(2, 'bias')}${rw(3, 'y')}${params(4)}
 ${kMain} {
@@ -302,7 +306,7 @@ ${kMain} {
   }
   let out = ((n * M + m) * OH + oh) * OW;
   for (var j = 0u; j < 4u; j = j + 1u) {
-    if (ow0 + j < OW) { y[out + ow0 + j] = ${act ? 'act_(acc[j], pf(p[17]), pf(p[18]))' : 'acc[j]'}; }
+    if (ow0 + j < OW) { y[out + ow0 + j] = ${act ? 'act_(acc[j], pf(p[17]), pf(p[18]), pf(p[19]), pf(p[20]))' : 'acc[j]'}; }
   }
 }`;
 }
@@ -486,7 +490,7 @@ ${kMain} {
 /** The GEMM of gemmKernel for few rows (M < 8, where its 32-row tiles idle): one invocation per
  *  output element, a plain loop over K. Bindings: a, b, bias (any buffer when absent), y,
  *  p = [n, M, N, K, transA, transB, hasBias, biasStrideM, biasStrideN, alpha bits, beta bits,
- *  act a bits, act b bits], offs = [aOff, bOff] per batch; act as gemmKernel's. */
+ *  act a, b, lo, hi bits], offs = [aOff, bOff] per batch; act as gemmKernel's. */
 export function gemvKernel(act = null) {
   return `${kHead}${actFn(act)}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}${params(4)}
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
@@ -502,7 +506,7 @@ ${kMain} {
   }
   var v = pf(p[9]) * acc;
   if (p[6] == 1u) { v = v + pf(p[10]) * C[row * p[7] + col * p[8]]; }
-  Y[i] = ${act ? 'act_(v, pf(p[11]), pf(p[12]))' : 'v'};
+  Y[i] = ${act ? 'act_(v, pf(p[11]), pf(p[12]), pf(p[13]), pf(p[14]))' : 'v'};
 }`;
 }
 

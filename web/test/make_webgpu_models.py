@@ -132,8 +132,8 @@ def main(out):
     # Convs with their activation fused into the kernel's epilogue (web/js/webgpu_fuse.mjs): the
     # pointwise GEMM (12 rows; 3 rows: the few-rows kernel), the implicit GEMM (70 rows, stride 2),
     # the grouped and depthwise (4 outputs per invocation; multiplier 2, stride 2) kernels; Clip
-    # with constant bounds, one bound, none; not fused: a Conv with two consumers, a Conv that is
-    # also a graph output.
+    # with constant bounds, one bound, none; an activation then a Max / Min with a one-element
+    # constant; not fused: a Conv with two consumers, a Conv that is also a graph output.
     save(out, "convfuse.onnx", [
         n("Conv", ["x", "pw", "pb"], ["c1"]), n("Relu", ["c1"], ["r1"]),
         n("Conv", ["r1", "w3", "b3"], ["c2"], pads=[1, 1, 1, 1], strides=[2, 2]), n("Clip", ["c2", "zero", "six"], ["r2"]),
@@ -145,11 +145,14 @@ def main(out):
         n("Conv", ["x", "pw2"], ["y_conv"]), n("Relu", ["y_conv"], ["y_relu"]),
         n("Conv", ["x", "pw2"], ["c8"]), n("Clip", ["c8"], ["y_clip0"]),
         n("Conv", ["r1", "wdm"], ["c9"], group=12, strides=[2, 2], pads=[0, 1, 1, 0]), n("Relu", ["c9"], ["y_dwm"]),
-    ], {"x": [1, 5, 9, 7]}, ["y_sig", "y_lrelu", "y_clip1", "y_two", "y_conv", "y_relu", "y_clip0", "y_dwm"],
+        n("Conv", ["x", "pw2"], ["c10"]), n("LeakyRelu", ["c10"], ["l10"], alpha=0.2), n("Max", ["l10", "floor"], ["y_max"]),
+        n("Conv", ["x", "pw2"], ["c11"]), n("Relu", ["c11"], ["r11"]), n("Min", ["ceil", "r11"], ["y_min"]),
+    ], {"x": [1, 5, 9, 7]}, ["y_sig", "y_lrelu", "y_clip1", "y_two", "y_conv", "y_relu", "y_clip0", "y_dwm", "y_max", "y_min"],
         [const("pw", [12, 5, 1, 1]), const("pb", [12]), const("w3", [70, 12, 3, 3]), const("b3", [70]),
          numpy_helper.from_array(np.float32(0), "zero"), numpy_helper.from_array(np.float32(0.6), "six"),
          const("wdw", [70, 1, 3, 3]), const("bdw", [70]), const("pw3", [3, 70, 1, 1]), const("wg", [10, 14, 1, 3]), const("bg", [10]),
-         const("pw2", [6, 5, 1, 1]), numpy_helper.from_array(np.float32(0.5), "half"), const("wdm", [24, 1, 3, 3])], t)
+         const("pw2", [6, 5, 1, 1]), numpy_helper.from_array(np.float32(0.5), "half"), const("wdm", [24, 1, 3, 3]),
+         numpy_helper.from_array(np.full([1, 1, 1, 1], -0.1, np.float32), "floor"), numpy_helper.from_array(np.float32(0.3), "ceil")], t)
 
     save(out, "fallback.onnx", [
         n("Relu", ["x"], ["r"]), n("CumSum", ["r", "axis"], ["c"]), n("Sigmoid", ["c"], ["y"]),
