@@ -56,6 +56,7 @@ async function withBrowser(fn) {
 async function compareInPage(page, table) {
   return page.evaluate(async (table) => {
     const { Tessera } = await import('/dist/tessera.mjs');
+    const { testHooks: hooks } = await import('/dist/webgpu.mjs');
     const gpu = await Tessera.create({ device: 'webgpu' });
     const cpu = await Tessera.create({ device: 'wasm' });
     let seed = 12345;
@@ -69,7 +70,10 @@ async function compareInPage(page, table) {
       const feeds = {};
       for (const [name, shape] of Object.entries(spec.inputs))
         feeds[name] = { dtype: 'float32', shape, data: Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, rand) };
+      const fused = [];
+      hooks.onFuse = (gi, ...ks) => fused.push(ks.join('>'));
       const a = await mg.run(feeds), b = await mc.run(feeds);
+      hooks.onFuse = null;
       const outputs = {};
       for (const [name, t] of Object.entries(b)) {
         const g = a[name];
@@ -85,7 +89,7 @@ async function compareInPage(page, table) {
           timing[k] = (performance.now() - t0) / spec.time;
         }
       }
-      result.models[file] = { device: mg.device, deviceFallback: mg.deviceFallback, placement: mg.placement, outputs, timing };
+      result.models[file] = { device: mg.device, deviceFallback: mg.deviceFallback, placement: mg.placement, outputs, timing, fused };
       mg.dispose(); mc.dispose();
     }
     gpu.dispose(); cpu.dispose();
@@ -118,6 +122,8 @@ test('webgpu: every kernel family and two real CNNs match wasm in headless Chrom
       const want = spec.gpu ?? m.placement.nodes.map((n) => n.node);
       if (file === kCls) assert.ok(onGpu.length >= 0.9 * m.placement.nodes.length, `${file}: ${onGpu.length} of ${m.placement.nodes.length} nodes on webgpu`);
       else assert.deepEqual(onGpu, want, `${file}: nodes on webgpu (placement ${JSON.stringify(m.placement.nodes)})`);
+      if (file === 'convfuse.onnx')  // Conv > activation node indices; not the Conv of two consumers (13), nor a graph output (16)
+        assert.deepEqual(m.fused, ['0>1', '2>3', '4>5', '6>7', '8>9', '10>11', '18>19', '20>21', '22>23>24', '25>26>27'], `${file}: convs run with their activation`);
       if (file === 'fallback.onnx') assert.equal(m.placement.copies, 4, 'x uploaded, Relu -> CumSum -> Sigmoid crosses twice, y read back');
       if (Object.keys(m.timing).length)
         console.log(`# ${file}: steady-state run ${m.timing.webgpu.toFixed(1)} ms on webgpu (SwiftShader), ${m.timing.wasm.toFixed(1)} ms on wasm`);

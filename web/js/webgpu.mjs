@@ -12,6 +12,7 @@ import { kGpuOps, prod } from './webgpu_ops.mjs';
 import { kGroup } from './webgpu_kernels.mjs';
 import { compareProbes } from './check.mjs';
 import { kControlOps, runControl, graphsOf, placementOf } from './webgpu_control.mjs';
+import { fusionsOf, chainOf } from './webgpu_fuse.mjs';
 
 export { placementOf };
 
@@ -111,7 +112,7 @@ class GpuValue {
 
 /** What a run does for one model: the graph, where each node runs, constants cached on both sides. */
 export class GpuModel {
-  #rt; #h; #gpu; #g; #graphs; #place; #hostView; #consts = new Map(); #folded = new Map(); #cache = new Map();
+  #rt; #h; #gpu; #g; #graphs; #place; #fused; #hostView; #consts = new Map(); #folded = new Map(); #cache = new Map();
 
   /** rt: the Tessera instance; h: the wasm model handle; graph: tsrw_model_graph's JSON (the main
    *  graph, its subgraphs in graph.graphs). */
@@ -126,6 +127,7 @@ export class GpuModel {
       return g.nodes.map((n, k) => this.#place[gi][k] === 'wasm' && !!kGpuOps[n.op]?.view && numeric(n.inputs[0]) &&
         n.outputs.every((id) => id < 0 || numeric(id)));
     });
+    this.#fused = fusionsOf(this.#graphs, this.#place);
     this.placement = placementOf(graph, this.#place);
     /** Nodes placed on webgpu that ran on wasm in some run (their sizes were over the adapter's
      *  limits): a main-graph node's index, or "graph:node" for a subgraph's node. */
@@ -187,9 +189,13 @@ export class GpuModel {
       for (let k = 0; k < g.nodes.length; k++) {
         const n = g.nodes[k];
         const ins = n.inputs.map((id) => (id < 0 ? null : vals[id] ?? (vals[id] = this.#constant(gi, id))));
-        let res;
+        let res, f;
         if (kControlOps.has(n.op)) res = await runControl(run, this.#graphs, n, ins, (b, inputs) => this.#runGraph(run, b, inputs, pass));
-        else if (!pass?.cpu && (place[k] === 'webgpu' || hostView[k])) res = await this.#gpuNode(run, gi, k, n, ins);
+        else if ((f = ins.find((v) => v?.fusedInto?.[0] === k))) {  // applied by the Conv before it
+          res = [run.view(f, f.shape)];
+          if (f.fusedInto.length > 1) res[0].fusedInto = f.fusedInto.slice(1);
+        }
+        else if (!pass?.cpu && (place[k] === 'webgpu' || hostView[k])) res = await this.#gpuNode(run, gi, k, n, ins, pass);
         else res = await this.#wasmNode(run, gi, k, n, ins);
         n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = res[j]; });
         if (pass?.probes) probe(run, pass.probes, g, gi, k, res);
@@ -225,11 +231,17 @@ export class GpuModel {
     return { outputs, check: compareProbes(this.#graphs, this.#place, device, cpu, tolerance) };
   }
 
-  /** Node k of graph gi on the GPU, or on wasm when its sizes are over the adapter's limits (onWasm). */
-  async #gpuNode(run, gi, k, n, ins) {
+  /** Node k of graph gi on the GPU, or on wasm when its sizes are over the adapter's limits (onWasm).
+   *  A Conv with nodes fused into it (webgpu_fuse.mjs) applies them and marks its output with
+   *  their indices (fusedInto), unless pass asks for every node's own output. */
+  async #gpuNode(run, gi, k, n, ins, pass) {
     try {
-      const outs = await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(gi, k));
-      return testHooks.perturb?.(k, n, gi) ? perturbed(run, outs) : outs;
+      const j = pass ? undefined : this.#fused[gi].get(k);
+      const act = j === undefined ? null : chainOf(j.map((i) => this.#graphs[gi].nodes[i]), (id) => this.#constant(gi, id).t);
+      const outs = await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(gi, k), ...(act ? [act] : []));
+      const res = testHooks.perturb?.(k, n, gi) ? await perturbed(run, outs) : outs;
+      if (act) { res[0].fusedInto = j; testHooks.onFuse?.(gi, k, ...j); }
+      return res;
     } catch (e) {
       if (!e.onWasm) throw e;
       this.runtimeFallbacks.add(gi ? `${gi}:${k}` : k);
@@ -307,8 +319,10 @@ function mainOnly(gi, fn) {
  * For tests only (not part of the API, not in tessera.d.ts): perturb(k, node, graph) returning true
  * makes node k (of graph `graph`, 0: the main graph)'s first output, when it runs on the GPU, differ from its kernel's result by 1 in
  * its first element, so that a test can see run({checkAgainst: 'cpu'}) find a divergence.
+ * onFuse(graph, conv, ...fused) is called when Conv node `conv` runs with nodes `fused` fused
+ * into it (webgpu_fuse.mjs).
  */
-export const testHooks = { perturb: null };
+export const testHooks = { perturb: null, onFuse: null };
 
 /** outs with outs[0] read back and its first element increased by 1 (testHooks.perturb). */
 async function perturbed(run, outs) {

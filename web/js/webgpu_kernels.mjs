@@ -44,6 +44,19 @@ export const kUnary = {
   Sign: 'sign(x)', Identity: 'x',
 };
 
+/** The activations a Conv's kernels apply in their epilogue (the Conv's only consumer fused into
+ *  it, webgpu_fuse.mjs): a subset of kUnary. */
+export const kFusedActs = ['Relu', 'Sigmoid', 'Tanh', 'LeakyRelu', 'HardSigmoid', 'Clip', 'HardSwish'];
+
+/** WGSL fn act_(x, a, b, lo, hi): the unary activation act.op (kUnary; null: the identity), then
+ *  max(., lo) when act.floor is set, min(., hi) when act.ceil is. */
+function actFn(act) {
+  let e = act?.op ? kUnary[act.op] : 'x';
+  if (act?.floor !== undefined) e = `max(${e}, lo)`;
+  if (act?.ceil !== undefined) e = `min(${e}, hi)`;
+  return `fn act_(x: f32, a: f32, b: f32, lo: f32, hi: f32) -> f32 { return ${e}; }\n`;
+}
+
 /** y = f(a, z) with broadcasting. Bindings: a, b, y, p = [n, rank, dims[rank], strideA[rank], strideB[rank]]. */
 export function binaryKernel(op) {
   return `${kHead}${ro(0, 'a')}${ro(1, 'b')}${rw(2, 'y')}${params(3)}
@@ -103,25 +116,44 @@ ${kMain} {
  *  offs = [aOff, bOff] per batch (the batch's output is at batch * M * N).
  *  conv: B is the im2col matrix of an NCHW image read in place (a convolution as an implicit
  *  GEMM: A the [M, C*KH*KW] weights, N = OH*OW), with binding 6 cp = [C, H, W, KH, KW, OW, sh,
- *  sw, ph, pw, dh, dw]. */
-export function gemmKernel(conv = false, tm = 2) {
+ *  sw, ph, pw, dh, dw]. act: {op (kFusedActs), floor?, ceil?} applied to each output (actFn), its
+ *  parameters in u.fa, u.fb, u.flo, u.fhi. */
+export function gemmKernel(conv = false, tm = 2, act = null) {
   const R = 16 * tm;
+  // bload4: the 4 B elements of row kb at columns c4 .. c4 + 3 (0 past N); for a conv the im2col
+  // row's (c, kh, kw) and the first column's (oh, ow) are worked out once for the 4.
   const bload = conv ? `@group(0) @binding(6) var<storage, read> cp: array<u32>;
-fn bload(bo: u32, kb: u32, col: u32) -> f32 {
+fn bload4(bo: u32, kb: u32, c4: u32) -> vec4<f32> {
   let kk = cp[3] * cp[4];
   let c = kb / kk; let kh = (kb / cp[4]) % cp[3]; let kw = kb % cp[4];
-  let ih = i32((col / cp[5]) * cp[6] + kh * cp[10]) - i32(cp[8]);
-  let iw = i32((col % cp[5]) * cp[7] + kw * cp[11]) - i32(cp[9]);
-  if (ih < 0 || iw < 0 || ih >= i32(cp[1]) || iw >= i32(cp[2])) { return 0.0; }
-  return B[bo + (c * cp[1] + u32(ih)) * cp[2] + u32(iw)];
-}` : `fn bload(bo: u32, kb: u32, col: u32) -> f32 { return B[bo + select(kb * u.n + col, col * u.k + kb, u.tb == 1u)]; }`;
-  return `${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}
-struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, pad0: u32, pad1: u32 };
+  let base = bo + c * cp[1] * cp[2];
+  var oh = c4 / cp[5]; var ow = c4 % cp[5];
+  var r = vec4<f32>(0.0);
+  for (var j = 0u; j < 4u; j = j + 1u) {
+    if (c4 + j < u.n) {
+      let ih = i32(oh * cp[6] + kh * cp[10]) - i32(cp[8]);
+      let iw = i32(ow * cp[7] + kw * cp[11]) - i32(cp[9]);
+      if (ih >= 0 && iw >= 0 && ih < i32(cp[1]) && iw < i32(cp[2])) { r[j] = B[base + u32(ih) * cp[2] + u32(iw)]; }
+    }
+    ow = ow + 1u;
+    if (ow == cp[5]) { ow = 0u; oh = oh + 1u; }
+  }
+  return r;
+}` : `fn bload4(bo: u32, kb: u32, c4: u32) -> vec4<f32> {
+  var r = vec4<f32>(0.0);
+  for (var j = 0u; j < 4u; j = j + 1u) {
+    let col = c4 + j;
+    if (col < u.n) { r[j] = B[bo + select(kb * u.n + col, col * u.k + kb, u.tb == 1u)]; }
+  }
+  return r;
+}`;
+  return `${kHead}${actFn(act)}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}
+struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, fa: f32, fb: f32, flo: f32, fhi: f32, pad0: u32, pad1: u32 };
 @group(0) @binding(4) var<uniform> u: U;
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
 ${bload}
 var<workgroup> As: array<array<f32, 16>, ${R}>;
-var<workgroup> Bs: array<array<f32, 64>, 16>;
+var<workgroup> Bs: array<array<vec4<f32>, 16>, 16>;
 fn aload(ao: u32, row: u32, ka: u32) -> f32 {
   if (row >= u.m || ka >= u.k) { return 0.0; }
   return A[ao + select(row * u.k + ka, ka * u.m + row, u.ta == 1u)];
@@ -132,7 +164,7 @@ fn aload(ao: u32, row: u32, ka: u32) -> f32 {
   let lid = l.y * 16u + l.x;
   let ao = offs[2u * wg.z];
   let bo = offs[2u * wg.z + 1u];
-  var acc: array<array<f32, 4>, ${tm}>;
+  var acc: array<vec4<f32>, ${tm}>;
   let tiles = (u.k + 15u) / 16u;
   for (var t = 0u; t < tiles; t = t + 1u) {
     let k0 = t * 16u;
@@ -140,19 +172,15 @@ fn aload(ao: u32, row: u32, ka: u32) -> f32 {
       let idx = q * 256u + lid;
       As[idx / 16u][idx % 16u] = aload(ao, row0 + idx / 16u, k0 + idx % 16u);
     }
-    for (var q = 0u; q < 4u; q = q + 1u) {
-      let idx = q * 256u + lid;
-      let kb = k0 + idx / 64u; let col = col0 + idx % 64u;
-      var bv = 0.0;
-      if (kb < u.k && col < u.n) { bv = bload(bo, kb, col); }
-      Bs[idx / 64u][idx % 64u] = bv;
-    }
+    // B: each invocation stages 4 adjacent columns of one of the tile's 16 rows, as a vec4.
+    let kb = k0 + lid / 16u; let c4 = col0 + (lid % 16u) * 4u;
+    var bv = vec4<f32>(0.0);
+    if (kb < u.k) { bv = bload4(bo, kb, c4); }
+    Bs[lid / 16u][lid % 16u] = bv;
     workgroupBarrier();
     for (var k = 0u; k < 16u; k = k + 1u) {
-      for (var i = 0u; i < ${tm}u; i = i + 1u) {
-        let a = As[l.y * ${tm}u + i][k];
-        for (var j = 0u; j < 4u; j = j + 1u) { acc[i][j] = acc[i][j] + a * Bs[k][l.x * 4u + j]; }
-      }
+      let b4 = Bs[k][l.x];
+      for (var i = 0u; i < ${tm}u; i = i + 1u) { acc[i] = acc[i] + As[l.y * ${tm}u + i][k] * b4; }
     }
     workgroupBarrier();
   }
@@ -164,7 +192,7 @@ fn aload(ao: u32, row: u32, ka: u32) -> f32 {
       if (col >= u.n) { continue; }
       var v = u.alpha * acc[i][j];
       if (u.hc == 1u) { v = v + u.beta * C[row * u.cm + col * u.cn]; }
-      Y[wg.z * u.m * u.n + row * u.n + col] = v;
+      Y[wg.z * u.m * u.n + row * u.n + col] = ${act ? 'act_(v, u.fa, u.fb, u.flo, u.fhi)' : 'v'};
     }
   }
 }`;
@@ -224,9 +252,9 @@ ${kMain} {
 
 /** Direct 2-D convolution, NCHW, groups: one invocation per output element. Bindings: x, w,
  *  bias (any buffer when absent), y, p = [n, C, H, W, M, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw,
- *  group, hasBias]. */
-export function convKernel() {
-  return `${kConvHead}
+ *  group, hasBias, act a, b, lo, hi bits]; act: as gemmKernel's, applied to each output. */
+export function convKernel(act = null) {
+  return `${actFn(act)}${kConvHead}
   let cpg = C / p[15]; let grp = m / (M / p[15]);
   for (var c = 0u; c < cpg; c = c + 1u) {
     let xc = (n * C + grp * cpg + c) * H;
@@ -241,7 +269,45 @@ export function convKernel() {
       }
     }
   }
-  y[i] = acc;
+  y[i] = ${act ? 'act_(acc, pf(p[17]), pf(p[18]), pf(p[19]), pf(p[20]))' : 'acc'};
+}`;
+}
+
+/** Depthwise 2-D convolution, NCHW (group = C: one input channel per group, M = C * mult):
+ *  one invocation per 4 adjacent outputs of a row, sharing the weights and index math. Bindings:
+ *  x, w, bias (any buffer when absent), y, p = [n (invocations: N*M*OH*ceil(OW/4)), C, H, W, M, KH,
+ *  KW, OH, OW, sh, sw, ph, pw, dh, dw, mult, hasBias, act a, b, lo, hi bits]; act as convKernel's. */
+export function depthwiseKernel(act = null) {
+  return `${kHead}${actFn(act)}${ro(0, 'x')}${ro(1, 'w')}${ro(2, 'bias')}${rw(3, 'y')}${params(4)}
+${kMain} {
+  let i = index(g, nw);
+  if (i >= p[0]) { return; }
+  let C = p[1]; let H = p[2]; let W = p[3]; let M = p[4]; let KH = p[5]; let KW = p[6]; let OH = p[7]; let OW = p[8];
+  let OQ = (OW + 3u) / 4u;
+  let ow0 = (i % OQ) * 4u; let oh = (i / OQ) % OH; let m = (i / (OQ * OH)) % M; let n = i / (OQ * OH * M);
+  var acc = vec4<f32>(0.0);
+  if (p[16] == 1u) { acc = vec4<f32>(bias[m]); }
+  let xc = (n * C + m / p[15]) * H;
+  let sw = i32(p[10]);
+  let iwv = vec4<i32>(0, sw, 2 * sw, 3 * sw);
+  for (var kh = 0u; kh < KH; kh = kh + 1u) {
+    let ih = i32(oh * p[9] + kh * p[13]) - i32(p[11]);
+    if (ih < 0 || ih >= i32(H)) { continue; }
+    let row = (xc + u32(ih)) * W;
+    for (var kw = 0u; kw < KW; kw = kw + 1u) {
+      let wv = w[(m * KH + kh) * KW + kw];
+      let iw = vec4<i32>(i32(ow0 * p[10] + kw * p[14]) - i32(p[12])) + iwv;
+      var xv = vec4<f32>(0.0);
+      for (var j = 0; j < 4; j = j + 1) {
+        if (iw[j] >= 0 && iw[j] < i32(W)) { xv[j] = x[row + u32(iw[j])]; }
+      }
+      acc = acc + xv * wv;
+    }
+  }
+  let out = ((n * M + m) * OH + oh) * OW;
+  for (var j = 0u; j < 4u; j = j + 1u) {
+    if (ow0 + j < OW) { y[out + ow0 + j] = ${act ? 'act_(acc[j], pf(p[17]), pf(p[18]), pf(p[19]), pf(p[20]))' : 'acc[j]'}; }
+  }
 }`;
 }
 
@@ -423,10 +489,10 @@ ${kMain} {
 
 /** The GEMM of gemmKernel for few rows (M < 8, where its 32-row tiles idle): one invocation per
  *  output element, a plain loop over K. Bindings: a, b, bias (any buffer when absent), y,
- *  p = [n, M, N, K, transA, transB, hasBias, biasStrideM, biasStrideN, alpha bits, beta bits],
- *  offs = [aOff, bOff] per batch. */
-export function gemvKernel() {
-  return `${kHead}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}${params(4)}
+ *  p = [n, M, N, K, transA, transB, hasBias, biasStrideM, biasStrideN, alpha bits, beta bits,
+ *  act a, b, lo, hi bits], offs = [aOff, bOff] per batch; act as gemmKernel's. */
+export function gemvKernel(act = null) {
+  return `${kHead}${actFn(act)}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}${params(4)}
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
 ${kMain} {
   let i = index(g, nw);
@@ -440,7 +506,7 @@ ${kMain} {
   }
   var v = pf(p[9]) * acc;
   if (p[6] == 1u) { v = v + pf(p[10]) * C[row * p[7] + col * p[8]]; }
-  Y[i] = v;
+  Y[i] = ${act ? 'act_(v, pf(p[11]), pf(p[12]), pf(p[13]), pf(p[14]))' : 'v'};
 }`;
 }
 

@@ -70,23 +70,28 @@ function copy(run, x, y, dims, si, so, inOff = 0, outOff = 0) {
   run.elements(K.copyKernel(), [run.buf(x), y.gpu.store.buf, run.params([prod(dims), dims.length, inOff, outOff, ...dims, ...si, ...so])], prod(dims));
 }
 
-/** Batched matmul / Gemm on the tiled kernel (conv: the implicit-GEMM convolution's parameters). */
-function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm = 0, cn = 0, conv = null }) {
+/** An act's ({op, a, b, floor?, ceil?}: see gemm()) four kernel parameters: a, b, lo, hi. */
+const actParams = (act) => [act?.a ?? 0, act?.b ?? 0, act?.floor ?? 0, act?.ceil ?? 0];
+
+/** Batched matmul / Gemm on the tiled kernel (conv: the implicit-GEMM convolution's parameters;
+ *  act: {op, a, b, floor?, ceil?}, applied to each output: webgpu_fuse.mjs chainOf). */
+function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm = 0, cn = 0, conv = null, act = null }) {
   const y = run.alloc(outShape);
   if (prod(outShape) === 0) return y;
-  const u = new Uint32Array(12);
+  const u = new Uint32Array(16);
   u.set([M, N, Kd, ta, tb, c ? 1 : 0, cm, cn]);
-  new Float32Array(u.buffer).set([alpha, beta], 8);
+  new Float32Array(u.buffer).set([alpha, beta, ...actParams(act)], 8);
   const nb = offs.length / 2;
   const tm = M >= 64 ? 4 : 2;  // rows per invocation: 64-row tiles where M fills them
   if (nb > 65535 || Math.ceil(M / (16 * tm)) > 65535 || Math.ceil(N / 64) > 65535) throw onWasm(`a ${nb} x ${M} x ${N} matmul is over the dispatch limits`);
   const A = run.buf(a);
   if (M < 8 && !conv) {  // few rows: one invocation per output
-    run.elements(K.gemvKernel(), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf,
-      run.params([nb * M * N, M, N, Kd, ta, tb, c ? 1 : 0, cm, cn, f32bits(alpha), f32bits(beta)]), run.params(offs)], nb * M * N);
+    run.elements(K.gemvKernel(act), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf,
+      run.params([nb * M * N, M, N, Kd, ta, tb, c ? 1 : 0, cm, cn, f32bits(alpha), f32bits(beta), ...actParams(act).map(f32bits)]),
+      run.params(offs)], nb * M * N);
     return y;
   }
-  run.dispatch(K.gemmKernel(!!conv, tm), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs),
+  run.dispatch(K.gemmKernel(!!conv, tm, act), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs),
     ...(conv ? [run.params(conv)] : [])],
     [Math.ceil(N / 64), Math.ceil(M / (16 * tm)), nb]);
   return y;
@@ -385,7 +390,8 @@ export const kGpuOps = {
   },
   Conv: {
     ok: (n, g) => { const w = g.values[n.inputs[1]]; return w.shape !== null && (w.shape.length === 4 || w.shape.length === 3); },
-    run(run, n, [x, w, b]) {
+    // act: what the nodes fused into this one apply ({op, a, b, floor?, ceil?}: webgpu_fuse.mjs), or null.
+    run(run, n, [x, w, b], cache, act = null) {
       const g = geo2d(spatial(n, x.shape.slice(2), w.shape.slice(2)));
       const [N, C, H, W] = as2d(x.shape), [M, , KH, KW] = as2d(w.shape);
       const shape = [N, M, ...(x.shape.length === 3 ? [g.out[1]] : g.out)];
@@ -394,17 +400,25 @@ export const kGpuOps = {
       if (pointwise) {  // a 1x1 convolution is a GEMM per image: Y[n] (M x HW) = W (M x C) X[n] (C x HW) + bias
         const offs = [];
         for (let i = 0; i < N; i++) offs.push(0, i * C * H * W);
-        return [gemm(run, w, x, b, { M, N: H * W, Kd: C, ta: 0, tb: 0, alpha: 1, beta: 1, offs, outShape: shape, cm: 1, cn: 0 })];
+        return [gemm(run, w, x, b, { M, N: H * W, Kd: C, ta: 0, tb: 0, alpha: 1, beta: 1, offs, outShape: shape, cm: 1, cn: 0, act })];
       }
       if ((n.attrs.group ?? 1) === 1) {  // an implicit GEMM: Y[n] (M x OH*OW) = W (M x C*KH*KW) im2col(X[n])
         const offs = [];
         for (let i = 0; i < N; i++) offs.push(0, i * C * H * W);
         return [gemm(run, w, x, b, { M, N: g.out[0] * g.out[1], Kd: C * KH * KW, ta: 0, tb: 0, alpha: 1, beta: 1, offs, outShape: shape,
-          cm: 1, cn: 0, conv: [C, H, W, KH, KW, g.out[1], g.st[0], g.st[1], g.pads[0], g.pads[1], g.dil[0], g.dil[1]] })];
+          cm: 1, cn: 0, conv: [C, H, W, KH, KW, g.out[1], g.st[0], g.st[1], g.pads[0], g.pads[1], g.dil[0], g.dil[1]], act })];
       }
-      const y = run.alloc(shape), xb = run.buf(x);
-      run.elements(K.convKernel(), [xb, run.buf(w), b ? run.buf(b) : xb, y.gpu.store.buf, run.params([prod(shape), C, H, W, M, KH, KW,
-        g.out[0], g.out[1], g.st[0], g.st[1], g.pads[0], g.pads[1], g.dil[0], g.dil[1], n.attrs.group ?? 1, b ? 1 : 0])], prod(shape));
+      const y = run.alloc(shape), xb = run.buf(x), G = n.attrs.group ?? 1;
+      if (G === C && M % C === 0) {  // depthwise: 4 outputs of a row per invocation
+        const count = N * M * g.out[0] * Math.ceil(g.out[1] / 4);
+        run.elements(K.depthwiseKernel(act), [xb, run.buf(w), b ? run.buf(b) : xb, y.gpu.store.buf, run.params([count, C, H, W, M, KH, KW,
+          g.out[0], g.out[1], g.st[0], g.st[1], g.pads[0], g.pads[1], g.dil[0], g.dil[1], M / C, b ? 1 : 0,
+          ...actParams(act).map(f32bits)])], count);
+        return [y];
+      }
+      run.elements(K.convKernel(act), [xb, run.buf(w), b ? run.buf(b) : xb, y.gpu.store.buf, run.params([prod(shape), C, H, W, M, KH, KW,
+        g.out[0], g.out[1], g.st[0], g.st[1], g.pads[0], g.pads[1], g.dil[0], g.dil[1], n.attrs.group ?? 1, b ? 1 : 0,
+        ...actParams(act).map(f32bits)])], prod(shape));
       return [y];
     },
   },

@@ -14,6 +14,7 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
                  Gather, ConstantOfShape (after a Shape, which runs on the host)
 - conv.onnx:     Conv (pads, strides, dilations, groups, bias; 1-D), ConvTranspose, BatchNormalization,
                  pooling
+- convfuse.onnx: Conv + activation pairs fused on WebGPU (each conv kernel path), and pairs that are not
 - fallback.onnx: Relu -> CumSum (no GPU kernel: wasm) -> Sigmoid, so the run crosses twice
 - resize.onnx:   Resize nearest / linear under four coordinate transformations, up and down
 - pool3d.onnx:   MaxPool over an input of unknown rank, fed 5-D: falls back to wasm at run time
@@ -127,6 +128,31 @@ def main(out):
         [const("w1", [4, 3, 3, 3]), const("b1", [4]), const("wd", [4, 1, 3, 3]), const("bs", [4]), const("bb", [4]),
          const("bm", [4]), const("bv", [4], 0.5, 1.5), const("w1d", [3, 2, 3]), const("wt", [4, 3, 3, 2]), const("bt", [3]),
          const("wt2", [4, 2, 2, 3])], t)
+
+    # Convs with their activation fused into the kernel's epilogue (web/js/webgpu_fuse.mjs): the
+    # pointwise GEMM (12 rows; 3 rows: the few-rows kernel), the implicit GEMM (70 rows, stride 2),
+    # the grouped and depthwise (4 outputs per invocation; multiplier 2, stride 2) kernels; Clip
+    # with constant bounds, one bound, none; an activation then a Max / Min with a one-element
+    # constant; not fused: a Conv with two consumers, a Conv that is also a graph output.
+    save(out, "convfuse.onnx", [
+        n("Conv", ["x", "pw", "pb"], ["c1"]), n("Relu", ["c1"], ["r1"]),
+        n("Conv", ["r1", "w3", "b3"], ["c2"], pads=[1, 1, 1, 1], strides=[2, 2]), n("Clip", ["c2", "zero", "six"], ["r2"]),
+        n("Conv", ["r2", "wdw", "bdw"], ["c3"], group=70, pads=[1, 1, 1, 1]), n("HardSwish", ["c3"], ["r3"]),
+        n("Conv", ["r3", "pw3"], ["c4"]), n("Sigmoid", ["c4"], ["y_sig"]),
+        n("Conv", ["r3", "wg", "bg"], ["c5"], group=5, strides=[1, 2], pads=[0, 1, 0, 1]), n("LeakyRelu", ["c5"], ["y_lrelu"], alpha=0.1),
+        n("Conv", ["x", "pw2"], ["c6"]), n("HardSigmoid", ["c6"], ["r6"], alpha=0.3, beta=0.4), n("Clip", ["r6", "half"], ["y_clip1"]),
+        n("Conv", ["x", "pw2"], ["c7"]), n("Tanh", ["c7"], ["t7"]), n("Add", ["c7", "t7"], ["y_two"]),
+        n("Conv", ["x", "pw2"], ["y_conv"]), n("Relu", ["y_conv"], ["y_relu"]),
+        n("Conv", ["x", "pw2"], ["c8"]), n("Clip", ["c8"], ["y_clip0"]),
+        n("Conv", ["r1", "wdm"], ["c9"], group=12, strides=[2, 2], pads=[0, 1, 1, 0]), n("Relu", ["c9"], ["y_dwm"]),
+        n("Conv", ["x", "pw2"], ["c10"]), n("LeakyRelu", ["c10"], ["l10"], alpha=0.2), n("Max", ["l10", "floor"], ["y_max"]),
+        n("Conv", ["x", "pw2"], ["c11"]), n("Relu", ["c11"], ["r11"]), n("Min", ["ceil", "r11"], ["y_min"]),
+    ], {"x": [1, 5, 9, 7]}, ["y_sig", "y_lrelu", "y_clip1", "y_two", "y_conv", "y_relu", "y_clip0", "y_dwm", "y_max", "y_min"],
+        [const("pw", [12, 5, 1, 1]), const("pb", [12]), const("w3", [70, 12, 3, 3]), const("b3", [70]),
+         numpy_helper.from_array(np.float32(0), "zero"), numpy_helper.from_array(np.float32(0.6), "six"),
+         const("wdw", [70, 1, 3, 3]), const("bdw", [70]), const("pw3", [3, 70, 1, 1]), const("wg", [10, 14, 1, 3]), const("bg", [10]),
+         const("pw2", [6, 5, 1, 1]), numpy_helper.from_array(np.float32(0.5), "half"), const("wdm", [24, 1, 3, 3]),
+         numpy_helper.from_array(np.full([1, 1, 1, 1], -0.1, np.float32), "floor"), numpy_helper.from_array(np.float32(0.3), "ceil")], t)
 
     save(out, "fallback.onnx", [
         n("Relu", ["x"], ["r"]), n("CumSum", ["r", "axis"], ["c"]), n("Sigmoid", ["c"], ["y"]),
