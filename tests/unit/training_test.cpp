@@ -260,3 +260,55 @@ TEST_CASE("training-mode BatchNormalization: train_step updates the running stat
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().message().find("running statistic") != std::string::npos);
 }
+
+TEST_CASE("train_step: ReLU6 after a training-mode BatchNormalization fuses its ClipGrad into BatchNormalizationGrad",
+          "[training]") {
+  ir::Model m;
+  GraphBuilder b(m);
+  const Value X = b.input("X", DType::kF32, {3, 2, 5});
+  const std::vector<Value> bn = b.op_n(
+      "BatchNormalization",
+      {X, b.constant(Tensor::from<float>({2}, {1.5f, 0.5f}), "scale"), b.constant(Tensor::from<float>({2}, {0.5f, 0.25f}), "bias"),
+       b.constant(Tensor::from<float>({2}, {0.0f, 0.0f}), "mean"), b.constant(Tensor::from<float>({2}, {1.0f, 1.0f}), "var")},
+      3, {Attribute::make_int("training_mode", 1)});
+  b.output(b.op("Clip", {bn[0], b.constant(Tensor::scalar(0.0f)), b.constant(Tensor::scalar(1.0f))}), "pred");
+  REQUIRE(b.status().ok());
+  passes::TrainingOptions o = options_for("sgd");
+  o.lr = 1.0;
+  auto tm = passes::make_training_model(m, o);
+  INFO(tm.status().to_string());
+  REQUIRE(tm.ok());
+  const ir::Graph* tg = nullptr;
+  for (const auto& s : tm->signatures)
+    if (s.name == "train_step") tg = &tm->graphs[static_cast<size_t>(s.graph)];
+  REQUIRE(tg);
+  int clip_grads = 0, fused = 0;
+  for (const ir::Node& n : tg->nodes) {
+    clip_grads += n.op == "ClipGrad";
+    fused += n.op == "BatchNormalizationGrad" && n.inputs.size() == 8;
+  }
+  CHECK(clip_grads == 0);
+  CHECK(fused == 1);
+  // One SGD step (lr 1, MSE to zeros): dB = sum over the unclipped (0 <= Y <= 1) places of 2 Y / numel.
+  std::vector<float> x(30);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7) % 11) / 4.0f - 1.0f;
+  auto s = session_of(*tm);
+  REQUIRE(s->run_signature("train_step", {Tensor::from<float>({3, 2, 5}, x), Tensor::from<float>({3, 2, 5}, std::vector<float>(30, 0.0f))}).ok());
+  const float scale[2] = {1.5f, 0.5f}, bias[2] = {0.5f, 0.25f};
+  for (int c = 0; c < 2; ++c) {
+    double sum = 0, sq = 0, db = 0;
+    for (int n = 0; n < 3; ++n)
+      for (int i = 0; i < 5; ++i) sum += x[static_cast<size_t>((n * 2 + c) * 5 + i)];
+    const double mu = sum / 15;
+    for (int n = 0; n < 3; ++n)
+      for (int i = 0; i < 5; ++i) sq += std::pow(x[static_cast<size_t>((n * 2 + c) * 5 + i)] - mu, 2);
+    const double inv = 1 / std::sqrt(sq / 15 + 1e-5);
+    for (int n = 0; n < 3; ++n)
+      for (int i = 0; i < 5; ++i) {
+        const double y = scale[c] * (x[static_cast<size_t>((n * 2 + c) * 5 + i)] - mu) * inv + bias[c];
+        if (y >= 0 && y <= 1) db += 2 * y / 30;
+      }
+    INFO("channel " << c);
+    CHECK(std::abs(s->variable("bias")->scalar_f64(c) - (bias[c] - db)) < 1e-5);
+  }
+}
