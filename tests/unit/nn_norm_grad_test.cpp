@@ -131,32 +131,6 @@ TEST_CASE("BatchNormalization and its gradient in float32 (vector planes) on 3 t
 
 namespace {
 
-// The model's outputs for `feeds` on `threads` threads.
-std::vector<Tensor> run_on(const ir::Model& m, const std::vector<Tensor>& feeds, int threads) {
-  SessionOptions opt;
-  opt.num_threads = threads;
-  auto s = Session::create(std::make_shared<ir::Model>(m), opt);
-  INFO(s.status().to_string());
-  REQUIRE(s.ok());
-  auto out = (*s)->run(feeds);
-  INFO(out.status().to_string());
-  REQUIRE(out.ok());
-  return *out;
-}
-
-// got and want bit for bit (NaN matches NaN), f32.
-void require_identical(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
-  REQUIRE(got.size() == want.size());
-  for (size_t k = 0; k < got.size(); ++k) {
-    REQUIRE(got[k].shape() == want[k].shape());
-    for (int64_t i = 0; i < got[k].numel(); ++i) {
-      const float a = got[k].data<float>()[i], w = want[k].data<float>()[i];
-      INFO("output " << k << " element " << i << ": " << a << " against " << w);
-      CHECK((a == w || (std::isnan(a) && std::isnan(w))));
-    }
-  }
-}
-
 // dX, dScale, dB of BatchNormalizationGrad with dY masked by a Clip: fused (clip inputs 5-7) or
 // ClipGrad then BatchNormalizationGrad, on `threads` threads.
 std::vector<Tensor> bn_grad_clipped(bool fused, const Tensor& dy, const Tensor& xv, const Tensor& yv, bool train,
@@ -181,7 +155,15 @@ std::vector<Tensor> bn_grad_clipped(bool fused, const Tensor& dy, const Tensor& 
   const auto r = b.op_n("BatchNormalizationGrad", in, 3, {Attribute::make_int("training_mode", train ? 1 : 0)});
   for (size_t k = 0; k < 3; ++k) b.output(r[k], "out" + std::to_string(k));
   REQUIRE(b.status().ok());
-  return run_on(m, {dy, xv, yv}, threads);
+  SessionOptions opt;
+  opt.num_threads = threads;
+  auto s = Session::create(std::make_shared<ir::Model>(m), opt);
+  INFO(s.status().to_string());
+  REQUIRE(s.ok());
+  auto out = (*s)->run(std::vector<Tensor>{dy, xv, yv});
+  INFO(out.status().to_string());
+  REQUIRE(out.ok());
+  return *out;
 }
 
 }  // namespace
@@ -200,27 +182,38 @@ TEST_CASE("BatchNormalizationGrad with clip inputs (ReLU6 fused) equals ClipGrad
     for (bool train : {true, false})
       for (int threads : {1, 3}) {
         INFO(shape_str(shape) << (train ? " training" : " inference") << ", " << threads << " threads");
-        require_identical(bn_grad_clipped(true, dy, xv, yv, train, threads), bn_grad_clipped(false, dy, xv, yv, train, threads));
+        const std::vector<Tensor> want = bn_grad_clipped(false, dy, xv, yv, train, threads);
+        const std::vector<Tensor> got = bn_grad_clipped(true, dy, xv, yv, train, threads);
+        for (size_t k = 0; k < 3; ++k) {
+          REQUIRE(got[k].shape() == want[k].shape());
+          for (int64_t i = 0; i < got[k].numel(); ++i) {
+            INFO("output " << k << " element " << i);
+            CHECK(got[k].data<float>()[i] == want[k].data<float>()[i]);
+          }
+        }
       }
   }
 }
 
 TEST_CASE("BatchNormalizationGrad rejects partial or mis-shaped clip inputs", "[grad]") {
-  // dY, X [2, 3, 4]; clip_x [2, 3, 5] (or dY); clip_max omitted when partial.
-  const auto message = [](bool partial) {
-    ir::Model m;
-    ops::GraphBuilder b(m);
-    const auto g = b.input("dY", DType::kF32, {2, 3, 4});
-    const auto y = b.input("Y", DType::kF32, {2, 3, 5});
-    const auto scale = b.constant(Tensor::from<float>({3}, {1, 1, 1}));
-    const auto lo = b.constant(Tensor::scalar(0.0f));
-    std::vector<ops::Value> in = {g, g, scale, {}, {}, partial ? g : y, lo};
-    if (!partial) in.push_back(lo);
-    b.op_n("BatchNormalizationGrad", in, 3, {Attribute::make_int("training_mode", 1)});
-    return b.status().message();
-  };
-  CHECK(message(true).find("go together") != std::string::npos);
-  CHECK(message(false).find("clip_x") != std::string::npos);
+  ir::Model m;
+  ops::GraphBuilder b(m);
+  const auto g = b.input("dY", DType::kF32, {2, 3, 4});
+  const auto y = b.input("Y", DType::kF32, {2, 3, 5});
+  const auto scale = b.constant(Tensor::from<float>({3}, {1, 1, 1}));
+  const auto lo = b.constant(Tensor::scalar(0.0f));
+  const auto train = Attribute::make_int("training_mode", 1);
+  b.op_n("BatchNormalizationGrad", {g, g, scale, {}, {}, g, lo}, 3, {train});
+  CHECK(b.status().message().find("go together") != std::string::npos);
+  ir::Model m2;
+  ops::GraphBuilder b2(m2);
+  const auto g2 = b2.input("dY", DType::kF32, {2, 3, 4});
+  const auto y2 = b2.input("Y", DType::kF32, {2, 3, 5});
+  const auto s2 = b2.constant(Tensor::from<float>({3}, {1, 1, 1}));
+  const auto l2 = b2.constant(Tensor::scalar(0.0f));
+  b2.op_n("BatchNormalizationGrad", {g2, g2, s2, {}, {}, y2, l2, l2}, 3, {train});
+  CHECK(b2.status().message().find("clip_x") != std::string::npos);
+  (void)y;
 }
 
 namespace {
@@ -254,7 +247,15 @@ std::vector<Tensor> bn_clip(bool fused, const Tensor& xv, bool train, int thread
     g.nodes.pop_back();
     REQUIRE(passes::infer_types(m).ok());
   }
-  return run_on(m, {xv}, threads);
+  SessionOptions opt;
+  opt.num_threads = threads;
+  auto s = Session::create(std::make_shared<ir::Model>(m), opt);
+  INFO(s.status().to_string());
+  REQUIRE(s.ok());
+  auto out = (*s)->run(std::vector<Tensor>{xv});
+  INFO(out.status().to_string());
+  REQUIRE(out.ok());
+  return *out;
 }
 
 }  // namespace
@@ -268,7 +269,17 @@ TEST_CASE("BatchNormalizationClip equals BatchNormalization then Clip (Y, runnin
     for (bool train : {true, false})
       for (int threads : {1, 3}) {
         INFO(shape_str(shape) << (train ? " training" : " inference") << ", " << threads << " threads");
-        require_identical(bn_clip(true, xv, train, threads), bn_clip(false, xv, train, threads));
+        const std::vector<Tensor> want = bn_clip(false, xv, train, threads);
+        const std::vector<Tensor> got = bn_clip(true, xv, train, threads);
+        REQUIRE(got.size() == want.size());
+        for (size_t k = 0; k < got.size(); ++k) {
+          REQUIRE(got[k].shape() == want[k].shape());
+          for (int64_t i = 0; i < got[k].numel(); ++i) {
+            const float a = got[k].data<float>()[i], w = want[k].data<float>()[i];
+            INFO("output " << k << " element " << i << ": " << a << " against " << w);
+            CHECK((a == w || (std::isnan(a) && std::isnan(w))));
+          }
+        }
       }
   }
 }

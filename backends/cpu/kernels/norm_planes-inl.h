@@ -176,37 +176,37 @@ void plane_affine2(T* out, const T* u, const T* v, int64_t size, T a, T b, T k) 
   for (; i < size; ++i) out[i] = a * u[i] + (v ? b * v[i] : T(0)) + k;
 }
 
-// For i in [0, len): out[i] = fv(d, y vector at i, lo, hi, i) on f32 vectors, then f1(i) for the
-// tail (and for f64).
-template <typename T, typename FV, typename F1>
-HWY_INLINE void clip_sweep(T* out, const T* y, int64_t len, T lo, T hi, const FV& fv, const F1& f1) {
+// out = g where lo <= y <= hi (or y is NaN), else 0, over len elements (ClipGrad's mask, for
+// BatchNormalizationGrad's fused clip_x input). out may be g or y.
+template <typename T>
+void clip_mask(T* out, const T* g, const T* y, int64_t len, T lo, T hi) {
   int64_t i = 0;
   if constexpr (std::is_same_v<T, float>) {
     const hn::ScalableTag<float> d;
     const auto nl = static_cast<int64_t>(hn::Lanes(d));
     const auto lv = hn::Set(d, lo), hv = hn::Set(d, hi);
-    for (; i + nl <= len; i += nl) hn::StoreU(fv(d, hn::LoadU(d, y + i), lv, hv, i), d, out + i);
+    for (; i + nl <= len; i += nl) {
+      const auto yv = hn::LoadU(d, y + i);
+      hn::StoreU(hn::IfThenZeroElse(hn::Or(hn::Lt(yv, lv), hn::Gt(yv, hv)), hn::LoadU(d, g + i)), d, out + i);
+    }
   }
-  for (; i < len; ++i) out[i] = f1(i);
-}
-
-// out = g where lo <= y <= hi (or y is NaN), else 0, over len elements (ClipGrad's mask, for
-// BatchNormalizationGrad's fused clip_x input). out may be g or y.
-template <typename T>
-void clip_mask(T* out, const T* g, const T* y, int64_t len, T lo, T hi) {
-  clip_sweep(out, y, len, lo, hi,
-             [&](auto d, auto yv, auto lv, auto hv, int64_t i) {
-               return hn::IfThenZeroElse(hn::Or(hn::Lt(yv, lv), hn::Gt(yv, hv)), hn::LoadU(d, g + i));
-             },
-             [&](int64_t i) { return y[i] < lo || y[i] > hi ? T(0) : g[i]; });
+  for (; i < len; ++i) out[i] = y[i] < lo || y[i] > hi ? T(0) : g[i];
 }
 
 // out = Clip(y, lo, hi) over len elements, as the Clip kernel (NaN stays NaN).
 template <typename T>
 void clip_values(T* out, const T* y, int64_t len, T lo, T hi) {
-  clip_sweep(out, y, len, lo, hi,
-             [](auto, auto yv, auto lv, auto hv, int64_t) { return hn::IfThenElse(hn::IsNaN(yv), yv, hn::Min(hn::Max(yv, lv), hv)); },
-             [&](int64_t i) { return y[i] != y[i] ? y[i] : y[i] < lo ? lo : (y[i] > hi ? hi : y[i]); });
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    const hn::ScalableTag<float> d;
+    const auto nl = static_cast<int64_t>(hn::Lanes(d));
+    const auto lv = hn::Set(d, lo), hv = hn::Set(d, hi);
+    for (; i + nl <= len; i += nl) {
+      const auto yv = hn::LoadU(d, y + i);
+      hn::StoreU(hn::IfThenElse(hn::IsNaN(yv), yv, hn::Min(hn::Max(yv, lv), hv)), d, out + i);
+    }
+  }
+  for (; i < len; ++i) out[i] = y[i] != y[i] ? y[i] : y[i] < lo ? lo : (y[i] > hi ? hi : y[i]);
 }
 
 // Small planes (under two full vectors: MobileNet's 4x4, 2x2 and 1x1 layers), where a call and
