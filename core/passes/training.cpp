@@ -282,15 +282,6 @@ Status add_update(TrainStep& ts) {
   return b.status();
 }
 
-// Removes the nodes marked in drop, keeping the order of the others.
-void drop_nodes(Graph& g, const std::vector<bool>& drop) {
-  std::vector<ir::Node> kept;
-  kept.reserve(g.nodes.size());
-  for (size_t k = 0; k < g.nodes.size(); ++k)
-    if (!drop[k]) kept.push_back(std::move(g.nodes[k]));
-  g.nodes = std::move(kept);
-}
-
 // ReLU6 after a BatchNormalization: the backward pass has ClipGrad(dY, Y, min, max) feeding
 // BatchNormalizationGrad's dY and nothing else. BatchNormalizationGrad takes Y, min, max as its
 // clip inputs (5-7) and masks dY itself, one pass over the gradient less (the ClipGrad node goes).
@@ -315,42 +306,11 @@ void fuse_clip_grad_into_batch_norm_grad(Graph& g) {
     n.inputs.insert(n.inputs.end(), clip.inputs.begin() + 1, clip.inputs.end());
     drop[static_cast<size_t>(p)] = true;
   }
-  drop_nodes(g, drop);
-}
-
-// The forward half: BatchNormalization -> Clip (both bounds made before the BatchNormalization:
-// constants, inputs or earlier nodes) becomes one BatchNormalizationClip, Z = Clip(Y) computed per channel
-// while Y is in cache; Y stays an output (the backward pass masks with it).
-void fuse_batch_norm_clip(Graph& g) {
-  std::vector<int32_t> producer(g.tensors.size(), -1);
-  std::vector<std::vector<int32_t>> readers(g.tensors.size());
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    for (int32_t t : g.nodes[k].outputs)
-      if (t >= 0) producer[static_cast<size_t>(t)] = static_cast<int32_t>(k);
-    for (int32_t t : g.nodes[k].inputs)
-      if (t >= 0) readers[static_cast<size_t>(t)].push_back(static_cast<int32_t>(k));
-  }
-  std::vector<bool> drop(g.nodes.size(), false);
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    ir::Node& bn = g.nodes[k];
-    if (bn.op != "BatchNormalization" || bn.outputs.empty() || bn.outputs[0] < 0 || bn.inputs.size() != 5) continue;
-    for (int32_t r : readers[static_cast<size_t>(bn.outputs[0])]) {
-      const ir::Node& clip = g.nodes[static_cast<size_t>(r)];
-      if (drop[static_cast<size_t>(r)] || clip.op != "Clip" || clip.inputs.size() != 3 || clip.inputs[0] != bn.outputs[0] ||
-          clip.inputs[1] < 0 || clip.inputs[2] < 0 || producer[static_cast<size_t>(clip.inputs[1])] >= static_cast<int32_t>(k) ||
-          producer[static_cast<size_t>(clip.inputs[2])] >= static_cast<int32_t>(k))
-        continue;
-      bn.op = "BatchNormalizationClip";
-      bn.version = 0;
-      bn.inputs.push_back(clip.inputs[1]);
-      bn.inputs.push_back(clip.inputs[2]);
-      bn.outputs.resize(3, -1);
-      bn.outputs.push_back(clip.outputs[0]);
-      drop[static_cast<size_t>(r)] = true;
-      break;
-    }
-  }
-  drop_nodes(g, drop);
+  std::vector<ir::Node> kept;
+  kept.reserve(g.nodes.size());
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    if (!drop[k]) kept.push_back(std::move(g.nodes[k]));
+  g.nodes = std::move(kept);
 }
 
 }  // namespace
@@ -400,7 +360,6 @@ Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& 
   // 3. The optimizer update, and the running statistics' update.
   TSR_RETURN_IF_ERROR(add_update(ts));
   fuse_clip_grad_into_batch_norm_grad(model.graphs[static_cast<size_t>(tg)]);
-  fuse_batch_norm_clip(model.graphs[static_cast<size_t>(tg)]);
   // The main graph (infer) and eval_step normalize with the running statistics, as
   // torch.nn.Module.eval() does; an exported inference model is then an ordinary one.
   model.main().outputs.resize(num_outputs);

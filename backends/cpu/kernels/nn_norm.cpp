@@ -62,24 +62,6 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
   const T* px = x.data<T>();
   T* py = y->mut_data<T>();
   const Tensor &scale = *ctx.input(1), &bias = *ctx.input(2);
-  // BatchNormalizationClip: Z = Clip(Y) as output 3, from each channel's Y while it is in cache.
-  T* pz = nullptr;
-  T clip_lo = T(0), clip_hi = T(0);
-  if (ctx.num_outputs() > 3 && node.outputs[3] >= 0) {
-    for (size_t i = 5; i < 7; ++i)
-      if (ctx.input(i)->numel() != 1)
-        return ctx.error("input[", i, "] must be a scalar, got shape ", shape_str(ctx.input(i)->shape()));
-    clip_lo = ctx.input(5)->data<T>()[0];
-    clip_hi = ctx.input(6)->data<T>()[0];
-    TSR_ASSIGN_OR_RETURN(Tensor * z, ctx.alloc_output(3));
-    pz = z->mut_data<T>();
-  }
-  // Z of channels [c0, c1) of image b (a no-op without output 3).
-  const auto clip_planes = [&](int64_t b, int64_t c0, int64_t c1) {
-    if (!pz) return;
-    const int64_t off = (b * c + c0) * size;
-    clip_values<T>(pz + off, py + off, (c1 - c0) * size, clip_lo, clip_hi);
-  };
   // y = a * x + b per channel, from the running statistics (inference) or the batch's (training).
   TSR_ASSIGN_OR_RETURN(Scratch<T> ab, Scratch<T>::make(ctx, static_cast<size_t>(2 * c)));
   T* mul = ab.data();
@@ -92,10 +74,8 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
   if (!training) {
     for (int64_t ch = 0; ch < c; ++ch) set_affine(ch, ctx.input(3)->scalar_f64(ch), ctx.input(4)->scalar_f64(ch));
     ctx.pool().parallel_for(planes, 4, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
+      for (int64_t p = p0; p < p1; ++p)
         plane_affine2<T>(py + p * size, px + p * size, nullptr, size, mul[p % c], T(0), add[p % c]);
-        clip_planes(p / c, p % c, p % c + 1);
-      }
     });
   } else {
     TSR_ASSIGN_OR_RETURN(const Scratch<double> mean, to_f64(ctx, *ctx.input(3)));
@@ -119,7 +99,6 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
             set_affine(ch, bm[static_cast<size_t>(ch)], bv[static_cast<size_t>(ch)]);
           }
           small_affine(py, px, static_cast<const float*>(nullptr), n, c, size, c0, c1, mul, static_cast<const float*>(nullptr), add, buf);
-          for (int64_t b = 0; b < n; ++b) clip_planes(b, c0, c1);
           return;
         }
       }
@@ -135,7 +114,6 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
         for (int64_t b = 0; b < n; ++b) {
           const int64_t off = (b * c + ch) * size;
           plane_affine2<T>(py + off, px + off, nullptr, size, mul[ch], T(0), add[ch]);
-          clip_planes(b, ch, ch + 1);
         }
       }
     });
@@ -639,7 +617,6 @@ Status softmax_mode(exec::KernelContext& ctx) {
 void register_nn_norm_target(KernelRegistry& r) {
   const std::vector<DType> types = {DType::kF32, DType::kF64};
   TSR_IF_SELECTED("BatchNormalization") r.add_fn("BatchNormalization", types, by_dtype<kSel, batch_norm_typed<float>, batch_norm_typed<double>>);
-  TSR_IF_SELECTED("BatchNormalizationClip") r.add_fn("BatchNormalizationClip", types, by_dtype<kSel, batch_norm_typed<float>, batch_norm_typed<double>>);
   TSR_IF_SELECTED("BatchNormalizationGrad") r.add_fn("BatchNormalizationGrad", types, by_dtype<kSel, batch_norm_grad_typed<float>, batch_norm_grad_typed<double>>);
   TSR_IF_SELECTED("LayerNormalizationGrad") r.add_fn("LayerNormalizationGrad", types, by_dtype<kSel, layer_norm_grad_typed<float>, layer_norm_grad_typed<double>>);
   TSR_IF_SELECTED("InstanceNormalization") r.add_fn("InstanceNormalization", types, by_dtype<kSel, instance_norm_typed<float>, instance_norm_typed<double>>);

@@ -193,22 +193,6 @@ void clip_mask(T* out, const T* g, const T* y, int64_t len, T lo, T hi) {
   for (; i < len; ++i) out[i] = y[i] < lo || y[i] > hi ? T(0) : g[i];
 }
 
-// out = Clip(y, lo, hi) over len elements, as the Clip kernel (NaN stays NaN).
-template <typename T>
-void clip_values(T* out, const T* y, int64_t len, T lo, T hi) {
-  int64_t i = 0;
-  if constexpr (std::is_same_v<T, float>) {
-    const hn::ScalableTag<float> d;
-    const auto nl = static_cast<int64_t>(hn::Lanes(d));
-    const auto lv = hn::Set(d, lo), hv = hn::Set(d, hi);
-    for (; i + nl <= len; i += nl) {
-      const auto yv = hn::LoadU(d, y + i);
-      hn::StoreU(hn::IfThenElse(hn::IsNaN(yv), yv, hn::Min(hn::Max(yv, lv), hv)), d, out + i);
-    }
-  }
-  for (; i < len; ++i) out[i] = y[i] != y[i] ? y[i] : y[i] < lo ? lo : (y[i] > hi ? hi : y[i]);
-}
-
 // Small planes (under two full vectors: MobileNet's 4x4, 2x2 and 1x1 layers), where a call and
 // a horizontal sum per plane cost more than the plane: the sweeps below take channels [c0, c1) of
 // one image at a time, (c1 - c0) * size contiguous floats, and accumulate per element position

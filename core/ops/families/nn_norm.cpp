@@ -27,7 +27,7 @@ Status infer_batch_norm(InferContext& ctx) {
   const int64_t training = ctx.node().attr_int("training_mode");
   if (training != 0 && training != 1) return ctx.ir_error("training_mode = ", training, ", expected 0 or 1");
   if (training == 0 && ctx.num_outputs() > 1)
-    for (size_t k = 1; k < ctx.num_outputs() && k < 3; ++k)
+    for (size_t k = 1; k < ctx.num_outputs(); ++k)
       if (ctx.node().outputs[k] >= 0)
         return ctx.ir_error("output[", k, "] (running mean/var) requires training_mode = 1");
   int64_t c = -1;
@@ -145,27 +145,6 @@ Status infer_softmax(InferContext& ctx) {
   return ok_status();
 }
 
-// BatchNormalizationClip (tessera): BatchNormalization followed by Clip in one kernel, for the
-// training graph (core/passes/training.cpp), where the backward pass needs the BatchNormalization's
-// output Y as well as the clipped one.
-//   inputs:  BatchNormalization's five, then clip_min, clip_max (scalars, X's dtype).
-//   attrs:   BatchNormalization's.
-//   outputs: Y, running_mean, running_var (BatchNormalization's; the latter two optional, training
-//            mode only), Z = Clip(Y, clip_min, clip_max) (X's dtype and shape; NaN stays NaN).
-Status infer_batch_norm_clip(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(infer_batch_norm(ctx));
-  for (size_t i = 5; i < 7; ++i) {
-    TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
-    if (ctx.input(i).fully_known() && shape_numel(ctx.input(i).shape) != 1)
-      return ctx.ir_error("input[", i, "]: shape ", shape_str(ctx.input(i).shape), ", expected a scalar");
-  }
-  if (ctx.num_outputs() > 3) {
-    if (ctx.input(0).has_shape) ctx.set_output(3, ctx.input(0).dtype, ctx.input(0).shape);
-    else ctx.set_output_unknown_shape(3, ctx.input(0).dtype);
-  }
-  return ok_status();
-}
-
 // BatchNormalizationGrad (tessera): the VJP of BatchNormalization (core/ops/grads/nn_norm.cpp).
 //   inputs:  dY [N, C, ...] and X (same shape and float dtype T), scale [C], and for
 //            training_mode=0 the input_mean, input_var [C] the forward used (ignored, and
@@ -264,9 +243,6 @@ void register_nn_norm_ops(OpRegistry& r) {
   TSR_IF_SELECTED("Softmax") r.add({"Softmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "exp(x - max) / sum along one axis"});
   TSR_IF_SELECTED("LogSoftmax") r.add({"LogSoftmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "log of Softmax along one axis"});
   TSR_IF_SELECTED("Hardmax") r.add({"Hardmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "one-hot of the first max along one axis"});
-  TSR_IF_SELECTED("BatchNormalizationClip") r.add({"BatchNormalizationClip", "tessera", 1, 7, 7, 1, 4,
-         {float_attr("epsilon", 1e-5), float_attr("momentum", 0.9), int_attr("training_mode", 0)},
-         infer_batch_norm_clip, "BatchNormalization, and Clip of its Y as output 3 (the training graph's BatchNorm + ReLU6)"});
   TSR_IF_SELECTED("BatchNormalizationGrad") r.add({"BatchNormalizationGrad", "tessera", 1, 3, 8, 1, 5,
          {float_attr("epsilon", 1e-5), int_attr("training_mode", 0)}, infer_batch_norm_grad,
          "VJP of BatchNormalization: dX, dScale, dB (and dMean, dVar in inference mode); dY optionally masked by a Clip"});
