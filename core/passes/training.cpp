@@ -282,37 +282,6 @@ Status add_update(TrainStep& ts) {
   return b.status();
 }
 
-// ReLU6 after a BatchNormalization: the backward pass has ClipGrad(dY, Y, min, max) feeding
-// BatchNormalizationGrad's dY and nothing else. BatchNormalizationGrad takes Y, min, max as its
-// clip inputs (5-7) and masks dY itself, one pass over the gradient less (the ClipGrad node goes).
-void fuse_clip_grad_into_batch_norm_grad(Graph& g) {
-  std::vector<int32_t> producer(g.tensors.size(), -1), uses(g.tensors.size(), 0);
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    for (int32_t t : g.nodes[k].outputs)
-      if (t >= 0) producer[static_cast<size_t>(t)] = static_cast<int32_t>(k);
-    for (int32_t t : g.nodes[k].inputs)
-      if (t >= 0) ++uses[static_cast<size_t>(t)];
-  }
-  for (int32_t t : g.outputs) ++uses[static_cast<size_t>(t)];
-  std::vector<bool> drop(g.nodes.size(), false);
-  for (ir::Node& n : g.nodes) {
-    if (n.op != "BatchNormalizationGrad" || n.inputs.size() > 5 || n.inputs.empty() || n.inputs[0] < 0) continue;
-    const int32_t p = producer[static_cast<size_t>(n.inputs[0])];
-    if (p < 0 || uses[static_cast<size_t>(n.inputs[0])] != 1) continue;
-    const ir::Node& clip = g.nodes[static_cast<size_t>(p)];
-    if (clip.op != "ClipGrad" || clip.inputs.size() != 4) continue;
-    n.inputs.resize(5, -1);
-    n.inputs[0] = clip.inputs[0];
-    n.inputs.insert(n.inputs.end(), clip.inputs.begin() + 1, clip.inputs.end());
-    drop[static_cast<size_t>(p)] = true;
-  }
-  std::vector<ir::Node> kept;
-  kept.reserve(g.nodes.size());
-  for (size_t k = 0; k < g.nodes.size(); ++k)
-    if (!drop[k]) kept.push_back(std::move(g.nodes[k]));
-  g.nodes = std::move(kept);
-}
-
 }  // namespace
 
 Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& o) {
@@ -359,7 +328,6 @@ Expected<ir::Model> make_training_model(ir::Model model, const TrainingOptions& 
   TSR_RETURN_IF_ERROR(add_loss_and_gradients(ts));
   // 3. The optimizer update, and the running statistics' update.
   TSR_RETURN_IF_ERROR(add_update(ts));
-  fuse_clip_grad_into_batch_norm_grad(model.graphs[static_cast<size_t>(tg)]);
   // The main graph (infer) and eval_step normalize with the running statistics, as
   // torch.nn.Module.eval() does; an exported inference model is then an ordinary one.
   model.main().outputs.resize(num_outputs);

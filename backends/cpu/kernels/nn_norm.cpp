@@ -155,27 +155,8 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(const Scratch<double> sum_dy, Scratch<double>::make(ctx, static_cast<size_t>(c)));
   TSR_ASSIGN_OR_RETURN(const Scratch<double> sum_dy_xhat, Scratch<double>::make(ctx, static_cast<size_t>(c)));
   const T* px = x.data<T>();
+  const T* pg = dy.data<T>();
   T* pdx = dx->mut_data<T>();
-  // With clip_x (a Clip after the BatchNormalization), dY masked as ClipGrad goes into dX first,
-  // per channel while its planes are in cache, and the sweeps below read it there.
-  const Tensor* clip_x = ctx.input(5);
-  const T* pg = clip_x ? pdx : dy.data<T>();
-  T clip_lo = T(0), clip_hi = T(0);
-  if (clip_x) {
-    if (clip_x->shape() != x.shape())
-      return ctx.error("clip_x ", shape_str(clip_x->shape()), " and X ", shape_str(x.shape()), " differ");
-    for (size_t i = 6; i < 8; ++i)
-      if (ctx.input(i)->numel() != 1)
-        return ctx.error("input[", i, "] must be a scalar, got shape ", shape_str(ctx.input(i)->shape()));
-    clip_lo = ctx.input(6)->data<T>()[0];
-    clip_hi = ctx.input(7)->data<T>()[0];
-  }
-  // dX of channels [c0, c1) of image b = dY masked by clip_x (a no-op without clip_x).
-  const auto mask_planes = [&](int64_t b, int64_t c0, int64_t c1) {
-    if (!clip_x) return;
-    const int64_t off = (b * c + c0) * size;
-    clip_mask<T>(pdx + off, dy.data<T>() + off, clip_x->data<T>() + off, (c1 - c0) * size, clip_lo, clip_hi);
-  };
   const double cnt = static_cast<double>(n * size);
   // Small f32 planes: whole-batch sweeps over each image's channel block (norm_planes-inl.h);
   // the per-channel coefficients go through coef [3, c].
@@ -186,7 +167,6 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
     if constexpr (std::is_same_v<T, float>) {
       if (small) {
         float* buf = sbuf.data() + 4 * c0 * size;
-        for (int64_t b = 0; b < n; ++b) mask_planes(b, c0, c1);
         if (training) {
           small_sums(px, n, c, size, c0, c1, buf, mean.data());
           for (int64_t ch = c0; ch < c1; ++ch) mean[static_cast<size_t>(ch)] /= cnt;
@@ -209,7 +189,6 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
     }
     for (int64_t ch = c0; ch < c1; ++ch) {
       const auto cu = static_cast<size_t>(ch);
-      for (int64_t b = 0; b < n; ++b) mask_planes(b, ch, ch + 1);
       double sg = 0, sgx = 0;
       if (training && cnt > 0) {  // biased batch statistics, as the forward kernel
         double s = 0, s2 = 0;

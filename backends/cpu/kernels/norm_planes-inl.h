@@ -176,23 +176,6 @@ void plane_affine2(T* out, const T* u, const T* v, int64_t size, T a, T b, T k) 
   for (; i < size; ++i) out[i] = a * u[i] + (v ? b * v[i] : T(0)) + k;
 }
 
-// out = g where lo <= y <= hi (or y is NaN), else 0, over len elements (ClipGrad's mask, for
-// BatchNormalizationGrad's fused clip_x input). out may be g or y.
-template <typename T>
-void clip_mask(T* out, const T* g, const T* y, int64_t len, T lo, T hi) {
-  int64_t i = 0;
-  if constexpr (std::is_same_v<T, float>) {
-    const hn::ScalableTag<float> d;
-    const auto nl = static_cast<int64_t>(hn::Lanes(d));
-    const auto lv = hn::Set(d, lo), hv = hn::Set(d, hi);
-    for (; i + nl <= len; i += nl) {
-      const auto yv = hn::LoadU(d, y + i);
-      hn::StoreU(hn::IfThenZeroElse(hn::Or(hn::Lt(yv, lv), hn::Gt(yv, hv)), hn::LoadU(d, g + i)), d, out + i);
-    }
-  }
-  for (; i < len; ++i) out[i] = y[i] < lo || y[i] > hi ? T(0) : g[i];
-}
-
 // Small planes (under two full vectors: MobileNet's 4x4, 2x2 and 1x1 layers), where a call and
 // a horizontal sum per plane cost more than the plane: the sweeps below take channels [c0, c1) of
 // one image at a time, (c1 - c0) * size contiguous floats, and accumulate per element position

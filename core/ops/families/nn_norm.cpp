@@ -148,11 +148,7 @@ Status infer_softmax(InferContext& ctx) {
 // BatchNormalizationGrad (tessera): the VJP of BatchNormalization (core/ops/grads/nn_norm.cpp).
 //   inputs:  dY [N, C, ...] and X (same shape and float dtype T), scale [C], and for
 //            training_mode=0 the input_mean, input_var [C] the forward used (ignored, and
-//            optional, with training_mode=1: the batch statistics are recomputed from X);
-//            optionally clip_x (T, X's shape), clip_min, clip_max (T scalars): dY is first
-//            masked as ClipGrad(dY, clip_x, clip_min, clip_max) does (dY where clip_min <= clip_x
-//            <= clip_max or clip_x is NaN, else 0): a ReLU6 after the BatchNormalization (the
-//            training graph fuses ClipGrad -> BatchNormalizationGrad, core/passes/training.cpp).
+//            optional, with training_mode=1: the batch statistics are recomputed from X).
 //   attrs:   epsilon (1e-5), training_mode (0).
 //   outputs: dX (T, X's shape); dScale, dB ([C], scale's dtype); with training_mode=0 also
 //            dMean, dVar ([C], the dtypes of input_mean / input_var).
@@ -177,17 +173,6 @@ Status infer_batch_norm_grad(InferContext& ctx) {
   }
   const char* names[] = {"", "", "scale", "input_mean", "input_var"};
   for (size_t i = 2; i < 5; ++i) TSR_RETURN_IF_ERROR(require_channel_vector(ctx, i, names[i], c));
-  if (ctx.has_input(5) || ctx.has_input(6) || ctx.has_input(7)) {
-    if (!ctx.has_input(5) || !ctx.has_input(6) || !ctx.has_input(7))
-      return ctx.ir_error("clip_x, clip_min and clip_max (inputs 5-7) go together");
-    for (size_t i = 5; i < 8; ++i) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, i));
-    const ValueType& cx = ctx.input(5);
-    if (cx.fully_known() && x.fully_known() && cx.shape != x.shape)
-      return ctx.ir_error("input[5] (clip_x): shape ", shape_str(cx.shape), ", expected X's ", shape_str(x.shape));
-    for (size_t i = 6; i < 8; ++i)
-      if (ctx.input(i).fully_known() && shape_numel(ctx.input(i).shape) != 1)
-        return ctx.ir_error("input[", i, "]: shape ", shape_str(ctx.input(i).shape), ", expected a scalar");
-  }
   if (x.has_shape) ctx.set_output(0, x.dtype, x.shape);
   else ctx.set_output_unknown_shape(0, x.dtype);
   for (size_t k = 1; k < ctx.num_outputs(); ++k) ctx.set_output(k, ctx.input(k < 3 ? 2 : k).dtype, {c});
@@ -243,9 +228,9 @@ void register_nn_norm_ops(OpRegistry& r) {
   TSR_IF_SELECTED("Softmax") r.add({"Softmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "exp(x - max) / sum along one axis"});
   TSR_IF_SELECTED("LogSoftmax") r.add({"LogSoftmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "log of Softmax along one axis"});
   TSR_IF_SELECTED("Hardmax") r.add({"Hardmax", "", 13, 1, 1, 1, 1, axis, infer_softmax, "one-hot of the first max along one axis"});
-  TSR_IF_SELECTED("BatchNormalizationGrad") r.add({"BatchNormalizationGrad", "tessera", 1, 3, 8, 1, 5,
+  TSR_IF_SELECTED("BatchNormalizationGrad") r.add({"BatchNormalizationGrad", "tessera", 1, 3, 5, 1, 5,
          {float_attr("epsilon", 1e-5), int_attr("training_mode", 0)}, infer_batch_norm_grad,
-         "VJP of BatchNormalization: dX, dScale, dB (and dMean, dVar in inference mode); dY optionally masked by a Clip"});
+         "VJP of BatchNormalization: dX, dScale, dB (and dMean, dVar in inference mode)"});
   TSR_IF_SELECTED("LayerNormalizationGrad") r.add({"LayerNormalizationGrad", "tessera", 1, 2, 3, 1, 3,
          {int_attr("axis", -1), float_attr("epsilon", 1e-5)}, infer_layer_norm_grad,
          "VJP of LayerNormalization's Y: dX, and dScale, dB over the normalized shape"});
