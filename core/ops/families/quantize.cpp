@@ -178,7 +178,7 @@ void register_quantize_ops(OpRegistry& r) {
   TSR_IF_SELECTED("com.microsoft::MatMulIntegerToFloat") r.add(OpDef{"com.microsoft::MatMulIntegerToFloat", "com.microsoft", 1, 4, 7, 1, 1, {}, infer_matmul_integer_to_float,
               "Y (f32) = (A - a_zero_point) @ (B - b_zero_point) * (a_scale * b_scale) + bias; B's parameters scalar or [N]"});
   TSR_IF_SELECTED("com.microsoft::QLinearAdd") r.add(OpDef{"com.microsoft::QLinearAdd", "com.microsoft", 1, 7, 8, 1, 1, {}, infer_qlinear_add,
-              "C = saturate(round((A - A_zp) * A_scale / C_scale + (B - B_zp) * B_scale / C_scale) + C_zp), per-tensor, A and B broadcast; made by quantize_fusion"});
+              "C = saturate(round((A - A_zp) * A_scale / C_scale + (B - B_zp) * B_scale / C_scale) + C_zp), per-tensor scales, A and B of one shape or either a single element; made by quantize_fusion"});
   const std::vector<AttrSpec> conv_attrs = {string_attr("auto_pad", "NOTSET"), {"dilations", AttrKind::kInts},
                                             int_attr("group", 1),           {"kernel_shape", AttrKind::kInts},
                                             {"pads", AttrKind::kInts},       {"strides", AttrKind::kInts}};
