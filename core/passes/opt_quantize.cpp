@@ -236,21 +236,32 @@ Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
   return true;
 }
 
-// A residual Add on the codes: q = QuantizeLinear(Add(DequantizeLinear(a, sa, za),
-// DequantizeLinear(b, sb, zb)), sc, zc) becomes q = com.microsoft::QLinearAdd(a, sa, za, b, sb, zb,
+// A residual Add on the codes: q = QuantizeLinear([Relu|Clip](Add(DequantizeLinear(a, sa, za),
+// DequantizeLinear(b, sb, zb))), sc, zc) becomes q = com.microsoft::QLinearAdd(a, sa, za, b, sb, zb,
 // sc, zc), as onnxruntime's QDQ transformer does: the fused op is what the QDQ format means, and
 // it rounds as onnxruntime's kernel (backends/cpu/kernels/qadd.cpp), which may land one code
 // apart from the unfused f32 graph at a rounding tie. Only with scalar constant parameters of one
 // 8-bit type throughout, scale ratios sa / sc and sb / sc in [2^-14, 2^8) (where the kernel's f32
-// sums are far from overflow; onnxruntime's limits for its fixed-point kernel), and a and b of
+// sums are far from overflow; onnxruntime's limits for its fixed-point kernel), an activation only
+// where q's saturation does its work (activation_absorbed; onnxruntime's ReluQuantFusion and
+// ClipQuantFusion drop it there before fusing), and a and b of
 // one fully known shape or one of them a single element (the broadcasts the kernel runs). The
 // DequantizeLinears stay for their other readers (the skip path) and die in dce otherwise.
 Expected<bool> fuse_qdq_add(GraphIndex& ix, int32_t at) {
   ir::Graph& g = ix.graph();
   const ir::Node& qn = g.nodes[size_t(at)];
   if (qn.op != "QuantizeLinear" || qn.outputs.size() != 1 || !scalar_params(ix, qn, DType::kUndefined)) return false;
-  const int32_t pi = ix.producer(qn.inputs[0]);
+  int32_t pi = ix.producer(qn.inputs[0]);
   if (pi < 0 || ix.dead(pi) || ix.sole_consumer(qn.inputs[0]) != at) return false;
+  // Through an absorbed Relu/Clip (ResNet's Add -> Relu), as for the convs.
+  int32_t act = -1;
+  if (const ir::Node& a = g.nodes[size_t(pi)]; (a.op == "Relu" || a.op == "Clip") && !a.inputs.empty() &&
+                                               a.outputs.size() == 1 && activation_absorbed(ix, a, qn)) {
+    const int32_t op_at = ix.producer(a.inputs[0]);
+    if (op_at < 0 || ix.dead(op_at) || ix.sole_consumer(a.inputs[0]) != pi) return false;
+    act = pi;
+    pi = op_at;
+  }
   const ir::Node& add = g.nodes[size_t(pi)];
   if (add.op != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) return false;
   const ir::Node* da = dequantize_of(ix, add.inputs[0]);
@@ -274,6 +285,7 @@ Expected<bool> fuse_qdq_add(GraphIndex& ix, int32_t at) {
                  {qn.outputs[0]}, {}};
   g.nodes[size_t(at)] = std::move(fused);
   ix.kill(pi);
+  if (act >= 0) ix.kill(act);
   return true;
 }
 

@@ -77,6 +77,29 @@ def make_cnn(path):
     return {"x": ("float32", [1, 3, 32, 32], -1, 1)}
 
 
+def make_rescnn(path):
+    """Residual blocks both ways: ResNet's Add -> Relu with a MaxPool identity, MobileNetV2's Adds
+    without activation, one sum read by the next Add and by a conv, then GlobalAveragePool, Gemm."""
+    rng = np.random.default_rng(3)
+    inits = [numpy_helper.from_array(w(rng, 8, 3, 3, 3), "c1w"), numpy_helper.from_array(w(rng, 8), "c1b")]
+    for k, ks in ((2, 3), (3, 3), (4, 1), (5, 1)):
+        inits += [numpy_helper.from_array(w(rng, 8, 8, ks, ks), f"c{k}w"), numpy_helper.from_array(w(rng, 8), f"c{k}b")]
+    inits += [numpy_helper.from_array(w(rng, 10, 8), "fw"), numpy_helper.from_array(w(rng, 10), "fb")]
+    conv = lambda k, x, y, pad: helper.make_node("Conv", [x, f"c{k}w", f"c{k}b"], [y], name=f"conv{k}", pads=[pad] * 4)
+    nodes = [conv(1, "x", "a1", 1), helper.make_node("Relu", ["a1"], ["r1"]),
+             helper.make_node("MaxPool", ["r1"], ["mp"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             conv(2, "mp", "a2", 1), helper.make_node("Relu", ["a2"], ["r2"]), conv(3, "r2", "a3", 1),
+             helper.make_node("Add", ["a3", "mp"], ["s1"]), helper.make_node("Relu", ["s1"], ["rs1"]),
+             conv(4, "rs1", "a4", 0), helper.make_node("Add", ["a4", "rs1"], ["s2"]),
+             conv(5, "s2", "a5", 0), helper.make_node("Add", ["s2", "a5"], ["s3"]),
+             helper.make_node("GlobalAveragePool", ["s3"], ["p"]), helper.make_node("Flatten", ["p"], ["f"]),
+             helper.make_node("Gemm", ["f", "fw", "fb"], ["y"], name="fc", transB=1)]
+    g = helper.make_graph(nodes, "rescnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 20, 18])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return {"x": ("float32", [1, 3, 20, 18], -1, 1)}
+
+
 def ppocr_rec(path):
     src = os.path.join(MODELS, "ch_PP-OCRv4_rec_infer.onnx")
     if not os.path.exists(src):
@@ -96,6 +119,7 @@ CASES = {
     "mlp_dynamic": (make_mlp, ["--mode", "dynamic"], 0.03, AGREE, False),
     "mlp_dynamic_per_channel_u8": (make_mlp, ["--per-channel", "--weight-type", "u8"], 0.03, AGREE, False),
     "cnn_static": (make_cnn, ["--mode", "static"], 0.05, AGREE, False),
+    "cnn_residual_static": (make_rescnn, ["--mode", "static"], 0.05, AGREE, False),
     "cnn_static_percentile": (make_cnn, ["--mode", "static", "--calibrate", "percentile", "--percentile", "99.9"],
                               0.08, AGREE, False),
     "ppocr_rec_dynamic": (ppocr_rec, ["--mode", "dynamic"], 0.05, AGREE, True),
@@ -270,6 +294,16 @@ def main():
         ops = json.loads(run([a.tessera, "inspect", opt, "--json"], stdout=subprocess.PIPE, text=True).stdout)["ops"]
         fused = ops.get("QLinearConv", 0) == 2 and "Relu" not in ops
         print(f"{a.case}: optimized ops {ops}" + ("" if fused else " (expected 2 QLinearConv and no Relu)"))
+        ok = ok and fused
+    if maker is make_rescnn:
+        # Each residual Add gets QDQ on its output (after ResNet's Relu), so all three run on the
+        # codes as QLinearAdd (the Relu absorbed) in both runtimes; none is left in f32.
+        opt = os.path.join(wd, "model_q8_opt.tsr")
+        run([a.tessera, "optimize", q8, "-o", opt], stdout=subprocess.DEVNULL)
+        ops = json.loads(run([a.tessera, "inspect", opt, "--json"], stdout=subprocess.PIPE, text=True).stdout)["ops"]
+        fused = ops.get("QLinearConv", 0) == 5 and ops.get("com.microsoft::QLinearAdd", ops.get("QLinearAdd", 0)) == 3 \
+            and "Add" not in ops and "Relu" not in ops
+        print(f"{a.case}: optimized ops {ops}" + ("" if fused else " (expected 5 QLinearConv, 3 QLinearAdd, no Add/Relu)"))
         ok = ok and fused
     line = (f"{a.case}: rel-L2 vs f32 ort={drop_ort:.2e} tessera={drop_tsr:.2e}; tessera vs ort rel-L2 {agree:.2e} "
             f"max-abs {max_abs:.2e} (limits: agreement {agree_tol}, drop {max_drop})")

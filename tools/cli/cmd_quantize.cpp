@@ -81,7 +81,7 @@ int quantize_command(const QuantizeCliOptions& c) {
     std::cout << ", " << c.weight_type << " weights " << (c.per_channel ? "per channel" : "per tensor");
   else
     std::cout << ", " << report->samples << " calibration sample(s), " << report->calibrated_tensors << " activation ranges ("
-              << c.method << ")";
+              << c.method << "), " << report->residual_adds << " residual Add(s) on the codes";
   std::cout << "); weights " << mib(report->weight_bytes_before) << " -> " << mib(report->weight_bytes_after)
             << "; wrote " << c.output << "\n";
   return kExitOk;

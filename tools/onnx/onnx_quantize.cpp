@@ -323,6 +323,9 @@ struct StaticTarget {
   // one QLinearConv/QLinearMatMul whose saturation is the activation (opt_quantize.cpp).
   int act = -1;
   std::string y_act;
+  // A residual Add (add_residual_targets; no weight): x and x2 are its inputs.
+  bool add = false;
+  std::string x2;
   const std::string& quantized_output() const { return act >= 0 ? y_act : y; }
 };
 
@@ -350,13 +353,50 @@ int sole_activation(const onnx::GraphProto& g, const std::unordered_map<std::str
   return reader;
 }
 
+// Residual Adds, quantized as onnxruntime's quantize_static (QDQ) does: an Add of two activations
+// (no constant input) of which at least one is a quantized output (of a Conv/MatMul/Gemm target or
+// of an earlier such Add) gets QuantizeLinear -> DequantizeLinear on its output (after a sole
+// Relu/Clip, as for the weight targets), and every input it reads through a DequantizeLinear. Its
+// sum then reaches every reader (the next conv, the next residual Add) as codes, and
+// DQ -> Add -> Q runs as one QLinearAdd in both runtimes. Adds of other tensors (a bias, a
+// transformer's residual stream after a LayerNorm) stay f32. Not with --op-types lacking "Add",
+// nor for --nodes-exclude names.
+void add_residual_targets(const onnx::GraphProto& g, const Options& o,
+                          const std::unordered_map<std::string, const TensorProto*>& inits,
+                          std::vector<StaticTarget>& targets) {
+  if (!o.op_types.empty() && std::find(o.op_types.begin(), o.op_types.end(), "Add") == o.op_types.end()) return;
+  std::unordered_set<std::string> quantized;
+  for (const auto& t : targets) quantized.insert(t.quantized_output());
+  std::unordered_set<std::string> graph_inputs;
+  for (const auto& v : g.input()) graph_inputs.insert(v.name());
+  for (int i = 0; i < g.node_size(); ++i) {
+    const NodeProto& n = g.node(i);
+    if (n.op_type() != "Add" || !(n.domain().empty() || n.domain() == "ai.onnx") || excluded(o, n) ||
+        n.input_size() != 2 || n.output_size() != 1 || n.input(0).empty() || n.input(1).empty() ||
+        n.input(0) == n.input(1))
+      continue;
+    if (inits.count(n.input(0)) || inits.count(n.input(1))) continue;
+    if (!quantized.count(n.input(0)) && !quantized.count(n.input(1))) continue;
+    StaticTarget t;
+    t.node = i;
+    t.x = n.input(0);
+    t.y = n.output(0);
+    t.add = true;
+    t.x2 = n.input(1);
+    t.act = sole_activation(g, inits, t.y);
+    if (t.act >= 0) t.y_act = g.node(t.act).output(0);
+    quantized.insert(t.quantized_output());
+    targets.push_back(std::move(t));
+  }
+}
+
 std::vector<StaticTarget> static_targets(const onnx::GraphProto& g, const Options& o, Report* report) {
   static const std::vector<std::string> kOps = {"Conv", "MatMul", "Gemm"};
   const auto inits = initializer_map(g);
   std::vector<StaticTarget> out;
   for (int i = 0; i < g.node_size(); ++i) {
     const NodeProto& n = g.node(i);
-    if (!selected(o, n, kOps)) continue;
+    if (!selected(o, n, kOps) || n.op_type() == "Add") continue;  // Adds: add_residual_targets
     if (report) ++report->candidates;
     auto skip = [&](const std::string& why) {
       if (report) report->skipped.push_back(str_cat(describe(n), ": ", why));
@@ -421,6 +461,7 @@ std::vector<StaticTarget> static_targets(const onnx::GraphProto& g, const Option
     if (t.act >= 0) t.y_act = g.node(t.act).output(0);
     out.push_back(std::move(t));
   }
+  add_residual_targets(g, o, inits, out);
   return out;
 }
 
@@ -601,10 +642,11 @@ Status quantize_static(onnx::ModelProto& model, const Options& o, const Ranges& 
   for (const auto& n : g.node())
     for (const auto& s : n.output()) produced.insert(s);
   for (const auto& t : targets)
-    if (!target_outputs.count(t.x) && !input_dq.count(t.x)) {
-      input_dq[t.x] = names.fresh(t.x + "_DequantizeLinear_Output");
-      if (!produced.count(t.x))
-        if (Status s = qdq(t.x, input_dq[t.x], t.x, prologue); !s.ok()) return s;
+    for (const std::string* x : {&t.x, &t.x2}) {
+      if (x->empty() || target_outputs.count(*x) || input_dq.count(*x)) continue;
+      input_dq[*x] = names.fresh(*x + "_DequantizeLinear_Output");
+      if (!produced.count(*x))
+        if (Status s = qdq(*x, input_dq[*x], *x, prologue); !s.ok()) return s;
     }
 
   std::unordered_map<std::string, std::string> weight_dq;  // "name/axis" -> DequantizeLinear output
@@ -621,6 +663,18 @@ Status quantize_static(onnx::ModelProto& model, const Options& o, const Ranges& 
       if (Status s = qdq(pre, y, y, body); !s.ok()) return s;
     } else if (it == by_node.end()) {
       body.push_back(n);
+    } else if (it->second->add) {
+      // A residual Add: inputs through their DequantizeLinear, output as a weight target's
+      // (after its activation instead, when it has one).
+      const StaticTarget& t = *it->second;
+      for (int k = 0; k < 2; ++k)
+        if (auto d = input_dq.find(n.input(k)); d != input_dq.end()) n.set_input(k, d->second);
+      const std::string pre = t.act >= 0 ? t.y : names.fresh(t.y + "_pre_quant");
+      n.set_output(0, pre);
+      body.push_back(n);
+      if (t.act < 0)
+        if (Status s = qdq(pre, t.y, t.y, body); !s.ok()) return s;
+      ++report.residual_adds;
     } else {
       const StaticTarget& t = *it->second;
       if (auto d = input_dq.find(t.x); d != input_dq.end()) n.set_input(0, d->second);
@@ -723,6 +777,7 @@ Expected<Report> quantize(onnx::ModelProto& model, const Options& o) {
     std::vector<std::string> tensors;
     for (const auto& t : static_targets(model.graph(), o, &probe)) {
       tensors.push_back(t.x);
+      if (t.add) tensors.push_back(t.x2);
       tensors.push_back(t.quantized_output());
     }
     if (tensors.empty()) {

@@ -55,6 +55,7 @@ struct Report {
   size_t weight_bytes_after = 0;
   size_t samples = 0;                // static: calibration samples run
   size_t calibrated_tensors = 0;     // static: activations with a range
+  size_t residual_adds = 0;          // static: Adds of quantized activations given QDQ outputs
   int64_t converted_from_opset = 0;  // > 0: the model was converted to opset 13 from this one
 };
 
