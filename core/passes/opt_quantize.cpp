@@ -17,6 +17,8 @@
 //   QuantizeLinear(MatMul(DequantizeLinear(xq, xs, xz), DequantizeLinear(W, ws, wz)), ys, yz)
 //     -> QLinearMatMul(xq, xs, xz, W, ws, wz, ys, yz)
 //   QuantizeLinear(Conv(DQ(xq), DQ(W)[, DQ(B i32, xs * ws, 0)]), ys, yz) -> QLinearConv(..., B)
+//   QuantizeLinear(Gemm(DQ(xq), DQ(W)[, DQ(C i32, xs * ws, 0)]), ys, yz)
+//     -> com.microsoft::QGemm(xq, xs, xz, W, ws, wz, C, ys, yz)   (transA = 0, beta = 1)
 // as onnxruntime's QDQ selectors do: the QLinear ops are what the QDQ format means (the integer
 // product is exact where the f32 one rounds, so a value at a rounding tie may land one code apart
 // from the unfused f32 graph; onnxruntime runs the same fused ops). Only with constant weights
@@ -181,8 +183,12 @@ Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
     pi = op_at;
   }
   const ir::Node& op = g.nodes[size_t(pi)];
-  const bool conv = op.op == "Conv";
-  if ((!conv && op.op != "MatMul") || op.outputs.size() != 1 || op.inputs.size() < 2) return false;
+  const bool conv = op.op == "Conv", gemm = op.op == "Gemm";
+  if ((!conv && !gemm && op.op != "MatMul") || op.outputs.size() != 1 || op.inputs.size() < 2) return false;
+  // Gemm: QGemm's form (transA = 0; C, if any, added as is: beta = 1).
+  const bool trans_b = gemm && op.attr_int("transB", 0) != 0;
+  if (gemm && (op.attr_int("transA", 0) != 0 || (op.inputs.size() > 2 && op.inputs[2] >= 0 && op.attr_float("beta", 1.0) != 1.0)))
+    return false;
   const ir::Node* dx = dequantize_of(ix, op.inputs[0]);
   const ir::Node* dw = dequantize_of(ix, op.inputs[1]);
   if (!dx || !dw || dx->inputs.size() < 3 || dw->inputs.empty()) return false;
@@ -196,23 +202,25 @@ Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
       wz->numel() != ws->numel() || ws->rank() > 1)
     return false;
   // Per-axis weight parameters must sit on the axis the QLinear op reads them along: B's columns
-  // (MatMul, 2-D W, axis 1) or the output channels (Conv, axis 0).
+  // (MatMul, 2-D W, axis 1; Gemm: axis 0 of a transB weight) or the output channels (Conv, axis 0).
+  if (gemm && w->rank() != 2) return false;
+  const int64_t channels = conv || trans_b ? w->dim(0) : w->dim(w->rank() - 1);  // output channels / columns
   if (ws->numel() > 1) {
     const int64_t axis = dw->attr_int("axis", 1);
     const int64_t r = w->rank();
-    const int64_t want = conv ? 0 : r - 1;
+    const int64_t want = conv || trans_b ? 0 : r - 1;
     if (w->rank() < 1 || (conv ? false : r != 2) || (axis < 0 ? axis + r : axis) != want || ws->numel() != w->dim(want))
       return false;
   }
   int32_t bias = -1;
-  if (conv && op.inputs.size() > 2 && op.inputs[2] >= 0) {
+  if ((conv || gemm) && op.inputs.size() > 2 && op.inputs[2] >= 0) {
     const ir::Node* db = dequantize_of(ix, op.inputs[2]);
     if (!db || db->inputs.size() < 2) return false;
     const Tensor* bq = ix.constant(db->inputs[0]);
     const Tensor* bs = ix.constant(db->inputs[1]);
     const Tensor* bz = db->inputs.size() > 2 && db->inputs[2] >= 0 ? ix.constant(db->inputs[2]) : nullptr;
     if (db->inputs.size() > 2 && db->inputs[2] >= 0 && !bz) return false;
-    if (!bq || bq->dtype() != DType::kI32 || bq->rank() != 1 || bq->numel() != w->dim(0) || !bs ||
+    if (!bq || bq->dtype() != DType::kI32 || bq->rank() != 1 || bq->numel() != channels || !bs ||
         bs->dtype() != DType::kF32 || bs->rank() > 1 || (bs->numel() != 1 && bs->numel() != bq->numel()))
       return false;
     for (int64_t i = 0; bz && i < bz->numel(); ++i)
@@ -224,6 +232,20 @@ Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
       if (bs->data<float>()[bs->numel() > 1 ? m : 0] != want) return false;
     }
     bias = db->inputs[0];
+  }
+  if (gemm) {
+    // com.microsoft::QGemm(A, as, az, B, bs, bz, C?, ys, yz) with alpha and transB.
+    std::vector<ir::Attribute> attrs;
+    for (const ir::Attribute& a : op.attributes)
+      if (a.name == "alpha" || a.name == "transB") attrs.push_back(a);
+    ir::Node fused{"com.microsoft::QGemm", 0, op.name,
+                   {dx->inputs[0], dx->inputs[1], dx->inputs[2], dw->inputs[0], dw->inputs[1], wz_id, bias,
+                    qn.inputs[1], qn.inputs[2]},
+                   {qn.outputs[0]}, std::move(attrs)};
+    g.nodes[size_t(at)] = std::move(fused);
+    ix.kill(pi);
+    if (act >= 0) ix.kill(act);
+    return true;
   }
   ir::Node fused{conv ? "QLinearConv" : "QLinearMatMul", 0, op.name,
                  {dx->inputs[0], dx->inputs[1], dx->inputs[2], dw->inputs[0], dw->inputs[1], wz_id, qn.inputs[1],

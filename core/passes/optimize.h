@@ -5,9 +5,10 @@
 // of the model (subgraphs of If/Loop/Scan included):
 //   quantize_fusion DynamicQuantizeLinear -> MatMulInteger (constant B) -> Cast -> Mul(scale) [-> Add
 //                   bias] -> com.microsoft::DynamicQuantizeMatMul, bit-identical; QDQ around
-//                   MatMul/Conv -> QLinearMatMul/QLinearConv; DQ -> MaxPool -> Q with equal
-//                   parameters -> MaxPool on the codes; Q(Add(DQ(a), DQ(b))) ->
-//                   com.microsoft::QLinearAdd (opt_quantize.cpp; before folding)
+//                   MatMul/Conv/Gemm -> QLinearMatMul/QLinearConv/com.microsoft::QGemm; DQ ->
+//                   MaxPool -> Q with equal parameters -> MaxPool on the codes;
+//                   Q([Relu](Add(DQ(a), DQ(b)))) -> com.microsoft::QLinearAdd (opt_quantize.cpp;
+//                   before folding)
 //   fold_constants  nodes whose inputs are all constants -> their values, computed once by
 //                   OptimizeOptions::evaluate (skipped without one; see opt_fold_constants.cpp
 //                   for what never folds)

@@ -160,6 +160,41 @@ Status infer_qlinear_add(InferContext& ctx) {
   return ok_status();
 }
 
+// com.microsoft::QGemm(A, a_scale, a_zero_point, B, b_scale, b_zero_point, C?, y_scale?,
+// y_zero_point?) (onnxruntime docs/ContribOperators.md): acc = (A - a_zp) @ op(B - b_zp) + C (i32,
+// [N] or scalar), then y = saturate(round(acc * (alpha * a_scale * b_scale[n] / y_scale)) + y_zp)
+// (y_zp's dtype), or Y f32 = acc * alpha * a_scale * b_scale[n] without y_scale; A and B 2-D,
+// b_scale / b_zero_point scalar or [N]. What quantize_fusion makes of a QDQ Gemm (a classifier).
+Status infer_qgemm(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(3, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(3, 5));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(0, 2, 2));
+  TSR_RETURN_IF_ERROR(ctx.require_rank(3, 2, 2));
+  for (size_t i : {1, 4}) TSR_RETURN_IF_ERROR(check_qparam(ctx, i, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 5));
+  if (ctx.has_input(6)) {
+    TSR_RETURN_IF_ERROR(ctx.require_dtype(6, {DType::kI32}));
+    TSR_RETURN_IF_ERROR(ctx.require_rank(6, 0, 1));
+  }
+  if (ctx.has_input(7) != ctx.has_input(8)) return ctx.arg_error("y_scale and y_zero_point come together");
+  if (ctx.has_input(7)) {
+    TSR_RETURN_IF_ERROR(check_qparam(ctx, 7, {DType::kF32}));
+    TSR_RETURN_IF_ERROR(check_qparam(ctx, 8, {DType::kU8, DType::kI8}));
+  }
+  if (ctx.node().attr_int("transA") != 0) return ctx.arg_error("transA = 1 is not supported");
+  const ValueType& a = ctx.input(0);
+  const ValueType& b = ctx.input(3);
+  const bool tb = ctx.node().attr_int("transB") != 0;
+  const int64_t m = a.has_shape ? a.shape[0] : -1, ka = a.has_shape ? a.shape[1] : -1;
+  const int64_t kb = b.has_shape ? b.shape[tb ? 1 : 0] : -1, n = b.has_shape ? b.shape[tb ? 0 : 1] : -1;
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    return ctx.ir_error("inner dims differ: A is [", m, ", ", ka, "], op(B) is [", kb, ", ", n, "]");
+  ctx.set_output(0, ctx.has_input(8) ? ctx.input(8).dtype : DType::kF32, {m, n});
+  return ok_status();
+}
+
 }  // namespace
 
 void register_quantize_ops(OpRegistry& r) {
@@ -179,6 +214,9 @@ void register_quantize_ops(OpRegistry& r) {
               "Y (f32) = (A - a_zero_point) @ (B - b_zero_point) * (a_scale * b_scale) + bias; B's parameters scalar or [N]"});
   TSR_IF_SELECTED("com.microsoft::QLinearAdd") r.add(OpDef{"com.microsoft::QLinearAdd", "com.microsoft", 1, 7, 8, 1, 1, {}, infer_qlinear_add,
               "C = saturate(round((A - A_zp) * A_scale / C_scale + (B - B_zp) * B_scale / C_scale) + C_zp), per-tensor scales, A and B of one shape or either a single element; made by quantize_fusion"});
+  TSR_IF_SELECTED("com.microsoft::QGemm") r.add(OpDef{"com.microsoft::QGemm", "com.microsoft", 1, 6, 9, 1, 1,
+              {float_attr("alpha", 1.0), int_attr("transA", 0), int_attr("transB", 0)}, infer_qgemm,
+              "y = saturate(round(((A - a_zp) @ op(B - b_zp) + C) * alpha * a_scale * b_scale / y_scale) + y_zp), or f32 without y_scale; C i32 [N] or scalar; b_scale per tensor or [N]; transA = 0; made by quantize_fusion"});
   const std::vector<AttrSpec> conv_attrs = {string_attr("auto_pad", "NOTSET"), {"dilations", AttrKind::kInts},
                                             int_attr("group", 1),           {"kernel_shape", AttrKind::kInts},
                                             {"pads", AttrKind::kInts},       {"strides", AttrKind::kInts}};
