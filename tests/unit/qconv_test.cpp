@@ -8,9 +8,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
+#include "backends/cpu/kernels/qdepthwise.h"
 #include "tests/unit/op_case.h"
 
 using namespace tsr;
@@ -300,5 +302,92 @@ TEST_CASE("QLinearConv / ConvInteger (pointwise either way round, im2col, groups
       CHECK(bad_acc == 0);
       CHECK(bad_q == 0);
     }
+  }
+}
+
+// 3x3 depthwise convs with symmetric weights take the VNNI + VBMI path on CPUs that have it
+// (qdepthwise.cpp: masked 64-byte row loads, vpermb, vpdpbusd): on widths around its 16-output
+// blocks, both strides, asymmetric and wide pads, u8 and s8 inputs and outputs, ConvInteger's i32
+// sums. Its outputs must equal the f32 path's (forced with qdepthwise_disable_vnni_for_test) and
+// the definition's (ConvInteger: the i32 sums, checked directly).
+TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32 path and the definition") {
+  struct Cfg {
+    Shape x;  // [N, C, H, W]
+    int64_t stride;
+    std::vector<int64_t> pads;
+    bool x_signed, y_signed;
+  };
+  const Cfg cfgs[] = {
+      {{1, 3, 5, 1}, 1, {1, 1, 1, 1}, false, false},   {{1, 4, 9, 17}, 2, {0, 1, 1, 0}, true, false},
+      {{2, 3, 4, 33}, 1, {1, 1, 1, 1}, false, true},   {{1, 2, 3, 130}, 2, {1, 1, 1, 1}, false, false},
+      {{1, 2, 6, 64}, 1, {2, 2, 2, 2}, true, true},    {{1, 5, 7, 7}, 1, {1, 1, 1, 1}, false, false},
+      {{1, 3, 14, 14}, 2, {1, 1, 1, 1}, false, false}, {{1, 2, 3, 16}, 1, {0, 0, 0, 0}, false, false},
+      {{1, 2, 11, 47}, 2, {0, 0, 2, 2}, true, false},
+  };
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> byte(0, 255), sym(-127, 127), b32(-5000, 5000);
+  for (const Cfg& cfg : cfgs) {
+    CAPTURE(cfg.x, cfg.stride, cfg.pads, cfg.x_signed, cfg.y_signed);
+    const int64_t c = cfg.x[1], h = cfg.x[2], w = cfg.x[3];
+    Tensor x = Tensor::empty(cfg.x_signed ? DType::kI8 : DType::kU8, cfg.x).value();
+    for (int64_t i = 0; i < x.numel(); ++i) x.mut_data<uint8_t>()[i] = uint8_t(byte(rng));
+    Tensor wt = Tensor::empty(DType::kI8, {c, 1, 3, 3}).value();
+    for (int64_t i = 0; i < wt.numel(); ++i) wt.mut_data<int8_t>()[i] = int8_t(sym(rng));
+    std::vector<float> ws;
+    std::vector<int32_t> bias;
+    for (int64_t m = 0; m < c; ++m) {
+      ws.push_back(0.004f + 0.001f * float(m));
+      bias.push_back(b32(rng));
+    }
+    const int x_zp = cfg.x_signed ? -5 : 121, y_zp = cfg.y_signed ? 3 : 100;
+    Tensor xzp = cfg.x_signed ? Tensor::scalar<int8_t>(int8_t(x_zp)) : Tensor::scalar<uint8_t>(uint8_t(x_zp));
+    Tensor yzp = cfg.y_signed ? Tensor::scalar<int8_t>(int8_t(y_zp)) : Tensor::scalar<uint8_t>(uint8_t(y_zp));
+    const std::vector<ir::Attribute> attrs = {
+        ir::Attribute::make_int("group", c), ir::Attribute::make_ints("strides", {cfg.stride, cfg.stride}),
+        ir::Attribute::make_ints("pads", cfg.pads), ir::Attribute::make_ints("kernel_shape", {3, 3})};
+    OpCase q;
+    q.op = "QLinearConv";
+    q.inputs = {x, Tensor::scalar<float>(0.05f), xzp, wt, Tensor::from<float>({c}, ws),
+                Tensor::from<int8_t>({c}, std::vector<int8_t>(size_t(c), 0)), Tensor::scalar<float>(0.3f), yzp,
+                Tensor::from<int32_t>({c}, bias)};
+    q.attrs = attrs;
+    OpCase ci;
+    ci.op = "ConvInteger";
+    ci.inputs = {x, wt, xzp};
+    ci.attrs = attrs;
+    std::vector<Tensor> outs[2];
+    for (bool no_vnni : {false, true}) {
+      cpu::qdepthwise_disable_vnni_for_test(no_vnni);
+      auto y = run_case(q, 1);
+      auto a = run_case(ci, 2);
+      cpu::qdepthwise_disable_vnni_for_test(false);
+      REQUIRE(y.ok());
+      REQUIRE(a.ok());
+      outs[no_vnni] = {(*y)[0], (*a)[0]};
+    }
+    for (int k = 0; k < 2; ++k) {
+      REQUIRE(outs[0][k].shape() == outs[1][k].shape());
+      CHECK(std::memcmp(outs[0][k].raw(), outs[1][k].raw(), outs[0][k].nbytes()) == 0);
+    }
+    // The i32 sums against the definition.
+    const Tensor& sums = outs[0][1];
+    const int64_t oh = sums.dim(2), ow = sums.dim(3);
+    int64_t mismatches = 0;
+    for (int64_t b = 0; b < cfg.x[0]; ++b)
+      for (int64_t m = 0; m < c; ++m)
+        for (int64_t oy = 0; oy < oh; ++oy)
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            int64_t acc = 0;
+            for (int64_t i = 0; i < 3; ++i)
+              for (int64_t j = 0; j < 3; ++j) {
+                const int64_t iy = oy * cfg.stride - cfg.pads[0] + i, ix = ox * cfg.stride - cfg.pads[1] + j;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                const int64_t xi = ((b * c + m) * h + iy) * w + ix;
+                const int xv = cfg.x_signed ? x.data<int8_t>()[xi] : x.data<uint8_t>()[xi];
+                acc += int64_t(xv - x_zp) * wt.data<int8_t>()[(m * 3 + i) * 3 + j];
+              }
+            mismatches += sums.data<int32_t>()[((b * c + m) * oh + oy) * ow + ox] != acc;
+          }
+    CHECK(mismatches == 0);
   }
 }

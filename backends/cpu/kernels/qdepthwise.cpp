@@ -16,6 +16,14 @@
 #include "backends/cpu/kernels/depthwise.h"
 #include "backends/cpu/kernels/requant-inl.h"
 
+#ifndef TSR_CPU_QDEPTHWISE_VNNI_FLAG_
+#define TSR_CPU_QDEPTHWISE_VNNI_FLAG_
+#include <atomic>
+namespace tsr::cpu::qdw_detail {
+extern std::atomic<bool> g_no_vnni;  // qdepthwise_disable_vnni_for_test
+}  // namespace tsr::cpu::qdw_detail
+#endif
+
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
 namespace HWY_NAMESPACE {
@@ -194,8 +202,129 @@ void run_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, cons
   }
 }
 
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// ---- 3x3 windows on VNNI + VBMI (AVX-512): the taps on the u8 codes ----
+// For 16 outputs of a row, each kernel row kh is one vpermb and one vpdpbusd: vpermb gathers lane
+// j's 4 bytes (x[s*j], x[s*j + 1], x[s*j + 2], x[s*j + 3]) of the input row from one 64-byte
+// masked load (s = 1 or 2: both strides alike, no phase split, no padded copy: the masked-off
+// bytes, the padding, read as x_zp), and vpdpbusd adds their products with the weight quad
+// (w[kh][0], w[kh][1], w[kh][2], 0) to the i32 sums. 3 + 3 instructions for 16 x 9 MACs, where the
+// f32 path converts the codes into a padded band and takes 9 FMAs. Exact: the sums start at
+// bias - x_zp * sum(w) (wrapping i32 arithmetic, as the f32 path's i32 sums and bias), the padding
+// contributes (x_zp - x_zp) * w = 0, s8 inputs are shifted to u8 (x + 128, x_zp + 128), and the
+// centered weights must fit in s8 (symmetric weights do). The output stage is the f32 path's:
+// float(sum) * scale, requant-inl.h. Highway 1.0.3 has no op for vpdpbusd or vpermb and its AVX3
+// target enables neither, hence the target attribute and the CPUID check.
+#define TSR_QDW_VNNI_ATTR __attribute__((target(HWY_TARGET_STR ",avx512vnni,avx512vbmi")))
+
+bool has_vnni_vbmi() {
+  static const bool v = (__builtin_cpu_init(), __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vbmi"));
+  return v && !qdw_detail::g_no_vnni.load(std::memory_order_relaxed);
+}
+
+bool vnni_window(const Window3& w) {
+  return w.k[0] == 1 && w.out[0] == 1 && w.k[1] == 3 && w.k[2] == 3 && w.d[1] == 1 && w.d[2] == 1 &&
+         w.s[1] == w.s[2] && (w.s[2] == 1 || w.s[2] == 2) && w.out[2] <= 16 * 64;
+}
+
+// The output rows from plane x (T: u8, or s8 read as u8 by flipping the sign bit): sums from
+// `init`, then Q's stage (int32_t: the sums themselves).
+template <typename T, typename Q>
+TSR_QDW_VNNI_ATTR void vnni_rows(const T* x, int32_t x_zp, const Window3& w, const int32_t wq[3], int32_t init,
+                                 const QDepthwiseStage& st, Q* y) {
+  const int64_t s = w.s[2], ow_n = w.out[2], oh_n = w.out[1], ih_n = w.in[1], iw = w.in[2], pl = w.pb[2];
+  alignas(64) uint8_t idx_bytes[64] = {};
+  for (int j = 0; j < 16; ++j)
+    for (int t = 0; t < 4; ++t) idx_bytes[4 * j + t] = static_cast<uint8_t>(s * j + t);
+  const __m512i idx = _mm512_load_si512(idx_bytes);
+  const __m512i wv[3] = {_mm512_set1_epi32(wq[0]), _mm512_set1_epi32(wq[1]), _mm512_set1_epi32(wq[2])};
+  const __m512i vinit = _mm512_set1_epi32(init);
+  // Block b (outputs 16b..16b+15) loads bytes [s*16b - pl, + 64) of an input row: those inside
+  // [0, iw) by its mask, x_zp for the rest (the padding).
+  const __m512i zpv = _mm512_set1_epi8(static_cast<char>(x_zp));
+  const __m512i flip = _mm512_set1_epi8(std::is_signed_v<T> ? static_cast<char>(0x80) : 0);
+  const int64_t blocks = (ow_n + 15) / 16;
+  __mmask64 mask[64];
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t c0 = s * 16 * b - pl;  // input column of byte 0
+    const int64_t lo = std::clamp<int64_t>(-c0, 0, 64), hi = std::clamp<int64_t>(iw - c0, 0, 64);
+    const uint64_t below_hi = hi >= 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1;
+    const uint64_t below_lo = lo >= 64 ? ~uint64_t{0} : (uint64_t{1} << lo) - 1;
+    mask[b] = static_cast<__mmask64>(hi > lo ? below_hi & ~below_lo : 0);
+  }
+  const hn::Full512<float> df;
+  const __m512 vscale = _mm512_set1_ps(st.scale);
+  for (int64_t oh = 0; oh < oh_n; ++oh) {
+    // Address of padded column 0 of each row read (0: a padding row), as an integer: it may lie
+    // before x, whose bytes there the masks never load.
+    uintptr_t rows[3];
+    for (int kh = 0; kh < 3; ++kh) {
+      const int64_t ih = oh * w.s[1] + kh - w.pb[1];
+      rows[kh] = ih >= 0 && ih < ih_n ? reinterpret_cast<uintptr_t>(x + ih * iw) - static_cast<uintptr_t>(pl) : 0;
+    }
+    Q* out = y + oh * ow_n;
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t ow = 16 * b;
+      __m512i acc = vinit;
+      for (int kh = 0; kh < 3; ++kh) {
+        const __m512i v =
+            rows[kh] ? _mm512_xor_si512(_mm512_mask_loadu_epi8(zpv, mask[b], reinterpret_cast<const void*>(
+                                                                                  rows[kh] + static_cast<uintptr_t>(s * ow))),
+                                        flip)
+                     : _mm512_xor_si512(zpv, flip);
+        acc = _mm512_dpbusd_epi32(acc, _mm512_permutexvar_epi8(idx, v), wv[kh]);
+      }
+      const __mmask16 keep = static_cast<__mmask16>(ow_n - ow >= 16 ? 0xFFFF : (1u << (ow_n - ow)) - 1);
+      if constexpr (std::is_same_v<Q, int32_t>) {
+        _mm512_mask_storeu_epi32(out + ow, keep, acc);
+      } else {
+        const Requant<Q, hn::Full512<float>> rq(df, st.zp);
+        const auto codes = rq.codes(hn::Vec512<float>{_mm512_mul_ps(_mm512_cvtepi32_ps(acc), vscale)});
+        _mm_mask_storeu_epi8(out + ow, keep, codes.raw);
+      }
+    }
+  }
+}
+
+template <typename T>
+void vnni_stage(const T* x, int32_t x_zp, const Window3& w, const int32_t wq[3], int32_t init,
+                const QDepthwiseStage& st, void* y) {
+  switch (st.kind) {
+    case QDepthwiseStage::kInt32: return vnni_rows(x, x_zp, w, wq, init, st, static_cast<int32_t*>(y));
+    case QDepthwiseStage::kU8: return vnni_rows(x, x_zp, w, wq, init, st, static_cast<uint8_t*>(y));
+    case QDepthwiseStage::kS8: return vnni_rows(x, x_zp, w, wq, init, st, static_cast<int8_t*>(y));
+  }
+}
+
+// The plane on VNNI when the CPU, the window and the weights allow (see above); false otherwise.
+bool vnni_plane(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w,
+                const QDepthwiseStage& st, void* y) {
+  if (!vnni_window(w) || !has_vnni_vbmi()) return false;
+  int32_t wq[3] = {0, 0, 0};
+  int32_t wsum = 0;
+  for (int kh = 0; kh < 3; ++kh)
+    for (int kw = 0; kw < 3; ++kw) {
+      const float v = wk[kh * 3 + kw];
+      if (!(v >= -128.0f && v <= 127.0f) || v != std::nearbyint(v)) return false;
+      const auto c = static_cast<int32_t>(v);
+      wsum += c;
+      wq[kh] |= static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(c))) << (8 * kw));
+    }
+  // init = bias - zpu * sum(w) with zpu the zero point as a u8 code, wrapping as i32 sums do.
+  const int32_t zpu = x_signed ? x_zp + 128 : x_zp;
+  const uint32_t base = st.kind == QDepthwiseStage::kInt32 ? 0u : static_cast<uint32_t>(st.bias);
+  const auto init = static_cast<int32_t>(base - static_cast<uint32_t>(zpu) * static_cast<uint32_t>(wsum));
+  if (x_signed) vnni_stage(static_cast<const int8_t*>(x), x_zp, w, wq, init, st, y);
+  else vnni_stage(static_cast<const uint8_t*>(x), x_zp, w, wq, init, st, y);
+  return true;
+}
+#endif
+
 void qdepthwise_plane_impl(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk,
                            const Window3& w, const QDepthwiseStage& st, float* scratch, void* y) {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if (vnni_plane(x, x_signed, x_zp, wk, w, st, y)) return;
+#endif
   switch (st.kind) {
     case QDepthwiseStage::kInt32:
       return run_plane(x, x_signed, x_zp, x_bytes, wk, w, st, scratch, static_cast<int32_t*>(y));
@@ -223,6 +352,10 @@ namespace tsr::cpu {
 
 HWY_EXPORT(qdepthwise_plane_impl);
 HWY_EXPORT(qdepthwise_scratch_floats_impl);
+
+std::atomic<bool> qdw_detail::g_no_vnni{false};
+
+void qdepthwise_disable_vnni_for_test(bool disable) { qdw_detail::g_no_vnni.store(disable); }
 
 int64_t qdepthwise_scratch_floats(const Window3& w) { return HWY_DYNAMIC_DISPATCH(qdepthwise_scratch_floats_impl)(w); }
 

@@ -35,7 +35,14 @@ int64_t qdepthwise_scratch_floats(const Window3& w);
 // stage.kind's type; padding contributes 0 (the input zero point). x_bytes (>= H * W): bytes
 // readable from x (the rest of its tensor), which lets the rows' last partial vectors load whole.
 // scratch: qdepthwise_scratch_floats(w) floats. Windows of at most kQDepthwiseMaxTaps taps.
+// 3x3 windows with strides 1 or 2 and no dilation, on a CPU with AVX-512 VNNI and VBMI, run on
+// the codes instead (vpermb + vpdpbusd, qdepthwise.cpp) when the centered weights fit in s8 (as
+// symmetric weights do): the same outputs, bit for bit.
 void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk, const Window3& w,
                       const QDepthwiseStage& stage, float* scratch, void* y);
+
+// Tests: forces the f32 path (true) or restores the choice by CPU (false). Not thread-safe
+// against running convs.
+void qdepthwise_disable_vnni_for_test(bool disable);
 
 }  // namespace tsr::cpu
