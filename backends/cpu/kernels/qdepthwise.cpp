@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 #include "backends/cpu/kernels/depthwise.h"
@@ -227,12 +228,65 @@ bool vnni_window(const Window3& w) {
          w.s[1] == w.s[2] && (w.s[2] == 1 || w.s[2] == 2) && w.out[2] <= 16 * 64;
 }
 
-// The output rows from plane x (T: u8, or s8 read as u8 by flipping the sign bit): sums from
-// `init`, then Q's stage (int32_t: the sums themselves).
+// The output stage's Requant for Q (u8 for the i32 sums, which do not use it).
+template <typename Q>
+using VnniRequant = Requant<std::conditional_t<std::is_same_v<Q, int32_t>, uint8_t, Q>, hn::Full512<float>>;
+
+// Output rows [oh, oh + R) of plane x (T: u8, or s8 read as u8 by flipping the sign bit), stride
+// S: each input row they read is loaded and permuted once per block of 16 outputs and feeds
+// every output row whose window holds it (a row of a stride-1 conv feeds three), then each row's
+// sums (from init) go through Q's stage (int32_t: the sums themselves).
+template <int R, int S, typename T, typename Q>
+TSR_QDW_VNNI_ATTR HWY_INLINE void vnni_row_group(const T* x, int64_t oh, const Window3& w, const __m512i* wv,
+                                                 __m512i vinit, const __mmask64* mask, __m512i idx, __m512i zpv,
+                                                 __m512i flip, const VnniRequant<Q>* rq,
+                                                 __m512 vscale, Q* y) {
+  constexpr int kIn = (R - 1) * S + 3;  // input rows read
+  const int64_t ow_n = w.out[2], ih_n = w.in[1], iw = w.in[2];
+  // Address of padded column 0 of each input row read (0: a padding row), as an integer: it may
+  // lie before x, whose bytes there the masks never load.
+  uintptr_t rows[kIn];
+  for (int i = 0; i < kIn; ++i) {
+    const int64_t ih = oh * S + i - w.pb[1];
+    rows[i] = ih >= 0 && ih < ih_n ? reinterpret_cast<uintptr_t>(x + ih * iw) - static_cast<uintptr_t>(w.pb[2]) : 0;
+  }
+  const __m512i pad = _mm512_permutexvar_epi8(idx, _mm512_xor_si512(zpv, flip));
+  for (int64_t ow = 0, b = 0; ow < ow_n; ow += 16, ++b) {
+    __m512i acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = vinit;
+    for (int i = 0; i < kIn; ++i) {
+      const __m512i v =
+          rows[i] ? _mm512_permutexvar_epi8(
+                        idx, _mm512_xor_si512(_mm512_mask_loadu_epi8(zpv, mask[b], reinterpret_cast<const void*>(
+                                                                                         rows[i] + static_cast<uintptr_t>(S * ow))),
+                                              flip))
+                  : pad;
+      for (int r = 0; r < R; ++r) {
+        const int kh = i - r * S;  // input row i is kernel row kh of output row oh + r
+        if (kh >= 0 && kh < 3) acc[r] = _mm512_dpbusd_epi32(acc[r], v, wv[kh]);
+      }
+    }
+    const bool whole = ow_n - ow >= 16;
+    const __mmask16 keep = static_cast<__mmask16>(whole ? 0xFFFF : (1u << (ow_n - ow)) - 1);
+    for (int r = 0; r < R; ++r) {
+      Q* out = y + (oh + r) * ow_n + ow;
+      if constexpr (std::is_same_v<Q, int32_t>) {
+        _mm512_mask_storeu_epi32(out, keep, acc[r]);
+      } else {
+        const __m512i bits = rq->wide_codes(hn::Vec512<float>{_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r]), vscale)}).raw;
+        if (whole) _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(bits));
+        else _mm512_mask_cvtepi32_storeu_epi8(out, keep, bits);
+      }
+    }
+  }
+}
+
+// The whole plane: groups of 4 output rows (stride 1: 6 input rows for 4 outputs) or 2 (stride
+// 2: 5 for 2), then single rows.
 template <typename T, typename Q>
 TSR_QDW_VNNI_ATTR void vnni_rows(const T* x, int32_t x_zp, const Window3& w, const int32_t wq[3], int32_t init,
                                  const QDepthwiseStage& st, Q* y) {
-  const int64_t s = w.s[2], ow_n = w.out[2], oh_n = w.out[1], ih_n = w.in[1], iw = w.in[2], pl = w.pb[2];
+  const int64_t s = w.s[2], ow_n = w.out[2], oh_n = w.out[1], iw = w.in[2], pl = w.pb[2];
   alignas(64) uint8_t idx_bytes[64] = {};
   for (int j = 0; j < 16; ++j)
     for (int t = 0; t < 4; ++t) idx_bytes[4 * j + t] = static_cast<uint8_t>(s * j + t);
@@ -252,37 +306,17 @@ TSR_QDW_VNNI_ATTR void vnni_rows(const T* x, int32_t x_zp, const Window3& w, con
     const uint64_t below_lo = lo >= 64 ? ~uint64_t{0} : (uint64_t{1} << lo) - 1;
     mask[b] = static_cast<__mmask64>(hi > lo ? below_hi & ~below_lo : 0);
   }
-  const hn::Full512<float> df;
+  std::optional<VnniRequant<Q>> rq;
+  if constexpr (!std::is_same_v<Q, int32_t>) rq.emplace(hn::Full512<float>(), st.zp);
+  const auto* rqp = rq ? &*rq : nullptr;
   const __m512 vscale = _mm512_set1_ps(st.scale);
-  for (int64_t oh = 0; oh < oh_n; ++oh) {
-    // Address of padded column 0 of each row read (0: a padding row), as an integer: it may lie
-    // before x, whose bytes there the masks never load.
-    uintptr_t rows[3];
-    for (int kh = 0; kh < 3; ++kh) {
-      const int64_t ih = oh * w.s[1] + kh - w.pb[1];
-      rows[kh] = ih >= 0 && ih < ih_n ? reinterpret_cast<uintptr_t>(x + ih * iw) - static_cast<uintptr_t>(pl) : 0;
-    }
-    Q* out = y + oh * ow_n;
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t ow = 16 * b;
-      __m512i acc = vinit;
-      for (int kh = 0; kh < 3; ++kh) {
-        const __m512i v =
-            rows[kh] ? _mm512_xor_si512(_mm512_mask_loadu_epi8(zpv, mask[b], reinterpret_cast<const void*>(
-                                                                                  rows[kh] + static_cast<uintptr_t>(s * ow))),
-                                        flip)
-                     : _mm512_xor_si512(zpv, flip);
-        acc = _mm512_dpbusd_epi32(acc, _mm512_permutexvar_epi8(idx, v), wv[kh]);
-      }
-      const __mmask16 keep = static_cast<__mmask16>(ow_n - ow >= 16 ? 0xFFFF : (1u << (ow_n - ow)) - 1);
-      if constexpr (std::is_same_v<Q, int32_t>) {
-        _mm512_mask_storeu_epi32(out + ow, keep, acc);
-      } else {
-        const Requant<Q, hn::Full512<float>> rq(df, st.zp);
-        const auto codes = rq.codes(hn::Vec512<float>{_mm512_mul_ps(_mm512_cvtepi32_ps(acc), vscale)});
-        _mm_mask_storeu_epi8(out + ow, keep, codes.raw);
-      }
-    }
+  int64_t oh = 0;
+  if (s == 1) {
+    for (; oh + 4 <= oh_n; oh += 4) vnni_row_group<4, 1>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
+    for (; oh < oh_n; ++oh) vnni_row_group<1, 1>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
+  } else {
+    for (; oh + 2 <= oh_n; oh += 2) vnni_row_group<2, 2>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
+    for (; oh < oh_n; ++oh) vnni_row_group<1, 2>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
   }
 }
 

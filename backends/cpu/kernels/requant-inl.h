@@ -52,11 +52,16 @@ struct Requant {
     zp = hn::Set(DI(), out_zp);
   }
 
-  // The codes of v (before rounding), one byte per lane.
-  HWY_INLINE hwy::HWY_NAMESPACE::Vec<D8> codes(hwy::HWY_NAMESPACE::Vec<DF> v) const {
+  // The codes of v (before rounding) in the low byte of each 32-bit lane (the other bytes are
+  // not zero): for a caller with a narrowing store of its own (AVX-512's vpmovdb).
+  HWY_INLINE hwy::HWY_NAMESPACE::Vec<DU> wide_codes(hwy::HWY_NAMESPACE::Vec<DF> v) const {
     namespace hn = hwy::HWY_NAMESPACE;
     const auto t = hn::Add(hn::Min(hn::Max(v, lo), hi), magic);
-    return hn::TruncateTo(D8(), hn::BitCast(DU(), hn::Add(hn::BitCast(DI(), t), zp)));
+    return hn::BitCast(DU(), hn::Add(hn::BitCast(DI(), t), zp));
+  }
+  // The codes of v (before rounding), one byte per lane.
+  HWY_INLINE hwy::HWY_NAMESPACE::Vec<D8> codes(hwy::HWY_NAMESPACE::Vec<DF> v) const {
+    return hwy::HWY_NAMESPACE::TruncateTo(D8(), wide_codes(v));
   }
 
   // codes(v) to out[0, Lanes).
