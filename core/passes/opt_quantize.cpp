@@ -167,21 +167,32 @@ bool activation_absorbed(GraphIndex& ix, const ir::Node& act, const ir::Node& q)
          (hi == INFINITY || quantize_code(hi, s, z, qz->dtype()) == qmax);
 }
 
-Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
-  ir::Graph& g = ix.graph();
+// For q = QuantizeLinear at `at` (scalar constant parameters): the node whose output it alone
+// reads (*op), through a Relu/Clip that alone reads that output and that q's saturation makes
+// redundant (*act, else -1; activation_absorbed). False if q is no such QuantizeLinear.
+bool quantized_producer(GraphIndex& ix, int32_t at, int32_t* op, int32_t* act) {
+  const ir::Graph& g = ix.graph();
   const ir::Node& qn = g.nodes[size_t(at)];
   if (qn.op != "QuantizeLinear" || qn.outputs.size() != 1 || !scalar_params(ix, qn, DType::kUndefined)) return false;
   int32_t pi = ix.producer(qn.inputs[0]);
   if (pi < 0 || ix.dead(pi) || ix.sole_consumer(qn.inputs[0]) != at) return false;
-  // Through an absorbed activation to the op.
-  int32_t act = -1;
+  *act = -1;
   if (const ir::Node& a = g.nodes[size_t(pi)]; (a.op == "Relu" || a.op == "Clip") && !a.inputs.empty() &&
                                                a.outputs.size() == 1 && activation_absorbed(ix, a, qn)) {
     const int32_t op_at = ix.producer(a.inputs[0]);
     if (op_at < 0 || ix.dead(op_at) || ix.sole_consumer(a.inputs[0]) != pi) return false;
-    act = pi;
+    *act = pi;
     pi = op_at;
   }
+  *op = pi;
+  return true;
+}
+
+Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
+  ir::Graph& g = ix.graph();
+  const ir::Node& qn = g.nodes[size_t(at)];
+  int32_t pi = -1, act = -1;
+  if (!quantized_producer(ix, at, &pi, &act)) return false;
   const ir::Node& op = g.nodes[size_t(pi)];
   const bool conv = op.op == "Conv", gemm = op.op == "Gemm";
   if ((!conv && !gemm && op.op != "MatMul") || op.outputs.size() != 1 || op.inputs.size() < 2) return false;
@@ -272,18 +283,9 @@ Expected<bool> fuse_qdq(GraphIndex& ix, int32_t at) {
 Expected<bool> fuse_qdq_add(GraphIndex& ix, int32_t at) {
   ir::Graph& g = ix.graph();
   const ir::Node& qn = g.nodes[size_t(at)];
-  if (qn.op != "QuantizeLinear" || qn.outputs.size() != 1 || !scalar_params(ix, qn, DType::kUndefined)) return false;
-  int32_t pi = ix.producer(qn.inputs[0]);
-  if (pi < 0 || ix.dead(pi) || ix.sole_consumer(qn.inputs[0]) != at) return false;
-  // Through an absorbed Relu/Clip (ResNet's Add -> Relu), as for the convs.
-  int32_t act = -1;
-  if (const ir::Node& a = g.nodes[size_t(pi)]; (a.op == "Relu" || a.op == "Clip") && !a.inputs.empty() &&
-                                               a.outputs.size() == 1 && activation_absorbed(ix, a, qn)) {
-    const int32_t op_at = ix.producer(a.inputs[0]);
-    if (op_at < 0 || ix.dead(op_at) || ix.sole_consumer(a.inputs[0]) != pi) return false;
-    act = pi;
-    pi = op_at;
-  }
+  // The Add, through an absorbed Relu/Clip (ResNet's Add -> Relu) as for the convs.
+  int32_t pi = -1, act = -1;
+  if (!quantized_producer(ix, at, &pi, &act)) return false;
   const ir::Node& add = g.nodes[size_t(pi)];
   if (add.op != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1) return false;
   const ir::Node* da = dequantize_of(ix, add.inputs[0]);
