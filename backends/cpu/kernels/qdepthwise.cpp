@@ -255,12 +255,12 @@ TSR_QDW_VNNI_ATTR HWY_INLINE void vnni_row_group(const T* x, int64_t oh, const W
     __m512i acc[R];
     for (int r = 0; r < R; ++r) acc[r] = vinit;
     for (int i = 0; i < kIn; ++i) {
-      const __m512i v =
-          rows[i] ? _mm512_permutexvar_epi8(
-                        idx, _mm512_xor_si512(_mm512_mask_loadu_epi8(zpv, mask[b], reinterpret_cast<const void*>(
-                                                                                         rows[i] + static_cast<uintptr_t>(S * ow))),
-                                              flip))
-                  : pad;
+      __m512i v = pad;
+      if (rows[i]) {
+        v = _mm512_mask_loadu_epi8(zpv, mask[b], reinterpret_cast<const void*>(rows[i] + static_cast<uintptr_t>(S * ow)));
+        if constexpr (std::is_signed_v<T>) v = _mm512_xor_si512(v, flip);
+        v = _mm512_permutexvar_epi8(idx, v);
+      }
       for (int r = 0; r < R; ++r) {
         const int kh = i - r * S;  // input row i is kernel row kh of output row oh + r
         if (kh >= 0 && kh < 3) acc[r] = _mm512_dpbusd_epi32(acc[r], v, wv[kh]);
