@@ -316,16 +316,16 @@ Status require_nodes(const Report& report, const char* what) {
 // What quantize_static rewrites: a Conv, MatMul or Gemm with a constant weight.
 struct StaticTarget {
   int node = 0;
-  std::string x, w, bias, y;
+  std::string x{}, w{}, bias{}, y{};
   int axis = 0;  // output-channel axis of the weight
   // A Relu or Clip (constant bounds) that alone reads y: the output is quantized after it, as
   // onnxruntime's quantizer does, so that the op, the activation and the QuantizeLinear fuse into
   // one QLinearConv/QLinearMatMul whose saturation is the activation (opt_quantize.cpp).
   int act = -1;
-  std::string y_act;
+  std::string y_act{};
   // A residual Add (add_residual_targets; no weight): x and x2 are its inputs.
   bool add = false;
-  std::string x2;
+  std::string x2{};
   const std::string& quantized_output() const { return act >= 0 ? y_act : y; }
 };
 
@@ -367,8 +367,6 @@ void add_residual_targets(const onnx::GraphProto& g, const Options& o,
   if (!o.op_types.empty() && std::find(o.op_types.begin(), o.op_types.end(), "Add") == o.op_types.end()) return;
   std::unordered_set<std::string> quantized;
   for (const auto& t : targets) quantized.insert(t.quantized_output());
-  std::unordered_set<std::string> graph_inputs;
-  for (const auto& v : g.input()) graph_inputs.insert(v.name());
   for (int i = 0; i < g.node_size(); ++i) {
     const NodeProto& n = g.node(i);
     if (n.op_type() != "Add" || !(n.domain().empty() || n.domain() == "ai.onnx") || excluded(o, n) ||
@@ -377,12 +375,7 @@ void add_residual_targets(const onnx::GraphProto& g, const Options& o,
       continue;
     if (inits.count(n.input(0)) || inits.count(n.input(1))) continue;
     if (!quantized.count(n.input(0)) && !quantized.count(n.input(1))) continue;
-    StaticTarget t;
-    t.node = i;
-    t.x = n.input(0);
-    t.y = n.output(0);
-    t.add = true;
-    t.x2 = n.input(1);
+    StaticTarget t{.node = i, .x = n.input(0), .y = n.output(0), .add = true, .x2 = n.input(1)};
     t.act = sole_activation(g, inits, t.y);
     if (t.act >= 0) t.y_act = g.node(t.act).output(0);
     quantized.insert(t.quantized_output());
@@ -663,20 +656,17 @@ Status quantize_static(onnx::ModelProto& model, const Options& o, const Ranges& 
       if (Status s = qdq(pre, y, y, body); !s.ok()) return s;
     } else if (it == by_node.end()) {
       body.push_back(n);
-    } else if (it->second->add) {
+    } else if (const StaticTarget& t = *it->second; t.add) {
       // A residual Add: inputs through their DequantizeLinear, output as a weight target's
       // (after its activation instead, when it has one).
-      const StaticTarget& t = *it->second;
       for (int k = 0; k < 2; ++k)
         if (auto d = input_dq.find(n.input(k)); d != input_dq.end()) n.set_input(k, d->second);
       const std::string pre = t.act >= 0 ? t.y : names.fresh(t.y + "_pre_quant");
       n.set_output(0, pre);
       body.push_back(n);
-      if (t.act < 0)
-        if (Status s = qdq(pre, t.y, t.y, body); !s.ok()) return s;
+      if (Status s = t.act < 0 ? qdq(pre, t.y, t.y, body) : ok_status(); !s.ok()) return s;
       ++report.residual_adds;
     } else {
-      const StaticTarget& t = *it->second;
       if (auto d = input_dq.find(t.x); d != input_dq.end()) n.set_input(0, d->second);
       // Weight: s8 symmetric per output channel + DequantizeLinear(axis).
       auto w = read_weight(inits, t.w, "weight");
