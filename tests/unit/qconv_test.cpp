@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "backends/cpu/kernels/qdepthwise.h"
+#include "backends/cpu/kernels/qpointwise.h"
+#include "core/ir/single_node.h"
 #include "tests/unit/op_case.h"
 
 using namespace tsr;
@@ -389,5 +391,82 @@ TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32
             mismatches += sums.data<int32_t>()[((b * c + m) * oh + oy) * ow + ox] != acc;
           }
     CHECK(mismatches == 0);
+  }
+}
+
+// Pointwise QLinearConvs with constant symmetric s8 weights take qpointwise on CPUs with AVX-512
+// VNNI (qpointwise.h: the activations as vpdpbusd's u8 operand, requantized in registers): output
+// channels and K not multiples of its 12-row tile and 4-byte quads, pixels not a multiple of its
+// 32-pixel panel, groups, batch 2, u8 and s8 inputs and outputs, 1 and 2 threads. Against the
+// definition, and equal to the qgemm path (qpointwise_disable_for_test).
+TEST_CASE("QLinearConv pointwise with constant symmetric weights (qpointwise) matches the definition and qgemm") {
+  struct Cfg {
+    int64_t n, c, m, group, h, w;
+    bool x_signed, y_signed;
+  };
+  const Cfg cfgs[] = {{1, 16, 96, 1, 28, 28, false, false}, {2, 10, 26, 2, 7, 9, true, false},
+                      {1, 33, 37, 1, 17, 17, false, true},  {1, 5, 13, 1, 4, 5, true, true},
+                      {1, 160, 24, 1, 14, 14, false, false}};
+  std::mt19937 rng(13);
+  std::uniform_int_distribution<int> byte(0, 255), sym(-127, 127), b32(-20000, 20000);
+  for (const Cfg& cfg : cfgs) {
+    CAPTURE(cfg.n, cfg.c, cfg.m, cfg.group, cfg.h, cfg.w, cfg.x_signed, cfg.y_signed);
+    const int64_t cg = cfg.c / cfg.group, mg = cfg.m / cfg.group, pixels = cfg.h * cfg.w;
+    Tensor x = Tensor::empty(cfg.x_signed ? DType::kI8 : DType::kU8, {cfg.n, cfg.c, cfg.h, cfg.w}).value();
+    for (int64_t i = 0; i < x.numel(); ++i) x.mut_data<uint8_t>()[i] = uint8_t(byte(rng));
+    Tensor wt = Tensor::empty(DType::kI8, {cfg.m, cg, 1, 1}).value();
+    for (int64_t i = 0; i < wt.numel(); ++i) wt.mut_data<int8_t>()[i] = int8_t(sym(rng));
+    std::vector<float> ws;
+    std::vector<int32_t> bias;
+    for (int64_t j = 0; j < cfg.m; ++j) {
+      ws.push_back(0.002f + 0.0003f * float(j % 7));
+      bias.push_back(b32(rng));
+    }
+    const int x_zp = cfg.x_signed ? -7 : 119, y_zp = cfg.y_signed ? -3 : 125;
+    const float xs = 0.03f, ys = 0.25f;
+    Tensor xzp = cfg.x_signed ? Tensor::scalar<int8_t>(int8_t(x_zp)) : Tensor::scalar<uint8_t>(uint8_t(x_zp));
+    Tensor yzp = cfg.y_signed ? Tensor::scalar<int8_t>(int8_t(y_zp)) : Tensor::scalar<uint8_t>(uint8_t(y_zp));
+    ir::Node node;
+    node.op = "QLinearConv";
+    node.name = "n0";
+    node.outputs = {0};
+    node.attributes = {ir::Attribute::make_int("group", cfg.group), ir::Attribute::make_ints("kernel_shape", {1, 1})};
+    // x fed at run time; everything else a constant (the weights packed once, as in a model).
+    const std::vector<ir::NodeInput> inputs = {
+        {x}, {Tensor::scalar<float>(xs), true}, {xzp, true}, {wt, true}, {Tensor::from<float>({cfg.m}, ws), true},
+        {Tensor::from<int8_t>({cfg.m}, std::vector<int8_t>(size_t(cfg.m), 0)), true}, {Tensor::scalar<float>(ys), true},
+        {yzp, true}, {Tensor::from<int32_t>({cfg.m}, bias), true}};
+    std::vector<Tensor> outs;
+    for (bool off : {false, true})
+      for (int threads : {1, 2}) {
+        cpu::qpointwise_disable_for_test(off);
+        ir::SingleNodeModel smn = ir::single_node_model(node, inputs);
+        REQUIRE(passes::infer_types(smn.model).ok());
+        SessionOptions opt;
+        opt.num_threads = threads;
+        auto session = Session::create(std::make_shared<const ir::Model>(std::move(smn.model)), opt);
+        REQUIRE(session.ok());
+        auto y = (*session)->run(smn.feeds);
+        cpu::qpointwise_disable_for_test(false);
+        REQUIRE(y.ok());
+        outs.push_back((*y)[0]);
+      }
+    for (const Tensor& o : outs) CHECK(std::memcmp(o.raw(), outs[0].raw(), o.nbytes()) == 0);
+    int64_t bad = 0;
+    for (int64_t b = 0; b < cfg.n; ++b)
+      for (int64_t j = 0; j < cfg.m; ++j)
+        for (int64_t p = 0; p < pixels; ++p) {
+          int64_t sum = 0;
+          for (int64_t ch = 0; ch < cg; ++ch) {
+            const int64_t xi = (b * cfg.c + (j / mg) * cg + ch) * pixels + p;
+            const int xv = cfg.x_signed ? x.data<int8_t>()[xi] : x.data<uint8_t>()[xi];
+            sum += int64_t(xv - x_zp) * wt.data<int8_t>()[j * cg + ch];
+          }
+          const float v = std::nearbyint(float(sum + bias[size_t(j)]) * (xs * ws[size_t(j)] / ys)) + float(y_zp);
+          const int64_t o = (b * cfg.m + j) * pixels + p;
+          bad += cfg.y_signed ? outs[0].data<int8_t>()[o] != int8_t(std::clamp(v, -128.0f, 127.0f))
+                              : outs[0].data<uint8_t>()[o] != uint8_t(std::clamp(v, 0.0f, 255.0f));
+        }
+    CHECK(bad == 0);
   }
 }

@@ -29,6 +29,7 @@
 #include "backends/cpu/kernels/matmul.h"
 #include "backends/cpu/kernels/qdepthwise.h"
 #include "backends/cpu/kernels/qgemm.h"
+#include "backends/cpu/kernels/qpointwise.h"
 #include "backends/cpu/kernels/quantize.h"
 #include "core/base/mapped_pages.h"
 #include "core/ops/spatial.h"
@@ -684,9 +685,14 @@ class QConvKernel final : public exec::Kernel {
       const auto* wraw = static_cast<const uint8_t*>(w.raw());  // 1-byte elements
       // Constant weights: A packed on the first run, for every later one (the packing was 3% of
       // MobileNetV2 q8). The first run, not creation: only convs that take this path pay the memory.
+      // s8 weights with zero point 0 (symmetric) also for qpointwise (VNNI, operands unshifted).
+      const bool sym = w_signed && wz == 0;
       if (constant_w_)
         std::call_once(pointwise_once_, [&] {
-          for (int64_t g = 0; g < group; ++g) pointwise_a_.push_back(qgemm_pack_a(mg, wraw + g * mg * cg, w_signed, cg, cg));
+          for (int64_t g = 0; g < group; ++g) {
+            pointwise_a_.push_back(qgemm_pack_a(mg, wraw + g * mg * cg, w_signed, cg, cg));
+            if (sym && qlinear_) pointwise_w_.push_back(qpointwise_pack(reinterpret_cast<const int8_t*>(wraw) + g * mg * cg, mg, cg));
+          }
           release_mapped_pages(w.raw(), w.nbytes());  // as for the packed B
         });
       out.row_stride = pixels;
@@ -701,6 +707,10 @@ class QConvKernel final : public exec::Kernel {
           const auto* xg = static_cast<const uint8_t*>(x.raw()) + (nb * c + g * cg) * pixels;
           qgemm_pack_b_rows(cg, pixels, xg, x_signed, pixels, x_zero, &act);
           out.out = static_cast<char*>(y->raw_mut()) + size_t((nb * m + g * mg) * pixels) * out_bytes;
+          if (!pointwise_w_.empty() &&
+              qpointwise(pointwise_w_[size_t(g)], act, x_zero, x_signed,
+                         {out.out, pixels, out.bias_i32, out.scale, out.out_zp, out.out_signed}, &ctx.pool()))
+            continue;
           if (constant_w_) qgemm_packed(pointwise_a_[size_t(g)], wraw + g * mg * cg, cg, wz, act, out, &ctx.pool());
           else qgemm(mg, wraw + g * mg * cg, w_signed, cg, wz, act, out, &ctx.pool());
         }
@@ -737,6 +747,7 @@ class QConvKernel final : public exec::Kernel {
   std::vector<QgemmPackedB> packed_;  // per group, from constant weights (and zero point)
   std::once_flag pointwise_once_;
   std::vector<QgemmPackedA> pointwise_a_;  // per group: the pointwise path's A (constant weights)
+  std::vector<QPointwiseWeights> pointwise_w_;  // per group, for qpointwise (symmetric s8 weights)
 };
 
 // Whether every run of this conv takes run()'s pointwise W x X path, which reads the weights as
