@@ -23,7 +23,7 @@ namespace tsr::cpu::qpw_detail {
 // shape).
 constexpr int64_t kRows = 12;
 // Pixels per activation panel: qgemm_pack_b_rows' panel width on the AVX-512 targets.
-constexpr int64_t kCols = 32;
+[[maybe_unused]] constexpr int64_t kCols = 32;
 extern std::atomic<bool> g_off;  // qpointwise_disable_for_test
 }  // namespace tsr::cpu::qpw_detail
 #endif
