@@ -406,7 +406,10 @@ TEST_CASE("QLinearConv pointwise with constant symmetric weights (qpointwise) ma
   };
   const Cfg cfgs[] = {{1, 16, 96, 1, 28, 28, false, false}, {2, 10, 26, 2, 7, 9, true, false},
                       {1, 33, 37, 1, 17, 17, false, true},  {1, 5, 13, 1, 4, 5, true, true},
-                      {1, 160, 24, 1, 14, 14, false, false}};
+                      {1, 160, 24, 1, 14, 14, false, false},
+                      // More output channels than pixels: W x X on qpointwise from 16 pixels (4x5),
+                      // not below (3x3: the pixel-major qgemm path).
+                      {1, 16, 96, 1, 4, 5, false, false},   {1, 8, 40, 1, 3, 3, true, false}};
   std::mt19937 rng(13);
   std::uniform_int_distribution<int> byte(0, 255), sym(-127, 127), b32(-20000, 20000);
   for (const Cfg& cfg : cfgs) {

@@ -214,6 +214,15 @@ bool uniform_zero_point(const Tensor* zp) {
 // A u8/i8 scalar tensor's value (a zero point).
 int32_t q_scalar(const Tensor& t) { return q_scalar_at(t, 0); }
 
+// Whether a pointwise conv (mg output channels per group) runs W x X: where the activations
+// outnumber the output channels, or on qpointwise (QLinearConv, constant s8 weights with zero point
+// 0) on maps of at least half its 32-pixel panel (a 1x1 map, e.g. a squeeze-excitation conv's,
+// would waste 31 of 32 lanes).
+bool pointwise_w_x(int64_t mg, int64_t pixels, bool qlinear_constant, const Tensor& w, const Tensor* zp) {
+  const bool symmetric = w.dtype() == DType::kI8 && (!zp || (uniform_zero_point(zp) && q_scalar_at(*zp, 0) == 0));
+  return mg <= pixels || (pixels >= 16 && qlinear_constant && symmetric && qpointwise_available());
+}
+
 // A quantization parameter with one entry or `per` entries (1-D): its count, or -1 if neither.
 int64_t qparam_count(const Tensor* p, int64_t per) {
   if (!p) return 0;
@@ -671,12 +680,13 @@ class QConvKernel final : public exec::Kernel {
     }
     const int32_t* bias_base = out.bias_i32;
     const size_t out_bytes = dtype_size(y->dtype());
-    if (is_pointwise(geo) && uniform_zero_point(w_zp) && mg <= pixels) {
+    if (is_pointwise(geo) && uniform_zero_point(w_zp) && pointwise_w_x(mg, pixels, qlinear_ && constant_w_, w, w_zp)) {
       // Pointwise: per group, W (mg x cg, as stored) x X (cg x H*W: the NCHW input as it is) gives
       // the output channels as rows of NCHW, so neither the input nor the output is transposed.
       // The weights are qgemm's A (one zero point), the activations its B, packed per call; so
       // only where the activations outnumber the weights (mg <= H*W): on small maps with many
       // channels, packing the weights every call would cost more than the transposes it saves.
+      // qpointwise (constant symmetric weights, packed once) takes most shapes (pointwise_w_x).
       // (The same orientation for 3x3 convs, over a channel-major im2col, measured no faster than
       // the pixel-major path below on ResNet-18 q8: the im2col matrix is then packed a second time.)
       thread_local QgemmPackedB act;
@@ -752,10 +762,10 @@ class QConvKernel final : public exec::Kernel {
 
 // Whether every run of this conv takes run()'s pointwise W x X path, which reads the weights as
 // qgemm's A and never the packed B: a 1x1 window, stride 1, no padding, one weight zero point, and
-// a static input of at least as many pixels as output channels per group. The packed B is then
-// not built (it would be held for nothing: two copies of the weights); a run that does not match
-// after all (another input shape) packs per call.
-bool always_pointwise(const exec::KernelInit& init, const Tensor& w, const Tensor* zp, int64_t group) {
+// a static input that pointwise_w_x accepts. The packed B is then not built (it would be held for
+// nothing: two copies of the weights); a run that does not match after all (another input shape)
+// packs per call.
+bool always_pointwise(const exec::KernelInit& init, const Tensor& w, const Tensor* zp, int64_t group, bool qlinear) {
   if (w.dim(2) != 1 || w.dim(3) != 1 || !uniform_zero_point(zp) || init.input_types.empty()) return false;
   const ops::ValueType& x = init.input_types[0];
   if (!x.has_shape || x.shape.size() != 4 || x.shape[2] < 0 || x.shape[3] < 0) return false;
@@ -763,7 +773,7 @@ bool always_pointwise(const exec::KernelInit& init, const Tensor& w, const Tenso
   if (!sp.ok()) return false;
   const ConvGeom geo{x.shape[2],       x.shape[3],       1, 1, sp->strides[0], sp->strides[1], 1, 1,
                      sp->pad_begin[0], sp->pad_begin[1], sp->out[0], sp->out[1]};
-  return is_pointwise(geo) && w.dim(0) / group <= x.shape[2] * x.shape[3];
+  return is_pointwise(geo) && pointwise_w_x(w.dim(0) / group, x.shape[2] * x.shape[3], qlinear, w, zp);
 }
 
 template <bool kQLinear>
@@ -779,7 +789,7 @@ Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& ini
   if (w && !depthwise_w && w->rank() == 4 && (w->dtype() == DType::kU8 || w->dtype() == DType::kI8) && (!has_zp || zp) && group >= 1 &&
       w->dim(0) > 0 && w->dim(0) % group == 0 && qparam_count(zp, w->dim(0)) >= 0 &&
       (!zp || zp->dtype() == w->dtype()) && w->numel() / w->dim(0) < (int64_t{1} << 15) &&
-      !always_pointwise(init, *w, zp, group)) {
+      !always_pointwise(init, *w, zp, group, kQLinear)) {
     for (int64_t g = 0; g < group; ++g) packed.push_back(pack_conv_group(*w, zp, group, g));
     release_mapped_pages(w->raw(), w->nbytes());  // as for the matmuls
   }

@@ -120,6 +120,14 @@ void run(const QPointwiseWeights& w, const QgemmPackedB& act, int32_t zpu, const
 }
 #endif
 
+bool qpointwise_available_impl() {
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  return has_vnni();
+#else
+  return false;
+#endif
+}
+
 bool qpointwise_impl(const QPointwiseWeights& w, const QgemmPackedB& act, int32_t x_zp, bool x_signed,
                      const QPointwiseOut& out, ThreadPool* pool) {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
@@ -144,6 +152,7 @@ HWY_AFTER_NAMESPACE();
 namespace tsr::cpu {
 
 HWY_EXPORT(qpointwise_impl);
+HWY_EXPORT(qpointwise_available_impl);
 
 std::atomic<bool> qpw_detail::g_off{false};
 
@@ -168,6 +177,8 @@ bool qpointwise(const QPointwiseWeights& w, const QgemmPackedB& act, int32_t x_z
                 const QPointwiseOut& out, ThreadPool* pool) {
   return HWY_DYNAMIC_DISPATCH(qpointwise_impl)(w, act, x_zp, x_signed, out, pool);
 }
+
+bool qpointwise_available() { return HWY_DYNAMIC_DISPATCH(qpointwise_available_impl)(); }
 
 void qpointwise_disable_for_test(bool disable) { qpw_detail::g_off.store(disable); }
 

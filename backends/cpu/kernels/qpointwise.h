@@ -42,6 +42,10 @@ struct QPointwiseOut {
 bool qpointwise(const QPointwiseWeights& w, const QgemmPackedB& act, int32_t x_zp, bool x_signed,
                 const QPointwiseOut& out, ThreadPool* pool);
 
+// Whether qpointwise runs on this CPU (AVX-512 VNNI, and not turned off for tests): a caller
+// may then take the W x X orientation for any shape (its weights prepacked once).
+bool qpointwise_available();
+
 // Tests: turns the path off (true) or back on (false). Not thread-safe against running convs.
 void qpointwise_disable_for_test(bool disable);
 
