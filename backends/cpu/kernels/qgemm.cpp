@@ -146,17 +146,17 @@ void pack_panels(const QgemmPackedB& b, int8_t* dst) {
 // qgemm_pack_b_rows: B's panels straight from a row-major source (T u8 or s8), a k-quad (4 rows)
 // at a time: each column's 4 values form one u32 lane (the panel layout, qgemm_kernels-inl.h), by
 // two byte/word interleaves per 16 columns where the quad and the panel are whole; column sums on
-// the way (a separate loop over the rows, which the compiler vectorizes).
+// the way (a separate loop over the rows, which the compiler vectorizes), unless col_sum is null.
 template <typename T>
 void pack_rows_typed(const T* b, int64_t k, int64_t n, int64_t ldb, int8_t* dst, int32_t* col_sum) {
   constexpr int32_t kShift = std::is_signed_v<T> ? 0 : 128;
   const int64_t kq = (k + 3) / 4;
-  std::fill(col_sum, col_sum + n, 0);
+  if (col_sum) std::fill(col_sum, col_sum + n, 0);
   for (int64_t q = 0; q < kq; ++q) {
     const T* rows[4];
     for (int t = 0; t < 4; ++t) rows[t] = 4 * q + t < k ? b + (4 * q + t) * ldb : nullptr;
     const bool whole = rows[3] != nullptr;
-    for (int t = 0; t < 4 && rows[t]; ++t) {
+    for (int t = 0; t < 4 && rows[t] && col_sum; ++t) {
       const T* __restrict r = rows[t];
       int32_t* __restrict cs = col_sum;
       for (int64_t j = 0; j < n; ++j) cs[j] += static_cast<int32_t>(r[j]) - kShift;
@@ -197,16 +197,16 @@ void pack_rows_typed(const T* b, int64_t k, int64_t n, int64_t ldb, int8_t* dst,
 }
 
 void qgemm_pack_b_rows_impl(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
-                            QgemmPackedB* p) {
+                            QgemmPackedB* p, bool col_sums) {
   const int64_t kq = (k + 3) / 4, np = (n + kNR - 1) / kNR;
   p->k = k;
   p->n = n;
   p->plain.clear();
   p->data.resize(static_cast<size_t>(np * kq * kNR * 4));
-  p->col_sum.resize(static_cast<size_t>(n));
+  p->col_sum.resize(static_cast<size_t>(col_sums ? n : 0));
   p->zp.assign(static_cast<size_t>(n), b_zp - (b_signed ? 0 : 128));
-  if (b_signed) pack_rows_typed(static_cast<const int8_t*>(b), k, n, ldb, p->data.data(), p->col_sum.data());
-  else pack_rows_typed(static_cast<const uint8_t*>(b), k, n, ldb, p->data.data(), p->col_sum.data());
+  if (b_signed) pack_rows_typed(static_cast<const int8_t*>(b), k, n, ldb, p->data.data(), col_sums ? p->col_sum.data() : nullptr);
+  else pack_rows_typed(static_cast<const uint8_t*>(b), k, n, ldb, p->data.data(), col_sums ? p->col_sum.data() : nullptr);
   p->target = kLayout;
 }
 
@@ -700,8 +700,8 @@ QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, in
 }
 
 void qgemm_pack_b_rows(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
-                       QgemmPackedB* p) {
-  HWY_DYNAMIC_DISPATCH(qgemm_pack_b_rows_impl)(k, n, b, b_signed, ldb, b_zp, p);
+                       QgemmPackedB* p, bool col_sums) {
+  HWY_DYNAMIC_DISPATCH(qgemm_pack_b_rows_impl)(k, n, b, b_signed, ldb, b_zp, p, col_sums);
 }
 
 void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
