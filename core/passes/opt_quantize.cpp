@@ -45,6 +45,16 @@ bool is_f32_param(const Tensor* t, int64_t n) {
   return t && t->dtype() == DType::kF32 && t->rank() <= 1 && (t->numel() == 1 || t->numel() == n);
 }
 
+// `id`, or the value a chain of live Identity nodes copies into it.
+int32_t through_identity(GraphIndex& ix, int32_t id) {
+  for (int32_t p = ix.producer(id); p >= 0 && !ix.dead(p); p = ix.producer(id)) {
+    const ir::Node& nd = ix.graph().nodes[size_t(p)];
+    if (nd.op != "Identity" || nd.inputs.size() != 1 || nd.inputs[0] < 0) break;
+    id = nd.inputs[0];
+  }
+  return id;
+}
+
 Expected<bool> fuse_dynamic_matmul(GraphIndex& ix, int32_t at) {
   ir::Graph& g = ix.graph();
   const ir::Node& mm = g.nodes[size_t(at)];
@@ -81,12 +91,13 @@ Expected<bool> fuse_dynamic_matmul(GraphIndex& ix, int32_t at) {
   if (smul.inputs[0] == xs) ws_id = smul.inputs[1];
   else if (smul.inputs[1] == xs) ws_id = smul.inputs[0];
   if (ws_id < 0 || !is_f32_param(ix.constant(ws_id), n)) return false;
-  // An optional bias Add of a constant [N].
+  // An optional bias Add of a constant [N] (as is or through Identity nodes: exporters that
+  // deduplicate equal initializers, e.g. torchvision's ViT, write Identity copies of one bias).
   int32_t out = mul.outputs[0], bias = -1, add_at = -1;
   const int32_t ai = ix.sole_consumer(mul.outputs[0]);
   if (ai >= 0 && g.nodes[size_t(ai)].op == "Add" && g.nodes[size_t(ai)].inputs.size() == 2) {
     const ir::Node& add = g.nodes[size_t(ai)];
-    const int32_t other = add.inputs[0] == mul.outputs[0] ? add.inputs[1] : add.inputs[0];
+    const int32_t other = through_identity(ix, add.inputs[0] == mul.outputs[0] ? add.inputs[1] : add.inputs[0]);
     const Tensor* b = ix.constant(other);
     if (other != mul.outputs[0] && b && b->dtype() == DType::kF32 && b->rank() == 1 && b->dim(0) == n) {
       bias = other;

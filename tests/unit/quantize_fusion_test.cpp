@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernel_test_util.h"
 #include "optimize_test_util.h"
 
 namespace tsr::opt_test {
@@ -44,8 +45,9 @@ Dql dynamic_quantize(Builder& b, int32_t x) {
   return d;
 }
 
-// MatMulInteger(xq, W, xz[, wz]) -> Cast -> Mul(., xs * ws) [-> Add b]; W K x N.
-int32_t dynamic_linear(Builder& b, const Dql& d, int64_t k, int64_t n, bool is_signed, bool per_col, bool zp, bool bias,
+// MatMulInteger(xq, W, xz[, wz]) -> Cast -> Mul(., xs * ws) [-> Add b]; W K x N. bias 2: the bias
+// first, through an Identity (torchvision ViT's export: Add(Identity(shared bias), y)).
+int32_t dynamic_linear(Builder& b, const Dql& d, int64_t k, int64_t n, bool is_signed, bool per_col, bool zp, int bias,
                        int32_t a_zp = -1) {
   std::vector<int32_t> mm_in{d.q, b.constant(random_q(b, {k, n}, is_signed)), a_zp >= 0 ? a_zp : d.zp};
   if (zp) mm_in.push_back(b.constant(random_q(b, per_col ? Shape{n} : Shape{}, is_signed)));
@@ -53,6 +55,7 @@ int32_t dynamic_linear(Builder& b, const Dql& d, int64_t k, int64_t n, bool is_s
   const int32_t accf = b.node("Cast", {acc}, {ir::Attribute::make_int("to", 1)});
   const int32_t s = b.node("Mul", {d.scale, b.constant(b.random(per_col ? Shape{n} : Shape{}, 0.001, 0.02))});
   const int32_t y = b.node("Mul", {accf, s});
+  if (bias == 2) return b.node("Add", {b.node("Identity", {b.constant(b.random({n}))}), y});
   return bias ? b.node("Add", {y, b.constant(b.random({n}))}) : y;
 }
 
@@ -70,10 +73,12 @@ TEST_CASE("quantize_fusion: dynamic-quantized linears -> DynamicQuantizeMatMul, 
       Builder b;
       const int32_t x = b.input({2, 5, 24});
       const Dql d = dynamic_quantize(b, x);
-      // One DynamicQuantizeLinear feeding two linears (Q and K), one with bias and one without.
-      const int32_t q = dynamic_linear(b, d, 24, 8, is_signed, per_col, /*zp=*/!is_signed || per_col, true);
-      const int32_t k = dynamic_linear(b, d, 24, 8, is_signed, per_col, false, false);
-      b.output(b.node("Add", {q, k}));
+      // One DynamicQuantizeLinear feeding three linears (Q, K and V): with a bias, without one,
+      // and with a bias through an Identity, added first.
+      const int32_t q = dynamic_linear(b, d, 24, 8, is_signed, per_col, /*zp=*/!is_signed || per_col, 1);
+      const int32_t k = dynamic_linear(b, d, 24, 8, is_signed, per_col, false, 0);
+      const int32_t v = dynamic_linear(b, d, 24, 8, is_signed, per_col, false, 2);
+      b.output(b.node("Add", {b.node("Add", {q, k}), v}));
       REQUIRE(passes::verify_model(b.model).ok());
       const std::vector<Tensor> before = run(b.model, b.feeds);
       ir::Model opt = b.model;
@@ -81,7 +86,8 @@ TEST_CASE("quantize_fusion: dynamic-quantized linears -> DynamicQuantizeMatMul, 
       o.fuse_elementwise = false;
       auto report = passes::optimize(opt, o);
       REQUIRE(report.ok());
-      CHECK(count_of(opt, "com.microsoft::DynamicQuantizeMatMul") == 2);
+      CHECK(count_of(opt, "com.microsoft::DynamicQuantizeMatMul") == 3);
+      CHECK(count_of(opt, "Add") == 2);  // the biases are in the fused nodes
       CHECK(count_of(opt, "DynamicQuantizeLinear") == 0);
       CHECK(count_of(opt, "MatMulInteger") == 0);
       const std::vector<Tensor> after = run(opt, b.feeds);
@@ -139,14 +145,40 @@ TEST_CASE("DynamicQuantizeLinear: the op's formula in f32, all-zero input, NaN a
       CHECK(out[0].data<uint8_t>()[i] == static_cast<uint8_t>(q));
     }
   };
-  check(std::vector<float>(37, 0.0f));
-  check({-0.0f, 0.0f, -0.0f});
-  std::vector<float> v;
-  for (int i = 0; i < 103; ++i) v.push_back(std::sin(0.37f * float(i)) * 3.0f + (i == 50 ? 9.0f : 0.0f));
-  v[7] = std::numeric_limits<float>::quiet_NaN();
-  check(v);
-  // Exact ties: range [0, 255] gives scale 1, so x.5 rounds half to even.
-  check({0.5f, 1.5f, 2.5f, 254.5f, 255.0f, 3.0f, 100.5f, 7.5f, 8.5f});
+  // On every SIMD target (dynamic_quantize.cpp): vector bodies, two-vector steps and tails.
+  for (int64_t target : test::runnable_targets()) {
+    test::use_target(target);
+    INFO("hwy target " << hwy::TargetName(target));
+    check(std::vector<float>(37, 0.0f));
+    check({-0.0f, 0.0f, -0.0f});
+    for (const int len : {103, 1000}) {
+      std::vector<float> v;
+      for (int i = 0; i < len; ++i) v.push_back(std::sin(0.37f * float(i)) * 3.0f + (i == 50 ? 9.0f : 0.0f));
+      v[7] = std::numeric_limits<float>::quiet_NaN();
+      v[len - 2] = std::numeric_limits<float>::quiet_NaN();  // in the tail
+      v[20] = -0.0f;
+      check(v);
+    }
+    // All values of one sign: the range still includes 0 (zero point 0 or 255).
+    std::vector<float> pos(71), neg(71);
+    for (int i = 0; i < 71; ++i) {
+      pos[size_t(i)] = 0.25f + 0.125f * float(i);
+      neg[size_t(i)] = -pos[size_t(i)];
+    }
+    check(pos);
+    check(neg);
+    // An infinite range: scale inf, every quotient 0 or NaN (code 0 or the zero point).
+    check({1.0f, -2.0f, std::numeric_limits<float>::infinity(), 3.0f, -0.5f});
+    check({1.0f, -std::numeric_limits<float>::infinity(), 3.0f, -0.5f, 0.0f, 7.0f, 2.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+           1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f});
+    // Exact ties: range [0, 255] gives scale 1, so x.5 rounds half to even.
+    check({0.5f, 1.5f, 2.5f, 254.5f, 255.0f, 3.0f, 100.5f, 7.5f, 8.5f});
+    std::vector<float> ties;
+    for (int i = 0; i < 255; ++i) ties.push_back(float(i) + 0.5f);
+    ties.push_back(255.0f);
+    check(ties);
+  }
+  test::use_target(0);
 }
 
 }  // namespace tsr::opt_test

@@ -1,0 +1,108 @@
+// dynamic_quantize_u8 (quantize.h): ONNX DynamicQuantizeLinear's range scan and quantization a
+// vector at a time, compiled once per SIMD target (hwy/foreach_target.h) and called on the best
+// one this CPU supports. Both the op's kernel (quantize.cpp) and com.microsoft::DynamicQuantizeMatMul
+// (qlinear.cpp) quantize their activations here, once per run: for a transformer's MatMuls that is
+// every activation row (a scalar loop cost as much as the int8 GEMM itself: nearbyint per element).
+//
+// Equal to the scalar definition, element for element:
+// - min/max are exact, so the order of the scan does not matter. Every lane starts at +0 and moves
+//   only on a strict comparison (IfThenElse(Lt), not a Min that may pick either operand): a NaN
+//   never wins and -0 never replaces +0, as in the sequential scan.
+// - the quotient is x / scale (a division, IEEE-exact like the scalar one, not a product with
+//   the reciprocal), then requant-inl.h's Requant: saturate(nearbyint(q) + zp), ties to even,
+//   NaN to 0.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/dynamic_quantize.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "backends/cpu/kernels/quantize.h"
+#include "backends/cpu/kernels/requant-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tsr::cpu {
+namespace HWY_NAMESPACE {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// [lo, hi] = [min(0, x), max(0, x)] over x[0, n), NaNs ignored.
+void range_impl(const float* x, int64_t n, float* lo_out, float* hi_out) {
+  const hn::ScalableTag<float> d;
+  const auto nl = static_cast<int64_t>(hn::Lanes(d));
+  // Two independent chains per extreme: the compare + blend latency is not the limit then.
+  auto lo0 = hn::Zero(d), lo1 = hn::Zero(d), hi0 = hn::Zero(d), hi1 = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + 2 * nl <= n; i += 2 * nl) {
+    const auto a = hn::LoadU(d, x + i), b = hn::LoadU(d, x + i + nl);
+    lo0 = hn::IfThenElse(hn::Lt(a, lo0), a, lo0);
+    hi0 = hn::IfThenElse(hn::Lt(hi0, a), a, hi0);
+    lo1 = hn::IfThenElse(hn::Lt(b, lo1), b, lo1);
+    hi1 = hn::IfThenElse(hn::Lt(hi1, b), b, hi1);
+  }
+  if (i + nl <= n) {
+    const auto a = hn::LoadU(d, x + i);
+    lo0 = hn::IfThenElse(hn::Lt(a, lo0), a, lo0);
+    hi0 = hn::IfThenElse(hn::Lt(hi0, a), a, hi0);
+    i += nl;
+  }
+  // No NaN and no -0 is in the accumulators (see above), so any reduction order gives the result.
+  lo0 = hn::IfThenElse(hn::Lt(lo1, lo0), lo1, lo0);
+  hi0 = hn::IfThenElse(hn::Lt(hi0, hi1), hi1, hi0);
+  float lo = hn::GetLane(hn::MinOfLanes(d, lo0)), hi = hn::GetLane(hn::MaxOfLanes(d, hi0));
+  for (; i < n; ++i) {
+    lo = x[i] < lo ? x[i] : lo;
+    hi = hi < x[i] ? x[i] : hi;
+  }
+  *lo_out = lo;
+  *hi_out = hi;
+}
+
+// y[i] = saturate(nearbyint(x[i] / scale) + zp) as u8.
+void quantize_impl(const float* x, int64_t n, float scale, int32_t zp, uint8_t* y) {
+  const hn::ScalableTag<float> d;
+  const auto nl = static_cast<int64_t>(hn::Lanes(d));
+  const Requant<uint8_t, decltype(d)> rq(d, zp);
+  const auto vs = hn::Set(d, scale);
+  int64_t i = 0;
+  for (; i + nl <= n; i += nl) rq.store(hn::Div(hn::LoadU(d, x + i), vs), y + i);
+  if (i < n) {
+    // The tail through a zero-padded vector (n - i < Lanes elements).
+    HWY_ALIGN float buf[hn::MaxLanes(d)] = {};
+    HWY_ALIGN uint8_t out[hn::MaxLanes(d)];
+    std::copy(x + i, x + n, buf);
+    rq.store(hn::Div(hn::Load(d, buf), vs), out);
+    std::copy(out, out + (n - i), y + i);
+  }
+}
+
+}  // namespace
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(range_impl);
+HWY_EXPORT(quantize_impl);
+
+DynamicQuantParams dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
+  float lo = 0.0f, hi = 0.0f;
+  HWY_DYNAMIC_DISPATCH(range_impl)(x, n, &lo, &hi);
+  DynamicQuantParams q;
+  if (hi != lo) {
+    q.scale = (hi - lo) / 255.0f;
+    // saturate(round_half_even(-lo / scale)), NaN (an infinite range) to 0.
+    const float z = std::nearbyint(-lo / q.scale);
+    q.zero_point = static_cast<uint8_t>(z > 0.0f ? (z < 255.0f ? z : 255.0f) : 0.0f);
+  }
+  HWY_DYNAMIC_DISPATCH(quantize_impl)(x, n, q.scale, q.zero_point, y);
+  return q;
+}
+
+}  // namespace tsr::cpu
+#endif  // HWY_ONCE
