@@ -9,6 +9,8 @@
 #include <cstring>
 #include <limits>
 
+#include "backends/cpu/kernels/quantize.h"
+#include "core/base/thread_pool.h"
 #include "kernel_test_util.h"
 #include "optimize_test_util.h"
 
@@ -179,6 +181,30 @@ TEST_CASE("DynamicQuantizeLinear: the op's formula in f32, all-zero input, NaN a
     check(ties);
   }
   test::use_target(0);
+}
+
+TEST_CASE("DynamicQuantizeLinear: split over threads, the same scale, zero point and codes") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-3.0f, 5.0f);
+  ThreadPool pool3(3);
+  // Above and below the parallel threshold (2^16), lengths off the chunk alignment; the extremes
+  // in the last chunk, a NaN and a -0 in the first.
+  for (const int64_t n : {int64_t{1000}, int64_t{65536}, int64_t{200003}}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = u(rng);
+    x[3] = std::numeric_limits<float>::quiet_NaN();
+    x[5] = -0.0f;
+    x[static_cast<size_t>(n - 2)] = -7.25f;
+    x[static_cast<size_t>(n - 1)] = 9.5f;
+    std::vector<uint8_t> one(x.size()), three(x.size());
+    const cpu::DynamicQuantParams a = cpu::dynamic_quantize_u8(x.data(), n, one.data(), nullptr);
+    const cpu::DynamicQuantParams b = cpu::dynamic_quantize_u8(x.data(), n, three.data(), &pool3);
+    INFO("n " << n);
+    CHECK(a.scale == (9.5f + 7.25f) / 255.0f);
+    CHECK(a.scale == b.scale);
+    CHECK(a.zero_point == b.zero_point);
+    CHECK(one == three);
+  }
 }
 
 }  // namespace tsr::opt_test

@@ -11,6 +11,7 @@
 // - the quotient is x / scale (a division, IEEE-exact like the scalar one, not a product with
 //   the reciprocal), then requant-inl.h's Requant: saturate(nearbyint(q) + zp), ties to even,
 //   NaN to 0.
+// Large inputs are split over the thread pool in chunks; the result does not depend on the split.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/dynamic_quantize.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
 
 #include "backends/cpu/kernels/quantize.h"
 #include "backends/cpu/kernels/requant-inl.h"
@@ -90,9 +92,30 @@ namespace tsr::cpu {
 HWY_EXPORT(range_impl);
 HWY_EXPORT(quantize_impl);
 
-DynamicQuantParams dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
+DynamicQuantParams dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y, ThreadPool* pool) {
+  // Both passes split into chunks of whole cache lines where a second thread pays (a Whisper
+  // encoder's 1500 x 1536 activations; a decode step's one row stays on the calling thread).
+  constexpr int64_t kMinParallel = int64_t{1} << 16, kAlign = 64, kMaxChunks = 64;
+  const int64_t threads = pool ? pool->num_threads() : 1;
+  const int64_t chunks =
+      threads > 1 && n >= kMinParallel ? std::min({4 * threads, n / (kMinParallel / 4), kMaxChunks}) : 1;
+  const int64_t per = (n + chunks - 1) / chunks / kAlign * kAlign + kAlign;
+  auto for_chunks = [&](auto&& fn) {
+    if (chunks == 1) return fn(size_t{0}, int64_t{0}, n);
+    pool->parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) fn(static_cast<size_t>(c), std::min(n, c * per), std::min(n, (c + 1) * per));
+    });
+  };
+  std::array<float, kMaxChunks> los{}, his{};  // no allocation per call
+  for_chunks([&](size_t c, int64_t i0, int64_t i1) {
+    HWY_DYNAMIC_DISPATCH(range_impl)(x + i0, i1 - i0, &los[c], &his[c]);
+  });
+  // The chunks' extrema hold no NaN and no -0 (range_impl), so combining them in any order is exact.
   float lo = 0.0f, hi = 0.0f;
-  HWY_DYNAMIC_DISPATCH(range_impl)(x, n, &lo, &hi);
+  for (size_t c = 0; c < static_cast<size_t>(chunks); ++c) {
+    lo = los[c] < lo ? los[c] : lo;
+    hi = hi < his[c] ? his[c] : hi;
+  }
   DynamicQuantParams q;
   if (hi != lo) {
     q.scale = (hi - lo) / 255.0f;
@@ -100,7 +123,9 @@ DynamicQuantParams dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
     const float z = std::nearbyint(-lo / q.scale);
     q.zero_point = static_cast<uint8_t>(z > 0.0f ? (z < 255.0f ? z : 255.0f) : 0.0f);
   }
-  HWY_DYNAMIC_DISPATCH(quantize_impl)(x, n, q.scale, q.zero_point, y);
+  for_chunks([&](size_t, int64_t i0, int64_t i1) {
+    HWY_DYNAMIC_DISPATCH(quantize_impl)(x + i0, i1 - i0, q.scale, q.zero_point, y + i0);
+  });
   return q;
 }
 

@@ -149,7 +149,7 @@ Status dequantize_linear(KernelContext& ctx) {
 Status dynamic_quantize_linear(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
-  const DynamicQuantParams q = dynamic_quantize_u8(x.data<float>(), x.numel(), y->mut_data<uint8_t>());
+  const DynamicQuantParams q = dynamic_quantize_u8(x.data<float>(), x.numel(), y->mut_data<uint8_t>(), &ctx.pool());
   if (ctx.num_outputs() > 1) ctx.set_output(1, Tensor::scalar<float>(q.scale));
   if (ctx.num_outputs() > 2) ctx.set_output(2, Tensor::scalar<uint8_t>(q.zero_point));
   return ok_status();
