@@ -7,8 +7,9 @@
 // becomes z = com.microsoft::DynamicQuantizeMatMul(x, W, ws, wz?, b?). The fused kernel quantizes x
 // with DynamicQuantizeLinear's own function and computes float(acc) * (xs * ws[j]) (+ b[j]) in f32,
 // the unfused graph's roundings (f32 products commute exactly), so outputs are bit-identical. One
-// DynamicQuantizeLinear feeding several MatMulIntegers (Q, K, V) is fused into each; the
-// DynamicQuantizeLinear and the scale Mul die in dce when nothing else reads them.
+// DynamicQuantizeLinear feeding several MatMulIntegers (Q, K, V) stays and runs once; each
+// product becomes com.microsoft::MatMulIntegerToFloat(xq, W, xs, ws, xz, wz?, b?), the same
+// arithmetic on the shared codes. The scale Mul (and an unshared DynamicQuantizeLinear) die in dce.
 // Not fused (left as they are): a MatMulInteger whose A zero point is not the same
 // DynamicQuantizeLinear's, non-constant W or zero point, W of rank > 2, a scale that is not
 // xs * constant, a Cast/Mul/Add output read elsewhere, bias of another shape than [N].
@@ -108,14 +109,22 @@ Expected<bool> fuse_dynamic_matmul(GraphIndex& ix, int32_t at) {
   // The Mul by a scalar or [N] and the Add of [N] broadcast nothing beyond the MatMulInteger's
   // output (rank >= 1, last dim N), so the fused node has its shape, known or not (dynamic
   // batch/sequence dims of transformers.js files).
-  ir::Node fused{"com.microsoft::DynamicQuantizeMatMul", 0, mm.name,
-                 {dql.inputs[0], mm.inputs[1], ws_id, wz_id, bias}, {out}, {}};
+  // x quantized for several MatMulIntegers (Q, K and V of one input): the DynamicQuantizeLinear
+  // stays and runs once, each product reads its codes (com.microsoft::MatMulIntegerToFloat: the
+  // same kernel and arithmetic, with A given quantized). Otherwise one fused node quantizes x.
+  const bool shared = ix.uses(dql.outputs[0]) > 1;
+  ir::Node fused = shared ? ir::Node{"com.microsoft::MatMulIntegerToFloat", 0, mm.name,
+                                     {mm.inputs[0], mm.inputs[1], xs, ws_id, mm.inputs[2], wz_id, bias}, {out}, {}}
+                          : ir::Node{"com.microsoft::DynamicQuantizeMatMul", 0, mm.name,
+                                     {dql.inputs[0], mm.inputs[1], ws_id, wz_id, bias}, {out}, {}};
   if (bias < 0) fused.inputs.pop_back();
   if (bias < 0 && wz_id < 0) fused.inputs.pop_back();
-  // Keep the use counts right for the DynamicQuantizeLinear outputs (other MatMulIntegers may
-  // still read them; dce removes them once unread).
-  ix.replace_input(at, mm.inputs[0], -1);
-  ix.replace_input(at, mm.inputs[2], -1);
+  if (!shared) {
+    // Keep the use counts right for the DynamicQuantizeLinear outputs (other MatMulIntegers may
+    // still read them; dce removes them once unread).
+    ix.replace_input(at, mm.inputs[0], -1);
+    ix.replace_input(at, mm.inputs[2], -1);
+  }
   g.nodes[size_t(at)] = std::move(fused);
   ix.set_producer(out, at);
   ix.kill(ci);

@@ -72,30 +72,41 @@ int count_of(const ir::Model& m, const std::string& op) {
 TEST_CASE("quantize_fusion: dynamic-quantized linears -> DynamicQuantizeMatMul, bit-identical", "[optimize]") {
   for (const bool is_signed : {true, false}) {
     for (const bool per_col : {false, true}) {
-      Builder b;
-      const int32_t x = b.input({2, 5, 24});
-      const Dql d = dynamic_quantize(b, x);
-      // One DynamicQuantizeLinear feeding three linears (Q, K and V): with a bias, without one,
-      // and with a bias through an Identity, added first.
-      const int32_t q = dynamic_linear(b, d, 24, 8, is_signed, per_col, /*zp=*/!is_signed || per_col, 1);
-      const int32_t k = dynamic_linear(b, d, 24, 8, is_signed, per_col, false, 0);
-      const int32_t v = dynamic_linear(b, d, 24, 8, is_signed, per_col, false, 2);
-      b.output(b.node("Add", {b.node("Add", {q, k}), v}));
-      REQUIRE(passes::verify_model(b.model).ok());
-      const std::vector<Tensor> before = run(b.model, b.feeds);
-      ir::Model opt = b.model;
-      passes::OptimizeOptions o;
-      o.fuse_elementwise = false;
-      auto report = passes::optimize(opt, o);
-      REQUIRE(report.ok());
-      CHECK(count_of(opt, "com.microsoft::DynamicQuantizeMatMul") == 3);
-      CHECK(count_of(opt, "Add") == 2);  // the biases are in the fused nodes
-      CHECK(count_of(opt, "DynamicQuantizeLinear") == 0);
-      CHECK(count_of(opt, "MatMulInteger") == 0);
-      const std::vector<Tensor> after = run(opt, b.feeds);
-      REQUIRE(after.size() == 1);
-      REQUIRE(after[0].shape() == before[0].shape());
-      CHECK(std::memcmp(after[0].data<float>(), before[0].data<float>(), before[0].nbytes()) == 0);
+      for (const bool shared : {true, false}) {
+        INFO("signed " << is_signed << " per_col " << per_col << " shared " << shared);
+        Builder b;
+        const int32_t x = b.input({2, 5, 24});
+        const Dql d = dynamic_quantize(b, x);
+        // Shared: one DynamicQuantizeLinear feeding three linears (Q, K and V): with a bias, without
+        // one, and with a bias through an Identity, added first. Else one linear per quantization.
+        const int32_t q = dynamic_linear(b, d, 24, 8, is_signed, per_col, /*zp=*/!is_signed || per_col, 1);
+        if (shared) {
+          const int32_t k = dynamic_linear(b, d, 24, 8, is_signed, per_col, false, 0);
+          const int32_t v = dynamic_linear(b, d, 24, 8, is_signed, per_col, false, 2);
+          b.output(b.node("Add", {b.node("Add", {q, k}), v}));
+        } else {
+          const int32_t v = dynamic_linear(b, dynamic_quantize(b, x), 24, 8, is_signed, per_col, false, 2);
+          b.output(b.node("Add", {q, v}));
+        }
+        REQUIRE(passes::verify_model(b.model).ok());
+        const std::vector<Tensor> before = run(b.model, b.feeds);
+        ir::Model opt = b.model;
+        passes::OptimizeOptions o;
+        o.fuse_elementwise = false;
+        auto report = passes::optimize(opt, o);
+        REQUIRE(report.ok());
+        // Shared: x quantized once, its codes read by each product.
+        CHECK(count_of(opt, "com.microsoft::DynamicQuantizeMatMul") == (shared ? 0 : 2));
+        CHECK(count_of(opt, "com.microsoft::MatMulIntegerToFloat") == (shared ? 3 : 0));
+        CHECK(count_of(opt, "DynamicQuantizeLinear") == (shared ? 1 : 0));
+        CHECK(count_of(opt, "Add") == (shared ? 2 : 1));  // the biases are in the fused nodes
+        CHECK(count_of(opt, "MatMulInteger") == 0);
+        CHECK(count_of(opt, "Mul") == 0);
+        const std::vector<Tensor> after = run(opt, b.feeds);
+        REQUIRE(after.size() == 1);
+        REQUIRE(after[0].shape() == before[0].shape());
+        CHECK(std::memcmp(after[0].data<float>(), before[0].data<float>(), before[0].nbytes()) == 0);
+      }
     }
   }
 }
