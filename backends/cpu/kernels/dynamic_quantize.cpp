@@ -6,8 +6,8 @@
 //
 // Equal to the scalar definition, element for element:
 // - min/max are exact, so the order of the scan does not matter. Every lane starts at +0 and moves
-//   only on a strict comparison (IfThenElse(Lt), not a Min that may pick either operand): a NaN
-//   never wins and -0 never replaces +0, as in the sequential scan.
+//   only on a strict comparison (see extend): a NaN never wins and -0 never replaces +0, as in
+//   the sequential scan.
 // - the quotient is x / scale (a division, IEEE-exact like the scalar one, not a product with
 //   the reciprocal), then requant-inl.h's Requant: saturate(nearbyint(q) + zp), ties to even,
 //   NaN to 0.
@@ -31,6 +31,21 @@ namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
 
+// lo = x < lo ? x : lo and hi = hi < x ? x : hi, a vector at a time. On x86 that is one
+// vminps / vmaxps with x first: they return the second operand unless the first is strictly
+// smaller / larger (so a NaN x or a -0 against +0 keeps the accumulator); Highway leaves Min/Max's
+// NaN and signed-zero behaviour to the target, so other targets compare and blend.
+template <class V>
+HWY_INLINE void extend(V x, V& lo, V& hi) {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR
+  lo = hn::Min(x, lo);
+  hi = hn::Max(x, hi);
+#else
+  lo = hn::IfThenElse(hn::Lt(x, lo), x, lo);
+  hi = hn::IfThenElse(hn::Lt(hi, x), x, hi);
+#endif
+}
+
 // [lo, hi] = [min(0, x), max(0, x)] over x[0, n), NaNs ignored.
 void range_impl(const float* x, int64_t n, float* lo_out, float* hi_out) {
   const hn::ScalableTag<float> d;
@@ -39,16 +54,11 @@ void range_impl(const float* x, int64_t n, float* lo_out, float* hi_out) {
   auto lo0 = hn::Zero(d), lo1 = hn::Zero(d), hi0 = hn::Zero(d), hi1 = hn::Zero(d);
   int64_t i = 0;
   for (; i + 2 * nl <= n; i += 2 * nl) {
-    const auto a = hn::LoadU(d, x + i), b = hn::LoadU(d, x + i + nl);
-    lo0 = hn::IfThenElse(hn::Lt(a, lo0), a, lo0);
-    hi0 = hn::IfThenElse(hn::Lt(hi0, a), a, hi0);
-    lo1 = hn::IfThenElse(hn::Lt(b, lo1), b, lo1);
-    hi1 = hn::IfThenElse(hn::Lt(hi1, b), b, hi1);
+    extend(hn::LoadU(d, x + i), lo0, hi0);
+    extend(hn::LoadU(d, x + i + nl), lo1, hi1);
   }
   if (i + nl <= n) {
-    const auto a = hn::LoadU(d, x + i);
-    lo0 = hn::IfThenElse(hn::Lt(a, lo0), a, lo0);
-    hi0 = hn::IfThenElse(hn::Lt(hi0, a), a, hi0);
+    extend(hn::LoadU(d, x + i), lo0, hi0);
     i += nl;
   }
   // No NaN and no -0 is in the accumulators (see above), so any reduction order gives the result.
