@@ -7,8 +7,9 @@
 // becomes z = com.microsoft::DynamicQuantizeMatMul(x, W, ws, wz?, b?). The fused kernel quantizes x
 // with DynamicQuantizeLinear's own function and computes float(acc) * (xs * ws[j]) (+ b[j]) in f32,
 // the unfused graph's roundings (f32 products commute exactly), so outputs are bit-identical. One
-// DynamicQuantizeLinear feeding several MatMulIntegers (Q, K, V) is fused into each; the
-// DynamicQuantizeLinear and the scale Mul die in dce when nothing else reads them.
+// DynamicQuantizeLinear feeding several MatMulIntegers (Q, K, V) stays and runs once; each
+// product becomes com.microsoft::MatMulIntegerToFloat(xq, W, xs, ws, xz, wz?, b?), the same
+// arithmetic on the shared codes. The scale Mul (and an unshared DynamicQuantizeLinear) die in dce.
 // Not fused (left as they are): a MatMulInteger whose A zero point is not the same
 // DynamicQuantizeLinear's, non-constant W or zero point, W of rank > 2, a scale that is not
 // xs * constant, a Cast/Mul/Add output read elsewhere, bias of another shape than [N].
@@ -47,6 +48,16 @@ bool is_f32_param(const Tensor* t, int64_t n) {
   return t && t->dtype() == DType::kF32 && t->rank() <= 1 && (t->numel() == 1 || t->numel() == n);
 }
 
+// `id`, or the value a chain of live Identity nodes copies into it.
+int32_t through_identity(GraphIndex& ix, int32_t id) {
+  for (int32_t p = ix.producer(id); p >= 0 && !ix.dead(p); p = ix.producer(id)) {
+    const ir::Node& nd = ix.graph().nodes[size_t(p)];
+    if (nd.op != "Identity" || nd.inputs.size() != 1 || nd.inputs[0] < 0) break;
+    id = nd.inputs[0];
+  }
+  return id;
+}
+
 Expected<bool> fuse_dynamic_matmul(GraphIndex& ix, int32_t at) {
   ir::Graph& g = ix.graph();
   const ir::Node& mm = g.nodes[size_t(at)];
@@ -83,12 +94,13 @@ Expected<bool> fuse_dynamic_matmul(GraphIndex& ix, int32_t at) {
   if (smul.inputs[0] == xs) ws_id = smul.inputs[1];
   else if (smul.inputs[1] == xs) ws_id = smul.inputs[0];
   if (ws_id < 0 || !is_f32_param(ix.constant(ws_id), n)) return false;
-  // An optional bias Add of a constant [N].
+  // An optional bias Add of a constant [N] (as is or through Identity nodes: exporters that
+  // deduplicate equal initializers, e.g. torchvision's ViT, write Identity copies of one bias).
   int32_t out = mul.outputs[0], bias = -1, add_at = -1;
   const int32_t ai = ix.sole_consumer(mul.outputs[0]);
   if (ai >= 0 && g.nodes[size_t(ai)].op == "Add" && g.nodes[size_t(ai)].inputs.size() == 2) {
     const ir::Node& add = g.nodes[size_t(ai)];
-    const int32_t other = add.inputs[0] == mul.outputs[0] ? add.inputs[1] : add.inputs[0];
+    const int32_t other = through_identity(ix, add.inputs[0] == mul.outputs[0] ? add.inputs[1] : add.inputs[0]);
     const Tensor* b = ix.constant(other);
     if (other != mul.outputs[0] && b && b->dtype() == DType::kF32 && b->rank() == 1 && b->dim(0) == n) {
       bias = other;
@@ -99,14 +111,22 @@ Expected<bool> fuse_dynamic_matmul(GraphIndex& ix, int32_t at) {
   // The Mul by a scalar or [N] and the Add of [N] broadcast nothing beyond the MatMulInteger's
   // output (rank >= 1, last dim N), so the fused node has its shape, known or not (dynamic
   // batch/sequence dims of transformers.js files).
-  ir::Node fused{"com.microsoft::DynamicQuantizeMatMul", 0, mm.name,
-                 {dql.inputs[0], mm.inputs[1], ws_id, wz_id, bias}, {out}, {}};
+  // x quantized for several MatMulIntegers (Q, K and V of one input): the DynamicQuantizeLinear
+  // stays and runs once, each product reads its codes (com.microsoft::MatMulIntegerToFloat: the
+  // same kernel and arithmetic, with A given quantized). Otherwise one fused node quantizes x.
+  const bool shared = ix.uses(dql.outputs[0]) > 1;
+  ir::Node fused = shared ? ir::Node{"com.microsoft::MatMulIntegerToFloat", 0, mm.name,
+                                     {mm.inputs[0], mm.inputs[1], xs, ws_id, mm.inputs[2], wz_id, bias}, {out}, {}}
+                          : ir::Node{"com.microsoft::DynamicQuantizeMatMul", 0, mm.name,
+                                     {dql.inputs[0], mm.inputs[1], ws_id, wz_id, bias}, {out}, {}};
   if (bias < 0) fused.inputs.pop_back();
   if (bias < 0 && wz_id < 0) fused.inputs.pop_back();
-  // Keep the use counts right for the DynamicQuantizeLinear outputs (other MatMulIntegers may
-  // still read them; dce removes them once unread).
-  ix.replace_input(at, mm.inputs[0], -1);
-  ix.replace_input(at, mm.inputs[2], -1);
+  if (!shared) {
+    // Keep the use counts right for the DynamicQuantizeLinear outputs (other MatMulIntegers may
+    // still read them; dce removes them once unread).
+    ix.replace_input(at, mm.inputs[0], -1);
+    ix.replace_input(at, mm.inputs[2], -1);
+  }
   g.nodes[size_t(at)] = std::move(fused);
   ix.set_producer(out, at);
   ix.kill(ci);

@@ -111,26 +111,30 @@ void check(const Case& c, const Inputs& in, const QgemmPackedB& pb, ThreadPool* 
       for (int64_t j = n; j < ldc; ++j) REQUIRE(out[static_cast<size_t>(i * ldc + j)] == -7);  // padding untouched
     }
   }
-  // kFloat, transposed (column-major) output, per-column scale, both biases.
-  {
+  // kFloat: transposed (column-major) output, per-column scale, both biases; row-major with one
+  // scale and an f32 bias or none (DynamicQuantizeMatMul's configuration). The product and the
+  // bias add round separately, as the unfused Mul -> Add graph (no FMA).
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool transposed = variant == 0;
+    const float one_scale = scale[0];
     std::vector<float> out(static_cast<size_t>(m * n));
     QgemmOutput o;
     o.kind = QgemmOutput::kFloat;
     o.out = out.data();
-    o.row_stride = 1;
-    o.col_stride = m;
-    o.bias_i32 = bias.data();
-    o.bias_f32 = bias_f.data();
-    o.scale = scale.data();
-    o.scale_per_col = true;
+    o.row_stride = transposed ? 1 : n;
+    o.col_stride = transposed ? m : 1;
+    o.bias_i32 = transposed ? bias.data() : nullptr;
+    o.bias_f32 = variant == 2 ? nullptr : bias_f.data();
+    o.scale = transposed ? scale.data() : &one_scale;
+    o.scale_per_col = transposed;
     qgemm(m, in.a.data(), c.a_signed, in.lda, in.a_zp, pb, o, pool);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        const float want = static_cast<float>(ref[static_cast<size_t>(i * n + j)] + bias[static_cast<size_t>(j)]) *
-                               scale[static_cast<size_t>(j)] +
-                           bias_f[static_cast<size_t>(j)];
-        // The product and the bias add may be fused (one rounding): within an ulp of the larger.
-        REQUIRE(out[static_cast<size_t>(j * m + i)] == Approx(want).epsilon(1e-6).margin(1e-6));
+        const auto J = static_cast<size_t>(j);
+        const int64_t acc = ref[static_cast<size_t>(i * n + j)] + (transposed ? bias[J] : 0);
+        volatile float prod = static_cast<float>(acc) * (transposed ? scale[J] : one_scale);  // rounded here
+        const float want = o.bias_f32 ? prod + bias_f[J] : prod;
+        REQUIRE(out[static_cast<size_t>(transposed ? j * m + i : i * n + j)] == want);
       }
   }
   // kQuant to u8 and s8: per-tensor scale (row-major) and per-column scale (transposed).

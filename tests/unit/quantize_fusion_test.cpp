@@ -9,6 +9,9 @@
 #include <cstring>
 #include <limits>
 
+#include "backends/cpu/kernels/quantize.h"
+#include "core/base/thread_pool.h"
+#include "kernel_test_util.h"
 #include "optimize_test_util.h"
 
 namespace tsr::opt_test {
@@ -44,8 +47,9 @@ Dql dynamic_quantize(Builder& b, int32_t x) {
   return d;
 }
 
-// MatMulInteger(xq, W, xz[, wz]) -> Cast -> Mul(., xs * ws) [-> Add b]; W K x N.
-int32_t dynamic_linear(Builder& b, const Dql& d, int64_t k, int64_t n, bool is_signed, bool per_col, bool zp, bool bias,
+// MatMulInteger(xq, W, xz[, wz]) -> Cast -> Mul(., xs * ws) [-> Add b]; W K x N. bias 2: the bias
+// first, through an Identity (torchvision ViT's export: Add(Identity(shared bias), y)).
+int32_t dynamic_linear(Builder& b, const Dql& d, int64_t k, int64_t n, bool is_signed, bool per_col, bool zp, int bias,
                        int32_t a_zp = -1) {
   std::vector<int32_t> mm_in{d.q, b.constant(random_q(b, {k, n}, is_signed)), a_zp >= 0 ? a_zp : d.zp};
   if (zp) mm_in.push_back(b.constant(random_q(b, per_col ? Shape{n} : Shape{}, is_signed)));
@@ -53,6 +57,7 @@ int32_t dynamic_linear(Builder& b, const Dql& d, int64_t k, int64_t n, bool is_s
   const int32_t accf = b.node("Cast", {acc}, {ir::Attribute::make_int("to", 1)});
   const int32_t s = b.node("Mul", {d.scale, b.constant(b.random(per_col ? Shape{n} : Shape{}, 0.001, 0.02))});
   const int32_t y = b.node("Mul", {accf, s});
+  if (bias == 2) return b.node("Add", {b.node("Identity", {b.constant(b.random({n}))}), y});
   return bias ? b.node("Add", {y, b.constant(b.random({n}))}) : y;
 }
 
@@ -67,27 +72,41 @@ int count_of(const ir::Model& m, const std::string& op) {
 TEST_CASE("quantize_fusion: dynamic-quantized linears -> DynamicQuantizeMatMul, bit-identical", "[optimize]") {
   for (const bool is_signed : {true, false}) {
     for (const bool per_col : {false, true}) {
-      Builder b;
-      const int32_t x = b.input({2, 5, 24});
-      const Dql d = dynamic_quantize(b, x);
-      // One DynamicQuantizeLinear feeding two linears (Q and K), one with bias and one without.
-      const int32_t q = dynamic_linear(b, d, 24, 8, is_signed, per_col, /*zp=*/!is_signed || per_col, true);
-      const int32_t k = dynamic_linear(b, d, 24, 8, is_signed, per_col, false, false);
-      b.output(b.node("Add", {q, k}));
-      REQUIRE(passes::verify_model(b.model).ok());
-      const std::vector<Tensor> before = run(b.model, b.feeds);
-      ir::Model opt = b.model;
-      passes::OptimizeOptions o;
-      o.fuse_elementwise = false;
-      auto report = passes::optimize(opt, o);
-      REQUIRE(report.ok());
-      CHECK(count_of(opt, "com.microsoft::DynamicQuantizeMatMul") == 2);
-      CHECK(count_of(opt, "DynamicQuantizeLinear") == 0);
-      CHECK(count_of(opt, "MatMulInteger") == 0);
-      const std::vector<Tensor> after = run(opt, b.feeds);
-      REQUIRE(after.size() == 1);
-      REQUIRE(after[0].shape() == before[0].shape());
-      CHECK(std::memcmp(after[0].data<float>(), before[0].data<float>(), before[0].nbytes()) == 0);
+      for (const bool shared : {true, false}) {
+        INFO("signed " << is_signed << " per_col " << per_col << " shared " << shared);
+        Builder b;
+        const int32_t x = b.input({2, 5, 24});
+        const Dql d = dynamic_quantize(b, x);
+        // Shared: one DynamicQuantizeLinear feeding three linears (Q, K and V): with a bias, without
+        // one, and with a bias through an Identity, added first. Else one linear per quantization.
+        const int32_t q = dynamic_linear(b, d, 24, 8, is_signed, per_col, /*zp=*/!is_signed || per_col, 1);
+        if (shared) {
+          const int32_t k = dynamic_linear(b, d, 24, 8, is_signed, per_col, false, 0);
+          const int32_t v = dynamic_linear(b, d, 24, 8, is_signed, per_col, false, 2);
+          b.output(b.node("Add", {b.node("Add", {q, k}), v}));
+        } else {
+          const int32_t v = dynamic_linear(b, dynamic_quantize(b, x), 24, 8, is_signed, per_col, false, 2);
+          b.output(b.node("Add", {q, v}));
+        }
+        REQUIRE(passes::verify_model(b.model).ok());
+        const std::vector<Tensor> before = run(b.model, b.feeds);
+        ir::Model opt = b.model;
+        passes::OptimizeOptions o;
+        o.fuse_elementwise = false;
+        auto report = passes::optimize(opt, o);
+        REQUIRE(report.ok());
+        // Shared: x quantized once, its codes read by each product.
+        CHECK(count_of(opt, "com.microsoft::DynamicQuantizeMatMul") == (shared ? 0 : 2));
+        CHECK(count_of(opt, "com.microsoft::MatMulIntegerToFloat") == (shared ? 3 : 0));
+        CHECK(count_of(opt, "DynamicQuantizeLinear") == (shared ? 1 : 0));
+        CHECK(count_of(opt, "Add") == (shared ? 2 : 1));  // the biases are in the fused nodes
+        CHECK(count_of(opt, "MatMulInteger") == 0);
+        CHECK(count_of(opt, "Mul") == 0);
+        const std::vector<Tensor> after = run(opt, b.feeds);
+        REQUIRE(after.size() == 1);
+        REQUIRE(after[0].shape() == before[0].shape());
+        CHECK(std::memcmp(after[0].data<float>(), before[0].data<float>(), before[0].nbytes()) == 0);
+      }
     }
   }
 }
@@ -139,14 +158,64 @@ TEST_CASE("DynamicQuantizeLinear: the op's formula in f32, all-zero input, NaN a
       CHECK(out[0].data<uint8_t>()[i] == static_cast<uint8_t>(q));
     }
   };
-  check(std::vector<float>(37, 0.0f));
-  check({-0.0f, 0.0f, -0.0f});
-  std::vector<float> v;
-  for (int i = 0; i < 103; ++i) v.push_back(std::sin(0.37f * float(i)) * 3.0f + (i == 50 ? 9.0f : 0.0f));
-  v[7] = std::numeric_limits<float>::quiet_NaN();
-  check(v);
-  // Exact ties: range [0, 255] gives scale 1, so x.5 rounds half to even.
-  check({0.5f, 1.5f, 2.5f, 254.5f, 255.0f, 3.0f, 100.5f, 7.5f, 8.5f});
+  // On every SIMD target (dynamic_quantize.cpp): vector bodies, two-vector steps and tails.
+  for (int64_t target : test::runnable_targets()) {
+    test::use_target(target);
+    INFO("hwy target " << hwy::TargetName(target));
+    check(std::vector<float>(37, 0.0f));
+    check({-0.0f, 0.0f, -0.0f});
+    for (const int len : {103, 1000}) {
+      std::vector<float> v;
+      for (int i = 0; i < len; ++i) v.push_back(std::sin(0.37f * float(i)) * 3.0f + (i == 50 ? 9.0f : 0.0f));
+      v[7] = std::numeric_limits<float>::quiet_NaN();
+      v[len - 2] = std::numeric_limits<float>::quiet_NaN();  // in the tail
+      v[20] = -0.0f;
+      check(v);
+    }
+    // All values of one sign: the range still includes 0 (zero point 0 or 255).
+    std::vector<float> pos(71), neg(71);
+    for (int i = 0; i < 71; ++i) {
+      pos[size_t(i)] = 0.25f + 0.125f * float(i);
+      neg[size_t(i)] = -pos[size_t(i)];
+    }
+    check(pos);
+    check(neg);
+    // An infinite range: scale inf, every quotient 0 or NaN (code 0 or the zero point).
+    check({1.0f, -2.0f, std::numeric_limits<float>::infinity(), 3.0f, -0.5f});
+    check({1.0f, -std::numeric_limits<float>::infinity(), 3.0f, -0.5f, 0.0f, 7.0f, 2.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+           1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f});
+    // Exact ties: range [0, 255] gives scale 1, so x.5 rounds half to even.
+    check({0.5f, 1.5f, 2.5f, 254.5f, 255.0f, 3.0f, 100.5f, 7.5f, 8.5f});
+    std::vector<float> ties;
+    for (int i = 0; i < 255; ++i) ties.push_back(float(i) + 0.5f);
+    ties.push_back(255.0f);
+    check(ties);
+  }
+  test::use_target(0);
+}
+
+TEST_CASE("DynamicQuantizeLinear: split over threads, the same scale, zero point and codes") {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-3.0f, 5.0f);
+  ThreadPool pool3(3);
+  // Above and below the parallel threshold (2^16), lengths off the chunk alignment; the extremes
+  // in the last chunk, a NaN and a -0 in the first.
+  for (const int64_t n : {int64_t{1000}, int64_t{65536}, int64_t{200003}}) {
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) v = u(rng);
+    x[3] = std::numeric_limits<float>::quiet_NaN();
+    x[5] = -0.0f;
+    x[static_cast<size_t>(n - 2)] = -7.25f;
+    x[static_cast<size_t>(n - 1)] = 9.5f;
+    std::vector<uint8_t> one(x.size()), three(x.size());
+    const cpu::DynamicQuantParams a = cpu::dynamic_quantize_u8(x.data(), n, one.data(), nullptr);
+    const cpu::DynamicQuantParams b = cpu::dynamic_quantize_u8(x.data(), n, three.data(), &pool3);
+    INFO("n " << n);
+    CHECK(a.scale == (9.5f + 7.25f) / 255.0f);
+    CHECK(a.scale == b.scale);
+    CHECK(a.zero_point == b.zero_point);
+    CHECK(one == three);
+  }
 }
 
 }  // namespace tsr::opt_test

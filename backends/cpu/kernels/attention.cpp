@@ -16,6 +16,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/attention.h"
+#include "backends/cpu/kernels/f32_math-inl.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/scratch.h"
 
@@ -38,23 +39,23 @@ float row_max(const float* x, int64_t n) {
   return m;
 }
 
-// x[i] = exp(x[i] - m), returns the sum; differences below -87 (masked -inf keys included) give 0.
+// x[i] = exp(x[i] - m), returns the sum; differences below -86 (masked -inf keys included) give 0.
 float exp_sum(float* x, int64_t n, float m) {
   const hn::ScalableTag<float> d;
   const auto nl = static_cast<int64_t>(hn::Lanes(d));
-  const auto vm = hn::Set(d, m), lo = hn::Set(d, -87.0f);
+  const auto vm = hn::Set(d, m), lo = hn::Set(d, -86.0f);
   auto vs = hn::Zero(d);
   int64_t i = 0;
   for (; i + nl <= n; i += nl) {
     const auto t = hn::Sub(hn::LoadU(d, x + i), vm);
-    const auto e = hn::IfThenElseZero(hn::Ge(t, lo), hn::Exp(d, hn::Max(t, lo)));
+    const auto e = hn::IfThenElseZero(hn::Ge(t, lo), exp_nonpositive(d, hn::Max(t, lo)));
     hn::StoreU(e, d, x + i);
     vs = hn::Add(vs, e);
   }
   float s = hn::GetLane(hn::SumOfLanes(d, vs));
   for (; i < n; ++i) {
     const float t = x[i] - m;
-    x[i] = t >= -87.0f ? std::exp(t) : 0.0f;
+    x[i] = t >= -86.0f ? std::exp(t) : 0.0f;
     s += x[i];
   }
   return s;

@@ -19,6 +19,8 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
+#include "backends/cpu/kernels/f32_math-inl.h"
+
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
 namespace HWY_NAMESPACE {
@@ -35,7 +37,7 @@ template <class D, class V> V vec_erf_for_gelu(D d, V x) {
   poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
   poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
   poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
-  const V e = hn::Exp(d, hn::Neg(hn::Mul(a, a)));
+  const V e = exp_nonpositive(d, hn::Max(hn::Neg(hn::Mul(a, a)), hn::Set(d, -86.0f)));  // e^-86: erf = 1 in f32
   return hn::CopySign(hn::NegMulAdd(hn::Mul(poly, t), e, one), x);
 }
 // Gelu (approximate="none"): 0.5 x (1 + erf(x / sqrt 2)). f32 vectors use vec_erf_for_gelu;

@@ -40,6 +40,11 @@
 
 #ifndef TSR_QGEMM_CPP_ONCE_
 #define TSR_QGEMM_CPP_ONCE_
+#if defined(__GNUC__) && !defined(__clang__)
+#define TSR_QGEMM_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define TSR_QGEMM_NO_CONTRACT
+#endif
 namespace tsr::cpu::qgemm_detail {
 // qgemm_disable_dot_for_test: the VNNI / sdot paths off, the widening fallbacks on.
 inline std::atomic<bool> g_no_dot{false};
@@ -391,6 +396,38 @@ HWY_INLINE void quant_rows_full(const Epilogue& e, const int32_t* tile, const in
     }
   }
 }
+
+// tile_rows for a whole panel of an f32 output (kFloat: DynamicQuantizeMatMul, MatMulIntegerToFloat)
+// in registers: float(acc) * scale, then + bias as a separate rounding (the unfused Mul -> Add).
+// A transformer's q8 MatMuls have K of a few hundred, so this stage is a large part of each tile;
+// store_row's copy and loops cost half as much as the VNNI tile itself. GCC contracts a vector
+// Mul and Add into an FMA under its default -ffp-contract=fast, which would round once where the
+// unfused graph rounds twice: this function is compiled without contraction (clang contracts
+// only within one source expression, which these calls are not).
+TSR_QGEMM_NO_CONTRACT HWY_NOINLINE void float_rows_full(const Epilogue& e, const int32_t* tile, const int32_t* rowsum, int64_t rows, int64_t j0,
+                                char* dst, int64_t dst_row_bytes) {
+  const QgemmOutput& o = *e.o;
+  const hn::ScalableTag<int32_t> di;
+  const hn::Rebind<float, decltype(di)> df;
+  const auto nl = static_cast<int64_t>(hn::Lanes(di));
+  const int32_t* fix = e.colfix + j0;
+  const int32_t* zb = e.zb ? e.zb + j0 : nullptr;
+  const float* sc = o.scale_per_col ? o.scale + j0 : nullptr;
+  const float* bias = o.bias_f32 ? o.bias_f32 + j0 : nullptr;
+  const auto vsc = hn::Set(df, o.scale[0]);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t* t = tile + r * kNR;
+    float* out = reinterpret_cast<float*>(dst + r * dst_row_bytes);
+    const auto vrs = hn::Set(di, zb ? rowsum[r] : 0);
+    for (int64_t c = 0; c < kNR; c += nl) {
+      auto acc = hn::Add(hn::LoadU(di, t + c), hn::LoadU(di, fix + c));  // wraps, as tile_rows
+      if (zb) acc = hn::Sub(acc, hn::Mul(hn::LoadU(di, zb + c), vrs));
+      auto v = hn::Mul(hn::ConvertTo(df, acc), sc ? hn::LoadU(df, sc + c) : vsc);
+      if (bias) v = hn::Add(v, hn::LoadU(df, bias + c));
+      hn::StoreU(v, df, out + c);
+    }
+  }
+}
 #endif
 
 // Writes `rows` x `cols` of the tile (row stride kNR) through the zero-point correction and the
@@ -399,10 +436,16 @@ HWY_INLINE void tile_rows(const Epilogue& e, const int32_t* tile, const int32_t*
                           int64_t j0, int64_t cols, char* dst, int64_t dst_row_bytes) {
   const QgemmOutput& o = *e.o;
 #if HWY_TARGET != HWY_SCALAR
-  if (o.kind == QgemmOutput::kQuant && cols == kNR && kNR % static_cast<int64_t>(hn::Lanes(hn::ScalableTag<int32_t>())) == 0) {
-    if (o.out_signed) quant_rows_full<int8_t>(e, tile, rowsum, i0, rows, j0, dst, dst_row_bytes);
-    else quant_rows_full<uint8_t>(e, tile, rowsum, i0, rows, j0, dst, dst_row_bytes);
-    return;
+  if (cols == kNR && kNR % static_cast<int64_t>(hn::Lanes(hn::ScalableTag<int32_t>())) == 0) {
+    if (o.kind == QgemmOutput::kQuant) {
+      if (o.out_signed) quant_rows_full<int8_t>(e, tile, rowsum, i0, rows, j0, dst, dst_row_bytes);
+      else quant_rows_full<uint8_t>(e, tile, rowsum, i0, rows, j0, dst, dst_row_bytes);
+      return;
+    }
+    if (o.kind == QgemmOutput::kFloat && !o.per_row) {
+      float_rows_full(e, tile, rowsum, rows, j0, dst, dst_row_bytes);
+      return;
+    }
   }
 #endif
   HWY_ALIGN int32_t s[kNR];

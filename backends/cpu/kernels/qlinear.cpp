@@ -294,7 +294,7 @@ class QMatMulKernel final : public exec::Kernel {
     float a_s = a_scale ? a_scale->data<float>()[0] : 1.0f;
     if (op_ == QOp::kDynamicQuantizeMatMul) {
       TSR_ASSIGN_OR_RETURN(void* qa, ctx.scratch(size_t(a.numel())));
-      const DynamicQuantParams q = dynamic_quantize_u8(a.data<float>(), a.numel(), static_cast<uint8_t*>(qa));
+      const DynamicQuantParams q = dynamic_quantize_u8(a.data<float>(), a.numel(), static_cast<uint8_t*>(qa), &ctx.pool());
       pa = qa;
       a_signed = false;
       a_zero = q.zero_point;

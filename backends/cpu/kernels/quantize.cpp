@@ -1,7 +1,7 @@
 // CPU kernels for linear (de)quantization (semantics: core/ops/families/quantize.cpp):
 // QuantizeLinear / DequantizeLinear (f32 <-> u8/i8, per tensor or per axis, on plain f32 loops;
 // the general path for the other dtypes) and DynamicQuantizeLinear (dynamic_quantize_u8,
-// quantize.h). The quantized matmuls and convs are in qlinear.cpp.
+// quantize.h, vectorized in dynamic_quantize.cpp). The quantized matmuls and convs are in qlinear.cpp.
 #include "backends/cpu/kernels/quantize.h"
 
 #include <algorithm>
@@ -149,43 +149,13 @@ Status dequantize_linear(KernelContext& ctx) {
 Status dynamic_quantize_linear(KernelContext& ctx) {
   const Tensor& x = *ctx.input(0);
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
-  const DynamicQuantParams q = dynamic_quantize_u8(x.data<float>(), x.numel(), y->mut_data<uint8_t>());
+  const DynamicQuantParams q = dynamic_quantize_u8(x.data<float>(), x.numel(), y->mut_data<uint8_t>(), &ctx.pool());
   if (ctx.num_outputs() > 1) ctx.set_output(1, Tensor::scalar<float>(q.scale));
   if (ctx.num_outputs() > 2) ctx.set_output(2, Tensor::scalar<uint8_t>(q.zero_point));
   return ok_status();
 }
 
 }  // namespace
-
-DynamicQuantParams dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y) {
-  // Eight independent running extrema (a loop the compiler can keep in SIMD registers). min/max are
-  // exact, and every lane starts at +0 and only moves on a strict comparison (NaN never wins, -0
-  // never replaces +0), so the result equals the sequential scan's.
-  constexpr int kLanes = 8;
-  float lo[kLanes] = {}, hi[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      lo[l] = x[i + l] < lo[l] ? x[i + l] : lo[l];
-      hi[l] = hi[l] < x[i + l] ? x[i + l] : hi[l];
-    }
-  for (; i < n; ++i) {
-    lo[0] = x[i] < lo[0] ? x[i] : lo[0];
-    hi[0] = hi[0] < x[i] ? x[i] : hi[0];
-  }
-  for (int l = 1; l < kLanes; ++l) {
-    lo[0] = lo[l] < lo[0] ? lo[l] : lo[0];
-    hi[0] = hi[0] < hi[l] ? hi[l] : hi[0];
-  }
-  DynamicQuantParams q;
-  if (hi[0] != lo[0]) {
-    q.scale = (hi[0] - lo[0]) / 255.0f;
-    q.zero_point = quantize_one<uint8_t>(-lo[0] / q.scale, 0.0f);
-  }
-  const auto zp = static_cast<float>(q.zero_point);
-  for (int64_t j = 0; j < n; ++j) y[j] = quantize_one<uint8_t>(x[j] / q.scale, zp);
-  return q;
-}
 
 void register_quantize_kernels(KernelRegistry& r) {
   TSR_IF_SELECTED("QuantizeLinear") r.add_fn("QuantizeLinear", {DType::kF32, DType::kF16, DType::kBF16, DType::kI32}, quantize_linear);

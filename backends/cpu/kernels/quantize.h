@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "core/base/thread_pool.h"
+
 namespace tsr::cpu {
 
 struct DynamicQuantParams {
@@ -17,6 +19,7 @@ struct DynamicQuantParams {
 // y = saturate(round(x / scale) + zero point), rounding half to even, all in f32. An all-zero or
 // empty x has scale 1 and zero point 0 (onnxruntime; the formula would divide by 0). The op's
 // kernel and DynamicQuantizeMatMul both call this, so the fused and unfused graphs agree bit for bit.
-DynamicQuantParams dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y);
+// Large x is split over `pool` (null: the calling thread); the result is the same either way.
+DynamicQuantParams dynamic_quantize_u8(const float* x, int64_t n, uint8_t* y, ThreadPool* pool = nullptr);
 
 }  // namespace tsr::cpu
