@@ -123,6 +123,47 @@ TEST_CASE("sgemm_prepacked matches the naive product (A packed once, reused)") {
       }
 }
 
+TEST_CASE("sgemm_prepacked_b matches the naive product: B packed once, run by every target (others read B raw)") {
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> u(-1, 1);
+  ThreadPool one(1), three(3);
+  // Rows from 1 (every shape takes the blocked path) past the M block, columns around the panels
+  // (32 / 16 wide) and the N block (4096), K around the K block (256).
+  const int64_t dims[][3] = {{1, 40, 9}, {17, 33, 300}, {49, 512, 600}, {196, 95, 64}, {460, 4130, 7}};
+  const std::vector<int64_t> targets = runnable_targets();  // before use_target narrows them
+  for (int64_t target : targets) {
+    use_target(target);
+    for (auto& d : dims)
+      for (int ta = 0; ta < 2; ++ta)
+        for (int tb = 0; tb < 2; ++tb) {
+          const int64_t m = d[0], n = d[1], k = d[2];
+          const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+          std::vector<float> a(m * k), b(k * n), c(m * n);
+          for (auto& v : a) v = u(rng);
+          for (auto& v : b) v = u(rng);
+          for (auto& v : c) v = u(rng);
+          std::vector<double> ref(c.begin(), c.end());
+          naive(ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.5, ref, n);
+          const cpu::SgemmPackedB pb = cpu::sgemm_pack_b(tb, k, n, b.data(), ldb);
+          // Run under every target: the packing target's layout, or raw B under the others.
+          for (int64_t run_target : targets) {
+            use_target(run_target);
+            for (ThreadPool* pool : {&one, &three}) {
+              std::vector<float> cc = c;
+              cpu::sgemm_prepacked_b(ta, m, 1.0f, a.data(), lda, pb, b.data(), ldb, 0.5f, cc.data(), n, pool);
+              double max_err = 0;
+              for (int64_t i = 0; i < m * n; ++i) max_err = std::max(max_err, std::fabs(cc[i] - ref[i]));
+              INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb << " packed by "
+                        << hwy::TargetName(target) << " run by " << hwy::TargetName(run_target));
+              CHECK(max_err <= 1e-5 * (1 + k));
+            }
+          }
+          use_target(target);
+        }
+  }
+  use_target(0);
+}
+
 // Every compiled SIMD target this CPU runs (AVX3 and AVX2 here): the tile, its row/column edges and
 // the cache blocks differ per target, so each is checked against the naive product, Highway's
 // dispatch restricted to one target at a time.
