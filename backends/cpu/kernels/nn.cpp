@@ -3,8 +3,9 @@
 // direct loop vectorized along the output width (depthwise.h); 3x3 stride-1 convs with constant
 // weights run Winograd F(4x4, 3x3) (winograd.h); other 2-D convs whose weights are packed for
 // sgemm_direct (gemm_direct.h: few output channels per group, or wide outputs) run the implicit
-// GEMM of conv_implicit.h; everything else is im2col in blocks of output rows + SGEMM (direct or
-// packed, gemm.h). f64 takes the im2col path with the reference GEMM, and so does i32 for the
+// GEMM of conv_implicit.h; group-1 convs on small planes known at load (conv_lanes_pays) run
+// transposed, the output channels on the lanes (conv_lanes); everything else is im2col in blocks
+// of output rows + SGEMM (direct or packed, gemm.h). f64 takes the im2col path with the reference GEMM, and so does i32 for the
 // quantized convs (conv_i32, conv.h). FusedConv is the same kernel: bias, its residual Z and its
 // activation are one epilogue pass (epilogue.h) over each block of outputs right after the GEMM
 // computes it (sgemm_direct applies all three in registers). The size-first kernel set of minimal
@@ -472,7 +473,9 @@ class ConvKernel final : public exec::Kernel {
 // output (sgemm_direct_preferred); the packed SGEMM's the rest. Winograd's needs stride 1, and
 // where the load-time input shape is fully known, winograd_window_applies and winograd_pays for it
 // (e.g. not ResNet's 512-channel 7x7 convs at batch 1); then, Winograd being taken on every run,
-// neither GEMM form is kept. A run at another shape still computes right from the raw weights.
+// neither GEMM form is kept. A group-1 conv on a small plane known at load where Winograd does
+// not pay keeps W^T packed as sgemm's B alone (conv_lanes_pays), and runs with it at any shape.
+// A run at another shape still computes right from the raw weights.
 struct WeightForms {
   bool direct = false, packed = false, winograd = false, gemv = false, lanes = false;
 };
