@@ -753,7 +753,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
             const int64_t nr = std::min(kNR, jc1 - j);
             for (int64_t i = 0; i < mc; i += kMR) {
 #if HWY_TARGET != HWY_SCALAR
-              if (pre_b && i == 0 && nr == kNR) {
+              if (!kSizeFirstKernels && pre_b && i == 0 && nr == kNR) {
                 // A prepacked B is constant weights, mostly cold (see kPrefetchA): the first row
                 // tile prefetches the panel after this one (next in memory) as it reads this one.
                 kNextBTiles[static_cast<size_t>(std::min(kMR, mc) - 1)](kc, ap, bp, kNR, c + i0 * ldc + j0 + j, ldc, nr,
