@@ -115,15 +115,15 @@ constexpr int64_t kMaxLanesPositions = 256;
 // Whether a group-1 conv with `m` output channels, `kg` terms per output and `positions` output
 // positions per image runs with the channels on the lanes: at least 17 positions (fewer: the
 // few-row GEMM paths or GemvWeights), and the lanes it saves (1 - the positions' panel fill over
-// the channels': 49 positions 0.77, 512 channels 1.0) at least 8% + 64 / kg, the transpose's cost
-// relative to the GEMM's kg multiply-adds per output (measured, AVX-512: 49 positions gain 13-20%
-// from kg = 512; ResNet-50's 1x1 convs on 14x14, 0.875 of 1.0, lost up to 15% at kg = 256 and were
-// even at 1024).
+// the channels': 49 positions 0.77, 512 channels 1.0) at least 12% + 16 / kg, the cost of the
+// transpose and of C^T's extra pass relative to the GEMM's kg multiply-adds per output (measured,
+// AVX-512: 49 positions gain 13-20% from kg = 512 and 3-7% at kg = 160-320; ResNet-50's 1x1 convs
+// on 14x14, 0.875 of 1.0, lost up to 15% at kg = 256 and were even at 1024).
 bool conv_lanes_pays(int64_t m, int64_t kg, int64_t positions) {
   if (kSizeFirstKernels || positions < 17 || positions > kMaxLanesPositions || kg < 64 || m < 16) return false;
   const int64_t nr = 2 * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
   auto fill = [nr](int64_t v) { return static_cast<double>(v) / static_cast<double>((v + nr - 1) / nr * nr); };
-  return 1.0 - fill(positions) / fill(m) >= 0.08 + 64.0 / static_cast<double>(kg);
+  return 1.0 - fill(positions) / fill(m) >= 0.12 + 16.0 / static_cast<double>(kg);
 }
 
 // y (m x pos, row stride pos) = yt^T (yt: pos x m, row stride m), in 8 x 8 blocks.
