@@ -277,7 +277,9 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     }
   }
   if constexpr (std::is_same_v<T, float>) {
-    if (lanes && group == 1 && lanes->k == kg && lanes->n == m)
+    // (A run on a larger plane than the one the form was chosen for takes the paths below, from
+    // the raw weights: conv_lanes takes the whole plane's im2col at once.)
+    if (lanes && group == 1 && lanes->k == kg && lanes->n == m && out_size <= kMaxLanesPositions)
       return conv_lanes(ctx, *lanes, pw, px, n_batch, c, w, pointwise, pb, pz, act, py, threads > 1 ? &pool : nullptr);
   }
   int64_t block = 0, per_image = 0;  // block: columns (pointwise) or output rows (im2col)
