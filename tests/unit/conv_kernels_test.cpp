@@ -261,6 +261,17 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"3x3 on 7x7, 64 channels (im2col)", {1, 64, 7, 7}, {64, 64, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       {"3x3 on 5x6, odd channels (im2col)", {1, 9, 5, 6}, {11, 9, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", false},
       {"3x3 on 7x7, batch 8 (Winograd)", {8, 16, 7, 7}, {16, 16, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Silu", true},
+      // Small planes with the output channels on the lanes (conv_lanes_pays, AVX-512 and AVX2):
+      // odd channel counts (a partial last panel), planes of 20..81 positions, strides, pads,
+      // dilation, a pointwise conv read in place, batches.
+      {"lanes: 3x3 on 6x6, 96 <- 37", {2, 37, 6, 6}, {96, 37, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"lanes: 3x3 on 6x6, 97 <- 53", {1, 53, 6, 6}, {97, 53, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", false},
+      {"lanes: 3x3 stride 2, 13x13 -> 7x7", {1, 64, 13, 13}, {64, 64, 3, 3}, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"lanes: 3x3 on 4x5 (20 positions)", {1, 64, 4, 5}, {32, 64, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "HardSwish", true},
+      {"lanes: 3x3 on 9x9, asymmetric pads", {1, 96, 9, 10}, {32, 96, 3, 3}, 1, {1, 1}, {1, 1}, {1, 0, 1, 1}, "Silu", false},
+      {"lanes: 3x3 dilation 2 on 7x7", {1, 64, 11, 11}, {64, 64, 3, 3}, 1, {1, 1}, {2, 2}, {0, 0, 0, 0}, "", true},
+      {"lanes: pointwise on 7x7, 64 <- 480", {2, 480, 7, 7}, {64, 480, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
+      {"lanes: 3x3 stride 2 on 10x9 -> 5x5, batch 3", {3, 64, 10, 9}, {64, 64, 3, 3}, 1, {2, 2}, {1, 1}, {1, 0, 0, 1}, "", true},
   };
   for_targets_and_threads([&](int threads) {
     for (const ConvCase& cc : cases) check_conv(cc, threads, rng);

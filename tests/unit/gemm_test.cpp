@@ -55,6 +55,28 @@ void check_case(int64_t m, int64_t n, int64_t k, bool ta, bool tb, float alpha, 
   if (pad > 0 && m > 0 && n > 0 && beta != 0) CHECK(c[n] == Approx(ref[n]));
 }
 
+// Dense operands in [-1, 1] for op(A) (m x k), op(B) (k x n) and C (m x n), and the naive
+// op(A) op(B) + beta * C: the prepacked-operand tests' setup.
+struct DenseProduct {
+  int64_t lda, ldb;
+  std::vector<float> a, b, c;
+  std::vector<double> ref;
+  DenseProduct(int64_t m, int64_t n, int64_t k, bool ta, bool tb, double beta, std::mt19937& rng)
+      : lda(ta ? m : k), ldb(tb ? k : n), a(m * k), b(k * n), c(m * n) {
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (auto& v : a) v = u(rng);
+    for (auto& v : b) v = u(rng);
+    for (auto& v : c) v = u(rng);
+    ref.assign(c.begin(), c.end());
+    naive(ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, ref, n);
+  }
+  double max_err(const std::vector<float>& got) const {
+    double e = 0;
+    for (size_t i = 0; i < got.size(); ++i) e = std::max(e, std::fabs(got[i] - ref[i]));
+    return e;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("sgemm matches the naive product over shapes, transposes, strides and alpha/beta") {
@@ -93,7 +115,6 @@ TEST_CASE("gemm_reference handles doubles and integers") {
 
 TEST_CASE("sgemm_prepacked matches the naive product (A packed once, reused)") {
   std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(-1, 1);
   ThreadPool one(1), three(3);
   // Shapes across the M block (96 on AVX2), K block (256) and the small-N / small-M paths.
   const int64_t dims[][3] = {{3, 40, 9}, {24, 2368, 9}, {97, 129, 300}, {130, 70, 600}, {257, 5, 512}, {480, 17, 480}};
@@ -101,26 +122,50 @@ TEST_CASE("sgemm_prepacked matches the naive product (A packed once, reused)") {
     for (int ta = 0; ta < 2; ++ta)
       for (int tb = 0; tb < 2; ++tb) {
         const int64_t m = d[0], n = d[1], k = d[2];
-        const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-        std::vector<float> a(m * k), b(k * n), c(m * n);
-        for (auto& v : a) v = u(rng);
-        for (auto& v : b) v = u(rng);
-        for (auto& v : c) v = u(rng);
-        std::vector<double> ref(c.begin(), c.end());
-        naive(ta, tb, m, n, k, 1.0, a, lda, b, ldb, 1.0, ref, n);
-        const cpu::SgemmPackedA pa = cpu::sgemm_pack_a(ta, m, k, a.data(), lda);
+        const DenseProduct p(m, n, k, ta, tb, 1.0, rng);
+        const cpu::SgemmPackedA pa = cpu::sgemm_pack_a(ta, m, k, p.a.data(), p.lda);
         // Run several times: the packed A must not be consumed by a product. Without the raw A
         // (null, as Winograd passes it) every shape takes the packed path.
         for (ThreadPool* pool : {&one, &three})
-          for (const float* raw : {static_cast<const float*>(a.data()), static_cast<const float*>(nullptr)}) {
-            std::vector<float> cc = c;
-            cpu::sgemm_prepacked(pa, raw, lda, tb, n, 1.0f, b.data(), ldb, 1.0f, cc.data(), n, pool);
-            double max_err = 0;
-            for (int64_t i = 0; i < m * n; ++i) max_err = std::max(max_err, std::fabs(cc[i] - ref[i]));
+          for (const float* raw : {static_cast<const float*>(p.a.data()), static_cast<const float*>(nullptr)}) {
+            std::vector<float> cc = p.c;
+            cpu::sgemm_prepacked(pa, raw, p.lda, tb, n, 1.0f, p.b.data(), p.ldb, 1.0f, cc.data(), n, pool);
             INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb << " raw A " << (raw != nullptr));
-            CHECK(max_err <= 1e-5 * (1 + k));
+            CHECK(p.max_err(cc) <= 1e-5 * (1 + k));
           }
       }
+}
+
+TEST_CASE("sgemm_prepacked_b matches the naive product: B packed once, run by every target (others read B raw)") {
+  std::mt19937 rng(9);
+  ThreadPool one(1), three(3);
+  // Rows from 1 (every shape takes the blocked path) past the M block, columns around the panels
+  // (32 / 16 wide) and the N block (4096), K around the K block (256).
+  const int64_t dims[][3] = {{1, 40, 9}, {17, 33, 300}, {49, 512, 600}, {196, 95, 64}, {460, 4130, 7}};
+  const std::vector<int64_t> targets = runnable_targets();  // before use_target narrows them
+  for (int64_t target : targets) {
+    use_target(target);
+    for (auto& d : dims)
+      for (int ta = 0; ta < 2; ++ta)
+        for (int tb = 0; tb < 2; ++tb) {
+          const int64_t m = d[0], n = d[1], k = d[2];
+          const DenseProduct p(m, n, k, ta, tb, 0.5, rng);
+          const cpu::SgemmPackedB pb = cpu::sgemm_pack_b(tb, k, n, p.b.data(), p.ldb);
+          // Run under every target: the packing target's layout, or raw B under the others.
+          for (int64_t run_target : targets) {
+            use_target(run_target);
+            for (ThreadPool* pool : {&one, &three}) {
+              std::vector<float> cc = p.c;
+              cpu::sgemm_prepacked_b(ta, m, 1.0f, p.a.data(), p.lda, pb, p.b.data(), p.ldb, 0.5f, cc.data(), n, pool);
+              INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb << " packed by "
+                        << hwy::TargetName(target) << " run by " << hwy::TargetName(run_target));
+              CHECK(p.max_err(cc) <= 1e-5 * (1 + k));
+            }
+          }
+          use_target(target);
+        }
+  }
+  use_target(0);
 }
 
 // Every compiled SIMD target this CPU runs (AVX3 and AVX2 here): the tile, its row/column edges and

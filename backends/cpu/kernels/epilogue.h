@@ -56,8 +56,10 @@ T activate(const ops::ActivationSpec& a, T y) {
 }
 
 // y[i] = act(y[i] + b + z[i]) over y[0, n) (z may be null): whole f32 vectors through
-// Op(d, v) -> v, the tail (fewer than one vector; Highway 1.0.3 has no partial loads) through the
-// scalar definition.
+// Op(d, v) -> v, the tail (fewer than one vector) as one masked vector on AVX2 and AVX-512 (their
+// masked loads and stores touch nothing past n), elsewhere through the scalar definition (Highway
+// 1.0.3 has no partial loads there). Winograd's epilogue runs row by row of the output: on 14x14
+// planes every element was a scalar tail (ResNet-18: 2.7% of the time in `activate`).
 template <class Op>
 void map_f32(const ops::ActivationSpec& a, float* y, int64_t n, float b, const float* z, Op op) {
   const hn::ScalableTag<float> d;
@@ -75,7 +77,19 @@ void map_f32(const ops::ActivationSpec& a, float* y, int64_t n, float b, const f
     if (bounds) v = hn::Min(hn::Max(v, lo), hi);
     hn::StoreU(v, d, y + i);
   }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  if (i < n) {
+    const auto m = hn::FirstN(d, static_cast<size_t>(n - i));
+    auto v = hn::Add(hn::MaskedLoad(m, d, y + i), vb);
+    if (z) v = hn::Add(v, hn::MaskedLoad(m, d, z + i));
+    v = op(d, v);
+    if (affine) v = hn::MulAdd(v, scale, shift);
+    if (bounds) v = hn::Min(hn::Max(v, lo), hi);
+    hn::BlendedStore(v, m, d, y + i);
+  }
+#else
   for (; i < n; ++i) y[i] = activate(a, y[i] + b + (z ? z[i] : 0.0f));
+#endif
 }
 
 // Activation K on one f32 vector (parameters from `a`), before the affine.

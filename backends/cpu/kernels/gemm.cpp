@@ -5,6 +5,7 @@
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/gemm.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 #include "backends/cpu/kernels/gemm.h"
@@ -96,6 +97,13 @@ void micro_kernel(int64_t kc, const float* pa, const float* pb, int64_t ldbp, fl
 using DF = hn::ScalableTag<float>;
 using VF = hn::Vec<DF>;
 constexpr int64_t kNV = 2;       // vectors per row of the packed tile
+// How far ahead (floats) the tiles prefetch their packed A panel, one line per K step: constant
+// weights are mostly cold (ResNet-18's 46 MB do not stay in a 32 MiB L3 between runs), each tile
+// reads its A panel once per B panel, and the hardware prefetcher alone left the first pass over
+// a panel waiting on DRAM (ResNet-18's 512-channel 7x7 convs, two in a row: 3.8 -> 2.7 ms; the
+// model 18.8 -> 14.2 ms at one thread with sgemm_direct's prefetch). About 600 K steps of a
+// 14-row panel ahead; warm panels lose nothing measurable (64 x 64 x 3x3 on 56x56).
+constexpr int64_t kPrefetchA = 2048;
 constexpr int64_t kMaxV = 4;     // widest strip (few rows, B unpacked)
 
 // The first `cnt` (at most a vector) floats at p: loaded with zeros after them and nothing read
@@ -131,7 +139,9 @@ HWY_INLINE void store_first(DF d, VF v, float* p, size_t cnt) {
 // n columns are written (masked stores past them).
 // With kRawA, A is read where it lies instead: row r of the tile at pa + r * lda_a, K contiguous
 // (few columns of C: packing A would cost about as much as the product).
-template <size_t R, size_t V, bool kRawA = false>
+// With kNextB (B prepacked, cold: sgemm_prepacked_b), the B panel after this one (kc rows of
+// ldbp floats further) is prefetched as this one is read, instead of A.
+template <size_t R, size_t V, bool kRawA = false, bool kNextB = false>
 HWY_NOINLINE void tile_kernel(int64_t kc, const float* HWY_RESTRICT pa, const float* HWY_RESTRICT pb, int64_t ldbp,
                               float* HWY_RESTRICT c, int64_t ldc, int64_t n, const float* alpha_beta, bool first,
                               int64_t lda_a) {
@@ -139,9 +149,16 @@ HWY_NOINLINE void tile_kernel(int64_t kc, const float* HWY_RESTRICT pa, const fl
   const size_t nl = hn::Lanes(d);
   VF acc[R][V];
   unroll<R>([&](auto r) { unroll<V>([&](auto v) { acc[r][v] = hn::Zero(d); }); });
+  const float* next_b = pb + kc * ldbp;
   auto step = [&](VF(&sum)[R][V]) HWY_ATTR {
     VF bv[V];
     unroll<V>([&](auto v) { bv[v] = hn::LoadU(d, pb + v * nl); });
+    if constexpr (kNextB) {
+      for (size_t q = 0; q < V * nl; q += 16) hwy::Prefetch(next_b + q);  // 16 floats: a 64-byte line
+      next_b += ldbp;
+    } else if constexpr (!kRawA) {
+      hwy::Prefetch(pa + kPrefetchA);
+    }
     unroll<R>([&](auto r) {
       const VF av = hn::Set(d, kRawA ? pa[r * lda_a] : pa[r]);
       unroll<V>([&](auto v) { sum[r][v] = hn::MulAdd(av, bv[v], sum[r][v]); });
@@ -205,6 +222,12 @@ constexpr std::array<TileFn, sizeof...(I)> make_raw_tiles(std::index_sequence<I.
 }
 // kRawTiles[rows - 1]: rows x kNV vectors with A read in place.
 constexpr auto kRawTiles = make_raw_tiles(std::make_index_sequence<kMR>{});
+template <size_t... I>
+constexpr std::array<TileFn, sizeof...(I)> make_next_b_tiles(std::index_sequence<I...>) {
+  return {&tile_kernel<I + 1, kNV, false, true>...};
+}
+// kNextBTiles[rows - 1]: rows x kNV vectors, prefetching the next B panel.
+constexpr auto kNextBTiles = make_next_b_tiles(std::make_index_sequence<kMR>{});
 template <size_t... V>
 constexpr std::array<std::array<TileFn, kMR>, sizeof...(V)> make_tile_table(std::index_sequence<V...>) {
   return {make_tiles<V + 1>(std::make_index_sequence<kMR>{})...};
@@ -300,6 +323,16 @@ void pack_panel(bool trans_b, const float* b, int64_t ldb, int64_t p0, int64_t k
         hn::StoreU(hn::LoadU(d, src), d, dst + p * kNR);
         hn::StoreU(hn::LoadU(d, src + nl), d, dst + p * kNR + nl);
       }
+      return;
+    }
+    if (width <= static_cast<int64_t>(hn::Lanes(DF()))) {
+      // A's panels from op(A) = A^T (kMR rows, at most a vector): one masked move per row, zeros
+      // past nr when padded (a memcpy call per row cost 15% of a conv whose im2col is A^T).
+      const DF d;
+      const float* src = b + p0 * ldb + col;
+      const auto cnt = static_cast<size_t>(pad ? width : nr);
+      for (int64_t p = 0; p < kc; ++p, src += ldb)
+        store_first(d, load_first(d, src, static_cast<size_t>(nr)), dst + p * width, cnt);
       return;
     }
     {
@@ -489,9 +522,11 @@ namespace {
 
 // `pre` (may be null): op(A) already packed by sgemm_pack_a; used by the blocked path only.
 // `a` may be null when `pre` is given: then the blocked path runs whatever the shape.
+// `pre_b` (may be null): op(B) packed by sgemm_pack_b; then the blocked path runs whatever the
+// shape, with `b` (not null) read only where pre_b was packed by another target.
 void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool,
-                const SgemmPackedA* pre) {
+                const SgemmPackedA* pre, const SgemmPackedB* pre_b) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == 0.0f) {
     for (int64_t i = 0; i < m; ++i) {
@@ -508,10 +543,11 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       thread_local std::vector<float> unpacked;
       if (unpacked.size() < static_cast<size_t>(m * k)) unpacked.resize(static_cast<size_t>(m * k));
       unpack_a(*pre, unpacked.data());
-      sgemm_impl(false, trans_b, m, n, k, alpha, unpacked.data(), k, b, ldb, beta, c, ldc, pool, nullptr);
+      sgemm_impl(false, trans_b, m, n, k, alpha, unpacked.data(), k, b, ldb, beta, c, ldc, pool, nullptr, nullptr);
       return;
     }
   }
+  if (pre_b && (pre_b->nr != kNR || pre_b->kc != kKC)) pre_b = nullptr;  // another target's layout
   const bool threaded = pool != nullptr && pool->num_threads() > 1;
   const float ab[2] = {alpha, beta};
   (void)ab;
@@ -523,7 +559,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
   const bool few_cols = n <= 8 && !trans_a && m > kSmallM && m * n * k < (int64_t{1} << 24);
   // The size-first kernel set (minimal runtimes) keeps the blocked path alone: these shape paths
   // are speed, not function, and cost ~50 KB of code on aarch64.
-  if (!kSizeFirstKernels && a && (few_rows_bt || few_cols)) {
+  if (!kSizeFirstKernels && a && !pre_b && (few_rows_bt || few_cols)) {
     // Dot products of K-contiguous rows: few rows of C with B^T given (decode steps through
     // Linear layers: B is read once, in place), or few columns of C (strided 1-D convs,
     // matrix-vector with the vector on the right; B transposed first, packing A would cost as
@@ -568,7 +604,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     }
     return;
   }
-  if (!kSizeFirstKernels && a && !trans_b && m <= kSmallM) {
+  if (!kSizeFirstKernels && a && !pre_b && !trans_b && m <= kSmallM) {
     // Few rows, B row-major: B's rows are read in place by strips of up to 4 vectors, A (m x k,
     // small) packed once; rows split evenly into at most kMR per tile.
     const int64_t tiles = (m + kMR - 1) / kMR;
@@ -644,14 +680,17 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
   }
 #endif
   // Sized for the largest slice up front: B panels of at most KC x NC.
-  float* const pb = thread_b_buffer(static_cast<size_t>(((std::min(kNC, n) + kNR - 1) / kNR) * kNR *
-                                                        std::min(kKC, k)));
+  float* const pbuf = pre_b ? nullptr : thread_b_buffer(static_cast<size_t>(((std::min(kNC, n) + kNR - 1) / kNR) * kNR *
+                                                                        std::min(kKC, k)));
+  const int64_t all_panels = (n + kNR - 1) / kNR;
   for (int64_t j0 = 0; j0 < n; j0 += kNC) {
     const int64_t nc = std::min(kNC, n - j0);
     const int64_t npanels = (nc + kNR - 1) / kNR;
     for (int64_t p0 = 0; p0 < k; p0 += kKC) {
       const int64_t kc = std::min(kKC, k - p0);
       const bool first = p0 == 0;
+      // This slice's panels: packed below into pbuf, or pre_b's (K block, then panel, each kc x kNR).
+      const float* const pb = pre_b ? pre_b->data.data() + (p0 * all_panels + j0 / kNR * kc) * kNR : pbuf;
       const int64_t mblocks = (m + kMC - 1) / kMC;
       const int64_t nthr = threaded ? pool->num_threads() : 1;
       // Too few (M block, kNChunk columns) tasks to give every thread two (one M block: ViT's 197
@@ -662,14 +701,14 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       // of B is read by one task only: the task packs it (no separate pass and join over B).
       const bool split_panels = threaded && mblocks * ((nc + kNChunk - 1) / kNChunk) < 2 * nthr;
       const bool own_b = split_panels && mblocks == 1;
-      if (own_b) {
-        // packed by the tasks below
+      if (own_b || pre_b) {
+        // packed by the tasks below, or already
       } else if (threaded && npanels > 1) {
         pool->parallel_for(npanels, 4, [&](int64_t pb0, int64_t pb1) {
-          pack_b(trans_b, b, ldb, p0, kc, j0, nc, pb0, pb1, pb);
+          pack_b(trans_b, b, ldb, p0, kc, j0, nc, pb0, pb1, pbuf);
         });
       } else {
-        pack_b(trans_b, b, ldb, p0, kc, j0, nc, 0, npanels, pb);
+        pack_b(trans_b, b, ldb, p0, kc, j0, nc, 0, npanels, pbuf);
       }
       // Few columns (attention's N = 64 head dims): A is read in place by the tiles, each row tile
       // passing over all of B's (few) panels while its rows are in L1; packing A would cost about
@@ -687,7 +726,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
           // Tasks run M-block-major so a thread's consecutive tasks reuse its packed A block.
           const int64_t ib = t / nchunks, jb = t % nchunks;
           const int64_t i0 = ib * kMC, mc = std::min(kMC, m - i0);
-          if (own_b) pack_b(trans_b, b, ldb, p0, kc, j0, nc, jb, jb + 1, pb);  // chunk == kNR: panel jb
+          if (own_b && !pre_b) pack_b(trans_b, b, ldb, p0, kc, j0, nc, jb, jb + 1, pbuf);  // chunk == kNR: panel jb
           const float* ap = abuf.data();
 #if HWY_TARGET != HWY_SCALAR
           if (raw_a) {
@@ -713,6 +752,15 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
             const float* bp = pb + (j / kNR) * kc * kNR;
             const int64_t nr = std::min(kNR, jc1 - j);
             for (int64_t i = 0; i < mc; i += kMR) {
+#if HWY_TARGET != HWY_SCALAR
+              if (!kSizeFirstKernels && pre_b && i == 0 && nr == kNR) {
+                // A prepacked B is constant weights, mostly cold (see kPrefetchA): the first row
+                // tile prefetches the panel after this one (next in memory) as it reads this one.
+                kNextBTiles[static_cast<size_t>(std::min(kMR, mc) - 1)](kc, ap, bp, kNR, c + i0 * ldc + j0 + j, ldc, nr,
+                                                                       ab, first, 0);
+                continue;
+              }
+#endif
               micro_kernel(kc, ap + (i / kMR) * kc * kMR, bp, kNR, c + (i0 + i) * ldc + j0 + j, ldc,
                            std::min(kMR, mc - i), nr, alpha, beta, first);
             }
@@ -745,6 +793,15 @@ void sgemm_pack_a_impl(SgemmPackedA& pa, const float* a, int64_t lda) {
     }
 }
 
+void sgemm_pack_b_impl(SgemmPackedB& pb, const float* b, int64_t ldb) {
+  pb.nr = kNR;
+  pb.kc = kKC;
+  const int64_t panels = (pb.n + kNR - 1) / kNR;
+  pb.data.assign(static_cast<size_t>(std::max<int64_t>(0, pb.k * panels * kNR)), 0.0f);
+  for (int64_t p0 = 0; p0 < pb.k; p0 += kKC)
+    pack_b(pb.trans_b, b, ldb, p0, std::min(kKC, pb.k - p0), 0, pb.n, 0, panels, pb.data.data() + p0 * panels * kNR);
+}
+
 // The dispatched target's name (bench/gemm, tests: which tile a product ran with).
 const char* sgemm_target_impl() { return hwy::TargetName(HWY_TARGET); }
 
@@ -757,6 +814,7 @@ namespace tsr::cpu {
 
 HWY_EXPORT(sgemm_impl);
 HWY_EXPORT(sgemm_pack_a_impl);
+HWY_EXPORT(sgemm_pack_b_impl);
 HWY_EXPORT(sgemm_prepare_thread_impl);
 HWY_EXPORT(sgemm_target_impl);
 
@@ -766,7 +824,8 @@ void sgemm_prepare_thread() { HWY_DYNAMIC_DISPATCH(sgemm_prepare_thread_impl)();
 
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
-  HWY_DYNAMIC_DISPATCH(sgemm_impl)(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool, nullptr);
+  HWY_DYNAMIC_DISPATCH(sgemm_impl)(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool, nullptr,
+                                   nullptr);
 }
 
 SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda) {
@@ -778,9 +837,25 @@ SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, in
   return pa;
 }
 
+SgemmPackedB sgemm_pack_b(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb) {
+  SgemmPackedB pb;
+  pb.k = k;
+  pb.n = n;
+  pb.trans_b = trans_b;
+  HWY_DYNAMIC_DISPATCH(sgemm_pack_b_impl)(pb, b, ldb);
+  return pb;
+}
+
+void sgemm_prepacked_b(bool trans_a, int64_t m, float alpha, const float* a, int64_t lda, const SgemmPackedB& pb,
+                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(sgemm_impl)(trans_a, pb.trans_b, m, pb.n, pb.k, alpha, a, lda, b, ldb, beta, c, ldc, pool,
+                                   nullptr, &pb);
+}
+
 void sgemm_prepacked(const SgemmPackedA& pa, const float* a, int64_t lda, bool trans_b, int64_t n, float alpha,
                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
-  HWY_DYNAMIC_DISPATCH(sgemm_impl)(pa.trans_a, trans_b, pa.m, n, pa.k, alpha, a, lda, b, ldb, beta, c, ldc, pool, &pa);
+  HWY_DYNAMIC_DISPATCH(sgemm_impl)(pa.trans_a, trans_b, pa.m, n, pa.k, alpha, a, lda, b, ldb, beta, c, ldc, pool, &pa,
+                                   nullptr);
 }
 
 }  // namespace tsr::cpu

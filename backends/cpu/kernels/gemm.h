@@ -44,6 +44,24 @@ SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, in
 void sgemm_prepacked(const SgemmPackedA& pa, const float* a, int64_t lda, bool trans_b, int64_t n, float alpha,
                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool);
 
+// op(B) (K x N) packed once in sgemm's panel layout, for products that reuse one B many times: a
+// conv's constant weights as B (W^T, the output channels along the vector lanes; nn.cpp's
+// small-plane path). Like SgemmPackedA, the layout is the packing target's (nr, kc recorded): a
+// product run by another target reads B raw instead.
+struct SgemmPackedB {
+  int64_t k = 0, n = 0;
+  bool trans_b = false;
+  int64_t nr = 0, kc = 0;  // the packing target's panel width and K block (0: empty)
+  std::vector<float> data;
+};
+SgemmPackedB sgemm_pack_b(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb);
+
+// C (M x N) = alpha * op(A) * op(B) + beta * C with op(B) given pre-packed (`pb`) and raw (`b`,
+// `ldb`, not null: read only where `pb` was packed by another SIMD target). Every shape takes the
+// blocked path (the few-row and few-column paths read B raw). Same contract as sgemm otherwise.
+void sgemm_prepacked_b(bool trans_a, int64_t m, float alpha, const float* a, int64_t lda, const SgemmPackedB& pb,
+                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool);
+
 // Sizes the calling thread's packing buffers (kept per thread, reused by every sgemm on it) to
 // their largest, so that later calls on this thread never allocate them: the CPU backend's
 // Backend::prepare_thread, run on every pool thread before any run (issue 12).

@@ -3,8 +3,9 @@
 // direct loop vectorized along the output width (depthwise.h); 3x3 stride-1 convs with constant
 // weights run Winograd F(4x4, 3x3) (winograd.h); other 2-D convs whose weights are packed for
 // sgemm_direct (gemm_direct.h: few output channels per group, or wide outputs) run the implicit
-// GEMM of conv_implicit.h; everything else is im2col in blocks of output rows + SGEMM (direct or
-// packed, gemm.h). f64 takes the im2col path with the reference GEMM, and so does i32 for the
+// GEMM of conv_implicit.h; group-1 convs on small planes known at load (conv_lanes_pays) run
+// transposed, the output channels on the lanes (conv_lanes); everything else is im2col in blocks
+// of output rows + SGEMM (direct or packed, gemm.h). f64 takes the im2col path with the reference GEMM, and so does i32 for the
 // quantized convs (conv_i32, conv.h). FusedConv is the same kernel: bias, its residual Z and its
 // activation are one epilogue pass (epilogue.h) over each block of outputs right after the GEMM
 // computes it (sgemm_direct applies all three in registers). The size-first kernel set of minimal
@@ -103,6 +104,63 @@ void gemv_t(const float* wt, int64_t m, int64_t mp, int64_t kg, const float* x, 
   }
 }
 
+// Small output planes (ResNet's 7x7 stage: 49 positions) fill the GEMM's panels of 2 vectors of
+// output positions poorly (49 of 64 lanes). There the conv runs as Y^T = im2col(X)^T * W^T: the
+// output channels along the lanes (W^T packed once as sgemm's B, SgemmPackedB), the positions as
+// rows in tiles of any height; the result is transposed into y with bias, Z and the activation.
+// Taken where the channels fill the panels better than the positions (conv_lanes_pays), for
+// planes of at most kMaxLanesPositions positions (the transpose is one more pass over y).
+constexpr int64_t kMaxLanesPositions = 256;
+
+// Whether a group-1 conv with `m` output channels, `kg` terms per output and `positions` output
+// positions per image runs with the channels on the lanes: at least 17 positions (fewer: the
+// few-row GEMM paths or GemvWeights), and the lanes it saves (1 - the positions' panel fill over
+// the channels': 49 positions 0.77, 512 channels 1.0) at least 12% + 16 / kg, the cost of the
+// transpose and of C^T's extra pass relative to the GEMM's kg multiply-adds per output (measured,
+// AVX-512: 49 positions gain 13-20% from kg = 512 and 3-7% at kg = 160-320; ResNet-50's 1x1 convs
+// on 14x14, 0.875 of 1.0, lost up to 15% at kg = 256 and were even at 1024).
+bool conv_lanes_pays(int64_t m, int64_t kg, int64_t positions) {
+  if (kSizeFirstKernels || positions < 17 || positions > kMaxLanesPositions || kg < 64 || m < 16) return false;
+  const int64_t nr = 2 * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  auto fill = [nr](int64_t v) { return static_cast<double>(v) / static_cast<double>((v + nr - 1) / nr * nr); };
+  return 1.0 - fill(positions) / fill(m) >= 0.12 + 16.0 / static_cast<double>(kg);
+}
+
+// y (m x pos, row stride pos) = yt^T (yt: pos x m, row stride m), in 8 x 8 blocks.
+void transpose_into(const float* yt, int64_t pos, int64_t m, float* y) {
+  constexpr int64_t kB = 8;
+  for (int64_t r0 = 0; r0 < m; r0 += kB)
+    for (int64_t p0 = 0; p0 < pos; p0 += kB) {
+      const int64_t r1 = std::min(m, r0 + kB), p1 = std::min(pos, p0 + kB);
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t p = p0; p < p1; ++p) y[r * pos + p] = yt[p * m + r];
+    }
+}
+
+// The group-1 f32 conv with the output channels on the lanes (see kMaxLanesPositions), image by
+// image: `lanes` is W^T (kg x m) packed by sgemm_pack_b, `pw` the raw weights (m x kg, read only
+// where `lanes` was packed by another SIMD target).
+Status conv_lanes(exec::KernelContext& ctx, const SgemmPackedB& lanes, const float* pw, const float* px,
+                  int64_t n_batch, int64_t c, const Window3& w, bool pointwise, const float* pb, const float* pz,
+                  const ops::ActivationSpec& act, float* py, ThreadPool* pool) {
+  const int64_t m = lanes.n, kg = lanes.k, pos = w.out_size(), in_size = w.in_size();
+  TSR_ASSIGN_OR_RETURN(auto cols, Scratch<float>::make(ctx, pointwise ? 0 : static_cast<size_t>(kg * pos)));
+  TSR_ASSIGN_OR_RETURN(auto yt, Scratch<float>::make(ctx, static_cast<size_t>(pos * m)));
+  for (int64_t n = 0; n < n_batch; ++n) {
+    const float* xn = px + n * c * in_size;
+    const float* a = xn;  // op(A) = A^T: A is kg x pos (x itself, or its im2col)
+    if (!pointwise) {
+      im2col<float>(xn, w, 0, w.out[0] * w.out[1], 0, kg, cols.data());
+      a = cols.data();
+    }
+    sgemm_prepacked_b(true, pos, 1.0f, a, pos, lanes, pw, kg, 0.0f, yt.data(), m, pool);
+    float* yn = py + n * m * pos;
+    transpose_into(yt.data(), pos, m, yn);
+    apply_epilogue_rows(act, yn, m, pos, pos, pb, pz ? pz + n * m * pos : nullptr, pos);
+  }
+  return ok_status();
+}
+
 template <typename T>
 void gemm_any(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
               int64_t ldc, ThreadPool* pool) {
@@ -122,7 +180,8 @@ template <typename T>
 Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, const Tensor* bias, Tensor* yt,
                  const std::vector<SgemmPackedA>* packed = nullptr, const ops::ActivationSpec& act = {},
                  const Tensor* z = nullptr, const WinogradWeights* wino = nullptr,
-                 const std::vector<SgemmDirectA>* direct_a = nullptr, const GemvWeights* gemv = nullptr) {
+                 const std::vector<SgemmDirectA>* direct_a = nullptr, const GemvWeights* gemv = nullptr,
+                 const SgemmPackedB* lanes = nullptr) {
   const int64_t group = ctx.node().attr_int("group");
   const Ints in(x.shape().begin() + 2, x.shape().end());
   const Ints kernel(wt.shape().begin() + 2, wt.shape().end());
@@ -216,6 +275,12 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
         }
       return ok_status();
     }
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    // (A run on a larger plane than the one the form was chosen for takes the paths below, from
+    // the raw weights: conv_lanes takes the whole plane's im2col at once.)
+    if (lanes && group == 1 && lanes->k == kg && lanes->n == m && out_size <= kMaxLanesPositions)
+      return conv_lanes(ctx, *lanes, pw, px, n_batch, c, w, pointwise, pb, pz, act, py, threads > 1 ? &pool : nullptr);
   }
   int64_t block = 0, per_image = 0;  // block: columns (pointwise) or output rows (im2col)
   if (pointwise) {
@@ -358,10 +423,10 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 template <typename T>
 Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* packed, const ops::ActivationSpec& act,
                   const WinogradWeights* wino, const std::vector<SgemmDirectA>* direct_a,
-                  const GemvWeights* gemv = nullptr) {
+                  const GemvWeights* gemv = nullptr, const SgemmPackedB* lanes = nullptr) {
   TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
   return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act, ctx.input(3), wino, direct_a,
-                      gemv);
+                      gemv, lanes);
 }
 
 // The dtypes Conv and FusedConv are compiled for: f32 and f64, or a selective build's subset
@@ -375,17 +440,19 @@ constexpr DTypeMask kConvDTypes = selected_dtypes("Conv") | selected_dtypes("Fus
 class ConvKernel final : public exec::Kernel {
  public:
   ConvKernel(std::vector<SgemmPackedA> packed, std::vector<SgemmDirectA> direct, ops::ActivationSpec act,
-             WinogradWeights wino = {}, GemvWeights gemv = {})
+             WinogradWeights wino = {}, GemvWeights gemv = {}, SgemmPackedB lanes = {})
       : packed_(std::move(packed)),
         direct_(std::move(direct)),
         act_(act),
         wino_(std::move(wino)),
-        gemv_(std::move(gemv)) {}
+        gemv_(std::move(gemv)),
+        lanes_(std::move(lanes)) {}
   Status run(exec::KernelContext& ctx) override {
     switch (ctx.input(0)->dtype()) {
       case DType::kF32:
         return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_, wino_.empty() ? nullptr : &wino_,
-                                 direct_.empty() ? nullptr : &direct_, gemv_.empty() ? nullptr : &gemv_);
+                                 direct_.empty() ? nullptr : &direct_, gemv_.empty() ? nullptr : &gemv_,
+                                 lanes_.data.empty() ? nullptr : &lanes_);
       case DType::kF64:
         if constexpr (dtype_in(kConvDTypes, DType::kF64)) return conv_typed<double>(ctx, nullptr, act_, nullptr, nullptr);
         break;
@@ -400,6 +467,7 @@ class ConvKernel final : public exec::Kernel {
   ops::ActivationSpec act_;
   WinogradWeights wino_;
   GemvWeights gemv_;
+  SgemmPackedB lanes_;
 };
 
 // Which forms of constant f32 weights (M x C/group x window, `mg` x `kg` per group) a Conv may run
@@ -407,9 +475,11 @@ class ConvKernel final : public exec::Kernel {
 // output (sgemm_direct_preferred); the packed SGEMM's the rest. Winograd's needs stride 1, and
 // where the load-time input shape is fully known, winograd_window_applies and winograd_pays for it
 // (e.g. not ResNet's 512-channel 7x7 convs at batch 1); then, Winograd being taken on every run,
-// neither GEMM form is kept. A run at another shape still computes right from the raw weights.
+// neither GEMM form is kept. A group-1 conv on a small plane known at load where Winograd does
+// not pay keeps W^T packed as sgemm's B alone (conv_lanes_pays), and runs with it at any shape.
+// A run at another shape still computes right from the raw weights.
 struct WeightForms {
-  bool direct = false, packed = false, winograd = false, gemv = false;
+  bool direct = false, packed = false, winograd = false, gemv = false, lanes = false;
 };
 WeightForms conv_weight_forms(const exec::KernelInit& init, const Tensor& wt, int64_t group, int64_t mg, int64_t kg) {
   WeightForms f;
@@ -434,8 +504,15 @@ WeightForms conv_weight_forms(const exec::KernelInit& init, const Tensor& wt, in
     gf.gemv = true;
     return gf;
   }
-  if (!winograd_weights_apply(wt.dim(0), wt.dim(1), wt.dim(2), wt.dim(3), group)) return f;
-  if (w.s[1] != 1 || w.s[2] != 1 || w.d[1] != w.d[2]) return f;
+  const bool wino_weights = winograd_weights_apply(wt.dim(0), wt.dim(1), wt.dim(2), wt.dim(3), group) &&
+                            w.s[1] == 1 && w.s[2] == 1 && w.d[1] == w.d[2];
+  if (group == 1 && n >= 1 && w.out[1] >= 1 && w.out[2] >= 1 && conv_lanes_pays(mg, kg, w.out_size()) &&
+      !(wino_weights && winograd_window_applies(w) && winograd_pays(w, n))) {
+    WeightForms lf;  // a small plane at a known shape: W^T alone (conv_lanes)
+    lf.lanes = true;
+    return lf;
+  }
+  if (!wino_weights) return f;
   if (n < 1 || w.out[1] < 1 || w.out[2] < 1) {  // not known until run time: keep every form
     f.winograd = true;
     return f;
@@ -467,12 +544,14 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
       if (forms.winograd) wino = winograd_prepare(wt->data<float>(), wt->dim(0), wt->dim(1));
       GemvWeights gemv;
       if (forms.gemv) gemv = gemv_prepare(wt->data<float>(), group, mg, kg);
+      SgemmPackedB lanes;
+      if (forms.lanes) lanes = sgemm_pack_b(true, kg, mg, wt->data<float>(), kg);
       // Runs read the prepared forms (the raw weights only off the shapes they were made for):
       // the pages just read need not stay resident when they are the .tsr's mapping.
-      if (forms.direct || forms.packed || forms.winograd || forms.gemv)
+      if (forms.direct || forms.packed || forms.winograd || forms.gemv || forms.lanes)
         release_mapped_pages(wt->data<float>(), wt->nbytes());
-      return std::unique_ptr<exec::Kernel>(
-          new ConvKernel(std::move(packed), std::move(direct), act, std::move(wino), std::move(gemv)));
+      return std::unique_ptr<exec::Kernel>(new ConvKernel(std::move(packed), std::move(direct), act, std::move(wino),
+                                                          std::move(gemv), std::move(lanes)));
     }
   }
   return std::unique_ptr<exec::Kernel>(new ConvKernel({}, {}, act));
