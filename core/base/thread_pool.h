@@ -56,10 +56,33 @@ class ThreadPool {
   // Whether the calling thread is inside a parallel_for task (its own calls then run inline).
   static bool inside_task();
 
+  // Work accounting for `tessera run --profile` (off by default; when off, a job costs one
+  // relaxed load more). With it on, every chunk of a job that runs on the workers is timed in
+  // thread CPU time (CLOCK_THREAD_CPUTIME_ID), which other processes on the machine do not
+  // inflate, and the chunks are list-scheduled, in the order they are claimed, on
+  // num_threads() ideal threads that all start at once: `span_ms` is what the job would take
+  // if every thread ran its chunks uninterrupted, so span vs chunk time measures how well the
+  // work is split, whatever the load. Meant for one calling thread (the profiler turns inter-op
+  // waves off); calls from several threads at once mix their tallies.
+  struct WorkTally {
+    double chunk_ms = 0;         // CPU time inside the chunks of pooled jobs, all threads
+    double span_ms = 0;          // those jobs list-scheduled on num_threads() ideal threads
+    double caller_chunk_ms = 0;  // the part of chunk_ms that ran on the calling thread
+    double wait_ms = 0;          // the caller's CPU time spent waiting for the workers' last chunks
+    int64_t jobs = 0;            // jobs that went to the workers (not run inline)
+  };
+  void set_accounting(bool on);
+  // The tally since the last call, which resets it.
+  WorkTally take_tally();
+  // The calling thread's CPU time in milliseconds.
+  static double thread_cpu_ms();
+
  private:
   void worker_loop(int slot);
   // Claims and runs chunks of the current job until none is left.
   void run_chunks(int slot);
+  // Accounting: adds the finished job's chunk times and span to tally_.
+  void account_job(double wait_ms);
 
   int num_threads_ = 1;
   std::vector<std::thread> workers_;
@@ -78,6 +101,12 @@ class ThreadPool {
   int sleepers_ = 0;                 // workers blocked on cv_start_ (guarded by mu_)
   int inited_ = 0;                   // workers that ran thread_init (guarded by mu_)
   bool waiting_ = false;             // the owner is blocked on cv_done_ (guarded by mu_)
+  // Accounting (set_accounting): per chunk of the current job, its CPU time; written by the
+  // thread that ran the chunk, read by the owner after chunks_done_ says all are done.
+  std::atomic<bool> accounting_{false};
+  std::vector<double> chunk_ms_;
+  std::vector<int> chunk_slot_;
+  WorkTally tally_;
 };
 
 }  // namespace tsr

@@ -244,7 +244,7 @@ class SeparableKernel final : public exec::Kernel {
             if (inner) inner->parallel_for_slots(c, 16, part);
             else part(slot, 0, c);
             sgemm_prepacked(*pa, nullptr, c, true, cols, 1.0f, dst, c, 0.0f, y0, out_size, inner);
-            apply_epilogue_rows(act_, y0, m, cols, out_size, pbp, z0, out_size);
+            apply_epilogue_rows_pooled(inner, act_, y0, m, cols, out_size, pbp, z0, out_size);
             continue;
           }
           if (inner)
@@ -252,7 +252,7 @@ class SeparableKernel final : public exec::Kernel {
           else depthwise_part(slot, xi, r0, r1, 0, c, dst);
           if (pa) {
             sgemm_prepacked(*pa, nullptr, c, false, cols, 1.0f, dst, cols, 0.0f, y0, out_size, inner);
-            apply_epilogue_rows(act_, y0, m, cols, out_size, pbp, z0, out_size);
+            apply_epilogue_rows_pooled(inner, act_, y0, m, cols, out_size, pbp, z0, out_size);
           } else if (inner) {
             const int64_t parts = (cols + kMinBandCols - 1) / kMinBandCols;
             inner->parallel_for(parts, 1, [&](int64_t q0, int64_t q1) {

@@ -341,7 +341,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       }
     }
     gemm_group(g, ncols, src, ldb, T(0), yg, out_size, inner);
-    apply_epilogue_rows(act, yg, mg, ncols, out_size, bg, zg, out_size);
+    apply_epilogue_rows_pooled(inner, act, yg, mg, ncols, out_size, bg, zg, out_size);
   };
   // With enough blocks each thread takes whole blocks (single-threaded GEMMs, no barrier per
   // block); otherwise (few, narrow blocks) all threads share each block's im2col and GEMM.
