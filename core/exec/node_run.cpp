@@ -47,6 +47,7 @@ void Profiler::record(const PlanStep& step, double ms, const Work& work) {
   t.work_ms += work.work_ms;
   t.span_ms += work.span_ms;
   t.serial_ms += work.serial_ms;
+  t.caller_chunk_ms += work.caller_chunk_ms;
   t.jobs += work.jobs;
 }
 
@@ -56,12 +57,13 @@ namespace {
 // `threads` equal parts, in CPU time (see Profiler).
 std::string balance_report(const std::vector<Profiler::NodeTime>& ops, const std::vector<Profiler::NodeTime>& nodes,
                            int threads, size_t top) {
-  double work = 0, span = 0, serial = 0;
+  double work = 0, span = 0, serial = 0, caller = 0;
   int64_t jobs = 0, calls = 0;
   for (const auto& t : ops) {
     work += t.work_ms;
     span += t.span_ms;
     serial += t.serial_ms;
+    caller += t.caller_chunk_ms;
     jobs += t.jobs;
     calls += t.calls;
   }
@@ -74,9 +76,10 @@ std::string balance_report(const std::vector<Profiler::NodeTime>& ops, const std
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "  work balance at %d threads (thread CPU time): work %.3f ms, span %.3f ms, speedup the split "
-                "allows %.2fx; serial %.1f%% of work; %lld pooled jobs in %lld steps\n",
+                "allows %.2fx; serial %.1f%% of work; %lld pooled jobs in %lld steps, %.1f%% of their chunks' "
+                "time on the calling thread\n",
                 threads, work, span, span > 0 ? work / span : 0.0, 100 * serial / work, static_cast<long long>(jobs),
-                static_cast<long long>(calls));
+                static_cast<long long>(calls), work > serial ? 100 * caller / (work - serial) : 0.0);
   out += buf;
   if (threads <= 1) return out;
   out += "  lost to the split, by op type (span - work/threads; work, span, serial share):\n";
@@ -113,6 +116,7 @@ std::string Profiler::report(size_t top) const {
     o.work_ms += t.work_ms;
     o.span_ms += t.span_ms;
     o.serial_ms += t.serial_ms;
+    o.caller_chunk_ms += t.caller_chunk_ms;
     o.jobs += t.jobs;
     total += t.total_ms;
   }

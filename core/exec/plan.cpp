@@ -258,6 +258,7 @@ Status Plan::run_step(size_t s, ThreadPool& pool, RunState& rs, const RunMode& m
     w.serial_ms = std::max(0.0, ThreadPool::thread_cpu_ms() - cpu0 - t.caller_chunk_ms - t.wait_ms);
     w.work_ms = w.serial_ms + t.chunk_ms;
     w.span_ms = w.serial_ms + t.span_ms;
+    w.caller_chunk_ms = t.caller_chunk_ms;
     w.jobs = t.jobs;
     profiler_->record(step, ms, w);
   }

@@ -75,10 +75,11 @@ struct Profiler {
     double total_ms = 0;
     int64_t calls = 0;
     double work_ms = 0, span_ms = 0, serial_ms = 0;
-    int64_t jobs = 0;  // pooled parallel_for jobs
+    double caller_chunk_ms = 0;  // pooled chunks that ran on the calling thread
+    int64_t jobs = 0;            // pooled parallel_for jobs
   };
   struct Work {
-    double work_ms = 0, span_ms = 0, serial_ms = 0;
+    double work_ms = 0, span_ms = 0, serial_ms = 0, caller_chunk_ms = 0;
     int64_t jobs = 0;
   };
   std::vector<NodeTime> nodes;  // indexed by node index of the profiled graph

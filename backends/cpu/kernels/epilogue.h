@@ -188,7 +188,8 @@ template <typename T>
 void apply_epilogue_rows_pooled(ThreadPool* pool, const ops::ActivationSpec& a, T* y, int64_t rows, int64_t cols,
                                 int64_t ld, const T* bias = nullptr, const T* z = nullptr, int64_t ldz = 0) {
   const bool costly = a.kind == ops::FusedActivation::kSilu || a.kind == ops::FusedActivation::kSigmoid;
-  if (!pool || rows * cols < (int64_t{1} << (costly ? 14 : 16))) return apply_epilogue_rows(a, y, rows, cols, ld, bias, z, ldz);
+  if (!pool || rows * cols < (int64_t{1} << (costly ? 14 : 16)))
+    return apply_epilogue_rows(a, y, rows, cols, ld, bias, z, ldz);
   pool->parallel_for(rows, 8, [&](int64_t r0, int64_t r1) {
     apply_epilogue_rows(a, y + r0 * ld, r1 - r0, cols, ld, bias ? bias + r0 : nullptr, z ? z + r0 * ldz : nullptr, ldz);
   });

@@ -54,7 +54,8 @@ void sgemm_tile_split(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
       const float* bk = pb + kb * slice;
       for (int64_t u = t0 / npanels; u * npanels < t1; ++u) {
         const int64_t i = u * kMR, mr = std::min(kMR, m - i);
-        const int64_t jp0 = std::max(t0, u * npanels) - u * npanels, jp1 = std::min(t1, (u + 1) * npanels) - u * npanels;
+        // This row's panels within the range.
+        const int64_t jp0 = std::max(t0 - u * npanels, int64_t{0}), jp1 = std::min(t1 - u * npanels, npanels);
         const float* ap = nullptr;
         if (pre) {
           const int64_t ib = i / kMC;

@@ -239,10 +239,21 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       per_image = (rows + block - 1) / block;
     }
   }
+  const int64_t path_block = block;  // what picks the GEMM below, whatever the threads
+  // Pointwise blocks start at multiples of kColQuantum columns (sgemm_direct's widest strip), so
+  // that each output sums its terms the same way whatever the threads, and with threads that
+  // take whole blocks they are about equal: 784 positions in blocks of 256 left a last block of
+  // 16, so one thread did 512 and the other 272 (EfficientNet's 28 x 28 expansions).
+  constexpr int64_t kColQuantum = 64;
+  const int64_t quanta = (out_size + kColQuantum - 1) / kColQuantum;
+  if (pointwise && threads > 1 && n_batch * group == 1 && per_image >= 2 * int64_t{threads})
+    per_image = (per_image + threads - 1) / threads * threads;  // a multiple of the threads
+  if (pointwise) per_image = std::min(per_image, quanta);
+  auto block_start = [&](int64_t j) { return std::min(out_size, j * quanta / per_image * kColQuantum); };
   const int64_t nblocks = n_batch * group * per_image;
   // Few output channels per group: B (x itself, or the im2col block) is read in place.
-  const bool direct =
-      std::is_same_v<T, float> && sgemm_direct_preferred(mg, std::min(out_size, pointwise ? block : block * ow), kg);
+  const bool direct = std::is_same_v<T, float> &&
+                      sgemm_direct_preferred(mg, std::min(out_size, pointwise ? path_block : path_block * ow), kg);
   if (!direct || (direct_a && (static_cast<int64_t>(direct_a->size()) != group || (*direct_a)[0].m != mg ||
                                 (*direct_a)[0].k != kg)))
     direct_a = nullptr;
@@ -296,8 +307,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     const T* src = nullptr;
     int64_t ldb = 0;
     if (pointwise) {
-      c0 = j * block;
-      ncols = std::min(block, out_size - c0);
+      c0 = block_start(j);
+      ncols = block_start(j + 1) - c0;
       src = px + (n * c + g * cg) * in_size + c0;
       ldb = in_size;
     } else {
