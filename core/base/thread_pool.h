@@ -1,9 +1,10 @@
 // ThreadPool: a fixed set of worker threads for intra-op parallelism (kernels split their work)
 // and inter-op parallelism (the executor runs independent nodes side by side).
 //
-// parallel_for(n, grain, fn) splits [0, n) into contiguous chunks of at least `grain` items and
-// calls fn(begin, end) for each, on the workers and the calling thread, returning when all are
-// done. With one thread (or under WASM without pthreads) it calls fn(0, n) inline. Calls from
+// parallel_for(n, grain, fn) splits [0, n) into contiguous chunks of about `grain` items or more
+// (at most 4 per thread, their count a multiple of the threads where n allows, sizes differing by
+// at most one) and calls fn(begin, end) for each, on the workers and the calling thread,
+// returning when all are done. With one thread (or under WASM without pthreads) it calls fn(0, n) inline. Calls from
 // inside a running parallel_for run inline (no nested parallelism), so an inter-op task that runs
 // a multi-threaded kernel does not oversubscribe the machine.
 //
@@ -91,7 +92,7 @@ class ThreadPool {
   // The current job: written by the owner before `generation_` is bumped (release), read by the
   // workers after they see the new generation (acquire).
   const FunctionRef<void(int, int64_t, int64_t)>* job_ = nullptr;
-  int64_t job_n_ = 0, job_chunk_ = 0, job_chunks_ = 0;
+  int64_t job_n_ = 0, job_chunks_ = 0;
   std::atomic<int64_t> next_chunk_{0};
   std::atomic<int64_t> chunks_done_{0};
   std::atomic<int> active_{0};       // workers inside run_chunks for the current job
