@@ -235,7 +235,7 @@ TEST_CASE("ThreadPool: every index once") {
   }
 }
 
-TEST_CASE("ThreadPool: chunks differ in size by at most one; the work accounting adds up") {
+TEST_CASE("ThreadPool: chunks differ in size by at most one, the work accounting adds up") {
   if (!kCanStartThreads) {
     tsr_skip("this build has no threads: every call runs inline");
     return;
