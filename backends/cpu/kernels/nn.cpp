@@ -211,10 +211,13 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
           const int64_t run = 4 * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
           const int64_t runs = (gemv->mp + run - 1) / run;
           auto rows = [&](int64_t q0, int64_t q1) {
-            gemv_t(wg, mg, gemv->mp, kg, xg, in_size, out_size, yg, out_size, q0 * run, std::min(gemv->mp, q1 * run));
+            gemv_t(wg, mg, gemv->mp, kg, xg, in_size, out_size, yg, out_size, q0 * run,
+                   std::min(gemv->mp, q1 * run));
           };
-          if (pool.num_threads() > 1 && runs > 1 && mg * kg * out_size >= (int64_t{1} << 15)) pool.parallel_for(runs, 1, rows);
-          else rows(0, runs);
+          if (pool.num_threads() > 1 && runs > 1 && mg * kg * out_size >= (int64_t{1} << 15))
+            pool.parallel_for(runs, 1, rows);
+          else
+            rows(0, runs);
           if (out_size == 1) {
             // One position: the outputs are contiguous, so the epilogue is one row of mg (row by
             // row it was mg scalar calls, 5% of MobileNetV3-small).
@@ -250,7 +253,6 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       per_image = (rows + block - 1) / block;
     }
   }
-  const int64_t path_block = block;  // what picks the GEMM below, whatever the threads
   // Pointwise blocks start at multiples of kColQuantum columns (sgemm_direct's widest strip), so
   // that each output sums its terms the same way whatever the threads, and with threads that
   // take whole blocks they are about equal: 784 positions in blocks of 256 left a last block of
@@ -263,8 +265,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   auto block_start = [&](int64_t j) { return std::min(out_size, j * quanta / per_image * kColQuantum); };
   const int64_t nblocks = n_batch * group * per_image;
   // Few output channels per group: B (x itself, or the im2col block) is read in place.
-  const bool direct = std::is_same_v<T, float> &&
-                      sgemm_direct_preferred(mg, std::min(out_size, pointwise ? path_block : path_block * ow), kg);
+  const bool direct =
+      std::is_same_v<T, float> && sgemm_direct_preferred(mg, std::min(out_size, pointwise ? block : block * ow), kg);
   if (!direct || (direct_a && (static_cast<int64_t>(direct_a->size()) != group || (*direct_a)[0].m != mg ||
                                 (*direct_a)[0].k != kg)))
     direct_a = nullptr;
