@@ -1,9 +1,10 @@
 // ThreadPool: a fixed set of worker threads for intra-op parallelism (kernels split their work)
 // and inter-op parallelism (the executor runs independent nodes side by side).
 //
-// parallel_for(n, grain, fn) splits [0, n) into contiguous chunks of at least `grain` items and
-// calls fn(begin, end) for each, on the workers and the calling thread, returning when all are
-// done. With one thread (or under WASM without pthreads) it calls fn(0, n) inline. Calls from
+// parallel_for(n, grain, fn) splits [0, n) into contiguous chunks of about `grain` items or more
+// (at most 4 per thread, their count a multiple of the threads where n allows, sizes differing by
+// at most one) and calls fn(begin, end) for each, on the workers and the calling thread,
+// returning when all are done. With one thread (or under WASM without pthreads) it calls fn(0, n) inline. Calls from
 // inside a running parallel_for run inline (no nested parallelism), so an inter-op task that runs
 // a multi-threaded kernel does not oversubscribe the machine.
 //
@@ -56,10 +57,33 @@ class ThreadPool {
   // Whether the calling thread is inside a parallel_for task (its own calls then run inline).
   static bool inside_task();
 
+  // Work accounting for `tessera run --profile` (off by default; when off, a job costs one
+  // relaxed load more). With it on, every chunk of a job that runs on the workers is timed in
+  // thread CPU time (CLOCK_THREAD_CPUTIME_ID), which other processes on the machine do not
+  // inflate, and the chunks are list-scheduled, in the order they are claimed, on
+  // num_threads() ideal threads that all start at once: `span_ms` is what the job would take
+  // if every thread ran its chunks uninterrupted, so span vs chunk time measures how well the
+  // work is split, whatever the load. Meant for one calling thread (the profiler turns inter-op
+  // waves off); calls from several threads at once mix their tallies.
+  struct WorkTally {
+    double chunk_ms = 0;         // CPU time inside the chunks of pooled jobs, all threads
+    double span_ms = 0;          // those jobs list-scheduled on num_threads() ideal threads
+    double caller_chunk_ms = 0;  // the part of chunk_ms that ran on the calling thread
+    double wait_ms = 0;          // the caller's CPU time spent waiting for the workers' last chunks
+    int64_t jobs = 0;            // jobs that went to the workers (not run inline)
+  };
+  void set_accounting(bool on);
+  // The tally since the last call, which resets it.
+  WorkTally take_tally();
+  // The calling thread's CPU time in milliseconds.
+  static double thread_cpu_ms();
+
  private:
   void worker_loop(int slot);
   // Claims and runs chunks of the current job until none is left.
   void run_chunks(int slot);
+  // Accounting: adds the finished job's chunk times and span to tally_.
+  void account_job(double wait_ms);
 
   int num_threads_ = 1;
   std::vector<std::thread> workers_;
@@ -68,7 +92,7 @@ class ThreadPool {
   // The current job: written by the owner before `generation_` is bumped (release), read by the
   // workers after they see the new generation (acquire).
   const FunctionRef<void(int, int64_t, int64_t)>* job_ = nullptr;
-  int64_t job_n_ = 0, job_chunk_ = 0, job_chunks_ = 0;
+  int64_t job_n_ = 0, job_chunks_ = 0;
   std::atomic<int64_t> next_chunk_{0};
   std::atomic<int64_t> chunks_done_{0};
   std::atomic<int> active_{0};       // workers inside run_chunks for the current job
@@ -78,6 +102,12 @@ class ThreadPool {
   int sleepers_ = 0;                 // workers blocked on cv_start_ (guarded by mu_)
   int inited_ = 0;                   // workers that ran thread_init (guarded by mu_)
   bool waiting_ = false;             // the owner is blocked on cv_done_ (guarded by mu_)
+  // Accounting (set_accounting): per chunk of the current job, its CPU time; written by the
+  // thread that ran the chunk, read by the owner after chunks_done_ says all are done.
+  std::atomic<bool> accounting_{false};
+  std::vector<double> chunk_ms_;
+  std::vector<int> chunk_slot_;
+  WorkTally tally_;
 };
 
 }  // namespace tsr

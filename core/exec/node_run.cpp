@@ -34,7 +34,7 @@ Expected<Tensor*> KernelContext::alloc_output(size_t i, DType dtype, const Shape
   return &outputs_.at(i);
 }
 
-void Profiler::record(const PlanStep& step, double ms) {
+void Profiler::record(const PlanStep& step, double ms, const Work& work) {
   const size_t i = static_cast<size_t>(step.node_index);
   if (nodes.size() <= i) nodes.resize(i + 1);
   NodeTime& t = nodes[i];
@@ -44,7 +44,65 @@ void Profiler::record(const PlanStep& step, double ms) {
   }
   t.total_ms += ms;
   ++t.calls;
+  t.work_ms += work.work_ms;
+  t.span_ms += work.span_ms;
+  t.serial_ms += work.serial_ms;
+  t.caller_chunk_ms += work.caller_chunk_ms;
+  t.jobs += work.jobs;
 }
+
+namespace {
+
+// The thread-balance part of Profiler::report: how far the split of each op's work is from
+// `threads` equal parts, in CPU time (see Profiler).
+std::string balance_report(const std::vector<Profiler::NodeTime>& ops, const std::vector<Profiler::NodeTime>& nodes,
+                           int threads, size_t top) {
+  double work = 0, span = 0, serial = 0, caller = 0;
+  int64_t jobs = 0, calls = 0;
+  for (const auto& t : ops) {
+    work += t.work_ms;
+    span += t.span_ms;
+    serial += t.serial_ms;
+    caller += t.caller_chunk_ms;
+    jobs += t.jobs;
+    calls += t.calls;
+  }
+  if (work <= 0) return {};
+  const double n = threads;
+  // What a step loses against a perfect split: its span beyond work / threads.
+  auto lost = [n](const Profiler::NodeTime& t) { return t.span_ms - t.work_ms / n; };
+  auto by_lost = [&](const Profiler::NodeTime& a, const Profiler::NodeTime& b) { return lost(a) > lost(b); };
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "  work balance at %d threads (thread CPU time): work %.3f ms, span %.3f ms, speedup the split "
+                "allows %.2fx; serial %.1f%% of work; %lld pooled jobs in %lld steps, %.1f%% of their chunks' "
+                "time on the calling thread\n",
+                threads, work, span, span > 0 ? work / span : 0.0, 100 * serial / work, static_cast<long long>(jobs),
+                static_cast<long long>(calls), work > serial ? 100 * caller / (work - serial) : 0.0);
+  out += buf;
+  if (threads <= 1) return out;
+  out += "  lost to the split, by op type (span - work/threads; work, span, serial share):\n";
+  std::vector<Profiler::NodeTime> o = ops, s = nodes;
+  std::sort(o.begin(), o.end(), by_lost);
+  std::sort(s.begin(), s.end(), by_lost);
+  for (size_t i = 0; i < o.size() && i < top; ++i) {
+    std::snprintf(buf, sizeof buf, "  %10.3f ms  work %9.3f span %9.3f serial %5.1f%% jobs %6lld  %s\n", lost(o[i]),
+                  o[i].work_ms, o[i].span_ms, o[i].work_ms > 0 ? 100 * o[i].serial_ms / o[i].work_ms : 0.0,
+                  static_cast<long long>(o[i].jobs), o[i].op.c_str());
+    out += buf;
+  }
+  out += "  lost to the split, by node:\n";
+  for (size_t i = 0; i < s.size() && i < top; ++i) {
+    std::snprintf(buf, sizeof buf, "  %10.3f ms  work %9.3f span %9.3f serial %5.1f%% jobs %6lld  %s\n", lost(s[i]),
+                  s[i].work_ms, s[i].span_ms, s[i].work_ms > 0 ? 100 * s[i].serial_ms / s[i].work_ms : 0.0,
+                  static_cast<long long>(s[i].jobs), s[i].place.c_str());
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string Profiler::report(size_t top) const {
   std::map<std::string, NodeTime> by_op;
@@ -55,6 +113,11 @@ std::string Profiler::report(size_t top) const {
     o.op = t.op;
     o.total_ms += t.total_ms;
     o.calls += t.calls;
+    o.work_ms += t.work_ms;
+    o.span_ms += t.span_ms;
+    o.serial_ms += t.serial_ms;
+    o.caller_chunk_ms += t.caller_chunk_ms;
+    o.jobs += t.jobs;
     total += t.total_ms;
   }
   auto by_time = [](const NodeTime& a, const NodeTime& b) { return a.total_ms > b.total_ms; };
@@ -82,6 +145,7 @@ std::string Profiler::report(size_t top) const {
                   ns[i].place.c_str());
     out += buf;
   }
+  out += balance_report(ops, ns, threads, top);
   return out;
 }
 

@@ -219,7 +219,8 @@ Status Plan::run_step(size_t s, ThreadPool& pool, RunState& rs, const RunMode& m
     if (profiler_) t0 = std::chrono::steady_clock::now();
     TSR_RETURN_IF_ERROR(run_device_step(step, rs));
     if (profiler_)
-      profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(),
+                        Profiler::Work());
     release_dead(step, rs);
     return ok_status();
   }
@@ -241,10 +242,26 @@ Status Plan::run_step(size_t s, ThreadPool& pool, RunState& rs, const RunMode& m
     if (!v.defined()) return internal_error(step.place, ".input[", k, "]: value not computed");
     in_values[k] = &v;
   }
-  if (profiler_) t0 = std::chrono::steady_clock::now();
+  double cpu0 = 0;
+  if (profiler_) {
+    pool.set_accounting(true);
+    pool.take_tally();
+    profiler_->threads = pool.num_threads();
+    cpu0 = ThreadPool::thread_cpu_ms();
+    t0 = std::chrono::steady_clock::now();
+  }
   TSR_RETURN_IF_ERROR(run_host_step(s, in_values, rs.in_types, rs.out_types, rs.outs, rs.scratch, pool, rs, mode));
-  if (profiler_)
-    profiler_->record(step, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  if (profiler_) {
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const ThreadPool::WorkTally t = pool.take_tally();
+    Profiler::Work w;
+    w.serial_ms = std::max(0.0, ThreadPool::thread_cpu_ms() - cpu0 - t.caller_chunk_ms - t.wait_ms);
+    w.work_ms = w.serial_ms + t.chunk_ms;
+    w.span_ms = w.serial_ms + t.span_ms;
+    w.caller_chunk_ms = t.caller_chunk_ms;
+    w.jobs = t.jobs;
+    profiler_->record(step, ms, w);
+  }
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     const int32_t t = node.outputs[k];
     if (t >= 0) values[static_cast<size_t>(t)] = std::move(rs.outs[k]);

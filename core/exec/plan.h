@@ -63,14 +63,28 @@ struct PlanStep {
 // pointer to it, null when profiling is off (then the only cost is one null check per step).
 // Times are wall-clock milliseconds around infer + kernel of each step of the main graph;
 // control-flow nodes include their subgraphs.
+//
+// Work balance (for thread scaling, robust to other load on the machine): per step, `work_ms` is
+// the CPU time of the step on all threads (the serial part on the calling thread plus the pool's
+// chunks, ThreadPool::WorkTally) and `span_ms` the serial part plus the chunks list-scheduled on
+// the pool's threads as if each had a core to itself. work / span is the speedup the split
+// allows; the report lists the ops that lose the most (span - work / threads).
 struct Profiler {
   struct NodeTime {
     std::string op, place;
     double total_ms = 0;
     int64_t calls = 0;
+    double work_ms = 0, span_ms = 0, serial_ms = 0;
+    double caller_chunk_ms = 0;  // pooled chunks that ran on the calling thread
+    int64_t jobs = 0;            // pooled parallel_for jobs
+  };
+  struct Work {
+    double work_ms = 0, span_ms = 0, serial_ms = 0, caller_chunk_ms = 0;
+    int64_t jobs = 0;
   };
   std::vector<NodeTime> nodes;  // indexed by node index of the profiled graph
-  void record(const PlanStep& step, double ms);
+  int threads = 1;              // the pool's, for the balance report
+  void record(const PlanStep& step, double ms, const Work& work);
   // Top `top` op types and nodes by total time, as text.
   std::string report(size_t top = 15) const;
 };

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -232,6 +233,36 @@ TEST_CASE("ThreadPool: every index once") {
     });
     for (auto& h : hits) REQUIRE(h.load() == 1);
   }
+}
+
+TEST_CASE("ThreadPool: chunks differ in size by at most one, the work accounting adds up") {
+  if (!kCanStartThreads) {
+    tsr_skip("this build has no threads: every call runs inline");
+    return;
+  }
+  ThreadPool pool(2);
+  pool.set_accounting(true);
+  pool.take_tally();
+  // 28 items in 8 chunks: 3 or 4 each (chunks of ceil(28 / 8) = 4 were 7, split 4 : 3).
+  std::mutex mu;
+  std::vector<int64_t> sizes;
+  pool.parallel_for(28, 1, [&](int64_t b, int64_t e) {
+    volatile double x = 0;
+    for (int i = 0; i < 20000; ++i) x = x + i;  // some CPU time to account
+    std::lock_guard<std::mutex> lock(mu);
+    sizes.push_back(e - b);
+  });
+  CHECK(sizes.size() == 8);
+  for (int64_t sz : sizes) CHECK((sz == 3 || sz == 4));
+  const ThreadPool::WorkTally t = pool.take_tally();
+  CHECK(t.jobs == 1);
+  CHECK(t.chunk_ms > 0);
+  // The span of 8 chunks on 2 ideal threads: at least half the work, at most all of it.
+  CHECK(t.span_ms >= t.chunk_ms / 2 - 1e-9);
+  CHECK(t.span_ms <= t.chunk_ms + 1e-9);
+  CHECK(t.caller_chunk_ms <= t.chunk_ms + 1e-9);
+  CHECK(pool.take_tally().jobs == 0);  // reset by the take
+  pool.set_accounting(false);
 }
 
 TEST_CASE("ThreadPool: concurrent callers, nested calls inline, back-to-back jobs") {

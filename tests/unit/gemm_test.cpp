@@ -268,3 +268,39 @@ TEST_CASE("sgemm reads nothing past the end of its operands") {
   munmap(mem, span + page);
 }
 #endif
+
+// Few (M block, column chunk) tasks for the threads (ResNet's 512 x 49 3x3 convs on 7x7 maps):
+// C is split into tiles instead (gemm_tile_split-inl.h). Each element still sums its K blocks in
+// the same order, so the result is the one-thread result bit for bit, whatever the thread count.
+TEST_CASE("sgemm tile split: naive product, and equal across thread counts") {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-1, 1);
+  ThreadPool one(1), two(2), three(3);
+  // M past one or two M blocks (448 on AVX-512, 96 on AVX2), N under one panel to a few, K past
+  // the K block; with packed A, A packed per K block, and A read in place (N <= 2 panels).
+  const int64_t dims[][3] = {{512, 49, 600}, {576, 196, 96}, {100, 49, 300}, {1000, 64, 70}, {60, 20, 513}};
+  for (auto& d : dims)
+    for (int ta = 0; ta < 2; ++ta)
+      for (int prepacked = 0; prepacked < 2; ++prepacked) {
+        const int64_t m = d[0], n = d[1], k = d[2], lda = ta ? m : k;
+        std::vector<float> a(m * k), b(k * n);
+        for (auto& v : a) v = u(rng);
+        for (auto& v : b) v = u(rng);
+        const cpu::SgemmPackedA pa = cpu::sgemm_pack_a(ta, m, k, a.data(), lda);
+        auto run = [&](ThreadPool& pool) {
+          std::vector<float> c(m * n, NAN);
+          if (prepacked) cpu::sgemm_prepacked(pa, nullptr, lda, false, n, 1.0f, b.data(), n, 0.0f, c.data(), n, &pool);
+          else cpu::sgemm(ta, false, m, n, k, 1.0f, a.data(), lda, b.data(), n, 0.0f, c.data(), n, &pool);
+          return c;
+        };
+        INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " prepacked=" << prepacked);
+        const std::vector<float> c1 = run(one);
+        std::vector<double> ref(m * n, 0.0);
+        naive(ta, false, m, n, k, 1.0, a, lda, b, n, 0.0, ref, n);
+        double max_err = 0;
+        for (int64_t i = 0; i < m * n; ++i) max_err = std::max(max_err, std::fabs(c1[i] - ref[i]));
+        CHECK(max_err <= 1e-5 * (1 + k));
+        CHECK(run(two) == c1);
+        CHECK(run(three) == c1);
+      }
+}

@@ -54,7 +54,8 @@ Subcommand register_run(CLI::App& app) {
                   "differs beyond 1e-4 (exit 1) or that all agree")
       ->check(CLI::IsMember({"cpu"}));
   sub->add_flag("--profile", o->profile,
-                "Print the total time per op type and per node (top 15, summed over --repeat runs)");
+                "Print the total time per op type and per node (top 15, summed over --repeat runs), and "
+                "how evenly the work splits over the threads (thread CPU time)");
   sub->add_option("--profile-top", o->profile_top, "With --profile: how many nodes to list (default 15)")
       ->check(CLI::PositiveNumber);
   return {sub, [o] { return run_command(*o); }};

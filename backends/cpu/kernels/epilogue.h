@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/base/thread_pool.h"
 #include "core/ops/fused_activation.h"
 
 #if defined(TSR_CPU_EPILOGUE_H_) == defined(HWY_TARGET_TOGGLE)
@@ -191,6 +192,21 @@ void apply_epilogue_rows(const ops::ActivationSpec& a, T* y, int64_t rows, int64
                          const T* bias = nullptr, const T* z = nullptr, int64_t ldz = 0) {
   for (int64_t r = 0; r < rows; ++r)
     epilogue_detail::finish_row(a, y + r * ld, cols, bias ? bias[r] : T(0), z ? z + r * ldz : nullptr);
+}
+
+// apply_epilogue_rows with the rows split over `pool` (may be null: one thread), for threads that
+// shared the GEMM of the block: from 2^14 outputs with Silu or Sigmoid, 2^16 with the others
+// (below, the fork and join cost more than the pass; a Silu over EfficientNet's 480 x 196
+// expansions was a quarter of the conv's work, on one thread).
+template <typename T>
+void apply_epilogue_rows_pooled(ThreadPool* pool, const ops::ActivationSpec& a, T* y, int64_t rows, int64_t cols,
+                                int64_t ld, const T* bias = nullptr, const T* z = nullptr, int64_t ldz = 0) {
+  const bool costly = a.kind == ops::FusedActivation::kSilu || a.kind == ops::FusedActivation::kSigmoid;
+  if (!pool || rows * cols < (int64_t{1} << (costly ? 14 : 16)))
+    return apply_epilogue_rows(a, y, rows, cols, ld, bias, z, ldz);
+  pool->parallel_for(rows, 8, [&](int64_t r0, int64_t r1) {
+    apply_epilogue_rows(a, y + r0 * ld, r1 - r0, cols, ld, bias ? bias + r0 : nullptr, z ? z + r0 * ldz : nullptr, ldz);
+  });
 }
 
 }  // namespace HWY_NAMESPACE

@@ -520,6 +520,8 @@ void unpack_a(const SgemmPackedA& pa, float* out) {
 
 namespace {
 
+#include "backends/cpu/kernels/gemm_tile_split-inl.h"
+
 // `pre` (may be null): op(A) already packed by sgemm_pack_a; used by the blocked path only.
 // `a` may be null when `pre` is given: then the blocked path runs whatever the shape.
 // `pre_b` (may be null): op(B) packed by sgemm_pack_b; then the blocked path runs whatever the
@@ -679,6 +681,15 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     return;
   }
 #endif
+  if (threaded) {
+    // Few (M block, column chunk) tasks for the threads: the tiles of C split instead.
+    const int64_t mblocks = (m + kMC - 1) / kMC;
+    if (tile_split_pays(m, n, k, mblocks, mblocks * ((n + kNChunk - 1) / kNChunk), pool->num_threads())) {
+      const bool raw_a = !kSizeFirstKernels && !pre && !trans_a && a != nullptr && n <= 2 * kNR && HWY_TARGET != HWY_SCALAR;
+      sgemm_tile_split(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, *pool, pre, raw_a);
+      return;
+    }
+  }
   // Sized for the largest slice up front: B panels of at most KC x NC.
   float* const pbuf = pre_b ? nullptr : thread_b_buffer(static_cast<size_t>(((std::min(kNC, n) + kNR - 1) / kNR) * kNR *
                                                                         std::min(kKC, k)));

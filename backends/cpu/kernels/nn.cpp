@@ -94,13 +94,14 @@ void gemv_rows(const float* wt, int64_t m, int64_t mp, int64_t kg, const float* 
   }
 }
 
+// Rows [r_begin, r_end) of y (multiples of the lanes, r_end <= mp).
 void gemv_t(const float* wt, int64_t m, int64_t mp, int64_t kg, const float* x, int64_t ldx, int64_t npos, float* y,
-            int64_t ldy) {
+            int64_t ldy, int64_t r_begin, int64_t r_end) {
   const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
   for (int64_t j = 0; j < npos; ++j) {
-    int64_t r0 = 0;
-    for (; r0 + 4 * nl <= mp; r0 += 4 * nl) gemv_rows<4>(wt, m, mp, kg, x, ldx, j, r0, y, ldy);
-    for (; r0 < mp; r0 += nl) gemv_rows<1>(wt, m, mp, kg, x, ldx, j, r0, y, ldy);
+    int64_t r0 = r_begin;
+    for (; r0 + 4 * nl <= r_end; r0 += 4 * nl) gemv_rows<4>(wt, m, mp, kg, x, ldx, j, r0, y, ldy);
+    for (; r0 < r_end; r0 += nl) gemv_rows<1>(wt, m, mp, kg, x, ldx, j, r0, y, ldy);
   }
 }
 
@@ -261,8 +262,21 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
           const int64_t y0 = (n * m + g * mg) * out_size;
           float* yg = py + y0;
           const float* bg = pb ? pb + g * mg : nullptr;
-          gemv_t(gemv->wt.data() + g * kg * gemv->mp, mg, gemv->mp, kg, px + (n * c + g * cg) * in_size, in_size,
-                 out_size, yg, out_size);
+          const float* wg = gemv->wt.data() + g * kg * gemv->mp;
+          const float* xg = px + (n * c + g * cg) * in_size;
+          // Memory bound (each weight read once): from 2^15 multiply-adds the threads split the
+          // rows in runs of 4 vectors (squeeze-excitation's 576 x 144 ran on one thread, a fifth
+          // of MobileNetV3-small's work at 2 threads).
+          const int64_t run = 4 * static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+          const int64_t runs = (gemv->mp + run - 1) / run;
+          auto rows = [&](int64_t q0, int64_t q1) {
+            gemv_t(wg, mg, gemv->mp, kg, xg, in_size, out_size, yg, out_size, q0 * run,
+                   std::min(gemv->mp, q1 * run));
+          };
+          if (pool.num_threads() > 1 && runs > 1 && mg * kg * out_size >= (int64_t{1} << 15))
+            pool.parallel_for(runs, 1, rows);
+          else
+            rows(0, runs);
           if (out_size == 1) {
             // One position: the outputs are contiguous, so the epilogue is one row of mg (row by
             // row it was mg scalar calls, 5% of MobileNetV3-small).
@@ -304,6 +318,16 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       per_image = (rows + block - 1) / block;
     }
   }
+  // Pointwise blocks start at multiples of kColQuantum columns (sgemm_direct's widest strip), so
+  // that each output sums its terms the same way whatever the threads, and with threads that
+  // take whole blocks they are about equal: 784 positions in blocks of 256 left a last block of
+  // 16, so one thread did 512 and the other 272 (EfficientNet's 28 x 28 expansions).
+  constexpr int64_t kColQuantum = 64;
+  const int64_t quanta = (out_size + kColQuantum - 1) / kColQuantum;
+  if (pointwise && threads > 1 && n_batch * group == 1 && per_image >= 2 * int64_t{threads})
+    per_image = (per_image + threads - 1) / threads * threads;  // a multiple of the threads
+  if (pointwise) per_image = std::min(per_image, quanta);
+  auto block_start = [&](int64_t j) { return std::min(out_size, j * quanta / per_image * kColQuantum); };
   const int64_t nblocks = n_batch * group * per_image;
   // Few output channels per group: B (x itself, or the im2col block) is read in place.
   const bool direct =
@@ -361,8 +385,8 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     const T* src = nullptr;
     int64_t ldb = 0;
     if (pointwise) {
-      c0 = j * block;
-      ncols = std::min(block, out_size - c0);
+      c0 = block_start(j);
+      ncols = block_start(j + 1) - c0;
       src = px + (n * c + g * cg) * in_size + c0;
       ldb = in_size;
     } else {
@@ -406,7 +430,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       }
     }
     gemm_group(g, ncols, src, ldb, T(0), yg, out_size, inner);
-    apply_epilogue_rows(act, yg, mg, ncols, out_size, bg, zg, out_size);
+    apply_epilogue_rows_pooled(inner, act, yg, mg, ncols, out_size, bg, zg, out_size);
   };
   // With enough blocks each thread takes whole blocks (single-threaded GEMMs, no barrier per
   // block); otherwise (few, narrow blocks) all threads share each block's im2col and GEMM.
