@@ -686,7 +686,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     const int64_t mblocks = (m + kMC - 1) / kMC;
     if (tile_split_pays(m, n, k, mblocks, mblocks * ((n + kNChunk - 1) / kNChunk), pool->num_threads())) {
       const bool raw_a = !kSizeFirstKernels && !pre && !trans_a && a != nullptr && n <= 2 * kNR && HWY_TARGET != HWY_SCALAR;
-      sgemm_tile_split(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, *pool, pre, raw_a);
+      sgemm_tile_split(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, *pool, pre, raw_a, pre_b);
       return;
     }
   }

@@ -25,21 +25,27 @@ bool tile_split_pays(int64_t m, int64_t n, int64_t k, int64_t mblocks, int64_t t
 
 // C = alpha * op(A) op(B) + beta * C (m x n, n <= kNC) with pool's threads splitting its tiles.
 // `pre`: op(A) packed by sgemm_pack_a (then `a` is not read), else A packed per K block and rows,
-// or read in place when `raw_a` (few columns, A row-major: see sgemm_impl).
+// or read in place when `raw_a` (few columns, A row-major: see sgemm_impl). `pre_b` (may be null,
+// else this target's layout): op(B) packed by sgemm_pack_b, used as is (then `b` is not read).
 void sgemm_tile_split(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                      int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool& pool,
-                     const SgemmPackedA* pre, bool raw_a) {
+                     const SgemmPackedA* pre, bool raw_a, const SgemmPackedB* pre_b) {
   const int64_t npanels = (n + kNR - 1) / kNR, kblocks = (k + kKC - 1) / kKC;
   const int64_t slice = kKC * npanels * kNR;  // the packed panels of one K block
   const int64_t mblocks = (m + kMC - 1) / kMC;
-  float* const pb = thread_b_buffer(kMaxPanelFloats);
-  // K block kb's panels at pb + kb * slice, each kc x kNR (pack_b's layout for that block).
-  pool.parallel_for(kblocks * npanels, 4, [&](int64_t q0, int64_t q1) {
-    for (int64_t q = q0; q < q1; ++q) {
-      const int64_t kb = q / npanels, jp = q % npanels, p0 = kb * kKC;
-      pack_b(trans_b, b, ldb, p0, std::min(kKC, k - p0), 0, n, jp, jp + 1, pb + kb * slice);
-    }
-  });
+  // K block kb's panels at pb + kb * slice, each kc x kNR (pack_b's layout for that block). With
+  // n <= kNC this is also sgemm_pack_b's layout (K block, then panel), so prepacked weights serve.
+  const float* pb = pre_b ? pre_b->data.data() : nullptr;
+  if (!pb) {
+    float* const buf = thread_b_buffer(kMaxPanelFloats);
+    pool.parallel_for(kblocks * npanels, 4, [&](int64_t q0, int64_t q1) {
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t kb = q / npanels, jp = q % npanels, p0 = kb * kKC;
+        pack_b(trans_b, b, ldb, p0, std::min(kKC, k - p0), 0, n, jp, jp + 1, buf + kb * slice);
+      }
+    });
+    pb = buf;
+  }
   const float ab[2] = {alpha, beta};
   (void)ab;
   // Tiles of C, one micro-panel of kMR rows by one panel of kNR columns, row-major: a thread's
