@@ -3,7 +3,11 @@
 // float32 / multi-threaded runs of the same cases against float64.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "tests/unit/grad_check.h"
+#include "tests/unit/one_node_test_util.h"
 
 using namespace tsr;
 using namespace tsr::gradcheck;
@@ -151,4 +155,42 @@ TEST_CASE("ConvTranspose gradient rejects output padding no Conv window covers",
   const Case c{"ConvTranspose", "", {x(uniform({1, 1, 3}, 90)), x(uniform({1, 1, 2}, 91))},
                {ints("dilations", {2}), ints("output_padding", {1})}};
   CHECK(check(c).find("not supported") != std::string::npos);
+}
+
+// MaxPoolGrad for 2x2 windows of stride 2 (LeNet's pools) writes dX once, vectors of windows
+// then single ones: against the argmax rule (the first tap seeds it, only a strictly greater
+// value replaces it) on a plane 45 wide (22 windows: vectors and a tail) and 9 high (an
+// uncovered last row and column), with ties, NaN and -inf, in f32 and f64.
+TEST_CASE("MaxPoolGrad 2x2 stride 2 matches the argmax rule (ties, NaN, uncovered row and column)", "[grad]") {
+  const int64_t n = 2, c = 3, h = 9, w = 45, oh = h / 2, ow = w / 2;
+  std::vector<double> xv(static_cast<size_t>(n * c * h * w)), gv(static_cast<size_t>(n * c * oh * ow));
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = double((i * 7919) % 13) - 6;  // many ties
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  xv[0] = nan;         // NaN as the first tap: it stays the argmax
+  xv[3] = nan;         // NaN as a later tap: ignored
+  xv[2 * w + 4] = inf;
+  xv[4 * w + 6] = -inf, xv[4 * w + 7] = -inf, xv[5 * w + 6] = -inf, xv[5 * w + 7] = -inf;  // all -inf: the first
+  for (size_t i = 0; i < gv.size(); ++i) gv[i] = 0.25 * double(i % 17) + 1;
+  std::vector<double> want(xv.size(), 0.0);
+  for (int64_t p = 0; p < n * c; ++p)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        int64_t best = p * h * w + 2 * i * w + 2 * j;
+        for (int64_t t : {int64_t{1}, w, w + 1}) {
+          const int64_t at = p * h * w + 2 * i * w + 2 * j + t;
+          if (xv[static_cast<size_t>(at)] > xv[static_cast<size_t>(best)]) best = at;
+        }
+        want[static_cast<size_t>(best)] += gv[static_cast<size_t>((p * oh + i) * ow + j)];
+      }
+  const std::vector<Attribute> attrs = {ints("kernel_shape", {2, 2}), ints("strides", {2, 2})};
+  const Tensor d64 = test::run_ok("MaxPoolGrad", {Tensor::from<double>({n, c, h, w}, xv),
+                                                  Tensor::from<double>({n, c, oh, ow}, gv)}, attrs);
+  std::vector<float> xf(xv.begin(), xv.end()), gf(gv.begin(), gv.end());
+  const Tensor d32 = test::run_ok("MaxPoolGrad", {Tensor::from<float>({n, c, h, w}, xf),
+                                                  Tensor::from<float>({n, c, oh, ow}, gf)}, attrs);
+  int64_t wrong = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    wrong += d64.data<double>()[i] != want[i] || d32.data<float>()[i] != static_cast<float>(want[i]);
+  CHECK(wrong == 0);
+  CHECK(d32.data<float>()[0] == static_cast<float>(gv[0]));  // the NaN first tap took dY
 }
