@@ -125,6 +125,15 @@ TEST_CASE("conv and pool gradients in float32 on 3 threads match float64", "[gra
   // LeNet-sized: the batch split over threads with per-thread weight-gradient partial sums.
   all.push_back({"Conv", "LeNet conv2 batch 5",
                  {x(uniform({5, 6, 12, 12}, 80)), x(uniform({16, 6, 5, 5}, 81)), x(uniform({16}, 82))}});
+  // The direct f32 weight gradient (conv_grad_direct.h: stride 1, <= 16 output channels):
+  // LeNet's conv1 (1 channel, 28 wide: runs of whole vectors), a 3x2 window with asymmetric pads
+  // and 5 output channels (4 + 1 and 2 + 2 + 1 blocks), 7 taps of a 1x7 window.
+  all.push_back({"Conv", "LeNet conv1 batch 3 pads 2",
+                 {x(uniform({3, 1, 28, 28}, 85)), x(uniform({6, 1, 5, 5}, 86)), x(uniform({6}, 87))},
+                 {ints("pads", {2, 2, 2, 2})}});
+  all.push_back({"Conv", "3x2 window, pads 0,1,2,0, 5 outputs",
+                 {x(uniform({2, 3, 7, 9}, 88)), x(uniform({5, 3, 3, 2}, 89))}, {ints("pads", {0, 1, 2, 0})}});
+  all.push_back({"Conv", "1x7 window, 16 outputs", {x(uniform({2, 2, 3, 11}, 90)), x(uniform({16, 2, 1, 7}, 91))}});
   all.push_back({"Conv", "MobileNet depthwise batch 6 stride 2",
                  {x(uniform({6, 8, 17, 17}, 111)), x(uniform({8, 1, 3, 3}, 112))},
                  {int1("group", 8), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});

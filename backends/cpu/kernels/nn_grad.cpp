@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/conv_grad_direct.h"
 #include "backends/cpu/kernels/depthwise_grad.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/matmul.h"
@@ -324,6 +325,23 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
     return depthwise_grad_weight<T>(ctx, g, px, pdy, pdw);
   }
   const int64_t chunks = batch_chunks(pool, g.n_batch);
+  if constexpr (std::is_same_v<T, float>) {
+    // Small dense 2-D convs (few output channels, stride 1): the direct kernel, per chunk of
+    // images into a partial dW, the partials added in chunk order.
+    ConvGradDirectPlan plan;
+    if (make_conv_grad_direct_plan(w, g.c, g.m, g.group, &plan)) {
+      TSR_ASSIGN_OR_RETURN(const Scratch<float> partial, per_chunk<float>(ctx, chunks, wsize));
+      TSR_ASSIGN_OR_RETURN(const Scratch<float> bufs,
+                           per_chunk<float>(ctx, chunks, static_cast<int64_t>(plan.scratch_floats())));
+      over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool*) {
+        conv_grad_weight_direct(plan, px, pdy, partial.data() + ch * wsize, n0, n1,
+                                bufs.data() + ch * static_cast<int64_t>(plan.scratch_floats()));
+      });
+      for (int64_t ch = 0; ch < chunks; ++ch)
+        for (int64_t i = 0; i < wsize; ++i) pdw[i] += partial.data()[ch * wsize + i];
+      return ok_status();
+    }
+  }
   const int64_t per_gemm = images_per_gemm(g);
   const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);
   // Per chunk: the transposed partial sums [group, kg, mg], added up at the end; the columns.

@@ -1,0 +1,149 @@
+// The direct f32 ConvGradWeight of conv_grad_direct.h (layout and order there). Compiled once
+// per SIMD target (hwy/foreach_target.h); the entry point dispatches to the best target this
+// CPU supports.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/conv_grad_direct.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "backends/cpu/kernels/conv_grad_direct.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tsr::cpu {
+namespace HWY_NAMESPACE {
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Output channels per register block: 4 where the target has 32 vector registers (16
+// accumulators, 4 tap vectors and dY), 2 where it has 16.
+constexpr int kBlockO = HWY_MAX_BYTES >= 64 ? 4 : 2;
+constexpr int kBlockT = 4;
+
+// acc[t][o] (lanes at acc + t * tap_stride + o * lanes) += the dots over `run` floats of the
+// padded plane at xs + off[t] with the dY planes dys[o], for kT taps and kO output channels.
+template <int kT, int kO>
+HWY_INLINE void tap_block(const float* HWY_RESTRICT xs, const int64_t* off, const float* const* dys, int64_t run,
+                          float* HWY_RESTRICT acc, int64_t tap_stride) {
+  const hn::ScalableTag<float> d;
+  const auto N = static_cast<int64_t>(hn::Lanes(d));
+  hn::Vec<decltype(d)> a[kT][kO];
+  for (int t = 0; t < kT; ++t)
+    for (int o = 0; o < kO; ++o) a[t][o] = hn::LoadU(d, acc + t * tap_stride + o * N);
+  for (int64_t i = 0; i < run; i += N) {
+    hn::Vec<decltype(d)> xv[kT];
+    for (int t = 0; t < kT; ++t) xv[t] = hn::LoadU(d, xs + off[t] + i);
+    for (int o = 0; o < kO; ++o) {
+      const auto dv = hn::LoadU(d, dys[o] + i);
+      for (int t = 0; t < kT; ++t) a[t][o] = hn::MulAdd(xv[t], dv, a[t][o]);
+    }
+  }
+  for (int t = 0; t < kT; ++t)
+    for (int o = 0; o < kO; ++o) hn::StoreU(a[t][o], d, acc + t * tap_stride + o * N);
+}
+
+// The block's instantiation for kt <= kBlockT taps and ko <= kBlockO output channels.
+template <int kT>
+HWY_INLINE void tap_block_o(int ko, const float* xs, const int64_t* off, const float* const* dys, int64_t run,
+                            float* acc, int64_t tap_stride) {
+  switch (ko) {
+    case 1: return tap_block<kT, 1>(xs, off, dys, run, acc, tap_stride);
+    case 2: return tap_block<kT, 2>(xs, off, dys, run, acc, tap_stride);
+    case 3: if constexpr (kBlockO >= 3) return tap_block<kT, 3>(xs, off, dys, run, acc, tap_stride); break;
+    default: if constexpr (kBlockO >= 4) return tap_block<kT, 4>(xs, off, dys, run, acc, tap_stride); break;
+  }
+}
+
+void dispatch_block(int kt, int ko, const float* xs, const int64_t* off, const float* const* dys, int64_t run,
+                    float* acc, int64_t tap_stride) {
+  switch (kt) {
+    case 1: return tap_block_o<1>(ko, xs, off, dys, run, acc, tap_stride);
+    case 2: return tap_block_o<2>(ko, xs, off, dys, run, acc, tap_stride);
+    case 3: return tap_block_o<3>(ko, xs, off, dys, run, acc, tap_stride);
+    default: return tap_block_o<4>(ko, xs, off, dys, run, acc, tap_stride);
+  }
+}
+
+}  // namespace
+
+void conv_grad_weight_direct_target(const ConvGradDirectPlan& p, const float* x, const float* dy, float* dw,
+                                    int64_t n0, int64_t n1, float* scratch) {
+  const hn::ScalableTag<float> d;
+  const auto N = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t taps = p.taps(), in_size = p.h_in * p.w_in, out_size = p.h_out * p.w_out;
+  float* xp = scratch;                // [c][x_plane], zero borders
+  float* dyp = xp + p.c * p.x_plane;  // [m][dy_plane], zero extra columns and tail
+  float* acc = dyp + p.m * p.dy_plane;  // [c][taps][m][N]
+  std::fill(scratch, acc + p.c * taps * p.m * N, 0.0f);
+  int64_t off[ConvGradDirectPlan::kMaxTaps];
+  for (int64_t k = 0; k < taps; ++k) off[k] = (k / p.kw) * p.wp + k % p.kw;
+  const float* dys[kBlockO];
+  for (int64_t n = n0; n < n1; ++n) {
+    for (int64_t ch = 0; ch < p.c; ++ch)
+      for (int64_t ih = 0; ih < p.h_in; ++ih)
+        std::memcpy(xp + ch * p.x_plane + (ih + p.pbh) * p.wp + p.pbw, x + (n * p.c + ch) * in_size + ih * p.w_in,
+                    static_cast<size_t>(p.w_in) * sizeof(float));
+    for (int64_t o = 0; o < p.m; ++o)
+      for (int64_t oh = 0; oh < p.h_out; ++oh)
+        std::memcpy(dyp + o * p.dy_plane + oh * p.wp, dy + (n * p.m + o) * out_size + oh * p.w_out,
+                    static_cast<size_t>(p.w_out) * sizeof(float));
+    for (int64_t ch = 0; ch < p.c; ++ch)
+      for (int64_t k0 = 0; k0 < taps; k0 += kBlockT) {
+        const int kt = static_cast<int>(std::min<int64_t>(kBlockT, taps - k0));
+        for (int64_t o0 = 0; o0 < p.m; o0 += kBlockO) {
+          const int ko = static_cast<int>(std::min<int64_t>(kBlockO, p.m - o0));
+          for (int o = 0; o < ko; ++o) dys[o] = dyp + (o0 + o) * p.dy_plane;
+          dispatch_block(kt, ko, xp + ch * p.x_plane, off + k0, dys, p.run, acc + ((ch * taps + k0) * p.m + o0) * N,
+                         p.m * N);
+        }
+      }
+  }
+  for (int64_t o = 0; o < p.m; ++o)
+    for (int64_t ch = 0; ch < p.c; ++ch)
+      for (int64_t k = 0; k < taps; ++k) {
+        const float* a = acc + ((ch * taps + k) * p.m + o) * N;
+        double sum = 0;
+        for (int64_t l = 0; l < N; ++l) sum += static_cast<double>(a[l]);
+        dw[(o * p.c + ch) * taps + k] = static_cast<float>(sum);
+      }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(conv_grad_weight_direct_target);
+
+bool make_conv_grad_direct_plan(const Window3& w, int64_t c, int64_t m, int64_t group, ConvGradDirectPlan* p) {
+  if (group != 1 || w.k[0] != 1 || w.in[0] != 1 || w.out[0] != 1 || w.pb[0] != 0 || w.pe[0] != 0) return false;
+  for (int a = 1; a < 3; ++a)
+    if (w.s[a] != 1 || w.d[a] != 1 || w.pb[a] < 0 || w.pe[a] < 0) return false;
+  ConvGradDirectPlan q;
+  q.c = c, q.m = m, q.h_in = w.in[1], q.w_in = w.in[2], q.h_out = w.out[1], q.w_out = w.out[2];
+  q.kh = w.k[1], q.kw = w.k[2], q.pbh = w.pb[1], q.pbw = w.pb[2];
+  const int64_t taps = q.taps();
+  if (m < 1 || m > 16 || c < 1 || taps < 2 || taps > ConvGradDirectPlan::kMaxTaps || c * taps * m > 8192) return false;
+  q.wp = q.w_in + q.pbw + w.pe[2];
+  if (q.h_out < 1 || q.w_out < 1 || q.h_out != q.h_in + q.pbh + w.pe[1] - q.kh + 1 || q.w_out != q.wp - q.kw + 1)
+    return false;
+  const int64_t L = ConvGradDirectPlan::kMaxLanes;
+  q.run = (q.h_out * q.wp + L - 1) / L * L;
+  q.x_plane = ((q.kh - 1) * q.wp + q.kw - 1 + q.run + L - 1) / L * L;
+  q.dy_plane = q.run;
+  *p = q;
+  return true;
+}
+
+void conv_grad_weight_direct(const ConvGradDirectPlan& p, const float* x, const float* dy, float* dw, int64_t n0,
+                             int64_t n1, float* scratch) {
+  HWY_DYNAMIC_DISPATCH(conv_grad_weight_direct_target)(p, x, dy, dw, n0, n1, scratch);
+}
+
+}  // namespace tsr::cpu
+#endif  // HWY_ONCE
