@@ -156,6 +156,36 @@ void grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk,
 
 // ConvGradWeight on channels [c0, c1). Scratch: sh * sw phase planes of phase_stride floats
 // (zero padding, written once per call), dyp [dyp_size] (zero columns), per-tap lane sums.
+// acc[t] (N lanes at acc + t * N) += dot(s + off[t], dy) over len floats, for kT taps at once:
+// one dY load per kT tap loads and products (one accumulator per tap).
+constexpr int kMaxTapBlock = 8;
+template <int kT>
+HWY_INLINE void tap_dots(const float* HWY_RESTRICT s, const int64_t* off, const float* HWY_RESTRICT dy, int64_t len,
+                         float* HWY_RESTRICT acc) {
+  const hn::ScalableTag<float> d;
+  const auto N = static_cast<int64_t>(hn::Lanes(d));
+  hn::Vec<decltype(d)> a[kT];
+  for (int t = 0; t < kT; ++t) a[t] = hn::Zero(d);
+  for (int64_t i = 0; i < len; i += N) {
+    const auto dv = hn::LoadU(d, dy + i);
+    for (int t = 0; t < kT; ++t) a[t] = hn::MulAdd(hn::LoadU(d, s + off[t] + i), dv, a[t]);
+  }
+  for (int t = 0; t < kT; ++t) hn::StoreU(hn::Add(hn::LoadU(d, acc + t * N), a[t]), d, acc + t * N);
+}
+
+void tap_dots_n(int kt, const float* s, const int64_t* off, const float* dy, int64_t len, float* acc) {
+  switch (kt) {
+    case 1: return tap_dots<1>(s, off, dy, len, acc);
+    case 2: return tap_dots<2>(s, off, dy, len, acc);
+    case 3: return tap_dots<3>(s, off, dy, len, acc);
+    case 4: return tap_dots<4>(s, off, dy, len, acc);
+    case 5: return tap_dots<5>(s, off, dy, len, acc);
+    case 6: return tap_dots<6>(s, off, dy, len, acc);
+    case 7: return tap_dots<7>(s, off, dy, len, acc);
+    default: return tap_dots<8>(s, off, dy, len, acc);
+  }
+}
+
 void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* dy, float* dw, int64_t c0, int64_t c1,
                           int64_t n_batch, int64_t c, float* scratch) {
   const hn::ScalableTag<float> d;
@@ -166,7 +196,7 @@ void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* d
   float* acc = dyp + p.dyp_size;
   std::fill(phases, acc, 0.0f);
   // Whole vectors (<= h_out * wq + kSlack): blocks of 4, then single vectors (small planes).
-  const int64_t len = round_up(p.h_out * p.wq, N), len4 = len / (4 * N) * (4 * N);
+  const int64_t len = round_up(p.h_out * p.wq, N);
   int64_t tap_off[DepthwisePlan::kMaxTaps];
   for (int64_t k = 0; k < taps; ++k) {
     const Tap t = tap_of(p, k / p.kw, k % p.kw, p.wq);
@@ -197,20 +227,11 @@ void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* d
         }
       }
       for (int64_t oh = 0; oh < p.h_out; ++oh) copy_row(dyp + oh * p.wq, g + oh * p.w_out, p.w_out);
-      for (int64_t k = 0; k < taps; ++k) {
-        const float* s = phases + tap_off[k];
-        auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-        int64_t i = 0;
-        for (; i < len4; i += 4 * N) {
-          a0 = hn::MulAdd(hn::LoadU(d, s + i), hn::LoadU(d, dyp + i), a0);
-          a1 = hn::MulAdd(hn::LoadU(d, s + i + N), hn::LoadU(d, dyp + i + N), a1);
-          a2 = hn::MulAdd(hn::LoadU(d, s + i + 2 * N), hn::LoadU(d, dyp + i + 2 * N), a2);
-          a3 = hn::MulAdd(hn::LoadU(d, s + i + 3 * N), hn::LoadU(d, dyp + i + 3 * N), a3);
-        }
-        for (; i < len; i += N) a0 = hn::MulAdd(hn::LoadU(d, s + i), hn::LoadU(d, dyp + i), a0);
-        float* ak = acc + k * N;
-        hn::StoreU(hn::Add(hn::LoadU(d, ak), hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))), d, ak);
-      }
+      // Taps in blocks of up to kMaxTapBlock (9 -> 5 + 4): each dY vector loaded once per block.
+      const int64_t nblocks = (taps + kMaxTapBlock - 1) / kMaxTapBlock;
+      const int64_t per = (taps + nblocks - 1) / nblocks;
+      for (int64_t k0 = 0; k0 < taps; k0 += per)
+        tap_dots_n(static_cast<int>(std::min(per, taps - k0)), phases, tap_off + k0, dyp, len, acc + k0 * N);
     }
     for (int64_t k = 0; k < taps; ++k) {
       double sum = 0;
