@@ -7,9 +7,9 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "backends/cpu/kernels/conv_grad_direct.h"
+#include "backends/cpu/kernels/short_rows-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -17,6 +17,7 @@ namespace HWY_NAMESPACE {
 namespace {
 
 namespace hn = hwy::HWY_NAMESPACE;
+using short_rows::copy_row;
 
 // Output channels per register block: 4 where the target has 32 vector registers (16
 // accumulators, 4 tap vectors and dY), 2 where it has 16.
@@ -84,12 +85,10 @@ void conv_grad_weight_direct_target(const ConvGradDirectPlan& p, const float* x,
   for (int64_t n = n0; n < n1; ++n) {
     for (int64_t ch = 0; ch < p.c; ++ch)
       for (int64_t ih = 0; ih < p.h_in; ++ih)
-        std::memcpy(xp + ch * p.x_plane + (ih + p.pbh) * p.wp + p.pbw, x + (n * p.c + ch) * in_size + ih * p.w_in,
-                    static_cast<size_t>(p.w_in) * sizeof(float));
+        copy_row(xp + ch * p.x_plane + (ih + p.pbh) * p.wp + p.pbw, x + (n * p.c + ch) * in_size + ih * p.w_in, p.w_in);
     for (int64_t o = 0; o < p.m; ++o)
       for (int64_t oh = 0; oh < p.h_out; ++oh)
-        std::memcpy(dyp + o * p.dy_plane + oh * p.wp, dy + (n * p.m + o) * out_size + oh * p.w_out,
-                    static_cast<size_t>(p.w_out) * sizeof(float));
+        copy_row(dyp + o * p.dy_plane + oh * p.wp, dy + (n * p.m + o) * out_size + oh * p.w_out, p.w_out);
     for (int64_t ch = 0; ch < p.c; ++ch)
       for (int64_t k0 = 0; k0 < taps; k0 += kBlockT) {
         const int kt = static_cast<int>(std::min<int64_t>(kBlockT, taps - k0));
@@ -111,6 +110,35 @@ void conv_grad_weight_direct_target(const ConvGradDirectPlan& p, const float* x,
       }
 }
 
+void conv_grad_direct_gather_dy_target(const ConvGradDirectPlan& p, const float* dy, int64_t n0, int64_t count,
+                                       float* dye) {
+  const int64_t ld = count * p.run, out_size = p.h_out * p.w_out;
+  std::fill(dye, dye + p.m * ld, 0.0f);
+  for (int64_t j = 0; j < count; ++j)
+    for (int64_t o = 0; o < p.m; ++o)
+      for (int64_t oh = 0; oh < p.h_out; ++oh)
+        copy_row(dye + o * ld + j * p.run + oh * p.wp, dy + ((n0 + j) * p.m + o) * out_size + oh * p.w_out, p.w_out);
+}
+
+void conv_grad_input_direct_col2im_target(const ConvGradDirectPlan& p, const float* col, int64_t n0, int64_t count,
+                                          float* dx, float* scratch) {
+  const hn::ScalableTag<float> d;
+  const auto N = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t taps = p.taps(), ld = count * p.run, in_size = p.h_in * p.w_in;
+  for (int64_t j = 0; j < count; ++j)
+    for (int64_t ch = 0; ch < p.c; ++ch) {
+      std::fill(scratch, scratch + p.x_plane, 0.0f);
+      for (int64_t k = 0; k < taps; ++k) {
+        float* dst = scratch + (k / p.kw) * p.wp + k % p.kw;
+        const float* src = col + (ch * taps + k) * ld + j * p.run;
+        for (int64_t i = 0; i < p.run; i += N) hn::StoreU(hn::Add(hn::LoadU(d, dst + i), hn::LoadU(d, src + i)), d, dst + i);
+      }
+      float* dxc = dx + ((n0 + j) * p.c + ch) * in_size;
+      for (int64_t ih = 0; ih < p.h_in; ++ih)
+        copy_row(dxc + ih * p.w_in, scratch + (ih + p.pbh) * p.wp + p.pbw, p.w_in);
+    }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace tsr::cpu
 HWY_AFTER_NAMESPACE();
@@ -119,6 +147,8 @@ HWY_AFTER_NAMESPACE();
 namespace tsr::cpu {
 
 HWY_EXPORT(conv_grad_weight_direct_target);
+HWY_EXPORT(conv_grad_direct_gather_dy_target);
+HWY_EXPORT(conv_grad_input_direct_col2im_target);
 
 bool make_conv_grad_direct_plan(const Window3& w, int64_t c, int64_t m, int64_t group, ConvGradDirectPlan* p) {
   if (group != 1 || w.k[0] != 1 || w.in[0] != 1 || w.out[0] != 1 || w.pb[0] != 0 || w.pe[0] != 0) return false;
@@ -143,6 +173,15 @@ bool make_conv_grad_direct_plan(const Window3& w, int64_t c, int64_t m, int64_t 
 void conv_grad_weight_direct(const ConvGradDirectPlan& p, const float* x, const float* dy, float* dw, int64_t n0,
                              int64_t n1, float* scratch) {
   HWY_DYNAMIC_DISPATCH(conv_grad_weight_direct_target)(p, x, dy, dw, n0, n1, scratch);
+}
+
+void conv_grad_direct_gather_dy(const ConvGradDirectPlan& p, const float* dy, int64_t n0, int64_t count, float* dye) {
+  HWY_DYNAMIC_DISPATCH(conv_grad_direct_gather_dy_target)(p, dy, n0, count, dye);
+}
+
+void conv_grad_input_direct_col2im(const ConvGradDirectPlan& p, const float* col, int64_t n0, int64_t count, float* dx,
+                                   float* scratch) {
+  HWY_DYNAMIC_DISPATCH(conv_grad_input_direct_col2im_target)(p, col, n0, count, dx, scratch);
 }
 
 }  // namespace tsr::cpu

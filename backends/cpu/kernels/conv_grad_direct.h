@@ -1,6 +1,7 @@
-// A direct f32 ConvGradWeight for small dense 2-D convs (LeNet's: 1 -> 6 and 6 -> 16 channels,
-// 5x5), used by nn_grad.cpp in place of im2col + GEMM, whose 32-column output tiles those few
-// output channels leave mostly empty (and whose column matrix is written and packed again).
+// The f32 conv gradients of small dense 2-D convs (LeNet's: 1 -> 6 and 6 -> 16 channels, 5x5,
+// stride 1), used by nn_grad.cpp: a direct ConvGradWeight in place of im2col + GEMM, whose
+// 32-column output tiles those few output channels leave mostly empty (and whose column matrix
+// is written and packed again), and the col2im of ConvGradInput as one run per tap.
 //
 // As the depthwise kernels (depthwise_grad.h), each tap becomes one contiguous run: the input
 // plane is zero-padded to [hp, wp] (row pitch wp = w_in + pads) and dY is laid out with the
@@ -38,6 +39,16 @@ struct ConvGradDirectPlan {
 // where the GEMM path should run: not 2-D, strided, dilated, negative pads, a 1x1 window, more
 // than 16 output channels (then the GEMM's tiles are at least half full) or kMaxTaps taps.
 bool make_conv_grad_direct_plan(const Window3& w, int64_t c, int64_t m, int64_t group, ConvGradDirectPlan* p);
+
+// ConvGradInput on the same layout (the GEMM stays nn_grad.cpp's): dYe = images [n0, n0 + count)
+// of dY as [m, count * run] (image j's run at j * run, rows at pitch wp, zeros elsewhere), then
+// col = W^T dYe [c * taps, count * run] (sgemm), then each tap's row of col is added onto a
+// zero-padded dX plane as one contiguous run (kernel rows in order, as col2im_add) and the
+// plane's interior copied out (every element of those images' dX written). The scratch of
+// conv_grad_input_direct_col2im: one plane, x_plane floats.
+void conv_grad_direct_gather_dy(const ConvGradDirectPlan& p, const float* dy, int64_t n0, int64_t count, float* dye);
+void conv_grad_input_direct_col2im(const ConvGradDirectPlan& p, const float* col, int64_t n0, int64_t count, float* dx,
+                                   float* scratch);
 
 // dW [m, c, kh, kw] = the weight gradient of images [n0, n1) of X [N, c, h_in, w_in] and
 // dY [N, m, h_out, w_out] (overwritten, not added to).

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "backends/cpu/kernels/depthwise_grad.h"
+#include "backends/cpu/kernels/short_rows-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -19,23 +20,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// dst[i, n) = src[i, n) in vectors of d's lanes; returns where it stopped.
-template <class D>
-HWY_INLINE int64_t copy_run(D d, float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t i, int64_t n) {
-  const auto L = static_cast<int64_t>(hn::Lanes(d));
-  for (; i + L <= n; i += L) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
-  return i;
-}
-
-// dst[0, n) = src[0, n): these rows are 2-32 floats, where a memcpy call (which a scalar tail
-// loop becomes) costs more than the copy; the tail goes in ever narrower vectors.
-HWY_INLINE void copy_row(float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t n) {
-  int64_t i = copy_run(hn::ScalableTag<float>(), dst, src, 0, n);
-  i = copy_run(hn::CappedTag<float, 8>(), dst, src, i, n);
-  i = copy_run(hn::CappedTag<float, 4>(), dst, src, i, n);
-  i = copy_run(hn::CappedTag<float, 2>(), dst, src, i, n);
-  copy_run(hn::CappedTag<float, 1>(), dst, src, i, n);
-}
+using short_rows::copy_row;
 
 // Stride 2 along the row: element iw of `row` (n of them) is column iw + o of the padded row,
 // i.e. element (iw + o) / 2 of phase row (iw + o) % 2. ph[b] points at phase b's row.

@@ -240,6 +240,28 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
       });
       return ok_status();
     }
+    ConvGradDirectPlan direct;
+    if (dy.numel() > 0 && dx->numel() > 0 && make_conv_grad_direct_plan(g.w, g.c, g.m, g.group, &direct)) {
+      // Small dense stride-1 convs: the GEMM on dY laid out at the padded input's row pitch, then
+      // one contiguous add per tap (conv_grad_direct.h) instead of col2im's short rows.
+      ThreadPool& pool = ctx.pool();
+      const int64_t kg = g.kg, run = direct.run;
+      const int64_t per_gemm = std::clamp<int64_t>((int64_t{1} << 17) / std::max<int64_t>(1, kg * run), 1, g.n_batch);
+      const int64_t chunks = batch_chunks(pool, g.n_batch);
+      const int64_t per = (g.mg + kg) * per_gemm * run + direct.x_plane;
+      TSR_ASSIGN_OR_RETURN(const Scratch<float> bufs, per_chunk<float>(ctx, chunks, per));
+      over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
+        float* dye = bufs.data() + ch * per;
+        for (int64_t n = n0; n < n1; n += per_gemm) {
+          const int64_t count = std::min(per_gemm, n1 - n), ld = count * run;
+          float* col = dye + g.mg * ld;
+          conv_grad_direct_gather_dy(direct, dy.data<float>(), n, count, dye);
+          gemm_any<float>(true, false, kg, ld, g.mg, 1.0f, wt.data<float>(), kg, dye, ld, 0.0f, col, ld, inner);
+          conv_grad_input_direct_col2im(direct, col, n, count, pdx, col + kg * ld);
+        }
+      });
+      return ok_status();
+    }
   }
   std::fill(pdx, pdx + dx->numel(), T(0));
   if (dx->numel() == 0 || dy.numel() == 0) return ok_status();

@@ -1,0 +1,46 @@
+// Copies and adds of short f32 rows (2-32 floats: the rows of small planes, where a memcpy call
+// or a scalar tail costs more than the work) on Highway vectors, the tail in ever narrower
+// vectors. A Highway "-inl" header (per-target include guard toggled by hwy/foreach_target.h),
+// included after <hwy/highway.h> by the gradient kernels (depthwise_grad.cpp,
+// conv_grad_direct.cpp).
+#include <cstdint>
+
+#if defined(TSR_CPU_SHORT_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TSR_CPU_SHORT_ROWS_INL_H_
+#undef TSR_CPU_SHORT_ROWS_INL_H_
+#else
+#define TSR_CPU_SHORT_ROWS_INL_H_
+#endif
+
+#include <hwy/highway.h>
+
+HWY_BEFORE_NAMESPACE();
+namespace tsr::cpu {
+namespace HWY_NAMESPACE {
+namespace short_rows {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// dst[i, n) = src[i, n) in vectors of d's lanes; returns where it stopped.
+template <class D>
+HWY_INLINE int64_t copy_run(D d, float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t i, int64_t n) {
+  const auto L = static_cast<int64_t>(hn::Lanes(d));
+  for (; i + L <= n; i += L) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+  return i;
+}
+
+// dst[0, n) = src[0, n).
+HWY_INLINE void copy_row(float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t n) {
+  int64_t i = copy_run(hn::ScalableTag<float>(), dst, src, 0, n);
+  i = copy_run(hn::CappedTag<float, 8>(), dst, src, i, n);
+  i = copy_run(hn::CappedTag<float, 4>(), dst, src, i, n);
+  i = copy_run(hn::CappedTag<float, 2>(), dst, src, i, n);
+  copy_run(hn::CappedTag<float, 1>(), dst, src, i, n);
+}
+
+}  // namespace short_rows
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#endif  // TSR_CPU_SHORT_ROWS_INL_H_
