@@ -125,7 +125,7 @@ TEST_CASE("conv and pool gradients in float32 on 3 threads match float64", "[gra
   // LeNet-sized: the batch split over threads with per-thread weight-gradient partial sums.
   all.push_back({"Conv", "LeNet conv2 batch 5",
                  {x(uniform({5, 6, 12, 12}, 80)), x(uniform({16, 6, 5, 5}, 81)), x(uniform({16}, 82))}});
-  // The direct f32 weight gradient (conv_grad_direct.h: stride 1, <= 16 output channels):
+  // The direct f32 weight gradient (conv_small.h: stride 1, <= 16 output channels):
   // LeNet's conv1 (1 channel, 28 wide: runs of whole vectors), a 3x2 window with asymmetric pads
   // and 5 output channels (4 + 1 and 2 + 2 + 1 blocks), 7 taps of a 1x7 window.
   all.push_back({"Conv", "LeNet conv1 batch 3 pads 2",

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/kernels/conv_grad_direct.h"
+#include "backends/cpu/kernels/conv_small.h"
 #include "backends/cpu/kernels/depthwise_grad.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/matmul.h"
@@ -240,10 +240,10 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
       });
       return ok_status();
     }
-    ConvGradDirectPlan direct;
-    if (dy.numel() > 0 && dx->numel() > 0 && make_conv_grad_direct_plan(g.w, g.c, g.m, g.group, &direct)) {
+    ConvSmallPlan direct;
+    if (dy.numel() > 0 && dx->numel() > 0 && make_conv_small_plan(g.w, g.c, g.m, g.group, &direct)) {
       // Small dense stride-1 convs: the GEMM on dY laid out at the padded input's row pitch, then
-      // one contiguous add per tap (conv_grad_direct.h) instead of col2im's short rows.
+      // one contiguous add per tap (conv_small.h) instead of col2im's short rows.
       ThreadPool& pool = ctx.pool();
       const int64_t kg = g.kg, run = direct.run;
       const int64_t per_gemm = std::clamp<int64_t>((int64_t{1} << 17) / std::max<int64_t>(1, kg * run), 1, g.n_batch);
@@ -255,7 +255,7 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
         for (int64_t n = n0; n < n1; n += per_gemm) {
           const int64_t count = std::min(per_gemm, n1 - n), ld = count * run;
           float* col = dye + g.mg * ld;
-          conv_grad_direct_gather_dy(direct, dy.data<float>(), n, count, dye);
+          conv_small_gather_dy(direct, dy.data<float>(), n, count, dye);
           gemm_any<float>(true, false, kg, ld, g.mg, 1.0f, wt.data<float>(), kg, dye, ld, 0.0f, col, ld, inner);
           conv_grad_input_direct_col2im(direct, col, n, count, pdx, col + kg * ld);
         }
@@ -350,8 +350,8 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
   if constexpr (std::is_same_v<T, float>) {
     // Small dense 2-D convs (few output channels, stride 1): the direct kernel, per chunk of
     // images into a partial dW, the partials added in chunk order.
-    ConvGradDirectPlan plan;
-    if (make_conv_grad_direct_plan(w, g.c, g.m, g.group, &plan)) {
+    ConvSmallPlan plan;
+    if (make_conv_small_plan(w, g.c, g.m, g.group, &plan)) {
       TSR_ASSIGN_OR_RETURN(const Scratch<float> partial, per_chunk<float>(ctx, chunks, wsize));
       TSR_ASSIGN_OR_RETURN(const Scratch<float> bufs,
                            per_chunk<float>(ctx, chunks, static_cast<int64_t>(plan.scratch_floats())));

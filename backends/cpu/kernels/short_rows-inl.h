@@ -2,7 +2,7 @@
 // or a scalar tail costs more than the work) on Highway vectors, the tail in ever narrower
 // vectors. A Highway "-inl" header (per-target include guard toggled by hwy/foreach_target.h),
 // included after <hwy/highway.h> by the gradient kernels (depthwise_grad.cpp,
-// conv_grad_direct.cpp).
+// conv_small.cpp).
 #include <cstdint>
 
 #if defined(TSR_CPU_SHORT_ROWS_INL_H_) == defined(HWY_TARGET_TOGGLE)

@@ -18,10 +18,12 @@
 #include <cstdint>
 
 #include "backends/cpu/kernels/nn_window.h"
+#include "core/exec/kernel.h"
+#include "core/ops/fused_activation.h"
 
 namespace tsr::cpu {
 
-struct ConvGradDirectPlan {
+struct ConvSmallPlan {
   static constexpr int64_t kMaxLanes = 16;  // the widest target's f32 lanes (AVX-512)
   static constexpr int64_t kMaxTaps = 64;
   int64_t c = 0, m = 0, h_in = 0, w_in = 0, h_out = 0, w_out = 0, kh = 0, kw = 0, pbh = 0, pbw = 0;
@@ -38,7 +40,17 @@ struct ConvGradDirectPlan {
 // The plan for window `w` of a group-1 conv with `c` input and `m` output channels, or false
 // where the GEMM path should run: not 2-D, strided, dilated, negative pads, a 1x1 window, more
 // than 16 output channels (then the GEMM's tiles are at least half full) or kMaxTaps taps.
-bool make_conv_grad_direct_plan(const Window3& w, int64_t c, int64_t m, int64_t group, ConvGradDirectPlan* p);
+bool make_conv_small_plan(const Window3& w, int64_t c, int64_t m, int64_t group, ConvSmallPlan* p);
+
+// Forward (Conv with weights from an input, as training runs it, over few input taps: c * taps
+// <= kMaxForwardTaps): y [n_batch, m, h_out, w_out] = act(conv(x, w) + bias + z) (bias, z may be
+// null), images in parallel; per image, up to kSmallForwardBlockO output channels at a time
+// accumulate a vector of positions over every channel and tap (one tap load, a broadcast weight
+// per product), then the epilogue (epilogue.h) runs on the image's output.
+inline constexpr int kSmallForwardBlockO = 8;
+inline constexpr int64_t kMaxForwardTaps = 256;
+Status conv_small_forward(exec::KernelContext& ctx, const ConvSmallPlan& p, const float* x, const float* w,
+                          const float* bias, const float* z, const ops::ActivationSpec& act, int64_t n_batch, float* y);
 
 // ConvGradInput on the same layout (the GEMM stays nn_grad.cpp's): dYe = images [n0, n0 + count)
 // of dY as [m, count * run] (image j's run at j * run, rows at pitch wp, zeros elsewhere), then
@@ -46,13 +58,13 @@ bool make_conv_grad_direct_plan(const Window3& w, int64_t c, int64_t m, int64_t 
 // zero-padded dX plane as one contiguous run (kernel rows in order, as col2im_add) and the
 // plane's interior copied out (every element of those images' dX written). The scratch of
 // conv_grad_input_direct_col2im: one plane, x_plane floats.
-void conv_grad_direct_gather_dy(const ConvGradDirectPlan& p, const float* dy, int64_t n0, int64_t count, float* dye);
-void conv_grad_input_direct_col2im(const ConvGradDirectPlan& p, const float* col, int64_t n0, int64_t count, float* dx,
+void conv_small_gather_dy(const ConvSmallPlan& p, const float* dy, int64_t n0, int64_t count, float* dye);
+void conv_grad_input_direct_col2im(const ConvSmallPlan& p, const float* col, int64_t n0, int64_t count, float* dx,
                                    float* scratch);
 
 // dW [m, c, kh, kw] = the weight gradient of images [n0, n1) of X [N, c, h_in, w_in] and
 // dY [N, m, h_out, w_out] (overwritten, not added to).
-void conv_grad_weight_direct(const ConvGradDirectPlan& p, const float* x, const float* dy, float* dw, int64_t n0,
+void conv_grad_weight_direct(const ConvSmallPlan& p, const float* x, const float* dy, float* dw, int64_t n0,
                              int64_t n1, float* scratch);
 
 }  // namespace tsr::cpu
