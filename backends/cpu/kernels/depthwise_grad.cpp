@@ -139,8 +139,6 @@ void grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk,
   }
 }
 
-// ConvGradWeight on channels [c0, c1). Scratch: sh * sw phase planes of phase_stride floats
-// (zero padding, written once per call), dyp [dyp_size] (zero columns), per-tap lane sums.
 // acc[t] (N lanes at acc + t * N) += dot(s + off[t], dy) over len floats, for kT taps at once:
 // one dY load per kT tap loads and products (one accumulator per tap).
 constexpr int kMaxTapBlock = 8;
@@ -171,6 +169,8 @@ void tap_dots_n(int kt, const float* s, const int64_t* off, const float* dy, int
   }
 }
 
+// ConvGradWeight on channels [c0, c1). Scratch: sh * sw phase planes of phase_stride floats
+// (zero padding, written once per call), dyp [dyp_size] (zero columns), per-tap lane sums.
 void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* dy, float* dw, int64_t c0, int64_t c1,
                           int64_t n_batch, int64_t c, float* scratch) {
   const hn::ScalableTag<float> d;

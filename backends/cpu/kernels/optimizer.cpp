@@ -28,6 +28,7 @@ using exec::KernelContext;
 enum class Kind { kAdagrad, kMomentum, kAdam, kAdamW };
 
 namespace hn = hwy::HWY_NAMESPACE;
+#if HWY_HAVE_FLOAT64
 using DD = hn::ScalableTag<double>;
 using DF = hn::Rebind<float, DD>;
 
@@ -84,6 +85,22 @@ int64_t adamw_f32_vectors(const AdamWConsts& k, const float* px, const float* pg
   }
   return e;
 }
+#else   // no f64 vectors on this target: the scalar loops do every element
+struct AdamConsts {
+  double norm, alpha, beta, eps, post, r;
+};
+struct AdamWConsts {
+  double b1, b2, eps, decay, lr, c1, c2;
+};
+int64_t adam_f32_vectors(const AdamConsts&, const float*, const float*, const float*, const float*, float*, float*,
+                         float*, int64_t) {
+  return 0;
+}
+int64_t adamw_f32_vectors(const AdamWConsts&, const float*, const float*, const float*, const float*, float*, float*,
+                          float*, int64_t) {
+  return 0;
+}
+#endif
 
 template <typename T, Kind kKind>
 Status update(KernelContext& ctx) {
