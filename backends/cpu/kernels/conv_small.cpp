@@ -157,16 +157,7 @@ void forward_rows(const ConvSmallPlan& p, const float* xp, const int64_t* off, c
 }
 
 void forward_block_n(int ko, const ConvSmallPlan& p, const float* xp, const int64_t* off, const float* w, float* out) {
-  switch (ko) {
-    case 1: return forward_rows<1>(p, xp, off, w, out);
-    case 2: return forward_rows<2>(p, xp, off, w, out);
-    case 3: return forward_rows<3>(p, xp, off, w, out);
-    case 4: return forward_rows<4>(p, xp, off, w, out);
-    case 5: return forward_rows<5>(p, xp, off, w, out);
-    case 6: return forward_rows<6>(p, xp, off, w, out);
-    case 7: return forward_rows<7>(p, xp, off, w, out);
-    default: return forward_rows<8>(p, xp, off, w, out);
-  }
+  short_rows::with_block8(ko, [&](auto o) { forward_rows<decltype(o)::value>(p, xp, off, w, out); });
 }
 
 void conv_small_forward_target(const ConvSmallPlan& p, const float* x, const float* w, const float* bias,

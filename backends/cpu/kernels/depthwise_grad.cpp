@@ -157,16 +157,7 @@ HWY_INLINE void tap_dots(const float* HWY_RESTRICT s, const int64_t* off, const 
 }
 
 void tap_dots_n(int kt, const float* s, const int64_t* off, const float* dy, int64_t len, float* acc) {
-  switch (kt) {
-    case 1: return tap_dots<1>(s, off, dy, len, acc);
-    case 2: return tap_dots<2>(s, off, dy, len, acc);
-    case 3: return tap_dots<3>(s, off, dy, len, acc);
-    case 4: return tap_dots<4>(s, off, dy, len, acc);
-    case 5: return tap_dots<5>(s, off, dy, len, acc);
-    case 6: return tap_dots<6>(s, off, dy, len, acc);
-    case 7: return tap_dots<7>(s, off, dy, len, acc);
-    default: return tap_dots<8>(s, off, dy, len, acc);
-  }
+  short_rows::with_block8(kt, [&](auto t) { tap_dots<decltype(t)::value>(s, off, dy, len, acc); });
 }
 
 // ConvGradWeight on channels [c0, c1). Scratch: sh * sw phase planes of phase_stride floats
