@@ -134,6 +134,10 @@ TEST_CASE("conv and pool gradients in float32 on 3 threads match float64", "[gra
   all.push_back({"Conv", "3x2 window, pads 0,1,2,0, 5 outputs",
                  {x(uniform({2, 3, 7, 9}, 88)), x(uniform({5, 3, 3, 2}, 89))}, {ints("pads", {0, 1, 2, 0})}});
   all.push_back({"Conv", "1x7 window, 16 outputs", {x(uniform({2, 2, 3, 11}, 90)), x(uniform({16, 2, 1, 7}, 91))}});
+  // Pointwise on small planes: several images' dY side by side in one GEMM for dX.
+  all.push_back({"Conv", "1x1 on 2x3 planes, batch 5", {x(uniform({5, 7, 2, 3}, 92)), x(uniform({9, 7, 1, 1}, 93))}});
+  all.push_back({"Conv", "grouped 1x1 on 2x2 planes, batch 4", {x(uniform({4, 6, 2, 2}, 94)), x(uniform({6, 3, 1, 1}, 95))},
+                 {int1("group", 2)}});
   all.push_back({"Conv", "MobileNet depthwise batch 6 stride 2",
                  {x(uniform({6, 8, 17, 17}, 111)), x(uniform({8, 1, 3, 3}, 112))},
                  {int1("group", 8), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});

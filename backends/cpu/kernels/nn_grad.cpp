@@ -279,7 +279,31 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
   const int64_t chunks = batch_chunks(pool, g.n_batch);
   TSR_ASSIGN_OR_RETURN(const Scratch<T> cols, per_chunk<T>(ctx, g.pointwise ? 0 : chunks, g.kg * max_cols));
   TSR_ASSIGN_OR_RETURN(const Scratch<T> dybs, per_chunk<T>(ctx, per_gemm > 1 ? chunks : 0, g.mg * max_cols));
+  // Pointwise on small planes (MobileNet's late 1x1 layers: 4-64 positions): several images'
+  // dY side by side in one GEMM (W_g^T packed once for them, not once per image), the columns
+  // then copied into each image's dX.
+  const int64_t pw_count =
+      g.pointwise && out_size < 256 ? std::clamp<int64_t>(4096 / std::max<int64_t>(1, out_size), 1, g.n_batch) : 1;
+  const int64_t pw_per = (g.mg + g.kg) * pw_count * out_size;
+  TSR_ASSIGN_OR_RETURN(const Scratch<T> pw_bufs, per_chunk<T>(ctx, pw_count > 1 ? chunks : 0, pw_per));
   over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
+    if (g.pointwise && pw_count > 1) {
+      T* dyb = pw_bufs.data() + ch * pw_per;
+      for (int64_t n = n0; n < n1; n += pw_count) {
+        const int64_t count = std::min(pw_count, n1 - n), ld = count * out_size;
+        T* colb = dyb + g.mg * ld;
+        for (int64_t gi = 0; gi < g.group; ++gi) {
+          int64_t ldb = 0;
+          const T* b = gather_dy(pdy, g, gi, n, count, 0, g.rows, dyb, &ldb);
+          gemm_any<T>(true, false, g.kg, ld, g.mg, T(1), pw + gi * g.mg * g.kg, g.kg, b, ldb, T(0), colb, ld, inner);
+          for (int64_t j = 0; j < count; ++j)
+            for (int64_t c = 0; c < g.cg; ++c)
+              std::memcpy(pdx + ((n + j) * g.c + gi * g.cg + c) * in_size, colb + c * ld + j * out_size,
+                          static_cast<size_t>(out_size) * sizeof(T));
+        }
+      }
+      return;
+    }
     if (g.pointwise) {  // dX_g = W_g^T · dY_g, written in place
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t gi = 0; gi < g.group; ++gi)
