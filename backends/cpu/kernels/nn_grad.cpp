@@ -122,6 +122,37 @@ const T* gather_dy(const T* dy, const ConvGeom& g, int64_t gi, int64_t n0, int64
   return buf;
 }
 
+// Pointwise convs on small planes (MobileNet's late 1x1 layers: 4-64 positions): images per
+// GEMM, their planes side by side, so that the GEMM packs its weights once for them (1: planes
+// of 256 positions and more go one image at a time).
+int64_t pointwise_images(const ConvGeom& g) {
+  const int64_t p = g.w.out_size();
+  return g.pointwise && p < 256 ? std::clamp<int64_t>(4096 / std::max<int64_t>(1, p), 1, g.n_batch) : 1;
+}
+
+// For the blocks of up to `per` images of [n0, n1) and each group: dY_g gathered side by side
+// into buf (gather_dy), then fn(n, count, group, dY_g, its ld, the rest of buf).
+template <typename T, typename Fn>
+void for_pointwise_blocks(const ConvGeom& g, const T* pdy, int64_t n0, int64_t n1, int64_t per, T* buf, const Fn& fn) {
+  for (int64_t n = n0; n < n1; n += per) {
+    const int64_t count = std::min(per, n1 - n);
+    for (int64_t gi = 0; gi < g.group; ++gi) {
+      int64_t ldb = 0;
+      const T* b = gather_dy(pdy, g, gi, n, count, 0, g.rows, buf, &ldb);
+      fn(n, count, gi, b, ldb, buf + g.mg * count * g.w.out_size());
+    }
+  }
+}
+
+// fn(x offset, side offset) for group gi's cg input-channel planes of images [n, n + count):
+// their offsets in X ([N, c, P]) and in a buffer of them side by side ([cg, count * P]).
+template <typename Fn>
+void for_side_planes(const ConvGeom& g, int64_t n, int64_t count, int64_t gi, const Fn& fn) {
+  const int64_t p = g.w.out_size();
+  for (int64_t j = 0; j < count; ++j)
+    for (int64_t c = 0; c < g.cg; ++c) fn(((n + j) * g.c + gi * g.cg + c) * p, c * count * p + j * p);
+}
+
 // Depthwise convs (one input and one output channel per group, MobileNet's 3x3 layers) skip the
 // GEMM, whose [9 x 1] products per group cost more in call and packing overhead than the
 // arithmetic. f32 2-D windows run the vectorized polyphase kernels of depthwise_grad.h; the rest
@@ -279,29 +310,19 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
   const int64_t chunks = batch_chunks(pool, g.n_batch);
   TSR_ASSIGN_OR_RETURN(const Scratch<T> cols, per_chunk<T>(ctx, g.pointwise ? 0 : chunks, g.kg * max_cols));
   TSR_ASSIGN_OR_RETURN(const Scratch<T> dybs, per_chunk<T>(ctx, per_gemm > 1 ? chunks : 0, g.mg * max_cols));
-  // Pointwise on small planes (MobileNet's late 1x1 layers: 4-64 positions): several images'
-  // dY side by side in one GEMM (W_g^T packed once for them, not once per image), the columns
-  // then copied into each image's dX.
-  const int64_t pw_count =
-      g.pointwise && out_size < 256 ? std::clamp<int64_t>(4096 / std::max<int64_t>(1, out_size), 1, g.n_batch) : 1;
-  const int64_t pw_per = (g.mg + g.kg) * pw_count * out_size;
+  const int64_t pw_count = pointwise_images(g), pw_per = (g.mg + g.kg) * pw_count * out_size;
   TSR_ASSIGN_OR_RETURN(const Scratch<T> pw_bufs, per_chunk<T>(ctx, pw_count > 1 ? chunks : 0, pw_per));
   over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
-    if (g.pointwise && pw_count > 1) {
-      T* dyb = pw_bufs.data() + ch * pw_per;
-      for (int64_t n = n0; n < n1; n += pw_count) {
-        const int64_t count = std::min(pw_count, n1 - n), ld = count * out_size;
-        T* colb = dyb + g.mg * ld;
-        for (int64_t gi = 0; gi < g.group; ++gi) {
-          int64_t ldb = 0;
-          const T* b = gather_dy(pdy, g, gi, n, count, 0, g.rows, dyb, &ldb);
-          gemm_any<T>(true, false, g.kg, ld, g.mg, T(1), pw + gi * g.mg * g.kg, g.kg, b, ldb, T(0), colb, ld, inner);
-          for (int64_t j = 0; j < count; ++j)
-            for (int64_t c = 0; c < g.cg; ++c)
-              std::memcpy(pdx + ((n + j) * g.c + gi * g.cg + c) * in_size, colb + c * ld + j * out_size,
-                          static_cast<size_t>(out_size) * sizeof(T));
-        }
-      }
+    if (pw_count > 1) {  // dX_g = W_g^T · dY_g of several images at once, copied into each
+      for_pointwise_blocks<T>(g, pdy, n0, n1, pw_count, pw_bufs.data() + ch * pw_per,
+                              [&](int64_t n, int64_t count, int64_t gi, const T* b, int64_t ldb, T* colb) {
+                                const int64_t ld = count * out_size;
+                                gemm_any<T>(true, false, g.kg, ld, g.mg, T(1), pw + gi * g.mg * g.kg, g.kg, b, ldb, T(0),
+                                            colb, ld, inner);
+                                for_side_planes(g, n, count, gi, [&](int64_t xo, int64_t so) {
+                                  std::memcpy(pdx + xo, colb + so, static_cast<size_t>(out_size) * sizeof(T));
+                                });
+                              });
       return;
     }
     if (g.pointwise) {  // dX_g = W_g^T · dY_g, written in place
@@ -394,9 +415,23 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(const Scratch<T> partial, per_chunk<T>(ctx, chunks, wsize));
   TSR_ASSIGN_OR_RETURN(const Scratch<T> cols, per_chunk<T>(ctx, g.pointwise ? 0 : chunks, g.kg * max_cols));
   TSR_ASSIGN_OR_RETURN(const Scratch<T> dybs, per_chunk<T>(ctx, per_gemm > 1 ? chunks : 0, g.mg * max_cols));
+  const int64_t pw_count = pointwise_images(g), pw_per = (g.mg + g.kg) * pw_count * out_size;
+  TSR_ASSIGN_OR_RETURN(const Scratch<T> pw_bufs, per_chunk<T>(ctx, pw_count > 1 ? chunks : 0, pw_per));
   std::fill(partial.begin(), partial.end(), T(0));
   over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
     T* acc = partial.data() + ch * wsize;
+    if (pw_count > 1) {  // dW_g^T += X_g · dY_g^T over several images at once (depth count * P)
+      for_pointwise_blocks<T>(g, pdy, n0, n1, pw_count, pw_bufs.data() + ch * pw_per,
+                              [&](int64_t n, int64_t count, int64_t gi, const T* b, int64_t ldb, T* xb) {
+                                const int64_t ld = count * out_size;
+                                for_side_planes(g, n, count, gi, [&](int64_t xo, int64_t so) {
+                                  std::memcpy(xb + so, px + xo, static_cast<size_t>(out_size) * sizeof(T));
+                                });
+                                gemm_any<T>(false, true, g.kg, g.mg, ld, T(1), xb, ld, b, ldb, T(1),
+                                            acc + gi * g.mg * g.kg, g.mg, inner);
+                              });
+      return;
+    }
     if (g.pointwise) {  // dW_g^T += X_g · dY_g^T
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t gi = 0; gi < g.group; ++gi)
