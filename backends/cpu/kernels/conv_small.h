@@ -1,17 +1,19 @@
-// The f32 conv gradients of small dense 2-D convs (LeNet's: 1 -> 6 and 6 -> 16 channels, 5x5,
-// stride 1), used by nn_grad.cpp: a direct ConvGradWeight in place of im2col + GEMM, whose
-// 32-column output tiles those few output channels leave mostly empty (and whose column matrix
-// is written and packed again), and the col2im of ConvGradInput as one run per tap.
+// f32 kernels of small dense 2-D convs (LeNet's: 1 -> 6 and 6 -> 16 channels, 5x5, stride 1)
+// for training: a direct ConvGradWeight (nn_grad.cpp) in place of im2col + GEMM, whose 32-column
+// output tiles those few output channels leave mostly empty (and whose column matrix is written
+// and packed again), the col2im of ConvGradInput as one run per tap (nn_grad.cpp), and a direct
+// forward Conv for weights that come from an input (nn.cpp).
 //
 // As the depthwise kernels (depthwise_grad.h), each tap becomes one contiguous run: the input
 // plane is zero-padded to [hp, wp] (row pitch wp = w_in + pads) and dY is laid out with the
 // same pitch (zero in the wp - w_out extra columns), so tap (kh, kw) of channel c reads the run
 // of h_out * wp floats of the padded plane at kh * wp + kw, and
 //   dW[o, c, kh, kw] = sum over images of dot(padded X_c at kh * wp + kw, dY_o with pitch wp).
-// The dots run a few vectors at a time: blocks of up to 4 taps x 4 output channels (4 x 2 on
+// ConvGradWeight's dots run a few vectors at a time: blocks of up to 4 taps x 4 output channels (4 x 2 on
 // 16-register targets) accumulate in registers over each image's run, into per-lane sums kept in
 // memory across the images of a call and reduced (in double) at the end.
-// Scratch per call: scratch_floats() (the caller's arena, no allocation per step).
+// ConvGradWeight's scratch per call: scratch_floats() (the caller's arena, no allocation per
+// step). Errors: none (the plan's checks decide where these kernels apply).
 #pragma once
 
 #include <cstddef>
