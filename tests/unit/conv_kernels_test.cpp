@@ -159,8 +159,9 @@ struct OneConvNode {
 };
 
 // Runs the case as one Conv (no activation, no Z) or FusedConv node with constant weights and
-// bias, and compares with conv_ref + Z, then the activation.
-void check_conv(const ConvCase& cc, int threads, std::mt19937& rng) {
+// bias (graph inputs instead with `runtime_weights`, as a training step feeds them), and compares
+// with conv_ref + Z, then the activation.
+void check_conv(const ConvCase& cc, int threads, std::mt19937& rng, bool runtime_weights = false) {
   const size_t r = cc.x.size() - 2;
   Shape y_shape = {cc.x[0], cc.w[0]};
   for (size_t d = 0; d < r; ++d) {
@@ -178,8 +179,8 @@ void check_conv(const ConvCase& cc, int threads, std::mt19937& rng) {
   if (*cc.act) attrs.push_back(ir::Attribute::make_string("activation", cc.act));
   OneConvNode one(cc.z || *cc.act ? "FusedConv" : "Conv", attrs);
   one.add(x, false);
-  one.add(w, true);
-  one.add(b, true);
+  one.add(w, !runtime_weights);
+  one.add(b, !runtime_weights);
   if (cc.z) one.add(z, false);
   INFO(cc.what << ": x " << shape_str(cc.x) << " w " << shape_str(cc.w) << " threads " << threads);
   const Tensor y = one.run(threads);
@@ -399,5 +400,24 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
   };
   for_targets_and_threads([&](int threads) {
     for (const SeparableCase& sc : cases) check_separable(sc, threads, rng);
+  });
+}
+
+// Weights from graph inputs (a training step's forward) on small dense stride-1 convs: the
+// direct loop of conv_small.h (LeNet's two convs; output channels in blocks of 8 with a remainder,
+// position vectors in pairs and one; bias, Z and the activation in the epilogue), and the
+// im2col path beside it (more than 16 outputs, stride 2).
+TEST_CASE("Conv/FusedConv f32 with runtime weights: the small-conv loop matches the definition") {
+  std::mt19937 rng(23);
+  const std::vector<ConvCase> cases = {
+      {"LeNet conv1", {3, 1, 28, 28}, {6, 1, 5, 5}, 1, {1, 1}, {1, 1}, {2, 2, 2, 2}, "", false},
+      {"LeNet conv2", {2, 6, 14, 14}, {16, 6, 5, 5}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "", false},
+      {"3x2, asymmetric pads, 13 outputs, Relu + Z", {2, 3, 9, 11}, {13, 3, 3, 2}, 1, {1, 1}, {1, 1}, {0, 1, 2, 0}, "Relu", true},
+      {"1x7 on 3 rows, HardSwish", {1, 2, 3, 19}, {5, 2, 1, 7}, 1, {1, 1}, {1, 1}, {0, 3, 0, 3}, "HardSwish", false},
+      {"24 outputs (im2col)", {1, 3, 8, 9}, {24, 3, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", true},
+      {"stride 2 (im2col)", {1, 2, 9, 9}, {4, 2, 3, 3}, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, "Relu", false},
+  };
+  for_targets_and_threads([&](int threads) {
+    for (const ConvCase& cc : cases) check_conv(cc, threads, rng, true);
   });
 }

@@ -3,7 +3,11 @@
 // float32 / multi-threaded runs of the same cases against float64.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <limits>
+
 #include "tests/unit/grad_check.h"
+#include "tests/unit/one_node_test_util.h"
 
 using namespace tsr;
 using namespace tsr::gradcheck;
@@ -121,6 +125,19 @@ TEST_CASE("conv and pool gradients in float32 on 3 threads match float64", "[gra
   // LeNet-sized: the batch split over threads with per-thread weight-gradient partial sums.
   all.push_back({"Conv", "LeNet conv2 batch 5",
                  {x(uniform({5, 6, 12, 12}, 80)), x(uniform({16, 6, 5, 5}, 81)), x(uniform({16}, 82))}});
+  // The direct f32 weight gradient (conv_small.h: stride 1, <= 16 output channels):
+  // LeNet's conv1 (1 channel, 28 wide: runs of whole vectors), a 3x2 window with asymmetric pads
+  // and 5 output channels (4 + 1 and 2 + 2 + 1 blocks), 7 taps of a 1x7 window.
+  all.push_back({"Conv", "LeNet conv1 batch 3 pads 2",
+                 {x(uniform({3, 1, 28, 28}, 85)), x(uniform({6, 1, 5, 5}, 86)), x(uniform({6}, 87))},
+                 {ints("pads", {2, 2, 2, 2})}});
+  all.push_back({"Conv", "3x2 window, pads 0,1,2,0, 5 outputs",
+                 {x(uniform({2, 3, 7, 9}, 88)), x(uniform({5, 3, 3, 2}, 89))}, {ints("pads", {0, 1, 2, 0})}});
+  all.push_back({"Conv", "1x7 window, 16 outputs", {x(uniform({2, 2, 3, 11}, 90)), x(uniform({16, 2, 1, 7}, 91))}});
+  // Pointwise on small planes: several images' dY side by side in one GEMM for dX.
+  all.push_back({"Conv", "1x1 on 2x3 planes, batch 5", {x(uniform({5, 7, 2, 3}, 92)), x(uniform({9, 7, 1, 1}, 93))}});
+  all.push_back({"Conv", "grouped 1x1 on 2x2 planes, batch 4", {x(uniform({4, 6, 2, 2}, 94)), x(uniform({6, 3, 1, 1}, 95))},
+                 {int1("group", 2)}});
   all.push_back({"Conv", "MobileNet depthwise batch 6 stride 2",
                  {x(uniform({6, 8, 17, 17}, 111)), x(uniform({8, 1, 3, 3}, 112))},
                  {int1("group", 8), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});
@@ -151,4 +168,42 @@ TEST_CASE("ConvTranspose gradient rejects output padding no Conv window covers",
   const Case c{"ConvTranspose", "", {x(uniform({1, 1, 3}, 90)), x(uniform({1, 1, 2}, 91))},
                {ints("dilations", {2}), ints("output_padding", {1})}};
   CHECK(check(c).find("not supported") != std::string::npos);
+}
+
+// MaxPoolGrad for 2x2 windows of stride 2 (LeNet's pools) writes dX once, vectors of windows
+// then single ones: against the argmax rule (the first tap seeds it, only a strictly greater
+// value replaces it) on a plane 45 wide (22 windows: vectors and a tail) and 9 high (an
+// uncovered last row and column), with ties, NaN and -inf, in f32 and f64.
+TEST_CASE("MaxPoolGrad 2x2 stride 2 matches the argmax rule (ties, NaN, uncovered row and column)", "[grad]") {
+  const int64_t n = 2, c = 3, h = 9, w = 45, oh = h / 2, ow = w / 2;
+  std::vector<double> xv(static_cast<size_t>(n * c * h * w)), gv(static_cast<size_t>(n * c * oh * ow));
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = double((i * 7919) % 13) - 6;  // many ties
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  xv[0] = nan;         // NaN as the first tap: it stays the argmax
+  xv[3] = nan;         // NaN as a later tap: ignored
+  xv[2 * w + 4] = inf;
+  xv[4 * w + 6] = -inf, xv[4 * w + 7] = -inf, xv[5 * w + 6] = -inf, xv[5 * w + 7] = -inf;  // all -inf: the first
+  for (size_t i = 0; i < gv.size(); ++i) gv[i] = 0.25 * double(i % 17) + 1;
+  std::vector<double> want(xv.size(), 0.0);
+  for (int64_t p = 0; p < n * c; ++p)
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        int64_t best = p * h * w + 2 * i * w + 2 * j;
+        for (int64_t t : {int64_t{1}, w, w + 1}) {
+          const int64_t at = p * h * w + 2 * i * w + 2 * j + t;
+          if (xv[static_cast<size_t>(at)] > xv[static_cast<size_t>(best)]) best = at;
+        }
+        want[static_cast<size_t>(best)] += gv[static_cast<size_t>((p * oh + i) * ow + j)];
+      }
+  const std::vector<Attribute> attrs = {ints("kernel_shape", {2, 2}), ints("strides", {2, 2})};
+  const Tensor d64 = test::run_ok("MaxPoolGrad", {Tensor::from<double>({n, c, h, w}, xv),
+                                                  Tensor::from<double>({n, c, oh, ow}, gv)}, attrs);
+  std::vector<float> xf(xv.begin(), xv.end()), gf(gv.begin(), gv.end());
+  const Tensor d32 = test::run_ok("MaxPoolGrad", {Tensor::from<float>({n, c, h, w}, xf),
+                                                  Tensor::from<float>({n, c, oh, ow}, gf)}, attrs);
+  int64_t wrong = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    wrong += d64.data<double>()[i] != want[i] || d32.data<float>()[i] != static_cast<float>(want[i]);
+  CHECK(wrong == 0);
+  CHECK(d32.data<float>()[0] == static_cast<float>(gv[0]));  // the NaN first tap took dY
 }

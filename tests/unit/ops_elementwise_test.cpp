@@ -201,6 +201,16 @@ TEST_CASE("Where: contiguous and scalar-operand runs (the vectorized selects) ma
   check_f32(run_ok("Where", {c, x, y}), all);
   check_f32(run_ok("Where", {c, zero, y}), x0);
   check_f32(run_ok("Where", {c, x, zero}), y0);
+  // Both values broadcast scalars; NaN passes through the selected side.
+  std::vector<float> both(n), nan_x(n);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 0; i < n; ++i) {
+    both[i] = cs[i] ? 2.5f : 0.f;
+    nan_x[i] = cs[i] ? nan : ys[i];
+  }
+  check_f32(run_ok("Where", {c, f32({}, {2.5f}), zero}), both);
+  const Tensor w = run_ok("Where", {c, f32({}, {nan}), y});
+  for (int64_t i = 0; i < n; ++i) CHECK((cs[i] ? std::isnan(w.data<float>()[i]) : w.data<float>()[i] == nan_x[i]));
 }
 
 TEST_CASE("Pow with mixed exponent dtype, integer Pow, BitShift, Bitwise*, PRelu") {

@@ -1,9 +1,11 @@
 // Reduce* and ArgMax/ArgMin: inference + CPU kernels against numpy.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <string>
 
 #include "tessera/session.h"
 #include "core/ir/graph.h"
@@ -123,6 +125,47 @@ TEST_CASE("large reductions (vector rows, middle axis, threads) match closed for
       ok &= rc->data<float>()[c] == float(rows) * (float(c % 7) - 3.0f) + float(rows * (rows - 1) / 2);
     CHECK(ok);
   }
+}
+
+TEST_CASE("per-channel reductions over batch and space ([a, k, c], a conv bias's gradient) match f64 sums") {
+  // x[3, 5, 7, 9] (rows of 63 floats: whole vectors and a tail) over axes {0, 2, 3}: each of the
+  // 5 channels reduces 3 runs of 63; ReduceL2 and ReduceLogSumExp take the gather path, the rest
+  // combine per-row results. Signed values, 1 and 2 threads.
+  const int64_t A = 3, K = 5, C = 63;
+  std::vector<float> v(A * K * C);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = float((i * 37) % 101) / 16.0f - 3.0f;
+  const Tensor x = Tensor::from<float>({A, K, 7, 9}, v);
+  for (int threads : {1, 2}) {
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceSumSquare",
+                           "ReduceL2", "ReduceLogSumExp"}) {
+      INFO(op << " threads " << threads);
+      const std::string o = op;
+      ReduceModel m(op, {x}, {axes({0, 2, 3}), keep(0)});
+      auto r = m.run(threads);
+      REQUIRE(r.ok());
+      REQUIRE(r->shape() == Shape{K});
+      for (int64_t k = 0; k < K; ++k) {
+        double sum = 0, abs = 0, sq = 0, mx = -1e30, mn = 1e30, ex = 0;
+        for (int64_t a = 0; a < A; ++a)
+          for (int64_t c = 0; c < C; ++c) {
+            const double e = v[static_cast<size_t>((a * K + k) * C + c)];
+            sum += e, abs += std::fabs(e), sq += e * e, ex += std::exp(e);
+            mx = std::max(mx, e), mn = std::min(mn, e);
+          }
+        const double want = o == "ReduceSum" ? sum : o == "ReduceMean" ? sum / double(A * C) : o == "ReduceMax" ? mx
+                          : o == "ReduceMin" ? mn : o == "ReduceL1" ? abs : o == "ReduceSumSquare" ? sq
+                          : o == "ReduceL2" ? std::sqrt(sq) : std::log(ex);
+        CHECK(r->data<float>()[k] == Approx(want).epsilon(1e-5).margin(1e-5));
+      }
+    }
+  }
+  // Integers, [2, 3, 2] over {0, 2}: np.int32(...).sum(axis=(0, 2)); mean truncates the total.
+  const Tensor xi = Tensor::from<int32_t>({2, 3, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, -12});
+  Tensor s = run_ok("ReduceSum", {xi}, {axes({0, 2}), keep(0)});
+  CHECK(std::vector<int32_t>(s.data<int32_t>(), s.data<int32_t>() + 3) == std::vector<int32_t>{18, 26, 10});
+  Tensor m = run_ok("ReduceMean", {xi}, {axes({0, 2}), keep(1)});
+  CHECK(m.shape() == Shape{1, 3, 1});
+  CHECK(std::vector<int32_t>(m.data<int32_t>(), m.data<int32_t>() + 3) == std::vector<int32_t>{4, 6, 2});
 }
 
 TEST_CASE("integer and f16 reductions") {

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "backends/cpu/kernels/depthwise_grad.h"
+#include "backends/cpu/kernels/short_rows-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -19,23 +20,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-// dst[i, n) = src[i, n) in vectors of d's lanes; returns where it stopped.
-template <class D>
-HWY_INLINE int64_t copy_run(D d, float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t i, int64_t n) {
-  const auto L = static_cast<int64_t>(hn::Lanes(d));
-  for (; i + L <= n; i += L) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
-  return i;
-}
-
-// dst[0, n) = src[0, n): these rows are 2-32 floats, where a memcpy call (which a scalar tail
-// loop becomes) costs more than the copy; the tail goes in ever narrower vectors.
-HWY_INLINE void copy_row(float* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t n) {
-  int64_t i = copy_run(hn::ScalableTag<float>(), dst, src, 0, n);
-  i = copy_run(hn::CappedTag<float, 8>(), dst, src, i, n);
-  i = copy_run(hn::CappedTag<float, 4>(), dst, src, i, n);
-  i = copy_run(hn::CappedTag<float, 2>(), dst, src, i, n);
-  copy_run(hn::CappedTag<float, 1>(), dst, src, i, n);
-}
+using short_rows::copy_row;
 
 // Stride 2 along the row: element iw of `row` (n of them) is column iw + o of the padded row,
 // i.e. element (iw + o) / 2 of phase row (iw + o) % 2. ph[b] points at phase b's row.
@@ -154,6 +139,27 @@ void grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk,
   }
 }
 
+// acc[t] (N lanes at acc + t * N) += dot(s + off[t], dy) over len floats, for kT taps at once:
+// one dY load per kT tap loads and products (one accumulator per tap).
+constexpr int kMaxTapBlock = 8;
+template <int kT>
+HWY_INLINE void tap_dots(const float* HWY_RESTRICT s, const int64_t* off, const float* HWY_RESTRICT dy, int64_t len,
+                         float* HWY_RESTRICT acc) {
+  const hn::ScalableTag<float> d;
+  const auto N = static_cast<int64_t>(hn::Lanes(d));
+  hn::Vec<decltype(d)> a[kT];
+  for (int t = 0; t < kT; ++t) a[t] = hn::Zero(d);
+  for (int64_t i = 0; i < len; i += N) {
+    const auto dv = hn::LoadU(d, dy + i);
+    for (int t = 0; t < kT; ++t) a[t] = hn::MulAdd(hn::LoadU(d, s + off[t] + i), dv, a[t]);
+  }
+  for (int t = 0; t < kT; ++t) hn::StoreU(hn::Add(hn::LoadU(d, acc + t * N), a[t]), d, acc + t * N);
+}
+
+void tap_dots_n(int kt, const float* s, const int64_t* off, const float* dy, int64_t len, float* acc) {
+  short_rows::with_block8(kt, [&](auto t) { tap_dots<decltype(t)::value>(s, off, dy, len, acc); });
+}
+
 // ConvGradWeight on channels [c0, c1). Scratch: sh * sw phase planes of phase_stride floats
 // (zero padding, written once per call), dyp [dyp_size] (zero columns), per-tap lane sums.
 void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* dy, float* dw, int64_t c0, int64_t c1,
@@ -166,7 +172,7 @@ void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* d
   float* acc = dyp + p.dyp_size;
   std::fill(phases, acc, 0.0f);
   // Whole vectors (<= h_out * wq + kSlack): blocks of 4, then single vectors (small planes).
-  const int64_t len = round_up(p.h_out * p.wq, N), len4 = len / (4 * N) * (4 * N);
+  const int64_t len = round_up(p.h_out * p.wq, N);
   int64_t tap_off[DepthwisePlan::kMaxTaps];
   for (int64_t k = 0; k < taps; ++k) {
     const Tap t = tap_of(p, k / p.kw, k % p.kw, p.wq);
@@ -197,20 +203,11 @@ void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* d
         }
       }
       for (int64_t oh = 0; oh < p.h_out; ++oh) copy_row(dyp + oh * p.wq, g + oh * p.w_out, p.w_out);
-      for (int64_t k = 0; k < taps; ++k) {
-        const float* s = phases + tap_off[k];
-        auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
-        int64_t i = 0;
-        for (; i < len4; i += 4 * N) {
-          a0 = hn::MulAdd(hn::LoadU(d, s + i), hn::LoadU(d, dyp + i), a0);
-          a1 = hn::MulAdd(hn::LoadU(d, s + i + N), hn::LoadU(d, dyp + i + N), a1);
-          a2 = hn::MulAdd(hn::LoadU(d, s + i + 2 * N), hn::LoadU(d, dyp + i + 2 * N), a2);
-          a3 = hn::MulAdd(hn::LoadU(d, s + i + 3 * N), hn::LoadU(d, dyp + i + 3 * N), a3);
-        }
-        for (; i < len; i += N) a0 = hn::MulAdd(hn::LoadU(d, s + i), hn::LoadU(d, dyp + i), a0);
-        float* ak = acc + k * N;
-        hn::StoreU(hn::Add(hn::LoadU(d, ak), hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))), d, ak);
-      }
+      // Taps in blocks of up to kMaxTapBlock (9 -> 5 + 4): each dY vector loaded once per block.
+      const int64_t nblocks = (taps + kMaxTapBlock - 1) / kMaxTapBlock;
+      const int64_t per = (taps + nblocks - 1) / nblocks;
+      for (int64_t k0 = 0; k0 < taps; k0 += per)
+        tap_dots_n(static_cast<int>(std::min(per, taps - k0)), phases, tap_off + k0, dyp, len, acc + k0 * N);
     }
     for (int64_t k = 0; k < taps; ++k) {
       double sum = 0;

@@ -233,6 +233,26 @@ Status pow_kernel(exec::KernelContext& ctx) {
   return ok_status();
 }
 
+// f32 Where over a run: cond and the output contiguous, x and y each contiguous or a broadcast
+// scalar (kXs / kYs: stride 0), as autodiff's masked gradients (Relu's dY where Y > 0) are.
+// Highway vectors: the compiler leaves the bool-indexed select scalar.
+template <bool kXs, bool kYs>
+void where_f32_run(const bool* c, const float* x, const float* y, float* o, int64_t len) {
+  const hn::ScalableTag<float> d;
+  const hn::RebindToUnsigned<decltype(d)> du;
+  const hn::Rebind<uint8_t, decltype(d)> d8;
+  const auto L = static_cast<int64_t>(hn::Lanes(d));
+  const auto* c8 = reinterpret_cast<const uint8_t*>(c);
+  int64_t i = 0;
+  for (; i + L <= len; i += L) {
+    const auto m = hn::RebindMask(d, hn::Ne(hn::PromoteTo(du, hn::LoadU(d8, c8 + i)), hn::Zero(du)));
+    const auto vx = kXs ? hn::Set(d, x[0]) : hn::LoadU(d, x + i);
+    const auto vy = kYs ? hn::Set(d, y[0]) : hn::LoadU(d, y + i);
+    hn::StoreU(hn::IfThenElse(m, vx, vy), d, o + i);
+  }
+  for (; i < len; ++i) o[i] = c[i] ? x[kXs ? 0 : i] : y[kYs ? 0 : i];
+}
+
 // Where: three-way broadcast, cond is bool.
 template <DTypeMask kSel>
 Status where_kernel(exec::KernelContext& ctx) {
@@ -260,6 +280,15 @@ Status where_kernel(exec::KernelContext& ctx) {
       };
       using One = std::integral_constant<int64_t, 1>;
       using Zero = std::integral_constant<int64_t, 0>;
+      if constexpr (std::is_same_v<T, float>) {
+        if (st[0] == 1 && (st[1] == 1 || st[1] == 0) && (st[2] == 1 || st[2] == 0)) {
+          if (st[1] == 1 && st[2] == 1) where_f32_run<false, false>(cc, xx, yy, po + o, len);
+          else if (st[1] == 1) where_f32_run<false, true>(cc, xx, yy, po + o, len);
+          else if (st[2] == 1) where_f32_run<true, false>(cc, xx, yy, po + o, len);
+          else where_f32_run<true, true>(cc, xx, yy, po + o, len);
+          return;
+        }
+      }
       if (st[0] == 1 && st[1] == 1 && st[2] == 1) run(One{}, One{}, One{});
       else if (st[0] == 1 && st[1] == 0 && st[2] == 1) run(One{}, Zero{}, One{});
       else if (st[0] == 1 && st[1] == 1 && st[2] == 0) run(One{}, One{}, Zero{});

@@ -26,6 +26,7 @@
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/conv.h"
 #include "backends/cpu/kernels/conv_implicit.h"
+#include "backends/cpu/kernels/conv_small.h"
 #include "backends/cpu/kernels/depthwise.h"
 #include "backends/cpu/kernels/epilogue.h"
 #include "backends/cpu/kernels/gemm.h"
@@ -206,6 +207,11 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
         winograd_pays(w, n_batch)) {
       return winograd_conv(ctx, *wino, px, n_batch, w, pb, pz, act, py);
     }
+    // Weights from an input (training), few input taps (LeNet's first conv: 1 channel, 5x5):
+    // conv_small.h's direct loop over padded planes instead of a 25-row im2col per image.
+    ConvSmallPlan small;
+    if (!kSizeFirstKernels && !packed && !direct_a && kg <= kMaxForwardTaps && make_conv_small_plan(w, c, m, group, &small))
+      return conv_small_forward(ctx, small, px, pw, pb, pz, act, n_batch, py);
   }
 
   const int64_t macs = n_batch * m * kg * out_size;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/conv_small.h"
 #include "backends/cpu/kernels/depthwise_grad.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/matmul.h"
@@ -119,6 +120,37 @@ const T* gather_dy(const T* dy, const ConvGeom& g, int64_t gi, int64_t n0, int64
     for (int64_t o = 0; o < g.mg; ++o)
       std::memcpy(buf + o * *ld + j * ncols, first + (j * g.m + o) * out_size, static_cast<size_t>(ncols) * sizeof(T));
   return buf;
+}
+
+// Pointwise convs on small planes (MobileNet's late 1x1 layers: 4-64 positions): images per
+// GEMM, their planes side by side, so that the GEMM packs its weights once for them (1: planes
+// of 256 positions and more go one image at a time).
+int64_t pointwise_images(const ConvGeom& g) {
+  const int64_t p = g.w.out_size();
+  return g.pointwise && p < 256 ? std::clamp<int64_t>(4096 / std::max<int64_t>(1, p), 1, g.n_batch) : 1;
+}
+
+// For the blocks of up to `per` images of [n0, n1) and each group: dY_g gathered side by side
+// into buf (gather_dy), then fn(n, count, group, dY_g, its ld, the rest of buf).
+template <typename T, typename Fn>
+void for_pointwise_blocks(const ConvGeom& g, const T* pdy, int64_t n0, int64_t n1, int64_t per, T* buf, const Fn& fn) {
+  for (int64_t n = n0; n < n1; n += per) {
+    const int64_t count = std::min(per, n1 - n);
+    for (int64_t gi = 0; gi < g.group; ++gi) {
+      int64_t ldb = 0;
+      const T* b = gather_dy(pdy, g, gi, n, count, 0, g.rows, buf, &ldb);
+      fn(n, count, gi, b, ldb, buf + g.mg * count * g.w.out_size());
+    }
+  }
+}
+
+// fn(x offset, side offset) for group gi's cg input-channel planes of images [n, n + count):
+// their offsets in X ([N, c, P]) and in a buffer of them side by side ([cg, count * P]).
+template <typename Fn>
+void for_side_planes(const ConvGeom& g, int64_t n, int64_t count, int64_t gi, const Fn& fn) {
+  const int64_t p = g.w.out_size();
+  for (int64_t j = 0; j < count; ++j)
+    for (int64_t c = 0; c < g.cg; ++c) fn(((n + j) * g.c + gi * g.cg + c) * p, c * count * p + j * p);
 }
 
 // Depthwise convs (one input and one output channel per group, MobileNet's 3x3 layers) skip the
@@ -239,6 +271,28 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
       });
       return ok_status();
     }
+    ConvSmallPlan direct;
+    if (dy.numel() > 0 && dx->numel() > 0 && make_conv_small_plan(g.w, g.c, g.m, g.group, &direct)) {
+      // Small dense stride-1 convs: the GEMM on dY laid out at the padded input's row pitch, then
+      // one contiguous add per tap (conv_small.h) instead of col2im's short rows.
+      ThreadPool& pool = ctx.pool();
+      const int64_t kg = g.kg, run = direct.run;
+      const int64_t per_gemm = std::clamp<int64_t>((int64_t{1} << 17) / std::max<int64_t>(1, kg * run), 1, g.n_batch);
+      const int64_t chunks = batch_chunks(pool, g.n_batch);
+      const int64_t per = (g.mg + kg) * per_gemm * run + direct.x_plane;
+      TSR_ASSIGN_OR_RETURN(const Scratch<float> bufs, per_chunk<float>(ctx, chunks, per));
+      over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
+        float* dye = bufs.data() + ch * per;
+        for (int64_t n = n0; n < n1; n += per_gemm) {
+          const int64_t count = std::min(per_gemm, n1 - n), ld = count * run;
+          float* col = dye + g.mg * ld;
+          conv_small_gather_dy(direct, dy.data<float>(), n, count, dye);
+          gemm_any<float>(true, false, kg, ld, g.mg, 1.0f, wt.data<float>(), kg, dye, ld, 0.0f, col, ld, inner);
+          conv_grad_input_direct_col2im(direct, col, n, count, pdx, col + kg * ld);
+        }
+      });
+      return ok_status();
+    }
   }
   std::fill(pdx, pdx + dx->numel(), T(0));
   if (dx->numel() == 0 || dy.numel() == 0) return ok_status();
@@ -256,7 +310,21 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
   const int64_t chunks = batch_chunks(pool, g.n_batch);
   TSR_ASSIGN_OR_RETURN(const Scratch<T> cols, per_chunk<T>(ctx, g.pointwise ? 0 : chunks, g.kg * max_cols));
   TSR_ASSIGN_OR_RETURN(const Scratch<T> dybs, per_chunk<T>(ctx, per_gemm > 1 ? chunks : 0, g.mg * max_cols));
+  const int64_t pw_count = pointwise_images(g), pw_per = (g.mg + g.kg) * pw_count * out_size;
+  TSR_ASSIGN_OR_RETURN(const Scratch<T> pw_bufs, per_chunk<T>(ctx, pw_count > 1 ? chunks : 0, pw_per));
   over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
+    if (pw_count > 1) {  // dX_g = W_g^T · dY_g of several images at once, copied into each
+      for_pointwise_blocks<T>(g, pdy, n0, n1, pw_count, pw_bufs.data() + ch * pw_per,
+                              [&](int64_t n, int64_t count, int64_t gi, const T* b, int64_t ldb, T* colb) {
+                                const int64_t ld = count * out_size;
+                                gemm_any<T>(true, false, g.kg, ld, g.mg, T(1), pw + gi * g.mg * g.kg, g.kg, b, ldb, T(0),
+                                            colb, ld, inner);
+                                for_side_planes(g, n, count, gi, [&](int64_t xo, int64_t so) {
+                                  std::memcpy(pdx + xo, colb + so, static_cast<size_t>(out_size) * sizeof(T));
+                                });
+                              });
+      return;
+    }
     if (g.pointwise) {  // dX_g = W_g^T · dY_g, written in place
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t gi = 0; gi < g.group; ++gi)
@@ -324,15 +392,46 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
     return depthwise_grad_weight<T>(ctx, g, px, pdy, pdw);
   }
   const int64_t chunks = batch_chunks(pool, g.n_batch);
+  if constexpr (std::is_same_v<T, float>) {
+    // Small dense 2-D convs (few output channels, stride 1): the direct kernel, per chunk of
+    // images into a partial dW, the partials added in chunk order.
+    ConvSmallPlan plan;
+    if (make_conv_small_plan(w, g.c, g.m, g.group, &plan)) {
+      TSR_ASSIGN_OR_RETURN(const Scratch<float> partial, per_chunk<float>(ctx, chunks, wsize));
+      TSR_ASSIGN_OR_RETURN(const Scratch<float> bufs,
+                           per_chunk<float>(ctx, chunks, static_cast<int64_t>(plan.scratch_floats())));
+      over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool*) {
+        conv_grad_weight_direct(plan, px, pdy, partial.data() + ch * wsize, n0, n1,
+                                bufs.data() + ch * static_cast<int64_t>(plan.scratch_floats()));
+      });
+      for (int64_t ch = 0; ch < chunks; ++ch)
+        for (int64_t i = 0; i < wsize; ++i) pdw[i] += partial.data()[ch * wsize + i];
+      return ok_status();
+    }
+  }
   const int64_t per_gemm = images_per_gemm(g);
   const int64_t max_cols = std::max(per_gemm * out_size, g.rows_per_block * ow);
   // Per chunk: the transposed partial sums [group, kg, mg], added up at the end; the columns.
   TSR_ASSIGN_OR_RETURN(const Scratch<T> partial, per_chunk<T>(ctx, chunks, wsize));
   TSR_ASSIGN_OR_RETURN(const Scratch<T> cols, per_chunk<T>(ctx, g.pointwise ? 0 : chunks, g.kg * max_cols));
   TSR_ASSIGN_OR_RETURN(const Scratch<T> dybs, per_chunk<T>(ctx, per_gemm > 1 ? chunks : 0, g.mg * max_cols));
+  const int64_t pw_count = pointwise_images(g), pw_per = (g.mg + g.kg) * pw_count * out_size;
+  TSR_ASSIGN_OR_RETURN(const Scratch<T> pw_bufs, per_chunk<T>(ctx, pw_count > 1 ? chunks : 0, pw_per));
   std::fill(partial.begin(), partial.end(), T(0));
   over_batch(pool, g.n_batch, chunks, [&](int64_t ch, int64_t n0, int64_t n1, ThreadPool* inner) {
     T* acc = partial.data() + ch * wsize;
+    if (pw_count > 1) {  // dW_g^T += X_g · dY_g^T over several images at once (depth count * P)
+      for_pointwise_blocks<T>(g, pdy, n0, n1, pw_count, pw_bufs.data() + ch * pw_per,
+                              [&](int64_t n, int64_t count, int64_t gi, const T* b, int64_t ldb, T* xb) {
+                                const int64_t ld = count * out_size;
+                                for_side_planes(g, n, count, gi, [&](int64_t xo, int64_t so) {
+                                  std::memcpy(xb + so, px + xo, static_cast<size_t>(out_size) * sizeof(T));
+                                });
+                                gemm_any<T>(false, true, g.kg, g.mg, ld, T(1), xb, ld, b, ldb, T(1),
+                                            acc + gi * g.mg * g.kg, g.mg, inner);
+                              });
+      return;
+    }
     if (g.pointwise) {  // dW_g^T += X_g · dY_g^T
       for (int64_t n = n0; n < n1; ++n)
         for (int64_t gi = 0; gi < g.group; ++gi)

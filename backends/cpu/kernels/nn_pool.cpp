@@ -2,8 +2,11 @@
 // AveragePool, MaxUnpool, GlobalAveragePool, GlobalMaxPool, and the gradients MaxPoolGrad and
 // AveragePoolGrad (f32, f64). Parallel over (N, C) planes; windows lifted to 3-D
 // (nn_window.h).
+#include <hwy/highway.h>
+
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/nn_window.h"
@@ -201,6 +204,72 @@ void max_pool_grad_plane_interior(const T* x, const T* dy, const Window3& w, T* 
         dx[best_i] += g[ow];
       }
     }
+}
+
+// MaxPool 2x2 with stride 2 (dilation 1, interior, 1-deep in D: LeNet's pools): every input
+// element lies in at most one window.
+inline bool max_pool_2x2_s2(const Window3& w) {
+  return w.k == std::array<int64_t, 3>{1, 2, 2} && w.s == std::array<int64_t, 3>{1, 2, 2} &&
+         w.d == std::array<int64_t, 3>{1, 1, 1} && windows_interior(w);
+}
+
+// MaxPoolGrad of one plane under max_pool_2x2_s2: dX written once (no zero fill and scatter),
+// each window's argmax chosen as max_pool_plane chooses it (the first tap seeds it, only a
+// strictly greater value replaces it: ties and NaN resolve the same way). f32 windows run on
+// the build's baseline Highway vectors (even/odd columns deinterleaved), without branches.
+template <typename T>
+void max_pool_grad_plane_2x2(const T* x, const T* dy, const Window3& w, T* dx) {
+  const int64_t iw = w.in[2], ow_n = w.out[2], plane = w.in[1] * iw;
+  for (int64_t od = 0; od < w.out[0]; ++od, x += plane, dx += plane) {
+    for (int64_t oh = 0; oh < w.out[1]; ++oh, dy += ow_n) {
+      const T* r0 = x + 2 * oh * iw;
+      const T* r1 = r0 + iw;
+      T* d0 = dx + 2 * oh * iw;
+      T* d1 = d0 + iw;
+      int64_t o = 0;
+      if constexpr (std::is_same_v<T, float>) {
+        namespace hn = hwy::HWY_NAMESPACE;
+        // Full vectors, then single lanes (branch-free too: LeNet's planes are 14 and 5 wide).
+        const auto windows = [&](auto df) {
+          const auto L = static_cast<int64_t>(hn::Lanes(df));
+          for (; o + L <= ow_n; o += L) {
+            hn::Vec<decltype(df)> a, b, c, e;
+            hn::LoadInterleaved2(df, r0 + 2 * o, a, b);
+            hn::LoadInterleaved2(df, r1 + 2 * o, c, e);
+            const auto gb = hn::Gt(b, a);
+            const auto best = hn::IfThenElse(gb, b, a);
+            const auto gc = hn::Gt(c, best);
+            const auto ge = hn::Gt(e, hn::IfThenElse(gc, c, best));
+            auto rest = hn::LoadU(df, dy + o);  // dY not yet given to a later tap
+            const auto v11 = hn::IfThenElseZero(ge, rest);
+            rest = hn::IfThenZeroElse(ge, rest);
+            const auto v10 = hn::IfThenElseZero(gc, rest);
+            rest = hn::IfThenZeroElse(gc, rest);
+            hn::StoreInterleaved2(hn::IfThenZeroElse(gb, rest), hn::IfThenElseZero(gb, rest), df, d0 + 2 * o);
+            hn::StoreInterleaved2(v10, v11, df, d1 + 2 * o);
+          }
+        };
+        windows(hn::ScalableTag<float>());
+        windows(hn::CappedTag<float, 1>());
+      }
+      for (; o < ow_n; ++o) {
+        const T a = r0[2 * o], b = r0[2 * o + 1], c = r1[2 * o], e = r1[2 * o + 1];
+        const bool gb = b > a;
+        T best = gb ? b : a;
+        const bool gc = c > best;
+        best = gc ? c : best;
+        const bool ge = e > best;
+        const T g = dy[o];
+        d0[2 * o] = !gb && !gc && !ge ? g : T(0);
+        d0[2 * o + 1] = gb && !gc && !ge ? g : T(0);
+        d1[2 * o] = gc && !ge ? g : T(0);
+        d1[2 * o + 1] = ge ? g : T(0);
+      }
+      std::fill(d0 + 2 * ow_n, d0 + iw, T(0));  // columns past the last window
+      std::fill(d1 + 2 * ow_n, d1 + iw, T(0));
+    }
+    std::fill(dx + 2 * w.out[1] * iw, dx + plane, T(0));  // rows past the last window
+  }
 }
 
 // One AveragePool window: the in-range tap numbers [lo[a], hi[a]) per axis (window positions
@@ -451,8 +520,9 @@ Status pool_grad_typed(exec::KernelContext& ctx, bool is_max) {
   TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, node.attr_ints("kernel_shape"),
                                                    node.attr_int("ceil_mode") != 0));
   T* pdx = dx->mut_data<T>();
-  std::fill(pdx, pdx + dx->numel(), T(0));
   const int64_t in_size = w.in_size(), out_size = w.out_size();
+  const bool two_by_two = is_max && out_size > 0 && max_pool_2x2_s2(w);  // writes all of dX
+  if (!two_by_two) std::fill(pdx, pdx + dx->numel(), T(0));
   if (out_size == 0 || in_size == 0) return ok_status();
   const int64_t planes = dx->dim(0) * dx->dim(1);
   const T* pdy = dy.data<T>();
@@ -472,6 +542,10 @@ Status pool_grad_typed(exec::KernelContext& ctx, bool is_max) {
       T* d = pdx + p * in_size;
       if (!is_max) {
         avg_pool_grad_plane<T>(g, w, d, include_pad);
+        continue;
+      }
+      if (two_by_two) {
+        max_pool_grad_plane_2x2<T>(px + p * in_size, g, w, d);
         continue;
       }
       if (interior) {

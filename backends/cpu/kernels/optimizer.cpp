@@ -8,8 +8,14 @@
 //             X' = (1 - norm_coefficient_post) (X - R' V' / (sqrt(H') + eps))
 //   AdamW:    (torch.optim.AdamW) X_d = X (1 - R wd);  M' = b1 M + (1 - b1) G;  V' = b2 V + (1 - b2) G^2;
 //             X' = X_d - R (M' / (1 - b1^T)) / (sqrt(V' / (1 - b2^T)) + eps)
+// The f32 Adam/AdamW loops run on the build's baseline Highway vectors of doubles (the same
+// double arithmetic as the scalar loops, which do the tails and f64; the scalar loops alone
+// stay scalar: std::sqrt's errno check keeps the compiler from vectorizing them).
+#include <hwy/highway.h>
+
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "backends/cpu/cpu_backend.h"
 
@@ -20,6 +26,81 @@ namespace {
 using exec::KernelContext;
 
 enum class Kind { kAdagrad, kMomentum, kAdam, kAdamW };
+
+namespace hn = hwy::HWY_NAMESPACE;
+#if HWY_HAVE_FLOAT64
+using DD = hn::ScalableTag<double>;
+using DF = hn::Rebind<float, DD>;
+
+// Adam's constants (the scalar loop's names).
+struct AdamConsts {
+  double norm, alpha, beta, eps, post, r;
+};
+
+// Adam over f32 elements [0, n) a vector of doubles at a time; returns the first element left.
+int64_t adam_f32_vectors(const AdamConsts& k, const float* px, const float* pg, const float* p1, const float* p2,
+                         float* ox, float* o1, float* o2, int64_t n) {
+  const DD dd;
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(dd));
+  const auto norm = hn::Set(dd, k.norm), alpha = hn::Set(dd, k.alpha), alpha1 = hn::Set(dd, 1 - k.alpha);
+  const auto beta = hn::Set(dd, k.beta), beta1 = hn::Set(dd, 1 - k.beta), eps = hn::Set(dd, k.eps);
+  const auto post1 = hn::Set(dd, 1 - k.post), r = hn::Set(dd, k.r);
+  int64_t e = 0;
+  for (; e + L <= n; e += L) {
+    const auto x = hn::PromoteTo(dd, hn::LoadU(df, px + e));
+    const auto gr = hn::MulAdd(norm, x, hn::PromoteTo(dd, hn::LoadU(df, pg + e)));
+    const auto v = hn::MulAdd(alpha, hn::PromoteTo(dd, hn::LoadU(df, p1 + e)), hn::Mul(alpha1, gr));
+    const auto h = hn::MulAdd(beta, hn::PromoteTo(dd, hn::LoadU(df, p2 + e)), hn::Mul(hn::Mul(beta1, gr), gr));
+    hn::StoreU(hn::DemoteTo(df, v), df, o1 + e);
+    hn::StoreU(hn::DemoteTo(df, h), df, o2 + e);
+    const auto step = hn::Div(hn::Mul(r, v), hn::Add(hn::Sqrt(h), eps));
+    hn::StoreU(hn::DemoteTo(df, hn::Mul(post1, hn::Sub(x, step))), df, ox + e);
+  }
+  return e;
+}
+
+// AdamW's constants (the scalar loop's names).
+struct AdamWConsts {
+  double b1, b2, eps, decay, lr, c1, c2;
+};
+
+int64_t adamw_f32_vectors(const AdamWConsts& k, const float* px, const float* pg, const float* p1, const float* p2,
+                          float* ox, float* o1, float* o2, int64_t n) {
+  const DD dd;
+  const DF df;
+  const auto L = static_cast<int64_t>(hn::Lanes(dd));
+  const auto b1 = hn::Set(dd, k.b1), b1c = hn::Set(dd, 1 - k.b1), b2 = hn::Set(dd, k.b2), b2c = hn::Set(dd, 1 - k.b2);
+  const auto eps = hn::Set(dd, k.eps), decay = hn::Set(dd, k.decay), lr = hn::Set(dd, k.lr);
+  const auto c1 = hn::Set(dd, k.c1), c2 = hn::Set(dd, k.c2);
+  int64_t e = 0;
+  for (; e + L <= n; e += L) {
+    const auto g = hn::PromoteTo(dd, hn::LoadU(df, pg + e));
+    const auto m = hn::MulAdd(b1, hn::PromoteTo(dd, hn::LoadU(df, p1 + e)), hn::Mul(b1c, g));
+    const auto v = hn::MulAdd(b2, hn::PromoteTo(dd, hn::LoadU(df, p2 + e)), hn::Mul(hn::Mul(b2c, g), g));
+    hn::StoreU(hn::DemoteTo(df, m), df, o1 + e);
+    hn::StoreU(hn::DemoteTo(df, v), df, o2 + e);
+    const auto step = hn::Div(hn::Mul(lr, hn::Mul(m, c1)), hn::Add(hn::Sqrt(hn::Mul(v, c2)), eps));
+    hn::StoreU(hn::DemoteTo(df, hn::Sub(hn::Mul(hn::PromoteTo(dd, hn::LoadU(df, px + e)), decay), step)), df, ox + e);
+  }
+  return e;
+}
+#else   // no f64 vectors on this target: the scalar loops do every element
+struct AdamConsts {
+  double norm, alpha, beta, eps, post, r;
+};
+struct AdamWConsts {
+  double b1, b2, eps, decay, lr, c1, c2;
+};
+int64_t adam_f32_vectors(const AdamConsts&, const float*, const float*, const float*, const float*, float*, float*,
+                         float*, int64_t) {
+  return 0;
+}
+int64_t adamw_f32_vectors(const AdamWConsts&, const float*, const float*, const float*, const float*, float*, float*,
+                          float*, int64_t) {
+  return 0;
+}
+#endif
 
 template <typename T, Kind kKind>
 Status update(KernelContext& ctx) {
@@ -70,7 +151,10 @@ Status update(KernelContext& ctx) {
       const T* p2 = ctx.input(2 + 3 * n + i)->data<T>();
       TSR_ASSIGN_OR_RETURN(Tensor* s2o, ctx.alloc_output(2 * n + i));
       T* o2 = s2o->mut_data<T>();
-      for (int64_t e = 0; e < x.numel(); ++e) {
+      int64_t e = 0;
+      if constexpr (std::is_same_v<T, float>)
+        e = adamw_f32_vectors({b1, b2, eps, decay, lr, c1, c2}, px, pg, p1, p2, ox, o1, o2, x.numel());
+      for (; e < x.numel(); ++e) {
         const double m = b1 * p1[e] + (1 - b1) * pg[e];
         const double v = b2 * p2[e] + (1 - b2) * pg[e] * pg[e];
         o1[e] = static_cast<T>(m);
@@ -85,7 +169,10 @@ Status update(KernelContext& ctx) {
       const T* p2 = ctx.input(2 + 3 * n + i)->data<T>();
       TSR_ASSIGN_OR_RETURN(Tensor* s2o, ctx.alloc_output(2 * n + i));
       T* o2 = s2o->mut_data<T>();
-      for (int64_t e = 0; e < x.numel(); ++e) {
+      int64_t e = 0;
+      if constexpr (std::is_same_v<T, float>)
+        e = adam_f32_vectors({norm, alpha, beta, eps, post, r}, px, pg, p1, p2, ox, o1, o2, x.numel());
+      for (; e < x.numel(); ++e) {
         const double gr = norm * px[e] + pg[e];
         const double v = alpha * p1[e] + (1 - alpha) * gr;
         const double h = beta * p2[e] + (1 - beta) * gr * gr;

@@ -4,6 +4,8 @@
 // kept or both reduced are merged. The common layouts then run without copies:
 //   [outer, R]         each output reduces one contiguous row (f32 rows on Highway vectors);
 //   [outer, R, inner]  rows of `inner` accumulators stream over R (unit-stride, vectorizable);
+//   [A, K, C], A and C reduced (a per-channel sum over batch and space: a conv bias's gradient)
+//                      each output sums its A rows of C (Sum/Mean/Max/Min/L1/SumSquare);
 // any other pattern (e.g. axes {0, 2} of a 4-D tensor) is gathered once into [kept..., reduced...]
 // order and reduced as rows. Accumulation uses the compute type (float for f16/bf16/f32, double
 // for f64, 64-bit for integers; double for L2/LogSum/LogSumExp on integers).
@@ -207,8 +209,11 @@ Groups canonical_groups(const Shape& shape, const AxisFlags& red) {
 // How a reduction runs, whatever its kind and dtype (decided once per call, not compiled per
 // reduction and dtype).
 struct ReducePlan {
-  enum class Mode { kEmpty, kRows, kMiddle, kGather };
+  enum class Mode { kEmpty, kRows, kMiddle, kGather, kOuterRows };
   Mode mode = Mode::kRows;
+  // kOuterRows: [a, k, c] with a and c reduced (kGather's dims and strides are set too, for the
+  // kinds whose row results cannot be combined).
+  int64_t a = 1, k = 1, c = 1;
   int64_t outer = 1, R = 1, inner = 1;  // kRows: [outer, R]; kMiddle: [outer, R, inner]
   // kGather (any other pattern): x is first copied into [kept..., reduced...] order, these dims
   // read at these source strides, then reduced as rows [outer, R].
@@ -253,6 +258,12 @@ ReducePlan plan_reduction(const Shape& shape, int64_t numel, const AxisFlags& re
       }
   p.outer = numel / p.R;
   p.mode = ReducePlan::Mode::kGather;
+  if (g.size() == 3 && g[0].reduced && !g[1].reduced && g[2].reduced) {
+    p.mode = ReducePlan::Mode::kOuterRows;
+    p.a = g[0].size;
+    p.k = g[1].size;
+    p.c = g[2].size;
+  }
   return p;
 }
 
@@ -287,6 +298,31 @@ Expected<Tensor> gather_for_reduction(const Tensor& x, const ReducePlan& p) {
   return tmp;
 }
 
+// kOuterRows for the kinds whose per-row results combine into the whole's: out[k] = the rows
+// x[a, k, :] each reduced (reduce_row, vectorized) and combined in a's order in the accumulator
+// type; outputs in parallel (each written by one task: the same bits at any thread count).
+template <RK K>
+constexpr bool kRowsCombine = K == RK::kSum || K == RK::kMean || K == RK::kMax || K == RK::kMin || K == RK::kL1 ||
+                              K == RK::kSumSquare;
+
+template <typename T, RK K>
+HWY_NOINLINE void reduce_outer_rows(const T* x, T* out, const ReducePlan& p, ThreadPool& pool) {
+  using A = typename AccOf<T, K>::type;
+  constexpr RK kRow = K == RK::kMean ? RK::kSum : K;                                 // each row's partial
+  constexpr RK kJoin = K == RK::kMax || K == RK::kMin ? K : RK::kSum;                // partials combined
+  const int64_t grain = std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, p.a * p.c));
+  auto body = [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) {
+      A acc = r_init<A, kJoin>();
+      for (int64_t a = 0; a < p.a; ++a) acc = r_combine<A, kJoin>(acc, reduce_row<T, kRow>(x + (a * p.k + k) * p.c, p.c));
+      out[k] = store_elem<T>(r_finalize<A, K>(acc, p.a * p.c));
+    }
+  };
+  const FunctionRef<void(int64_t, int64_t)> fn(body);
+  if (p.k <= grain || pool.num_threads() <= 1) fn(0, p.k);
+  else pool.parallel_for(p.k, grain, fn);
+}
+
 template <typename T, RK K>
 Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, const ReducePlan& p) {
   const T* px = x.data<T>();
@@ -305,6 +341,12 @@ Status reduce_typed(exec::KernelContext& ctx, const Tensor& x, Tensor& out, cons
     case ReducePlan::Mode::kMiddle:
       reduce_middle<T, K>(px, po, p.outer, p.R, p.inner, ctx.pool());
       return ok_status();
+    case ReducePlan::Mode::kOuterRows:
+      if constexpr (kRowsCombine<K>) {
+        reduce_outer_rows<T, K>(px, po, p, ctx.pool());
+        return ok_status();
+      }
+      [[fallthrough]];
     case ReducePlan::Mode::kGather: {
       TSR_ASSIGN_OR_RETURN(Tensor tmp, gather_for_reduction(x, p));
       reduce_rows<T, K>(tmp.data<T>(), po, p.outer, p.R, ctx.pool());
