@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/kernels/qlookup.h"
 #include "core/exec/optimized_model.h"
 #include "tests/unit/optimize_test_util.h"
 
@@ -110,6 +111,24 @@ TEST_CASE("quantize_lookup: near-misses are left alone", "[optimize]") {
     const ir::Model opt = optimize_and_compare(b, 1, options(true));
     CHECK(count_of(opt, "QLinearLookup") == 0);
     CHECK(count_of(opt, "QuantizeLinear") == 1);
+  }
+}
+
+TEST_CASE("QLinearLookup kernel: the VBMI and portable loops give table[x] at every length", "[optimize]") {
+  std::mt19937 rng(7);
+  uint8_t table[256];
+  for (uint8_t& t : table) t = static_cast<uint8_t>(rng());
+  for (const int64_t n : {0, 1, 7, 8, 63, 64, 65, 200, 1000}) {
+    std::vector<uint8_t> x(static_cast<size_t>(n));
+    for (uint8_t& v : x) v = static_cast<uint8_t>(rng());
+    for (const bool simd : {true, false}) {
+      INFO("n " << n << " simd " << simd);
+      std::vector<uint8_t> y(x.size() + 1, 0xa5);  // one guard byte past the end
+      cpu::qlookup_bytes(x.data(), n, table, y.data(), simd);
+      bool same = y.back() == 0xa5;
+      for (int64_t i = 0; i < n; ++i) same = same && y[size_t(i)] == table[x[size_t(i)]];
+      CHECK(same);
+    }
   }
 }
 

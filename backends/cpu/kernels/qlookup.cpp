@@ -15,6 +15,7 @@
 #endif
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/qlookup.h"
 
 namespace tsr::cpu {
 
@@ -46,10 +47,7 @@ bool has_vbmi() {
 }
 #endif
 
-void lookup_bytes(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* y) {
-#ifdef TSR_QLOOKUP_VBMI
-  if (has_vbmi()) return lookup_bytes_vbmi(x, n, table, y);
-#endif
+void lookup_bytes_portable(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* y) {
   uint8_t t[256];
   std::memcpy(t, table, 256);
   int64_t i = 0;
@@ -71,12 +69,20 @@ Status qlinear_lookup(KernelContext& ctx) {
   if (!table || table->numel() != 256 || dtype_size(table->dtype()) != 1)
     return ctx.error("input[1] (table) must be a [256] u8/s8 tensor");
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
-  lookup_bytes(x.data<uint8_t>(), x.numel(),
+  qlookup_bytes(x.data<uint8_t>(), x.numel(),
                table->data<uint8_t>(), y->mut_data<uint8_t>());
   return ok_status();
 }
 
 }  // namespace
+
+void qlookup_bytes(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* y, bool simd) {
+#ifdef TSR_QLOOKUP_VBMI
+  if (simd && has_vbmi()) return lookup_bytes_vbmi(x, n, table, y);
+#endif
+  (void)simd;
+  lookup_bytes_portable(x, n, table, y);
+}
 
 void register_qlookup_kernels(KernelRegistry& r) {
   TSR_IF_SELECTED("QLinearLookup") r.add_fn("QLinearLookup", {DType::kU8, DType::kI8}, qlinear_lookup);
