@@ -5,13 +5,16 @@
 // 128-entry lookup in two registers) and a blend on the code's top bit. Highway 1.0.3 has no
 // 256-entry byte lookup and the build leaves its AVX3_DL target out (CMakeLists.txt), so this is
 // intrinsics in a function compiled for VBMI, chosen at run time by the CPU's (and OS's) support.
+// x86-64 with AVX2 only: 32 codes per step, one vpshufb per 16-entry row of the table: row k
+// gives table[16k + (c & 15)] where (c ^ 16k) < 16, i.e. c's high nibble is k, since adding 0x70
+// with saturation sets bit 7 (vpshufb's "write 0") exactly on the other bytes; the 16 rows are ORed.
 // Elsewhere: eight codes per 64-bit load and store, one read each of a stack copy of the table.
 #include <cstdint>
 #include <cstring>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__EMSCRIPTEN__)
 #include <immintrin.h>
-#define TSR_QLOOKUP_VBMI 1
+#define TSR_QLOOKUP_X86 1
 #endif
 
 #include "backends/cpu/cpu_backend.h"
@@ -23,7 +26,7 @@ namespace {
 
 using exec::KernelContext;
 
-#ifdef TSR_QLOOKUP_VBMI
+#ifdef TSR_QLOOKUP_X86
 #define TSR_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 // y[0..64) = table[c] for the 64 codes in c (masked by m), the table in t0..t3.
 TSR_VBMI inline void lookup64(const uint8_t* x, uint8_t* y, __mmask64 m, const __m512i* t) {
@@ -43,6 +46,40 @@ TSR_VBMI void lookup_bytes_vbmi(const uint8_t* x, int64_t n, const uint8_t* tabl
 
 bool has_vbmi() {
   static const bool yes = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
+  return yes;
+}
+
+#define TSR_AVX2 __attribute__((target("avx2")))
+// table[c] for the 32 codes in c, the table's rows in t (each row in both 128-bit lanes).
+TSR_AVX2 inline __m256i lookup32(__m256i c, const __m256i* t) {
+  const __m256i bias = _mm256_set1_epi8(0x70);
+  __m256i r = _mm256_setzero_si256();
+  for (int k = 0; k < 16; ++k) {
+    const __m256i idx = _mm256_adds_epu8(_mm256_xor_si256(c, _mm256_set1_epi8(static_cast<char>(16 * k))), bias);
+    r = _mm256_or_si256(r, _mm256_shuffle_epi8(t[k], idx));
+  }
+  return r;
+}
+
+TSR_AVX2 void lookup_bytes_avx2(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* y) {
+  __m256i t[16];
+  for (int k = 0; k < 16; ++k)
+    t[k] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 16 * k)));
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), lookup32(c, t));
+  }
+  if (i < n) {
+    alignas(32) uint8_t buf[32] = {};
+    std::memcpy(buf, x + i, size_t(n - i));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(buf), lookup32(_mm256_load_si256(reinterpret_cast<const __m256i*>(buf)), t));
+    std::memcpy(y + i, buf, size_t(n - i));
+  }
+}
+
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
   return yes;
 }
 #endif
@@ -76,11 +113,12 @@ Status qlinear_lookup(KernelContext& ctx) {
 
 }  // namespace
 
-void qlookup_bytes(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* y, bool simd) {
-#ifdef TSR_QLOOKUP_VBMI
-  if (simd && has_vbmi()) return lookup_bytes_vbmi(x, n, table, y);
+void qlookup_bytes(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* y, int max_level) {
+#ifdef TSR_QLOOKUP_X86
+  if (max_level >= 2 && has_vbmi()) return lookup_bytes_vbmi(x, n, table, y);
+  if (max_level >= 1 && has_avx2()) return lookup_bytes_avx2(x, n, table, y);
 #endif
-  (void)simd;
+  (void)max_level;
   lookup_bytes_portable(x, n, table, y);
 }
 

@@ -5,8 +5,8 @@
 
 namespace tsr::cpu {
 
-// y[i] = table[x[i]] for i < n (table: 256 bytes; x and y may be the same buffer). `simd` false
-// takes the portable loop even where the CPU has AVX-512 VBMI (for tests of both paths).
-void qlookup_bytes(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* y, bool simd = true);
+// y[i] = table[x[i]] for i < n (table: 256 bytes; x and y may be the same buffer). The best loop
+// the CPU runs up to `max_level` (for tests of each path): 2 AVX-512 VBMI, 1 AVX2, 0 portable.
+void qlookup_bytes(const uint8_t* x, int64_t n, const uint8_t* table, uint8_t* y, int max_level = 2);
 
 }  // namespace tsr::cpu
