@@ -147,7 +147,7 @@ Status disable_pass(OptimizeOptions& o, std::string_view name) {
       {"skip_layer_norm", &o.skip_layer_norm}, {"fuse_residual", &o.fuse_residual},
       {"fuse_activation", &o.fuse_activation}, {"fuse_separable", &o.fuse_separable},
       {"softmax_wrapper", &o.softmax_wrapper}, {"cse", &o.cse},
-      {"fuse_elementwise", &o.fuse_elementwise}, {"dce", &o.dce}};
+      {"fuse_elementwise", &o.fuse_elementwise}, {"quantize_lookup", &o.quantize_lookup}, {"dce", &o.dce}};
   std::string names;
   for (const auto& [n, flag] : flags) {
     if (name == n) {
@@ -198,6 +198,9 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       {"softmax_wrapper", options.softmax_wrapper, &opt::fold_softmax_wrapper},
       {"cse", options.cse, &opt::eliminate_common_subexpressions},
       {"fuse_elementwise", options.fuse_elementwise, &opt::fuse_elementwise},
+      // After fuse_elementwise: a chain fused there is tabulated by the kernel the unfused run uses.
+      {"quantize_lookup", options.quantize_lookup,
+       [&](ir::Model& m, int32_t g) { return opt::quantize_lookup(m, g, options.evaluate); }},
       {"dce", options.dce, &opt::eliminate_dead_code},
   };
   for (const Step& s : steps) {

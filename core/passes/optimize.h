@@ -47,6 +47,10 @@
 //   fuse_elementwise trees of f32 elementwise nodes (Add, Mul, Clip, Sigmoid, ...) whose
 //                   intermediates have one reader and the output's shape -> FusedElementwise
 //                   (ops/fused_elementwise.h; one pass over memory instead of one per node)
+//   quantize_lookup QuantizeLinear(f(DequantizeLinear(x))), f a chain of elementwise nodes on that
+//                   one value, per-tensor u8/s8 parameters -> tessera QLinearLookup(x, table), the
+//                   256-entry table computed by OptimizeOptions::evaluate running the original
+//                   nodes on every code (bit-identical; opt_quantize_lookup.cpp)
 //   dce             dead-code elimination: nodes none of whose outputs reach a graph output
 //
 // Scope: inference graphs only. A model with a training signature (bound inputs or variable
@@ -93,6 +97,7 @@ struct OptimizeOptions {
   bool softmax_wrapper = true;
   bool cse = true;
   bool fuse_elementwise = true;
+  bool quantize_lookup = true;  // needs `evaluate`
   bool dce = true;
   NodeEvaluator evaluate;  // empty: no constant folding
 };

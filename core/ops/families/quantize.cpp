@@ -160,6 +160,23 @@ Status infer_qlinear_add(InferContext& ctx) {
   return ok_status();
 }
 
+// tessera QLinearLookup(X, table): Y[i] = table[X[i]], X u8 or s8 (an s8 code indexes by its byte,
+// i.e. code + 256 for negative codes), table a [256] u8/s8 tensor whose dtype Y takes; Y has X's
+// shape. Made by quantize_lookup from QuantizeLinear(f(DequantizeLinear(X))) (f elementwise).
+Status infer_qlinear_lookup(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kU8, DType::kI8}));
+  const ValueType& t = ctx.input(1);
+  if (t.has_shape && t.shape != Shape{256})
+    return ctx.arg_error("input[1] (table): ", shape_str(t.shape), ", expected [256]");
+  if (!ctx.input(0).has_shape) {
+    ctx.set_output_unknown_shape(0, t.dtype);
+    return ok_status();
+  }
+  ctx.set_output(0, t.dtype, ctx.input(0).shape);
+  return ok_status();
+}
+
 // com.microsoft::QGemm(A, a_scale, a_zero_point, B, b_scale, b_zero_point, C?, y_scale?,
 // y_zero_point?) (onnxruntime docs/ContribOperators.md): acc = (A - a_zp) @ op(B - b_zp) + C (i32,
 // [N] or scalar), then y = saturate(round(acc * (alpha * a_scale * b_scale[n] / y_scale)) + y_zp)
@@ -217,6 +234,8 @@ void register_quantize_ops(OpRegistry& r) {
   TSR_IF_SELECTED("com.microsoft::QGemm") r.add(OpDef{"com.microsoft::QGemm", "com.microsoft", 1, 6, 9, 1, 1,
               {float_attr("alpha", 1.0), int_attr("transA", 0), int_attr("transB", 0)}, infer_qgemm,
               "y = saturate(round(((A - a_zp) @ op(B - b_zp) + C) * alpha * a_scale * b_scale / y_scale) + y_zp), or f32 without y_scale; C i32 [N] or scalar; b_scale per tensor or [N]; transA = 0; made by quantize_fusion"});
+  TSR_IF_SELECTED("QLinearLookup") r.add(OpDef{"QLinearLookup", "tessera", 1, 2, 2, 1, 1, {}, infer_qlinear_lookup,
+              "Y = table[X] elementwise: X u8/s8 (s8 indexes by its byte), table [256] u8/s8 (Y's dtype); made by quantize_lookup from an elementwise function between DequantizeLinear and QuantizeLinear"});
   const std::vector<AttrSpec> conv_attrs = {string_attr("auto_pad", "NOTSET"), {"dilations", AttrKind::kInts},
                                             int_attr("group", 1),           {"kernel_shape", AttrKind::kInts},
                                             {"pads", AttrKind::kInts},       {"strides", AttrKind::kInts}};
