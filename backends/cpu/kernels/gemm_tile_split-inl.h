@@ -73,7 +73,9 @@ void sgemm_tile_split(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
         for (int64_t jp = jp0; jp < jp1; ++jp) {
           const int64_t j = jp * kNR, nr = std::min(kNR, n - j);
 #if HWY_TARGET != HWY_SCALAR
-          if (raw_a) {
+          // kSizeFirstKernels spelled out: raw_a is a parameter here, so the size-first builds
+          // would otherwise keep every raw tile.
+          if (!kSizeFirstKernels && raw_a) {
             kRawTiles[static_cast<size_t>(mr - 1)](kc, a + i * lda + p0, bk + jp * kc * kNR, kNR, c + i * ldc + j, ldc,
                                                   nr, ab, kb == 0, lda);
             continue;

@@ -571,7 +571,9 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
         if (forms.packed) packed.push_back(sgemm_pack_a(false, mg, kg, wg, kg));
       }
       WinogradWeights wino;
-      if (forms.winograd) wino = winograd_prepare(wt->data<float>(), wt->dim(0), wt->dim(1));
+      // kSizeFirstKernels spelled out: where conv_weight_forms is not inlined (armv7 minimal
+      // runtimes) the call would stay and need winograd.cpp, which those builds leave out.
+      if (!kSizeFirstKernels && forms.winograd) wino = winograd_prepare(wt->data<float>(), wt->dim(0), wt->dim(1));
       GemvWeights gemv;
       if (forms.gemv) gemv = gemv_prepare(wt->data<float>(), group, mg, kg);
       SgemmPackedB lanes;
