@@ -61,12 +61,12 @@ bool find_chain(GraphIndex& ix, int32_t at, Chain* c) {
   const ir::Graph& g = ix.graph();
   const ir::Node& qn = g.nodes[size_t(at)];
   if (qn.op != "QuantizeLinear" || qn.outputs.size() != 1 || qn.inputs.empty() || !scalar_qparams(ix, qn)) return false;
-  std::vector<int32_t> todo = {qn.inputs[0]};
+  std::vector<int32_t> pending = {qn.inputs[0]};
   int32_t dq_out = -1;
   int64_t max_const_rank = 0;
-  while (!todo.empty()) {
-    const int32_t v = todo.back();
-    todo.pop_back();
+  while (!pending.empty()) {
+    const int32_t v = pending.back();
+    pending.pop_back();
     if (v == dq_out) continue;
     const int32_t p = ix.producer(v);
     if (p < 0 || ix.dead(p)) return false;
@@ -91,7 +91,7 @@ bool find_chain(GraphIndex& ix, int32_t at, Chain* c) {
         max_const_rank = std::max<int64_t>(max_const_rank, k->rank());
         continue;
       }
-      todo.push_back(i);
+      pending.push_back(i);
     }
   }
   if (c->dq < 0 || c->nodes.empty()) return false;
