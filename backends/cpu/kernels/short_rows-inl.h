@@ -1,7 +1,7 @@
 // Copies of short f32 rows (2-32 floats: the rows of small planes, where a memcpy call
 // or a scalar tail costs more than the work) on Highway vectors, the tail in ever narrower
 // vectors. A Highway "-inl" header (per-target include guard toggled by hwy/foreach_target.h),
-// included after <hwy/highway.h> by the gradient kernels (depthwise_grad.cpp,
+// included after <hwy/highway.h> by depthwise.h and the gradient kernels (depthwise_grad.cpp,
 // conv_small.cpp).
 #include <cstdint>
 #include <type_traits>
