@@ -49,38 +49,6 @@ constexpr int64_t kMaxChannelsLastWidth = 16;
 // they save on fewer).
 constexpr int64_t kMinChannelsLast = 128;
 
-// dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols: 4 x 4 blocks transposed in 128-bit
-// vectors (interleaves), the edges scalar. The channels-last depthwise stage's input and weights
-// (a scalar element-by-element transpose of the input, strided loads, was about half of that
-// stage's time: MobileNetV2's 14x14 and 7x7 blocks).
-void transpose_rows(const float* src, int64_t lds, int64_t rows, int64_t cols, float* dst, int64_t ldd) {
-  int64_t i = 0;
-#if HWY_TARGET != HWY_SCALAR
-  const hn::CappedTag<float, 4> d4;
-  if (hn::Lanes(d4) == 4) {
-    for (; i + 4 <= rows; i += 4) {
-      const float* s0 = src + i * lds;
-      int64_t j = 0;
-      for (; j + 4 <= cols; j += 4) {
-        const auto r0 = hn::LoadU(d4, s0 + j), r1 = hn::LoadU(d4, s0 + lds + j);
-        const auto r2 = hn::LoadU(d4, s0 + 2 * lds + j), r3 = hn::LoadU(d4, s0 + 3 * lds + j);
-        const auto t0 = hn::InterleaveLower(d4, r0, r1), t1 = hn::InterleaveLower(d4, r2, r3);  // a0 b0 a1 b1, c0 d0 c1 d1
-        const auto t2 = hn::InterleaveUpper(d4, r0, r1), t3 = hn::InterleaveUpper(d4, r2, r3);  // a2 b2 a3 b3, c2 d2 c3 d3
-        float* o = dst + j * ldd + i;
-        hn::StoreU(hn::ConcatLowerLower(d4, t1, t0), d4, o);
-        hn::StoreU(hn::ConcatUpperUpper(d4, t1, t0), d4, o + ldd);
-        hn::StoreU(hn::ConcatLowerLower(d4, t3, t2), d4, o + 2 * ldd);
-        hn::StoreU(hn::ConcatUpperUpper(d4, t3, t2), d4, o + 3 * ldd);
-      }
-      for (; j < cols; ++j)
-        for (int64_t r = 0; r < 4; ++r) dst[j * ldd + i + r] = s0[r * lds + j];
-    }
-  }
-#endif
-  for (; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
-}
-
 // Depthwise conv of channels [c0, c1) over the whole plane, channels-last: x's channels
 // (c x H x W) transposed into xt (H * W rows of c1 - c0) and the weights (C x taps) into wt (taps
 // rows of c1 - c0), then each output position's channels are one vector loop over the taps that
@@ -92,8 +60,8 @@ void depthwise_channels_last(const float* x, const float* wd, const float* bd, c
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
   const int64_t cr = c1 - c0, h = w.in[1], wd_n = w.in[2], in_size = h * wd_n, kh = w.k[1], kw = w.k[2];
   const int64_t taps = kh * kw, oh_n = w.out[1], ow_n = w.out[2];
-  transpose_rows(x + c0 * in_size, in_size, cr, in_size, xt, cr);
-  transpose_rows(wd + c0 * taps, taps, cr, taps, wt, cr);
+  short_rows::transpose_rows(x + c0 * in_size, in_size, cr, in_size, xt, cr);
+  short_rows::transpose_rows(wd + c0 * taps, taps, cr, taps, wt, cr);
   const int64_t cv_end = cr / nl * nl;
   for (int64_t oy = 0; oy < oh_n; ++oy)
     for (int64_t ox = 0; ox < ow_n; ++ox) {

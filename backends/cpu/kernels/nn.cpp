@@ -128,17 +128,6 @@ bool conv_lanes_pays(int64_t m, int64_t kg, int64_t positions) {
   return 1.0 - fill(positions) / fill(m) >= 0.12 + 16.0 / static_cast<double>(kg);
 }
 
-// y (m x pos, row stride pos) = yt^T (yt: pos x m, row stride m), in 8 x 8 blocks.
-void transpose_into(const float* yt, int64_t pos, int64_t m, float* y) {
-  constexpr int64_t kB = 8;
-  for (int64_t r0 = 0; r0 < m; r0 += kB)
-    for (int64_t p0 = 0; p0 < pos; p0 += kB) {
-      const int64_t r1 = std::min(m, r0 + kB), p1 = std::min(pos, p0 + kB);
-      for (int64_t r = r0; r < r1; ++r)
-        for (int64_t p = p0; p < p1; ++p) y[r * pos + p] = yt[p * m + r];
-    }
-}
-
 // The group-1 f32 conv with the output channels on the lanes (see kMaxLanesPositions), image by
 // image: `lanes` is W^T (kg x m) packed by sgemm_pack_b, `pw` the raw weights (m x kg, read only
 // where `lanes` was packed by another SIMD target).
@@ -157,7 +146,7 @@ Status conv_lanes(exec::KernelContext& ctx, const SgemmPackedB& lanes, const flo
     }
     sgemm_prepacked_b(true, pos, 1.0f, a, pos, lanes, pw, kg, 0.0f, yt.data(), m, pool);
     float* yn = py + n * m * pos;
-    transpose_into(yt.data(), pos, m, yn);
+    short_rows::transpose_rows(yt.data(), m, pos, m, yn, pos);
     apply_epilogue_rows(act, yn, m, pos, pos, pb, pz ? pz + n * m * pos : nullptr, pos);
   }
   return ok_status();
