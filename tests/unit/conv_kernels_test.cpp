@@ -273,6 +273,9 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"lanes: 3x3 dilation 2 on 7x7", {1, 64, 11, 11}, {64, 64, 3, 3}, 1, {1, 1}, {2, 2}, {0, 0, 0, 0}, "", true},
       {"lanes: pointwise on 7x7, 64 <- 480", {2, 480, 7, 7}, {64, 480, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Relu", true},
       {"lanes: 3x3 stride 2 on 10x9 -> 5x5, batch 3", {3, 64, 10, 9}, {64, 64, 3, 3}, 1, {2, 2}, {1, 1}, {1, 0, 0, 1}, "", true},
+      // Enough outputs that threads split the transpose and epilogue, in runs of 16 channels (a
+      // partial last run: 344 = 21.5 x 16).
+      {"lanes: pointwise on 7x7, 344 <- 192, Z + Silu", {2, 192, 7, 7}, {344, 192, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, "Silu", true},
   };
   for_targets_and_threads([&](int threads) {
     for (const ConvCase& cc : cases) check_conv(cc, threads, rng);
