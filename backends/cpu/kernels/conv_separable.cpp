@@ -190,6 +190,9 @@ class SeparableKernel final : public exec::Kernel {
       whole_bands = false;
     }
     const int64_t bands = (oh_n + rb - 1) / rb;
+    // Bands of equal rows, give or take one: a short last band (28 rows as 12 + 12 + 4) was too
+    // narrow for the threads to share its 1x1 product and ran on one (MobileNetV2's 28x28 blocks).
+    rb = (oh_n + bands - 1) / bands;
     const DwGeom geom = depthwise_geom(w);
     ThreadPool* inner = threads > 1 && !whole_bands ? &pool : nullptr;
     // Per slot of the pool (parallel_for_slots): the padded input rows of one channel's band, and
@@ -253,6 +256,7 @@ class SeparableKernel final : public exec::Kernel {
             const int64_t quanta = (cols + 63) / 64;
             int64_t parts = std::min(quanta, std::max<int64_t>(1, cols / kMinBandCols));
             if (parts >= threads) parts = parts / threads * threads;
+            else if (quanta >= threads) parts = threads;  // narrower parts rather than idle threads
             inner->parallel_for(parts, 1, [&](int64_t q0, int64_t q1) {
               direct_part(dst, cols, y0, z0, std::min(cols, q0 * quanta / parts * 64),
                           std::min(cols, q1 * quanta / parts * 64));
