@@ -235,6 +235,8 @@ constexpr std::array<std::array<TileFn, kMR>, sizeof...(V)> make_tile_table(std:
 // kTiles[v - 1][rows - 1]: rows x v vectors. Only the widths the paths below pick are instantiated
 // for rows that fit the register file; the others are never called.
 constexpr auto kTiles = make_tile_table(std::make_index_sequence<kMaxV>{});
+// kFullTiles[rows - 1]: rows x kNV vectors, the packed path's full width.
+constexpr auto kFullTiles = make_tiles<kNV>(std::make_index_sequence<kMR>{});
 
 // One row (a decode step's MatMul with the weight row-major) on AVX-512: 8 vectors, so that each
 // row of B is read 512 contiguous bytes at a time and the 8 accumulators cover the FMA latency.
@@ -252,10 +254,17 @@ constexpr int64_t direct_vectors(int64_t rows) {
 void micro_kernel(int64_t kc, const float* pa, const float* pb, int64_t ldbp, float* c, int64_t ldc, int64_t m,
                   int64_t n, float alpha, float beta, bool first) {
   const float ab[2] = {alpha, beta};
-  // A panel's last columns (N not a multiple of the tile) through as few vectors as cover them.
-  const int64_t nl = static_cast<int64_t>(hn::Lanes(DF()));
-  const int64_t v = std::min<int64_t>(kNV, (n + nl - 1) / nl);
-  kTiles[static_cast<size_t>(v - 1)][static_cast<size_t>(m - 1)](kc, pa, pb, ldbp, c, ldc, n, ab, first, 0);
+  if constexpr (kSizeFirstKernels) {
+    // The size-first kernel set (minimal runtimes): full-width tiles alone, the last panel's
+    // columns masked at the store (panels are zero-padded to kNR). kTiles, unreferenced, is not
+    // linked then: its 24 tiles were ~50 KB of an aarch64 minimal runtime.
+    kFullTiles[static_cast<size_t>(m - 1)](kc, pa, pb, ldbp, c, ldc, n, ab, first, 0);
+  } else {
+    // A panel's last columns (N not a multiple of the tile) through as few vectors as cover them.
+    const int64_t nl = static_cast<int64_t>(hn::Lanes(DF()));
+    const int64_t v = std::min<int64_t>(kNV, (n + nl - 1) / nl);
+    kTiles[static_cast<size_t>(v - 1)][static_cast<size_t>(m - 1)](kc, pa, pb, ldbp, c, ldc, n, ab, first, 0);
+  }
 }
 
 #endif
