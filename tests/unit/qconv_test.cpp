@@ -1,4 +1,4 @@
-// The quantized matmuls and convolutions (backends/cpu/kernels/qlinear.cpp, qdepthwise.cpp, on
+// The quantized matmuls and convolutions (backends/cpu/kernels/qlinear.cpp, qconv.cpp, qdepthwise.cpp, on
 // qgemm) against their definitions, bit for bit: zero points per row / column / channel, the
 // requantization's rounding, depthwise windows (strides, dilations, pads, the f32 path's 2^24
 // limit and the integer loop past it, rows shorter than a vector, s8 outputs, biases near 2^24),

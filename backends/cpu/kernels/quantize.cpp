@@ -1,7 +1,7 @@
 // CPU kernels for linear (de)quantization (semantics: core/ops/families/quantize.cpp):
 // QuantizeLinear / DequantizeLinear (f32 <-> u8/i8, per tensor or per axis, on plain f32 loops;
 // the general path for the other dtypes) and DynamicQuantizeLinear (dynamic_quantize_u8,
-// quantize.h, vectorized in dynamic_quantize.cpp). The quantized matmuls and convs are in qlinear.cpp.
+// quantize.h, vectorized in dynamic_quantize.cpp). The quantized matmuls and convs are in qlinear.cpp and qconv.cpp.
 #include "backends/cpu/kernels/quantize.h"
 
 #include <algorithm>
