@@ -3,7 +3,7 @@
 // requantization's rounding, depthwise windows (strides, dilations, pads, the f32 path's 2^24
 // limit and the integer loop past it, rows shorter than a vector, s8 outputs, biases near 2^24),
 // the vector output stage's ties (requant-inl.h), pointwise convs either way round, im2col and
-// groups.
+// groups, taps read in place (qgemm_gather).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -237,6 +237,15 @@ TEST_CASE("QLinearConv / ConvInteger (pointwise either way round, im2col, groups
       // Large enough for im2col to split over threads (2-thread runs), with short and long runs.
       {1, 3, 16, 1, 64, 70, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, false, false},
       {1, 16, 24, 1, 40, 44, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false},
+      // Channels per group a multiple of 16: the taps read in place (qgemm_gather), padding taps at
+      // the zero-point run. Odd output channels and maps, strides, asymmetric / wide pads,
+      // dilation, a 5x5 window, groups of 16, per-channel w_zp (the row sums), s8 x.
+      {1, 16, 13, 1, 9, 11, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},
+      {1, 32, 37, 1, 10, 7, 3, {2, 2}, {1, 1}, {1, 0, 1, 1}, true, false},
+      {1, 48, 19, 1, 8, 9, 3, {1, 2}, {2, 2}, {2, 3, 2, 1}, false, true},
+      {2, 32, 22, 2, 7, 7, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},
+      {1, 16, 9, 1, 11, 6, 5, {3, 1}, {1, 1}, {2, 2, 2, 2}, true, true},
+      {1, 64, 67, 1, 15, 15, 3, {2, 2}, {1, 1}, {0, 0, 0, 0}, false, false},
   };
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(0, 255), sbyte(-128, 127), b32(-5000, 5000);

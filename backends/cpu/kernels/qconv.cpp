@@ -9,6 +9,7 @@
 // What the fast paths do not cover (1-D or 3-D convs, an input zero point that is no scalar) runs the
 // reference: the zero points subtracted into i32 copies, then Conv's im2col path on i32 (conv.h).
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cmath>
 #include <cstring>
@@ -105,9 +106,9 @@ constexpr int64_t kIm2colSlack = 64;
 // Work (bytes written) below which im2col_u8 runs on the calling thread.
 constexpr int64_t kIm2colParallelBytes = int64_t{1} << 16;
 
-// The input of one group as HWC in `hwc` and, unless the conv is pointwise, its im2col rows
-// (pixel-major, K as [kh][kw][C/group], padding taps filled with `pad`) in `cols`; returns the
-// GEMM's A (`hwc` or `cols`). `cols` must have kIm2colSlack bytes after its pixels * kg, and `hwc`
+// The input of one group as HWC in `hwc` and, unless the conv is pointwise or `cols` is null, its
+// im2col rows (pixel-major, K as [kh][kw][C/group], padding taps filled with `pad`) in `cols`;
+// returns the GEMM's A (`hwc` or `cols`). `cols` must have kIm2colSlack bytes after its pixels * kg, and `hwc`
 // kIm2colSlack readable bytes after its h * w * cg. Split over `pool` by pixels and output rows.
 const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uint8_t* hwc, uint8_t* cols,
                          ThreadPool& pool) {
@@ -123,7 +124,7 @@ const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_
   const int64_t chunks = (plane + kChunk - 1) / kChunk;
   if (threaded) pool.parallel_for(chunks, 1, transpose);
   else transpose(0, chunks);
-  if (is_pointwise(g)) return hwc;
+  if (is_pointwise(g) || !cols) return hwc;
   // A run of at most kIm2colSlack bytes (a 7x7 stem conv's 21) is copied as a fixed 64 bytes,
   // a few vector moves instead of a memcpy call; the excess is overwritten by the next run. Not
   // past the task's last row, which another task may have written already.
@@ -436,11 +437,23 @@ class QConvKernel final : public exec::Kernel {
       }
       return ok_status();
     }
+    // Channels per group a multiple of 16 (ResNet's 3x3 convs): the taps are read in place from the
+    // HWC copy (qgemm_gather), one offset per pixel and tap, padding taps pointing at a run of zero
+    // points after the copy; no im2col matrix is written and read back.
+    const bool gather = !is_pointwise(geo) && cg % 16 == 0 && geo.h * geo.w * cg < (int64_t{1} << 30);
     const size_t hwc_bytes = (size_t(geo.h * geo.w * cg) + 63) & ~size_t{63};
-    TSR_ASSIGN_OR_RETURN(void* cols_mem,
-                         ctx.scratch(hwc_bytes + (is_pointwise(geo) ? 0 : size_t(pixels * kg + kIm2colSlack))));
+    const size_t pad_bytes = (size_t(cg) + 63) & ~size_t{63};
+    const size_t a_bytes = is_pointwise(geo) ? 0
+                           : gather          ? pad_bytes
+                                             : size_t(pixels * kg + kIm2colSlack);
+    TSR_ASSIGN_OR_RETURN(void* cols_mem, ctx.scratch(hwc_bytes + a_bytes));
     auto* hwc = static_cast<uint8_t*>(cols_mem);
     auto* cols = hwc + hwc_bytes;
+    std::shared_ptr<const std::vector<int32_t>> off;
+    if (gather) {
+      std::memset(cols, pad, size_t(cg));
+      off = gather_offsets(geo, cg, int64_t(hwc_bytes));
+    }
     const bool prepared = int64_t(packed_.size()) == group && (packed_.empty() || packed_[0].k == kg);
     for (int64_t g = 0; g < group; ++g) {
       std::optional<QgemmPackedB> local;
@@ -452,9 +465,10 @@ class QConvKernel final : public exec::Kernel {
       }
       for (int64_t nb = 0; nb < batch; ++nb) {
         const auto* xg = static_cast<const uint8_t*>(x.raw()) + (nb * c + g * cg) * geo.h * geo.w;
-        const uint8_t* a = im2col_u8(xg, cg, geo, pad, hwc, cols, ctx.pool());
+        const uint8_t* a = im2col_u8(xg, cg, geo, pad, hwc, gather ? nullptr : cols, ctx.pool());
         out.out = static_cast<char*>(y->raw_mut()) + size_t((nb * m + g * mg) * pixels) * out_bytes;
-        qgemm(pixels, a, x.dtype() == DType::kI8, kg, x_zero, pb, out, &ctx.pool());
+        if (gather) qgemm_gather(pixels, a, off->data(), cg, x.dtype() == DType::kI8, x_zero, pb, out, &ctx.pool());
+        else qgemm(pixels, a, x.dtype() == DType::kI8, kg, x_zero, pb, out, &ctx.pool());
       }
     }
     return ok_status();
@@ -464,9 +478,34 @@ class QConvKernel final : public exec::Kernel {
   bool qlinear_;
   bool constant_w_;                   // the weights are a constant (packing them once is right)
   std::vector<QgemmPackedB> packed_;  // per group, from constant weights (and zero point)
+  // qgemm_gather's offsets of the last geometry (one per pixel and tap into the HWC copy, padding
+  // taps at `pad_at`), built on the first run: the same for every run of a static shape.
+  std::shared_ptr<const std::vector<int32_t>> gather_offsets(const ConvGeom& g, int64_t cg, int64_t pad_at) {
+    std::lock_guard<std::mutex> lock(gather_mu_);
+    const std::array<int64_t, 5> key{g.h, g.w, g.oh, g.ow, cg};
+    if (gather_off_ && key == gather_key_) return gather_off_;
+    auto off = std::make_shared<std::vector<int32_t>>(size_t(g.oh * g.ow * g.kh * g.kw));
+    int32_t* o = off->data();
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox)
+        for (int64_t i = 0; i < g.kh; ++i) {
+          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const int64_t ix = ox * g.sw - g.pw + j * g.dw;
+            *o++ = static_cast<int32_t>(iy >= 0 && iy < g.h && ix >= 0 && ix < g.w ? (iy * g.w + ix) * cg : pad_at);
+          }
+        }
+    gather_key_ = key;
+    gather_off_ = std::move(off);
+    return gather_off_;
+  }
+
   std::once_flag pointwise_once_;
   std::vector<QgemmPackedA> pointwise_a_;  // per group: the pointwise path's A (constant weights)
   std::vector<QPointwiseWeights> pointwise_w_;  // per group, for qpointwise (symmetric s8 weights)
+  std::mutex gather_mu_;
+  std::array<int64_t, 5> gather_key_{};
+  std::shared_ptr<const std::vector<int32_t>> gather_off_;
 };
 
 // Whether every run of this conv takes run()'s pointwise W x X path, which reads the weights as

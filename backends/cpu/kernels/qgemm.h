@@ -55,7 +55,7 @@ void qgemm_pack_b_rows(int64_t k, int64_t n, const void* b, bool b_signed, int64
                        QgemmPackedB* p, bool col_sums = true);
 
 // A (M x K, u8 or s8) packed once for qgemm_packed: constant weights as A, e.g. a pointwise
-// conv's W in the W x X orientation (qlinear.cpp), so that calls skip packing it. The panels are
+// conv's W in the W x X orientation (qconv.cpp), so that calls skip packing it. The panels are
 // those of the SIMD target and qgemm path (VNNI / widening / sdot) current when it was packed;
 // qgemm_packed uses them only while both are unchanged, and packs from the plain A otherwise.
 // Read-only after packing (thread-safe).
@@ -99,6 +99,13 @@ struct QgemmOutput {
 // type's range), then the output stage. Work is split over `pool` (null: inline).
 void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
            const QgemmOutput& out, ThreadPool* pool);
+
+// qgemm with A gathered instead of stored: row i of A (K = b.k bytes) is the K / seg runs of `seg`
+// bytes at a + off[i * (K / seg) + s], s < K / seg: a conv's im2col rows read in place from its
+// HWC input (an indirection table: a run per tap, padding taps pointing at a run of zero points),
+// without writing the im2col matrix. seg must be a positive multiple of 16 that divides K.
+void qgemm_gather(int64_t m, const void* a, const int32_t* off, int64_t seg, bool a_signed, int32_t a_zp,
+                  const QgemmPackedB& b, const QgemmOutput& out, ThreadPool* pool);
 
 // qgemm with A prepacked by qgemm_pack_a (pa); `a` (row stride lda) is the same A unpacked, read
 // only when pa is not for this target and path.
