@@ -243,7 +243,7 @@ TEST_CASE("qgemm_gather equals qgemm on the gathered rows, on every target and p
     int zp_mode;
   };
   const G gs[] = {{1, 5, 16, 1, false, 0}, {37, 13, 16, 9, false, 2}, {101, 70, 32, 9, true, 0},
-                  {19, 33, 48, 25, false, 1}, {230, 64, 64, 9, true, 2}};
+                  {19, 33, 48, 25, false, 1}, {230, 64, 64, 9, true, 2}, {64, 40, 32, 9, false, 0}};
   std::mt19937 rng(41);
   std::uniform_int_distribution<int> byte(0, 255);
   ThreadPool pool3(3);

@@ -81,6 +81,7 @@ constexpr auto make_tiles() {
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 constexpr auto kVnniTiles = make_tiles<VnniTile, kVnniMR>();
+constexpr auto kVnniGatherTiles = gather_tile_table<VnniGatherTile>(std::make_integer_sequence<int, kVnniMR>{});
 constexpr auto kMaddTiles = make_tiles<Madd512Tile, kMaddMR>();
 constexpr int64_t kMaxMR = kVnniMR;
 bool has_vnni() {
@@ -95,7 +96,7 @@ bool has_vnni() {
 }
 Path select_path() {
   if (!qgemm_detail::g_no_dot.load(std::memory_order_relaxed) && has_vnni())
-    return {kAU8, kVnniMR, false, "AVX512-VNNI", kVnniTiles.data()};
+    return {kAU8, kVnniMR, false, "AVX512-VNNI", kVnniTiles.data(), kVnniGatherTiles.data()};
   return {kAU16, kMaddMR, false, "AVX512", kMaddTiles.data()};
 }
 #elif HWY_TARGET == HWY_AVX2
@@ -591,10 +592,13 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   const int64_t rows = ap.rows, npm = ap.npm, panel_bytes = ap.panel_bytes;
   const bool prepacked = pre && pre->target == kLayout && pre->enc == path.a_enc && pre->mr == path.mr &&
                          pre->m == m && pre->k == k && pre->a_signed == a_signed;
+  // A gathered u8 A whose row sums are not needed (every zb 0) is read in place by the path's
+  // gather tiles where it has them (VNNI): no packing at all.
+  const bool in_place = off && !a_signed && !any_zb && path.gather_tiles;
   thread_local std::vector<uint8_t> abuf;
   thread_local std::vector<int32_t> rowsum_buf;
   if (!prepacked) {
-    if (abuf.size() < static_cast<size_t>(npm * panel_bytes)) abuf.resize(static_cast<size_t>(npm * panel_bytes));
+    if (!in_place && abuf.size() < static_cast<size_t>(npm * panel_bytes)) abuf.resize(static_cast<size_t>(npm * panel_bytes));
     rowsum_buf.resize(static_cast<size_t>(npm * rows));
   }
   uint8_t* pa = prepacked ? const_cast<uint8_t*>(pre->data.data()) : abuf.data();
@@ -602,7 +606,7 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   const bool threaded = pool && pool->num_threads() > 1 && m * n * k >= kMinParallelMacs;
   const ARows src_rows{static_cast<const uint8_t*>(a), lda, off, lda, off ? k / lda : 1};
   auto pack_a = [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1 && !prepacked; ++p) {
+    for (int64_t p = p0; p < p1 && !prepacked && !in_place; ++p) {
       const int64_t i0 = p * rows, r = std::min(rows, m - i0);
       pack_a_panel(path, src_rows, a_signed, k, i0, r, r, pa + p * panel_bytes, any_zb ? rowsum + p * rows : nullptr);
     }
@@ -644,7 +648,8 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
         const int64_t j0 = pn * kNR, cols = std::min(kNR, n - j0);
         for (int64_t pm = pm0; pm < pm1; ++pm) {
           const int64_t i0 = pm * rows, r = std::min(rows, m - i0);
-          tiles[r - 1](kq, pa + pm * panel_bytes, bp, tile);
+          if (in_place) path.gather_tiles[r - 1](src_rows.nseg, lda / 4, src_rows.a, off + i0 * src_rows.nseg, bp, tile);
+          else tiles[r - 1](kq, pa + pm * panel_bytes, bp, tile);
           if (block_t)
             tile_rows(epi, tile, rowsum + pm * rows, i0, r, j0, cols,
                       reinterpret_cast<char*>(blk + (pm - pm0) * rows * kNR), kNR);
