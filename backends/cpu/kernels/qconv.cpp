@@ -425,12 +425,12 @@ class QConvKernel final : public exec::Kernel {
           // qpointwise reads no column sums; should it decline after all, the activations are
           // packed again with them for qgemm.
           const bool vnni = !pointwise_w_.empty() && qpointwise_available();
-          qgemm_pack_b_rows(cg, pixels, xg, x_signed, pixels, x_zero, &act, !vnni);
+          qgemm_pack_b_rows(cg, pixels, xg, x_signed, pixels, x_zero, &act, !vnni, &ctx.pool());
           out.out = static_cast<char*>(y->raw_mut()) + size_t((nb * m + g * mg) * pixels) * out_bytes;
           if (vnni && qpointwise(pointwise_w_[size_t(g)], act, x_zero, x_signed,
                                  {out.out, pixels, out.bias_i32, out.scale, out.out_zp, out.out_signed}, &ctx.pool()))
             continue;
-          if (vnni) qgemm_pack_b_rows(cg, pixels, xg, x_signed, pixels, x_zero, &act);
+          if (vnni) qgemm_pack_b_rows(cg, pixels, xg, x_signed, pixels, x_zero, &act, true, &ctx.pool());
           if (constant_w_) qgemm_packed(pointwise_a_[size_t(g)], wraw + g * mg * cg, cg, wz, act, out, &ctx.pool());
           else qgemm(mg, wraw + g * mg * cg, w_signed, cg, wz, act, out, &ctx.pool());
         }

@@ -205,7 +205,7 @@ void pack_rows_typed(const T* b, int64_t k, int64_t n, int64_t ldb, int8_t* dst,
 }
 
 void qgemm_pack_b_rows_impl(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
-                            QgemmPackedB* p, bool col_sums) {
+                            QgemmPackedB* p, bool col_sums, ThreadPool* pool) {
   const int64_t kq = (k + 3) / 4, np = (n + kNR - 1) / kNR;
   p->k = k;
   p->n = n;
@@ -213,8 +213,16 @@ void qgemm_pack_b_rows_impl(int64_t k, int64_t n, const void* b, bool b_signed, 
   p->data.resize(static_cast<size_t>(np * kq * kNR * 4));
   p->col_sum.resize(static_cast<size_t>(col_sums ? n : 0));
   p->zp.assign(static_cast<size_t>(n), b_zp - (b_signed ? 0 : 128));
-  if (b_signed) pack_rows_typed(static_cast<const int8_t*>(b), k, n, ldb, p->data.data(), col_sums ? p->col_sum.data() : nullptr);
-  else pack_rows_typed(static_cast<const uint8_t*>(b), k, n, ldb, p->data.data(), col_sums ? p->col_sum.data() : nullptr);
+  // Panels [p0, p1): columns [p0 * kNR, p1 * kNR) land in a contiguous run of the panels.
+  auto pack = [&](int64_t p0, int64_t p1) {
+    const int64_t j0 = p0 * kNR, cols = std::min(n, p1 * kNR) - j0;
+    int8_t* dst = p->data.data() + p0 * kq * kNR * 4;
+    int32_t* cs = col_sums ? p->col_sum.data() + j0 : nullptr;
+    if (b_signed) pack_rows_typed(static_cast<const int8_t*>(b) + j0, k, cols, ldb, dst, cs);
+    else pack_rows_typed(static_cast<const uint8_t*>(b) + j0, k, cols, ldb, dst, cs);
+  };
+  if (pool && pool->num_threads() > 1 && np > 1 && k * n >= (int64_t{1} << 16)) pool->parallel_for(np, 1, pack);
+  else pack(0, np);
   p->target = kLayout;
 }
 
@@ -711,8 +719,8 @@ QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, in
 }
 
 void qgemm_pack_b_rows(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
-                       QgemmPackedB* p, bool col_sums) {
-  HWY_DYNAMIC_DISPATCH(qgemm_pack_b_rows_impl)(k, n, b, b_signed, ldb, b_zp, p, col_sums);
+                       QgemmPackedB* p, bool col_sums, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(qgemm_pack_b_rows_impl)(k, n, b, b_signed, ldb, b_zp, p, col_sums, pool);
 }
 
 void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,

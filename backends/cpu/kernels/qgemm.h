@@ -50,9 +50,9 @@ QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, in
 // enough): activations as B, e.g. a pointwise conv's NCHW input [C, H*W]. Keeps no `plain` copy,
 // so `*p` is valid only until the dispatch target changes (qgemm then fails its target check).
 // col_sums false leaves p->col_sum empty, for a reader that needs no column sums (qpointwise.h):
-// qgemm must not run on such a `*p`.
+// qgemm must not run on such a `*p`. With a `pool`, large B is packed in column panels over it.
 void qgemm_pack_b_rows(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
-                       QgemmPackedB* p, bool col_sums = true);
+                       QgemmPackedB* p, bool col_sums = true, ThreadPool* pool = nullptr);
 
 // A (M x K, u8 or s8) packed once for qgemm_packed: constant weights as A, e.g. a pointwise
 // conv's W in the W x X orientation (qconv.cpp), so that calls skip packing it. The panels are
