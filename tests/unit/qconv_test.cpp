@@ -421,7 +421,7 @@ TEST_CASE("QLinearConv pointwise with constant symmetric weights (qpointwise) ma
                       {1, 16, 96, 1, 4, 5, false, false},   {1, 8, 40, 1, 3, 3, true, false},
                       // One 128-pixel block (MobileNetV2's 7x7 maps): at 2 threads the output
                       // channels split into chunks, 9 weight panels (the last partial) over 8.
-                      {1, 64, 100, 1, 7, 7, false, true},   {1, 160, 960, 1, 7, 7, false, false},
+                      {1, 64, 100, 1, 7, 7, false, true},   {1, 160, 300, 1, 7, 7, false, false},
                       // Activations packed over the pool (C x H*W >= 2^16), a partial last panel.
                       {1, 32, 16, 1, 48, 48, false, false}, {1, 24, 10, 1, 50, 57, true, false}};
   std::mt19937 rng(13);
