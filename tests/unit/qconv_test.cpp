@@ -487,3 +487,64 @@ TEST_CASE("QLinearConv pointwise with constant symmetric weights (qpointwise) ma
     CHECK(bad == 0);
   }
 }
+
+// Convs of one group over few channels (not a multiple of 16: a stem conv over RGB) with constant
+// symmetric weights and a u8 input take the row form where qgemm_gather reads in place (AVX-512
+// VNNI): each output pixel's kernel rows read as runs of a zero-point-padded HWC copy, the run's
+// bytes past kw * C against zero weights. Its outputs must equal those of the same conv with the
+// weights fed at run time (im2col + qgemm, checked against the definition above), at 1 and 2
+// threads; on other CPUs both take the im2col path.
+TEST_CASE("QLinearConv row form (stems: few channels, constant symmetric weights) equals the im2col path") {
+  struct Cfg {
+    int64_t n, c, m, h, w, kh, kw;
+    std::vector<int64_t> strides, dil, pads;
+  };
+  const Cfg cfgs[] = {
+      {1, 3, 32, 23, 29, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}},   // MobileNetV2's stem, odd map
+      {2, 3, 17, 30, 31, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}},   // ResNet's stem, batch 2, odd channels
+      {1, 5, 13, 9, 14, 3, 3, {1, 1}, {2, 1}, {2, 0, 1, 2}},    // dilated rows, asymmetric pads: 15-byte runs
+      {1, 4, 9, 8, 8, 3, 2, {1, 2}, {1, 1}, {0, 1, 0, 0}},      // 3x2 window: 8-byte runs
+      {1, 24, 40, 10, 10, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},  // 24 channels: 72-byte runs
+      {1, 8, 20, 6, 7, 1, 2, {1, 1}, {1, 1}, {0, 0, 0, 1}},     // 1x2 window: one 16-byte run
+  };
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> byte(0, 255), sym(-127, 127), b32(-20000, 20000);
+  for (const Cfg& cfg : cfgs) {
+    CAPTURE(cfg.n, cfg.c, cfg.m, cfg.h, cfg.w, cfg.kh, cfg.kw);
+    Tensor x = Tensor::empty(DType::kU8, {cfg.n, cfg.c, cfg.h, cfg.w}).value();
+    for (int64_t i = 0; i < x.numel(); ++i) x.mut_data<uint8_t>()[i] = uint8_t(byte(rng));
+    Tensor wt = Tensor::empty(DType::kI8, {cfg.m, cfg.c, cfg.kh, cfg.kw}).value();
+    for (int64_t i = 0; i < wt.numel(); ++i) wt.mut_data<int8_t>()[i] = int8_t(sym(rng));
+    std::vector<float> ws;
+    std::vector<int32_t> bias;
+    for (int64_t j = 0; j < cfg.m; ++j) {
+      ws.push_back((0.01f + 0.002f * float(j % 5)) / float(cfg.c * cfg.kh * cfg.kw));
+      bias.push_back(b32(rng));
+    }
+    ir::Node node;
+    node.op = "QLinearConv";
+    node.name = "n0";
+    node.outputs = {0};
+    node.attributes = {ir::Attribute::make_ints("kernel_shape", {cfg.kh, cfg.kw}), ir::Attribute::make_ints("strides", cfg.strides),
+                       ir::Attribute::make_ints("dilations", cfg.dil), ir::Attribute::make_ints("pads", cfg.pads)};
+    std::vector<Tensor> outs;
+    for (bool constant_w : {true, false})
+      for (int threads : {1, 2}) {
+        const std::vector<ir::NodeInput> inputs = {
+            {x}, {Tensor::scalar<float>(0.02f), true}, {Tensor::scalar<uint8_t>(uint8_t(113)), true}, {wt, constant_w},
+            {Tensor::from<float>({cfg.m}, ws), true}, {Tensor::from<int8_t>({cfg.m}, std::vector<int8_t>(size_t(cfg.m), 0)), true},
+            {Tensor::scalar<float>(0.3f), true}, {Tensor::scalar<uint8_t>(uint8_t(121)), true},
+            {Tensor::from<int32_t>({cfg.m}, bias), true}};
+        ir::SingleNodeModel smn = ir::single_node_model(node, inputs);
+        REQUIRE(passes::infer_types(smn.model).ok());
+        SessionOptions opt;
+        opt.num_threads = threads;
+        auto session = Session::create(std::make_shared<const ir::Model>(std::move(smn.model)), opt);
+        REQUIRE(session.ok());
+        auto y = (*session)->run(smn.feeds);
+        REQUIRE(y.ok());
+        outs.push_back((*y)[0]);
+      }
+    for (const Tensor& o : outs) CHECK(std::memcmp(o.raw(), outs.back().raw(), o.nbytes()) == 0);
+  }
+}

@@ -324,10 +324,28 @@ QgemmPackedB pack_conv_group(const Tensor& w, const Tensor* zp, int64_t group, i
   return qgemm_pack_b(kg, mg, hwc.data(), w.dtype() == DType::kI8, kg, true, pz, zp ? (per_channel ? mg : 1) : 0);
 }
 
+// Bytes of one kernel row's run in the row form (QConvKernel::run_rows): kw * C rounded up to quads.
+int64_t row_run(int64_t kw, int64_t cg) { return (kw * cg + 3) / 4 * 4; }
+
+// The weights [M, C, kh, kw] (group 1) as qgemm's B for the row form: K = kh * row_run, row
+// i * row_run + j * C + c holding w[m][c][i][j] and the rows past kw * C of each kernel row zero
+// (they meet the next pixels' bytes, which thus add nothing).
+QgemmPackedB pack_conv_rows(const Tensor& w, const Tensor* zp) {
+  const int64_t m = w.dim(0), cg = w.dim(1), kh = w.dim(2), kw = w.dim(3), seg = row_run(kw, cg), k = kh * seg;
+  const auto* base = static_cast<const uint8_t*>(w.raw());  // 1-byte elements
+  std::vector<uint8_t> b(size_t(m * k), 0);
+  for (int64_t o = 0; o < m; ++o)
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j) b[size_t(o * k + i * seg + j * cg + c)] = base[((o * cg + c) * kh + i) * kw + j];
+  return qgemm_pack_b(k, m, b.data(), w.dtype() == DType::kI8, k, true, zp ? zp->raw() : nullptr,
+                      zp ? (zp->numel() > 1 ? m : 1) : 0);
+}
+
 class QConvKernel final : public exec::Kernel {
  public:
-  QConvKernel(bool qlinear, std::vector<QgemmPackedB> packed, bool constant_w)
-      : qlinear_(qlinear), constant_w_(constant_w), packed_(std::move(packed)) {}
+  QConvKernel(bool qlinear, std::vector<QgemmPackedB> packed, bool constant_w, std::optional<QgemmPackedB> rows_b)
+      : qlinear_(qlinear), constant_w_(constant_w), packed_(std::move(packed)), rows_b_(std::move(rows_b)) {}
 
   Status run(KernelContext& ctx) override {
     const size_t ix = 0, ixzp = 2, iw = qlinear_ ? 3 : 1, iwzp = qlinear_ ? 5 : 3;
@@ -437,6 +455,11 @@ class QConvKernel final : public exec::Kernel {
       }
       return ok_status();
     }
+    if (rows_b_ && group == 1 && geo.dw == 1 && x.dtype() == DType::kU8 && rows_b_->n == m &&
+        rows_b_->k == geo.kh * row_run(geo.kw, cg)) {
+      out.scale = scale;
+      return run_rows(ctx, x, geo, pad, x_zero, out, y);
+    }
     // Channels per group a multiple of 16 (ResNet's 3x3 convs): the taps are read in place from the
     // HWC copy (qgemm_gather), one offset per pixel and tap, padding taps pointing at a run of zero
     // points after the copy; no im2col matrix is written and read back.
@@ -478,18 +501,24 @@ class QConvKernel final : public exec::Kernel {
   bool qlinear_;
   bool constant_w_;                   // the weights are a constant (packing them once is right)
   std::vector<QgemmPackedB> packed_;  // per group, from constant weights (and zero point)
-  // qgemm_gather's offsets of the last geometry (one per pixel and tap into the HWC copy, padding
-  // taps at `pad_at`), built on the first run: the same for every run of a static shape.
-  std::shared_ptr<const std::vector<int32_t>> gather_offsets(const ConvGeom& g, int64_t cg, int64_t pad_at) {
+  // qgemm_gather's offsets of the last geometry, built on the first run (the same for every run of
+  // a static shape): with wp 0, one per pixel and tap into the HWC copy, padding taps at `pad_at`;
+  // else (run_rows) one per pixel and kernel row into the padded HWC copy of width wp.
+  std::shared_ptr<const std::vector<int32_t>> gather_offsets(const ConvGeom& g, int64_t cg, int64_t pad_at,
+                                                             int64_t wp = 0) {
     std::lock_guard<std::mutex> lock(gather_mu_);
-    const std::array<int64_t, 5> key{g.h, g.w, g.oh, g.ow, cg};
+    const std::array<int64_t, 6> key{g.h, g.w, g.oh, g.ow, cg, wp};
     if (gather_off_ && key == gather_key_) return gather_off_;
-    auto off = std::make_shared<std::vector<int32_t>>(size_t(g.oh * g.ow * g.kh * g.kw));
+    auto off = std::make_shared<std::vector<int32_t>>(size_t(g.oh * g.ow * g.kh * (wp ? 1 : g.kw)));
     int32_t* o = off->data();
     for (int64_t oy = 0; oy < g.oh; ++oy)
       for (int64_t ox = 0; ox < g.ow; ++ox)
         for (int64_t i = 0; i < g.kh; ++i) {
           const int64_t iy = oy * g.sh - g.ph + i * g.dh;
+          if (wp) {
+            *o++ = static_cast<int32_t>(((iy + g.ph) * wp + ox * g.sw) * cg);
+            continue;
+          }
           for (int64_t j = 0; j < g.kw; ++j) {
             const int64_t ix = ox * g.sw - g.pw + j * g.dw;
             *o++ = static_cast<int32_t>(iy >= 0 && iy < g.h && ix >= 0 && ix < g.w ? (iy * g.w + ix) * cg : pad_at);
@@ -500,12 +529,41 @@ class QConvKernel final : public exec::Kernel {
     return gather_off_;
   }
 
+  // The row form (few input channels: a stem conv over RGB, where taps of C bytes are too short
+  // to gather): the input as an HWC copy padded with the zero point, so that each kernel row of an
+  // output pixel is kw * C contiguous bytes, read in place by qgemm_gather as one run of
+  // row_run(kw, C) bytes (the bytes past kw * C meet rows_b_'s zero weights). No im2col matrix, no
+  // A packing (taken only where qgemm_gather reads in place).
+  Status run_rows(KernelContext& ctx, const Tensor& x, const ConvGeom& geo, uint8_t pad, int32_t x_zero,
+                  const QgemmOutput& out, Tensor* y) {
+    const int64_t batch = x.dim(0), cg = x.dim(1), m = y->dim(1), pixels = geo.oh * geo.ow;
+    const int64_t ph_end = std::max<int64_t>(0, (geo.oh - 1) * geo.sh + (geo.kh - 1) * geo.dh + 1 - geo.h - geo.ph);
+    const int64_t pw_end = std::max<int64_t>(0, (geo.ow - 1) * geo.sw + geo.kw - geo.w - geo.pw);
+    const int64_t hp = geo.h + geo.ph + ph_end, wp = geo.w + geo.pw + pw_end;
+    const size_t bytes = size_t(hp * wp * cg) + 64;  // + the quads' reach past the last run
+    if (hp * wp * cg >= (int64_t{1} << 30)) return unsupported(ctx.place(), ": input too large for the row form");
+    TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(bytes));
+    auto* buf = static_cast<uint8_t*>(mem);
+    std::memset(buf, pad, bytes);
+    const auto off = gather_offsets(geo, cg, 0, wp);
+    QgemmOutput o = out;
+    for (int64_t nb = 0; nb < batch; ++nb) {
+      const auto* xb = static_cast<const uint8_t*>(x.raw()) + nb * cg * geo.h * geo.w;
+      for (int64_t iy = 0; iy < geo.h; ++iy)
+        transpose_bytes(xb + iy * geo.w, cg, geo.w, geo.h * geo.w, buf + ((iy + geo.ph) * wp + geo.pw) * cg, cg);
+      o.out = static_cast<char*>(y->raw_mut()) + size_t(nb * m * pixels) * dtype_size(y->dtype());
+      qgemm_gather(pixels, buf, off->data(), row_run(geo.kw, cg), false, x_zero, *rows_b_, o, &ctx.pool());
+    }
+    return ok_status();
+  }
+
   std::once_flag pointwise_once_;
   std::vector<QgemmPackedA> pointwise_a_;  // per group: the pointwise path's A (constant weights)
   std::vector<QPointwiseWeights> pointwise_w_;  // per group, for qpointwise (symmetric s8 weights)
   std::mutex gather_mu_;
-  std::array<int64_t, 5> gather_key_{};
+  std::array<int64_t, 6> gather_key_{};
   std::shared_ptr<const std::vector<int32_t>> gather_off_;
+  std::optional<QgemmPackedB> rows_b_;  // the row form's weights (run_rows), instead of packed_
 };
 
 // Whether every run of this conv takes run()'s pointwise W x X path, which reads the weights as
@@ -534,14 +592,29 @@ Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& ini
   const int64_t group = init.node.attr_int("group", 1);
   std::vector<QgemmPackedB> packed;
   const bool depthwise_w = w && w->rank() == 4 && w->dim(1) == 1 && w->dim(0) == group;  // depthwise(): no GEMM
-  if (w && !depthwise_w && w->rank() == 4 && (w->dtype() == DType::kU8 || w->dtype() == DType::kI8) && (!has_zp || zp) && group >= 1 &&
+  // The row form (run_rows) instead of the packed groups: one group of few channels (not a multiple
+  // of 16, which gathers taps), s8 weights with zero points 0, a u8 input, undilated rows, and a CPU
+  // whose qgemm_gather reads in place.
+  const Ints dil = init.node.attr_ints("dilations", Ints{1, 1});
+  const bool rows_form = w && w->rank() == 4 && group == 1 && w->dim(1) % 16 != 0 && w->dim(0) > 0 &&
+                         (w->dim(2) > 1 || w->dim(3) > 1) && w->dtype() == DType::kI8 &&
+                         (!has_zp || (zp && uniform_zero_point(zp) && q_scalar_at(*zp, 0) == 0)) &&
+                         dil.size() == 2 && dil[1] == 1 && !init.input_types.empty() &&
+                         init.input_types[0].dtype == DType::kU8 && qgemm_gather_in_place() &&
+                         w->dim(2) * row_run(w->dim(3), w->dim(1)) < (int64_t{1} << 15);
+  std::optional<QgemmPackedB> rows_b;
+  if (rows_form) {
+    rows_b = pack_conv_rows(*w, zp);
+    release_mapped_pages(w->raw(), w->nbytes());
+  }
+  if (w && !rows_form && !depthwise_w && w->rank() == 4 && (w->dtype() == DType::kU8 || w->dtype() == DType::kI8) && (!has_zp || zp) && group >= 1 &&
       w->dim(0) > 0 && w->dim(0) % group == 0 && qparam_count(zp, w->dim(0)) >= 0 &&
       (!zp || zp->dtype() == w->dtype()) && w->numel() / w->dim(0) < (int64_t{1} << 15) &&
       !always_pointwise(init, *w, zp, group, kQLinear)) {
     for (int64_t g = 0; g < group; ++g) packed.push_back(pack_conv_group(*w, zp, group, g));
     release_mapped_pages(w->raw(), w->nbytes());  // as for the matmuls
   }
-  return std::unique_ptr<exec::Kernel>(new QConvKernel(kQLinear, std::move(packed), w != nullptr));
+  return std::unique_ptr<exec::Kernel>(new QConvKernel(kQLinear, std::move(packed), w != nullptr, std::move(rows_b)));
 }
 
 }  // namespace

@@ -287,7 +287,9 @@ HWY_NOINLINE void pack_a_panel(const Path& path, const ARows& src_rows, bool a_s
   const hn::Full128<uint64_t> d64;
   const hn::Full128<uint16_t> d16;
   const auto vflip = hn::Set(d8, wide ? flip : out_flip);
-  const int64_t r4 = rows / 4 * 4, q4 = kfull / 4 * 4;
+  // Runs of a gathered A that are not whole 16-byte loads (a stem conv's kernel rows): byte by byte.
+  const bool by_bytes = src_rows.off && seg % 16 != 0;
+  const int64_t r4 = by_bytes ? 0 : rows / 4 * 4, q4 = kfull / 4 * 4;
   // 16 bytes of a row at a time, within one run (a gathered A's runs are multiples of 16 bytes):
   // the 4 rows' run pointers are looked up once per run.
   const int64_t run_quads = src_rows.off ? seg / 4 : q4;
@@ -677,6 +679,7 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
 }
 
 const char* qgemm_target_impl() { return select_path().name; }
+bool qgemm_gather_in_place_impl() { return select_path().gather_tiles != nullptr; }
 
 }  // namespace
 }  // namespace HWY_NAMESPACE
@@ -691,6 +694,7 @@ HWY_EXPORT(qgemm_pack_a_impl);
 HWY_EXPORT(qgemm_pack_panels_impl);
 HWY_EXPORT(qgemm_pack_b_rows_impl);
 HWY_EXPORT(qgemm_target_impl);
+HWY_EXPORT(qgemm_gather_in_place_impl);
 HWY_EXPORT(transpose_bytes_impl);
 
 QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, bool trans_b,
@@ -745,6 +749,8 @@ void qgemm_packed(const QgemmPackedA& pa, const void* a, int64_t lda, int32_t a_
 }
 
 const char* qgemm_target() { return HWY_DYNAMIC_DISPATCH(qgemm_target_impl)(); }
+
+bool qgemm_gather_in_place() { return HWY_DYNAMIC_DISPATCH(qgemm_gather_in_place_impl)(); }
 
 void transpose_bytes(const uint8_t* src, int64_t rows, int64_t cols, int64_t src_stride, uint8_t* dst,
                      int64_t dst_stride) {

@@ -103,11 +103,16 @@ void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, c
 // qgemm with A gathered instead of stored: row i of A (K = b.k bytes) is the K / seg runs of `seg`
 // bytes at a + off[i * (K / seg) + s], s < K / seg: a conv's im2col rows read in place from its
 // HWC input (an indirection table: a run per tap, padding taps pointing at a run of zero points),
-// without writing the im2col matrix. seg must be a positive multiple of 16 that divides K. On the
-// AVX-512 VNNI path, for a u8 A and every B zero point 0 (symmetric weights), the tiles broadcast
-// A's quads from the runs in place (no A panels at all); otherwise the runs are packed as A's rows.
+// without writing the im2col matrix. seg must be a positive multiple of 4 that divides K (runs
+// of a multiple of 16 bytes pack fastest; others byte by byte). On the AVX-512 VNNI path, for a u8
+// A and every B zero point 0 (symmetric weights), the tiles broadcast A's quads from the runs in
+// place (no A panels at all: qgemm_gather_in_place); otherwise the runs are packed as A's rows.
 void qgemm_gather(int64_t m, const void* a, const int32_t* off, int64_t seg, bool a_signed, int32_t a_zp,
                   const QgemmPackedB& b, const QgemmOutput& out, ThreadPool* pool);
+
+// Whether qgemm_gather reads a u8 A with zero B zero points in place on this CPU (its path has
+// gather tiles: AVX-512 VNNI).
+bool qgemm_gather_in_place();
 
 // qgemm with A prepacked by qgemm_pack_a (pa); `a` (row stride lda) is the same A unpacked, read
 // only when pa is not for this target and path.
