@@ -12,10 +12,10 @@
 //
 // Except for the weights of a QDQ model that quantize_fusion (which runs before) left in f32,
 // e.g. EfficientNet's squeeze-excitation convs: a DequantizeLinear of a constant that nothing
-// else reads, whose output only compute ops (Conv, ConvTranspose, MatMul, Gemm) read, folds
-// whatever its size. It would otherwise run on every inference (0.8 ms for one 1152 x 48 weight);
-// the integer constant is dropped with the node, so only the f32 weight is held (what the f32
-// model holds), never both.
+// else reads, whose output only compute ops (Conv, ConvTranspose, MatMul, Gemm) read, folds up to
+// 1 MiB of f32. It would otherwise run on every inference; the integer constant is dropped with the
+// node, so only the f32 weight is held (what the f32 model holds), never both. Larger ones (a
+// weight-only int8 transformer's matrices) stay int8: folding them would quadruple the model.
 //
 // Shape queries (OpDef::reads_input_shapes_only: Shape, Size) fold when their input's shape is
 // static, even though its values are not constant: PyTorch exports compute every Reshape target
@@ -32,6 +32,8 @@ namespace tsr::passes::opt {
 namespace {
 
 constexpr size_t kFoldAnywayBytes = size_t{64} << 10;
+// The largest dequantized weight folded past kFoldAnywayBytes (see the top).
+constexpr size_t kFoldWeightBytes = size_t{1} << 20;
 
 // Stands in for the data of a shape query's input: the kernel reads only the shape, so this
 // pointer is never dereferenced; it is aligned for any dtype so that Tensor::wrap accepts it.
@@ -108,7 +110,8 @@ Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const No
     // A dequantized weight (see the top): the quantized constant is read by this node alone.
     const bool weight = node.op == "DequantizeLinear" && node.outputs.size() == 1 && node.outputs[0] >= 0 &&
                         ix.uses(node.outputs[0]) > 0 && !read_otherwise[size_t(node.outputs[0])] &&
-                        ix.uses(node.inputs[0]) == 1 && !ix.is_graph_output(node.inputs[0]);
+                        ix.uses(node.inputs[0]) == 1 && !ix.is_graph_output(node.inputs[0]) &&
+                        out_bytes <= kFoldWeightBytes;
     if (!fits || (out_bytes > std::max(kFoldAnywayBytes, in_bytes) && !weight)) continue;
     auto out = evaluate(node, values);
     if (!out.ok() || out->size() != node.outputs.size()) continue;
