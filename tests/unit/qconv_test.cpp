@@ -20,6 +20,24 @@
 using namespace tsr;
 using namespace tsr::test;
 
+namespace {
+
+// Runs `node` as a one-node model (inputs flagged constant are the model's constants, as in a
+// loaded model: the kernels pack them once) at `threads` threads; its first output.
+Tensor run_single(const ir::Node& node, const std::vector<ir::NodeInput>& inputs, int threads) {
+  ir::SingleNodeModel smn = ir::single_node_model(node, inputs);
+  REQUIRE(passes::infer_types(smn.model).ok());
+  SessionOptions opt;
+  opt.num_threads = threads;
+  auto session = Session::create(std::make_shared<const ir::Model>(std::move(smn.model)), opt);
+  REQUIRE(session.ok());
+  auto y = (*session)->run(smn.feeds);
+  REQUIRE(y.ok());
+  return (*y)[0];
+}
+
+}  // namespace
+
 TEST_CASE("quantized matmul and conv: per-row / per-column / per-channel zero points, requantization rounding") {
   // MatMulInteger: A - a_zp (per row) = [[0, 1], [1, 2]], B - b_zp (per column) = [[0, 6], [2, 8]];
   // their product by hand: [[2, 8], [4, 22]].
@@ -457,16 +475,8 @@ TEST_CASE("QLinearConv pointwise with constant symmetric weights (qpointwise) ma
     for (bool off : {false, true})
       for (int threads : {1, 2}) {
         cpu::qpointwise_disable_for_test(off);
-        ir::SingleNodeModel smn = ir::single_node_model(node, inputs);
-        REQUIRE(passes::infer_types(smn.model).ok());
-        SessionOptions opt;
-        opt.num_threads = threads;
-        auto session = Session::create(std::make_shared<const ir::Model>(std::move(smn.model)), opt);
-        REQUIRE(session.ok());
-        auto y = (*session)->run(smn.feeds);
+        outs.push_back(run_single(node, inputs, threads));
         cpu::qpointwise_disable_for_test(false);
-        REQUIRE(y.ok());
-        outs.push_back((*y)[0]);
       }
     for (const Tensor& o : outs) CHECK(std::memcmp(o.raw(), outs[0].raw(), o.nbytes()) == 0);
     int64_t bad = 0;
@@ -535,15 +545,7 @@ TEST_CASE("QLinearConv row form (stems: few channels, constant symmetric weights
             {Tensor::from<float>({cfg.m}, ws), true}, {Tensor::from<int8_t>({cfg.m}, std::vector<int8_t>(size_t(cfg.m), 0)), true},
             {Tensor::scalar<float>(0.3f), true}, {Tensor::scalar<uint8_t>(uint8_t(121)), true},
             {Tensor::from<int32_t>({cfg.m}, bias), true}};
-        ir::SingleNodeModel smn = ir::single_node_model(node, inputs);
-        REQUIRE(passes::infer_types(smn.model).ok());
-        SessionOptions opt;
-        opt.num_threads = threads;
-        auto session = Session::create(std::make_shared<const ir::Model>(std::move(smn.model)), opt);
-        REQUIRE(session.ok());
-        auto y = (*session)->run(smn.feeds);
-        REQUIRE(y.ok());
-        outs.push_back((*y)[0]);
+        outs.push_back(run_single(node, inputs, threads));
       }
     for (const Tensor& o : outs) CHECK(std::memcmp(o.raw(), outs.back().raw(), o.nbytes()) == 0);
   }
