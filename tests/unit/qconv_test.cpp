@@ -550,3 +550,42 @@ TEST_CASE("QLinearConv row form (stems: few channels, constant symmetric weights
     for (const Tensor& o : outs) CHECK(std::memcmp(o.raw(), outs.back().raw(), o.nbytes()) == 0);
   }
 }
+
+// Per-tensor QuantizeLinear / DequantizeLinear of large tensors (a CNN's input) split over the
+// pool in 32768-element pieces: the same values as one thread, and QuantizeLinear's formula
+// (x / scale in f32, rounded half to even, + zero point, saturated), over a partial last piece.
+TEST_CASE("QuantizeLinear / DequantizeLinear per tensor split over the pool equal the formula") {
+  const int64_t n = 3 * 32768 + 1001;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  std::vector<float> xs(size_t(n), 0.0f);
+  for (auto& v : xs) v = u(rng);
+  xs[7] = 0.25f;  // a tie: 0.25 / 0.02 = 12.5 in f32
+  const float scale = 0.02f;
+  for (bool s8 : {false, true}) {
+    OpCase q;
+    q.op = "QuantizeLinear";
+    q.inputs = {Tensor::from<float>({1, n}, xs), Tensor::scalar<float>(scale),
+                s8 ? Tensor::scalar<int8_t>(int8_t(-3)) : Tensor::scalar<uint8_t>(uint8_t(131))};
+    const auto y1 = run_case(q, 1), y2 = run_case(q, 2);
+    REQUIRE(y1.ok());
+    REQUIRE(y2.ok());
+    CHECK(std::memcmp((*y1)[0].raw(), (*y2)[0].raw(), size_t(n)) == 0);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = std::nearbyint(xs[size_t(i)] / scale) + (s8 ? -3.0f : 131.0f);
+      const int want = int(std::clamp(v, s8 ? -128.0f : 0.0f, s8 ? 127.0f : 255.0f));
+      bad += (s8 ? int((*y2)[0].data<int8_t>()[i]) : int((*y2)[0].data<uint8_t>()[i])) != want;
+    }
+    CHECK(bad == 0);
+    OpCase dq;
+    dq.op = "DequantizeLinear";
+    dq.inputs = {(*y2)[0], q.inputs[1], q.inputs[2]};
+    const auto d1 = run_case(dq, 1), d2 = run_case(dq, 2);
+    REQUIRE(d1.ok());
+    REQUIRE(d2.ok());
+    CHECK(std::memcmp((*d1)[0].raw(), (*d2)[0].raw(), size_t(n) * sizeof(float)) == 0);
+    const int64_t code = s8 ? (*y2)[0].data<int8_t>()[n - 1] : (*y2)[0].data<uint8_t>()[n - 1];
+    CHECK((*d2)[0].data<float>()[n - 1] == float(code - (s8 ? -3 : 131)) * scale);
+  }
+}
