@@ -3,7 +3,8 @@
 // requantization's rounding, depthwise windows (strides, dilations, pads, the f32 path's 2^24
 // limit and the integer loop past it, rows shorter than a vector, s8 outputs, biases near 2^24),
 // the vector output stage's ties (requant-inl.h), pointwise convs either way round, im2col and
-// groups, taps read in place (qgemm_gather).
+// groups, taps read in place (qgemm_gather) and the stems' row form; per-tensor
+// (De)QuantizeLinear over the pool.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
