@@ -10,6 +10,13 @@
 // and their inputs (a ConstantOfShape or Expand would grow the model file). A node whose
 // evaluation fails stays in the graph, so that running it reports the error as before.
 //
+// Except for the weights of a QDQ model that quantize_fusion (which runs before) left in f32,
+// e.g. EfficientNet's squeeze-excitation convs: a DequantizeLinear of a constant that nothing
+// else reads, whose output only compute ops (Conv, ConvTranspose, MatMul, Gemm) read, folds up to
+// 1 MiB of f32. It would otherwise run on every inference; the integer constant is dropped with the
+// node, so only the f32 weight is held (what the f32 model holds), never both. Larger ones (a
+// weight-only int8 transformer's matrices) stay int8: folding them would quadruple the model.
+//
 // Shape queries (OpDef::reads_input_shapes_only: Shape, Size) fold when their input's shape is
 // static, even though its values are not constant: PyTorch exports compute every Reshape target
 // from Shape -> Gather -> Unsqueeze -> Concat of the activations, so folding those chains makes
@@ -25,10 +32,17 @@ namespace tsr::passes::opt {
 namespace {
 
 constexpr size_t kFoldAnywayBytes = size_t{64} << 10;
+// The largest dequantized weight folded past kFoldAnywayBytes (see the top).
+constexpr size_t kFoldWeightBytes = size_t{1} << 20;
 
 // Stands in for the data of a shape query's input: the kernel reads only the shape, so this
 // pointer is never dereferenced; it is aligned for any dtype so that Tensor::wrap accepts it.
 alignas(64) const unsigned char kNoData[64] = {};
+
+// Whether `op` is one whose constant f32 weight is read as is (packed at load) by the kernels.
+bool weight_reader(const std::string& op) {
+  return op == "Conv" || op == "ConvTranspose" || op == "MatMul" || op == "Gemm";
+}
 
 bool foldable_op(const ir::Node& node) {
   // Random results must differ from run to run (OpDef::random); If/Loop/Scan are caught by their
@@ -49,6 +63,12 @@ Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const No
   int64_t folded = 0;
   std::vector<const Tensor*> values;
   std::vector<Tensor> shape_stand_ins;  // reserved per node: the pointers in `values` stay valid
+  // Tensors that some node other than a weight reader (weight_reader) reads.
+  std::vector<bool> read_otherwise(g.tensors.size(), false);
+  for (const ir::Node& node : g.nodes)
+    if (!weight_reader(node.op))
+      for (int32_t in : node.inputs)
+        if (in >= 0) read_otherwise[size_t(in)] = true;
   // Nodes are in topological order, so a folded node's outputs are constants by the time the
   // nodes reading them are visited: whole chains fold in one sweep.
   for (size_t n = 0; n < g.nodes.size(); ++n) {
@@ -87,7 +107,12 @@ Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const No
       if (!fits) break;
       out_bytes += static_cast<size_t>(shape_numel(t.shape)) * dtype_size(t.dtype);
     }
-    if (!fits || out_bytes > std::max(kFoldAnywayBytes, in_bytes)) continue;
+    // A dequantized weight (see the top): the quantized constant is read by this node alone.
+    const bool weight = node.op == "DequantizeLinear" && node.outputs.size() == 1 && node.outputs[0] >= 0 &&
+                        ix.uses(node.outputs[0]) > 0 && !read_otherwise[size_t(node.outputs[0])] &&
+                        ix.uses(node.inputs[0]) == 1 && !ix.is_graph_output(node.inputs[0]) &&
+                        out_bytes <= kFoldWeightBytes;
+    if (!fits || (out_bytes > std::max(kFoldAnywayBytes, in_bytes) && !weight)) continue;
     auto out = evaluate(node, values);
     if (!out.ok() || out->size() != node.outputs.size()) continue;
     bool same = true;

@@ -574,6 +574,34 @@ TEST_CASE("optimize: constant chains fold, then a zero Pad folds into the stride
   }
 }
 
+// EfficientNet-B0 q8's squeeze-excitation convs: DequantizeLinear(s8 [1152, 48, 1, 1], per channel)
+// -> f32 Conv. The f32 weight (216 KiB) exceeds fold_constants' 64 KiB and is 4x its codes, yet
+// folds where compute ops alone read it and nothing else reads the codes (which go with the node),
+// up to 1 MiB of f32 (case 3: 1152 x 240, 1.05 MiB, stays).
+TEST_CASE("optimize: a dequantized weight above 64 KiB folds only where compute ops alone read it", "[optimize]") {
+  for (int other : {0, 1, 2, 3}) {  // 1: a Relu reads the f32 weight too; 2: a second DequantizeLinear the codes
+    INFO("other reader " << other);
+    Builder b;
+    const int64_t cin = other == 3 ? 240 : 48;
+    const int32_t x = b.input({1, cin, 1, 1});
+    std::uniform_int_distribution<int> code(-127, 127);
+    std::vector<int8_t> codes(size_t(1152 * cin));
+    for (auto& v : codes) v = static_cast<int8_t>(code(b.rng));
+    const int32_t wq = b.constant(Tensor::from<int8_t>({1152, cin, 1, 1}, codes));
+    auto dequantize = [&] {
+      return b.node("DequantizeLinear",
+                    {wq, b.constant(b.random({1152}, 0.001, 0.01)), b.constant(Tensor::from<int8_t>({1152}, std::vector<int8_t>(1152, 0)))},
+                    {ir::Attribute::make_int("axis", 0)});
+    };
+    const int32_t w = dequantize();
+    b.output(b.node("Conv", {x, w, b.constant(b.random({1152}))}));
+    if (other == 1) b.output(b.node("Relu", {w}));
+    if (other == 2) b.output(b.node("Conv", {x, dequantize()}));
+    const std::vector<std::string> ops = ops_of(optimize_and_compare(b, 1, with_folding()));
+    CHECK(std::count(ops.begin(), ops.end(), "DequantizeLinear") == (other == 0 ? 0 : other == 2 ? 2 : 1));
+  }
+}
+
 TEST_CASE("optimize: Pads that are not a zero spatial padding of one Conv input stay", "[optimize]") {
   struct Case {
     const char* what;

@@ -1,9 +1,10 @@
-// The quantized matmuls and convolutions (backends/cpu/kernels/qlinear.cpp, qdepthwise.cpp, on
+// The quantized matmuls and convolutions (backends/cpu/kernels/qlinear.cpp, qconv.cpp, qdepthwise.cpp, on
 // qgemm) against their definitions, bit for bit: zero points per row / column / channel, the
 // requantization's rounding, depthwise windows (strides, dilations, pads, the f32 path's 2^24
 // limit and the integer loop past it, rows shorter than a vector, s8 outputs, biases near 2^24),
 // the vector output stage's ties (requant-inl.h), pointwise convs either way round, im2col and
-// groups.
+// groups, taps read in place (qgemm_gather) and the stems' row form; per-tensor
+// (De)QuantizeLinear over the pool.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -19,6 +20,24 @@
 
 using namespace tsr;
 using namespace tsr::test;
+
+namespace {
+
+// Runs `node` as a one-node model (inputs flagged constant are the model's constants, as in a
+// loaded model: the kernels pack them once) at `threads` threads; its first output.
+Tensor run_single(const ir::Node& node, const std::vector<ir::NodeInput>& inputs, int threads) {
+  ir::SingleNodeModel smn = ir::single_node_model(node, inputs);
+  REQUIRE(passes::infer_types(smn.model).ok());
+  SessionOptions opt;
+  opt.num_threads = threads;
+  auto session = Session::create(std::make_shared<const ir::Model>(std::move(smn.model)), opt);
+  REQUIRE(session.ok());
+  auto y = (*session)->run(smn.feeds);
+  REQUIRE(y.ok());
+  return (*y)[0];
+}
+
+}  // namespace
 
 TEST_CASE("quantized matmul and conv: per-row / per-column / per-channel zero points, requantization rounding") {
   // MatMulInteger: A - a_zp (per row) = [[0, 1], [1, 2]], B - b_zp (per column) = [[0, 6], [2, 8]];
@@ -237,6 +256,15 @@ TEST_CASE("QLinearConv / ConvInteger (pointwise either way round, im2col, groups
       // Large enough for im2col to split over threads (2-thread runs), with short and long runs.
       {1, 3, 16, 1, 64, 70, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, false, false},
       {1, 16, 24, 1, 40, 44, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false},
+      // Channels per group a multiple of 16: the taps read in place (qgemm_gather), padding taps at
+      // the zero-point run. Odd output channels and maps, strides, asymmetric / wide pads,
+      // dilation, a 5x5 window, groups of 16, per-channel w_zp (the row sums), s8 x.
+      {1, 16, 13, 1, 9, 11, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},
+      {1, 32, 37, 1, 10, 7, 3, {2, 2}, {1, 1}, {1, 0, 1, 1}, true, false},
+      {1, 48, 19, 1, 8, 9, 3, {1, 2}, {2, 2}, {2, 3, 2, 1}, false, true},
+      {2, 32, 22, 2, 7, 7, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false},
+      {1, 16, 9, 1, 11, 6, 5, {3, 1}, {1, 1}, {2, 2, 2, 2}, true, true},
+      {1, 64, 67, 1, 15, 15, 3, {2, 2}, {1, 1}, {0, 0, 0, 0}, false, false},
   };
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(0, 255), sbyte(-128, 127), b32(-5000, 5000);
@@ -409,7 +437,12 @@ TEST_CASE("QLinearConv pointwise with constant symmetric weights (qpointwise) ma
                       {1, 160, 24, 1, 14, 14, false, false},
                       // More output channels than pixels: W x X on qpointwise from 16 pixels (4x5),
                       // not below (3x3: the pixel-major qgemm path).
-                      {1, 16, 96, 1, 4, 5, false, false},   {1, 8, 40, 1, 3, 3, true, false}};
+                      {1, 16, 96, 1, 4, 5, false, false},   {1, 8, 40, 1, 3, 3, true, false},
+                      // One 128-pixel block (MobileNetV2's 7x7 maps): at 2 threads the output
+                      // channels split into chunks, 9 weight panels (the last partial) over 8.
+                      {1, 64, 100, 1, 7, 7, false, true},   {1, 160, 300, 1, 7, 7, false, false},
+                      // Activations packed over the pool (C x H*W >= 2^16), a partial last panel.
+                      {1, 32, 16, 1, 48, 48, false, false}, {1, 24, 10, 1, 50, 57, true, false}};
   std::mt19937 rng(13);
   std::uniform_int_distribution<int> byte(0, 255), sym(-127, 127), b32(-20000, 20000);
   for (const Cfg& cfg : cfgs) {
@@ -443,16 +476,8 @@ TEST_CASE("QLinearConv pointwise with constant symmetric weights (qpointwise) ma
     for (bool off : {false, true})
       for (int threads : {1, 2}) {
         cpu::qpointwise_disable_for_test(off);
-        ir::SingleNodeModel smn = ir::single_node_model(node, inputs);
-        REQUIRE(passes::infer_types(smn.model).ok());
-        SessionOptions opt;
-        opt.num_threads = threads;
-        auto session = Session::create(std::make_shared<const ir::Model>(std::move(smn.model)), opt);
-        REQUIRE(session.ok());
-        auto y = (*session)->run(smn.feeds);
+        outs.push_back(run_single(node, inputs, threads));
         cpu::qpointwise_disable_for_test(false);
-        REQUIRE(y.ok());
-        outs.push_back((*y)[0]);
       }
     for (const Tensor& o : outs) CHECK(std::memcmp(o.raw(), outs[0].raw(), o.nbytes()) == 0);
     int64_t bad = 0;
@@ -471,5 +496,97 @@ TEST_CASE("QLinearConv pointwise with constant symmetric weights (qpointwise) ma
                               : outs[0].data<uint8_t>()[o] != uint8_t(std::clamp(v, 0.0f, 255.0f));
         }
     CHECK(bad == 0);
+  }
+}
+
+// Convs of one group over few channels (not a multiple of 16: a stem conv over RGB) with constant
+// symmetric weights and a u8 input take the row form where qgemm_gather reads in place (AVX-512
+// VNNI): each output pixel's kernel rows read as runs of a zero-point-padded HWC copy, the run's
+// bytes past kw * C against zero weights. Its outputs must equal those of the same conv with the
+// weights fed at run time (im2col + qgemm, checked against the definition above), at 1 and 2
+// threads; on other CPUs both take the im2col path.
+TEST_CASE("QLinearConv row form (stems: few channels, constant symmetric weights) equals the im2col path") {
+  struct Cfg {
+    int64_t n, c, m, h, w, kh, kw;
+    std::vector<int64_t> strides, dil, pads;
+  };
+  const Cfg cfgs[] = {
+      {1, 3, 32, 23, 29, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}},   // MobileNetV2's stem, odd map
+      {2, 3, 17, 30, 31, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}},   // ResNet's stem, batch 2, odd channels
+      {1, 5, 13, 9, 14, 3, 3, {1, 1}, {2, 1}, {2, 0, 1, 2}},    // dilated rows, asymmetric pads: 15-byte runs
+      {1, 4, 9, 8, 8, 3, 2, {1, 2}, {1, 1}, {0, 1, 0, 0}},      // 3x2 window: 8-byte runs
+      {1, 24, 40, 10, 10, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}},  // 24 channels: 72-byte runs
+      {1, 8, 20, 6, 7, 1, 2, {1, 1}, {1, 1}, {0, 0, 0, 1}},     // 1x2 window: one 16-byte run
+  };
+  std::mt19937 rng(17);
+  std::uniform_int_distribution<int> byte(0, 255), sym(-127, 127), b32(-20000, 20000);
+  for (const Cfg& cfg : cfgs) {
+    CAPTURE(cfg.n, cfg.c, cfg.m, cfg.h, cfg.w, cfg.kh, cfg.kw);
+    Tensor x = Tensor::empty(DType::kU8, {cfg.n, cfg.c, cfg.h, cfg.w}).value();
+    for (int64_t i = 0; i < x.numel(); ++i) x.mut_data<uint8_t>()[i] = uint8_t(byte(rng));
+    Tensor wt = Tensor::empty(DType::kI8, {cfg.m, cfg.c, cfg.kh, cfg.kw}).value();
+    for (int64_t i = 0; i < wt.numel(); ++i) wt.mut_data<int8_t>()[i] = int8_t(sym(rng));
+    std::vector<float> ws;
+    std::vector<int32_t> bias;
+    for (int64_t j = 0; j < cfg.m; ++j) {
+      ws.push_back((0.01f + 0.002f * float(j % 5)) / float(cfg.c * cfg.kh * cfg.kw));
+      bias.push_back(b32(rng));
+    }
+    ir::Node node;
+    node.op = "QLinearConv";
+    node.name = "n0";
+    node.outputs = {0};
+    node.attributes = {ir::Attribute::make_ints("kernel_shape", {cfg.kh, cfg.kw}), ir::Attribute::make_ints("strides", cfg.strides),
+                       ir::Attribute::make_ints("dilations", cfg.dil), ir::Attribute::make_ints("pads", cfg.pads)};
+    std::vector<Tensor> outs;
+    for (bool constant_w : {true, false})
+      for (int threads : {1, 2}) {
+        const std::vector<ir::NodeInput> inputs = {
+            {x}, {Tensor::scalar<float>(0.02f), true}, {Tensor::scalar<uint8_t>(uint8_t(113)), true}, {wt, constant_w},
+            {Tensor::from<float>({cfg.m}, ws), true}, {Tensor::from<int8_t>({cfg.m}, std::vector<int8_t>(size_t(cfg.m), 0)), true},
+            {Tensor::scalar<float>(0.3f), true}, {Tensor::scalar<uint8_t>(uint8_t(121)), true},
+            {Tensor::from<int32_t>({cfg.m}, bias), true}};
+        outs.push_back(run_single(node, inputs, threads));
+      }
+    for (const Tensor& o : outs) CHECK(std::memcmp(o.raw(), outs.back().raw(), o.nbytes()) == 0);
+  }
+}
+
+// Per-tensor QuantizeLinear / DequantizeLinear of large tensors (a CNN's input) split over the
+// pool in 32768-element pieces: the same values as one thread, and QuantizeLinear's formula
+// (x / scale in f32, rounded half to even, + zero point, saturated), over a partial last piece.
+TEST_CASE("QuantizeLinear / DequantizeLinear per tensor split over the pool equal the formula") {
+  const int64_t n = 3 * 32768 + 1001;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  std::vector<float> xs(size_t(n), 0.0f);
+  for (auto& v : xs) v = u(rng);
+  xs[7] = 0.25f;  // a tie: 0.25 / 0.02 = 12.5 in f32
+  const float scale = 0.02f;
+  for (bool s8 : {false, true}) {
+    OpCase q;
+    q.op = "QuantizeLinear";
+    q.inputs = {Tensor::from<float>({1, n}, xs), Tensor::scalar<float>(scale),
+                s8 ? Tensor::scalar<int8_t>(int8_t(-3)) : Tensor::scalar<uint8_t>(uint8_t(131))};
+    const auto y1 = run_case(q, 1), y2 = run_case(q, 2);
+    REQUIRE(y1.ok());
+    REQUIRE(y2.ok());
+    CHECK(std::memcmp((*y1)[0].raw(), (*y2)[0].raw(), size_t(n)) == 0);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float v = std::nearbyint(xs[size_t(i)] / scale) + (s8 ? -3.0f : 131.0f);
+      const int want = int(std::clamp(v, s8 ? -128.0f : 0.0f, s8 ? 127.0f : 255.0f));
+      bad += (s8 ? int((*y2)[0].data<int8_t>()[i]) : int((*y2)[0].data<uint8_t>()[i])) != want;
+    }
+    CHECK(bad == 0);
+    OpCase dq;
+    dq.op = "DequantizeLinear";
+    dq.inputs = {(*y2)[0], q.inputs[1], q.inputs[2]};
+    const auto d1 = run_case(dq, 1), d2 = run_case(dq, 2);
+    REQUIRE(d1.ok());
+    REQUIRE(d2.ok());
+    CHECK(std::memcmp((*d1)[0].raw(), (*d2)[0].raw(), size_t(n) * sizeof(float)) == 0);
+    const int64_t code = s8 ? (*y2)[0].data<int8_t>()[n - 1] : (*y2)[0].data<uint8_t>()[n - 1];
+    CHECK((*d2)[0].data<float>()[n - 1] == float(code - (s8 ? -3 : 131)) * scale);
   }
 }

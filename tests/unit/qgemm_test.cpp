@@ -232,6 +232,64 @@ TEST_CASE("qgemm: B packed by another target (or a foreign layout) is repacked, 
   for_paths([&] { check(c, in, pb, nullptr, rng); });
 }
 
+// qgemm_gather reads row i of A as K / seg runs at a + off[i * (K / seg) + s]: the same sums as
+// qgemm on the rows written out. The runs lie shuffled in a buffer, some shared by several rows
+// (as a conv's padding taps share one run of zero points), rows past a multiple of 4 and of a
+// panel, per-column B zero points (the row sums) and none; every target and path, 1 and 3 threads.
+TEST_CASE("qgemm_gather equals qgemm on the gathered rows, on every target and path", "[qgemm]") {
+  struct G {
+    int64_t m, n, seg, runs;
+    bool a_signed;
+    int zp_mode;
+  };
+  const G gs[] = {{1, 5, 16, 1, false, 0}, {37, 13, 16, 9, false, 2}, {101, 70, 32, 9, true, 0},
+                  {19, 33, 48, 25, false, 1}, {230, 64, 64, 9, true, 2}, {64, 40, 32, 9, false, 0}};
+  std::mt19937 rng(41);
+  std::uniform_int_distribution<int> byte(0, 255);
+  ThreadPool pool3(3);
+  for (int64_t target : runnable_targets()) {
+    use_target(target);
+    INFO("hwy target " << hwy::TargetName(target));
+    for_paths([&] {
+      for (const G& g : gs) {
+        INFO("m " << g.m << " n " << g.n << " seg " << g.seg << " runs " << g.runs);
+        const int64_t k = g.seg * g.runs, pool_runs = g.m * g.runs / 2 + 1;
+        std::vector<uint8_t> buf(static_cast<size_t>(pool_runs * g.seg));
+        for (auto& v : buf) v = static_cast<uint8_t>(byte(rng));
+        std::uniform_int_distribution<int64_t> pick(0, pool_runs - 1);
+        std::vector<int32_t> off(static_cast<size_t>(g.m * g.runs));
+        std::vector<uint8_t> a(static_cast<size_t>(g.m * k));
+        for (int64_t i = 0; i < g.m * g.runs; ++i) {
+          off[static_cast<size_t>(i)] = static_cast<int32_t>(pick(rng) * g.seg);
+          std::copy_n(buf.data() + off[static_cast<size_t>(i)], g.seg, a.data() + i * g.seg);
+        }
+        const Case c{g.m, g.n, k, g.a_signed, true, false, g.zp_mode};
+        Inputs in = make_inputs(c, rng, false);
+        const QgemmPackedB pb = pack(c, in);
+        std::vector<float> scale(static_cast<size_t>(g.n));
+        for (int64_t j = 0; j < g.n; ++j) scale[static_cast<size_t>(j)] = 1.0f / static_cast<float>(40 * k + j);
+        for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool3})
+          for (QgemmOutput::Kind kind : {QgemmOutput::kInt32, QgemmOutput::kQuant}) {
+            std::vector<int32_t> want(static_cast<size_t>(g.m * g.n), -1), got(want);
+            QgemmOutput o;
+            o.kind = kind;
+            o.scale = scale.data();
+            o.scale_per_col = true;
+            o.out_zp = 7;
+            o.row_stride = 1;  // NCHW-like: the transposed store
+            o.col_stride = g.m;
+            o.out = want.data();
+            qgemm(g.m, a.data(), g.a_signed, k, in.a_zp, pb, o, pool);
+            o.out = got.data();
+            qgemm_gather(g.m, buf.data(), off.data(), g.seg, g.a_signed, in.a_zp, pb, o, pool);
+            REQUIRE(got == want);
+          }
+      }
+    });
+  }
+  use_target(0);
+}
+
 TEST_CASE("qgemm names its path", "[qgemm]") {
   const std::string t = qgemm_target();
   CHECK((t == "AVX512-VNNI" || t == "AVX512" || t == "AVX2" || t == "NEON-dot" || t == "NEON" || t == "WASM" ||

@@ -1,12 +1,12 @@
 // The per-channel compute of a quantized depthwise convolution (QLinearConv / ConvInteger with
-// one input and one output channel per group: qlinear.cpp) on the f32 depthwise loops of the
+// one input and one output channel per group: qconv.cpp) on the f32 depthwise loops of the
 // float Conv (depthwise.h), dispatched to the best SIMD target, with the output stage applied to
 // each vector of sums while it is in registers.
 //
 // Exactness: the centered operands (x - x_zp, w - w_zp) are integers in [-255, 255], so every
 // product has |p| <= 65025 and, for at most kQDepthwiseMaxTaps taps, every partial sum stays
 // below 2^24, where f32 represents integers exactly: the f32 sums (with FMAs, in any order) are the
-// exact i32 sums. Larger windows take qlinear.cpp's integer loop.
+// exact i32 sums. Larger windows take qconv.cpp's integer loop.
 #pragma once
 
 #include <cstdint>

@@ -30,6 +30,7 @@
 
 #include "backends/cpu/kernels/qgemm_kernels-inl.h"
 #include "backends/cpu/kernels/requant-inl.h"
+#include "backends/cpu/kernels/transpose_bytes-inl.h"
 
 #if HWY_ARCH_ARM_A64 && defined(__linux__)
 #include <sys/auxv.h>
@@ -61,6 +62,7 @@ namespace HWY_NAMESPACE {
 namespace {
 
 using namespace qk;  // NOLINT: the micro-kernels of this target
+using tb::transpose_bytes_impl;
 using qgemm_detail::kAS8;
 using qgemm_detail::kAU16;
 using qgemm_detail::kAU8;
@@ -79,6 +81,7 @@ constexpr auto make_tiles() {
 
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 constexpr auto kVnniTiles = make_tiles<VnniTile, kVnniMR>();
+constexpr auto kVnniGatherTiles = gather_tile_table<VnniGatherTile>(std::make_integer_sequence<int, kVnniMR>{});
 constexpr auto kMaddTiles = make_tiles<Madd512Tile, kMaddMR>();
 constexpr int64_t kMaxMR = kVnniMR;
 bool has_vnni() {
@@ -93,7 +96,7 @@ bool has_vnni() {
 }
 Path select_path() {
   if (!qgemm_detail::g_no_dot.load(std::memory_order_relaxed) && has_vnni())
-    return {kAU8, kVnniMR, false, "AVX512-VNNI", kVnniTiles.data()};
+    return {kAU8, kVnniMR, false, "AVX512-VNNI", kVnniTiles.data(), kVnniGatherTiles.data()};
   return {kAU16, kMaddMR, false, "AVX512", kMaddTiles.data()};
 }
 #elif HWY_TARGET == HWY_AVX2
@@ -202,7 +205,7 @@ void pack_rows_typed(const T* b, int64_t k, int64_t n, int64_t ldb, int8_t* dst,
 }
 
 void qgemm_pack_b_rows_impl(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
-                            QgemmPackedB* p, bool col_sums) {
+                            QgemmPackedB* p, bool col_sums, ThreadPool* pool) {
   const int64_t kq = (k + 3) / 4, np = (n + kNR - 1) / kNR;
   p->k = k;
   p->n = n;
@@ -210,8 +213,16 @@ void qgemm_pack_b_rows_impl(int64_t k, int64_t n, const void* b, bool b_signed, 
   p->data.resize(static_cast<size_t>(np * kq * kNR * 4));
   p->col_sum.resize(static_cast<size_t>(col_sums ? n : 0));
   p->zp.assign(static_cast<size_t>(n), b_zp - (b_signed ? 0 : 128));
-  if (b_signed) pack_rows_typed(static_cast<const int8_t*>(b), k, n, ldb, p->data.data(), col_sums ? p->col_sum.data() : nullptr);
-  else pack_rows_typed(static_cast<const uint8_t*>(b), k, n, ldb, p->data.data(), col_sums ? p->col_sum.data() : nullptr);
+  // Panels [p0, p1): columns [p0 * kNR, p1 * kNR) land in a contiguous run of the panels.
+  auto pack = [&](int64_t p0, int64_t p1) {
+    const int64_t j0 = p0 * kNR, cols = std::min(n, p1 * kNR) - j0;
+    int8_t* dst = p->data.data() + p0 * kq * kNR * 4;
+    int32_t* cs = col_sums ? p->col_sum.data() + j0 : nullptr;
+    if (b_signed) pack_rows_typed(static_cast<const int8_t*>(b) + j0, k, cols, ldb, dst, cs);
+    else pack_rows_typed(static_cast<const uint8_t*>(b) + j0, k, cols, ldb, dst, cs);
+  };
+  if (pool && pool->num_threads() > 1 && np > 1 && k * n >= (int64_t{1} << 16)) pool->parallel_for(np, 1, pack);
+  else pack(0, np);
   p->target = kLayout;
 }
 
@@ -226,7 +237,19 @@ void qgemm_pack_panels_impl(QgemmPackedB& b) {
 // unless `rowsum` is null (every B zero point 0: the sums are not used), their u8 row sums. A
 // quad (4 bytes of one row) moves as one u32; K's
 // last partial quad is zero padded (B's padding is zero too, so its A values do not matter).
-HWY_NOINLINE void pack_a_panel(const Path& path, const void* a, bool a_signed, int64_t lda, int64_t k, int64_t i0,
+// Where A's rows are: plain (row i at a + i * lda), or gathered (qgemm_gather: row i is `nseg`
+// runs of `seg` bytes, run s at a + off[i * nseg + s]).
+struct ARows {
+  const uint8_t* a = nullptr;
+  int64_t lda = 0;
+  const int32_t* off = nullptr;  // null: plain
+  int64_t seg = 0, nseg = 1;     // plain: one run of lda bytes
+  const uint8_t* run(int64_t i, int64_t s) const { return off ? a + off[i * nseg + s] : a + i * lda; }
+  // Byte kk of row i.
+  const uint8_t* at(int64_t i, int64_t kk) const { return off ? run(i, kk / seg) + kk % seg : a + i * lda + kk; }
+};
+
+HWY_NOINLINE void pack_a_panel(const Path& path, const ARows& src_rows, bool a_signed, int64_t k, int64_t i0,
                                int64_t rows, int64_t prows, uint8_t* dst, int32_t* rowsum) {
   const int64_t kq = (k + 3) / 4, kfull = k / 4;
   const bool wide = path.a_enc == kAU16;
@@ -234,26 +257,27 @@ HWY_NOINLINE void pack_a_panel(const Path& path, const void* a, bool a_signed, i
   const uint8_t flip = a_signed ? 0x80 : 0;  // s8 -> u8: a + 128 (two's complement: flip the top bit)
   // The stored bytes: u8 (flip) or, for sdot, u8 - 128 as s8 (flip ^ 0x80).
   const uint8_t out_flip = path.a_enc == kAS8 ? static_cast<uint8_t>(flip ^ 0x80) : flip;
-  const uint8_t* a8 = static_cast<const uint8_t*>(a) + i0 * lda;
+  const int64_t seg = src_rows.off ? src_rows.seg : k;
   for (int64_t r = 0; r < rows && rowsum; ++r) {
-    const uint8_t* src = a8 + r * lda;
     uint32_t sum = 0;
-    for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<uint8_t>(src[kk] ^ flip);
+    for (int64_t s0 = 0, si = 0; s0 < k; s0 += seg, ++si) {
+      const uint8_t* src = src_rows.run(i0 + r, si);
+      for (int64_t kk = 0; kk < std::min(seg, k - s0); ++kk) sum += static_cast<uint8_t>(src[kk] ^ flip);
+    }
     rowsum[r] = static_cast<int32_t>(sum);
   }
   for (int64_t r = rows; r < prows && rowsum; ++r) rowsum[r] = 0;
   uint16_t* dst16 = reinterpret_cast<uint16_t*>(dst);
   // Rows [r0, r1) x quads [q0, q1), one quad at a time.
   auto scalar_part = [&](int64_t r0, int64_t r1, int64_t q0, int64_t q1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const uint8_t* src = a8 + r * lda;
+    for (int64_t r = r0; r < r1; ++r)
       for (int64_t q = q0; q < q1; ++q)
         for (int64_t t = 0; t < 4 && 4 * q + t < k; ++t) {
           const int64_t at = (q * prows + r) * 4 + t;
-          if (wide) dst16[at] = static_cast<uint8_t>(src[4 * q + t] ^ flip);
-          else dst[at] = static_cast<uint8_t>(src[4 * q + t] ^ out_flip);
+          const uint8_t v = *src_rows.at(i0 + r, 4 * q + t);
+          if (wide) dst16[at] = static_cast<uint8_t>(v ^ flip);
+          else dst[at] = static_cast<uint8_t>(v ^ out_flip);
         }
-    }
   };
 #if HWY_TARGET != HWY_SCALAR
   // 4 rows x 4 quads at a time: a 4 x 4 transpose of u32 (Highway interleaves), then each quad's 4
@@ -263,14 +287,25 @@ HWY_NOINLINE void pack_a_panel(const Path& path, const void* a, bool a_signed, i
   const hn::Full128<uint64_t> d64;
   const hn::Full128<uint16_t> d16;
   const auto vflip = hn::Set(d8, wide ? flip : out_flip);
-  const int64_t r4 = rows / 4 * 4, q4 = kfull / 4 * 4;
+  // Runs of a gathered A that are not whole 16-byte loads (a stem conv's kernel rows): byte by byte.
+  const bool by_bytes = src_rows.off && seg % 16 != 0;
+  const int64_t r4 = by_bytes ? 0 : rows / 4 * 4, q4 = kfull / 4 * 4;
+  // 16 bytes of a row at a time, within one run (a gathered A's runs are multiples of 16 bytes):
+  // the 4 rows' run pointers are looked up once per run.
+  const int64_t run_quads = src_rows.off ? seg / 4 : q4;
   for (int64_t r = 0; r < r4; r += 4) {
-    for (int64_t q = 0; q < q4; q += 4) {
-      const uint8_t* src = a8 + r * lda + 4 * q;
-      const auto v0 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src), vflip));
-      const auto v1 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src + lda), vflip));
-      const auto v2 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src + 2 * lda), vflip));
-      const auto v3 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, src + 3 * lda), vflip));
+    const uint8_t* p[4] = {};
+    for (int64_t q = 0, si = 0, left = 0; q < q4; q += 4, left -= 4) {
+      if (left == 0) {
+        for (int64_t j = 0; j < 4; ++j) p[j] = src_rows.run(i0 + r + j, si);
+        ++si;
+        left = run_quads;
+      }
+      const auto v0 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, p[0]), vflip));
+      const auto v1 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, p[1]), vflip));
+      const auto v2 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, p[2]), vflip));
+      const auto v3 = hn::BitCast(d32, hn::Xor(hn::LoadU(d8, p[3]), vflip));
+      for (int64_t j = 0; j < 4; ++j) p[j] += 16;
       const auto t0 = hn::BitCast(d64, hn::InterleaveLower(d32, v0, v1));
       const auto t1 = hn::BitCast(d64, hn::InterleaveLower(d32, v2, v3));
       const auto t2 = hn::BitCast(d64, hn::InterleaveUpper(d32, v0, v1));
@@ -498,69 +533,6 @@ HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32
   }
 }
 
-// transpose_bytes (qgemm.h): 16 rows x 16 columns at a time transposed in registers by four
-// rounds of byte interleaves of vectors i and i + 8 (each round rotates the 8-bit (row, column)
-// index left by one bit, so after four the row and column halves have swapped). A 32-byte vector
-// transposes one 16 x 16 block per 128-bit half: its halves are columns c and c + 16. Rows and
-// columns past the last whole 16 take a byte loop.
-template <class D>
-HWY_INLINE void transpose_16_rows(D d, const uint8_t* src, int64_t src_stride, uint8_t* dst, int64_t dst_stride) {
-  using V = hn::Vec<D>;
-  V v[16];
-  TSR_QGEMM_UNROLL for (int i = 0; i < 16; ++i) v[i] = hn::LoadU(d, src + i * src_stride);
-  TSR_QGEMM_UNROLL for (int round = 0; round < 4; ++round) {
-    V t[16];
-    TSR_QGEMM_UNROLL for (int i = 0; i < 8; ++i) {
-      t[2 * i] = hn::InterleaveLower(d, v[i], v[i + 8]);
-      t[2 * i + 1] = hn::InterleaveUpper(d, v[i], v[i + 8]);
-    }
-    TSR_QGEMM_UNROLL for (int i = 0; i < 16; ++i) v[i] = t[i];
-  }
-  if constexpr (hn::MaxLanes(d) == 16) {
-    TSR_QGEMM_UNROLL for (int i = 0; i < 16; ++i) hn::StoreU(v[i], d, dst + i * dst_stride);
-  } else {
-    const hn::Half<D> dh;
-    TSR_QGEMM_UNROLL for (int i = 0; i < 16; ++i) {
-      hn::StoreU(hn::LowerHalf(dh, v[i]), dh, dst + i * dst_stride);
-      hn::StoreU(hn::UpperHalf(dh, v[i]), dh, dst + (16 + i) * dst_stride);
-    }
-  }
-}
-
-void transpose_bytes_impl(const uint8_t* src, int64_t rows, int64_t cols, int64_t src_stride, uint8_t* dst,
-                          int64_t dst_stride) {
-  int64_t r0 = 0;
-#if HWY_TARGET != HWY_SCALAR
-  if (rows == 3 && dst_stride == 3) {
-    // Three rows into packed triples (an RGB image's NCHW -> HWC for a stem conv):
-    // StoreInterleaved3, a vector of columns at a time.
-    const hn::ScalableTag<uint8_t> d;
-    const auto n = static_cast<int64_t>(hn::Lanes(d));
-    int64_t c = 0;
-    for (; c + n <= cols; c += n)
-      hn::StoreInterleaved3(hn::LoadU(d, src + c), hn::LoadU(d, src + src_stride + c),
-                            hn::LoadU(d, src + 2 * src_stride + c), d, dst + 3 * c);
-    for (; c < cols; ++c)
-      for (int64_t r = 0; r < 3; ++r) dst[3 * c + r] = src[r * src_stride + c];
-    return;
-  }
-  const hn::CappedTag<uint8_t, 32> d32;
-  const hn::Full128<uint8_t> d16;
-  for (; r0 + 16 <= rows; r0 += 16) {
-    const uint8_t* s = src + r0 * src_stride;
-    uint8_t* o = dst + r0;
-    int64_t c0 = 0;
-    if constexpr (hn::MaxLanes(d32) == 32)
-      for (; c0 + 32 <= cols; c0 += 32) transpose_16_rows(d32, s + c0, src_stride, o + c0 * dst_stride, dst_stride);
-    for (; c0 + 16 <= cols; c0 += 16) transpose_16_rows(d16, s + c0, src_stride, o + c0 * dst_stride, dst_stride);
-    for (; c0 < cols; ++c0)
-      for (int64_t r = 0; r < 16; ++r) o[c0 * dst_stride + r] = s[r * src_stride + c0];
-  }
-#endif
-  for (int64_t c = 0; c < cols; ++c)
-    for (int64_t r = r0; r < rows; ++r) dst[c * dst_stride + r] = src[r * src_stride + c];
-}
-
 // Requantized output written transposed (qgemm_impl's block_t) where panels are at least 16 columns
 // wide; narrower ones (WASM, scalar) take store_tile's byte loop.
 constexpr bool kBlockTranspose = HWY_TARGET != HWY_SCALAR && kNR >= 16;
@@ -590,14 +562,15 @@ void qgemm_pack_a_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int
   pa->rowsum.assign(static_cast<size_t>(ap.npm * ap.rows), 0);
   for (int64_t p = 0; p < ap.npm; ++p) {
     const int64_t i0 = p * ap.rows, r = std::min(ap.rows, m - i0);
-    pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa->data.data() + p * ap.panel_bytes,
+    pack_a_panel(path, ARows{static_cast<const uint8_t*>(a), lda}, a_signed, k, i0, r, r, pa->data.data() + p * ap.panel_bytes,
                  pa->rowsum.data() + p * ap.rows);
   }
 }
 
 // `pre`: A prepacked (qgemm_pack_a), used when it matches this call's target, path and shape.
+// `off` (not null): A gathered as qgemm_gather describes, lda the run length, k / lda runs per row.
 void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
-                const QgemmOutput& out, ThreadPool* pool, const QgemmPackedA* pre) {
+                const QgemmOutput& out, ThreadPool* pool, const QgemmPackedA* pre, const int32_t* off) {
   const int64_t n = b.n, k = b.k;
   if (m <= 0 || n <= 0) return;
   const Path path = select_path();
@@ -629,19 +602,23 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   const int64_t rows = ap.rows, npm = ap.npm, panel_bytes = ap.panel_bytes;
   const bool prepacked = pre && pre->target == kLayout && pre->enc == path.a_enc && pre->mr == path.mr &&
                          pre->m == m && pre->k == k && pre->a_signed == a_signed;
+  // A gathered u8 A whose row sums are not needed (every zb 0) is read in place by the path's
+  // gather tiles where it has them (VNNI): no packing at all.
+  const bool in_place = off && !a_signed && !any_zb && path.gather_tiles;
   thread_local std::vector<uint8_t> abuf;
   thread_local std::vector<int32_t> rowsum_buf;
   if (!prepacked) {
-    if (abuf.size() < static_cast<size_t>(npm * panel_bytes)) abuf.resize(static_cast<size_t>(npm * panel_bytes));
+    if (!in_place && abuf.size() < static_cast<size_t>(npm * panel_bytes)) abuf.resize(static_cast<size_t>(npm * panel_bytes));
     rowsum_buf.resize(static_cast<size_t>(npm * rows));
   }
   uint8_t* pa = prepacked ? const_cast<uint8_t*>(pre->data.data()) : abuf.data();
   int32_t* rowsum = prepacked ? const_cast<int32_t*>(pre->rowsum.data()) : rowsum_buf.data();
   const bool threaded = pool && pool->num_threads() > 1 && m * n * k >= kMinParallelMacs;
+  const ARows src_rows{static_cast<const uint8_t*>(a), lda, off, lda, off ? k / lda : 1};
   auto pack_a = [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1 && !prepacked; ++p) {
+    for (int64_t p = p0; p < p1 && !prepacked && !in_place; ++p) {
       const int64_t i0 = p * rows, r = std::min(rows, m - i0);
-      pack_a_panel(path, a, a_signed, lda, k, i0, r, r, pa + p * panel_bytes, any_zb ? rowsum + p * rows : nullptr);
+      pack_a_panel(path, src_rows, a_signed, k, i0, r, r, pa + p * panel_bytes, any_zb ? rowsum + p * rows : nullptr);
     }
   };
 
@@ -681,7 +658,8 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
         const int64_t j0 = pn * kNR, cols = std::min(kNR, n - j0);
         for (int64_t pm = pm0; pm < pm1; ++pm) {
           const int64_t i0 = pm * rows, r = std::min(rows, m - i0);
-          tiles[r - 1](kq, pa + pm * panel_bytes, bp, tile);
+          if (in_place) path.gather_tiles[r - 1](src_rows.nseg, lda / 4, src_rows.a, off + i0 * src_rows.nseg, bp, tile);
+          else tiles[r - 1](kq, pa + pm * panel_bytes, bp, tile);
           if (block_t)
             tile_rows(epi, tile, rowsum + pm * rows, i0, r, j0, cols,
                       reinterpret_cast<char*>(blk + (pm - pm0) * rows * kNR), kNR);
@@ -701,6 +679,7 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
 }
 
 const char* qgemm_target_impl() { return select_path().name; }
+bool qgemm_gather_in_place_impl() { return select_path().gather_tiles != nullptr; }
 
 }  // namespace
 }  // namespace HWY_NAMESPACE
@@ -715,6 +694,7 @@ HWY_EXPORT(qgemm_pack_a_impl);
 HWY_EXPORT(qgemm_pack_panels_impl);
 HWY_EXPORT(qgemm_pack_b_rows_impl);
 HWY_EXPORT(qgemm_target_impl);
+HWY_EXPORT(qgemm_gather_in_place_impl);
 HWY_EXPORT(transpose_bytes_impl);
 
 QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, bool trans_b,
@@ -743,13 +723,18 @@ QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, in
 }
 
 void qgemm_pack_b_rows(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
-                       QgemmPackedB* p, bool col_sums) {
-  HWY_DYNAMIC_DISPATCH(qgemm_pack_b_rows_impl)(k, n, b, b_signed, ldb, b_zp, p, col_sums);
+                       QgemmPackedB* p, bool col_sums, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(qgemm_pack_b_rows_impl)(k, n, b, b_signed, ldb, b_zp, p, col_sums, pool);
 }
 
 void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
            const QgemmOutput& out, ThreadPool* pool) {
-  HWY_DYNAMIC_DISPATCH(qgemm_impl)(m, a, a_signed, lda, a_zp, b, out, pool, nullptr);
+  HWY_DYNAMIC_DISPATCH(qgemm_impl)(m, a, a_signed, lda, a_zp, b, out, pool, nullptr, nullptr);
+}
+
+void qgemm_gather(int64_t m, const void* a, const int32_t* off, int64_t seg, bool a_signed, int32_t a_zp,
+                  const QgemmPackedB& b, const QgemmOutput& out, ThreadPool* pool) {
+  HWY_DYNAMIC_DISPATCH(qgemm_impl)(m, a, a_signed, seg, a_zp, b, out, pool, nullptr, off);
 }
 
 QgemmPackedA qgemm_pack_a(int64_t m, const void* a, bool a_signed, int64_t lda, int64_t k) {
@@ -760,10 +745,12 @@ QgemmPackedA qgemm_pack_a(int64_t m, const void* a, bool a_signed, int64_t lda, 
 
 void qgemm_packed(const QgemmPackedA& pa, const void* a, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
                   const QgemmOutput& out, ThreadPool* pool) {
-  HWY_DYNAMIC_DISPATCH(qgemm_impl)(pa.m, a, pa.a_signed, lda, a_zp, b, out, pool, &pa);
+  HWY_DYNAMIC_DISPATCH(qgemm_impl)(pa.m, a, pa.a_signed, lda, a_zp, b, out, pool, &pa, nullptr);
 }
 
 const char* qgemm_target() { return HWY_DYNAMIC_DISPATCH(qgemm_target_impl)(); }
+
+bool qgemm_gather_in_place() { return HWY_DYNAMIC_DISPATCH(qgemm_gather_in_place_impl)(); }
 
 void transpose_bytes(const uint8_t* src, int64_t rows, int64_t cols, int64_t src_stride, uint8_t* dst,
                      int64_t dst_stride) {

@@ -50,12 +50,12 @@ QgemmPackedB qgemm_pack_b(int64_t k, int64_t n, const void* b, bool b_signed, in
 // enough): activations as B, e.g. a pointwise conv's NCHW input [C, H*W]. Keeps no `plain` copy,
 // so `*p` is valid only until the dispatch target changes (qgemm then fails its target check).
 // col_sums false leaves p->col_sum empty, for a reader that needs no column sums (qpointwise.h):
-// qgemm must not run on such a `*p`.
+// qgemm must not run on such a `*p`. With a `pool`, large B is packed in column panels over it.
 void qgemm_pack_b_rows(int64_t k, int64_t n, const void* b, bool b_signed, int64_t ldb, int32_t b_zp,
-                       QgemmPackedB* p, bool col_sums = true);
+                       QgemmPackedB* p, bool col_sums = true, ThreadPool* pool = nullptr);
 
 // A (M x K, u8 or s8) packed once for qgemm_packed: constant weights as A, e.g. a pointwise
-// conv's W in the W x X orientation (qlinear.cpp), so that calls skip packing it. The panels are
+// conv's W in the W x X orientation (qconv.cpp), so that calls skip packing it. The panels are
 // those of the SIMD target and qgemm path (VNNI / widening / sdot) current when it was packed;
 // qgemm_packed uses them only while both are unchanged, and packs from the plain A otherwise.
 // Read-only after packing (thread-safe).
@@ -99,6 +99,20 @@ struct QgemmOutput {
 // type's range), then the output stage. Work is split over `pool` (null: inline).
 void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
            const QgemmOutput& out, ThreadPool* pool);
+
+// qgemm with A gathered instead of stored: row i of A (K = b.k bytes) is the K / seg runs of `seg`
+// bytes at a + off[i * (K / seg) + s], s < K / seg: a conv's im2col rows read in place from its
+// HWC input (an indirection table: a run per tap, padding taps pointing at a run of zero points),
+// without writing the im2col matrix. seg must be a positive multiple of 4 that divides K (runs
+// of a multiple of 16 bytes pack fastest; others byte by byte). On the AVX-512 VNNI path, for a u8
+// A and every B zero point 0 (symmetric weights), the tiles broadcast A's quads from the runs in
+// place (no A panels at all: qgemm_gather_in_place); otherwise the runs are packed as A's rows.
+void qgemm_gather(int64_t m, const void* a, const int32_t* off, int64_t seg, bool a_signed, int32_t a_zp,
+                  const QgemmPackedB& b, const QgemmOutput& out, ThreadPool* pool);
+
+// Whether qgemm_gather reads a u8 A with zero B zero points in place on this CPU (its path has
+// gather tiles: AVX-512 VNNI).
+bool qgemm_gather_in_place();
 
 // qgemm with A prepacked by qgemm_pack_a (pa); `a` (row stride lda) is the same A unpacked, read
 // only when pa is not for this target and path.

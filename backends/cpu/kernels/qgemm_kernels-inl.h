@@ -42,6 +42,10 @@ namespace tsr::cpu::qgemm_detail {
 // How a path's packed A holds each u8 value.
 enum AEnc { kAU8 = 0, kAS8 = 1, kAU16 = 2 };
 using TileFn = void (*)(int64_t kq, const uint8_t* pa, const int8_t* pb, int32_t* tile);
+// A tile whose u8 A rows are read in place (qgemm_gather): row r's run s (run_quads k-quads) at
+// a + off[r * runs + s]; no packed panel.
+using GatherTileFn = void (*)(int64_t runs, int64_t run_quads, const uint8_t* a, const int32_t* off, const int8_t* pb,
+                              int32_t* tile);
 inline int32_t load_i32(const void* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -62,6 +66,7 @@ namespace qk {
 
 using qgemm_detail::load_i32;
 using qgemm_detail::load_i64;
+using qgemm_detail::GatherTileFn;
 using qgemm_detail::TileFn;
 
 // A path: the packed-A encoding, rows per A panel (kMR), whether the sums are of (a - 128) * b
@@ -72,10 +77,15 @@ struct Path {
   bool minus128;
   const char* name;
   const TileFn* tiles;  // tiles[r - 1]: r rows
+  const GatherTileFn* gather_tiles = nullptr;  // the same reading a gathered u8 A in place, or none
 };
 
 template <template <int> class K, int... I>
 constexpr std::array<TileFn, sizeof...(I)> tile_table(std::integer_sequence<int, I...>) {
+  return {&K<I + 1>::run...};
+}
+template <template <int> class K, int... I>
+constexpr std::array<GatherTileFn, sizeof...(I)> gather_tile_table(std::integer_sequence<int, I...>) {
   return {&K<I + 1>::run...};
 }
 
@@ -134,6 +144,38 @@ struct VnniTile {
       }
       _mm512_storeu_si512(tile + r * kNR, s0);
       _mm512_storeu_si512(tile + r * kNR + 16, s1);
+    }
+  }
+};
+
+// VnniTile on a gathered u8 A (GatherTileFn): each row's quads broadcast from its run in place, so
+// a conv's taps skip the A packing (the u8 values are what the packed panel would hold: u8 A is
+// stored as is on this path). One accumulator set: convs have many rows.
+template <int R>
+struct VnniGatherTile {
+  TSR_QGEMM_VNNI_ATTR static void run(int64_t runs, int64_t run_quads, const uint8_t* a, const int32_t* off,
+                                      const int8_t* pb, int32_t* tile) {
+    __m512i acc[R][2];
+    TSR_QGEMM_UNROLL for (int r = 0; r < R; ++r) {
+      acc[r][0] = _mm512_setzero_si512();
+      acc[r][1] = _mm512_setzero_si512();
+    }
+    for (int64_t s = 0; s < runs; ++s) {
+      const uint8_t* p[R];
+      TSR_QGEMM_UNROLL for (int r = 0; r < R; ++r) p[r] = a + off[r * runs + s];
+      for (int64_t q = 0; q < run_quads; ++q) {
+        const __m512i b0 = _mm512_loadu_si512(pb), b1 = _mm512_loadu_si512(pb + 64);
+        TSR_QGEMM_UNROLL for (int r = 0; r < R; ++r) {
+          const __m512i av = _mm512_set1_epi32(load_i32(p[r] + 4 * q));
+          acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, b0);
+          acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, b1);
+        }
+        pb += 128;
+      }
+    }
+    TSR_QGEMM_UNROLL for (int r = 0; r < R; ++r) {
+      _mm512_storeu_si512(tile + r * kNR, acc[r][0]);
+      _mm512_storeu_si512(tile + r * kNR + 16, acc[r][1]);
     }
   }
 };

@@ -1,73 +1,34 @@
-// CPU kernels of the quantized matmuls and convolutions (semantics: core/ops/families/quantize.cpp)
-// on the shared int8 GEMM (qgemm.h): MatMulInteger, QLinearMatMul, com.microsoft
-// DynamicQuantizeMatMul / MatMulIntegerToFloat, ConvInteger, QLinearConv.
+// CPU kernels of the quantized matmuls on the shared int8 GEMM (qgemm.h) (semantics:
+// core/ops/families/quantize.cpp): MatMulInteger, QLinearMatMul, com.microsoft
+// DynamicQuantizeMatMul / MatMulIntegerToFloat. The convolutions are in qconv.cpp.
 //
 // The matmuls flatten A of any rank to M rows against a 2-D B packed once when it is a constant
 // (with its zero point), else packed per call (per batch for a batched B of A's batch dims); the
 // output stage writes i32 (MatMulInteger), f32 (the contrib ops) or requantized u8/i8
 // (QLinearMatMul, scale a_scale * b_scale[j] / y_scale in f32 in that order, as onnxruntime).
-// Depthwise convs (one channel per group) run a direct loop instead (depthwise()).
-// The convs (2-D) gather each group's input into pixel-major rows (im2col over an HWC copy, K
-// ordered [kh][kw][C/group], padding with the input zero point, so padded taps contribute 0 after
-// the zero point is subtracted) against the packed weights (one GEMM column per output channel, K
-// in the same order) and write NCHW through the output stage's strides.
-// What the fast paths do not cover (a per-row A zero point or scale, broadcast batch dims, 1-D or
-// 3-D convs) runs the reference: the zero points subtracted into i32 copies, then the shared
-// numpy.matmul (matmul.h) or Conv's im2col path on i32 (conv.h).
+// What the fast path does not cover (a per-row A zero point or scale, broadcast batch dims) runs
+// the reference: the zero points subtracted into i32 copies, then the shared numpy.matmul
+// (matmul.h).
 #include <algorithm>
 #include <cstdint>
-#include <cmath>
-#include <cstring>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <utility>
-#include <vector>
 
 #include "backends/cpu/cpu_backend.h"
-#include "backends/cpu/kernels/conv.h"
 #include "backends/cpu/kernels/matmul.h"
-#include "backends/cpu/kernels/qdepthwise.h"
 #include "backends/cpu/kernels/qgemm.h"
-#include "backends/cpu/kernels/qpointwise.h"
+#include "backends/cpu/kernels/qlinear_common.h"
 #include "backends/cpu/kernels/quantize.h"
 #include "core/base/mapped_pages.h"
-#include "core/ops/spatial.h"
 
 namespace tsr::cpu {
 
 namespace {
 
-using exec::KernelContext;
+using namespace qlinear;
 
-double saturate(DType t, double v) {
-  const double lo = t == DType::kU8 ? 0 : -128, hi = t == DType::kU8 ? 255 : 127;
-  return std::min(hi, std::max(lo, v));
-}
-
-// ---- The reference paths ----
-
-// Index of a quantization parameter of `count` entries for element i of a matrix operand:
-// one entry (per tensor), or per row (`inner` = row length, `period` = rows) / per column
-// (`inner` = 1, `period` = columns).
-struct QParamIndex {
-  int64_t inner = 1, period = 1;
-  bool per = false;
-  int64_t operator()(int64_t i) const { return per ? (i / inner) % period : 0; }
-};
-
-Expected<QParamIndex> qparam_index(const KernelContext& ctx, const Tensor* p, size_t input, int64_t inner,
-                                   int64_t period, const char* along) {
-  QParamIndex ix;
-  if (!p || p->numel() == 1) return ix;
-  if (p->rank() != 1 || p->numel() != period)
-    return ctx.error("input[", input, "]: shape ", shape_str(p->shape()), ", expected a scalar or [", period, "] (per ",
-                     along, ")");
-  ix.per = true;
-  ix.inner = inner;
-  ix.period = period;
-  return ix;
-}
+// ---- The reference path ----
 
 // Matrix geometry of a matmul operand: rows and columns of its last two dims (1-D A is one
 // row, 1-D B one column, as numpy promotes them).
@@ -79,23 +40,6 @@ void matrix_dims(const Tensor& t, bool is_a, int64_t* rows, int64_t* cols) {
     *rows = t.dim(t.rank() - 2);
     *cols = t.dim(t.rank() - 1);
   }
-}
-
-// x - zero_point as i32 (x u8 or i8; zero point per tensor or along `ix`).
-template <typename Q>
-Expected<Tensor> centered(const Tensor& x, const Tensor* zp, const QParamIndex& ix) {
-  TSR_ASSIGN_OR_RETURN(Tensor out, Tensor::empty(DType::kI32, x.shape()));
-  const Q* px = x.data<Q>();
-  const Q* pz = zp ? zp->data<Q>() : nullptr;
-  auto* po = out.mut_data<int32_t>();
-  for (int64_t i = 0; i < x.numel(); ++i)
-    po[i] = static_cast<int32_t>(px[i]) - (pz ? static_cast<int32_t>(pz[ix(i)]) : 0);
-  return out;
-}
-
-Expected<Tensor> centered_any(const Tensor& x, const Tensor* zp, const QParamIndex& ix) {
-  if (x.dtype() == DType::kU8) return centered<uint8_t>(x, zp, ix);
-  return centered<int8_t>(x, zp, ix);
 }
 
 // (A - a_zp) @ (B - b_zp) into i32 `acc` (shaped like the output). A's zero point is per
@@ -119,26 +63,6 @@ Status matmul_integer(KernelContext& ctx) {
   return integer_matmul(ctx, 0, 2, 1, 3, y);
 }
 
-// The requantization of QLinearMatMul and QLinearConv, as onnxruntime's: y[o] = acc(o) *
-// (in_scale(o) / y_scale) in f32, rounded half to even, plus y_zp, saturated to y's u8/i8.
-// y_scale and y_zero_point are inputs 6 and 7, scalars.
-template <typename Acc, typename InScale>
-Status requantize(KernelContext& ctx, Tensor* y, const Acc& acc, const InScale& in_scale) {
-  const Tensor& ys = *ctx.input(6);
-  const Tensor& yz = *ctx.input(7);
-  if (ys.numel() != 1 || yz.numel() != 1) return ctx.error("y_scale and y_zero_point must be scalars");
-  const float y_scale = ys.data<float>()[0];
-  const auto y_zp = static_cast<float>(yz.scalar_f64(0));
-  const DType t = y->dtype();
-  for (int64_t o = 0; o < y->numel(); ++o) {
-    const float mult = in_scale(o) / y_scale;
-    const double q = saturate(t, static_cast<double>(std::nearbyint(static_cast<float>(acc(o)) * mult) + y_zp));
-    if (t == DType::kU8) y->mut_data<uint8_t>()[o] = static_cast<uint8_t>(q);
-    else y->mut_data<int8_t>()[o] = static_cast<int8_t>(q);
-  }
-  return ok_status();
-}
-
 // Requantization: in f32, acc * (a_scale * b_scale / y_scale) (requantize).
 Status qlinear_matmul(KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
@@ -156,79 +80,7 @@ Status qlinear_matmul(KernelContext& ctx) {
   return requantize(ctx, y, [&](int64_t o) { return pa[o]; }, [&](int64_t o) { return pas[as(o)] * pbs[bs(o)]; });
 }
 
-// Conv(x - x_zp, w - w_zp) into i32 `acc`; x's zero point is per tensor, w's per tensor or per
-// output channel.
-Status integer_conv(KernelContext& ctx, size_t ix, size_t ixzp, size_t iw, size_t iwzp, Tensor* acc) {
-  const Tensor& x = *ctx.input(ix);
-  const Tensor& w = *ctx.input(iw);
-  if (w.rank() < 1 || w.dim(0) == 0) return ctx.error("input[", iw, "] (w): shape ", shape_str(w.shape()));
-  TSR_ASSIGN_OR_RETURN(QParamIndex xi, qparam_index(ctx, ctx.input(ixzp), ixzp, 1, 1, "tensor"));
-  TSR_ASSIGN_OR_RETURN(QParamIndex wi, qparam_index(ctx, ctx.input(iwzp), iwzp, w.numel() / w.dim(0), w.dim(0), "output channel"));
-  TSR_ASSIGN_OR_RETURN(Tensor x32, centered_any(x, ctx.input(ixzp), xi));
-  TSR_ASSIGN_OR_RETURN(Tensor w32, centered_any(w, ctx.input(iwzp), wi));
-  return conv_i32(ctx, x32, w32, acc);
-}
-
-Status conv_integer(KernelContext& ctx) {
-  TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
-  return integer_conv(ctx, 0, 2, 1, 3, y);
-}
-
-// Requantization as QLinearMatMul, per output channel m: (acc + B[m]) * (x_scale * w_scale[m] /
-// y_scale) (requantize).
-Status qlinear_conv(KernelContext& ctx) {
-  TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
-  TSR_ASSIGN_OR_RETURN(Tensor acc, Tensor::empty(DType::kI32, y->shape()));
-  TSR_RETURN_IF_ERROR(integer_conv(ctx, 0, 2, 3, 5, &acc));
-  const int64_t m = y->rank() > 1 ? y->dim(1) : 1;
-  const int64_t plane = y->numel() == 0 ? 1 : y->numel() / (y->dim(0) * m);
-  TSR_ASSIGN_OR_RETURN(QParamIndex ws, qparam_index(ctx, ctx.input(4), 4, plane, m, "output channel"));
-  TSR_ASSIGN_OR_RETURN(QParamIndex xs, qparam_index(ctx, ctx.input(1), 1, 1, 1, "tensor"));
-  const Tensor* bias = ctx.input(8);
-  if (bias && bias->numel() != m) return ctx.error("input[8] (B) has ", bias->numel(), " entries, expected ", m);
-  const float x_scale = ctx.input(1)->data<float>()[xs(0)];
-  const float* pws = ctx.input(4)->data<float>();
-  const int32_t* pb = bias ? bias->data<int32_t>() : nullptr;
-  const int32_t* pa = acc.data<int32_t>();
-  return requantize(
-      ctx, y, [&](int64_t o) { return pa[o] + (pb ? pb[(o / plane) % m] : 0); },
-      [&](int64_t o) { return x_scale * pws[ws(o)]; });
-}
-
 // ---- On qgemm ----
-
-// Entry i of a u8/i8 zero point.
-int32_t q_scalar_at(const Tensor& t, int64_t i) {
-  return t.dtype() == DType::kI8 ? t.data<int8_t>()[i] : t.data<uint8_t>()[i];
-}
-
-// A zero point that is absent or has one value for every entry (per-channel zeros, as
-// symmetric weights have).
-bool uniform_zero_point(const Tensor* zp) {
-  if (!zp || zp->numel() <= 1) return true;
-  for (int64_t i = 1; i < zp->numel(); ++i)
-    if (q_scalar_at(*zp, i) != q_scalar_at(*zp, 0)) return false;
-  return true;
-}
-
-// A u8/i8 scalar tensor's value (a zero point).
-int32_t q_scalar(const Tensor& t) { return q_scalar_at(t, 0); }
-
-// Whether a pointwise conv (mg output channels per group) runs W x X: where the activations
-// outnumber the output channels, or on qpointwise (QLinearConv, constant s8 weights with zero point
-// 0) on maps of at least half its 32-pixel panel (a 1x1 map, e.g. a squeeze-excitation conv's,
-// would waste 31 of 32 lanes).
-bool pointwise_w_x(int64_t mg, int64_t pixels, bool qlinear_constant, const Tensor& w, const Tensor* zp) {
-  const bool symmetric = w.dtype() == DType::kI8 && (!zp || (uniform_zero_point(zp) && q_scalar_at(*zp, 0) == 0));
-  return mg <= pixels || (pixels >= 16 && qlinear_constant && symmetric && qpointwise_available());
-}
-
-// A quantization parameter with one entry or `per` entries (1-D): its count, or -1 if neither.
-int64_t qparam_count(const Tensor* p, int64_t per) {
-  if (!p) return 0;
-  if (p->numel() == 1 && p->rank() <= 1) return 1;
-  return p->rank() == 1 && p->numel() == per ? per : -1;
-}
 
 enum class QOp { kMatMulInteger, kQLinearMatMul, kDynamicQuantizeMatMul, kMatMulIntegerToFloat };
 
@@ -377,428 +229,6 @@ Expected<std::unique_ptr<exec::Kernel>> create_qmatmul(const exec::KernelInit& i
   return std::unique_ptr<exec::Kernel>(new QMatMulKernel(kOp, std::move(packed)));
 }
 
-// ---- Convolutions ----
-
-// Pixel-major im2col of one group of one image, in two steps that move whole runs of bytes:
-// the group's channels [cg, H, W] are transposed to HWC (`hwc`, H*W rows of cg bytes), then row
-// p = oh * OW + ow of `cols` is, for each tap (i < kh, j < kw), the cg bytes of input pixel
-// (oh*sh - ph + i*dh, ow*sw - pw + j*dw), or cg copies of `pad` (the input zero point) outside the
-// image. K is thus ordered [kh][kw][cg]: the packed weights use the same order (pack_conv_group).
-// A 1x1, stride-1, unpadded conv reads `hwc` itself as the GEMM's A (returns it).
-struct ConvGeom {
-  int64_t h, w, kh, kw, sh, sw, dh, dw, ph, pw, oh, ow;
-};
-
-bool is_pointwise(const ConvGeom& g) {
-  return g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
-}
-
-// Bytes im2col_u8 may read past `hwc`'s image and write past `cols`'s last row (the scratch holds
-// them): short runs are copied kIm2colSlack bytes at a time.
-constexpr int64_t kIm2colSlack = 64;
-// Work (bytes written) below which im2col_u8 runs on the calling thread.
-constexpr int64_t kIm2colParallelBytes = int64_t{1} << 16;
-
-// The input of one group as HWC in `hwc` and, unless the conv is pointwise, its im2col rows
-// (pixel-major, K as [kh][kw][C/group], padding taps filled with `pad`) in `cols`; returns the
-// GEMM's A (`hwc` or `cols`). `cols` must have kIm2colSlack bytes after its pixels * kg, and `hwc`
-// kIm2colSlack readable bytes after its h * w * cg. Split over `pool` by pixels and output rows.
-const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uint8_t* hwc, uint8_t* cols,
-                         ThreadPool& pool) {
-  const int64_t plane = g.h * g.w, kg = cg * g.kh * g.kw;
-  const bool threaded = pool.num_threads() > 1 && plane * cg + g.oh * g.ow * kg >= kIm2colParallelBytes;
-  constexpr int64_t kChunk = 512;  // pixels per task of the HWC transpose (a multiple of 32)
-  auto transpose = [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      const int64_t p0 = c * kChunk, n = std::min(kChunk, plane - p0);
-      transpose_bytes(x + p0, cg, n, plane, hwc + p0 * cg, cg);
-    }
-  };
-  const int64_t chunks = (plane + kChunk - 1) / kChunk;
-  if (threaded) pool.parallel_for(chunks, 1, transpose);
-  else transpose(0, chunks);
-  if (is_pointwise(g)) return hwc;
-  // A run of at most kIm2colSlack bytes (a 7x7 stem conv's 21) is copied as a fixed 64 bytes,
-  // a few vector moves instead of a memcpy call; the excess is overwritten by the next run. Not
-  // past the task's last row, which another task may have written already.
-  const bool short_runs = g.kw * cg <= kIm2colSlack;
-  auto rows = [&](int64_t oy0, int64_t oy1) {
-    const uint8_t* const end = cols + oy1 * g.ow * kg;
-    for (int64_t oy = oy0; oy < oy1; ++oy)
-      for (int64_t ox = 0; ox < g.ow; ++ox) {
-        uint8_t* row = cols + (oy * g.ow + ox) * kg;
-        const int64_t ix0 = ox * g.sw - g.pw;
-        // Undilated taps of a row inside the image are kw * cg contiguous bytes of `hwc`: one copy
-        // (a 7x7 stem conv over 3 channels would otherwise copy 3 bytes at a time).
-        const bool row_inside = g.dw == 1 && ix0 >= 0 && ix0 + g.kw <= g.w;
-        for (int64_t i = 0; i < g.kh; ++i) {
-          const int64_t iy = oy * g.sh - g.ph + i * g.dh;
-          if (iy < 0 || iy >= g.h) {
-            std::memset(row, pad, size_t(g.kw * cg));
-            row += g.kw * cg;
-            continue;
-          }
-          if (row_inside) {
-            if (short_runs && row + kIm2colSlack <= end)
-              std::memcpy(row, hwc + (iy * g.w + ix0) * cg, size_t{kIm2colSlack});
-            else
-              std::memcpy(row, hwc + (iy * g.w + ix0) * cg, size_t(g.kw * cg));
-            row += g.kw * cg;
-            continue;
-          }
-          for (int64_t j = 0; j < g.kw; ++j, row += cg) {
-            const int64_t ix = ix0 + j * g.dw;
-            if (ix >= 0 && ix < g.w) std::memcpy(row, hwc + (iy * g.w + ix) * cg, size_t(cg));
-            else std::memset(row, pad, size_t(cg));
-          }
-        }
-      }
-  };
-  if (threaded) pool.parallel_for(g.oh, 1, rows);
-  else rows(0, g.oh);
-  return cols;
-}
-
-// Depthwise convolution (group == C == M): per channel the GEMM would have one column, so a direct
-// loop instead. Windows of up to kQDepthwiseMaxTaps taps (all real ones) run the float Conv's
-// vectorized depthwise loops on the centered plane (qdepthwise.h: the f32 sums are exact). Larger
-// ones run an integer loop over a copy of the plane padded with the zero point and centered
-// (x - x_zp, i16), its rows split into sw column phases (phase q holds columns q, q + sw, ...), so
-// that every tap reads a unit-stride run.
-// acc is exact; the output stage is qgemm's (qgemm.h): i32 as is, or
-// saturate(nearbyint(float(acc + bias) * scale[m]) + y_zp) in f32.
-struct DepthwiseOut {
-  bool quant = false, out_signed = false;
-  int32_t out_zp = 0;
-  const float* scale = nullptr;    // per channel (quant)
-  const int32_t* bias = nullptr;   // per channel or null (quant)
-};
-
-// One channel's centered padded plane, split into `sw` column phases of `wq` columns each:
-// phase q, row y, column k holds padded column k * sw + q (0 outside the image).
-template <typename T>
-void depthwise_plane(const T* x, int32_t x_zero, const ConvGeom& g, int64_t hp, int64_t wq, int16_t* xp) {
-  const int64_t sw = g.sw;
-  std::fill(xp, xp + sw * hp * wq, int16_t{0});
-  for (int64_t q = 0; q < sw; ++q) {
-    // Padded column k * sw + q is input column ix = k * sw + q - pw: the phase's first and last k
-    // inside the image.
-    const int64_t k0 = std::max<int64_t>(0, (g.pw - q + sw - 1) / sw);
-    const int64_t k1 = std::min<int64_t>(wq, (g.w - 1 + g.pw - q) / sw + 1);
-    for (int64_t iy = 0; iy < g.h; ++iy) {
-      const T* src = x + iy * g.w + (k0 * sw + q - g.pw);
-      int16_t* dst = xp + (q * hp + iy + g.ph) * wq;
-      for (int64_t k = k0; k < k1; ++k, src += sw) dst[k] = static_cast<int16_t>(static_cast<int32_t>(*src) - x_zero);
-    }
-  }
-}
-
-// The output stage of one channel: saturate(nearbyint(float(acc + bias) * scale) + zp). The
-// clamps are written as the compares vmaxps/vminps implement (NaN gives lo, as std::max(lo, v)),
-// and the pointers are restrict (Y may be a char type, which aliases anything), so it vectorizes.
-// (The f32 path's stage is qdepthwise_plane's, on the sums in registers.)
-template <typename Acc, typename Y>
-void depthwise_requantize(const Acc* __restrict acc, int64_t pixels, int32_t bias, float scale, float zp,
-                          Y* __restrict y) {
-  constexpr float lo = std::is_signed_v<Y> ? -128.0f : 0.0f, hi = std::is_signed_v<Y> ? 127.0f : 255.0f;
-  for (int64_t p = 0; p < pixels; ++p) {
-    float v = std::nearbyint(static_cast<float>(static_cast<int32_t>(acc[p]) + bias) * scale) + zp;
-    v = v > lo ? v : lo;
-    v = v < hi ? v : hi;
-    y[p] = static_cast<Y>(static_cast<int32_t>(v));
-  }
-}
-
-// The output stage of one channel (acc: its pixels' sums), as i32 (ConvInteger) or requantized.
-template <typename Acc>
-void depthwise_store(const Acc* acc, int64_t pixels, int64_t r, int64_t ch, const DepthwiseOut& o, Tensor* y) {
-  if (!o.quant) {
-    int32_t* out = y->mut_data<int32_t>() + r * pixels;
-    for (int64_t p = 0; p < pixels; ++p) out[p] = static_cast<int32_t>(acc[p]);
-    return;
-  }
-  const int32_t b = o.bias ? o.bias[ch] : 0;
-  const auto zp = static_cast<float>(o.out_zp);
-  if (o.out_signed) depthwise_requantize(acc, pixels, b, o.scale[ch], zp, y->mut_data<int8_t>() + r * pixels);
-  else depthwise_requantize(acc, pixels, b, o.scale[ch], zp, y->mut_data<uint8_t>() + r * pixels);
-}
-
-Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* w_zp, int32_t x_zero,
-                 const ConvGeom& g, const DepthwiseOut& o, Tensor* y) {
-  const int64_t batch = x.dim(0), c = x.dim(1), plane = g.h * g.w, pixels = g.oh * g.ow, taps = g.kh * g.kw;
-  const int64_t ph_end = std::max<int64_t>(0, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h - g.ph);
-  const int64_t pw_end = std::max<int64_t>(0, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w - g.pw);
-  const int64_t hp = g.h + g.ph + ph_end, wp = g.w + g.pw + pw_end;
-  const int64_t wq = (wp + g.sw - 1) / g.sw;  // columns per phase
-  const int slots = ctx.pool().num_threads();
-  auto round64 = [](size_t b) { return (b + 63) & ~size_t{63}; };
-  const bool x_signed = x.dtype() == DType::kI8, w_signed = w.dtype() == DType::kI8;
-  auto load = [](const void* p, bool is_signed, int64_t i) -> int32_t {
-    return is_signed ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
-  };
-  if (taps <= kQDepthwiseMaxTaps) {
-    // The f32 depthwise loops, exact here (qdepthwise.h).
-    Window3 win;
-    win.in = {1, g.h, g.w};
-    win.out = {1, g.oh, g.ow};
-    win.k = {1, g.kh, g.kw};
-    win.s = {1, g.sh, g.sw};
-    win.d = {1, g.dh, g.dw};
-    win.pb = {0, g.ph, g.pw};
-    win.pe = {0, ph_end, pw_end};
-    const size_t scratch_bytes = round64(size_t(qdepthwise_scratch_floats(win)) * sizeof(float));
-    const size_t wk_bytes = round64(size_t(taps) * sizeof(float));
-    const size_t slot_bytes = scratch_bytes + wk_bytes;
-    TSR_ASSIGN_OR_RETURN(void* fmem, ctx.scratch(slot_bytes * size_t(slots)));
-    QDepthwiseStage stage;
-    stage.kind = !o.quant ? QDepthwiseStage::kInt32 : o.out_signed ? QDepthwiseStage::kS8 : QDepthwiseStage::kU8;
-    stage.zp = o.out_zp;
-    const size_t out_bytes = dtype_size(y->dtype());
-    ctx.pool().parallel_for_slots(batch * c, 1, [&](int slot, int64_t r0, int64_t r1) {
-      char* base = static_cast<char*>(fmem) + slot_bytes * size_t(slot);
-      auto* scratch = reinterpret_cast<float*>(base);
-      auto* wk = reinterpret_cast<float*>(base + scratch_bytes);
-      QDepthwiseStage st = stage;
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t ch = r % c;
-        const int32_t wz = w_zp ? load(w_zp->raw(), w_signed, w_zp->numel() > 1 ? ch : 0) : 0;
-        for (int64_t t = 0; t < taps; ++t) wk[t] = static_cast<float>(load(w.raw(), w_signed, ch * taps + t) - wz);
-        if (o.quant) {
-          st.bias = o.bias ? o.bias[ch] : 0;
-          st.scale = o.scale[ch];
-        }
-        qdepthwise_plane(static_cast<const uint8_t*>(x.raw()) + r * plane, x_signed, x_zero,
-                         int64_t(x.nbytes()) - r * plane, wk, win, st, scratch,
-                         static_cast<char*>(y->raw_mut()) + size_t(r * pixels) * out_bytes);
-      }
-    });
-    return ok_status();
-  }
-  const size_t plane_bytes = round64(size_t(g.sw * hp * wq) * sizeof(int16_t));
-  const size_t per_slot = plane_bytes + round64(size_t(pixels) * sizeof(int32_t));
-  TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(per_slot * size_t(slots)));
-  ctx.pool().parallel_for_slots(batch * c, 1, [&](int slot, int64_t r0, int64_t r1) {
-    auto* xp = reinterpret_cast<int16_t*>(static_cast<char*>(mem) + per_slot * size_t(slot));
-    auto* acc = reinterpret_cast<int32_t*>(reinterpret_cast<char*>(xp) + plane_bytes);
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t ch = r % c;
-      if (x_signed) depthwise_plane(x.data<int8_t>() + r * plane, x_zero, g, hp, wq, xp);
-      else depthwise_plane(x.data<uint8_t>() + r * plane, x_zero, g, hp, wq, xp);
-      std::fill(acc, acc + pixels, 0);
-      const int32_t wz = w_zp ? load(w_zp->raw(), w_signed, w_zp->numel() > 1 ? ch : 0) : 0;
-      for (int64_t t = 0; t < taps; ++t) {
-        const auto wv = static_cast<int16_t>(load(w.raw(), w_signed, ch * taps + t) - wz);
-        const int64_t i = t / g.kw, col = (t % g.kw) * g.dw;  // padded column of output column 0
-        const int16_t* phase = xp + (col % g.sw) * hp * wq + col / g.sw;
-        for (int64_t oy = 0; oy < g.oh; ++oy) {
-          const int16_t* src = phase + (oy * g.sh + i * g.dh) * wq;
-          int32_t* dst = acc + oy * g.ow;
-          for (int64_t ox = 0; ox < g.ow; ++ox) dst[ox] += static_cast<int32_t>(wv) * src[ox];
-        }
-      }
-      depthwise_store(acc, pixels, r, ch, o, y);
-    }
-  });
-  return ok_status();
-}
-
-// One group's weights [M/group, C/group, kh, kw] as qgemm's B (K x N: column j = output channel j),
-// K reordered to [kh][kw][C/group] as im2col_u8 lays out its rows, with its slice of a
-// per-output-channel zero point.
-QgemmPackedB pack_conv_group(const Tensor& w, const Tensor* zp, int64_t group, int64_t g) {
-  const int64_t mg = w.dim(0) / group, cg = w.dim(1), taps = w.dim(2) * w.dim(3), kg = cg * taps;
-  const auto* base = static_cast<const uint8_t*>(w.raw()) + g * mg * kg;  // 1-byte elements
-  std::vector<uint8_t> hwc(size_t(mg * kg));
-  for (int64_t m = 0; m < mg; ++m)
-    for (int64_t c = 0; c < cg; ++c)
-      for (int64_t t = 0; t < taps; ++t) hwc[size_t(m * kg + t * cg + c)] = base[m * kg + c * taps + t];
-  const bool per_channel = zp && zp->numel() > 1;
-  const void* pz = zp ? static_cast<const int8_t*>(zp->raw()) + (per_channel ? g * mg : 0) : nullptr;
-  return qgemm_pack_b(kg, mg, hwc.data(), w.dtype() == DType::kI8, kg, true, pz, zp ? (per_channel ? mg : 1) : 0);
-}
-
-class QConvKernel final : public exec::Kernel {
- public:
-  QConvKernel(bool qlinear, std::vector<QgemmPackedB> packed, bool constant_w)
-      : qlinear_(qlinear), constant_w_(constant_w), packed_(std::move(packed)) {}
-
-  Status run(KernelContext& ctx) override {
-    const size_t ix = 0, ixzp = 2, iw = qlinear_ ? 3 : 1, iwzp = qlinear_ ? 5 : 3;
-    const Tensor& x = *ctx.input(ix);
-    const Tensor& w = *ctx.input(iw);
-    const Tensor* x_zp = ctx.input(ixzp);
-    const Tensor* w_zp = ctx.input(iwzp);
-    const int64_t group = ctx.node().attr_int("group", 1);
-    const bool fast = x.rank() == 4 && w.rank() == 4 && group >= 1 && w.dim(0) % group == 0 &&
-                      x.dim(1) == w.dim(1) * group && qparam_count(x_zp, 1) >= 0 &&
-                      qparam_count(w_zp, w.dim(0)) >= 0 && (!qlinear_ || qparam_count(ctx.input(1), 1) >= 0);
-    if (!fast) return qlinear_ ? qlinear_conv(ctx) : conv_integer(ctx);
-    auto sp = ops::resolve_spatial(ctx.node(), Ints{x.dim(2), x.dim(3)}, Ints{w.dim(2), w.dim(3)}, false);
-    if (!sp.ok()) return sp.status().with_context(ctx.place());
-    TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
-    if (y->numel() == 0) return ok_status();
-    const ConvGeom geo{x.dim(2),        x.dim(3),        w.dim(2),        w.dim(3),
-                       sp->strides[0],  sp->strides[1],  sp->dilations[0], sp->dilations[1],
-                       sp->pad_begin[0], sp->pad_begin[1], y->dim(2),      y->dim(3)};
-    const int64_t batch = x.dim(0), c = x.dim(1), cg = c / group, m = w.dim(0), mg = m / group;
-    const int64_t kg = cg * geo.kh * geo.kw, pixels = geo.oh * geo.ow;
-    if (kg >= (int64_t{1} << 15)) return qlinear_ ? qlinear_conv(ctx) : conv_integer(ctx);
-    const int32_t x_zero = x_zp ? q_scalar(*x_zp) : 0;
-    const auto pad = static_cast<uint8_t>(x_zero);  // the zero point's byte, u8 or s8
-
-    QgemmOutput out;
-    out.row_stride = 1;  // pixel-major rows, NCHW output: column j (channel) strides by a plane
-    out.col_stride = pixels;
-    float* scale = nullptr;  // scratch (per output channel)
-    if (qlinear_) {
-      const Tensor& ys = *ctx.input(6);
-      const Tensor& yz = *ctx.input(7);
-      if (ys.numel() != 1 || yz.numel() != 1) return ctx.error("y_scale and y_zero_point must be scalars");
-      const Tensor& ws = *ctx.input(4);
-      if (qparam_count(&ws, m) < 0) return ctx.error("input[4] (w_scale): shape ", shape_str(ws.shape()), ", expected a scalar or [", m, "]");
-      const Tensor* bias = ctx.input(8);
-      if (bias && bias->numel() != m) return ctx.error("input[8] (B) has ", bias->numel(), " entries, expected ", m);
-      // onnxruntime's rounding: x_scale * w_scale[m] / y_scale, in f32, in that order.
-      const float x_s = ctx.input(1)->data<float>()[0], y_s = ys.data<float>()[0];
-      TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(size_t(m) * sizeof(float)));
-      scale = static_cast<float*>(mem);
-      for (int64_t j = 0; j < m; ++j) scale[j] = x_s * ws.data<float>()[ws.numel() > 1 ? j : 0] / y_s;
-      out.kind = QgemmOutput::kQuant;
-      out.scale_per_col = true;
-      out.out_signed = y->dtype() == DType::kI8;
-      out.out_zp = q_scalar(yz);
-      out.bias_i32 = bias ? bias->data<int32_t>() : nullptr;
-    }
-    if (group == c && m == c && cg == 1) {
-      DepthwiseOut dwo;
-      dwo.quant = qlinear_;
-      dwo.out_signed = out.out_signed;
-      dwo.out_zp = out.out_zp;
-      dwo.scale = scale;
-      dwo.bias = out.bias_i32;
-      return depthwise(ctx, x, w, w_zp, x_zero, geo, dwo, y);
-    }
-    const int32_t* bias_base = out.bias_i32;
-    const size_t out_bytes = dtype_size(y->dtype());
-    if (is_pointwise(geo) && uniform_zero_point(w_zp) && pointwise_w_x(mg, pixels, qlinear_ && constant_w_, w, w_zp)) {
-      // Pointwise: per group, W (mg x cg, as stored) x X (cg x H*W: the NCHW input as it is) gives
-      // the output channels as rows of NCHW, so neither the input nor the output is transposed.
-      // The weights are qgemm's A (one zero point), the activations its B, packed per call; so
-      // only where the activations outnumber the weights (mg <= H*W): on small maps with many
-      // channels, packing the weights every call would cost more than the transposes it saves.
-      // qpointwise (constant symmetric weights, packed once) takes most shapes (pointwise_w_x).
-      // (The same orientation for 3x3 convs, over a channel-major im2col, measured no faster than
-      // the pixel-major path below on ResNet-18 q8: the im2col matrix is then packed a second time.)
-      thread_local QgemmPackedB act;
-      const int32_t wz = w_zp ? q_scalar_at(*w_zp, 0) : 0;
-      const bool x_signed = x.dtype() == DType::kI8, w_signed = w.dtype() == DType::kI8;
-      const auto* wraw = static_cast<const uint8_t*>(w.raw());  // 1-byte elements
-      // Constant weights: A packed on the first run, for every later one (the packing was 3% of
-      // MobileNetV2 q8). The first run, not creation: only convs that take this path pay the memory.
-      // s8 weights with zero point 0 (symmetric) also for qpointwise (VNNI, operands unshifted).
-      const bool sym = w_signed && wz == 0;
-      if (constant_w_)
-        std::call_once(pointwise_once_, [&] {
-          for (int64_t g = 0; g < group; ++g) {
-            pointwise_a_.push_back(qgemm_pack_a(mg, wraw + g * mg * cg, w_signed, cg, cg));
-            if (sym && qlinear_) pointwise_w_.push_back(qpointwise_pack(reinterpret_cast<const int8_t*>(wraw) + g * mg * cg, mg, cg));
-          }
-          release_mapped_pages(w.raw(), w.nbytes());  // as for the packed B
-        });
-      out.row_stride = pixels;
-      out.col_stride = 1;
-      out.per_row = true;
-      for (int64_t g = 0; g < group; ++g) {
-        if (qlinear_) {
-          out.scale = scale + g * mg;
-          out.bias_i32 = bias_base ? bias_base + g * mg : nullptr;
-        }
-        for (int64_t nb = 0; nb < batch; ++nb) {
-          const auto* xg = static_cast<const uint8_t*>(x.raw()) + (nb * c + g * cg) * pixels;
-          // qpointwise reads no column sums; should it decline after all, the activations are
-          // packed again with them for qgemm.
-          const bool vnni = !pointwise_w_.empty() && qpointwise_available();
-          qgemm_pack_b_rows(cg, pixels, xg, x_signed, pixels, x_zero, &act, !vnni);
-          out.out = static_cast<char*>(y->raw_mut()) + size_t((nb * m + g * mg) * pixels) * out_bytes;
-          if (vnni && qpointwise(pointwise_w_[size_t(g)], act, x_zero, x_signed,
-                                 {out.out, pixels, out.bias_i32, out.scale, out.out_zp, out.out_signed}, &ctx.pool()))
-            continue;
-          if (vnni) qgemm_pack_b_rows(cg, pixels, xg, x_signed, pixels, x_zero, &act);
-          if (constant_w_) qgemm_packed(pointwise_a_[size_t(g)], wraw + g * mg * cg, cg, wz, act, out, &ctx.pool());
-          else qgemm(mg, wraw + g * mg * cg, w_signed, cg, wz, act, out, &ctx.pool());
-        }
-      }
-      return ok_status();
-    }
-    const size_t hwc_bytes = (size_t(geo.h * geo.w * cg) + 63) & ~size_t{63};
-    TSR_ASSIGN_OR_RETURN(void* cols_mem,
-                         ctx.scratch(hwc_bytes + (is_pointwise(geo) ? 0 : size_t(pixels * kg + kIm2colSlack))));
-    auto* hwc = static_cast<uint8_t*>(cols_mem);
-    auto* cols = hwc + hwc_bytes;
-    const bool prepared = int64_t(packed_.size()) == group && (packed_.empty() || packed_[0].k == kg);
-    for (int64_t g = 0; g < group; ++g) {
-      std::optional<QgemmPackedB> local;
-      if (!prepared) local = pack_conv_group(w, w_zp, group, g);
-      const QgemmPackedB& pb = local ? *local : packed_[size_t(g)];
-      if (qlinear_) {
-        out.scale = scale + g * mg;
-        out.bias_i32 = bias_base ? bias_base + g * mg : nullptr;
-      }
-      for (int64_t nb = 0; nb < batch; ++nb) {
-        const auto* xg = static_cast<const uint8_t*>(x.raw()) + (nb * c + g * cg) * geo.h * geo.w;
-        const uint8_t* a = im2col_u8(xg, cg, geo, pad, hwc, cols, ctx.pool());
-        out.out = static_cast<char*>(y->raw_mut()) + size_t((nb * m + g * mg) * pixels) * out_bytes;
-        qgemm(pixels, a, x.dtype() == DType::kI8, kg, x_zero, pb, out, &ctx.pool());
-      }
-    }
-    return ok_status();
-  }
-
- private:
-  bool qlinear_;
-  bool constant_w_;                   // the weights are a constant (packing them once is right)
-  std::vector<QgemmPackedB> packed_;  // per group, from constant weights (and zero point)
-  std::once_flag pointwise_once_;
-  std::vector<QgemmPackedA> pointwise_a_;  // per group: the pointwise path's A (constant weights)
-  std::vector<QPointwiseWeights> pointwise_w_;  // per group, for qpointwise (symmetric s8 weights)
-};
-
-// Whether every run of this conv takes run()'s pointwise W x X path, which reads the weights as
-// qgemm's A and never the packed B: a 1x1 window, stride 1, no padding, one weight zero point, and
-// a static input that pointwise_w_x accepts. The packed B is then not built (it would be held for
-// nothing: two copies of the weights); a run that does not match after all (another input shape)
-// packs per call.
-bool always_pointwise(const exec::KernelInit& init, const Tensor& w, const Tensor* zp, int64_t group, bool qlinear) {
-  if (w.dim(2) != 1 || w.dim(3) != 1 || !uniform_zero_point(zp) || init.input_types.empty()) return false;
-  const ops::ValueType& x = init.input_types[0];
-  if (!x.has_shape || x.shape.size() != 4 || x.shape[2] < 0 || x.shape[3] < 0) return false;
-  auto sp = ops::resolve_spatial(init.node, Ints{x.shape[2], x.shape[3]}, Ints{1, 1}, false);
-  if (!sp.ok()) return false;
-  const ConvGeom geo{x.shape[2],       x.shape[3],       1, 1, sp->strides[0], sp->strides[1], 1, 1,
-                     sp->pad_begin[0], sp->pad_begin[1], sp->out[0], sp->out[1]};
-  return is_pointwise(geo) && pointwise_w_x(w.dim(0) / group, x.shape[2] * x.shape[3], qlinear, w, zp);
-}
-
-template <bool kQLinear>
-Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& init) {
-  const size_t iw = kQLinear ? 3 : 1, iwzp = kQLinear ? 5 : 3;
-  auto constant = [&](size_t i) { return i < init.constant_inputs.size() ? init.constant_inputs[i] : nullptr; };
-  const bool has_zp = iwzp < init.node.inputs.size() && init.node.inputs[iwzp] >= 0;
-  const Tensor* w = constant(iw);
-  const Tensor* zp = constant(iwzp);
-  const int64_t group = init.node.attr_int("group", 1);
-  std::vector<QgemmPackedB> packed;
-  const bool depthwise_w = w && w->rank() == 4 && w->dim(1) == 1 && w->dim(0) == group;  // depthwise(): no GEMM
-  if (w && !depthwise_w && w->rank() == 4 && (w->dtype() == DType::kU8 || w->dtype() == DType::kI8) && (!has_zp || zp) && group >= 1 &&
-      w->dim(0) > 0 && w->dim(0) % group == 0 && qparam_count(zp, w->dim(0)) >= 0 &&
-      (!zp || zp->dtype() == w->dtype()) && w->numel() / w->dim(0) < (int64_t{1} << 15) &&
-      !always_pointwise(init, *w, zp, group, kQLinear)) {
-    for (int64_t g = 0; g < group; ++g) packed.push_back(pack_conv_group(*w, zp, group, g));
-    release_mapped_pages(w->raw(), w->nbytes());  // as for the matmuls
-  }
-  return std::unique_ptr<exec::Kernel>(new QConvKernel(kQLinear, std::move(packed), w != nullptr));
-}
-
 }  // namespace
 
 void register_qlinear_kernels(KernelRegistry& r) {
@@ -808,8 +238,6 @@ void register_qlinear_kernels(KernelRegistry& r) {
   r.add("com.microsoft::DynamicQuantizeMatMul", {DType::kF32}, &create_qmatmul<QOp::kDynamicQuantizeMatMul>);
   TSR_IF_SELECTED("com.microsoft::MatMulIntegerToFloat")
   r.add("com.microsoft::MatMulIntegerToFloat", {DType::kU8, DType::kI8}, &create_qmatmul<QOp::kMatMulIntegerToFloat>);
-  TSR_IF_SELECTED("ConvInteger") r.add("ConvInteger", {DType::kU8, DType::kI8}, &create_qconv<false>);
-  TSR_IF_SELECTED("QLinearConv") r.add("QLinearConv", {DType::kU8, DType::kI8}, &create_qconv<true>);
 }
 
 }  // namespace tsr::cpu

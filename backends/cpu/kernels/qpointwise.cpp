@@ -95,26 +95,33 @@ void run(const QPointwiseWeights& w, const QgemmPackedB& act, int32_t zpu, const
          ThreadPool* pool) {
   const int64_t kq = (w.k + 3) / 4, np = (out.pixels + kCols - 1) / kCols, nm = (w.m + kRows - 1) / kRows;
   const Requant<Q, hn::Full512<float>> rq(hn::Full512<float>(), out.y_zp);
-  // Blocks of 4 activation panels (128 pixels) per task, each against every weight panel: the
-  // block's activations stay in L1/L2 while the weights stream.
+  // Blocks of 4 activation panels (128 pixels) per task, each against every weight panel of the
+  // task's chunk: the block's activations stay in L1/L2 while the weights stream. Maps of few blocks
+  // (MobileNetV2's 7x7 and 14x14: one or two) also split the weight panels (output channels) into
+  // chunks, so that every thread gets work.
   constexpr int64_t kPanelsPerTask = 4;
-  const int64_t tasks = (np + kPanelsPerTask - 1) / kPanelsPerTask;
+  const int64_t blocks = (np + kPanelsPerTask - 1) / kPanelsPerTask;
+  const bool threaded = pool && pool->num_threads() > 1 && w.m * w.k * out.pixels >= (int64_t{1} << 18);
+  const int64_t want = threaded ? 4 * int64_t{pool->num_threads()} : 1;
+  const int64_t chunks = std::clamp<int64_t>((want + blocks - 1) / blocks, 1, nm);
   auto body = [&](int64_t t0, int64_t t1) {
     int32_t init[kRows];
-    for (int64_t t = t0; t < t1; ++t)
-      for (int64_t pm = 0; pm < nm; ++pm) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t b = t / chunks, c = t % chunks;
+      for (int64_t pm = c * nm / chunks; pm < (c + 1) * nm / chunks; ++pm) {
         const int64_t i0 = pm * kRows, rows = std::min(kRows, w.m - i0);
         // bias - zpu * sum(w), wrapping as the i32 sums do.
         for (int64_t r = 0; r < rows; ++r)
           init[r] = static_cast<int32_t>((out.bias ? static_cast<uint32_t>(out.bias[i0 + r]) : 0u) -
                                          static_cast<uint32_t>(zpu) * static_cast<uint32_t>(w.wsum[size_t(i0 + r)]));
-        for (int64_t pn = t * kPanelsPerTask; pn < std::min(np, (t + 1) * kPanelsPerTask); ++pn)
+        for (int64_t pn = b * kPanelsPerTask; pn < std::min(np, (b + 1) * kPanelsPerTask); ++pn)
           tile(w.data.data() + pm * kq * kRows * 4, act.data.data() + pn * kq * kCols * 4, kq, rows,
                std::min(kCols, out.pixels - pn * kCols), init, out.scale + i0, rq,
                static_cast<Q*>(out.y) + i0 * out.pixels + pn * kCols, out.pixels);
       }
+    }
   };
-  const bool threaded = pool && pool->num_threads() > 1 && w.m * w.k * out.pixels >= (int64_t{1} << 18);
+  const int64_t tasks = blocks * chunks;
   if (threaded && tasks > 1) pool->parallel_for(tasks, 1, body);
   else body(0, tasks);
 }

@@ -1,7 +1,7 @@
 // CPU kernels for linear (de)quantization (semantics: core/ops/families/quantize.cpp):
 // QuantizeLinear / DequantizeLinear (f32 <-> u8/i8, per tensor or per axis, on plain f32 loops;
 // the general path for the other dtypes) and DynamicQuantizeLinear (dynamic_quantize_u8,
-// quantize.h, vectorized in dynamic_quantize.cpp). The quantized matmuls and convs are in qlinear.cpp.
+// quantize.h, vectorized in dynamic_quantize.cpp). The quantized matmuls and convs are in qlinear.cpp and qconv.cpp.
 #include "backends/cpu/kernels/quantize.h"
 
 #include <algorithm>
@@ -62,10 +62,28 @@ void quantize_run(const float* __restrict x, int64_t n, float s, float z, Q* __r
   for (int64_t i = 0; i < n; ++i) y[i] = quantize_one<Q>(x[i] / s, z);
 }
 
-// The f32 QuantizeLinear: x / scale[k] in f32 over runs of `inner` elements sharing one parameter.
+// Elements per task of a per-tensor (De)QuantizeLinear split over the pool (a CNN's input: 150528
+// for 224 x 224 RGB, which ran on one thread while the other waited).
+constexpr int64_t kQuantizeChunk = int64_t{1} << 15;
+
+// Runs fn(i0, i1) over [0, n) in kQuantizeChunk pieces on `pool` where that is worth it, else inline.
+template <typename Fn>
+void over_chunks(int64_t n, ThreadPool& pool, const Fn& fn) {
+  const int64_t chunks = (n + kQuantizeChunk - 1) / kQuantizeChunk;
+  if (pool.num_threads() < 2 || chunks < 2) return fn(int64_t{0}, n);
+  pool.parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) { fn(c0 * kQuantizeChunk, std::min(n, c1 * kQuantizeChunk)); });
+}
+
+// The f32 QuantizeLinear: x / scale[k] in f32 over runs of `inner` elements sharing one parameter
+// (per tensor: one run, split over the pool).
 template <typename Q>
-void quantize_f32_as(const float* x, int64_t n, const float* scale, const Tensor* zp, const AxisIndexer& ix, Q* y) {
-  const int64_t run = ix.per_axis ? ix.inner : std::max<int64_t>(n, 1);
+void quantize_f32_as(const float* x, int64_t n, const float* scale, const Tensor* zp, const AxisIndexer& ix, Q* y,
+                     ThreadPool& pool) {
+  if (!ix.per_axis) {
+    const float z = zp ? static_cast<float>(zp->data<Q>()[0]) : 0.0f;
+    return over_chunks(n, pool, [&](int64_t i0, int64_t i1) { quantize_run(x + i0, i1 - i0, scale[0], z, y + i0); });
+  }
+  const int64_t run = ix.inner;
   for (int64_t i0 = 0, r = 0; i0 < n; i0 += run, ++r) {
     const int64_t k = ix.per_axis ? r % ix.len : 0;
     const float z = zp ? static_cast<float>(zp->data<Q>()[k]) : 0.0f;
@@ -73,9 +91,10 @@ void quantize_f32_as(const float* x, int64_t n, const float* scale, const Tensor
   }
 }
 
-void quantize_f32(const float* x, int64_t n, const float* scale, const Tensor* zp, const AxisIndexer& ix, Tensor* y) {
-  if (y->dtype() == DType::kU8) quantize_f32_as<uint8_t>(x, n, scale, zp, ix, y->mut_data<uint8_t>());
-  else quantize_f32_as<int8_t>(x, n, scale, zp, ix, y->mut_data<int8_t>());
+void quantize_f32(const float* x, int64_t n, const float* scale, const Tensor* zp, const AxisIndexer& ix, Tensor* y,
+                  ThreadPool& pool) {
+  if (y->dtype() == DType::kU8) quantize_f32_as<uint8_t>(x, n, scale, zp, ix, y->mut_data<uint8_t>(), pool);
+  else quantize_f32_as<int8_t>(x, n, scale, zp, ix, y->mut_data<int8_t>(), pool);
 }
 
 template <typename Q>
@@ -86,10 +105,15 @@ void dequantize_run(const Q* __restrict x, int64_t n, float s, int32_t z, float*
 // The f32 DequantizeLinear of u8/i8: (x - zp) is exact in f32 and the product rounds once, as the
 // general path's f64 product (exact: 9 bits x 24 bits) rounded to f32.
 template <typename Q>
-void dequantize_f32(const Tensor& x, const float* scale, const Tensor* zp, const AxisIndexer& ix, float* y) {
+void dequantize_f32(const Tensor& x, const float* scale, const Tensor* zp, const AxisIndexer& ix, float* y,
+                    ThreadPool& pool) {
   const int64_t n = x.numel();
   const Q* px = x.data<Q>();
-  const int64_t run = ix.per_axis ? ix.inner : std::max<int64_t>(n, 1);
+  if (!ix.per_axis) {
+    const int32_t z = zp ? static_cast<int32_t>(zp->data<Q>()[0]) : 0;
+    return over_chunks(n, pool, [&](int64_t i0, int64_t i1) { dequantize_run(px + i0, i1 - i0, scale[0], z, y + i0); });
+  }
+  const int64_t run = ix.inner;
   for (int64_t i0 = 0, r = 0; i0 < n; i0 += run, ++r) {
     const int64_t k = ix.per_axis ? r % ix.len : 0;
     const float s = scale[k];
@@ -107,7 +131,7 @@ Status quantize_linear(KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   const DType t = y->dtype();
   if (x.dtype() == DType::kF32 && scale.dtype() == DType::kF32) {
-    quantize_f32(x.data<float>(), x.numel(), scale.data<float>(), zp, ix, y);
+    quantize_f32(x.data<float>(), x.numel(), scale.data<float>(), zp, ix, y, ctx.pool());
     return ok_status();
   }
   // The division rounds in f32 for float x (as the onnx reference's np.divide; i32 x divides in f64):
@@ -132,8 +156,8 @@ Status dequantize_linear(KernelContext& ctx) {
   if (zp && zp->numel() != scale.numel()) return ctx.error("input[2] (zero_point) must have as many entries as input[1] (scale)");
   TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
   if (x.dtype() != DType::kI32 && scale.dtype() == DType::kF32 && y->dtype() == DType::kF32) {
-    if (x.dtype() == DType::kU8) dequantize_f32<uint8_t>(x, scale.data<float>(), zp, ix, y->mut_data<float>());
-    else dequantize_f32<int8_t>(x, scale.data<float>(), zp, ix, y->mut_data<float>());
+    if (x.dtype() == DType::kU8) dequantize_f32<uint8_t>(x, scale.data<float>(), zp, ix, y->mut_data<float>(), ctx.pool());
+    else dequantize_f32<int8_t>(x, scale.data<float>(), zp, ix, y->mut_data<float>(), ctx.pool());
     return ok_status();
   }
   for (int64_t i = 0; i < x.numel(); ++i) {

@@ -1,5 +1,5 @@
 // Quantization helpers shared by the CPU kernel families quantize.cpp (QuantizeLinear,
-// DequantizeLinear, DynamicQuantizeLinear) and qlinear.cpp (the quantized matmuls and convs,
+// DequantizeLinear, DynamicQuantizeLinear) and qlinear.cpp / qconv.cpp (the quantized matmuls and convs,
 // com.microsoft DynamicQuantizeMatMul).
 #pragma once
 
