@@ -109,6 +109,9 @@ TEST_CASE("MatMul/Gemm with constant B: the packed weights match the product by 
       {"Gemm", {9, 16}, 16, 19, true, 1},                     // 9 rows: plain kernel
       {"FusedGemm", {33, 50}, 50, 70, true, 1},
       {"FusedGemm", {20, 130}, 130, 48, false, 0},
+      // Outputs of 2^16 floats and more: the bias broadcast and the epilogue split over the threads.
+      {"Gemm", {65, 9}, 9, 1100, false, 1},
+      {"FusedGemm", {70, 20}, 20, 1000, true, 2},
   };
   for_targets_and_threads([&](int threads) {
     for (const LinearCase& lc : cases) {
