@@ -8,17 +8,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <memory>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "core/ir/graph.h"
-#include "core/ir/single_node.h"
-#include "core/passes/infer_types.h"
-#include "tessera/session.h"
 #include "tests/unit/kernel_test_util.h"
+#include "tests/unit/one_node_test_util.h"
 
 using namespace tsr;
 using namespace tsr::test;
@@ -48,27 +44,21 @@ void check_linear(const LinearCase& lc, int threads, std::mt19937& rng) {
   const int64_t m = a.numel() / lc.k;
   const Shape cs = lc.cmode == 0 ? Shape{m, lc.n} : lc.cmode == 1 ? Shape{lc.n} : lc.cmode == 2 ? Shape{m, 1} : Shape{};
   const Tensor c = lc.cmode < 0 ? Tensor() : uniform(cs, rng);
-  ir::Node node;
-  node.op = lc.op;
-  node.name = "n0";
-  node.outputs = {0};
+  std::vector<ir::Attribute> attrs;
   if (gemm) {
-    node.attributes = {ir::Attribute::make_int("transB", lc.trans_b ? 1 : 0), ir::Attribute::make_float("alpha", 0.75),
-                       ir::Attribute::make_float("beta", -1.5)};
-    if (lc.op == "FusedGemm") node.attributes.push_back(ir::Attribute::make_string("activation", "Relu"));
+    attrs = {ir::Attribute::make_int("transB", lc.trans_b ? 1 : 0), ir::Attribute::make_float("alpha", 0.75),
+             ir::Attribute::make_float("beta", -1.5)};
+    if (lc.op == "FusedGemm") attrs.push_back(ir::Attribute::make_string("activation", "Relu"));
   }
-  std::vector<ir::NodeInput> inputs = {{a, false, lc.declared_a}, {b, true}};
-  if (gemm && lc.cmode >= 0) inputs.push_back({c, true});
-  ir::SingleNodeModel built = ir::single_node_model(node, inputs);
-  auto model = std::make_shared<ir::Model>(std::move(built.model));
-  REQUIRE(passes::infer_types(*model).ok());
-  SessionOptions opt;
-  opt.num_threads = threads;
-  auto session = Session::create(model, opt);
-  REQUIRE(session.ok());
-  auto out = (*session)->run(built.feeds);
+  std::vector<Tensor> inputs = {a, b};
+  if (gemm && lc.cmode >= 0) inputs.push_back(c);
+  std::vector<Shape> declared;
+  if (lc.declared_a) declared.push_back(*lc.declared_a);
+  OneNode one(lc.op, inputs, attrs, {false, true, true}, declared);  // B and C constants
+  REQUIRE(one.infer_status.ok());
+  auto out = one.run(threads);
   REQUIRE(out.ok());
-  const Tensor& y = (*out)[0];
+  const Tensor& y = *out;
   REQUIRE(y.numel() == m * lc.n);
   double max_err = 0;
   for (int64_t i = 0; i < m; ++i)

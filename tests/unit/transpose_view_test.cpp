@@ -26,13 +26,7 @@ std::shared_ptr<ir::Model> make_model(int64_t s, int64_t d, std::vector<int64_t>
   model->graphs.emplace_back();
   ir::Graph& g = model->main();
   g.name = "transpose_view";
-  ir::TensorInfo xi;
-  xi.name = "x";
-  xi.dtype = DType::kF32;
-  xi.has_shape = true;
-  xi.shape = {1, s, d};
-  const int32_t x = g.add_tensor(xi);
-  g.inputs.push_back(x);
+  const int32_t x = add_input(g, "x", DType::kF32, {1, s, d});
   const int32_t t = add_node(g, "Transpose", {x}, {ir::Attribute::make_ints("perm", perm)});
   const int32_t y = add_node(g, "Relu", {t});
   const int32_t sig = add_node(g, "Sigmoid", {x});  // reads x after the Relu over its view
