@@ -102,6 +102,10 @@ TEST_CASE("MatMul/Gemm with constant B: the packed weights match the product by 
       // Outputs of 2^16 floats and more: the bias broadcast and the epilogue split over the threads.
       {"Gemm", {65, 9}, 9, 1100, false, 1},
       {"FusedGemm", {70, 20}, 20, 1000, true, 2},
+      // 56 rows a thread and more: the threads split the rows (C's rows and the activation with them).
+      {"Gemm", {171, 33}, 33, 45, true, 0},
+      {"FusedGemm", {200, 20}, 20, 30, false, 2},
+      {"MatMul", {3, 60, 19}, 19, 23},
   };
   for_targets_and_threads([&](int threads) {
     for (const LinearCase& lc : cases) {

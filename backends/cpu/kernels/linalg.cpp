@@ -110,6 +110,8 @@ Status gemm_kernel(exec::KernelContext& ctx) {
 // kPackedMinRows rows (decode steps) read B raw through sgemm's few-row paths instead, and so do
 // other dtypes, batched B and Gemm's transposed A; those fall back to the plain kernels.
 constexpr int64_t kPackedMinRows = 17;
+// From this many rows a thread, the threads split the rows of a packed product instead of its columns.
+constexpr int64_t kRowSplitRows = 56;
 
 // The rows op(A) will have at run time from the load-time type of A: -1 when unknown.
 int64_t known_rows(const ops::ValueType& t, bool gemm, bool ta) {
@@ -142,48 +144,61 @@ class PackedLinearKernel final : public exec::Kernel {
     TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
     float* py = y->mut_data<float>();
     float alpha = 1.0f, beta = 0.0f;
+    const Tensor* c = gemm_ ? ctx.input(2) : nullptr;
     if (gemm_) {
       alpha = static_cast<float>(ctx.node().attr_float("alpha"));
       beta = static_cast<float>(ctx.node().attr_float("beta"));
-      const Tensor* c = ctx.input(2);
-      if (c == nullptr || c->numel() == 0) {
-        beta = 0.0f;
-      } else if (beta != 0.0f) {
-        // Broadcast C into Y ([N], [1, N], [M, N], [M, 1] or a scalar); the product accumulates.
-        // Split over the threads like the product (on one thread it was 4% of GPT-like prefill's
-        // work at two threads, the other thread waiting).
-        const Shape& cs = c->shape();
-        const int64_t cm = cs.size() == 2 ? cs[0] : 1, cn = cs.empty() ? 1 : cs.back();
-        const float* pc = c->data<float>();
-        rows_split(ctx, m, n, [&](int64_t i0, int64_t i1) {
-          for (int64_t i = i0; i < i1; ++i) {
-            const float* crow = pc + (cm == 1 ? 0 : i) * cn;
-            float* yrow = py + i * n;
-            if (cn == 1) std::fill(yrow, yrow + n, crow[0]);
-            else std::copy(crow, crow + n, yrow);
-          }
-        });
-      }
+      if (c == nullptr || c->numel() == 0) beta = 0.0f;
     }
+    const bool bias = beta != 0.0f;
+    const bool epilogue = gemm_ && (act_.kind != ops::FusedActivation::kNone || act_.has_post());
+    const float* pa = a.data<float>();
     const Tensor& b = *ctx.input(1);
-    sgemm_prepacked_b(false, m, alpha, a.data<float>(), k, packed_, b.data<float>(), b.dim(1), beta, py, n, &ctx.pool());
-    if (gemm_ && (act_.kind != ops::FusedActivation::kNone || act_.has_post()))
-      rows_split(ctx, m, n, [&](int64_t i0, int64_t i1) { HWY_NAMESPACE::apply_epilogue(act_, py + i0 * n, (i1 - i0) * n); });
+    // Rows [i0, i1) of Y: C broadcast into them ([N], [1, N], [M, N], [M, 1] or a scalar; the
+    // product accumulates onto it), the product, then the activation, while they are in cache.
+    auto fill_bias = [&](int64_t i0, int64_t i1) {
+      const Shape& cs = c->shape();
+      const int64_t cm = cs.size() == 2 ? cs[0] : 1, cn = cs.empty() ? 1 : cs.back();
+      const float* pc = c->data<float>();
+      for (int64_t i = i0; i < i1; ++i) {
+        const float* crow = pc + (cm == 1 ? 0 : i) * cn;
+        float* yrow = py + i * n;
+        if (cn == 1) std::fill(yrow, yrow + n, crow[0]);
+        else std::copy(crow, crow + n, yrow);
+      }
+    };
+    auto activate = [&](int64_t i0, int64_t i1) { HWY_NAMESPACE::apply_epilogue(act_, py + i0 * n, (i1 - i0) * n); };
+    auto rows = [&](int64_t i0, int64_t i1, ThreadPool* pool) {
+      if (bias) fill_bias(i0, i1);
+      sgemm_prepacked_b(false, i1 - i0, alpha, pa + i0 * k, k, packed_, b.data<float>(), b.dim(1), beta, py + i0 * n,
+                        n, pool);
+      if (epilogue) activate(i0, i1);
+    };
+    ThreadPool& pool = ctx.pool();
+    const int64_t threads = pool.num_threads();
+    if (threads > 1 && m * n >= (int64_t{1} << 16) && m < kRowSplitRows * threads) {
+      // The column split below: the bias and the activation split over the threads too (on one
+      // thread they were 4% of GPT-like prefill's work at two threads, the other thread waiting).
+      const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 13) / n);
+      if (bias) pool.parallel_for(m, grain, fill_bias);
+      sgemm_prepacked_b(false, m, alpha, pa, k, packed_, b.data<float>(), b.dim(1), beta, py, n, &pool);
+      if (epilogue) pool.parallel_for(m, grain, activate);
+    } else if (threads > 1 && m >= kRowSplitRows * threads) {
+      // Enough rows for every thread (ViT's 197 tokens, a BERT's 128, Whisper's 1500): each
+      // thread takes its share of the rows whole, all of K and N, inline. The product's own split
+      // (the columns, one fork and join per K block, each thread packing the same rows of A) lost
+      // a tenth of ViT-Tiny's Gemm time at two threads. Fewer rows (GPT-like prefill's 64) keep
+      // the column split, so that each thread reads only its half of the cold weights.
+      pool.parallel_for(threads, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) rows(m * t / threads, m * (t + 1) / threads, nullptr);
+      });
+    } else {
+      rows(0, m, &pool);
+    }
     return ok_status();
   }
 
  private:
-  // fn(i0, i1) over rows [0, m) of n floats: split over the pool from 2^16 floats.
-  template <typename Fn>
-  static void rows_split(exec::KernelContext& ctx, int64_t m, int64_t n, const Fn& fn) {
-    ThreadPool& pool = ctx.pool();
-    if (pool.num_threads() > 1 && m > 1 && m * n >= (int64_t{1} << 16)) {
-      pool.parallel_for(m, std::max<int64_t>(1, (int64_t{1} << 13) / n), [&](int64_t i0, int64_t i1) { fn(i0, i1); });
-    } else {
-      fn(0, m);
-    }
-  }
-
   Status fallback(exec::KernelContext& ctx) {
     if (!gemm_) return matmul_kernel<kSel>(ctx);
     Status st = ok_status();
