@@ -37,7 +37,7 @@ std::shared_ptr<ir::Model> make_model(int64_t s, int64_t d, std::vector<int64_t>
 
 }  // namespace
 
-TEST_CASE("Transpose moving only size-1 axes is a view; the planned runs keep its input intact") {
+TEST_CASE("Transpose moving only size-1 axes is a view, and planned runs keep its input intact") {
   struct Case {
     int64_t s, d;
     std::vector<int64_t> perm;
