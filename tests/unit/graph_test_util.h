@@ -22,6 +22,18 @@ inline int32_t add_value(ir::Graph& g, const std::string& name, Tensor constant 
   return g.add_tensor(info);
 }
 
+// Adds a graph input `name` of `dtype` and `shape` (-1: a dim known only at run time).
+inline int32_t add_input(ir::Graph& g, const std::string& name, DType dtype, Shape shape) {
+  ir::TensorInfo info;
+  info.name = name;
+  info.dtype = dtype;
+  info.has_shape = true;
+  info.shape = std::move(shape);
+  const int32_t id = g.add_tensor(info);
+  g.inputs.push_back(id);
+  return id;
+}
+
 // Appends node `op` (named op + its index) reading `inputs` and writing `outputs`.
 inline void append_node(ir::Graph& g, const std::string& op, std::vector<int32_t> inputs, std::vector<int32_t> outputs,
                         std::vector<ir::Attribute> attrs = {}) {

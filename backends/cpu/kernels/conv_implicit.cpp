@@ -94,11 +94,12 @@ Status conv_implicit_impl(exec::KernelContext& ctx, const SgemmDirectA& a, const
         rows[static_cast<size_t>((ci * kh_n + i) * kw_n + j)] =
             xq + (ci * nph + f) * ph.plane() + (oy / ph.sh) * ph.wq + ox / ph.sw;
       }
-  // Blocks of output rows: about 1024 GEMM columns each, and 4 per thread where there are rows,
+  // Blocks of output rows: about 1024 GEMM columns each, and 8 per thread where there are rows
+  // (with 4 the last blocks left one thread idle for a tenth of ResNet's stem at two threads),
   // but at least 128 columns (each block reads all of A).
   const int threads = threaded ? pool.num_threads() : 1;
   int64_t rb = std::clamp<int64_t>(1024 / ph.wq, 1, oh_n);
-  if (threads > 1) rb = std::min(rb, std::max((128 + ph.wq - 1) / ph.wq, oh_n / (4 * threads)));
+  if (threads > 1) rb = std::min(rb, std::max((128 + ph.wq - 1) / ph.wq, oh_n / (8 * threads)));
   const int64_t blocks = (oh_n + rb - 1) / rb, out_size = oh_n * ow_n;
   const bool parallel = threads > 1 && blocks > 1;
   const bool row_gemms = ph.wq != ow_n && ow_n >= kMinRowCols;  // else blocks through scratch when wq != ow

@@ -140,8 +140,16 @@ Status conv_lanes(exec::KernelContext& ctx, const SgemmPackedB& lanes, const flo
   for (int64_t n = 0; n < n_batch; ++n) {
     const float* xn = px + n * c * in_size;
     const float* a = xn;  // op(A) = A^T: A is kg x pos (x itself, or its im2col)
+    // The im2col and the transpose + epilogue split over the threads too: on one thread they
+    // were 13-18% of ResNet-50's layer4 convs at two threads, the other thread idle.
     if (!pointwise) {
-      im2col<float>(xn, w, 0, w.out[0] * w.out[1], 0, kg, cols.data());
+      if (pool) {
+        pool->parallel_for(kg, 64, [&](int64_t r0, int64_t r1) {
+          im2col<float>(xn, w, 0, w.out[0] * w.out[1], r0, r1, cols.data(), pos);
+        });
+      } else {
+        im2col<float>(xn, w, 0, w.out[0] * w.out[1], 0, kg, cols.data());
+      }
       a = cols.data();
     }
     sgemm_prepacked_b(true, pos, 1.0f, a, pos, lanes, pw, kg, 0.0f, yt.data(), m, pool);

@@ -249,11 +249,31 @@ Status tile_kernel(exec::KernelContext& ctx) {
 
 Status transpose_kernel(exec::KernelContext& ctx) {
   const Tensor& in = *ctx.input(0);
-  TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   const int64_t r = in.rank();
   Ints perm = ctx.node().attr_ints("perm");
   if (perm.empty())
     for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
+  // Axes of size 1 moved, the others kept in order ([1, S, D] <-> [S, 1, D] around PyTorch's
+  // sequence-first attention, twice a layer in ViT): the same bytes, so a view as Reshape's.
+  int64_t last = -1;
+  bool same_order = static_cast<int64_t>(perm.size()) == r;
+  for (int64_t p : perm) {
+    if (!same_order || p < 0 || p >= r) {
+      same_order = false;
+      break;
+    }
+    if (in.dim(p) == 1) continue;
+    same_order = p > last;
+    last = p;
+  }
+  if (same_order && in.kind() == ValueKind::kTensor) {
+    auto v = in.reshaped(ctx.output_type(0).shape);
+    if (v.ok()) {
+      ctx.set_output(0, std::move(v).value());
+      return ok_status();
+    }
+  }
+  TSR_ASSIGN_OR_RETURN(Tensor * out, ctx.alloc_output(0));
   Ints in_st = shape_strides(in.shape()), st;
   for (int64_t p : perm) st.push_back(in_st[static_cast<size_t>(p)]);
   strided_copy(in, 0, out->shape(), st, *out, ctx.pool());
