@@ -12,6 +12,8 @@
 //                   pitch Wd and zero margins), taps in ascending order as the direct loop (the
 //                   same products and sums, in the same order, per element), then interleaved
 //                   back into dX.
+// ConvGradInput computes kInputGroup planes at a time (small planes are single vectors: their
+// sums over the taps run side by side instead of as one chain of dependent adds).
 // Scratch per thread slot: the sizes below (the caller's arena, no allocation per step).
 #pragma once
 
@@ -25,6 +27,7 @@ namespace tsr::cpu {
 struct DepthwisePlan {
   static constexpr int64_t kMaxTaps = 64;
   static constexpr int64_t kSlack = 256;  // floats past each run: a block of 4 vectors of any target
+  static constexpr int64_t kInputGroup = 4;  // ConvGradInput: planes computed side by side
   int64_t h_in = 0, w_in = 0, h_out = 0, w_out = 0, kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1, pbh = 0, pbw = 0;
   int64_t hq = 0, wq = 0;    // phase plane [hq, wq]
   int64_t qh = 0, qw = 0;    // largest tap shift in phase rows / columns
@@ -37,7 +40,7 @@ struct DepthwisePlan {
   size_t weight_scratch() const {
     return static_cast<size_t>(sh * sw * phase_stride + dyp_size + kMaxTaps * kSlack);
   }
-  size_t input_scratch() const { return static_cast<size_t>(dyq_size + sh * sw * out_stride); }
+  size_t input_scratch() const { return static_cast<size_t>(kInputGroup * (dyq_size + sh * sw * out_stride)); }
 };
 
 // The plan of window `w` (one input and output channel per group), or false where these kernels
