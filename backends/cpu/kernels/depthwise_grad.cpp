@@ -100,6 +100,7 @@ void grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk,
   float wv[G][DepthwisePlan::kMaxTaps];
   for (int64_t pl0 = p0; pl0 < p1; pl0 += G) {
     const int64_t ng = std::min(G, p1 - pl0);
+    if (pl0 + G < p1) short_rows::prefetch_run(dy + (pl0 + G) * out_size, std::min(G, p1 - pl0 - G) * out_size);
     for (int64_t j = 0; j < ng; ++j) {
       const float* w = wk + ((pl0 + j) % c) * taps;
       for (int64_t t = 0; t < nt; ++t) wv[j][t] = w[tap_k[t]];
@@ -228,6 +229,10 @@ void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* d
     for (int64_t n = 0; n < n_batch; ++n) {
       const float* xs = x + (n * c + ch) * in_size;
       const float* g = dy + (n * c + ch) * out_size;
+      if (n + 1 < n_batch) {  // the next image's planes, c planes on (short_rows::prefetch_run)
+        short_rows::prefetch_run(xs + c * in_size, in_size);
+        short_rows::prefetch_run(g + c * out_size, out_size);
+      }
       for (int64_t ih = 0; ih < p.h_in; ++ih) {
         const int64_t y = ih + p.pbh;
         float* row = phases + (y % p.sh) * p.sw * p.phase_stride + (y / p.sh) * p.wq;

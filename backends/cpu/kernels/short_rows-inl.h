@@ -1,4 +1,4 @@
-// Copies of short f32 rows (2-32 floats: the rows of small planes, where a memcpy call
+// Copies of short f32 rows (and prefetches of planes) (2-32 floats: the rows of small planes, where a memcpy call
 // or a scalar tail costs more than the work) on Highway vectors, the tail in ever narrower
 // vectors. A Highway "-inl" header (per-target include guard toggled by hwy/foreach_target.h),
 // included after <hwy/highway.h> by the gradient kernels (depthwise_grad.cpp,
@@ -13,6 +13,7 @@
 #define TSR_CPU_SHORT_ROWS_INL_H_
 #endif
 
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 HWY_BEFORE_NAMESPACE();
@@ -37,6 +38,16 @@ HWY_INLINE void copy_row(float* HWY_RESTRICT dst, const float* HWY_RESTRICT src,
   i = copy_run(hn::CappedTag<float, 4>(), dst, src, i, n);
   i = copy_run(hn::CappedTag<float, 2>(), dst, src, i, n);
   copy_run(hn::CappedTag<float, 1>(), dst, src, i, n);
+}
+
+// Prefetches the 64-byte lines of p[0, n) (p may be null: nothing). The gradient kernels that
+// sweep one channel's planes image after image (planes c planes apart, often one 4 KiB page
+// each, where the hardware prefetchers stop) fetch the next image's plane while on this one.
+template <typename T>
+HWY_INLINE void prefetch_run(const T* p, int64_t n) {
+  if (!p) return;
+  constexpr int64_t kLine = 64 / sizeof(T);
+  for (int64_t i = 0; i < n; i += kLine) hwy::Prefetch(p + i);
 }
 
 // Calls f(std::integral_constant<int, K>()) with K = k for 1 <= k < 8, else 8: a run-time block
