@@ -1,4 +1,5 @@
-// The vectorized f32 depthwise conv gradients of depthwise_grad.h (layout and order there).
+// The vectorized f32 depthwise conv gradients of depthwise_grad.h (layout and order there), and
+// its forward conv of small planes.
 // Compiled once per SIMD target (hwy/foreach_target.h); the entry points dispatch to the best
 // target this CPU supports.
 #undef HWY_TARGET_INCLUDE
@@ -267,8 +268,44 @@ void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* d
   }
 }
 
+// depthwise_small_forward (depthwise_grad.h): 16 channels per block, in vectors of up to 16.
+void small_forward(const DepthwiseSmallPlan& p, const float* x, const float* wt, float* y, int64_t c, int64_t b0,
+                   int64_t b1, float* scratch) {
+  const hn::CappedTag<float, DepthwiseSmallPlan::kBlock> d;
+  const auto L = static_cast<int64_t>(hn::Lanes(d));
+  constexpr int64_t B = DepthwiseSmallPlan::kBlock;
+  const int64_t per_image = p.cpad / B;
+  float* xt = scratch;                 // [in_size][B]
+  float* yt = scratch + p.in_size * B;  // [out_size][B]
+  const float* bias = wt + p.taps * p.cpad;
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t n = b / per_image, c0 = b % per_image * B, cnt = std::min(B, c - c0);
+    const float* xs = x + (n * c + c0) * p.in_size;
+    for (int64_t l = 0; l < cnt; ++l)
+      for (int64_t i = 0; i < p.in_size; ++i) xt[i * B + l] = xs[l * p.in_size + i];
+    for (int64_t l = cnt; l < B; ++l)
+      for (int64_t i = 0; i < p.in_size; ++i) xt[i * B + l] = 0.0f;
+    for (int64_t v = 0; v < B; v += L) {
+      const float* wv = wt + c0 + v;
+      for (int64_t q = 0; q < p.out_size; ++q) {
+        auto acc = hn::LoadU(d, bias + c0 + v);
+        for (int32_t e = p.first[q]; e < p.first[q + 1]; ++e)
+          acc = hn::MulAdd(hn::LoadU(d, wv + p.tap[e] * p.cpad), hn::LoadU(d, xt + p.src[e] * B + v), acc);
+        hn::StoreU(acc, d, yt + q * B + v);
+      }
+    }
+    float* ys = y + (n * c + c0) * p.out_size;
+    for (int64_t l = 0; l < cnt; ++l)
+      for (int64_t q = 0; q < p.out_size; ++q) ys[l * p.out_size + q] = yt[q * B + l];
+  }
+}
+
 }  // namespace
 
+void depthwise_small_forward_target(const DepthwiseSmallPlan& p, const float* x, const float* wt, float* y, int64_t c,
+                                    int64_t b0, int64_t b1, float* scratch) {
+  small_forward(p, x, wt, y, c, b0, b1, scratch);
+}
 void depthwise_grad_input_target(const DepthwisePlan& p, const float* dy, const float* wk, float* dx, int64_t p0,
                                  int64_t p1, int64_t c, float* scratch) {
   grad_input_planes(p, dy, wk, dx, p0, p1, c, scratch);
@@ -286,6 +323,19 @@ HWY_AFTER_NAMESPACE();
 namespace tsr::cpu {
 
 HWY_EXPORT(depthwise_grad_input_target);
+HWY_EXPORT(depthwise_small_forward_target);
+
+void depthwise_small_weights(const DepthwiseSmallPlan& p, const float* wk, const float* bias, int64_t c, float* wt) {
+  std::fill(wt, wt + p.weight_floats(), 0.0f);
+  for (int64_t ch = 0; ch < c; ++ch) {
+    for (int64_t t = 0; t < p.taps; ++t) wt[t * p.cpad + ch] = wk[ch * p.taps + t];
+    if (bias) wt[p.taps * p.cpad + ch] = bias[ch];
+  }
+}
+void depthwise_small_forward(const DepthwiseSmallPlan& p, const float* x, const float* wt, float* y, int64_t c,
+                             int64_t b0, int64_t b1, float* scratch) {
+  HWY_DYNAMIC_DISPATCH(depthwise_small_forward_target)(p, x, wt, y, c, b0, b1, scratch);
+}
 HWY_EXPORT(depthwise_grad_weight_target);
 
 void depthwise_grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk, float* dx, int64_t p0,

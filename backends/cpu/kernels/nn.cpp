@@ -28,6 +28,7 @@
 #include "backends/cpu/kernels/conv_implicit.h"
 #include "backends/cpu/kernels/conv_small.h"
 #include "backends/cpu/kernels/depthwise.h"
+#include "backends/cpu/kernels/depthwise_grad.h"
 #include "backends/cpu/kernels/epilogue.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_direct.h"
@@ -216,6 +217,22 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 
   const int64_t macs = n_batch * m * kg * out_size;
   if (cg == 1 && mg == 1 && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
+    if constexpr (std::is_same_v<T, float> && !kSizeFirstKernels) {
+      // Planes of 4-16 outputs (MobileNetV2's late layers at 64x64, as trained): 16 channels per
+      // vector instead of a plane at a time (depthwise_grad.h; the same sums, in the same order).
+      DepthwiseSmallPlan small_dw;
+      if (act.kind == ops::FusedActivation::kNone && !pz && make_depthwise_small_plan(w, c, &small_dw)) {
+        TSR_ASSIGN_OR_RETURN(const Scratch<float> wt_small, Scratch<float>::make(ctx, small_dw.weight_floats()));
+        depthwise_small_weights(small_dw, pw, pb, c, wt_small.data());
+        TSR_ASSIGN_OR_RETURN(const SlotScratch<float> buf, SlotScratch<float>::make(ctx, small_dw.scratch_floats()));
+        const int64_t blocks = n_batch * (small_dw.cpad / DepthwiseSmallPlan::kBlock);
+        const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / 8 / (16 * kg * out_size));
+        pool.parallel_for_slots(blocks, grain, [&](int slot, int64_t b0, int64_t b1) {
+          depthwise_small_forward(small_dw, px, wt_small.data(), py, c, b0, b1, buf.slot(slot));
+        });
+        return ok_status();
+      }
+    }
     // A depthwise multiply-add costs several GEMM ones (memory bound, no reuse): a lower bar.
     const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / 8 / std::max<int64_t>(1, kg * out_size));
     // The padded plane per slot of the pool (see parallel_for_slots).
