@@ -69,6 +69,10 @@ TEST_CASE("Conv f32 (im2col/1x1/depthwise paths) matches direct convolution over
       {{2, 16, 6, 6}, {16, 1, 3, 3}, 16, {2, 2}, {2, 2}, {2, 2, 2, 2}, true},   // depthwise 6x6 dilated
       {{2, 16, 5, 7}, {24, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},    // pointwise
       {{1, 16, 5, 7}, {24, 4, 1, 1}, 4, {1, 1}, {1, 1}, {0, 0, 0, 0}, false},    // grouped pointwise
+      // Pointwise on small planes with over 64 outputs (images side by side in one GEMM, nn.cpp):
+      // 2x2 planes of 5 images (3 threads: blocks of 2, 2 and 1), 3x5 planes of 3.
+      {{5, 7, 2, 2}, {70, 7, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},     // pointwise 2x2
+      {{3, 9, 3, 5}, {80, 9, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false},    // pointwise 3x5
       {{1, 5, 9, 9}, {7, 5, 1, 1}, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, true},       // 1x1 strided
       {{1, 3, 12, 12}, {5, 3, 3, 2}, 1, {2, 1}, {2, 1}, {1, 0, 2, 1}, true},     // asym everything
       {{1, 2, 33}, {4, 2, 5}, 1, {3}, {1}, {2, 2}, true},                        // 1-D
