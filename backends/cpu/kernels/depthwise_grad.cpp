@@ -268,6 +268,21 @@ void grad_weight_channels(const DepthwisePlan& p, const float* x, const float* d
   }
 }
 
+
+// [rows][kBlock] from `cnt` planes of `rows` floats at src (zeros past cnt), and back.
+void to_block(const float* src, int64_t rows, int64_t cnt, float* t) {
+  constexpr int64_t B = DepthwiseSmallPlan::kBlock;
+  for (int64_t l = 0; l < cnt; ++l)
+    for (int64_t i = 0; i < rows; ++i) t[i * B + l] = src[l * rows + i];
+  for (int64_t l = cnt; l < B; ++l)
+    for (int64_t i = 0; i < rows; ++i) t[i * B + l] = 0.0f;
+}
+void from_block(const float* t, int64_t rows, int64_t cnt, float* dst) {
+  constexpr int64_t B = DepthwiseSmallPlan::kBlock;
+  for (int64_t l = 0; l < cnt; ++l)
+    for (int64_t i = 0; i < rows; ++i) dst[l * rows + i] = t[i * B + l];
+}
+
 // depthwise_small_forward (depthwise_grad.h): 16 channels per block, in vectors of up to 16.
 void small_forward(const DepthwiseSmallPlan& p, const float* x, const float* wt, float* y, int64_t c, int64_t b0,
                    int64_t b1, float* scratch) {
@@ -280,11 +295,7 @@ void small_forward(const DepthwiseSmallPlan& p, const float* x, const float* wt,
   const float* bias = wt + p.taps * p.cpad;
   for (int64_t b = b0; b < b1; ++b) {
     const int64_t n = b / per_image, c0 = b % per_image * B, cnt = std::min(B, c - c0);
-    const float* xs = x + (n * c + c0) * p.in_size;
-    for (int64_t l = 0; l < cnt; ++l)
-      for (int64_t i = 0; i < p.in_size; ++i) xt[i * B + l] = xs[l * p.in_size + i];
-    for (int64_t l = cnt; l < B; ++l)
-      for (int64_t i = 0; i < p.in_size; ++i) xt[i * B + l] = 0.0f;
+    to_block(x + (n * c + c0) * p.in_size, p.in_size, cnt, xt);
     for (int64_t v = 0; v < B; v += L) {
       const float* wv = wt + c0 + v;
       for (int64_t q = 0; q < p.out_size; ++q) {
@@ -294,14 +305,77 @@ void small_forward(const DepthwiseSmallPlan& p, const float* x, const float* wt,
         hn::StoreU(acc, d, yt + q * B + v);
       }
     }
-    float* ys = y + (n * c + c0) * p.out_size;
+    from_block(yt, p.out_size, cnt, y + (n * c + c0) * p.out_size);
+  }
+}
+
+void small_grad_input(const DepthwiseSmallPlan& p, const float* dy, const float* wt, float* dx, int64_t c, int64_t b0,
+                      int64_t b1, float* scratch) {
+  const hn::CappedTag<float, DepthwiseSmallPlan::kBlock> d;
+  const auto L = static_cast<int64_t>(hn::Lanes(d));
+  constexpr int64_t B = DepthwiseSmallPlan::kBlock;
+  const int64_t per_image = p.cpad / B;
+  float* dxt = scratch;                  // [in_size][B]
+  float* dyt = scratch + p.in_size * B;  // [out_size][B]
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t n = b / per_image, c0 = b % per_image * B, cnt = std::min(B, c - c0);
+    to_block(dy + (n * c + c0) * p.out_size, p.out_size, cnt, dyt);
+    std::fill(dxt, dxt + p.in_size * B, 0.0f);
+    for (int64_t v = 0; v < B; v += L) {
+      const float* wv = wt + c0 + v;
+      for (int64_t q = 0; q < p.out_size; ++q) {
+        const auto g = hn::LoadU(d, dyt + q * B + v);
+        for (int32_t e = p.first[q]; e < p.first[q + 1]; ++e) {
+          float* o = dxt + p.src[e] * B + v;
+          hn::StoreU(hn::MulAdd(hn::LoadU(d, wv + p.tap[e] * p.cpad), g, hn::LoadU(d, o)), d, o);
+        }
+      }
+    }
+    from_block(dxt, p.in_size, cnt, dx + (n * c + c0) * p.in_size);
+  }
+}
+
+void small_grad_weight(const DepthwiseSmallPlan& p, const float* x, const float* dy, float* dw, int64_t n_batch,
+                       int64_t c, int64_t cb0, int64_t cb1, float* scratch) {
+  const hn::CappedTag<float, DepthwiseSmallPlan::kBlock> d;
+  const auto L = static_cast<int64_t>(hn::Lanes(d));
+  constexpr int64_t B = DepthwiseSmallPlan::kBlock;
+  float* xt = scratch;                  // [in_size][B]
+  float* dyt = scratch + p.in_size * B;  // [out_size][B]
+  HWY_ALIGN float part[DepthwiseSmallPlan::kMaxTaps * B];
+  double sum[DepthwiseSmallPlan::kMaxTaps * B];
+  for (int64_t cb = cb0; cb < cb1; ++cb) {
+    const int64_t c0 = cb * B, cnt = std::min(B, c - c0);
+    std::fill(sum, sum + p.taps * B, 0.0);
+    for (int64_t n = 0; n < n_batch; ++n) {
+      to_block(x + (n * c + c0) * p.in_size, p.in_size, cnt, xt);
+      to_block(dy + (n * c + c0) * p.out_size, p.out_size, cnt, dyt);
+      std::fill(part, part + p.taps * B, 0.0f);
+      for (int64_t v = 0; v < B; v += L)
+        for (int64_t q = 0; q < p.out_size; ++q) {
+          const auto g = hn::LoadU(d, dyt + q * B + v);
+          for (int32_t e = p.first[q]; e < p.first[q + 1]; ++e) {
+            float* a = part + p.tap[e] * B + v;
+            hn::StoreU(hn::MulAdd(hn::LoadU(d, xt + p.src[e] * B + v), g, hn::LoadU(d, a)), d, a);
+          }
+        }
+      for (int64_t i = 0; i < p.taps * B; ++i) sum[i] += static_cast<double>(part[i]);
+    }
     for (int64_t l = 0; l < cnt; ++l)
-      for (int64_t q = 0; q < p.out_size; ++q) ys[l * p.out_size + q] = yt[q * B + l];
+      for (int64_t t = 0; t < p.taps; ++t) dw[(c0 + l) * p.taps + t] = static_cast<float>(sum[t * B + l]);
   }
 }
 
 }  // namespace
 
+void depthwise_small_grad_input_target(const DepthwiseSmallPlan& p, const float* dy, const float* wt, float* dx,
+                                       int64_t c, int64_t b0, int64_t b1, float* scratch) {
+  small_grad_input(p, dy, wt, dx, c, b0, b1, scratch);
+}
+void depthwise_small_grad_weight_target(const DepthwiseSmallPlan& p, const float* x, const float* dy, float* dw,
+                                        int64_t n_batch, int64_t c, int64_t cb0, int64_t cb1, float* scratch) {
+  small_grad_weight(p, x, dy, dw, n_batch, c, cb0, cb1, scratch);
+}
 void depthwise_small_forward_target(const DepthwiseSmallPlan& p, const float* x, const float* wt, float* y, int64_t c,
                                     int64_t b0, int64_t b1, float* scratch) {
   small_forward(p, x, wt, y, c, b0, b1, scratch);
@@ -324,6 +398,17 @@ namespace tsr::cpu {
 
 HWY_EXPORT(depthwise_grad_input_target);
 HWY_EXPORT(depthwise_small_forward_target);
+HWY_EXPORT(depthwise_small_grad_input_target);
+HWY_EXPORT(depthwise_small_grad_weight_target);
+
+void depthwise_small_grad_input(const DepthwiseSmallPlan& p, const float* dy, const float* wt, float* dx, int64_t c,
+                                int64_t b0, int64_t b1, float* scratch) {
+  HWY_DYNAMIC_DISPATCH(depthwise_small_grad_input_target)(p, dy, wt, dx, c, b0, b1, scratch);
+}
+void depthwise_small_grad_weight(const DepthwiseSmallPlan& p, const float* x, const float* dy, float* dw,
+                                 int64_t n_batch, int64_t c, int64_t cb0, int64_t cb1, float* scratch) {
+  HWY_DYNAMIC_DISPATCH(depthwise_small_grad_weight_target)(p, x, dy, dw, n_batch, c, cb0, cb1, scratch);
+}
 
 void depthwise_small_weights(const DepthwiseSmallPlan& p, const float* wk, const float* bias, int64_t c, float* wt) {
   std::fill(wt, wt + p.weight_floats(), 0.0f);

@@ -120,6 +120,15 @@ void depthwise_small_weights(const DepthwiseSmallPlan& p, const float* wk, const
 void depthwise_small_forward(const DepthwiseSmallPlan& p, const float* x, const float* wt, float* y, int64_t c,
                              int64_t b0, int64_t b1, float* scratch);
 
+// The gradients of the same small planes, across 16 channels the same way: dX of blocks [b0, b1)
+// (as depthwise_small_forward; wt from depthwise_small_weights) summed per input element over
+// the positions in order; dW of channel blocks [cb0, cb1) (channels 16 cb on), each tap summed in
+// f32 over one image's positions and in double over the images. scratch: plan.scratch_floats().
+void depthwise_small_grad_input(const DepthwiseSmallPlan& p, const float* dy, const float* wt, float* dx, int64_t c,
+                                int64_t b0, int64_t b1, float* scratch);
+void depthwise_small_grad_weight(const DepthwiseSmallPlan& p, const float* x, const float* dy, float* dw,
+                                 int64_t n_batch, int64_t c, int64_t cb0, int64_t cb1, float* scratch);
+
 // dX of planes [p0, p1) of an [N, C] batch (plane p: channel p % c, weights wk + (p % c) * taps).
 void depthwise_grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk, float* dx, int64_t p0,
                                  int64_t p1, int64_t c, float* scratch);
