@@ -283,19 +283,31 @@ void from_block(const float* t, int64_t rows, int64_t cnt, float* dst) {
     for (int64_t i = 0; i < rows; ++i) dst[l * rows + i] = t[i * B + l];
 }
 
-// depthwise_small_forward (depthwise_grad.h): 16 channels per block, in vectors of up to 16.
+// For blocks [b0, b1) of 16 channels of one image each (as depthwise_small_forward): the block's
+// src planes ([N, c, src_rows]) to [src_rows][16] at scratch, fn(first channel, that, out), and out
+// ([dst_rows][16], after it in scratch) back to the dst planes ([N, c, dst_rows]).
+template <class Fn>
+void through_blocks(const DepthwiseSmallPlan& p, const float* src, int64_t src_rows, float* dst, int64_t dst_rows,
+                    int64_t c, int64_t b0, int64_t b1, float* scratch, const Fn& fn) {
+  constexpr int64_t B = DepthwiseSmallPlan::kBlock;
+  const int64_t per_image = p.cpad / B;
+  float* out = scratch + src_rows * B;
+  for (int64_t b = b0; b < b1; ++b) {
+    const int64_t n = b / per_image, c0 = b % per_image * B, cnt = std::min(B, c - c0);
+    to_block(src + (n * c + c0) * src_rows, src_rows, cnt, scratch);
+    fn(c0, static_cast<const float*>(scratch), out);
+    from_block(out, dst_rows, cnt, dst + (n * c + c0) * dst_rows);
+  }
+}
+
+// depthwise_small_forward (depthwise_grad.h): per output position, its taps in order.
 void small_forward(const DepthwiseSmallPlan& p, const float* x, const float* wt, float* y, int64_t c, int64_t b0,
                    int64_t b1, float* scratch) {
   const hn::CappedTag<float, DepthwiseSmallPlan::kBlock> d;
   const auto L = static_cast<int64_t>(hn::Lanes(d));
   constexpr int64_t B = DepthwiseSmallPlan::kBlock;
-  const int64_t per_image = p.cpad / B;
-  float* xt = scratch;                 // [in_size][B]
-  float* yt = scratch + p.in_size * B;  // [out_size][B]
   const float* bias = wt + p.taps * p.cpad;
-  for (int64_t b = b0; b < b1; ++b) {
-    const int64_t n = b / per_image, c0 = b % per_image * B, cnt = std::min(B, c - c0);
-    to_block(x + (n * c + c0) * p.in_size, p.in_size, cnt, xt);
+  through_blocks(p, x, p.in_size, y, p.out_size, c, b0, b1, scratch, [&](int64_t c0, const float* xt, float* yt) {
     for (int64_t v = 0; v < B; v += L) {
       const float* wv = wt + c0 + v;
       for (int64_t q = 0; q < p.out_size; ++q) {
@@ -305,21 +317,16 @@ void small_forward(const DepthwiseSmallPlan& p, const float* x, const float* wt,
         hn::StoreU(acc, d, yt + q * B + v);
       }
     }
-    from_block(yt, p.out_size, cnt, y + (n * c + c0) * p.out_size);
-  }
+  });
 }
 
+// depthwise_small_grad_input: each position's dY times its taps' weights, added into dX.
 void small_grad_input(const DepthwiseSmallPlan& p, const float* dy, const float* wt, float* dx, int64_t c, int64_t b0,
                       int64_t b1, float* scratch) {
   const hn::CappedTag<float, DepthwiseSmallPlan::kBlock> d;
   const auto L = static_cast<int64_t>(hn::Lanes(d));
   constexpr int64_t B = DepthwiseSmallPlan::kBlock;
-  const int64_t per_image = p.cpad / B;
-  float* dxt = scratch;                  // [in_size][B]
-  float* dyt = scratch + p.in_size * B;  // [out_size][B]
-  for (int64_t b = b0; b < b1; ++b) {
-    const int64_t n = b / per_image, c0 = b % per_image * B, cnt = std::min(B, c - c0);
-    to_block(dy + (n * c + c0) * p.out_size, p.out_size, cnt, dyt);
+  through_blocks(p, dy, p.out_size, dx, p.in_size, c, b0, b1, scratch, [&](int64_t c0, const float* dyt, float* dxt) {
     std::fill(dxt, dxt + p.in_size * B, 0.0f);
     for (int64_t v = 0; v < B; v += L) {
       const float* wv = wt + c0 + v;
@@ -331,10 +338,11 @@ void small_grad_input(const DepthwiseSmallPlan& p, const float* dy, const float*
         }
       }
     }
-    from_block(dxt, p.in_size, cnt, dx + (n * c + c0) * p.in_size);
-  }
+  });
 }
 
+// depthwise_small_grad_weight: per image, each tap's products over the positions in f32, added
+// in double over the images.
 void small_grad_weight(const DepthwiseSmallPlan& p, const float* x, const float* dy, float* dw, int64_t n_batch,
                        int64_t c, int64_t cb0, int64_t cb1, float* scratch) {
   const hn::CappedTag<float, DepthwiseSmallPlan::kBlock> d;
