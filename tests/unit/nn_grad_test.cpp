@@ -154,6 +154,19 @@ TEST_CASE("conv and pool gradients in float32 on 3 threads match float64", "[gra
                  {int1("group", 3), ints("strides", {2, 2}), ints("dilations", {2, 2}), ints("pads", {1, 2, 2, 1})}});
   all.push_back({"Conv", "depthwise 3x3 stride 2 to 2x1", {x(uniform({4, 6, 3, 2}, 121)), x(uniform({6, 1, 3, 3}, 122))},
                  {int1("group", 6), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});
+  // Small planes (MobileNetV2's late layers): ConvGradInput's groups of 4 planes (35 and 27
+  // planes: full groups and a short last one per thread), stride-2 rows of 16, 13 and 8 in
+  // narrowing vectors (split and merge).
+  all.push_back({"Conv", "depthwise 3x3 4x4 batch 5", {x(uniform({5, 7, 4, 4}, 123)), x(uniform({7, 1, 3, 3}, 124))},
+                 {int1("group", 7), ints("pads", {1, 1, 1, 1})}});
+  all.push_back({"Conv", "depthwise 3x3 2x2 batch 3", {x(uniform({3, 9, 2, 2}, 125)), x(uniform({9, 1, 3, 3}, 126))},
+                 {int1("group", 9), ints("pads", {1, 1, 1, 1})}});
+  all.push_back({"Conv", "depthwise 3x3 stride 2 rows of 16", {x(uniform({2, 5, 9, 16}, 127)), x(uniform({5, 1, 3, 3}, 128))},
+                 {int1("group", 5), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});
+  all.push_back({"Conv", "depthwise 3x3 stride 2 rows of 13", {x(uniform({2, 5, 6, 13}, 131)), x(uniform({5, 1, 3, 3}, 132))},
+                 {int1("group", 5), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});
+  all.push_back({"Conv", "depthwise 3x3 stride 2 rows of 8", {x(uniform({3, 6, 8, 8}, 129)), x(uniform({6, 1, 3, 3}, 130))},
+                 {int1("group", 6), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}});
   all.push_back({"Conv", "batch 1 (threads inside the GEMMs)",
                  {x(uniform({1, 4, 9, 9}, 83)), x(uniform({8, 4, 3, 3}, 84))}, {ints("pads", {1, 1, 1, 1})}});
   for (const Case& c : all) {

@@ -115,6 +115,11 @@ TEST_CASE("BatchNormalization and its gradient in float32 (vector planes) on 3 t
       {"BatchNormalization", "training [5,5,3]", {x(uniform({5, 5, 3}, 80)), x(s5), x(b5), fixed(m5), fixed(v5)},
        {training()}},
       {"BatchNormalization", "inference [2,5,4,5]", {x(uniform({2, 5, 4, 5}, 81)), x(s5), x(b5), x(m5), x(v5)}},
+      // The one-sweep batch statistics (sums of x - k, k the mean of the channel's first plane):
+      // an offset 8x the spread, where E[x^2] - E[x]^2 unshifted would cancel; 37-element planes
+      // (vectors and a tail) over 5 images.
+      {"BatchNormalization", "training [5,5,37] offset 8", {x(uniform({5, 5, 37}, 82, 8, 9)), x(s5), x(b5), fixed(m5), fixed(v5)},
+       {training()}},
   };
   for (const Case& c : cases) {
     INFO(c.label);

@@ -60,8 +60,19 @@ TEST_CASE("Conv f32 (im2col/1x1/depthwise paths) matches direct convolution over
       {{1, 4, 9, 70}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1}, {0, 0, 1, 1}, false},     // depthwise s2, no pad
       {{1, 3, 8, 50}, {3, 1, 3, 3}, 3, {1, 3}, {1, 2}, {0, 2, 1, 0}, true},      // depthwise s3 dilated
       {{1, 2, 3, 70}, {2, 1, 1, 7}, 2, {1, 2}, {1, 1}, {0, 3, 0, 3}, false},     // depthwise 1x7
+      // Small planes (<= 16 outputs, <= 64 inputs: 16 channels per vector, depthwise_grad.h):
+      // a block of 16 and a tail of 5, 2x2, stride 2 with asymmetric pads, 5x5 taps, dilation 2.
+      {{3, 21, 4, 4}, {21, 1, 3, 3}, 21, {1, 1}, {1, 1}, {1, 1, 1, 1}, true},   // depthwise 4x4
+      {{2, 18, 2, 2}, {18, 1, 3, 3}, 18, {1, 1}, {1, 1}, {1, 1, 1, 1}, false},  // depthwise 2x2
+      {{2, 17, 5, 3}, {17, 1, 3, 3}, 17, {2, 2}, {1, 1}, {1, 0, 0, 1}, true},   // depthwise 5x3 s2
+      {{1, 5, 8, 8}, {5, 1, 5, 5}, 5, {2, 2}, {1, 1}, {2, 2, 2, 2}, false},     // depthwise 8x8 5x5 s2
+      {{2, 16, 6, 6}, {16, 1, 3, 3}, 16, {2, 2}, {2, 2}, {2, 2, 2, 2}, true},   // depthwise 6x6 dilated
       {{2, 16, 5, 7}, {24, 16, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},    // pointwise
       {{1, 16, 5, 7}, {24, 4, 1, 1}, 4, {1, 1}, {1, 1}, {0, 0, 0, 0}, false},    // grouped pointwise
+      // Pointwise on small planes with over 64 outputs (images side by side in one GEMM, nn.cpp):
+      // 2x2 planes of 5 images (3 threads: blocks of 2, 2 and 1), 3x5 planes of 3.
+      {{5, 7, 2, 2}, {70, 7, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true},     // pointwise 2x2
+      {{3, 9, 3, 5}, {80, 9, 1, 1}, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false},    // pointwise 3x5
       {{1, 5, 9, 9}, {7, 5, 1, 1}, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, true},       // 1x1 strided
       {{1, 3, 12, 12}, {5, 3, 3, 2}, 1, {2, 1}, {2, 1}, {1, 0, 2, 1}, true},     // asym everything
       {{1, 2, 33}, {4, 2, 5}, 1, {3}, {1}, {2, 2}, true},                        // 1-D

@@ -1,5 +1,6 @@
 // Vectorized f32 gradients of 2-D depthwise convs (one input and one output channel per group,
-// MobileNet's 3x3 layers), used by ConvGradInput / ConvGradWeight (nn_grad.cpp).
+// MobileNet's 3x3 layers), used by ConvGradInput / ConvGradWeight (nn_grad.cpp), and the
+// forward conv of small planes (Conv, nn.cpp; below).
 //
 // A strided window becomes stride 1 on polyphase planes: the zero-padded input plane Xp
 // [Hp, Wp] (Hp = in_h + pad_begin_h + pad_end_h) splits into sh * sw phases P_ab[r][c] =
@@ -12,6 +13,8 @@
 //                   pitch Wd and zero margins), taps in ascending order as the direct loop (the
 //                   same products and sums, in the same order, per element), then interleaved
 //                   back into dX.
+// ConvGradInput computes kInputGroup planes at a time (small planes are single vectors: their
+// sums over the taps run side by side instead of as one chain of dependent adds).
 // Scratch per thread slot: the sizes below (the caller's arena, no allocation per step).
 #pragma once
 
@@ -25,6 +28,7 @@ namespace tsr::cpu {
 struct DepthwisePlan {
   static constexpr int64_t kMaxTaps = 64;
   static constexpr int64_t kSlack = 256;  // floats past each run: a block of 4 vectors of any target
+  static constexpr int64_t kInputGroup = 4;  // ConvGradInput: planes computed side by side
   int64_t h_in = 0, w_in = 0, h_out = 0, w_out = 0, kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1, pbh = 0, pbw = 0;
   int64_t hq = 0, wq = 0;    // phase plane [hq, wq]
   int64_t qh = 0, qw = 0;    // largest tap shift in phase rows / columns
@@ -37,7 +41,7 @@ struct DepthwisePlan {
   size_t weight_scratch() const {
     return static_cast<size_t>(sh * sw * phase_stride + dyp_size + kMaxTaps * kSlack);
   }
-  size_t input_scratch() const { return static_cast<size_t>(dyq_size + sh * sw * out_stride); }
+  size_t input_scratch() const { return static_cast<size_t>(kInputGroup * (dyq_size + sh * sw * out_stride)); }
 };
 
 // The plan of window `w` (one input and output channel per group), or false where these kernels
@@ -65,6 +69,65 @@ inline bool make_depthwise_plan(const Window3& w, DepthwisePlan* p) {
   *p = q;
   return true;
 }
+
+// The forward depthwise conv of small planes (MobileNetV2's 4x4 and 2x2 layers in training,
+// where a plane is 4-16 outputs and the per-plane loops cost several times the products):
+// vectorized across 16 channels at a time. Per block of 16 channels of one image, X is
+// transposed to [in_size][16] (xt), every output position sums its in-bounds taps in order
+// (bias first, then kh, kw ascending: the padded taps the plane loops add are zeros, so the sums
+// are those of depthwise.h's rows), and the [out_size][16] result goes back to the planes.
+// wt: the weights as [taps][cpad] and the bias (zeros without one) at wt + taps * cpad.
+struct DepthwiseSmallPlan {
+  static constexpr int64_t kBlock = 16;   // channels per block
+  static constexpr int64_t kMaxIn = 64, kMaxOut = 16, kMaxTaps = 25;
+  int64_t in_size = 0, out_size = 0, taps = 0, cpad = 0;
+  int32_t first[kMaxOut + 1] = {};             // position p's entries [first[p], first[p + 1])
+  int32_t tap[kMaxOut * kMaxTaps] = {};        // the weight of an entry
+  int32_t src[kMaxOut * kMaxTaps] = {};        // its input element
+  size_t weight_floats() const { return static_cast<size_t>((taps + 1) * cpad); }
+  size_t scratch_floats() const { return static_cast<size_t>((in_size + out_size) * kBlock); }
+};
+
+// The plan of window `w` over c channels, or false where it does not apply (3-D windows, planes
+// over kMaxIn inputs or kMaxOut outputs, over kMaxTaps taps): depthwise.h's plane loops then run.
+inline bool make_depthwise_small_plan(const Window3& w, int64_t c, DepthwiseSmallPlan* p) {
+  if (w.k[0] != 1 || w.in[0] != 1 || w.out[0] != 1 || w.k_size() < 1 || w.k_size() > DepthwiseSmallPlan::kMaxTaps)
+    return false;
+  if (w.in_size() > DepthwiseSmallPlan::kMaxIn || w.out_size() > DepthwiseSmallPlan::kMaxOut || w.out_size() < 1 || c < 1)
+    return false;
+  p->in_size = w.in_size(), p->out_size = w.out_size(), p->taps = w.k_size();
+  p->cpad = (c + DepthwiseSmallPlan::kBlock - 1) / DepthwiseSmallPlan::kBlock * DepthwiseSmallPlan::kBlock;
+  int32_t e = 0;
+  for (int64_t oh = 0; oh < w.out[1]; ++oh)
+    for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+      p->first[oh * w.out[2] + ow] = e;
+      for (int64_t kh = 0; kh < w.k[1]; ++kh)
+        for (int64_t kw = 0; kw < w.k[2]; ++kw) {
+          const int64_t ih = oh * w.s[1] - w.pb[1] + kh * w.d[1], iw = ow * w.s[2] - w.pb[2] + kw * w.d[2];
+          if (ih < 0 || ih >= w.in[1] || iw < 0 || iw >= w.in[2]) continue;
+          p->tap[e] = static_cast<int32_t>(kh * w.k[2] + kw);
+          p->src[e++] = static_cast<int32_t>(ih * w.in[2] + iw);
+        }
+    }
+  p->first[p->out_size] = e;
+  return true;
+}
+
+// wt (plan.weight_floats()) from the weights [c, taps] and the bias (null: zeros).
+void depthwise_small_weights(const DepthwiseSmallPlan& p, const float* wk, const float* bias, int64_t c, float* wt);
+// Y of blocks [b0, b1) (block b: image b / blocks_per_image, channels 16 (b % blocks_per_image)
+// on) of x [N, c, in_size] into y [N, c, out_size]; scratch: plan.scratch_floats().
+void depthwise_small_forward(const DepthwiseSmallPlan& p, const float* x, const float* wt, float* y, int64_t c,
+                             int64_t b0, int64_t b1, float* scratch);
+
+// The gradients of the same small planes, across 16 channels the same way: dX of blocks [b0, b1)
+// (as depthwise_small_forward; wt from depthwise_small_weights) summed per input element over
+// the positions in order; dW of channel blocks [cb0, cb1) (channels 16 cb on), each tap summed in
+// f32 over one image's positions and in double over the images. scratch: plan.scratch_floats().
+void depthwise_small_grad_input(const DepthwiseSmallPlan& p, const float* dy, const float* wt, float* dx, int64_t c,
+                                int64_t b0, int64_t b1, float* scratch);
+void depthwise_small_grad_weight(const DepthwiseSmallPlan& p, const float* x, const float* dy, float* dw,
+                                 int64_t n_batch, int64_t c, int64_t cb0, int64_t cb1, float* scratch);
 
 // dX of planes [p0, p1) of an [N, C] batch (plane p: channel p % c, weights wk + (p % c) * taps).
 void depthwise_grad_input_planes(const DepthwisePlan& p, const float* dy, const float* wk, float* dx, int64_t p0,

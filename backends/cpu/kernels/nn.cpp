@@ -28,6 +28,7 @@
 #include "backends/cpu/kernels/conv_implicit.h"
 #include "backends/cpu/kernels/conv_small.h"
 #include "backends/cpu/kernels/depthwise.h"
+#include "backends/cpu/kernels/depthwise_grad.h"
 #include "backends/cpu/kernels/epilogue.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_direct.h"
@@ -188,6 +189,33 @@ void gemm_any(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T*
 // `z` (FusedConv's residual input, may be null): added before the activation; yt's shape.
 // `act`: the FusedConv activation (kNone for Conv), applied block by block.
 // `wino` (f32 only, may be null): the weights transformed for Winograd, used where the window allows.
+// Pointwise convs on small planes with weights from an input (conv_into): images [n0, n0 + per)
+// side by side, X gathered into [c, per * p] columns, one GEMM with W [m, c] into [m, per * p],
+// then scattered into Y ([N, m, p]) with bias, Z and the activation.
+constexpr int64_t kMaxSidePositions = 16, kSideColumns = 256;
+[[maybe_unused]] Status pointwise_side_by_side(exec::KernelContext& ctx, const float* px, const float* pw, const float* pb,
+                              const float* pz, const ops::ActivationSpec& act, int64_t n_batch, int64_t c, int64_t m,
+                              int64_t p, int64_t per, float* py) {
+  const int64_t cols = per * p;
+  TSR_ASSIGN_OR_RETURN(const SlotScratch<float> buf, SlotScratch<float>::make(ctx, static_cast<size_t>((c + m) * cols)));
+  ctx.pool().parallel_for_slots((n_batch + per - 1) / per, 1, [&](int slot, int64_t q0, int64_t q1) {
+    float* b = buf.slot(slot);
+    float* out = b + c * cols;
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t n0 = q * per, cnt = std::min(per, n_batch - n0), w = cnt * p;
+      for (int64_t j = 0; j < cnt; ++j)
+        for (int64_t k = 0; k < c; ++k) std::copy_n(px + ((n0 + j) * c + k) * p, p, b + k * w + j * p);
+      gemm_any<float>(m, w, c, pw, c, b, w, 0.0f, out, w, nullptr);
+      for (int64_t j = 0; j < cnt; ++j) {
+        float* yj = py + (n0 + j) * m * p;
+        for (int64_t o = 0; o < m; ++o) std::copy_n(out + o * w + j * p, p, yj + o * p);
+        apply_epilogue_rows(act, yj, m, p, p, pb, pz ? pz + (n0 + j) * m * p : nullptr, p);
+      }
+    }
+  });
+  return ok_status();
+}
+
 template <typename T>
 Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, const Tensor* bias, Tensor* yt,
                  const std::vector<SgemmPackedA>* packed = nullptr, const ops::ActivationSpec& act = {},
@@ -226,6 +254,22 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 
   const int64_t macs = n_batch * m * kg * out_size;
   if (cg == 1 && mg == 1 && w.in[0] == 1 && w.k[0] == 1 && w.out[0] == 1) {
+    if constexpr (std::is_same_v<T, float> && !kSizeFirstKernels) {
+      // Planes of 4-16 outputs (MobileNetV2's late layers at 64x64, as trained): 16 channels per
+      // vector instead of a plane at a time (depthwise_grad.h; the same sums, in the same order).
+      DepthwiseSmallPlan small_dw;
+      if (act.kind == ops::FusedActivation::kNone && !pz && make_depthwise_small_plan(w, c, &small_dw)) {
+        TSR_ASSIGN_OR_RETURN(const Scratch<float> wt_small, Scratch<float>::make(ctx, small_dw.weight_floats()));
+        depthwise_small_weights(small_dw, pw, pb, c, wt_small.data());
+        TSR_ASSIGN_OR_RETURN(const SlotScratch<float> buf, SlotScratch<float>::make(ctx, small_dw.scratch_floats()));
+        const int64_t blocks = n_batch * (small_dw.cpad / DepthwiseSmallPlan::kBlock);
+        const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / 8 / (16 * kg * out_size));
+        pool.parallel_for_slots(blocks, grain, [&](int slot, int64_t b0, int64_t b1) {
+          depthwise_small_forward(small_dw, px, wt_small.data(), py, c, b0, b1, buf.slot(slot));
+        });
+        return ok_status();
+      }
+    }
     // A depthwise multiply-add costs several GEMM ones (memory bound, no reuse): a lower bar.
     const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / 8 / std::max<int64_t>(1, kg * out_size));
     // The padded plane per slot of the pool (see parallel_for_slots).
@@ -311,6 +355,17 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     // the raw weights: conv_lanes takes the whole plane's im2col at once.)
     if (lanes && group == 1 && lanes->k == kg && lanes->n == m && out_size <= kMaxLanesPositions)
       return conv_lanes(ctx, *lanes, pw, px, n_batch, c, w, pointwise, pb, pz, act, py, threads > 1 ? &pool : nullptr);
+  }
+  if constexpr (std::is_same_v<T, float> && !kSizeFirstKernels) {
+    // Weights from an input (training) and planes of <= kMaxSidePositions (MobileNetV2's late
+    // 1x1 layers at 64x64: 4-16 positions): several images side by side in one GEMM, which packs
+    // W once for them instead of once per image (the GEMM of one small image is mostly packing).
+    if (pointwise && group == 1 && !packed && !direct_a && !gemv && !lanes && n_batch > 1 &&
+        out_size <= kMaxSidePositions && !sgemm_direct_preferred(m, out_size, kg)) {
+      const int64_t per_thread = (n_batch + pool.num_threads() - 1) / pool.num_threads();
+      const int64_t per = std::clamp<int64_t>(std::min(kSideColumns / out_size, per_thread), 1, n_batch);
+      if (per > 1) return pointwise_side_by_side(ctx, px, pw, pb, pz, act, n_batch, c, m, out_size, per, py);
+    }
   }
   int64_t block = 0, per_image = 0;  // block: columns (pointwise) or output rows (im2col)
   if (pointwise) {

@@ -263,6 +263,17 @@ Status conv_grad_input_typed(exec::KernelContext& ctx) {
   const bool depthwise = g.cg == 1 && g.mg == 1 && g.group > 1;
   DepthwisePlan plan;
   if constexpr (std::is_same_v<T, float>) {
+    DepthwiseSmallPlan small_dw;  // planes of <= 16 outputs: 16 channels per vector (depthwise_grad.h)
+    if (depthwise && dy.numel() > 0 && dx->numel() > 0 && make_depthwise_small_plan(g.w, g.c, &small_dw)) {
+      TSR_ASSIGN_OR_RETURN(const Scratch<float> wt_small, Scratch<float>::make(ctx, small_dw.weight_floats()));
+      depthwise_small_weights(small_dw, wt.data<float>(), nullptr, g.c, wt_small.data());
+      TSR_ASSIGN_OR_RETURN(const SlotScratch<float> bufs, SlotScratch<float>::make(ctx, small_dw.scratch_floats()));
+      ctx.pool().parallel_for_slots(g.n_batch * (small_dw.cpad / DepthwiseSmallPlan::kBlock), 1,
+                                    [&](int slot, int64_t b0, int64_t b1) {
+        depthwise_small_grad_input(small_dw, dy.data<float>(), wt_small.data(), pdx, g.c, b0, b1, bufs.slot(slot));
+      });
+      return ok_status();
+    }
     if (depthwise && dy.numel() > 0 && dx->numel() > 0 && make_depthwise_plan(g.w, &plan)) {
       // Writes every element of dX: no zero fill.
       TSR_ASSIGN_OR_RETURN(const SlotScratch<float> bufs, SlotScratch<float>::make(ctx, plan.input_scratch()));
@@ -381,6 +392,14 @@ Status conv_grad_weight_typed(exec::KernelContext& ctx) {
   if (g.cg == 1 && g.mg == 1 && g.group > 1) {
     DepthwisePlan plan;
     if constexpr (std::is_same_v<T, float>) {
+      DepthwiseSmallPlan small_dw;  // planes of <= 16 outputs: 16 channels per vector (depthwise_grad.h)
+      if (make_depthwise_small_plan(w, g.c, &small_dw)) {
+        TSR_ASSIGN_OR_RETURN(const SlotScratch<float> bufs, SlotScratch<float>::make(ctx, small_dw.scratch_floats()));
+        pool.parallel_for_slots(small_dw.cpad / DepthwiseSmallPlan::kBlock, 1, [&](int slot, int64_t b0, int64_t b1) {
+          depthwise_small_grad_weight(small_dw, px, pdy, pdw, g.n_batch, g.c, b0, b1, bufs.slot(slot));
+        });
+        return ok_status();
+      }
       if (make_depthwise_plan(w, &plan)) {
         TSR_ASSIGN_OR_RETURN(const SlotScratch<float> bufs, SlotScratch<float>::make(ctx, plan.weight_scratch()));
         pool.parallel_for_slots(g.c, 1, [&](int slot, int64_t c0, int64_t c1) {

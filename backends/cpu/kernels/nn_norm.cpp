@@ -20,6 +20,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/scratch.h"
+#include "backends/cpu/kernels/short_rows-inl.h"
 #include "backends/cpu/kernels/norm_planes-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -103,16 +104,16 @@ Status batch_norm_typed(exec::KernelContext& ctx) {
         }
       }
       for (int64_t ch = c0; ch < c1; ++ch) {
-        double s = 0, s2 = 0;
-        for (int64_t b = 0; b < n; ++b) s += plane_sum(px + (b * c + ch) * size, size);
-        const double mu = cnt > 0 ? s / cnt : 0.0;
-        for (int64_t b = 0; b < n; ++b) s2 += plane_sq_dev(px + (b * c + ch) * size, size, mu);
+        // Mean and variance in one sweep (norm_planes-inl.h), then Y: two passes over X, not three.
+        const auto [mu, v] = cnt > 0 ? channel_stats<false>(px, static_cast<const T*>(nullptr), n, c, size, ch, nullptr)
+                                     : std::pair<double, double>{0.0, 0.0};
         bm[static_cast<size_t>(ch)] = mu;
-        bv[static_cast<size_t>(ch)] = cnt > 0 ? s2 / cnt : 0.0;
+        bv[static_cast<size_t>(ch)] = v;
         // Y of this channel while its planes are still in cache (Y may be X: in place).
         set_affine(ch, mu, bv[static_cast<size_t>(ch)]);
         for (int64_t b = 0; b < n; ++b) {
           const int64_t off = (b * c + ch) * size;
+          if (b + 1 < n) short_rows::prefetch_run(py + off + c * size, size);  // Y's lines before the stores
           plane_affine2<T>(py + off, px + off, nullptr, size, mul[ch], T(0), add[ch]);
         }
       }
@@ -190,19 +191,13 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
     for (int64_t ch = c0; ch < c1; ++ch) {
       const auto cu = static_cast<size_t>(ch);
       double sg = 0, sgx = 0;
-      if (training && cnt > 0) {  // biased batch statistics, as the forward kernel
-        double s = 0, s2 = 0;
-        for (int64_t b = 0; b < n; ++b) s += plane_sum(px + (b * c + ch) * size, size);
-        const double mu = s / cnt;
-        for (int64_t b = 0; b < n; ++b) {
-          const int64_t off = (b * c + ch) * size;
-          const std::array<double, 3> r = plane_sq_dev_grad_sums(pg + off, px + off, size, mu);
-          s2 += r[0];
-          sg += r[1];
-          sgx += r[2];
-        }
+      if (training && cnt > 0) {  // the forward kernel's batch statistics, and the sums, in one sweep
+        double sums[2];
+        const auto [mu, v] = channel_stats<true>(px, pg, n, c, size, ch, sums);
+        sg = sums[0];
+        sgx = sums[1];
         mean[cu] = mu;
-        var[cu] = s2 / cnt;
+        var[cu] = v;
       } else {
         for (int64_t b = 0; b < n; ++b) {
           const auto [a, bb] = plane_grad_sums(pg + (b * c + ch) * size, px + (b * c + ch) * size, size, mean[cu]);
@@ -225,6 +220,7 @@ Status batch_norm_grad_typed(exec::KernelContext& ctx) {
       const T at = static_cast<T>(a), bt = static_cast<T>(bx), kt = static_cast<T>(k - bx * mu);
       for (int64_t b = 0; b < n; ++b) {
         const int64_t off = (b * c + ch) * size;
+        if (b + 1 < n) short_rows::prefetch_run(pdx + off + c * size, size);  // dX's lines before the stores
         plane_affine2<T>(pdx + off, pg + off, px + off, size, at, bt, kt);
       }
     }

@@ -409,6 +409,12 @@ Status global_pool_typed(exec::KernelContext& ctx, bool is_max) {
         // 3x onnxruntime's time on EfficientNet's squeeze-excitation planes) and a little more
         // accurate.
         constexpr int kAcc = 16;
+        if (size < kAcc) {  // one chain, as the partial sums below would add it (MobileNet's 2x2 planes)
+          T sum = T(0);
+          for (int64_t i = 0; i < size; ++i) sum += s[i];
+          py[p] = size > 0 ? sum / static_cast<T>(size) : T(0);
+          continue;
+        }
         T acc[kAcc] = {};
         int64_t i = 0;
         for (; i + kAcc <= size; i += kAcc)

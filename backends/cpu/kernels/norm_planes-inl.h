@@ -1,6 +1,6 @@
 // The per-plane sweeps of the BatchNormalization kernels (nn_norm.cpp), and batch sweeps for
 // small planes. A Highway "-inl" header (per-target include guard toggled by
-// hwy/foreach_target.h), included by nn_norm.cpp after <hwy/highway.h>.
+// hwy/foreach_target.h), included by nn_norm.cpp after <hwy/highway.h> and short_rows-inl.h.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -61,31 +61,6 @@ double plane_sum(const T* p, int64_t size) {
   }
 }
 
-// sum((p - mu)^2) over one plane.
-template <typename T>
-double plane_sq_dev(const T* p, int64_t size, double mu) {
-  if constexpr (std::is_same_v<T, float>) {
-    return with_plane_tag(size, [&](auto d) {
-      const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-      const auto m = hn::Set(d, static_cast<float>(mu));
-      auto a0 = hn::Zero(d), a1 = hn::Zero(d);
-      int64_t i = 0;
-      for (; i + 2 * nl <= size; i += 2 * nl) {
-        const auto x0 = hn::Sub(hn::LoadU(d, p + i), m), x1 = hn::Sub(hn::LoadU(d, p + i + nl), m);
-        a0 = hn::MulAdd(x0, x0, a0);
-        a1 = hn::MulAdd(x1, x1, a1);
-      }
-      double s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
-      for (; i < size; ++i) s += (static_cast<double>(p[i]) - mu) * (static_cast<double>(p[i]) - mu);
-      return s;
-    });
-  } else {
-    double s = 0;
-    for (int64_t i = 0; i < size; ++i) s += (static_cast<double>(p[i]) - mu) * (static_cast<double>(p[i]) - mu);
-    return s;
-  }
-}
-
 // {sum(g), sum(g * (x - mu))} over one plane.
 template <typename T>
 std::pair<double, double> plane_grad_sums(const T* g, const T* x, int64_t size, double mu) {
@@ -117,42 +92,73 @@ std::pair<double, double> plane_grad_sums(const T* g, const T* x, int64_t size, 
   }
 }
 
-// {sum((x - mu)^2), sum(g), sum(g * (x - mu))} over one plane: BatchNormalizationGrad's
-// variance and gradient sums in one sweep (both need only the mean).
-template <typename T>
-std::array<double, 3> plane_sq_dev_grad_sums(const T* g, const T* x, int64_t size, double mu) {
+// With d = x - k: {sum(d), sum(d^2)} over one plane, and with kGrad also {sum(g), sum(g * d)}
+// (g null without kGrad). The training-mode BatchNormalization kernels take the batch mean and
+// variance from these in one sweep per plane, with k the mean of the channel's first plane:
+// var = E[d^2] - E[d]^2 loses nothing to cancellation while k is near the mean (E[d] small), as
+// the two-pass form (mean, then squared deviations) it replaced. The forward and gradient kernels
+// run the same code for sum(d) and sum(d^2), so they see the same statistics bit for bit.
+template <bool kGrad, typename T>
+std::array<double, 4> plane_shifted_sums(const T* x, const T* g, int64_t size, double k) {
   if constexpr (std::is_same_v<T, float>) {
     return with_plane_tag(size, [&](auto d) {
       const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-      const auto m = hn::Set(d, static_cast<float>(mu));
-      auto sq = hn::Zero(d), sg = hn::Zero(d), sgx = hn::Zero(d);
+      const auto m = hn::Set(d, static_cast<float>(k));
+      auto s = hn::Zero(d), sq = hn::Zero(d), sg = hn::Zero(d), sgx = hn::Zero(d);
       int64_t i = 0;
       for (; i + nl <= size; i += nl) {
-        const auto gv = hn::LoadU(d, g + i), xm = hn::Sub(hn::LoadU(d, x + i), m);
+        const auto xm = hn::Sub(hn::LoadU(d, x + i), m);
+        s = hn::Add(s, xm);
         sq = hn::MulAdd(xm, xm, sq);
-        sg = hn::Add(sg, gv);
-        sgx = hn::MulAdd(gv, xm, sgx);
+        if constexpr (kGrad) {
+          const auto gv = hn::LoadU(d, g + i);
+          sg = hn::Add(sg, gv);
+          sgx = hn::MulAdd(gv, xm, sgx);
+        }
       }
-      std::array<double, 3> r = {hn::GetLane(hn::SumOfLanes(d, sq)), hn::GetLane(hn::SumOfLanes(d, sg)),
-                                 hn::GetLane(hn::SumOfLanes(d, sgx))};
+      std::array<double, 4> r = {hn::GetLane(hn::SumOfLanes(d, s)), hn::GetLane(hn::SumOfLanes(d, sq)), 0.0, 0.0};
+      if constexpr (kGrad) r[2] = hn::GetLane(hn::SumOfLanes(d, sg)), r[3] = hn::GetLane(hn::SumOfLanes(d, sgx));
       for (; i < size; ++i) {
-        const double xm = static_cast<double>(x[i]) - mu;
-        r[0] += xm * xm;
-        r[1] += g[i];
-        r[2] += static_cast<double>(g[i]) * xm;
+        const double xm = static_cast<double>(x[i]) - static_cast<double>(static_cast<float>(k));
+        r[0] += xm;
+        r[1] += xm * xm;
+        if constexpr (kGrad) r[2] += g[i], r[3] += static_cast<double>(g[i]) * xm;
       }
       return r;
     });
   } else {
-    std::array<double, 3> r = {0, 0, 0};
+    std::array<double, 4> r = {0, 0, 0, 0};
     for (int64_t i = 0; i < size; ++i) {
-      const double xm = static_cast<double>(x[i]) - mu;
-      r[0] += xm * xm;
-      r[1] += static_cast<double>(g[i]);
-      r[2] += static_cast<double>(g[i]) * xm;
+      const double xm = static_cast<double>(x[i]) - k;
+      r[0] += xm;
+      r[1] += xm * xm;
+      if constexpr (kGrad) r[2] += static_cast<double>(g[i]), r[3] += static_cast<double>(g[i]) * xm;
     }
     return r;
   }
+}
+
+// The batch mean and biased variance of channel ch of x [n, c, size] from one sweep
+// (plane_shifted_sums; cnt = n * size > 0); with kGrad, sums[0] = sum(g) and sums[1] =
+// sum(g * (x - mean)) over the channel too.
+template <bool kGrad, typename T>
+std::pair<double, double> channel_stats(const T* x, const T* g, int64_t n, int64_t c, int64_t size, int64_t ch,
+                                        double* sums) {
+  const double cnt = static_cast<double>(n * size);
+  const double k = plane_sum(x + ch * size, size) / static_cast<double>(size);
+  std::array<double, 4> t = {0, 0, 0, 0};
+  for (int64_t b = 0; b < n; ++b) {
+    const int64_t off = (b * c + ch) * size;
+    if (b + 1 < n) {  // the next image's planes, c planes on (short_rows::prefetch_run)
+      short_rows::prefetch_run(x + off + c * size, size);
+      if constexpr (kGrad) short_rows::prefetch_run(g + off + c * size, size);
+    }
+    const std::array<double, 4> r = plane_shifted_sums<kGrad>(x + off, kGrad ? g + off : nullptr, size, k);
+    for (size_t j = 0; j < 4; ++j) t[j] += r[j];
+  }
+  const double dm = t[0] / cnt;
+  if constexpr (kGrad) sums[0] = t[2], sums[1] = t[3] - dm * t[2];  // sum g (d - dm)
+  return {k + dm, std::max(0.0, t[1] / cnt - dm * dm)};
 }
 
 // out = a * u + b * v + k over one plane (v may be null: out = a * u + k).

@@ -1,8 +1,8 @@
-// Copies of short f32 rows (2-32 floats: the rows of small planes, where a memcpy call
-// or a scalar tail costs more than the work) on Highway vectors, the tail in ever narrower
-// vectors, and transposes in 4 x 4 blocks. A Highway "-inl" header (per-target include guard toggled by hwy/foreach_target.h),
-// included after <hwy/highway.h> by depthwise.h (so conv_separable.cpp, nn.cpp) and the gradient
-// kernels (depthwise_grad.cpp, conv_small.cpp).
+// Short f32 rows on Highway vectors (2-32 floats: the rows of small planes, where a memcpy call or
+// a scalar tail costs more than the work): copies with the tail in ever narrower vectors,
+// transposes in 4 x 4 blocks, and prefetches of planes. A Highway "-inl" header (per-target
+// include guard toggled by hwy/foreach_target.h), included after <hwy/highway.h> by depthwise.h
+// (so conv_separable.cpp, nn.cpp) and the gradient kernels (depthwise_grad.cpp, conv_small.cpp).
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -14,6 +14,7 @@
 #define TSR_CPU_SHORT_ROWS_INL_H_
 #endif
 
+#include <hwy/cache_control.h>
 #include <hwy/highway.h>
 
 HWY_BEFORE_NAMESPACE();
@@ -77,6 +78,16 @@ HWY_INLINE void transpose_rows(const float* src, int64_t lds, int64_t rows, int6
     for (; i < rows; ++i)
       for (int64_t j = j0; j < j1; ++j) dst[j * ldd + i] = src[i * lds + j];
   }
+}
+
+// Prefetches the 64-byte lines of p[0, n) (p may be null: nothing). The gradient kernels that
+// sweep one channel's planes image after image (planes c planes apart, often one 4 KiB page
+// each, where the hardware prefetchers stop) fetch the next image's plane while on this one.
+template <typename T>
+HWY_INLINE void prefetch_run(const T* p, int64_t n) {
+  if (!p) return;
+  constexpr int64_t kLine = 64 / sizeof(T);
+  for (int64_t i = 0; i < n; i += kLine) hwy::Prefetch(p + i);
 }
 
 // Calls f(std::integral_constant<int, K>()) with K = k for 1 <= k < 8, else 8: a run-time block
