@@ -195,7 +195,7 @@ export class GpuModel {
           res = [run.view(f, f.shape)];
           if (f.fusedInto.length > 1) res[0].fusedInto = f.fusedInto.slice(1);
         }
-        else if (!pass?.cpu && (place[k] === 'webgpu' || hostView[k])) res = await this.#gpuNode(run, gi, k, n, ins, pass);
+        else if (!pass?.cpu && (place[k] === 'webgpu' || hostView[k])) res = await this.#gpuNode(run, gi, k, n, ins, pass, (id) => vals[id] ?? (vals[id] = this.#constant(gi, id)));
         else res = await this.#wasmNode(run, gi, k, n, ins);
         n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = res[j]; });
         if (pass?.probes) probe(run, pass.probes, g, gi, k, res);
@@ -233,11 +233,12 @@ export class GpuModel {
 
   /** Node k of graph gi on the GPU, or on wasm when its sizes are over the adapter's limits (onWasm).
    *  A Conv with nodes fused into it (webgpu_fuse.mjs) applies them and marks its output with
-   *  their indices (fusedInto), unless pass asks for every node's own output. */
-  async #gpuNode(run, gi, k, n, ins, pass) {
+   *  their indices (fusedInto), unless pass asks for every node's own output. value(id): the record
+   *  of value id in this run (a fused residual Add's other operand). */
+  async #gpuNode(run, gi, k, n, ins, pass, value) {
     try {
       const j = pass ? undefined : this.#fused[gi].get(k);
-      const act = j === undefined ? null : chainOf(j.map((i) => this.#graphs[gi].nodes[i]), (id) => this.#constant(gi, id).t);
+      const act = j === undefined ? null : chainOf(j.map((i) => this.#graphs[gi].nodes[i]), n.outputs[0], (id) => this.#constant(gi, id).t, value);
       const outs = await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(gi, k), ...(act ? [act] : []));
       const res = testHooks.perturb?.(k, n, gi) ? await perturbed(run, outs) : outs;
       if (act) { res[0].fusedInto = j; testHooks.onFuse?.(gi, k, ...j); }

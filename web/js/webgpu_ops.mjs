@@ -66,7 +66,7 @@ async function clipBounds(n, run, [lo, hi]) {
 }
 
 /** A strided copy of region `dims` (see K.copyKernel) from x into y. */
-function copy(run, x, y, dims, si, so, inOff = 0, outOff = 0) {
+export function copy(run, x, y, dims, si, so, inOff = 0, outOff = 0) {
   run.elements(K.copyKernel(), [run.buf(x), y.gpu.store.buf, run.params([prod(dims), dims.length, inOff, outOff, ...dims, ...si, ...so])], prod(dims));
 }
 
@@ -74,7 +74,8 @@ function copy(run, x, y, dims, si, so, inOff = 0, outOff = 0) {
 const actParams = (act) => [act?.a ?? 0, act?.b ?? 0, act?.floor ?? 0, act?.ceil ?? 0];
 
 /** Batched matmul / Gemm on the tiled kernel (conv: the implicit-GEMM convolution's parameters;
- *  act: {op, a, b, floor?, ceil?}, applied to each output: webgpu_fuse.mjs chainOf). */
+ *  act: {op, a, b, floor?, ceil?, res?}, applied to each output: webgpu_fuse.mjs chainOf; res: a
+ *  value record of outShape added before the activation, only on the tiled path (M >= 8 or conv)). */
 function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm = 0, cn = 0, conv = null, act = null }) {
   const y = run.alloc(outShape);
   if (prod(outShape) === 0) return y;
@@ -91,8 +92,10 @@ function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm 
       run.params(offs)], nb * M * N);
     return y;
   }
+  if (act?.res && (act.res.shape.join() !== outShape.join() || M < 8 && !conv))
+    throw new TesseraError('internal', `webgpu: a residual of shape [${act.res.shape}] fused into a [${outShape}] GEMM`);
   run.dispatch(K.gemmKernel(!!conv, tm, act), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs),
-    ...(conv ? [run.params(conv)] : [])],
+    ...(conv ? [run.params(conv)] : []), ...(act?.res ? [run.buf(act.res)] : [])],
     [Math.ceil(N / 64), Math.ceil(M / (16 * tm)), nb]);
   return y;
 }
