@@ -65,13 +65,19 @@ async function runScan(run, graphs, n, ins, runGraph) {
       const parts = a.scan_output_directions?.[k] === 1 ? [...stacks[k]].reverse() : stacks[k];
       stacked.push(await stack(run, parts, body.values[body.outputs[count + k]], n, count + k, a.scan_output_axes?.[k] ?? 0));
     }
-    return [...state.map((v) => (owned || !v ? v : v.gpu ? run.view(v, v.shape) : { shape: v.shape, t: v.t, constant: v.constant })), ...stacked];
+    return [...ownedRecords(run, state, owned), ...stacked];
   } catch (e) {
     if (owned) for (const v of state) run.drop(v);
     throw e;
   } finally {
     for (const s of stacks) for (const v of s) run.drop(v);
   }
+}
+
+/** Carried values as records the caller owns: as they are once an iteration made them (owned),
+ *  else (still the caller's borrowed inputs: no iteration ran) new records of the same values. */
+function ownedRecords(run, vals, owned) {
+  return vals.map((v) => (owned || !v ? v : v.gpu ? run.view(v, v.shape) : { shape: v.shape, t: v.t, constant: v.constant }));
 }
 
 function normalized(ax, rank, err) {
@@ -124,8 +130,7 @@ async function runLoop(run, graphs, n, ins, runGraph) {
     }
     const stacked = [];
     for (let k = 0; k < scans; k++) stacked.push(await stack(run, stacks[k], body.values[body.outputs[1 + count + k]], n, count + k, 0));
-    // Carried values still borrowed (no iteration ran) come back as the caller's own records.
-    return [...carried.map((v) => (owned || !v ? v : v.gpu ? run.view(v, v.shape) : { shape: v.shape, t: v.t, constant: v.constant })), ...stacked];
+    return [...ownedRecords(run, carried, owned), ...stacked];
   } catch (e) {
     if (owned) for (const v of carried) run.drop(v);
     throw e;

@@ -116,12 +116,13 @@ ${kMain} {
  *  offs = [aOff, bOff] per batch (the batch's output is at batch * M * N).
  *  conv: B is the im2col matrix of an NCHW image read in place (a convolution as an implicit
  *  GEMM: A the [M, C*KH*KW] weights, N = OH*OW), with binding 6 cp = [C, H, W, KH, KW, OW, sh,
- *  sw, ph, pw, dh, dw]. act: {op (kFusedActs), floor?, ceil?, res?} applied to each output (actFn), its
- *  parameters in u.fa, u.fb, u.flo, u.fhi; with act.res (a residual Add fused into a Conv) the
- *  output's element of binding 7 (conv) or 6 (a tensor of the output's shape) is added first. */
+ *  sw, ph, pw, dh, dw]. act: {op (kFusedActs), floor?, ceil?} applied to each output (actFn), its
+ *  parameters in u.fa, u.fb, u.flo, u.fhi. With u.hr = 1 (a residual Add fused into a Conv) the
+ *  output's element of binding 7 (conv) or 6 (a tensor of the output's shape; any buffer when
+ *  u.hr = 0) is added first: a run-time flag, so that it adds no pipeline to compile. */
 export function gemmKernel(conv = false, tm = 2, act = null) {
   const R = 16 * tm;
-  const res = act?.res ? `@group(0) @binding(${conv ? 7 : 6}) var<storage, read> Res: array<f32>;\n` : '';
+  const res = `@group(0) @binding(${conv ? 7 : 6}) var<storage, read> Res: array<f32>;\n`;
   // bload4: the 4 B elements of row kb at columns c4 .. c4 + 3 (0 past N); for a conv the im2col
   // row's (c, kh, kw) and the first column's (oh, ow) are worked out once for the 4.
   const bload = conv ? `@group(0) @binding(6) var<storage, read> cp: array<u32>;
@@ -150,7 +151,7 @@ fn bload4(bo: u32, kb: u32, c4: u32) -> vec4<f32> {
   return r;
 }`;
   return `${kHead}${actFn(act)}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}
-struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, fa: f32, fb: f32, flo: f32, fhi: f32, pad0: u32, pad1: u32 };
+struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, fa: f32, fb: f32, flo: f32, fhi: f32, hr: u32, pad1: u32 };
 @group(0) @binding(4) var<uniform> u: U;
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
 ${bload}
@@ -195,7 +196,7 @@ fn aload(ao: u32, row: u32, ka: u32) -> f32 {
       var v = u.alpha * acc[i][j];
       if (u.hc == 1u) { v = v + u.beta * C[row * u.cm + col * u.cn]; }
       let at = wg.z * u.m * u.n + row * u.n + col;
-      ${res ? 'v = v + Res[at];' : ''}
+      if (u.hr == 1u) { v = v + Res[at]; }
       Y[at] = ${act ? 'act_(v, u.fa, u.fb, u.flo, u.fhi)' : 'v'};
     }
   }

@@ -82,9 +82,12 @@ function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm 
   const u = new Uint32Array(16);
   u.set([M, N, Kd, ta, tb, c ? 1 : 0, cm, cn]);
   new Float32Array(u.buffer).set([alpha, beta, ...actParams(act)], 8);
+  u[14] = act?.res ? 1 : 0;
   const nb = offs.length / 2;
   const tm = M >= 64 ? 4 : 2;  // rows per invocation: 64-row tiles where M fills them
   if (nb > 65535 || Math.ceil(M / (16 * tm)) > 65535 || Math.ceil(N / 64) > 65535) throw onWasm(`a ${nb} x ${M} x ${N} matmul is over the dispatch limits`);
+  if (act?.res && (act.res.shape.join() !== outShape.join() || M < 8 && !conv))
+    throw new TesseraError('internal', `webgpu: a residual of shape [${act.res.shape}] fused into a [${outShape}] GEMM`);
   const A = run.buf(a);
   if (M < 8 && !conv) {  // few rows: one invocation per output
     run.elements(K.gemvKernel(act), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf,
@@ -92,10 +95,9 @@ function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm 
       run.params(offs)], nb * M * N);
     return y;
   }
-  if (act?.res && (act.res.shape.join() !== outShape.join() || M < 8 && !conv))
-    throw new TesseraError('internal', `webgpu: a residual of shape [${act.res.shape}] fused into a [${outShape}] GEMM`);
-  run.dispatch(K.gemmKernel(!!conv, tm, act), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs),
-    ...(conv ? [run.params(conv)] : []), ...(act?.res ? [run.buf(act.res)] : [])],
+  const applies = act && (act.op || act.floor !== undefined || act.ceil !== undefined);  // a residual alone: no act_ in the code
+  run.dispatch(K.gemmKernel(!!conv, tm, applies ? act : null), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs),
+    ...(conv ? [run.params(conv)] : []), act?.res ? run.buf(act.res) : A],
     [Math.ceil(N / 64), Math.ceil(M / (16 * tm)), nb]);
   return y;
 }
