@@ -4,7 +4,9 @@
 // family, generated into a temporary folder), PP-OCR's mobile v2 classifier and openWakeWord's
 // embedding model (real CNNs, from third_party/models when fetched) on
 // create({device: 'webgpu'}) and on wasm (the path the node suites check against onnxruntime):
-// outputs within 1e-4 relative L2 with the same shapes, and the placement the model expects
+// outputs within 1e-4 relative L2 with the same shapes (testHooks.waitForPipelines: on the tiled
+// GEMM kernels; the other tests' first runs take the simpler GEMM and conv kernels that a run uses
+// until the tiled ones are compiled), and the placement the model expects
 // (every node on WebGPU, the fallback model's CumSum on wasm; convs with their fused activations
 // and residual Adds). The control-flow test: nested Ifs with each branch taken, a Loop, a Scan
 // (rows, reversed columns, outputs stacked on two axes) against its definition, and the real models
@@ -63,6 +65,7 @@ async function compareInPage(page, table) {
   return page.evaluate(async (table) => {
     const { Tessera } = await import('/dist/tessera.mjs');
     const { testHooks: hooks } = await import('/dist/webgpu.mjs');
+    hooks.waitForPipelines = true;  // each model runs once here: on the tiled GEMM from the start
     const gpu = await Tessera.create({ device: 'webgpu' });
     const cpu = await Tessera.create({ device: 'wasm' });
     let seed = 12345;
@@ -99,6 +102,7 @@ async function compareInPage(page, table) {
       mg.dispose(); mc.dispose();
     }
     gpu.dispose(); cpu.dispose();
+    hooks.waitForPipelines = false;
     return result;
   }, table);
 }

@@ -53,6 +53,7 @@ class Gpu {
     this.lost = null;
     this.errors = [];
     this.pipelines = new Map();
+    this.later = new Set();  // WGSL of pipelines to compile once the current run is done (Run.compiled)
     this.pool = new Map();
     device.lost.then((i) => { this.lost = i.message || String(i.reason); });
     device.addEventListener('uncapturederror', (e) => this.errors.push(e.error.message));
@@ -70,6 +71,12 @@ class Gpu {
       this.pipelines.set(code, e);
     }
     return e;
+  }
+
+  /** Starts compiling the pipelines Run.compiled asked for (not awaited: a later run uses them). */
+  compileLater() {
+    for (const code of this.later) this.pipeline(code);
+    this.later.clear();
   }
 
   /** A storage buffer of at least `bytes` from the pool. */
@@ -172,6 +179,7 @@ export class GpuModel {
     } finally {
       await run.flush();
       for (const v of outs) run.drop(v);
+      this.#gpu.compileLater();
     }
   }
 
@@ -326,9 +334,10 @@ function mainOnly(gi, fn) {
  * makes node k (of graph `graph`, 0: the main graph)'s first output, when it runs on the GPU, differ from its kernel's result by 1 in
  * its first element, so that a test can see run({checkAgainst: 'cpu'}) find a divergence.
  * onFuse(graph, conv, ...fused) is called when Conv node `conv` runs with nodes `fused` fused
- * into it (webgpu_fuse.mjs).
+ * into it (webgpu_fuse.mjs). waitForPipelines: true makes kernels wait for their tiled pipelines
+ * instead of running the simpler ones until those are compiled (Run.compiled).
  */
-export const testHooks = { perturb: null, onFuse: null };
+export const testHooks = { perturb: null, onFuse: null, waitForPipelines: false };
 
 /** outs with outs[0] read back and its first element increased by 1 (testHooks.perturb). */
 async function perturbed(run, outs) {
@@ -435,6 +444,17 @@ class Run {
     const buf = this.#gpu.upload(data, GPUBufferUsage.UNIFORM);
     this.#transient.push(buf);
     return buf;
+  }
+
+  /** Whether the pipeline of WGSL `code` is compiled, for a kernel that has a simpler one to run
+   *  meanwhile (webgpu_ops.mjs: the tiled GEMM, about 1 s to compile on SwiftShader, against tens of
+   *  ms). A new one is compiled after the run (Gpu.compileLater): pipelines compile one after
+   *  another there, so the run's own kernels do not wait behind it. */
+  compiled(code) {
+    if (testHooks.waitForPipelines) return true;
+    const e = this.#gpu.pipelines.get(code);
+    if (!e) this.#gpu.later.add(code);
+    return !!e?.pipe;
   }
 
   /** Records one dispatch of `code` with buffers bound in order over `grid` workgroups (its
