@@ -252,8 +252,11 @@ ${kMain} {
   if (i >= p[0]) { return; }
   let C = p[1]; let H = p[2]; let W = p[3]; let M = p[4]; let KH = p[5]; let KW = p[6]; let OH = p[7]; let OW = p[8];
   let ow = i % OW; let oh = (i / OW) % OH; let m = (i / (OW * OH)) % M; let n = i / (OW * OH * M);
-  var acc = 0.0;
-  if (p[16] == 1u) { acc = bias[m]; }`;
+  var acc = 0.0;`;
+
+// The bias added after the sum (as the GEMM kernels do), not as its first term: the same rounding
+// as the tiled GEMM path of the same Conv.
+const kAddBias = 'if (p[16] == 1u) { acc = acc + bias[m]; }';
 
 /** Direct 2-D convolution, NCHW, groups: one invocation per output element. Bindings: x, w,
  *  bias (any buffer when absent), y, p = [n, C, H, W, M, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw,
@@ -274,6 +277,7 @@ export function convKernel(act = null) {
       }
     }
   }
+  ${kAddBias}
   y[i] = ${act ? 'act_(acc, pf(p[17]), pf(p[18]), pf(p[19]), pf(p[20]))' : 'acc'};
 }`;
 }
@@ -291,7 +295,6 @@ ${kMain} {
   let OQ = (OW + 3u) / 4u;
   let ow0 = (i % OQ) * 4u; let oh = (i / OQ) % OH; let m = (i / (OQ * OH)) % M; let n = i / (OQ * OH * M);
   var acc = vec4<f32>(0.0);
-  if (p[16] == 1u) { acc = vec4<f32>(bias[m]); }
   let xc = (n * C + m / p[15]) * H;
   let sw = i32(p[10]);
   let iwv = vec4<i32>(0, sw, 2 * sw, 3 * sw);
@@ -309,6 +312,7 @@ ${kMain} {
       acc = acc + xv * wv;
     }
   }
+  if (p[16] == 1u) { acc = acc + vec4<f32>(bias[m]); }
   let out = ((n * M + m) * OH + oh) * OW;
   for (var j = 0u; j < 4u; j = j + 1u) {
     if (ow0 + j < OW) { y[out + ow0 + j] = ${act ? 'act_(acc[j], pf(p[17]), pf(p[18]), pf(p[19]), pf(p[20]))' : 'acc[j]'}; }
@@ -472,6 +476,7 @@ export function convTransposeKernel() {
       }
     }
   }
+  ${kAddBias}
   y[i] = acc;
 }`;
 }
