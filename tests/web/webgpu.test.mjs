@@ -4,15 +4,20 @@
 // family, generated into a temporary folder), PP-OCR's mobile v2 classifier and openWakeWord's
 // embedding model (real CNNs, from third_party/models when fetched) on
 // create({device: 'webgpu'}) and on wasm (the path the node suites check against onnxruntime):
-// outputs within 1e-4 relative L2 with the same shapes, and the placement the model expects
-// (every node on WebGPU, the fallback model's CumSum on wasm). The If test: nested Ifs with each
-// branch taken, and the real models with If (Silero VADs, state fed back; hey_jarvis).
+// outputs within 1e-4 relative L2 with the same shapes (testHooks.waitForPipelines: on the tiled
+// GEMM kernels; the other tests' first runs take the simpler GEMM and conv kernels that a run uses
+// until the tiled ones are compiled), and the placement the model expects
+// (every node on WebGPU, the fallback model's CumSum on wasm; convs with their fused activations
+// and residual Adds). The control-flow test: nested Ifs with each branch taken, a Loop, a Scan
+// (rows, reversed columns, outputs stacked on two axes) against its definition, and the real models
+// with If (Silero VADs, state fed back; hey_jarvis). The models test: tests/models' models on
+// WebGPU against onnxruntime-node at their tolerance, >= 90% of compute nodes on the GPU.
 // A page whose device is destroyed checks that the next run fails (backend), not hangs; the OCR
 // page's ?device=webgpu gets ready on WebGPU (reading a line there takes about 6 s on SwiftShader:
 // not run here); a page
 // without navigator.gpu checks 'auto' (falls back to wasm, saying why) and 'webgpu' (throws
 // unsupported). Skipped only when the machine lacks chromium, playwright-core or the onnx
-// Python package.
+// Python package (the models test: also onnxruntime-node).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -21,6 +26,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lib, ortOrNull, modelPath, feedsFor, reference, checkOutputs } from '../../web/test/helpers.mjs';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const models = path.join(repo, 'third_party', 'models');
@@ -34,14 +40,16 @@ const skip = !fs.existsSync('/usr/bin/chromium') ? 'no /usr/bin/chromium'
   : !chromium ? 'playwright-core missing in web/node_modules (scripts/install_deps.sh)'
   : !haveOnnx ? 'the onnx Python package is missing (python3-onnx)' : false;
 
+const ort = ortOrNull();
+
 const kArgs = ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run',
   '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'];
 
-async function withBrowser(fn) {
+async function withBrowser(fn, mounts = []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsr-webgpu-'));
   execFileSync('/usr/bin/python3', [path.join(repo, 'web', 'test', 'make_webgpu_models.py'), dir]);
   const { serve } = await import(path.join(repo, 'web', 'tools', 'serve.mjs'));
-  const { server, url } = await serve({ root: path.join(repo, 'web'), mounts: [['/gen', dir], ['/models', models]] });
+  const { server, url } = await serve({ root: path.join(repo, 'web'), mounts: [['/gen', dir], ['/models', models], ...mounts] });
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: kArgs });
   try {
     await fn(browser, url, JSON.parse(fs.readFileSync(path.join(dir, 'models.json'), 'utf8')));
@@ -57,6 +65,7 @@ async function compareInPage(page, table) {
   return page.evaluate(async (table) => {
     const { Tessera } = await import('/dist/tessera.mjs');
     const { testHooks: hooks } = await import('/dist/webgpu.mjs');
+    hooks.waitForPipelines = true;  // each model runs once here: on the tiled GEMM from the start
     const gpu = await Tessera.create({ device: 'webgpu' });
     const cpu = await Tessera.create({ device: 'wasm' });
     let seed = 12345;
@@ -93,6 +102,7 @@ async function compareInPage(page, table) {
       mg.dispose(); mc.dispose();
     }
     gpu.dispose(); cpu.dispose();
+    hooks.waitForPipelines = false;
     return result;
   }, table);
 }
@@ -122,8 +132,9 @@ test('webgpu: every kernel family and two real CNNs match wasm in headless Chrom
       const want = spec.gpu ?? m.placement.nodes.map((n) => n.node);
       if (file === kCls) assert.ok(onGpu.length >= 0.9 * m.placement.nodes.length, `${file}: ${onGpu.length} of ${m.placement.nodes.length} nodes on webgpu`);
       else assert.deepEqual(onGpu, want, `${file}: nodes on webgpu (placement ${JSON.stringify(m.placement.nodes)})`);
-      if (file === 'convfuse.onnx')  // Conv > activation node indices; not the Conv of two consumers (13), nor a graph output (16)
-        assert.deepEqual(m.fused, ['0>1', '2>3', '4>5', '6>7', '8>9', '10>11', '18>19', '20>21', '22>23>24', '25>26>27'], `${file}: convs run with their activation`);
+      if (file === 'convfuse.onnx')  // Conv > (Add >) activation node indices; not the Conv of two consumers (13), nor a graph output (16), nor 33, 35 (Adds of a broadcast bias, of a later value)
+        assert.deepEqual(m.fused, ['0>1', '2>3', '4>5', '6>7', '8>9', '10>11', '18>19', '20>21', '22>23>24', '25>26>27', '28>29>30', '31>32', '36>37'],
+          `${file}: convs run with their activation and residual Add`);
       if (file === 'fallback.onnx') assert.equal(m.placement.copies, 4, 'x uploaded, Relu -> CumSum -> Sigmoid crosses twice, y read back');
       if (Object.keys(m.timing).length)
         console.log(`# ${file}: steady-state run ${m.timing.webgpu.toFixed(1)} ms on webgpu (SwiftShader), ${m.timing.wasm.toFixed(1)} ms on wasm`);
@@ -149,7 +160,7 @@ async function controlFlowInPage(page, specs) {
       const bytes = new Uint8Array(await (await fetch(spec.url)).arrayBuffer());
       const mg = await gpu.load(bytes), mc = await cpu.load(bytes);
       const graphs = graph.graphs.map((g, i) => (i === 0 ? graph : g));
-      const compute = (p) => p.op !== 'If' && p.op !== 'Loop' && graphs[p.graph].nodes[p.node].outputs.some((id) => id >= 0 && graphs[p.graph].values[id].dtype === 1);
+      const compute = (p) => !['If', 'Loop', 'Scan'].includes(p.op) && graphs[p.graph].nodes[p.node].outputs.some((id) => id >= 0 && graphs[p.graph].values[id].dtype === 1);
       const nodes = mg.placement.nodes.filter(compute);
       const wasm = {};
       for (const p of nodes) if (p.device === 'wasm') wasm[p.op] = (wasm[p.op] ?? 0) + 1;
@@ -187,7 +198,7 @@ async function controlFlowInPage(page, specs) {
   }, specs);
 }
 
-test('webgpu: If branches and Loop bodies run on WebGPU (nested Ifs, each branch; Silero VADs, hey_jarvis) and match wasm', { skip }, async () => {
+test('webgpu: If branches, Loop and Scan bodies run on WebGPU (nested Ifs, each branch; Silero VADs, hey_jarvis) and match wasm', { skip }, async () => {
   await withBrowser(async (browser, url) => {
     const page = await browser.newPage();
     const log = [];
@@ -199,7 +210,7 @@ test('webgpu: If branches and Loop bodies run on WebGPU (nested Ifs, each branch
     const feedsOf = (xs) => xs.map((x) => ({ x: { shape: [2, 4], data: Float32Array.from(x) } }));
     const specs = [{ name: 'if', url: '/gen/if.onnx', expect: true, check: true, runs: feedsOf(xs) },
       { name: 'loop', url: '/gen/loop.onnx', expect: true, check: true, runs: feedsOf([new Array(8).fill(0.5), new Array(8).fill(-1)]) },
-      { name: 'scan', url: '/gen/scan.onnx', runs: feedsOf([[1, 2, 3, 4, 5, 6, 7, 8]]) }];
+      { name: 'scan', url: '/gen/scan.onnx', expect: true, check: true, runs: [{ x: { shape: [4, 4], data: Float32Array.from({ length: 16 }, (_, i) => (i % 5) - 1.5 + i / 8) } }] }];
     const vad = (name, file, sr, extra, state) => fs.existsSync(path.join(models, file)) && specs.push({ name, url: `/models/${file}`, state,
       runs: sr.map((rate) => ({ input: { shape: [1, rate === 16000 ? 512 : 256] }, sr: rate, ...extra })) });
     // Runs at 16 kHz, then 8 kHz: both branches of the main If (and of the ones inside).
@@ -209,12 +220,20 @@ test('webgpu: If branches and Loop bodies run on WebGPU (nested Ifs, each branch
     if (fs.existsSync(path.join(models, 'hey_jarvis_v0.1.onnx')))
       specs.push({ name: 'hey_jarvis', url: '/models/hey_jarvis_v0.1.onnx', runs: [0, 1].map(() => ({ 'x.1': { shape: [1, 16, 96], lo: -20, hi: 20 } })) });
     const r = await controlFlowInPage(page, specs).catch((e) => { throw new Error(`${e.message}\n${log.join('\n')}`); });
-    assert.match(r.scan.deviceFallback, /^control flow \(Scan\)$/, 'a Scan model runs wholly on wasm');
-    assert.ok(r.scan.runs[0].sums.same && r.scan.runs[0].sums.relL2 === 0);
-    delete r.scan;
+    // scan.onnx: s += sigmoid(x[t, :]) * x[:, 3 - t] * w; sums stacks s by rows, cols tanh(x[:, 3 - t]) by columns, reversed.
+    const x = specs[2].runs[0].x.data, w = [1, -2, 0.5, 3], s = [0, 0, 0, 0], sums = [];
+    for (let t = 0; t < 4; t++) {
+      for (let e = 0; e < 4; e++) s[e] += w[e] * x[4 * e + 3 - t] / (1 + Math.exp(-x[4 * t + e]));
+      sums.push(...s);
+    }
+    const want = { total: s, sums, cols: Array.from({ length: 16 }, (_, i) => Math.tanh(x[4 * Math.floor(i / 4) + (i % 4)])) };
+    for (const [out, values] of Object.entries(want))
+      values.forEach((v, e) => assert.ok(Math.abs(r.scan.runs[0][out].values[e] - v) < 1e-5, `scan.onnx ${out}[${e}]: ${r.scan.runs[0][out].values[e]}, want ${v}`));
+    assert.deepEqual(r.scan.runs[0].cols.dims, [4, 4]);
+    assert.match(r.scan.check, /^check-against cpu: all \d+ node outputs of graph\[0\] and its subgraphs/);
     for (const [name, m] of Object.entries(r)) {
       assert.equal(m.deviceFallback, null, `${name}: runs on webgpu`);
-      if (name === 'if' || name === 'loop') assert.deepEqual([m.onGpu, m.compute], name === 'if' ? [8, 8] : [6, 7], `${name}.onnx: compute nodes on webgpu (the Cast of the iteration number on wasm)`);
+      if (name in { if: 1, loop: 1, scan: 1 }) assert.deepEqual([m.onGpu, m.compute], { if: [8, 8], loop: [6, 7], scan: [6, 6] }[name], `${name}.onnx: compute nodes on webgpu (the Loop's Cast of the iteration number on wasm)`);
       assert.ok(m.onGpu >= (name === 'loop' ? 6 / 7 : 0.9) * m.compute && m.subgraphOnGpu > 0, `${name}: ${m.onGpu} of ${m.compute} compute nodes on webgpu (${m.subgraphOnGpu} in subgraphs; on wasm: ${JSON.stringify(m.wasm)})`);
       m.runs.forEach((run, i) => {
         for (const [out, o] of Object.entries(run)) if (out !== 'ms') assert.ok(o.same && o.relL2 <= 1e-4, `${name} run ${i} ${out}: rel-L2 ${o.relL2} against wasm`);
@@ -231,6 +250,89 @@ test('webgpu: If branches and Loop bodies run on WebGPU (nested Ifs, each branch
     const s1 = 1 / (1 + Math.exp(1));
     assert.ok(Math.abs(r.loop.runs[1].y.values[0] - Math.max(-1 + 10 * s1, 0)) < 1e-5, `loop.onnx: y ${r.loop.runs[1].y.values[0]}`);
   });
+});
+
+// In the page: each model of `specs` ({name, url, feeds: [{name, dtype, shape, url}]}) on WebGPU
+// once; per model its outputs (plain arrays, compared against onnxruntime-node in node), the
+// placement counted over compute nodes (a float32 output; If/Loop/Scan themselves and int64/bool
+// shape arithmetic excluded) with the ops of those left on wasm, and the run's time (the first:
+// shader compiles included).
+async function modelsInPage(page, specs) {
+  return page.evaluate(async (specs) => {
+    const { Tessera } = await import('/dist/tessera.mjs');
+    const gpu = await Tessera.create({ device: 'webgpu' });
+    let graph = null;
+    const graphOf = gpu._graph.bind(gpu);
+    gpu._graph = (h) => (graph = graphOf(h));
+    const kTyped = { float32: Float32Array, int64: BigInt64Array };
+    const result = {};
+    for (const spec of specs) {
+      const bytes = new Uint8Array(await (await fetch(spec.url)).arrayBuffer());
+      const t0 = performance.now();
+      const m = await gpu.load(bytes, { name: spec.name });
+      const feeds = {};
+      for (const f of spec.feeds)
+        feeds[f.name] = { dtype: f.dtype, shape: f.shape, data: new kTyped[f.dtype](await (await fetch(f.url)).arrayBuffer()) };
+      const graphs = (graph.graphs ?? [null]).map((g, i) => (i === 0 ? graph : g));
+      const compute = (p) => !['If', 'Loop', 'Scan'].includes(p.op) &&
+        graphs[p.graph].nodes[p.node].outputs.some((id) => id >= 0 && graphs[p.graph].values[id].dtype === 1);
+      const nodes = m.placement.nodes.filter(compute);
+      const wasm = {};
+      for (const p of nodes) if (p.device === 'wasm') wasm[p.op] = (wasm[p.op] ?? 0) + 1;
+      const t1 = performance.now();
+      const out = await m.run(feeds);
+      const t2 = performance.now();
+      const outputs = {};
+      for (const [name, t] of Object.entries(out)) outputs[name] = { dtype: t.dtype, shape: t.dims, data: Array.from(t.data, Number) };
+      result[spec.name] = { deviceFallback: m.deviceFallback, compute: nodes.length, onGpu: nodes.length - Object.values(wasm).reduce((a, b) => a + b, 0),
+        wasm, loadMs: t1 - t0, runMs: t2 - t1, outputs };
+      m.dispose();
+    }
+    gpu.dispose();
+    return result;
+  }, specs);
+}
+// The issue's goal per model of tests/models (models.json; those fetched): on WebGPU, at least 90%
+// of the compute nodes placed there and the outputs within the model's tolerance (models.json
+// rtol/atol, else 1e-4, as web/test/models.test.mjs) of onnxruntime-node on the same seeded
+// inputs. CI runs the models whose first WebGPU run (shader compiles) takes a few seconds at most
+// on SwiftShader (kQuickModels: about 8 s in all on the loaded 2-core machine);
+// TSR_WEBGPU_MODELS=all runs every model (PP-OCR cls and v4 rec/det, openWakeWord's embedding,
+// the legacy VAD, M-LSD, BlazeFace back too: about 3 minutes there), TSR_WEBGPU_MODELS=a,b those.
+const kQuickModels = ['oww_alexa', 'oww_hey_jarvis', 'oww_melspectrogram', 'blazeface_front', 'silero_vad_v5'];
+test('webgpu: every model of tests/models runs on WebGPU (>= 90% of compute nodes) and matches onnxruntime-node', { skip: skip || (!ort && 'onnxruntime-node missing (scripts/install_deps.sh)') }, async () => {
+  const only = process.env.TSR_WEBGPU_MODELS === 'all' ? null : process.env.TSR_WEBGPU_MODELS?.split(',') ?? kQuickModels;
+  const table = lib.loadModels().filter((m) => fs.existsSync(modelPath(m.file)) && (!only || only.includes(m.name)));
+  if (!table.length) return;
+  const data = fs.mkdtempSync(path.join(os.tmpdir(), 'tsr-webgpu-feeds-'));
+  const refs = {};
+  const specs = [];
+  try {
+    for (const model of table) {
+      const feeds = feedsFor(model);
+      refs[model.name] = await reference(ort, modelPath(model.file), feeds);
+      specs.push({ name: model.name, url: `/models/${model.file}`, feeds: Object.entries(feeds).map(([name, t], k) => {
+        fs.writeFileSync(path.join(data, `${model.name}_${k}.bin`), Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength));
+        return { name, dtype: t.dtype, shape: t.shape, url: `/feeds/${model.name}_${k}.bin` };
+      }) });
+    }
+    await withBrowser(async (browser, url) => {
+      const page = await browser.newPage();
+      const log = [];
+      page.on('pageerror', (e) => log.push(`pageerror: ${e.message}`));
+      await page.goto(url);
+      const r = await modelsInPage(page, specs).catch((e) => { throw new Error(`${e.message}\n${log.join('\n')}`); });
+      for (const model of table) {
+        const m = r[model.name];
+        console.log(`# ${model.name}: ${m.onGpu} of ${m.compute} compute nodes on webgpu (on wasm ${JSON.stringify(m.wasm)}); load ${m.loadMs.toFixed(0)} ms, first run ${m.runMs.toFixed(0)} ms`);
+        assert.equal(m.deviceFallback, null, `${model.name}: runs on webgpu`);
+        assert.ok(m.onGpu >= 0.9 * m.compute, `${model.name}: ${m.onGpu} of ${m.compute} compute nodes on webgpu (on wasm: ${JSON.stringify(m.wasm)})`);
+        checkOutputs(Object.fromEntries(Object.entries(m.outputs).map(([k, t]) => [k, { ...t, data: Float64Array.from(t.data) }])), refs[model.name], `${model.name} on webgpu`, model);
+      }
+    }, [['/feeds', data]]);
+  } finally {
+    fs.rmSync(data, { recursive: true, force: true });
+  }
 });
 
 test('webgpu: a lost device fails the next run with a backend TesseraError', { skip }, async () => {

@@ -81,7 +81,7 @@ export interface CreateOptions {
   threads?: number;
   /** Where models run (default 'wasm'). 'webgpu': on the GPU through WebGPU (docs/web.md
    *  "WebGPU"): float32 nodes of the ops the WebGPU layer has run there, every other node alone on
-   *  wasm; If and Loop run their subgraphs the same way (a model with Scan runs wholly on wasm). Throws unsupported (`device 'webgpu':
+   *  wasm; If, Loop and Scan run their subgraphs the same way (a model with a batched ONNX Scan-8 runs wholly on wasm). Throws unsupported (`device 'webgpu':
    *  navigator.gpu is not available ...` / `... found no adapter`) where WebGPU cannot be used.
    *  'auto': WebGPU where an adapter exists, else wasm with `deviceFallback` saying why. The WebGPU
    *  code (webgpu*.mjs) is imported only for 'webgpu' and 'auto'. */

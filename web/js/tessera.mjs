@@ -479,7 +479,7 @@ export class Tessera {
   }
 
   /** A WebGPU runner for model handle h (null on wasm), or {wasmOnly: why} for a graph that
-   *  must run whole on wasm (Loop/Scan control flow, inputs bound to variables). */
+   *  must run whole on wasm (SequenceMap or batched Scan-8 control flow, inputs bound to variables). */
   #gpuModel(h) {
     if (!this.#gpu) return null;
     let graph;

@@ -41,8 +41,8 @@ export async function openWebGpu() {
   }
 }
 
-/** One device: compiled pipelines (one per distinct WGSL source) and a pool of storage buffers
- *  in power-of-two size classes, reused within and across runs. */
+/** One device: compiled pipelines (one per distinct WGSL source, compiled asynchronously) and a
+ *  pool of storage buffers in power-of-two size classes, reused within and across runs. */
 class Gpu {
   constructor(adapter, device) {
     this.adapter = adapter;
@@ -53,18 +53,30 @@ class Gpu {
     this.lost = null;
     this.errors = [];
     this.pipelines = new Map();
+    this.later = new Set();  // WGSL of pipelines to compile once the current run is done (Run.compiled)
     this.pool = new Map();
     device.lost.then((i) => { this.lost = i.message || String(i.reason); });
     device.addEventListener('uncapturederror', (e) => this.errors.push(e.error.message));
   }
 
+  /** The pipeline of WGSL `code`: {pipe (once compiled), ready (a Promise settled then), error?}.
+   *  Compiled with createComputePipelineAsync, so that the pipelines a run's commands need before
+   *  its next submit compile at once (in parallel where the implementation does). */
   pipeline(code) {
-    let p = this.pipelines.get(code);
-    if (!p) {
-      p = this.device.createComputePipeline({ layout: 'auto', compute: { module: this.device.createShaderModule({ code }), entryPoint: 'main' } });
-      this.pipelines.set(code, p);
+    let e = this.pipelines.get(code);
+    if (!e) {
+      e = { pipe: null, error: null, ready: null };
+      e.ready = this.device.createComputePipelineAsync({ layout: 'auto', compute: { module: this.device.createShaderModule({ code }), entryPoint: 'main' } })
+        .then((p) => { e.pipe = p; }, (err) => { e.error = err; this.pipelines.delete(code); });
+      this.pipelines.set(code, e);
     }
-    return p;
+    return e;
+  }
+
+  /** Starts compiling the pipelines Run.compiled asked for (not awaited: a later run uses them). */
+  compileLater() {
+    for (const code of this.later) this.pipeline(code);
+    this.later.clear();
   }
 
   /** A storage buffer of at least `bytes` from the pool. */
@@ -165,8 +177,9 @@ export class GpuModel {
       }
       return names ? Object.fromEntries(names.map((nm) => [nm, result[nm]])) : result;
     } finally {
-      run.flush();
+      await run.flush();
       for (const v of outs) run.drop(v);
+      this.#gpu.compileLater();
     }
   }
 
@@ -195,7 +208,7 @@ export class GpuModel {
           res = [run.view(f, f.shape)];
           if (f.fusedInto.length > 1) res[0].fusedInto = f.fusedInto.slice(1);
         }
-        else if (!pass?.cpu && (place[k] === 'webgpu' || hostView[k])) res = await this.#gpuNode(run, gi, k, n, ins, pass);
+        else if (!pass?.cpu && (place[k] === 'webgpu' || hostView[k])) res = await this.#gpuNode(run, gi, k, n, ins, pass, (id) => vals[id] ?? (vals[id] = this.#constant(gi, id)));
         else res = await this.#wasmNode(run, gi, k, n, ins);
         n.outputs.forEach((id, j) => { if (id >= 0) vals[id] = res[j]; });
         if (pass?.probes) probe(run, pass.probes, g, gi, k, res);
@@ -233,11 +246,12 @@ export class GpuModel {
 
   /** Node k of graph gi on the GPU, or on wasm when its sizes are over the adapter's limits (onWasm).
    *  A Conv with nodes fused into it (webgpu_fuse.mjs) applies them and marks its output with
-   *  their indices (fusedInto), unless pass asks for every node's own output. */
-  async #gpuNode(run, gi, k, n, ins, pass) {
+   *  their indices (fusedInto), unless pass asks for every node's own output. value(id): the record
+   *  of value id in this run (a fused residual Add's other operand). */
+  async #gpuNode(run, gi, k, n, ins, pass, value) {
     try {
       const j = pass ? undefined : this.#fused[gi].get(k);
-      const act = j === undefined ? null : chainOf(j.map((i) => this.#graphs[gi].nodes[i]), (id) => this.#constant(gi, id).t);
+      const act = j === undefined ? null : chainOf(j.map((i) => this.#graphs[gi].nodes[i]), n.outputs[0], (id) => this.#constant(gi, id).t, value);
       const outs = await kGpuOps[n.op].run(run, n, ins, this.#cacheOf(gi, k), ...(act ? [act] : []));
       const res = testHooks.perturb?.(k, n, gi) ? await perturbed(run, outs) : outs;
       if (act) { res[0].fusedInto = j; testHooks.onFuse?.(gi, k, ...j); }
@@ -320,9 +334,10 @@ function mainOnly(gi, fn) {
  * makes node k (of graph `graph`, 0: the main graph)'s first output, when it runs on the GPU, differ from its kernel's result by 1 in
  * its first element, so that a test can see run({checkAgainst: 'cpu'}) find a divergence.
  * onFuse(graph, conv, ...fused) is called when Conv node `conv` runs with nodes `fused` fused
- * into it (webgpu_fuse.mjs).
+ * into it (webgpu_fuse.mjs). waitForPipelines: true makes kernels wait for their tiled pipelines
+ * instead of running the simpler ones until those are compiled (Run.compiled).
  */
-export const testHooks = { perturb: null, onFuse: null };
+export const testHooks = { perturb: null, onFuse: null, waitForPipelines: false };
 
 /** outs with outs[0] read back and its first element increased by 1 (testHooks.perturb). */
 async function perturbed(run, outs) {
@@ -362,10 +377,12 @@ function checkFeeds(given, names, { inputs, outputs }) {
     if (!outputs.some((o) => o.name === n)) throw new TesseraError('invalid_argument', `run(): the model has no output "${n}" (outputs: ${all(outputs)})`);
 }
 
-/** One run's commands: dispatches recorded into one encoder, submitted when a value is read back
- *  or the run ends. A value record is {shape, t?: Tensor (host copy), gpu?: GpuValue, constant?}. */
+/** One run's commands: dispatches and copies recorded in order, encoded into one command encoder
+ *  (one compute pass per stretch of dispatches) and submitted when a value is read back or the run
+ *  ends, once the pipelines they need are compiled. A value record is {shape, t?: Tensor (host
+ *  copy), gpu?: GpuValue, constant?}. */
 class Run {
-  #gpu; #enc = null; #pass = null; #transient = []; #staged = [];
+  #gpu; #cmds = []; #transient = []; #staged = [];
 
   constructor(gpu) { this.#gpu = gpu; }
 
@@ -429,24 +446,21 @@ class Run {
     return buf;
   }
 
-  /** Records one dispatch of `code` with buffers bound in order over `grid` workgroups. */
-  dispatch(code, buffers, grid) {
-    const pipe = this.#gpu.pipeline(code);
-    const bind = this.device.createBindGroup({
-      layout: pipe.getBindGroupLayout(0), entries: buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
-    });
-    this.#enc ??= this.device.createCommandEncoder();
-    this.#pass ??= this.#enc.beginComputePass();  // one pass for a run of dispatches
-    this.#pass.setPipeline(pipe);
-    this.#pass.setBindGroup(0, bind);
-    this.#pass.dispatchWorkgroups(...grid);
+  /** Whether the pipeline of WGSL `code` is compiled, for a kernel that has a simpler one to run
+   *  meanwhile (webgpu_ops.mjs: the tiled GEMM, about 1 s to compile on SwiftShader, against tens of
+   *  ms). A new one is compiled after the run (Gpu.compileLater): pipelines compile one after
+   *  another there, so the run's own kernels do not wait behind it. */
+  compiled(code) {
+    if (testHooks.waitForPipelines) return true;
+    const e = this.#gpu.pipelines.get(code);
+    if (!e) this.#gpu.later.add(code);
+    return !!e?.pipe;
   }
 
-  /** The encoder, outside any compute pass (for copies and submission). */
-  #encoder() {
-    this.#pass?.end();
-    this.#pass = null;
-    return (this.#enc ??= this.device.createCommandEncoder());
+  /** Records one dispatch of `code` with buffers bound in order over `grid` workgroups (its
+   *  pipeline starts compiling now if it is new). */
+  dispatch(code, buffers, grid) {
+    this.#cmds.push({ p: this.#gpu.pipeline(code), buffers, grid });
   }
 
   /** An element kernel over n invocations (kGroup per workgroup, x then y). */
@@ -456,18 +470,54 @@ class Run {
     this.dispatch(code, buffers, [x, Math.ceil(groups / x)]);
   }
 
-  flush() {
-    if (this.#enc) this.device.queue.submit([this.#encoder().finish()]);
-    this.#enc = null;
-    for (const b of this.#transient.splice(0)) b.destroy();
-    for (const s of this.#staged.splice(0)) s.resolve(this.#read(s.staging, s.shape));
+  /** Submits the commands recorded so far (after their pipelines compile), then frees the run's
+   *  transient buffers and starts the staged readbacks. A pipeline that failed to compile fails
+   *  with TesseraError backend. */
+  async flush() {
+    const cmds = this.#cmds.splice(0), transient = this.#transient.splice(0), staged = this.#staged.splice(0);
+    try {
+      const pending = cmds.filter((c) => c.p && !c.p.pipe).map((c) => c.p.ready);
+      if (pending.length) await Promise.all(pending);
+      const failed = cmds.find((c) => c.p?.error);
+      if (failed) {
+        this.#gpu.check();
+        throw new TesseraError('backend', `webgpu: a kernel failed to compile: ${failed.p.error.message}`);
+      }
+      if (cmds.length) this.device.queue.submit([this.#encode(cmds)]);
+    } finally {
+      for (const b of transient) b.destroy();
+      for (const s of staged) s.resolve(this.#read(s.staging, s.shape));
+    }
+  }
+
+  /** cmds ({p, buffers, grid} dispatches, {copy: [src, dst, bytes]} copies) as a command buffer. */
+  #encode(cmds) {
+    const enc = this.device.createCommandEncoder();
+    let pass = null;
+    for (const c of cmds) {
+      if (c.copy) {
+        pass?.end();
+        pass = null;
+        enc.copyBufferToBuffer(c.copy[0], 0, c.copy[1], 0, c.copy[2]);
+        continue;
+      }
+      const pipe = c.p.pipe;
+      pass ??= enc.beginComputePass();  // one pass for a stretch of dispatches
+      pass.setPipeline(pipe);
+      pass.setBindGroup(0, this.device.createBindGroup({
+        layout: pipe.getBindGroupLayout(0), entries: c.buffers.map((buffer, binding) => ({ binding, resource: { buffer } })),
+      }));
+      pass.dispatchWorkgroups(...c.grid);
+    }
+    pass?.end();
+    return enc.finish();
   }
 
   /** A Promise of v's Tensor as it is now (its buffer may be reused later in the run): copied to a
    *  staging buffer in the run's commands, read back after they are submitted (flush). */
   snapshot(v) {
     const staging = this.#staging(prod(v.shape));
-    if (prod(v.shape)) this.#encoder().copyBufferToBuffer(v.gpu.store.buf, 0, staging, 0, 4 * prod(v.shape));
+    if (prod(v.shape)) this.#cmds.push({ copy: [v.gpu.store.buf, staging, 4 * prod(v.shape)] });
     return new Promise((resolve) => this.#staged.push({ staging, shape: v.shape, resolve }));
   }
 
@@ -495,7 +545,7 @@ class Run {
     if (v === null || v === undefined) return null;
     if (v.t) return v.t;
     const t = this.snapshot(v);
-    this.flush();
+    await this.flush();
     v.t = await t;
     return v.t;
   }

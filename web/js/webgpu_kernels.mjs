@@ -117,9 +117,12 @@ ${kMain} {
  *  conv: B is the im2col matrix of an NCHW image read in place (a convolution as an implicit
  *  GEMM: A the [M, C*KH*KW] weights, N = OH*OW), with binding 6 cp = [C, H, W, KH, KW, OW, sh,
  *  sw, ph, pw, dh, dw]. act: {op (kFusedActs), floor?, ceil?} applied to each output (actFn), its
- *  parameters in u.fa, u.fb, u.flo, u.fhi. */
+ *  parameters in u.fa, u.fb, u.flo, u.fhi. With u.hr = 1 (a residual Add fused into a Conv) the
+ *  output's element of binding 7 (conv) or 6 (a tensor of the output's shape; any buffer when
+ *  u.hr = 0) is added first: a run-time flag, so that it adds no pipeline to compile. */
 export function gemmKernel(conv = false, tm = 2, act = null) {
   const R = 16 * tm;
+  const res = `@group(0) @binding(${conv ? 7 : 6}) var<storage, read> Res: array<f32>;\n`;
   // bload4: the 4 B elements of row kb at columns c4 .. c4 + 3 (0 past N); for a conv the im2col
   // row's (c, kh, kw) and the first column's (oh, ow) are worked out once for the 4.
   const bload = conv ? `@group(0) @binding(6) var<storage, read> cp: array<u32>;
@@ -148,11 +151,11 @@ fn bload4(bo: u32, kb: u32, c4: u32) -> vec4<f32> {
   return r;
 }`;
   return `${kHead}${actFn(act)}${ro(0, 'A')}${ro(1, 'B')}${ro(2, 'C')}${rw(3, 'Y')}
-struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, fa: f32, fb: f32, flo: f32, fhi: f32, pad0: u32, pad1: u32 };
+struct U { m: u32, n: u32, k: u32, ta: u32, tb: u32, hc: u32, cm: u32, cn: u32, alpha: f32, beta: f32, fa: f32, fb: f32, flo: f32, fhi: f32, hr: u32, pad1: u32 };
 @group(0) @binding(4) var<uniform> u: U;
 @group(0) @binding(5) var<storage, read> offs: array<u32>;
 ${bload}
-var<workgroup> As: array<array<f32, 16>, ${R}>;
+${res}var<workgroup> As: array<array<f32, 16>, ${R}>;
 var<workgroup> Bs: array<array<vec4<f32>, 16>, 16>;
 fn aload(ao: u32, row: u32, ka: u32) -> f32 {
   if (row >= u.m || ka >= u.k) { return 0.0; }
@@ -192,7 +195,9 @@ fn aload(ao: u32, row: u32, ka: u32) -> f32 {
       if (col >= u.n) { continue; }
       var v = u.alpha * acc[i][j];
       if (u.hc == 1u) { v = v + u.beta * C[row * u.cm + col * u.cn]; }
-      Y[wg.z * u.m * u.n + row * u.n + col] = ${act ? 'act_(v, u.fa, u.fb, u.flo, u.fhi)' : 'v'};
+      let at = wg.z * u.m * u.n + row * u.n + col;
+      if (u.hr == 1u) { v = v + Res[at]; }
+      Y[at] = ${act ? 'act_(v, u.fa, u.fb, u.flo, u.fhi)' : 'v'};
     }
   }
 }`;
@@ -247,8 +252,11 @@ ${kMain} {
   if (i >= p[0]) { return; }
   let C = p[1]; let H = p[2]; let W = p[3]; let M = p[4]; let KH = p[5]; let KW = p[6]; let OH = p[7]; let OW = p[8];
   let ow = i % OW; let oh = (i / OW) % OH; let m = (i / (OW * OH)) % M; let n = i / (OW * OH * M);
-  var acc = 0.0;
-  if (p[16] == 1u) { acc = bias[m]; }`;
+  var acc = 0.0;`;
+
+// The bias added after the sum (as the GEMM kernels do), not as its first term: the same rounding
+// as the tiled GEMM path of the same Conv.
+const kAddBias = 'if (p[16] == 1u) { acc = acc + bias[m]; }';
 
 /** Direct 2-D convolution, NCHW, groups: one invocation per output element. Bindings: x, w,
  *  bias (any buffer when absent), y, p = [n, C, H, W, M, KH, KW, OH, OW, sh, sw, ph, pw, dh, dw,
@@ -269,6 +277,7 @@ export function convKernel(act = null) {
       }
     }
   }
+  ${kAddBias}
   y[i] = ${act ? 'act_(acc, pf(p[17]), pf(p[18]), pf(p[19]), pf(p[20]))' : 'acc'};
 }`;
 }
@@ -286,7 +295,6 @@ ${kMain} {
   let OQ = (OW + 3u) / 4u;
   let ow0 = (i % OQ) * 4u; let oh = (i / OQ) % OH; let m = (i / (OQ * OH)) % M; let n = i / (OQ * OH * M);
   var acc = vec4<f32>(0.0);
-  if (p[16] == 1u) { acc = vec4<f32>(bias[m]); }
   let xc = (n * C + m / p[15]) * H;
   let sw = i32(p[10]);
   let iwv = vec4<i32>(0, sw, 2 * sw, 3 * sw);
@@ -304,6 +312,7 @@ ${kMain} {
       acc = acc + xv * wv;
     }
   }
+  if (p[16] == 1u) { acc = acc + vec4<f32>(bias[m]); }
   let out = ((n * M + m) * OH + oh) * OW;
   for (var j = 0u; j < 4u; j = j + 1u) {
     if (ow0 + j < OW) { y[out + ow0 + j] = ${act ? 'act_(acc[j], pf(p[17]), pf(p[18]), pf(p[19]), pf(p[20]))' : 'acc[j]'}; }
@@ -467,6 +476,7 @@ export function convTransposeKernel() {
       }
     }
   }
+  ${kAddBias}
   y[i] = acc;
 }`;
 }

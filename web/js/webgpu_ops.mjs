@@ -66,33 +66,48 @@ async function clipBounds(n, run, [lo, hi]) {
 }
 
 /** A strided copy of region `dims` (see K.copyKernel) from x into y. */
-function copy(run, x, y, dims, si, so, inOff = 0, outOff = 0) {
+export function copy(run, x, y, dims, si, so, inOff = 0, outOff = 0) {
   run.elements(K.copyKernel(), [run.buf(x), y.gpu.store.buf, run.params([prod(dims), dims.length, inOff, outOff, ...dims, ...si, ...so])], prod(dims));
 }
 
 /** An act's ({op, a, b, floor?, ceil?}: see gemm()) four kernel parameters: a, b, lo, hi. */
 const actParams = (act) => [act?.a ?? 0, act?.b ?? 0, act?.floor ?? 0, act?.ceil ?? 0];
 
+/** Rows per invocation of the tiled GEMM for M rows: 64-row tiles (4 a thread) where M fills them. */
+const tileRows = (M) => (M >= 64 ? 4 : 2);
+
+/** The tiled GEMM's WGSL for M rows and act (a residual alone puts no act_ in the code: a flag). */
+function tiledCode(conv, M, act) {
+  const applies = act && (act.op || act.floor !== undefined || act.ceil !== undefined);
+  return K.gemmKernel(conv, tileRows(M), applies ? act : null);
+}
+
 /** Batched matmul / Gemm on the tiled kernel (conv: the implicit-GEMM convolution's parameters;
- *  act: {op, a, b, floor?, ceil?}, applied to each output: webgpu_fuse.mjs chainOf). */
+ *  act: {op, a, b, floor?, ceil?, res?}, applied to each output: webgpu_fuse.mjs chainOf; res: a
+ *  value record of outShape added before the activation, only on the tiled path (M >= 8 or conv)). */
 function gemm(run, a, b, c, { M, N, Kd, ta, tb, alpha, beta, offs, outShape, cm = 0, cn = 0, conv = null, act = null }) {
   const y = run.alloc(outShape);
   if (prod(outShape) === 0) return y;
   const u = new Uint32Array(16);
   u.set([M, N, Kd, ta, tb, c ? 1 : 0, cm, cn]);
   new Float32Array(u.buffer).set([alpha, beta, ...actParams(act)], 8);
+  u[14] = act?.res ? 1 : 0;
   const nb = offs.length / 2;
-  const tm = M >= 64 ? 4 : 2;  // rows per invocation: 64-row tiles where M fills them
+  const tm = tileRows(M), code = tiledCode(!!conv, M, act);
   if (nb > 65535 || Math.ceil(M / (16 * tm)) > 65535 || Math.ceil(N / 64) > 65535) throw onWasm(`a ${nb} x ${M} x ${N} matmul is over the dispatch limits`);
+  if (act?.res && (act.res.shape.join() !== outShape.join() || M < 8 && !conv))
+    throw new TesseraError('internal', `webgpu: a residual of shape [${act.res.shape}] fused into a [${outShape}] GEMM`);
   const A = run.buf(a);
-  if (M < 8 && !conv) {  // few rows: one invocation per output
+  // Few rows, or the tiled kernel not compiled yet (Run.compiled): one invocation per output. A
+  // residual takes the tiled kernel (the other has no binding for it).
+  if ((M < 8 && !conv) || (!conv && !act?.res && !run.compiled(code))) {
     run.elements(K.gemvKernel(act), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf,
       run.params([nb * M * N, M, N, Kd, ta, tb, c ? 1 : 0, cm, cn, f32bits(alpha), f32bits(beta), ...actParams(act).map(f32bits)]),
       run.params(offs)], nb * M * N);
     return y;
   }
-  run.dispatch(K.gemmKernel(!!conv, tm, act), [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs),
-    ...(conv ? [run.params(conv)] : [])],
+  run.dispatch(code, [A, run.buf(b), c ? run.buf(c) : A, y.gpu.store.buf, run.uniform(u), run.params(offs),
+    ...(conv ? [run.params(conv)] : []), act?.res ? run.buf(act.res) : A],
     [Math.ceil(N / 64), Math.ceil(M / (16 * tm)), nb]);
   return y;
 }
@@ -402,7 +417,9 @@ export const kGpuOps = {
         for (let i = 0; i < N; i++) offs.push(0, i * C * H * W);
         return [gemm(run, w, x, b, { M, N: H * W, Kd: C, ta: 0, tb: 0, alpha: 1, beta: 1, offs, outShape: shape, cm: 1, cn: 0, act })];
       }
-      if ((n.attrs.group ?? 1) === 1) {  // an implicit GEMM: Y[n] (M x OH*OW) = W (M x C*KH*KW) im2col(X[n])
+      // An implicit GEMM: Y[n] (M x OH*OW) = W (M x C*KH*KW) im2col(X[n]); until its tiled kernel
+      // is compiled (Run.compiled) and with no residual to add, the direct kernels below.
+      if ((n.attrs.group ?? 1) === 1 && (act?.res || run.compiled(tiledCode(true, M, act)))) {
         const offs = [];
         for (let i = 0; i < N; i++) offs.push(0, i * C * H * W);
         return [gemm(run, w, x, b, { M, N: g.out[0] * g.out[1], Kd: C * KH * KW, ta: 0, tb: 0, alpha: 1, beta: 1, offs, outShape: shape,

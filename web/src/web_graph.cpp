@@ -153,8 +153,8 @@ extern "C" {
 //  "graphs": [null, {inputs, outputs, values, nodes}, ...]}.
 // A subgraph reads outer values only through its inputs, passed as the node's extra inputs
 // (core/ops/families/control_flow.cpp: If's are (cond, captures...), its branches' (captures...)).
-// wasmOnly names why the model must run whole on wasm: control flow other than If and Loop (a
-// Scan node in any graph) or main-graph inputs bound to variables.
+// wasmOnly names why the model must run whole on wasm: control flow other than If, Loop and Scan
+// (SequenceMap, a batched ONNX Scan-8 in any graph) or main-graph inputs bound to variables.
 EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_graph(WebModel* m) {
   auto typed = std::make_shared<tsr::ir::Model>(m->session->model().graph());  // constants share storage
   tsr::Status st = tsr::passes::infer_types(*typed);
@@ -163,8 +163,9 @@ EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_graph(WebModel* m) {
   for (const auto& g : typed->graphs)
     for (const auto& n : g.nodes)
       for (const auto& a : n.attributes)
-        if (wasm_only.empty() && n.op != "If" && n.op != "Loop" && (a.kind == tsr::ir::AttrKind::kGraph || a.kind == tsr::ir::AttrKind::kGraphs))
-          wasm_only = tsr::str_cat("control flow (", n.op, ")");
+        if (wasm_only.empty() && n.op != "If" && n.op != "Loop" && (n.op != "Scan" || n.attr_int("batched") != 0) &&
+            (a.kind == tsr::ir::AttrKind::kGraph || a.kind == tsr::ir::AttrKind::kGraphs))
+          wasm_only = tsr::str_cat("control flow (", n.op, n.op == "Scan" ? ", batched: ONNX Scan-8" : "", ")");
   for (const auto& sig : typed->signatures)
     for (const auto& b : sig.bound_inputs)
       if (wasm_only.empty() && sig.graph == 0 && !b.empty()) wasm_only = "inputs bound to variables";

@@ -14,14 +14,15 @@ shape differs, gpu: nodes expected on WebGPU (null: all)}}).
                  Gather, ConstantOfShape (after a Shape, which runs on the host)
 - conv.onnx:     Conv (pads, strides, dilations, groups, bias; 1-D), ConvTranspose, BatchNormalization,
                  pooling
-- convfuse.onnx: Conv + activation pairs fused on WebGPU (each conv kernel path), and pairs that are not
+- convfuse.onnx: Conv + activation pairs fused on WebGPU (each conv kernel path), residual Adds, and
+                 pairs that are not
 - fallback.onnx: Relu -> CumSum (no GPU kernel: wasm) -> Sigmoid, so the run crosses twice
 - resize.onnx:   Resize nearest / linear under four coordinate transformations, up and down
 - pool3d.onnx:   MaxPool over an input of unknown rank, fed 5-D: falls back to wasm at run time
 - lstm.onnx:     a forward LSTM over three steps with initial states, a float32 -> float32 Cast
 - if.onnx:       nested Ifs whose conditions depend on the input, branches reading outer values
 - loop.onnx:     a Loop whose iteration count depends on the input, with a scan output
-- scan.onnx:     a Scan (the WebGPU layer does not run Scan: the model runs on wasm)
+- scan.onnx:     a Scan over rows and (reversed) columns, a captured weight, outputs stacked on two axes
 """
 import json
 import os
@@ -147,12 +148,20 @@ def main(out):
         n("Conv", ["r1", "wdm"], ["c9"], group=12, strides=[2, 2], pads=[0, 1, 1, 0]), n("Relu", ["c9"], ["y_dwm"]),
         n("Conv", ["x", "pw2"], ["c10"]), n("LeakyRelu", ["c10"], ["l10"], alpha=0.2), n("Max", ["l10", "floor"], ["y_max"]),
         n("Conv", ["x", "pw2"], ["c11"]), n("Relu", ["c11"], ["r11"]), n("Min", ["ceil", "r11"], ["y_min"]),
-    ], {"x": [1, 5, 9, 7]}, ["y_sig", "y_lrelu", "y_clip1", "y_two", "y_conv", "y_relu", "y_clip0", "y_dwm", "y_max", "y_min"],
+        # Residual Adds (28-37): 1x1 Conv + r1 then Relu; r1 + 3x3 Conv (no activation); not fused: a
+        # broadcast bias Add, an Add whose other operand comes after the Conv (that one's Conv fuses).
+        n("Conv", ["x", "pw"], ["c12"]), n("Add", ["c12", "r1"], ["a12"]), n("Relu", ["a12"], ["y_res"]),
+        n("Conv", ["r1", "w3r", "b3r"], ["c13"], pads=[1, 1, 1, 1]), n("Add", ["r1", "c13"], ["y_res2"]),
+        n("Conv", ["x", "pw"], ["c14"]), n("Add", ["c14", "rb"], ["y_bias"]),
+        n("Conv", ["x", "pw"], ["c15"]), n("Conv", ["x", "pw", "pb"], ["c16"]), n("Add", ["c15", "c16"], ["y_late"]),
+    ], {"x": [1, 5, 9, 7]}, ["y_sig", "y_lrelu", "y_clip1", "y_two", "y_conv", "y_relu", "y_clip0", "y_dwm", "y_max", "y_min",
+                             "y_res", "y_res2", "y_bias", "y_late"],
         [const("pw", [12, 5, 1, 1]), const("pb", [12]), const("w3", [70, 12, 3, 3]), const("b3", [70]),
          numpy_helper.from_array(np.float32(0), "zero"), numpy_helper.from_array(np.float32(0.6), "six"),
          const("wdw", [70, 1, 3, 3]), const("bdw", [70]), const("pw3", [3, 70, 1, 1]), const("wg", [10, 14, 1, 3]), const("bg", [10]),
          const("pw2", [6, 5, 1, 1]), numpy_helper.from_array(np.float32(0.5), "half"), const("wdm", [24, 1, 3, 3]),
-         numpy_helper.from_array(np.full([1, 1, 1, 1], -0.1, np.float32), "floor"), numpy_helper.from_array(np.float32(0.3), "ceil")], t)
+         numpy_helper.from_array(np.full([1, 1, 1, 1], -0.1, np.float32), "floor"), numpy_helper.from_array(np.float32(0.3), "ceil"),
+         const("w3r", [12, 12, 3, 3]), const("b3r", [12]), const("rb", [12, 1, 1])], t)
 
     save(out, "fallback.onnx", [
         n("Relu", ["x"], ["r"]), n("CumSum", ["r", "axis"], ["c"]), n("Sigmoid", ["c"], ["y"]),
@@ -209,12 +218,19 @@ def main(out):
          [ints("m", 5), numpy_helper.from_array(np.array(True), "yes"), numpy_helper.from_array(np.float32(6), "lim")], t)
     t["loop.onnx"]["controlFlow"] = True
 
-    # Scan (a running sum over the rows of x): not run by the WebGPU layer, the model runs on wasm.
-    scan_body = helper.make_graph([n("Add", ["s", "row"], ["s2"]), n("Identity", ["s2"], ["o"])], "scan_body",
-                                  [vi("s", TensorProto.FLOAT, [4]), vi("row", TensorProto.FLOAT, [4])],
-                                  [vi("s2", TensorProto.FLOAT, [4]), vi("o", TensorProto.FLOAT, [4])])
-    save(out, "scan.onnx", [n("Scan", ["s0", "x"], ["total", "sums"], body=scan_body, num_scan_inputs=1)],
-         {"x": [2, 4]}, ["total", "sums"], [numpy_helper.from_array(np.zeros(4, np.float32), "s0")], t)
+    # Scan over x [4, 4] by rows (forward) and by columns (reversed), carrying s [4]:
+    # s' = s + sigmoid(row) * col * w (w captured from the outer graph); outputs: the final s, each
+    # step's s stacked on axis 0 and tanh(col) stacked on axis 1 in reverse order.
+    scan_body = helper.make_graph([
+        n("Sigmoid", ["row"], ["sg"]), n("Mul", ["sg", "col"], ["m"]), n("Mul", ["m", "w"], ["mw"]),
+        n("Add", ["s", "mw"], ["s2"]), n("Identity", ["s2"], ["o"]), n("Tanh", ["col"], ["o2"]),
+    ], "scan_body", [vi("s", TensorProto.FLOAT, [4]), vi("row", TensorProto.FLOAT, [4]), vi("col", TensorProto.FLOAT, [4])],
+        [vi("s2", TensorProto.FLOAT, [4]), vi("o", TensorProto.FLOAT, [4]), vi("o2", TensorProto.FLOAT, [4])])
+    save(out, "scan.onnx", [n("Scan", ["s0", "x", "x"], ["total", "sums", "cols"], body=scan_body, num_scan_inputs=2,
+                              scan_input_axes=[0, 1], scan_input_directions=[0, 1], scan_output_axes=[0, 1],
+                              scan_output_directions=[0, 1])],
+         {"x": [4, 4]}, ["total", "sums", "cols"],
+         [numpy_helper.from_array(np.zeros(4, np.float32), "s0"), numpy_helper.from_array(np.float32([1, -2, 0.5, 3]), "w")], t)
     t["scan.onnx"]["controlFlow"] = True
 
     with open(os.path.join(out, "models.json"), "w") as f:
