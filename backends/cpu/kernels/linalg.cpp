@@ -106,12 +106,9 @@ Status gemm_kernel(exec::KernelContext& ctx) {
 // QKV, projections, FFN, LM heads): op(B) is packed once at session creation by sgemm_pack_b, so
 // a run neither repacks it (a read and a write of every weight per run) nor waits on its cold
 // rows: the packed panels are contiguous and the blocked path prefetches the next one as it goes
-// (GPT-like prefill's 81 MB of weights do not stay in L3 between runs). Where A's type at load
-// says fewer than kPackedMinRows rows (decode steps) B is not packed: sgemm's few-row paths read it
-// raw. Where the rows are unknown at load B is packed and its raw pages released, and a run with
-// few rows then reads the packed panels too: reading B raw again would fault the released pages
-// back in and hold every weight twice (a GPT-like decode step with a dynamic sequence axis: peak
-// RSS 88 -> 152 MB). Other dtypes, batched B and Gemm's transposed A fall back to the plain kernels.
+// (GPT-like prefill's 81 MB of weights do not stay in L3 between runs). Products of at most
+// kPackedMinRows rows (decode steps) read B raw through sgemm's few-row paths instead, and so do
+// other dtypes, batched B and Gemm's transposed A; those fall back to the plain kernels.
 constexpr int64_t kPackedMinRows = 17;
 // From this many rows a thread, the threads split the rows of a packed product instead of its columns.
 constexpr int64_t kRowSplitRows = 56;
@@ -143,6 +140,7 @@ class PackedLinearKernel final : public exec::Kernel {
     const int64_t k = packed_.k, n = packed_.n;
     if (a.dim(a.rank() - 1) != k) return fallback(ctx);  // the plain kernels name the mismatch
     const int64_t m = a.numel() / k;
+    if (m < kPackedMinRows) return fallback(ctx);
     TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
     float* py = y->mut_data<float>();
     float alpha = 1.0f, beta = 0.0f;
@@ -214,7 +212,7 @@ class PackedLinearKernel final : public exec::Kernel {
   SgemmPackedB packed_;
 };
 
-// The packed kernel where B is a constant f32 matrix and A has kPackedMinRows rows or more, or rows unknown at load;
+// The packed kernel where B is a constant f32 matrix and A may have more than kPackedMinRows rows;
 // else null (the caller keeps its plain kernel).
 template <DTypeMask kSel>
 std::unique_ptr<exec::Kernel> packed_linear(const exec::KernelInit& init, bool gemm, const ops::ActivationSpec& act) {
