@@ -89,8 +89,8 @@ TEST_CASE("MatMul/Gemm with constant B: the packed weights match the product by 
       {"MatMul", {23, 300}, 300, 33},                         // K over two blocks, a partial panel
       {"MatMul", {17, 3}, 3, 4103},                           // N over the packed slices' width
       {"MatMul", {1, 5, 37}, 37, 29},                         // 5 rows known at load: plain kernel
-      {"MatMul", {1, 6, 40}, 40, 50, false, -1, Shape{1, -1, 40}},   // packed, 6 rows at run time
-      {"MatMul", {1, 70, 40}, 40, 50, false, -1, Shape{1, -1, 40}},  // packed, 70 rows at run time
+      {"MatMul", {1, 6, 40}, 40, 50, false, -1, Shape{1, -1, 40}},   // rows unknown at load, 6 at run time: plain
+      {"MatMul", {1, 70, 40}, 40, 50, false, -1, Shape{1, -1, 40}},  // rows unknown at load, 70 at run time: packed then
       {"Gemm", {29, 41}, 41, 35, false, 1},
       {"Gemm", {29, 41}, 41, 35, true, 0},
       {"Gemm", {18, 263}, 263, 66, true, 2},

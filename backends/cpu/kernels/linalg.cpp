@@ -5,6 +5,8 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <mutex>
+#include <optional>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/epilogue.h"  // after hwy/highway.h (a Highway -inl header)
@@ -106,9 +108,13 @@ Status gemm_kernel(exec::KernelContext& ctx) {
 // QKV, projections, FFN, LM heads): op(B) is packed once at session creation by sgemm_pack_b, so
 // a run neither repacks it (a read and a write of every weight per run) nor waits on its cold
 // rows: the packed panels are contiguous and the blocked path prefetches the next one as it goes
-// (GPT-like prefill's 81 MB of weights do not stay in L3 between runs). Products of at most
-// kPackedMinRows rows (decode steps) read B raw through sgemm's few-row paths instead, and so do
-// other dtypes, batched B and Gemm's transposed A; those fall back to the plain kernels.
+// (GPT-like prefill's 81 MB of weights do not stay in L3 between runs). Products of fewer than
+// kPackedMinRows rows (decode steps) read B raw through sgemm's few-row paths instead (the plain
+// kernels: bit for bit what a trainer's eval_step on the same weights gives), and so do other
+// dtypes, batched B and Gemm's transposed A. Where A's rows are unknown at load (a dynamic
+// sequence axis), B is packed by the first run with enough rows: packed at load, a decode step
+// that never uses the panels held every weight twice (raw pages faulted back in by the few-row
+// paths; GPT-like decode peak RSS 152 MB against 88).
 constexpr int64_t kPackedMinRows = 17;
 // From this many rows a thread, the threads split the rows of a packed product instead of its columns.
 constexpr int64_t kRowSplitRows = 56;
@@ -129,18 +135,31 @@ int64_t known_rows(const ops::ValueType& t, bool gemm, bool ta) {
 template <DTypeMask kSel>
 class PackedLinearKernel final : public exec::Kernel {
  public:
-  // `gemm`: Gemm / FusedGemm attributes (transA/transB, alpha/beta, bias); else MatMul.
-  PackedLinearKernel(bool gemm, ops::ActivationSpec act, SgemmPackedB packed)
-      : gemm_(gemm), act_(act), packed_(std::move(packed)) {}
+  // `gemm`: Gemm / FusedGemm attributes (transA/transB, alpha/beta, bias); else MatMul. op(B) is
+  // k x n (`tb`: B stored n x k). `packed`: op(B) packed now; null: packed by the first run with
+  // kPackedMinRows rows or more (the rows were unknown at load: a model whose runs all have few
+  // rows, a decode step, then never packs and keeps one copy of its weights).
+  PackedLinearKernel(bool gemm, ops::ActivationSpec act, bool tb, int64_t k, int64_t n,
+                     std::optional<SgemmPackedB> packed)
+      : gemm_(gemm), act_(act), tb_(tb), k_(k), n_(n), deferred_(!packed) {
+    if (packed) packed_ = std::move(*packed);
+  }
 
   Status run(exec::KernelContext& ctx) override {
     const Tensor& a = *ctx.input(0);
     if (a.dtype() != DType::kF32 || !(a.rank() >= 2) || (gemm_ && (ctx.node().attr_int("transA") != 0 || a.rank() != 2)))
       return fallback(ctx);
-    const int64_t k = packed_.k, n = packed_.n;
+    const int64_t k = k_, n = n_;
     if (a.dim(a.rank() - 1) != k) return fallback(ctx);  // the plain kernels name the mismatch
     const int64_t m = a.numel() / k;
     if (m < kPackedMinRows) return fallback(ctx);
+    const Tensor& b = *ctx.input(1);
+    if (deferred_) {
+      std::call_once(pack_once_, [&] {
+        packed_ = sgemm_pack_b(tb_, k, n, b.data<float>(), b.dim(1));
+        release_mapped_pages(b.data<float>(), b.nbytes());
+      });
+    }
     TSR_ASSIGN_OR_RETURN(Tensor * y, ctx.alloc_output(0));
     float* py = y->mut_data<float>();
     float alpha = 1.0f, beta = 0.0f;
@@ -153,7 +172,6 @@ class PackedLinearKernel final : public exec::Kernel {
     const bool bias = beta != 0.0f;
     const bool epilogue = gemm_ && (act_.kind != ops::FusedActivation::kNone || act_.has_post());
     const float* pa = a.data<float>();
-    const Tensor& b = *ctx.input(1);
     // Rows [i0, i1) of Y: C broadcast into them ([N], [1, N], [M, N], [M, 1] or a scalar; the
     // product accumulates onto it), the product, then the activation, while they are in cache.
     auto fill_bias = [&](int64_t i0, int64_t i1) {
@@ -209,11 +227,16 @@ class PackedLinearKernel final : public exec::Kernel {
 
   bool gemm_;
   ops::ActivationSpec act_;
-  SgemmPackedB packed_;
+  bool tb_;
+  int64_t k_, n_;
+  bool deferred_;
+  std::once_flag pack_once_;
+  SgemmPackedB packed_;  // written once: at construction, or under pack_once_
 };
 
-// The packed kernel where B is a constant f32 matrix and A may have more than kPackedMinRows rows;
-// else null (the caller keeps its plain kernel).
+// The packed kernel where B is a constant f32 matrix and A may have kPackedMinRows rows or more
+// (B packed now where A's rows are known at load, else by the first run with that many); else null
+// (the caller keeps its plain kernel).
 template <DTypeMask kSel>
 std::unique_ptr<exec::Kernel> packed_linear(const exec::KernelInit& init, bool gemm, const ops::ActivationSpec& act) {
   if constexpr (kSizeFirstKernels || !(kSel & dtype_bit(DType::kF32))) {
@@ -228,9 +251,12 @@ std::unique_ptr<exec::Kernel> packed_linear(const exec::KernelInit& init, bool g
     const int64_t m = known_rows(init.input_types[0], gemm, ta);
     if (m >= 0 && m < kPackedMinRows) return nullptr;  // decode steps: sgemm's few-row paths read B raw
     const int64_t k = tb ? b->dim(1) : b->dim(0), n = tb ? b->dim(0) : b->dim(1);
-    SgemmPackedB packed = sgemm_pack_b(tb, k, n, b->data<float>(), b->dim(1));
-    release_mapped_pages(b->data<float>(), b->nbytes());  // read again only by another SIMD target
-    return std::unique_ptr<exec::Kernel>(new PackedLinearKernel<kSel>(gemm, act, std::move(packed)));
+    std::optional<SgemmPackedB> packed;
+    if (m >= 0) {
+      packed = sgemm_pack_b(tb, k, n, b->data<float>(), b->dim(1));
+      release_mapped_pages(b->data<float>(), b->nbytes());  // read again only by another SIMD target
+    }
+    return std::unique_ptr<exec::Kernel>(new PackedLinearKernel<kSel>(gemm, act, tb, k, n, std::move(packed)));
   }
 }
 
