@@ -8,33 +8,21 @@
 //          bench/web/node_modules/onnxruntime-web/dist)]
 // Needs: web/dist, web/node_modules (playwright-core), /usr/bin/chromium, bench/web/node_modules
 //        (cd bench/web && npm ci), third_party/models.
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { opt, ortDir as ortDirOpt, serveWeb, launchChromium, modelFeeds } from './common.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
-const lib = createRequire(import.meta.url)(path.join(repo, 'tests', 'models', 'lib.js'));
-const { chromium } = createRequire(path.join(repo, 'web', 'package.json'))('playwright-core');
-const args = process.argv.slice(2);
-const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
 const names = opt('--models', 'ppocr_mobile_v2_cls,oww_embedding,oww_alexa,oww_melspectrogram,blazeface_front').split(',');
 const rounds = Number(opt('--rounds', 5));
-const ortDir = path.resolve(opt('--ort', path.join(here, 'node_modules', 'onnxruntime-web', 'dist')));
+const ortDir = ortDirOpt();
 
-const { serve } = await import(path.join(repo, 'web', 'tools', 'serve.mjs'));
-const { server, url } = await serve({ root: path.join(repo, 'web'), mounts: [['/models', lib.modelsDir()], ['/ort', ortDir]] });
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'] });
+const { server, url } = await serveWeb([['/ort', ortDir]]);
+const browser = await launchChromium();
 const page = await browser.newPage();
 await page.goto(url);
 console.log(`| model | first run: ort-web webgpu (ms) | Tessera webgpu (ms) | steady: ort-web webgpu (ms) | Tessera webgpu (ms) | ratio | Tessera wasm (ms) | nodes on webgpu |`);
 console.log('| --- | --: | --: | --: | --: | --: | --: | --: |');
 const ratios = [];
 for (const name of names) {
-  const m = lib.loadModels().find((x) => x.name === name);
-  if (!m) throw new Error(`no model ${name} in tests/models/models.json`);
-  const feeds = lib.makeInputs(m, 1234).map((t) => ({ name: t.name, dtype: t.dtype, shape: t.shape, data: Array.from(t.data, Number) }));
+  const { m, feeds } = modelFeeds(name);
   const r = await page.evaluate(async ([file, feeds, rounds]) => {
     const ort = await import('/ort/ort.webgpu.min.mjs');
     ort.env.wasm.numThreads = 1;

@@ -6,30 +6,20 @@
 //   DIST_A, DIST_B: web/dist-like folders (tessera.mjs, tessera-core.mjs, tessera.wasm, the JS API),
 //   e.g. a copy of web/dist with the previous commit's web/js/webgpu*.mjs.
 // Needs: web/node_modules (playwright-core), /usr/bin/chromium, third_party/models.
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { args, opt, serveWeb, launchChromium, modelFeeds } from './common.mjs';
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const args = process.argv.slice(2);
-const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
 const [A, B] = args.slice(0, 2).map((d) => path.resolve(d));
 if (!A || !B || A.startsWith('--') || B.startsWith('--')) throw new Error('usage: node bench/web/webgpu_ab.mjs DIST_A DIST_B [--models a,b] [--rounds N]');
 const names = opt('--models', 'oww_embedding,blazeface_front').split(',');
 const rounds = Number(opt('--rounds', 7));
-const { chromium } = createRequire(path.join(repo, 'web', 'package.json'))('playwright-core');
-const lib = createRequire(import.meta.url)(path.join(repo, 'tests', 'models', 'lib.js'));
-const { serve } = await import(path.join(repo, 'web', 'tools', 'serve.mjs'));
-const { server, url } = await serve({ root: path.join(repo, 'web'), mounts: [['/models', lib.modelsDir()], ['/A', A], ['/B', B]] });
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'] });
+const { server, url } = await serveWeb([['/A', A], ['/B', B]]);
+const browser = await launchChromium();
 const page = await browser.newPage();
 await page.goto(url);
 console.log('| model | A steady (ms) | B steady (ms) | B / A |\n| --- | --: | --: | --: |');
 for (const name of names) {
-  const m = lib.loadModels().find((x) => x.name === name);
-  if (!m) throw new Error(`no model ${name} in tests/models/models.json`);
-  const feeds = lib.makeInputs(m, 1234).map((t) => ({ name: t.name, dtype: t.dtype, shape: t.shape, data: Array.from(t.data, Number) }));
+  const { m, feeds } = modelFeeds(name);
   const r = await page.evaluate(async ([file, feeds, rounds]) => {
     const typed = (f) => (f.dtype === 'int64' ? BigInt64Array.from(f.data, BigInt) : Float32Array.from(f.data));
     const tf = Object.fromEntries(feeds.map((f) => [f.name, { dtype: f.dtype, shape: f.shape, data: typed(f) }]));

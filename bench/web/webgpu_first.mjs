@@ -9,30 +9,20 @@
 //          (default bench/web/node_modules/onnxruntime-web/dist)]
 // Needs: web/dist, web/node_modules (playwright-core), /usr/bin/chromium, onnxruntime-web's dist
 //        (cd bench/web && npm ci), third_party/models.
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { opt, ortDir as ortDirOpt, serveWeb, launchChromium, modelFeeds } from './common.mjs';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
-const lib = createRequire(import.meta.url)(path.join(repo, 'tests', 'models', 'lib.js'));
-const { chromium } = createRequire(path.join(repo, 'web', 'package.json'))('playwright-core');
-const args = process.argv.slice(2);
-const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
 const names = opt('--models', 'oww_alexa,oww_hey_jarvis,oww_melspectrogram,oww_embedding,blazeface_front,silero_vad_v5,ppocr_mobile_v2_cls').split(',');
 const rounds = Number(opt('--rounds', 2));
-const ortDir = path.resolve(opt('--ort', path.join(here, 'node_modules', 'onnxruntime-web', 'dist')));
+const ortDir = ortDirOpt();
 
-const { serve } = await import(path.join(repo, 'web', 'tools', 'serve.mjs'));
-const { server, url } = await serve({ root: path.join(repo, 'web'), mounts: [['/models', lib.modelsDir()], ['/ort', ortDir]] });
+const { server, url } = await serveWeb([['/ort', ortDir]]);
 
 // A one-node Identity model (x: float32 [1] -> y), opset 17, as base64.
 const kIdentity = 'CAg6OAoQCgF4EgF5IghJZGVudGl0eRICaWRaDwoBeBIKCggIARIECgIIAWIPCgF5EgoKCAgBEgQKAggBQgQKABAR';
 
 /** One runtime's phases for one model in a fresh browser: {init, load, first, second} in ms. */
 async function measure(which, file, feeds) {
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium',
-    args: ['--no-sandbox', '--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'] });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     await page.goto(url);
@@ -76,9 +66,7 @@ console.log('| model | ort-web: load + first run (ms) | Tessera: load + first ru
 console.log('| --- | --: | --: | --: | --: | --: | --: |');
 const ratios = [];
 for (const name of names) {
-  const m = lib.loadModels().find((x) => x.name === name);
-  if (!m) throw new Error(`no model ${name} in tests/models/models.json`);
-  const feeds = lib.makeInputs(m, 1234).map((t) => ({ name: t.name, dtype: t.dtype, shape: t.shape, data: Array.from(t.data, Number) }));
+  const { m, feeds } = modelFeeds(name);
   const got = { ort: [], tsr: [] };
   for (let i = 0; i < rounds; i++)
     for (const k of i % 2 ? ['tsr', 'ort'] : ['ort', 'tsr']) got[k].push(await measure(k, m.file, feeds));
