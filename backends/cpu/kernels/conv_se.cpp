@@ -1,0 +1,259 @@
+// FusedDepthwiseSE (core/ops/families/nn.cpp; made by core/passes/opt_fuse_se.cpp), f32: a
+// depthwise conv with its activation, times its squeeze-excitation gate. Per image:
+//   1. each channel's plane as Conv's depthwise path computes it (depthwise.h: padded rows, then
+//      the row kernels; bias and activation by epilogue.h), written to Y, and its mean taken
+//      right away while the plane is in L1 (summed as GlobalAveragePool sums: 16 partial sums
+//      over consecutive elements, then halved pairwise), planes split over the threads;
+//   2. the gate from the C means: two matrix-vector products with the weights transposed at load
+//      (vertical FMAs along the outputs, each output summed over k in order, as Conv's GemvWeights
+//      does), + bias, each with its activation (from 2^15 multiply-adds over the threads);
+//   3. Y's planes scaled by their gate values, split over the threads.
+// The result is bit for bit the unfused graph's (Conv, GlobalAveragePool, two FusedConv, Mul) on
+// the paths those take for these shapes; what it saves is the pool's pass over Y, four nodes'
+// dispatch and their outputs. Compiled once per SIMD target (hwy/foreach_target.h);
+// register_conv_se_kernels registers the best target's kernel.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/cpu/kernels/conv_se.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/kernels/depthwise.h"
+#include "backends/cpu/kernels/epilogue.h"
+#include "backends/cpu/kernels/nn_window.h"
+#include "backends/cpu/kernels/scratch.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tsr::cpu {
+namespace HWY_NAMESPACE {
+
+namespace {
+
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Outputs [0, rows) of a 1x1 conv on one position: W [rows, k] transposed into wt (k rows of `ld`
+// >= rows floats, a multiple of the lanes, zero-padded).
+std::vector<float> transpose_padded(const float* w, int64_t rows, int64_t k, int64_t ld) {
+  std::vector<float> wt(static_cast<size_t>(k * ld), 0.0f);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i < k; ++i) wt[static_cast<size_t>(i * ld + r)] = w[r * k + i];
+  return wt;
+}
+
+int64_t lanes_padded(int64_t n) {
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  return (n + nl - 1) / nl * nl;
+}
+
+// y[r] = act(bias[r] + sum_k wt[k * ld + r] * x[k]) for r in [r_begin, min(r_end, rows)) (r_begin,
+// r_end multiples of the lanes, r_end <= ld): up to four vectors of outputs at a time in
+// registers, each sum over k in order from zero.
+void matvec_t(const float* wt, int64_t rows, int64_t ld, int64_t k, const float* x, const float* bias,
+              const ops::ActivationSpec& act, float* y, int64_t r_begin, int64_t r_end) {
+  const hn::ScalableTag<float> d;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t r0 = r_begin; r0 < r_end; r0 += 4 * nl) {
+    const int64_t nv = std::min<int64_t>(4, (r_end - r0) / nl);
+    auto a0 = hn::Zero(d), a1 = a0, a2 = a0, a3 = a0;
+    if (nv == 4) {
+      for (int64_t i = 0; i < k; ++i) {
+        const auto xv = hn::Set(d, x[i]);
+        const float* row = wt + i * ld + r0;
+        a0 = hn::MulAdd(hn::LoadU(d, row), xv, a0);
+        a1 = hn::MulAdd(hn::LoadU(d, row + nl), xv, a1);
+        a2 = hn::MulAdd(hn::LoadU(d, row + 2 * nl), xv, a2);
+        a3 = hn::MulAdd(hn::LoadU(d, row + 3 * nl), xv, a3);
+      }
+    } else {
+      for (int64_t i = 0; i < k; ++i) {
+        const auto xv = hn::Set(d, x[i]);
+        const float* row = wt + i * ld + r0;
+        a0 = hn::MulAdd(hn::LoadU(d, row), xv, a0);
+        if (nv > 1) a1 = hn::MulAdd(hn::LoadU(d, row + nl), xv, a1);
+        if (nv > 2) a2 = hn::MulAdd(hn::LoadU(d, row + 2 * nl), xv, a2);
+      }
+    }
+    hn::StoreU(a0, d, y + r0);
+    if (nv > 1) hn::StoreU(a1, d, y + r0 + nl);
+    if (nv > 2) hn::StoreU(a2, d, y + r0 + 2 * nl);
+    if (nv > 3) hn::StoreU(a3, d, y + r0 + 3 * nl);
+  }
+  const int64_t r1 = std::min(r_end, rows);
+  if (r1 <= r_begin) return;
+  if (bias)
+    for (int64_t r = r_begin; r < r1; ++r) y[r] += bias[r];
+  apply_epilogue(act, y + r_begin, r1 - r_begin);
+}
+
+// matvec_t over all rows, split over the pool's threads in equal runs of whole vectors from 2^15
+// multiply-adds (memory bound: MobileNetV3's 576 x 144 weights are 330 KB each).
+void matvec_t_pooled(ThreadPool& pool, const float* wt, int64_t rows, int64_t ld, int64_t k, const float* x,
+                     const float* bias, const ops::ActivationSpec& act, float* y) {
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  const int64_t nvec = ld / nl, threads = pool.num_threads();
+  if (threads < 2 || nvec < 2 || rows * k < (int64_t{1} << 15)) return matvec_t(wt, rows, ld, k, x, bias, act, y, 0, ld);
+  pool.parallel_for(nvec, (nvec + threads - 1) / threads, [&](int64_t v0, int64_t v1) {
+    matvec_t(wt, rows, ld, k, x, bias, act, y, v0 * nl, v1 * nl);
+  });
+}
+
+// The mean of p[0, n) as GlobalAveragePool's CPU kernel sums it (nn_pool.cpp): 16 partial sums
+// over consecutive elements, the tail into the first, then halved pairwise; under 16 elements,
+// one chain.
+float plane_mean(const float* p, int64_t n) {
+  constexpr int64_t kAcc = 16;
+  if (n < kAcc) {
+    float s = 0.0f;
+    for (int64_t i = 0; i < n; ++i) s += p[i];
+    return n > 0 ? s / static_cast<float>(n) : 0.0f;
+  }
+  const hn::CappedTag<float, kAcc> d;
+  constexpr int64_t kMaxVecs = kAcc / 4;  // at least 4 lanes per vector (x86, NEON, wasm)
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d)), nv = kAcc / nl;
+  hn::Vec<decltype(d)> acc[kMaxVecs];
+  for (int64_t v = 0; v < nv; ++v) acc[v] = hn::Zero(d);
+  int64_t i = 0;
+  for (; i + kAcc <= n; i += kAcc)
+    for (int64_t v = 0; v < nv; ++v) acc[v] = hn::Add(acc[v], hn::LoadU(d, p + i + v * nl));
+  HWY_ALIGN float s[kAcc];
+  for (int64_t v = 0; v < nv; ++v) hn::Store(acc[v], d, s + v * nl);
+  for (; i < n; ++i) s[0] += p[i];
+  for (int64_t half = kAcc / 2; half > 0; half /= 2)
+    for (int64_t j = 0; j < half; ++j) s[j] += s[j + half];
+  return s[0] / static_cast<float>(n);
+}
+
+// y[0, n) *= g.
+void scale_plane(float* y, int64_t n, float g) {
+  const hn::ScalableTag<float> d;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  const auto gv = hn::Set(d, g);
+  int64_t i = 0;
+  for (; i + nl <= n; i += nl) hn::StoreU(hn::Mul(hn::LoadU(d, y + i), gv), d, y + i);
+  for (; i < n; ++i) y[i] *= g;
+}
+
+class DepthwiseSEKernel final : public exec::Kernel {
+ public:
+  DepthwiseSEKernel(ops::ActivationSpec act, ops::ActivationSpec se_act, ops::ActivationSpec gate_act)
+      : act_(act), se_act_(se_act), gate_act_(gate_act) {}
+
+  // Transposes the squeeze-excitation weights once (constant W1 [R, C, 1, 1], W2 [C, R, 1, 1]).
+  void prepare(const Tensor& w1, const Tensor& w2) {
+    const int64_t r = w1.dim(0), c = w2.dim(0);
+    w1t_ = transpose_padded(w1.data<float>(), r, c, lanes_padded(r));
+    w2t_ = transpose_padded(w2.data<float>(), c, r, lanes_padded(c));
+  }
+
+  Status run(exec::KernelContext& ctx) override {
+    const Tensor& x = *ctx.input(0);
+    const Tensor& wd = *ctx.input(1);
+    const Tensor& w1 = *ctx.input(2);
+    const Tensor& w2 = *ctx.input(3);
+    if (x.dtype() != DType::kF32 || x.rank() != 4 || wd.rank() != 4)
+      return unsupported(ctx.place(), ": FusedDepthwiseSE runs f32 2-D convs only (X ", shape_str(x.shape()), ")");
+    const int64_t n_batch = x.dim(0), c = x.dim(1), r = w1.dim(0);
+    TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
+    TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, Ints{x.dim(2), x.dim(3)}, Ints{wd.dim(2), wd.dim(3)}, false));
+    if (yt->numel() == 0) return ok_status();
+    const int64_t in_size = w.in_size(), out_size = w.out_size(), taps = w.k_size();
+    const float* px = x.data<float>();
+    const float* pwd = wd.data<float>();
+    const Tensor* bd = ctx.input(4);
+    const float* pbd = bd && bd->numel() > 0 ? bd->data<float>() : nullptr;
+    const Tensor* b1 = ctx.input(5);
+    const Tensor* b2 = ctx.input(6);
+    float* py = yt->mut_data<float>();
+    // Weights from inputs (not constants at load): transposed for this run.
+    std::vector<float> w1t_run, w2t_run;
+    const int64_t ld1 = lanes_padded(r), ld2 = lanes_padded(c);
+    const float* w1t = w1t_.data();
+    const float* w2t = w2t_.data();
+    if (static_cast<int64_t>(w1t_.size()) != c * ld1 || static_cast<int64_t>(w2t_.size()) != r * ld2) {
+      w1t_run = transpose_padded(w1.data<float>(), r, c, ld1);
+      w2t_run = transpose_padded(w2.data<float>(), c, r, ld2);
+      w1t = w1t_run.data();
+      w2t = w2t_run.data();
+    }
+    ThreadPool& pool = ctx.pool();
+    const DwGeom geom = depthwise_geom(w);
+    TSR_ASSIGN_OR_RETURN(auto band,
+                         SlotScratch<float>::make(ctx, static_cast<size_t>(depthwise_band_size(w, geom, 0, w.out[1]))));
+    TSR_ASSIGN_OR_RETURN(auto vecs, Scratch<float>::make(ctx, static_cast<size_t>(n_batch * c + ld1 + ld2)));
+    float* means = vecs.data();
+    float* hidden = means + n_batch * c;
+    float* gate = hidden + ld1;
+    // 1. Planes and their means (the grain of Conv's depthwise path).
+    const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / 8 / std::max<int64_t>(1, taps * out_size));
+    pool.parallel_for_slots(n_batch * c, grain, [&](int slot, int64_t p0, int64_t p1) {
+      float* plane = band.slot(slot);
+      for (int64_t p = p0; p < p1; ++p) {
+        const int64_t ch = p % c;
+        float* yp = py + p * out_size;
+        depthwise_prepare_band<float>(px + p * in_size, w, geom, 0, w.out[1], plane);
+        depthwise_prepared_rows<float>(plane, geom, pwd + ch * taps, pbd ? pbd[ch] : 0.0f, w, 0, w.out[1], yp);
+        apply_epilogue(act_, yp, out_size);
+        means[p] = plane_mean(yp, out_size);
+      }
+    });
+    const float* pb1 = b1 && b1->numel() > 0 ? b1->data<float>() : nullptr;
+    const float* pb2 = b2 && b2->numel() > 0 ? b2->data<float>() : nullptr;
+    for (int64_t n = 0; n < n_batch; ++n) {
+      // 2. The gate.
+      matvec_t_pooled(pool, w1t, r, ld1, c, means + n * c, pb1, se_act_, hidden);
+      matvec_t_pooled(pool, w2t, c, ld2, r, hidden, pb2, gate_act_, gate);
+      // 3. The planes scaled (from 2^14 elements over the threads, in runs of whole planes).
+      float* yn = py + n * c * out_size;
+      auto scale = [&](int64_t c0, int64_t c1) {
+        for (int64_t ch = c0; ch < c1; ++ch) scale_plane(yn + ch * out_size, out_size, gate[ch]);
+      };
+      if (pool.num_threads() > 1 && c * out_size >= (int64_t{1} << 14))
+        pool.parallel_for(c, std::max<int64_t>(1, 1024 / out_size), scale);
+      else
+        scale(0, c);
+    }
+    return ok_status();
+  }
+
+ private:
+  ops::ActivationSpec act_, se_act_, gate_act_;
+  std::vector<float> w1t_, w2t_;  // W1^T (C x ld1), W2^T (R x ld2); empty: weights from inputs
+};
+
+Expected<std::unique_ptr<exec::Kernel>> create_depthwise_se(const exec::KernelInit& init) {
+  TSR_ASSIGN_OR_RETURN(ops::ActivationSpec act, ops::activation_of(init.node, init.place));
+  TSR_ASSIGN_OR_RETURN(ops::ActivationSpec se_act, ops::activation_of(init.node, init.place, "se_"));
+  TSR_ASSIGN_OR_RETURN(ops::ActivationSpec gate_act, ops::activation_of(init.node, init.place, "gate_"));
+  auto k = std::make_unique<DepthwiseSEKernel>(act, se_act,
+                                               gate_act);
+  const Tensor* w1 = init.constant_inputs.size() > 2 ? init.constant_inputs[2] : nullptr;
+  const Tensor* w2 = init.constant_inputs.size() > 3 ? init.constant_inputs[3] : nullptr;
+  if (w1 && w2 && w1->dtype() == DType::kF32 && w2->dtype() == DType::kF32 && w1->rank() == 4 && w2->rank() == 4 &&
+      w2->dim(1) == w1->dim(0) && w1->dim(1) == w2->dim(0))
+    k->prepare(*w1, *w2);
+  return std::unique_ptr<exec::Kernel>(std::move(k));
+}
+
+}  // namespace
+
+void register_conv_se_target(KernelRegistry& r) {
+  TSR_IF_SELECTED("FusedDepthwiseSE") r.add("FusedDepthwiseSE", {DType::kF32}, &create_depthwise_se);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tsr::cpu
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tsr::cpu {
+
+HWY_EXPORT(register_conv_se_target);
+
+void register_conv_se_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_conv_se_target)(r); }
+
+}  // namespace tsr::cpu
+#endif  // HWY_ONCE
