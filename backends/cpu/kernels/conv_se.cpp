@@ -18,7 +18,9 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -153,6 +155,90 @@ void scale_plane(float* y, int64_t n, float g) {
   for (; i < n; ++i) y[i] *= g;
 }
 
+// f(integral_constant<int, I>) for I = 0 .. N-1, unrolled at compile time.
+template <int N, class F, int... I>
+HWY_INLINE void unrolled(F&& f, std::integer_sequence<int, I...>) {
+  (f(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class F>
+HWY_INLINE void unrolled(F&& f) {
+  unrolled<N>(f, std::make_integer_sequence<int, N>{});
+}
+
+// A stride-1, undilated KH x KW depthwise plane whose output rows fit one vector of D (MobileNetV3's
+// and EfficientNet's 7x7 and 14x14 planes), from its band prepared by depthwise_prepare_band (rows
+// of `rs` floats), into y (rows of ow_n). depthwise.h's row kernel loads the input once per
+// multiply-add (each tap of each output row, and the weight broadcast); here each padded input
+// row's KW shifted vectors are loaded once and feed the R output rows that read them, the KH * KW
+// weights stay in registers: about 0.3 loads per multiply-add. Every output sums its taps in the
+// row kernel's order (kh, then kw, from the bias), so the planes are the same bit for bit.
+template <int KH, int KW, int R, class D>
+HWY_NOINLINE void depthwise_rows_reuse(D d, const float* band, int64_t rs, const float* wk, float bias, int64_t oh_n,
+                                       int64_t ow_n, float* y) {
+  using V = hn::Vec<D>;
+  V wv[KH * KW];
+  unrolled<KH * KW>([&](auto tc) { wv[decltype(tc)::value] = hn::Set(d, wk[decltype(tc)::value]); });
+  const int64_t last = oh_n + KH - 2;  // the band's last padded row
+  for (int64_t oh = 0; oh < oh_n; oh += R) {
+    V acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = hn::Set(d, bias);
+    // Input row oh + i feeds output rows oh + r through kernel row kh = i - r. Rows past the
+    // plane's last (a short last block) read the band's last row; their outputs are dropped.
+    unrolled<R + KH - 1>([&](auto ic) {
+      constexpr int i = decltype(ic)::value;
+      const float* row = band + std::min<int64_t>(oh + i, last) * rs;
+      unrolled<KW>([&](auto kc) {
+        constexpr int kw = decltype(kc)::value;
+        const V x = hn::LoadU(d, row + kw);
+        unrolled<R>([&](auto rc) {
+          constexpr int r = decltype(rc)::value, kh = i - r;
+          if constexpr (kh >= 0 && kh < KH) acc[r] = hn::MulAdd(wv[kh * KW + kw], x, acc[r]);
+        });
+      });
+    });
+    const int64_t rows = std::min<int64_t>(R, oh_n - oh);
+    for (int64_t r = 0; r < rows; ++r) {
+      float* at = y + (oh + r) * ow_n;
+      if (ow_n == static_cast<int64_t>(hn::Lanes(d))) {
+        hn::StoreU(acc[r], d, at);
+        continue;
+      }
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+      hn::BlendedStore(acc[r], hn::FirstN(d, static_cast<size_t>(ow_n)), d, at);
+#else
+      alignas(64) float tmp[kDwSlack];
+      hn::StoreU(acc[r], d, tmp);
+      std::memcpy(at, tmp, static_cast<size_t>(ow_n) * sizeof(float));
+#endif
+    }
+  }
+}
+
+// Whether depthwise_rows_reuse takes window w: 2-D, stride 1, no dilation, 3x3 or 5x5, output
+// rows of at most one full vector.
+bool depthwise_reuse_applies(const Window3& w) {
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  return w.in[0] == 1 && w.k[0] == 1 && w.s[1] == 1 && w.s[2] == 1 && w.d[1] == 1 && w.d[2] == 1 &&
+         w.k[1] == w.k[2] && (w.k[1] == 3 || w.k[1] == 5) && w.out[2] <= nl && nl <= kDwSlack;
+}
+
+// One plane through depthwise_rows_reuse (depthwise_reuse_applies(w)), in vectors of 4, 8 or all
+// lanes, the fewest that cover a row: 7 output rows at a time where they divide the plane (7x7 and
+// 14x14: no idle row; 5x5 with 4 rows at a time was a third slower, its per-block setup and the
+// short last block), else 8 (3x3) or 4 (5x5: its 25 weights and the sums fill the registers).
+void depthwise_plane_reuse(const float* band, const DwGeom& g, const float* wk, float bias, const Window3& w, float* y) {
+  const int64_t oh_n = w.out[1], ow_n = w.out[2], rs = g.row_stride();
+  auto run = [&](auto d) {
+    if (w.k[1] == 3 && oh_n % 7 == 0) depthwise_rows_reuse<3, 3, 7>(d, band, rs, wk, bias, oh_n, ow_n, y);
+    else if (w.k[1] == 3) depthwise_rows_reuse<3, 3, 8>(d, band, rs, wk, bias, oh_n, ow_n, y);
+    else if (oh_n % 7 == 0) depthwise_rows_reuse<5, 5, 7>(d, band, rs, wk, bias, oh_n, ow_n, y);
+    else depthwise_rows_reuse<5, 5, 4>(d, band, rs, wk, bias, oh_n, ow_n, y);
+  };
+  if (ow_n <= 4) run(hn::CappedTag<float, 4>());
+  else if (ow_n <= 8) run(hn::CappedTag<float, 8>());
+  else run(hn::ScalableTag<float>());
+}
+
 class DepthwiseSEKernel final : public exec::Kernel {
  public:
   DepthwiseSEKernel(ops::ActivationSpec act, ops::ActivationSpec se_act, ops::ActivationSpec gate_act)
@@ -197,6 +283,7 @@ class DepthwiseSEKernel final : public exec::Kernel {
     }
     ThreadPool& pool = ctx.pool();
     const DwGeom geom = depthwise_geom(w);
+    const bool reuse = depthwise_reuse_applies(w);
     TSR_ASSIGN_OR_RETURN(auto band,
                          SlotScratch<float>::make(ctx, static_cast<size_t>(depthwise_band_size(w, geom, 0, w.out[1]))));
     TSR_ASSIGN_OR_RETURN(auto vecs, Scratch<float>::make(ctx, static_cast<size_t>(n_batch * c + ld1 + ld2)));
@@ -211,7 +298,9 @@ class DepthwiseSEKernel final : public exec::Kernel {
         const int64_t ch = p % c;
         float* yp = py + p * out_size;
         depthwise_prepare_band<float>(px + p * in_size, w, geom, 0, w.out[1], plane);
-        depthwise_prepared_rows<float>(plane, geom, pwd + ch * taps, pbd ? pbd[ch] : 0.0f, w, 0, w.out[1], yp);
+        const float bias = pbd ? pbd[ch] : 0.0f;
+        if (reuse) depthwise_plane_reuse(plane, geom, pwd + ch * taps, bias, w, yp);
+        else depthwise_prepared_rows<float>(plane, geom, pwd + ch * taps, bias, w, 0, w.out[1], yp);
         apply_epilogue(act_, yp, out_size);
         means[p] = plane_mean(yp, out_size);
       }
