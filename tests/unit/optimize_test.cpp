@@ -250,11 +250,13 @@ TEST_CASE("optimize: depthwise Conv + squeeze-excitation -> FusedDepthwiseSE", "
       {"EfficientNet 3x3 stride 2, batch 2", {2, 20, 13, 7}, 3, 2, 5, "Silu", "Silu", "Sigmoid", false, true},
       {"no dw activation, no biases, 3x3 planes", {1, 37, 5, 5}, 3, 2, 17, "", "Relu", "Sigmoid", true, false},
       {"14x14 planes, 40 channels", {1, 40, 14, 14}, 5, 1, 8, "Relu", "Relu", "HardSigmoid", false, true},
-      // Stride-1 planes of one vector per row (the kernel's row-reuse loop): 7 rows at a time,
-      // 8 or 4 with a short last block, rows of 4 lanes.
+      // Planes of one vector per row (the kernel's row-reuse loop, strides 1 and 2): 7 rows at a
+      // time, 8 or 4 with a short last block, rows of 4 lanes.
       {"3x3 on 7x7, 24 channels", {1, 24, 7, 7}, 3, 1, 6, "HardSwish", "Relu", "HardSigmoid", true, true},
       {"3x3 on 6x3", {1, 9, 6, 3}, 3, 1, 3, "Relu", "Relu", "Sigmoid", false, true},
       {"5x5 on 5x4, batch 2", {2, 5, 5, 4}, 5, 1, 2, "Silu", "Silu", "Sigmoid", true, true},
+      {"5x5 stride 2 on 13x11 (7x6 out)", {1, 16, 13, 11}, 5, 2, 4, "HardSwish", "Relu", "HardSigmoid", false, true},
+      {"5x5 stride 2 on 9x9 (5x5 out)", {1, 8, 9, 9}, 5, 2, 2, "Relu", "Relu", "Sigmoid", true, true},
   };
   for (const SECase& sc : cases) {
     for (int threads : {1, 3}) {

@@ -165,33 +165,35 @@ HWY_INLINE void unrolled(F&& f) {
   unrolled<N>(f, std::make_integer_sequence<int, N>{});
 }
 
-// A stride-1, undilated KH x KW depthwise plane whose output rows fit one vector of D (MobileNetV3's
-// and EfficientNet's 7x7 and 14x14 planes), from its band prepared by depthwise_prepare_band (rows
-// of `rs` floats), into y (rows of ow_n). depthwise.h's row kernel loads the input once per
+// An undilated KH x KW depthwise plane of stride S (1, or 2 in both dims) whose output rows fit one
+// vector of D (MobileNetV3's and EfficientNet's 7x7 and 14x14 outputs), from its band prepared by
+// depthwise_prepare_band (rows of `rs` floats; for S = 2 each is two phases of `wq`: even, then odd
+// padded columns), into y (rows of ow_n). depthwise.h's row kernel loads the input once per
 // multiply-add (each tap of each output row, and the weight broadcast); here each padded input
 // row's KW shifted vectors are loaded once and feed the R output rows that read them, the KH * KW
 // weights stay in registers: about 0.3 loads per multiply-add. Every output sums its taps in the
 // row kernel's order (kh, then kw, from the bias), so the planes are the same bit for bit.
-template <int KH, int KW, int R, class D>
-HWY_NOINLINE void depthwise_rows_reuse(D d, const float* band, int64_t rs, const float* wk, float bias, int64_t oh_n,
-                                       int64_t ow_n, float* y) {
+template <int KH, int KW, int R, int S, class D>
+HWY_NOINLINE void depthwise_rows_reuse(D d, const float* band, int64_t rs, int64_t wq, const float* wk, float bias,
+                                       int64_t oh_n, int64_t ow_n, float* y) {
   using V = hn::Vec<D>;
   V wv[KH * KW];
   unrolled<KH * KW>([&](auto tc) { wv[decltype(tc)::value] = hn::Set(d, wk[decltype(tc)::value]); });
-  const int64_t last = oh_n + KH - 2;  // the band's last padded row
+  const int64_t last = (oh_n - 1) * S + KH - 1;  // the band's last padded row
   for (int64_t oh = 0; oh < oh_n; oh += R) {
     V acc[R];
     for (int r = 0; r < R; ++r) acc[r] = hn::Set(d, bias);
-    // Input row oh + i feeds output rows oh + r through kernel row kh = i - r. Rows past the
-    // plane's last (a short last block) read the band's last row; their outputs are dropped.
-    unrolled<R + KH - 1>([&](auto ic) {
+    // Padded row oh * S + i feeds output rows oh + r through kernel row kh = i - S * r; tap kw is
+    // phase kw % S at kw / S. Rows past the band's last (a short last block) read its last row;
+    // their outputs are dropped.
+    unrolled<(R - 1) * S + KH>([&](auto ic) {
       constexpr int i = decltype(ic)::value;
-      const float* row = band + std::min<int64_t>(oh + i, last) * rs;
+      const float* row = band + std::min<int64_t>(oh * S + i, last) * rs;
       unrolled<KW>([&](auto kc) {
         constexpr int kw = decltype(kc)::value;
-        const V x = hn::LoadU(d, row + kw);
+        const V x = hn::LoadU(d, row + (kw % S) * wq + kw / S);
         unrolled<R>([&](auto rc) {
-          constexpr int r = decltype(rc)::value, kh = i - r;
+          constexpr int r = decltype(rc)::value, kh = i - S * r;
           if constexpr (kh >= 0 && kh < KH) acc[r] = hn::MulAdd(wv[kh * KW + kw], x, acc[r]);
         });
       });
@@ -214,11 +216,11 @@ HWY_NOINLINE void depthwise_rows_reuse(D d, const float* band, int64_t rs, const
   }
 }
 
-// Whether depthwise_rows_reuse takes window w: 2-D, stride 1, no dilation, 3x3 or 5x5, output
-// rows of at most one full vector.
+// Whether depthwise_rows_reuse takes window w: 2-D, stride 1 or 2 (both dims), no dilation, 3x3
+// or 5x5, output rows of at most one full vector.
 bool depthwise_reuse_applies(const Window3& w) {
   const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
-  return w.in[0] == 1 && w.k[0] == 1 && w.s[1] == 1 && w.s[2] == 1 && w.d[1] == 1 && w.d[2] == 1 &&
+  return w.in[0] == 1 && w.k[0] == 1 && w.s[1] == w.s[2] && (w.s[1] == 1 || w.s[1] == 2) && w.d[1] == 1 && w.d[2] == 1 &&
          w.k[1] == w.k[2] && (w.k[1] == 3 || w.k[1] == 5) && w.out[2] <= nl && nl <= kDwSlack;
 }
 
@@ -227,12 +229,17 @@ bool depthwise_reuse_applies(const Window3& w) {
 // 14x14: no idle row; 5x5 with 4 rows at a time was a third slower, its per-block setup and the
 // short last block), else 8 (3x3) or 4 (5x5: its 25 weights and the sums fill the registers).
 void depthwise_plane_reuse(const float* band, const DwGeom& g, const float* wk, float bias, const Window3& w, float* y) {
-  const int64_t oh_n = w.out[1], ow_n = w.out[2], rs = g.row_stride();
+  const int64_t oh_n = w.out[1], ow_n = w.out[2], rs = g.row_stride(), wq = g.wq;
+  auto with_stride = [&](auto d, auto sc) {
+    constexpr int S = decltype(sc)::value;
+    if (w.k[1] == 3 && oh_n % 7 == 0) depthwise_rows_reuse<3, 3, 7, S>(d, band, rs, wq, wk, bias, oh_n, ow_n, y);
+    else if (w.k[1] == 3) depthwise_rows_reuse<3, 3, 8, S>(d, band, rs, wq, wk, bias, oh_n, ow_n, y);
+    else if (oh_n % 7 == 0) depthwise_rows_reuse<5, 5, 7, S>(d, band, rs, wq, wk, bias, oh_n, ow_n, y);
+    else depthwise_rows_reuse<5, 5, 4, S>(d, band, rs, wq, wk, bias, oh_n, ow_n, y);
+  };
   auto run = [&](auto d) {
-    if (w.k[1] == 3 && oh_n % 7 == 0) depthwise_rows_reuse<3, 3, 7>(d, band, rs, wk, bias, oh_n, ow_n, y);
-    else if (w.k[1] == 3) depthwise_rows_reuse<3, 3, 8>(d, band, rs, wk, bias, oh_n, ow_n, y);
-    else if (oh_n % 7 == 0) depthwise_rows_reuse<5, 5, 7>(d, band, rs, wk, bias, oh_n, ow_n, y);
-    else depthwise_rows_reuse<5, 5, 4>(d, band, rs, wk, bias, oh_n, ow_n, y);
+    if (w.s[1] == 1) with_stride(d, std::integral_constant<int, 1>{});
+    else with_stride(d, std::integral_constant<int, 2>{});
   };
   if (ow_n <= 4) run(hn::CappedTag<float, 4>());
   else if (ow_n <= 8) run(hn::CappedTag<float, 8>());
