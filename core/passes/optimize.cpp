@@ -145,7 +145,8 @@ Status disable_pass(OptimizeOptions& o, std::string_view name) {
       {"layer_norm", &o.layer_norm},         {"matmul_add", &o.matmul_add},
       {"fold_matmul_transpose", &o.fold_matmul_transpose},
       {"skip_layer_norm", &o.skip_layer_norm}, {"fuse_residual", &o.fuse_residual},
-      {"fuse_activation", &o.fuse_activation}, {"fuse_separable", &o.fuse_separable},
+      {"fuse_activation", &o.fuse_activation}, {"fuse_squeeze_excite", &o.fuse_squeeze_excite},
+      {"fuse_separable", &o.fuse_separable},
       {"softmax_wrapper", &o.softmax_wrapper}, {"cse", &o.cse},
       {"fuse_elementwise", &o.fuse_elementwise}, {"quantize_lookup", &o.quantize_lookup}, {"dce", &o.dce}};
   std::string names;
@@ -194,6 +195,7 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       {"skip_layer_norm", options.skip_layer_norm, &opt::fuse_skip_layer_norm},
       {"fuse_residual", options.fuse_residual, &opt::fuse_residual},
       {"fuse_activation", options.fuse_activation, &opt::fuse_activation},
+      {"fuse_squeeze_excite", options.fuse_squeeze_excite, &opt::fuse_squeeze_excite},
       {"fuse_separable", options.fuse_separable, &opt::fuse_separable},
       {"softmax_wrapper", options.softmax_wrapper, &opt::fold_softmax_wrapper},
       {"cse", options.cse, &opt::eliminate_common_subexpressions},

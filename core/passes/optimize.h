@@ -38,6 +38,10 @@
 //                   FusedConv(X, W, B, Z), the kernel adding Z to each block of outputs
 //   fuse_activation Conv/Gemm + Relu/Clip/HardSwish/Sigmoid/LeakyRelu/HardSigmoid -> FusedConv/
 //                   FusedGemm (ops/fused_activation.h; the kernel applies it in its epilogue)
+//   fuse_squeeze_excite  depthwise Conv [+ activation] -> GlobalAveragePool -> 1x1 Conv [+ act] ->
+//                   1x1 Conv [+ act] -> Mul with the depthwise output (a squeeze-excitation block:
+//                   MobileNetV3, EfficientNet) -> FusedDepthwiseSE, the kernel taking each channel's
+//                   mean while its plane is in cache (f32, 2-D; opt_fuse_se.cpp)
 //   fuse_separable  depthwise Conv [+ activation] feeding only a pointwise (1x1) Conv/FusedConv ->
 //                   FusedSeparableConv, the kernel keeping each band of depthwise output in cache
 //                   for the 1x1 product (f32, 2-D)
@@ -93,6 +97,7 @@ struct OptimizeOptions {
   bool skip_layer_norm = true;
   bool fuse_residual = true;
   bool fuse_activation = true;
+  bool fuse_squeeze_excite = true;
   bool fuse_separable = true;
   bool softmax_wrapper = true;
   bool cse = true;

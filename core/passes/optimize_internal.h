@@ -111,6 +111,7 @@ Expected<int64_t> fuse_skip_layer_norm(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_residual(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_separable(ir::Model& model, int32_t graph_index);
+Expected<int64_t> fuse_squeeze_excite(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fold_softmax_wrapper(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_elementwise(ir::Model& model, int32_t graph_index);
 Expected<int64_t> quantize_lookup(ir::Model& model, int32_t graph_index, const NodeEvaluator& evaluate);

@@ -9,6 +9,7 @@
 // optimizes by default, against onnxruntime at 1e-4.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -207,6 +208,76 @@ TEST_CASE("optimize: depthwise convs that feed more than a plain 1x1 conv stay a
                              {ir::Attribute::make_int("group", 2), ir::Attribute::make_ints("pads", {1, 1, 1, 1})});
     b.output(b.node("Conv", {d, b.constant(b.random({5, 4, 1, 1}))}));
     CHECK(ops_of(optimize_and_compare(b)) == std::vector<std::string>{"Conv", "Conv"});
+  }
+}
+
+namespace {
+
+// A squeeze-excitation block: depthwise conv [+ act] -> GlobalAveragePool -> 1x1 conv -> act ->
+// 1x1 conv -> gate act -> Mul with the depthwise output (MobileNetV3: HardSwish / Relu /
+// HardSigmoid; EfficientNet: Silu / Silu / Sigmoid).
+struct SECase {
+  const char* what;
+  Shape x;
+  int64_t k, stride, r;
+  const char *dw_act, *se_act, *gate_act;
+  bool gate_first, biases;
+};
+
+int32_t se_block(Builder& b, const SECase& sc, int32_t x) {
+  const int64_t c = sc.x[1], p = sc.k / 2;
+  std::vector<int32_t> dw_in = {x, b.constant(b.random({c, 1, sc.k, sc.k}))};
+  if (sc.biases) dw_in.push_back(b.constant(b.random({c})));
+  int32_t d = b.node("Conv", dw_in,
+                     {ir::Attribute::make_int("group", c), ir::Attribute::make_ints("pads", {p, p, p, p}),
+                      ir::Attribute::make_ints("strides", {sc.stride, sc.stride})});
+  if (*sc.dw_act) d = activation(b, sc.dw_act, d);
+  auto fc = [&](int32_t in, int64_t m, int64_t k) {
+    std::vector<int32_t> ins = {in, b.constant(b.random({m, k, 1, 1}))};
+    if (sc.biases) ins.push_back(b.constant(b.random({m})));
+    return b.node("Conv", ins);
+  };
+  const int32_t h = activation(b, sc.se_act, fc(b.node("GlobalAveragePool", {d}), sc.r, c));
+  const int32_t gate = activation(b, sc.gate_act, fc(h, c, sc.r));
+  return sc.gate_first ? b.node("Mul", {gate, d}) : b.node("Mul", {d, gate});
+}
+
+}  // namespace
+
+TEST_CASE("optimize: depthwise Conv + squeeze-excitation -> FusedDepthwiseSE", "[optimize]") {
+  const SECase cases[] = {
+      {"MobileNetV3 5x5", {1, 12, 9, 11}, 5, 1, 4, "HardSwish", "Relu", "HardSigmoid", true, true},
+      {"EfficientNet 3x3 stride 2, batch 2", {2, 20, 13, 7}, 3, 2, 5, "Silu", "Silu", "Sigmoid", false, true},
+      {"no dw activation, no biases, 3x3 planes", {1, 37, 5, 5}, 3, 2, 17, "", "Relu", "Sigmoid", true, false},
+      {"14x14 planes, 40 channels", {1, 40, 14, 14}, 5, 1, 8, "Relu", "Relu", "HardSigmoid", false, true},
+      // Planes of one vector per row (the kernel's row-reuse loop, strides 1 and 2): 7 rows at a
+      // time, 8 or 4 with a short last block, rows of 4 lanes.
+      {"3x3 on 7x7, 24 channels", {1, 24, 7, 7}, 3, 1, 6, "HardSwish", "Relu", "HardSigmoid", true, true},
+      {"3x3 on 6x3", {1, 9, 6, 3}, 3, 1, 3, "Relu", "Relu", "Sigmoid", false, true},
+      {"5x5 on 5x4, batch 2", {2, 5, 5, 4}, 5, 1, 2, "Silu", "Silu", "Sigmoid", true, true},
+      {"5x5 stride 2 on 13x11 (7x6 out)", {1, 16, 13, 11}, 5, 2, 4, "HardSwish", "Relu", "HardSigmoid", false, true},
+      {"5x5 stride 2 on 9x9 (5x5 out)", {1, 8, 9, 9}, 5, 2, 2, "Relu", "Relu", "Sigmoid", true, true},
+  };
+  for (const SECase& sc : cases) {
+    for (int threads : {1, 3}) {
+      INFO(sc.what << ", " << threads << " thread(s)");
+      Builder b;
+      b.output(se_block(b, sc, b.input(sc.x)));
+      const ir::Model opt = optimize_and_compare(b, threads);
+      REQUIRE(ops_of(opt) == std::vector<std::string>{"FusedDepthwiseSE"});
+      const ir::Node& f = opt.main().nodes[0];
+      CHECK(f.inputs.size() == (sc.biases ? 7u : 4u));  // X, W_dw, W1, W2 [, B_dw, B1, B2]
+      CHECK((f.attr("activation") != nullptr) == (*sc.dw_act != 0));
+      CHECK(f.attr_string("gate_activation") == sc.gate_act);
+    }
+  }
+  {
+    Builder b;  // the depthwise output is also a graph output: left alone
+    const SECase sc = cases[0];
+    b.output(se_block(b, sc, b.input(sc.x)));
+    b.output(b.g().nodes[1].outputs[0]);  // the HardSwish of the depthwise conv
+    const std::vector<std::string> ops = ops_of(optimize_and_compare(b));
+    CHECK(std::find(ops.begin(), ops.end(), "FusedDepthwiseSE") == ops.end());
   }
 }
 

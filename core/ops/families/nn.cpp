@@ -178,6 +178,48 @@ Status infer_fused_separable_conv(InferContext& ctx) {
   return check_residual(ctx, 5);
 }
 
+// FusedDepthwiseSE(X, W_dw, W1, W2, B_dw?, B1?, B2?): a depthwise Conv (X [N, C, H, W], W_dw
+// [C, 1, kh, kw], B_dw [C], group = C, the node's window attributes) with its activation, giving
+// D [N, C, OH, OW], then the squeeze-excitation gate of D: G = gate_act(W2 (se_act(W1 mean(D) +
+// B1)) + B2) over the channel means (W1 [R, C, 1, 1], B1 [R], W2 [C, R, 1, 1], B2 [C]); Y = D * G
+// per channel, D's shape. Made by core/passes (opt_fuse_se.cpp) from depthwise Conv ->
+// GlobalAveragePool -> 1x1 Conv -> act -> 1x1 Conv -> Sigmoid/HardSigmoid -> Mul (MobileNetV3,
+// EfficientNet), so that the CPU kernel takes each channel's mean while its plane is in cache; f32.
+Status infer_fused_depthwise_se(InferContext& ctx) {
+  for (const char* prefix : {"", "se_", "gate_"})
+    TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place(), prefix).status());
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32}));
+  for (size_t k = 1; k < 7; ++k)
+    if (ctx.has_input(k)) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, k));
+  const DType dt = ctx.input(0).dtype;
+  TSR_RETURN_IF_ERROR(infer_conv_shape(ctx, 0, 1, 4, dt));
+  const ValueType& x = ctx.input(0);
+  const ValueType& wd = ctx.input(1);
+  const int64_t c = x.has_shape ? x.shape[1] : wd.has_shape ? wd.shape[0] : -1;
+  const int64_t group = ctx.node().attr_int("group");
+  if ((c >= 0 && group != c) || (wd.has_shape && (wd.shape[1] != 1 || (c >= 0 && wd.shape[0] != c))))
+    return ctx.ir_error("the depthwise stage needs group = C and W_dw [C, 1, k...] (group ", group, ", C ", c,
+                        ", W_dw ", wd.has_shape ? shape_str(wd.shape) : std::string("unknown"), ")");
+  const ValueType& w1 = ctx.input(2);
+  const ValueType& w2 = ctx.input(3);
+  const int64_t r = w1.has_shape && w1.shape.size() == 4 ? w1.shape[0] : -1;
+  auto fc_ok = [](const ValueType& w, int64_t rows, int64_t cols) {
+    if (!w.has_shape) return true;
+    return w.shape.size() == 4 && (rows < 0 || w.shape[0] == rows) && (cols < 0 || w.shape[1] == cols) &&
+           w.shape[2] == 1 && w.shape[3] == 1;
+  };
+  if (!fc_ok(w1, -1, c)) return ctx.arg_error("input[2] (W1): shape ", shape_str(w1.shape), ", expected [R, ", c, ", 1, 1]");
+  if (!fc_ok(w2, c, r))
+    return ctx.arg_error("input[3] (W2): shape ", shape_str(w2.shape), ", expected [", c, ", ", r, ", 1, 1]");
+  for (const auto& [i, n] : {std::pair<size_t, int64_t>{5, r}, {6, c}}) {
+    if (!ctx.has_input(i) || !ctx.input(i).has_shape) continue;
+    const Shape& b = ctx.input(i).shape;
+    if (b.size() != 1 || (n >= 0 && b[0] >= 0 && b[0] != n))
+      return ctx.arg_error("input[", i, "] (B", i == 5 ? 1 : 2, "): shape ", shape_str(b), ", expected [", n, "]");
+  }
+  return ok_status();
+}
+
 // Pools: X[N, C, D1..Dr] -> [N, C, O1..Or]; kernel_shape required. MaxPool also takes i8/u8
 // (opset 12).
 Status infer_pool(InferContext& ctx, bool is_max) {
@@ -290,6 +332,18 @@ void register_nn_ops(OpRegistry& r) {
          infer_fused_conv,
          "Conv + residual Z + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, Silu, "
          "LeakyRelu, HardSigmoid; made by the optimizer)"});
+  TSR_IF_SELECTED("FusedDepthwiseSE") r.add({"FusedDepthwiseSE", "tessera", 1, 4, 7, 1, 1,
+         with({int_attr("group", 1), {"activation", AttrKind::kString},
+               {"activation_params", AttrKind::kFloats}, {"activation_affine", AttrKind::kFloats},
+               {"activation_bounds", AttrKind::kFloats}, {"se_activation", AttrKind::kString},
+               {"se_activation_params", AttrKind::kFloats}, {"se_activation_affine", AttrKind::kFloats},
+               {"se_activation_bounds", AttrKind::kFloats}, {"gate_activation", AttrKind::kString},
+               {"gate_activation_params", AttrKind::kFloats}, {"gate_activation_affine", AttrKind::kFloats},
+               {"gate_activation_bounds", AttrKind::kFloats}}),
+         infer_fused_depthwise_se,
+         "depthwise Conv + activation, times its squeeze-excitation gate (channel means -> 1x1 Conv -> "
+         "se_activation -> 1x1 Conv -> gate_activation), the means taken while each plane is in cache (made by the "
+         "optimizer)"});
   TSR_IF_SELECTED("FusedSeparableConv") r.add({"FusedSeparableConv", "tessera", 1, 3, 6, 1, 1,
          with({int_attr("group", 1), {"activation", AttrKind::kString},
                {"activation_params", AttrKind::kFloats}, {"activation_affine", AttrKind::kFloats},
