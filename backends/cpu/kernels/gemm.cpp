@@ -508,6 +508,12 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       return;
     }
   }
+  // Prepacked B (constant weights) and one M block: the threads split B's panels once for all of
+  // K (few columns, read with A in place, keep the blocked path).
+  if (threaded && pre_b && !pre && a && m <= kMC && n <= kNC && n > 2 * kNR) {
+    sgemm_panel_split(trans_a, m, n, k, alpha, a, lda, beta, c, ldc, *pool, *pre_b);
+    return;
+  }
   // Sized for the largest slice up front: B panels of at most KC x NC.
   float* const pbuf = pre_b ? nullptr : thread_b_buffer(static_cast<size_t>(((std::min(kNC, n) + kNR - 1) / kNR) * kNR *
                                                                         std::min(kKC, k)));
