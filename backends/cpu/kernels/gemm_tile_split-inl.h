@@ -114,10 +114,12 @@ void sgemm_panel_split(bool trans_a, int64_t m, int64_t n, int64_t k, float alph
         const float* bp = pb + jp * kc * kNR;
         for (int64_t i = 0; i < m; i += kMR) {
 #if HWY_TARGET != HWY_SCALAR
-          if (!kSizeFirstKernels && i == 0 && nr == kNR) {
-            // Constant weights, mostly cold: the first row tile prefetches the next panel.
-            kNextBTiles[static_cast<size_t>(std::min(kMR, m) - 1)](kc, ap, bp, kNR, c + j, ldc, nr, ab, first, 0);
-            continue;
+          if constexpr (!kSizeFirstKernels) {
+            if (i == 0 && nr == kNR) {
+              // Constant weights, mostly cold: the first row tile prefetches the next panel.
+              kNextBTiles[static_cast<size_t>(std::min(kMR, m) - 1)](kc, ap, bp, kNR, c + j, ldc, nr, ab, first, 0);
+              continue;
+            }
           }
 #endif
           micro_kernel(kc, ap + (i / kMR) * kc * kMR, bp, kNR, c + i * ldc + j, ldc, std::min(kMR, m - i), nr, alpha,
