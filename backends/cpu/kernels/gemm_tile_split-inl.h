@@ -116,8 +116,13 @@ void sgemm_panel_split(bool trans_a, int64_t m, int64_t n, int64_t k, float alph
 #if HWY_TARGET != HWY_SCALAR
           if constexpr (!kSizeFirstKernels) {
             if (i == 0 && nr == kNR) {
-              // Constant weights, mostly cold: the first row tile prefetches the next panel.
-              kNextBTiles[static_cast<size_t>(std::min(kMR, m) - 1)](kc, ap, bp, kNR, c + j, ldc, nr, ab, first, 0);
+              // Constant weights, mostly cold: the first row tile prefetches the next panel this
+              // thread reads (after its range's last, its first of the next K block; the next in
+              // memory is another thread's).
+              const int64_t kc_next = std::min(kKC, k - p0 - kc);
+              const int64_t ahead = jp + 1 < q1 || kb + 1 == kblocks ? 0 : (kc * (npanels - jp) + q0 * kc_next) * kNR;
+              kNextBTiles[static_cast<size_t>(std::min(kMR, m) - 1)](kc, ap, bp, kNR, c + j, ldc, nr, ab, first,
+                                                                     ahead);
               continue;
             }
           }
