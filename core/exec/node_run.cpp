@@ -81,7 +81,15 @@ std::string balance_report(const std::vector<Profiler::NodeTime>& ops, const std
                 threads, work, span, span > 0 ? work / span : 0.0, 100 * serial / work, static_cast<long long>(jobs),
                 static_cast<long long>(calls), work > serial ? 100 * caller / (work - serial) : 0.0);
   out += buf;
-  if (threads <= 1) return out;
+  if (threads <= 1) {
+    // One thread: each node's work (thread CPU time), to join with a run at more threads.
+    out += "  work by node:\n";
+    for (size_t i = 0; i < nodes.size() && i < top; ++i) {
+      std::snprintf(buf, sizeof buf, "  %10.3f ms  work %9.3f  %s\n", 0.0, nodes[i].work_ms, nodes[i].place.c_str());
+      out += buf;
+    }
+    return out;
+  }
   out += "  lost to the split, by op type (span - work/threads; work, span, serial share):\n";
   std::vector<Profiler::NodeTime> o = ops, s = nodes;
   std::sort(o.begin(), o.end(), by_lost);

@@ -222,6 +222,11 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"3x3 stride 1, 64 wide, 17 outputs", {1, 5, 7, 64}, {17, 5, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", true},
       {"1x3 pad 1 (openWakeWord)", {1, 24, 11, 32}, {24, 24, 1, 3}, 1, {1, 1}, {1, 1}, {0, 1, 0, 1}, "", false},
       {"3x3 stride 2 dilated, grouped", {2, 8, 15, 17}, {10, 4, 3, 3}, 2, {2, 2}, {2, 1}, {2, 1, 0, 1}, "", true},
+      // Too few row blocks for two a thread: one block of about equal rows a thread (3 threads:
+      // 9 + 9 + 9 and 9 + 9 + 8 rows of 30), a 1x1 stride-2 (ResNet's downsample) among them.
+      {"3x3 stride 2, one block a thread", {1, 24, 54, 60}, {80, 24, 3, 3}, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"3x3 stride 2, one block a thread, uneven", {1, 24, 52, 60}, {80, 24, 3, 3}, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, "", false},
+      {"1x1 stride 2, one block a thread", {1, 40, 54, 60}, {72, 40, 1, 1}, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, "", true},
       {"K over two blocks", {1, 40, 9, 10}, {30, 40, 3, 3}, 1, {2, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", false},
       {"pads wider than the window", {1, 4, 5, 6}, {6, 4, 3, 3}, 1, {2, 1}, {1, 1}, {4, 3, 4, 5}, "", true},
       {"3x1 on one column", {2, 5, 9, 1}, {7, 5, 3, 1}, 1, {1, 1}, {1, 1}, {1, 0, 1, 0}, "Relu", false},
@@ -257,6 +262,11 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"Winograd 8->72 (packed)", {1, 8, 9, 22}, {72, 8, 3, 3}, 1, {1, 1}, {1, 1}, {1, 0, 1, 2}, "", false},
       {"Winograd dilation 5", {1, 12, 30, 31}, {10, 12, 3, 3}, 1, {1, 1}, {5, 5}, {5, 5, 5, 5}, "Relu", true},
       {"Winograd dilation 3, odd pads", {2, 8, 25, 19}, {9, 8, 3, 3}, 1, {1, 1}, {3, 3}, {2, 4, 3, 1}, "", true},
+      // Few tiles for many channels (winograd_weights_bound): with threads, one block whose input
+      // channels, 36 products and output channels the threads split.
+      {"Winograd 96 on 14x14 (weights bound)", {1, 96, 14, 14}, {96, 96, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"Winograd 80->112 on 14x13 (weights bound)", {1, 80, 14, 13}, {112, 80, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", false},
+      {"Winograd 128 dilation 2 (weights bound)", {1, 128, 14, 14}, {128, 128, 3, 3}, 1, {1, 1}, {2, 2}, {2, 2, 2, 2}, "Silu", true},
       // Small maps: im2col + GEMM where Winograd does not pay (winograd_pays), Winograd again
       // once a batch fills its tile columns.
       {"3x3 on 7x7, 64 channels (im2col)", {1, 64, 7, 7}, {64, 64, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},

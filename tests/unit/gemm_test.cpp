@@ -142,7 +142,10 @@ TEST_CASE("sgemm_prepacked_b matches the naive product: B packed once, run by ev
   // Rows from 1 (every shape takes the blocked path) past the M block, columns around the panels
   // (32 / 16 wide) and the N block (4096), K around the K block (256); 512 x 49 x 600 takes the
   // tile split on three threads (ResNet's 7x7 convs), which reads the packed panels as they are.
-  const int64_t dims[][3] = {{1, 40, 9}, {17, 33, 300}, {49, 512, 600}, {196, 95, 64}, {460, 4130, 7}, {512, 49, 600}};
+  // With threads, one M block over more than two panels takes the panel split through all K
+  // blocks (sgemm_panel_split): 49 x 512 x 600, and 14 x 97 x 1030 (five K blocks, the last partial).
+  const int64_t dims[][3] = {{1, 40, 9},      {17, 33, 300},  {49, 512, 600}, {196, 95, 64},
+                             {460, 4130, 7}, {512, 49, 600}, {14, 97, 1030}};
   const std::vector<int64_t> targets = runnable_targets();  // before use_target narrows them
   for (int64_t target : targets) {
     use_target(target);

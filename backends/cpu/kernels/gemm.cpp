@@ -140,7 +140,8 @@ HWY_INLINE void store_first(DF d, VF v, float* p, size_t cnt) {
 // With kRawA, A is read where it lies instead: row r of the tile at pa + r * lda_a, K contiguous
 // (few columns of C: packing A would cost about as much as the product).
 // With kNextB (B prepacked, cold: sgemm_prepacked_b), the B panel after this one (kc rows of
-// ldbp floats further) is prefetched as this one is read, instead of A.
+// ldbp floats further, or lda_a floats further where that is not 0: the next one a thread of
+// sgemm_panel_split reads) is prefetched as this one is read, instead of A.
 template <size_t R, size_t V, bool kRawA = false, bool kNextB = false>
 HWY_NOINLINE void tile_kernel(int64_t kc, const float* HWY_RESTRICT pa, const float* HWY_RESTRICT pb, int64_t ldbp,
                               float* HWY_RESTRICT c, int64_t ldc, int64_t n, const float* alpha_beta, bool first,
@@ -149,7 +150,7 @@ HWY_NOINLINE void tile_kernel(int64_t kc, const float* HWY_RESTRICT pa, const fl
   const size_t nl = hn::Lanes(d);
   VF acc[R][V];
   unroll<R>([&](auto r) { unroll<V>([&](auto v) { acc[r][v] = hn::Zero(d); }); });
-  const float* next_b = pb + kc * ldbp;
+  const float* next_b = pb + (kNextB && lda_a != 0 ? lda_a : kc * ldbp);
   auto step = [&](VF(&sum)[R][V]) HWY_ATTR {
     VF bv[V];
     unroll<V>([&](auto v) { bv[v] = hn::LoadU(d, pb + v * nl); });
@@ -507,6 +508,12 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       sgemm_tile_split(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, *pool, pre, raw_a, pre_b);
       return;
     }
+  }
+  // Prepacked B (constant weights) and one M block: the threads split B's panels once for all of
+  // K (few columns, read with A in place, keep the blocked path).
+  if (threaded && pre_b && !pre && a && m <= kMC && n <= kNC && n > 2 * kNR) {
+    sgemm_panel_split(trans_a, m, n, k, alpha, a, lda, beta, c, ldc, *pool, *pre_b);
+    return;
   }
   // Sized for the largest slice up front: B panels of at most KC x NC.
   float* const pbuf = pre_b ? nullptr : thread_b_buffer(static_cast<size_t>(((std::min(kNC, n) + kNR - 1) / kNR) * kNR *

@@ -87,3 +87,50 @@ void sgemm_tile_split(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
     }
   });
 }
+
+// C = alpha * op(A) op(B) + beta * C (m <= kMC rows, n <= kNC) with op(B) prepacked by
+// sgemm_pack_b in this target's layout (`pre_b`): each thread takes one contiguous range of B's
+// panels through all of K in one job. The blocked path forked and joined once per K block (18
+// times for conv_lanes' K = 4608 on ResNet's 7x7 stage, 4 for a 1024-wide Linear), each thread
+// packing the same rows of A; here each thread packs them per K block for itself. Every tile of
+// C sums its K blocks in the same order as the blocked path (same results, whatever the threads).
+void sgemm_panel_split(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                       float beta, float* c, int64_t ldc, ThreadPool& pool, const SgemmPackedB& pre_b) {
+  const int64_t npanels = (n + kNR - 1) / kNR, kblocks = (k + kKC - 1) / kKC;
+  const int64_t nthr = pool.num_threads();
+  const float ab[2] = {alpha, beta};
+  (void)ab;
+  pool.parallel_for(npanels, (npanels + nthr - 1) / nthr, [&](int64_t q0, int64_t q1) {
+    std::vector<float>& abuf = thread_a_buffer();
+    if (abuf.size() < static_cast<size_t>(kMC * kKC)) abuf.resize(static_cast<size_t>(kMC * kKC));
+    for (int64_t kb = 0; kb < kblocks; ++kb) {
+      const int64_t p0 = kb * kKC, kc = std::min(kKC, k - p0);
+      const bool first = kb == 0;
+      const float* pb = pre_b.data.data() + p0 * npanels * kNR;  // this K block's panels, kc x kNR each
+      const float* ap = abuf.data();
+      pack_a(trans_a, a, lda, 0, m, p0, kc, abuf.data());
+      for (int64_t jp = q0; jp < q1; ++jp) {
+        const int64_t j = jp * kNR, nr = std::min(kNR, n - j);
+        const float* bp = pb + jp * kc * kNR;
+        for (int64_t i = 0; i < m; i += kMR) {
+#if HWY_TARGET != HWY_SCALAR
+          if constexpr (!kSizeFirstKernels) {
+            if (i == 0 && nr == kNR) {
+              // Constant weights, mostly cold: the first row tile prefetches the next panel this
+              // thread reads (after its range's last, its first of the next K block; the next in
+              // memory is another thread's).
+              const int64_t kc_next = std::min(kKC, k - p0 - kc);
+              const int64_t ahead = jp + 1 < q1 || kb + 1 == kblocks ? 0 : (kc * (npanels - jp) + q0 * kc_next) * kNR;
+              kNextBTiles[static_cast<size_t>(std::min(kMR, m) - 1)](kc, ap, bp, kNR, c + j, ldc, nr, ab, first,
+                                                                     ahead);
+              continue;
+            }
+          }
+#endif
+          micro_kernel(kc, ap + (i / kMR) * kc * kMR, bp, kNR, c + i * ldc + j, ldc, std::min(kMR, m - i), nr, alpha,
+                       beta, first);
+        }
+      }
+    }
+  });
+}

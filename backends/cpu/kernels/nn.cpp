@@ -389,6 +389,18 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
       per_image = (rows + block - 1) / block;
     }
   }
+  // Too few blocks for two a thread, but rows for one block of >= 256 positions each (ResNet's
+  // stride-2 convs into 28 x 28: 10 + 10 + 8 rows, each block's GEMM split over the threads,
+  // 9 column panels 5 : 4 per K block): one block a thread of about equal rows, no barriers.
+  bool one_each = false;
+  if (!pointwise && threads > 1 && n_batch * group == 1 && per_image < 2 * int64_t{threads}) {
+    const int64_t even = (rows + threads - 1) / threads;
+    if (even * ow >= 256 && (rows % threads == 0 || even >= 8) && (rows + even - 1) / even == threads) {
+      block = even;
+      per_image = threads;
+      one_each = true;
+    }
+  }
   // Pointwise blocks start at multiples of kColQuantum columns (sgemm_direct's widest strip), so
   // that each output sums its terms the same way whatever the threads, and with threads that
   // take whole blocks they are about equal: 784 positions in blocks of 256 left a last block of
@@ -447,7 +459,7 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
     }
   }
   // im2col scratch per slot of the pool (see parallel_for_slots), for the widest block.
-  const bool block_parallel = threads > 1 && nblocks >= 2 * int64_t{threads};
+  const bool block_parallel = threads > 1 && (nblocks >= 2 * int64_t{threads} || one_each);
   TSR_ASSIGN_OR_RETURN(auto cols, SlotScratch<T>::make(ctx, pointwise ? 0 : static_cast<size_t>(kg * block * ow),
                                                        block_parallel));
   auto run_block = [&](int slot, int64_t bi, ThreadPool* inner) {

@@ -108,16 +108,16 @@ void split_phases(const Geom& g, const float* x, int64_t plane0, int64_t plane1,
   }
 }
 
-// V[xi][ci][col] for the units [u0, u1), row stride ldv (>= the block's columns rounded up to
-// whole vectors). `xs` is x (dil == 1) or its phase planes (split_phases). `prow` and `tmp`: 6
-// rows of row_width(columns) floats each.
-void input_tiles(const Geom& g, const float* xs, int64_t u0, int64_t u1, float* v, int64_t ldv, float* prow,
-                 float* tmp) {
+// V[xi][ci][col] for the units [u0, u1) and the input channels [c0, c1), row stride ldv (>= the
+// block's columns rounded up to whole vectors). `xs` is x (dil == 1) or its phase planes
+// (split_phases). `prow` and `tmp`: 6 rows of row_width(columns) floats each.
+void input_tiles(const Geom& g, const float* xs, int64_t u0, int64_t u1, int64_t c0, int64_t c1, float* v,
+                 int64_t ldv, float* prow, float* tmp) {
   const DF d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
   const int64_t xi_stride = g.c * ldv, ncols = (u1 - u0) * g.unit_tiles(), pw = row_width(ncols, nl);
   const int64_t seg = 4 * g.unit_tiles();  // row columns per unit
-  for (int64_t ci = 0; ci < g.c; ++ci) {
+  for (int64_t ci = c0; ci < c1; ++ci) {
     // The six input rows of each unit's tile row, padding made explicit (phase columns for dil > 1).
     for (int64_t u = u0; u < u1; ++u) {
       int64_t img, ry, rx, ty;
@@ -187,18 +187,18 @@ void input_tiles(const Geom& g, const float* xs, int64_t u0, int64_t u1, float* 
   }
 }
 
-// y for the units [u0, u1) from the products P[xi][mo][col] (row stride ldp): Y = A^T P A per
-// tile, + bias + z, then the activation, cropped to the output. `orow`: 4 rows of
-// 4 * (columns rounded up to whole vectors) floats.
-void output_tiles(const Geom& g, const float* p, int64_t ldp, int64_t u0, int64_t u1, const float* bias,
-                  const float* z, const ops::ActivationSpec& act, float* y, float* orow) {
+// y for the units [u0, u1) and the output channels [m0, m1) from the products P[xi][mo][col] (row
+// stride ldp): Y = A^T P A per tile, + bias + z, then the activation, cropped to the output.
+// `orow`: 4 rows of 4 * (columns rounded up to whole vectors) floats.
+void output_tiles(const Geom& g, const float* p, int64_t ldp, int64_t u0, int64_t u1, int64_t m0, int64_t m1,
+                  const float* bias, const float* z, const ops::ActivationSpec& act, float* y, float* orow) {
   const DF d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
   const int64_t xi_stride = g.m * ldp, ncols = (u1 - u0) * g.unit_tiles();
   const int64_t owp = (ncols + nl - 1) / nl * nl * 4, seg = 4 * g.unit_tiles();
   HWY_ALIGN float sbuf[24 * kMaxLanes];  // A^T along each row of the tile: [a][col] vectors
   HWY_ALIGN float obuf[16 * kMaxLanes];  // then down the columns: [row][col] vectors
-  for (int64_t mo = 0; mo < g.m; ++mo) {
+  for (int64_t mo = m0; mo < m1; ++mo) {
     const float* src = p + mo * ldp;
     for (int64_t col = 0; col < ncols; col += nl) {
       for (int64_t a = 0; a < 6; ++a) {
@@ -255,6 +255,13 @@ void output_tiles(const Geom& g, const float* p, int64_t ldp, int64_t u0, int64_
       }
     }
   }
+}
+
+// Whether a conv of `cols` tile columns in all (the spare tile per unit included) is bound by
+// its transformed weights at more than one thread: it fits one block, and its 36 weight matrices
+// hold several times the floats of its tiles (36 * C * M against 36 * (C + M) * cols).
+bool winograd_weights_bound(int64_t cols, int64_t want_tiles, int64_t c, int64_t m) {
+  return cols <= 2 * want_tiles && 2 * cols * (c + m) <= c * m;
 }
 
 }  // namespace
@@ -330,6 +337,30 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
   // Per-slot scratch (parallel_for_slots): V, the products, two row buffers and the output rows,
   // each part starting on a 64-byte boundary.
   const auto part = [](int64_t floats) { return (floats + 15) / 16 * 16; };
+  if (threads > 1 && winograd_weights_bound(units * g.unit_tiles(), want_tiles, g.c, g.m)) {
+    // Few tiles for many channels (ResNet-50's layer3: 256 -> 256 on 14 x 14, 16 tiles): the 36
+    // transformed weight matrices (36 * C * M floats: 9.4 MB there, streamed from DRAM) cost more
+    // than the tiles, and with the tiles split over the threads each thread streamed all of them
+    // (2-thread work 1.34x the 1-thread one). Here all units are one block; the threads split
+    // its input channels in the input transform, the 36 products, then its output channels.
+    const int64_t cols = units * g.unit_tiles(), ld = (cols + nl - 1) / nl * nl, rw = part(6 * row_width(cols, nl));
+    TSR_ASSIGN_OR_RETURN(auto vp, Scratch<float>::make(ctx, static_cast<size_t>(36 * (g.c + g.m) * ld)));
+    TSR_ASSIGN_OR_RETURN(auto rows, SlotScratch<float>::make(ctx, static_cast<size_t>(std::max(2 * rw, 16 * ld))));
+    float* v = vp.data();
+    float* p = v + 36 * g.c * ld;
+    pool.parallel_for_slots(g.c, 8, [&](int slot, int64_t c0, int64_t c1) {
+      input_tiles(g, xs, 0, units, c0, c1, v, ld, rows.slot(slot), rows.slot(slot) + rw);
+    });
+    pool.parallel_for(36, 1, [&](int64_t x0, int64_t x1) {
+      for (int64_t xi = x0; xi < x1; ++xi)
+        sgemm_direct(u.packed[static_cast<size_t>(xi)], ld, v + xi * g.c * ld, ld, nullptr, nullptr, 0,
+                     p + xi * g.m * ld, ld);
+    });
+    pool.parallel_for_slots(g.m, 8, [&](int slot, int64_t m0, int64_t m1) {
+      output_tiles(g, p, ld, 0, units, m0, m1, bias, z, act, y, rows.slot(slot));
+    });
+    return ok_status();
+  }
   const int64_t nv = part(36 * g.c * ldv), np = part(36 * g.m * ldv), nr = part(6 * pw), no = part(4 * 4 * ldv);
   const bool parallel = threads > 1 && nblocks > 1;
   TSR_ASSIGN_OR_RETURN(auto scratch, SlotScratch<float>::make(ctx, static_cast<size_t>(nv + np + 2 * nr + no), parallel));
@@ -342,13 +373,13 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t u0 = b * per_block, u1 = std::min(units, u0 + per_block);
       const int64_t ncols = (u1 - u0) * g.unit_tiles();
-      input_tiles(g, xs, u0, u1, v, ldv, pr, tm);
+      input_tiles(g, xs, u0, u1, 0, g.c, v, ldv, pr, tm);
       for (size_t xi = 0; xi < 36; ++xi) {
         const float* vx = v + static_cast<int64_t>(xi) * g.c * ldv;
         float* px = p + static_cast<int64_t>(xi) * g.m * ldv;
         sgemm_direct(u.packed[xi], (ncols + nl - 1) / nl * nl, vx, ldv, nullptr, nullptr, 0, px, ldv);
       }
-      output_tiles(g, p, ldv, u0, u1, bias, z, act, y, orows);
+      output_tiles(g, p, ldv, u0, u1, 0, g.m, bias, z, act, y, orows);
     }
   };
   if (parallel) pool.parallel_for_slots(nblocks, 1, run);
