@@ -252,8 +252,9 @@ TEST_CASE("gelu: the Erf form in every grouping and the tanh form -> Gelu", "[op
 
 TEST_CASE("gelu: an exact Gelu after a Gemm fuses into FusedGemm, through matmul_add's Reshape", "[optimize]") {
   // Odd sizes: N = 37 leaves a masked tail of the epilogue's vectors; rank 3 runs as
-  // Reshape -> Gemm -> Reshape with the Gelu moved ahead of the second Reshape.
-  for (const Shape& xs : {Shape{5, 19}, Shape{2, 7, 19}})
+  // Reshape -> Gemm -> Reshape with the Gelu moved ahead of the second Reshape. From 17 rows the
+  // Gemm runs on its packed weights (linalg.cpp), 123 rows split by rows at two threads.
+  for (const Shape& xs : {Shape{5, 19}, Shape{2, 7, 19}, Shape{40, 19}, Shape{3, 41, 19}})
     for (int threads : {1, 2}) {
       INFO("x " << shape_str(xs) << ", " << threads << " thread(s)");
       Builder b;
