@@ -1,7 +1,8 @@
 // Conv/Gemm + activation fusion (optimize.h): Conv -> act becomes FusedConv, Gemm -> act becomes
 // FusedGemm, the activation applied by the kernel to each block of results while it is in cache
 // (backends/cpu/kernels/epilogue.h) instead of by a separate node rereading the whole tensor.
-// SiLU exported as Mul(y, Sigmoid(y)) fuses as the Silu activation (EfficientNet).
+// SiLU exported as Mul(y, Sigmoid(y)) fuses as the Silu activation (EfficientNet); an exact Gelu
+// (the gelu pass's node, ViT/BERT/Whisper MLPs) after a Gemm as the Gelu activation.
 // Only where the Conv/Gemm output feeds nothing but the activation, and the activation's
 // parameters are known now (Clip's min/max inputs constant or absent). A chain of Mul/Add/Sub/
 // Div by scalar constants right after the activation (PP-OCR's learnable affine layers) folds
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string_view>
 
 #include "core/ops/fused_activation.h"
 #include "core/passes/optimize_internal.h"
@@ -33,6 +35,12 @@ std::optional<ActivationSpec> activation_node(const ir::Node& act, const GraphIn
   if (act.op == "Relu") return ActivationSpec{FusedActivation::kRelu};
   if (act.op == "HardSwish") return ActivationSpec{FusedActivation::kHardSwish};
   if (act.op == "Sigmoid") return ActivationSpec{FusedActivation::kSigmoid};
+  // The exact (erf) form only, as PyTorch exports nn.GELU() (recognized by the gelu pass).
+  if (act.op == "Gelu" && act.inputs.size() == 1) {
+    const ir::Attribute* ap = act.attr("approximate");
+    if (!ap || (ap->kind == ir::AttrKind::kString && ap->s == "none")) return ActivationSpec{FusedActivation::kGelu};
+    return std::nullopt;
+  }
   if (act.op == "LeakyRelu")
     return ActivationSpec{FusedActivation::kLeakyRelu, static_cast<float>(act.attr_float("alpha"))};
   if (act.op == "HardSigmoid")
@@ -121,13 +129,28 @@ Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index) {
     if (sigmoid >= 0) spec = ActivationSpec{FusedActivation::kSilu};
     if (!spec) continue;
     const int32_t yin = sigmoid >= 0 ? g.nodes[size_t(sigmoid)].inputs[0] : act.inputs[0];
-    const int32_t p = ix.producer(yin);
+    int32_t p = ix.producer(yin);
     if (p < 0 || ix.dead(p)) continue;
+    // A Gemm on a rank-3 activation's rows (matmul_add's Reshape -> Gemm -> Reshape): the
+    // activation is elementwise, so it fuses into the Gemm ahead of the Reshape, which then
+    // writes the activation's output.
+    int32_t reshape = -1;
+    if (sigmoid < 0 && g.nodes[size_t(p)].op == "Reshape" && g.nodes[size_t(p)].outputs.size() == 1 &&
+        ix.sole_consumer(yin) == static_cast<int32_t>(a)) {
+      const int32_t x = g.nodes[size_t(p)].inputs[0];
+      const int32_t q = ix.producer(x);
+      if (q < 0 || ix.dead(q) || g.nodes[size_t(q)].op != "Gemm" || ix.sole_consumer(x) != p) continue;
+      reshape = p;
+      p = q;
+    }
     ir::Node& prod = g.nodes[size_t(p)];
     const char* fused_op = prod.op == "Conv" || (prod.op == "FusedConv" && !prod.attr("activation")) ? "FusedConv"
                            : prod.op == "Gemm"                                                     ? "FusedGemm"
                                                                                                    : nullptr;
     if (!fused_op || prod.outputs.size() != 1) continue;
+    // Gelu fuses into Gemms only (transformer MLPs): the conv kernels' per-tile epilogues are
+    // tuned for the cheap activations.
+    if (spec->kind == FusedActivation::kGelu && std::string_view(fused_op) != "FusedGemm") continue;
     // Fused ops take f32/f64 only (the CPU epilogue's types).
     const DType dt = g.tensors[size_t(yin)].dtype;
     if (dt != DType::kF32 && dt != DType::kF64) continue;
@@ -142,8 +165,13 @@ Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index) {
     prod.op = fused_op;
     prod.version = 0;
     for (ir::Attribute& attr : ops::activation_attributes(full)) prod.attributes.push_back(std::move(attr));
-    prod.outputs[0] = out;
-    ix.set_producer(out, p);
+    if (reshape >= 0) {
+      g.nodes[size_t(reshape)].outputs[0] = out;
+      ix.set_producer(out, reshape);
+    } else {
+      prod.outputs[0] = out;
+      ix.set_producer(out, p);
+    }
   }
   ix.compact();
   return fused;

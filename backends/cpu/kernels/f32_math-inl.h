@@ -60,6 +60,30 @@ HWY_INLINE V exp_nonpositive(D d, V t) {
   return hn::BitCast(d, hn::Add(hn::BitCast(di, y), e));
 }
 
+// erf for the Gelu forms only, where it is added to 1: Abramowitz & Stegun 7.1.26,
+// erf(a) = 1 - t (a1 + t (a2 + ... + t a5)) e^(-a^2), t = 1 / (1 + p a), a = |x|, absolute error
+// <= 1.5e-7 (Highway has no erf). |x| is capped at 10 (erf = 1 in f32) so that e^(-a^2) stays finite.
+template <class D, class V> V vec_erf_for_gelu(D d, V x) {
+  const V one = hn::Set(d, 1.0f);
+  const V a = hn::Min(hn::Abs(x), hn::Set(d, 10.0f));
+  const V t = hn::Div(one, hn::MulAdd(hn::Set(d, 0.3275911f), a, one));
+  V poly = hn::Set(d, 1.061405429f);
+  poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
+  poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
+  const V e = exp_nonpositive(d, hn::Max(hn::Neg(hn::Mul(a, a)), hn::Set(d, -86.0f)));  // e^-86: erf = 1 in f32
+  return hn::CopySign(hn::NegMulAdd(hn::Mul(poly, t), e, one), x);
+}
+// Gelu (approximate="none") on f32 vectors: 0.5 x (1 + erf(x / sqrt 2)), with the erf above;
+// NaN passes through. The Gelu kernels (gelu-inl.h) and the fused Gemm epilogue (epilogue.h).
+template <class D, class V>
+HWY_INLINE V vec_gelu_erf(D d, V x) {
+  const V e = vec_erf_for_gelu(d, hn::Mul(x, hn::Set(d, 0.70710678118654752f)));
+  const V y = hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(hn::Set(d, 1.0f), e));
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
 // ln x. hn::Log is valid on (0, FLT_MAX]: 0 gives -inf, negatives NaN, +inf and NaN themselves.
 template <class D, class V>
 HWY_INLINE V vec_log(D d, V x) {

@@ -25,33 +25,14 @@ HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
 namespace HWY_NAMESPACE {
 
-// erf for the Gelu forms only, where it is added to 1: Abramowitz & Stegun 7.1.26,
-// erf(a) = 1 - t (a1 + t (a2 + ... + t a5)) e^(-a^2), t = 1 / (1 + p a), a = |x|, absolute error
-// <= 1.5e-7 (Highway has no erf). |x| is capped at 10 (erf = 1 in f32) so that e^(-a^2) stays finite.
-template <class D, class V> V vec_erf_for_gelu(D d, V x) {
-  const V one = hn::Set(d, 1.0f);
-  const V a = hn::Min(hn::Abs(x), hn::Set(d, 10.0f));
-  const V t = hn::Div(one, hn::MulAdd(hn::Set(d, 0.3275911f), a, one));
-  V poly = hn::Set(d, 1.061405429f);
-  poly = hn::MulAdd(poly, t, hn::Set(d, -1.453152027f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, 1.421413741f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, -0.284496736f));
-  poly = hn::MulAdd(poly, t, hn::Set(d, 0.254829592f));
-  const V e = exp_nonpositive(d, hn::Max(hn::Neg(hn::Mul(a, a)), hn::Set(d, -86.0f)));  // e^-86: erf = 1 in f32
-  return hn::CopySign(hn::NegMulAdd(hn::Mul(poly, t), e, one), x);
-}
-// Gelu (approximate="none"): 0.5 x (1 + erf(x / sqrt 2)). f32 vectors use vec_erf_for_gelu;
-// NaN propagates through the final product with x.
+// Gelu (approximate="none"): 0.5 x (1 + erf(x / sqrt 2)). f32 vectors use vec_gelu_erf
+// (f32_math-inl.h, shared with the fused epilogue).
 struct GeluErfOp : FloatOnly {
   static constexpr bool kVecF32 = HWY_TARGET != HWY_SCALAR;
   template <class C> C operator()(C x) const {
     return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(std::numbers::sqrt2 / 2)));
   }
-  template <class D, class V> V vec(D d, V x) const {
-    const V e = vec_erf_for_gelu(d, hn::Mul(x, hn::Set(d, static_cast<float>(std::numbers::sqrt2 / 2))));
-    const V y = hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(hn::Set(d, 1.0f), e));
-    return hn::IfThenElse(hn::IsNaN(x), x, y);
-  }
+  template <class D, class V> V vec(D d, V x) const { return vec_gelu_erf(d, x); }
 };
 // The tanh approximation's constants: u = kGeluK (x + kGeluC x^3).
 inline constexpr double kGeluK = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)

@@ -666,11 +666,15 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
 
 SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda) {
   SgemmPackedA pa;
+  sgemm_pack_a_into(pa, trans_a, m, k, a, lda);
+  return pa;
+}
+
+void sgemm_pack_a_into(SgemmPackedA& pa, bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda) {
   pa.m = m;
   pa.k = k;
   pa.trans_a = trans_a;
   HWY_DYNAMIC_DISPATCH(sgemm_pack_a_impl)(pa, a, lda);
-  return pa;
 }
 
 SgemmPackedB sgemm_pack_b(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb) {

@@ -37,6 +37,10 @@ struct SgemmPackedA {
   std::vector<float> data;
 };
 SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda);
+// sgemm_pack_a into `pa`, reusing its buffer: no allocation once it has held a matrix this large
+// (a thread's packed block reused call after call: attention's query block against each block of
+// keys).
+void sgemm_pack_a_into(SgemmPackedA& pa, bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda);
 
 // sgemm with A given pre-packed (`pa`) and raw (`a`, `lda`, as packed: the shape-specialized
 // paths for tiny M or N read it unpacked; null keeps every shape on the packed path, for callers

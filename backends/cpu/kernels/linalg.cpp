@@ -10,6 +10,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/epilogue.h"  // after hwy/highway.h (a Highway -inl header)
+#include "backends/cpu/kernels/epilogue_dispatch.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/matmul.h"
 #include "core/base/mapped_pages.h"
@@ -61,6 +62,13 @@ Status matmul_kernel(exec::KernelContext& ctx) {
   return unsupported(ctx.place(), ": MatMul has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
 }
 
+// FusedGemm's activation over y[0, n) on the best SIMD target (epilogue_dispatch.h; this file is
+// compiled for the static one), where the kernel set has it.
+void apply_epilogue_f32(const ops::ActivationSpec& act, float* y, int64_t n) {
+  if constexpr (!kSizeFirstKernels) apply_epilogue_best(nullptr, act, y, 1, n, n);
+  else HWY_NAMESPACE::apply_epilogue(act, y, n);
+}
+
 // `act`: FusedGemm's activation, applied to Y after the product (kNone for Gemm).
 template <typename T>
 Status gemm_typed(exec::KernelContext& ctx, const ops::ActivationSpec& act = {}) {
@@ -92,7 +100,8 @@ Status gemm_typed(exec::KernelContext& ctx, const ops::ActivationSpec& act = {})
     }
   }
   matmul_detail::gemm_any<T>(ta, tb, m, n, k, alpha, a.data<T>(), a.dim(1), b.data<T>(), b.dim(1), beta, py, n, &ctx.pool());
-  if constexpr (std::is_floating_point_v<T>) HWY_NAMESPACE::apply_epilogue(act, py, m * n);
+  if constexpr (std::is_same_v<T, float>) apply_epilogue_f32(act, py, m * n);
+  else if constexpr (std::is_floating_point_v<T>) HWY_NAMESPACE::apply_epilogue(act, py, m * n);
   return ok_status();
 }
 
@@ -185,7 +194,7 @@ class PackedLinearKernel final : public exec::Kernel {
         else std::copy(crow, crow + n, yrow);
       }
     };
-    auto activate = [&](int64_t i0, int64_t i1) { HWY_NAMESPACE::apply_epilogue(act_, py + i0 * n, (i1 - i0) * n); };
+    auto activate = [&](int64_t i0, int64_t i1) { apply_epilogue_f32(act_, py + i0 * n, (i1 - i0) * n); };
     auto rows = [&](int64_t i0, int64_t i1, ThreadPool* pool) {
       if (bias) fill_bias(i0, i1);
       sgemm_prepacked_b(false, i1 - i0, alpha, pa + i0 * k, k, packed_, b.data<float>(), b.dim(1), beta, py + i0 * n,
