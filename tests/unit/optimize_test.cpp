@@ -181,6 +181,33 @@ TEST_CASE("optimize: depthwise Conv [+ act] -> 1x1 Conv [+ Z] [+ act] -> FusedSe
   }
 }
 
+TEST_CASE("optimize: 1x1 Conv [+ act] -> depthwise -> 1x1 joins FusedSeparableConv on planes >= 17 wide", "[optimize]") {
+  // MobileNetV2's inverted residual block: expansion 1x1 + Relu6, depthwise + Relu6, projection
+  // 1x1 + the block input. 21 columns: the expansion is the node's inputs 6 and 7; 9: it stays a
+  // conv of its own (the kernel's channels-last stage reads the whole plane).
+  for (const int64_t wd : {21, 9}) {
+    for (int threads : {1, 3}) {
+      INFO(wd << " columns, " << threads << " thread(s)");
+      const SeparableCase sc = {"", {1, 24, 9, wd}, 3, 1, 1, {1, 1, 1, 1}, "Clip", 8, true, ""};
+      Builder b;
+      const int32_t x = b.input({1, 8, 9, wd});
+      const int32_t e = activation(b, "Clip", b.node("Conv", {x, b.constant(b.random({24, 8, 1, 1})),
+                                                              b.constant(b.random({24}))}));
+      b.output(separable_block(b, sc, e, x));
+      const ir::Model opt = optimize_and_compare(b, threads);
+      if (wd < 17) {
+        CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv", "FusedSeparableConv"});
+        continue;
+      }
+      REQUIRE(ops_of(opt) == std::vector<std::string>{"FusedSeparableConv"});
+      const ir::Node& f = opt.main().nodes[0];
+      CHECK(f.inputs.size() == 8u);  // X, W_dw, W_pw, B_dw, B_pw, Z, W_ex, B_ex
+      CHECK(f.attr("ex_activation") != nullptr);
+      CHECK(f.attr("dw_activation") != nullptr);
+    }
+  }
+}
+
 TEST_CASE("optimize: depthwise convs that feed more than a plain 1x1 conv stay apart", "[optimize]") {
   const SeparableCase sc = {"", {1, 4, 6, 6}, 3, 1, 1, {1, 1, 1, 1}, "", 5, false, ""};
   {
