@@ -8,9 +8,10 @@
 // stages) are one band whose depthwise stage runs channels-last, vectorized over channels, and
 // whose 1x1 product is the packed SGEMM reading that output as B^T. With an expansion stage
 // (W_ex: a 1x1 conv before the depthwise one, MobileNetV2's inverted residual blocks), each band
-// first computes the expanded input rows it reads (sgemm_direct into a per-thread buffer, the
-// rows it shares with the previous band of the same thread kept), so the expanded tensor never
-// goes to memory either; on small planes (channels-last) it is computed whole first.
+// first computes the expanded input rows it reads (sgemm_direct into a per-thread ring of rows,
+// the rows it shares with the previous band of the same thread kept), so the expanded tensor
+// never goes to memory either; on small planes (channels-last), and where threads share each
+// band, it is computed whole first.
 // Compiled once per SIMD target (hwy/foreach_target.h);
 // register_conv_separable_kernels registers the best target's kernel.
 #undef HWY_TARGET_INCLUDE
@@ -19,7 +20,6 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -201,19 +201,32 @@ class SeparableKernel final : public exec::Kernel {
     const bool small_plane =
         ow_n <= kMaxChannelsLastWidth && c >= kMinChannelsLast && taps <= 64 && !kSizeFirstKernels;
     // The expansion stage band by band (else, on small planes, whole first): a band's expanded
-    // rows (s1 input rows of W per output row) count too.
-    const bool band_expand = we && !small_plane;
-    int64_t rb = std::clamp<int64_t>(kBandFloats / std::max<int64_t>(1, c * ow_n), 1, oh_n);
-    if (band_expand)
-      rb = std::clamp<int64_t>(kExpandBandFloats / std::max<int64_t>(1, c * (ow_n + w.s[1] * iw_n)) /
-                                   kExpandRowQuantum * kExpandRowQuantum,
-                               kExpandRowQuantum, std::max(oh_n, kExpandRowQuantum));
+    // rows (s1 input rows of W per output row) count too. `plan` sets the band rows and whether
+    // threads take whole bands.
+    bool band_expand = we && !small_plane;
+    int64_t rb = 0;
     bool whole_bands = false;
-    if (threads > 1) {
-      int64_t rb_split = std::min(rb, std::max<int64_t>(1, oh_n / (4 * threads)));
-      if (band_expand && rb_split > kExpandRowQuantum) rb_split = rb_split / kExpandRowQuantum * kExpandRowQuantum;
-      whole_bands = rb_split * ow_n >= kMinBandCols;
-      if (whole_bands) rb = rb_split;
+    auto plan = [&] {
+      rb = std::clamp<int64_t>(kBandFloats / std::max<int64_t>(1, c * ow_n), 1, oh_n);
+      if (band_expand)
+        rb = std::clamp<int64_t>(kExpandBandFloats / std::max<int64_t>(1, c * (ow_n + w.s[1] * iw_n)) /
+                                     kExpandRowQuantum * kExpandRowQuantum,
+                                 kExpandRowQuantum, std::max(oh_n, kExpandRowQuantum));
+      whole_bands = false;
+      if (threads > 1) {
+        int64_t rb_split = std::min(rb, std::max<int64_t>(1, oh_n / (4 * threads)));
+        if (band_expand && rb_split > kExpandRowQuantum) rb_split = rb_split / kExpandRowQuantum * kExpandRowQuantum;
+        whole_bands = rb_split * ow_n >= kMinBandCols;
+        if (whole_bands) rb = rb_split;
+      }
+    };
+    plan();
+    // Threads sharing each band: the expansion whole first, split by columns (band by band, each
+    // band's expansion, depthwise stage and product were three jobs, each reading what the other
+    // thread wrote: MobileNetV2's 28 x 28 blocks at two threads, 10% more span than apart).
+    if (band_expand && threads > 1 && !whole_bands) {
+      band_expand = false;
+      plan();
     }
     // W_pw packed once per kernel when constant (else now), for sgemm_direct where a band's
     // columns make it the faster product.
@@ -267,8 +280,8 @@ class SeparableKernel final : public exec::Kernel {
                                          ctx, static_cast<size_t>(band_expand ? c * ecap * iw_n : we ? c * in_size : 0),
                                          parallel && whole_bands));
     // The depthwise rows [r0, r1) of channels [c0, c1) into dst (channel-major, cols per channel),
-    // from input rows [row0, ...) of each channel's plane at xi + ch * cstride.
-    auto depthwise_part = [&](int slot, const float* xi, int64_t cstride, int64_t row0, int64_t r0, int64_t r1,
+    // from each channel's plane at xi + ch * cstride (input row ih at row ih % ring for ring > 0).
+    auto depthwise_part = [&](int slot, const float* xi, int64_t cstride, int64_t ring, int64_t r0, int64_t r1,
                               int64_t c0, int64_t c1, float* dst) {
       const int64_t cols = (r1 - r0) * ow_n;
       float* pad = pads.slot(slot);
@@ -276,8 +289,9 @@ class SeparableKernel final : public exec::Kernel {
         float* dc = dst + ch * cols;
         // The band's input rows padded in a small buffer (not the whole plane).
         const float* plane = xi + ch * cstride;
-        depthwise_prepare_band_rows<float>([plane, row0, iw_n](int64_t ih, float*) { return plane + (ih - row0) * iw_n; },
-                                           nullptr, w, geom, r0, r1, pad);
+        depthwise_prepare_band_rows<float>(
+            [plane, ring, iw_n](int64_t ih, float*) { return plane + (ring > 0 ? ih % ring : ih) * iw_n; }, nullptr, w,
+            geom, r0, r1, pad);
         depthwise_prepared_rows<float>(pad, geom, pwd + ch * taps, pbd ? pbd[ch] : 0.0f, w, r0, r1, dc);
         apply_epilogue(dw_act_, dc, cols);
       }
@@ -309,7 +323,8 @@ class SeparableKernel final : public exec::Kernel {
       }
       auto run_bands = [&](int slot, int64_t b0, int64_t b1) {
         float* dst = dbufs.slot(slot);
-        // Expanded input rows [e0, e1) held in this slot's buffer (row e0 first).
+        // Expanded input rows [e0, e1) held in this slot's buffer, a ring of ecap rows (row ih at
+        // ih % ecap).
         float* ebuf = band_expand ? ebufs.slot(slot) : nullptr;
         const int64_t lde = ecap * iw_n;
         int64_t e0 = 0, e1 = 0;
@@ -320,20 +335,18 @@ class SeparableKernel final : public exec::Kernel {
             const int64_t first = r0 * w.s[1] - w.pb[1];
             const int64_t n0 = std::max<int64_t>(0, first);
             const int64_t n1 = std::min(w.in[1], first + depthwise_band_rows(w, r0, r1));
-            int64_t from = n0;
-            if (n0 >= e0 && n0 < e1) {
-              if (n0 > e0)
-                for (int64_t ch = 0; ch < c; ++ch)
-                  std::memmove(ebuf + ch * lde, ebuf + ch * lde + (n0 - e0) * iw_n,
-                               static_cast<size_t>((e1 - n0) * iw_n) * sizeof(float));
-              from = e1;
+            // The rows the band shares with the one before stay (n1 - n0 <= ecap: the new rows
+            // take the places of rows before n0).
+            for (int64_t a = n0 >= e0 && n0 < e1 ? e1 : n0; a < n1;) {
+              const int64_t at = a % ecap, b2 = std::min(n1, a + ecap - at);
+              expand_rows(xi, a, b2, ebuf + at * iw_n, lde);
+              a = b2;
             }
             e0 = n0;
             e1 = n1;
-            if (from < n1) expand_rows(xi, from, n1, ebuf + (from - n0) * iw_n, lde);
           }
           const float* dx = band_expand ? ebuf : xi;
-          const int64_t dstride = band_expand ? lde : in_size, drow0 = band_expand ? e0 : 0;
+          const int64_t dstride = band_expand ? lde : in_size, ring = band_expand ? ecap : 0;
           float* y0 = py + img * m * out_size + r0 * ow_n;
           const float* z0 = pz ? pz + img * m * out_size + r0 * ow_n : nullptr;
           if (channels_last) {
@@ -349,8 +362,8 @@ class SeparableKernel final : public exec::Kernel {
           }
           if (inner)
             inner->parallel_for_slots(
-                c, 1, [&](int s, int64_t c0, int64_t c1) { depthwise_part(s, dx, dstride, drow0, r0, r1, c0, c1, dst); });
-          else depthwise_part(slot, dx, dstride, drow0, r0, r1, 0, c, dst);
+                c, 1, [&](int s, int64_t c0, int64_t c1) { depthwise_part(s, dx, dstride, ring, r0, r1, c0, c1, dst); });
+          else depthwise_part(slot, dx, dstride, ring, r0, r1, 0, c, dst);
           if (pa) {
             sgemm_prepacked(*pa, nullptr, c, false, cols, 1.0f, dst, cols, 0.0f, y0, out_size, inner);
             apply_epilogue_rows_pooled(inner, act_, y0, m, cols, out_size, pbp, z0, out_size);
