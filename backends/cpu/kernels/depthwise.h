@@ -151,19 +151,15 @@ DwGeom depthwise_prepare(const T* x, const Window3& w, std::vector<T>& phased) {
 // vec(d, acc, r, ow, n), taking the n <= Lanes(d) first lanes of acc as output row oh0 + r,
 // columns [ow, ow + n), and one(r, ow, v) for a single sum; the quantized convs' store
 // requantizes there (qdepthwise.cpp), while the sums are in registers.
-// `rows`: the rows of y; a partial vector that ends inside them is stored whole, its lanes past
-// the row's end landing in the rows after, which depthwise_rows_vec writes later (the tail of
-// every 28- or 56-wide row, MobileNets', was a memcpy call).
 template <typename T>
 struct DwStoreRows {
   T* y;
-  int64_t ow_n, rows;
+  int64_t ow_n;
   template <class D, class V>
   HWY_INLINE void vec(D d, V acc, int64_t r, int64_t ow, int64_t n) const {
     namespace hn = hwy::HWY_NAMESPACE;
     T* at = y + r * ow_n + ow;
-    const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-    if (n == nl || (r * ow_n + ow + nl <= rows * ow_n)) {
+    if (n == static_cast<int64_t>(hn::Lanes(d))) {
       hn::StoreU(acc, d, at);
     } else {
       alignas(64) T tmp[kDwSlack];
@@ -288,7 +284,7 @@ void depthwise_prepared_rows_to(const T* phased, const DwGeom& g, const T* wk, T
 template <typename T>
 void depthwise_prepared_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const Window3& w, int64_t oh0,
                              int64_t oh1, T* y) {
-  depthwise_prepared_rows_to<T>(phased, g, wk, bias, w, oh0, oh1, DwStoreRows<T>{y, w.out[2], oh1 - oh0});
+  depthwise_prepared_rows_to<T>(phased, g, wk, bias, w, oh0, oh1, DwStoreRows<T>{y, w.out[2]});
 }
 
 // The whole plane: y = bias + the taps (no Z).
