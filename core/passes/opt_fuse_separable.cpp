@@ -9,10 +9,11 @@
 //
 // A pointwise Conv feeding nothing but that depthwise Conv (no residual; MobileNetV2's inverted
 // residual blocks: expand 1x1, depthwise, project 1x1) joins the node as its expansion stage
-// (inputs 6 and 7, ex_activation) where the output is wider than kMinExpandWidth - 1 columns: the
-// kernel then computes the expanded rows a band reads, so that the expanded tensor (96 x 112 x 112
-// f32 in MobileNetV2's block 2, 4.8 MB) never goes to memory either. Narrower planes run the
-// kernel's channels-last stage, which reads the whole expanded plane anyway.
+// (inputs 6 and 7, ex_activation) where the output is wider than kMinExpandWidth - 1 columns and
+// the expanded image has kMinExpandFloats or more: the kernel then computes the expanded rows a
+// band reads, so that the expanded tensor (96 x 112 x 112 f32 in MobileNetV2's block 2, 4.8 MB)
+// never goes to memory either. Narrower planes run the kernel's channels-last stage, which reads
+// the whole expanded plane anyway; smaller expanded images stay in L2 between two convs.
 #include <optional>
 
 #include "core/ops/fused_activation.h"
@@ -38,6 +39,11 @@ bool explicit_pads(const ir::Node& n) {
 // Output widths from which the expansion conv joins the node (conv_separable.cpp's
 // kMaxChannelsLastWidth + 1).
 constexpr int64_t kMinExpandWidth = 17;
+// Expanded images (C x H x W) from which it joins: 1 MiB of f32, the L2 of the AVX-512 machine the
+// zoo runs on (MobileNetV2's 192 x 28 x 28 blocks and MobileNetV3-small's 72 x 56 x 56 ran no
+// faster fused, at two threads slower: their bands are shared by the threads, whose kernel then
+// expands the image whole first).
+constexpr int64_t kMinExpandFloats = int64_t{1} << 18;
 
 // The weights of a Conv or FusedConv whose W is a constant rank-4 f32 tensor, else null.
 const Tensor* conv_weights(const ir::Node& n, const GraphIndex& ix) {
@@ -89,7 +95,9 @@ Expected<int64_t> fuse_separable(ir::Model& model, int32_t graph_index) {
     // else, on an output wide enough.
     const int32_t x = dw.inputs[0], ei = ix.producer(x);
     const ir::TensorInfo& yt = g.tensors[size_t(pw.outputs[0])];
-    const bool wide = yt.has_shape && yt.shape.size() == 4 && yt.shape[3] >= kMinExpandWidth;
+    const ir::TensorInfo& xt = g.tensors[size_t(x)];
+    const bool wide = yt.has_shape && yt.shape.size() == 4 && yt.shape[3] >= kMinExpandWidth && xt.has_shape &&
+                      xt.shape.size() == 4 && xt.shape[1] * xt.shape[2] * xt.shape[3] >= kMinExpandFloats;
     if (wide && ei >= 0 && !ix.dead(ei) && ix.sole_consumer(x) == di) {
       const ir::Node& ex = g.nodes[size_t(ei)];
       const Tensor* we = conv_weights(ex, ix);
