@@ -85,7 +85,8 @@ inline Expected<SpatialParams> resolve_spatial(const ir::Node& node, const Ints&
 // [N, C, D1..Dr]), W (input iw, [M, C/group, k1..kr]) and the optional bias (input ib, [M]),
 // with the node's group / kernel_shape / strides / dilations / pads / auto_pad. Unknown dims
 // give -1; inconsistent shapes or attributes are errors. Shared by Conv, ConvInteger and
-// QLinearConv; defined in nn.cpp.
-Status infer_conv_shape(InferContext& ctx, size_t ix, size_t iw, size_t ib, DType dt);
+// QLinearConv; defined in nn.cpp. `channels` >= -1 stands for X's C (-1: unknown) where X is not
+// the conv's own input (FusedSeparableConv's expansion stage comes first).
+Status infer_conv_shape(InferContext& ctx, size_t ix, size_t iw, size_t ib, DType dt, int64_t channels = -2);
 
 }  // namespace tsr::ops

@@ -44,7 +44,9 @@
 //                   mean while its plane is in cache (f32, 2-D; opt_fuse_se.cpp)
 //   fuse_separable  depthwise Conv [+ activation] feeding only a pointwise (1x1) Conv/FusedConv ->
 //                   FusedSeparableConv, the kernel keeping each band of depthwise output in cache
-//                   for the 1x1 product (f32, 2-D)
+//                   for the 1x1 product (f32, 2-D); a pointwise conv feeding only that depthwise
+//                   conv joins it as its expansion stage on outputs >= 17 wide whose expanded
+//                   image is >= 1 MiB
 //   softmax_wrapper Shape + Flatten + Softmax + Reshape (how the importer expresses Softmax-1..12
 //                   on a non-last axis) -> one Softmax when the flattened dims hold one non-1 dim
 //   cse             common-subexpression elimination: nodes with equal op, attributes and inputs

@@ -344,12 +344,27 @@ struct SeparableCase {
   const char* dw_act;
   const char* act;
   bool z, const_pw;  // residual input; W_pw a constant (packed when the kernel is created)
+  // With cin > 0, an expansion stage (W_ex [C, cin, 1, 1] constant, B_ex, ex_act) makes X's C
+  // channels from an input of cin (then z must be set: the inputs are positional).
+  int64_t cin = 0;
+  const char* ex_act = "";
 };
 
 void check_separable(const SeparableCase& sc, int threads, std::mt19937& rng) {
   const int64_t c = sc.x[1];
   const Shape wd_shape = {c, 1, sc.k, sc.k}, wp_shape = {sc.m, c, 1, 1};
-  const Tensor x = Tensor::from<float>(sc.x, uniform(static_cast<size_t>(shape_numel(sc.x)), rng));
+  Tensor x = Tensor::from<float>(sc.x, uniform(static_cast<size_t>(shape_numel(sc.x)), rng));
+  // The expansion stage: x is then its output by definition, its activation rounded to f32.
+  const Shape xin_shape = {sc.x[0], sc.cin, sc.x[2], sc.x[3]}, we_shape = {c, sc.cin, 1, 1};
+  const Tensor xin = Tensor::from<float>(xin_shape, uniform(static_cast<size_t>(sc.cin > 0 ? shape_numel(xin_shape) : 0), rng));
+  const Tensor we = Tensor::from<float>(we_shape, uniform(static_cast<size_t>(sc.cin > 0 ? shape_numel(we_shape) : 0), rng));
+  const Tensor be = Tensor::from<float>({c}, uniform(static_cast<size_t>(c), rng));
+  if (sc.cin > 0) {
+    const std::vector<double> ex = conv_ref(xin, we, &be, 1, {1, 1}, {1, 1}, {0, 0}, sc.x);
+    std::vector<float> ex_f(ex.size());
+    for (size_t i = 0; i < ex.size(); ++i) ex_f[i] = static_cast<float>(activate(sc.ex_act, ex[i]));
+    x = Tensor::from<float>(sc.x, ex_f);
+  }
   const Tensor wd = Tensor::from<float>(wd_shape, uniform(static_cast<size_t>(shape_numel(wd_shape)), rng));
   const Tensor wp = Tensor::from<float>(wp_shape, uniform(static_cast<size_t>(shape_numel(wp_shape)), rng));
   const Tensor bd = Tensor::from<float>({c}, uniform(static_cast<size_t>(c), rng));
@@ -371,13 +386,18 @@ void check_separable(const SeparableCase& sc, int threads, std::mt19937& rng) {
                                       ir::Attribute::make_ints("pads", sc.pads)};
   if (*sc.dw_act) attrs.push_back(ir::Attribute::make_string("dw_activation", sc.dw_act));
   if (*sc.act) attrs.push_back(ir::Attribute::make_string("activation", sc.act));
+  if (*sc.ex_act) attrs.push_back(ir::Attribute::make_string("ex_activation", sc.ex_act));
   OneConvNode one("FusedSeparableConv", attrs);
-  one.add(x, false);
+  one.add(sc.cin > 0 ? xin : x, false);
   one.add(wd, true);
   one.add(wp, sc.const_pw);
   one.add(bd, true);
   one.add(bp, true);
   if (sc.z) one.add(z, false);
+  if (sc.cin > 0) {
+    one.add(we, true);
+    one.add(be, true);
+  }
   INFO(sc.what << ": x " << shape_str(sc.x) << " threads " << threads);
   const Tensor y = one.run(threads);
   REQUIRE(y.shape() == y_shape);
@@ -410,6 +430,15 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
       {"3x3 stride 2 on 13x17, 133 channels", {2, 133, 13, 17}, 3, 2, 1, 67, {1, 1, 1, 1}, "HardSwish", "", true, true},
       {"3x3 on 14x14, 147 channels, 24 outputs, W_pw an input", {1, 147, 14, 14}, 3, 1, 1, 24, {1, 1, 1, 1}, "Relu", "", true, false},
       {"5x5 dilated on 14x14, 149 channels", {1, 149, 14, 14}, 5, 1, 2, 96, {4, 3, 4, 5}, "", "Relu", false, false},
+      // With the expansion stage (MobileNetV2's blocks): bands of expanded rows, the rows shared
+      // with the band before kept (stride 1 and 2, threads taking runs of whole bands, or
+      // sharing each band's products); one band of all rows for the packed product; on a small
+      // plane, the expanded image whole first.
+      {"expand 16 -> 96, 3x3 stride 2", {1, 96, 21, 100}, 3, 2, 1, 24, {1, 1, 1, 1}, "Relu", "", true, true, 16, "Relu"},
+      {"expand 13 -> 64, 3x3", {1, 64, 30, 90}, 3, 1, 1, 40, {1, 1, 1, 1}, "", "Relu", true, true, 13, "HardSwish"},
+      {"expand 8 -> 96, 3x3 on 20-wide rows", {1, 96, 40, 20}, 3, 1, 1, 32, {1, 1, 1, 1}, "Relu", "", true, true, 8, "Relu"},
+      {"expand 11 -> 72, 3x3 stride 2, 70 outputs", {1, 72, 30, 34}, 3, 2, 1, 70, {0, 0, 1, 1}, "", "", true, true, 11, ""},
+      {"expand 24 -> 131 on 7x7", {1, 131, 7, 7}, 3, 1, 1, 40, {1, 1, 1, 1}, "Relu", "", true, true, 24, "Relu"},
   };
   for_targets_and_threads([&](int threads) {
     for (const SeparableCase& sc : cases) check_separable(sc, threads, rng);

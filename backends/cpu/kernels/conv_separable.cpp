@@ -6,7 +6,13 @@
 // while it is still in cache: the C x OH x OW depthwise output never goes to memory. Bands are
 // spread over the threads. Planes <= 16 wide with >= 128 channels (MobileNets' 14x14 and 7x7
 // stages) are one band whose depthwise stage runs channels-last, vectorized over channels, and
-// whose 1x1 product is the packed SGEMM reading that output as B^T. Compiled once per SIMD target (hwy/foreach_target.h);
+// whose 1x1 product is the packed SGEMM reading that output as B^T. With an expansion stage
+// (W_ex: a 1x1 conv before the depthwise one, MobileNetV2's inverted residual blocks), each band
+// first computes the expanded input rows it reads (sgemm_direct into a per-thread ring of rows,
+// the rows it shares with the previous band of the same thread kept), so the expanded tensor
+// never goes to memory either; on small planes (channels-last), and where threads share each
+// band, it is computed whole first.
+// Compiled once per SIMD target (hwy/foreach_target.h);
 // register_conv_separable_kernels registers the best target's kernel.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/conv_separable.cpp"
@@ -48,6 +54,22 @@ constexpr int64_t kMaxChannelsLastWidth = 16;
 // ... with at least this many channels (the transposes and the packed GEMM's setup cost more than
 // they save on fewer).
 constexpr int64_t kMinChannelsLast = 128;
+// With an expansion stage, a band's expanded input rows and depthwise output together: about this
+// many floats (512 KiB, half an L2 of the AVX-512 machine the zoo runs on), in bands of a multiple
+// of kExpandRowQuantum rows (depthwise_rows_vec's rows per pass on rows wider than one vector).
+constexpr int64_t kExpandBandFloats = int64_t{1} << 17;
+constexpr int64_t kExpandRowQuantum = 4;
+
+// y = act(W_ex * x + b_ex) over `n` columns (x: Cin rows of stride ldx; y: C rows of stride ldy).
+void expand_columns(const SgemmDirectA* ea, const float* we, const float* be, const ops::ActivationSpec& act,
+                    int64_t c, int64_t cin, int64_t n, const float* x, int64_t ldx, float* y, int64_t ldy) {
+  if constexpr (kSizeFirstKernels) {
+    sgemm(false, false, c, n, cin, 1.0f, we, cin, x, ldx, 0.0f, y, ldy, nullptr);
+    apply_epilogue_rows(act, y, c, n, ldy, be);
+  } else {
+    sgemm_direct(*ea, n, x, ldx, be, nullptr, 0, y, ldy, &act);
+  }
+}
 
 // Depthwise conv of channels [c0, c1) over the whole plane, channels-last: x's channels
 // (c x H x W) transposed into xt (H * W rows of c1 - c0) and the weights (C x taps) into wt (taps
@@ -124,9 +146,10 @@ void depthwise_channels_last(const float* x, const float* wd, const float* bd, c
 // is a constant (else packed at every run).
 class SeparableKernel final : public exec::Kernel {
  public:
-  SeparableKernel(ops::ActivationSpec dw_act, ops::ActivationSpec act, std::vector<SgemmDirectA> direct,
-                  std::vector<SgemmPackedA> packed)
-      : dw_act_(dw_act), act_(act), direct_(std::move(direct)), packed_(std::move(packed)) {}
+  SeparableKernel(ops::ActivationSpec dw_act, ops::ActivationSpec act, ops::ActivationSpec ex_act,
+                  std::vector<SgemmDirectA> direct, std::vector<SgemmPackedA> packed, std::vector<SgemmDirectA> expand)
+      : dw_act_(dw_act), act_(act), ex_act_(ex_act), direct_(std::move(direct)), packed_(std::move(packed)),
+        expand_(std::move(expand)) {}
 
   Status run(exec::KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
@@ -135,11 +158,18 @@ class SeparableKernel final : public exec::Kernel {
     const Tensor* bd = ctx.input(3);
     const Tensor* bp = ctx.input(4);
     const Tensor* z = ctx.input(5);
+    const Tensor* we = ctx.input(6);
+    const Tensor* be = ctx.input(7);
     if (x.dtype() != DType::kF32) return unsupported(ctx.place(), ": FusedSeparableConv has no cpu kernel for ", dtype_name(x.dtype()));
     if (x.rank() != 4 || wd.rank() != 4 || wp.rank() != 4)
       return invalid_argument(ctx.place(), ": X, W_dw and W_pw must be 4-D, got ", shape_str(x.shape()), ", ",
                               shape_str(wd.shape()), ", ", shape_str(wp.shape()));
-    const int64_t n_batch = x.dim(0), c = x.dim(1), m = wp.dim(0);
+    if (we && (we->rank() != 4 || we->dim(1) != x.dim(1) || we->dim(2) != 1 || we->dim(3) != 1 ||
+               (be && be->numel() != 0 && be->numel() != we->dim(0))))
+      return invalid_argument(ctx.place(), ": W_ex ", shape_str(we->shape()), " / B_ex ",
+                              be ? shape_str(be->shape()) : std::string("none"), " do not fit X ", shape_str(x.shape()));
+    // With the expansion stage, X has cin channels and the depthwise stage c.
+    const int64_t n_batch = x.dim(0), cin = x.dim(1), c = we ? we->dim(0) : cin, m = wp.dim(0);
     if (wd.dim(0) != c || wd.dim(1) != 1 || wp.dim(1) != c || wp.dim(2) != 1 || wp.dim(3) != 1)
       return invalid_argument(ctx.place(), ": W_dw ", shape_str(wd.shape()), " / W_pw ", shape_str(wp.shape()),
                               " do not fit X ", shape_str(x.shape()));
@@ -156,21 +186,47 @@ class SeparableKernel final : public exec::Kernel {
     const float* pbd = bd && bd->numel() > 0 ? bd->data<float>() : nullptr;
     const float* pbp = bp && bp->numel() > 0 ? bp->data<float>() : nullptr;
     const float* pz = z ? z->data<float>() : nullptr;
+    const float* pwe = we ? we->data<float>() : nullptr;
+    const float* pbe = be && be->numel() > 0 ? be->data<float>() : nullptr;
     float* py = yt->mut_data<float>();
     const int64_t oh_n = w.out[1], ow_n = w.out[2], in_size = w.in_size(), out_size = w.out_size(), taps = w.k_size();
+    const int64_t iw_n = w.in[2];
     ThreadPool& pool = ctx.pool();
-    const int64_t macs = n_batch * out_size * (c * taps + m * c);
+    const int64_t macs = n_batch * (out_size * (c * taps + m * c) + (we ? in_size * c * cin : 0));
     const int threads = macs < kMinParallelConvMacs ? 1 : pool.num_threads();
     // Bands go to the threads whole when each still has kMinBandCols columns (every band reads
     // all of W_pw); otherwise the threads share each band: its channels, then the 1x1 product's
     // columns or row blocks (PP-OCRv4 det's 384 x 384 convs on 10 x 10 planes ran slower on two
     // threads than on one with 10-column bands).
-    int64_t rb = std::clamp<int64_t>(kBandFloats / std::max<int64_t>(1, c * ow_n), 1, oh_n);
+    const bool small_plane =
+        ow_n <= kMaxChannelsLastWidth && c >= kMinChannelsLast && taps <= 64 && !kSizeFirstKernels;
+    // The expansion stage band by band (else, on small planes, whole first): a band's expanded
+    // rows (s1 input rows of W per output row) count too. `plan` sets the band rows and whether
+    // threads take whole bands.
+    bool band_expand = we && !small_plane;
+    int64_t rb = 0;
     bool whole_bands = false;
-    if (threads > 1) {
-      const int64_t rb_split = std::min(rb, std::max<int64_t>(1, oh_n / (4 * threads)));
-      whole_bands = rb_split * ow_n >= kMinBandCols;
-      if (whole_bands) rb = rb_split;
+    auto plan = [&] {
+      rb = std::clamp<int64_t>(kBandFloats / std::max<int64_t>(1, c * ow_n), 1, oh_n);
+      if (band_expand)
+        rb = std::clamp<int64_t>(kExpandBandFloats / std::max<int64_t>(1, c * (ow_n + w.s[1] * iw_n)) /
+                                     kExpandRowQuantum * kExpandRowQuantum,
+                                 kExpandRowQuantum, std::max(oh_n, kExpandRowQuantum));
+      whole_bands = false;
+      if (threads > 1) {
+        int64_t rb_split = std::min(rb, std::max<int64_t>(1, oh_n / (4 * threads)));
+        if (band_expand && rb_split > kExpandRowQuantum) rb_split = rb_split / kExpandRowQuantum * kExpandRowQuantum;
+        whole_bands = rb_split * ow_n >= kMinBandCols;
+        if (whole_bands) rb = rb_split;
+      }
+    };
+    plan();
+    // Threads sharing each band: the expansion whole first, split by columns (band by band, each
+    // band's expansion, depthwise stage and product were three jobs, each reading what the other
+    // thread wrote: MobileNetV2's 28 x 28 blocks at two threads, 10% more span than apart).
+    if (band_expand && threads > 1 && !whole_bands) {
+      band_expand = false;
+      plan();
     }
     // W_pw packed once per kernel when constant (else now), for sgemm_direct where a band's
     // columns make it the faster product.
@@ -181,8 +237,12 @@ class SeparableKernel final : public exec::Kernel {
     // Small planes with many channels take the packed product whatever M: its B^T read is what
     // lets the depthwise stage run channels-last (MobileNetV2's 384 -> 64 on 14x14: 0.167 -> 0.141
     // ms a block; BlazeFace's 24-96 channels on 16x16 and 8x8 ran 5% slower so).
-    const bool small_plane =
-        ow_n <= kMaxChannelsLastWidth && c >= kMinChannelsLast && taps <= 64 && !kSizeFirstKernels;
+    std::vector<SgemmDirectA> expand_now;
+    const SgemmDirectA* ea = nullptr;
+    if (we && !kSizeFirstKernels)
+      ea = !expand_.empty() && expand_[0].m == c && expand_[0].k == cin
+               ? &expand_[0]
+               : &expand_now.emplace_back(sgemm_direct_pack_a(c, cin, pwe, cin));
     if (!small_plane && sgemm_direct_preferred(m, std::min(oh_n, rb) * ow_n, c)) {
       da = !direct_.empty() && direct_[0].m == m && direct_[0].k == c
                ? &direct_[0]
@@ -214,14 +274,24 @@ class SeparableKernel final : public exec::Kernel {
     const bool channels_last = pa && small_plane;
     TSR_ASSIGN_OR_RETURN(auto tbufs, SlotScratch<float>::make(
                                          ctx, channels_last ? static_cast<size_t>(c * (in_size + taps)) : 0, parallel));
-    // The depthwise rows [r0, r1) of channels [c0, c1) into dst (channel-major, cols per channel).
-    auto depthwise_part = [&](int slot, const float* xi, int64_t r0, int64_t r1, int64_t c0, int64_t c1, float* dst) {
+    // The expanded input: a band's rows per slot (ecap rows of each channel), or the whole image.
+    const int64_t ecap = band_expand ? std::min(w.in[1], depthwise_band_rows(w, 0, rb)) : 0;
+    TSR_ASSIGN_OR_RETURN(auto ebufs, SlotScratch<float>::make(
+                                         ctx, static_cast<size_t>(band_expand ? c * ecap * iw_n : we ? c * in_size : 0),
+                                         parallel && whole_bands));
+    // The depthwise rows [r0, r1) of channels [c0, c1) into dst (channel-major, cols per channel),
+    // from each channel's plane at xi + ch * cstride (input row ih at row ih % ring for ring > 0).
+    auto depthwise_part = [&](int slot, const float* xi, int64_t cstride, int64_t ring, int64_t r0, int64_t r1,
+                              int64_t c0, int64_t c1, float* dst) {
       const int64_t cols = (r1 - r0) * ow_n;
       float* pad = pads.slot(slot);
       for (int64_t ch = c0; ch < c1; ++ch) {
         float* dc = dst + ch * cols;
         // The band's input rows padded in a small buffer (not the whole plane).
-        depthwise_prepare_band<float>(xi + ch * in_size, w, geom, r0, r1, pad);
+        const float* plane = xi + ch * cstride;
+        depthwise_prepare_band_rows<float>(
+            [plane, ring, iw_n](int64_t ih, float*) { return plane + (ring > 0 ? ih % ring : ih) * iw_n; }, nullptr, w,
+            geom, r0, r1, pad);
         depthwise_prepared_rows<float>(pad, geom, pwd + ch * taps, pbd ? pbd[ch] : 0.0f, w, r0, r1, dc);
         apply_epilogue(dw_act_, dc, cols);
       }
@@ -230,12 +300,53 @@ class SeparableKernel final : public exec::Kernel {
     auto direct_part = [&](const float* dst, int64_t cols, float* y0, const float* z0, int64_t j0, int64_t j1) {
       sgemm_direct(*da, j1 - j0, dst + j0, cols, pbp, z0 ? z0 + j0 : nullptr, out_size, y0 + j0, out_size, &act_);
     };
+    // Expanded rows [a, b) of image xi into e (rows of channel ch at e + ch * lde), on the inner
+    // pool's threads in parts of whole 64-column strips.
+    auto expand_rows = [&](const float* xi, int64_t a, int64_t b, float* e, int64_t lde) {
+      const int64_t n = (b - a) * iw_n;
+      if (!inner || n < 2 * kMinBandCols) {
+        expand_columns(ea, pwe, pbe, ex_act_, c, cin, n, xi + a * iw_n, in_size, e, lde);
+        return;
+      }
+      const int64_t quanta = (n + 63) / 64, parts = std::min<int64_t>(quanta, threads);
+      inner->parallel_for(parts, 1, [&](int64_t q0, int64_t q1) {
+        const int64_t j0 = std::min(n, q0 * quanta / parts * 64), j1 = std::min(n, q1 * quanta / parts * 64);
+        expand_columns(ea, pwe, pbe, ex_act_, c, cin, j1 - j0, xi + a * iw_n + j0, in_size, e + j0, lde);
+      });
+    };
     for (int64_t img = 0; img < n_batch; ++img) {
-      const float* xi = px + img * c * in_size;
+      const float* xi = px + img * cin * in_size;
+      if (we && !band_expand) {
+        // Small planes: the expanded image whole, then as without the stage.
+        expand_rows(xi, 0, w.in[1], ebufs.slot(0), in_size);
+        xi = ebufs.slot(0);
+      }
       auto run_bands = [&](int slot, int64_t b0, int64_t b1) {
         float* dst = dbufs.slot(slot);
+        // Expanded input rows [e0, e1) held in this slot's buffer, a ring of ecap rows (row ih at
+        // ih % ecap).
+        float* ebuf = band_expand ? ebufs.slot(slot) : nullptr;
+        const int64_t lde = ecap * iw_n;
+        int64_t e0 = 0, e1 = 0;
         for (int64_t b = b0; b < b1; ++b) {
           const int64_t r0 = b * rb, r1 = std::min(oh_n, r0 + rb), cols = (r1 - r0) * ow_n;
+          if (band_expand) {
+            // The input rows the band reads; those the previous band computed move to the front.
+            const int64_t first = r0 * w.s[1] - w.pb[1];
+            const int64_t n0 = std::max<int64_t>(0, first);
+            const int64_t n1 = std::min(w.in[1], first + depthwise_band_rows(w, r0, r1));
+            // The rows the band shares with the one before stay (n1 - n0 <= ecap: the new rows
+            // take the places of rows before n0).
+            for (int64_t a = n0 >= e0 && n0 < e1 ? e1 : n0; a < n1;) {
+              const int64_t at = a % ecap, b2 = std::min(n1, a + ecap - at);
+              expand_rows(xi, a, b2, ebuf + at * iw_n, lde);
+              a = b2;
+            }
+            e0 = n0;
+            e1 = n1;
+          }
+          const float* dx = band_expand ? ebuf : xi;
+          const int64_t dstride = band_expand ? lde : in_size, ring = band_expand ? ecap : 0;
           float* y0 = py + img * m * out_size + r0 * ow_n;
           const float* z0 = pz ? pz + img * m * out_size + r0 * ow_n : nullptr;
           if (channels_last) {
@@ -250,8 +361,9 @@ class SeparableKernel final : public exec::Kernel {
             continue;
           }
           if (inner)
-            inner->parallel_for_slots(c, 1, [&](int s, int64_t c0, int64_t c1) { depthwise_part(s, xi, r0, r1, c0, c1, dst); });
-          else depthwise_part(slot, xi, r0, r1, 0, c, dst);
+            inner->parallel_for_slots(
+                c, 1, [&](int s, int64_t c0, int64_t c1) { depthwise_part(s, dx, dstride, ring, r0, r1, c0, c1, dst); });
+          else depthwise_part(slot, dx, dstride, ring, r0, r1, 0, c, dst);
           if (pa) {
             sgemm_prepacked(*pa, nullptr, c, false, cols, 1.0f, dst, cols, 0.0f, y0, out_size, inner);
             apply_epilogue_rows_pooled(inner, act_, y0, m, cols, out_size, pbp, z0, out_size);
@@ -273,22 +385,30 @@ class SeparableKernel final : public exec::Kernel {
           }
         }
       };
-      if (whole_bands && bands > 1) pool.parallel_for_slots(bands, 1, run_bands);
+      // With the expansion stage, one run of bands a thread (each run recomputes the rows its
+      // first band shares with the band before it; two runs a thread: 3% more span at two threads).
+      if (whole_bands && bands > 1)
+        pool.parallel_for_slots(bands, band_expand ? (bands + threads - 1) / threads : 1, run_bands);
       else run_bands(0, 0, bands);
     }
     return ok_status();
   }
 
  private:
-  ops::ActivationSpec dw_act_, act_;
+  ops::ActivationSpec dw_act_, act_, ex_act_;
   std::vector<SgemmDirectA> direct_;  // one or none
   std::vector<SgemmPackedA> packed_;  // one or none
+  std::vector<SgemmDirectA> expand_;  // W_ex packed, one or none
 };
 
 Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit& init) {
   TSR_ASSIGN_OR_RETURN(ops::ActivationSpec act, ops::activation_of(init.node, init.place));
   TSR_ASSIGN_OR_RETURN(ops::ActivationSpec dw_act, ops::activation_of(init.node, init.place, "dw_"));
-  std::vector<SgemmDirectA> direct;
+  TSR_ASSIGN_OR_RETURN(ops::ActivationSpec ex_act, ops::activation_of(init.node, init.place, "ex_"));
+  std::vector<SgemmDirectA> direct, expand;
+  const Tensor* we = init.constant_inputs.size() > 6 ? init.constant_inputs[6] : nullptr;
+  if (!kSizeFirstKernels && we && we->dtype() == DType::kF32 && we->rank() == 4)
+    expand.push_back(sgemm_direct_pack_a(we->dim(0), we->dim(1), we->data<float>(), we->dim(1)));
   std::vector<SgemmPackedA> packed;
   const Tensor* wp = init.constant_inputs.size() > 2 ? init.constant_inputs[2] : nullptr;
   if (wp && wp->dtype() == DType::kF32 && wp->rank() == 4) {
@@ -311,7 +431,8 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
     if (!sgemm_direct_preferred(m, -1, k) || maybe_small)
       packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
   }
-  return std::unique_ptr<exec::Kernel>(new SeparableKernel(dw_act, act, std::move(direct), std::move(packed)));
+  return std::unique_ptr<exec::Kernel>(
+      new SeparableKernel(dw_act, act, ex_act, std::move(direct), std::move(packed), std::move(expand)));
 }
 
 }  // namespace

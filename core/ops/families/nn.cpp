@@ -7,7 +7,7 @@
 
 namespace tsr::ops {
 
-Status infer_conv_shape(InferContext& ctx, size_t ix, size_t iw, size_t ib, DType dt) {
+Status infer_conv_shape(InferContext& ctx, size_t ix, size_t iw, size_t ib, DType dt, int64_t channels) {
   const ir::Node& node = ctx.node();
   const int64_t group = node.attr_int("group");
   if (group <= 0) return ctx.ir_error("group = ", group, " must be positive");
@@ -41,7 +41,7 @@ Status infer_conv_shape(InferContext& ctx, size_t ix, size_t iw, size_t ib, DTyp
       kernel[i] = wk;
     }
   }
-  const int64_t c = x.has_shape ? x.shape[1] : -1;
+  const int64_t c = channels >= -1 ? channels : x.has_shape ? x.shape[1] : -1;
   const int64_t m = w.has_shape ? w.shape[0] : -1;
   const int64_t cg = w.has_shape ? w.shape[1] : -1;
   if (c >= 0 && c % group != 0)
@@ -137,22 +137,43 @@ Status infer_fused_conv(InferContext& ctx) {
   return check_residual(ctx, 3);
 }
 
-// FusedSeparableConv(X, W_dw, W_pw, B_dw?, B_pw?, Z?): a depthwise Conv (X [N, C, H, W], W_dw
+// FusedSeparableConv(X, W_dw, W_pw, B_dw?, B_pw?, Z?, W_ex?, B_ex?): a depthwise Conv (X [N, C, H, W], W_dw
 // [C, 1, kh, kw], B_dw [C], group = C, the node's window attributes) with its dw_activation, then
-// a pointwise Conv (W_pw [M, C, 1, 1], B_pw [M]) + Z with its activation: Y [N, M, OH, OW]. Made by core/passes
-// (opt_fuse_separable.cpp) so that the CPU kernel keeps the depthwise output in cache; f32.
+// a pointwise Conv (W_pw [M, C, 1, 1], B_pw [M]) + Z with its activation: Y [N, M, OH, OW]. With
+// W_ex [C, Cin, 1, 1] (and B_ex [C]), X is [N, Cin, H, W] and a pointwise Conv with its
+// ex_activation expands it to the depthwise stage's C channels first. Made by core/passes
+// (opt_fuse_separable.cpp) so that the CPU kernel keeps the depthwise output (and the expanded
+// input) in cache; f32.
 Status infer_fused_separable_conv(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
   TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place(), "dw_").status());
+  TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place(), "ex_").status());
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32}));
-  for (size_t k = 1; k < 6; ++k)
+  for (size_t k = 1; k < 8; ++k)
     if (ctx.has_input(k)) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, k));
   const DType dt = ctx.input(0).dtype;
-  TSR_RETURN_IF_ERROR(infer_conv_shape(ctx, 0, 1, 3, dt));  // the depthwise stage: [N, C, OH, OW]
   const ValueType& x = ctx.input(0);
   const ValueType& wd = ctx.input(1);
   const ValueType& wp = ctx.input(2);
-  const int64_t c = x.has_shape ? x.shape[1] : wd.has_shape ? wd.shape[0] : -1;
+  // The expansion stage: X's channels become W_ex's rows.
+  const bool expand = ctx.has_input(6);
+  int64_t c = x.has_shape ? x.shape[1] : wd.has_shape ? wd.shape[0] : -1;
+  if (expand) {
+    const ValueType& we = ctx.input(6);
+    if (we.has_shape) {
+      bool ok = we.shape.size() == 4 && (!x.has_shape || we.shape[1] == x.shape[1]);
+      for (size_t i = 2; ok && i < we.shape.size(); ++i) ok = we.shape[i] == 1;
+      if (!ok)
+        return ctx.arg_error("input[6] (W_ex): shape ", shape_str(we.shape), ", expected [C, ",
+                             x.has_shape ? x.shape[1] : -1, ", 1, 1]");
+    }
+    c = we.has_shape ? we.shape[0] : wd.has_shape ? wd.shape[0] : -1;
+    if (ctx.has_input(7) && ctx.input(7).has_shape && (ctx.input(7).shape.size() != 1 ||
+                                                       (c >= 0 && ctx.input(7).shape[0] >= 0 && ctx.input(7).shape[0] != c)))
+      return ctx.arg_error("input[7] (B_ex): shape ", shape_str(ctx.input(7).shape), ", expected [", c, "]");
+  }
+  // The depthwise stage: [N, C, OH, OW].
+  TSR_RETURN_IF_ERROR(infer_conv_shape(ctx, 0, 1, 3, dt, expand ? c : -2));
   const int64_t group = ctx.node().attr_int("group");
   if ((c >= 0 && group != c) || (wd.has_shape && (wd.shape[1] != 1 || (c >= 0 && wd.shape[0] != c))))
     return ctx.ir_error("the depthwise stage needs group = C and W_dw [C, 1, k...] (group ", group, ", C ", c,
@@ -344,15 +365,17 @@ void register_nn_ops(OpRegistry& r) {
          "depthwise Conv + activation, times its squeeze-excitation gate (channel means -> 1x1 Conv -> "
          "se_activation -> 1x1 Conv -> gate_activation), the means taken while each plane is in cache (made by the "
          "optimizer)"});
-  TSR_IF_SELECTED("FusedSeparableConv") r.add({"FusedSeparableConv", "tessera", 1, 3, 6, 1, 1,
+  TSR_IF_SELECTED("FusedSeparableConv") r.add({"FusedSeparableConv", "tessera", 1, 3, 8, 1, 1,
          with({int_attr("group", 1), {"activation", AttrKind::kString},
                {"activation_params", AttrKind::kFloats}, {"activation_affine", AttrKind::kFloats},
                {"activation_bounds", AttrKind::kFloats}, {"dw_activation", AttrKind::kString},
                {"dw_activation_params", AttrKind::kFloats}, {"dw_activation_affine", AttrKind::kFloats},
-               {"dw_activation_bounds", AttrKind::kFloats}}),
+               {"dw_activation_bounds", AttrKind::kFloats}, {"ex_activation", AttrKind::kString},
+               {"ex_activation_params", AttrKind::kFloats}, {"ex_activation_affine", AttrKind::kFloats},
+               {"ex_activation_bounds", AttrKind::kFloats}}),
          infer_fused_separable_conv,
-         "depthwise Conv + dw_activation, then 1x1 Conv + residual Z + activation, the depthwise output "
-         "kept in cache (made by the optimizer)"});
+         "[1x1 Conv + ex_activation, then] depthwise Conv + dw_activation, then 1x1 Conv + residual Z + "
+         "activation, the depthwise output (and expanded input) kept in cache (made by the optimizer)"});
   TSR_IF_SELECTED("MaxPool") r.add({"MaxPool", "", 12, 1, 1, 1, 2,
          with({{"kernel_shape", AttrKind::kInts, true}, int_attr("ceil_mode", 0),
                int_attr("storage_order", 0)}),
