@@ -572,11 +572,16 @@ class QConvKernel final : public exec::Kernel {
     QgemmOutput o = out;
     for (int64_t nb = 0; nb < batch; ++nb) {
       const auto* xb = static_cast<const uint8_t*>(x.raw()) + nb * cg * geo.h * geo.w;
-      for (int64_t iy = 0; iy < geo.h; ++iy) {
-        uint8_t* row = buf + ((iy + geo.ph) * wp + geo.pw) * cg;
-        if (nhwc) std::memcpy(row, xb + iy * geo.w * cg, size_t(geo.w * cg));
-        else transpose_bytes(xb + iy * geo.w, cg, geo.w, geo.h * geo.w, row, cg);
-      }
+      auto copy_rows = [&](int64_t y0, int64_t y1) {
+        for (int64_t iy = y0; iy < y1; ++iy) {
+          uint8_t* row = buf + ((iy + geo.ph) * wp + geo.pw) * cg;
+          if (nhwc) std::memcpy(row, xb + iy * geo.w * cg, size_t(geo.w * cg));
+          else transpose_bytes(xb + iy * geo.w, cg, geo.w, geo.h * geo.w, row, cg);
+        }
+      };
+      // (A 224x224 RGB stem's copy is a serial step of a 2-thread run otherwise.)
+      if (ctx.pool().num_threads() > 1 && geo.h * geo.w * cg >= kIm2colParallelBytes) ctx.pool().parallel_for(geo.h, 8, copy_rows);
+      else copy_rows(0, geo.h);
       o.out = static_cast<char*>(y->raw_mut()) + size_t(nb * m * pixels) * dtype_size(y->dtype());
       qgemm_gather(pixels, buf, off->data(), row_run(geo.kw, cg), false, x_zero, *rows_b_, o, &ctx.pool());
     }
