@@ -19,14 +19,8 @@ using namespace tsr::test;
 
 namespace {
 
-Tensor run_node(const ir::Node& node, const std::vector<ir::NodeInput>& inputs, int threads) {
-  ir::SingleNodeModel smn = ir::single_node_model(node, inputs);
-  REQUIRE(passes::infer_types(smn.model).ok());
-  SessionOptions opt;
-  opt.num_threads = threads;
-  auto session = Session::create(std::make_shared<const ir::Model>(std::move(smn.model)), opt);
-  REQUIRE(session.ok());
-  auto y = (*session)->run(smn.feeds);
+Tensor run_one(const ir::Node& node, const std::vector<ir::NodeInput>& inputs, int threads) {
+  auto y = run_node(node, inputs, threads);
   REQUIRE(y.ok());
   return (*y)[0];
 }
@@ -88,7 +82,7 @@ TEST_CASE("com.microsoft::QLinearConv channels_last equals the definition on NHW
         {Tensor::from<int8_t>({cfg.m}, wz), true}, {Tensor::scalar<float>(ys), true},
         {Tensor::scalar<uint8_t>(uint8_t(y_zp)), true}, {Tensor::from<int32_t>({cfg.m}, bias), true}};
     for (int threads : {1, 2}) {
-      const Tensor y = run_node(node, inputs, threads);
+      const Tensor y = run_one(node, inputs, threads);
       REQUIRE(y.shape() == Shape{cfg.n, oh, ow, cfg.m});
       int64_t bad = 0;
       for (int64_t b = 0; b < cfg.n; ++b)
@@ -140,7 +134,7 @@ TEST_CASE("com.microsoft::NhwcMaxPool equals the max over each window's taps", "
                        ir::Attribute::make_ints("dilations", cfg.dil), ir::Attribute::make_ints("pads", cfg.pads),
                        ir::Attribute::make_int("ceil_mode", cfg.ceil)};
     for (int threads : {1, 2}) {
-      const Tensor y = run_node(node, {{x}}, threads);
+      const Tensor y = run_one(node, {{x}}, threads);
       REQUIRE(y.rank() == 4);
       const int64_t oh = y.dim(1), ow = y.dim(2);
       int64_t bad = 0;
