@@ -1,8 +1,8 @@
 // The channels-last quantized kernels quantize_layout makes (backends/cpu/kernels/qconv.cpp's
 // com.microsoft::QLinearConv with channels_last = 1, qpool_nhwc.cpp's com.microsoft::NhwcMaxPool)
 // against plain loops over the NHWC tensors, bit for bit: the taps read in place (C a multiple of
-// 16), pointwise convs as rows (any C), the stems' row form, and the convs that run on NCHW copies
-// (depthwise, groups, other C); odd maps, strides, pads, dilations, s8 inputs, per-channel weight
+// 16), pointwise convs as rows (any C), the stems' row form, im2col rows (other C), and the convs
+// that run on NCHW copies (depthwise, groups); odd maps, strides, pads, dilations, s8 inputs, per-channel weight
 // zero points, batch 2, 1 and 2 threads.
 #include <catch2/catch.hpp>
 
@@ -44,7 +44,9 @@ TEST_CASE("com.microsoft::QLinearConv channels_last equals the definition on NHW
       {1, 32, 70, 1, 13, 17, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, false}, // pointwise, in place
       {1, 24, 20, 1, 7, 9, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, true},     // pointwise, C not x16
       {1, 3, 20, 1, 29, 30, 7, 7, {2, 2}, {1, 1}, {3, 3, 3, 3}, false, false},  // stem: the row form
-      {1, 5, 8, 1, 12, 17, 3, 3, {1, 3}, {2, 1}, {2, 1, 2, 1}, false, false},   // few channels, dilated: NCHW copy
+      {1, 5, 8, 1, 12, 17, 3, 3, {1, 3}, {2, 1}, {2, 1, 2, 1}, false, false},   // few channels: the row form
+      {1, 5, 8, 1, 12, 17, 3, 3, {1, 2}, {1, 2}, {2, 1, 2, 1}, false, false},   // dilated rows: im2col
+      {2, 24, 11, 1, 9, 8, 3, 3, {2, 1}, {1, 1}, {1, 1, 0, 1}, true, true},     // s8, C not x16: im2col
       {1, 24, 24, 24, 9, 10, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, false}, // depthwise: NCHW copy
       {2, 32, 22, 2, 7, 7, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, false},    // groups: NCHW copy
   };

@@ -115,8 +115,9 @@ constexpr int64_t kIm2colParallelBytes = int64_t{1} << 16;
 // im2col rows (pixel-major, K as [kh][kw][C/group], padding taps filled with `pad`) in `cols`;
 // returns the GEMM's A (`hwc` or `cols`). `cols` must have kIm2colSlack bytes after its pixels * kg, and `hwc`
 // kIm2colSlack readable bytes after its h * w * cg. Split over `pool` by pixels and output rows.
+// x_hwc: x is HWC already (a channels-last conv of one group), copied into `hwc` as it is.
 const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uint8_t* hwc, uint8_t* cols,
-                         ThreadPool& pool) {
+                         ThreadPool& pool, bool x_hwc = false) {
   const int64_t plane = g.h * g.w, kg = cg * g.kh * g.kw;
   const bool threaded = pool.num_threads() > 1 && plane * cg + g.oh * g.ow * kg >= kIm2colParallelBytes;
   constexpr int64_t kChunk = 512;  // pixels per task of the HWC transpose (a multiple of 32)
@@ -127,7 +128,8 @@ const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_
     }
   };
   const int64_t chunks = (plane + kChunk - 1) / kChunk;
-  if (threaded) pool.parallel_for(chunks, 1, transpose);
+  if (x_hwc) std::memcpy(hwc, x, size_t(plane * cg));
+  else if (threaded) pool.parallel_for(chunks, 1, transpose);
   else transpose(0, chunks);
   if (is_pointwise(g) || !cols) return hwc;
   // A run of at most kIm2colSlack bytes (a 7x7 stem conv's 21) is copied as a fixed 64 bytes,
@@ -591,8 +593,9 @@ class QConvKernel final : public exec::Kernel {
   // Channels last, one group (run_on's output stage `out` and `scale` prepared): the row form,
   // or the taps of every other conv with C a multiple of 16 read by qgemm_gather from x in place
   // (x is the HWC copy the NCHW path makes), or from a plain copy where padding taps need the
-  // run of zero points after it; or a pointwise conv's pixels as qgemm's A rows. The output rows
-  // are written as they come (row stride M). false where none applies (the caller transposes).
+  // run of zero points after it; a pointwise conv's pixels as qgemm's A rows; im2col rows from a
+  // copy of x for other channel counts. The output rows are written as they come (row stride M).
+  // false where none applies (the caller transposes).
   Expected<bool> run_nhwc(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* w_zp,
                           const ConvGeom& geo, uint8_t pad, int32_t x_zero, const float* scale, QgemmOutput out,
                           Tensor* y) {
@@ -608,11 +611,21 @@ class QConvKernel final : public exec::Kernel {
       return true;
     }
     const bool pointwise = is_pointwise(geo);
-    if (!pointwise && c % 16 != 0) return false;
     std::optional<QgemmPackedB> local;
     if (!(packed_.size() == 1 && packed_[0].k == kg)) local = pack_conv_group(w, w_zp, 1, 0);
     const QgemmPackedB& pb = local ? *local : packed_[0];
     const auto* x0 = static_cast<const uint8_t*>(x.raw());
+    if (!pointwise && c % 16 != 0) {  // im2col rows from a copy of x (the rows' runs read past it)
+      const size_t hwc_bytes = (size_t(plane) + kIm2colSlack + 63) & ~size_t{63};
+      TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(hwc_bytes + size_t(pixels * kg + kIm2colSlack)));
+      auto* hwc = static_cast<uint8_t*>(mem);
+      for (int64_t nb = 0; nb < batch; ++nb) {
+        const uint8_t* a = im2col_u8(x0 + nb * plane, c, geo, pad, hwc, hwc + hwc_bytes, ctx.pool(), true);
+        out.out = static_cast<char*>(y->raw_mut()) + size_t(nb * pixels * m) * out_bytes;
+        qgemm(pixels, a, x_signed, kg, x_zero, pb, out, &ctx.pool());
+      }
+      return true;
+    }
     if (c % 16 != 0) {  // pointwise, A rows of C bytes
       for (int64_t nb = 0; nb < batch; ++nb) {
         out.out = static_cast<char*>(y->raw_mut()) + size_t(nb * pixels * m) * out_bytes;
