@@ -2,8 +2,8 @@
 // com.microsoft::QLinearConv with channels_last = 1, qpool_nhwc.cpp's com.microsoft::NhwcMaxPool)
 // against plain loops over the NHWC tensors, bit for bit: the taps read in place (C a multiple of
 // 16), pointwise convs as rows (any C), the stems' row form, im2col rows (other C), and the convs
-// that run on NCHW copies (depthwise, groups); odd maps, strides, pads, dilations, s8 inputs, per-channel weight
-// zero points, batch 2, 1 and 2 threads.
+// that run on NCHW copies (depthwise, groups); odd maps, strides, pads, dilations, s8 inputs,
+// per-channel weight zero points, batch 2, 1 and 2 threads, and without the dot-product paths.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "backends/cpu/kernels/qgemm.h"
 #include "core/ir/single_node.h"
 #include "tests/unit/op_case.h"
 
@@ -83,8 +84,10 @@ TEST_CASE("com.microsoft::QLinearConv channels_last equals the definition on NHW
         {x}, {Tensor::scalar<float>(xs), true}, {xzp, true}, {wt, true}, {Tensor::from<float>({cfg.m}, ws), true},
         {Tensor::from<int8_t>({cfg.m}, wz), true}, {Tensor::scalar<float>(ys), true},
         {Tensor::scalar<uint8_t>(uint8_t(y_zp)), true}, {Tensor::from<int32_t>({cfg.m}, bias), true}};
-    for (int threads : {1, 2}) {
-      const Tensor y = run_one(node, inputs, threads);
+    for (int run : {0, 1, 2}) {  // 1 thread, 2 threads, 1 thread without VNNI / sdot (no row form)
+      cpu::qgemm_disable_dot_for_test(run == 2);
+      const Tensor y = run_one(node, inputs, run == 1 ? 2 : 1);
+      cpu::qgemm_disable_dot_for_test(false);
       REQUIRE(y.shape() == Shape{cfg.n, oh, ow, cfg.m});
       int64_t bad = 0;
       for (int64_t b = 0; b < cfg.n; ++b)
