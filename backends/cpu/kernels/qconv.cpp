@@ -648,8 +648,14 @@ class QConvKernel final : public exec::Kernel {
     const auto off = gather_offsets(geo, c, int64_t(copy_bytes));
     for (int64_t nb = 0; nb < batch; ++nb) {
       const uint8_t* a = x0 + nb * plane;
-      if (padded) {
-        std::memcpy(copy, a, size_t(plane));
+      if (padded) {  // in 32 KiB pieces over the pool (a serial step of 2-thread runs otherwise)
+        constexpr int64_t kPiece = int64_t{1} << 15;
+        auto copy_pieces = [&](int64_t q0, int64_t q1) {
+          std::memcpy(copy + q0 * kPiece, a + q0 * kPiece, size_t(std::min(plane, q1 * kPiece) - q0 * kPiece));
+        };
+        const int64_t pieces = (plane + kPiece - 1) / kPiece;
+        if (ctx.pool().num_threads() > 1 && plane >= kIm2colParallelBytes) ctx.pool().parallel_for(pieces, 1, copy_pieces);
+        else copy_pieces(0, pieces);
         a = copy;
       }
       out.out = static_cast<char*>(y->raw_mut()) + size_t(nb * pixels * m) * out_bytes;
