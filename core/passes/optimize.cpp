@@ -148,7 +148,8 @@ Status disable_pass(OptimizeOptions& o, std::string_view name) {
       {"fuse_activation", &o.fuse_activation}, {"fuse_squeeze_excite", &o.fuse_squeeze_excite},
       {"fuse_separable", &o.fuse_separable},
       {"softmax_wrapper", &o.softmax_wrapper}, {"cse", &o.cse},
-      {"fuse_elementwise", &o.fuse_elementwise}, {"quantize_lookup", &o.quantize_lookup}, {"dce", &o.dce}};
+      {"fuse_elementwise", &o.fuse_elementwise}, {"quantize_lookup", &o.quantize_lookup},
+      {"quantize_layout", &o.quantize_layout}, {"dce", &o.dce}};
   std::string names;
   for (const auto& [n, flag] : flags) {
     if (name == n) {
@@ -204,6 +205,8 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       {"quantize_lookup", options.quantize_lookup,
        [&](ir::Model& m, int32_t g) { return opt::quantize_lookup(m, g, options.evaluate); }},
       {"dce", options.dce, &opt::eliminate_dead_code},
+      // Last: the layout of the nodes the rewrites above made, counting only the readers dce left.
+      {"quantize_layout", options.quantize_layout, &opt::quantize_layout},
   };
   for (const Step& s : steps) {
     if (!s.on) continue;

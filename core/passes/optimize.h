@@ -58,6 +58,12 @@
 //                   256-entry table computed by OptimizeOptions::evaluate running the original
 //                   nodes on every code (bit-identical; opt_quantize_lookup.cpp)
 //   dce             dead-code elimination: nodes none of whose outputs reach a graph output
+//   quantize_layout chains of QLinearConv (one group) / MaxPool / QLinearAdd / QLinearLookup on 4-D
+//                   codes -> channels last (com.microsoft::QLinearConv channels_last = 1,
+//                   com.microsoft::NhwcMaxPool), with a Transpose where a chain begins or ends;
+//                   only chains whose taps-gathering convs outnumber those Transposes (ResNet's
+//                   body, not MobileNets'); bit-identical; after dce, so that only live readers count
+//                   (opt_quantize_layout.cpp)
 //
 // Scope: inference graphs only. A model with a training signature (bound inputs or variable
 // updates, i.e. a train_step) is left unchanged: autodiff and the optimizer-update ops run on the
@@ -105,6 +111,7 @@ struct OptimizeOptions {
   bool cse = true;
   bool fuse_elementwise = true;
   bool quantize_lookup = true;  // needs `evaluate`
+  bool quantize_layout = true;
   bool dce = true;
   NodeEvaluator evaluate;  // empty: no constant folding
 };

@@ -115,6 +115,7 @@ Expected<int64_t> fuse_squeeze_excite(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fold_softmax_wrapper(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_elementwise(ir::Model& model, int32_t graph_index);
 Expected<int64_t> quantize_lookup(ir::Model& model, int32_t graph_index, const NodeEvaluator& evaluate);
+Expected<int64_t> quantize_layout(ir::Model& model, int32_t graph_index);
 Expected<int64_t> eliminate_common_subexpressions(ir::Model& model, int32_t graph_index);
 Expected<int64_t> eliminate_dead_code(ir::Model& model, int32_t graph_index);
 

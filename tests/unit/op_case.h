@@ -49,4 +49,16 @@ inline Expected<std::vector<Tensor>> run_case(const OpCase& c, int threads = 1) 
   return session->run(feeds);
 }
 
+// Runs `node` as a one-node model whose inputs flagged constant are the model's constants (as in a
+// loaded model: the kernels pack them once) at `threads` threads; its outputs.
+inline Expected<std::vector<Tensor>> run_node(const ir::Node& node, const std::vector<ir::NodeInput>& inputs,
+                                              int threads = 1) {
+  ir::SingleNodeModel smn = ir::single_node_model(node, inputs);
+  TSR_RETURN_IF_ERROR(passes::infer_types(smn.model));
+  SessionOptions opt;
+  opt.num_threads = threads;
+  TSR_ASSIGN_OR_RETURN(auto session, Session::create(std::make_shared<const ir::Model>(std::move(smn.model)), opt));
+  return session->run(smn.feeds);
+}
+
 }  // namespace tsr::test

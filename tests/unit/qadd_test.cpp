@@ -48,7 +48,7 @@ Tensor codes(const Shape& s, std::mt19937& rng) {
 }
 
 template <typename Q>
-void check_qadd(const Shape& sa_shape, const Shape& sb_shape, std::mt19937& rng) {
+void check_qadd(const Shape& sa_shape, const Shape& sb_shape, std::mt19937& rng, int threads = 1) {
   std::uniform_real_distribution<float> scale(0.01f, 0.2f);
   std::uniform_int_distribution<int> zp(std::is_signed_v<Q> ? -128 : 0, std::is_signed_v<Q> ? 127 : 255);
   const float sa = scale(rng), sb = scale(rng), sc = scale(rng) * 0.5f;  // sc small: some codes saturate
@@ -58,7 +58,7 @@ void check_qadd(const Shape& sa_shape, const Shape& sb_shape, std::mt19937& rng)
   c.inputs = {codes<Q>(sa_shape, rng), Tensor::scalar<float>(sa), Tensor::scalar<Q>(za),
               codes<Q>(sb_shape, rng), Tensor::scalar<float>(sb), Tensor::scalar<Q>(zb),
               Tensor::scalar<float>(sc), Tensor::scalar<Q>(zc)};
-  auto y = run_case(c);
+  auto y = run_case(c, threads);
   REQUIRE(y.ok());
   const Tensor& out = (*y)[0];
   const int64_t na = shape_numel(sa_shape), nb = shape_numel(sb_shape);
@@ -89,6 +89,9 @@ TEST_CASE("QLinearAdd: onnxruntime's rounding on odd lengths, single-element inp
     check_qadd<uint8_t>(s, Shape{}, rng);
     check_qadd<int8_t>(Shape{1}, s, rng);
   }
+  // Large tensors split into pieces over the pool (a partial last piece).
+  check_qadd<uint8_t>(Shape{1, 24, 56, 57}, Shape{1, 24, 56, 57}, rng, 2);
+  check_qadd<int8_t>(Shape{1, 40000}, Shape{}, rng, 2);
 }
 
 TEST_CASE("QLinearAdd: ties to even, and refused broadcasts") {

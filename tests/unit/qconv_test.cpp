@@ -26,13 +26,7 @@ namespace {
 // Runs `node` as a one-node model (inputs flagged constant are the model's constants, as in a
 // loaded model: the kernels pack them once) at `threads` threads; its first output.
 Tensor run_single(const ir::Node& node, const std::vector<ir::NodeInput>& inputs, int threads) {
-  ir::SingleNodeModel smn = ir::single_node_model(node, inputs);
-  REQUIRE(passes::infer_types(smn.model).ok());
-  SessionOptions opt;
-  opt.num_threads = threads;
-  auto session = Session::create(std::make_shared<const ir::Model>(std::move(smn.model)), opt);
-  REQUIRE(session.ok());
-  auto y = (*session)->run(smn.feeds);
+  auto y = run_node(node, inputs, threads);
   REQUIRE(y.ok());
   return (*y)[0];
 }

@@ -134,12 +134,21 @@ Status qlinear_add(KernelContext& ctx) {
     if (a_single) std::swap(p.ra, p.rb);
   }
   const int64_t n = x.numel();
-  if (x.dtype() == DType::kU8)
-    HWY_DYNAMIC_DISPATCH(qadd_u8_impl)(x.data<uint8_t>(), y ? y->data<uint8_t>() : nullptr, n, p,
-                                       c->mut_data<uint8_t>());
-  else
-    HWY_DYNAMIC_DISPATCH(qadd_s8_impl)(x.data<int8_t>(), y ? y->data<int8_t>() : nullptr, n, p,
-                                       c->mut_data<int8_t>());
+  // Pieces of kPiece elements (a multiple of every vector width: the same values as one pass)
+  // over the pool for large tensors (a residual add is otherwise a serial step between convs).
+  constexpr int64_t kPiece = int64_t{1} << 14;
+  const int64_t pieces = (n + kPiece - 1) / kPiece;
+  auto body = [&](int64_t q0, int64_t q1) {
+    const int64_t i0 = q0 * kPiece, len = std::min(n, q1 * kPiece) - i0;
+    if (x.dtype() == DType::kU8)
+      HWY_DYNAMIC_DISPATCH(qadd_u8_impl)(x.data<uint8_t>() + i0, y ? y->data<uint8_t>() + i0 : nullptr, len, p,
+                                         c->mut_data<uint8_t>() + i0);
+    else
+      HWY_DYNAMIC_DISPATCH(qadd_s8_impl)(x.data<int8_t>() + i0, y ? y->data<int8_t>() + i0 : nullptr, len, p,
+                                         c->mut_data<int8_t>() + i0);
+  };
+  if (pieces > 1 && ctx.pool().num_threads() > 1) ctx.pool().parallel_for(pieces, 1, body);
+  else body(0, pieces);
   return ok_status();
 }
 

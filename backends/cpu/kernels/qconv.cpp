@@ -38,8 +38,9 @@ using namespace qlinear;
 
 // Conv(x - x_zp, w - w_zp) into i32 `acc`; x's zero point is per tensor, w's per tensor or per
 // output channel.
-Status integer_conv(KernelContext& ctx, size_t ix, size_t ixzp, size_t iw, size_t iwzp, Tensor* acc) {
-  const Tensor& x = *ctx.input(ix);
+Status integer_conv(KernelContext& ctx, size_t ix, size_t ixzp, size_t iw, size_t iwzp, Tensor* acc,
+                    const Tensor* x_nchw = nullptr) {
+  const Tensor& x = x_nchw ? *x_nchw : *ctx.input(ix);
   const Tensor& w = *ctx.input(iw);
   if (w.rank() < 1 || w.dim(0) == 0) return ctx.error("input[", iw, "] (w): shape ", shape_str(w.shape()));
   TSR_ASSIGN_OR_RETURN(QParamIndex xi, qparam_index(ctx, ctx.input(ixzp), ixzp, 1, 1, "tensor"));
@@ -55,11 +56,15 @@ Status conv_integer(KernelContext& ctx) {
 }
 
 // Requantization as QLinearMatMul, per output channel m: (acc + B[m]) * (x_scale * w_scale[m] /
-// y_scale) (requantize).
-Status qlinear_conv(KernelContext& ctx) {
-  TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
+// y_scale) (requantize). x_nchw / y_nchw: the input and output in place of the node's (the
+// channels-last kernel's NCHW copies).
+Status qlinear_conv(KernelContext& ctx, const Tensor* x_nchw = nullptr, Tensor* y_nchw = nullptr) {
+  Tensor* y = y_nchw;
+  if (!y) {
+    TSR_ASSIGN_OR_RETURN(y, ctx.alloc_output(0));
+  }
   TSR_ASSIGN_OR_RETURN(Tensor acc, Tensor::empty(DType::kI32, y->shape()));
-  TSR_RETURN_IF_ERROR(integer_conv(ctx, 0, 2, 3, 5, &acc));
+  TSR_RETURN_IF_ERROR(integer_conv(ctx, 0, 2, 3, 5, &acc, x_nchw));
   const int64_t m = y->rank() > 1 ? y->dim(1) : 1;
   const int64_t plane = y->numel() == 0 ? 1 : y->numel() / (y->dim(0) * m);
   TSR_ASSIGN_OR_RETURN(QParamIndex ws, qparam_index(ctx, ctx.input(4), 4, plane, m, "output channel"));
@@ -110,8 +115,9 @@ constexpr int64_t kIm2colParallelBytes = int64_t{1} << 16;
 // im2col rows (pixel-major, K as [kh][kw][C/group], padding taps filled with `pad`) in `cols`;
 // returns the GEMM's A (`hwc` or `cols`). `cols` must have kIm2colSlack bytes after its pixels * kg, and `hwc`
 // kIm2colSlack readable bytes after its h * w * cg. Split over `pool` by pixels and output rows.
+// x_hwc: x is HWC already (a channels-last conv of one group), copied into `hwc` as it is.
 const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_t pad, uint8_t* hwc, uint8_t* cols,
-                         ThreadPool& pool) {
+                         ThreadPool& pool, bool x_hwc = false) {
   const int64_t plane = g.h * g.w, kg = cg * g.kh * g.kw;
   const bool threaded = pool.num_threads() > 1 && plane * cg + g.oh * g.ow * kg >= kIm2colParallelBytes;
   constexpr int64_t kChunk = 512;  // pixels per task of the HWC transpose (a multiple of 32)
@@ -122,7 +128,8 @@ const uint8_t* im2col_u8(const uint8_t* x, int64_t cg, const ConvGeom& g, uint8_
     }
   };
   const int64_t chunks = (plane + kChunk - 1) / kChunk;
-  if (threaded) pool.parallel_for(chunks, 1, transpose);
+  if (x_hwc) std::memcpy(hwc, x, size_t(plane * cg));
+  else if (threaded) pool.parallel_for(chunks, 1, transpose);
   else transpose(0, chunks);
   if (is_pointwise(g) || !cols) return hwc;
   // A run of at most kIm2colSlack bytes (a 7x7 stem conv's 21) is copied as a fixed 64 bytes,
@@ -344,30 +351,43 @@ QgemmPackedB pack_conv_rows(const Tensor& w, const Tensor* zp) {
 
 class QConvKernel final : public exec::Kernel {
  public:
-  QConvKernel(bool qlinear, std::vector<QgemmPackedB> packed, bool constant_w, std::optional<QgemmPackedB> rows_b)
-      : qlinear_(qlinear), constant_w_(constant_w), packed_(std::move(packed)), rows_b_(std::move(rows_b)) {}
+  QConvKernel(bool qlinear, std::vector<QgemmPackedB> packed, bool constant_w, std::optional<QgemmPackedB> rows_b,
+              bool channels_last = false)
+      : qlinear_(qlinear), channels_last_(channels_last), constant_w_(constant_w), packed_(std::move(packed)),
+        rows_b_(std::move(rows_b)) {}
 
-  Status run(KernelContext& ctx) override {
-    const size_t ix = 0, ixzp = 2, iw = qlinear_ ? 3 : 1, iwzp = qlinear_ ? 5 : 3;
-    const Tensor& x = *ctx.input(ix);
+  Status run(KernelContext& ctx) override { return run_on(ctx, *ctx.input(0), nullptr, channels_last_); }
+
+ private:
+  // The conv of `x` into `y_given` (null: the node's output), x and y NCHW, or NHWC with `nhwc`
+  // (com.microsoft::QLinearConv with channels_last; y_given is then null). The NHWC paths take
+  // one group (run_nhwc); other channels-last convs run on NCHW copies (run_transposed).
+  Status run_on(KernelContext& ctx, const Tensor& x, Tensor* y_given, bool nhwc) {
+    const size_t ixzp = 2, iw = qlinear_ ? 3 : 1, iwzp = qlinear_ ? 5 : 3;
     const Tensor& w = *ctx.input(iw);
     const Tensor* x_zp = ctx.input(ixzp);
     const Tensor* w_zp = ctx.input(iwzp);
     const int64_t group = ctx.node().attr_int("group", 1);
+    const int ic = nhwc ? 3 : 1, ih = nhwc ? 1 : 2;  // x's channel and first spatial dim
     const bool fast = x.rank() == 4 && w.rank() == 4 && group >= 1 && w.dim(0) % group == 0 &&
-                      x.dim(1) == w.dim(1) * group && qparam_count(x_zp, 1) >= 0 &&
+                      x.dim(ic) == w.dim(1) * group && qparam_count(x_zp, 1) >= 0 &&
                       qparam_count(w_zp, w.dim(0)) >= 0 && (!qlinear_ || qparam_count(ctx.input(1), 1) >= 0);
-    if (!fast) return qlinear_ ? qlinear_conv(ctx) : conv_integer(ctx);
-    auto sp = ops::resolve_spatial(ctx.node(), Ints{x.dim(2), x.dim(3)}, Ints{w.dim(2), w.dim(3)}, false);
+    const bool nhwc_direct = fast && group == 1 && w.dim(0) > 0 && w.dim(1) * w.dim(2) * w.dim(3) < (int64_t{1} << 15);
+    if (nhwc && !nhwc_direct) return run_transposed(ctx, x);
+    if (!fast) return qlinear_ ? qlinear_conv(ctx, y_given ? &x : nullptr, y_given) : conv_integer(ctx);
+    auto sp = ops::resolve_spatial(ctx.node(), Ints{x.dim(ih), x.dim(ih + 1)}, Ints{w.dim(2), w.dim(3)}, false);
     if (!sp.ok()) return sp.status().with_context(ctx.place());
-    TSR_ASSIGN_OR_RETURN(Tensor* y, ctx.alloc_output(0));
+    Tensor* y = y_given;
+    if (!y) {
+      TSR_ASSIGN_OR_RETURN(y, ctx.alloc_output(0));
+    }
     if (y->numel() == 0) return ok_status();
-    const ConvGeom geo{x.dim(2),        x.dim(3),        w.dim(2),        w.dim(3),
+    const ConvGeom geo{x.dim(ih),       x.dim(ih + 1),   w.dim(2),        w.dim(3),
                        sp->strides[0],  sp->strides[1],  sp->dilations[0], sp->dilations[1],
-                       sp->pad_begin[0], sp->pad_begin[1], y->dim(2),      y->dim(3)};
-    const int64_t batch = x.dim(0), c = x.dim(1), cg = c / group, m = w.dim(0), mg = m / group;
+                       sp->pad_begin[0], sp->pad_begin[1], y->dim(ih),      y->dim(ih + 1)};
+    const int64_t batch = x.dim(0), c = x.dim(ic), cg = c / group, m = w.dim(0), mg = m / group;
     const int64_t kg = cg * geo.kh * geo.kw, pixels = geo.oh * geo.ow;
-    if (kg >= (int64_t{1} << 15)) return qlinear_ ? qlinear_conv(ctx) : conv_integer(ctx);
+    if (kg >= (int64_t{1} << 15)) return qlinear_ ? qlinear_conv(ctx, y_given ? &x : nullptr, y_given) : conv_integer(ctx);
     const int32_t x_zero = x_zp ? q_scalar(*x_zp) : 0;
     const auto pad = static_cast<uint8_t>(x_zero);  // the zero point's byte, u8 or s8
 
@@ -393,6 +413,10 @@ class QConvKernel final : public exec::Kernel {
       out.out_signed = y->dtype() == DType::kI8;
       out.out_zp = q_scalar(yz);
       out.bias_i32 = bias ? bias->data<int32_t>() : nullptr;
+    }
+    if (nhwc) {
+      TSR_ASSIGN_OR_RETURN(bool done, run_nhwc(ctx, x, w, w_zp, geo, pad, x_zero, scale, out, y));
+      return done ? ok_status() : run_transposed(ctx, x, y);
     }
     if (group == c && m == c && cg == 1) {
       DepthwiseOut dwo;
@@ -458,7 +482,7 @@ class QConvKernel final : public exec::Kernel {
     if (rows_b_ && group == 1 && geo.dw == 1 && x.dtype() == DType::kU8 && rows_b_->n == m &&
         rows_b_->k == geo.kh * row_run(geo.kw, cg)) {
       out.scale = scale;
-      return run_rows(ctx, x, geo, pad, x_zero, out, y);
+      return run_rows(ctx, x, geo, pad, x_zero, out, y, false);
     }
     // Channels per group a multiple of 16 (ResNet's 3x3 convs): the taps are read in place from the
     // HWC copy (qgemm_gather), one offset per pixel and tap, padding taps pointing at a run of zero
@@ -497,8 +521,8 @@ class QConvKernel final : public exec::Kernel {
     return ok_status();
   }
 
- private:
   bool qlinear_;
+  bool channels_last_;                // com.microsoft::QLinearConv with channels_last = 1: NHWC x and y
   bool constant_w_;                   // the weights are a constant (packing them once is right)
   std::vector<QgemmPackedB> packed_;  // per group, from constant weights (and zero point)
   // qgemm_gather's offsets of the last geometry, built on the first run (the same for every run of
@@ -507,7 +531,7 @@ class QConvKernel final : public exec::Kernel {
   std::shared_ptr<const std::vector<int32_t>> gather_offsets(const ConvGeom& g, int64_t cg, int64_t pad_at,
                                                              int64_t wp = 0) {
     std::lock_guard<std::mutex> lock(gather_mu_);
-    const std::array<int64_t, 6> key{g.h, g.w, g.oh, g.ow, cg, wp};
+    const std::array<int64_t, 7> key{g.h, g.w, g.oh, g.ow, cg, wp, pad_at};
     if (gather_off_ && key == gather_key_) return gather_off_;
     auto off = std::make_shared<std::vector<int32_t>>(size_t(g.oh * g.ow * g.kh * (wp ? 1 : g.kw)));
     int32_t* o = off->data();
@@ -534,9 +558,10 @@ class QConvKernel final : public exec::Kernel {
   // output pixel is kw * C contiguous bytes, read in place by qgemm_gather as one run of
   // row_run(kw, C) bytes (the bytes past kw * C meet rows_b_'s zero weights). No im2col matrix, no
   // A packing (taken only where qgemm_gather reads in place).
+  // With `nhwc`, x is [N, H, W, C] (its rows copied as they are) and `out` writes NHWC.
   Status run_rows(KernelContext& ctx, const Tensor& x, const ConvGeom& geo, uint8_t pad, int32_t x_zero,
-                  const QgemmOutput& out, Tensor* y) {
-    const int64_t batch = x.dim(0), cg = x.dim(1), m = y->dim(1), pixels = geo.oh * geo.ow;
+                  const QgemmOutput& out, Tensor* y, bool nhwc) {
+    const int64_t batch = x.dim(0), cg = x.dim(nhwc ? 3 : 1), m = y->dim(nhwc ? 3 : 1), pixels = geo.oh * geo.ow;
     const int64_t ph_end = std::max<int64_t>(0, (geo.oh - 1) * geo.sh + (geo.kh - 1) * geo.dh + 1 - geo.h - geo.ph);
     const int64_t pw_end = std::max<int64_t>(0, (geo.ow - 1) * geo.sw + geo.kw - geo.w - geo.pw);
     const int64_t hp = geo.h + geo.ph + ph_end, wp = geo.w + geo.pw + pw_end;
@@ -549,11 +574,115 @@ class QConvKernel final : public exec::Kernel {
     QgemmOutput o = out;
     for (int64_t nb = 0; nb < batch; ++nb) {
       const auto* xb = static_cast<const uint8_t*>(x.raw()) + nb * cg * geo.h * geo.w;
-      for (int64_t iy = 0; iy < geo.h; ++iy)
-        transpose_bytes(xb + iy * geo.w, cg, geo.w, geo.h * geo.w, buf + ((iy + geo.ph) * wp + geo.pw) * cg, cg);
+      auto copy_rows = [&](int64_t y0, int64_t y1) {
+        for (int64_t iy = y0; iy < y1; ++iy) {
+          uint8_t* row = buf + ((iy + geo.ph) * wp + geo.pw) * cg;
+          if (nhwc) std::memcpy(row, xb + iy * geo.w * cg, size_t(geo.w * cg));
+          else transpose_bytes(xb + iy * geo.w, cg, geo.w, geo.h * geo.w, row, cg);
+        }
+      };
+      // (A 224x224 RGB stem's copy is a serial step of a 2-thread run otherwise.)
+      if (ctx.pool().num_threads() > 1 && geo.h * geo.w * cg >= kIm2colParallelBytes) ctx.pool().parallel_for(geo.h, 8, copy_rows);
+      else copy_rows(0, geo.h);
       o.out = static_cast<char*>(y->raw_mut()) + size_t(nb * m * pixels) * dtype_size(y->dtype());
       qgemm_gather(pixels, buf, off->data(), row_run(geo.kw, cg), false, x_zero, *rows_b_, o, &ctx.pool());
     }
+    return ok_status();
+  }
+
+  // Channels last, one group (run_on's output stage `out` and `scale` prepared): the row form,
+  // or the taps of every other conv with C a multiple of 16 read by qgemm_gather from x in place
+  // (x is the HWC copy the NCHW path makes), or from a plain copy where padding taps need the
+  // run of zero points after it; a pointwise conv's pixels as qgemm's A rows; im2col rows from a
+  // copy of x for other channel counts. The output rows are written as they come (row stride M).
+  // false where none applies (the caller transposes).
+  Expected<bool> run_nhwc(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* w_zp,
+                          const ConvGeom& geo, uint8_t pad, int32_t x_zero, const float* scale, QgemmOutput out,
+                          Tensor* y) {
+    const int64_t batch = x.dim(0), c = x.dim(3), m = y->dim(3), pixels = geo.oh * geo.ow, kg = c * geo.kh * geo.kw;
+    const int64_t plane = geo.h * geo.w * c;
+    const size_t out_bytes = dtype_size(y->dtype());
+    const bool x_signed = x.dtype() == DType::kI8;
+    out.row_stride = m;
+    out.col_stride = 1;
+    out.scale = scale;
+    if (rows_b_ && geo.dw == 1 && !x_signed && rows_b_->n == m && rows_b_->k == geo.kh * row_run(geo.kw, c)) {
+      TSR_RETURN_IF_ERROR(run_rows(ctx, x, geo, pad, x_zero, out, y, true));
+      return true;
+    }
+    const bool pointwise = is_pointwise(geo);
+    std::optional<QgemmPackedB> local;
+    if (!(packed_.size() == 1 && packed_[0].k == kg)) local = pack_conv_group(w, w_zp, 1, 0);
+    const QgemmPackedB& pb = local ? *local : packed_[0];
+    const auto* x0 = static_cast<const uint8_t*>(x.raw());
+    if (!pointwise && c % 16 != 0) {  // im2col rows from a copy of x (the rows' runs read past it)
+      const size_t hwc_bytes = (size_t(plane) + kIm2colSlack + 63) & ~size_t{63};
+      TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(hwc_bytes + size_t(pixels * kg + kIm2colSlack)));
+      auto* hwc = static_cast<uint8_t*>(mem);
+      for (int64_t nb = 0; nb < batch; ++nb) {
+        const uint8_t* a = im2col_u8(x0 + nb * plane, c, geo, pad, hwc, hwc + hwc_bytes, ctx.pool(), true);
+        out.out = static_cast<char*>(y->raw_mut()) + size_t(nb * pixels * m) * out_bytes;
+        qgemm(pixels, a, x_signed, kg, x_zero, pb, out, &ctx.pool());
+      }
+      return true;
+    }
+    if (c % 16 != 0) {  // pointwise, A rows of C bytes
+      for (int64_t nb = 0; nb < batch; ++nb) {
+        out.out = static_cast<char*>(y->raw_mut()) + size_t(nb * pixels * m) * out_bytes;
+        qgemm(pixels, x0 + nb * plane, x_signed, c, x_zero, pb, out, &ctx.pool());
+      }
+      return true;
+    }
+    // Taps outside the image read a run of zero points after a copy of the image (a scratch
+    // buffer is too far from x for 32-bit offsets); convs without such taps read x in place.
+    const bool padded = geo.ph > 0 || geo.pw > 0 || (geo.oh - 1) * geo.sh + (geo.kh - 1) * geo.dh >= geo.h + geo.ph ||
+                        (geo.ow - 1) * geo.sw + (geo.kw - 1) * geo.dw >= geo.w + geo.pw;
+    if (plane >= (int64_t{1} << 30)) return false;
+    const size_t copy_bytes = padded ? (size_t(plane) + 63) & ~size_t{63} : 0;
+    uint8_t* copy = nullptr;
+    if (padded) {
+      TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(copy_bytes + ((size_t(c) + 63) & ~size_t{63})));
+      copy = static_cast<uint8_t*>(mem);
+      std::memset(copy + copy_bytes, pad, size_t(c));
+    }
+    const auto off = gather_offsets(geo, c, int64_t(copy_bytes));
+    for (int64_t nb = 0; nb < batch; ++nb) {
+      const uint8_t* a = x0 + nb * plane;
+      if (padded) {  // in 32 KiB pieces over the pool (a serial step of 2-thread runs otherwise)
+        constexpr int64_t kPiece = int64_t{1} << 15;
+        auto copy_pieces = [&](int64_t q0, int64_t q1) {
+          std::memcpy(copy + q0 * kPiece, a + q0 * kPiece, size_t(std::min(plane, q1 * kPiece) - q0 * kPiece));
+        };
+        const int64_t pieces = (plane + kPiece - 1) / kPiece;
+        if (ctx.pool().num_threads() > 1 && plane >= kIm2colParallelBytes) ctx.pool().parallel_for(pieces, 1, copy_pieces);
+        else copy_pieces(0, pieces);
+        a = copy;
+      }
+      out.out = static_cast<char*>(y->raw_mut()) + size_t(nb * pixels * m) * out_bytes;
+      qgemm_gather(pixels, a, off->data(), c, x_signed, x_zero, pb, out, &ctx.pool());
+    }
+    return true;
+  }
+
+  // A channels-last conv as the NCHW one: x [N, H, W, C] transposed to NCHW, run_on, the result
+  // transposed back into the node's [N, OH, OW, M] output.
+  // y: the node's output, allocated already, or null.
+  Status run_transposed(KernelContext& ctx, const Tensor& x, Tensor* y = nullptr) {
+    if (x.rank() != 4) return ctx.error("channels_last: input[0] (X) has rank ", x.rank(), ", expected 4");
+    if (!y) {
+      TSR_ASSIGN_OR_RETURN(y, ctx.alloc_output(0));
+    }
+    const int64_t n = x.dim(0), h = x.dim(1), wd = x.dim(2), c = x.dim(3);
+    const int64_t oh = y->dim(1), ow = y->dim(2), m = y->dim(3);
+    TSR_ASSIGN_OR_RETURN(Tensor xt, Tensor::empty(x.dtype(), {n, c, h, wd}));
+    TSR_ASSIGN_OR_RETURN(Tensor yt, Tensor::empty(y->dtype(), {n, m, oh, ow}));
+    for (int64_t b = 0; b < n; ++b)
+      transpose_bytes(static_cast<const uint8_t*>(x.raw()) + b * h * wd * c, h * wd, c, c,
+                      static_cast<uint8_t*>(xt.raw_mut()) + b * h * wd * c, h * wd);
+    TSR_RETURN_IF_ERROR(run_on(ctx, xt, &yt, false));
+    for (int64_t b = 0; b < n; ++b)
+      transpose_bytes(static_cast<const uint8_t*>(yt.raw()) + b * m * oh * ow, m, oh * ow, oh * ow,
+                      static_cast<uint8_t*>(y->raw_mut()) + b * m * oh * ow, m);
     return ok_status();
   }
 
@@ -561,7 +690,7 @@ class QConvKernel final : public exec::Kernel {
   std::vector<QgemmPackedA> pointwise_a_;  // per group: the pointwise path's A (constant weights)
   std::vector<QPointwiseWeights> pointwise_w_;  // per group, for qpointwise (symmetric s8 weights)
   std::mutex gather_mu_;
-  std::array<int64_t, 6> gather_key_{};
+  std::array<int64_t, 7> gather_key_{};
   std::shared_ptr<const std::vector<int32_t>> gather_off_;
   std::optional<QgemmPackedB> rows_b_;  // the row form's weights (run_rows), instead of packed_
 };
@@ -584,6 +713,8 @@ bool always_pointwise(const exec::KernelInit& init, const Tensor& w, const Tenso
 
 template <bool kQLinear>
 Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& init) {
+  // com.microsoft::QLinearConv (an OpDef default fills channels_last; ONNX's ops lack it).
+  const bool channels_last = kQLinear && init.node.attr_int("channels_last", 0) != 0;
   const size_t iw = kQLinear ? 3 : 1, iwzp = kQLinear ? 5 : 3;
   auto constant = [&](size_t i) { return i < init.constant_inputs.size() ? init.constant_inputs[i] : nullptr; };
   const bool has_zp = iwzp < init.node.inputs.size() && init.node.inputs[iwzp] >= 0;
@@ -610,11 +741,12 @@ Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& ini
   if (w && !rows_form && !depthwise_w && w->rank() == 4 && (w->dtype() == DType::kU8 || w->dtype() == DType::kI8) && (!has_zp || zp) && group >= 1 &&
       w->dim(0) > 0 && w->dim(0) % group == 0 && qparam_count(zp, w->dim(0)) >= 0 &&
       (!zp || zp->dtype() == w->dtype()) && w->numel() / w->dim(0) < (int64_t{1} << 15) &&
-      !always_pointwise(init, *w, zp, group, kQLinear)) {
+      (channels_last || !always_pointwise(init, *w, zp, group, kQLinear))) {
     for (int64_t g = 0; g < group; ++g) packed.push_back(pack_conv_group(*w, zp, group, g));
     release_mapped_pages(w->raw(), w->nbytes());  // as for the matmuls
   }
-  return std::unique_ptr<exec::Kernel>(new QConvKernel(kQLinear, std::move(packed), w != nullptr, std::move(rows_b)));
+  return std::unique_ptr<exec::Kernel>(
+      new QConvKernel(kQLinear, std::move(packed), w != nullptr, std::move(rows_b), channels_last));
 }
 
 }  // namespace
@@ -622,6 +754,8 @@ Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& ini
 void register_qconv_kernels(KernelRegistry& r) {
   TSR_IF_SELECTED("ConvInteger") r.add("ConvInteger", {DType::kU8, DType::kI8}, &create_qconv<false>);
   TSR_IF_SELECTED("QLinearConv") r.add("QLinearConv", {DType::kU8, DType::kI8}, &create_qconv<true>);
+  TSR_IF_SELECTED("com.microsoft::QLinearConv")
+    r.add("com.microsoft::QLinearConv", {DType::kU8, DType::kI8}, &create_qconv<true>);
 }
 
 }  // namespace tsr::cpu

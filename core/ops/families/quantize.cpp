@@ -95,7 +95,7 @@ Status infer_conv_integer(InferContext& ctx) {
 }
 
 // QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B (i32)?) -> y (y_zp's dtype).
-Status infer_qlinear_conv(InferContext& ctx) {
+Status check_qlinear_conv_types(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
   TSR_RETURN_IF_ERROR(ctx.require_dtype(3, {DType::kU8, DType::kI8}));
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 2));
@@ -103,7 +103,58 @@ Status infer_qlinear_conv(InferContext& ctx) {
   for (size_t i : {1, 4, 6}) TSR_RETURN_IF_ERROR(check_qparam(ctx, i, {DType::kF32}));
   for (size_t i : {2, 5, 7}) TSR_RETURN_IF_ERROR(check_qparam(ctx, i, {DType::kU8, DType::kI8}));
   if (ctx.has_input(8)) TSR_RETURN_IF_ERROR(ctx.require_dtype(8, {DType::kI32}));
+  return ok_status();
+}
+
+Status infer_qlinear_conv(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(check_qlinear_conv_types(ctx));
   return infer_conv_shape(ctx, 0, 3, 8, ctx.input(7).dtype);
+}
+
+// The spatial output of a channels-last 2-D window op: X [N, H, W, C] (input 0) with window
+// `kernel` -> [N, OH, OW, c_out] (c_out -1: X's C). Unknown dims give -1.
+Status infer_nhwc_window(InferContext& ctx, const Ints& kernel, bool ceil_mode, int64_t c_out, DType dt) {
+  const ValueType& x = ctx.input(0);
+  if (x.has_shape && x.shape.size() != 4)
+    return ctx.ir_error("input[0] (X): rank ", x.shape.size(), ", expected 4 [N, H, W, C] (channels last, 2-D)");
+  const Ints in = x.has_shape ? Ints{x.shape[1], x.shape[2]} : Ints{-1, -1};
+  auto sp = resolve_spatial(ctx.node(), in, kernel, ceil_mode);
+  if (!sp.ok()) return ctx.ir_error(sp.status().message());
+  ctx.set_output(0, dt, {x.has_shape ? x.shape[0] : -1, sp->out[0], sp->out[1], c_out >= 0 ? c_out : x.has_shape ? x.shape[3] : -1});
+  return ok_status();
+}
+
+// com.microsoft::QLinearConv: QLinearConv with channels_last (onnxruntime's contrib op, what its
+// NHWC transformer makes): with channels_last = 1, X is [N, H, W, C] and Y [N, OH, OW, M] (2-D
+// only; W stays [M, C/group, kh, kw]); with 0, QLinearConv itself. Made by quantize_layout.
+Status infer_qlinear_conv_ms(InferContext& ctx) {
+  if (ctx.node().attr_int("channels_last") == 0) return infer_qlinear_conv(ctx);
+  TSR_RETURN_IF_ERROR(check_qlinear_conv_types(ctx));
+  const ValueType& x = ctx.input(0);
+  const ValueType& w = ctx.input(3);
+  if (w.has_shape && w.shape.size() != 4)
+    return ctx.ir_error("input[3] (W): rank ", w.shape.size(), ", expected 4 [M, C/group, kh, kw]");
+  const int64_t group = ctx.node().attr_int("group");
+  if (group <= 0) return ctx.ir_error("group = ", group, " must be positive");
+  if (x.has_shape && w.has_shape && x.shape.size() == 4 && x.shape[3] >= 0 && x.shape[3] != w.shape[1] * group)
+    return ctx.ir_error("input[0] (X): ", x.shape[3], " channels (last dim), W expects ", w.shape[1], " x group ", group);
+  if (w.has_shape && w.shape[0] % group != 0)
+    return ctx.ir_error("output channels M = ", w.shape[0], " not divisible by group = ", group);
+  const Ints kernel = w.has_shape ? Ints{w.shape[2], w.shape[3]} : ctx.node().attr_ints("kernel_shape", Ints{-1, -1});
+  if (kernel.size() != 2 || kernel[0] < 0 || kernel[1] < 0)
+    return ctx.ir_error("channels_last needs W's shape or kernel_shape (2 values)");
+  return infer_nhwc_window(ctx, kernel, false, w.has_shape ? w.shape[0] : -1, ctx.input(7).dtype);
+}
+
+// com.microsoft::NhwcMaxPool(X u8/s8 [N, H, W, C]) -> Y [N, OH, OW, C]: MaxPool over the codes,
+// channels last (onnxruntime's contrib op); 2-D, no Indices. Made by quantize_layout.
+Status infer_nhwc_max_pool(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
+  const ir::Attribute* ks = ctx.node().attr("kernel_shape");
+  if (!ks || ks->ints.size() != 2) return ctx.ir_error("kernel_shape: expected 2 values");
+  const int64_t ceil_mode = ctx.node().attr_int("ceil_mode");
+  if (ceil_mode != 0 && ceil_mode != 1) return ctx.ir_error("ceil_mode = ", ceil_mode, ", expected 0 or 1");
+  return infer_nhwc_window(ctx, Ints(ks->ints.begin(), ks->ints.end()), ceil_mode != 0, -1, ctx.input(0).dtype);
 }
 
 // com.microsoft::DynamicQuantizeMatMul(A f32, B u8/i8, b_scale f32, b_zero_point?, bias f32?) -> Y f32
@@ -243,6 +294,14 @@ void register_quantize_ops(OpRegistry& r) {
               "y (i32) = Conv(x - x_zero_point, w - w_zero_point); w's zero point per tensor or per output channel"});
   TSR_IF_SELECTED("QLinearConv") r.add(OpDef{"QLinearConv", "", 10, 8, 9, 1, 1, conv_attrs, infer_qlinear_conv,
               "y = saturate(round((Conv(x - x_zp, w - w_zp) + B) * x_scale * w_scale / y_scale) + y_zp)"});
+  std::vector<AttrSpec> conv_ms_attrs = conv_attrs;
+  conv_ms_attrs.push_back(int_attr("channels_last", 0));
+  TSR_IF_SELECTED("com.microsoft::QLinearConv") r.add(OpDef{"com.microsoft::QLinearConv", "com.microsoft", 1, 8, 9, 1, 1, conv_ms_attrs, infer_qlinear_conv_ms,
+              "QLinearConv with channels_last: X [N, H, W, C] -> Y [N, OH, OW, M] (2-D; W as QLinearConv's); made by quantize_layout"});
+  TSR_IF_SELECTED("com.microsoft::NhwcMaxPool") r.add(OpDef{"com.microsoft::NhwcMaxPool", "com.microsoft", 1, 1, 1, 1, 1,
+              {string_attr("auto_pad", "NOTSET"), int_attr("ceil_mode", 0), {"dilations", AttrKind::kInts},
+               {"kernel_shape", AttrKind::kInts, true}, {"pads", AttrKind::kInts}, {"strides", AttrKind::kInts}},
+              infer_nhwc_max_pool, "MaxPool over u8/s8 codes, channels last: X [N, H, W, C] -> Y [N, OH, OW, C] (2-D); made by quantize_layout"});
 }
 
 }  // namespace tsr::ops
