@@ -301,7 +301,9 @@ def main():
         opt = os.path.join(wd, "model_q8_opt.tsr")
         run([a.tessera, "optimize", q8, "-o", opt], stdout=subprocess.DEVNULL)
         ops = json.loads(run([a.tessera, "inspect", opt, "--json"], stdout=subprocess.PIPE, text=True).stdout)["ops"]
-        fused = ops.get("QLinearConv", 0) == 5 and ops.get("com.microsoft::QLinearAdd", ops.get("QLinearAdd", 0)) == 3 \
+        # quantize_layout runs the chain channels last, as com.microsoft::QLinearConv
+        convs = ops.get("QLinearConv", 0) + ops.get("com.microsoft::QLinearConv", 0)
+        fused = convs == 5 and ops.get("com.microsoft::QLinearAdd", ops.get("QLinearAdd", 0)) == 3 \
             and "Add" not in ops and "Relu" not in ops
         print(f"{a.case}: optimized ops {ops}" + ("" if fused else " (expected 5 QLinearConv, 3 QLinearAdd, no Add/Relu)"))
         ok = ok and fused
