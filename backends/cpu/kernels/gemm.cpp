@@ -502,6 +502,12 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
                      threaded ? pool : nullptr);
       return;
     }
+#if HWY_TARGET == HWY_WASM
+    if (a && !pre_b && !trans_b && m == 1 && !threaded) {
+      sgemv_row_updates(trans_a, n, k, alpha, a, lda, b, ldb, beta, c);
+      return;
+    }
+#endif
     if (a && !pre_b && !trans_b && m <= kSmallM) {
       sgemm_direct_strips(trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threaded ? pool : nullptr);
       return;
