@@ -66,3 +66,19 @@ test('an empty optional output is null, next to a tensor output', async () => {
     model.dispose();
   }
 });
+
+test('profile(): off until the first call, then per-node times of the runs since (as tessera run --profile)', async () => {
+  const [model] = await bothForms('strings');
+  const feeds = { x: { dtype: 'string', shape: [2], data: ['A', 'b'] } };
+  await model.run(feeds);  // before profile(): not counted
+  assert.equal(model.profile(), '');
+  await model.run(feeds);
+  await model.run(feeds);
+  const report = model.profile(5);
+  assert.match(report, /by op type:/);
+  assert.match(report, /by node:/);
+  assert.match(report, /2 calls\s+StringNormalizer/);
+  assert.match(report, /2 calls\s+graph\[0\]\.node\[0\] \(StringNormalizer/);
+  model.dispose();
+  assert.throws(() => model.profile(), (e) => e.code === 'invalid_argument');
+});

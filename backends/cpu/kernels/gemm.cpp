@@ -45,9 +45,18 @@ constexpr int64_t kMR = 14;
 constexpr int64_t kNR = 2 * static_cast<int64_t>(HWY_LANES(float));
 constexpr int64_t kKC = 256;
 constexpr int64_t kMC = 32 * kMR;
+#elif HWY_TARGET == HWY_WASM
+// 4 rows x 2 vectors (8 accumulators) + 2 B vectors + 1 broadcast + the product's temporary (no
+// FMA in SIMD128: MulAdd is a mul and an add): V8's optimizing tier on x64 keeps them in its 15
+// allocatable xmm registers, where 6 x 2 spilled: 64 against 40-47 GFLOP/s per core (node 20,
+// --no-liftoff, panel in L1). kMC keeps the 96-row A block of 16 x 6.
+constexpr int64_t kMR = 4;
+constexpr int64_t kNR = 2 * static_cast<int64_t>(HWY_LANES(float));
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = 24 * kMR;
 #else
 // 6 rows x 2 vectors of accumulators (12 registers) + 2 B vectors + 1 broadcast: fits the 16
-// registers of AVX2 / NEON / WASM SIMD128, with 12 independent FMA chains to hide latency.
+// registers of AVX2 / NEON, with 12 independent FMA chains to hide latency.
 constexpr int64_t kMR = 6;
 constexpr int64_t kNR = 2 * static_cast<int64_t>(HWY_LANES(float));
 constexpr int64_t kKC = 256;     // K block: the B micro-panel (KC x NR) stays in L1
@@ -494,6 +503,12 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
                      threaded ? pool : nullptr);
       return;
     }
+#if HWY_TARGET == HWY_WASM
+    if (a && !pre_b && !trans_b && m == 1 && !threaded) {
+      sgemv_row_updates(trans_a, n, k, alpha, a, lda, b, ldb, beta, c);
+      return;
+    }
+#endif
     if (a && !pre_b && !trans_b && m <= kSmallM) {
       sgemm_direct_strips(trans_a, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threaded ? pool : nullptr);
       return;
