@@ -14,6 +14,7 @@
 // Usage: node bench/web/bench.mjs [--repeat N] [--ttfr N] [--threads N (default 2, 0: none)] [--rounds N (default 3)]
 //          [--models a,b] [--manifest FILE --model-dir DIR (another model list, e.g. the zoo:
 //          --manifest build/zoo/manifest.json --model-dir build/zoo; time to first result is then skipped)]
+//          [--profile N (after each model's timed runs: Tessera's per-node profile of 3 more runs, top N nodes, on stderr)]
 // Needs: web/dist (bash web/build.sh), bench/web/node_modules (cd bench/web && npm ci),
 //        third_party/models (fetch.sh).
 import { createRequire } from 'node:module';
@@ -73,6 +74,7 @@ const repeat = Number(opt('--repeat', '30'));
 const ttfrN = Number(opt('--ttfr', '5'));
 const threadsN = Number(opt('--threads', '2'));
 const only = opt('--models', null)?.split(',');
+const profileTop = Number(opt('--profile', '0'));
 
 // Median latencies of every model at `threads` threads: [{model, input, ort, tessera}]. `which`
 // ('both', 'tessera' or 'ort') picks the runtimes; with both they alternate run by run.
@@ -101,6 +103,12 @@ async function latency(threads, which = 'both') {
     // finds the caches holding the other's tensors, which moved sub-0.1 ms models by 2x).
     for (let i = 0; i < repeat; i++) {
       if (i % 2 === 0) { await timeTessera(); await timeOrt(); } else { await timeOrt(); await timeTessera(); }
+    }
+    if (m && profileTop > 0) {
+      // Per-node times of Tessera's runs (Model.profile), after the timed runs so as not to touch them.
+      m.profile();
+      for (let i = 0; i < 3; i++) await m.run(tf);
+      console.error(`${model.name} (tessera.wasm, ${threads} thread(s), 3 runs):\n${m.profile(profileTop)}`);
     }
     m?.dispose();
     await s?.release?.();

@@ -7,7 +7,7 @@ import { kDTypeName, kArray, kVerbose, valueInfo, describe } from './tensor.mjs'
 
 /** A loaded model with a prepared CPU session. */
 export class Model {
-  #rt; #h; #log; #gpu; #placement = null;
+  #rt; #h; #log; #gpu; #placement = null; #profiling = false;
 
   constructor(rt, handle, info, log, gpu) {
     this.#rt = rt; this.#h = handle; this.#log = log;
@@ -194,6 +194,21 @@ export class Model {
     const b = m._tsrw_model_save(this.#h);
     if (!b) this.#rt._fail();
     return this.#rt._takeBytes(b);
+  }
+
+  /**
+   * Per-node profile of this model's wasm runs, as `tessera run --profile` prints it: the first
+   * call turns profiling on and returns '' (the runs after it are timed node by node, which costs
+   * a clock read per node); later calls return the report of the `top` nodes (default 15) by
+   * total time since then (ms, calls, share of the run).
+   */
+  profile(top = 15) {
+    this.#check();
+    if (this.#gpu) throw argError('profile(): per-node profiles are for models on wasm');
+    const m = this.#rt._core();
+    const b = m._tsrw_model_profile(this.#h, this.#profiling ? Math.max(0, top | 0) : -1);
+    this.#profiling = true;
+    return new TextDecoder().decode(this.#rt._takeBytes(b));
   }
 
   /** Frees the model's wasm memory; using or disposing it again throws. */

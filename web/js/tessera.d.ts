@@ -274,6 +274,10 @@ export class Model {
            onToken?: ((id: number, index: number) => boolean | void | Promise<boolean | void>) | null): Promise<number[]>;
   /** The model as .tsr bytes. */
   save(): Uint8Array;
+  /** Per-node profile of the wasm runs (as `tessera run --profile`): the first call turns it on
+   *  and returns ''; later calls return the `top` (default 15) nodes by total time since then.
+   *  invalid_argument on a WebGPU model. Not on a Worker runtime's models. */
+  profile(top?: number): string;
   /** Frees the model's memory. Using or disposing it again throws invalid_argument. */
   dispose(): void;
 }

@@ -145,6 +145,18 @@ EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_save(WebModel* m) {
   return new Bytes{std::move(bytes).value()};
 }
 
+// Per-node profiling of the model's runs (as `tessera run --profile`): top < 0 turns it on (runs
+// from then on are timed per node; returns an empty report), top >= 0 returns the report of the
+// `top` nodes by total time since then ("" when it is off).
+EMSCRIPTEN_KEEPALIVE Bytes* tsrw_model_profile(WebModel* m, int top) {
+  if (top < 0) {
+    m->session->enable_profiling();
+    return new Bytes{};
+  }
+  const std::string r = m->session->profile_report(static_cast<size_t>(top));
+  return new Bytes{std::vector<uint8_t>(r.begin(), r.end())};
+}
+
 EMSCRIPTEN_KEEPALIVE TensorList* tsrw_list_new() { return new TensorList; }
 EMSCRIPTEN_KEEPALIVE void tsrw_list_free(TensorList* l) { delete l; }
 
