@@ -8,7 +8,8 @@
 //  - two 4-row x 8-column tiles over K = 384 in L1: the i16 path as WasmTile runs it (two 4-column
 //    passes) and a relaxed-dot tile (A u8 as the i7 operand, B s8), in GMAC/s.
 // Usage: node [--experimental-wasm-relaxed-simd] bench/web/relaxed_simd_probe.mjs
-// Node 20 (V8 11.3) rejects the module unless given the flag; see bench/results/web-q8-gemm-2026-11-29.md.
+// Node 20 (V8 11.3) rejects the module unless given the flag, and with it the lanes did not match
+// the spec's sums (see bench/results/web-q8-gemm-2026-11-29.md).
 const leb = (n) => { const o = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; o.push(b); } while (n); return o; };
 const sleb = (n) => { const o = []; for (;;) { let b = n & 0x7f; n >>= 7; if ((n === 0 && !(b & 0x40)) || (n === -1 && (b & 0x40))) { o.push(b); return o; } o.push(b | 0x80); } };
 const simd = (op, ...imm) => [0xfd, ...leb(op), ...imm];
