@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Times the model zoo (bench/zoo/export.py) with bench/latency.js: tessera against onnxruntime-node
 # in alternating rounds, each runtime in its own process, peak RSS, at the given thread counts.
-# Exports the zoo first when ZOO_DIR/manifest.json is missing.
+# Exports the zoo first when ZOO_DIR/manifest.json is missing; prints the machine's core-to-core latency
+# (bench/zoo/core_latency.cpp) first, since the two-thread ratios depend on it.
 # Usage: bench/zoo/run.sh [latency.js options: --threads 1,2 --rounds 3 --models a,b
 #                          --baseline OTHER_TESSERA --json OUT.json ...]
 # Environment: ZOO_DIR (default build/zoo), ZOO_SMALL=1 (export the reduced-size zoo),
@@ -21,5 +22,9 @@ if [[ -n "${ZOO_Q8:-}" ]]; then
   fi
   zoo="$q8"
 fi
+# The two vCPUs' core-to-core latency, printed with the figures: two-thread ratios depend on it.
+mkdir -p "$root/build/bench"
+c++ -O2 -pthread "$root/bench/zoo/core_latency.cpp" -o "$root/build/bench/core_latency"
+"$root/build/bench/core_latency"
 exec /usr/bin/node "$root/bench/latency.js" --manifest "$zoo/manifest.json" --model-dir "$zoo" \
   --work-dir "$root/build/bench/zoo" "$@"
