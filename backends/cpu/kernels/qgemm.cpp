@@ -82,6 +82,8 @@ constexpr auto make_tiles() {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 constexpr auto kVnniTiles = make_tiles<VnniTile, kVnniMR>();
 constexpr auto kVnniGatherTiles = gather_tile_table<VnniGatherTile>(std::make_integer_sequence<int, kVnniMR>{});
+constexpr auto kVnniGatherQuantTiles =
+    gather_quant_tile_table<VnniGatherQuantTile>(std::make_integer_sequence<int, kVnniMR>{});
 constexpr auto kMaddTiles = make_tiles<Madd512Tile, kMaddMR>();
 constexpr int64_t kMaxMR = kVnniMR;
 bool has_vnni() {
@@ -96,7 +98,8 @@ bool has_vnni() {
 }
 Path select_path() {
   if (!qgemm_detail::g_no_dot.load(std::memory_order_relaxed) && has_vnni())
-    return {kAU8, kVnniMR, false, "AVX512-VNNI", kVnniTiles.data(), kVnniGatherTiles.data()};
+    return {kAU8, kVnniMR, false, "AVX512-VNNI", kVnniTiles.data(), kVnniGatherTiles.data(),
+            kVnniGatherQuantTiles.data()};
   return {kAU16, kMaddMR, false, "AVX512", kMaddTiles.data()};
 }
 #elif HWY_TARGET == HWY_AVX2
@@ -605,6 +608,12 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   // A gathered u8 A whose row sums are not needed (every zb 0) is read in place by the path's
   // gather tiles where it has them (VNNI): no packing at all.
   const bool in_place = off && !a_signed && !any_zb && path.gather_tiles;
+  // In place with a requantized output written row by row: the tiles requantize their
+  // accumulators themselves (no i32 tile in memory).
+  const GatherQuantTileFn* fused =
+      in_place && path.gather_quant_tiles && out.kind == QgemmOutput::kQuant && out.col_stride == 1 && !out.per_row
+          ? path.gather_quant_tiles + (out.out_signed ? path.mr : 0)
+          : nullptr;
   thread_local std::vector<uint8_t> abuf;
   thread_local std::vector<int32_t> rowsum_buf;
   if (!prepacked) {
@@ -658,6 +667,13 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
         const int64_t j0 = pn * kNR, cols = std::min(kNR, n - j0);
         for (int64_t pm = pm0; pm < pm1; ++pm) {
           const int64_t i0 = pm * rows, r = std::min(rows, m - i0);
+          if (fused) {
+            const GatherQuant gq{epi.colfix + j0, out.scale_per_col ? out.scale + j0 : nullptr, out.scale[0],
+                                 out.out_zp, cols, static_cast<uint8_t*>(out.out) + i0 * out.row_stride + j0,
+                                 out.row_stride};
+            fused[r - 1](src_rows.nseg, lda / 4, src_rows.a, off + i0 * src_rows.nseg, bp, gq);
+            continue;
+          }
           if (in_place) path.gather_tiles[r - 1](src_rows.nseg, lda / 4, src_rows.a, off + i0 * src_rows.nseg, bp, tile);
           else tiles[r - 1](kq, pa + pm * panel_bytes, bp, tile);
           if (block_t)
