@@ -45,9 +45,9 @@ namespace tsr::cpu::qgemm_detail {
 enum AEnc { kAU8 = 0, kAS8 = 1, kAU16 = 2 };
 using TileFn = void (*)(int64_t kq, const uint8_t* pa, const int8_t* pb, int32_t* tile);
 // A tile whose u8 A rows are read in place (qgemm_gather): row r's run s (run_quads k-quads) at
-// a + off[r * runs + s]; no packed panel.
-using GatherTileFn = void (*)(int64_t runs, int64_t run_quads, const uint8_t* a, const int32_t* off, const int8_t* pb,
-                              int32_t* tile);
+// a + off[r * runs + s], or at `pad` where that offset is negative; no packed panel.
+using GatherTileFn = void (*)(int64_t runs, int64_t run_quads, const uint8_t* a, const uint8_t* pad,
+                              const int32_t* off, const int8_t* pb, int32_t* tile);
 // The requantizing output stage of a gather tile fused into it (GatherQuantTileFn): row r's
 // columns [0, cols) of the panel leave as codes saturate(nearbyint(float(acc + fix[c]) * scale[c])
 // + zp) (scale null: `uniform` for every column) at out + r * row_bytes, the arithmetic and
@@ -61,8 +61,8 @@ struct GatherQuant {
   uint8_t* out;         // row 0's first code (u8 or s8)
   int64_t row_bytes;    // bytes between rows of `out`
 };
-using GatherQuantTileFn = void (*)(int64_t runs, int64_t run_quads, const uint8_t* a, const int32_t* off,
-                                   const int8_t* pb, const GatherQuant& q);
+using GatherQuantTileFn = void (*)(int64_t runs, int64_t run_quads, const uint8_t* a, const uint8_t* pad,
+                                   const int32_t* off, const int8_t* pb, const GatherQuant& q);
 inline int32_t load_i32(const void* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -178,14 +178,18 @@ struct VnniTile {
 // stored as is on this path). One accumulator set: convs have many rows.
 template <int R>
 TSR_QGEMM_VNNI_ATTR HWY_INLINE void vnni_gather_sums(int64_t runs, int64_t run_quads, const uint8_t* a,
-                                                     const int32_t* off, const int8_t* pb, __m512i (&acc)[R][2]) {
+                                                     const uint8_t* pad, const int32_t* off, const int8_t* pb,
+                                                     __m512i (&acc)[R][2]) {
   TSR_QGEMM_UNROLL for (int r = 0; r < R; ++r) {
     acc[r][0] = _mm512_setzero_si512();
     acc[r][1] = _mm512_setzero_si512();
   }
   for (int64_t s = 0; s < runs; ++s) {
     const uint8_t* p[R];
-    TSR_QGEMM_UNROLL for (int r = 0; r < R; ++r) p[r] = a + off[r * runs + s];
+    TSR_QGEMM_UNROLL for (int r = 0; r < R; ++r) {
+      const int32_t o = off[r * runs + s];
+      p[r] = o < 0 ? pad : a + o;
+    }
     for (int64_t q = 0; q < run_quads; ++q) {
       const __m512i b0 = _mm512_loadu_si512(pb), b1 = _mm512_loadu_si512(pb + 64);
       TSR_QGEMM_UNROLL for (int r = 0; r < R; ++r) {
@@ -200,10 +204,10 @@ TSR_QGEMM_VNNI_ATTR HWY_INLINE void vnni_gather_sums(int64_t runs, int64_t run_q
 
 template <int R>
 struct VnniGatherTile {
-  TSR_QGEMM_VNNI_ATTR static void run(int64_t runs, int64_t run_quads, const uint8_t* a, const int32_t* off,
-                                      const int8_t* pb, int32_t* tile) {
+  TSR_QGEMM_VNNI_ATTR static void run(int64_t runs, int64_t run_quads, const uint8_t* a, const uint8_t* pad,
+                                      const int32_t* off, const int8_t* pb, int32_t* tile) {
     __m512i acc[R][2];
-    vnni_gather_sums<R>(runs, run_quads, a, off, pb, acc);
+    vnni_gather_sums<R>(runs, run_quads, a, pad, off, pb, acc);
     TSR_QGEMM_UNROLL for (int r = 0; r < R; ++r) {
       _mm512_storeu_si512(tile + r * kNR, acc[r][0]);
       _mm512_storeu_si512(tile + r * kNR + 16, acc[r][1]);
@@ -217,10 +221,10 @@ struct VnniGatherTile {
 // kNR) loads and stores under masks.
 template <int R, typename Q>
 struct VnniGatherQuantTile {
-  TSR_QGEMM_VNNI_ATTR static void run(int64_t runs, int64_t run_quads, const uint8_t* a, const int32_t* off,
-                                      const int8_t* pb, const GatherQuant& q) {
+  TSR_QGEMM_VNNI_ATTR static void run(int64_t runs, int64_t run_quads, const uint8_t* a, const uint8_t* pad,
+                                      const int32_t* off, const int8_t* pb, const GatherQuant& q) {
     __m512i acc[R][2];
-    vnni_gather_sums<R>(runs, run_quads, a, off, pb, acc);
+    vnni_gather_sums<R>(runs, run_quads, a, pad, off, pb, acc);
     const hwy::HWY_NAMESPACE::Full512<float> df;
     const Requant<Q, decltype(df)> rq(df, q.zp);
     const auto half_mask = [&](int h) {
