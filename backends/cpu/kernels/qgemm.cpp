@@ -630,7 +630,8 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   uint8_t* pa = prepacked ? const_cast<uint8_t*>(pre->data.data()) : abuf.data();
   int32_t* rowsum = prepacked ? const_cast<int32_t*>(pre->rowsum.data()) : rowsum_buf.data();
   const bool threaded = pool && pool->num_threads() > 1 && m * n * k >= kMinParallelMacs;
-  const ARows src_rows{static_cast<const uint8_t*>(a), lda, off, lda, off ? k / lda : 1, static_cast<const uint8_t*>(pad)};
+  const ARows src_rows{static_cast<const uint8_t*>(a), lda, off, lda, off ? k / lda : 1,
+                       static_cast<const uint8_t*>(pad)};
   auto pack_a = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1 && !prepacked && !in_place; ++p) {
       const int64_t i0 = p * rows, r = std::min(rows, m - i0);
@@ -681,7 +682,9 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
             fused[r - 1](src_rows.nseg, lda / 4, src_rows.a, src_rows.pad, off + i0 * src_rows.nseg, bp, gq);
             continue;
           }
-          if (in_place) path.gather_tiles[r - 1](src_rows.nseg, lda / 4, src_rows.a, src_rows.pad, off + i0 * src_rows.nseg, bp, tile);
+          if (in_place)
+            path.gather_tiles[r - 1](src_rows.nseg, lda / 4, src_rows.a, src_rows.pad, off + i0 * src_rows.nseg, bp,
+                                     tile);
           else tiles[r - 1](kq, pa + pm * panel_bytes, bp, tile);
           if (block_t)
             tile_rows(epi, tile, rowsum + pm * rows, i0, r, j0, cols,
