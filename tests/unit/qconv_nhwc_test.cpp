@@ -41,7 +41,7 @@ TEST_CASE("com.microsoft::QLinearConv channels_last equals the definition on NHW
       {2, 32, 37, 1, 10, 7, 3, 3, {2, 2}, {1, 1}, {1, 0, 1, 1}, false, false},  // batch 2, strided, asymmetric
       {1, 48, 19, 1, 8, 9, 3, 3, {1, 2}, {2, 2}, {2, 3, 2, 1}, false, true},    // dilated, per-channel w_zp
       {1, 16, 9, 1, 11, 6, 5, 5, {3, 1}, {1, 1}, {2, 2, 2, 2}, true, false},    // 5x5, s8 x
-      {1, 32, 20, 1, 48, 47, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false}, // copied in pieces over the pool
+      {1, 32, 20, 1, 48, 47, 3, 3, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, false}, // a large padded map (taps in place)
       {1, 64, 40, 1, 15, 15, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, false, false}, // strided 1x1 (downsample)
       {1, 32, 70, 1, 13, 17, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, false}, // pointwise, in place
       {1, 24, 20, 1, 7, 9, 1, 1, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, true},     // pointwise, C not x16

@@ -234,8 +234,9 @@ TEST_CASE("qgemm: B packed by another target (or a foreign layout) is repacked, 
 
 // qgemm_gather reads row i of A as K / seg runs at a + off[i * (K / seg) + s]: the same sums as
 // qgemm on the rows written out. The runs lie shuffled in a buffer, some shared by several rows
-// (as a conv's padding taps share one run of zero points), rows past a multiple of 4 and of a
-// panel, per-column B zero points (the row sums) and none; every target and path, 1 and 3 threads.
+// (as a conv's padding taps share one run of zero points; others the `pad` run), rows past a multiple of 4 and of a
+// panel, per-column B zero points (the row sums) and none; every target and path, 1 and 3 threads;
+// i32 and requantized outputs, transposed and row-major.
 TEST_CASE("qgemm_gather equals qgemm on the gathered rows, on every target and path", "[qgemm]") {
   struct G {
     int64_t m, n, seg, runs;
@@ -259,9 +260,13 @@ TEST_CASE("qgemm_gather equals qgemm on the gathered rows, on every target and p
         std::uniform_int_distribution<int64_t> pick(0, pool_runs - 1);
         std::vector<int32_t> off(static_cast<size_t>(g.m * g.runs));
         std::vector<uint8_t> a(static_cast<size_t>(g.m * k));
+        // Every 8th run (on average) is the `pad` run, named by offset -1.
+        std::vector<uint8_t> pad(static_cast<size_t>(g.seg));
+        for (auto& v : pad) v = static_cast<uint8_t>(byte(rng));
         for (int64_t i = 0; i < g.m * g.runs; ++i) {
-          off[static_cast<size_t>(i)] = static_cast<int32_t>(pick(rng) * g.seg);
-          std::copy_n(buf.data() + off[static_cast<size_t>(i)], g.seg, a.data() + i * g.seg);
+          const bool is_pad = byte(rng) < 32;
+          off[static_cast<size_t>(i)] = is_pad ? -1 : static_cast<int32_t>(pick(rng) * g.seg);
+          std::copy_n(is_pad ? pad.data() : buf.data() + off[static_cast<size_t>(i)], g.seg, a.data() + i * g.seg);
         }
         const Case c{g.m, g.n, k, g.a_signed, true, false, g.zp_mode};
         Inputs in = make_inputs(c, rng, false);
@@ -269,19 +274,24 @@ TEST_CASE("qgemm_gather equals qgemm on the gathered rows, on every target and p
         std::vector<float> scale(static_cast<size_t>(g.n));
         for (int64_t j = 0; j < g.n; ++j) scale[static_cast<size_t>(j)] = 1.0f / static_cast<float>(40 * k + j);
         for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &pool3})
-          for (QgemmOutput::Kind kind : {QgemmOutput::kInt32, QgemmOutput::kQuant}) {
+          // kQuant also row-major (channels last: the VNNI tiles requantize in registers), with
+          // u8 and s8 codes, per-column and uniform scales.
+          for (int form = 0; form < 5; ++form) {
+            const QgemmOutput::Kind kind = form == 0 ? QgemmOutput::kInt32 : QgemmOutput::kQuant;
+            const bool rows_out = form >= 2;
             std::vector<int32_t> want(static_cast<size_t>(g.m * g.n), -1), got(want);
             QgemmOutput o;
             o.kind = kind;
             o.scale = scale.data();
-            o.scale_per_col = true;
-            o.out_zp = 7;
-            o.row_stride = 1;  // NCHW-like: the transposed store
-            o.col_stride = g.m;
+            o.scale_per_col = form != 4;
+            o.out_signed = form == 3;
+            o.out_zp = form == 3 ? -5 : 7;
+            o.row_stride = rows_out ? g.n : 1;  // channels last, or NCHW-like: the transposed store
+            o.col_stride = rows_out ? 1 : g.m;
             o.out = want.data();
             qgemm(g.m, a.data(), g.a_signed, k, in.a_zp, pb, o, pool);
             o.out = got.data();
-            qgemm_gather(g.m, buf.data(), off.data(), g.seg, g.a_signed, in.a_zp, pb, o, pool);
+            qgemm_gather(g.m, buf.data(), off.data(), g.seg, g.a_signed, in.a_zp, pb, o, pool, pad.data());
             REQUIRE(got == want);
           }
       }

@@ -526,7 +526,8 @@ class QConvKernel final : public exec::Kernel {
   bool constant_w_;                   // the weights are a constant (packing them once is right)
   std::vector<QgemmPackedB> packed_;  // per group, from constant weights (and zero point)
   // qgemm_gather's offsets of the last geometry, built on the first run (the same for every run of
-  // a static shape): with wp 0, one per pixel and tap into the HWC copy, padding taps at `pad_at`;
+  // a static shape): with wp 0, one per pixel and tap into the HWC copy, padding taps at `pad_at`
+  // (-1: qgemm_gather's `pad` run);
   // else (run_rows) one per pixel and kernel row into the padded HWC copy of width wp.
   std::shared_ptr<const std::vector<int32_t>> gather_offsets(const ConvGeom& g, int64_t cg, int64_t pad_at,
                                                              int64_t wp = 0) {
@@ -592,8 +593,8 @@ class QConvKernel final : public exec::Kernel {
 
   // Channels last, one group (run_on's output stage `out` and `scale` prepared): the row form,
   // or the taps of every other conv with C a multiple of 16 read by qgemm_gather from x in place
-  // (x is the HWC copy the NCHW path makes), or from a plain copy where padding taps need the
-  // run of zero points after it; a pointwise conv's pixels as qgemm's A rows; im2col rows from a
+  // (x is the HWC copy the NCHW path makes), padding taps reading a run of zero points in
+  // scratch (negative offsets); a pointwise conv's pixels as qgemm's A rows; im2col rows from a
   // copy of x for other channel counts. The output rows are written as they come (row stride M).
   // false where none applies (the caller transposes).
   Expected<bool> run_nhwc(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* w_zp,
@@ -633,33 +634,23 @@ class QConvKernel final : public exec::Kernel {
       }
       return true;
     }
-    // Taps outside the image read a run of zero points after a copy of the image (a scratch
-    // buffer is too far from x for 32-bit offsets); convs without such taps read x in place.
+    // Taps outside the image read a run of zero points in scratch, named by negative offsets (a
+    // scratch buffer is too far from x for 32-bit offsets from x, and copying x to put the run
+    // after it cost 1.7% of a q8 ResNet-50); x itself is read in place.
     const bool padded = geo.ph > 0 || geo.pw > 0 || (geo.oh - 1) * geo.sh + (geo.kh - 1) * geo.dh >= geo.h + geo.ph ||
                         (geo.ow - 1) * geo.sw + (geo.kw - 1) * geo.dw >= geo.w + geo.pw;
     if (plane >= (int64_t{1} << 30)) return false;
-    const size_t copy_bytes = padded ? (size_t(plane) + 63) & ~size_t{63} : 0;
-    uint8_t* copy = nullptr;
+    uint8_t* pad_run = nullptr;
     if (padded) {
-      TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(copy_bytes + ((size_t(c) + 63) & ~size_t{63})));
-      copy = static_cast<uint8_t*>(mem);
-      std::memset(copy + copy_bytes, pad, size_t(c));
+      TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch((size_t(c) + 63) & ~size_t{63}));
+      pad_run = static_cast<uint8_t*>(mem);
+      std::memset(pad_run, pad, size_t(c));
     }
-    const auto off = gather_offsets(geo, c, int64_t(copy_bytes));
+    const auto off = gather_offsets(geo, c, -1);
     for (int64_t nb = 0; nb < batch; ++nb) {
       const uint8_t* a = x0 + nb * plane;
-      if (padded) {  // in 32 KiB pieces over the pool (a serial step of 2-thread runs otherwise)
-        constexpr int64_t kPiece = int64_t{1} << 15;
-        auto copy_pieces = [&](int64_t q0, int64_t q1) {
-          std::memcpy(copy + q0 * kPiece, a + q0 * kPiece, size_t(std::min(plane, q1 * kPiece) - q0 * kPiece));
-        };
-        const int64_t pieces = (plane + kPiece - 1) / kPiece;
-        if (ctx.pool().num_threads() > 1 && plane >= kIm2colParallelBytes) ctx.pool().parallel_for(pieces, 1, copy_pieces);
-        else copy_pieces(0, pieces);
-        a = copy;
-      }
       out.out = static_cast<char*>(y->raw_mut()) + size_t(nb * pixels * m) * out_bytes;
-      qgemm_gather(pixels, a, off->data(), c, x_signed, x_zero, pb, out, &ctx.pool());
+      qgemm_gather(pixels, a, off->data(), c, x_signed, x_zero, pb, out, &ctx.pool(), pad_run);
     }
     return true;
   }

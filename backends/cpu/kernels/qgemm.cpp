@@ -82,6 +82,8 @@ constexpr auto make_tiles() {
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
 constexpr auto kVnniTiles = make_tiles<VnniTile, kVnniMR>();
 constexpr auto kVnniGatherTiles = gather_tile_table<VnniGatherTile>(std::make_integer_sequence<int, kVnniMR>{});
+constexpr auto kVnniGatherQuantTiles =
+    gather_quant_tile_table<VnniGatherQuantTile>(std::make_integer_sequence<int, kVnniMR>{});
 constexpr auto kMaddTiles = make_tiles<Madd512Tile, kMaddMR>();
 constexpr int64_t kMaxMR = kVnniMR;
 bool has_vnni() {
@@ -96,7 +98,8 @@ bool has_vnni() {
 }
 Path select_path() {
   if (!qgemm_detail::g_no_dot.load(std::memory_order_relaxed) && has_vnni())
-    return {kAU8, kVnniMR, false, "AVX512-VNNI", kVnniTiles.data(), kVnniGatherTiles.data()};
+    return {kAU8, kVnniMR, false, "AVX512-VNNI", kVnniTiles.data(), kVnniGatherTiles.data(),
+            kVnniGatherQuantTiles.data()};
   return {kAU16, kMaddMR, false, "AVX512", kMaddTiles.data()};
 }
 #elif HWY_TARGET == HWY_AVX2
@@ -238,13 +241,18 @@ void qgemm_pack_panels_impl(QgemmPackedB& b) {
 // quad (4 bytes of one row) moves as one u32; K's
 // last partial quad is zero padded (B's padding is zero too, so its A values do not matter).
 // Where A's rows are: plain (row i at a + i * lda), or gathered (qgemm_gather: row i is `nseg`
-// runs of `seg` bytes, run s at a + off[i * nseg + s]).
+// runs of `seg` bytes, run s at a + off[i * nseg + s], or at `pad` where that offset is negative).
 struct ARows {
   const uint8_t* a = nullptr;
   int64_t lda = 0;
   const int32_t* off = nullptr;  // null: plain
   int64_t seg = 0, nseg = 1;     // plain: one run of lda bytes
-  const uint8_t* run(int64_t i, int64_t s) const { return off ? a + off[i * nseg + s] : a + i * lda; }
+  const uint8_t* pad = nullptr;  // gathered: the run of negative offsets
+  const uint8_t* run(int64_t i, int64_t s) const {
+    if (!off) return a + i * lda;
+    const int32_t o = off[i * nseg + s];
+    return o < 0 ? pad : a + o;
+  }
   // Byte kk of row i.
   const uint8_t* at(int64_t i, int64_t kk) const { return off ? run(i, kk / seg) + kk % seg : a + i * lda + kk; }
 };
@@ -568,9 +576,11 @@ void qgemm_pack_a_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int
 }
 
 // `pre`: A prepacked (qgemm_pack_a), used when it matches this call's target, path and shape.
-// `off` (not null): A gathered as qgemm_gather describes, lda the run length, k / lda runs per row.
+// `off` (not null): A gathered as qgemm_gather describes, lda the run length, k / lda runs per row,
+// negative offsets naming `pad`.
 void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
-                const QgemmOutput& out, ThreadPool* pool, const QgemmPackedA* pre, const int32_t* off) {
+                const QgemmOutput& out, ThreadPool* pool, const QgemmPackedA* pre, const int32_t* off,
+                const void* pad) {
   const int64_t n = b.n, k = b.k;
   if (m <= 0 || n <= 0) return;
   const Path path = select_path();
@@ -605,6 +615,12 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   // A gathered u8 A whose row sums are not needed (every zb 0) is read in place by the path's
   // gather tiles where it has them (VNNI): no packing at all.
   const bool in_place = off && !a_signed && !any_zb && path.gather_tiles;
+  // In place with a requantized output written row by row: the tiles requantize their
+  // accumulators themselves (no i32 tile in memory).
+  const GatherQuantTileFn* fused =
+      in_place && path.gather_quant_tiles && out.kind == QgemmOutput::kQuant && out.col_stride == 1 && !out.per_row
+          ? path.gather_quant_tiles + (out.out_signed ? path.mr : 0)
+          : nullptr;
   thread_local std::vector<uint8_t> abuf;
   thread_local std::vector<int32_t> rowsum_buf;
   if (!prepacked) {
@@ -614,7 +630,8 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   uint8_t* pa = prepacked ? const_cast<uint8_t*>(pre->data.data()) : abuf.data();
   int32_t* rowsum = prepacked ? const_cast<int32_t*>(pre->rowsum.data()) : rowsum_buf.data();
   const bool threaded = pool && pool->num_threads() > 1 && m * n * k >= kMinParallelMacs;
-  const ARows src_rows{static_cast<const uint8_t*>(a), lda, off, lda, off ? k / lda : 1};
+  const ARows src_rows{static_cast<const uint8_t*>(a), lda, off, lda, off ? k / lda : 1,
+                       static_cast<const uint8_t*>(pad)};
   auto pack_a = [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1 && !prepacked && !in_place; ++p) {
       const int64_t i0 = p * rows, r = std::min(rows, m - i0);
@@ -658,7 +675,16 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
         const int64_t j0 = pn * kNR, cols = std::min(kNR, n - j0);
         for (int64_t pm = pm0; pm < pm1; ++pm) {
           const int64_t i0 = pm * rows, r = std::min(rows, m - i0);
-          if (in_place) path.gather_tiles[r - 1](src_rows.nseg, lda / 4, src_rows.a, off + i0 * src_rows.nseg, bp, tile);
+          if (fused) {
+            const GatherQuant gq{epi.colfix + j0, out.scale_per_col ? out.scale + j0 : nullptr, out.scale[0],
+                                 out.out_zp, cols, static_cast<uint8_t*>(out.out) + i0 * out.row_stride + j0,
+                                 out.row_stride};
+            fused[r - 1](src_rows.nseg, lda / 4, src_rows.a, src_rows.pad, off + i0 * src_rows.nseg, bp, gq);
+            continue;
+          }
+          if (in_place)
+            path.gather_tiles[r - 1](src_rows.nseg, lda / 4, src_rows.a, src_rows.pad, off + i0 * src_rows.nseg, bp,
+                                     tile);
           else tiles[r - 1](kq, pa + pm * panel_bytes, bp, tile);
           if (block_t)
             tile_rows(epi, tile, rowsum + pm * rows, i0, r, j0, cols,
@@ -729,12 +755,12 @@ void qgemm_pack_b_rows(int64_t k, int64_t n, const void* b, bool b_signed, int64
 
 void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
            const QgemmOutput& out, ThreadPool* pool) {
-  HWY_DYNAMIC_DISPATCH(qgemm_impl)(m, a, a_signed, lda, a_zp, b, out, pool, nullptr, nullptr);
+  HWY_DYNAMIC_DISPATCH(qgemm_impl)(m, a, a_signed, lda, a_zp, b, out, pool, nullptr, nullptr, nullptr);
 }
 
 void qgemm_gather(int64_t m, const void* a, const int32_t* off, int64_t seg, bool a_signed, int32_t a_zp,
-                  const QgemmPackedB& b, const QgemmOutput& out, ThreadPool* pool) {
-  HWY_DYNAMIC_DISPATCH(qgemm_impl)(m, a, a_signed, seg, a_zp, b, out, pool, nullptr, off);
+                  const QgemmPackedB& b, const QgemmOutput& out, ThreadPool* pool, const void* pad) {
+  HWY_DYNAMIC_DISPATCH(qgemm_impl)(m, a, a_signed, seg, a_zp, b, out, pool, nullptr, off, pad);
 }
 
 QgemmPackedA qgemm_pack_a(int64_t m, const void* a, bool a_signed, int64_t lda, int64_t k) {
@@ -745,7 +771,7 @@ QgemmPackedA qgemm_pack_a(int64_t m, const void* a, bool a_signed, int64_t lda, 
 
 void qgemm_packed(const QgemmPackedA& pa, const void* a, int64_t lda, int32_t a_zp, const QgemmPackedB& b,
                   const QgemmOutput& out, ThreadPool* pool) {
-  HWY_DYNAMIC_DISPATCH(qgemm_impl)(pa.m, a, pa.a_signed, lda, a_zp, b, out, pool, &pa, nullptr);
+  HWY_DYNAMIC_DISPATCH(qgemm_impl)(pa.m, a, pa.a_signed, lda, a_zp, b, out, pool, &pa, nullptr, nullptr);
 }
 
 const char* qgemm_target() { return HWY_DYNAMIC_DISPATCH(qgemm_target_impl)(); }

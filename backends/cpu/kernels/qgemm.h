@@ -107,8 +107,11 @@ void qgemm(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_zp, c
 // of a multiple of 16 bytes pack fastest; others byte by byte). On the AVX-512 VNNI path, for a u8
 // A and every B zero point 0 (symmetric weights), the tiles broadcast A's quads from the runs in
 // place (no A panels at all: qgemm_gather_in_place); otherwise the runs are packed as A's rows.
+// `pad` (not null): a run of seg bytes that negative offsets name instead of a + off (a conv's
+// padding taps, where a run after the image would need a copy of it: 32-bit offsets cannot reach
+// a separate buffer). Offsets are otherwise >= 0.
 void qgemm_gather(int64_t m, const void* a, const int32_t* off, int64_t seg, bool a_signed, int32_t a_zp,
-                  const QgemmPackedB& b, const QgemmOutput& out, ThreadPool* pool);
+                  const QgemmPackedB& b, const QgemmOutput& out, ThreadPool* pool, const void* pad = nullptr);
 
 // Whether qgemm_gather reads a u8 A with zero B zero points in place on this CPU (its path has
 // gather tiles: AVX-512 VNNI).
