@@ -217,6 +217,15 @@ class SeparableKernel final : public exec::Kernel {
         int64_t rb_split = std::min(rb, std::max<int64_t>(1, oh_n / (4 * threads)));
         if (band_expand && rb_split > kExpandRowQuantum) rb_split = rb_split / kExpandRowQuantum * kExpandRowQuantum;
         whole_bands = rb_split * ow_n >= kMinBandCols;
+        if (!whole_bands && !band_expand) {
+          // Fewer, wider bands: the fewest that fit kBandFloats, a multiple of the threads. Shared
+          // bands (the depthwise stage split by channels, the product by columns) had each thread
+          // read half its product's input from the other's cache (MobileNetV2's 28 x 28 blocks,
+          // cores that share no last-level cache); whole bands keep a band on one thread.
+          const int64_t per = ((oh_n + rb - 1) / rb + threads - 1) / threads * threads;
+          rb_split = (oh_n + per - 1) / per;
+          whole_bands = per <= oh_n && rb_split * ow_n >= kMinBandCols;
+        }
         if (whole_bands) rb = rb_split;
       }
     };
