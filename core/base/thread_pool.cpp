@@ -35,6 +35,7 @@ ThreadPool::ThreadPool(int num_threads, std::function<void()> thread_init) {
 #endif
   if (num_threads <= 0) num_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   num_threads_ = num_threads;
+  claims_ = std::vector<Claim>(static_cast<size_t>(num_threads_));
   for (int i = 1; i < num_threads_; ++i)
     workers_.emplace_back([this, i, thread_init] {
       if (thread_init) thread_init();
@@ -89,13 +90,26 @@ ThreadPool::WorkTally ThreadPool::take_tally() {
   return t;
 }
 
+int64_t ThreadPool::claim_chunk(int slot) {
+  for (int i = 0; i < num_threads_; ++i) {
+    int s = slot + i;
+    if (s >= num_threads_) s -= num_threads_;
+    Claim& cl = claims_[static_cast<size_t>(s)];
+    // A relaxed look first: a run already taken costs no write to another thread's line.
+    if (cl.begin + cl.next.load(std::memory_order_relaxed) >= cl.end) continue;
+    const int64_t c = cl.begin + cl.next.fetch_add(1);
+    if (c < cl.end) return c;
+  }
+  return -1;
+}
+
 void ThreadPool::run_chunks(int slot) {
   const auto& fn = *job_;
   const int64_t n = job_n_, chunks = job_chunks_;
   const bool timed = accounting_.load(std::memory_order_relaxed);
   for (;;) {
-    const int64_t c = next_chunk_.fetch_add(1);
-    if (c >= chunks) return;
+    const int64_t c = claim_chunk(slot);
+    if (c < 0) return;
     const double t0 = timed ? thread_cpu_ms() : 0.0;
     fn(slot, c * n / chunks, (c + 1) * n / chunks);
     if (timed) {
@@ -134,7 +148,12 @@ void ThreadPool::parallel_for_slots(int64_t n, int64_t grain, FunctionRef<void(i
   job_ = &fn;
   job_n_ = n;
   job_chunks_ = chunks;
-  next_chunk_.store(0);
+  for (int s = 0; s < num_threads_; ++s) {
+    Claim& cl = claims_[static_cast<size_t>(s)];
+    cl.begin = s * chunks / num_threads_;
+    cl.end = (s + 1) * chunks / num_threads_;
+    cl.next.store(0, std::memory_order_relaxed);
+  }
   chunks_done_.store(0);
   const uint64_t open = generation_.fetch_add(1) + 1;  // odd: a job is open
   {

@@ -314,6 +314,37 @@ TEST_CASE("ThreadPool: parallel_for_slots gives each concurrently running chunk 
   CHECK(nonzero_slots.load() == 0);
 }
 
+TEST_CASE("ThreadPool: each thread takes its own run of chunks first, in order") {
+  // Two threads, 8 chunks: the caller (slot 0) owns chunks 0-3, the worker 4-7. The caller starts
+  // with chunk 0 and goes through its run in order before it helps with the worker's (if the
+  // worker is late); the worker likewise from chunk 4. Every index still runs once.
+  ThreadPool pool(2);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::atomic<int>> hits(64);
+    std::vector<int64_t> order[2];
+    std::atomic<int> bad{0};
+    pool.parallel_for_slots(64, 1, [&](int slot, int64_t b, int64_t e) {
+      if (slot < 0 || slot > 1) {
+        ++bad;
+        return;
+      }
+      order[slot].push_back(b);  // one thread per slot at a time
+      for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+    });
+    CHECK(bad.load() == 0);
+    for (auto& h : hits) REQUIRE(h.load() == 1);
+    REQUIRE(!order[0].empty());
+    CHECK(order[0][0] == 0);
+    for (int s = 0; s < 2; ++s) {
+      // The slot's own run (begins in [32 s, 32 s + 32)) first and ascending, then the other's.
+      size_t i = 0;
+      for (; i < order[s].size() && order[s][i] / 32 == s; ++i)
+        if (i > 0) CHECK(order[s][i] > order[s][i - 1]);
+      for (; i < order[s].size(); ++i) CHECK(order[s][i] / 32 != s);
+    }
+  }
+}
+
 TEST_CASE("ThreadPool: thread_init runs once on every worker before the constructor returns") {
   std::atomic<int> inits{0};
   {

@@ -217,6 +217,15 @@ class SeparableKernel final : public exec::Kernel {
         int64_t rb_split = std::min(rb, std::max<int64_t>(1, oh_n / (4 * threads)));
         if (band_expand && rb_split > kExpandRowQuantum) rb_split = rb_split / kExpandRowQuantum * kExpandRowQuantum;
         whole_bands = rb_split * ow_n >= kMinBandCols;
+        if (!whole_bands && !band_expand) {
+          // Fewer, wider bands: the fewest that fit kBandFloats, a multiple of the threads. Shared
+          // bands (the depthwise stage split by channels, the product by columns) had each thread
+          // read half its product's input from the other's cache (MobileNetV2's 28 x 28 blocks,
+          // cores that share no last-level cache); whole bands keep a band on one thread.
+          const int64_t per = ((oh_n + rb - 1) / rb + threads - 1) / threads * threads;
+          rb_split = (oh_n + per - 1) / per;
+          whole_bands = per <= oh_n && rb_split * ow_n >= kMinBandCols;
+        }
         if (whole_bands) rb = rb_split;
       }
     };
@@ -302,14 +311,17 @@ class SeparableKernel final : public exec::Kernel {
     };
     // Expanded rows [a, b) of image xi into e (rows of channel ch at e + ch * lde), on the inner
     // pool's threads in parts of whole 64-column strips.
+    // The whole image's expansion (not band by band) is split over the pool even where the bands
+    // then go to the threads whole: the parts are runs of rows, as the bands that read them.
+    ThreadPool* const epool = inner ? inner : threads > 1 && !band_expand ? &pool : nullptr;
     auto expand_rows = [&](const float* xi, int64_t a, int64_t b, float* e, int64_t lde) {
       const int64_t n = (b - a) * iw_n;
-      if (!inner || n < 2 * kMinBandCols) {
+      if (!epool || n < 2 * kMinBandCols) {
         expand_columns(ea, pwe, pbe, ex_act_, c, cin, n, xi + a * iw_n, in_size, e, lde);
         return;
       }
       const int64_t quanta = (n + 63) / 64, parts = std::min<int64_t>(quanta, threads);
-      inner->parallel_for(parts, 1, [&](int64_t q0, int64_t q1) {
+      epool->parallel_for(parts, 1, [&](int64_t q0, int64_t q1) {
         const int64_t j0 = std::min(n, q0 * quanta / parts * 64), j1 = std::min(n, q1 * quanta / parts * 64);
         expand_columns(ea, pwe, pbe, ex_act_, c, cin, j1 - j0, xi + a * iw_n + j0, in_size, e + j0, lde);
       });
