@@ -248,6 +248,10 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"depthwise 3x3 stride 2, 56 wide", {1, 4, 9, 56}, {4, 1, 3, 3}, 4, {2, 2}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       {"depthwise 5x5 stride 2, odd width", {2, 3, 14, 29}, {3, 1, 5, 5}, 3, {2, 2}, {1, 1}, {2, 2, 2, 2}, "Silu", false},
       {"depthwise 3x3 stride 2, right pad only", {1, 2, 7, 45}, {2, 1, 3, 3}, 2, {2, 2}, {1, 1}, {0, 0, 1, 1}, "", true},
+      // Tails of 7, 2 and 3 columns after the vectors (masked on AVX2 / AVX-512), odd left pads.
+      {"depthwise 3x3 stride 2, 15 wide, pad 1", {1, 3, 9, 15}, {3, 1, 3, 3}, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"depthwise 3x3 stride 2, 26 wide, pad 1", {1, 2, 7, 26}, {2, 1, 3, 3}, 2, {2, 2}, {1, 1}, {1, 1, 1, 1}, "", false},
+      {"depthwise 3x3 stride 2, 3 wide, left pad", {1, 2, 6, 3}, {2, 1, 3, 3}, 2, {2, 2}, {1, 1}, {0, 1, 0, 1}, "", true},
       // Rows in 4-, 8- and full-lane vectors, 8 (or 4 x 2 chunks) at a time: heights off those
       // counts, a second chunk past the row's end (40 wide), small planes of the late stages.
       {"depthwise 5x5 on 7x7 (8 lanes)", {1, 6, 7, 7}, {6, 1, 5, 5}, 6, {1, 1}, {1, 1}, {2, 2, 2, 2}, "Silu", true},

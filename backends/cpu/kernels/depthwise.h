@@ -114,6 +114,26 @@ void depthwise_prepare_band_rows(const Fetch& fetch, T* row_buf, const Window3& 
         run(hn::ScalableTag<float>());
         run(hn::CappedTag<float, 8>());
         run(hn::CappedTag<float, 4>());
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+        if (c < w.in[2]) {
+          // The last 1-7 columns (14- and 28-wide rows end here): two masked 4-lane loads (no read
+          // past the row: AVX2's and AVX-512's masked loads do not touch masked-off lanes; other
+          // targets' MaskedLoad reads the whole vector, so they keep the scalar loop below),
+          // deinterleaved, stored masked to (r + 1) / 2 and r / 2 places (no write into the other
+          // phase's row). c is even here. The scalar loop was ~1.6% of MobileNetV3-small.
+          const hn::CappedTag<float, 4> d4;
+          const int64_t r = w.in[2] - c;
+          const size_t lo = static_cast<size_t>(std::min<int64_t>(r, 4)), hi = static_cast<size_t>(r) - lo;
+          const auto a = hn::MaskedLoad(hn::FirstN(d4, lo), d4, src + c);
+          const auto b = hn::MaskedLoad(hn::FirstN(d4, hi), d4, src + c + 4);
+          const size_t ne = static_cast<size_t>(r + 1) / 2, no = static_cast<size_t>(r) / 2;
+          // Lanes of ConcatEven/ConcatOdd(d4, b, a): columns c, c+2, c+4, c+6 / c+1, c+3, c+5, c+7.
+          hn::BlendedStore(hn::ConcatEven(d4, b, a), hn::FirstN(d4, ne), d4, dst + (pb2 % 2) * wq + (c + pb2) / 2);
+          hn::BlendedStore(hn::ConcatOdd(d4, b, a), hn::FirstN(d4, no), d4,
+                           dst + ((1 + pb2) % 2) * wq + (c + 1 + pb2) / 2);
+          c = w.in[2];
+        }
+#endif
         for (; c < w.in[2]; ++c) dst[((c + pb2) % 2) * wq + (c + pb2) / 2] = src[c];
         continue;
       }
