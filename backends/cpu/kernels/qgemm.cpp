@@ -542,6 +542,12 @@ HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32
   }
 }
 
+// The fused activation (QgemmOutput::act) on rows x cols f32 outputs (row stride ld), out of line:
+// inlined into qgemm_impl's task loop it slowed the tiles' loop of products without one.
+HWY_NOINLINE void activate_block(const ops::ActivationSpec& act, float* y, int64_t rows, int64_t cols, int64_t ld) {
+  apply_epilogue_rows(act, y, rows, cols, ld);
+}
+
 // Requantized output written transposed (qgemm_impl's block_t) where panels are at least 16 columns
 // wide; narrower ones (WASM, scalar) take store_tile's byte loop.
 constexpr bool kBlockTranspose = HWY_TARGET != HWY_SCALAR && kNR >= 16;
@@ -708,8 +714,7 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
         // L2) through the activation, rows long enough that its per-call setup does not count (per
         // panel, 32 columns, it cost a quarter more than a separate pass).
         const int64_t b0 = pm0 * rows, b1 = std::min(m, pm1 * rows), c0 = pn0 * kNR, c1 = std::min(n, pn1 * kNR);
-        apply_epilogue_rows(*act, static_cast<float*>(out.out) + b0 * out.row_stride + c0, b1 - b0, c1 - c0,
-                            out.row_stride);
+        activate_block(*act, static_cast<float*>(out.out) + b0 * out.row_stride + c0, b1 - b0, c1 - c0, out.row_stride);
       }
     }
   };
