@@ -2,7 +2,9 @@
 // FusedGemm, the activation applied by the kernel to each block of results while it is in cache
 // (backends/cpu/kernels/epilogue.h) instead of by a separate node rereading the whole tensor.
 // SiLU exported as Mul(y, Sigmoid(y)) fuses as the Silu activation (EfficientNet); an exact Gelu
-// (the gelu pass's node, ViT/BERT/Whisper MLPs) after a Gemm as the Gelu activation.
+// (the gelu pass's node, ViT/BERT/Whisper MLPs) after a Gemm as the Gelu activation. After a
+// com.microsoft::DynamicQuantizeMatMul / MatMulIntegerToFloat (a q8 transformer's fc1, made by
+// quantize_fusion) an activation fuses as the same attributes on that node.
 // Only where the Conv/Gemm output feeds nothing but the activation, and the activation's
 // parameters are known now (Clip's min/max inputs constant or absent). A chain of Mul/Add/Sub/
 // Div by scalar constants right after the activation (PP-OCR's learnable affine layers) folds
@@ -144,13 +146,20 @@ Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index) {
       p = q;
     }
     ir::Node& prod = g.nodes[size_t(p)];
+    // The f32-output quantized matmuls of dynamic quantization (quantize_fusion's; their kernel
+    // applies the activation per block of outputs, qgemm.h) keep their op and take the
+    // attributes.
+    const bool qmatmul = reshape < 0 && !prod.attr("activation") &&
+                         (prod.op == "com.microsoft::DynamicQuantizeMatMul" ||
+                          prod.op == "com.microsoft::MatMulIntegerToFloat");
     const char* fused_op = prod.op == "Conv" || (prod.op == "FusedConv" && !prod.attr("activation")) ? "FusedConv"
                            : prod.op == "Gemm"                                                     ? "FusedGemm"
+                           : qmatmul                                                               ? prod.op.c_str()
                                                                                                    : nullptr;
     if (!fused_op || prod.outputs.size() != 1) continue;
     // Gelu fuses into Gemms only (transformer MLPs): the conv kernels' per-tile epilogues are
     // tuned for the cheap activations.
-    if (spec->kind == FusedActivation::kGelu && std::string_view(fused_op) != "FusedGemm") continue;
+    if (spec->kind == FusedActivation::kGelu && std::string_view(fused_op) != "FusedGemm" && !qmatmul) continue;
     // Fused ops take f32/f64 only (the CPU epilogue's types).
     const DType dt = g.tensors[size_t(yin)].dtype;
     if (dt != DType::kF32 && dt != DType::kF64) continue;
@@ -162,8 +171,10 @@ Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index) {
     ix.kill(static_cast<int32_t>(a));
     if (sigmoid >= 0) ix.kill(sigmoid), ++fused;
     fused += 1 + absorb_affine(g, ix, &out, &full);
-    prod.op = fused_op;
-    prod.version = 0;
+    if (!qmatmul) {
+      prod.op = fused_op;
+      prod.version = 0;
+    }
     for (ir::Attribute& attr : ops::activation_attributes(full)) prod.attributes.push_back(std::move(attr));
     if (reshape >= 0) {
       g.nodes[size_t(reshape)].outputs[0] = out;

@@ -111,6 +111,54 @@ TEST_CASE("quantize_fusion: dynamic-quantized linears -> DynamicQuantizeMatMul, 
   }
 }
 
+// fuse_activation on the fused dynamic linears: a Gelu after DynamicQuantizeMatMul (a q8
+// transformer's fc1) and a Relu after MatMulIntegerToFloat become those nodes' activation
+// attributes, applied by qgemm per block of outputs. Relu is bit-identical to the separate node;
+// Gelu too on whole vectors, but rows that are not whole vectors end in a masked vector where the
+// Gelu kernel computes the tensor's last elements with std::erf (gelu-inl.h: within a few 1e-7),
+// as for FusedGemm. Odd sizes: 3 x 7 = 21 rows (a partial A panel), 40 columns (a whole B panel
+// and a partial one).
+TEST_CASE("fuse_activation: Gelu / Relu into the dynamic linears", "[optimize]") {
+  Builder b;
+  const int32_t x = b.input({3, 7, 24});
+  const Dql d = dynamic_quantize(b, x);
+  const int32_t shared_a = dynamic_linear(b, d, 24, 40, true, true, false, 1);
+  const int32_t shared_b = dynamic_linear(b, d, 24, 40, true, false, false, 0);
+  b.output(b.node("Add", {b.node("Relu", {shared_a}), shared_b}));
+  b.output(b.node("Gelu", {dynamic_linear(b, dynamic_quantize(b, x), 24, 40, false, true, true, 1)}));
+  REQUIRE(passes::verify_model(b.model).ok());
+  ir::Model opt = b.model;
+  passes::OptimizeOptions o;
+  o.fuse_elementwise = false;
+  REQUIRE(passes::optimize(opt, o).ok());
+  CHECK(count_of(opt, "Gelu") == 0);
+  CHECK(count_of(opt, "Relu") == 0);
+  int with_act = 0;
+  for (const ir::Node& n : opt.graphs[0].nodes)
+    if (const ir::Attribute* a = n.attr("activation")) {
+      with_act += 1;
+      CHECK(a->s == (n.op == "com.microsoft::DynamicQuantizeMatMul" ? "Gelu" : "Relu"));
+    }
+  CHECK(with_act == 2);
+  // Every SIMD target this CPU runs (the epilogue's tails differ: masked vectors on AVX2 / AVX-512).
+  for (const int64_t target : test::runnable_targets()) {
+    INFO("target " << hwy::TargetName(target));
+    test::use_target(target);
+    const std::vector<Tensor> before = run(b.model, b.feeds);
+    const std::vector<Tensor> after = run(opt, b.feeds);
+    REQUIRE(after.size() == 2);
+    REQUIRE(after[0].shape() == before[0].shape());
+    CHECK(std::memcmp(after[0].data<float>(), before[0].data<float>(), before[0].nbytes()) == 0);
+    REQUIRE(after[1].shape() == before[1].shape());
+    const float* g0 = before[1].data<float>();
+    const float* g1 = after[1].data<float>();
+    int64_t off = 0;
+    for (int64_t i = 0; i < before[1].numel(); ++i) off += !(std::fabs(g1[i] - g0[i]) <= 1e-6f * (1.0f + std::fabs(g0[i])));
+    CHECK(off == 0);
+  }
+  test::use_target(0);
+}
+
 TEST_CASE("quantize_fusion: near-misses are left alone", "[optimize]") {
   Builder b;
   const int32_t x = b.input({6, 16});

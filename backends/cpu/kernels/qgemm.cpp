@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/cpu/kernels/epilogue.h"
 #include "backends/cpu/kernels/qgemm_kernels-inl.h"
 #include "backends/cpu/kernels/requant-inl.h"
 #include "backends/cpu/kernels/transpose_bytes-inl.h"
@@ -541,6 +542,12 @@ HWY_NOINLINE void store_tile(const Epilogue& e, const int32_t* tile, const int32
   }
 }
 
+// The fused activation (QgemmOutput::act) on rows x cols f32 outputs (row stride ld), out of line:
+// inlined into qgemm_impl's task loop it slowed the tiles' loop of products without one.
+HWY_NOINLINE void activate_block(const ops::ActivationSpec& act, float* y, int64_t rows, int64_t cols, int64_t ld) {
+  apply_epilogue_rows(act, y, rows, cols, ld);
+}
+
 // Requantized output written transposed (qgemm_impl's block_t) where panels are at least 16 columns
 // wide; narrower ones (WASM, scalar) take store_tile's byte loop.
 constexpr bool kBlockTranspose = HWY_TARGET != HWY_SCALAR && kNR >= 16;
@@ -662,6 +669,10 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
   // as bytes and leave transposed, each channel's pixels of the block as one run.
   const bool block_t = kBlockTranspose && out.kind == QgemmOutput::kQuant && out.col_stride != 1 && out.row_stride == 1;
   static_assert(kBlockRows >= kMaxMR, "a block holds whole A panels");
+  const ops::ActivationSpec* act = out.kind == QgemmOutput::kFloat && out.col_stride == 1 && out.act &&
+                                           (out.act->kind != ops::FusedActivation::kNone || out.act->has_post())
+                                       ? out.act
+                                       : nullptr;
   auto task = [&](int64_t t0, int64_t t1) {
     HWY_ALIGN int32_t tile[kMaxMR * kNR];
     HWY_ALIGN uint8_t blk[kBlockRows * kNR];  // block_t: the block's bytes, row-major
@@ -697,6 +708,13 @@ void qgemm_impl(int64_t m, const void* a, bool a_signed, int64_t lda, int32_t a_
           transpose_bytes_impl(blk, b1 - b0, cols, kNR, static_cast<uint8_t*>(out.out) + b0 + j0 * out.col_stride,
                                out.col_stride);
         }
+      }
+      if (act) {
+        // The task's f32 outputs (at most kBlockRows rows x the chunk's columns, ~kChunkBytes: in
+        // L2) through the activation, rows long enough that its per-call setup does not count (per
+        // panel, 32 columns, it cost a quarter more than a separate pass).
+        const int64_t b0 = pm0 * rows, b1 = std::min(m, pm1 * rows), c0 = pn0 * kNR, c1 = std::min(n, pn1 * kNR);
+        activate_block(*act, static_cast<float*>(out.out) + b0 * out.row_stride + c0, b1 - b0, c1 - c0, out.row_stride);
       }
     }
   };

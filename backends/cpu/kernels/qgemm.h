@@ -26,6 +26,10 @@
 
 #include "core/base/thread_pool.h"
 
+namespace tsr::ops {
+struct ActivationSpec;  // core/ops/fused_activation.h
+}
+
 namespace tsr::cpu {
 
 // B (K x N) packed for qgemm; built once per constant weight, read-only afterwards (thread-safe).
@@ -82,6 +86,9 @@ QgemmPackedA qgemm_pack_a(int64_t m, const void* a, bool a_signed, int64_t lda, 
 // Otherwise `scale` has 1 entry (scale_per_col false) or N; for
 // kFloat it is a_scale * b_scale[j], for kQuant a_scale * b_scale[j] / y_scale, each computed by
 // the caller in f32 in that order (onnxruntime's rounding). nearbyint rounds half to even.
+// `act` (null: none; read for kFloat with col_stride 1 only): the fused activation (epilogue.h, as FusedGemm
+// applies it) on each block of f32 outputs right after the block is written, while it is in cache
+// (a transformer MLP's Gelu after fc1), instead of a separate pass over the whole output.
 struct QgemmOutput {
   enum Kind { kInt32, kFloat, kQuant } kind = kInt32;
   void* out = nullptr;
@@ -93,6 +100,7 @@ struct QgemmOutput {
   bool per_row = false;     // bias_i32 and scale by row (see above)
   bool out_signed = false;  // kQuant: s8 (true) or u8
   int32_t out_zp = 0;       // kQuant
+  const ops::ActivationSpec* act = nullptr;  // kFloat, col_stride 1 (see above)
 };
 
 // acc = (A - a_zp) x (B - b_zp) for A M x K (row stride lda, u8 or s8 per `a_signed`, a_zp in A's

@@ -21,6 +21,7 @@
 #include "backends/cpu/kernels/qlinear_common.h"
 #include "backends/cpu/kernels/quantize.h"
 #include "core/base/mapped_pages.h"
+#include "core/ops/fused_activation.h"
 
 namespace tsr::cpu {
 
@@ -108,7 +109,8 @@ QgemmPackedB pack_b(int64_t k, int64_t n, const Tensor& b, const void* data, con
 
 class QMatMulKernel final : public exec::Kernel {
  public:
-  QMatMulKernel(QOp op, std::optional<QgemmPackedB> packed) : op_(op), io_(io_of(op)), packed_(std::move(packed)) {}
+  QMatMulKernel(QOp op, std::optional<QgemmPackedB> packed, ops::ActivationSpec act)
+      : op_(op), io_(io_of(op)), packed_(std::move(packed)), act_(act) {}
 
   Status run(KernelContext& ctx) override {
     const Tensor& a = *ctx.input(size_t(io_.a));
@@ -184,6 +186,7 @@ class QMatMulKernel final : public exec::Kernel {
       if (bias && (bias->rank() != 1 || bias->numel() != n))
         return ctx.error("input[", io_.bias, "] (bias): shape ", shape_str(bias->shape()), ", expected [", n, "]");
       out.bias_f32 = bias ? bias->data<float>() : nullptr;
+      out.act = &act_;
     }
 
     const size_t out_bytes = dtype_size(y->dtype());
@@ -205,11 +208,13 @@ class QMatMulKernel final : public exec::Kernel {
   QOp op_;
   QMatMulIo io_;
   std::optional<QgemmPackedB> packed_;  // constant 2-D B with its constant zero point
+  ops::ActivationSpec act_;             // the f32 contrib ops' fused activation (fuse_activation)
 };
 
 template <QOp kOp>
 Expected<std::unique_ptr<exec::Kernel>> create_qmatmul(const exec::KernelInit& init) {
   constexpr QMatMulIo io = io_of(kOp);
+  TSR_ASSIGN_OR_RETURN(const ops::ActivationSpec act, ops::activation_of(init.node, init.place));
   auto constant = [&](int i) -> const Tensor* {
     return i >= 0 && size_t(i) < init.constant_inputs.size() ? init.constant_inputs[size_t(i)] : nullptr;
   };
@@ -226,7 +231,7 @@ Expected<std::unique_ptr<exec::Kernel>> create_qmatmul(const exec::KernelInit& i
   }
   // Runs read the packed copy: the .tsr mapping's pages of the raw weights need not stay resident.
   if (packed) release_mapped_pages(b->raw(), b->nbytes());
-  return std::unique_ptr<exec::Kernel>(new QMatMulKernel(kOp, std::move(packed)));
+  return std::unique_ptr<exec::Kernel>(new QMatMulKernel(kOp, std::move(packed), act));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "core/ops/families/elementwise_common.h"
 #include "core/ops/families/matmul_infer.h"
+#include "core/ops/fused_activation.h"
 #include "core/ops/spatial.h"
 #include "core/ops/op_def.h"
 
@@ -157,6 +158,15 @@ Status infer_nhwc_max_pool(InferContext& ctx) {
   return infer_nhwc_window(ctx, Ints(ks->ints.begin(), ks->ints.end()), ceil_mode != 0, -1, ctx.input(0).dtype);
 }
 
+// The optional attributes of an activation fused into an f32-output quantized matmul
+// (fuse_activation; core/ops/fused_activation.h, as FusedGemm's, none required).
+std::vector<AttrSpec> fused_activation_attrs() {
+  return {{"activation", AttrKind::kString},
+          {"activation_params", AttrKind::kFloats},
+          {"activation_affine", AttrKind::kFloats},
+          {"activation_bounds", AttrKind::kFloats}};
+}
+
 // com.microsoft::DynamicQuantizeMatMul(A f32, B u8/i8, b_scale f32, b_zero_point?, bias f32?) -> Y f32
 // (onnxruntime docs/ContribOperators.md): A quantized as DynamicQuantizeLinear, then
 // (A_q - a_zp) @ (B - b_zp) * (a_scale * b_scale) + bias; b_scale / b_zero_point scalar or [N].
@@ -167,6 +177,7 @@ Status infer_dynamic_quantize_matmul(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 3));
   TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 3));
   if (ctx.has_input(4)) TSR_RETURN_IF_ERROR(ctx.require_dtype(4, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
   return infer_matmul_shape(ctx, 0, 1, DType::kF32);
 }
 
@@ -182,6 +193,7 @@ Status infer_matmul_integer_to_float(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 4));
   TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 5));
   if (ctx.has_input(6)) TSR_RETURN_IF_ERROR(ctx.require_dtype(6, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
   return infer_matmul_shape(ctx, 0, 1, DType::kF32);
 }
 
@@ -276,10 +288,12 @@ void register_quantize_ops(OpRegistry& r) {
               "Y (i32) = numpy.matmul(A - a_zero_point, B - b_zero_point); zero points per tensor, per row of A, per column of B"});
   TSR_IF_SELECTED("QLinearMatMul") r.add(OpDef{"QLinearMatMul", "", 10, 8, 8, 1, 1, {}, infer_qlinear_matmul,
               "y = saturate(round((a - a_zp) @ (b - b_zp) * a_scale * b_scale / y_scale) + y_zp)"});
-  TSR_IF_SELECTED("com.microsoft::DynamicQuantizeMatMul") r.add(OpDef{"com.microsoft::DynamicQuantizeMatMul", "com.microsoft", 1, 3, 5, 1, 1, {}, infer_dynamic_quantize_matmul,
-              "Y (f32) = (DynamicQuantizeLinear(A) - a_zp) @ (B - b_zero_point) * (a_scale * b_scale) + bias; b_scale, b_zero_point scalar or [N]; made by quantize_fusion"});
-  TSR_IF_SELECTED("com.microsoft::MatMulIntegerToFloat") r.add(OpDef{"com.microsoft::MatMulIntegerToFloat", "com.microsoft", 1, 4, 7, 1, 1, {}, infer_matmul_integer_to_float,
-              "Y (f32) = (A - a_zero_point) @ (B - b_zero_point) * (a_scale * b_scale) + bias; B's parameters scalar or [N]"});
+  TSR_IF_SELECTED("com.microsoft::DynamicQuantizeMatMul") r.add(OpDef{"com.microsoft::DynamicQuantizeMatMul", "com.microsoft", 1, 3, 5, 1, 1, fused_activation_attrs(), infer_dynamic_quantize_matmul,
+              "Y (f32) = (DynamicQuantizeLinear(A) - a_zp) @ (B - b_zero_point) * (a_scale * b_scale) + bias; b_scale, b_zero_point scalar or [N]; made by quantize_fusion; "
+              "Tessera's optional activation attributes (FusedGemm's) apply an activation to Y (made by fuse_activation)"});
+  TSR_IF_SELECTED("com.microsoft::MatMulIntegerToFloat") r.add(OpDef{"com.microsoft::MatMulIntegerToFloat", "com.microsoft", 1, 4, 7, 1, 1, fused_activation_attrs(), infer_matmul_integer_to_float,
+              "Y (f32) = (A - a_zero_point) @ (B - b_zero_point) * (a_scale * b_scale) + bias; B's parameters scalar or [N]; "
+              "Tessera's optional activation attributes (FusedGemm's) apply an activation to Y (made by fuse_activation)"});
   TSR_IF_SELECTED("com.microsoft::QLinearAdd") r.add(OpDef{"com.microsoft::QLinearAdd", "com.microsoft", 1, 7, 8, 1, 1, {}, infer_qlinear_add,
               "C = saturate(round((A - A_zp) * A_scale / C_scale + (B - B_zp) * B_scale / C_scale) + C_zp), per-tensor scales, A and B of one shape or either a single element; made by quantize_fusion"});
   TSR_IF_SELECTED("com.microsoft::QGemm") r.add(OpDef{"com.microsoft::QGemm", "com.microsoft", 1, 6, 9, 1, 1,
