@@ -257,6 +257,37 @@ void output_tiles(const Geom& g, const float* p, int64_t ldp, int64_t u0, int64_
   }
 }
 
+// The GEMMs' columns for `units` units of tiles_x tiles: with each unit's spare tile (as the
+// transforms lay them out), or without (compact: move_spare_columns) where that takes fewer whole
+// vectors (ResNet's 14 x 14 maps: 4 units of 4 + 1 tiles, 20 columns in 2 vectors, 16 in one).
+bool compact_pays(int64_t units, int64_t tiles_x, int64_t nl) {
+  return (units * tiles_x + nl - 1) / nl < (units * (tiles_x + 1) + nl - 1) / nl;
+}
+int64_t gemm_columns(int64_t units, int64_t tiles_x, int64_t nl) {
+  const int64_t cols = units * (compact_pays(units, tiles_x, nl) ? tiles_x : tiles_x + 1);
+  return (cols + nl - 1) / nl * nl;
+}
+
+// Rows [r0, r1) of each of the 36 matrices in `buf` (xi_rows rows of ld floats each), in place:
+// drop (after the input transform) moves unit k's tiles_x columns from k * (tiles_x + 1) to
+// k * tiles_x, leaving out the spare tiles; !drop (before the output transform) moves them back
+// (the spare columns then hold stale values, which output_tiles crops away).
+void move_spare_columns(float* buf, int64_t ld, int64_t xi_rows, int64_t r0, int64_t r1, int64_t units,
+                        int64_t tiles_x, bool drop) {
+  const int64_t ut = tiles_x + 1;
+  for (int64_t xi = 0; xi < 36; ++xi)
+    for (int64_t r = r0; r < r1; ++r) {
+      float* row = buf + (xi * xi_rows + r) * ld;
+      if (drop) {
+        for (int64_t k = 1; k < units; ++k)
+          for (int64_t t = 0; t < tiles_x; ++t) row[k * tiles_x + t] = row[k * ut + t];
+      } else {
+        for (int64_t k = units - 1; k >= 1; --k)
+          for (int64_t t = tiles_x - 1; t >= 0; --t) row[k * ut + t] = row[k * tiles_x + t];
+      }
+    }
+}
+
 // Whether a conv of `cols` tile columns in all (the spare tile per unit included) is bound by
 // its transformed weights at more than one thread: it fits one block, and its 36 weight matrices
 // hold several times the floats of its tiles (36 * C * M against 36 * (C + M) * cols).
@@ -319,6 +350,11 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
         fill * balance - 0.05 * std::abs(static_cast<double>(cols - want_tiles)) / static_cast<double>(want_tiles);
     if (score > best) best = score, per_block = pb;
   }
+  // Bound by the weights (winograd_weights_bound): all units in one block, the weights streamed
+  // once, on the tiles alone where the spare ones would take another vector (ResNet-50's layer3 on
+  // one thread went as blocks of 3 + 1 units, 15 + 5 columns in two passes over 9.4 MB of weights;
+  // one block of 16 columns: 0.82 -> 0.71 ms).
+  if (winograd_weights_bound(units * g.unit_tiles(), want_tiles, g.c, g.m)) per_block = units;
   const int64_t nblocks = (units + per_block - 1) / per_block;
   const int64_t max_cols = per_block * g.unit_tiles();
   const int64_t ldv = (max_cols + nl - 1) / nl * nl;  // the transforms' whole-vector stores stay inside
@@ -348,15 +384,19 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
     TSR_ASSIGN_OR_RETURN(auto rows, SlotScratch<float>::make(ctx, static_cast<size_t>(std::max(2 * rw, 16 * ld))));
     float* v = vp.data();
     float* p = v + 36 * g.c * ld;
+    const bool compact = compact_pays(units, g.tiles_x, nl);
+    const int64_t gcols = gemm_columns(units, g.tiles_x, nl);
     pool.parallel_for_slots(g.c, 8, [&](int slot, int64_t c0, int64_t c1) {
       input_tiles(g, xs, 0, units, c0, c1, v, ld, rows.slot(slot), rows.slot(slot) + rw);
+      if (compact) move_spare_columns(v, ld, g.c, c0, c1, units, g.tiles_x, true);
     });
     pool.parallel_for(36, 1, [&](int64_t x0, int64_t x1) {
       for (int64_t xi = x0; xi < x1; ++xi)
-        sgemm_direct(u.packed[static_cast<size_t>(xi)], ld, v + xi * g.c * ld, ld, nullptr, nullptr, 0,
+        sgemm_direct(u.packed[static_cast<size_t>(xi)], gcols, v + xi * g.c * ld, ld, nullptr, nullptr, 0,
                      p + xi * g.m * ld, ld);
     });
     pool.parallel_for_slots(g.m, 8, [&](int slot, int64_t m0, int64_t m1) {
+      if (compact) move_spare_columns(p, ld, g.m, m0, m1, units, g.tiles_x, false);
       output_tiles(g, p, ld, 0, units, m0, m1, bias, z, act, y, rows.slot(slot));
     });
     return ok_status();
@@ -372,13 +412,16 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
     float* orows = tm + nr;
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t u0 = b * per_block, u1 = std::min(units, u0 + per_block);
-      const int64_t ncols = (u1 - u0) * g.unit_tiles();
+      const bool compact = compact_pays(u1 - u0, g.tiles_x, nl);
+      const int64_t gcols = gemm_columns(u1 - u0, g.tiles_x, nl);
       input_tiles(g, xs, u0, u1, 0, g.c, v, ldv, pr, tm);
+      if (compact) move_spare_columns(v, ldv, g.c, 0, g.c, u1 - u0, g.tiles_x, true);
       for (size_t xi = 0; xi < 36; ++xi) {
         const float* vx = v + static_cast<int64_t>(xi) * g.c * ldv;
         float* px = p + static_cast<int64_t>(xi) * g.m * ldv;
-        sgemm_direct(u.packed[xi], (ncols + nl - 1) / nl * nl, vx, ldv, nullptr, nullptr, 0, px, ldv);
+        sgemm_direct(u.packed[xi], gcols, vx, ldv, nullptr, nullptr, 0, px, ldv);
       }
+      if (compact) move_spare_columns(p, ldv, g.m, 0, g.m, u1 - u0, g.tiles_x, false);
       output_tiles(g, p, ldv, u0, u1, 0, g.m, bias, z, act, y, orows);
     }
   };
