@@ -189,13 +189,16 @@ void input_tiles(const Geom& g, const float* xs, int64_t u0, int64_t u1, int64_t
 
 // y for the units [u0, u1) and the output channels [m0, m1) from the products P[xi][mo][col] (row
 // stride ldp): Y = A^T P A per tile, + bias + z, then the activation, cropped to the output.
-// `orow`: 4 rows of 4 * (columns rounded up to whole vectors) floats.
+// `orow`: 4 rows of 4 * (columns rounded up to whole vectors) floats. Each unit has `unit_cols`
+// columns of P: its tiles and the spare one, or (compact: move_spare_columns) its tiles alone;
+// the tiles transform independently.
 void output_tiles(const Geom& g, const float* p, int64_t ldp, int64_t u0, int64_t u1, int64_t m0, int64_t m1,
-                  const float* bias, const float* z, const ops::ActivationSpec& act, float* y, float* orow) {
+                  const float* bias, const float* z, const ops::ActivationSpec& act, float* y, float* orow,
+                  int64_t unit_cols) {
   const DF d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t xi_stride = g.m * ldp, ncols = (u1 - u0) * g.unit_tiles();
-  const int64_t owp = (ncols + nl - 1) / nl * nl * 4, seg = 4 * g.unit_tiles();
+  const int64_t xi_stride = g.m * ldp, ncols = (u1 - u0) * unit_cols;
+  const int64_t owp = (ncols + nl - 1) / nl * nl * 4, seg = 4 * unit_cols;
   HWY_ALIGN float sbuf[24 * kMaxLanes];  // A^T along each row of the tile: [a][col] vectors
   HWY_ALIGN float obuf[16 * kMaxLanes];  // then down the columns: [row][col] vectors
   for (int64_t mo = m0; mo < m1; ++mo) {
@@ -269,22 +272,16 @@ int64_t gemm_columns(int64_t units, int64_t tiles_x, int64_t nl) {
 }
 
 // Rows [r0, r1) of each of the 36 matrices in `buf` (xi_rows rows of ld floats each), in place:
-// drop (after the input transform) moves unit k's tiles_x columns from k * (tiles_x + 1) to
-// k * tiles_x, leaving out the spare tiles; !drop (before the output transform) moves them back
-// (the spare columns then hold stale values, which output_tiles crops away).
+// unit k's tiles_x columns move from k * (tiles_x + 1) to k * tiles_x, leaving out the spare
+// tiles (after the input transform; the products and output_tiles then run on the tiles alone).
 void move_spare_columns(float* buf, int64_t ld, int64_t xi_rows, int64_t r0, int64_t r1, int64_t units,
-                        int64_t tiles_x, bool drop) {
+                        int64_t tiles_x) {
   const int64_t ut = tiles_x + 1;
   for (int64_t xi = 0; xi < 36; ++xi)
     for (int64_t r = r0; r < r1; ++r) {
       float* row = buf + (xi * xi_rows + r) * ld;
-      if (drop) {
-        for (int64_t k = 1; k < units; ++k)
-          for (int64_t t = 0; t < tiles_x; ++t) row[k * tiles_x + t] = row[k * ut + t];
-      } else {
-        for (int64_t k = units - 1; k >= 1; --k)
-          for (int64_t t = tiles_x - 1; t >= 0; --t) row[k * ut + t] = row[k * tiles_x + t];
-      }
+      for (int64_t k = 1; k < units; ++k)
+        for (int64_t t = 0; t < tiles_x; ++t) row[k * tiles_x + t] = row[k * ut + t];
     }
 }
 
@@ -388,7 +385,7 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
     const int64_t gcols = gemm_columns(units, g.tiles_x, nl);
     pool.parallel_for_slots(g.c, 8, [&](int slot, int64_t c0, int64_t c1) {
       input_tiles(g, xs, 0, units, c0, c1, v, ld, rows.slot(slot), rows.slot(slot) + rw);
-      if (compact) move_spare_columns(v, ld, g.c, c0, c1, units, g.tiles_x, true);
+      if (compact) move_spare_columns(v, ld, g.c, c0, c1, units, g.tiles_x);
     });
     pool.parallel_for(36, 1, [&](int64_t x0, int64_t x1) {
       for (int64_t xi = x0; xi < x1; ++xi)
@@ -396,8 +393,7 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
                      p + xi * g.m * ld, ld);
     });
     pool.parallel_for_slots(g.m, 8, [&](int slot, int64_t m0, int64_t m1) {
-      if (compact) move_spare_columns(p, ld, g.m, m0, m1, units, g.tiles_x, false);
-      output_tiles(g, p, ld, 0, units, m0, m1, bias, z, act, y, rows.slot(slot));
+      output_tiles(g, p, ld, 0, units, m0, m1, bias, z, act, y, rows.slot(slot), compact ? g.tiles_x : g.unit_tiles());
     });
     return ok_status();
   }
@@ -415,14 +411,13 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
       const bool compact = compact_pays(u1 - u0, g.tiles_x, nl);
       const int64_t gcols = gemm_columns(u1 - u0, g.tiles_x, nl);
       input_tiles(g, xs, u0, u1, 0, g.c, v, ldv, pr, tm);
-      if (compact) move_spare_columns(v, ldv, g.c, 0, g.c, u1 - u0, g.tiles_x, true);
+      if (compact) move_spare_columns(v, ldv, g.c, 0, g.c, u1 - u0, g.tiles_x);
       for (size_t xi = 0; xi < 36; ++xi) {
         const float* vx = v + static_cast<int64_t>(xi) * g.c * ldv;
         float* px = p + static_cast<int64_t>(xi) * g.m * ldv;
         sgemm_direct(u.packed[xi], gcols, vx, ldv, nullptr, nullptr, 0, px, ldv);
       }
-      if (compact) move_spare_columns(p, ldv, g.m, 0, g.m, u1 - u0, g.tiles_x, false);
-      output_tiles(g, p, ldv, u0, u1, 0, g.m, bias, z, act, y, orows);
+      output_tiles(g, p, ldv, u0, u1, 0, g.m, bias, z, act, y, orows, compact ? g.tiles_x : g.unit_tiles());
     }
   };
   if (parallel) pool.parallel_for_slots(nblocks, 1, run);
