@@ -277,6 +277,32 @@ int64_t gemm_columns(int64_t units, int64_t tiles_x, int64_t nl) {
 void move_spare_columns(float* buf, int64_t ld, int64_t xi_rows, int64_t r0, int64_t r1, int64_t units,
                         int64_t tiles_x) {
   const int64_t ut = tiles_x + 1;
+  const DF d;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t chunks = (units * ut + nl - 1) / nl;
+  constexpr int64_t kMaxChunks = 64;
+  if (nl <= 64 && chunks <= kMaxChunks) {
+    // A vector at a time: its tiles' lanes compressed onto the end of the row's kept columns (in
+    // place: they land at or before where they were read, and no further than that vector).
+    // Element by element this took 9% of a 256-channel 14 x 14 conv.
+    uint64_t keep[kMaxChunks];  // lane i of vector q: a tile of a unit, not its spare
+    for (int64_t q = 0; q < chunks; ++q) {
+      keep[q] = 0;
+      for (int64_t i = 0; i < nl; ++i) {
+        const int64_t col = q * nl + i;
+        if (col < units * ut && col % ut != tiles_x) keep[q] |= uint64_t{1} << i;
+      }
+    }
+    for (int64_t xi = 0; xi < 36; ++xi)
+      for (int64_t r = r0; r < r1; ++r) {
+        float* row = buf + (xi * xi_rows + r) * ld;
+        size_t out = 0;
+        for (int64_t q = 0; q < chunks; ++q)
+          out += hn::CompressBlendedStore(hn::LoadU(d, row + q * nl),
+                                          hn::LoadMaskBits(d, reinterpret_cast<const uint8_t*>(&keep[q])), d, row + out);
+      }
+    return;
+  }
   for (int64_t xi = 0; xi < 36; ++xi)
     for (int64_t r = r0; r < r1; ++r) {
       float* row = buf + (xi * xi_rows + r) * ld;
