@@ -270,6 +270,11 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       // channels, 36 products and output channels the threads split.
       {"Winograd 96 on 14x14 (weights bound)", {1, 96, 14, 14}, {96, 96, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       {"Winograd 80->112 on 14x13 (weights bound)", {1, 80, 14, 13}, {112, 80, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", false},
+      // Weights bound, the spare tiles taking another vector of GEMM columns: one block on the
+      // tiles alone (move_spare_columns), 5 units of 3 tiles (15 of 20 columns), a batch of 2 x 2
+      // units of 4 tiles with asymmetric pads.
+      {"Winograd 96 on 17x12, spare tiles dropped", {1, 96, 17, 12}, {96, 96, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"Winograd 96 batch 2 on 7x13, spare tiles dropped", {2, 96, 7, 13}, {96, 96, 3, 3}, 1, {1, 1}, {1, 1}, {1, 0, 1, 2}, "", false},
       {"Winograd 128 dilation 2 (weights bound)", {1, 128, 14, 14}, {128, 128, 3, 3}, 1, {1, 1}, {2, 2}, {2, 2, 2, 2}, "Silu", true},
       // Small maps: im2col + GEMM where Winograd does not pay (winograd_pays), Winograd again
       // once a batch fills its tile columns.
