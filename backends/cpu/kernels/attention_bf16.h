@@ -1,0 +1,60 @@
+// The bfloat16 products of the CPU attention core (FastMath::kBf16, core/base/fast_math.h):
+// Q·K^T and P·V with bf16 operands (f32 values rounded to nearest even) and f32 accumulation,
+// on x86-64 CPUs with AVX512_BF16 (vdpbf16ps: two bf16 multiply-adds per f32 lane per
+// instruction, twice the f32 FMA's). attention.cpp's attend_rows calls these in place of its two
+// sgemm calls; the online softmax between them is the f32 path's. Highway 1.0.3 has no bf16
+// dot-product target, so the kernels use intrinsics behind a run-time CPU check; other builds
+// compile stubs (bf16_attention_usable is then false and the core stays f32).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backends/cpu/kernels/attention.h"
+
+namespace tsr::cpu {
+
+// Whether the core takes the bf16 path for `p`: p.bf16 is set, the CPU has AVX512_BF16
+// (fast_math_supported), there are at least 16 query rows (below that packing K and V costs
+// more than the products save: one-token decoding stays f32), a head size of at most 512, and
+// no local window or score output (qk_out).
+bool bf16_attention_usable(const AttnProblem& p);
+
+// K and V of every (batch, kv head) in bf16, packed for the products. K of a head: blocks of 16
+// keys, each [k_pairs][16 keys][2] (pairs of adjacent head dims; an odd head size and the keys
+// past kv_len are zero-padded). V of a head: blocks of 16 columns, each [v_pairs][16 cols][2]
+// (pairs of adjacent keys; zero-padded likewise). Elements are bf16 bit patterns.
+struct Bf16KV {
+  uint16_t* data = nullptr;
+  int64_t k_pairs = 0, k_head = 0;  // pairs per key (ceil(head_size / 2)); K elements per head
+  int64_t v_pairs = 0, v_head = 0;  // key pairs (ceil(kv_len / 2)); V elements per head
+  int64_t kv_heads = 0;
+  const uint16_t* k(int64_t b, int64_t kh) const { return data + (b * kv_heads + kh) * (k_head + v_head); }
+  const uint16_t* v(int64_t b, int64_t kh) const { return k(b, kh) + k_head; }
+};
+
+// One query task's view of the packed heads and its slot's work buffer (attend_rows).
+struct Bf16Rows {
+  const Bf16KV* kv;
+  uint32_t* work;
+};
+
+// The layout of p's packed K and V and its size in uint16 elements (data left null).
+Bf16KV bf16_kv_layout(const AttnProblem& p, size_t* elements);
+// The uint32 elements of the `work` buffer bf16_scores and bf16_accumulate_pv need for up to
+// `rows` query rows and blocks of up to `keys` keys.
+int64_t bf16_work_elements(const Bf16KV& kv, int64_t rows, int64_t keys);
+// Packs K and V of batch b, kv head kh of p into kv (kv.data set, the layout above).
+void bf16_pack_kv(const AttnProblem& p, const Bf16KV& kv, int64_t b, int64_t kh);
+
+// s[r * lds + j] = scale * sum_d q[r * q_sr + d] K[j0 + j, d] for r < rows, j < n, with q
+// rounded to bf16 into `work` (bf16_work_elements) and K the packed head `k` (kv.k(b, kh)). j0
+// is a multiple of 16.
+void bf16_scores(const Bf16KV& kv, const uint16_t* k, const float* q, int64_t q_sr, int64_t rows, int64_t head_size,
+                 float scale, int64_t j0, int64_t n, float* s, int64_t lds, uint32_t* work);
+// o[r * ldo + c] += sum_{j < n} p[r * ldp + j] V[j0 + j, c] for r < rows, c < dv, with p rounded
+// to bf16 into `work` and V the packed head `v` (kv.v(b, kh)). j0 is even.
+void bf16_accumulate_pv(const Bf16KV& kv, const uint16_t* v, const float* p, int64_t ldp, int64_t rows, int64_t n,
+                        int64_t j0, float* o, int64_t ldo, int64_t dv, uint32_t* work);
+
+}  // namespace tsr::cpu
