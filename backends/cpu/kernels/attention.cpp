@@ -149,15 +149,17 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
       const float mx = std::max(t.m[r], row_max(row, n));
       if (mx == kNegInf) {  // nothing visible yet in this row: the block contributes nothing
         std::fill(row, row + n, 0.0f);
+        if (bf) std::fill_n(bf->work + r * ((n + 1) / 2), (n + 1) / 2, 0u);
         continue;
       }
       const float corr = t.m[r] == kNegInf ? 0.0f : std::exp(t.m[r] - mx);
-      t.l[r] = t.l[r] * corr + exp_sum(row, n, mx);
+      // bf16: the weights go straight to the bf16 rows of P·V (bf->work).
+      t.l[r] = t.l[r] * corr + (bf ? bf16_exp_row(row, n, mx, bf->work + r * ((n + 1) / 2)) : exp_sum(row, n, mx));
       if (corr != 1.0f) scale_row(t.o + r * dv, t.o + r * dv, dv, corr);
       t.m[r] = mx;
     }
     if (bf)
-      bf16_accumulate_pv(*bf->kv, bf->kv->v(b, kh), t.s, kb, mq, n, j0, t.o, dv, dv, bf->work);
+      bf16_accumulate_pv(*bf->kv, bf->kv->v(b, kh), bf->work, mq, n, j0, t.o, dv, dv);
     else
       sgemm(false, false, mq, dv, n, 1.0f, t.s, kb, p.v.row(b, kh, j0), p.v.sr, 1.0f, t.o, dv, nullptr);
   }

@@ -14,6 +14,11 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__EMSCRIPTEN__)
 #define TSR_ATTN_BF16 1
 #include <immintrin.h>
+// GCC 12 reports the _mm512_undefined_* inside AVX-512 intrinsics (max, roundscale, scalef,
+// reduce) as uninitialized when they are inlined into target("avx512...") functions of a
+// non-AVX-512 build.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #else
 #define TSR_ATTN_BF16 0
 #endif
@@ -158,6 +163,39 @@ TSR_BF16_TARGET void pack_v(const AttnProblem& p, const Bf16KV& kv, int64_t b, i
   }
 }
 
+// 2^u for u <= 0 (u = -inf: 0): 2^f (f = u - round(u) in [-1/2, 1/2], Taylor to degree 5 of
+// e^(f ln 2): error below 3e-6 relative) scaled by 2^round(u).
+TSR_BF16_TARGET inline __m512 exp2_nonpositive(__m512 u) {
+  const __m512 k = _mm512_roundscale_ps(u, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(u, k);
+  __m512 q = _mm512_set1_ps(1.3333558e-3f);                      // ln2^5 / 120
+  q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(9.6181291e-3f));      // ln2^4 / 24
+  q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(5.5504109e-2f));      // ln2^3 / 6
+  q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(2.4022651e-1f));      // ln2^2 / 2
+  q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(6.9314718e-1f));      // ln2
+  q = _mm512_fmadd_ps(q, f, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(q, k);
+}
+
+TSR_BF16_TARGET float exp_row(const float* x, int64_t n, float m, uint32_t* p) {
+  auto* out = reinterpret_cast<uint16_t*>(p);
+  const __m512 vm = _mm512_set1_ps(m), lo = _mm512_set1_ps(-86.0f), log2e = _mm512_set1_ps(1.44269504f);
+  __m512 sum = _mm512_setzero_ps();
+  const int64_t len = 2 * ((n + 1) / 2);
+  for (int64_t c = 0; c < len; c += 32) {
+    __m512 e[2];
+    for (int h = 0; h < 2; ++h) {
+      const __mmask16 valid = lanes(n - c - 16 * h);
+      const __m512 t = _mm512_sub_ps(_mm512_maskz_loadu_ps(valid, x + c + 16 * h), vm);
+      const __mmask16 keep = _mm512_mask_cmp_ps_mask(valid, t, lo, _CMP_GE_OQ);
+      e[h] = _mm512_maskz_mov_ps(keep, exp2_nonpositive(_mm512_mul_ps(_mm512_max_ps(t, lo), log2e)));
+      sum = _mm512_add_ps(sum, e[h]);
+    }
+    _mm512_mask_storeu_epi16(out + c, lanes32(len - c), reinterpret_cast<__m512i>(_mm512_cvtne2ps_pbh(e[1], e[0])));
+  }
+  return _mm512_reduce_add_ps(sum);
+}
+
 }  // namespace
 
 void bf16_pack_kv(const AttnProblem& p, const Bf16KV& kv, int64_t b, int64_t kh) {
@@ -172,11 +210,12 @@ void bf16_scores(const Bf16KV& kv, const uint16_t* k, const float* q, int64_t q_
   products(work, kv.k_pairs, rows, k + j0 / 16 * kv.k_pairs * 32, kv.k_pairs * 32, kv.k_pairs, n, scale, false, s, lds);
 }
 
-void bf16_accumulate_pv(const Bf16KV& kv, const uint16_t* v, const float* p, int64_t ldp, int64_t rows, int64_t n,
-                        int64_t j0, float* o, int64_t ldo, int64_t dv, uint32_t* work) {
+float bf16_exp_row(const float* x, int64_t n, float m, uint32_t* p) { return exp_row(x, n, m, p); }
+
+void bf16_accumulate_pv(const Bf16KV& kv, const uint16_t* v, const uint32_t* p, int64_t rows, int64_t n, int64_t j0,
+                        float* o, int64_t ldo, int64_t dv) {
   const int64_t pairs = (n + 1) / 2;
-  for (int64_t r = 0; r < rows; ++r) to_bf16_row(p + r * ldp, n, work + r * pairs, pairs);
-  products(work, pairs, rows, v + j0 / 2 * 32, kv.v_pairs * 32, pairs, dv, 1.0f, true, o, ldo);
+  products(p, pairs, rows, v + j0 / 2 * 32, kv.v_pairs * 32, pairs, dv, 1.0f, true, o, ldo);
 }
 
 #else  // no AVX512_BF16 kernels in this build: bf16_attention_usable is false, these are never called
@@ -184,8 +223,9 @@ void bf16_accumulate_pv(const Bf16KV& kv, const uint16_t* v, const float* p, int
 void bf16_pack_kv(const AttnProblem&, const Bf16KV&, int64_t, int64_t) {}
 void bf16_scores(const Bf16KV&, const uint16_t*, const float*, int64_t, int64_t, int64_t, float, int64_t, int64_t, float*,
                  int64_t, uint32_t*) {}
-void bf16_accumulate_pv(const Bf16KV&, const uint16_t*, const float*, int64_t, int64_t, int64_t, int64_t, float*,
-                        int64_t, int64_t, uint32_t*) {}
+float bf16_exp_row(const float*, int64_t, float, uint32_t*) { return 0.0f; }
+void bf16_accumulate_pv(const Bf16KV&, const uint16_t*, const uint32_t*, int64_t, int64_t, int64_t, float*, int64_t,
+                        int64_t) {}
 
 #endif
 

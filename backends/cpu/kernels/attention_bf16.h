@@ -52,9 +52,14 @@ void bf16_pack_kv(const AttnProblem& p, const Bf16KV& kv, int64_t b, int64_t kh)
 // is a multiple of 16.
 void bf16_scores(const Bf16KV& kv, const uint16_t* k, const float* q, int64_t q_sr, int64_t rows, int64_t head_size,
                  float scale, int64_t j0, int64_t n, float* s, int64_t lds, uint32_t* work);
-// o[r * ldo + c] += sum_{j < n} p[r * ldp + j] V[j0 + j, c] for r < rows, c < dv, with p rounded
-// to bf16 into `work` and V the packed head `v` (kv.v(b, kh)). j0 is even.
-void bf16_accumulate_pv(const Bf16KV& kv, const uint16_t* v, const float* p, int64_t ldp, int64_t rows, int64_t n,
-                        int64_t j0, float* o, int64_t ldo, int64_t dv, uint32_t* work);
+// The softmax weights of one row of scores for bf16_accumulate_pv: p[0, ceil(n / 2)) holds the
+// bf16 pairs of exp(x[j] - m) for j < n (0 where x[j] - m < -86, as the f32 path's exp_sum, and
+// past n); returns the f32 sum of the exps. The exp is a degree-5 polynomial of 2^f after range
+// reduction (about 3e-6 relative, far below bf16's rounding).
+float bf16_exp_row(const float* x, int64_t n, float m, uint32_t* p);
+// o[r * ldo + c] += sum_{j < n} P[r, j] V[j0 + j, c] for r < rows, c < dv: P the bf16 rows of
+// bf16_exp_row, row r at p + r * ceil(n / 2); V the packed head `v` (kv.v(b, kh)). j0 is even.
+void bf16_accumulate_pv(const Bf16KV& kv, const uint16_t* v, const uint32_t* p, int64_t rows, int64_t n, int64_t j0,
+                        float* o, int64_t ldo, int64_t dv);
 
 }  // namespace tsr::cpu
