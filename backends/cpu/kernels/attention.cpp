@@ -119,10 +119,11 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
   const bool q_packed = !bf && kend - kbeg > kb;
   thread_local SgemmPackedA q_pack;
   if (q_packed) sgemm_pack_a_into(q_pack, false, mq, dh, q, p.q.sr);
+  if (bf) bf16_convert_q(*bf->kv, q, p.q.sr, mq, dh, bf->q);
   for (int64_t j0 = kbeg; j0 < kend; j0 += kb) {
     const int64_t j1 = std::min(j0 + kb, kend), n = j1 - j0;
     if (bf)
-      bf16_scores(*bf->kv, bf->kv->k(b, kh), q, p.q.sr, mq, dh, p.scale, j0, n, t.s, kb, bf->work);
+      bf16_scores(*bf->kv, bf->kv->k(b, kh), bf->q, mq, p.scale, j0, n, t.s, kb);
     else if (q_packed)
       sgemm_prepacked(q_pack, q, p.q.sr, true, n, p.scale, p.k.row(b, kh, j0), p.k.sr, 0.0f, t.s, kb, nullptr);
     else
@@ -149,17 +150,17 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
       const float mx = std::max(t.m[r], row_max(row, n));
       if (mx == kNegInf) {  // nothing visible yet in this row: the block contributes nothing
         std::fill(row, row + n, 0.0f);
-        if (bf) std::fill_n(bf->work + r * ((n + 1) / 2), (n + 1) / 2, 0u);
+        if (bf) std::fill_n(bf->p + r * ((n + 1) / 2), (n + 1) / 2, 0u);
         continue;
       }
       const float corr = t.m[r] == kNegInf ? 0.0f : std::exp(t.m[r] - mx);
-      // bf16: the weights go straight to the bf16 rows of P·V (bf->work).
-      t.l[r] = t.l[r] * corr + (bf ? bf16_exp_row(row, n, mx, bf->work + r * ((n + 1) / 2)) : exp_sum(row, n, mx));
+      // bf16: the weights go straight to the bf16 rows of P·V (bf->p).
+      t.l[r] = t.l[r] * corr + (bf ? bf16_exp_row(row, n, mx, bf->p + r * ((n + 1) / 2)) : exp_sum(row, n, mx));
       if (corr != 1.0f) scale_row(t.o + r * dv, t.o + r * dv, dv, corr);
       t.m[r] = mx;
     }
     if (bf)
-      bf16_accumulate_pv(*bf->kv, bf->kv->v(b, kh), bf->work, mq, n, j0, t.o, dv, dv);
+      bf16_accumulate_pv(*bf->kv, bf->kv->v(b, kh), bf->p, mq, n, j0, t.o, dv, dv);
     else
       sgemm(false, false, mq, dv, n, 1.0f, t.s, kb, p.v.row(b, kh, j0), p.v.sr, 1.0f, t.o, dv, nullptr);
   }
@@ -204,7 +205,7 @@ Status attention_core_target(exec::KernelContext& ctx, const AttnProblem& p) {
   const size_t work = bf16 ? static_cast<size_t>(bf16_work_elements(kv, qb, kb)) : 1;
   TSR_ASSIGN_OR_RETURN(SlotScratch<uint32_t> wbuf, SlotScratch<uint32_t>::make(ctx, work));
   ctx.pool().parallel_for_slots(tasks, 1, [&](int slot, int64_t t0, int64_t t1) {
-    const Bf16Rows rows{&kv, wbuf.slot(slot)};
+    const Bf16Rows rows{&kv, wbuf.slot(slot), wbuf.slot(slot) + qb * kv.k_pairs};
     float* base = buf.slot(slot);
     const Tile tile{base, base + qb * kb, base + qb * kb + qb * std::max<int64_t>(p.v_head_size, 1),
                     base + qb * kb + qb * std::max<int64_t>(p.v_head_size, 1) + qb};

@@ -42,7 +42,7 @@ Bf16KV bf16_kv_layout(const AttnProblem& p, size_t* elements) {
 }
 
 int64_t bf16_work_elements(const Bf16KV& kv, int64_t rows, int64_t keys) {
-  return rows * std::max(kv.k_pairs, (keys + 1) / 2);
+  return rows * (kv.k_pairs + (keys + 1) / 2);
 }
 
 #if TSR_ATTN_BF16
@@ -204,10 +204,13 @@ void bf16_pack_kv(const AttnProblem& p, const Bf16KV& kv, int64_t b, int64_t kh)
   pack_v(p, kv, b, kh, k + kv.k_head);
 }
 
-void bf16_scores(const Bf16KV& kv, const uint16_t* k, const float* q, int64_t q_sr, int64_t rows, int64_t head_size,
-                 float scale, int64_t j0, int64_t n, float* s, int64_t lds, uint32_t* work) {
-  for (int64_t r = 0; r < rows; ++r) to_bf16_row(q + r * q_sr, head_size, work + r * kv.k_pairs, kv.k_pairs);
-  products(work, kv.k_pairs, rows, k + j0 / 16 * kv.k_pairs * 32, kv.k_pairs * 32, kv.k_pairs, n, scale, false, s, lds);
+void bf16_convert_q(const Bf16KV& kv, const float* q, int64_t q_sr, int64_t rows, int64_t head_size, uint32_t* q16) {
+  for (int64_t r = 0; r < rows; ++r) to_bf16_row(q + r * q_sr, head_size, q16 + r * kv.k_pairs, kv.k_pairs);
+}
+
+void bf16_scores(const Bf16KV& kv, const uint16_t* k, const uint32_t* q16, int64_t rows, float scale, int64_t j0,
+                 int64_t n, float* s, int64_t lds) {
+  products(q16, kv.k_pairs, rows, k + j0 / 16 * kv.k_pairs * 32, kv.k_pairs * 32, kv.k_pairs, n, scale, false, s, lds);
 }
 
 float bf16_exp_row(const float* x, int64_t n, float m, uint32_t* p) { return exp_row(x, n, m, p); }
@@ -221,8 +224,8 @@ void bf16_accumulate_pv(const Bf16KV& kv, const uint16_t* v, const uint32_t* p, 
 #else  // no AVX512_BF16 kernels in this build: bf16_attention_usable is false, these are never called
 
 void bf16_pack_kv(const AttnProblem&, const Bf16KV&, int64_t, int64_t) {}
-void bf16_scores(const Bf16KV&, const uint16_t*, const float*, int64_t, int64_t, int64_t, float, int64_t, int64_t, float*,
-                 int64_t, uint32_t*) {}
+void bf16_convert_q(const Bf16KV&, const float*, int64_t, int64_t, int64_t, uint32_t*) {}
+void bf16_scores(const Bf16KV&, const uint16_t*, const uint32_t*, int64_t, float, int64_t, int64_t, float*, int64_t) {}
 float bf16_exp_row(const float*, int64_t, float, uint32_t*) { return 0.0f; }
 void bf16_accumulate_pv(const Bf16KV&, const uint16_t*, const uint32_t*, int64_t, int64_t, int64_t, float*, int64_t,
                         int64_t) {}

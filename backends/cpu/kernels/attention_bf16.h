@@ -33,25 +33,28 @@ struct Bf16KV {
   const uint16_t* v(int64_t b, int64_t kh) const { return k(b, kh) + k_head; }
 };
 
-// One query task's view of the packed heads and its slot's work buffer (attend_rows).
+// One query task's view of the packed heads and its slot's work buffer (attend_rows): its query
+// rows in bf16 (bf16_convert_q) and one block of softmax weights in bf16 (bf16_exp_row).
 struct Bf16Rows {
   const Bf16KV* kv;
-  uint32_t* work;
+  uint32_t* q;
+  uint32_t* p;
 };
 
 // The layout of p's packed K and V and its size in uint16 elements (data left null).
 Bf16KV bf16_kv_layout(const AttnProblem& p, size_t* elements);
-// The uint32 elements of the `work` buffer bf16_scores and bf16_accumulate_pv need for up to
-// `rows` query rows and blocks of up to `keys` keys.
+// The uint32 elements of a task's Bf16Rows buffers for up to `rows` query rows and blocks of up
+// to `keys` keys: q first (rows * kv.k_pairs), then p.
 int64_t bf16_work_elements(const Bf16KV& kv, int64_t rows, int64_t keys);
 // Packs K and V of batch b, kv head kh of p into kv (kv.data set, the layout above).
 void bf16_pack_kv(const AttnProblem& p, const Bf16KV& kv, int64_t b, int64_t kh);
 
-// s[r * lds + j] = scale * sum_d q[r * q_sr + d] K[j0 + j, d] for r < rows, j < n, with q
-// rounded to bf16 into `work` (bf16_work_elements) and K the packed head `k` (kv.k(b, kh)). j0
-// is a multiple of 16.
-void bf16_scores(const Bf16KV& kv, const uint16_t* k, const float* q, int64_t q_sr, int64_t rows, int64_t head_size,
-                 float scale, int64_t j0, int64_t n, float* s, int64_t lds, uint32_t* work);
+// q16[r * kv.k_pairs, ...) = the bf16 pairs of query row q[r * q_sr, + head_size) for r < rows.
+void bf16_convert_q(const Bf16KV& kv, const float* q, int64_t q_sr, int64_t rows, int64_t head_size, uint32_t* q16);
+// s[r * lds + j] = scale * sum_d Q[r, d] K[j0 + j, d] for r < rows, j < n: Q the bf16 rows of
+// bf16_convert_q, K the packed head `k` (kv.k(b, kh)). j0 is a multiple of 16.
+void bf16_scores(const Bf16KV& kv, const uint16_t* k, const uint32_t* q16, int64_t rows, float scale, int64_t j0,
+                 int64_t n, float* s, int64_t lds);
 // The softmax weights of one row of scores for bf16_accumulate_pv: p[0, ceil(n / 2)) holds the
 // bf16 pairs of exp(x[j] - m) for j < n (0 where x[j] - m < -86, as the f32 path's exp_sum, and
 // past n); returns the f32 sum of the exps. The exp is a degree-5 polynomial of 2^f after range
