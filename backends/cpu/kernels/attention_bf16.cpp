@@ -17,8 +17,10 @@
 // GCC 12 reports the _mm512_undefined_* inside AVX-512 intrinsics (max, roundscale, scalef,
 // reduce) as uninitialized when they are inlined into target("avx512...") functions of a
 // non-AVX-512 build.
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #else
 #define TSR_ATTN_BF16 0
 #endif
