@@ -39,4 +39,4 @@ endfunction()
 # Conv/MatMul kernels call), not kernel families: they register no op, so they are left out of
 # register_all_kernels and need no register function. Every other file there is a family and
 # defines register_<stem>_kernels (a missing one fails the link).
-set(TSR_CPU_KERNEL_HELPERS gemm gemm_direct epilogue_dispatch conv_implicit winograd qgemm qdepthwise qpointwise depthwise_grad dynamic_quantize conv_small)
+set(TSR_CPU_KERNEL_HELPERS gemm gemm_direct epilogue_dispatch conv_implicit winograd qgemm qdepthwise qpointwise depthwise_grad dynamic_quantize conv_small attention_bf16)

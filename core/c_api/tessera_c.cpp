@@ -147,6 +147,17 @@ void tsr_session_options_set_optimization(tsr_session_options* o, int level) {
   if (level == TSR_OPTIMIZE_ALL) o->options.optimization = tsr::OptimizationLevel::kAll;
 }
 
+void tsr_session_options_set_fast_math(tsr_session_options* o, int mode) {
+  if (!is_live(o, Kind::kOptions)) return;
+  if (mode == TSR_FAST_MATH_NONE) o->options.fast_math = tsr::FastMath::kNone;
+  if (mode == TSR_FAST_MATH_BF16) o->options.fast_math = tsr::FastMath::kBf16;
+}
+
+int tsr_fast_math_supported(int mode) {
+  if (mode == TSR_FAST_MATH_NONE) return 1;
+  return mode == TSR_FAST_MATH_BF16 && tsr::fast_math_supported(tsr::FastMath::kBf16) ? 1 : 0;
+}
+
 void tsr_session_options_set_max_memory(tsr_session_options* o, uint64_t bytes) {
   if (is_live(o, Kind::kOptions)) o->options.max_memory_bytes = bytes;
 }

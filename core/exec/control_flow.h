@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/fast_math.h"
 #include "core/base/limits.h"
 #include "core/exec/backend.h"
 
@@ -32,6 +33,8 @@ struct PlanOptions {
   // the actual input sizes); those nodes' kernels then run single-threaded inside their task.
   // SessionOptions::inter_op sets it (off by default).
   bool inter_op = false;
+  // SessionOptions::fast_math, handed to every kernel factory (KernelInit::fast_math).
+  FastMath fast_math = FastMath::kNone;
 };
 
 bool is_control_flow_op(std::string_view op);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/fast_math.h"
 #include "core/base/status.h"
 #include "core/base/thread_pool.h"
 #include "core/exec/scratch_arena.h"
@@ -107,6 +108,7 @@ struct KernelInit {
   const std::string& place;
   std::vector<ops::ValueType> input_types;   // parallel to node.inputs (load-time types)
   std::vector<const Tensor*> constant_inputs;  // parallel to node.inputs; non-null for constants
+  FastMath fast_math = FastMath::kNone;         // the session's opt-in reduced precision
 };
 
 using KernelFactory = Expected<std::unique_ptr<Kernel>> (*)(const KernelInit&);

@@ -118,7 +118,7 @@ class PlanBuilder {
     if (!step.def) return unsupported(step.place, ": unsupported op '", node.op, "'");
     const bool on_device =
         options_.device && placement_.node_device[static_cast<size_t>(n)] == passes::Device::kDevice;
-    KernelInit init{node, step.place, {}, {}};
+    KernelInit init{node, step.place, {}, {}, options_.fast_math};
     TSR_RETURN_IF_ERROR(bind_inputs(n, on_device, init));
     if (on_device) {
       step.kind = PlanStep::Kind::kDevice;

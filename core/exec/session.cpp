@@ -81,6 +81,7 @@ Expected<std::unique_ptr<Session>> Session::create(const Model& model, const Ses
   s->plan_options_ = std::make_unique<exec::PlanOptions>();
   s->plan_options_->max_loop_iterations = options.max_loop_iterations;
   s->plan_options_->inter_op = options.inter_op;
+  s->plan_options_->fast_math = options.fast_math;
   s->plan_options_->device = s->device_.get();
   // Prepare the main graph now so that missing kernels are reported at creation, all at once.
   TSR_ASSIGN_OR_RETURN(auto plan, exec::Plan::create(*s->running_, 0, *s->backend_, *s->plan_options_));

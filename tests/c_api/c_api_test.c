@@ -77,7 +77,10 @@ static void test_errors_and_values(void) {
   tsr_session_options_set_device(NULL, "cpu");
   tsr_session_options_set_max_memory(NULL, 1);
   tsr_session_options_set_optimization(NULL, TSR_OPTIMIZE_NONE);
+  tsr_session_options_set_fast_math(NULL, TSR_FAST_MATH_BF16);
   tsr_session_options_free(NULL);
+  CHECK(tsr_fast_math_supported(TSR_FAST_MATH_NONE) == 1);
+  CHECK(tsr_fast_math_supported(7) == 0);
 
   /* Values. */
   const int64_t shape23[2] = {2, 3};
@@ -404,6 +407,14 @@ static int test_model(const char* dir) {
     tsr_session_options_free(o);
     CHECK(s != NULL);
     if (s) run_and_compare(c, s, "memory, not optimized");
+    tsr_session_free(s);
+    /* bf16 fast math: only attention changes; the test models have none, so outputs are equal. */
+    o = tsr_session_options_create();
+    tsr_session_options_set_fast_math(o, TSR_FAST_MATH_BF16);
+    s = m ? tsr_session_create(m, o, &err) : NULL;
+    tsr_session_options_free(o);
+    CHECK(s != NULL);
+    if (s) run_and_compare(c, s, "memory, fast math bf16");
     tsr_session_free(s);
     tsr_model_free(m);
     tsr_error_free(err);

@@ -68,6 +68,7 @@ struct RunOptions {
   int64_t max_loop_iterations = kDefaultMaxLoopIterations;
   std::string device = "cpu";   // cpu | vulkan | auto | null (SessionOptions::device)
   std::string check_against;    // "cpu": compare every node output with a CPU run
+  std::string fast_math = "none";  // none | bf16 (SessionOptions::fast_math)
 };
 
 struct InspectOptions {

@@ -298,6 +298,10 @@ SessionOptions session_options(const RunOptions& o) {
   so.max_memory_bytes = o.max_memory;
   so.max_loop_iterations = o.max_loop_iterations;
   so.device = o.device;
+  parse_fast_math(o.fast_math, &so.fast_math);  // the option's choices are the valid names
+  if (!fast_math_supported(so.fast_math))
+    std::fprintf(stderr, "note: --fast-math %s: this CPU (or build) lacks AVX512_BF16; attention runs in f32\n",
+                 o.fast_math.c_str());
   return so;
 }
 

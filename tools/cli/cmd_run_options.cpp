@@ -49,6 +49,11 @@ Subcommand register_run(CLI::App& app) {
                   "Where nodes run: cpu (default), cuda or vulkan (exit 8 when there is no such device), auto (a "
                   "device when one exists, cuda first, else cpu), null (the host-memory skeleton device)")
       ->check(CLI::IsMember({"cpu", "cuda", "vulkan", "auto", "null"}));
+  sub->add_option("--fast-math", o->fast_math,
+                  "Opt-in reduced precision: none (default, exact f32) or bf16 (attention's Q*K^T and P*V with "
+                  "bfloat16 operands and f32 accumulation on CPUs with AVX512_BF16, else f32 with a note on "
+                  "stderr; outputs differ by about 1e-3..1e-2 relative)")
+      ->check(CLI::IsMember({"none", "bf16"}));
   sub->add_option("--check-against", o->check_against,
                   "cpu: run on --device and on the CPU, report the first node (execution order) whose output "
                   "differs beyond 1e-4 (exit 1) or that all agree")

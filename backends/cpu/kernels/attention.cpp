@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/attention.h"
+#include "backends/cpu/kernels/attention_bf16.h"
 #include "backends/cpu/kernels/f32_math-inl.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/scratch.h"
@@ -92,8 +94,9 @@ struct Tile {
   float *s, *o, *m, *l;
 };
 
-// Query rows [i0, i1) of head h in batch b.
-void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t kb, const Tile& t) {
+// Query rows [i0, i1) of head h in batch b; `bf` non-null: the products in bf16 (attention_bf16.h).
+void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t i1, int64_t kb, const Tile& t,
+                 const Bf16Rows* bf) {
   const int64_t mq = i1 - i0, dh = p.head_size, dv = p.v_head_size, total = p.kv_len;
   const int64_t kh = h / (p.q_heads / p.kv_heads);
   const int64_t valid = p.kv_valid ? std::clamp<int64_t>(p.kv_valid[b], 0, total) : total;
@@ -113,12 +116,15 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
   // More than one block of keys (Whisper's 1500 frames): the query block is packed once for all
   // of them instead of by each block's product (a tenth of a Whisper encoder's time went to
   // packing A, half of it these repeats). The thread's buffer is kept from call to call.
-  const bool q_packed = kend - kbeg > kb;
+  const bool q_packed = !bf && kend - kbeg > kb;
   thread_local SgemmPackedA q_pack;
   if (q_packed) sgemm_pack_a_into(q_pack, false, mq, dh, q, p.q.sr);
+  if (bf) bf16_convert_q(*bf->kv, q, p.q.sr, mq, dh, bf->q);
   for (int64_t j0 = kbeg; j0 < kend; j0 += kb) {
     const int64_t j1 = std::min(j0 + kb, kend), n = j1 - j0;
-    if (q_packed)
+    if (bf)
+      bf16_scores(*bf->kv, bf->kv->k(b, kh), bf->q, mq, p.scale, j0, n, t.s, kb);
+    else if (q_packed)
       sgemm_prepacked(q_pack, q, p.q.sr, true, n, p.scale, p.k.row(b, kh, j0), p.k.sr, 0.0f, t.s, kb, nullptr);
     else
       sgemm(false, true, mq, n, dh, p.scale, q, p.q.sr, p.k.row(b, kh, j0), p.k.sr, 0.0f, t.s, kb, nullptr);
@@ -144,14 +150,19 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
       const float mx = std::max(t.m[r], row_max(row, n));
       if (mx == kNegInf) {  // nothing visible yet in this row: the block contributes nothing
         std::fill(row, row + n, 0.0f);
+        if (bf) std::fill_n(bf->p + r * ((n + 1) / 2), (n + 1) / 2, 0u);
         continue;
       }
       const float corr = t.m[r] == kNegInf ? 0.0f : std::exp(t.m[r] - mx);
-      t.l[r] = t.l[r] * corr + exp_sum(row, n, mx);
+      // bf16: the weights go straight to the bf16 rows of P·V (bf->p).
+      t.l[r] = t.l[r] * corr + (bf ? bf16_exp_row(row, n, mx, bf->p + r * ((n + 1) / 2)) : exp_sum(row, n, mx));
       if (corr != 1.0f) scale_row(t.o + r * dv, t.o + r * dv, dv, corr);
       t.m[r] = mx;
     }
-    sgemm(false, false, mq, dv, n, 1.0f, t.s, kb, p.v.row(b, kh, j0), p.v.sr, 1.0f, t.o, dv, nullptr);
+    if (bf)
+      bf16_accumulate_pv(*bf->kv, bf->kv->v(b, kh), bf->p, mq, n, j0, t.o, dv, dv);
+    else
+      sgemm(false, false, mq, dv, n, 1.0f, t.s, kb, p.v.row(b, kh, j0), p.v.sr, 1.0f, t.o, dv, nullptr);
   }
   for (int64_t r = 0; r < mq; ++r) {
     const float inv = t.l[r] > 0 ? 1.0f / t.l[r] : 0.0f;
@@ -179,14 +190,29 @@ Status attention_core_target(exec::KernelContext& ctx, const AttnProblem& p) {
   const int64_t nqb = (p.q_len + qb - 1) / qb, tasks = p.batch * p.q_heads * nqb;
   const size_t per_slot = static_cast<size_t>(qb * kb + qb * std::max<int64_t>(p.v_head_size, 1) + 2 * qb);
   TSR_ASSIGN_OR_RETURN(SlotScratch<float> buf, SlotScratch<float>::make(ctx, per_slot));
+  // FastMath::kBf16: K and V of every head converted and packed once, before the query tasks.
+  const bool bf16 = bf16_attention_usable(p);
+  Bf16KV kv;
+  if (bf16) {
+    size_t elements = 0;
+    kv = bf16_kv_layout(p, &elements);
+    TSR_ASSIGN_OR_RETURN(Scratch<uint16_t> packed, Scratch<uint16_t>::make(ctx, elements));
+    kv.data = packed.data();
+    ctx.pool().parallel_for(p.batch * p.kv_heads, 1, [&](int64_t h0, int64_t h1) {
+      for (int64_t bh = h0; bh < h1; ++bh) bf16_pack_kv(p, kv, bh / p.kv_heads, bh % p.kv_heads);
+    });
+  }
+  const size_t work = bf16 ? static_cast<size_t>(bf16_work_elements(kv, qb, kb)) : 1;
+  TSR_ASSIGN_OR_RETURN(SlotScratch<uint32_t> wbuf, SlotScratch<uint32_t>::make(ctx, work));
   ctx.pool().parallel_for_slots(tasks, 1, [&](int slot, int64_t t0, int64_t t1) {
+    const Bf16Rows rows{&kv, wbuf.slot(slot), wbuf.slot(slot) + qb * kv.k_pairs};
     float* base = buf.slot(slot);
     const Tile tile{base, base + qb * kb, base + qb * kb + qb * std::max<int64_t>(p.v_head_size, 1),
                     base + qb * kb + qb * std::max<int64_t>(p.v_head_size, 1) + qb};
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t blk = task % nqb, bh = task / nqb;
       const int64_t i0 = blk * qb, i1 = std::min(p.q_len, i0 + qb);
-      attend_rows(p, bh / p.q_heads, bh % p.q_heads, i0, i1, kb, tile);
+      attend_rows(p, bh / p.q_heads, bh % p.q_heads, i0, i1, kb, tile, bf16 ? &rows : nullptr);
     }
   });
   return ok_status();
@@ -289,12 +315,15 @@ Status build_mask_bias(exec::KernelContext& ctx, const Tensor& mask, int64_t tot
   return ok_status();
 }
 
-// ONNX Attention (semantics: core/ops/families/attention.cpp, onnx reference op_attention.py).
+// ONNX Attention (semantics: core/ops/families/attention.cpp, onnx reference op_attention.py);
+// kBf16: the session's FastMath::kBf16 (AttnProblem::bf16).
+template <bool kBf16>
 Status onnx_attention(exec::KernelContext& ctx) {
   const Tensor &q = *ctx.input(0), &k = *ctx.input(1), &v = *ctx.input(2);
   const Tensor *mask = ctx.input(3), *past_k = ctx.input(4), *past_v = ctx.input(5), *nonpad = ctx.input(6);
   const ir::Node& node = ctx.node();
   AttnProblem p;
+  p.bf16 = kBf16;
   const bool bsd = q.rank() == 3;
   p.batch = q.dim(0);
   p.q_heads = bsd ? node.attr_int("q_num_heads") : q.dim(1);
@@ -413,7 +442,11 @@ Status onnx_rotary(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_attention_kernels(KernelRegistry& r) {
-  TSR_IF_SELECTED("Attention") r.add_fn("Attention", {DType::kF32, DType::kF16}, f32_or_f16<onnx_attention>);
+  TSR_IF_SELECTED("Attention")
+  r.add("Attention", {DType::kF32, DType::kF16}, [](const exec::KernelInit& init) -> Expected<std::unique_ptr<exec::Kernel>> {
+    return std::unique_ptr<exec::Kernel>(std::make_unique<exec::FnKernel>(
+        init.fast_math == FastMath::kBf16 ? f32_or_f16<onnx_attention<true>> : f32_or_f16<onnx_attention<false>>));
+  });
   TSR_IF_SELECTED("RotaryEmbedding") r.add_fn("RotaryEmbedding", {DType::kF32, DType::kF16}, f32_or_f16<onnx_rotary>);
 }
 

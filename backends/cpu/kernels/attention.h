@@ -61,6 +61,9 @@ struct AttnProblem {
   // softcap, 2 after the bias and masks, 3 the softmax.
   float* qk_out = nullptr;
   int qk_mode = 0;
+  // FastMath::kBf16 (the session's fast_math): Q·K^T and P·V with bf16 operands and f32
+  // accumulation where bf16_attention_usable (attention_bf16.h), else f32 as without it.
+  bool bf16 = false;
 };
 
 Status attention_core(exec::KernelContext& ctx, const AttnProblem& p);

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/fast_math.h"
 #include "core/base/limits.h"
 #include "core/base/status.h"
 #include "core/tensor/tensor.h"
@@ -89,6 +90,10 @@ struct SessionOptions {
   // The host backend, which runs every node not placed on a device (only "cpu" today; a device
   // backend's name runs the whole graph on it, for tests).
   std::string backend = "cpu";
+  // Opt-in reduced precision (core/base/fast_math.h): kBf16 computes the CPU Attention kernel's
+  // Q·K^T and P·V with bfloat16 operands and f32 accumulation where fast_math_supported(kBf16)
+  // (an x86-64 CPU with AVX512_BF16), else in f32. Default kNone: exact f32.
+  FastMath fast_math = FastMath::kNone;
 };
 
 // Inputs or outputs by name, in any order (outputs come in the model's output order).

@@ -41,8 +41,9 @@ extern "C" {
 #endif
 
 /* Version history: 1 models, sessions, values, errors; 2 tsr_session_options_set_optimization;
- * 3 training (tsr_training_spec_*, tsr_prepare_training, tsr_trainer_*, tsr_buffer_free). */
-#define TSR_C_API_VERSION 3
+ * 3 training (tsr_training_spec_*, tsr_prepare_training, tsr_trainer_*, tsr_buffer_free);
+ * 4 tsr_session_options_set_fast_math, tsr_fast_math_supported. */
+#define TSR_C_API_VERSION 4
 
 #if defined(_WIN32)
 #define TSR_C_EXPORT
@@ -120,6 +121,15 @@ TSR_C_EXPORT void tsr_session_options_set_optimization(tsr_session_options* opti
  * tsr::SessionOptions::max_memory_bytes). Exceeding it makes tsr_session_run fail with
  * TSR_ERR_RESOURCE. */
 TSR_C_EXPORT void tsr_session_options_set_max_memory(tsr_session_options* options, uint64_t bytes);
+/* Opt-in reduced precision (tsr::SessionOptions::fast_math): TSR_FAST_MATH_NONE (the default:
+ * exact f32) or TSR_FAST_MATH_BF16 (the attention kernel's Q*K^T and P*V with bfloat16 operands
+ * and f32 accumulation on CPUs with AVX512_BF16, outputs about 1e-4..1e-2 relative off; where
+ * tsr_fast_math_supported says 0 it computes in f32). Other values are ignored. Since version 4. */
+enum { TSR_FAST_MATH_NONE = 0, TSR_FAST_MATH_BF16 = 1 };
+TSR_C_EXPORT void tsr_session_options_set_fast_math(tsr_session_options* options, int mode);
+/* 1 when this build and CPU have the kernels of `mode` (TSR_FAST_MATH_NONE: always), else 0.
+ * Since version 4. */
+TSR_C_EXPORT int tsr_fast_math_supported(int mode);
 TSR_C_EXPORT void tsr_session_options_free(tsr_session_options* options);
 
 /* ---- Sessions: one per thread (tsr_session_run is not reentrant on one session). ---- */
