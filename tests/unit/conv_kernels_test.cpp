@@ -429,8 +429,10 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
       {"3x3 stride 2, threaded bands", {1, 32, 96, 96}, 3, 2, 1, 96, {0, 0, 1, 1}, "", "", true, true},
       {"5x5 stride 2, W_pw an input", {2, 6, 15, 22}, 5, 2, 1, 70, {2, 2, 2, 2}, "", "", true, false},
       // Planes <= 16 wide, >= 128 channels: the depthwise stage channels-last (loops of 4 and 1
-      // vectors, a channel tail), read by the packed product as B^T; threads split the channels.
+      // vectors, a channel tail), read by the packed product as B^T; threads take runs of output
+      // positions end to end (runs starting mid-row; their input rows only, padding on one side).
       {"3x3 on 7x7, 131 channels", {1, 131, 7, 7}, 3, 1, 1, 80, {1, 1, 1, 1}, "Relu", "Relu", true, true},
+      {"3x3 stride 2 on 15x11, 139 channels", {1, 139, 15, 11}, 3, 2, 1, 100, {0, 0, 1, 1}, "Relu", "Relu", true, true},
       {"3x3 stride 2 on 13x17, 133 channels", {2, 133, 13, 17}, 3, 2, 1, 67, {1, 1, 1, 1}, "HardSwish", "", true, true},
       {"3x3 on 14x14, 147 channels, 24 outputs, W_pw an input", {1, 147, 14, 14}, 3, 1, 1, 24, {1, 1, 1, 1}, "Relu", "", true, false},
       {"5x5 dilated on 14x14, 149 channels", {1, 149, 14, 14}, 5, 1, 2, 96, {4, 3, 4, 5}, "", "Relu", false, false},

@@ -71,74 +71,162 @@ void expand_columns(const SgemmDirectA* ea, const float* we, const float* be, co
   }
 }
 
-// Depthwise conv of channels [c0, c1) over the whole plane, channels-last: x's channels
-// (c x H x W) transposed into xt (H * W rows of c1 - c0) and the weights (C x taps) into wt (taps
-// rows of c1 - c0), then each output position's channels are one vector loop over the taps that
-// fall inside the input. dst: the depthwise output as OH * OW rows of `ldd` channels (columns
+// Four output positions of the channels-last depthwise stage whose taps all fall inside the input:
+// position k reads xt at x0 + k * step + rel[t] for tap t (weights at wt + wof[t]), channels
+// [cb, ce) in whole vectors, bias `bd` (may be null; indexed like the channels), outputs at
+// out + k * ldo. Two vectors of channels by four positions: eight independent FMA chains, each
+// weight load shared by the four (one position at a time, the chains waited on the FMA latency and
+// every FMA took two loads).
+HWY_INLINE void depthwise_cl_four(const float* x0, int64_t step, const int64_t* rel, const float* wt, const int64_t* wof,
+                                  int64_t nt, const float* bd, int64_t cb, int64_t ce, float* out, int64_t ldo) {
+  const hn::ScalableTag<float> d;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  int64_t cv = cb;
+  for (; cv + 2 * nl <= ce; cv += 2 * nl) {
+    const auto b0 = bd ? hn::LoadU(d, bd + cv) : hn::Zero(d), b1 = bd ? hn::LoadU(d, bd + cv + nl) : hn::Zero(d);
+    auto a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1, a30 = b0, a31 = b1;
+    for (int64_t t = 0; t < nt; ++t) {
+      const auto w0 = hn::LoadU(d, wt + wof[t] + cv), w1 = hn::LoadU(d, wt + wof[t] + cv + nl);
+      const float* xp = x0 + rel[t] + cv;
+      a00 = hn::MulAdd(hn::LoadU(d, xp), w0, a00);
+      a01 = hn::MulAdd(hn::LoadU(d, xp + nl), w1, a01);
+      a10 = hn::MulAdd(hn::LoadU(d, xp + step), w0, a10);
+      a11 = hn::MulAdd(hn::LoadU(d, xp + step + nl), w1, a11);
+      a20 = hn::MulAdd(hn::LoadU(d, xp + 2 * step), w0, a20);
+      a21 = hn::MulAdd(hn::LoadU(d, xp + 2 * step + nl), w1, a21);
+      a30 = hn::MulAdd(hn::LoadU(d, xp + 3 * step), w0, a30);
+      a31 = hn::MulAdd(hn::LoadU(d, xp + 3 * step + nl), w1, a31);
+    }
+    hn::StoreU(a00, d, out + cv);
+    hn::StoreU(a01, d, out + cv + nl);
+    hn::StoreU(a10, d, out + ldo + cv);
+    hn::StoreU(a11, d, out + ldo + cv + nl);
+    hn::StoreU(a20, d, out + 2 * ldo + cv);
+    hn::StoreU(a21, d, out + 2 * ldo + cv + nl);
+    hn::StoreU(a30, d, out + 3 * ldo + cv);
+    hn::StoreU(a31, d, out + 3 * ldo + cv + nl);
+  }
+  for (; cv + nl <= ce; cv += nl) {
+    const auto b0 = bd ? hn::LoadU(d, bd + cv) : hn::Zero(d);
+    auto a0 = b0, a1 = b0, a2 = b0, a3 = b0;
+    for (int64_t t = 0; t < nt; ++t) {
+      const auto w0 = hn::LoadU(d, wt + wof[t] + cv);
+      const float* xp = x0 + rel[t] + cv;
+      a0 = hn::MulAdd(hn::LoadU(d, xp), w0, a0);
+      a1 = hn::MulAdd(hn::LoadU(d, xp + step), w0, a1);
+      a2 = hn::MulAdd(hn::LoadU(d, xp + 2 * step), w0, a2);
+      a3 = hn::MulAdd(hn::LoadU(d, xp + 3 * step), w0, a3);
+    }
+    hn::StoreU(a0, d, out + cv);
+    hn::StoreU(a1, d, out + ldo + cv);
+    hn::StoreU(a2, d, out + 2 * ldo + cv);
+    hn::StoreU(a3, d, out + 3 * ldo + cv);
+  }
+}
+
+// Depthwise conv of channels [c0, c1) at output positions [p0, p1) (row-major over the OH x OW
+// plane), channels-last: the input rows those positions read, of x's channels (c x H x W),
+// transposed into xt (one row of c1 - c0 per input position) and the weights (C x taps) into wt
+// (taps rows of c1 - c0), then each output position's channels are one vector loop over the taps
+// that fall inside the input. dst: the depthwise output as p1 - p0 rows of `ldd` channels (columns
 // [c0, c1) written), + bias `bd` (may be null), then `act`: B^T of the 1x1 product.
 void depthwise_channels_last(const float* x, const float* wd, const float* bd, const Window3& w, int64_t c0,
-                             int64_t c1, const ops::ActivationSpec& act, float* xt, float* wt, float* dst, int64_t ldd) {
+                             int64_t c1, int64_t p0, int64_t p1, const ops::ActivationSpec& act, float* xt, float* wt,
+                             float* dst, int64_t ldd) {
   const hn::ScalableTag<float> d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
   const int64_t cr = c1 - c0, h = w.in[1], wd_n = w.in[2], in_size = h * wd_n, kh = w.k[1], kw = w.k[2];
-  const int64_t taps = kh * kw, oh_n = w.out[1], ow_n = w.out[2];
-  short_rows::transpose_rows(x + c0 * in_size, in_size, cr, in_size, xt, cr);
+  const int64_t taps = kh * kw, ow_n = w.out[2];
+  if (p1 <= p0) return;
+  // The input rows [iy0, iy1) that output rows [p0 / OW, (p1 - 1) / OW] read.
+  const int64_t iy0 = std::clamp<int64_t>(p0 / ow_n * w.s[1] - w.pb[1], 0, h);
+  const int64_t iy1 = std::clamp<int64_t>((p1 - 1) / ow_n * w.s[1] - w.pb[1] + (kh - 1) * w.d[1] + 1, iy0, h);
+  short_rows::transpose_rows(x + c0 * in_size + iy0 * wd_n, in_size, cr, (iy1 - iy0) * wd_n, xt, cr);
   short_rows::transpose_rows(wd + c0 * taps, taps, cr, taps, wt, cr);
   // Blocks of kBlock channels, each over all positions: a position's taps then read a few KiB of
   // xt and wt that nearby positions read too (L1), not every channel's (over all of them, 9 taps
   // of 960 channels were 69 KiB a position, from L2).
   constexpr int64_t kBlock = 128;
+  // Interior positions (every tap inside the input) four at a time (depthwise_cl_four): the taps'
+  // offsets from the position's tap (0, 0), and the output columns [ox_a, ox_b) whose taps all
+  // fall inside a row.
+  int64_t rel[64], wof[64];
+  for (int64_t i = 0; i < kh; ++i)
+    for (int64_t j = 0; j < kw; ++j) {
+      rel[i * kw + j] = (i * w.d[1] * wd_n + j * w.d[2]) * cr;
+      wof[i * kw + j] = (i * kw + j) * cr;
+    }
+  const int64_t ox_a = std::min(ow_n, (w.pb[2] + w.s[2] - 1) / w.s[2]);
+  const int64_t last_x = wd_n - 1 - (kw - 1) * w.d[2] + w.pb[2];  // the last tap-(0, 0) column inside, + pb
+  const int64_t ox_b = last_x < 0 ? ox_a : std::clamp<int64_t>(last_x / w.s[2] + 1, ox_a, ow_n);
   for (int64_t cb0 = 0; cb0 < cr; cb0 += kBlock) {
     const int64_t cb1 = std::min(cr, cb0 + kBlock), cv_end = cb0 + (cb1 - cb0) / nl * nl;
-    for (int64_t oy = 0; oy < oh_n; ++oy)
-      for (int64_t ox = 0; ox < ow_n; ++ox) {
-        // The taps inside the input: offsets into xt and wt.
-        int64_t xoff[64], woff[64], nt = 0;
-        for (int64_t i = 0; i < kh; ++i) {
-          const int64_t iy = oy * w.s[1] - w.pb[1] + i * w.d[1];
-          if (iy < 0 || iy >= h) continue;
-          for (int64_t j = 0; j < kw; ++j) {
-            const int64_t ix = ox * w.s[2] - w.pb[2] + j * w.d[2];
-            if (ix < 0 || ix >= wd_n) continue;
-            xoff[nt] = (iy * wd_n + ix) * cr;
-            woff[nt++] = (i * kw + j) * cr;
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t oy = p / ow_n, ox = p % ow_n;
+      const int64_t iy_top = oy * w.s[1] - w.pb[1];
+      if (p + 4 <= p1 && ox >= ox_a && ox + 4 <= ox_b && iy_top >= 0 && iy_top + (kh - 1) * w.d[1] < h) {
+        float* out = dst + (p - p0) * ldd + c0;
+        const float* x0 = xt + ((iy_top - iy0) * wd_n + ox * w.s[2] - w.pb[2]) * cr;
+        const int64_t step = w.s[2] * cr;
+        depthwise_cl_four(x0, step, rel, wt, wof, taps, bd ? bd + c0 : nullptr, cb0, cv_end, out, ldd);
+        for (int64_t k = 0; k < 4; ++k) {
+          for (int64_t cv = cv_end; cv < cb1; ++cv) {
+            float acc = bd ? bd[c0 + cv] : 0.0f;
+            for (int64_t t = 0; t < taps; ++t) acc += x0[k * step + rel[t] + cv] * wt[wof[t] + cv];
+            out[k * ldd + cv] = acc;
           }
+          apply_epilogue(act, out + k * ldd + cb0, cb1 - cb0);
         }
-        float* out = dst + (oy * ow_n + ox) * ldd + c0;
-        int64_t cv = cb0;
-        // Four vectors of channels at a time: independent FMA chains (one chain waits on the FMA
-        // latency every tap).
-        for (; cv + 4 * nl <= cv_end; cv += 4 * nl) {
-          auto a0 = bd ? hn::LoadU(d, bd + c0 + cv) : hn::Zero(d);
-          auto a1 = bd ? hn::LoadU(d, bd + c0 + cv + nl) : hn::Zero(d);
-          auto a2 = bd ? hn::LoadU(d, bd + c0 + cv + 2 * nl) : hn::Zero(d);
-          auto a3 = bd ? hn::LoadU(d, bd + c0 + cv + 3 * nl) : hn::Zero(d);
-          for (int64_t t = 0; t < nt; ++t) {
-            const float* xp = xt + xoff[t] + cv;
-            const float* wp = wt + woff[t] + cv;
-            a0 = hn::MulAdd(hn::LoadU(d, xp), hn::LoadU(d, wp), a0);
-            a1 = hn::MulAdd(hn::LoadU(d, xp + nl), hn::LoadU(d, wp + nl), a1);
-            a2 = hn::MulAdd(hn::LoadU(d, xp + 2 * nl), hn::LoadU(d, wp + 2 * nl), a2);
-            a3 = hn::MulAdd(hn::LoadU(d, xp + 3 * nl), hn::LoadU(d, wp + 3 * nl), a3);
-          }
-          hn::StoreU(a0, d, out + cv);
-          hn::StoreU(a1, d, out + cv + nl);
-          hn::StoreU(a2, d, out + cv + 2 * nl);
-          hn::StoreU(a3, d, out + cv + 3 * nl);
-        }
-        for (; cv < cv_end; cv += nl) {
-          auto acc = bd ? hn::LoadU(d, bd + c0 + cv) : hn::Zero(d);
-          for (int64_t t = 0; t < nt; ++t)
-            acc = hn::MulAdd(hn::LoadU(d, xt + xoff[t] + cv), hn::LoadU(d, wt + woff[t] + cv), acc);
-          hn::StoreU(acc, d, out + cv);
-        }
-        for (cv = cv_end; cv < cb1; ++cv) {
-          float acc = bd ? bd[c0 + cv] : 0.0f;
-          for (int64_t t = 0; t < nt; ++t) acc += xt[xoff[t] + cv] * wt[woff[t] + cv];
-          out[cv] = acc;
-        }
-        apply_epilogue(act, out + cb0, cb1 - cb0);
+        p += 3;
+        continue;
       }
+      // The taps inside the input: offsets into xt and wt.
+      int64_t xoff[64], woff[64], nt = 0;
+      for (int64_t i = 0; i < kh; ++i) {
+        const int64_t iy = oy * w.s[1] - w.pb[1] + i * w.d[1];
+        if (iy < 0 || iy >= h) continue;
+        for (int64_t j = 0; j < kw; ++j) {
+          const int64_t ix = ox * w.s[2] - w.pb[2] + j * w.d[2];
+          if (ix < 0 || ix >= wd_n) continue;
+          xoff[nt] = ((iy - iy0) * wd_n + ix) * cr;
+          woff[nt++] = (i * kw + j) * cr;
+        }
+      }
+      float* out = dst + (p - p0) * ldd + c0;
+      int64_t cv = cb0;
+      // Four vectors of channels at a time: independent FMA chains (one chain waits on the FMA
+      // latency every tap).
+      for (; cv + 4 * nl <= cv_end; cv += 4 * nl) {
+        auto a0 = bd ? hn::LoadU(d, bd + c0 + cv) : hn::Zero(d);
+        auto a1 = bd ? hn::LoadU(d, bd + c0 + cv + nl) : hn::Zero(d);
+        auto a2 = bd ? hn::LoadU(d, bd + c0 + cv + 2 * nl) : hn::Zero(d);
+        auto a3 = bd ? hn::LoadU(d, bd + c0 + cv + 3 * nl) : hn::Zero(d);
+        for (int64_t t = 0; t < nt; ++t) {
+          const float* xp = xt + xoff[t] + cv;
+          const float* wp = wt + woff[t] + cv;
+          a0 = hn::MulAdd(hn::LoadU(d, xp), hn::LoadU(d, wp), a0);
+          a1 = hn::MulAdd(hn::LoadU(d, xp + nl), hn::LoadU(d, wp + nl), a1);
+          a2 = hn::MulAdd(hn::LoadU(d, xp + 2 * nl), hn::LoadU(d, wp + 2 * nl), a2);
+          a3 = hn::MulAdd(hn::LoadU(d, xp + 3 * nl), hn::LoadU(d, wp + 3 * nl), a3);
+        }
+        hn::StoreU(a0, d, out + cv);
+        hn::StoreU(a1, d, out + cv + nl);
+        hn::StoreU(a2, d, out + cv + 2 * nl);
+        hn::StoreU(a3, d, out + cv + 3 * nl);
+      }
+      for (; cv < cv_end; cv += nl) {
+        auto acc = bd ? hn::LoadU(d, bd + c0 + cv) : hn::Zero(d);
+        for (int64_t t = 0; t < nt; ++t)
+          acc = hn::MulAdd(hn::LoadU(d, xt + xoff[t] + cv), hn::LoadU(d, wt + woff[t] + cv), acc);
+        hn::StoreU(acc, d, out + cv);
+      }
+      for (cv = cv_end; cv < cb1; ++cv) {
+        float acc = bd ? bd[c0 + cv] : 0.0f;
+        for (int64_t t = 0; t < nt; ++t) acc += xt[xoff[t] + cv] * wt[woff[t] + cv];
+        out[cv] = acc;
+      }
+      apply_epilogue(act, out + cb0, cb1 - cb0);
+    }
   }
 }
 
@@ -277,10 +365,12 @@ class SeparableKernel final : public exec::Kernel {
     const bool parallel = threads > 1;
     TSR_ASSIGN_OR_RETURN(auto pads, SlotScratch<float>::make(ctx, static_cast<size_t>(depthwise_band_size(w, geom, 0, rb)),
                                                              parallel));
-    TSR_ASSIGN_OR_RETURN(auto dbufs, SlotScratch<float>::make(ctx, static_cast<size_t>(c * rb * ow_n), parallel && whole_bands));
     // Small planes (one band, the packed product): the depthwise stage channels-last, its output
-    // read by the GEMM as B^T; per slot, the transposed input and weights of its channels.
+    // read by the GEMM as B^T; per slot, the transposed input and weights of its channels (and,
+    // threads taking runs of positions, its depthwise output).
     const bool channels_last = pa && small_plane;
+    TSR_ASSIGN_OR_RETURN(auto dbufs, SlotScratch<float>::make(ctx, static_cast<size_t>(c * rb * ow_n),
+                                                              parallel && (whole_bands || channels_last)));
     TSR_ASSIGN_OR_RETURN(auto tbufs, SlotScratch<float>::make(
                                          ctx, channels_last ? static_cast<size_t>(c * (in_size + taps)) : 0, parallel));
     // The expanded input: a band's rows per slot (ecap rows of each channel), or the whole image.
@@ -362,14 +452,23 @@ class SeparableKernel final : public exec::Kernel {
           float* y0 = py + img * m * out_size + r0 * ow_n;
           const float* z0 = pz ? pz + img * m * out_size + r0 * ow_n : nullptr;
           if (channels_last) {
-            auto part = [&](int s, int64_t c0, int64_t c1) {
+            // One run of the plane's output positions a thread, end to end (depthwise stage, 1x1
+            // product, epilogue), each reading only its own depthwise output and the input rows
+            // its positions need. Three pooled jobs (the depthwise stage split by channels, then
+            // the product, then the epilogue) had each thread read half of its product's input
+            // from the other core (MobileNetV2's 14 x 14 and 7 x 7 blocks at two threads).
+            const int64_t parts = inner ? threads : 1;
+            auto part = [&](int s, int64_t t0, int64_t t1) {
+              const int64_t p0 = t0 * cols / parts, p1 = t1 * cols / parts;
+              if (p1 <= p0) return;
               float* t = tbufs.slot(s);
-              depthwise_channels_last(xi, pwd, pbd, w, c0, c1, dw_act_, t, t + c * in_size, dst, c);
+              float* dd = parts > 1 ? dbufs.slot(s) : dst;
+              depthwise_channels_last(xi, pwd, pbd, w, 0, c, p0, p1, dw_act_, t, t + c * in_size, dd, c);
+              sgemm_prepacked(*pa, nullptr, c, true, p1 - p0, 1.0f, dd, c, 0.0f, y0 + p0, out_size, nullptr);
+              apply_epilogue_rows(act_, y0 + p0, m, p1 - p0, out_size, pbp, z0 ? z0 + p0 : nullptr, out_size);
             };
-            if (inner) inner->parallel_for_slots(c, 16, part);
-            else part(slot, 0, c);
-            sgemm_prepacked(*pa, nullptr, c, true, cols, 1.0f, dst, c, 0.0f, y0, out_size, inner);
-            apply_epilogue_rows_pooled(inner, act_, y0, m, cols, out_size, pbp, z0, out_size);
+            if (parts > 1) pool.parallel_for_slots(parts, 1, part);
+            else part(slot, 0, 1);
             continue;
           }
           if (inner)
