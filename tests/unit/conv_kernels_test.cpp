@@ -444,7 +444,11 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
       {"expand 13 -> 64, 3x3", {1, 64, 30, 90}, 3, 1, 1, 40, {1, 1, 1, 1}, "", "Relu", true, true, 13, "HardSwish"},
       {"expand 8 -> 96, 3x3 on 20-wide rows", {1, 96, 40, 20}, 3, 1, 1, 32, {1, 1, 1, 1}, "Relu", "", true, true, 8, "Relu"},
       {"expand 11 -> 72, 3x3 stride 2, 70 outputs", {1, 72, 30, 34}, 3, 2, 1, 70, {0, 0, 1, 1}, "", "", true, true, 11, ""},
+      // On small planes, the expansion channels-last (X^T W_ex^T), the input rows of each
+      // thread's run of positions.
       {"expand 24 -> 131 on 7x7", {1, 131, 7, 7}, 3, 1, 1, 40, {1, 1, 1, 1}, "Relu", "", true, true, 24, "Relu"},
+      {"expand 13 -> 136 on 15x13", {1, 136, 15, 13}, 3, 1, 1, 37, {1, 1, 1, 1}, "Relu", "Relu", true, true, 13, "HardSwish"},
+      {"expand 11 -> 144, 3x3 stride 2 on 16x15", {1, 144, 16, 15}, 3, 2, 1, 40, {0, 0, 1, 1}, "", "", true, true, 11, ""},
   };
   for_targets_and_threads([&](int threads) {
     for (const SeparableCase& sc : cases) check_separable(sc, threads, rng);

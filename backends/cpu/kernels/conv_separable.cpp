@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.h"
@@ -124,13 +125,22 @@ HWY_INLINE void depthwise_cl_four(const float* x0, int64_t step, const int64_t* 
   }
 }
 
+// The input rows [iy0, iy1) that output positions [p0, p1) (p1 > p0, row-major over the OH x OW
+// plane) read.
+std::pair<int64_t, int64_t> channels_last_input_rows(const Window3& w, int64_t p0, int64_t p1) {
+  const int64_t h = w.in[1], ow_n = w.out[2];
+  const int64_t iy0 = std::clamp<int64_t>(p0 / ow_n * w.s[1] - w.pb[1], 0, h);
+  return {iy0, std::clamp<int64_t>((p1 - 1) / ow_n * w.s[1] - w.pb[1] + (w.k[1] - 1) * w.d[1] + 1, iy0, h)};
+}
+
 // Depthwise conv of channels [c0, c1) at output positions [p0, p1) (row-major over the OH x OW
 // plane), channels-last: the input rows those positions read, of x's channels (c x H x W),
-// transposed into xt (one row of c1 - c0 per input position) and the weights (C x taps) into wt
-// (taps rows of c1 - c0), then each output position's channels are one vector loop over the taps
+// transposed into xt (one row of c1 - c0 per input position; with x_cl, x is those rows already:
+// channels-last, all C channels, as the expansion stage wrote them) and the weights (C x taps)
+// into wt (taps rows of c1 - c0), then each output position's channels are one vector loop over the taps
 // that fall inside the input. dst: the depthwise output as p1 - p0 rows of `ldd` channels (columns
 // [c0, c1) written), + bias `bd` (may be null), then `act`: B^T of the 1x1 product.
-void depthwise_channels_last(const float* x, const float* wd, const float* bd, const Window3& w, int64_t c0,
+void depthwise_channels_last(const float* x, bool x_cl, const float* wd, const float* bd, const Window3& w, int64_t c0,
                              int64_t c1, int64_t p0, int64_t p1, const ops::ActivationSpec& act, float* xt, float* wt,
                              float* dst, int64_t ldd) {
   const hn::ScalableTag<float> d;
@@ -138,10 +148,9 @@ void depthwise_channels_last(const float* x, const float* wd, const float* bd, c
   const int64_t cr = c1 - c0, h = w.in[1], wd_n = w.in[2], in_size = h * wd_n, kh = w.k[1], kw = w.k[2];
   const int64_t taps = kh * kw, ow_n = w.out[2];
   if (p1 <= p0) return;
-  // The input rows [iy0, iy1) that output rows [p0 / OW, (p1 - 1) / OW] read.
-  const int64_t iy0 = std::clamp<int64_t>(p0 / ow_n * w.s[1] - w.pb[1], 0, h);
-  const int64_t iy1 = std::clamp<int64_t>((p1 - 1) / ow_n * w.s[1] - w.pb[1] + (kh - 1) * w.d[1] + 1, iy0, h);
-  short_rows::transpose_rows(x + c0 * in_size + iy0 * wd_n, in_size, cr, (iy1 - iy0) * wd_n, xt, cr);
+  const auto [iy0, iy1] = channels_last_input_rows(w, p0, p1);
+  if (x_cl) xt = const_cast<float*>(x);
+  else short_rows::transpose_rows(x + c0 * in_size + iy0 * wd_n, in_size, cr, (iy1 - iy0) * wd_n, xt, cr);
   short_rows::transpose_rows(wd + c0 * taps, taps, cr, taps, wt, cr);
   // Blocks of kBlock channels, each over all positions: a position's taps then read a few KiB of
   // xt and wt that nearby positions read too (L1), not every channel's (over all of them, 9 taps
@@ -230,14 +239,31 @@ void depthwise_channels_last(const float* x, const float* wd, const float* bd, c
   }
 }
 
+// y (rows x cols, contiguous) = act(y + bias) with one bias per column (may be null), row by row
+// while each is in L1: the channels-last expansion's epilogue.
+void bias_rows_epilogue(const ops::ActivationSpec& act, float* y, int64_t rows, int64_t cols, const float* bias) {
+  const hn::ScalableTag<float> d;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t r = 0; r < rows; ++r) {
+    float* yr = y + r * cols;
+    if (bias) {
+      int64_t j = 0;
+      for (; j + nl <= cols; j += nl) hn::StoreU(hn::Add(hn::LoadU(d, yr + j), hn::LoadU(d, bias + j)), d, yr + j);
+      for (; j < cols; ++j) yr[j] += bias[j];
+    }
+    apply_epilogue(act, yr, cols);
+  }
+}
+
 // `direct_` and, with more rows than sgemm_direct takes for any N, `packed_`: W_pw packed when it
 // is a constant (else packed at every run).
 class SeparableKernel final : public exec::Kernel {
  public:
   SeparableKernel(ops::ActivationSpec dw_act, ops::ActivationSpec act, ops::ActivationSpec ex_act,
-                  std::vector<SgemmDirectA> direct, std::vector<SgemmPackedA> packed, std::vector<SgemmDirectA> expand)
+                  std::vector<SgemmDirectA> direct, std::vector<SgemmPackedA> packed, std::vector<SgemmDirectA> expand,
+                  std::vector<SgemmPackedB> expand_lanes)
       : dw_act_(dw_act), act_(act), ex_act_(ex_act), direct_(std::move(direct)), packed_(std::move(packed)),
-        expand_(std::move(expand)) {}
+        expand_(std::move(expand)), expand_lanes_(std::move(expand_lanes)) {}
 
   Status run(exec::KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
@@ -336,10 +362,18 @@ class SeparableKernel final : public exec::Kernel {
     // ms a block; BlazeFace's 24-96 channels on 16x16 and 8x8 ran 5% slower so).
     std::vector<SgemmDirectA> expand_now;
     const SgemmDirectA* ea = nullptr;
-    if (we && !kSizeFirstKernels)
+    if (we && !kSizeFirstKernels && !small_plane)
       ea = !expand_.empty() && expand_[0].m == c && expand_[0].k == cin
                ? &expand_[0]
                : &expand_now.emplace_back(sgemm_direct_pack_a(c, cin, pwe, cin));
+    // Small planes: the expansion channels-last, E^T = X^T W_ex^T (the output channels on the
+    // vector lanes), each thread's input rows as its run of positions reads them.
+    std::vector<SgemmPackedB> lanes_now;
+    const SgemmPackedB* eb = nullptr;
+    if (we && small_plane)
+      eb = !expand_lanes_.empty() && expand_lanes_[0].n == c && expand_lanes_[0].k == cin
+               ? &expand_lanes_[0]
+               : &lanes_now.emplace_back(sgemm_pack_b(true, cin, c, pwe, cin));
     if (!small_plane && sgemm_direct_preferred(m, std::min(oh_n, rb) * ow_n, c)) {
       da = !direct_.empty() && direct_[0].m == m && direct_[0].k == c
                ? &direct_[0]
@@ -376,7 +410,9 @@ class SeparableKernel final : public exec::Kernel {
     // The expanded input: a band's rows per slot (ecap rows of each channel), or the whole image.
     const int64_t ecap = band_expand ? std::min(w.in[1], depthwise_band_rows(w, 0, rb)) : 0;
     TSR_ASSIGN_OR_RETURN(auto ebufs, SlotScratch<float>::make(
-                                         ctx, static_cast<size_t>(band_expand ? c * ecap * iw_n : we ? c * in_size : 0),
+                                         ctx, static_cast<size_t>(band_expand ? c * ecap * iw_n
+                                                                  : we && !channels_last ? c * in_size
+                                                                                         : 0),
                                          parallel && whole_bands));
     // The depthwise rows [r0, r1) of channels [c0, c1) into dst (channel-major, cols per channel),
     // from each channel's plane at xi + ch * cstride (input row ih at row ih % ring for ring > 0).
@@ -418,7 +454,7 @@ class SeparableKernel final : public exec::Kernel {
     };
     for (int64_t img = 0; img < n_batch; ++img) {
       const float* xi = px + img * cin * in_size;
-      if (we && !band_expand) {
+      if (we && !band_expand && !channels_last) {
         // Small planes: the expanded image whole, then as without the stage.
         expand_rows(xi, 0, w.in[1], ebufs.slot(0), in_size);
         xi = ebufs.slot(0);
@@ -463,7 +499,15 @@ class SeparableKernel final : public exec::Kernel {
               if (p1 <= p0) return;
               float* t = tbufs.slot(s);
               float* dd = parts > 1 ? dbufs.slot(s) : dst;
-              depthwise_channels_last(xi, pwd, pbd, w, 0, c, p0, p1, dw_act_, t, t + c * in_size, dd, c);
+              if (eb) {
+                // The expanded input rows the positions read, channels-last, into t.
+                const auto [iy0, iy1] = channels_last_input_rows(w, p0, p1);
+                const int64_t ne = (iy1 - iy0) * iw_n;
+                sgemm_prepacked_b(true, ne, 1.0f, xi + iy0 * iw_n, in_size, *eb, pwe, cin, 0.0f, t, c, nullptr);
+                bias_rows_epilogue(ex_act_, t, ne, c, pbe);
+              }
+              depthwise_channels_last(eb ? t : xi, eb != nullptr, pwd, pbd, w, 0, c, p0, p1, dw_act_, t,
+                                      t + c * in_size, dd, c);
               sgemm_prepacked(*pa, nullptr, c, true, p1 - p0, 1.0f, dd, c, 0.0f, y0 + p0, out_size, nullptr);
               apply_epilogue_rows(act_, y0 + p0, m, p1 - p0, out_size, pbp, z0 ? z0 + p0 : nullptr, out_size);
             };
@@ -510,6 +554,7 @@ class SeparableKernel final : public exec::Kernel {
   std::vector<SgemmDirectA> direct_;  // one or none
   std::vector<SgemmPackedA> packed_;  // one or none
   std::vector<SgemmDirectA> expand_;  // W_ex packed, one or none
+  std::vector<SgemmPackedB> expand_lanes_;  // W_ex^T packed as B (small planes' channels-last expansion), one or none
 };
 
 Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit& init) {
@@ -517,9 +562,9 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
   TSR_ASSIGN_OR_RETURN(ops::ActivationSpec dw_act, ops::activation_of(init.node, init.place, "dw_"));
   TSR_ASSIGN_OR_RETURN(ops::ActivationSpec ex_act, ops::activation_of(init.node, init.place, "ex_"));
   std::vector<SgemmDirectA> direct, expand;
+  std::vector<SgemmPackedB> expand_lanes;
   const Tensor* we = init.constant_inputs.size() > 6 ? init.constant_inputs[6] : nullptr;
-  if (!kSizeFirstKernels && we && we->dtype() == DType::kF32 && we->rank() == 4)
-    expand.push_back(sgemm_direct_pack_a(we->dim(0), we->dim(1), we->data<float>(), we->dim(1)));
+  const bool we_f32 = !kSizeFirstKernels && we && we->dtype() == DType::kF32 && we->rank() == 4;
   std::vector<SgemmPackedA> packed;
   const Tensor* wp = init.constant_inputs.size() > 2 ? init.constant_inputs[2] : nullptr;
   if (wp && wp->dtype() == DType::kF32 && wp->rank() == 4) {
@@ -541,9 +586,15 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
     if (!kSizeFirstKernels && !small_plane) direct.push_back(sgemm_direct_pack_a(m, k, wp->data<float>(), k));
     if (!sgemm_direct_preferred(m, -1, k) || maybe_small)
       packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
+    // W_ex as the form the run takes: sgemm_direct's A off small planes, W_ex^T packed as B on them.
+    if (we_f32 && !small_plane) expand.push_back(sgemm_direct_pack_a(we->dim(0), we->dim(1), we->data<float>(), we->dim(1)));
+    if (we_f32 && maybe_small) expand_lanes.push_back(sgemm_pack_b(true, we->dim(1), we->dim(0), we->data<float>(), we->dim(1)));
+  } else if (we_f32) {
+    expand.push_back(sgemm_direct_pack_a(we->dim(0), we->dim(1), we->data<float>(), we->dim(1)));
   }
   return std::unique_ptr<exec::Kernel>(
-      new SeparableKernel(dw_act, act, ex_act, std::move(direct), std::move(packed), std::move(expand)));
+      new SeparableKernel(dw_act, act, ex_act, std::move(direct), std::move(packed), std::move(expand),
+                          std::move(expand_lanes)));
 }
 
 }  // namespace
