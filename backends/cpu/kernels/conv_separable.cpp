@@ -75,13 +75,17 @@ void expand_columns(const SgemmDirectA* ea, const float* we, const float* be, co
 // Four output positions of the channels-last depthwise stage whose taps all fall inside the input:
 // position k reads xt at x0 + k * step + rel[t] for tap t (weights at wt + wof[t]), channels
 // [cb, ce) in whole vectors, bias `bd` (may be null; indexed like the channels), outputs at
-// out + k * ldo. Two vectors of channels by four positions: eight independent FMA chains, each
-// weight load shared by the four (one position at a time, the chains waited on the FMA latency and
-// every FMA took two loads).
+// out + k * ldo, each then clamped to [lo, hi] (bounds: 0 none, 1 the lower one, 2 both: a Relu or
+// Clip activation in registers). Two vectors of channels by four positions: eight independent FMA
+// chains, each weight load shared by the four (one position at a time, the chains waited on the
+// FMA latency and every FMA took two loads).
 HWY_INLINE void depthwise_cl_four(const float* x0, int64_t step, const int64_t* rel, const float* wt, const int64_t* wof,
-                                  int64_t nt, const float* bd, int64_t cb, int64_t ce, float* out, int64_t ldo) {
+                                  int64_t nt, const float* bd, int64_t cb, int64_t ce, int bounds, float lo, float hi,
+                                  float* out, int64_t ldo) {
   const hn::ScalableTag<float> d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  const auto vlo = hn::Set(d, lo), vhi = hn::Set(d, hi);
+  const auto clamp = [&](auto v) { return bounds == 0 ? v : bounds == 1 ? hn::Max(v, vlo) : hn::Min(hn::Max(v, vlo), vhi); };
   int64_t cv = cb;
   for (; cv + 2 * nl <= ce; cv += 2 * nl) {
     const auto b0 = bd ? hn::LoadU(d, bd + cv) : hn::Zero(d), b1 = bd ? hn::LoadU(d, bd + cv + nl) : hn::Zero(d);
@@ -98,14 +102,14 @@ HWY_INLINE void depthwise_cl_four(const float* x0, int64_t step, const int64_t* 
       a30 = hn::MulAdd(hn::LoadU(d, xp + 3 * step), w0, a30);
       a31 = hn::MulAdd(hn::LoadU(d, xp + 3 * step + nl), w1, a31);
     }
-    hn::StoreU(a00, d, out + cv);
-    hn::StoreU(a01, d, out + cv + nl);
-    hn::StoreU(a10, d, out + ldo + cv);
-    hn::StoreU(a11, d, out + ldo + cv + nl);
-    hn::StoreU(a20, d, out + 2 * ldo + cv);
-    hn::StoreU(a21, d, out + 2 * ldo + cv + nl);
-    hn::StoreU(a30, d, out + 3 * ldo + cv);
-    hn::StoreU(a31, d, out + 3 * ldo + cv + nl);
+    hn::StoreU(clamp(a00), d, out + cv);
+    hn::StoreU(clamp(a01), d, out + cv + nl);
+    hn::StoreU(clamp(a10), d, out + ldo + cv);
+    hn::StoreU(clamp(a11), d, out + ldo + cv + nl);
+    hn::StoreU(clamp(a20), d, out + 2 * ldo + cv);
+    hn::StoreU(clamp(a21), d, out + 2 * ldo + cv + nl);
+    hn::StoreU(clamp(a30), d, out + 3 * ldo + cv);
+    hn::StoreU(clamp(a31), d, out + 3 * ldo + cv + nl);
   }
   for (; cv + nl <= ce; cv += nl) {
     const auto b0 = bd ? hn::LoadU(d, bd + cv) : hn::Zero(d);
@@ -118,10 +122,10 @@ HWY_INLINE void depthwise_cl_four(const float* x0, int64_t step, const int64_t* 
       a2 = hn::MulAdd(hn::LoadU(d, xp + 2 * step), w0, a2);
       a3 = hn::MulAdd(hn::LoadU(d, xp + 3 * step), w0, a3);
     }
-    hn::StoreU(a0, d, out + cv);
-    hn::StoreU(a1, d, out + ldo + cv);
-    hn::StoreU(a2, d, out + 2 * ldo + cv);
-    hn::StoreU(a3, d, out + 3 * ldo + cv);
+    hn::StoreU(clamp(a0), d, out + cv);
+    hn::StoreU(clamp(a1), d, out + ldo + cv);
+    hn::StoreU(clamp(a2), d, out + 2 * ldo + cv);
+    hn::StoreU(clamp(a3), d, out + 3 * ldo + cv);
   }
 }
 
@@ -168,6 +172,11 @@ void depthwise_channels_last(const float* x, bool x_cl, const float* wd, const f
   const int64_t ox_a = std::min(ow_n, (w.pb[2] + w.s[2] - 1) / w.s[2]);
   const int64_t last_x = wd_n - 1 - (kw - 1) * w.d[2] + w.pb[2];  // the last tap-(0, 0) column inside, + pb
   const int64_t ox_b = last_x < 0 ? ox_a : std::clamp<int64_t>(last_x / w.s[2] + 1, ox_a, ow_n);
+  // A Relu or Clip activation (nothing after it) applied by depthwise_cl_four in registers.
+  using A = ops::FusedActivation;
+  const bool in_registers = !act.has_post() && (act.kind == A::kNone || act.kind == A::kRelu || act.kind == A::kClip);
+  const int bounds = !in_registers || act.kind == A::kNone ? 0 : act.kind == A::kRelu ? 1 : 2;
+  const float lo = act.kind == A::kClip ? act.p0 : 0.0f, hi = act.kind == A::kClip ? act.p1 : 0.0f;
   for (int64_t cb0 = 0; cb0 < cr; cb0 += kBlock) {
     const int64_t cb1 = std::min(cr, cb0 + kBlock), cv_end = cb0 + (cb1 - cb0) / nl * nl;
     for (int64_t p = p0; p < p1; ++p) {
@@ -177,14 +186,16 @@ void depthwise_channels_last(const float* x, bool x_cl, const float* wd, const f
         float* out = dst + (p - p0) * ldd + c0;
         const float* x0 = xt + ((iy_top - iy0) * wd_n + ox * w.s[2] - w.pb[2]) * cr;
         const int64_t step = w.s[2] * cr;
-        depthwise_cl_four(x0, step, rel, wt, wof, taps, bd ? bd + c0 : nullptr, cb0, cv_end, out, ldd);
+        depthwise_cl_four(x0, step, rel, wt, wof, taps, bd ? bd + c0 : nullptr, cb0, cv_end, bounds, lo, hi, out, ldd);
         for (int64_t k = 0; k < 4; ++k) {
           for (int64_t cv = cv_end; cv < cb1; ++cv) {
             float acc = bd ? bd[c0 + cv] : 0.0f;
             for (int64_t t = 0; t < taps; ++t) acc += x0[k * step + rel[t] + cv] * wt[wof[t] + cv];
             out[k * ldd + cv] = acc;
           }
-          apply_epilogue(act, out + k * ldd + cb0, cb1 - cb0);
+          // The activation where depthwise_cl_four did not apply it.
+          const int64_t done = in_registers ? cv_end : cb0;
+          apply_epilogue(act, out + k * ldd + done, cb1 - done);
         }
         p += 3;
         continue;
