@@ -128,6 +128,7 @@ double activate(const std::string& act, double y) {
   if (act == "Relu") return std::max(y, 0.0);
   if (act == "HardSwish") return y * std::clamp(y / 6 + 0.5, 0.0, 1.0);
   if (act == "Silu") return y / (1 + std::exp(-y));
+  if (act == "Clip") return std::clamp(y, -0.5, 0.75);  // activation_params {-0.5, 0.75} (check_separable)
   return y;
 }
 
@@ -389,6 +390,7 @@ void check_separable(const SeparableCase& sc, int threads, std::mt19937& rng) {
                                       ir::Attribute::make_ints("dilations", {sc.dil, sc.dil}),
                                       ir::Attribute::make_ints("pads", sc.pads)};
   if (*sc.dw_act) attrs.push_back(ir::Attribute::make_string("dw_activation", sc.dw_act));
+  if (std::string(sc.dw_act) == "Clip") attrs.push_back(ir::Attribute::make_floats("dw_activation_params", {-0.5, 0.75}));
   if (*sc.act) attrs.push_back(ir::Attribute::make_string("activation", sc.act));
   if (*sc.ex_act) attrs.push_back(ir::Attribute::make_string("ex_activation", sc.ex_act));
   OneConvNode one("FusedSeparableConv", attrs);
@@ -447,7 +449,7 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
       // On small planes, the expansion channels-last (X^T W_ex^T), the input rows of each
       // thread's run of positions.
       {"expand 24 -> 131 on 7x7", {1, 131, 7, 7}, 3, 1, 1, 40, {1, 1, 1, 1}, "Relu", "", true, true, 24, "Relu"},
-      {"expand 13 -> 136 on 15x13", {1, 136, 15, 13}, 3, 1, 1, 37, {1, 1, 1, 1}, "Relu", "Relu", true, true, 13, "HardSwish"},
+      {"expand 13 -> 136 on 15x13", {1, 136, 15, 13}, 3, 1, 1, 37, {1, 1, 1, 1}, "Clip", "Relu", true, true, 13, "HardSwish"},
       {"expand 11 -> 144, 3x3 stride 2 on 16x15", {1, 144, 16, 15}, 3, 2, 1, 40, {0, 0, 1, 1}, "", "", true, true, 11, ""},
   };
   for_targets_and_threads([&](int threads) {
