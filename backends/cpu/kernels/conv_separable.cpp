@@ -5,13 +5,14 @@
 // which the 1x1 product (sgemm_direct for <= 64 output channels, else the packed SGEMM) reads
 // while it is still in cache: the C x OH x OW depthwise output never goes to memory. Bands are
 // spread over the threads. Planes <= 16 wide with >= 128 channels (MobileNets' 14x14 and 7x7
-// stages) are one band whose depthwise stage runs channels-last, vectorized over channels, and
-// whose 1x1 product is the packed SGEMM reading that output as B^T. With an expansion stage
-// (W_ex: a 1x1 conv before the depthwise one, MobileNetV2's inverted residual blocks), each band
-// first computes the expanded input rows it reads (sgemm_direct into a per-thread ring of rows,
-// the rows it shares with the previous band of the same thread kept), so the expanded tensor
-// never goes to memory either; on small planes (channels-last), and where threads share each
-// band, it is computed whole first.
+// stages) run channels-last, each thread one run of output positions end to end: the depthwise
+// stage vectorized over channels, then the packed SGEMM reading that output as B^T. With an
+// expansion stage (W_ex: a 1x1 conv before the depthwise one, MobileNetV2's inverted residual
+// blocks), each band first computes the expanded input rows it reads (sgemm_direct into a
+// per-thread ring of rows, the rows it shares with the previous band of the same thread kept), so
+// the expanded tensor never goes to memory either; on small planes, each run of positions computes
+// its input rows channels-last (E^T = X^T W_ex^T, W_ex^T packed as B), which the depthwise stage
+// reads as they are; where threads share each band, it is computed whole first.
 // Compiled once per SIMD target (hwy/foreach_target.h);
 // register_conv_separable_kernels registers the best target's kernel.
 #undef HWY_TARGET_INCLUDE
