@@ -56,6 +56,10 @@ constexpr int64_t kMaxChannelsLastWidth = 16;
 // ... with at least this many channels (the transposes and the packed GEMM's setup cost more than
 // they save on fewer).
 constexpr int64_t kMinChannelsLast = 128;
+// ... and on at most this many output positions, the 1x1 product transposed, Y^T = D^T W_pw^T
+// (W_pw^T packed as B: the output channels on the vector lanes, then Y^T transposed into place): 49
+// positions filled 49 of the 64 columns of two B panels (MobileNetV2's 7x7 blocks).
+constexpr int64_t kMaxLanesPositions = 64;
 // With an expansion stage, a band's expanded input rows and depthwise output together: about this
 // many floats (512 KiB, half an L2 of the AVX-512 machine the zoo runs on), in bands of a multiple
 // of kExpandRowQuantum rows (depthwise_rows_vec's rows per pass on rows wider than one vector).
@@ -273,9 +277,9 @@ class SeparableKernel final : public exec::Kernel {
  public:
   SeparableKernel(ops::ActivationSpec dw_act, ops::ActivationSpec act, ops::ActivationSpec ex_act,
                   std::vector<SgemmDirectA> direct, std::vector<SgemmPackedA> packed, std::vector<SgemmDirectA> expand,
-                  std::vector<SgemmPackedB> expand_lanes)
+                  std::vector<SgemmPackedB> expand_lanes, std::vector<SgemmPackedB> lanes)
       : dw_act_(dw_act), act_(act), ex_act_(ex_act), direct_(std::move(direct)), packed_(std::move(packed)),
-        expand_(std::move(expand)), expand_lanes_(std::move(expand_lanes)) {}
+        expand_(std::move(expand)), expand_lanes_(std::move(expand_lanes)), lanes_(std::move(lanes)) {}
 
   Status run(exec::KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
@@ -369,6 +373,8 @@ class SeparableKernel final : public exec::Kernel {
     std::vector<SgemmPackedA> packed_now;
     const SgemmDirectA* da = nullptr;
     const SgemmPackedA* pa = nullptr;
+    std::vector<SgemmPackedB> lanes_pw_now;
+    const SgemmPackedB* pb = nullptr;  // W_pw^T as B, for Y^T on planes of <= kMaxLanesPositions
     // Small planes with many channels take the packed product whatever M: its B^T read is what
     // lets the depthwise stage run channels-last (MobileNetV2's 384 -> 64 on 14x14: 0.167 -> 0.141
     // ms a block; BlazeFace's 24-96 channels on 16x16 and 8x8 ran 5% slower so).
@@ -390,6 +396,12 @@ class SeparableKernel final : public exec::Kernel {
       da = !direct_.empty() && direct_[0].m == m && direct_[0].k == c
                ? &direct_[0]
                : &direct_now.emplace_back(sgemm_direct_pack_a(m, c, wp.data<float>(), c));
+    } else if (small_plane && out_size <= kMaxLanesPositions) {
+      pb = !lanes_.empty() && lanes_[0].n == m && lanes_[0].k == c
+               ? &lanes_[0]
+               : &lanes_pw_now.emplace_back(sgemm_pack_b(true, c, m, wp.data<float>(), c));
+      rb = oh_n;
+      whole_bands = false;
     } else {
       pa = !packed_.empty() && packed_[0].m == m && packed_[0].k == c
                ? &packed_[0]
@@ -414,11 +426,12 @@ class SeparableKernel final : public exec::Kernel {
     // Small planes (one band, the packed product): the depthwise stage channels-last, its output
     // read by the GEMM as B^T; per slot, the transposed input and weights of its channels (and,
     // threads taking runs of positions, its depthwise output).
-    const bool channels_last = pa && small_plane;
+    const bool channels_last = (pa || pb) && small_plane;
     TSR_ASSIGN_OR_RETURN(auto dbufs, SlotScratch<float>::make(ctx, static_cast<size_t>(c * rb * ow_n),
                                                               parallel && (whole_bands || channels_last)));
     TSR_ASSIGN_OR_RETURN(auto tbufs, SlotScratch<float>::make(
                                          ctx, channels_last ? static_cast<size_t>(c * (in_size + taps)) : 0, parallel));
+    TSR_ASSIGN_OR_RETURN(auto ybufs, SlotScratch<float>::make(ctx, pb ? static_cast<size_t>(m * out_size) : 0, parallel));
     // The expanded input: a band's rows per slot (ecap rows of each channel), or the whole image.
     const int64_t ecap = band_expand ? std::min(w.in[1], depthwise_band_rows(w, 0, rb)) : 0;
     TSR_ASSIGN_OR_RETURN(auto ebufs, SlotScratch<float>::make(
@@ -520,7 +533,13 @@ class SeparableKernel final : public exec::Kernel {
               }
               depthwise_channels_last(eb ? t : xi, eb != nullptr, pwd, pbd, w, 0, c, p0, p1, dw_act_, t,
                                       t + c * in_size, dd, c);
-              sgemm_prepacked(*pa, nullptr, c, true, p1 - p0, 1.0f, dd, c, 0.0f, y0 + p0, out_size, nullptr);
+              if (pb) {
+                float* yt = ybufs.slot(s);
+                sgemm_prepacked_b(false, p1 - p0, 1.0f, dd, c, *pb, wp.data<float>(), c, 0.0f, yt, m, nullptr);
+                short_rows::transpose_rows(yt, m, p1 - p0, m, y0 + p0, out_size);
+              } else {
+                sgemm_prepacked(*pa, nullptr, c, true, p1 - p0, 1.0f, dd, c, 0.0f, y0 + p0, out_size, nullptr);
+              }
               apply_epilogue_rows(act_, y0 + p0, m, p1 - p0, out_size, pbp, z0 ? z0 + p0 : nullptr, out_size);
             };
             if (parts > 1) pool.parallel_for_slots(parts, 1, part);
@@ -567,6 +586,7 @@ class SeparableKernel final : public exec::Kernel {
   std::vector<SgemmPackedA> packed_;  // one or none
   std::vector<SgemmDirectA> expand_;  // W_ex packed, one or none
   std::vector<SgemmPackedB> expand_lanes_;  // W_ex^T packed as B (small planes' channels-last expansion), one or none
+  std::vector<SgemmPackedB> lanes_;  // W_pw^T packed as B (planes of <= kMaxLanesPositions), one or none
 };
 
 Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit& init) {
@@ -574,7 +594,7 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
   TSR_ASSIGN_OR_RETURN(ops::ActivationSpec dw_act, ops::activation_of(init.node, init.place, "dw_"));
   TSR_ASSIGN_OR_RETURN(ops::ActivationSpec ex_act, ops::activation_of(init.node, init.place, "ex_"));
   std::vector<SgemmDirectA> direct, expand;
-  std::vector<SgemmPackedB> expand_lanes;
+  std::vector<SgemmPackedB> expand_lanes, lanes;
   const Tensor* we = init.constant_inputs.size() > 6 ? init.constant_inputs[6] : nullptr;
   const bool we_f32 = !kSizeFirstKernels && we && we->dtype() == DType::kF32 && we->rank() == 4;
   std::vector<SgemmPackedA> packed;
@@ -585,19 +605,27 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
     // <= 16 wide with channels enough take the packed product whatever M, others sgemm_direct
     // where it is preferred; only the forms a run can take are kept (the packed one pads to whole
     // cache blocks: MobileNetV2 kept 5 MB more with both).
-    int64_t ow = -1;
+    int64_t ow = -1, out_n = -1;
     const ops::ValueType* xt = init.input_types.empty() ? nullptr : &init.input_types[0];
     const Tensor* wd = init.constant_inputs.size() > 1 ? init.constant_inputs[1] : nullptr;
     if (xt && xt->has_shape && xt->shape.size() == 4 && wd && wd->rank() == 4 && xt->shape[2] > 0 && xt->shape[3] > 0) {
       const Ints in{xt->shape[2], xt->shape[3]};
       auto sp = ops::resolve_spatial(init.node, in, Ints{wd->dim(2), wd->dim(3)}, false);
-      if (sp.ok()) ow = window3_of(*sp, in).out[2];
+      if (sp.ok()) {
+        const Window3 w3 = window3_of(*sp, in);
+        ow = w3.out[2];
+        out_n = w3.out[1] * w3.out[2];
+      }
     }
     const bool small_plane = !kSizeFirstKernels && k >= kMinChannelsLast && ow >= 0 && ow <= kMaxChannelsLastWidth;
     const bool maybe_small = !kSizeFirstKernels && k >= kMinChannelsLast && (ow < 0 || ow <= kMaxChannelsLastWidth);
     if (!kSizeFirstKernels && !small_plane) direct.push_back(sgemm_direct_pack_a(m, k, wp->data<float>(), k));
-    if (!sgemm_direct_preferred(m, -1, k) || maybe_small)
+    // Y^T on planes of <= kMaxLanesPositions (W_pw^T as B), else the packed A.
+    const bool lanes_pw = small_plane && out_n <= kMaxLanesPositions;
+    const bool maybe_lanes = maybe_small && (out_n < 0 || out_n <= kMaxLanesPositions);
+    if ((!sgemm_direct_preferred(m, -1, k) || maybe_small) && !lanes_pw)
       packed.push_back(sgemm_pack_a(false, m, k, wp->data<float>(), k));
+    if (maybe_lanes) lanes.push_back(sgemm_pack_b(true, k, m, wp->data<float>(), k));
     // W_ex as the form the run takes: sgemm_direct's A off small planes, W_ex^T packed as B on them.
     if (we_f32 && !small_plane) expand.push_back(sgemm_direct_pack_a(we->dim(0), we->dim(1), we->data<float>(), we->dim(1)));
     if (we_f32 && maybe_small) expand_lanes.push_back(sgemm_pack_b(true, we->dim(1), we->dim(0), we->data<float>(), we->dim(1)));
@@ -606,7 +634,7 @@ Expected<std::unique_ptr<exec::Kernel>> create_separable(const exec::KernelInit&
   }
   return std::unique_ptr<exec::Kernel>(
       new SeparableKernel(dw_act, act, ex_act, std::move(direct), std::move(packed), std::move(expand),
-                          std::move(expand_lanes)));
+                          std::move(expand_lanes), std::move(lanes)));
 }
 
 }  // namespace
