@@ -437,8 +437,10 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
       {"3x3 stride 2 on 15x11, 139 channels", {1, 139, 15, 11}, 3, 2, 1, 100, {0, 0, 1, 1}, "Relu", "Relu", true, true},
       {"3x3 stride 2 on 13x17, 133 channels", {2, 133, 13, 17}, 3, 2, 1, 67, {1, 1, 1, 1}, "HardSwish", "", true, true},
       {"3x3 on 14x14, 147 channels, 24 outputs, W_pw an input", {1, 147, 14, 14}, 3, 1, 1, 24, {1, 1, 1, 1}, "Relu", "", true, false},
-      // <= 64 output positions: the 1x1 product as Y^T = D^T W_pw^T, transposed into place.
+      // <= 256 output positions: the 1x1 product as Y^T = D^T W_pw^T, transposed into place;
+      // more: the packed product reading the depthwise output as B^T.
       {"3x3 on 7x7, 129 channels, 33 outputs, W_pw an input", {1, 129, 7, 7}, 3, 1, 1, 33, {1, 1, 1, 1}, "", "Relu", true, false},
+      {"3x3 on 20x14 (280 positions), 130 channels", {1, 130, 20, 14}, 3, 1, 1, 50, {1, 1, 1, 1}, "Relu", "", true, true},
       {"5x5 dilated on 14x14, 149 channels", {1, 149, 14, 14}, 5, 1, 2, 96, {4, 3, 4, 5}, "", "Relu", false, false},
       // With the expansion stage (MobileNetV2's blocks): bands of expanded rows, the rows shared
       // with the band before kept (stride 1 and 2, threads taking runs of whole bands, or

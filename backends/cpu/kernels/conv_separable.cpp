@@ -57,9 +57,11 @@ constexpr int64_t kMaxChannelsLastWidth = 16;
 // they save on fewer).
 constexpr int64_t kMinChannelsLast = 128;
 // ... and on at most this many output positions, the 1x1 product transposed, Y^T = D^T W_pw^T
-// (W_pw^T packed as B: the output channels on the vector lanes, then Y^T transposed into place): 49
-// positions filled 49 of the 64 columns of two B panels (MobileNetV2's 7x7 blocks).
-constexpr int64_t kMaxLanesPositions = 64;
+// (W_pw^T packed as B: the output channels on the vector lanes, then Y^T transposed into place;
+// no B packed per call): 49 positions filled 49 of the 64 columns of two B panels (MobileNetV2's
+// 7x7 blocks), a thread's 98 of a 14x14 plane 98 of 128, where 64, 96 and 160 output channels
+// fill whole panels (MobileNetV2 at 1 thread: its 7x7 blocks 12% less work, its 14x14 ones 3-8%).
+constexpr int64_t kMaxLanesPositions = 256;
 // With an expansion stage, a band's expanded input rows and depthwise output together: about this
 // many floats (512 KiB, half an L2 of the AVX-512 machine the zoo runs on), in bands of a multiple
 // of kExpandRowQuantum rows (depthwise_rows_vec's rows per pass on rows wider than one vector).
