@@ -12,8 +12,11 @@
 // (inputs 6 and 7, ex_activation) where the output is wider than kMinExpandWidth - 1 columns and
 // the expanded image has kMinExpandFloats or more: the kernel then computes the expanded rows a
 // band reads, so that the expanded tensor (96 x 112 x 112 f32 in MobileNetV2's block 2, 4.8 MB)
-// never goes to memory either. Narrower planes run the kernel's channels-last stage, which reads
-// the whole expanded plane anyway; smaller expanded images stay in L2 between two convs.
+// never goes to memory either. Narrower planes with kMinSmallPlaneChannels or more channels (the
+// kernel's channels-last stage) join it too: the kernel then computes the expansion channels-last,
+// the input rows of each thread's run of output positions, so that the depthwise stage reads it
+// without a transpose and the threads share no data within the block (MobileNetV2's 14 x 14 and
+// 7 x 7 blocks). Other expanded images smaller than kMinExpandFloats stay in L2 between two convs.
 #include <optional>
 
 #include "core/ops/fused_activation.h"
@@ -44,6 +47,9 @@ constexpr int64_t kMinExpandWidth = 17;
 // faster fused, at two threads slower: their bands are shared by the threads, whose kernel then
 // expands the image whole first).
 constexpr int64_t kMinExpandFloats = int64_t{1} << 18;
+// Channels from which planes at most kMinExpandWidth - 1 wide join their expansion
+// (conv_separable.cpp's kMinChannelsLast).
+constexpr int64_t kMinSmallPlaneChannels = 128;
 
 // The weights of a Conv or FusedConv whose W is a constant rank-4 f32 tensor, else null.
 const Tensor* conv_weights(const ir::Node& n, const GraphIndex& ix) {
@@ -96,9 +102,11 @@ Expected<int64_t> fuse_separable(ir::Model& model, int32_t graph_index) {
     const int32_t x = dw.inputs[0], ei = ix.producer(x);
     const ir::TensorInfo& yt = g.tensors[size_t(pw.outputs[0])];
     const ir::TensorInfo& xt = g.tensors[size_t(x)];
-    const bool wide = yt.has_shape && yt.shape.size() == 4 && yt.shape[3] >= kMinExpandWidth && xt.has_shape &&
-                      xt.shape.size() == 4 && xt.shape[1] * xt.shape[2] * xt.shape[3] >= kMinExpandFloats;
-    if (wide && ei >= 0 && !ix.dead(ei) && ix.sole_consumer(x) == di) {
+    const bool shapes = yt.has_shape && yt.shape.size() == 4 && yt.shape[3] > 0 && xt.has_shape && xt.shape.size() == 4;
+    const bool wide = shapes && yt.shape[3] >= kMinExpandWidth && xt.shape[1] * xt.shape[2] * xt.shape[3] >= kMinExpandFloats;
+    const bool small_plane = shapes && yt.shape[3] < kMinExpandWidth && c >= kMinSmallPlaneChannels &&
+                             wd->dim(2) * wd->dim(3) <= 64;
+    if ((wide || small_plane) && ei >= 0 && !ix.dead(ei) && ix.sole_consumer(x) == di) {
       const ir::Node& ex = g.nodes[size_t(ei)];
       const Tensor* we = conv_weights(ex, ix);
       if (pointwise(ex, we) && we->dim(0) == c && ex.inputs.size() <= 3 &&

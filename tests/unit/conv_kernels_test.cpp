@@ -128,6 +128,7 @@ double activate(const std::string& act, double y) {
   if (act == "Relu") return std::max(y, 0.0);
   if (act == "HardSwish") return y * std::clamp(y / 6 + 0.5, 0.0, 1.0);
   if (act == "Silu") return y / (1 + std::exp(-y));
+  if (act == "Clip") return std::clamp(y, -0.5, 0.75);  // activation_params {-0.5, 0.75} (check_separable)
   return y;
 }
 
@@ -394,6 +395,7 @@ void check_separable(const SeparableCase& sc, int threads, std::mt19937& rng) {
                                       ir::Attribute::make_ints("dilations", {sc.dil, sc.dil}),
                                       ir::Attribute::make_ints("pads", sc.pads)};
   if (*sc.dw_act) attrs.push_back(ir::Attribute::make_string("dw_activation", sc.dw_act));
+  if (std::string(sc.dw_act) == "Clip") attrs.push_back(ir::Attribute::make_floats("dw_activation_params", {-0.5, 0.75}));
   if (*sc.act) attrs.push_back(ir::Attribute::make_string("activation", sc.act));
   if (*sc.ex_act) attrs.push_back(ir::Attribute::make_string("ex_activation", sc.ex_act));
   OneConvNode one("FusedSeparableConv", attrs);
@@ -434,10 +436,16 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
       {"3x3 stride 2, threaded bands", {1, 32, 96, 96}, 3, 2, 1, 96, {0, 0, 1, 1}, "", "", true, true},
       {"5x5 stride 2, W_pw an input", {2, 6, 15, 22}, 5, 2, 1, 70, {2, 2, 2, 2}, "", "", true, false},
       // Planes <= 16 wide, >= 128 channels: the depthwise stage channels-last (loops of 4 and 1
-      // vectors, a channel tail), read by the packed product as B^T; threads split the channels.
+      // vectors, a channel tail), read by the packed product as B^T; threads take runs of output
+      // positions end to end (runs starting mid-row; their input rows only, padding on one side).
       {"3x3 on 7x7, 131 channels", {1, 131, 7, 7}, 3, 1, 1, 80, {1, 1, 1, 1}, "Relu", "Relu", true, true},
+      {"3x3 stride 2 on 15x11, 139 channels", {1, 139, 15, 11}, 3, 2, 1, 100, {0, 0, 1, 1}, "Relu", "Relu", true, true},
       {"3x3 stride 2 on 13x17, 133 channels", {2, 133, 13, 17}, 3, 2, 1, 67, {1, 1, 1, 1}, "HardSwish", "", true, true},
       {"3x3 on 14x14, 147 channels, 24 outputs, W_pw an input", {1, 147, 14, 14}, 3, 1, 1, 24, {1, 1, 1, 1}, "Relu", "", true, false},
+      // <= 256 output positions: the 1x1 product as Y^T = D^T W_pw^T, transposed into place;
+      // more: the packed product reading the depthwise output as B^T.
+      {"3x3 on 7x7, 129 channels, 33 outputs, W_pw an input", {1, 129, 7, 7}, 3, 1, 1, 33, {1, 1, 1, 1}, "", "Relu", true, false},
+      {"3x3 on 20x14 (280 positions), 130 channels", {1, 130, 20, 14}, 3, 1, 1, 50, {1, 1, 1, 1}, "Relu", "", true, true},
       {"5x5 dilated on 14x14, 149 channels", {1, 149, 14, 14}, 5, 1, 2, 96, {4, 3, 4, 5}, "", "Relu", false, false},
       // With the expansion stage (MobileNetV2's blocks): bands of expanded rows, the rows shared
       // with the band before kept (stride 1 and 2, threads taking runs of whole bands, or
@@ -447,7 +455,11 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
       {"expand 13 -> 64, 3x3", {1, 64, 30, 90}, 3, 1, 1, 40, {1, 1, 1, 1}, "", "Relu", true, true, 13, "HardSwish"},
       {"expand 8 -> 96, 3x3 on 20-wide rows", {1, 96, 40, 20}, 3, 1, 1, 32, {1, 1, 1, 1}, "Relu", "", true, true, 8, "Relu"},
       {"expand 11 -> 72, 3x3 stride 2, 70 outputs", {1, 72, 30, 34}, 3, 2, 1, 70, {0, 0, 1, 1}, "", "", true, true, 11, ""},
+      // On small planes, the expansion channels-last (X^T W_ex^T), the input rows of each
+      // thread's run of positions.
       {"expand 24 -> 131 on 7x7", {1, 131, 7, 7}, 3, 1, 1, 40, {1, 1, 1, 1}, "Relu", "", true, true, 24, "Relu"},
+      {"expand 13 -> 136 on 15x13", {1, 136, 15, 13}, 3, 1, 1, 37, {1, 1, 1, 1}, "Clip", "Relu", true, true, 13, "HardSwish"},
+      {"expand 11 -> 144, 3x3 stride 2 on 16x15", {1, 144, 16, 15}, 3, 2, 1, 40, {0, 0, 1, 1}, "", "", true, true, 11, ""},
   };
   for_targets_and_threads([&](int threads) {
     for (const SeparableCase& sc : cases) check_separable(sc, threads, rng);

@@ -15,6 +15,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/exec/optimized_model.h"
@@ -185,20 +186,21 @@ TEST_CASE("optimize: depthwise Conv [+ act] -> 1x1 Conv [+ Z] [+ act] -> FusedSe
 TEST_CASE("optimize: 1x1 Conv [+ act] -> depthwise -> 1x1 joins FusedSeparableConv on large planes", "[optimize]") {
   // MobileNetV2's inverted residual block: expansion 1x1 + Relu6, depthwise + Relu6, projection
   // 1x1 + the block input. 24 x 64 x 180 expanded (>= 2^18 floats, >= 17 columns): the expansion
-  // is the node's inputs 6 and 7; 9 rows (fewer floats) or 9 columns (the kernel's channels-last
-  // stage reads the whole plane): it stays a conv of its own.
-  const std::pair<int64_t, int64_t> planes[] = {{64, 180}, {9, 21}, {1300, 9}};
-  for (const auto& [ht, wd] : planes) {
+  // is the node's inputs 6 and 7; 9 rows (fewer floats) or 9 columns with 24 channels: it stays a
+  // conv of its own; 9 columns with >= 128 channels (the kernel's channels-last stage, which then
+  // computes the expansion channels-last): it joins.
+  const std::tuple<int64_t, int64_t, int64_t> planes[] = {{64, 180, 24}, {9, 21, 24}, {1300, 9, 24}, {7, 9, 144}};
+  for (const auto& [ht, wd, c] : planes) {
     for (int threads : {1, 3}) {
-      INFO(ht << " x " << wd << ", " << threads << " thread(s)");
-      const SeparableCase sc = {"", {1, 24, ht, wd}, 3, 1, 1, {1, 1, 1, 1}, "Clip", 8, true, ""};
+      INFO(ht << " x " << wd << " x " << c << ", " << threads << " thread(s)");
+      const SeparableCase sc = {"", {1, c, ht, wd}, 3, 1, 1, {1, 1, 1, 1}, "Clip", 8, true, ""};
       Builder b;
       const int32_t x = b.input({1, 8, ht, wd});
-      const int32_t e = activation(b, "Clip", b.node("Conv", {x, b.constant(b.random({24, 8, 1, 1})),
-                                                              b.constant(b.random({24}))}));
+      const int32_t e = activation(b, "Clip", b.node("Conv", {x, b.constant(b.random({c, 8, 1, 1})),
+                                                              b.constant(b.random({c}))}));
       b.output(separable_block(b, sc, e, x));
       const ir::Model opt = optimize_and_compare(b, threads);
-      if (wd < 17 || ht < 64) {
+      if (wd < 17 ? c < 128 : ht < 64) {
         CHECK(ops_of(opt) == std::vector<std::string>{"FusedConv", "FusedSeparableConv"});
         continue;
       }
