@@ -81,6 +81,8 @@ def onnx_attention_cases():
     add("decode_s1", 2, 4, 4, 1, 1, 16, past=7, attrs={"is_causal": 1}, outs=("Y", "present_key", "present_value"))
     add("long_300", 1, 2, 2, 300, 300, 32, attrs={"is_causal": 1})
     add("long_300_mask", 1, 2, 2, 300, 300, 16, rank=3, mask=randn(g, 300, 300))
+    # ViT-tiny's heads: 197 keys, 5 past the last whole vector of a score row (its masked tail).
+    add("vit_197", 1, 3, 3, 197, 197, 64, rank=3)
     add("qk_mode0", 1, 2, 2, 4, 5, 8, outs=("Y", "present_key", "present_value", "qk"), mask=randn(g, 4, 5))
     add("qk_mode3", 1, 2, 2, 4, 5, 8, outs=("Y", "present_key", "present_value", "qk"),
         attrs={"qk_matmul_output_mode": 3, "is_causal": 1})

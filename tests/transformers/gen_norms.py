@@ -64,6 +64,8 @@ def skip_cases():
         ("skip_1xseq", (2, 3, 37), (1, 3, 37), False, True, ["y", "", "inv"], None),
         ("tokens_2d", (5, 37), (5, 37), True, True, ["y", "mean", "inv", "sum"], 1e-3),
         ("bias_no_beta", (1, 7, 37), (1, 7, 37), False, True, ["y", "", "", "sum"], None),
+        # 213 = 3 x 64 + 16 + 5: the row reductions' four-vector steps, a single vector and a scalar tail.
+        ("h213_odd", (1, 5, 213), (1, 5, 213), True, False, ["y", "mean", "inv"], None),
     ]
     for i, (name, xs, ss, beta, bias, outs, eps) in enumerate(variants):
         r = rng(200 + i)

@@ -33,8 +33,9 @@ struct LinearCase {
   Shape a;               // A as fed (MatMul: any rank >= 2; Gemm: [M, K])
   int64_t k, n;
   bool trans_b = false;  // Gemm only
-  int cmode = -1;        // Gemm's C: -1 absent, 0 [M, N], 1 [N], 2 [M, 1], 3 scalar
+  int cmode = -1;        // Gemm's C: -1 absent, 0 [M, N], 1 [N], 2 [M, 1], 3 scalar, 4 [1, N]
   std::optional<Shape> declared_a = std::nullopt;  // A's declared shape (dynamic dims: -1)
+  double beta = -1.5;    // Gemm's beta (1 with a [N] or [1, N] C: FusedGemm adds it in its activation's pass)
 };
 
 void check_linear(const LinearCase& lc, int threads, std::mt19937& rng) {
@@ -42,12 +43,16 @@ void check_linear(const LinearCase& lc, int threads, std::mt19937& rng) {
   const Tensor a = uniform(lc.a, rng);
   const Tensor b = uniform(lc.trans_b ? Shape{lc.n, lc.k} : Shape{lc.k, lc.n}, rng);
   const int64_t m = a.numel() / lc.k;
-  const Shape cs = lc.cmode == 0 ? Shape{m, lc.n} : lc.cmode == 1 ? Shape{lc.n} : lc.cmode == 2 ? Shape{m, 1} : Shape{};
+  const Shape cs = lc.cmode == 0   ? Shape{m, lc.n}
+                   : lc.cmode == 1 ? Shape{lc.n}
+                   : lc.cmode == 2 ? Shape{m, 1}
+                   : lc.cmode == 4 ? Shape{1, lc.n}
+                                   : Shape{};
   const Tensor c = lc.cmode < 0 ? Tensor() : uniform(cs, rng);
   std::vector<ir::Attribute> attrs;
   if (gemm) {
     attrs = {ir::Attribute::make_int("transB", lc.trans_b ? 1 : 0), ir::Attribute::make_float("alpha", 0.75),
-             ir::Attribute::make_float("beta", -1.5)};
+             ir::Attribute::make_float("beta", lc.beta)};
     if (lc.op == "FusedGemm") attrs.push_back(ir::Attribute::make_string("activation", "Relu"));
   }
   std::vector<Tensor> inputs = {a, b};
@@ -69,10 +74,10 @@ void check_linear(const LinearCase& lc, int threads, std::mt19937& rng) {
       if (gemm) {
         double cv = 0;
         if (lc.cmode == 0) cv = c.scalar_f64(i * lc.n + j);
-        if (lc.cmode == 1) cv = c.scalar_f64(j);
+        if (lc.cmode == 1 || lc.cmode == 4) cv = c.scalar_f64(j);
         if (lc.cmode == 2) cv = c.scalar_f64(i);
         if (lc.cmode == 3) cv = c.scalar_f64(0);
-        s = 0.75 * s - 1.5 * cv;
+        s = 0.75 * s + lc.beta * cv;
         if (lc.op == "FusedGemm") s = std::max(s, 0.0);
       }
       max_err = std::max(max_err, std::fabs(y.data<float>()[i * lc.n + j] - s) / (1 + std::fabs(s)));
@@ -106,6 +111,12 @@ TEST_CASE("MatMul/Gemm with constant B: the packed weights match the product by 
       {"Gemm", {171, 33}, 33, 45, true, 0},
       {"FusedGemm", {200, 20}, 20, 30, false, 2},
       {"MatMul", {3, 60, 19}, 19, 23},
+      // FusedGemm with a [N] / [1, N] bias and beta 1: the bias added in the activation's pass (one
+      // thread, the column split, the row split).
+      {"FusedGemm", {33, 50}, 50, 70, true, 1, std::nullopt, 1.0},
+      {"FusedGemm", {70, 20}, 20, 1000, false, 4, std::nullopt, 1.0},
+      {"FusedGemm", {197, 19}, 19, 77, true, 1, std::nullopt, 1.0},
+      {"Gemm", {33, 50}, 50, 70, false, 1, std::nullopt, 1.0},
   };
   for_targets_and_threads([&](int threads) {
     for (const LinearCase& lc : cases) {

@@ -30,37 +30,42 @@ namespace hn = hwy::HWY_NAMESPACE;
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+// The score rows (Tile::s) are padded to whole vectors (Tile::ld): row_max and exp_sum read and
+// write a row's last vector whole, the lanes past n masked out (ViT's 197 keys: 5 left over per
+// row, whose scalar std::exp was a quarter of exp_sum's time), and ignore what the padding holds.
 float row_max(const float* x, int64_t n) {
   const hn::ScalableTag<float> d;
   const auto nl = static_cast<int64_t>(hn::Lanes(d));
   auto vm = hn::Set(d, kNegInf);
   int64_t i = 0;
   for (; i + nl <= n; i += nl) vm = hn::Max(vm, hn::LoadU(d, x + i));
-  float m = hn::GetLane(hn::MaxOfLanes(d, vm));
-  for (; i < n; ++i) m = std::max(m, x[i]);
-  return m;
+  if (i < n) vm = hn::Max(vm, hn::IfThenElse(hn::FirstN(d, static_cast<size_t>(n - i)), hn::LoadU(d, x + i), vm));
+  return hn::GetLane(hn::MaxOfLanes(d, vm));
 }
 
 // x[i] = exp(x[i] - m), returns the sum; differences below -86 (masked -inf keys included) give 0.
+// The padding past n is overwritten (with zeros).
 float exp_sum(float* x, int64_t n, float m) {
   const hn::ScalableTag<float> d;
   const auto nl = static_cast<int64_t>(hn::Lanes(d));
   const auto vm = hn::Set(d, m), lo = hn::Set(d, -86.0f);
   auto vs = hn::Zero(d);
+  const auto exp_at = [&](int64_t i) HWY_ATTR {
+    const auto t = hn::Sub(hn::LoadU(d, x + i), vm);
+    return hn::IfThenElseZero(hn::Ge(t, lo), exp_nonpositive(d, hn::Max(t, lo)));
+  };
   int64_t i = 0;
   for (; i + nl <= n; i += nl) {
-    const auto t = hn::Sub(hn::LoadU(d, x + i), vm);
-    const auto e = hn::IfThenElseZero(hn::Ge(t, lo), exp_nonpositive(d, hn::Max(t, lo)));
+    const auto e = exp_at(i);
     hn::StoreU(e, d, x + i);
     vs = hn::Add(vs, e);
   }
-  float s = hn::GetLane(hn::SumOfLanes(d, vs));
-  for (; i < n; ++i) {
-    const float t = x[i] - m;
-    x[i] = t >= -86.0f ? std::exp(t) : 0.0f;
-    s += x[i];
+  if (i < n) {
+    const auto e = hn::IfThenElseZero(hn::FirstN(d, static_cast<size_t>(n - i)), exp_at(i));
+    hn::StoreU(e, d, x + i);
+    vs = hn::Add(vs, e);
   }
-  return s;
+  return hn::GetLane(hn::SumOfLanes(d, vs));
 }
 
 void scale_row(const float* x, float* y, int64_t n, float c) {
@@ -89,9 +94,11 @@ void softcap_row(float* x, int64_t n, float cap) {
   for (; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
 }
 
-// The per-chunk buffers: scores [qb, kb], output accumulator [qb, Dv], row max and sum [qb].
+// The per-chunk buffers: scores [qb, ld] (ld: kb rounded up to whole vectors, see row_max),
+// output accumulator [qb, Dv], row max and sum [qb], the block's new row max [qb].
 struct Tile {
-  float *s, *o, *m, *l;
+  float *s, *o, *m, *l, *mx;
+  int64_t ld;
 };
 
 // Query rows [i0, i1) of head h in batch b; `bf` non-null: the products in bf16 (attention_bf16.h).
@@ -108,7 +115,8 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
     if (p.local_window >= 0) kbeg = std::max<int64_t>(0, i0 + off - p.local_window);
   }
   if (full_rows) kend = total;
-  std::fill(t.o, t.o + mq * dv, 0.0f);
+  // No block of keys writes the output, or the bf16 product, which only adds, accumulates into it.
+  if (kbeg >= kend || bf) std::fill(t.o, t.o + mq * dv, 0.0f);
   // A sink logit starts the running max and sum (exp(sink - sink) = 1) and adds nothing to the output.
   std::fill(t.m, t.m + mq, p.sink ? p.sink[h] : kNegInf);
   std::fill(t.l, t.l + mq, p.sink ? 1.0f : 0.0f);
@@ -123,13 +131,13 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
   for (int64_t j0 = kbeg; j0 < kend; j0 += kb) {
     const int64_t j1 = std::min(j0 + kb, kend), n = j1 - j0;
     if (bf)
-      bf16_scores(*bf->kv, bf->kv->k(b, kh), bf->q, mq, p.scale, j0, n, t.s, kb);
+      bf16_scores(*bf->kv, bf->kv->k(b, kh), bf->q, mq, p.scale, j0, n, t.s, t.ld);
     else if (q_packed)
-      sgemm_prepacked(q_pack, q, p.q.sr, true, n, p.scale, p.k.row(b, kh, j0), p.k.sr, 0.0f, t.s, kb, nullptr);
+      sgemm_prepacked(q_pack, q, p.q.sr, true, n, p.scale, p.k.row(b, kh, j0), p.k.sr, 0.0f, t.s, t.ld, nullptr);
     else
-      sgemm(false, true, mq, n, dh, p.scale, q, p.q.sr, p.k.row(b, kh, j0), p.k.sr, 0.0f, t.s, kb, nullptr);
+      sgemm(false, true, mq, n, dh, p.scale, q, p.q.sr, p.k.row(b, kh, j0), p.k.sr, 0.0f, t.s, t.ld, nullptr);
     for (int64_t r = 0; r < mq; ++r) {
-      float* row = t.s + r * kb;
+      float* row = t.s + r * t.ld;
       const int64_t i = i0 + r;
       float* qk = full_rows ? p.qk_out + ((b * p.q_heads + h) * p.q_len + i) * total : nullptr;
       if (qk && p.qk_mode == 0) std::copy(row, row + n, qk + j0);
@@ -147,28 +155,39 @@ void attend_rows(const AttnProblem& p, int64_t b, int64_t h, int64_t i0, int64_t
         for (int64_t j = j0; j < j1; ++j)
           if (j < lo || j > hi) row[j - j0] = kNegInf;
       if (qk && p.qk_mode == 2) std::copy(row, row + n, qk + j0);
-      const float mx = std::max(t.m[r], row_max(row, n));
+      t.mx[r] = std::max(t.m[r], row_max(row, n));
+    }
+    // The exponentials in a second pass over the rows: no row's waits on its own max (a chain of
+    // dependent reductions per row when both were in one loop).
+    for (int64_t r = 0; r < mq; ++r) {
+      float* row = t.s + r * t.ld;
+      const float mx = t.mx[r];
       if (mx == kNegInf) {  // nothing visible yet in this row: the block contributes nothing
         std::fill(row, row + n, 0.0f);
         if (bf) std::fill_n(bf->p + r * ((n + 1) / 2), (n + 1) / 2, 0u);
         continue;
       }
+      // Nothing accumulated yet (t.m -inf): the output row is still zero (first block: not yet
+      // written, see beta below), nothing to rescale.
       const float corr = t.m[r] == kNegInf ? 0.0f : std::exp(t.m[r] - mx);
       // bf16: the weights go straight to the bf16 rows of P·V (bf->p).
       t.l[r] = t.l[r] * corr + (bf ? bf16_exp_row(row, n, mx, bf->p + r * ((n + 1) / 2)) : exp_sum(row, n, mx));
-      if (corr != 1.0f) scale_row(t.o + r * dv, t.o + r * dv, dv, corr);
+      if (corr != 1.0f && corr != 0.0f) scale_row(t.o + r * dv, t.o + r * dv, dv, corr);
       t.m[r] = mx;
     }
+    // The first block writes the output accumulator (beta 0), the later ones add to it; the bf16
+    // product only adds, so its accumulator starts zeroed (above).
     if (bf)
       bf16_accumulate_pv(*bf->kv, bf->kv->v(b, kh), bf->p, mq, n, j0, t.o, dv, dv);
     else
-      sgemm(false, false, mq, dv, n, 1.0f, t.s, kb, p.v.row(b, kh, j0), p.v.sr, 1.0f, t.o, dv, nullptr);
+      sgemm(false, false, mq, dv, n, 1.0f, t.s, t.ld, p.v.row(b, kh, j0), p.v.sr, j0 == kbeg ? 0.0f : 1.0f, t.o, dv,
+            nullptr);
   }
   for (int64_t r = 0; r < mq; ++r) {
     const float inv = t.l[r] > 0 ? 1.0f / t.l[r] : 0.0f;
     scale_row(t.o + r * dv, p.y.base + b * p.y.sb + h * p.y.sh + (i0 + r) * p.y.sr, dv, inv);
     if (full_rows && p.qk_mode == 3)
-      scale_row(t.s + r * kb, p.qk_out + ((b * p.q_heads + h) * p.q_len + i0 + r) * total, total, inv);
+      scale_row(t.s + r * t.ld, p.qk_out + ((b * p.q_heads + h) * p.q_len + i0 + r) * total, total, inv);
   }
 }
 
@@ -188,7 +207,9 @@ Status attention_core_target(exec::KernelContext& ctx, const AttnProblem& p) {
   }
   const int64_t kb = p.qk_out ? std::max<int64_t>(p.kv_len, 1) : std::clamp<int64_t>(p.kv_len, 1, 256);
   const int64_t nqb = (p.q_len + qb - 1) / qb, tasks = p.batch * p.q_heads * nqb;
-  const size_t per_slot = static_cast<size_t>(qb * kb + qb * std::max<int64_t>(p.v_head_size, 1) + 2 * qb);
+  const auto nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  const int64_t ld = (kb + nl - 1) / nl * nl;
+  const size_t per_slot = static_cast<size_t>(qb * ld + qb * std::max<int64_t>(p.v_head_size, 1) + 3 * qb);
   TSR_ASSIGN_OR_RETURN(SlotScratch<float> buf, SlotScratch<float>::make(ctx, per_slot));
   // FastMath::kBf16: K and V of every head converted and packed once, before the query tasks.
   const bool bf16 = bf16_attention_usable(p);
@@ -207,8 +228,9 @@ Status attention_core_target(exec::KernelContext& ctx, const AttnProblem& p) {
   ctx.pool().parallel_for_slots(tasks, 1, [&](int slot, int64_t t0, int64_t t1) {
     const Bf16Rows rows{&kv, wbuf.slot(slot), wbuf.slot(slot) + qb * kv.k_pairs};
     float* base = buf.slot(slot);
-    const Tile tile{base, base + qb * kb, base + qb * kb + qb * std::max<int64_t>(p.v_head_size, 1),
-                    base + qb * kb + qb * std::max<int64_t>(p.v_head_size, 1) + qb};
+    const Tile tile{base, base + qb * ld, base + qb * ld + qb * std::max<int64_t>(p.v_head_size, 1),
+                    base + qb * ld + qb * std::max<int64_t>(p.v_head_size, 1) + qb,
+                    base + qb * ld + qb * std::max<int64_t>(p.v_head_size, 1) + 2 * qb, ld};
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t blk = task % nqb, bh = task / nqb;
       const int64_t i0 = blk * qb, i1 = std::min(p.q_len, i0 + qb);

@@ -55,13 +55,22 @@ template <class F> void row_add(const F* a, const F* b, F* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
+// The two reductions run four independent accumulators: a row of a small model (ViT-tiny's and
+// MiniLM's 192-384 values) is a dozen vectors, and one accumulator made each row a chain of
+// dependent adds (SkipLayerNormalization 197 x 192: 8.1 -> 7.3 us on one Zen 5 core).
 float row_sum(const float* v, int64_t n) {
   const hn::ScalableTag<float> d;
   const auto nl = static_cast<int64_t>(hn::Lanes(d));
-  auto acc = hn::Zero(d);
+  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
   int64_t i = 0;
-  for (; i + nl <= n; i += nl) acc = hn::Add(acc, hn::LoadU(d, v + i));
-  float s = hn::GetLane(hn::SumOfLanes(d, acc));
+  for (; i + 4 * nl <= n; i += 4 * nl) {
+    a0 = hn::Add(a0, hn::LoadU(d, v + i));
+    a1 = hn::Add(a1, hn::LoadU(d, v + i + nl));
+    a2 = hn::Add(a2, hn::LoadU(d, v + i + 2 * nl));
+    a3 = hn::Add(a3, hn::LoadU(d, v + i + 3 * nl));
+  }
+  for (; i + nl <= n; i += nl) a0 = hn::Add(a0, hn::LoadU(d, v + i));
+  float s = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
   for (; i < n; ++i) s += v[i];
   return s;
 }
@@ -69,13 +78,20 @@ float row_sq_dev(const float* v, int64_t n, float c) {
   const hn::ScalableTag<float> d;
   const auto nl = static_cast<int64_t>(hn::Lanes(d));
   const auto vc = hn::Set(d, c);
-  auto acc = hn::Zero(d);
+  auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+  const auto sq = [&](auto acc, int64_t at) HWY_ATTR {
+    const auto dv = hn::Sub(hn::LoadU(d, v + at), vc);
+    return hn::MulAdd(dv, dv, acc);
+  };
   int64_t i = 0;
-  for (; i + nl <= n; i += nl) {
-    const auto dv = hn::Sub(hn::LoadU(d, v + i), vc);
-    acc = hn::MulAdd(dv, dv, acc);
+  for (; i + 4 * nl <= n; i += 4 * nl) {
+    a0 = sq(a0, i);
+    a1 = sq(a1, i + nl);
+    a2 = sq(a2, i + 2 * nl);
+    a3 = sq(a3, i + 3 * nl);
   }
-  float s = hn::GetLane(hn::SumOfLanes(d, acc));
+  for (; i + nl <= n; i += nl) a0 = sq(a0, i);
+  float s = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
   for (; i < n; ++i) s += (v[i] - c) * (v[i] - c);
   return s;
 }
