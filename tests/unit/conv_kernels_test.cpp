@@ -39,13 +39,15 @@ std::vector<float> uniform(size_t n, std::mt19937& rng) {
 // C = A B + bias + Z through sgemm_direct (A raw or packed), checked against double sums; C's
 // padding columns (ldc > n) must stay untouched, and C is NaN before the call (never read).
 // act: 0 none; 1 LeakyRelu(0.1) (applied in the tiles' stores); 2 the same + the affine 2y + 0.5
-// and 3 HardSigmoid(0.3, 0.4) (both over each stored tile).
+// and 3 HardSigmoid(0.3, 0.4) (both over each stored tile); 4 Silu (in the tiles' stores).
 void check_direct(int64_t m, int64_t n, int64_t k, bool bias, bool z, bool packed, int act, std::mt19937& rng) {
   ops::ActivationSpec spec{act == 3 ? ops::FusedActivation::kHardSigmoid : ops::FusedActivation::kLeakyRelu,
                            act == 3 ? 0.3f : 0.1f, 0.4f};
   if (act == 2) spec.scale = 2.0f, spec.shift = 0.5f;
+  if (act == 4) spec = ops::ActivationSpec{ops::FusedActivation::kSilu};
   auto expect = [&](double v) {
     if (act == 3) return std::clamp(0.3 * v + 0.4, 0.0, 1.0);
+    if (act == 4) return v / (1 + std::exp(-v));
     if (act > 0) v = v < 0 ? 0.1 * v : v;
     return act == 2 ? 2 * v + 0.5 : v;
   };
@@ -91,7 +93,7 @@ TEST_CASE("sgemm_direct matches the naive product over rows, column tails, K blo
     for (int64_t m : ms)
       for (int64_t n : ns) {
         const int64_t k = ks[step % std::size(ks)];
-        check_direct(m, n, k, step % 2 == 0, step % 3 != 0, step % 5 < 2, static_cast<int>(step % 4), rng);
+        check_direct(m, n, k, step % 2 == 0, step % 3 != 0, step % 5 < 2, static_cast<int>(step / 2 % 5), rng);
         ++step;
       }
   }

@@ -190,6 +190,14 @@ void apply_epilogue(const ops::ActivationSpec& a, T* y, int64_t n) {
   epilogue_detail::finish_row(a, y, n, T(0), static_cast<const T*>(nullptr));
 }
 
+// SiLU (y * Sigmoid(y)) of one f32 vector `v` of tag `d`, exactly as the epilogue computes it
+// (kSilu, no affine or bounds): for kernels that apply it to results still in registers
+// (sgemm_direct's tiles) instead of a pass over their stored rows.
+template <class D, class V>
+HWY_INLINE V silu_vec(D d, V v) {
+  return epilogue_detail::activation_op<ops::FusedActivation::kSilu>(ops::ActivationSpec{}, d, v);
+}
+
 // The epilogue of a block of GEMM outputs, one pass while the block is in cache: row r (starting
 // at y + r * ld) becomes act(y + bias[r] + z[r * ldz ...]) over `cols` elements. `bias` (one per
 // row) and `z` (the residual, same layout with row stride ldz) may be null.

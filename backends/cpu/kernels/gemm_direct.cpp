@@ -65,9 +65,10 @@ constexpr int64_t kPrefetchA = 1536;
 using VF = hn::Vec<DF>;
 
 // The activations a tile applies as it stores (a few vector ops each, so the accumulators stay in
-// registers); others (Sigmoid, HardSigmoid, an affine) run over the stored tile.
+// registers; SiLU's ~20, its constants as memory operands); others (Sigmoid, HardSigmoid, an
+// affine) run over the stored tile.
 struct TileAct {
-  enum Mode { kClamp, kHardSwish, kLeaky } mode;
+  enum Mode { kClamp, kHardSwish, kLeaky, kSilu } mode;
   float p0, p1;  // kClamp: [p0, p1]; kLeaky: alpha
 };
 
@@ -116,6 +117,8 @@ HWY_NOINLINE void direct_tile(const float* HWY_RESTRICT at, const float* const* 
         o = hn::Mul(o, hn::Min(hn::Max(hn::MulAdd(o, hn::Set(d, 1.0f / 6.0f), hn::Set(d, 0.5f)), zero), hn::Set(d, 1.0f)));
       } else if (mode == TileAct::kLeaky) {
         o = hn::IfThenElse(hn::Lt(o, zero), hn::Mul(o, p0), o);
+      } else if (mode == TileAct::kSilu) {
+        o = silu_vec(d, o);
       }
       hn::StoreU(o, d, c + r * ldc + v * nl);
     });
@@ -173,7 +176,7 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
   const DF d;
   const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
   const int64_t chunks = direct_chunks(m);
-  // Relu, Clip, HardSwish and LeakyRelu run in the tiles' stores; other activations (and the
+  // Relu, Clip, HardSwish, LeakyRelu and Silu run in the tiles' stores; other activations (and the
   // affine or bounds) over each tile's rows right after it is stored, while they are in L1.
   constexpr float kInf = std::numeric_limits<float>::infinity();
   std::optional<TileAct> in_tile;
@@ -183,6 +186,7 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
     if (act->kind == A::kClip) in_tile = TileAct{TileAct::kClamp, act->p0, act->p1};
     if (act->kind == A::kHardSwish) in_tile = TileAct{TileAct::kHardSwish, 0.0f, 0.0f};
     if (act->kind == A::kLeakyRelu) in_tile = TileAct{TileAct::kLeaky, act->p0, 0.0f};
+    if (act->kind == A::kSilu) in_tile = TileAct{TileAct::kSilu, 0.0f, 0.0f};
   }
   const TileAct* tile_act = in_tile ? &*in_tile : nullptr;
   const ops::ActivationSpec* after = act && !in_tile ? act : nullptr;
