@@ -10,7 +10,8 @@
 // expansion stage (W_ex: a 1x1 conv before the depthwise one, MobileNetV2's inverted residual
 // blocks), each band first computes the expanded input rows it reads (sgemm_direct into a
 // per-thread ring of rows, the rows it shares with the previous band of the same thread kept), so
-// the expanded tensor never goes to memory either; on small planes, each run of positions computes
+// the expanded tensor never goes to memory either (with a width stride of 1, the depthwise stage
+// reads that ring in place: depthwise_direct_rows_to); on small planes, each run of positions computes
 // its input rows channels-last (E^T = X^T W_ex^T, W_ex^T packed as B), which the depthwise stage
 // reads as they are; where threads share each band, it is computed whole first.
 // Compiled once per SIMD target (hwy/foreach_target.h);

@@ -197,6 +197,21 @@ struct DwStoreRows {
 };
 
 #if HWY_TARGET != HWY_SCALAR
+// f(tag, rows, chunks) with the vectors and pass shape of depthwise_rows_vec for output rows of
+// ow_n: vectors of 4, 8 or all lanes, the fewest that cover a row, 8 rows a pass; wider rows 4
+// rows of two vectors (rows and chunks as std::integral_constant<int, N>).
+template <class F>
+HWY_INLINE void depthwise_by_width(int64_t ow_n, const F& f) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  using I8 = std::integral_constant<int, 8>;
+  using I1 = std::integral_constant<int, 1>;
+  const hn::ScalableTag<float> d;
+  if (ow_n <= 4) f(hn::CappedTag<float, 4>(), I8(), I1());
+  else if (ow_n <= 8) f(hn::CappedTag<float, 8>(), I8(), I1());
+  else if (ow_n <= static_cast<int64_t>(hn::Lanes(d))) f(d, I8(), I1());
+  else f(d, std::integral_constant<int, 4>(), std::integral_constant<int, 2>());
+}
+
 // The f32 vector loop of depthwise_rows: R output rows x C chunks of D's lanes per pass, so that
 // R * C independent FMA chains share each weight broadcast (one row of one chunk was a single
 // chain of KH * KW dependent FMAs: latency-bound, and on 7- or 14-wide rows, MobileNet's and
@@ -325,15 +340,10 @@ bool depthwise_direct_rows_to(const float* plane, const int64_t* row_off, const 
   // 5-10% faster.
   if (ow_n <= 2 * nl) return false;
   const auto run = [&](auto kh_c, auto kw_c) {
-    constexpr int KH = decltype(kh_c)::value, KW = decltype(kw_c)::value;
-    if (ow_n <= 4)
-      depthwise_rows_direct_vec<KH, KW, 8, 1>(hn::CappedTag<float, 4>(), plane, row_off, zero, wk, bias, w, oh0, oh1, store);
-    else if (ow_n <= 8)
-      depthwise_rows_direct_vec<KH, KW, 8, 1>(hn::CappedTag<float, 8>(), plane, row_off, zero, wk, bias, w, oh0, oh1, store);
-    else if (ow_n <= nl)
-      depthwise_rows_direct_vec<KH, KW, 8, 1>(d, plane, row_off, zero, wk, bias, w, oh0, oh1, store);
-    else
-      depthwise_rows_direct_vec<KH, KW, 4, 2>(d, plane, row_off, zero, wk, bias, w, oh0, oh1, store);
+    depthwise_by_width(ow_n, [&](auto dt, auto rows, auto chunks) {
+      depthwise_rows_direct_vec<decltype(kh_c)::value, decltype(kw_c)::value, decltype(rows)::value,
+                                decltype(chunks)::value>(dt, plane, row_off, zero, wk, bias, w, oh0, oh1, store);
+    });
   };
   if (w.k[1] == 3 && w.k[2] == 3) run(std::integral_constant<int, 3>(), std::integral_constant<int, 3>());
   else if (w.k[1] == 5 && w.k[2] == 5) run(std::integral_constant<int, 5>(), std::integral_constant<int, 5>());
@@ -368,14 +378,10 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
     const hn::ScalableTag<float> d;
     const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
     if (small && 2 * nl <= kDwSlack) {
-      if (ow_n <= 4)
-        depthwise_rows_vec<KH, KW, 8, 1>(hn::CappedTag<float, 4>(), phased, g, wk, bias, w, tap, oh0, oh1, store);
-      else if (ow_n <= 8)
-        depthwise_rows_vec<KH, KW, 8, 1>(hn::CappedTag<float, 8>(), phased, g, wk, bias, w, tap, oh0, oh1, store);
-      else if (ow_n <= nl)
-        depthwise_rows_vec<KH, KW, 8, 1>(d, phased, g, wk, bias, w, tap, oh0, oh1, store);
-      else
-        depthwise_rows_vec<KH, KW, 4, 2>(d, phased, g, wk, bias, w, tap, oh0, oh1, store);
+      depthwise_by_width(ow_n, [&](auto dt, auto rows, auto chunks) {
+        depthwise_rows_vec<KH, KW, decltype(rows)::value, decltype(chunks)::value>(dt, phased, g, wk, bias, w, tap, oh0,
+                                                                                   oh1, store);
+      });
       return;
     }
 #endif
