@@ -456,6 +456,11 @@ TEST_CASE("FusedSeparableConv f32 matches the depthwise and 1x1 convolutions by 
       {"expand 16 -> 96, 3x3 stride 2", {1, 96, 21, 100}, 3, 2, 1, 24, {1, 1, 1, 1}, "Relu", "", true, true, 16, "Relu"},
       {"expand 13 -> 64, 3x3", {1, 64, 30, 90}, 3, 1, 1, 40, {1, 1, 1, 1}, "", "Relu", true, true, 13, "HardSwish"},
       {"expand 8 -> 96, 3x3 on 20-wide rows", {1, 96, 40, 20}, 3, 1, 1, 32, {1, 1, 1, 1}, "Relu", "", true, true, 8, "Relu"},
+      // Width stride 1 reads the expanded rows in place (masked edges, rows of zeros): no padding,
+      // one-sided and asymmetric pads, rows that end mid-vector.
+      {"expand 5 -> 7, 3x3, no padding, odd rows", {1, 7, 13, 35}, 3, 1, 1, 5, {0, 0, 0, 0}, "Relu", "", true, true, 5, "Relu"},
+      {"expand 6 -> 9, 5x5, one-sided pads", {1, 9, 11, 37}, 5, 1, 1, 10, {0, 3, 2, 1}, "", "Relu", true, true, 6, ""},
+      {"expand 16 -> 32, 3x3 on 113-wide rows", {1, 32, 12, 113}, 3, 1, 1, 16, {1, 1, 1, 1}, "Clip", "", true, true, 16, "Relu"},
       {"expand 11 -> 72, 3x3 stride 2, 70 outputs", {1, 72, 30, 34}, 3, 2, 1, 70, {0, 0, 1, 1}, "", "", true, true, 11, ""},
       // On small planes, the expansion channels-last (X^T W_ex^T), the input rows of each
       // thread's run of positions.

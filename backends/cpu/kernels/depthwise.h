@@ -181,6 +181,12 @@ struct DwStoreRows {
     T* at = y + r * ow_n + ow;
     if (n == static_cast<int64_t>(hn::Lanes(d))) {
       hn::StoreU(acc, d, at);
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+    } else if constexpr (std::is_same_v<T, float>) {
+      // A masked store (nothing written past n; it was a store to the stack and a memcpy call, at
+      // the end of every row of 56 or 28: MobileNetV2's 56x56 and 28x28 blocks).
+      hn::BlendedStore(acc, hn::FirstN(d, static_cast<size_t>(n)), d, at);
+#endif
     } else {
       alignas(64) T tmp[kDwSlack];
       hn::StoreU(acc, d, tmp);
@@ -191,6 +197,21 @@ struct DwStoreRows {
 };
 
 #if HWY_TARGET != HWY_SCALAR
+// f(tag, rows, chunks) with the vectors and pass shape of depthwise_rows_vec for output rows of
+// ow_n: vectors of 4, 8 or all lanes, the fewest that cover a row, 8 rows a pass; wider rows 4
+// rows of two vectors (rows and chunks as std::integral_constant<int, N>).
+template <class F>
+HWY_INLINE void depthwise_by_width(int64_t ow_n, const F& f) {
+  namespace hn = hwy::HWY_NAMESPACE;
+  using I8 = std::integral_constant<int, 8>;
+  using I1 = std::integral_constant<int, 1>;
+  const hn::ScalableTag<float> d;
+  if (ow_n <= 4) f(hn::CappedTag<float, 4>(), I8(), I1());
+  else if (ow_n <= 8) f(hn::CappedTag<float, 8>(), I8(), I1());
+  else if (ow_n <= static_cast<int64_t>(hn::Lanes(d))) f(d, I8(), I1());
+  else f(d, std::integral_constant<int, 4>(), std::integral_constant<int, 2>());
+}
+
 // The f32 vector loop of depthwise_rows: R output rows x C chunks of D's lanes per pass, so that
 // R * C independent FMA chains share each weight broadcast (one row of one chunk was a single
 // chain of KH * KW dependent FMAs: latency-bound, and on 7- or 14-wide rows, MobileNet's and
@@ -237,6 +258,103 @@ HWY_NOINLINE void depthwise_rows_vec(D d, const float* phased, const DwGeom& g, 
 }
 #endif
 
+#if HWY_TARGET != HWY_SCALAR && HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+// Width stride 1 straight from the input rows, no padded copy: output row oh, column ow reads
+// padded row p = oh*s1 + kh*d1 (input row p - pb1: iw floats at plane + row_off[p - oh0*s1], or
+// `zero`, iw zeros, where row_off is negative: the padding) at column ow - pb2 + kw*d2. Passes of R rows x C chunks as depthwise_rows_vec; a pass whose taps
+// all fall inside the rows takes plain loads, others masked ones (the lanes outside a row read
+// zero and nothing outside it: AVX2's and AVX-512's masked loads do not touch masked-off lanes).
+template <int KH, int KW, int R, int C, class D, class Store>
+HWY_NOINLINE void depthwise_rows_direct_vec(D d, const float* plane, const int64_t* row_off, const float* zero, const float* wk, float bias,
+                                            const Window3& w, int64_t oh0, int64_t oh1, const Store& store) {
+  static_assert(KH > 0 && KW > 0, "compile-time window only");
+  namespace hn = hwy::HWY_NAMESPACE;
+  using V = hn::Vec<D>;
+  using M = hn::Mask<D>;
+  const int64_t ow_n = w.out[2], iw = w.in[2], nl = static_cast<int64_t>(hn::Lanes(d));
+  int64_t off[KW];
+  for (int kw = 0; kw < KW; ++kw) off[kw] = kw * w.d[2] - w.pb[2];
+  for (int64_t oh = oh0; oh < oh1; oh += R) {
+    const float* rp[R * KH];
+    for (int r = 0; r < R; ++r)
+      for (int kh = 0; kh < KH; ++kh) {
+        const int64_t o = row_off[(std::min<int64_t>(oh + r, oh1 - 1) - oh0) * w.s[1] + kh * w.d[1]];
+        rp[r * KH + kh] = o >= 0 ? plane + o : zero;
+      }
+    const int64_t rows = std::min<int64_t>(R, oh1 - oh);
+    for (int64_t ow = (ow_n - 1) / (C * nl) * (C * nl); ow >= 0; ow -= C * nl) {
+      V acc[R * C];
+      for (int i = 0; i < R * C; ++i) acc[i] = hn::Set(d, bias);
+      if (ow + off[0] >= 0 && ow + C * nl + off[KW - 1] <= iw) {
+        for (int kh = 0; kh < KH; ++kh)
+          for (int kw = 0; kw < KW; ++kw) {
+            const V wv = hn::Set(d, wk[kh * KW + kw]);
+            for (int r = 0; r < R; ++r)
+              for (int c = 0; c < C; ++c)
+                acc[r * C + c] = hn::MulAdd(wv, hn::LoadU(d, rp[r * KH + kh] + ow + off[kw] + c * nl), acc[r * C + c]);
+          }
+      } else {
+        // Lanes [lo, hi) of each (tap column, chunk) inside the row.
+        M mask[KW * C];
+        for (int kw = 0; kw < KW; ++kw)
+          for (int c = 0; c < C; ++c) {
+            const int64_t start = ow + off[kw] + c * nl;
+            const size_t lo = static_cast<size_t>(std::clamp<int64_t>(-start, 0, nl));
+            const size_t hi = static_cast<size_t>(std::clamp<int64_t>(iw - start, 0, nl));
+            mask[kw * C + c] = hn::AndNot(hn::FirstN(d, lo), hn::FirstN(d, hi));
+          }
+        for (int kh = 0; kh < KH; ++kh)
+          for (int kw = 0; kw < KW; ++kw) {
+            const V wv = hn::Set(d, wk[kh * KW + kw]);
+            for (int r = 0; r < R; ++r)
+              for (int c = 0; c < C; ++c)
+                acc[r * C + c] = hn::MulAdd(
+                    wv, hn::MaskedLoad(mask[kw * C + c], d, rp[r * KH + kh] + ow + off[kw] + c * nl), acc[r * C + c]);
+          }
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        for (int c = C - 1; c >= 0; --c) {
+          const int64_t col = ow + c * nl;
+          if (col < ow_n) store.vec(d, acc[r * C + c], oh + r - oh0, col, std::min(nl, ow_n - col));
+        }
+    }
+  }
+}
+#endif
+
+// f32 output rows [oh0, oh1) through `store` straight from the input rows (input row ih at
+// plane + row_off[ih + pb1 - oh0*s1], depthwise_band_rows entries, negative for padding rows, which
+// read `zero`: w.in[2] zeros), no padded band (depthwise_rows_direct_vec): false,
+// nothing done, where that path does not apply (a width stride > 1, windows other than 3x3 and
+// 5x5, targets without fault-free masked loads); the caller then prepares the band.
+template <class Store>
+bool depthwise_direct_rows_to(const float* plane, const int64_t* row_off, const float* zero, const float* wk, float bias, const Window3& w,
+                              int64_t oh0, int64_t oh1, const Store& store) {
+#if HWY_TARGET != HWY_SCALAR && HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+  namespace hn = hwy::HWY_NAMESPACE;
+  if (w.s[2] != 1) return false;
+  const hn::ScalableTag<float> d;
+  const int64_t ow_n = w.out[2], nl = static_cast<int64_t>(hn::Lanes(d));
+  // Rows of one pass of two vectors (MobileNetV2's 28-wide ones) have every pass at an edge, all
+  // loads masked: 8% slower than the padded copy there; on 56 and 112 (half the passes inside)
+  // 5-10% faster.
+  if (ow_n <= 2 * nl) return false;
+  const auto run = [&](auto kh_c, auto kw_c) {
+    depthwise_by_width(ow_n, [&](auto dt, auto rows, auto chunks) {
+      depthwise_rows_direct_vec<decltype(kh_c)::value, decltype(kw_c)::value, decltype(rows)::value,
+                                decltype(chunks)::value>(dt, plane, row_off, zero, wk, bias, w, oh0, oh1, store);
+    });
+  };
+  if (w.k[1] == 3 && w.k[2] == 3) run(std::integral_constant<int, 3>(), std::integral_constant<int, 3>());
+  else if (w.k[1] == 5 && w.k[2] == 5) run(std::integral_constant<int, 5>(), std::integral_constant<int, 5>());
+  else return false;
+  return true;
+#else
+  (void)plane, (void)row_off, (void)zero, (void)wk, (void)bias, (void)w, (void)oh0, (void)oh1, (void)store;
+  return false;
+#endif
+}
+
 // Output rows [oh0, oh1) through `store` (DwStoreRows) from `phased` as prepared for those rows
 // (its row 0 is padded row oh0 * s1), for a fixed window; KH/KW > 0 are compile-time window
 // sizes (so the weight broadcasts stay in registers), 0 = use w.k. f32 rows run in vectors of 4,
@@ -260,14 +378,10 @@ void depthwise_rows(const T* phased, const DwGeom& g, const T* wk, T bias, const
     const hn::ScalableTag<float> d;
     const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
     if (small && 2 * nl <= kDwSlack) {
-      if (ow_n <= 4)
-        depthwise_rows_vec<KH, KW, 8, 1>(hn::CappedTag<float, 4>(), phased, g, wk, bias, w, tap, oh0, oh1, store);
-      else if (ow_n <= 8)
-        depthwise_rows_vec<KH, KW, 8, 1>(hn::CappedTag<float, 8>(), phased, g, wk, bias, w, tap, oh0, oh1, store);
-      else if (ow_n <= nl)
-        depthwise_rows_vec<KH, KW, 8, 1>(d, phased, g, wk, bias, w, tap, oh0, oh1, store);
-      else
-        depthwise_rows_vec<KH, KW, 4, 2>(d, phased, g, wk, bias, w, tap, oh0, oh1, store);
+      depthwise_by_width(ow_n, [&](auto dt, auto rows, auto chunks) {
+        depthwise_rows_vec<KH, KW, decltype(rows)::value, decltype(chunks)::value>(dt, phased, g, wk, bias, w, tap, oh0,
+                                                                                   oh1, store);
+      });
       return;
     }
 #endif
