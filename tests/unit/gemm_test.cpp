@@ -176,10 +176,10 @@ TEST_CASE("sgemm_prepacked_b with Cin ([N] row or [M, N]) read in the tiles' sto
   std::mt19937 rng(31);
   ThreadPool one(1), three(3);
   // The blocked path (one and several M blocks, partial panels and K blocks), the tile split
-  // (512 x 49 x 600 on three threads), the panel split (49 x 512 x 600, 14 x 97 x 1030), N past
+  // (460 x 49 x 300 on three threads), the panel split (49 x 512 x 300, 14 x 97 x 1030), N past
   // the N block (4130); then alpha 0 (no product: C given Cin's rows).
-  const int64_t dims[][3] = {{17, 33, 300}, {49, 512, 600}, {197, 95, 64}, {460, 4130, 7},
-                             {512, 49, 600}, {14, 97, 1030}, {1, 40, 9}};
+  const int64_t dims[][3] = {{17, 33, 300}, {49, 512, 300}, {197, 95, 64}, {100, 4130, 7},
+                             {460, 49, 300}, {14, 97, 1030}, {1, 40, 9}};
   const std::vector<int64_t> targets = runnable_targets();
   std::uniform_real_distribution<float> u(-1, 1);
   for (int64_t target : targets) {
