@@ -172,6 +172,57 @@ TEST_CASE("sgemm_prepacked_b matches the naive product: B packed once, run by ev
   use_target(0);
 }
 
+TEST_CASE("sgemm_prepacked_b with Cin ([N] row or [M, N]) read in the tiles' store: bit-identical to C copied first") {
+  std::mt19937 rng(31);
+  ThreadPool one(1), three(3);
+  // The blocked path (one and several M blocks, partial panels and K blocks), the tile split
+  // (460 x 49 x 300 on three threads), the panel split (49 x 512 x 300, 14 x 97 x 1030), N past
+  // the N block (4130); then alpha 0 (no product: C given Cin's rows).
+  const int64_t dims[][3] = {{17, 33, 300}, {49, 512, 300}, {197, 95, 64}, {100, 4130, 7},
+                             {460, 49, 300}, {14, 97, 1030}, {1, 40, 9}};
+  const std::vector<int64_t> targets = runnable_targets();
+  std::uniform_real_distribution<float> u(-1, 1);
+  for (int64_t target : targets) {
+    use_target(target);
+    for (auto& d : dims)
+      for (int tb = 0; tb < 2; ++tb) {
+        const int64_t m = d[0], n = d[1], k = d[2];
+        const DenseProduct p(m, n, k, false, tb, 0.0, rng);
+        std::vector<float> row(static_cast<size_t>(n));
+        for (float& v : row) v = u(rng);
+        const cpu::SgemmPackedB pb = cpu::sgemm_pack_b(tb, k, n, p.b.data(), p.ldb);
+        for (int64_t run_target : targets) {  // another target's packing: Cin copied into C first
+          use_target(run_target);
+          for (ThreadPool* pool : {&one, &three})
+            for (int form = 0; form < 2; ++form)
+              for (float alpha : {1.0f, 0.75f, 0.0f}) {
+                const float beta = alpha == 0.75f ? -1.5f : 1.0f;
+                const float* cin = form == 0 ? row.data() : p.c.data();
+                const int64_t ld_cin = form == 0 ? 0 : n;
+                std::vector<float> want(static_cast<size_t>(m * n));
+                for (int64_t i = 0; i < m; ++i) std::copy(cin + i * ld_cin, cin + i * ld_cin + n, want.begin() + i * n);
+                cpu::sgemm_prepacked_b(false, m, alpha, p.a.data(), p.lda, pb, p.b.data(), p.ldb, beta, want.data(), n,
+                                       pool);
+                std::vector<float> got(static_cast<size_t>(m * n), std::nanf(""));
+                cpu::sgemm_prepacked_b(false, m, alpha, p.a.data(), p.lda, pb, p.b.data(), p.ldb, beta, got.data(), n,
+                                       pool, cin, ld_cin);
+                INFO("m=" << m << " n=" << n << " k=" << k << " tb=" << tb << " form " << form << " alpha " << alpha
+                          << " packed by " << hwy::TargetName(target) << " run by " << hwy::TargetName(run_target)
+                          << " threads " << pool->num_threads());
+                CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0);
+                if (alpha == 1.0f && form == 1 && pool == &one) {  // against the naive sum too
+                  double e = 0;
+                  for (size_t i = 0; i < got.size(); ++i) e = std::max(e, std::fabs(got[i] - (p.ref[i] + p.c[i])));
+                  CHECK(e <= 1e-5 * (1 + k));
+                }
+              }
+        }
+        use_target(target);
+      }
+  }
+  use_target(0);
+}
+
 // Every compiled SIMD target this CPU runs (AVX3 and AVX2 here): the tile, its row/column edges and
 // the cache blocks differ per target, so each is checked against the naive product, Highway's
 // dispatch restricted to one target at a time.

@@ -117,6 +117,13 @@ TEST_CASE("MatMul/Gemm with constant B: the packed weights match the product by 
       {"FusedGemm", {70, 20}, 20, 1000, false, 4, std::nullopt, 1.0},
       {"FusedGemm", {197, 19}, 19, 77, true, 1, std::nullopt, 1.0},
       {"Gemm", {33, 50}, 50, 70, false, 1, std::nullopt, 1.0},
+      // Gemm's C with whole rows ([N], [1, N], [M, N]) read by the product's tiles as they store
+      // (one thread, the column split, the row split); [M, 1] and scalars copied into Y first.
+      {"Gemm", {70, 20}, 20, 1000, false, 0, std::nullopt, 1.0},
+      {"Gemm", {197, 19}, 19, 77, true, 4, std::nullopt, 1.0},
+      {"Gemm", {171, 33}, 33, 45, true, 1},
+      {"Gemm", {65, 9}, 9, 1100, true, 4},
+      {"Gemm", {200, 20}, 20, 30, false, 3, std::nullopt, 1.0},
   };
   for_targets_and_threads([&](int threads) {
     for (const LinearCase& lc : cases) {

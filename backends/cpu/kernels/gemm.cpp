@@ -72,11 +72,33 @@ constexpr int64_t kSmallM = 16;
 // (1 x 384 x 384 ran at 24 GFLOP/s on one thread, 17 on two).
 constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
 
+// A tile's store: C = alpha*acc + beta*C on the first K block. `src` (null: C itself) is where
+// that first block reads beta's C instead: C's row i (c0 + i * ldc, c0 the product's C) reads
+// src + i * ld_src, ld_src 0 for one row broadcast to every row (a Gemm's [N] bias added in the
+// store, not copied into C before the product). Through memory: see tile_kernel's alpha and beta.
+struct TileArgs {
+  float alpha, beta;
+  const float* c0 = nullptr;
+  const float* src = nullptr;
+  int64_t ld_src = 0;
+};
+
+// Where the tile at `c` (rows ldc apart) reads beta's C on the first K block, and their stride.
+inline const float* tile_source(const TileArgs& t, float* c, int64_t ldc, int64_t& ld) {
+  ld = ldc;
+  if (t.src == nullptr) return c;
+  const int64_t off = c - t.c0, r0 = off / ldc;
+  ld = t.ld_src;
+  return t.src + r0 * t.ld_src + (off - r0 * ldc);
+}
+
 #if HWY_TARGET == HWY_SCALAR
 // Writes an MR x NR accumulator tile (row-major) into C: C = alpha*acc + beta*C on the first K
 // block (beta == 0: C not read), C += alpha*acc afterwards. Only m x n entries are valid.
-void store_tile(const float* tile, float* c, int64_t ldc, int64_t m, int64_t n, float alpha, float beta,
-                bool first) {
+void store_tile(const float* tile, float* c, int64_t ldc, int64_t m, int64_t n, const TileArgs& ab, bool first) {
+  const float alpha = ab.alpha, beta = ab.beta;
+  int64_t lds = 0;
+  const float* src = first && beta != 0.0f ? tile_source(ab, c, ldc, lds) : c;
   for (int64_t r = 0; r < m; ++r) {
     float* crow = c + r * ldc;
     const float* t = tile + r * kNR;
@@ -85,14 +107,15 @@ void store_tile(const float* tile, float* c, int64_t ldc, int64_t m, int64_t n, 
     } else if (beta == 0.0f) {
       for (int64_t j = 0; j < n; ++j) crow[j] = alpha * t[j];
     } else {
-      for (int64_t j = 0; j < n; ++j) crow[j] = alpha * t[j] + beta * crow[j];
+      const float* srow = src + r * lds;
+      for (int64_t j = 0; j < n; ++j) crow[j] = alpha * t[j] + beta * srow[j];
     }
   }
 }
 
 // pa: packed A (kc x kMR); pb: B rows of kNR floats, `ldbp` apart.
 void micro_kernel(int64_t kc, const float* pa, const float* pb, int64_t ldbp, float* c, int64_t ldc, int64_t m,
-                  int64_t n, float alpha, float beta, bool first) {
+                  int64_t n, const TileArgs& ab, bool first) {
   float acc[kMR][kNR] = {};
   for (int64_t p = 0; p < kc; ++p) {
     const float* b = pb + p * ldbp;
@@ -100,7 +123,7 @@ void micro_kernel(int64_t kc, const float* pa, const float* pb, int64_t ldbp, fl
     for (int64_t r = 0; r < kMR; ++r)
       for (int64_t j = 0; j < kNR; ++j) acc[r][j] += a[r] * b[j];
   }
-  store_tile(&acc[0][0], c, ldc, m, n, alpha, beta, first);
+  store_tile(&acc[0][0], c, ldc, m, n, ab, first);
 }
 #else
 using DF = hn::ScalableTag<float>;
@@ -153,7 +176,7 @@ HWY_INLINE void store_first(DF d, VF v, float* p, size_t cnt) {
 // sgemm_panel_split reads) is prefetched as this one is read, instead of A.
 template <size_t R, size_t V, bool kRawA = false, bool kNextB = false>
 HWY_NOINLINE void tile_kernel(int64_t kc, const float* HWY_RESTRICT pa, const float* HWY_RESTRICT pb, int64_t ldbp,
-                              float* HWY_RESTRICT c, int64_t ldc, int64_t n, const float* alpha_beta, bool first,
+                              float* HWY_RESTRICT c, int64_t ldc, int64_t n, const TileArgs* args, bool first,
                               int64_t lda_a) {
   const DF d;
   const size_t nl = hn::Lanes(d);
@@ -191,16 +214,18 @@ HWY_NOINLINE void tile_kernel(int64_t kc, const float* HWY_RESTRICT pa, const fl
   for (; p < kc; ++p) step(acc);
   // alpha and beta come through memory, read only here: as register arguments they stayed live
   // across the loop and pushed an accumulator of AVX2's 6 x 2 tile out to the stack.
-  const float beta = alpha_beta[1];
-  const VF va = hn::Set(d, alpha_beta[0]), vb = hn::Set(d, beta);
+  const float beta = args->beta;
+  const VF va = hn::Set(d, args->alpha), vb = hn::Set(d, beta);
   const int mode = !first ? 1 : (beta == 0.0f ? 0 : 2);
+  int64_t lds = ldc;
+  const float* src = mode == 2 ? tile_source(*args, c, ldc, lds) : c;
   if (n == static_cast<int64_t>(V * nl)) {
     unroll<R>([&](auto r) {
       unroll<V>([&](auto v) {
         float* dst = c + r * ldc + v * nl;
         VF o = hn::Mul(acc[r][v], va);
         if (mode == 1) o = hn::Add(o, hn::LoadU(d, dst));
-        else if (mode == 2) o = hn::MulAdd(vb, hn::LoadU(d, dst), o);
+        else if (mode == 2) o = hn::MulAdd(vb, hn::LoadU(d, src + r * lds + v * nl), o);
         hn::StoreU(o, d, dst);
       });
     });
@@ -214,13 +239,13 @@ HWY_NOINLINE void tile_kernel(int64_t kc, const float* HWY_RESTRICT pa, const fl
       float* dst = c + r * ldc + v * nl;
       VF o = hn::Mul(acc[r][v], va);
       if (mode == 1) o = hn::Add(o, load_first(d, dst, cnt));
-      else if (mode == 2) o = hn::MulAdd(vb, load_first(d, dst, cnt), o);
+      else if (mode == 2) o = hn::MulAdd(vb, load_first(d, src + r * lds + v * nl, cnt), o);
       store_first(d, o, dst, cnt);
     });
   });
 }
 
-using TileFn = void (*)(int64_t, const float*, const float*, int64_t, float*, int64_t, int64_t, const float*, bool,
+using TileFn = void (*)(int64_t, const float*, const float*, int64_t, float*, int64_t, int64_t, const TileArgs*, bool,
                         int64_t);
 template <size_t V, size_t... I>
 constexpr std::array<TileFn, sizeof...(I)> make_tiles(std::index_sequence<I...>) {
@@ -262,18 +287,17 @@ constexpr int64_t direct_vectors(int64_t rows) {
 }
 
 void micro_kernel(int64_t kc, const float* pa, const float* pb, int64_t ldbp, float* c, int64_t ldc, int64_t m,
-                  int64_t n, float alpha, float beta, bool first) {
-  const float ab[2] = {alpha, beta};
+                  int64_t n, const TileArgs& ab, bool first) {
   if constexpr (kSizeFirstKernels) {
     // The size-first kernel set (minimal runtimes): full-width tiles alone, the last panel's
     // columns masked at the store (panels are zero-padded to kNR). kTiles, unreferenced, is not
     // linked then: its 24 tiles were ~50 KB of an aarch64 minimal runtime.
-    kFullTiles[static_cast<size_t>(m - 1)](kc, pa, pb, ldbp, c, ldc, n, ab, first, 0);
+    kFullTiles[static_cast<size_t>(m - 1)](kc, pa, pb, ldbp, c, ldc, n, &ab, first, 0);
   } else {
     // A panel's last columns (N not a multiple of the tile) through as few vectors as cover them.
     const int64_t nl = static_cast<int64_t>(hn::Lanes(DF()));
     const int64_t v = std::min<int64_t>(kNV, (n + nl - 1) / nl);
-    kTiles[static_cast<size_t>(v - 1)][static_cast<size_t>(m - 1)](kc, pa, pb, ldbp, c, ldc, n, ab, first, 0);
+    kTiles[static_cast<size_t>(v - 1)][static_cast<size_t>(m - 1)](kc, pa, pb, ldbp, c, ldc, n, &ab, first, 0);
   }
 }
 
@@ -463,10 +487,18 @@ namespace {
 // `a` may be null when `pre` is given: then the blocked path runs whatever the shape.
 // `pre_b` (may be null): op(B) packed by sgemm_pack_b; then the blocked path runs whatever the
 // shape, with `b` (not null) read only where pre_b was packed by another target.
+// `cin` (may be null): beta's C read from there instead of C (row i at cin + i * ld_cin, ld_cin 0:
+// one row for all), in the tiles' store where pre_b is taken, else copied into C first.
 void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool,
-                const SgemmPackedA* pre, const SgemmPackedB* pre_b) {
+                const SgemmPackedA* pre, const SgemmPackedB* pre_b, const float* cin, int64_t ld_cin) {
   if (m <= 0 || n <= 0) return;
+  if (beta == 0.0f) cin = nullptr;
+  if (cin && (k <= 0 || alpha == 0.0f || !pre_b || pre || pre_b->nr != kNR || pre_b->kc != kKC)) {
+    // Not the blocked path over pre_b (another target's layout, no product): C given its rows.
+    for (int64_t i = 0; i < m; ++i) std::copy(cin + i * ld_cin, cin + i * ld_cin + n, c + i * ldc);
+    cin = nullptr;
+  }
   if (k <= 0 || alpha == 0.0f) {
     for (int64_t i = 0; i < m; ++i) {
       float* crow = c + i * ldc;
@@ -482,14 +514,14 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
       thread_local std::vector<float> unpacked;
       if (unpacked.size() < static_cast<size_t>(m * k)) unpacked.resize(static_cast<size_t>(m * k));
       unpack_a(*pre, unpacked.data());
-      sgemm_impl(false, trans_b, m, n, k, alpha, unpacked.data(), k, b, ldb, beta, c, ldc, pool, nullptr, nullptr);
+      sgemm_impl(false, trans_b, m, n, k, alpha, unpacked.data(), k, b, ldb, beta, c, ldc, pool, nullptr, nullptr,
+                 nullptr, 0);
       return;
     }
   }
   if (pre_b && (pre_b->nr != kNR || pre_b->kc != kKC)) pre_b = nullptr;  // another target's layout
   const bool threaded = pool != nullptr && pool->num_threads() > 1;
-  const float ab[2] = {alpha, beta};
-  (void)ab;
+  const TileArgs ab{alpha, beta, c, cin, ld_cin};
 #if HWY_TARGET != HWY_SCALAR
   // Few rows with B^T given, or few columns whatever B's layout (a strided 1-D conv passes its
   // overlapping input windows as B^T: Silero's and openWakeWord's STFTs, N = 4-5 columns).
@@ -520,14 +552,15 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
     const int64_t mblocks = (m + kMC - 1) / kMC;
     if (tile_split_pays(m, n, k, mblocks, mblocks * ((n + kNChunk - 1) / kNChunk), pool->num_threads())) {
       const bool raw_a = !kSizeFirstKernels && !pre && !trans_a && a != nullptr && n <= 2 * kNR && HWY_TARGET != HWY_SCALAR;
-      sgemm_tile_split(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, *pool, pre, raw_a, pre_b);
+      sgemm_tile_split(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, *pool, pre, raw_a, pre_b, cin,
+                       ld_cin);
       return;
     }
   }
   // Prepacked B (constant weights) and one M block: the threads split B's panels once for all of
   // K (few columns, read with A in place, keep the blocked path).
   if (threaded && pre_b && !pre && a && m <= kMC && n <= kNC && n > 2 * kNR) {
-    sgemm_panel_split(trans_a, m, n, k, alpha, a, lda, beta, c, ldc, *pool, *pre_b);
+    sgemm_panel_split(trans_a, m, n, k, alpha, a, lda, beta, c, ldc, *pool, *pre_b, cin, ld_cin);
     return;
   }
   // Sized for the largest slice up front: B panels of at most KC x NC.
@@ -586,7 +619,7 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
               const int64_t mr = std::min(kMR, mc - i);
               for (int64_t j = jc0; j < jc1; j += kNR)
                 kRawTiles[static_cast<size_t>(mr - 1)](kc, a + (i0 + i) * lda + p0, pb + (j / kNR) * kc * kNR, kNR,
-                                                      c + (i0 + i) * ldc + j0 + j, ldc, std::min(kNR, jc1 - j), ab,
+                                                      c + (i0 + i) * ldc + j0 + j, ldc, std::min(kNR, jc1 - j), &ab,
                                                       first, lda);
             }
             continue;
@@ -608,12 +641,12 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
                 // A prepacked B is constant weights, mostly cold (see kPrefetchA): the first row
                 // tile prefetches the panel after this one (next in memory) as it reads this one.
                 kNextBTiles[static_cast<size_t>(std::min(kMR, mc) - 1)](kc, ap, bp, kNR, c + i0 * ldc + j0 + j, ldc, nr,
-                                                                       ab, first, 0);
+                                                                       &ab, first, 0);
                 continue;
               }
 #endif
               micro_kernel(kc, ap + (i / kMR) * kc * kMR, bp, kNR, c + (i0 + i) * ldc + j0 + j, ldc,
-                           std::min(kMR, mc - i), nr, alpha, beta, first);
+                           std::min(kMR, mc - i), nr, ab, first);
             }
           }
         }
@@ -676,7 +709,7 @@ void sgemm_prepare_thread() { HWY_DYNAMIC_DISPATCH(sgemm_prepare_thread_impl)();
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
            int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
   HWY_DYNAMIC_DISPATCH(sgemm_impl)(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool, nullptr,
-                                   nullptr);
+                                   nullptr, nullptr, 0);
 }
 
 SgemmPackedA sgemm_pack_a(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda) {
@@ -702,15 +735,16 @@ SgemmPackedB sgemm_pack_b(bool trans_b, int64_t k, int64_t n, const float* b, in
 }
 
 void sgemm_prepacked_b(bool trans_a, int64_t m, float alpha, const float* a, int64_t lda, const SgemmPackedB& pb,
-                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
+                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool,
+                       const float* cin, int64_t ld_cin) {
   HWY_DYNAMIC_DISPATCH(sgemm_impl)(trans_a, pb.trans_b, m, pb.n, pb.k, alpha, a, lda, b, ldb, beta, c, ldc, pool,
-                                   nullptr, &pb);
+                                   nullptr, &pb, cin, ld_cin);
 }
 
 void sgemm_prepacked(const SgemmPackedA& pa, const float* a, int64_t lda, bool trans_b, int64_t n, float alpha,
                      const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
   HWY_DYNAMIC_DISPATCH(sgemm_impl)(pa.trans_a, trans_b, pa.m, n, pa.k, alpha, a, lda, b, ldb, beta, c, ldc, pool, &pa,
-                                   nullptr);
+                                   nullptr, nullptr, 0);
 }
 
 }  // namespace tsr::cpu

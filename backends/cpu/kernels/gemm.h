@@ -63,8 +63,13 @@ SgemmPackedB sgemm_pack_b(bool trans_b, int64_t k, int64_t n, const float* b, in
 // C (M x N) = alpha * op(A) * op(B) + beta * C with op(B) given pre-packed (`pb`) and raw (`b`,
 // `ldb`, not null: read only where `pb` was packed by another SIMD target). Every shape takes the
 // blocked path (the few-row and few-column paths read B raw). Same contract as sgemm otherwise.
+// `cin` (may be null; needs ldc >= n): C = alpha * op(A) * op(B) + beta * Cin instead, C's row i
+// not read and Cin's row i at cin + i * ld_cin (ld_cin 0: one [N] row for every row, a Gemm's
+// bias), read by the tiles as they store their first K block: the same sums as copying Cin into C
+// first (bit-identical), without that pass over C. Cin must not overlap C.
 void sgemm_prepacked_b(bool trans_a, int64_t m, float alpha, const float* a, int64_t lda, const SgemmPackedB& pb,
-                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool);
+                       const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool,
+                       const float* cin = nullptr, int64_t ld_cin = 0);
 
 // Sizes the calling thread's packing buffers (kept per thread, reused by every sgemm on it) to
 // their largest, so that later calls on this thread never allocate them: the CPU backend's

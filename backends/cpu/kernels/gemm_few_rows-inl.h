@@ -150,7 +150,7 @@ void sgemm_direct_strips(bool trans_a, int64_t m, int64_t n, int64_t k, float al
                          const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool* pool) {
   const bool threaded = pool != nullptr;
   const int64_t nthreads = threaded ? pool->num_threads() : 1;
-  const float ab[2] = {alpha, beta};
+  const TileArgs ab{alpha, beta};
   // Few rows, B row-major: B's rows are read in place by strips of up to 4 vectors, A (m x k,
   // small) packed once; rows split evenly into at most kMR per tile.
   const int64_t tiles = (m + kMR - 1) / kMR;
@@ -187,7 +187,7 @@ void sgemm_direct_strips(bool trans_a, int64_t m, int64_t n, int64_t k, float al
           const int64_t i0 = t * rows, mr = std::min(rows, m - i0);
           const TileFn tile =
               w > kMaxV ? &tile_kernel<1, kRowV> : kTiles[static_cast<size_t>(w - 1)][static_cast<size_t>(mr - 1)];
-          tile(kc, abuf.data() + (pb * tiles + t) * kMR * kcs, bp, ldbp, c + i0 * ldc + j, ldc, cols, ab, pb == 0, 0);
+          tile(kc, abuf.data() + (pb * tiles + t) * kMR * kcs, bp, ldbp, c + i0 * ldc + j, ldc, cols, &ab, pb == 0, 0);
         }
       };
       for (int64_t s = s0; s < s1; ++s) {

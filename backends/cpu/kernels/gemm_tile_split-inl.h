@@ -27,9 +27,10 @@ bool tile_split_pays(int64_t m, int64_t n, int64_t k, int64_t mblocks, int64_t t
 // `pre`: op(A) packed by sgemm_pack_a (then `a` is not read), else A packed per K block and rows,
 // or read in place when `raw_a` (few columns, A row-major: see sgemm_impl). `pre_b` (may be null,
 // else this target's layout): op(B) packed by sgemm_pack_b, used as is (then `b` is not read).
+// `cin` (may be null), `ld_cin`: beta's C read from there instead of C (TileArgs::src).
 void sgemm_tile_split(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                      int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, ThreadPool& pool,
-                     const SgemmPackedA* pre, bool raw_a, const SgemmPackedB* pre_b) {
+                     const SgemmPackedA* pre, bool raw_a, const SgemmPackedB* pre_b, const float* cin, int64_t ld_cin) {
   const int64_t npanels = (n + kNR - 1) / kNR, kblocks = (k + kKC - 1) / kKC;
   const int64_t slice = kKC * npanels * kNR;  // the packed panels of one K block
   const int64_t mblocks = (m + kMC - 1) / kMC;
@@ -46,8 +47,7 @@ void sgemm_tile_split(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
     });
     pb = buf;
   }
-  const float ab[2] = {alpha, beta};
-  (void)ab;
+  const TileArgs ab{alpha, beta, c, cin, ld_cin};
   // Tiles of C, one micro-panel of kMR rows by one panel of kNR columns, row-major: a thread's
   // range of tiles covers consecutive rows (A packed once per row and K block) and evens out
   // where the rows alone would not (MobileNetV2's 96 output channels: 7 micro-panels).
@@ -77,11 +77,11 @@ void sgemm_tile_split(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
           // would otherwise keep every raw tile.
           if (!kSizeFirstKernels && raw_a) {
             kRawTiles[static_cast<size_t>(mr - 1)](kc, a + i * lda + p0, bk + jp * kc * kNR, kNR, c + i * ldc + j, ldc,
-                                                  nr, ab, kb == 0, lda);
+                                                  nr, &ab, kb == 0, lda);
             continue;
           }
 #endif
-          micro_kernel(kc, ap, bk + jp * kc * kNR, kNR, c + i * ldc + j, ldc, mr, nr, alpha, beta, kb == 0);
+          micro_kernel(kc, ap, bk + jp * kc * kNR, kNR, c + i * ldc + j, ldc, mr, nr, ab, kb == 0);
         }
       }
     }
@@ -94,12 +94,13 @@ void sgemm_tile_split(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t 
 // times for conv_lanes' K = 4608 on ResNet's 7x7 stage, 4 for a 1024-wide Linear), each thread
 // packing the same rows of A; here each thread packs them per K block for itself. Every tile of
 // C sums its K blocks in the same order as the blocked path (same results, whatever the threads).
+// `cin` (may be null), `ld_cin`: beta's C read from there instead of C (TileArgs::src).
 void sgemm_panel_split(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                       float beta, float* c, int64_t ldc, ThreadPool& pool, const SgemmPackedB& pre_b) {
+                       float beta, float* c, int64_t ldc, ThreadPool& pool, const SgemmPackedB& pre_b,
+                       const float* cin, int64_t ld_cin) {
   const int64_t npanels = (n + kNR - 1) / kNR, kblocks = (k + kKC - 1) / kKC;
   const int64_t nthr = pool.num_threads();
-  const float ab[2] = {alpha, beta};
-  (void)ab;
+  const TileArgs ab{alpha, beta, c, cin, ld_cin};
   pool.parallel_for(npanels, (npanels + nthr - 1) / nthr, [&](int64_t q0, int64_t q1) {
     std::vector<float>& abuf = thread_a_buffer();
     if (abuf.size() < static_cast<size_t>(kMC * kKC)) abuf.resize(static_cast<size_t>(kMC * kKC));
@@ -121,14 +122,14 @@ void sgemm_panel_split(bool trans_a, int64_t m, int64_t n, int64_t k, float alph
               // memory is another thread's).
               const int64_t kc_next = std::min(kKC, k - p0 - kc);
               const int64_t ahead = jp + 1 < q1 || kb + 1 == kblocks ? 0 : (kc * (npanels - jp) + q0 * kc_next) * kNR;
-              kNextBTiles[static_cast<size_t>(std::min(kMR, m) - 1)](kc, ap, bp, kNR, c + j, ldc, nr, ab, first,
+              kNextBTiles[static_cast<size_t>(std::min(kMR, m) - 1)](kc, ap, bp, kNR, c + j, ldc, nr, &ab, first,
                                                                      ahead);
               continue;
             }
           }
 #endif
-          micro_kernel(kc, ap + (i / kMR) * kc * kMR, bp, kNR, c + i * ldc + j, ldc, std::min(kMR, m - i), nr, alpha,
-                       beta, first);
+          micro_kernel(kc, ap + (i / kMR) * kc * kMR, bp, kNR, c + i * ldc + j, ldc, std::min(kMR, m - i), nr, ab,
+                       first);
         }
       }
     }

@@ -204,14 +204,20 @@ class PackedLinearKernel final : public exec::Kernel {
     // layer, MiniLM's 128 x 1536).
     const bool bias_in_epilogue = bias && epilogue && beta == 1.0f && c->numel() == n && c->shape().back() == n;
     const float gemm_beta = bias_in_epilogue ? 0.0f : beta;
+    // C with whole rows ([N], [1, N], [M, N]: QKV, output and down-projections' biases) is read by
+    // the product's tiles as they store, instead of copied into Y first; [M, 1] and scalars are.
+    const int64_t c_cols = bias ? (c->shape().empty() ? 1 : c->shape().back()) : 0;
+    const bool bias_in_tiles = bias && !bias_in_epilogue && c_cols == n;
+    const int64_t ld_cin = bias_in_tiles && c->rank() == 2 && c->dim(0) != 1 ? n : 0;
+    auto cin_at = [&](int64_t i0) { return bias_in_tiles ? c->data<float>() + i0 * ld_cin : nullptr; };
     auto activate = [&](int64_t i0, int64_t i1) {
       if (bias_in_epilogue) apply_bias_epilogue_f32(act_, py + i0 * n, i1 - i0, n, c->data<float>());
       else apply_epilogue_f32(act_, py + i0 * n, (i1 - i0) * n);
     };
     auto rows = [&](int64_t i0, int64_t i1, ThreadPool* pool) {
-      if (bias && !bias_in_epilogue) fill_bias(i0, i1);
+      if (bias && !bias_in_epilogue && !bias_in_tiles) fill_bias(i0, i1);
       sgemm_prepacked_b(false, i1 - i0, alpha, pa + i0 * k, k, packed_, b.data<float>(), b.dim(1), gemm_beta, py + i0 * n,
-                        n, pool);
+                        n, pool, cin_at(i0), ld_cin);
       if (epilogue) activate(i0, i1);
     };
     ThreadPool& pool = ctx.pool();
@@ -220,8 +226,9 @@ class PackedLinearKernel final : public exec::Kernel {
       // The column split below: the bias and the activation split over the threads too (on one
       // thread they were 4% of GPT-like prefill's work at two threads, the other thread waiting).
       const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 13) / n);
-      if (bias && !bias_in_epilogue) pool.parallel_for(m, grain, fill_bias);
-      sgemm_prepacked_b(false, m, alpha, pa, k, packed_, b.data<float>(), b.dim(1), gemm_beta, py, n, &pool);
+      if (bias && !bias_in_epilogue && !bias_in_tiles) pool.parallel_for(m, grain, fill_bias);
+      sgemm_prepacked_b(false, m, alpha, pa, k, packed_, b.data<float>(), b.dim(1), gemm_beta, py, n, &pool, cin_at(0),
+                        ld_cin);
       if (epilogue) pool.parallel_for(m, grain, activate);
     } else if (threads > 1 && m >= kRowSplitRows * threads) {
       // Enough rows for every thread (ViT's 197 tokens, a BERT's 128, Whisper's 1500): each
