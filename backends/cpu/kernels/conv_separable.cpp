@@ -442,6 +442,9 @@ class SeparableKernel final : public exec::Kernel {
                                                                   : we && !channels_last ? c * in_size
                                                                                          : 0),
                                          parallel && whole_bands));
+    // Per slot (as pads): the offsets of a band's input rows for the in-place depthwise reads below.
+    const int64_t max_band_rows = depthwise_band_rows(w, 0, rb);
+    TSR_ASSIGN_OR_RETURN(auto offs, SlotScratch<int64_t>::make(ctx, static_cast<size_t>(max_band_rows), parallel));
     // The depthwise rows [r0, r1) of channels [c0, c1) into dst (channel-major, cols per channel),
     // from each channel's plane at xi + ch * cstride (input row ih at row ih % ring for ring > 0).
     auto depthwise_part = [&](int slot, const float* xi, int64_t cstride, int64_t ring, int64_t r0, int64_t r1,
@@ -455,12 +458,12 @@ class SeparableKernel final : public exec::Kernel {
       // faster than the copy.
       // Offsets of the band's input rows in a channel's plane (-1: a padding row).
       const int64_t first = r0 * w.s[1] - w.pb[1], band_rows = depthwise_band_rows(w, r0, r1);
-      std::vector<int64_t> row_off;
-      if (w.s[2] == 1 && ring > 0) {
+      int64_t* row_off = nullptr;  // null: the padded copy below
+      if (w.s[2] == 1 && ring > 0 && band_rows <= max_band_rows) {
         std::fill_n(pad, iw_n, 0.0f);
-        row_off.resize(static_cast<size_t>(band_rows));
+        row_off = offs.slot(slot);
         for (int64_t i = 0, ih = first; i < band_rows; ++i, ++ih)
-          row_off[static_cast<size_t>(i)] = ih < 0 || ih >= w.in[1] ? -1 : (ring > 0 ? ih % ring : ih) * iw_n;
+          row_off[i] = ih < 0 || ih >= w.in[1] ? -1 : (ring > 0 ? ih % ring : ih) * iw_n;
       }
       for (int64_t ch = c0; ch < c1; ++ch) {
         float* dc = dst + ch * cols;
@@ -468,8 +471,8 @@ class SeparableKernel final : public exec::Kernel {
         const auto row = [plane, ring, iw_n](int64_t ih) { return plane + (ring > 0 ? ih % ring : ih) * iw_n; };
         const float* wk = pwd + ch * taps;
         const float bias = pbd ? pbd[ch] : 0.0f;
-        if (row_off.empty() ||
-            !depthwise_direct_rows_to(plane, row_off.data(), pad, wk, bias, w, r0, r1, DwStoreRows<float>{dc, ow_n})) {
+        if (!row_off ||
+            !depthwise_direct_rows_to(plane, row_off, pad, wk, bias, w, r0, r1, DwStoreRows<float>{dc, ow_n})) {
           // The band's input rows padded in a small buffer (not the whole plane).
           depthwise_prepare_band_rows<float>([&row](int64_t ih, float*) { return row(ih); }, nullptr, w, geom, r0, r1,
                                              pad);
