@@ -16,12 +16,14 @@
 #include <vector>
 
 #include "backends/cpu/kernels/gemm_direct.h"
+#include "backends/cpu/kernels/nn_window.h"
 #include "backends/cpu/kernels/winograd.h"
 #include "core/ops/fused_activation.h"
 #include "tessera/session.h"
 #include "core/ir/graph.h"
 #include "core/ir/single_node.h"
 #include "core/passes/infer_types.h"
+#include "core/exec/scratch_arena.h"
 #include "tests/unit/kernel_test_util.h"
 
 using namespace tsr;
@@ -490,4 +492,52 @@ TEST_CASE("Conv/FusedConv f32 with runtime weights: the small-conv loop matches 
   for_targets_and_threads([&](int threads) {
     for (const ConvCase& cc : cases) check_conv(cc, threads, rng, true);
   });
+}
+
+// Conv's and FusedDepthwiseSE's window resolved at kernel creation (cpu::presolve_window3) is the
+// one resolve_spatial gives at run time, for explicit pads, strides, dilations and each auto_pad;
+// a run at other dims resolves its own window; dims unknown at load presolve nothing.
+TEST_CASE("PresolvedWindow: equals the run-time window; other dims resolve at run time") {
+  using ir::Attribute;
+  const std::vector<std::vector<Attribute>> cases = {
+      {Attribute::make_ints("pads", {1, 2, 0, 1}), Attribute::make_ints("strides", {2, 1}),
+       Attribute::make_ints("dilations", {1, 2}), Attribute::make_string("auto_pad", "NOTSET")},
+      {Attribute::make_string("auto_pad", "SAME_UPPER"), Attribute::make_ints("strides", {2, 2})},
+      {Attribute::make_string("auto_pad", "SAME_LOWER"), Attribute::make_ints("strides", {2, 3})},
+      {Attribute::make_string("auto_pad", "VALID")},
+      {Attribute::make_string("auto_pad", "NOTSET")}};
+  auto same = [](const cpu::Window3& a, const cpu::Window3& b) {
+    return a.in == b.in && a.out == b.out && a.k == b.k && a.s == b.s && a.d == b.d && a.pb == b.pb && a.pe == b.pe;
+  };
+  ThreadPool pool(1);
+  exec::ScratchArena arena;
+  const std::string place = "graph[0].node[0]";
+  const std::vector<const Tensor*> inputs;
+  const std::vector<ops::ValueType> out_types;
+  std::vector<Tensor> outs;
+  const Ints k{3, 5};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    INFO("case " << i);
+    ir::Node node;
+    node.op = "Conv";
+    node.attributes = cases[i];
+    const Ints in{13, 10};
+    const cpu::PresolvedWindow pre = cpu::presolve_window3(node, in, k);
+    REQUIRE(pre.valid);
+    auto sp = ops::resolve_spatial(node, in, k, false);
+    REQUIRE(sp.ok());
+    CHECK(same(pre.w, cpu::window3_of(*sp, in)));
+    exec::KernelContext ctx(node, place, inputs, out_types, outs, pool, arena);
+    auto at_load = cpu::resolve_window3(ctx, in, k, &pre);
+    REQUIRE(at_load.ok());
+    CHECK(same(*at_load, pre.w));
+    const Ints other{9, 11};
+    auto with_pre = cpu::resolve_window3(ctx, other, k, &pre);
+    auto plain = cpu::resolve_window3(ctx, other, k, false);
+    REQUIRE(with_pre.ok());
+    REQUIRE(plain.ok());
+    CHECK(same(*with_pre, *plain));
+    CHECK(with_pre->in[1] == 9);
+    CHECK(!cpu::presolve_window3(node, Ints{-1, 10}, k).valid);
+  }
 }

@@ -258,6 +258,16 @@ class DepthwiseSEKernel final : public exec::Kernel {
     w2t_ = transpose_padded(w2.data<float>(), c, r, lanes_padded(c));
   }
 
+  // Resolves the window once where the load-time X and depthwise W shapes are known (runs at
+  // those shapes skip the attribute parsing).
+  void presolve(const exec::KernelInit& init) {
+    if (init.input_types.size() < 2) return;
+    const ops::ValueType& xt = init.input_types[0];
+    const ops::ValueType& wt = init.input_types[1];
+    if (!xt.has_shape || !wt.has_shape || xt.shape.size() != 4 || wt.shape.size() != 4) return;
+    window_ = presolve_window3(init.node, Ints{xt.shape[2], xt.shape[3]}, Ints{wt.shape[2], wt.shape[3]});
+  }
+
   Status run(exec::KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
     const Tensor& wd = *ctx.input(1);
@@ -267,7 +277,8 @@ class DepthwiseSEKernel final : public exec::Kernel {
       return unsupported(ctx.place(), ": FusedDepthwiseSE runs f32 2-D convs only (X ", shape_str(x.shape()), ")");
     const int64_t n_batch = x.dim(0), c = x.dim(1), r = w1.dim(0);
     TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
-    TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, Ints{x.dim(2), x.dim(3)}, Ints{wd.dim(2), wd.dim(3)}, false));
+    TSR_ASSIGN_OR_RETURN(Window3 w,
+                         resolve_window3(ctx, Ints{x.dim(2), x.dim(3)}, Ints{wd.dim(2), wd.dim(3)}, &window_));
     if (yt->numel() == 0) return ok_status();
     const int64_t in_size = w.in_size(), out_size = w.out_size(), taps = w.k_size();
     const float* px = x.data<float>();
@@ -334,6 +345,7 @@ class DepthwiseSEKernel final : public exec::Kernel {
  private:
   ops::ActivationSpec act_, se_act_, gate_act_;
   std::vector<float> w1t_, w2t_;  // W1^T (C x ld1), W2^T (R x ld2); empty: weights from inputs
+  PresolvedWindow window_;
 };
 
 Expected<std::unique_ptr<exec::Kernel>> create_depthwise_se(const exec::KernelInit& init) {
@@ -342,6 +354,7 @@ Expected<std::unique_ptr<exec::Kernel>> create_depthwise_se(const exec::KernelIn
   TSR_ASSIGN_OR_RETURN(ops::ActivationSpec gate_act, ops::activation_of(init.node, init.place, "gate_"));
   auto k = std::make_unique<DepthwiseSEKernel>(act, se_act,
                                                gate_act);
+  k->presolve(init);
   const Tensor* w1 = init.constant_inputs.size() > 2 ? init.constant_inputs[2] : nullptr;
   const Tensor* w2 = init.constant_inputs.size() > 3 ? init.constant_inputs[3] : nullptr;
   if (w1 && w2 && w1->dtype() == DType::kF32 && w2->dtype() == DType::kF32 && w1->rank() == 4 && w2->rank() == 4 &&

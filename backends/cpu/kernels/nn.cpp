@@ -221,11 +221,13 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
                  const std::vector<SgemmPackedA>* packed = nullptr, const ops::ActivationSpec& act = {},
                  const Tensor* z = nullptr, const WinogradWeights* wino = nullptr,
                  const std::vector<SgemmDirectA>* direct_a = nullptr, const GemvWeights* gemv = nullptr,
-                 const SgemmPackedB* lanes = nullptr) {
-  const int64_t group = ctx.node().attr_int("group");
+                 const SgemmPackedB* lanes = nullptr, const PresolvedWindow* window = nullptr,
+                 int64_t group_attr = -1) {
+  // `window` and `group_attr` (>= 1): the node's window and group as read at kernel creation.
+  const int64_t group = group_attr >= 1 ? group_attr : ctx.node().attr_int("group");
   const Ints in(x.shape().begin() + 2, x.shape().end());
   const Ints kernel(wt.shape().begin() + 2, wt.shape().end());
-  TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, kernel, false));
+  TSR_ASSIGN_OR_RETURN(Window3 w, resolve_window3(ctx, in, kernel, window));
   if (yt->numel() == 0) return ok_status();
   const int64_t n_batch = x.dim(0), c = x.dim(1), m = wt.dim(0);
   const int64_t cg = c / group, mg = m / group;
@@ -530,10 +532,11 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
 template <typename T>
 Status conv_typed(exec::KernelContext& ctx, const std::vector<SgemmPackedA>* packed, const ops::ActivationSpec& act,
                   const WinogradWeights* wino, const std::vector<SgemmDirectA>* direct_a,
-                  const GemvWeights* gemv = nullptr, const SgemmPackedB* lanes = nullptr) {
+                  const GemvWeights* gemv = nullptr, const SgemmPackedB* lanes = nullptr,
+                  const PresolvedWindow* window = nullptr, int64_t group = -1) {
   TSR_ASSIGN_OR_RETURN(Tensor * yt, ctx.alloc_output(0));
   return conv_into<T>(ctx, *ctx.input(0), *ctx.input(1), ctx.input(2), yt, packed, act, ctx.input(3), wino, direct_a,
-                      gemv, lanes);
+                      gemv, lanes, window, group);
 }
 
 // The dtypes Conv and FusedConv are compiled for: f32 and f64, or a selective build's subset
@@ -559,13 +562,25 @@ class ConvKernel final : public exec::Kernel {
       case DType::kF32:
         return conv_typed<float>(ctx, packed_.empty() ? nullptr : &packed_, act_, wino_.empty() ? nullptr : &wino_,
                                  direct_.empty() ? nullptr : &direct_, gemv_.empty() ? nullptr : &gemv_,
-                                 lanes_.data.empty() ? nullptr : &lanes_);
+                                 lanes_.data.empty() ? nullptr : &lanes_, &window_, group_);
       case DType::kF64:
         if constexpr (dtype_in(kConvDTypes, DType::kF64)) return conv_typed<double>(ctx, nullptr, act_, nullptr, nullptr);
         break;
       default: break;
     }
     return unsupported(ctx.place(), ": Conv has no cpu kernel for ", dtype_name(ctx.input(0)->dtype()));
+  }
+
+  // Reads the node's group and, where the load-time input and weight shapes are known, resolves
+  // its window once (f32 runs at those shapes skip the attribute parsing).
+  void presolve(const exec::KernelInit& init) {
+    group_ = init.node.attr_int("group");
+    if (init.input_types.size() < 2) return;
+    const ops::ValueType& xt = init.input_types[0];
+    const ops::ValueType& wt = init.input_types[1];
+    if (!xt.has_shape || !wt.has_shape || xt.shape.size() < 3 || wt.shape.size() != xt.shape.size()) return;
+    window_ = presolve_window3(init.node, Ints(xt.shape.begin() + 2, xt.shape.end()),
+                               Ints(wt.shape.begin() + 2, wt.shape.end()));
   }
 
  private:
@@ -575,6 +590,8 @@ class ConvKernel final : public exec::Kernel {
   WinogradWeights wino_;
   GemvWeights gemv_;
   SgemmPackedB lanes_;
+  PresolvedWindow window_;
+  int64_t group_ = -1;
 };
 
 // Which forms of constant f32 weights (M x C/group x window, `mg` x `kg` per group) a Conv may run
@@ -659,11 +676,15 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
       // the pages just read need not stay resident when they are the .tsr's mapping.
       if (forms.direct || forms.packed || forms.winograd || forms.gemv || forms.lanes)
         release_mapped_pages(wt->data<float>(), wt->nbytes());
-      return std::unique_ptr<exec::Kernel>(new ConvKernel(std::move(packed), std::move(direct), act, std::move(wino),
-                                                          std::move(gemv), std::move(lanes)));
+      auto k = std::make_unique<ConvKernel>(std::move(packed), std::move(direct), act, std::move(wino),
+                                            std::move(gemv), std::move(lanes));
+      k->presolve(init);
+      return std::unique_ptr<exec::Kernel>(std::move(k));
     }
   }
-  return std::unique_ptr<exec::Kernel>(new ConvKernel({}, {}, act));
+  auto k = std::make_unique<ConvKernel>(std::vector<SgemmPackedA>{}, std::vector<SgemmDirectA>{}, act);
+  k->presolve(init);
+  return std::unique_ptr<exec::Kernel>(std::move(k));
 }
 
 }  // namespace
