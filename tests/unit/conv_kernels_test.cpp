@@ -497,7 +497,7 @@ TEST_CASE("Conv/FusedConv f32 with runtime weights: the small-conv loop matches 
 // Conv's and FusedDepthwiseSE's window resolved at kernel creation (cpu::presolve_window3) is the
 // one resolve_spatial gives at run time, for explicit pads, strides, dilations and each auto_pad;
 // a run at other dims resolves its own window; dims unknown at load presolve nothing.
-TEST_CASE("PresolvedWindow: equals the run-time window; other dims resolve at run time") {
+TEST_CASE("PresolvedWindow: equals the run-time window, other dims resolve at run time") {
   using ir::Attribute;
   const std::vector<std::vector<Attribute>> cases = {
       {Attribute::make_ints("pads", {1, 2, 0, 1}), Attribute::make_ints("strides", {2, 1}),
