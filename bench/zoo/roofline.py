@@ -14,7 +14,7 @@ fewer multiplies than counted here, so a conv model can exceed 100% of peak.
 
 Usage:
   /usr/bin/python3 bench/zoo/roofline.py --zoo /work/zooall --json RESULT.json \
-      --peak 270.9 [--bandwidth 22] [--target 0.7] [--out FILE.md]
+      --peak 270.9 [--bandwidth 29.9,56.5] [--target 0.7] [--out FILE.md]
 --peak is GFLOP/s per core: the FMA-loop peak `tessera_bench_gemm` prints ("FMA-loop peak ...
 GFLOP/s per core"). Models whose shapes inference cannot resolve (a dynamic KV-cache length)
 count the rows of an unresolved MatMul input as 1 and are marked "~".
@@ -118,11 +118,13 @@ def main():
     ap.add_argument("--zoo", required=True, type=Path, help="folder with manifest.json and the .onnx files")
     ap.add_argument("--json", required=True, type=Path, help="bench/latency.js --json result")
     ap.add_argument("--peak", required=True, type=float, help="FMA-loop peak, GFLOP/s per core")
-    ap.add_argument("--bandwidth", type=float, help="memory read bandwidth, GB/s (bench/zoo/mem_bandwidth.cpp): "
-                    "adds the products' weight bytes per run against it")
+    ap.add_argument("--bandwidth", help="memory read bandwidth in GB/s at 1, 2, ... threads, comma-separated (the "
+                    "last one holds for more threads; bench/zoo/mem_bandwidth.cpp): adds the products' weight bytes "
+                    "per run against it")
     ap.add_argument("--target", type=float, default=0.7, help="ratio to onnxruntime the goal asks for")
     ap.add_argument("--out", type=Path, help="also write the table to this file")
     args = ap.parse_args()
+    bandwidth = [float(x) for x in args.bandwidth.split(",")] if args.bandwidth else []
     for p in (args.zoo / "manifest.json", args.json):
         if not p.is_file():
             sys.exit(f"roofline: {p}: not found")
@@ -150,6 +152,7 @@ def main():
         mark = "" if resolved else "~"
         for threads, t in sorted(entry["threads"].items(), key=lambda kv: int(kv[0])):
             peak = args.peak * int(threads)
+            bw = bandwidth[min(int(threads), len(bandwidth)) - 1] if bandwidth else 0
             ort, tsr = t["ort_ms"], t["tessera_ms"]
             rate = lambda ms: flops / (ms * 1e6)  # noqa: E731 (GFLOP/s from ms)
             need = rate(args.target * ort) / peak * 100
@@ -157,7 +160,7 @@ def main():
                 f"| {name} | {mark}{flops / 1e9:.3f} | {wbytes / 1e6:.1f} | {threads} | {ort:.3f} | {tsr:.3f} "
                 f"| {rate(ort):.0f} | {rate(tsr):.0f} | {rate(ort) / peak * 100:.0f}% "
                 f"| {rate(tsr) / peak * 100:.0f}% | {need:.0f}% |"
-                + (f" {wbytes / (tsr * 1e6):.1f} | {wbytes / (args.target * ort * 1e6) / args.bandwidth * 100:.0f}% |"
+                + (f" {wbytes / (tsr * 1e6):.1f} | {wbytes / (args.target * ort * 1e6) / bw * 100:.0f}% |"
                    if args.bandwidth else ""))
     text = "\n".join(lines)
     print(text)

@@ -55,7 +55,7 @@ def main():
             {"models": [{"name": "m", "threads": {"1": {"ort_ms": 2 * ms, "tessera_ms": ms}}}]}))
         out = subprocess.run(
             [sys.executable, str(ROOT / "bench/zoo/roofline.py"), "--zoo", str(tmp), "--json", str(tmp / "r.json"),
-             "--peak", "10", "--bandwidth", "10"], capture_output=True, text=True, check=True).stdout
+             "--peak", "10", "--bandwidth", "10,20"], capture_output=True, text=True, check=True).stdout
     row = next(line for line in out.splitlines() if line.startswith("| m |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     ort_rate, tsr_rate, weight_rate = float(cells[6]), float(cells[7]), float(cells[11])
