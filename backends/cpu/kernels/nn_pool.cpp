@@ -401,7 +401,7 @@ Status global_pool_typed(exec::KernelContext& ctx, bool is_max) {
   const T* px = x.data<T>();
   T* py = y->mut_data<T>();
   ctx.pool().parallel_for(planes, 16, [&](int64_t p0, int64_t p1) {
-    if constexpr (std::is_same_v<T, float>) {
+    if constexpr (std::is_same_v<T, float> && !kSizeFirstKernels) {  // (size-first builds: the loop below)
       if (!is_max) return plane_means_f32(px + p0 * size, p1 - p0, size, py + p0);
     }
     for (int64_t p = p0; p < p1; ++p) {
