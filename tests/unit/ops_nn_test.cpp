@@ -376,6 +376,38 @@ TEST_CASE("GlobalAveragePool and GlobalMaxPool reduce all spatial dims") {
   check_close<float>((*out)[0], {6, 9}, 0);
 }
 
+// f32 GlobalAveragePool runs through conv_se.cpp's vector plane_mean: the same additions as the
+// plain loop it replaced (16 partial sums, the tail into the first, halved pairwise; one chain
+// under 16), so bit for bit that loop, on plane sizes around the 16-wide steps.
+TEST_CASE("GlobalAveragePool f32 sums each plane as its 16-partial-sum loop, bit for bit") {
+  std::mt19937 rng(11);
+  for (const int64_t size : {1, 3, 15, 16, 17, 33, 49, 50, 196}) {
+    const Tensor x = random_tensor<float>({2, 3, 1, size}, rng);
+    auto out = run_case({"GlobalAveragePool", {x}});
+    REQUIRE(out.ok());
+    const float* px = x.data<float>();
+    for (int64_t p = 0; p < 6; ++p) {
+      const float* s = px + p * size;
+      float want = 0.0f;
+      if (size < 16) {
+        for (int64_t i = 0; i < size; ++i) want += s[i];
+      } else {
+        float acc[16] = {};
+        int64_t i = 0;
+        for (; i + 16 <= size; i += 16)
+          for (int j = 0; j < 16; ++j) acc[j] += s[i + j];
+        for (; i < size; ++i) acc[0] += s[i];
+        for (int half = 8; half > 0; half /= 2)
+          for (int j = 0; j < half; ++j) acc[j] += acc[j + half];
+        want = acc[0];
+      }
+      want /= static_cast<float>(size);
+      INFO("size " << size << " plane " << p);
+      CHECK((*out)[0].data<float>()[p] == want);
+    }
+  }
+}
+
 TEST_CASE("BatchNormalization inference and training_mode") {
   std::mt19937 rng(3);
   const Tensor x = random_tensor<float>({2, 3, 2, 2}, rng);

@@ -145,6 +145,13 @@ float plane_mean(const float* p, int64_t n) {
   return halving_sum(d, acc[0]) / static_cast<float>(n);
 }
 
+// y[p] = plane_mean(x + p * size, size) for p in [0, planes): GlobalAveragePool's f32 kernel
+// (nn_pool.cpp), the same sums in vectors of the best target (its own loop, built for the
+// baseline ISA, was 0.8% of MobileNetV3-small: 576 planes of 49).
+void plane_means_target(const float* x, int64_t planes, int64_t size, float* y) {
+  for (int64_t p = 0; p < planes; ++p) y[p] = plane_mean(x + p * size, size);
+}
+
 // y[0, n) *= g.
 void scale_plane(float* y, int64_t n, float g) {
   const hn::ScalableTag<float> d;
@@ -377,8 +384,13 @@ HWY_AFTER_NAMESPACE();
 namespace tsr::cpu {
 
 HWY_EXPORT(register_conv_se_target);
+HWY_EXPORT(plane_means_target);
 
 void register_conv_se_kernels(KernelRegistry& r) { HWY_DYNAMIC_DISPATCH(register_conv_se_target)(r); }
+
+void plane_means_f32(const float* x, int64_t planes, int64_t size, float* y) {
+  HWY_DYNAMIC_DISPATCH(plane_means_target)(x, planes, size, y);
+}
 
 }  // namespace tsr::cpu
 #endif  // HWY_ONCE

@@ -14,6 +14,10 @@
 
 namespace tsr::cpu {
 
+// y[p] = the mean of x[p * size, (p + 1) * size) for p in [0, planes), summed as
+// global_pool_typed's loop below, bit for bit, in the best target's vectors (conv_se.cpp).
+void plane_means_f32(const float* x, int64_t planes, int64_t size, float* y);
+
 namespace {
 
 // The identity of max: -inf for floats, the minimum for integers.
@@ -397,6 +401,9 @@ Status global_pool_typed(exec::KernelContext& ctx, bool is_max) {
   const T* px = x.data<T>();
   T* py = y->mut_data<T>();
   ctx.pool().parallel_for(planes, 16, [&](int64_t p0, int64_t p1) {
+    if constexpr (std::is_same_v<T, float> && !kSizeFirstKernels) {  // (size-first builds: the loop below)
+      if (!is_max) return plane_means_f32(px + p0 * size, p1 - p0, size, py + p0);
+    }
     for (int64_t p = p0; p < p1; ++p) {
       const T* s = px + p * size;
       if (is_max) {
