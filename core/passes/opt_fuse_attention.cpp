@@ -14,8 +14,11 @@
 // as Reshape regroups them), and the pass uses the opset-23 3-D form ([B, S, H*Dh], q_num_heads)
 // only when every element of Q, K, V and of the output lands where that form puts it; the
 // Transposes and Reshapes then disappear. Otherwise the 4-D form takes the MatMul operands as
-// they are (plus one Transpose of Kt). A KV cache Concat(past, new, axis 2) on both K and V becomes
-// the node's past_key/past_value inputs and present outputs.
+// they are (plus one Transpose of Kt). Self-attention whose Q, K, V are the column thirds of one
+// QKV projection (Slices of its last axis: torch nn.MultiheadAttention, ViT) gets Tessera's
+// packed_qkv form instead: that tensor as all three inputs, read in place, and the Slices go. A
+// KV cache Concat(past, new, axis 2) on both K and V becomes the node's past_key/past_value inputs
+// and present outputs.
 //
 // Masks: a float tensor added to the scaled scores becomes attn_mask; Where(cond, scores, fill)
 // with a constant cond becomes is_causal when cond is exactly the causal pattern the node applies
@@ -185,8 +188,8 @@ std::optional<int64_t> implied_heads(GraphIndex& ix, const Chain& c, bool transp
   return s[0].stride / d;
 }
 
-// `t` = Slice(P, start, end) of P's last axis only (constant, step 1), P a static f32 tensor:
-// P and the column the slice starts at.
+// `t` = Slice(P, start, end) of P's last axis only (constants, step 1), P a static f32 tensor:
+// P and the column the slice starts at. The end is checked through t's inferred shape.
 struct Column {
   int32_t packed = -1;
   int64_t start = 0;
@@ -195,9 +198,10 @@ std::optional<Column> last_axis_slice(GraphIndex& ix, int32_t t) {
   const int32_t p = ix.producer(t);
   if (p < 0 || ix.dead(p)) return std::nullopt;
   const ir::Node& n = ix.graph().nodes[size_t(p)];
-  if (n.op != "Slice" || n.inputs.size() < 3 || n.outputs.size() != 1) return std::nullopt;
-  const ir::TensorInfo& src = info(ix, n.inputs[0]);
-  if (!src.has_shape || src.dtype != DType::kF32 || src.shape.empty()) return std::nullopt;
+  const ir::TensorInfo &src = info(ix, n.inputs.empty() ? t : n.inputs[0]), &out = info(ix, t);
+  if (n.op != "Slice" || n.inputs.size() < 3 || n.outputs.size() != 1 || !src.has_shape || !out.has_shape ||
+      src.dtype != DType::kF32 || src.shape.empty() || out.shape.size() != src.shape.size())
+    return std::nullopt;
   for (int64_t d : src.shape)
     if (d < 0 || d >= kMaxStaticDim) return std::nullopt;
   const auto rank = static_cast<int64_t>(src.shape.size());
@@ -211,11 +215,8 @@ std::optional<Column> last_axis_slice(GraphIndex& ix, int32_t t) {
   if (!start || !axis || !step || *step != 1 || (*axis != rank - 1 && *axis != -1)) return std::nullopt;
   const int64_t w = src.shape.back(), first = *start < 0 ? *start + w : *start;
   Shape want = src.shape;
-  if (first < 0 || first >= w) return std::nullopt;
-  // The end is checked through the output's (inferred) shape.
-  const ir::TensorInfo& out = info(ix, t);
-  want.back() = out.has_shape && !out.shape.empty() ? out.shape.back() : -1;
-  if (!out.has_shape || out.shape != want || want.back() <= 0 || first + want.back() > w) return std::nullopt;
+  want.back() = out.shape.back();
+  if (first < 0 || out.shape != want || want.back() <= 0 || first + want.back() > w) return std::nullopt;
   return Column{n.inputs[0], first};
 }
 
