@@ -14,8 +14,11 @@
 // as Reshape regroups them), and the pass uses the opset-23 3-D form ([B, S, H*Dh], q_num_heads)
 // only when every element of Q, K, V and of the output lands where that form puts it; the
 // Transposes and Reshapes then disappear. Otherwise the 4-D form takes the MatMul operands as
-// they are (plus one Transpose of Kt). A KV cache Concat(past, new, axis 2) on both K and V becomes
-// the node's past_key/past_value inputs and present outputs.
+// they are (plus one Transpose of Kt). Self-attention whose Q, K, V are the column thirds of one
+// QKV projection (Slices of its last axis: torch nn.MultiheadAttention, ViT) gets Tessera's
+// packed_qkv form instead: that tensor as all three inputs, read in place, and the Slices go. A
+// KV cache Concat(past, new, axis 2) on both K and V becomes the node's past_key/past_value inputs
+// and present outputs.
 //
 // Masks: a float tensor added to the scaled scores becomes attn_mask; Where(cond, scores, fill)
 // with a constant cond becomes is_causal when cond is exactly the causal pattern the node applies
@@ -183,6 +186,38 @@ std::optional<int64_t> implied_heads(GraphIndex& ix, const Chain& c, bool transp
   const Atoms s = normalized(v[transposed ? v.size() - 1 : v.size() - 2]);
   if (s.size() != 1 || s[0].stride % d != 0 || is_symbolic(s[0].stride)) return std::nullopt;
   return s[0].stride / d;
+}
+
+// `t` = Slice(P, start, end) of P's last axis only (constants, step 1), P a static f32 tensor:
+// P and the column the slice starts at. The end is checked through t's inferred shape.
+struct Column {
+  int32_t packed = -1;
+  int64_t start = 0;
+};
+std::optional<Column> last_axis_slice(GraphIndex& ix, int32_t t) {
+  const int32_t p = ix.producer(t);
+  if (p < 0 || ix.dead(p)) return std::nullopt;
+  const ir::Node& n = ix.graph().nodes[size_t(p)];
+  const ir::TensorInfo &src = info(ix, n.inputs.empty() ? t : n.inputs[0]), &out = info(ix, t);
+  if (n.op != "Slice" || n.inputs.size() < 3 || n.outputs.size() != 1 || !src.has_shape || !out.has_shape ||
+      src.dtype != DType::kF32 || src.shape.empty() || out.shape.size() != src.shape.size())
+    return std::nullopt;
+  for (int64_t d : src.shape)
+    if (d < 0 || d >= kMaxStaticDim) return std::nullopt;
+  const auto rank = static_cast<int64_t>(src.shape.size());
+  const auto one = [&](size_t i, int64_t absent) -> std::optional<int64_t> {
+    if (i >= n.inputs.size() || n.inputs[i] < 0) return absent;
+    const Tensor* c = ix.constant(n.inputs[i]);
+    if (!c || c->numel() != 1 || (c->dtype() != DType::kI64 && c->dtype() != DType::kI32)) return std::nullopt;
+    return c->scalar_i64(0);
+  };
+  const auto start = one(1, 0), axis = one(3, rank - 1), step = one(4, 1);
+  if (!start || !axis || !step || *step != 1 || (*axis != rank - 1 && *axis != -1)) return std::nullopt;
+  const int64_t w = src.shape.back(), first = *start < 0 ? *start + w : *start;
+  Shape want = src.shape;
+  want.back() = out.shape.back();
+  if (first < 0 || out.shape != want || want.back() <= 0 || first + want.back() > w) return std::nullopt;
+  return Column{n.inputs[0], first};
 }
 
 // The KV cache pattern: `t` = Concat(past [B, H, P, d], new [B, H, L, d], axis 2), 4-D f32.
@@ -560,7 +595,7 @@ class Fuser {
     if (p < 0 || ix_.dead(p)) return;
     const ir::Node& n = g_.nodes[size_t(p)];
     if (n.outputs.size() != 1) return;
-    if (n.op == "Reshape" || n.op == "Transpose" || scalar_scale(ix_, n)) release(p);
+    if (n.op == "Reshape" || n.op == "Transpose" || n.op == "Slice" || scalar_scale(ix_, n)) release(p);
   }
 
   void finish(ir::Node attention, int32_t out_tensor, const std::vector<int32_t>& out_chain) {
@@ -645,7 +680,13 @@ class Fuser {
       const auto input = [&](const Source& src, int64_t d) {
         return src.exact ? src.tensor : reshape_to(src.tensor, {b, src.len, h * d});
       };
-      a.inputs = {input(*q, dh_), input(*k, dh_), input(*v, dv_), m.tensor};
+      if (const int32_t qkv = kcache ? -1 : packed_qkv(*q, *k, *v, b, h); qkv >= 0) {
+        a.attributes.push_back(ir::Attribute::make_int("packed_qkv", 1));
+        const int32_t x = reshape_to(qkv, {b, s_, 3 * h * dh_});
+        a.inputs = {x, x, x, m.tensor};
+      } else {
+        a.inputs = {input(*q, dh_), input(*k, dh_), input(*v, dv_), m.tensor};
+      }
       if (kcache) {
         a.inputs.push_back(kcache->past);
         a.inputs.push_back(vcache->past);
@@ -671,6 +712,23 @@ class Fuser {
       return true;
     }
     return false;
+  }
+
+  // Self-attention whose Q, K, V sources (3-D form, [B, S, H*d] in flat order) are the column
+  // slices [0, E), [E, 2E), [2E, 3E) (E = H*d) of one tensor P whose rows are B*S tokens 3E wide
+  // (one QKV projection: ViT, torch.nn.MultiheadAttention): P, for the packed_qkv form that reads
+  // Q, K, V in place; else -1.
+  int32_t packed_qkv(const Source& q, const Source& k, const Source& v, int64_t b, int64_t h) {
+    if (dh_ != dv_ || s_ <= 0 || s_ != t_) return -1;
+    const int64_t e = h * dh_;
+    const auto cq = last_axis_slice(ix_, q.tensor), ck = last_axis_slice(ix_, k.tensor), cv = last_axis_slice(ix_, v.tensor);
+    if (!cq || !ck || !cv || ck->packed != cq->packed || cv->packed != cq->packed) return -1;
+    if (cq->start != 0 || ck->start != e || cv->start != 2 * e) return -1;
+    const Shape& ps = info(ix_, cq->packed).shape;
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < ps.size(); ++d) rows *= ps[d];
+    if (ps.back() != 3 * e || rows != b * s_) return -1;
+    return cq->packed;
   }
 
   // attn_mask must broadcast to [B, H, S, T] the way the Add / Where broadcast it to the scores.

@@ -274,3 +274,67 @@ TEST_CASE("fuse_attention: dynamic cache length and a decode-step mask computed 
   CHECK(a->inputs[4] == pk);
   CHECK(a->attr_float("scale") == Approx(0.5));
 }
+
+namespace {
+
+// One QKV projection output x, sliced into Q, K, V along its last axis (offsets `order` * E) as
+// torch.nn.MultiheadAttention exports it (ViT): seq_first x [S, 1, 3E] -> [S, H, D] ->
+// Transpose [1, 0, 2] (K: [1, 2, 0]); else x [B, S, 3E] -> [B, S, H, D] -> Transpose [0, 2, 1, 3].
+Builder build_packed(int64_t batch, int64_t s, int64_t h, int64_t d, bool seq_first, std::vector<int64_t> order = {0, 1, 2}) {
+  Builder b;
+  const int64_t e = h * d;
+  const int32_t x = b.input(seq_first ? Shape{s, 1, 3 * e} : Shape{batch, s, 3 * e});
+  const auto part = [&](int64_t k, bool kt) {
+    const int64_t start = order[size_t(k)] * e, end = start + e == 3 * e ? std::numeric_limits<int64_t>::max() : start + e;
+    const int32_t sl = b.node("Slice", {x, shape_const(b, {start}), shape_const(b, {end}), shape_const(b, {-1})});
+    if (seq_first)
+      return b.node("Transpose", {b.node("Reshape", {sl, shape_const(b, {s, h, d})})}, {perm(kt ? std::vector<int64_t>{1, 2, 0} : std::vector<int64_t>{1, 0, 2})});
+    const int32_t t = b.node("Transpose", {b.node("Reshape", {sl, shape_const(b, {batch, s, h, d})})}, {perm({0, 2, 1, 3})});
+    return kt ? b.node("Transpose", {t}, {perm({0, 1, 3, 2})}) : t;
+  };
+  const int32_t q = b.node("Div", {part(0, false), b.constant(Tensor::scalar<float>(std::sqrt(float(d))))});
+  const int32_t sc = b.node("MatMul", {q, part(1, true)});
+  const int32_t o = b.node("MatMul", {b.node("Softmax", {sc}, {ir::Attribute::make_int("axis", -1)}), part(2, false)});
+  if (seq_first) {
+    b.output(b.node("Reshape", {b.node("Transpose", {o}, {perm({1, 0, 2})}), shape_const(b, {s, e})}));
+  } else {
+    b.output(b.node("Reshape", {b.node("Transpose", {o}, {perm({0, 2, 1, 3})}), shape_const(b, {batch, s, e})}));
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("fuse_attention: Q, K, V sliced from one QKV projection -> packed_qkv, read in place", "[optimize][attention]") {
+  struct Case {
+    const char* what;
+    int64_t batch, s, h, d;
+    bool seq_first;
+  };
+  for (const Case& c : {Case{"seq-first [S, 1, 3E] (torch MHA, ViT)", 1, 7, 3, 5, true},
+                        Case{"batch-first [B, S, 3E], batch 2", 2, 9, 3, 5, false}}) {
+    for (int threads : {1, 2}) {
+      INFO(c.what << ", " << threads << " thread(s)");
+      Builder b = build_packed(c.batch, c.s, c.h, c.d, c.seq_first);
+      const ir::Model opt = optimize_and_compare(b, threads, only_attention());
+      CHECK(count_op(opt, "Attention") == 1);
+      CHECK(count_op(opt, "Slice") == 0);
+      CHECK(count_op(opt, "Transpose") == 0);
+      const ir::Node* a = find_op(opt, "Attention");
+      REQUIRE(a);
+      CHECK(a->attr_int("packed_qkv") == 1);
+      CHECK(a->attr_int("q_num_heads") == c.h);
+      CHECK(a->inputs[0] == a->inputs[1]);
+      CHECK(a->inputs[0] == a->inputs[2]);
+    }
+  }
+  SECTION("slices in another order: fused with separate inputs") {
+    Builder b = build_packed(1, 6, 2, 3, true, {1, 0, 2});
+    const ir::Model opt = optimize_and_compare(b, 1, only_attention());
+    CHECK(count_op(opt, "Attention") == 1);
+    const ir::Node* a = find_op(opt, "Attention");
+    REQUIRE(a);
+    CHECK(a->attr_int("packed_qkv") == 0);
+    CHECK(count_op(opt, "Slice") == 3);
+  }
+}

@@ -353,16 +353,20 @@ Status onnx_attention(exec::KernelContext& ctx) {
   p.q_len = bsd ? q.dim(1) : q.dim(2);
   const int64_t l = bsd ? k.dim(1) : k.dim(2), past = past_k ? past_k->dim(2) : 0;
   p.kv_len = past + l;
-  p.head_size = bsd ? q.dim(2) / p.q_heads : q.dim(3);
-  p.v_head_size = bsd ? v.dim(2) / p.kv_heads : v.dim(3);
+  // packed_qkv: Q, K, V are one [B, S, (qN + 2 kvN) * H] tensor, read in place (row stride = width).
+  const bool packed = node.attr_int("packed_qkv") != 0;
+  const int64_t parts = packed ? p.q_heads + 2 * p.kv_heads : 0;
+  p.head_size = packed ? q.dim(2) / parts : bsd ? q.dim(2) / p.q_heads : q.dim(3);
+  p.v_head_size = packed ? p.head_size : bsd ? v.dim(2) / p.kv_heads : v.dim(3);
   const int64_t hs = p.head_size, hv = p.v_head_size, s = p.q_len;
-  const auto view = [&](const Tensor& t, int64_t heads, int64_t len, int64_t hd) {
+  const auto view = [&](const Tensor& t, int64_t heads, int64_t len, int64_t hd, int64_t col) {
+    if (packed) return AttnView{t.data<float>() + col * hd, len * parts * hd, hd, parts * hd};
     return bsd ? AttnView{t.data<float>(), len * heads * hd, hd, heads * hd}
                : AttnView{t.data<float>(), heads * len * hd, len * hd, hd};
   };
-  p.q = view(q, p.q_heads, s, hs);
-  p.k = view(k, p.kv_heads, l, hs);
-  p.v = view(v, p.kv_heads, l, hv);
+  p.q = view(q, p.q_heads, s, hs, 0);
+  p.k = view(k, p.kv_heads, l, hs, p.q_heads);
+  p.v = view(v, p.kv_heads, l, hv, p.q_heads + p.kv_heads);
   const bool want_pk = ctx.num_outputs() > 1 && node.outputs[1] >= 0;
   const bool want_pv = ctx.num_outputs() > 2 && node.outputs[2] >= 0;
   // The cache: present = concat(past, new) along the sequence; attention reads it when a past is given.

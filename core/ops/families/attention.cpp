@@ -39,6 +39,9 @@ Status require_ranks(const InferContext& ctx, std::initializer_list<size_t> inpu
 // (24); outputs Y, present_key?, present_value?, qk_matmul_output?. Q [B, S, qN*H] / [B, qN, S, H],
 // K [B, L, kvN*H] / [B, kvN, L, H], V likewise with head size Hv; past [B, kvN, P, H(v)].
 // Y: [B, S, qN*Hv] / [B, qN, S, Hv]; present: [B, kvN, P+L, H(v)]; qk: [B, qN, S, P+L].
+// Tessera extension packed_qkv = 1 (written by the fuse_attention pass, not in ONNX): Q, K and V
+// are one tensor [B, S, (qN + 2 kvN) * H], each row Q's heads, then K's, then V's (GQA's packed
+// query layout); the kernel reads the three in place with a row stride of the full width.
 Status infer_onnx_attention(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, kFloatTypes));
   for (size_t i : {1, 2, 4, 5}) TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, i));
@@ -63,7 +66,16 @@ Status infer_onnx_attention(InferContext& ctx) {
     return ctx.ir_error("Q, K, V ranks ", rank, ", ", k.shape.size(), ", ", v.shape.size(), " differ");
   int64_t qn, kvn, s, l, h, hk, hv;
   const int64_t b = q.shape[0];
-  if (rank == 3) {
+  const bool packed = n.attr_int("packed_qkv") != 0;
+  if (packed && (rank != 3 || q.shape != k.shape || q.shape != v.shape))
+    return ctx.ir_error("packed_qkv needs Q, K and V to be one 3-D tensor [B, S, (q_num_heads + 2 * kv_num_heads) * H]");
+  if (packed) {
+    qn = n.attr_int("q_num_heads");
+    kvn = n.attr_int("kv_num_heads");
+    TSR_RETURN_IF_ERROR(require_split(ctx, "packed Q (q_num_heads + 2 * kv_num_heads)", q.shape[2], qn + 2 * kvn));
+    s = l = q.shape[1];
+    h = hk = hv = known_div(q.shape[2], qn + 2 * kvn);
+  } else if (rank == 3) {
     qn = n.attr_int("q_num_heads");
     kvn = n.attr_int("kv_num_heads");
     TSR_RETURN_IF_ERROR(require_split(ctx, "Q (q_num_heads)", q.shape[2], qn));
@@ -260,7 +272,7 @@ AttrSpec opt_int(const char* name) { return {name, AttrKind::kInt, false}; }
 void register_attention_ops(OpRegistry& r) {
   TSR_IF_SELECTED("Attention") r.add({"Attention", "", 23, 3, 7, 1, 4,
          {int_attr("is_causal", 0), opt_int("kv_num_heads"), opt_int("q_num_heads"), int_attr("qk_matmul_output_mode", 0),
-          opt_float("scale"), float_attr("softcap", 0.0), opt_int("softmax_precision")},
+          opt_float("scale"), float_attr("softcap", 0.0), opt_int("softmax_precision"), int_attr("packed_qkv", 0)},
          infer_onnx_attention,
          "scaled dot-product attention (MHA/GQA/MQA, masks, KV cache, opset 24 nonpad_kv_seqlen)"});
   TSR_IF_SELECTED("RotaryEmbedding") r.add({"RotaryEmbedding", "", 23, 3, 4, 1, 1,

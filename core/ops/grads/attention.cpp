@@ -55,6 +55,7 @@ Status attention_grad(GradContext& g) {
   for (size_t i : {4, 5, 6})
     if (g.has_input(i)) return g.error("past_key / past_value / nonpad_kv_seqlen are not supported");
   if (node.attr_float("softcap") != 0.0) return g.error("softcap is not supported");
+  if (node.attr_int("packed_qkv") != 0) return g.error("packed_qkv (an optimized inference graph) is not supported");
   if (g.grad_output(3).valid()) return g.error("no gradient flows through qk_matmul_output");
   const ValueType qt = g.input_type(0), kt = g.input_type(1), vt = g.input_type(2);
   if (!qt.has_shape || !kt.has_shape || !vt.has_shape) return g.error("Q, K, V ranks must be known");
