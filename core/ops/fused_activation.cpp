@@ -19,6 +19,7 @@ constexpr ActivationInfo kActivations[] = {
     {FusedActivation::kHardSwish, "HardSwish", 0}, {FusedActivation::kSigmoid, "Sigmoid", 0},
     {FusedActivation::kLeakyRelu, "LeakyRelu", 1}, {FusedActivation::kHardSigmoid, "HardSigmoid", 2},
     {FusedActivation::kSilu, "Silu", 0},           {FusedActivation::kGelu, "Gelu", 0},
+    {FusedActivation::kGeluTanh, "GeluTanh", 0},
 };
 
 }  // namespace
@@ -80,7 +81,7 @@ Expected<ActivationSpec> activation_of(const ir::Node& node, const std::string& 
     return spec;
   }
   return invalid_model(place, ": unknown ", name, " '", act->s,
-                       "' (expected Relu, Clip, HardSwish, Sigmoid, LeakyRelu, HardSigmoid, Silu or Gelu)");
+                       "' (expected Relu, Clip, HardSwish, Sigmoid, LeakyRelu, HardSigmoid, Silu, Gelu or GeluTanh)");
 }
 
 std::vector<ir::Attribute> activation_attributes(const ActivationSpec& spec, const std::string& prefix) {

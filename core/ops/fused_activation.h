@@ -5,7 +5,7 @@
 //
 // Attributes of a fused node:
 //   activation         string, required: "Relu", "Clip", "HardSwish", "Sigmoid", "LeakyRelu",
-//                      "HardSigmoid", "Silu", "Gelu"
+//                      "HardSigmoid", "Silu", "Gelu", "GeluTanh"
 //   activation_params  floats: Clip {min, max}; LeakyRelu {alpha}; HardSigmoid {alpha, beta};
 //                      none for the others. Same semantics as the ONNX op of that name.
 //   activation_affine  floats {scale, shift}, optional: after the activation, y = y * scale + shift
@@ -27,13 +27,15 @@
 
 namespace tsr::ops {
 
-enum class FusedActivation : uint8_t { kNone, kRelu, kClip, kHardSwish, kSigmoid, kLeakyRelu, kHardSigmoid, kSilu, kGelu };
+enum class FusedActivation : uint8_t { kNone, kRelu, kClip, kHardSwish, kSigmoid, kLeakyRelu, kHardSigmoid, kSilu, kGelu, kGeluTanh };
 
 // An activation with its parameters, as the epilogue applies it to each element y:
 //   Relu max(y, 0); Clip min(max(y, p0), p1); HardSwish y * max(0, min(1, y / 6 + 1/2));
 //   Sigmoid 1 / (1 + exp(-y)); LeakyRelu y < 0 ? p0 * y : y; HardSigmoid max(0, min(1, p0 * y + p1));
 //   Silu y / (1 + exp(-y)) (SiLU/Swish, the x * Sigmoid(x) of EfficientNet exports);
-//   Gelu 0.5 y (1 + erf(y / sqrt 2)) (ONNX Gelu with approximate="none": transformer MLPs).
+//   Gelu 0.5 y (1 + erf(y / sqrt 2)) (ONNX Gelu with approximate="none": transformer MLPs);
+//   GeluTanh 0.5 y (1 + tanh(sqrt(2 / pi) (y + 0.044715 y^3))) (ONNX Gelu with approximate="tanh",
+//   com.microsoft FastGelu: GPT-2-style MLPs).
 struct ActivationSpec {
   FusedActivation kind = FusedActivation::kNone;
   float p0 = 0, p1 = 0;

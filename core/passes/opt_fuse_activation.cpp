@@ -2,7 +2,8 @@
 // FusedGemm, the activation applied by the kernel to each block of results while it is in cache
 // (backends/cpu/kernels/epilogue.h) instead of by a separate node rereading the whole tensor.
 // SiLU exported as Mul(y, Sigmoid(y)) fuses as the Silu activation (EfficientNet); an exact Gelu
-// (the gelu pass's node, ViT/BERT/Whisper MLPs) after a Gemm as the Gelu activation. After a
+// (the gelu pass's node, ViT/BERT/Whisper MLPs) after a Gemm as the Gelu activation, a tanh one
+// (GPT-2-style MLPs) as GeluTanh. After a
 // com.microsoft::DynamicQuantizeMatMul / MatMulIntegerToFloat (a q8 transformer's fc1, made by
 // quantize_fusion) an activation fuses as the same attributes on that node.
 // Only where the Conv/Gemm output feeds nothing but the activation, and the activation's
@@ -37,12 +38,17 @@ std::optional<ActivationSpec> activation_node(const ir::Node& act, const GraphIn
   if (act.op == "Relu") return ActivationSpec{FusedActivation::kRelu};
   if (act.op == "HardSwish") return ActivationSpec{FusedActivation::kHardSwish};
   if (act.op == "Sigmoid") return ActivationSpec{FusedActivation::kSigmoid};
-  // The exact (erf) form only, as PyTorch exports nn.GELU() (recognized by the gelu pass).
+  // The exact (erf) form, as PyTorch exports nn.GELU() (recognized by the gelu pass), and the
+  // tanh form (nn.GELU(approximate="tanh"): GPT-2-style MLPs).
   if (act.op == "Gelu" && act.inputs.size() == 1) {
     const ir::Attribute* ap = act.attr("approximate");
     if (!ap || (ap->kind == ir::AttrKind::kString && ap->s == "none")) return ActivationSpec{FusedActivation::kGelu};
+    if (ap->kind == ir::AttrKind::kString && ap->s == "tanh") return ActivationSpec{FusedActivation::kGeluTanh};
     return std::nullopt;
   }
+  // onnxruntime's FastGelu without its optional bias is the same tanh form.
+  if (act.op == "com.microsoft::FastGelu" && (act.inputs.size() == 1 || act.inputs[1] < 0))
+    return ActivationSpec{FusedActivation::kGeluTanh};
   if (act.op == "LeakyRelu")
     return ActivationSpec{FusedActivation::kLeakyRelu, static_cast<float>(act.attr_float("alpha"))};
   if (act.op == "HardSigmoid")
@@ -159,7 +165,8 @@ Expected<int64_t> fuse_activation(ir::Model& model, int32_t graph_index) {
     if (!fused_op || prod.outputs.size() != 1) continue;
     // Gelu fuses into Gemms only (transformer MLPs): the conv kernels' per-tile epilogues are
     // tuned for the cheap activations.
-    if (spec->kind == FusedActivation::kGelu && std::string_view(fused_op) != "FusedGemm" && !qmatmul) continue;
+    const bool gelu = spec->kind == FusedActivation::kGelu || spec->kind == FusedActivation::kGeluTanh;
+    if (gelu && std::string_view(fused_op) != "FusedGemm" && !qmatmul) continue;
     // Fused ops take f32/f64 only (the CPU epilogue's types).
     const DType dt = g.tensors[size_t(yin)].dtype;
     if (dt != DType::kF32 && dt != DType::kF64) continue;

@@ -37,7 +37,8 @@
 //   fuse_residual   Conv + Add(Z) with Z of the Conv output's static shape (a skip connection) ->
 //                   FusedConv(X, W, B, Z), the kernel adding Z to each block of outputs
 //   fuse_activation Conv/Gemm + Relu/Clip/HardSwish/Sigmoid/LeakyRelu/HardSigmoid -> FusedConv/
-//                   FusedGemm (ops/fused_activation.h; the kernel applies it in its epilogue)
+//                   FusedGemm (ops/fused_activation.h; the kernel applies it in its epilogue);
+//                   Gemm + Gelu (exact, or the tanh form as GeluTanh) -> FusedGemm
 //   fuse_squeeze_excite  depthwise Conv [+ activation] -> GlobalAveragePool -> 1x1 Conv [+ act] ->
 //                   1x1 Conv [+ act] -> Mul with the depthwise output (a squeeze-excitation block:
 //                   MobileNetV3, EfficientNet) -> FusedDepthwiseSE, the kernel taking each channel's

@@ -49,6 +49,8 @@ T activate_only(const ops::ActivationSpec& a, T y) {
     case FusedActivation::kHardSigmoid: return std::max(T(0), std::min(T(1), T(a.p0) * y + T(a.p1)));
     case FusedActivation::kSilu: return y / (T(1) + std::exp(-y));
     case FusedActivation::kGelu: return T(0.5) * y * (T(1) + std::erf(y * T(0.70710678118654752440)));
+    case FusedActivation::kGeluTanh:
+      return T(0.5) * y * (T(1) + std::tanh(T(kGeluK) * (y + T(kGeluC) * y * y * y)));
   }
   return y;
 }
@@ -146,6 +148,8 @@ HWY_INLINE V activation_op(const ops::ActivationSpec& a, D d, V v) {
     return hn::Mul(v, s);
   } else if constexpr (K == FusedActivation::kGelu) {
     return vec_gelu_erf(d, v);  // f32_math-inl.h: erf to 1.5e-7, as the Gelu kernel
+  } else if constexpr (K == FusedActivation::kGeluTanh) {
+    return vec_gelu_tanh(d, v);  // f32_math-inl.h: the Gelu kernel's approximate="tanh" vectors
   } else {
     return v;
   }
@@ -165,6 +169,7 @@ HWY_INLINE auto with_activation(FusedActivation kind, F&& f) {
     case A::kSigmoid: return f(std::integral_constant<A, A::kSigmoid>{});
     case A::kSilu: return f(std::integral_constant<A, A::kSilu>{});
     case A::kGelu: return f(std::integral_constant<A, A::kGelu>{});
+    case A::kGeluTanh: return f(std::integral_constant<A, A::kGeluTanh>{});
     case A::kNone: break;
   }
   return f(std::integral_constant<A, A::kNone>{});
@@ -209,14 +214,14 @@ void apply_epilogue_rows(const ops::ActivationSpec& a, T* y, int64_t rows, int64
 }
 
 // apply_epilogue_rows with the rows split over `pool` (may be null: one thread), for threads that
-// shared the GEMM of the block: from 2^14 outputs with Silu, Sigmoid or Gelu, 2^16 with the others
+// shared the GEMM of the block: from 2^14 outputs with Silu, Sigmoid or a Gelu, 2^16 with the others
 // (below, the fork and join cost more than the pass; a Silu over EfficientNet's 480 x 196
 // expansions was a quarter of the conv's work, on one thread).
 template <typename T>
 void apply_epilogue_rows_pooled(ThreadPool* pool, const ops::ActivationSpec& a, T* y, int64_t rows, int64_t cols,
                                 int64_t ld, const T* bias = nullptr, const T* z = nullptr, int64_t ldz = 0) {
   const bool costly = a.kind == ops::FusedActivation::kSilu || a.kind == ops::FusedActivation::kSigmoid ||
-                      a.kind == ops::FusedActivation::kGelu;
+                      a.kind == ops::FusedActivation::kGelu || a.kind == ops::FusedActivation::kGeluTanh;
   if (!pool || rows * cols < (int64_t{1} << (costly ? 14 : 16)))
     return apply_epilogue_rows(a, y, rows, cols, ld, bias, z, ldz);
   pool->parallel_for(rows, 8, [&](int64_t r0, int64_t r1) {

@@ -7,6 +7,7 @@
 // A Highway "-inl" header (per-target include guard toggled by hwy/foreach_target.h): include it
 // after <hwy/highway.h> from a kernel file; everything lives in tsr::cpu::HWY_NAMESPACE.
 #include <limits>
+#include <numbers>
 
 #if defined(TSR_CPU_F32_MATH_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef TSR_CPU_F32_MATH_INL_H_
@@ -82,6 +83,23 @@ template <class D, class V>
 HWY_INLINE V vec_gelu_erf(D d, V x) {
   const V e = vec_erf_for_gelu(d, hn::Mul(x, hn::Set(d, 0.70710678118654752f)));
   const V y = hn::Mul(hn::Mul(hn::Set(d, 0.5f), x), hn::Add(hn::Set(d, 1.0f), e));
+  return hn::IfThenElse(hn::IsNaN(x), x, y);
+}
+
+// The tanh approximation of Gelu: u = kGeluK (x + kGeluC x^3).
+inline constexpr double kGeluK = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
+inline constexpr double kGeluC = 0.044715;
+template <class D, class V> V vec_gelu_u(D d, V x) {
+  const V x3 = hn::Mul(hn::Mul(x, x), x);
+  return hn::Mul(hn::Set(d, static_cast<float>(kGeluK)), hn::MulAdd(hn::Set(d, static_cast<float>(kGeluC)), x3, x));
+}
+// Gelu (approximate="tanh", com.microsoft FastGelu) on f32 vectors: 0.5 x (1 + tanh(u)); NaN
+// passes through. The Gelu kernel (gelu-inl.h) and the fused Gemm epilogue (epilogue.h) both
+// use this, so a Gemm with the tanh Gelu fused gives the bits of the two separate nodes.
+template <class D, class V>
+HWY_INLINE V vec_gelu_tanh(D d, V x) {
+  const V half = hn::Set(d, 0.5f);
+  const V y = hn::Mul(hn::Mul(half, x), hn::Add(hn::Set(d, 1.0f), hn::Tanh(d, vec_gelu_u(d, x))));
   return hn::IfThenElse(hn::IsNaN(x), x, y);
 }
 

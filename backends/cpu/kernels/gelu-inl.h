@@ -34,24 +34,14 @@ struct GeluErfOp : FloatOnly {
   }
   template <class D, class V> V vec(D d, V x) const { return vec_gelu_erf(d, x); }
 };
-// The tanh approximation's constants: u = kGeluK (x + kGeluC x^3).
-inline constexpr double kGeluK = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;  // sqrt(2 / pi)
-inline constexpr double kGeluC = 0.044715;
+// The scalar u = kGeluK (x + kGeluC x^3) (constants and vector form in f32_math-inl.h).
 template <class C> C gelu_u(C x) { return static_cast<C>(kGeluK) * (x + static_cast<C>(kGeluC) * x * x * x); }
-template <class D, class V> V vec_gelu_u(D d, V x) {
-  const V x3 = hn::Mul(hn::Mul(x, x), x);
-  return hn::Mul(hn::Set(d, static_cast<float>(kGeluK)), hn::MulAdd(hn::Set(d, static_cast<float>(kGeluC)), x3, x));
-}
 // Gelu (approximate="tanh"): 0.5 x (1 + tanh(u)). The vector path only pays off with real
 // vectors (on the 1-lane HWY_SCALAR target libm is faster).
 struct GeluTanhOp : FloatOnly {
   static constexpr bool kVecF32 = HWY_TARGET != HWY_SCALAR;
   template <class C> C operator()(C x) const { return C(0.5) * x * (C(1) + std::tanh(gelu_u(x))); }
-  template <class D, class V> V vec(D d, V x) const {
-    const V half = hn::Set(d, 0.5f);
-    const V y = hn::Mul(hn::Mul(half, x), hn::Add(hn::Set(d, 1.0f), hn::Tanh(d, vec_gelu_u(d, x))));
-    return hn::IfThenElse(hn::IsNaN(x), x, y);
-  }
+  template <class D, class V> V vec(D d, V x) const { return vec_gelu_tanh(d, x); }
 };
 
 }  // namespace HWY_NAMESPACE

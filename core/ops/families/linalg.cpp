@@ -131,7 +131,7 @@ void register_linalg_ops(OpRegistry& r) {
            return infer_gemm(ctx);
          },
          "Gemm + activation applied in the kernel's epilogue (Relu, Clip, HardSwish, Sigmoid, Silu, LeakyRelu, "
-         "HardSigmoid, Gelu; made by the optimizer)"});
+         "HardSigmoid, Gelu, GeluTanh; made by the optimizer)"});
 }
 
 }  // namespace tsr::ops
