@@ -421,7 +421,10 @@ void check_separable(const SeparableCase& sc, int threads, std::mt19937& rng) {
     const double e = activate(sc.act, want[static_cast<size_t>(i)] + (sc.z ? z.data<float>()[i] : 0.0));
     max_err = std::max(max_err, std::fabs(y.data<float>()[i] - e) / (1 + std::fabs(e)));
   }
-  CHECK(max_err <= 1e-5);
+  // f32 sums over the channels, the taps and the expansion's inputs: the bound grows with their
+  // count past ~100 terms (wasm has no fused multiply-add, so there every product rounds on its own:
+  // 1.006e-5 on the 144-channel expansion case).
+  CHECK(max_err <= 1e-5 * std::max(1.0, static_cast<double>(c + sc.k * sc.k + sc.cin) / 100.0));
 }
 
 }  // namespace
