@@ -13,8 +13,8 @@ namespace tsr::cpu {
 namespace HWY_NAMESPACE {
 
 void epilogue_rows_target(ThreadPool* pool, const ops::ActivationSpec& a, float* y, int64_t rows, int64_t cols,
-                          int64_t ld, const float* z, int64_t ldz) {
-  apply_epilogue_rows_pooled(pool, a, y, rows, cols, ld, static_cast<const float*>(nullptr), z, ldz);
+                          int64_t ld) {
+  apply_epilogue_rows_pooled(pool, a, y, rows, cols, ld);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -27,9 +27,9 @@ namespace tsr::cpu {
 HWY_EXPORT(epilogue_rows_target);
 
 void apply_epilogue_best(ThreadPool* pool, const ops::ActivationSpec& a, float* y, int64_t rows, int64_t cols,
-                         int64_t ld, const float* z, int64_t ldz) {
-  if (rows <= 0 || cols <= 0 || (a.kind == ops::FusedActivation::kNone && !a.has_post() && !z)) return;
-  HWY_DYNAMIC_DISPATCH(epilogue_rows_target)(pool, a, y, rows, cols, ld, z, ldz);
+                         int64_t ld) {
+  if (rows <= 0 || cols <= 0 || (a.kind == ops::FusedActivation::kNone && !a.has_post())) return;
+  HWY_DYNAMIC_DISPATCH(epilogue_rows_target)(pool, a, y, rows, cols, ld);
 }
 
 }  // namespace tsr::cpu

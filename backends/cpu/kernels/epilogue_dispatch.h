@@ -13,12 +13,11 @@
 
 namespace tsr::cpu {
 
-// y[r * ld + j] = act(y[r * ld + j] + z[r * ldz + j]) for r < rows, j < cols (`a` as epilogue.h
-// applies it: the activation, its affine, its bounds; kNone with no affine or bounds and no z does
-// nothing). `z` may be null (nothing added); ldz = 0 adds one row to every row (a Gemm's [N] bias).
-// The rows are split over `pool` (may be null) from 2^14 outputs for the transcendental
-// activations, 2^16 for the others.
+// y[r * ld + j] = act(y[r * ld + j]) for r < rows, j < cols (`a` as epilogue.h applies it: the
+// activation, its affine, its bounds; kNone with no affine or bounds does nothing). The rows are
+// split over `pool` (may be null) from 2^14 outputs for the transcendental activations, 2^16 for
+// the others.
 void apply_epilogue_best(ThreadPool* pool, const ops::ActivationSpec& a, float* y, int64_t rows, int64_t cols,
-                         int64_t ld, const float* z = nullptr, int64_t ldz = 0);
+                         int64_t ld);
 
 }  // namespace tsr::cpu

@@ -68,11 +68,6 @@ void apply_epilogue_f32(const ops::ActivationSpec& act, float* y, int64_t n) {
   if constexpr (!kSizeFirstKernels) apply_epilogue_best(nullptr, act, y, 1, n, n);
   else HWY_NAMESPACE::apply_epilogue(act, y, n);
 }
-// act(y + bias) over `rows` rows of n: FusedGemm's [N] bias added in its activation's pass.
-void apply_bias_epilogue_f32(const ops::ActivationSpec& act, float* y, int64_t rows, int64_t n, const float* bias) {
-  if constexpr (!kSizeFirstKernels) apply_epilogue_best(nullptr, act, y, rows, n, n, bias, 0);
-  else HWY_NAMESPACE::apply_epilogue_rows(act, y, rows, n, n, static_cast<const float*>(nullptr), bias, 0);
-}
 
 // `act`: FusedGemm's activation, applied to Y after the product (kNone for Gemm).
 template <typename T>
@@ -199,24 +194,19 @@ class PackedLinearKernel final : public exec::Kernel {
         else std::copy(crow, crow + n, yrow);
       }
     };
-    // A FusedGemm's [N] bias (beta 1) is added in the activation's pass instead of being copied
-    // into every row of Y before the product and read back by it (ViT-tiny's MLP: 197 x 768 per
-    // layer, MiniLM's 128 x 1536).
-    const bool bias_in_epilogue = bias && epilogue && beta == 1.0f && c->numel() == n && c->shape().back() == n;
-    const float gemm_beta = bias_in_epilogue ? 0.0f : beta;
-    // C with whole rows ([N], [1, N], [M, N]: QKV, output and down-projections' biases) is read by
-    // the product's tiles as they store, instead of copied into Y first; [M, 1] and scalars are.
+    // C with whole rows ([N], [1, N], [M, N]: every projection's bias) is read by the product's
+    // tiles as they store their first K block, instead of copied into Y first; [M, 1] and scalars
+    // are. The sums stay in the order of the copy (bias + first block + ...), so a model with
+    // constant weights gives the same bits as with its weights as inputs (tessera-web's trainer
+    // and its exported model).
     const int64_t c_cols = bias ? (c->shape().empty() ? 1 : c->shape().back()) : 0;
-    const bool bias_in_tiles = bias && !bias_in_epilogue && c_cols == n;
+    const bool bias_in_tiles = bias && c_cols == n;
     const int64_t ld_cin = bias_in_tiles && c->rank() == 2 && c->dim(0) != 1 ? n : 0;
     auto cin_at = [&](int64_t i0) { return bias_in_tiles ? c->data<float>() + i0 * ld_cin : nullptr; };
-    auto activate = [&](int64_t i0, int64_t i1) {
-      if (bias_in_epilogue) apply_bias_epilogue_f32(act_, py + i0 * n, i1 - i0, n, c->data<float>());
-      else apply_epilogue_f32(act_, py + i0 * n, (i1 - i0) * n);
-    };
+    auto activate = [&](int64_t i0, int64_t i1) { apply_epilogue_f32(act_, py + i0 * n, (i1 - i0) * n); };
     auto rows = [&](int64_t i0, int64_t i1, ThreadPool* pool) {
-      if (bias && !bias_in_epilogue && !bias_in_tiles) fill_bias(i0, i1);
-      sgemm_prepacked_b(false, i1 - i0, alpha, pa + i0 * k, k, packed_, b.data<float>(), b.dim(1), gemm_beta, py + i0 * n,
+      if (bias && !bias_in_tiles) fill_bias(i0, i1);
+      sgemm_prepacked_b(false, i1 - i0, alpha, pa + i0 * k, k, packed_, b.data<float>(), b.dim(1), beta, py + i0 * n,
                         n, pool, cin_at(i0), ld_cin);
       if (epilogue) activate(i0, i1);
     };
@@ -226,8 +216,8 @@ class PackedLinearKernel final : public exec::Kernel {
       // The column split below: the bias and the activation split over the threads too (on one
       // thread they were 4% of GPT-like prefill's work at two threads, the other thread waiting).
       const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 13) / n);
-      if (bias && !bias_in_epilogue && !bias_in_tiles) pool.parallel_for(m, grain, fill_bias);
-      sgemm_prepacked_b(false, m, alpha, pa, k, packed_, b.data<float>(), b.dim(1), gemm_beta, py, n, &pool, cin_at(0),
+      if (bias && !bias_in_tiles) pool.parallel_for(m, grain, fill_bias);
+      sgemm_prepacked_b(false, m, alpha, pa, k, packed_, b.data<float>(), b.dim(1), beta, py, n, &pool, cin_at(0),
                         ld_cin);
       if (epilogue) pool.parallel_for(m, grain, activate);
     } else if (threads > 1 && m >= kRowSplitRows * threads) {
