@@ -11,9 +11,12 @@ MatMul/Div/Add/Softmax/MatMul with Reshape/Transpose around the heads.
 Writes OUT/<name>.onnx and OUT/manifest.json, a model table in the format of
 tests/models/models.json (name, file relative to OUT, note, inputs with name/dtype/shape/low/high).
 
-Usage: /usr/bin/python3 bench/zoo/export.py [--out build/zoo] [--small] [--models a,b]
+Usage: /usr/bin/python3 bench/zoo/export.py [--out build/zoo] [--small] [--models a,b] [--set zoo|holdout]
   --small  the same architectures at reduced resolution, sequence length and depth, so that the
            accuracy check of the whole zoo stays around a minute (tests/models, `zoo: accuracy`).
+  --set holdout  architectures no speed work was tuned on, to check that the zoo's figures carry
+           over (grouped and channel-shuffled convs, DenseNet's concatenations, ConvNeXt's 7x7
+           depthwise + LayerNorm, Swin's windowed attention, a BERT-base-width encoder).
 Exit status: 0 written, 1 error (unknown model name, export failure), 77 torch is not installed.
 """
 import argparse
@@ -290,14 +293,39 @@ def zoo(small):
     return entries
 
 
+def holdout():
+    """The held-out set (--set holdout): same format as zoo(), full size only."""
+    entries = []
+    for name in ["squeezenet1_1", "shufflenet_v2_x1_0", "mnasnet1_0", "regnet_y_400mf", "resnext50_32x4d",
+                 "densenet121", "convnext_tiny", "swin_t"]:
+        shape = [1, 3, 224, 224]
+        entries.append((name, lambda name=name, shape=shape: (
+            getattr(torchvision.models, name)(), (torch.randn(*shape),), ["input"], ["logits"], None),
+            f"torchvision.models.{name}() (random weights), 224x224 image", image(shape)))
+    entries.append(("deit_small", lambda: (
+        torchvision.models.vision_transformer.VisionTransformer(
+            image_size=224, patch_size=16, num_layers=12, num_heads=6, hidden_dim=384, mlp_dim=1536),
+        (torch.randn(1, 3, 224, 224),), ["input"], ["logits"], None),
+        "DeiT-Small-like (torchvision VisionTransformer, 12 layers, hidden 384, 6 heads), 197 tokens",
+        image([1, 3, 224, 224])))
+    entries.append(("bert_base_s128", lambda: (
+        MiniLM(layers=4, hidden=768, heads=12, ffn=3072),
+        (torch.randint(0, 30522, (1, 128)), torch.ones(1, 128, dtype=torch.long)),
+        ["input_ids", "attention_mask"], ["last_hidden_state"], None),
+        "BERT-base-width encoder (4 layers, hidden 768, 12 heads, FFN 3072, erf GELU), sequence 128",
+        token_inputs(128, 30522)))
+    return entries
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default="build/zoo")
     p.add_argument("--small", action="store_true")
     p.add_argument("--models", default="")
+    p.add_argument("--set", default="zoo", choices=["zoo", "holdout"])
     args = p.parse_args()
 
-    entries = zoo(args.small)
+    entries = holdout() if args.set == "holdout" else zoo(args.small)
     names = [e[0] for e in entries]
     wanted = [m for m in args.models.split(",") if m] or names
     unknown = [m for m in wanted if m not in names]
