@@ -7,7 +7,7 @@ the zoo's manifest and the rule rel-L2 <= TOL per output, and prints one line pe
 summary. Heap allocations after the warm-up are printed as a note, not failed on. The CTest `zoo: accuracy` runs it on the --small zoo.
 
 Usage: /usr/bin/python3 bench/zoo/accuracy.py --tessera PATH [--out build/zoo] [--small]
-         [--no-export] [--models a,b] [--rel-l2 1e-4] [--threads 1] [--work-dir OUT/accuracy]
+         [--no-export] [--models a,b] [--set zoo|holdout] [--rel-l2 1e-4] [--threads 1] [--work-dir OUT/accuracy]
 Exit status: 0 every model passes, 1 a model fails (mismatch, tessera or onnxruntime error,
 export failure), 77 skipped because PyTorch is not installed (only then).
 """
@@ -30,6 +30,7 @@ def main():
     p.add_argument("--tessera", required=True)
     p.add_argument("--out", default=os.path.join(REPO, "build", "zoo"), help="the zoo's folder")
     p.add_argument("--small", action="store_true", help="export the reduced-size zoo (CI)")
+    p.add_argument("--set", default="zoo", choices=["zoo", "holdout"], help="export.py's model set")
     p.add_argument("--no-export", action="store_true", help="use OUT/manifest.json as it is when present")
     p.add_argument("--models", default="", help="comma-separated subset (default: all)")
     p.add_argument("--rel-l2", default="1e-4")
@@ -42,6 +43,8 @@ def main():
         cmd = ["/usr/bin/python3", os.path.join(HERE, "export.py"), "--out", args.out]
         if args.small:
             cmd.append("--small")
+        if args.set != "zoo":
+            cmd += ["--set", args.set]
         if args.models:
             cmd += ["--models", args.models]
         print("+ " + " ".join(cmd), flush=True)

@@ -293,27 +293,31 @@ def zoo(small):
     return entries
 
 
-def holdout():
-    """The held-out set (--set holdout): same format as zoo(), full size only."""
+def holdout(small):
+    """The held-out set (--set holdout), same format as zoo(); --small: 64x64 images, DeiT 16
+    patches and 2 layers, BERT 2 layers at sequence 32 (the `zoo: holdout accuracy` test)."""
+    res = 64 if small else 224
     entries = []
     for name in ["squeezenet1_1", "shufflenet_v2_x1_0", "mnasnet1_0", "regnet_y_400mf", "resnext50_32x4d",
                  "densenet121", "convnext_tiny", "swin_t"]:
-        shape = [1, 3, 224, 224]
+        shape = [1, 3, res, res]
         entries.append((name, lambda name=name, shape=shape: (
             getattr(torchvision.models, name)(), (torch.randn(*shape),), ["input"], ["logits"], None),
-            f"torchvision.models.{name}() (random weights), 224x224 image", image(shape)))
+            f"torchvision.models.{name}() (random weights), {res}x{res} image", image(shape)))
+    deit_layers = 2 if small else 12
     entries.append(("deit_small", lambda: (
         torchvision.models.vision_transformer.VisionTransformer(
-            image_size=224, patch_size=16, num_layers=12, num_heads=6, hidden_dim=384, mlp_dim=1536),
-        (torch.randn(1, 3, 224, 224),), ["input"], ["logits"], None),
-        "DeiT-Small-like (torchvision VisionTransformer, 12 layers, hidden 384, 6 heads), 197 tokens",
-        image([1, 3, 224, 224])))
+            image_size=res, patch_size=16, num_layers=deit_layers, num_heads=6, hidden_dim=384, mlp_dim=1536),
+        (torch.randn(1, 3, res, res),), ["input"], ["logits"], None),
+        f"DeiT-Small-like (torchvision VisionTransformer, {deit_layers} layers, hidden 384, 6 heads), "
+        f"{(res // 16) ** 2 + 1} tokens", image([1, 3, res, res])))
+    seq, bert_layers, vocab = (32, 2, 1000) if small else (128, 4, 30522)
     entries.append(("bert_base_s128", lambda: (
-        MiniLM(layers=4, hidden=768, heads=12, ffn=3072),
-        (torch.randint(0, 30522, (1, 128)), torch.ones(1, 128, dtype=torch.long)),
+        MiniLM(vocab=vocab, layers=bert_layers, hidden=768, heads=12, ffn=3072),
+        (torch.randint(0, vocab, (1, seq)), torch.ones(1, seq, dtype=torch.long)),
         ["input_ids", "attention_mask"], ["last_hidden_state"], None),
-        "BERT-base-width encoder (4 layers, hidden 768, 12 heads, FFN 3072, erf GELU), sequence 128",
-        token_inputs(128, 30522)))
+        f"BERT-base-width encoder ({bert_layers} layers, hidden 768, 12 heads, FFN 3072, erf GELU, vocabulary "
+        f"{vocab}), sequence {seq}", token_inputs(seq, vocab)))
     return entries
 
 
@@ -325,7 +329,7 @@ def main():
     p.add_argument("--set", default="zoo", choices=["zoo", "holdout"])
     args = p.parse_args()
 
-    entries = holdout() if args.set == "holdout" else zoo(args.small)
+    entries = holdout(args.small) if args.set == "holdout" else zoo(args.small)
     names = [e[0] for e in entries]
     wanted = [m for m in args.models.split(",") if m] or names
     unknown = [m for m in wanted if m not in names]
