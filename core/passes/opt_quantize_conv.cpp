@@ -6,13 +6,14 @@
 //   [-> Add(z, b)]                           b a constant f32 of M values along the channel axis:
 //                                            [1, M, 1(, 1)], [M, 1(, 1)], or onnxruntime's
 //                                            Reshape(b [M], [1, -1, 1(, 1)]) of a constant
-// becomes z = tessera DynamicQuantizeConv(x, W, ws, wz?, b [M]?) with ConvInteger's attributes
+// becomes z = tessera DynamicQuantizeConv(x, W, ws, wz?, b [M]?) with ConvInteger's attributes, or,
+// where other nodes read the codes too (two convs of one input), ConvIntegerToFloat(xq, W, xs, ws,
+// xz, wz?, b?) on them (the DynamicQuantizeLinear then stays and runs once)
 // (backends/cpu/kernels/qconv_dynamic.cpp). The kernel quantizes x with DynamicQuantizeLinear's own
 // function, sums exactly in i32 and computes float(acc) * (xs * ws) (+ b[m]) with the unfused
 // graph's roundings, so the outputs are bit-identical. Not fused (left as they are): group != 1
 // (depthwise convs run ConvInteger's own kernel), dilations other than 1, a per-channel weight
-// scale or zero point, a DynamicQuantizeLinear whose codes something else reads too, a Cast /
-// Mul / Add output read elsewhere.
+// scale or zero point, a Cast / Mul / Add output read elsewhere.
 #include <cstring>
 #include <string>
 
@@ -73,7 +74,7 @@ Expected<bool> fuse_dynamic_conv(GraphIndex& ix, int32_t at) {
   if (dq < 0 || ix.dead(dq) || g.nodes[size_t(dq)].op != "DynamicQuantizeLinear") return false;
   const ir::Node& dql = g.nodes[size_t(dq)];
   if (dql.inputs.size() != 1 || dql.outputs.size() < 3 || dql.outputs[0] != ci.inputs[0] ||
-      dql.outputs[2] != ci.inputs[2] || dql.outputs[1] < 0 || ix.uses(dql.outputs[0]) != 1)
+      dql.outputs[2] != ci.inputs[2] || dql.outputs[1] < 0 || dql.outputs[2] < 0)
     return false;
   const Tensor* w = ix.constant(ci.inputs[1]);
   if (!w || (w->rank() != 3 && w->rank() != 4) || (w->dtype() != DType::kU8 && w->dtype() != DType::kI8) ||
@@ -132,12 +133,19 @@ Expected<bool> fuse_dynamic_conv(GraphIndex& ix, int32_t at) {
     info.constant = std::move(bias);
     b_id = g.add_tensor(std::move(info));  // may reallocate g.tensors (no references held)
   }
-  ir::Node fused{"DynamicQuantizeConv", 0, name, {x, w_id, ws_id, wz_id, b_id}, {out}, attrs};
+  // x quantized for several convs (a ResNet block's first conv and its downsample): the
+  // DynamicQuantizeLinear stays and runs once, each conv reads its codes (ConvIntegerToFloat).
+  const bool shared = ix.uses(ci.inputs[0]) > 1;
+  const int32_t xq = ci.inputs[0], xz = ci.inputs[2], xs_id = xs;
+  ir::Node fused = shared ? ir::Node{"ConvIntegerToFloat", 0, name, {xq, w_id, xs_id, ws_id, xz, wz_id, b_id}, {out}, attrs}
+                          : ir::Node{"DynamicQuantizeConv", 0, name, {x, w_id, ws_id, wz_id, b_id}, {out}, attrs};
   if (b_id < 0) fused.inputs.pop_back();
   if (b_id < 0 && wz_id < 0) fused.inputs.pop_back();
-  // The ConvInteger's reads of the DynamicQuantizeLinear's outputs go (dce removes it once unread).
-  ix.replace_input(at, ci.inputs[0], -1);
-  ix.replace_input(at, ci.inputs[2], -1);
+  if (!shared) {
+    // The ConvInteger's reads of the DynamicQuantizeLinear's outputs go (dce removes it once unread).
+    ix.replace_input(at, xq, -1);
+    ix.replace_input(at, xz, -1);
+  }
   g.nodes[size_t(at)] = std::move(fused);
   ix.set_producer(out, at);
   ix.kill(cast_at);

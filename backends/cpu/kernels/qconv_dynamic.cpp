@@ -2,7 +2,9 @@
 // makes from onnxruntime quantize_dynamic's conv pattern
 //   DynamicQuantizeLinear(X) -> ConvInteger(x_q, W, x_zp, w_zp) -> Cast(f32) -> Mul(x_scale * w_scale)
 //   [-> Add(bias)]
-// (core/passes/opt_quantize_conv.cpp): a 1-D or 2-D conv of one group, unit dilations, constant W.
+// (core/passes/opt_quantize_conv.cpp): a 1-D or 2-D conv of one group, unit dilations, constant W;
+// and of tessera's ConvIntegerToFloat, the same conv on codes that a DynamicQuantizeLinear shared
+// with other convs made (x_q, x_scale and x_zero_point given).
 //
 // Per run: X is quantized as DynamicQuantizeLinear does (dynamic_quantize_u8, the op kernel's own
 // function: the same codes, scale and zero point), each image's codes are copied into a padded HWC
@@ -60,20 +62,21 @@ QgemmPackedB pack_rows(const Tensor& w, const Tensor* zp) {
 
 class DynamicQuantizeConvKernel final : public exec::Kernel {
  public:
-  explicit DynamicQuantizeConvKernel(QgemmPackedB packed) : packed_(std::move(packed)) {}
+  DynamicQuantizeConvKernel(QgemmPackedB packed, bool quantized)
+      : quantized_(quantized), packed_(std::move(packed)) {}
 
   Status run(KernelContext& ctx) override {
     const Tensor& x = *ctx.input(0);
     const Tensor& w = *ctx.input(1);
-    const Tensor& ws = *ctx.input(2);
-    const Tensor* bias = ctx.input(4);
+    const Tensor& ws = *ctx.input(quantized_ ? 3 : 2);
+    const Tensor* bias = ctx.input(quantized_ ? 6 : 4);
     const int64_t r = x.rank();
     if ((r != 3 && r != 4) || w.rank() != r || x.dim(1) != w.dim(1))
       return ctx.error("input[0] (X) ", shape_str(x.shape()), " and input[1] (W) ", shape_str(w.shape()),
                        ": expected a 1-D or 2-D conv of one group");
     const int64_t m = w.dim(0), c = x.dim(1);
-    if (ws.numel() != 1) return ctx.error("input[2] (w_scale) must be a scalar, got ", shape_str(ws.shape()));
-    if (bias && bias->numel() != m) return ctx.error("input[4] (B) has ", bias->numel(), " entries, expected ", m);
+    if (ws.numel() != 1) return ctx.error("w_scale must be a scalar, got ", shape_str(ws.shape()));
+    if (bias && bias->numel() != m) return ctx.error("B has ", bias->numel(), " entries, expected ", m);
     const Ints in = r == 4 ? Ints{x.dim(2), x.dim(3)} : Ints{x.dim(2)};
     const Ints kernel = r == 4 ? Ints{w.dim(2), w.dim(3)} : Ints{w.dim(2)};
     auto sp = ops::resolve_spatial(ctx.node(), in, kernel, false);
@@ -93,12 +96,23 @@ class DynamicQuantizeConvKernel final : public exec::Kernel {
     const int64_t pw_end = std::max<int64_t>(0, (g.ow - 1) * g.sw + g.kw - g.w - g.pw);
     const int64_t hp = g.h + g.ph + ph_end, wp = g.w + g.pw + pw_end;
     if (hp * wp * c >= (int64_t{1} << 30)) return ctx.error("input too large (", hp * wp * c, " padded bytes)");
-    const size_t codes_bytes = (size_t(x.numel()) + 63) & ~size_t{63};
+    const size_t codes_bytes = quantized_ ? 0 : (size_t(x.numel()) + 63) & ~size_t{63};
     const size_t buf_bytes = size_t(hp * wp * c) + 64;  // + the quads' reach past the last run
     TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(codes_bytes + buf_bytes));
-    auto* codes = static_cast<uint8_t*>(mem);
-    auto* buf = codes + codes_bytes;
-    const DynamicQuantParams q = dynamic_quantize_u8(x.data<float>(), x.numel(), codes, &ctx.pool());
+    const uint8_t* codes = static_cast<uint8_t*>(mem);
+    auto* buf = static_cast<uint8_t*>(mem) + codes_bytes;
+    DynamicQuantParams q;
+    if (quantized_) {
+      const Tensor& xs = *ctx.input(2);
+      const Tensor* xz = ctx.input(4);
+      if (x.dtype() != DType::kU8 || xs.numel() != 1 || (xz && (xz->numel() != 1 || xz->dtype() != DType::kU8)))
+        return ctx.error("expected u8 X with a scalar x_scale and u8 x_zero_point (DynamicQuantizeLinear's)");
+      codes = x.data<uint8_t>();
+      q.scale = xs.data<float>()[0];
+      q.zero_point = xz ? xz->data<uint8_t>()[0] : 0;
+    } else {
+      q = dynamic_quantize_u8(x.data<float>(), x.numel(), static_cast<uint8_t*>(mem), &ctx.pool());
+    }
     std::memset(buf, q.zero_point, buf_bytes);
     // x_scale * w_scale in f32, as the graph's Mul computes it.
     const float scale = q.scale * ws.data<float>()[0];
@@ -143,19 +157,22 @@ class DynamicQuantizeConvKernel final : public exec::Kernel {
     return off_;
   }
 
+  bool quantized_;  // ConvIntegerToFloat: X is u8 codes, x_scale and x_zero_point inputs
   QgemmPackedB packed_;
   std::mutex mu_;
   std::array<int64_t, 9> key_{};
   std::shared_ptr<const std::vector<int32_t>> off_;
 };
 
+template <bool kQuantized>
 Expected<std::unique_ptr<exec::Kernel>> create_dynamic_quantize_conv(const exec::KernelInit& init) {
   auto constant = [&](size_t i) { return i < init.constant_inputs.size() ? init.constant_inputs[i] : nullptr; };
   const Tensor* w = constant(1);
-  const bool has_zp = init.node.inputs.size() > 3 && init.node.inputs[3] >= 0;
-  const Tensor* zp = constant(3);
+  const size_t izp = kQuantized ? 5 : 3;
+  const bool has_zp = init.node.inputs.size() > izp && init.node.inputs[izp] >= 0;
+  const Tensor* zp = constant(izp);
   if (!w || (has_zp && !zp))
-    return unsupported("DynamicQuantizeConv: W and its zero point must be constants (quantize_fusion makes it so)");
+    return unsupported("DynamicQuantizeConv / ConvIntegerToFloat: W and its zero point must be constants (quantize_fusion makes it so)");
   if ((w->rank() != 3 && w->rank() != 4) || w->dim(0) < 1 || init.node.attr_int("group", 1) != 1 ||
       (zp && (zp->numel() != 1 || zp->dtype() != w->dtype())))
     return invalid_argument("DynamicQuantizeConv: expected W [M, C, k] or [M, C, kh, kw], one group, a scalar zero point; W ",
@@ -165,13 +182,14 @@ Expected<std::unique_ptr<exec::Kernel>> create_dynamic_quantize_conv(const exec:
     return unsupported("DynamicQuantizeConv: C * kh * kw too large for the int8 GEMM (K < 2^15)");
   QgemmPackedB packed = pack_rows(*w, zp);
   release_mapped_pages(w->raw(), w->nbytes());  // the packed copy is what runs read
-  return std::unique_ptr<exec::Kernel>(new DynamicQuantizeConvKernel(std::move(packed)));
+  return std::unique_ptr<exec::Kernel>(new DynamicQuantizeConvKernel(std::move(packed), kQuantized));
 }
 
 }  // namespace
 
 void register_qconv_dynamic_kernels(KernelRegistry& r) {
-  TSR_IF_SELECTED("DynamicQuantizeConv") r.add("DynamicQuantizeConv", {DType::kF32}, &create_dynamic_quantize_conv);
+  TSR_IF_SELECTED("DynamicQuantizeConv") r.add("DynamicQuantizeConv", {DType::kF32}, &create_dynamic_quantize_conv<false>);
+  TSR_IF_SELECTED("ConvIntegerToFloat") r.add("ConvIntegerToFloat", {DType::kU8}, &create_dynamic_quantize_conv<true>);
 }
 
 }  // namespace tsr::cpu

@@ -107,6 +107,20 @@ Status infer_dynamic_quantize_conv(InferContext& ctx) {
   return infer_conv_shape(ctx, 0, 1, 4, DType::kF32);
 }
 
+// ConvIntegerToFloat(x_q u8, W u8/i8, x_scale, w_scale, x_zero_point, w_zero_point?, B f32?) -> Y f32
+// (tessera's: DynamicQuantizeConv on codes a shared DynamicQuantizeLinear made).
+Status infer_conv_integer_to_float(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(check_qparam(ctx, 2, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(check_qparam(ctx, 3, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 4));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 5));
+  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 5));
+  if (ctx.has_input(6)) TSR_RETURN_IF_ERROR(ctx.require_dtype(6, {DType::kF32}));
+  return infer_conv_shape(ctx, 0, 1, 6, DType::kF32);
+}
+
 // QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B (i32)?) -> y (y_zp's dtype).
 Status check_qlinear_conv_types(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
@@ -321,6 +335,9 @@ void register_quantize_ops(OpRegistry& r) {
   TSR_IF_SELECTED("DynamicQuantizeConv") r.add(OpDef{"DynamicQuantizeConv", "tessera", 1, 3, 5, 1, 1, conv_attrs, infer_dynamic_quantize_conv,
               "Y (f32) = Conv(DynamicQuantizeLinear(X) - x_zp, W - w_zero_point) * (x_scale * w_scale) + B; 1-D or 2-D, one group, unit dilations; "
               "w_scale and w_zero_point scalars; made by quantize_fusion from onnxruntime quantize_dynamic's ConvInteger pattern"});
+  TSR_IF_SELECTED("ConvIntegerToFloat") r.add(OpDef{"ConvIntegerToFloat", "tessera", 1, 5, 7, 1, 1, conv_attrs, infer_conv_integer_to_float,
+              "Y (f32) = Conv(x_q - x_zero_point, W - w_zero_point) * (x_scale * w_scale) + B; x_q u8 from a DynamicQuantizeLinear that other convs share; "
+              "1-D or 2-D, one group, unit dilations, scalar parameters; made by quantize_fusion"});
   TSR_IF_SELECTED("QLinearConv") r.add(OpDef{"QLinearConv", "", 10, 8, 9, 1, 1, conv_attrs, infer_qlinear_conv,
               "y = saturate(round((Conv(x - x_zp, w - w_zp) + B) * x_scale * w_scale / y_scale) + y_zp)"});
   std::vector<AttrSpec> conv_ms_attrs = conv_attrs;
