@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Dynamically quantized convs (`tessera quantize --mode dynamic`: DynamicQuantizeLinear ->
+"""Dynamically quantized convs (`tessera quantize --op-types MatMul,Gemm,Conv`: DynamicQuantizeLinear ->
 ConvInteger -> Cast -> Mul [-> Add(Reshape(bias))], onnxruntime quantize_dynamic's form) against
 onnxruntime-node running the same file, bit for bit.
 
@@ -86,7 +86,7 @@ def main():
     ok = True
     for wtype in ("s8", "u8"):
         q8 = os.path.join(a.work_dir, f"convs_{wtype}.onnx")
-        run([a.tessera, "quantize", f32, "-o", q8, "--weight-type", wtype])
+        run([a.tessera, "quantize", f32, "-o", q8, "--weight-type", wtype, "--op-types", "MatMul,Gemm,Conv"])
         ort_dir, tsr_dir = os.path.join(a.work_dir, "ort_" + wtype), os.path.join(a.work_dir, "tsr_" + wtype)
         run([NODE, os.path.join(HERE, "ort_run.js"), q8, ort_dir] + feed_args)
         cmd = [a.tessera, "run", q8, "--output-dir", tsr_dir]

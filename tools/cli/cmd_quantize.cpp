@@ -110,8 +110,9 @@ Subcommand register_quantize(CLI::App& app) {
       ->check(CLI::IsMember({"s8", "u8"}));
   sub->add_option("--nodes-exclude", o->nodes_exclude, "Node names to leave in f32, comma-separated")->delimiter(',');
   sub->add_option("--op-types", o->op_types,
-                  "Op types to quantize, comma-separated (default: MatMul,Gemm,Conv in both modes, as onnxruntime's "
-                  "quantize_dynamic; e.g. --op-types MatMul,Gemm keeps the convs f32)")
+                  "Op types to quantize, comma-separated (default: dynamic MatMul,Gemm; static Conv,MatMul,Gemm). "
+                  "Dynamic also takes Conv (ConvInteger, per-tensor weights), which onnxruntime's quantize_dynamic "
+                  "includes by default: --op-types MatMul,Gemm,Conv writes what it writes")
       ->delimiter(',');
   sub->add_option("--min-weight-elements", o->min_weight_elements,
                   "Leave weights with fewer elements in f32 (default 0: all, as onnxruntime)");
