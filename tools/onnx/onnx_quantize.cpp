@@ -462,7 +462,7 @@ Status quantize_dynamic(onnx::ModelProto& model, const Options& o, Report& repor
     if (!bias.empty()) nodes.push_back(make_node("Add", names.fresh(base + "_bias_add"), {y, bias}, {n.output(0)}));
     ++report.quantized;
   }
-  if (Status s = require_nodes(report, "dynamic: MatMul/Gemm with a constant rank-2 float32 weight, Conv with a constant float32 weight");
+  if (Status s = require_nodes(report, "dynamic: MatMul/Gemm with a constant rank-2 float32 weight (or Conv, with --op-types naming it)");
       !s.ok())
     return s;
   g.clear_node();

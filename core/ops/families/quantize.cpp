@@ -95,15 +95,22 @@ Status infer_conv_integer(InferContext& ctx) {
   return infer_conv_shape(ctx, 0, 1, SIZE_MAX, DType::kI32);
 }
 
-// DynamicQuantizeConv(X f32, W u8/i8, w_scale f32, w_zero_point?, B f32?) -> Y f32 (tessera's,
-// made by quantize_fusion from DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul [-> Add]).
-Status infer_dynamic_quantize_conv(InferContext& ctx) {
+// The inputs of the ops that quantize an f32 input themselves: (X f32, W u8/i8, w_scale f32,
+// w_zero_point? (W's type), bias f32?), DynamicQuantizeMatMul's and DynamicQuantizeConv's.
+Status check_dynamic_quantize_inputs(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32}));
   TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kU8, DType::kI8}));
   TSR_RETURN_IF_ERROR(check_qparam(ctx, 2, {DType::kF32}));
   TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 3));
   TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 3));
   if (ctx.has_input(4)) TSR_RETURN_IF_ERROR(ctx.require_dtype(4, {DType::kF32}));
+  return ok_status();
+}
+
+// DynamicQuantizeConv(X f32, W u8/i8, w_scale f32, w_zero_point?, B f32?) -> Y f32 (tessera's,
+// made by quantize_fusion from DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul [-> Add]).
+Status infer_dynamic_quantize_conv(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(check_dynamic_quantize_inputs(ctx));
   return infer_conv_shape(ctx, 0, 1, 4, DType::kF32);
 }
 
@@ -197,12 +204,7 @@ std::vector<AttrSpec> fused_activation_attrs() {
 // (onnxruntime docs/ContribOperators.md): A quantized as DynamicQuantizeLinear, then
 // (A_q - a_zp) @ (B - b_zp) * (a_scale * b_scale) + bias; b_scale / b_zero_point scalar or [N].
 Status infer_dynamic_quantize_matmul(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32}));
-  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kU8, DType::kI8}));
-  TSR_RETURN_IF_ERROR(check_qparam(ctx, 2, {DType::kF32}));
-  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 3));
-  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 3));
-  if (ctx.has_input(4)) TSR_RETURN_IF_ERROR(ctx.require_dtype(4, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(check_dynamic_quantize_inputs(ctx));
   TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
   return infer_matmul_shape(ctx, 0, 1, DType::kF32);
 }
