@@ -126,14 +126,19 @@ class DynamicQuantizeConvKernel final : public exec::Kernel {
     const int64_t plane = g.h * g.w, pixels = g.oh * g.ow;
     for (int64_t nb = 0; nb < x.dim(0); ++nb) {
       const uint8_t* xb = codes + nb * c * plane;
-      auto copy_rows = [&](int64_t y0, int64_t y1) {
-        for (int64_t iy = y0; iy < y1; ++iy)
-          transpose_bytes(xb + iy * g.w, c, g.w, plane, buf + ((iy + g.ph) * wp + g.pw) * c, c);
+      // Split over the threads by input rows, or (1-D: one row) by chunks of 512 pixels.
+      constexpr int64_t kChunk = 512;
+      const int64_t chunks = (g.w + kChunk - 1) / kChunk;
+      auto copy = [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+          const int64_t iy = t / chunks, x0 = t % chunks * kChunk, n = std::min(kChunk, g.w - x0);
+          transpose_bytes(xb + iy * g.w + x0, c, n, plane, buf + ((iy + g.ph) * wp + g.pw + x0) * c, c);
+        }
       };
-      if (ctx.pool().num_threads() > 1 && plane * c >= (int64_t{1} << 16) && g.h > 1)
-        ctx.pool().parallel_for(g.h, 8, copy_rows);
+      if (ctx.pool().num_threads() > 1 && plane * c >= (int64_t{1} << 16))
+        ctx.pool().parallel_for(g.h * chunks, 1, copy);
       else
-        copy_rows(0, g.h);
+        copy(0, g.h * chunks);
       out.out = y->mut_data<float>() + nb * m * pixels;
       qgemm_gather(pixels, buf, off->data(), seg, false, q.zero_point, packed_, out, &ctx.pool());
     }
