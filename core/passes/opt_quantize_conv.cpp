@@ -2,7 +2,8 @@
 // pattern (its default op types include Conv; `tessera quantize --mode dynamic` writes the same)
 //   (xq, xs, xz) = DynamicQuantizeLinear(x)
 //   y = ConvInteger(xq, W, xz, wz?)          W a constant u8/i8 [M, C, k] or [M, C, kh, kw]
-//   z = Mul(Cast(y, to=FLOAT), Mul(xs, ws))  ws a constant f32 scalar
+//   z = Mul(Cast(y, to=FLOAT), Mul(xs, ws))  ws a constant f32 scalar, or M values along the
+//                                            output's channel axis ([M, 1(, 1)], [1, M, 1(, 1)])
 //   [-> Add(z, b)]                           b a constant f32 of M values along the channel axis:
 //                                            [1, M, 1(, 1)], [M, 1(, 1)], or onnxruntime's
 //                                            Reshape(b [M], [1, -1, 1(, 1)]) of a constant
@@ -13,7 +14,7 @@
 // function, sums exactly in i32 and computes float(acc) * (xs * ws) (+ b[m]) with the unfused
 // graph's roundings, so the outputs are bit-identical. Not fused (left as they are): group != 1
 // (depthwise convs run ConvInteger's own kernel), dilations other than 1, a per-channel weight
-// scale or zero point, a Cast / Mul / Add output read elsewhere.
+// zero point, a Cast / Mul / Add output read elsewhere.
 #include <cstring>
 #include <string>
 
@@ -106,7 +107,15 @@ Expected<bool> fuse_dynamic_conv(GraphIndex& ix, int32_t at) {
   const int32_t xs = dql.outputs[1];
   const int32_t ws_id = smul.inputs[0] == xs ? smul.inputs[1] : smul.inputs[1] == xs ? smul.inputs[0] : -1;
   const Tensor* ws = ws_id >= 0 ? ix.constant(ws_id) : nullptr;
-  if (!ws || ws->dtype() != DType::kF32 || ws->numel() != 1 || ws->rank() > 1) return false;
+  if (!ws || ws->dtype() != DType::kF32) return false;
+  // A per-channel scale ([M, 1, ...] or [1, M, 1, ...], along the output's channel axis) as [M].
+  Tensor ws_m;
+  if (ws->numel() == 1) {
+    if (ws->rank() > rank) return false;  // would broadcast the output to a higher rank
+  } else {
+    ws_m = channel_values(*ws, ws->shape(), m, rank);
+    if (ws_m.numel() != m) return false;
+  }
   // An optional bias Add of M values along the channel axis.
   int32_t out = mul.outputs[0], add_at = -1;
   Tensor bias;
@@ -123,22 +132,23 @@ Expected<bool> fuse_dynamic_conv(GraphIndex& ix, int32_t at) {
   const std::string name = ci.name;
   const std::vector<ir::Attribute> attrs = ci.attributes;
   const int32_t x = dql.inputs[0], w_id = ci.inputs[1];
-  int32_t b_id = -1;
-  if (add_at >= 0) {
+  auto add_vector = [&](const std::string& suffix, Tensor t) {
     ir::TensorInfo info;
-    info.name = g.tensors[size_t(out)].name + "_bias";
+    info.name = g.tensors[size_t(out)].name + suffix;
     info.dtype = DType::kF32;
     info.has_shape = true;
     info.shape = {m};
-    info.constant = std::move(bias);
-    b_id = g.add_tensor(std::move(info));  // may reallocate g.tensors (no references held)
-  }
+    info.constant = std::move(t);
+    return g.add_tensor(std::move(info));  // may reallocate g.tensors (no references held)
+  };
+  const int32_t b_id = add_at >= 0 ? add_vector("_bias", std::move(bias)) : -1;
+  const int32_t w_scale = ws_m.numel() == m ? add_vector("_w_scale", std::move(ws_m)) : ws_id;
   // x quantized for several convs (a ResNet block's first conv and its downsample): the
   // DynamicQuantizeLinear stays and runs once, each conv reads its codes (ConvIntegerToFloat).
   const bool shared = ix.uses(ci.inputs[0]) > 1;
   const int32_t xq = ci.inputs[0], xz = ci.inputs[2], xs_id = xs;
-  ir::Node fused = shared ? ir::Node{"ConvIntegerToFloat", 0, name, {xq, w_id, xs_id, ws_id, xz, wz_id, b_id}, {out}, attrs}
-                          : ir::Node{"DynamicQuantizeConv", 0, name, {x, w_id, ws_id, wz_id, b_id}, {out}, attrs};
+  ir::Node fused = shared ? ir::Node{"ConvIntegerToFloat", 0, name, {xq, w_id, xs_id, w_scale, xz, wz_id, b_id}, {out}, attrs}
+                          : ir::Node{"DynamicQuantizeConv", 0, name, {x, w_id, w_scale, wz_id, b_id}, {out}, attrs};
   if (b_id < 0) fused.inputs.pop_back();
   if (b_id < 0 && wz_id < 0) fused.inputs.pop_back();
   if (!shared) {

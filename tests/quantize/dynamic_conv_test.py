@@ -7,7 +7,8 @@ One model of independent branches on odd shapes: a Whisper-like 1-D stem (k3 pad
 then k3 stride 2 without, reading the first conv's output), a 2-D conv with a 3x2 window, strides
 (2, 1), asymmetric pads and batch 2, a 7x7 stride-2 RGB stem, a pointwise conv, and a grouped conv
 (left to ConvInteger's own kernel), and two convs reading one input (one shared DynamicQuantizeLinear).
-Quantized with s8 (symmetric) and with u8 (asymmetric, a weight zero point) weights. ConvInteger's
+Quantized with s8 (symmetric) and u8 (asymmetric, a weight zero point) weights per tensor, and s8
+per output channel (--per-channel: W_scale [M, 1, ...]). ConvInteger's
 sums are exact and the f32 epilogue (Cast, Mul by x_scale * w_scale, Add) rounds the same way in
 both runtimes, so every output must be equal. Also checks that Tessera's optimized graph fused the
 convs (tessera's DynamicQuantizeConv / ConvIntegerToFloat) and left no ConvInteger but the grouped one.
@@ -84,9 +85,9 @@ def main():
         np.save(f, v)
         feed_args.append(f"{n}={f}")
     ok = True
-    for wtype in ("s8", "u8"):
+    for wtype, extra in (("s8", []), ("u8", []), ("s8pc", ["--per-channel"])):
         q8 = os.path.join(a.work_dir, f"convs_{wtype}.onnx")
-        run([a.tessera, "quantize", f32, "-o", q8, "--weight-type", wtype, "--op-types", "MatMul,Gemm,Conv"])
+        run([a.tessera, "quantize", f32, "-o", q8, "--weight-type", wtype[:2], "--op-types", "MatMul,Gemm,Conv"] + extra)
         ort_dir, tsr_dir = os.path.join(a.work_dir, "ort_" + wtype), os.path.join(a.work_dir, "tsr_" + wtype)
         run([NODE, os.path.join(HERE, "ort_run.js"), q8, ort_dir] + feed_args)
         cmd = [a.tessera, "run", q8, "--output-dir", tsr_dir]

@@ -104,8 +104,8 @@ Subcommand register_quantize(CLI::App& app) {
   sub->add_option("model", o->input, "Model file (.onnx)")->required();
   sub->add_option("-o,--output", o->output, "Output .onnx file")->required();
   sub->add_option("--mode", o->mode, "dynamic (default) or static")->check(CLI::IsMember({"dynamic", "static"}));
-  sub->add_flag("--per-channel", o->per_channel, "Dynamic: one weight scale per output column of MatMul/Gemm (Conv stays per tensor, as "
-                                                  "onnxruntime's ConvInteger; static always is per channel)");
+  sub->add_flag("--per-channel", o->per_channel, "Dynamic: one weight scale per output column of MatMul/Gemm, and per output channel of "
+                                                  "a Conv with s8 weights (static always is per channel)");
   sub->add_option("--weight-type", o->weight_type, "Dynamic: s8 (symmetric, default) or u8 (asymmetric) weights")
       ->check(CLI::IsMember({"s8", "u8"}));
   sub->add_option("--nodes-exclude", o->nodes_exclude, "Node names to leave in f32, comma-separated")->delimiter(',');

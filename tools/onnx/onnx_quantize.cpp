@@ -281,9 +281,11 @@ struct DynQ {
 // The dynamic rewrite of one Conv `n` with a constant f32 weight (onnxruntime quantize_dynamic's
 // ConvInteger form): DynamicQuantizeLinear(x) (from `quantized_input`, shared) -> ConvInteger(x_q,
 // W_q, x_zp, w_zp) with the Conv's attributes -> Cast(f32) -> Mul(., Mul(x_scale, w_scale)), and
-// for a bias Add(., Reshape(B, [1, -1, 1, ...])). The weight is quantized per tensor, whatever
-// --per-channel says (onnxruntime's ConvInteger takes one weight zero point, and its quantizer
-// writes a per-tensor scale). Appends to `nodes` / `inits`; an error says why the Conv stays f32.
+// for a bias Add(., Reshape(B, [1, -1, 1, ...])). The weight is quantized per tensor (onnxruntime's
+// quantizer), or with --per-channel and s8 weights per output channel: W_scale [M, 1, ...] (rank
+// of W less one, so that the Mul broadcasts it along the output's channel axis) and one zero
+// point 0 (onnxruntime's ConvInteger takes a scalar weight zero point only, so u8 weights stay per
+// tensor). Appends to `nodes` / `inits`; an error says why the Conv stays f32.
 template <class QuantizeInput>
 Status dynamic_conv(const NodeProto& n, const Options& o, const Initializers& inits, Names& names,
                     QuantizeInput&& quantized_input, std::vector<NodeProto>& nodes, std::vector<TensorProto>& new_inits) {
@@ -297,13 +299,19 @@ Status dynamic_conv(const NodeProto& n, const Options& o, const Initializers& in
   std::string bias = n.input_size() > 2 ? n.input(2) : std::string();
   if (!bias.empty() && !inits.count(bias)) return invalid_argument("bias is not a constant initializer");
   const int32_t wtype = o.weight_signed ? TensorProto::INT8 : TensorProto::UINT8;
-  const QuantizedWeight q = quantize_weight(w->values.data(), w->dims, -1, o.weight_signed);
+  const bool per_channel = o.per_channel && o.weight_signed;
+  const QuantizedWeight q = quantize_weight(w->values.data(), w->dims, per_channel ? 0 : -1, o.weight_signed);
+  std::vector<int64_t> sdims;
+  if (per_channel) {
+    sdims.assign(w->dims.size() - 1, 1);
+    sdims[0] = w->dims[0];
+  }
   const std::string base = n.name().empty() ? n.output(0) : n.name();
   const std::string wq = names.fresh(n.input(1) + "_quantized");
   const std::string ws = names.fresh(n.input(1) + "_scale");
   const std::string wz = names.fresh(n.input(1) + "_zero_point");
   new_inits.push_back(make_tensor(wq, wtype, w->dims, q.q.data(), q.q.size()));
-  new_inits.push_back(make_f32(ws, {}, q.scale));
+  new_inits.push_back(make_f32(ws, sdims, q.scale));
   new_inits.push_back(make_tensor(wz, wtype, {}, q.zero_point.data(), 1));
   const DynQ& dq = quantized_input(n.input(0));
   const std::string acc = names.fresh(base + "_output_quantized");

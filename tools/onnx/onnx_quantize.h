@@ -9,7 +9,8 @@
 // weight becomes onnxruntime's form
 //   DynamicQuantizeLinear(X) -> ConvInteger(X_q, W_q, X_zp, W_zp) -> Cast(f32) -> Mul(., Mul(X_scale,
 //     W_scale)) (-> Add(., Reshape(B, [1, -1, 1, ...])))
-// with W per tensor (onnxruntime's ConvInteger takes one weight zero point). Weights: s8 symmetric
+// with W per tensor, or per output channel with per_channel and s8 weights (W_scale [M, 1, ...],
+// zero point 0: onnxruntime's ConvInteger takes one weight zero point). Weights: s8 symmetric
 // (range [-127, 127], zero point 0) or u8 asymmetric (min/max including 0), per tensor or per
 // output column. A Gemm's transB weight is stored transposed; alpha is folded into W_scale.
 //

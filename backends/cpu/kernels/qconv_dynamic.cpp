@@ -75,7 +75,8 @@ class DynamicQuantizeConvKernel final : public exec::Kernel {
       return ctx.error("input[0] (X) ", shape_str(x.shape()), " and input[1] (W) ", shape_str(w.shape()),
                        ": expected a 1-D or 2-D conv of one group");
     const int64_t m = w.dim(0), c = x.dim(1);
-    if (ws.numel() != 1) return ctx.error("w_scale must be a scalar, got ", shape_str(ws.shape()));
+    if (ws.numel() != 1 && ws.numel() != m)
+      return ctx.error("w_scale has ", ws.numel(), " entries, expected 1 or ", m, " (per output channel)");
     if (bias && bias->numel() != m) return ctx.error("B has ", bias->numel(), " entries, expected ", m);
     const Ints in = r == 4 ? Ints{x.dim(2), x.dim(3)} : Ints{x.dim(2)};
     const Ints kernel = r == 4 ? Ints{w.dim(2), w.dim(3)} : Ints{w.dim(2)};
@@ -97,8 +98,8 @@ class DynamicQuantizeConvKernel final : public exec::Kernel {
     const int64_t hp = g.h + g.ph + ph_end, wp = g.w + g.pw + pw_end;
     if (hp * wp * c >= (int64_t{1} << 30)) return ctx.error("input too large (", hp * wp * c, " padded bytes)");
     const size_t codes_bytes = quantized_ ? 0 : (size_t(x.numel()) + 63) & ~size_t{63};
-    const size_t buf_bytes = size_t(hp * wp * c) + 64;  // + the quads' reach past the last run
-    TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(codes_bytes + buf_bytes));
+    const size_t buf_bytes = (size_t(hp * wp * c) + 64 + 63) & ~size_t{63};  // + the quads' reach past the last run
+    TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(codes_bytes + buf_bytes + size_t(m) * sizeof(float)));
     const uint8_t* codes = static_cast<uint8_t*>(mem);
     auto* buf = static_cast<uint8_t*>(mem) + codes_bytes;
     DynamicQuantParams q;
@@ -114,13 +115,15 @@ class DynamicQuantizeConvKernel final : public exec::Kernel {
       q = dynamic_quantize_u8(x.data<float>(), x.numel(), static_cast<uint8_t*>(mem), &ctx.pool());
     }
     std::memset(buf, q.zero_point, buf_bytes);
-    // x_scale * w_scale in f32, as the graph's Mul computes it.
-    const float scale = q.scale * ws.data<float>()[0];
+    // x_scale * w_scale[m] in f32, as the graph's Mul computes it.
+    auto* scale = reinterpret_cast<float*>(buf + buf_bytes);
+    for (int64_t j = 0; j < ws.numel(); ++j) scale[j] = q.scale * ws.data<float>()[j];
     QgemmOutput out;
     out.kind = QgemmOutput::kFloat;
     out.row_stride = 1;  // pixel-major rows, NCHW output: column j (channel) strides by a plane
     out.col_stride = g.oh * g.ow;
-    out.scale = &scale;
+    out.scale = scale;
+    out.scale_per_col = ws.numel() > 1;
     out.bias_f32 = bias ? bias->data<float>() : nullptr;
     const auto off = offsets(g, c, wp);
     const int64_t plane = g.h * g.w, pixels = g.oh * g.ow;

@@ -336,10 +336,10 @@ void register_quantize_ops(OpRegistry& r) {
               "y (i32) = Conv(x - x_zero_point, w - w_zero_point); w's zero point per tensor or per output channel"});
   TSR_IF_SELECTED("DynamicQuantizeConv") r.add(OpDef{"DynamicQuantizeConv", "tessera", 1, 3, 5, 1, 1, conv_attrs, infer_dynamic_quantize_conv,
               "Y (f32) = Conv(DynamicQuantizeLinear(X) - x_zp, W - w_zero_point) * (x_scale * w_scale) + B; 1-D or 2-D, one group, unit dilations; "
-              "w_scale and w_zero_point scalars; made by quantize_fusion from onnxruntime quantize_dynamic's ConvInteger pattern"});
+              "w_scale scalar or [M], w_zero_point scalar; made by quantize_fusion from onnxruntime quantize_dynamic's ConvInteger pattern"});
   TSR_IF_SELECTED("ConvIntegerToFloat") r.add(OpDef{"ConvIntegerToFloat", "tessera", 1, 5, 7, 1, 1, conv_attrs, infer_conv_integer_to_float,
               "Y (f32) = Conv(x_q - x_zero_point, W - w_zero_point) * (x_scale * w_scale) + B; x_q u8 from a DynamicQuantizeLinear that other convs share; "
-              "1-D or 2-D, one group, unit dilations, scalar parameters; made by quantize_fusion"});
+              "1-D or 2-D, one group, unit dilations, w_scale scalar or [M], other parameters scalars; made by quantize_fusion"});
   TSR_IF_SELECTED("QLinearConv") r.add(OpDef{"QLinearConv", "", 10, 8, 9, 1, 1, conv_attrs, infer_qlinear_conv,
               "y = saturate(round((Conv(x - x_zp, w - w_zp) + B) * x_scale * w_scale / y_scale) + y_zp)"});
   std::vector<AttrSpec> conv_ms_attrs = conv_attrs;
