@@ -114,7 +114,15 @@ class DynamicQuantizeConvKernel final : public exec::Kernel {
     } else {
       q = dynamic_quantize_u8(x.data<float>(), x.numel(), static_cast<uint8_t*>(mem), &ctx.pool());
     }
-    std::memset(buf, q.zero_point, buf_bytes);
+    // The padding (rows above and below the image, columns left and right of it, the slack after
+    // it) holds the zero point; the image's pixels are copied in per image below.
+    const size_t row = size_t(wp * c), left = size_t(g.pw * c), right = size_t((wp - g.pw - g.w) * c);
+    std::memset(buf, q.zero_point, size_t(g.ph) * row);
+    for (int64_t iy = g.ph; iy < g.ph + g.h; ++iy) {
+      std::memset(buf + size_t(iy) * row, q.zero_point, left);
+      std::memset(buf + size_t(iy) * row + left + size_t(g.w * c), q.zero_point, right);
+    }
+    std::memset(buf + size_t(g.ph + g.h) * row, q.zero_point, buf_bytes - size_t(g.ph + g.h) * row);
     // x_scale * w_scale[m] in f32, as the graph's Mul computes it.
     auto* scale = reinterpret_cast<float*>(buf + buf_bytes);
     for (int64_t j = 0; j < ws.numel(); ++j) scale[j] = q.scale * ws.data<float>()[j];
