@@ -13,6 +13,7 @@
 // Not fused (left as they are): a MatMulInteger whose A zero point is not the same
 // DynamicQuantizeLinear's, non-constant W or zero point, W of rank > 2, a scale that is not
 // xs * constant, a Cast/Mul/Add output read elsewhere, bias of another shape than [N].
+// The same pattern around ConvInteger becomes tessera's DynamicQuantizeConv (opt_quantize_conv.cpp).
 //
 // The QDQ form (static quantization, onnxruntime's QDQ format):
 //   QuantizeLinear(MatMul(DequantizeLinear(xq, xs, xz), DequantizeLinear(W, ws, wz)), ys, yz)
@@ -395,6 +396,8 @@ Expected<int64_t> quantize_fusion(ir::Model& model, int32_t graph_index) {
   return rewrite_nodes(model, graph_index, [](GraphIndex& ix, int32_t n) -> Expected<bool> {
     TSR_ASSIGN_OR_RETURN(const bool dynamic, fuse_dynamic_matmul(ix, n));
     if (dynamic) return true;
+    TSR_ASSIGN_OR_RETURN(const bool conv, fuse_dynamic_conv(ix, n));
+    if (conv) return true;
     TSR_ASSIGN_OR_RETURN(const bool pool, fuse_qdq_maxpool(ix, n));
     if (pool) return true;
     TSR_ASSIGN_OR_RETURN(const bool add, fuse_qdq_add(ix, n));

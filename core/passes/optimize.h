@@ -4,7 +4,9 @@
 // The passes, each in its own file (core/passes/opt_*.cpp), run in this order over every graph
 // of the model (subgraphs of If/Loop/Scan included):
 //   quantize_fusion DynamicQuantizeLinear -> MatMulInteger (constant B) -> Cast -> Mul(scale) [-> Add
-//                   bias] -> com.microsoft::DynamicQuantizeMatMul, bit-identical; QDQ around
+//                   bias] -> com.microsoft::DynamicQuantizeMatMul, bit-identical; the same around
+//                   ConvInteger (1-D/2-D, one group) -> tessera DynamicQuantizeConv (opt_quantize_conv.cpp);
+//                   QDQ around
 //                   MatMul/Conv/Gemm -> QLinearMatMul/QLinearConv/com.microsoft::QGemm; DQ ->
 //                   MaxPool -> Q with equal parameters -> MaxPool on the codes;
 //                   Q([Relu](Add(DQ(a), DQ(b)))) -> com.microsoft::QLinearAdd (opt_quantize.cpp;

@@ -99,6 +99,8 @@ Expected<int64_t> rewrite_nodes(ir::Model& model, int32_t graph_index, const Nod
 Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const NodeEvaluator& evaluate);
 Expected<int64_t> fold_pad(ir::Model& model, int32_t graph_index);
 Expected<int64_t> quantize_fusion(ir::Model& model, int32_t graph_index);
+// quantize_fusion's ConvInteger pattern (opt_quantize_conv.cpp): one node at `at`.
+Expected<bool> fuse_dynamic_conv(GraphIndex& ix, int32_t at);
 Expected<int64_t> fuse_attention(ir::Model& model, int32_t graph_index);
 
 Expected<int64_t> fold_conv_bn(ir::Model& model, int32_t graph_index);

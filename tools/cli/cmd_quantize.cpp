@@ -98,18 +98,21 @@ Subcommand register_quantize(CLI::App& app) {
   auto o = std::make_shared<QuantizeCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "quantize",
-      "Write an int8 ONNX model: dynamic (DynamicQuantizeLinear + MatMulInteger for MatMul/Gemm weights, as "
-      "onnxruntime's quantize_dynamic) or static QDQ (calibrated QuantizeLinear/DequantizeLinear around Conv/MatMul/Gemm, "
+      "Write an int8 ONNX model: dynamic (DynamicQuantizeLinear + MatMulInteger / ConvInteger for MatMul/Gemm/Conv "
+      "weights, as onnxruntime's quantize_dynamic) or static QDQ (calibrated QuantizeLinear/DequantizeLinear around Conv/MatMul/Gemm, "
       "per-channel s8 weights). docs/quantization.md");
   sub->add_option("model", o->input, "Model file (.onnx)")->required();
   sub->add_option("-o,--output", o->output, "Output .onnx file")->required();
   sub->add_option("--mode", o->mode, "dynamic (default) or static")->check(CLI::IsMember({"dynamic", "static"}));
-  sub->add_flag("--per-channel", o->per_channel, "Dynamic: one weight scale per output column (static always is)");
+  sub->add_flag("--per-channel", o->per_channel, "Dynamic: one weight scale per output column of MatMul/Gemm, and per output channel of "
+                                                  "a Conv with s8 weights (static always is per channel)");
   sub->add_option("--weight-type", o->weight_type, "Dynamic: s8 (symmetric, default) or u8 (asymmetric) weights")
       ->check(CLI::IsMember({"s8", "u8"}));
   sub->add_option("--nodes-exclude", o->nodes_exclude, "Node names to leave in f32, comma-separated")->delimiter(',');
   sub->add_option("--op-types", o->op_types,
-                  "Op types to quantize, comma-separated (default: MatMul,Gemm; static: Conv,MatMul,Gemm)")
+                  "Op types to quantize, comma-separated (default: dynamic MatMul,Gemm; static Conv,MatMul,Gemm). "
+                  "Dynamic also takes Conv (ConvInteger, per-tensor weights), which onnxruntime's quantize_dynamic "
+                  "includes by default: --op-types MatMul,Gemm,Conv writes what it writes")
       ->delimiter(',');
   sub->add_option("--min-weight-elements", o->min_weight_elements,
                   "Leave weights with fewer elements in f32 (default 0: all, as onnxruntime)");

@@ -273,11 +273,80 @@ Status require_nodes(const Report& report, const char* what) {
                           report.candidates ? ":" : "", why);
 }
 
+// A DynamicQuantizeLinear's outputs: the codes, the scale and the zero point.
+struct DynQ {
+  std::string q, scale, zp;
+};
+
+// The dynamic rewrite of one Conv `n` with a constant f32 weight (onnxruntime quantize_dynamic's
+// ConvInteger form): DynamicQuantizeLinear(x) (from `quantized_input`, shared) -> ConvInteger(x_q,
+// W_q, x_zp, w_zp) with the Conv's attributes -> Cast(f32) -> Mul(., Mul(x_scale, w_scale)), and
+// for a bias Add(., Reshape(B, [1, -1, 1, ...])). The weight is quantized per tensor (onnxruntime's
+// quantizer), or with --per-channel and s8 weights per output channel: W_scale [M, 1, ...] (rank
+// of W less one, so that the Mul broadcasts it along the output's channel axis) and one zero
+// point 0 (onnxruntime's ConvInteger takes a scalar weight zero point only, so u8 weights stay per
+// tensor). Appends to `nodes` / `inits`; an error says why the Conv stays f32.
+template <class QuantizeInput>
+Status dynamic_conv(const NodeProto& n, const Options& o, const Initializers& inits, Names& names,
+                    QuantizeInput&& quantized_input, std::vector<NodeProto>& nodes, std::vector<TensorProto>& new_inits) {
+  if (inits.count(n.input(0))) return invalid_argument("input 0 is a constant");
+  auto w = read_weight(inits, n.input(1), "weight");
+  if (!w.ok()) return w.status();
+  if (w->dims.size() < 3) return invalid_argument("weight has rank ", w->dims.size(), ", expected >= 3");
+  int64_t numel = 1;
+  for (int64_t d : w->dims) numel *= d;
+  if (numel < o.min_weight_elements) return invalid_argument("weight has ", numel, " elements (< --min-weight-elements)");
+  std::string bias = n.input_size() > 2 ? n.input(2) : std::string();
+  if (!bias.empty() && !inits.count(bias)) return invalid_argument("bias is not a constant initializer");
+  const int32_t wtype = o.weight_signed ? TensorProto::INT8 : TensorProto::UINT8;
+  const bool per_channel = o.per_channel && o.weight_signed;
+  const QuantizedWeight q = quantize_weight(w->values.data(), w->dims, per_channel ? 0 : -1, o.weight_signed);
+  std::vector<int64_t> sdims;
+  if (per_channel) {
+    sdims.assign(w->dims.size() - 1, 1);
+    sdims[0] = w->dims[0];
+  }
+  const std::string base = n.name().empty() ? n.output(0) : n.name();
+  const std::string wq = names.fresh(n.input(1) + "_quantized");
+  const std::string ws = names.fresh(n.input(1) + "_scale");
+  const std::string wz = names.fresh(n.input(1) + "_zero_point");
+  new_inits.push_back(make_tensor(wq, wtype, w->dims, q.q.data(), q.q.size()));
+  new_inits.push_back(make_f32(ws, sdims, q.scale));
+  new_inits.push_back(make_tensor(wz, wtype, {}, q.zero_point.data(), 1));
+  const DynQ& dq = quantized_input(n.input(0));
+  const std::string acc = names.fresh(base + "_output_quantized");
+  const std::string accf = names.fresh(base + "_output_quantized_cast_output");
+  const std::string scale = names.fresh(base + "_scales_mul_output");
+  const std::string y = bias.empty() ? n.output(0) : names.fresh(base + "_output_scaled");
+  NodeProto conv = make_node("ConvInteger", names.fresh(base + "_quant"), {dq.q, wq, dq.zp, wz}, {acc});
+  for (const auto& a : n.attribute()) *conv.add_attribute() = a;
+  nodes.push_back(std::move(conv));
+  NodeProto cast = make_node("Cast", names.fresh(base + "_cast"), {acc}, {accf});
+  set_int_attr(cast, "to", TensorProto::FLOAT);
+  nodes.push_back(std::move(cast));
+  nodes.push_back(make_node("Mul", names.fresh(base + "_scales_mul"), {dq.scale, ws}, {scale}));
+  nodes.push_back(make_node("Mul", names.fresh(base + "_output_scale_mul"), {accf, scale}, {y}));
+  if (!bias.empty()) {
+    // The bias [M] along the output's channel axis, as onnxruntime writes it.
+    std::vector<int64_t> shape(w->dims.size(), 1);
+    shape[1] = -1;
+    const std::string shape_name = names.fresh(base + "_bias_reshape_shape");
+    const std::string reshaped = names.fresh(base + "_bias_reshape_output");
+    new_inits.push_back(make_tensor(shape_name, TensorProto::INT64, {int64_t(shape.size())}, shape.data(),
+                                    shape.size() * sizeof(int64_t)));
+    nodes.push_back(make_node("Reshape", names.fresh(base + "_bias_reshape"), {bias, shape_name}, {reshaped}));
+    nodes.push_back(make_node("Add", names.fresh(base + "_bias_add"), {y, reshaped}, {n.output(0)}));
+  }
+  return ok_status();
+}
+
 }  // namespace detail
 
 using namespace detail;
 
 Status quantize_dynamic(onnx::ModelProto& model, const Options& o, Report& report) {
+  // Conv only when --op-types names it (onnxruntime's default includes it): per-tensor conv weights
+  // cost a CNN much more accuracy than the transformers' MatMuls (docs/quantization.md).
   static const std::vector<std::string> kOps = {"MatMul", "Gemm"};
   if (const int64_t opset = default_opset(model); opset < 11)
     return unsupported("dynamic quantization needs opset >= 11 (DynamicQuantizeLinear); the model has opset ", opset);
@@ -286,9 +355,6 @@ Status quantize_dynamic(onnx::ModelProto& model, const Options& o, Report& repor
   Names names(g);
   std::vector<TensorProto> new_inits;
   std::vector<NodeProto> nodes;
-  struct DynQ {
-    std::string q, scale, zp;
-  };
   std::unordered_map<std::string, DynQ> dql;  // A -> its DynamicQuantizeLinear outputs
   const int32_t wtype = o.weight_signed ? TensorProto::INT8 : TensorProto::UINT8;
 
@@ -302,8 +368,8 @@ Status quantize_dynamic(onnx::ModelProto& model, const Options& o, Report& repor
       report.skipped.push_back(str_cat(describe(n), ": ", why));
       nodes.push_back(n);
     };
-    if (n.op_type() != "MatMul" && n.op_type() != "Gemm") {
-      skip("dynamic mode quantizes MatMul and Gemm only");
+    if (n.op_type() != "MatMul" && n.op_type() != "Gemm" && n.op_type() != "Conv") {
+      skip("dynamic mode quantizes MatMul, Gemm and Conv only");
       continue;
     }
     if (excluded(o, n)) {
@@ -312,6 +378,21 @@ Status quantize_dynamic(onnx::ModelProto& model, const Options& o, Report& repor
     }
     if (n.input_size() < 2 || n.output_size() < 1) {
       skip("malformed node");
+      continue;
+    }
+    // x's DynamicQuantizeLinear, one per distinct input (shared by the nodes that read it).
+    auto quantized_input = [&](const std::string& a) -> const DynQ& {
+      auto dq = dql.find(a);
+      if (dq == dql.end()) {
+        DynQ d{names.fresh(a + "_quantized"), names.fresh(a + "_scale"), names.fresh(a + "_zero_point")};
+        nodes.push_back(make_node("DynamicQuantizeLinear", names.fresh(a + "_QuantizeLinear"), {a}, {d.q, d.scale, d.zp}));
+        dq = dql.emplace(a, std::move(d)).first;
+      }
+      return dq->second;
+    };
+    if (n.op_type() == "Conv") {
+      if (Status st = dynamic_conv(n, o, inits, names, quantized_input, nodes, new_inits); !st.ok()) skip(st.message());
+      else ++report.quantized;
       continue;
     }
     const bool gemm = n.op_type() == "Gemm";
@@ -375,27 +456,23 @@ Status quantize_dynamic(onnx::ModelProto& model, const Options& o, Report& repor
     new_inits.push_back(make_f32(ws, pdims, q.scale));
     new_inits.push_back(make_tensor(wz, wtype, pdims, q.zero_point.data(), q.zero_point.size()));
 
-    auto dq = dql.find(n.input(0));
-    if (dq == dql.end()) {
-      const std::string& a = n.input(0);
-      DynQ d{names.fresh(a + "_quantized"), names.fresh(a + "_scale"), names.fresh(a + "_zero_point")};
-      nodes.push_back(make_node("DynamicQuantizeLinear", names.fresh(a + "_QuantizeLinear"), {a}, {d.q, d.scale, d.zp}));
-      dq = dql.emplace(a, std::move(d)).first;
-    }
+    const DynQ& dq = quantized_input(n.input(0));
     const std::string acc = names.fresh(base + "_output_quantized");
     const std::string accf = names.fresh(base + "_output_quantized_cast_output");
     const std::string scale = names.fresh(base + "_scales_mul_output");
     const std::string y = bias.empty() ? n.output(0) : names.fresh(base + "_output_scaled");
-    nodes.push_back(make_node("MatMulInteger", names.fresh(base + "_quant"), {dq->second.q, wq, dq->second.zp, wz}, {acc}));
+    nodes.push_back(make_node("MatMulInteger", names.fresh(base + "_quant"), {dq.q, wq, dq.zp, wz}, {acc}));
     NodeProto cast = make_node("Cast", names.fresh(base + "_cast"), {acc}, {accf});
     set_int_attr(cast, "to", TensorProto::FLOAT);
     nodes.push_back(std::move(cast));
-    nodes.push_back(make_node("Mul", names.fresh(base + "_scales_mul"), {dq->second.scale, ws}, {scale}));
+    nodes.push_back(make_node("Mul", names.fresh(base + "_scales_mul"), {dq.scale, ws}, {scale}));
     nodes.push_back(make_node("Mul", names.fresh(base + "_output_scale_mul"), {accf, scale}, {y}));
     if (!bias.empty()) nodes.push_back(make_node("Add", names.fresh(base + "_bias_add"), {y, bias}, {n.output(0)}));
     ++report.quantized;
   }
-  if (Status s = require_nodes(report, "dynamic: MatMul/Gemm with a constant rank-2 float32 weight"); !s.ok()) return s;
+  if (Status s = require_nodes(report, "dynamic: MatMul/Gemm with a constant rank-2 float32 weight (or Conv, with --op-types naming it)");
+      !s.ok())
+    return s;
   g.clear_node();
   for (auto& n : nodes) *g.add_node() = std::move(n);
   for (auto& t : new_inits) *g.add_initializer() = std::move(t);

@@ -4,7 +4,13 @@
 // of the main graph whose weight B is a constant rank-2 f32 initializer becomes
 //   DynamicQuantizeLinear(A) -> MatMulInteger(A_q, W_q, A_zp, W_zp) -> Cast(f32)
 //     -> Mul(., Mul(A_scale, W_scale))   (-> Add(., beta*C) for Gemm)
-// with one DynamicQuantizeLinear per distinct A shared by its MatMuls. Weights: s8 symmetric
+// with one DynamicQuantizeLinear per distinct A shared by its MatMuls. With Conv in op_types (not
+// the default here; onnxruntime's quantize_dynamic default has it), a Conv with a constant f32
+// weight becomes onnxruntime's form
+//   DynamicQuantizeLinear(X) -> ConvInteger(X_q, W_q, X_zp, W_zp) -> Cast(f32) -> Mul(., Mul(X_scale,
+//     W_scale)) (-> Add(., Reshape(B, [1, -1, 1, ...])))
+// with W per tensor, or per output channel with per_channel and s8 weights (W_scale [M, 1, ...],
+// zero point 0: onnxruntime's ConvInteger takes one weight zero point). Weights: s8 symmetric
 // (range [-127, 127], zero point 0) or u8 asymmetric (min/max including 0), per tensor or per
 // output column. A Gemm's transB weight is stored transposed; alpha is folded into W_scale.
 //
@@ -38,7 +44,8 @@ struct Options {
   bool per_channel = false;      // dynamic: one scale per output column (static is always per channel)
   bool weight_signed = true;     // dynamic: s8 symmetric (true) or u8 asymmetric weights
   std::vector<std::string> nodes_exclude;  // node names left in f32
-  std::vector<std::string> op_types;       // ops to quantize; empty = MatMul, Gemm (+ Conv in static)
+  std::vector<std::string> op_types;       // ops to quantize; empty = MatMul, Gemm (+ Conv in static);
+                                           // dynamic takes Conv too when named
   int64_t min_weight_elements = 0;         // weights with fewer elements stay f32 (0: all, as onnxruntime)
   // Static only.
   std::string calibration_dir;

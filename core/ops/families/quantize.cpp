@@ -95,6 +95,39 @@ Status infer_conv_integer(InferContext& ctx) {
   return infer_conv_shape(ctx, 0, 1, SIZE_MAX, DType::kI32);
 }
 
+// The inputs of the ops that quantize an f32 input themselves: (X f32, W u8/i8, w_scale f32,
+// w_zero_point? (W's type), bias f32?), DynamicQuantizeMatMul's and DynamicQuantizeConv's.
+Status check_dynamic_quantize_inputs(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(check_qparam(ctx, 2, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 3));
+  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 3));
+  if (ctx.has_input(4)) TSR_RETURN_IF_ERROR(ctx.require_dtype(4, {DType::kF32}));
+  return ok_status();
+}
+
+// DynamicQuantizeConv(X f32, W u8/i8, w_scale f32, w_zero_point?, B f32?) -> Y f32 (tessera's,
+// made by quantize_fusion from DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul [-> Add]).
+Status infer_dynamic_quantize_conv(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(check_dynamic_quantize_inputs(ctx));
+  return infer_conv_shape(ctx, 0, 1, 4, DType::kF32);
+}
+
+// ConvIntegerToFloat(x_q u8, W u8/i8, x_scale, w_scale, x_zero_point, w_zero_point?, B f32?) -> Y f32
+// (tessera's: DynamicQuantizeConv on codes a shared DynamicQuantizeLinear made).
+Status infer_conv_integer_to_float(InferContext& ctx) {
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8}));
+  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kU8, DType::kI8}));
+  TSR_RETURN_IF_ERROR(check_qparam(ctx, 2, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(check_qparam(ctx, 3, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(0, 4));
+  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 5));
+  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 5));
+  if (ctx.has_input(6)) TSR_RETURN_IF_ERROR(ctx.require_dtype(6, {DType::kF32}));
+  return infer_conv_shape(ctx, 0, 1, 6, DType::kF32);
+}
+
 // QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B (i32)?) -> y (y_zp's dtype).
 Status check_qlinear_conv_types(InferContext& ctx) {
   TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kU8, DType::kI8}));
@@ -171,12 +204,7 @@ std::vector<AttrSpec> fused_activation_attrs() {
 // (onnxruntime docs/ContribOperators.md): A quantized as DynamicQuantizeLinear, then
 // (A_q - a_zp) @ (B - b_zp) * (a_scale * b_scale) + bias; b_scale / b_zero_point scalar or [N].
 Status infer_dynamic_quantize_matmul(InferContext& ctx) {
-  TSR_RETURN_IF_ERROR(ctx.require_dtype(0, {DType::kF32}));
-  TSR_RETURN_IF_ERROR(ctx.require_dtype(1, {DType::kU8, DType::kI8}));
-  TSR_RETURN_IF_ERROR(check_qparam(ctx, 2, {DType::kF32}));
-  TSR_RETURN_IF_ERROR(ctx.require_same_dtype(1, 3));
-  TSR_RETURN_IF_ERROR(check_scale_shape(ctx, 3));
-  if (ctx.has_input(4)) TSR_RETURN_IF_ERROR(ctx.require_dtype(4, {DType::kF32}));
+  TSR_RETURN_IF_ERROR(check_dynamic_quantize_inputs(ctx));
   TSR_RETURN_IF_ERROR(activation_of(ctx.node(), ctx.place()).status());
   return infer_matmul_shape(ctx, 0, 1, DType::kF32);
 }
@@ -306,6 +334,12 @@ void register_quantize_ops(OpRegistry& r) {
                                             {"pads", AttrKind::kInts},       {"strides", AttrKind::kInts}};
   TSR_IF_SELECTED("ConvInteger") r.add(OpDef{"ConvInteger", "", 10, 2, 4, 1, 1, conv_attrs, infer_conv_integer,
               "y (i32) = Conv(x - x_zero_point, w - w_zero_point); w's zero point per tensor or per output channel"});
+  TSR_IF_SELECTED("DynamicQuantizeConv") r.add(OpDef{"DynamicQuantizeConv", "tessera", 1, 3, 5, 1, 1, conv_attrs, infer_dynamic_quantize_conv,
+              "Y (f32) = Conv(DynamicQuantizeLinear(X) - x_zp, W - w_zero_point) * (x_scale * w_scale) + B; 1-D or 2-D, one group, unit dilations; "
+              "w_scale scalar or [M], w_zero_point scalar; made by quantize_fusion from onnxruntime quantize_dynamic's ConvInteger pattern"});
+  TSR_IF_SELECTED("ConvIntegerToFloat") r.add(OpDef{"ConvIntegerToFloat", "tessera", 1, 5, 7, 1, 1, conv_attrs, infer_conv_integer_to_float,
+              "Y (f32) = Conv(x_q - x_zero_point, W - w_zero_point) * (x_scale * w_scale) + B; x_q u8 from a DynamicQuantizeLinear that other convs share; "
+              "1-D or 2-D, one group, unit dilations, w_scale scalar or [M], other parameters scalars; made by quantize_fusion"});
   TSR_IF_SELECTED("QLinearConv") r.add(OpDef{"QLinearConv", "", 10, 8, 9, 1, 1, conv_attrs, infer_qlinear_conv,
               "y = saturate(round((Conv(x - x_zp, w - w_zp) + B) * x_scale * w_scale / y_scale) + y_zp)"});
   std::vector<AttrSpec> conv_ms_attrs = conv_attrs;
