@@ -332,8 +332,9 @@ TEST_CASE("QLinearConv / ConvInteger (pointwise either way round, im2col, groups
 // 3x3 depthwise convs with symmetric weights take the VNNI + VBMI path on CPUs that have it
 // (qdepthwise.cpp: masked 64-byte row loads, vpermb, vpdpbusd): on widths around its 16-output
 // blocks, both strides, asymmetric and wide pads, u8 and s8 inputs and outputs, ConvInteger's i32
-// sums. Its outputs must equal the f32 path's (forced with qdepthwise_disable_vnni_for_test) and
-// the definition's (ConvInteger: the i32 sums, checked directly).
+// sums; "same" stride-1 windows on narrow maps (the flat form). Its outputs must equal the f32
+// path's (forced with qdepthwise_disable_vnni_for_test) and the definition's (ConvInteger: the i32
+// sums, checked directly).
 TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32 path and the definition") {
   struct Cfg {
     Shape x;  // [N, C, H, W]
@@ -347,6 +348,11 @@ TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32
       {{1, 2, 6, 64}, 1, {2, 2, 2, 2}, true, true},    {{1, 5, 7, 7}, 1, {1, 1, 1, 1}, false, false},
       {{1, 3, 14, 14}, 2, {1, 1, 1, 1}, false, false}, {{1, 2, 3, 16}, 1, {0, 0, 0, 0}, false, false},
       {{1, 2, 11, 47}, 2, {0, 0, 2, 2}, true, false},
+      // "Same" windows at stride 1 on narrow maps (W <= 23) take the flat form: blocks of 16
+      // outputs across row ends, 1 to 3 rows per block, one row, odd sizes, W = 24 not.
+      {{1, 3, 14, 14}, 1, {1, 1, 1, 1}, false, true}, {{2, 2, 9, 23}, 1, {1, 1, 1, 1}, true, false},
+      {{1, 2, 2, 2}, 1, {1, 1, 1, 1}, true, true},    {{1, 3, 1, 16}, 1, {1, 1, 1, 1}, false, false},
+      {{1, 2, 5, 24}, 1, {1, 1, 1, 1}, false, false}, {{1, 4, 3, 5}, 1, {1, 1, 1, 1}, false, false},
   };
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(0, 255), sym(-127, 127), b32(-5000, 5000);

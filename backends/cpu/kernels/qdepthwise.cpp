@@ -322,13 +322,102 @@ TSR_QDW_VNNI_ATTR void vnni_rows(const T* x, int32_t x_zp, const Window3& w, con
   }
 }
 
+// ---- "Same" 3x3 windows at stride 1 (padding 1 on every side) on narrow maps: the plane as one
+// flat run ----
+// Output o = oh * W + ow reads input o + (kh - 1) * W + (kw - 1) for tap (kh, kw), so 16
+// consecutive outputs of the flat plane (across row ends) read the 2W + 18 bytes from o - W - 1:
+// one masked load (bytes outside the plane, the top and bottom padding, read as x_zp) where
+// 2W + 18 <= 64, then per kernel row kh one vpermb (lane j gets bytes kh * W + j, + 1, + 2; the
+// same indexes for every block), merged with x_zp in the lanes whose tap lies in the left or right
+// padding (a mask per block, by the column of its first output), and one vpdpbusd. Every lane
+// carries an output, where the row form leaves the lanes past each row's end idle (9 of 16 on
+// MobileNetV2's 7x7 maps, 2 of 16 on its 14x14 ones), and every input byte is loaded once per
+// block. Same sums and output stage as the row form. Wider maps take the row form, which loads
+// fewer bytes per output there.
+constexpr int64_t kFlatMaxW = 23;  // 2 * 23 + 18 = 64
+
+bool flat_window(const Window3& w) {
+  return w.s[1] == 1 && w.s[2] == 1 && w.pb[1] == 1 && w.pb[2] == 1 && w.pe[1] == 1 && w.pe[2] == 1 &&
+         w.in[2] <= kFlatMaxW && w.out[1] == w.in[1] && w.out[2] == w.in[2];
+}
+
+// The kept (not padding) bytes of a block whose first output lies in column c0 of a width-iw
+// plane: all but byte 4j of lane j (tap column -1) where the lane's column is 0 and byte 4j + 2
+// (column + 1) where it is iw - 1. (Byte 4j + 3 meets weight 0.) comb: bit 0 of lanes 0, iw,
+// 2 iw, ... (flat_comb).
+uint64_t flat_comb(int64_t iw) {
+  uint64_t m = 0;
+  for (int64_t j = 0; j < 16; j += iw) m |= uint64_t{1} << (4 * j);
+  return m;
+}
+HWY_INLINE uint64_t flat_keep_mask(int64_t c0, int64_t iw, uint64_t comb) {
+  const int64_t j0 = c0 == 0 ? 0 : iw - c0;       // the first lane in column 0
+  const int64_t j1 = j0 == 0 ? iw - 1 : j0 - 1;   // the first lane in column iw - 1
+  const uint64_t left = j0 < 16 ? comb << (4 * j0) : 0, right = j1 < 16 ? comb << (4 * j1 + 2) : 0;
+  return ~(left | right);
+}
+
+template <typename T, typename Q>
+TSR_QDW_VNNI_ATTR void vnni_flat(const T* x, int32_t x_zp, const Window3& w, const int32_t wq[3], int32_t init,
+                                 const QDepthwiseStage& st, Q* y) {
+  const int64_t iw = w.in[2], n = w.in[1] * iw, span = 2 * iw + 18;
+  const uint64_t comb = flat_comb(iw);
+  // Lane j of kernel row kh: bytes kh * iw + j + (0, 1, 2, 2) (the last meets weight 0).
+  const __m512i idx0 = _mm512_set_epi32(0x1111100F, 0x10100F0E, 0x0F0F0E0D, 0x0E0E0D0C, 0x0D0D0C0B, 0x0C0C0B0A,
+                                        0x0B0B0A09, 0x0A0A0908, 0x09090807, 0x08080706, 0x07070605, 0x06060504,
+                                        0x05050403, 0x04040302, 0x03030201, 0x02020100);
+  const __m512i idx[3] = {idx0, _mm512_add_epi8(idx0, _mm512_set1_epi8(static_cast<char>(iw))),
+                          _mm512_add_epi8(idx0, _mm512_set1_epi8(static_cast<char>(2 * iw)))};
+  const __m512i wv[3] = {_mm512_set1_epi32(wq[0]), _mm512_set1_epi32(wq[1]), _mm512_set1_epi32(wq[2])};
+  const __m512i vinit = _mm512_set1_epi32(init);
+  const __m512i zpv = _mm512_set1_epi8(static_cast<char>(x_zp));
+  const __m512i flip = _mm512_set1_epi8(std::is_signed_v<T> ? static_cast<char>(0x80) : 0);
+  const __m512i zpu = _mm512_xor_si512(zpv, flip);
+  std::optional<VnniRequant<Q>> rq;
+  if constexpr (!std::is_same_v<Q, int32_t>) rq.emplace(hn::Full512<float>(), st.zp);
+  const __m512 vscale = _mm512_set1_ps(st.scale);
+  const uintptr_t x0 = reinterpret_cast<uintptr_t>(x);
+  const uint64_t span_bits = ~uint64_t{0} >> (64 - span);
+  const int64_t step = 16 % iw;  // the next block's first column: c0 + step, wrapped
+  for (int64_t o = 0, c0 = 0; o < n; o += 16, c0 = c0 + step >= iw ? c0 + step - iw : c0 + step) {
+    const __mmask64 keep = flat_keep_mask(c0, iw, comb);
+    const int64_t base = o - iw - 1;  // input byte of lane 0's first tap in kernel row 0
+    // Bytes [base, base + span) inside [0, n).
+    uint64_t in = span_bits;
+    if (base < 0) in &= ~uint64_t{0} << -base;  // -base <= iw + 1 < 64
+    if (n - base < span) in &= n - base > 0 ? (uint64_t{1} << (n - base)) - 1 : 0;
+    __m512i v = _mm512_mask_loadu_epi8(zpv, in, reinterpret_cast<const void*>(x0 + static_cast<uintptr_t>(base)));
+    if constexpr (std::is_signed_v<T>) v = _mm512_xor_si512(v, flip);
+    __m512i acc = _mm512_dpbusd_epi32(vinit, _mm512_mask_permutexvar_epi8(zpu, keep, idx[0], v), wv[0]);
+    acc = _mm512_dpbusd_epi32(acc, _mm512_mask_permutexvar_epi8(zpu, keep, idx[1], v), wv[1]);
+    acc = _mm512_dpbusd_epi32(acc, _mm512_mask_permutexvar_epi8(zpu, keep, idx[2], v), wv[2]);
+    const bool whole = n - o >= 16;
+    const __mmask16 store = static_cast<__mmask16>(whole ? 0xFFFF : (1u << (n - o)) - 1);
+    Q* out = y + o;
+    if constexpr (std::is_same_v<Q, int32_t>) {
+      _mm512_mask_storeu_epi32(out, store, acc);
+    } else {
+      const __m512i bits = rq->wide_codes(hn::Vec512<float>{_mm512_mul_ps(_mm512_cvtepi32_ps(acc), vscale)}).raw;
+      if (whole) _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(bits));
+      else _mm512_mask_cvtepi32_storeu_epi8(out, store, bits);
+    }
+  }
+}
+
+template <typename T, typename Q>
+void vnni_any(const T* x, int32_t x_zp, const Window3& w, const int32_t wq[3], int32_t init, const QDepthwiseStage& st,
+              Q* y) {
+  if (flat_window(w)) return vnni_flat(x, x_zp, w, wq, init, st, y);
+  vnni_rows(x, x_zp, w, wq, init, st, y);
+}
+
 template <typename T>
 void vnni_stage(const T* x, int32_t x_zp, const Window3& w, const int32_t wq[3], int32_t init,
                 const QDepthwiseStage& st, void* y) {
   switch (st.kind) {
-    case QDepthwiseStage::kInt32: return vnni_rows(x, x_zp, w, wq, init, st, static_cast<int32_t*>(y));
-    case QDepthwiseStage::kU8: return vnni_rows(x, x_zp, w, wq, init, st, static_cast<uint8_t*>(y));
-    case QDepthwiseStage::kS8: return vnni_rows(x, x_zp, w, wq, init, st, static_cast<int8_t*>(y));
+    case QDepthwiseStage::kInt32: return vnni_any(x, x_zp, w, wq, init, st, static_cast<int32_t*>(y));
+    case QDepthwiseStage::kU8: return vnni_any(x, x_zp, w, wq, init, st, static_cast<uint8_t*>(y));
+    case QDepthwiseStage::kS8: return vnni_any(x, x_zp, w, wq, init, st, static_cast<int8_t*>(y));
   }
 }
 
