@@ -341,6 +341,7 @@ TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32
     int64_t stride;
     std::vector<int64_t> pads;
     bool x_signed, y_signed;
+    bool mixed = false;  // QLinearConv: odd channels' centered weights leave s8 (w_zp 9, a -128)
   };
   const Cfg cfgs[] = {
       {{1, 3, 5, 1}, 1, {1, 1, 1, 1}, false, false},   {{1, 4, 9, 17}, 2, {0, 1, 1, 0}, true, false},
@@ -353,6 +354,8 @@ TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32
       {{1, 3, 14, 14}, 1, {1, 1, 1, 1}, false, true}, {{2, 2, 9, 23}, 1, {1, 1, 1, 1}, true, false},
       {{1, 2, 2, 2}, 1, {1, 1, 1, 1}, true, true},    {{1, 3, 1, 16}, 1, {1, 1, 1, 1}, false, false},
       {{1, 2, 5, 24}, 1, {1, 1, 1, 1}, false, false}, {{1, 4, 3, 5}, 1, {1, 1, 1, 1}, false, false},
+      // More planes than one VNNI batch (32), some of them on the f32 path (qdepthwise_planes).
+      {{2, 37, 7, 7}, 1, {1, 1, 1, 1}, false, false, true}, {{1, 41, 9, 14}, 2, {1, 1, 1, 1}, true, true, true},
   };
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(0, 255), sym(-127, 127), b32(-5000, 5000);
@@ -365,9 +368,14 @@ TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32
     for (int64_t i = 0; i < wt.numel(); ++i) wt.mut_data<int8_t>()[i] = int8_t(sym(rng));
     std::vector<float> ws;
     std::vector<int32_t> bias;
+    std::vector<int8_t> wzp(size_t(c), 0);
     for (int64_t m = 0; m < c; ++m) {
       ws.push_back(0.004f + 0.001f * float(m));
       bias.push_back(b32(rng));
+      if (cfg.mixed && m % 2) {
+        wzp[size_t(m)] = 9;
+        wt.mut_data<int8_t>()[m * 9 + 4] = -128;
+      }
     }
     const int x_zp = cfg.x_signed ? -5 : 121, y_zp = cfg.y_signed ? 3 : 100;
     Tensor xzp = cfg.x_signed ? Tensor::scalar<int8_t>(int8_t(x_zp)) : Tensor::scalar<uint8_t>(uint8_t(x_zp));
@@ -378,7 +386,7 @@ TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32
     OpCase q;
     q.op = "QLinearConv";
     q.inputs = {x, Tensor::scalar<float>(0.05f), xzp, wt, Tensor::from<float>({c}, ws),
-                Tensor::from<int8_t>({c}, std::vector<int8_t>(size_t(c), 0)), Tensor::scalar<float>(0.3f), yzp,
+                Tensor::from<int8_t>({c}, wzp), Tensor::scalar<float>(0.3f), yzp,
                 Tensor::from<int32_t>({c}, bias)};
     q.attrs = attrs;
     OpCase ci;

@@ -264,27 +264,24 @@ Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Ten
     const size_t wk_bytes = round64(size_t(taps) * sizeof(float));
     const size_t slot_bytes = scratch_bytes + wk_bytes;
     TSR_ASSIGN_OR_RETURN(void* fmem, ctx.scratch(slot_bytes * size_t(slots)));
-    QDepthwiseStage stage;
-    stage.kind = !o.quant ? QDepthwiseStage::kInt32 : o.out_signed ? QDepthwiseStage::kS8 : QDepthwiseStage::kU8;
-    stage.zp = o.out_zp;
-    const size_t out_bytes = dtype_size(y->dtype());
+    QDepthwiseBatch qb;
+    qb.x = x.raw();
+    qb.x_signed = x_signed;
+    qb.x_zp = x_zero;
+    qb.x_bytes = int64_t(x.nbytes());
+    qb.w = w.raw();
+    qb.w_signed = w_signed;
+    qb.w_zp = w_zp ? w_zp->raw() : nullptr;
+    qb.w_zp_per_channel = w_zp && w_zp->numel() > 1;
+    qb.channels = c;
+    qb.kind = !o.quant ? QDepthwiseStage::kInt32 : o.out_signed ? QDepthwiseStage::kS8 : QDepthwiseStage::kU8;
+    qb.bias = o.bias;
+    qb.scale = o.scale;
+    qb.y_zp = o.out_zp;
+    qb.y = y->raw_mut();
     ctx.pool().parallel_for_slots(batch * c, 1, [&](int slot, int64_t r0, int64_t r1) {
       char* base = static_cast<char*>(fmem) + slot_bytes * size_t(slot);
-      auto* scratch = reinterpret_cast<float*>(base);
-      auto* wk = reinterpret_cast<float*>(base + scratch_bytes);
-      QDepthwiseStage st = stage;
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t ch = r % c;
-        const int32_t wz = w_zp ? load(w_zp->raw(), w_signed, w_zp->numel() > 1 ? ch : 0) : 0;
-        for (int64_t t = 0; t < taps; ++t) wk[t] = static_cast<float>(load(w.raw(), w_signed, ch * taps + t) - wz);
-        if (o.quant) {
-          st.bias = o.bias ? o.bias[ch] : 0;
-          st.scale = o.scale[ch];
-        }
-        qdepthwise_plane(static_cast<const uint8_t*>(x.raw()) + r * plane, x_signed, x_zero,
-                         int64_t(x.nbytes()) - r * plane, wk, win, st, scratch,
-                         static_cast<char*>(y->raw_mut()) + size_t(r * pixels) * out_bytes);
-      }
+      qdepthwise_planes(qb, win, r0, r1, reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + scratch_bytes));
     });
     return ok_status();
   }
