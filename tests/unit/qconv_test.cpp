@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -570,6 +571,9 @@ TEST_CASE("QuantizeLinear / DequantizeLinear per tensor split over the pool equa
   std::vector<float> xs(size_t(n), 0.0f);
   for (auto& v : xs) v = u(rng);
   xs[7] = 0.25f;  // a tie: 0.25 / 0.02 = 12.5 in f32
+  // NaN (the low end), infinities and a huge value (saturate), more ties (half to even, -0.5 -> 0).
+  const float specials[] = {std::nanf(""), INFINITY, -INFINITY, 1e30f, -1e30f, -0.01f, 0.03f, 0.05f, -0.07f};
+  for (size_t i = 0; i < std::size(specials); ++i) xs[8 + i] = specials[i];
   const float scale = 0.02f;
   for (bool s8 : {false, true}) {
     OpCase q;
@@ -582,8 +586,9 @@ TEST_CASE("QuantizeLinear / DequantizeLinear per tensor split over the pool equa
     CHECK(std::memcmp((*y1)[0].raw(), (*y2)[0].raw(), size_t(n)) == 0);
     int64_t bad = 0;
     for (int64_t i = 0; i < n; ++i) {
+      const float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f;
       const float v = std::nearbyint(xs[size_t(i)] / scale) + (s8 ? -3.0f : 131.0f);
-      const int want = int(std::clamp(v, s8 ? -128.0f : 0.0f, s8 ? 127.0f : 255.0f));
+      const int want = std::isnan(v) ? int(lo) : int(std::clamp(v, lo, hi));
       bad += (s8 ? int((*y2)[0].data<int8_t>()[i]) : int((*y2)[0].data<uint8_t>()[i])) != want;
     }
     CHECK(bad == 0);
