@@ -451,7 +451,10 @@ TEST_CASE("QLinearConv pointwise with constant symmetric weights (qpointwise) ma
                       // channels split into chunks, 9 weight panels (the last partial) over 8.
                       {1, 64, 100, 1, 7, 7, false, true},   {1, 160, 300, 1, 7, 7, false, false},
                       // Activations packed over the pool (C x H*W >= 2^16), a partial last panel.
-                      {1, 32, 16, 1, 48, 48, false, false}, {1, 24, 10, 1, 50, 57, true, false}};
+                      {1, 32, 16, 1, 48, 48, false, false}, {1, 24, 10, 1, 50, 57, true, false},
+                      // Last weight panels of 5 and 8 channels (the 8-row tile), 4 (the 4-row one).
+                      {1, 12, 17, 1, 9, 11, false, true},   {1, 20, 20, 1, 12, 12, true, false},
+                      {2, 32, 28, 2, 6, 7, false, false}};
   std::mt19937 rng(13);
   std::uniform_int_distribution<int> byte(0, 255), sym(-127, 127), b32(-20000, 20000);
   for (const Cfg& cfg : cfgs) {
