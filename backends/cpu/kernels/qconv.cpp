@@ -281,7 +281,8 @@ Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Ten
     qb.y = y->raw_mut();
     ctx.pool().parallel_for_slots(batch * c, 1, [&](int slot, int64_t r0, int64_t r1) {
       char* base = static_cast<char*>(fmem) + slot_bytes * size_t(slot);
-      qdepthwise_planes(qb, win, r0, r1, reinterpret_cast<float*>(base), reinterpret_cast<float*>(base + scratch_bytes));
+      qdepthwise_planes(qb, win, r0, r1, reinterpret_cast<float*>(base),
+                        reinterpret_cast<float*>(base + scratch_bytes));
     });
     return ok_status();
   }

@@ -321,12 +321,12 @@ TSR_QDW_VNNI_ATTR void vnni_rows(const VnniPlane* planes, int64_t n_planes, int3
   if constexpr (!std::is_same_v<Q, int32_t>) rq.emplace(hn::Full512<float>(), y_zp);
   const auto* rqp = rq ? &*rq : nullptr;
   for (int64_t p = 0; p < n_planes; ++p) {
-    const VnniPlane& pl_ = planes[p];
-    const T* x = static_cast<const T*>(pl_.x);
-    Q* y = static_cast<Q*>(pl_.y);
-    const __m512i wv[3] = {_mm512_set1_epi32(pl_.wq[0]), _mm512_set1_epi32(pl_.wq[1]), _mm512_set1_epi32(pl_.wq[2])};
-    const __m512i vinit = _mm512_set1_epi32(pl_.init);
-    const __m512 vscale = _mm512_set1_ps(pl_.scale);
+    const VnniPlane& pd = planes[p];
+    const T* x = static_cast<const T*>(pd.x);
+    Q* y = static_cast<Q*>(pd.y);
+    const __m512i wv[3] = {_mm512_set1_epi32(pd.wq[0]), _mm512_set1_epi32(pd.wq[1]), _mm512_set1_epi32(pd.wq[2])};
+    const __m512i vinit = _mm512_set1_epi32(pd.init);
+    const __m512 vscale = _mm512_set1_ps(pd.scale);
     int64_t oh = 0;
     if (s == 1) {
       for (; oh + 4 <= oh_n; oh += 4) vnni_row_group<4, 1>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
@@ -392,35 +392,35 @@ TSR_QDW_VNNI_ATTR void vnni_flat(const VnniPlane* planes, int64_t n_planes, int3
   const uint64_t span_bits = ~uint64_t{0} >> (64 - span);
   const int64_t step = 16 % iw;  // the next block's first column: c0 + step, wrapped
   for (int64_t p = 0; p < n_planes; ++p) {
-  const VnniPlane& pl_ = planes[p];
-  Q* y = static_cast<Q*>(pl_.y);
-  const __m512i wv[3] = {_mm512_set1_epi32(pl_.wq[0]), _mm512_set1_epi32(pl_.wq[1]), _mm512_set1_epi32(pl_.wq[2])};
-  const __m512i vinit = _mm512_set1_epi32(pl_.init);
-  const __m512 vscale = _mm512_set1_ps(pl_.scale);
-  const uintptr_t x0 = reinterpret_cast<uintptr_t>(pl_.x);
-  for (int64_t o = 0, c0 = 0; o < n; o += 16, c0 = c0 + step >= iw ? c0 + step - iw : c0 + step) {
-    const __mmask64 keep = flat_keep_mask(c0, iw, comb);
-    const int64_t base = o - iw - 1;  // input byte of lane 0's first tap in kernel row 0
-    // Bytes [base, base + span) inside [0, n).
-    uint64_t in = span_bits;
-    if (base < 0) in &= ~uint64_t{0} << -base;  // -base <= iw + 1 < 64
-    if (n - base < span) in &= n - base > 0 ? (uint64_t{1} << (n - base)) - 1 : 0;
-    __m512i v = _mm512_mask_loadu_epi8(zpv, in, reinterpret_cast<const void*>(x0 + static_cast<uintptr_t>(base)));
-    if constexpr (std::is_signed_v<T>) v = _mm512_xor_si512(v, flip);
-    __m512i acc = _mm512_dpbusd_epi32(vinit, _mm512_mask_permutexvar_epi8(zpu, keep, idx[0], v), wv[0]);
-    acc = _mm512_dpbusd_epi32(acc, _mm512_mask_permutexvar_epi8(zpu, keep, idx[1], v), wv[1]);
-    acc = _mm512_dpbusd_epi32(acc, _mm512_mask_permutexvar_epi8(zpu, keep, idx[2], v), wv[2]);
-    const bool whole = n - o >= 16;
-    const __mmask16 store = static_cast<__mmask16>(whole ? 0xFFFF : (1u << (n - o)) - 1);
-    Q* out = y + o;
-    if constexpr (std::is_same_v<Q, int32_t>) {
-      _mm512_mask_storeu_epi32(out, store, acc);
-    } else {
-      const __m512i bits = rq->wide_codes(hn::Vec512<float>{_mm512_mul_ps(_mm512_cvtepi32_ps(acc), vscale)}).raw;
-      if (whole) _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(bits));
-      else _mm512_mask_cvtepi32_storeu_epi8(out, store, bits);
+    const VnniPlane& pd = planes[p];
+    Q* y = static_cast<Q*>(pd.y);
+    const __m512i wv[3] = {_mm512_set1_epi32(pd.wq[0]), _mm512_set1_epi32(pd.wq[1]), _mm512_set1_epi32(pd.wq[2])};
+    const __m512i vinit = _mm512_set1_epi32(pd.init);
+    const __m512 vscale = _mm512_set1_ps(pd.scale);
+    const uintptr_t x0 = reinterpret_cast<uintptr_t>(pd.x);
+    for (int64_t o = 0, c0 = 0; o < n; o += 16, c0 = c0 + step >= iw ? c0 + step - iw : c0 + step) {
+      const __mmask64 keep = flat_keep_mask(c0, iw, comb);
+      const int64_t base = o - iw - 1;  // input byte of lane 0's first tap in kernel row 0
+      // Bytes [base, base + span) inside [0, n).
+      uint64_t in = span_bits;
+      if (base < 0) in &= ~uint64_t{0} << -base;  // -base <= iw + 1 < 64
+      if (n - base < span) in &= n - base > 0 ? (uint64_t{1} << (n - base)) - 1 : 0;
+      __m512i v = _mm512_mask_loadu_epi8(zpv, in, reinterpret_cast<const void*>(x0 + static_cast<uintptr_t>(base)));
+      if constexpr (std::is_signed_v<T>) v = _mm512_xor_si512(v, flip);
+      __m512i acc = _mm512_dpbusd_epi32(vinit, _mm512_mask_permutexvar_epi8(zpu, keep, idx[0], v), wv[0]);
+      acc = _mm512_dpbusd_epi32(acc, _mm512_mask_permutexvar_epi8(zpu, keep, idx[1], v), wv[1]);
+      acc = _mm512_dpbusd_epi32(acc, _mm512_mask_permutexvar_epi8(zpu, keep, idx[2], v), wv[2]);
+      const bool whole = n - o >= 16;
+      const __mmask16 store = static_cast<__mmask16>(whole ? 0xFFFF : (1u << (n - o)) - 1);
+      Q* out = y + o;
+      if constexpr (std::is_same_v<Q, int32_t>) {
+        _mm512_mask_storeu_epi32(out, store, acc);
+      } else {
+        const __m512i bits = rq->wide_codes(hn::Vec512<float>{_mm512_mul_ps(_mm512_cvtepi32_ps(acc), vscale)}).raw;
+        if (whole) _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(bits));
+        else _mm512_mask_cvtepi32_storeu_epi8(out, store, bits);
+      }
     }
-  }
   }
 }
 
