@@ -405,7 +405,14 @@ class QConvKernel final : public exec::Kernel {
       const float x_s = ctx.input(1)->data<float>()[0], y_s = ys.data<float>()[0];
       TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(size_t(m) * sizeof(float)));
       scale = static_cast<float*>(mem);
-      for (int64_t j = 0; j < m; ++j) scale[j] = x_s * ws.data<float>()[ws.numel() > 1 ? j : 0] / y_s;
+      // (A per-tensor w_scale broadcast first, so that the loop vectorizes: one division per
+      // output channel on every run, serial work before the split.)
+      const float* wsp = ws.data<float>();
+      if (ws.numel() > 1) {
+        for (int64_t j = 0; j < m; ++j) scale[j] = x_s * wsp[j] / y_s;
+      } else {
+        std::fill(scale, scale + m, x_s * wsp[0] / y_s);
+      }
       out.kind = QgemmOutput::kQuant;
       out.scale_per_col = true;
       out.out_signed = y->dtype() == DType::kI8;

@@ -532,11 +532,17 @@ void qdepthwise_planes_impl(const QDepthwiseBatch& b, const Window3& w, int64_t 
     constexpr int64_t kBatch = 32;
     VnniPlane ps[kBatch];
     int64_t n = 0;
-    for (int64_t r = r0; r < r1; ++r) {
-      const int64_t ch = r % b.channels;
+    // The channel counted along (no division per plane).
+    for (int64_t r = r0, ch = r0 % b.channels; r < r1; ++r, ch = ch + 1 == b.channels ? 0 : ch + 1) {
       const int32_t wz = w_zero(ch);
       int32_t c[9];
-      for (int t = 0; t < 9; ++t) c[t] = code(b.w, b.w_signed, ch * 9 + t) - wz;
+      if (b.w_signed) {
+        const int8_t* wc = static_cast<const int8_t*>(b.w) + ch * 9;
+        for (int t = 0; t < 9; ++t) c[t] = wc[t] - wz;
+      } else {
+        const uint8_t* wc = static_cast<const uint8_t*>(b.w) + ch * 9;
+        for (int t = 0; t < 9; ++t) c[t] = wc[t] - wz;
+      }
       const QDepthwiseStage st = stage_of(ch);
       VnniPlane& p = ps[n];
       p.x = xb + r * plane;
