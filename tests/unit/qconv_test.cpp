@@ -333,9 +333,9 @@ TEST_CASE("QLinearConv / ConvInteger (pointwise either way round, im2col, groups
 // 3x3 depthwise convs with symmetric weights take the VNNI + VBMI path on CPUs that have it
 // (qdepthwise.cpp: masked 64-byte row loads, vpermb, vpdpbusd): on widths around its 16-output
 // blocks, both strides, asymmetric and wide pads, u8 and s8 inputs and outputs, ConvInteger's i32
-// sums; "same" stride-1 windows on narrow maps (the flat form). Its outputs must equal the f32
-// path's (forced with qdepthwise_disable_vnni_for_test) and the definition's (ConvInteger: the i32
-// sums, checked directly).
+// sums; "same" stride-1 windows on narrow maps (the flat form); constant weights (packed once). Its
+// outputs must equal the f32 path's (forced with qdepthwise_disable_vnni_for_test) and the
+// definition's (ConvInteger: the i32 sums, checked directly).
 TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32 path and the definition") {
   struct Cfg {
     Shape x;  // [N, C, H, W]
@@ -407,6 +407,20 @@ TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32
     for (int k = 0; k < 2; ++k) {
       REQUIRE(outs[0][k].shape() == outs[1][k].shape());
       CHECK(std::memcmp(outs[0][k].raw(), outs[1][k].raw(), outs[0][k].nbytes()) == 0);
+    }
+    // Constant weights, as in a loaded model: packed once (qdepthwise_pack_3x3; none where some
+    // channel's centered weights leave s8), at 1 and 2 threads: the same outputs.
+    ir::Node node;
+    node.op = "QLinearConv";
+    node.name = "n0";
+    node.outputs = {0};
+    node.attributes = attrs;
+    std::vector<ir::NodeInput> inputs = {{q.inputs[0]}};
+    for (size_t k = 1; k < q.inputs.size(); ++k) inputs.push_back({q.inputs[k], true});
+    for (int threads : {1, 2}) {
+      const Tensor yc = run_single(node, inputs, threads);
+      REQUIRE(yc.shape() == outs[1][0].shape());
+      CHECK(std::memcmp(yc.raw(), outs[1][0].raw(), yc.nbytes()) == 0);
     }
     // The i32 sums against the definition.
     const Tensor& sums = outs[0][1];

@@ -449,6 +449,14 @@ void vnni_run(const VnniPlane* planes, int64_t n, bool x_signed, int32_t x_zp, c
 // Whether the CPU and the window take the VNNI forms (the weights must fit too: vnni_weights).
 bool vnni_ok(const Window3& w) { return vnni_window(w) && has_vnni_vbmi(); }
 
+// The sums' start: bias - zpu * sum(w) with zpu the zero point as a u8 code, wrapping as i32 sums
+// do (kInt32: no bias).
+int32_t vnni_init(bool x_signed, int32_t x_zp, QDepthwiseStage::Kind kind, int32_t bias, int32_t wsum) {
+  const int32_t zpu = x_signed ? x_zp + 128 : x_zp;
+  const uint32_t base = kind == QDepthwiseStage::kInt32 ? 0u : static_cast<uint32_t>(bias);
+  return static_cast<int32_t>(base - static_cast<uint32_t>(zpu) * static_cast<uint32_t>(wsum));
+}
+
 // The centered weights c[kh * 3 + kw] as a VnniPlane's quads and start (stage: bias, or none for
 // i32 sums); false where one does not fit in s8.
 template <typename C>
@@ -466,10 +474,7 @@ bool vnni_weights(const C* c, bool x_signed, int32_t x_zp, QDepthwiseStage::Kind
     }
     p->wq[kh] = static_cast<int32_t>(q);
   }
-  // init = bias - zpu * sum(w) with zpu the zero point as a u8 code, wrapping as i32 sums do.
-  const int32_t zpu = x_signed ? x_zp + 128 : x_zp;
-  const uint32_t base = kind == QDepthwiseStage::kInt32 ? 0u : static_cast<uint32_t>(bias);
-  p->init = static_cast<int32_t>(base - static_cast<uint32_t>(zpu) * static_cast<uint32_t>(wsum));
+  p->init = vnni_init(x_signed, x_zp, kind, bias, wsum);
   return true;
 }
 
@@ -534,6 +539,23 @@ void qdepthwise_planes_impl(const QDepthwiseBatch& b, const Window3& w, int64_t 
     int64_t n = 0;
     // The channel counted along (no division per plane).
     for (int64_t r = r0, ch = r0 % b.channels; r < r1; ++r, ch = ch + 1 == b.channels ? 0 : ch + 1) {
+      const QDepthwiseStage st = stage_of(ch);
+      VnniPlane& p = ps[n];
+      p.x = xb + r * plane;
+      p.scale = st.scale;
+      p.y = yb + r * pixels * out_bytes;
+      if (b.packed3x3) {  // the weights packed once (qdepthwise_pack_3x3)
+        const int32_t* q = b.packed3x3 + 4 * ch;
+        p.wq[0] = q[0];
+        p.wq[1] = q[1];
+        p.wq[2] = q[2];
+        p.init = vnni_init(b.x_signed, b.x_zp, b.kind, st.bias, q[3]);
+        if (++n == kBatch) {
+          vnni_run(ps, n, b.x_signed, b.x_zp, w, b.kind, b.y_zp);
+          n = 0;
+        }
+        continue;
+      }
       const int32_t wz = w_zero(ch);
       int32_t c[9];
       if (b.w_signed) {
@@ -543,11 +565,6 @@ void qdepthwise_planes_impl(const QDepthwiseBatch& b, const Window3& w, int64_t 
         const uint8_t* wc = static_cast<const uint8_t*>(b.w) + ch * 9;
         for (int t = 0; t < 9; ++t) c[t] = wc[t] - wz;
       }
-      const QDepthwiseStage st = stage_of(ch);
-      VnniPlane& p = ps[n];
-      p.x = xb + r * plane;
-      p.scale = st.scale;
-      p.y = yb + r * pixels * out_bytes;
       if (!vnni_weights(c, b.x_signed, b.x_zp, b.kind, st.bias, &p)) {
         one(r, ch);
         continue;
@@ -588,6 +605,30 @@ std::atomic<bool> qdw_detail::g_no_vnni{false};
 void qdepthwise_disable_vnni_for_test(bool disable) { qdw_detail::g_no_vnni.store(disable); }
 
 int64_t qdepthwise_scratch_floats(const Window3& w) { return HWY_DYNAMIC_DISPATCH(qdepthwise_scratch_floats_impl)(w); }
+
+std::vector<int32_t> qdepthwise_pack_3x3(const void* w, bool w_signed, const void* w_zp, bool w_zp_per_channel,
+                                         int64_t channels) {
+  auto code = [](const void* p, bool is_signed, int64_t i) -> int32_t {
+    return is_signed ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
+  };
+  std::vector<int32_t> out(static_cast<size_t>(4 * channels));
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    const int32_t wz = w_zp ? code(w_zp, w_signed, w_zp_per_channel ? ch : 0) : 0;
+    int32_t sum = 0;
+    for (int kh = 0; kh < 3; ++kh) {
+      uint32_t q = 0;
+      for (int kw = 0; kw < 3; ++kw) {
+        const int32_t c = code(w, w_signed, ch * 9 + kh * 3 + kw) - wz;
+        if (c < -128 || c > 127) return {};
+        sum += c;
+        q |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(c))) << (8 * kw);
+      }
+      out[static_cast<size_t>(4 * ch + kh)] = static_cast<int32_t>(q);
+    }
+    out[static_cast<size_t>(4 * ch + 3)] = sum;
+  }
+  return out;
+}
 
 void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk, const Window3& w,
                       const QDepthwiseStage& stage, float* scratch, void* y) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "backends/cpu/kernels/nn_window.h"
 
@@ -60,7 +61,16 @@ struct QDepthwiseBatch {
   const float* scale = nullptr;
   int32_t y_zp = 0;
   void* y = nullptr;
+  // qdepthwise_pack_3x3 of w (constant weights: built once) or null: the VNNI forms then read each
+  // channel's weight quads and sum instead of centering the weights per plane.
+  const int32_t* packed3x3 = nullptr;
 };
+
+// The centered 3x3 weights (w - w_zp, w [C, 1, 3, 3] codes as in QDepthwiseBatch) of every
+// channel for the VNNI forms: 4 i32 per channel, the s8 quads (w[kh][0], w[kh][1], w[kh][2], 0) of
+// kernel rows 0..2 and the sum of the 9; empty where some centered weight leaves s8.
+std::vector<int32_t> qdepthwise_pack_3x3(const void* w, bool w_signed, const void* w_zp, bool w_zp_per_channel,
+                                         int64_t channels);
 
 // Planes [r0, r1) of batch (plane r: x + r * H * W -> y's plane r), as qdepthwise_plane would
 // compute each, bit for bit; the VNNI forms set the window up once for many planes (on 7x7 maps
