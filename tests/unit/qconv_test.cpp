@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <random>
 #include <vector>
 
@@ -332,14 +333,16 @@ TEST_CASE("QLinearConv / ConvInteger (pointwise either way round, im2col, groups
 // 3x3 depthwise convs with symmetric weights take the VNNI + VBMI path on CPUs that have it
 // (qdepthwise.cpp: masked 64-byte row loads, vpermb, vpdpbusd): on widths around its 16-output
 // blocks, both strides, asymmetric and wide pads, u8 and s8 inputs and outputs, ConvInteger's i32
-// sums. Its outputs must equal the f32 path's (forced with qdepthwise_disable_vnni_for_test) and
-// the definition's (ConvInteger: the i32 sums, checked directly).
+// sums; "same" stride-1 windows on narrow maps (the flat form); constant weights (packed once). Its
+// outputs must equal the f32 path's (forced with qdepthwise_disable_vnni_for_test) and the
+// definition's (ConvInteger: the i32 sums, checked directly).
 TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32 path and the definition") {
   struct Cfg {
     Shape x;  // [N, C, H, W]
     int64_t stride;
     std::vector<int64_t> pads;
     bool x_signed, y_signed;
+    bool mixed = false;  // QLinearConv: odd channels' centered weights leave s8 (w_zp 9, a -128)
   };
   const Cfg cfgs[] = {
       {{1, 3, 5, 1}, 1, {1, 1, 1, 1}, false, false},   {{1, 4, 9, 17}, 2, {0, 1, 1, 0}, true, false},
@@ -347,6 +350,13 @@ TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32
       {{1, 2, 6, 64}, 1, {2, 2, 2, 2}, true, true},    {{1, 5, 7, 7}, 1, {1, 1, 1, 1}, false, false},
       {{1, 3, 14, 14}, 2, {1, 1, 1, 1}, false, false}, {{1, 2, 3, 16}, 1, {0, 0, 0, 0}, false, false},
       {{1, 2, 11, 47}, 2, {0, 0, 2, 2}, true, false},
+      // "Same" windows at stride 1 on narrow maps (W <= 23) take the flat form: blocks of 16
+      // outputs across row ends, 1 to 3 rows per block, one row, odd sizes, W = 24 not.
+      {{1, 3, 14, 14}, 1, {1, 1, 1, 1}, false, true}, {{2, 2, 9, 23}, 1, {1, 1, 1, 1}, true, false},
+      {{1, 2, 2, 2}, 1, {1, 1, 1, 1}, true, true},    {{1, 3, 1, 16}, 1, {1, 1, 1, 1}, false, false},
+      {{1, 2, 5, 24}, 1, {1, 1, 1, 1}, false, false}, {{1, 4, 3, 5}, 1, {1, 1, 1, 1}, false, false},
+      // More planes than one VNNI batch (32), some of them on the f32 path (qdepthwise_planes).
+      {{2, 37, 7, 7}, 1, {1, 1, 1, 1}, false, false, true}, {{1, 41, 9, 14}, 2, {1, 1, 1, 1}, true, true, true},
   };
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> byte(0, 255), sym(-127, 127), b32(-5000, 5000);
@@ -359,9 +369,14 @@ TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32
     for (int64_t i = 0; i < wt.numel(); ++i) wt.mut_data<int8_t>()[i] = int8_t(sym(rng));
     std::vector<float> ws;
     std::vector<int32_t> bias;
+    std::vector<int8_t> wzp(size_t(c), 0);
     for (int64_t m = 0; m < c; ++m) {
       ws.push_back(0.004f + 0.001f * float(m));
       bias.push_back(b32(rng));
+      if (cfg.mixed && m % 2) {
+        wzp[size_t(m)] = 9;
+        wt.mut_data<int8_t>()[m * 9 + 4] = -128;
+      }
     }
     const int x_zp = cfg.x_signed ? -5 : 121, y_zp = cfg.y_signed ? 3 : 100;
     Tensor xzp = cfg.x_signed ? Tensor::scalar<int8_t>(int8_t(x_zp)) : Tensor::scalar<uint8_t>(uint8_t(x_zp));
@@ -372,7 +387,7 @@ TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32
     OpCase q;
     q.op = "QLinearConv";
     q.inputs = {x, Tensor::scalar<float>(0.05f), xzp, wt, Tensor::from<float>({c}, ws),
-                Tensor::from<int8_t>({c}, std::vector<int8_t>(size_t(c), 0)), Tensor::scalar<float>(0.3f), yzp,
+                Tensor::from<int8_t>({c}, wzp), Tensor::scalar<float>(0.3f), yzp,
                 Tensor::from<int32_t>({c}, bias)};
     q.attrs = attrs;
     OpCase ci;
@@ -392,6 +407,20 @@ TEST_CASE("QLinearConv / ConvInteger 3x3 depthwise: the VNNI path equals the f32
     for (int k = 0; k < 2; ++k) {
       REQUIRE(outs[0][k].shape() == outs[1][k].shape());
       CHECK(std::memcmp(outs[0][k].raw(), outs[1][k].raw(), outs[0][k].nbytes()) == 0);
+    }
+    // Constant weights, as in a loaded model: packed once (qdepthwise_pack_3x3; none where some
+    // channel's centered weights leave s8), at 1 and 2 threads: the same outputs.
+    ir::Node node;
+    node.op = "QLinearConv";
+    node.name = "n0";
+    node.outputs = {0};
+    node.attributes = attrs;
+    std::vector<ir::NodeInput> inputs = {{q.inputs[0]}};
+    for (size_t k = 1; k < q.inputs.size(); ++k) inputs.push_back({q.inputs[k], true});
+    for (int threads : {1, 2}) {
+      const Tensor yc = run_single(node, inputs, threads);
+      REQUIRE(yc.shape() == outs[1][0].shape());
+      CHECK(std::memcmp(yc.raw(), outs[1][0].raw(), yc.nbytes()) == 0);
     }
     // The i32 sums against the definition.
     const Tensor& sums = outs[0][1];
@@ -436,7 +465,10 @@ TEST_CASE("QLinearConv pointwise with constant symmetric weights (qpointwise) ma
                       // channels split into chunks, 9 weight panels (the last partial) over 8.
                       {1, 64, 100, 1, 7, 7, false, true},   {1, 160, 300, 1, 7, 7, false, false},
                       // Activations packed over the pool (C x H*W >= 2^16), a partial last panel.
-                      {1, 32, 16, 1, 48, 48, false, false}, {1, 24, 10, 1, 50, 57, true, false}};
+                      {1, 32, 16, 1, 48, 48, false, false}, {1, 24, 10, 1, 50, 57, true, false},
+                      // Last weight panels of 5 and 8 channels (the 8-row tile), 4 (the 4-row one).
+                      {1, 12, 17, 1, 9, 11, false, true},   {1, 20, 20, 1, 12, 12, true, false},
+                      {2, 32, 28, 2, 6, 7, false, false}};
   std::mt19937 rng(13);
   std::uniform_int_distribution<int> byte(0, 255), sym(-127, 127), b32(-20000, 20000);
   for (const Cfg& cfg : cfgs) {
@@ -556,6 +588,9 @@ TEST_CASE("QuantizeLinear / DequantizeLinear per tensor split over the pool equa
   std::vector<float> xs(size_t(n), 0.0f);
   for (auto& v : xs) v = u(rng);
   xs[7] = 0.25f;  // a tie: 0.25 / 0.02 = 12.5 in f32
+  // NaN (the low end), infinities and a huge value (saturate), more ties (half to even, -0.5 -> 0).
+  const float specials[] = {std::nanf(""), INFINITY, -INFINITY, 1e30f, -1e30f, -0.01f, 0.03f, 0.05f, -0.07f};
+  for (size_t i = 0; i < std::size(specials); ++i) xs[8 + i] = specials[i];
   const float scale = 0.02f;
   for (bool s8 : {false, true}) {
     OpCase q;
@@ -568,8 +603,9 @@ TEST_CASE("QuantizeLinear / DequantizeLinear per tensor split over the pool equa
     CHECK(std::memcmp((*y1)[0].raw(), (*y2)[0].raw(), size_t(n)) == 0);
     int64_t bad = 0;
     for (int64_t i = 0; i < n; ++i) {
+      const float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f;
       const float v = std::nearbyint(xs[size_t(i)] / scale) + (s8 ? -3.0f : 131.0f);
-      const int want = int(std::clamp(v, s8 ? -128.0f : 0.0f, s8 ? 127.0f : 255.0f));
+      const int want = std::isnan(v) ? int(lo) : int(std::clamp(v, lo, hi));
       bad += (s8 ? int((*y2)[0].data<int8_t>()[i]) : int((*y2)[0].data<uint8_t>()[i])) != want;
     }
     CHECK(bad == 0);

@@ -237,8 +237,9 @@ void depthwise_store(const Acc* acc, int64_t pixels, int64_t r, int64_t ch, cons
   else depthwise_requantize(acc, pixels, b, o.scale[ch], zp, y->mut_data<uint8_t>() + r * pixels);
 }
 
+// packed3x3: qdepthwise_pack_3x3 of the constant weights, or null.
 Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor* w_zp, int32_t x_zero,
-                 const ConvGeom& g, const DepthwiseOut& o, Tensor* y) {
+                 const ConvGeom& g, const DepthwiseOut& o, Tensor* y, const int32_t* packed3x3 = nullptr) {
   const int64_t batch = x.dim(0), c = x.dim(1), plane = g.h * g.w, pixels = g.oh * g.ow, taps = g.kh * g.kw;
   const int64_t ph_end = std::max<int64_t>(0, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h - g.ph);
   const int64_t pw_end = std::max<int64_t>(0, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w - g.pw);
@@ -264,27 +265,26 @@ Status depthwise(KernelContext& ctx, const Tensor& x, const Tensor& w, const Ten
     const size_t wk_bytes = round64(size_t(taps) * sizeof(float));
     const size_t slot_bytes = scratch_bytes + wk_bytes;
     TSR_ASSIGN_OR_RETURN(void* fmem, ctx.scratch(slot_bytes * size_t(slots)));
-    QDepthwiseStage stage;
-    stage.kind = !o.quant ? QDepthwiseStage::kInt32 : o.out_signed ? QDepthwiseStage::kS8 : QDepthwiseStage::kU8;
-    stage.zp = o.out_zp;
-    const size_t out_bytes = dtype_size(y->dtype());
+    QDepthwiseBatch qb;
+    qb.x = x.raw();
+    qb.x_signed = x_signed;
+    qb.x_zp = x_zero;
+    qb.x_bytes = int64_t(x.nbytes());
+    qb.w = w.raw();
+    qb.w_signed = w_signed;
+    qb.w_zp = w_zp ? w_zp->raw() : nullptr;
+    qb.w_zp_per_channel = w_zp && w_zp->numel() > 1;
+    qb.channels = c;
+    qb.kind = !o.quant ? QDepthwiseStage::kInt32 : o.out_signed ? QDepthwiseStage::kS8 : QDepthwiseStage::kU8;
+    qb.bias = o.bias;
+    qb.scale = o.scale;
+    qb.y_zp = o.out_zp;
+    qb.y = y->raw_mut();
+    qb.packed3x3 = taps == 9 && g.kh == 3 && c == w.dim(0) ? packed3x3 : nullptr;
     ctx.pool().parallel_for_slots(batch * c, 1, [&](int slot, int64_t r0, int64_t r1) {
       char* base = static_cast<char*>(fmem) + slot_bytes * size_t(slot);
-      auto* scratch = reinterpret_cast<float*>(base);
-      auto* wk = reinterpret_cast<float*>(base + scratch_bytes);
-      QDepthwiseStage st = stage;
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t ch = r % c;
-        const int32_t wz = w_zp ? load(w_zp->raw(), w_signed, w_zp->numel() > 1 ? ch : 0) : 0;
-        for (int64_t t = 0; t < taps; ++t) wk[t] = static_cast<float>(load(w.raw(), w_signed, ch * taps + t) - wz);
-        if (o.quant) {
-          st.bias = o.bias ? o.bias[ch] : 0;
-          st.scale = o.scale[ch];
-        }
-        qdepthwise_plane(static_cast<const uint8_t*>(x.raw()) + r * plane, x_signed, x_zero,
-                         int64_t(x.nbytes()) - r * plane, wk, win, st, scratch,
-                         static_cast<char*>(y->raw_mut()) + size_t(r * pixels) * out_bytes);
-      }
+      qdepthwise_planes(qb, win, r0, r1, reinterpret_cast<float*>(base),
+                        reinterpret_cast<float*>(base + scratch_bytes));
     });
     return ok_status();
   }
@@ -407,7 +407,14 @@ class QConvKernel final : public exec::Kernel {
       const float x_s = ctx.input(1)->data<float>()[0], y_s = ys.data<float>()[0];
       TSR_ASSIGN_OR_RETURN(void* mem, ctx.scratch(size_t(m) * sizeof(float)));
       scale = static_cast<float*>(mem);
-      for (int64_t j = 0; j < m; ++j) scale[j] = x_s * ws.data<float>()[ws.numel() > 1 ? j : 0] / y_s;
+      // (A per-tensor w_scale broadcast first, so that the loop vectorizes: one division per
+      // output channel on every run, serial work before the split.)
+      const float* wsp = ws.data<float>();
+      if (ws.numel() > 1) {
+        for (int64_t j = 0; j < m; ++j) scale[j] = x_s * wsp[j] / y_s;
+      } else {
+        std::fill(scale, scale + m, x_s * wsp[0] / y_s);
+      }
       out.kind = QgemmOutput::kQuant;
       out.scale_per_col = true;
       out.out_signed = y->dtype() == DType::kI8;
@@ -425,7 +432,7 @@ class QConvKernel final : public exec::Kernel {
       dwo.out_zp = out.out_zp;
       dwo.scale = scale;
       dwo.bias = out.bias_i32;
-      return depthwise(ctx, x, w, w_zp, x_zero, geo, dwo, y);
+      return depthwise(ctx, x, w, w_zp, x_zero, geo, dwo, y, dw_packed_.empty() ? nullptr : dw_packed_.data());
     }
     const int32_t* bias_base = out.bias_i32;
     const size_t out_bytes = dtype_size(y->dtype());
@@ -677,6 +684,13 @@ class QConvKernel final : public exec::Kernel {
     return ok_status();
   }
 
+  // qdepthwise_pack_3x3 of constant 3x3 depthwise QLinearConv weights (and zero point), else empty.
+  std::vector<int32_t> dw_packed_;
+
+ public:
+  void set_depthwise_packed(std::vector<int32_t> p) { dw_packed_ = std::move(p); }
+
+ private:
   std::once_flag pointwise_once_;
   std::vector<QgemmPackedA> pointwise_a_;  // per group: the pointwise path's A (constant weights)
   std::vector<QPointwiseWeights> pointwise_w_;  // per group, for qpointwise (symmetric s8 weights)
@@ -736,8 +750,16 @@ Expected<std::unique_ptr<exec::Kernel>> create_qconv(const exec::KernelInit& ini
     for (int64_t g = 0; g < group; ++g) packed.push_back(pack_conv_group(*w, zp, group, g));
     release_mapped_pages(w->raw(), w->nbytes());  // as for the matmuls
   }
-  return std::unique_ptr<exec::Kernel>(
-      new QConvKernel(kQLinear, std::move(packed), w != nullptr, std::move(rows_b), channels_last));
+  auto kernel = std::make_unique<QConvKernel>(kQLinear, std::move(packed), w != nullptr, std::move(rows_b),
+                                              channels_last);
+  // 3x3 depthwise QLinearConv weights (constant, with a constant zero point): packed for the VNNI
+  // forms once (qdepthwise_pack_3x3), not centered again for every plane of every run.
+  if (kQLinear && depthwise_w && w->dim(2) == 3 && w->dim(3) == 3 && (!has_zp || zp) &&
+      (w->dtype() == DType::kI8 || w->dtype() == DType::kU8) && (!zp || zp->dtype() == w->dtype()) &&
+      qparam_count(zp, w->dim(0)) >= 0)
+    kernel->set_depthwise_packed(qdepthwise_pack_3x3(w->raw(), w->dtype() == DType::kI8, zp ? zp->raw() : nullptr,
+                                                     zp && zp->numel() > 1, w->dim(0)));
+  return std::unique_ptr<exec::Kernel>(std::move(kernel));
 }
 
 }  // namespace

@@ -283,18 +283,27 @@ TSR_QDW_VNNI_ATTR HWY_INLINE void vnni_row_group(const T* x, int64_t oh, const W
   }
 }
 
-// The whole plane: groups of 4 output rows (stride 1: 6 input rows for 4 outputs) or 2 (stride
-// 2: 5 for 2), then single rows.
+// One plane's input, centered weights and output for the VNNI forms: the weight quads of each
+// kernel row (w[kh][0..2], 0 as s8 bytes), the sums' start (bias - zpu * sum(w)) and the scale.
+struct VnniPlane {
+  const void* x;
+  int32_t wq[3];
+  int32_t init;
+  float scale;
+  void* y;
+};
+
+// Whole planes: groups of 4 output rows (stride 1: 6 input rows for 4 outputs) or 2 (stride 2: 5
+// for 2), then single rows. What the window fixes (indexes, masks, the output stage's zero
+// point) is set up once for all the planes.
 template <typename T, typename Q>
-TSR_QDW_VNNI_ATTR void vnni_rows(const T* x, int32_t x_zp, const Window3& w, const int32_t wq[3], int32_t init,
-                                 const QDepthwiseStage& st, Q* y) {
+TSR_QDW_VNNI_ATTR void vnni_rows(const VnniPlane* planes, int64_t n_planes, int32_t x_zp, const Window3& w,
+                                 int32_t y_zp) {
   const int64_t s = w.s[2], ow_n = w.out[2], oh_n = w.out[1], iw = w.in[2], pl = w.pb[2];
   alignas(64) uint8_t idx_bytes[64] = {};
   for (int j = 0; j < 16; ++j)
     for (int t = 0; t < 4; ++t) idx_bytes[4 * j + t] = static_cast<uint8_t>(s * j + t);
   const __m512i idx = _mm512_load_si512(idx_bytes);
-  const __m512i wv[3] = {_mm512_set1_epi32(wq[0]), _mm512_set1_epi32(wq[1]), _mm512_set1_epi32(wq[2])};
-  const __m512i vinit = _mm512_set1_epi32(init);
   // Block b (outputs 16b..16b+15) loads bytes [s*16b - pl, + 64) of an input row: those inside
   // [0, iw) by its mask, x_zp for the rest (the padding).
   const __m512i zpv = _mm512_set1_epi8(static_cast<char>(x_zp));
@@ -309,49 +318,173 @@ TSR_QDW_VNNI_ATTR void vnni_rows(const T* x, int32_t x_zp, const Window3& w, con
     mask[b] = static_cast<__mmask64>(hi > lo ? below_hi & ~below_lo : 0);
   }
   std::optional<VnniRequant<Q>> rq;
-  if constexpr (!std::is_same_v<Q, int32_t>) rq.emplace(hn::Full512<float>(), st.zp);
+  if constexpr (!std::is_same_v<Q, int32_t>) rq.emplace(hn::Full512<float>(), y_zp);
   const auto* rqp = rq ? &*rq : nullptr;
-  const __m512 vscale = _mm512_set1_ps(st.scale);
-  int64_t oh = 0;
-  if (s == 1) {
-    for (; oh + 4 <= oh_n; oh += 4) vnni_row_group<4, 1>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
-    for (; oh < oh_n; ++oh) vnni_row_group<1, 1>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
-  } else {
-    for (; oh + 2 <= oh_n; oh += 2) vnni_row_group<2, 2>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
-    for (; oh < oh_n; ++oh) vnni_row_group<1, 2>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
+  for (int64_t p = 0; p < n_planes; ++p) {
+    const VnniPlane& pd = planes[p];
+    const T* x = static_cast<const T*>(pd.x);
+    Q* y = static_cast<Q*>(pd.y);
+    const __m512i wv[3] = {_mm512_set1_epi32(pd.wq[0]), _mm512_set1_epi32(pd.wq[1]), _mm512_set1_epi32(pd.wq[2])};
+    const __m512i vinit = _mm512_set1_epi32(pd.init);
+    const __m512 vscale = _mm512_set1_ps(pd.scale);
+    int64_t oh = 0;
+    if (s == 1) {
+      for (; oh + 4 <= oh_n; oh += 4) vnni_row_group<4, 1>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
+      for (; oh < oh_n; ++oh) vnni_row_group<1, 1>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
+    } else {
+      for (; oh + 2 <= oh_n; oh += 2) vnni_row_group<2, 2>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
+      for (; oh < oh_n; ++oh) vnni_row_group<1, 2>(x, oh, w, wv, vinit, mask, idx, zpv, flip, rqp, vscale, y);
+    }
   }
 }
 
-template <typename T>
-void vnni_stage(const T* x, int32_t x_zp, const Window3& w, const int32_t wq[3], int32_t init,
-                const QDepthwiseStage& st, void* y) {
-  switch (st.kind) {
-    case QDepthwiseStage::kInt32: return vnni_rows(x, x_zp, w, wq, init, st, static_cast<int32_t*>(y));
-    case QDepthwiseStage::kU8: return vnni_rows(x, x_zp, w, wq, init, st, static_cast<uint8_t*>(y));
-    case QDepthwiseStage::kS8: return vnni_rows(x, x_zp, w, wq, init, st, static_cast<int8_t*>(y));
+// ---- "Same" 3x3 windows at stride 1 (padding 1 on every side) on narrow maps: the plane as one
+// flat run ----
+// Output o = oh * W + ow reads input o + (kh - 1) * W + (kw - 1) for tap (kh, kw), so 16
+// consecutive outputs of the flat plane (across row ends) read the 2W + 18 bytes from o - W - 1:
+// one masked load (bytes outside the plane, the top and bottom padding, read as x_zp) where
+// 2W + 18 <= 64, then per kernel row kh one vpermb (lane j gets bytes kh * W + j, + 1, + 2; the
+// same indexes for every block), merged with x_zp in the lanes whose tap lies in the left or right
+// padding (a mask per block, by the column of its first output), and one vpdpbusd. Every lane
+// carries an output, where the row form leaves the lanes past each row's end idle (9 of 16 on
+// MobileNetV2's 7x7 maps, 2 of 16 on its 14x14 ones), and every input byte is loaded once per
+// block. Same sums and output stage as the row form. Wider maps take the row form, which loads
+// fewer bytes per output there.
+constexpr int64_t kFlatMaxW = 23;  // 2 * 23 + 18 = 64
+
+bool flat_window(const Window3& w) {
+  return w.s[1] == 1 && w.s[2] == 1 && w.pb[1] == 1 && w.pb[2] == 1 && w.pe[1] == 1 && w.pe[2] == 1 &&
+         w.in[2] <= kFlatMaxW && w.out[1] == w.in[1] && w.out[2] == w.in[2];
+}
+
+// The kept (not padding) bytes of a block whose first output lies in column c0 of a width-iw
+// plane: all but byte 4j of lane j (tap column -1) where the lane's column is 0 and byte 4j + 2
+// (column + 1) where it is iw - 1. (Byte 4j + 3 meets weight 0.) comb: bit 0 of lanes 0, iw,
+// 2 iw, ... (flat_comb).
+uint64_t flat_comb(int64_t iw) {
+  uint64_t m = 0;
+  for (int64_t j = 0; j < 16; j += iw) m |= uint64_t{1} << (4 * j);
+  return m;
+}
+HWY_INLINE uint64_t flat_keep_mask(int64_t c0, int64_t iw, uint64_t comb) {
+  const int64_t j0 = c0 == 0 ? 0 : iw - c0;       // the first lane in column 0
+  const int64_t j1 = j0 == 0 ? iw - 1 : j0 - 1;   // the first lane in column iw - 1
+  const uint64_t left = j0 < 16 ? comb << (4 * j0) : 0, right = j1 < 16 ? comb << (4 * j1 + 2) : 0;
+  return ~(left | right);
+}
+
+template <typename T, typename Q>
+TSR_QDW_VNNI_ATTR void vnni_flat(const VnniPlane* planes, int64_t n_planes, int32_t x_zp, const Window3& w,
+                                 int32_t y_zp) {
+  const int64_t iw = w.in[2], n = w.in[1] * iw, span = 2 * iw + 18;
+  const uint64_t comb = flat_comb(iw);
+  // Lane j of kernel row kh: bytes kh * iw + j + (0, 1, 2, 2) (the last meets weight 0).
+  const __m512i idx0 = _mm512_set_epi32(0x1111100F, 0x10100F0E, 0x0F0F0E0D, 0x0E0E0D0C, 0x0D0D0C0B, 0x0C0C0B0A,
+                                        0x0B0B0A09, 0x0A0A0908, 0x09090807, 0x08080706, 0x07070605, 0x06060504,
+                                        0x05050403, 0x04040302, 0x03030201, 0x02020100);
+  const __m512i idx[3] = {idx0, _mm512_add_epi8(idx0, _mm512_set1_epi8(static_cast<char>(iw))),
+                          _mm512_add_epi8(idx0, _mm512_set1_epi8(static_cast<char>(2 * iw)))};
+  const __m512i zpv = _mm512_set1_epi8(static_cast<char>(x_zp));
+  const __m512i flip = _mm512_set1_epi8(std::is_signed_v<T> ? static_cast<char>(0x80) : 0);
+  const __m512i zpu = _mm512_xor_si512(zpv, flip);
+  std::optional<VnniRequant<Q>> rq;
+  if constexpr (!std::is_same_v<Q, int32_t>) rq.emplace(hn::Full512<float>(), y_zp);
+  const uint64_t span_bits = ~uint64_t{0} >> (64 - span);
+  const int64_t step = 16 % iw;  // the next block's first column: c0 + step, wrapped
+  for (int64_t p = 0; p < n_planes; ++p) {
+    const VnniPlane& pd = planes[p];
+    Q* y = static_cast<Q*>(pd.y);
+    const __m512i wv[3] = {_mm512_set1_epi32(pd.wq[0]), _mm512_set1_epi32(pd.wq[1]), _mm512_set1_epi32(pd.wq[2])};
+    const __m512i vinit = _mm512_set1_epi32(pd.init);
+    const __m512 vscale = _mm512_set1_ps(pd.scale);
+    const uintptr_t x0 = reinterpret_cast<uintptr_t>(pd.x);
+    for (int64_t o = 0, c0 = 0; o < n; o += 16, c0 = c0 + step >= iw ? c0 + step - iw : c0 + step) {
+      const __mmask64 keep = flat_keep_mask(c0, iw, comb);
+      const int64_t base = o - iw - 1;  // input byte of lane 0's first tap in kernel row 0
+      // Bytes [base, base + span) inside [0, n).
+      uint64_t in = span_bits;
+      if (base < 0) in &= ~uint64_t{0} << -base;  // -base <= iw + 1 < 64
+      if (n - base < span) in &= n - base > 0 ? (uint64_t{1} << (n - base)) - 1 : 0;
+      __m512i v = _mm512_mask_loadu_epi8(zpv, in, reinterpret_cast<const void*>(x0 + static_cast<uintptr_t>(base)));
+      if constexpr (std::is_signed_v<T>) v = _mm512_xor_si512(v, flip);
+      __m512i acc = _mm512_dpbusd_epi32(vinit, _mm512_mask_permutexvar_epi8(zpu, keep, idx[0], v), wv[0]);
+      acc = _mm512_dpbusd_epi32(acc, _mm512_mask_permutexvar_epi8(zpu, keep, idx[1], v), wv[1]);
+      acc = _mm512_dpbusd_epi32(acc, _mm512_mask_permutexvar_epi8(zpu, keep, idx[2], v), wv[2]);
+      const bool whole = n - o >= 16;
+      const __mmask16 store = static_cast<__mmask16>(whole ? 0xFFFF : (1u << (n - o)) - 1);
+      Q* out = y + o;
+      if constexpr (std::is_same_v<Q, int32_t>) {
+        _mm512_mask_storeu_epi32(out, store, acc);
+      } else {
+        const __m512i bits = rq->wide_codes(hn::Vec512<float>{_mm512_mul_ps(_mm512_cvtepi32_ps(acc), vscale)}).raw;
+        if (whole) _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(bits));
+        else _mm512_mask_cvtepi32_storeu_epi8(out, store, bits);
+      }
+    }
   }
+}
+
+template <typename T, typename Q>
+void vnni_any(const VnniPlane* planes, int64_t n, int32_t x_zp, const Window3& w, int32_t y_zp) {
+  if (flat_window(w)) return vnni_flat<T, Q>(planes, n, x_zp, w, y_zp);
+  vnni_rows<T, Q>(planes, n, x_zp, w, y_zp);
+}
+
+template <typename T>
+void vnni_stage(const VnniPlane* planes, int64_t n, int32_t x_zp, const Window3& w, QDepthwiseStage::Kind kind,
+                int32_t y_zp) {
+  switch (kind) {
+    case QDepthwiseStage::kInt32: return vnni_any<T, int32_t>(planes, n, x_zp, w, y_zp);
+    case QDepthwiseStage::kU8: return vnni_any<T, uint8_t>(planes, n, x_zp, w, y_zp);
+    case QDepthwiseStage::kS8: return vnni_any<T, int8_t>(planes, n, x_zp, w, y_zp);
+  }
+}
+
+void vnni_run(const VnniPlane* planes, int64_t n, bool x_signed, int32_t x_zp, const Window3& w,
+              QDepthwiseStage::Kind kind, int32_t y_zp) {
+  if (x_signed) vnni_stage<int8_t>(planes, n, x_zp, w, kind, y_zp);
+  else vnni_stage<uint8_t>(planes, n, x_zp, w, kind, y_zp);
+}
+
+// Whether the CPU and the window take the VNNI forms (the weights must fit too: vnni_weights).
+bool vnni_ok(const Window3& w) { return vnni_window(w) && has_vnni_vbmi(); }
+
+// The sums' start: bias - zpu * sum(w) with zpu the zero point as a u8 code, wrapping as i32 sums
+// do (kInt32: no bias).
+int32_t vnni_init(bool x_signed, int32_t x_zp, QDepthwiseStage::Kind kind, int32_t bias, int32_t wsum) {
+  const int32_t zpu = x_signed ? x_zp + 128 : x_zp;
+  const uint32_t base = kind == QDepthwiseStage::kInt32 ? 0u : static_cast<uint32_t>(bias);
+  return static_cast<int32_t>(base - static_cast<uint32_t>(zpu) * static_cast<uint32_t>(wsum));
+}
+
+// The centered weights c[kh * 3 + kw] as a VnniPlane's quads and start (stage: bias, or none for
+// i32 sums); false where one does not fit in s8.
+template <typename C>
+bool vnni_weights(const C* c, bool x_signed, int32_t x_zp, QDepthwiseStage::Kind kind, int32_t bias, VnniPlane* p) {
+  int32_t wsum = 0;
+  for (int kh = 0; kh < 3; ++kh) {
+    uint32_t q = 0;
+    for (int kw = 0; kw < 3; ++kw) {
+      const C v = c[kh * 3 + kw];
+      if (!(v >= C(-128) && v <= C(127))) return false;
+      const auto ci = static_cast<int32_t>(v);
+      if (static_cast<C>(ci) != v) return false;  // not an integer (f32 weights)
+      wsum += ci;
+      q |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(ci))) << (8 * kw);
+    }
+    p->wq[kh] = static_cast<int32_t>(q);
+  }
+  p->init = vnni_init(x_signed, x_zp, kind, bias, wsum);
+  return true;
 }
 
 // The plane on VNNI when the CPU, the window and the weights allow (see above); false otherwise.
 bool vnni_plane(const void* x, bool x_signed, int32_t x_zp, const float* wk, const Window3& w,
                 const QDepthwiseStage& st, void* y) {
-  if (!vnni_window(w) || !has_vnni_vbmi()) return false;
-  int32_t wq[3] = {0, 0, 0};
-  int32_t wsum = 0;
-  for (int kh = 0; kh < 3; ++kh)
-    for (int kw = 0; kw < 3; ++kw) {
-      const float v = wk[kh * 3 + kw];
-      if (!(v >= -128.0f && v <= 127.0f) || v != std::nearbyint(v)) return false;
-      const auto c = static_cast<int32_t>(v);
-      wsum += c;
-      wq[kh] |= static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(c))) << (8 * kw));
-    }
-  // init = bias - zpu * sum(w) with zpu the zero point as a u8 code, wrapping as i32 sums do.
-  const int32_t zpu = x_signed ? x_zp + 128 : x_zp;
-  const uint32_t base = st.kind == QDepthwiseStage::kInt32 ? 0u : static_cast<uint32_t>(st.bias);
-  const auto init = static_cast<int32_t>(base - static_cast<uint32_t>(zpu) * static_cast<uint32_t>(wsum));
-  if (x_signed) vnni_stage(static_cast<const int8_t*>(x), x_zp, w, wq, init, st, y);
-  else vnni_stage(static_cast<const uint8_t*>(x), x_zp, w, wq, init, st, y);
+  if (!vnni_ok(w)) return false;
+  VnniPlane p{x, {0, 0, 0}, 0, st.scale, y};
+  if (!vnni_weights(wk, x_signed, x_zp, st.kind, st.bias, &p)) return false;
+  vnni_run(&p, 1, x_signed, x_zp, w, st.kind, st.zp);
   return true;
 }
 #endif
@@ -371,6 +504,83 @@ void qdepthwise_plane_impl(const void* x, bool x_signed, int32_t x_zp, int64_t x
   }
 }
 
+// qdepthwise_planes for this target: the VNNI forms take the planes whose weights fit in batches
+// (one setup of the window per batch); the rest go one by one through qdepthwise_plane_impl.
+void qdepthwise_planes_impl(const QDepthwiseBatch& b, const Window3& w, int64_t r0, int64_t r1, float* scratch,
+                            float* wk) {
+  const int64_t taps = w.k_size(), plane = w.in[1] * w.in[2], pixels = w.out[1] * w.out[2];
+  const int64_t out_bytes = b.kind == QDepthwiseStage::kInt32 ? 4 : 1;
+  const auto* xb = static_cast<const uint8_t*>(b.x);
+  auto* yb = static_cast<char*>(b.y);
+  auto code = [](const void* p, bool is_signed, int64_t i) -> int32_t {
+    return is_signed ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
+  };
+  auto w_zero = [&](int64_t ch) { return b.w_zp ? code(b.w_zp, b.w_signed, b.w_zp_per_channel ? ch : 0) : 0; };
+  auto stage_of = [&](int64_t ch) {
+    QDepthwiseStage st;
+    st.kind = b.kind;
+    st.zp = b.y_zp;
+    if (b.kind != QDepthwiseStage::kInt32) {
+      st.bias = b.bias ? b.bias[ch] : 0;
+      st.scale = b.scale[ch];
+    }
+    return st;
+  };
+  auto one = [&](int64_t r, int64_t ch) {  // the plane on its own (the weights as f32 in wk)
+    const int32_t wz = w_zero(ch);
+    for (int64_t t = 0; t < taps; ++t) wk[t] = static_cast<float>(code(b.w, b.w_signed, ch * taps + t) - wz);
+    qdepthwise_plane_impl(xb + r * plane, b.x_signed, b.x_zp, b.x_bytes - r * plane, wk, w, stage_of(ch), scratch,
+                          yb + r * pixels * out_bytes);
+  };
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+  if (vnni_ok(w)) {  // taps == 9
+    constexpr int64_t kBatch = 32;
+    VnniPlane ps[kBatch];
+    int64_t n = 0;
+    // The channel counted along (no division per plane).
+    for (int64_t r = r0, ch = r0 % b.channels; r < r1; ++r, ch = ch + 1 == b.channels ? 0 : ch + 1) {
+      const QDepthwiseStage st = stage_of(ch);
+      VnniPlane& p = ps[n];
+      p.x = xb + r * plane;
+      p.scale = st.scale;
+      p.y = yb + r * pixels * out_bytes;
+      if (b.packed3x3) {  // the weights packed once (qdepthwise_pack_3x3)
+        const int32_t* q = b.packed3x3 + 4 * ch;
+        p.wq[0] = q[0];
+        p.wq[1] = q[1];
+        p.wq[2] = q[2];
+        p.init = vnni_init(b.x_signed, b.x_zp, b.kind, st.bias, q[3]);
+        if (++n == kBatch) {
+          vnni_run(ps, n, b.x_signed, b.x_zp, w, b.kind, b.y_zp);
+          n = 0;
+        }
+        continue;
+      }
+      const int32_t wz = w_zero(ch);
+      int32_t c[9];
+      if (b.w_signed) {
+        const int8_t* wc = static_cast<const int8_t*>(b.w) + ch * 9;
+        for (int t = 0; t < 9; ++t) c[t] = wc[t] - wz;
+      } else {
+        const uint8_t* wc = static_cast<const uint8_t*>(b.w) + ch * 9;
+        for (int t = 0; t < 9; ++t) c[t] = wc[t] - wz;
+      }
+      if (!vnni_weights(c, b.x_signed, b.x_zp, b.kind, st.bias, &p)) {
+        one(r, ch);
+        continue;
+      }
+      if (++n == kBatch) {
+        vnni_run(ps, n, b.x_signed, b.x_zp, w, b.kind, b.y_zp);
+        n = 0;
+      }
+    }
+    if (n > 0) vnni_run(ps, n, b.x_signed, b.x_zp, w, b.kind, b.y_zp);
+    return;
+  }
+#endif
+  for (int64_t r = r0; r < r1; ++r) one(r, r % b.channels);
+}
+
 // qdepthwise_scratch_floats for this target.
 int64_t qdepthwise_scratch_floats_impl(const Window3& w) {
   const DwGeom g = qdw_geom(w);
@@ -387,6 +597,7 @@ HWY_AFTER_NAMESPACE();
 namespace tsr::cpu {
 
 HWY_EXPORT(qdepthwise_plane_impl);
+HWY_EXPORT(qdepthwise_planes_impl);
 HWY_EXPORT(qdepthwise_scratch_floats_impl);
 
 std::atomic<bool> qdw_detail::g_no_vnni{false};
@@ -395,9 +606,38 @@ void qdepthwise_disable_vnni_for_test(bool disable) { qdw_detail::g_no_vnni.stor
 
 int64_t qdepthwise_scratch_floats(const Window3& w) { return HWY_DYNAMIC_DISPATCH(qdepthwise_scratch_floats_impl)(w); }
 
+std::vector<int32_t> qdepthwise_pack_3x3(const void* w, bool w_signed, const void* w_zp, bool w_zp_per_channel,
+                                         int64_t channels) {
+  auto code = [](const void* p, bool is_signed, int64_t i) -> int32_t {
+    return is_signed ? static_cast<const int8_t*>(p)[i] : static_cast<const uint8_t*>(p)[i];
+  };
+  std::vector<int32_t> out(static_cast<size_t>(4 * channels));
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    const int32_t wz = w_zp ? code(w_zp, w_signed, w_zp_per_channel ? ch : 0) : 0;
+    int32_t sum = 0;
+    for (int kh = 0; kh < 3; ++kh) {
+      uint32_t q = 0;
+      for (int kw = 0; kw < 3; ++kw) {
+        const int32_t c = code(w, w_signed, ch * 9 + kh * 3 + kw) - wz;
+        if (c < -128 || c > 127) return {};
+        sum += c;
+        q |= static_cast<uint32_t>(static_cast<uint8_t>(static_cast<int8_t>(c))) << (8 * kw);
+      }
+      out[static_cast<size_t>(4 * ch + kh)] = static_cast<int32_t>(q);
+    }
+    out[static_cast<size_t>(4 * ch + 3)] = sum;
+  }
+  return out;
+}
+
 void qdepthwise_plane(const void* x, bool x_signed, int32_t x_zp, int64_t x_bytes, const float* wk, const Window3& w,
                       const QDepthwiseStage& stage, float* scratch, void* y) {
   HWY_DYNAMIC_DISPATCH(qdepthwise_plane_impl)(x, x_signed, x_zp, x_bytes, wk, w, stage, scratch, y);
+}
+
+void qdepthwise_planes(const QDepthwiseBatch& batch, const Window3& w, int64_t r0, int64_t r1, float* scratch,
+                       float* wk) {
+  HWY_DYNAMIC_DISPATCH(qdepthwise_planes_impl)(batch, w, r0, r1, scratch, wk);
 }
 
 }  // namespace tsr::cpu

@@ -54,19 +54,24 @@ bool has_vnni() {
 // One tile: weight panel `pa` (kq quads x kRows rows x 4 bytes) times activation panel `pb` (kq
 // quads x kCols pixels x 4 bytes, stored as x ^ 0x80: flipped back here to the u8 codes, s8 ones
 // then reading as x + 128, which `init` accounts for), `rows` output channels and `cols` pixels
-// requantized into their rows of `y` (row i at y + i * pixels).
-template <typename Q>
+// requantized into their rows of `y` (row i at y + i * pixels). R (4, 8 or kRows, >= rows): the
+// panel rows multiplied; a last panel of 4 or 8 channels (16 = 12 + 4 output channels: MobileNetV2's
+// first projection) skips the zero rows past them.
+template <int R, typename Q>
 TSR_QPW_VNNI_ATTR void tile(const int8_t* pa, const int8_t* pb, int64_t kq, int64_t rows, int64_t cols,
                             const int32_t* init, const float* scale, const Requant<Q, hn::Full512<float>>& rq,
                             Q* y, int64_t pixels) {
-  __m512i acc[kRows][2];
-  TSR_QPW_UNROLL for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_si512();
+  static_assert(R <= kRows);
+  // The sums start at init (wrapping i32 adds in any order: the same sums), which the output stage
+  // then does not add (one instruction per 16 outputs, a tenth of a small-K tile's work).
+  __m512i acc[R][2];
+  TSR_QPW_UNROLL for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm512_set1_epi32(r < rows ? init[r] : 0);
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   for (int64_t q = 0; q < kq; ++q) {
     const __m512i b0 = _mm512_xor_si512(_mm512_loadu_si512(pb + q * kCols * 4), flip);
     const __m512i b1 = _mm512_xor_si512(_mm512_loadu_si512(pb + q * kCols * 4 + 64), flip);
     const int8_t* wq = pa + q * kRows * 4;
-    TSR_QPW_UNROLL for (int r = 0; r < kRows; ++r) {
+    TSR_QPW_UNROLL for (int r = 0; r < R; ++r) {
       int32_t quad;
       std::memcpy(&quad, wq + r * 4, 4);
       const __m512i w = _mm512_set1_epi32(quad);
@@ -74,13 +79,12 @@ TSR_QPW_VNNI_ATTR void tile(const int8_t* pa, const int8_t* pb, int64_t kq, int6
       acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], b1, w);
     }
   }
-  TSR_QPW_UNROLL for (int r = 0; r < kRows; ++r) {
+  TSR_QPW_UNROLL for (int r = 0; r < R; ++r) {
     if (r >= rows) break;
-    const __m512i vi = _mm512_set1_epi32(init[r]);
     const __m512 vs = _mm512_set1_ps(scale[r]);
     TSR_QPW_UNROLL for (int h = 0; h < 2; ++h) {
       if (16 * h >= cols) break;
-      const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[r][h], vi)), vs);
+      const __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][h]), vs);
       const __m512i bits = rq.wide_codes(hn::Vec512<float>{v}).raw;
       Q* out = y + r * pixels + 16 * h;
       const int64_t n = cols - 16 * h;
@@ -114,10 +118,12 @@ void run(const QPointwiseWeights& w, const QgemmPackedB& act, int32_t zpu, const
         for (int64_t r = 0; r < rows; ++r)
           init[r] = static_cast<int32_t>((out.bias ? static_cast<uint32_t>(out.bias[i0 + r]) : 0u) -
                                          static_cast<uint32_t>(zpu) * static_cast<uint32_t>(w.wsum[size_t(i0 + r)]));
+        // The panel's rows multiplied: rows rounded up to 4 (the tile's instances).
+        const auto tile_r = rows > 8 ? &tile<kRows, Q> : rows > 4 ? &tile<8, Q> : &tile<4, Q>;
         for (int64_t pn = b * kPanelsPerTask; pn < std::min(np, (b + 1) * kPanelsPerTask); ++pn)
-          tile(w.data.data() + pm * kq * kRows * 4, act.data.data() + pn * kq * kCols * 4, kq, rows,
-               std::min(kCols, out.pixels - pn * kCols), init, out.scale + i0, rq,
-               static_cast<Q*>(out.y) + i0 * out.pixels + pn * kCols, out.pixels);
+          tile_r(w.data.data() + pm * kq * kRows * 4, act.data.data() + pn * kq * kCols * 4, kq, rows,
+                 std::min(kCols, out.pixels - pn * kCols), init, out.scale + i0, rq,
+                 static_cast<Q*>(out.y) + i0 * out.pixels + pn * kCols, out.pixels);
       }
     }
   };

@@ -57,9 +57,28 @@ inline Q quantize_one(float quot, float zp) {
 }
 
 // One run sharing a parameter; restrict because Q is a char type, which could alias x.
+// quantize_one's codes, computed so that the loop vectorizes into few instructions: the quotient
+// is clamped first to [lo - zp, hi - zp] (integers, so clamping before rounding gives the same
+// codes; NaN gives the low end as before), then rounded half to even by adding and subtracting
+// 1.5 * 2^23 (exact for |q| < 2^22, here |q| <= 383), then the zero point added (exact). A CNN's
+// input QuantizeLinear (150528 values) took 44 us with the libm-style rounding and clamps after.
 template <typename Q>
 void quantize_run(const float* __restrict x, int64_t n, float s, float z, Q* __restrict y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = quantize_one<Q>(x[i] / s, z);
+  constexpr float lo = std::is_same_v<Q, uint8_t> ? 0.0f : -128.0f;
+  constexpr float hi = std::is_same_v<Q, uint8_t> ? 255.0f : 127.0f;
+  constexpr float kMagic = 12582912.0f;  // 1.5 * 2^23
+  if (!(z >= -256.0f && z <= 256.0f)) {  // a zero point the bounds above do not cover (not a code)
+    for (int64_t i = 0; i < n; ++i) y[i] = quantize_one<Q>(x[i] / s, z);
+    return;
+  }
+  const float qlo = lo - z, qhi = hi - z;
+  for (int64_t i = 0; i < n; ++i) {
+    float q = x[i] / s;
+    q = q > qlo ? q : qlo;
+    q = q < qhi ? q : qhi;
+    const float r = (q + kMagic) - kMagic;
+    y[i] = static_cast<Q>(static_cast<int32_t>(r + z));
+  }
 }
 
 // Elements per task of a per-tensor (De)QuantizeLinear split over the pool (a CNN's input: 150528
@@ -67,11 +86,18 @@ void quantize_run(const float* __restrict x, int64_t n, float s, float z, Q* __r
 constexpr int64_t kQuantizeChunk = int64_t{1} << 15;
 
 // Runs fn(i0, i1) over [0, n) in kQuantizeChunk pieces on `pool` where that is worth it, else inline.
+// The chunks are as many as kQuantizeChunk asks, rounded up to a multiple of the threads, of
+// equal size (multiples of 64 values): 150528 values at 2 threads make 6 chunks of 25088, where 5
+// of 32768 left one thread 3 of them.
 template <typename Fn>
 void over_chunks(int64_t n, ThreadPool& pool, const Fn& fn) {
-  const int64_t chunks = (n + kQuantizeChunk - 1) / kQuantizeChunk;
-  if (pool.num_threads() < 2 || chunks < 2) return fn(int64_t{0}, n);
-  pool.parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) { fn(c0 * kQuantizeChunk, std::min(n, c1 * kQuantizeChunk)); });
+  const int64_t threads = pool.num_threads();
+  int64_t chunks = (n + kQuantizeChunk - 1) / kQuantizeChunk;
+  if (threads < 2 || chunks < 2) return fn(int64_t{0}, n);
+  chunks = (chunks + threads - 1) / threads * threads;
+  const int64_t size = ((n + chunks - 1) / chunks + 63) / 64 * 64;
+  chunks = (n + size - 1) / size;
+  pool.parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) { fn(c0 * size, std::min(n, c1 * size)); });
 }
 
 // The f32 QuantizeLinear: x / scale[k] in f32 over runs of `inner` elements sharing one parameter
