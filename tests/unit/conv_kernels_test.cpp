@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/cpu/kernels/gemm_direct.h"
+#include "backends/cpu/kernels/huge_pages.h"
 #include "backends/cpu/kernels/nn_window.h"
 #include "backends/cpu/kernels/winograd.h"
 #include "core/ops/fused_activation.h"
@@ -115,6 +116,28 @@ TEST_CASE("sgemm_direct: Z may be C itself") {
       for (int64_t p = 0; p < k; ++p) s += double(a[static_cast<size_t>(i * k + p)]) * b[static_cast<size_t>(p * n + j)];
       REQUIRE(std::fabs(c[static_cast<size_t>(i * n + j)] - s) <= 1e-5);
     }
+}
+
+TEST_CASE("advise_huge_pages: any range (null, small, unaligned, written or not yet) keeps its contents") {
+  cpu::advise_huge_pages(nullptr, 0);
+  cpu::advise_huge_pages(nullptr, size_t{8} << 20);
+  std::vector<float> small(100, 2.0f);
+  cpu::advise_huge_pages(small.data(), small.size() * sizeof(float));
+  REQUIRE(std::all_of(small.begin(), small.end(), [](float v) { return v == 2.0f; }));
+  // Written, then advised (collapsed where whole 2 MiB pages lie inside), from an odd offset.
+  const size_t n = size_t{5} << 18;  // 5 MiB of floats
+  std::vector<float> big(n);
+  for (size_t i = 0; i < n; ++i) big[i] = static_cast<float>(i % 1009);
+  cpu::advise_huge_pages(big.data() + 3, (n - 7) * sizeof(float));
+  bool same = true;
+  for (size_t i = 0; i < n; ++i) same = same && big[i] == static_cast<float>(i % 1009);
+  REQUIRE(same);
+  // Reserved, advised before the first write (winograd_prepare's way), then written.
+  std::vector<float> fresh;
+  fresh.reserve(n);
+  cpu::advise_huge_pages(fresh.data(), n * sizeof(float), false);
+  fresh.resize(n, 1.5f);
+  REQUIRE(std::all_of(fresh.begin(), fresh.end(), [](float v) { return v == 1.5f; }));
 }
 
 namespace {

@@ -61,6 +61,10 @@ using DF = hn::ScalableTag<float>;
 // strip of B, mostly cold from DRAM: Winograd's transformed weights (4x the raw ones, e.g. 33 MB
 // for ResNet-18's layer3) are streamed with a few columns of tiles each (256 channels on 14x14:
 // 32 columns), and without the prefetch the tiles waited on it (four such convs 5.8 -> 3.4 ms).
+// The distance runs in the order the tiles read A: past the end of the tile's K block it goes on
+// into the next tile's (`next`: the next chunk of rows, or the next K block), not into this
+// chunk's next K block, which is read only after every chunk's current one (with K > kKC, e.g.
+// 512 channels, the prefetch fetched lines a pass too early, and A streamed at ~9 GB/s, 14 after).
 constexpr int64_t kPrefetchA = 1536;
 using VF = hn::Vec<DF>;
 
@@ -78,9 +82,9 @@ struct TileAct {
 // summing onto a large bias rounds every step at the bias's magnitude (M-LSD's last conv, offsets
 // up to 100). `at` is the chunk's A transposed (K x R): each step broadcasts R consecutive floats.
 template <size_t R, size_t V>
-HWY_NOINLINE void direct_tile(const float* HWY_RESTRICT at, const float* const* brows, int64_t j, int64_t k, bool add,
-                              const float* bias, const float* z, int64_t ldz, const TileAct* act, float* c,
-                              int64_t ldc) {
+HWY_NOINLINE void direct_tile(const float* HWY_RESTRICT at, const float* next, const float* const* brows, int64_t j,
+                              int64_t k, bool add, const float* bias, const float* z, int64_t ldz, const TileAct* act,
+                              float* c, int64_t ldc) {
   const DF d;
   const size_t nl = hn::Lanes(d);
   VF acc[R][V];
@@ -92,11 +96,16 @@ HWY_NOINLINE void direct_tile(const float* HWY_RESTRICT at, const float* const* 
       for (size_t q = 0; q < V * nl; q += 64 / sizeof(float)) hwy::Prefetch(z + r * ldz + q);
     });
   }
+  // The prefetch address: kPrefetchA ahead in this tile's A, then in the next tile's.
+  const float* pf = at + kPrefetchA;
+  const float* const end = at + k * static_cast<int64_t>(R);
+  const std::ptrdiff_t jump = next - end;
   for (int64_t p = 0; p < k; ++p) {
     const float* b = brows[p] + j;
     VF bv[V];
     unroll<V>([&](auto v) { bv[v] = hn::LoadU(d, b + v * nl); });
-    hwy::Prefetch(at + kPrefetchA);
+    hwy::Prefetch(pf < end ? pf : pf + jump);
+    pf += R;
     unroll<R>([&](auto r) {
       const VF av = hn::Set(d, at[r]);
       unroll<V>([&](auto v) { acc[r][v] = hn::MulAdd(av, bv[v], acc[r][v]); });
@@ -131,8 +140,8 @@ HWY_NOINLINE void activate_rows(const ops::ActivationSpec& act, float* c, int64_
   for (int64_t r = 0; r < rows; ++r) apply_epilogue(act, c + r * ldc, int64_t{cols});
 }
 
-using TileFn = void (*)(const float*, const float* const*, int64_t, int64_t, bool, const float*, const float*,
-                        int64_t, const TileAct*, float*, int64_t);
+using TileFn = void (*)(const float*, const float*, const float* const*, int64_t, int64_t, bool, const float*,
+                        const float*, int64_t, const TileAct*, float*, int64_t);
 
 // The strip width: 4 vectors where there are 32 registers (AVX-512: 6 x 4 accumulators + 4 B
 // vectors; the broadcasts are memory operands), else 2 (6 x 2 + 2 + 1 of 16). Wide strips with
@@ -201,7 +210,12 @@ void sgemm_direct_impl(int64_t m, int64_t n, int64_t k, const float* at, const f
         const bool first = p0 == 0, last = p0 + kc == k;
         for (int64_t i = 0; i < chunks; ++i) {
           const int64_t r0 = direct_chunk_row(m, i), rows = direct_chunk_row(m, i + 1) - r0;
-          tiles[rows - 1](at + r0 * k + p0 * rows, rows_of_b + p0, b0 + j, kc, !first,
+          // The A the next tile reads: the next chunk's block, or the first chunk's next block
+          // (after the last block: this strip's start, which the next strip reads first).
+          const int64_t r1 = direct_chunk_row(m, i + 1), rows1 = direct_chunk_row(m, std::min(i + 2, chunks)) - r1;
+          const float* next = i + 1 < chunks ? at + r1 * k + p0 * rows1
+                                             : at + (last ? 0 : (p0 + kc) * direct_chunk_row(m, 1));
+          tiles[rows - 1](at + r0 * k + p0 * rows, next, rows_of_b + p0, b0 + j, kc, !first,
                           first && bias ? bias + r0 : nullptr, last && zc ? zc + r0 * ldzc + j : nullptr, ldzc,
                           last && actc ? tile_act : nullptr, cc + r0 * ldcc + j, ldcc);
           if (last && actc && after) activate_rows(*after, cc + r0 * ldcc + j, ldcc, rows, static_cast<int32_t>(width));

@@ -32,6 +32,7 @@
 #include "backends/cpu/kernels/epilogue.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/gemm_direct.h"
+#include "backends/cpu/kernels/huge_pages.h"
 #include "backends/cpu/kernels/im2col.h"
 #include "backends/cpu/kernels/nn_window.h"
 #include "backends/cpu/kernels/scratch.h"
@@ -672,6 +673,10 @@ Expected<std::unique_ptr<exec::Kernel>> create_conv(const exec::KernelInit& init
       if (forms.gemv) gemv = gemv_prepare(wt->data<float>(), group, mg, kg);
       SgemmPackedB lanes;
       if (forms.lanes) lanes = sgemm_pack_b(true, kg, mg, wt->data<float>(), kg);
+      // Streamed from DRAM on every run at batch 1: on huge pages where they hold whole ones.
+      for (const SgemmDirectA& d : direct) advise_huge_pages(d.data.data(), d.data.size() * sizeof(float));
+      for (const SgemmPackedA& pa : packed) advise_huge_pages(pa.data.data(), pa.data.size() * sizeof(float));
+      advise_huge_pages(lanes.data.data(), lanes.data.size() * sizeof(float));
       // Runs read the prepared forms (the raw weights only off the shapes they were made for):
       // the pages just read need not stay resident when they are the .tsr's mapping.
       if (forms.direct || forms.packed || forms.winograd || forms.gemv || forms.lanes)

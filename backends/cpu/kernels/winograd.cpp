@@ -16,6 +16,7 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "backends/cpu/kernels/epilogue.h"
+#include "backends/cpu/kernels/huge_pages.h"
 #include "backends/cpu/kernels/scratch.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -415,8 +416,8 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
     });
     pool.parallel_for(36, 1, [&](int64_t x0, int64_t x1) {
       for (int64_t xi = x0; xi < x1; ++xi)
-        sgemm_direct(u.packed[static_cast<size_t>(xi)], gcols, v + xi * g.c * ld, ld, nullptr, nullptr, 0,
-                     p + xi * g.m * ld, ld);
+        sgemm_direct_packed(u.m, gcols, u.c, u.matrix(xi), v + xi * g.c * ld, ld, nullptr, nullptr, 0,
+                            p + xi * g.m * ld, ld);
     });
     pool.parallel_for_slots(g.m, 8, [&](int slot, int64_t m0, int64_t m1) {
       output_tiles(g, p, ld, 0, units, m0, m1, bias, z, act, y, rows.slot(slot), compact ? g.tiles_x : g.unit_tiles());
@@ -438,10 +439,10 @@ Status winograd_conv_impl(exec::KernelContext& ctx, const WinogradWeights& u, co
       const int64_t gcols = gemm_columns(u1 - u0, g.tiles_x, nl);
       input_tiles(g, xs, u0, u1, 0, g.c, v, ldv, pr, tm);
       if (compact) move_spare_columns(v, ldv, g.c, 0, g.c, u1 - u0, g.tiles_x);
-      for (size_t xi = 0; xi < 36; ++xi) {
-        const float* vx = v + static_cast<int64_t>(xi) * g.c * ldv;
-        float* px = p + static_cast<int64_t>(xi) * g.m * ldv;
-        sgemm_direct(u.packed[xi], gcols, vx, ldv, nullptr, nullptr, 0, px, ldv);
+      for (int64_t xi = 0; xi < 36; ++xi) {
+        const float* vx = v + xi * g.c * ldv;
+        float* px = p + xi * g.m * ldv;
+        sgemm_direct_packed(u.m, gcols, u.c, u.matrix(xi), vx, ldv, nullptr, nullptr, 0, px, ldv);
       }
       output_tiles(g, p, ldv, u0, u1, 0, g.m, bias, z, act, y, orows, compact ? g.tiles_x : g.unit_tiles());
     }
@@ -497,7 +498,13 @@ WinogradWeights winograd_prepare(const float* w, int64_t m, int64_t c) {
           u[static_cast<size_t>(((a * 6 + b) * m + o) * c + ci)] =
               static_cast<float>(t[a][0] * kG[b][0] + t[a][1] * kG[b][1] + t[a][2] * kG[b][2]);
     }
-  for (int64_t xi = 0; xi < 36; ++xi) r.packed.push_back(sgemm_direct_pack_a(m, c, u.data() + xi * m * c, c));
+  const size_t floats = static_cast<size_t>(36 * m * c);
+  r.packed.reserve(floats);  // advised before the first write: huge pages fault in directly
+  advise_huge_pages(r.packed.data(), floats * sizeof(float), false);
+  r.packed.resize(floats);
+  for (int64_t xi = 0; xi < 36; ++xi)
+    sgemm_direct_pack_a_into(m, c, u.data() + xi * m * c, c, r.packed.data() + xi * m * c);
+  advise_huge_pages(r.packed.data(), floats * sizeof(float));  // those that faulted in small
   return r;
 }
 

@@ -28,11 +28,13 @@ namespace tsr::cpu {
 // each xi = 6 * a + b (the position in the 6x6 tile), the M x C matrix of (G g G^T)[a][b], packed
 // for sgemm_direct (as fast as the packed SGEMM or faster on these products of a few vectors of
 // columns, M and C from 8 to 256, without copying the transformed input); 4x the weights'
-// memory, the raw matrices are not kept.
+// memory, the raw matrices are not kept. The 36 matrices are one buffer, on transparent huge
+// pages where it holds whole ones (huge_pages.h: they are streamed from DRAM on every run).
 struct WinogradWeights {
   int64_t m = 0, c = 0;
-  std::vector<SgemmDirectA> packed;  // 36, one per xi; empty: none prepared
+  std::vector<float> packed;  // 36 * m * c: matrix xi at xi * m * c (sgemm_direct_pack_a_into); empty: none
   bool empty() const { return packed.empty(); }
+  const float* matrix(int64_t xi) const { return packed.data() + xi * m * c; }
 };
 
 // Whether the weights (M x C x kh x kw, group `group`) can use Winograd at all: 3x3, group 1, and
