@@ -92,10 +92,12 @@ void flash_pack_kt_group(const float* k, int64_t sr, int64_t n, int64_t dh, cons
 }
 
 // S[r][0, 16 NV) = sum_d Q[r][d] K^T[d][...] for the 6 rows of q ([6][dh], row stride
-// dh) against NV key groups starting at kt (groups dh * 16 apart); S rows ld apart.
+// dh) against NV key groups starting at kt (groups dh * 16 apart); S rows ld apart. The rows'
+// running maxima by lane, vmx[r][16], take the maximum of the tile's scores (in the last vector
+// only the lanes in `live`: keys past the block's end are left out).
 template <int NV>
 HWY_NOINLINE void flash_qk_tile(const float* HWY_RESTRICT q, const float* HWY_RESTRICT kt, int64_t dh,
-                                float* HWY_RESTRICT s, int64_t ld) {
+                                float* HWY_RESTRICT s, int64_t ld, hn::Mask<FlashD> live, float* HWY_RESTRICT vmx) {
   const FlashD d;
   FlashV acc[kFlashQkRows][NV];
   unroll<kFlashQkRows>([&](auto r) { unroll<NV>([&](auto v) { acc[r][v] = hn::Zero(d); }); });
@@ -109,13 +111,16 @@ HWY_NOINLINE void flash_qk_tile(const float* HWY_RESTRICT q, const float* HWY_RE
   }
   unroll<kFlashQkRows>([&](auto r) {
     unroll<NV>([&](auto v) { hn::StoreU(acc[r][v], d, s + r * ld + v * kFlashLanes); });
+    FlashV m = hn::IfThenElse(live, acc[r][NV - 1], hn::Set(d, kNegInf));
+    unroll<NV - 1>([&](auto v) { m = hn::Max(m, acc[r][v]); });
+    hn::StoreU(hn::Max(m, hn::LoadU(d, vmx + r * kFlashLanes)), d, vmx + r * kFlashLanes);
   });
 }
 
 // O[r][0, 16 NV) = O[r] * corr[r] + sum_{j < n} P[r][j] V[j][...] for MR rows (first: O = P V,
-// O not read; corr null: 1). V rows vsr apart; the last vector of a V row loads only the lanes in `last`
-// (a head size not a multiple of 16). P rows ldp apart, O rows ldo apart.
-template <int MR, int NV>
+// O not read; corr null: 1). V rows vsr apart; with kTail the last vector of a V row loads only
+// the lanes in `last` (a head size not a multiple of 16). P rows ldp apart, O rows ldo apart.
+template <int MR, int NV, bool kTail>
 HWY_NOINLINE void flash_pv_tile(const float* HWY_RESTRICT pm, int64_t ldp, int64_t n, const float* HWY_RESTRICT v,
                                 int64_t vsr, hn::Mask<FlashD> last, float* HWY_RESTRICT o, int64_t ldo,
                                 const float* HWY_RESTRICT corr, bool first) {
@@ -131,7 +136,7 @@ HWY_NOINLINE void flash_pv_tile(const float* HWY_RESTRICT pm, int64_t ldp, int64
     const float* vr = v + j * vsr;
     FlashV b[NV];
     unroll<NV>([&](auto c2) {
-      b[c2] = c2 + 1 < NV ? hn::LoadU(d, vr + c2 * kFlashLanes) : hn::MaskedLoad(last, d, vr + c2 * kFlashLanes);
+      b[c2] = kTail && c2 + 1 == NV ? hn::MaskedLoad(last, d, vr + c2 * kFlashLanes) : hn::LoadU(d, vr + c2 * kFlashLanes);
     });
     unroll<MR>([&](auto r) {
       const FlashV a = hn::Set(d, pm[r * ldp + j]);
@@ -142,9 +147,10 @@ HWY_NOINLINE void flash_pv_tile(const float* HWY_RESTRICT pm, int64_t ldp, int64
 }
 
 // The per-slot buffers: query block q [rows][dh], scores s [rows][kFlashKeys], output o
-// [rows][dvp] (dvp: v_head_size rounded up to whole vectors), row max m, sum l, correction c.
+// [rows][dvp] (dvp: v_head_size rounded up to whole vectors), row max m, sum l, correction c,
+// the block's new row max mx, the Q·K^T tiles' row maxima by lane vmx [rows][16].
 struct FlashTile {
-  float *q, *s, *o, *m, *l, *c;
+  float *q, *s, *o, *m, *l, *c, *mx, *vmx;
   int64_t dvp;
 };
 
@@ -181,36 +187,49 @@ void flash_rows(const AttnProblem& p, const float* kt, int64_t b, int64_t h, int
   for (int64_t j0 = kbeg; j0 < kend; j0 += kFlashKeys) {
     const int64_t j1 = std::min(j0 + kFlashKeys, kend), n = j1 - j0, nvec = (n + kFlashLanes - 1) / kFlashLanes;
     // Q·K^T: a panel of up to 4 key groups at a time against every 6 rows (the panel stays in L1).
+    std::fill(t.vmx, t.vmx + rows * kFlashLanes, kNegInf);
     for (int64_t g = 0; g < nvec; g += 4) {
       const float* panel = kt + (j0 / kFlashLanes + g) * dh * kFlashLanes;
       float* s = t.s + g * kFlashLanes;
       const int64_t nv = std::min<int64_t>(4, nvec - g);
+      const auto live = hn::FirstN(d, static_cast<size_t>(std::min(n - (g + nv - 1) * kFlashLanes, kFlashLanes)));
       for (int64_t r = 0; r < rows; r += kFlashQkRows) {
         const float* q = t.q + r * dh;
         float* sr = s + r * kFlashKeys;
+        float* vmx = t.vmx + r * kFlashLanes;
         switch (nv) {
-          case 4: flash_qk_tile<4>(q, panel, dh, sr, kFlashKeys); break;
-          case 3: flash_qk_tile<3>(q, panel, dh, sr, kFlashKeys); break;
-          case 2: flash_qk_tile<2>(q, panel, dh, sr, kFlashKeys); break;
-          default: flash_qk_tile<1>(q, panel, dh, sr, kFlashKeys); break;
+          case 4: flash_qk_tile<4>(q, panel, dh, sr, kFlashKeys, live, vmx); break;
+          case 3: flash_qk_tile<3>(q, panel, dh, sr, kFlashKeys, live, vmx); break;
+          case 2: flash_qk_tile<2>(q, panel, dh, sr, kFlashKeys, live, vmx); break;
+          default: flash_qk_tile<1>(q, panel, dh, sr, kFlashKeys, live, vmx); break;
         }
       }
     }
     for (int64_t r = 0; r < mq; ++r) {
       float* row = t.s + r * kFlashKeys;
       const int64_t i = i0 + r;
-      if (p.softcap > 0) softcap_row(row, n, p.softcap * kLog2e);
-      if (p.bias) add_scaled_row(row, p.bias + b * p.bias_sb + h * p.bias_sh + i * p.bias_sq + j0, n, kLog2e);
       // Keys of this block outside [lo, hi] are masked.
       int64_t lo = 0, hi = valid - 1;
       if (p.causal) {
         hi = std::min(hi, i + off);
         if (p.local_window >= 0) lo = i + off - p.local_window;
       }
-      if (j0 < lo || j1 - 1 > hi)
+      const bool masked = j0 < lo || j1 - 1 > hi;
+      if (p.softcap <= 0 && !p.bias && !masked) {  // the scores as the tiles stored them: their maximum
+        t.mx[r] = std::max(t.m[r], hn::GetLane(hn::MaxOfLanes(d, hn::LoadU(d, t.vmx + r * kFlashLanes))));
+        continue;
+      }
+      if (p.softcap > 0) softcap_row(row, n, p.softcap * kLog2e);
+      if (p.bias) add_scaled_row(row, p.bias + b * p.bias_sb + h * p.bias_sh + i * p.bias_sq + j0, n, kLog2e);
+      if (masked)
         for (int64_t j = j0; j < j1; ++j)
           if (j < lo || j > hi) row[j - j0] = kNegInf;
-      const float mx = std::max(t.m[r], row_max(row, n));
+      t.mx[r] = std::max(t.m[r], row_max(row, n));
+    }
+    // The exponentials in a second pass over the rows: no row's waits on its own max.
+    for (int64_t r = 0; r < mq; ++r) {
+      float* row = t.s + r * kFlashKeys;
+      const float mx = t.mx[r];
       if (mx == kNegInf) {  // nothing visible yet in this row: the block adds nothing
         std::fill(row, row + nvec * kFlashLanes, 0.0f);
         t.c[r] = 1.0f;
@@ -229,16 +248,21 @@ void flash_rows(const AttnProblem& p, const float* kt, int64_t b, int64_t h, int
       for (int64_t c0 = 0; c0 < nvo_all; c0 += 4) {
         const int64_t nv = std::min<int64_t>(4, nvo_all - c0);
         const float* v = p.v.row(b, kh, j0 + k0) + c0 * kFlashLanes;
-        const auto lm = c0 + nv == nvo_all ? last : all;
+        const bool tail = c0 + nv == nvo_all && dv % kFlashLanes != 0;  // a partial last vector of V
+        const auto lm = tail ? last : all;
         for (int64_t r = 0; r < rows; r += nv >= 3 ? 6 : 12) {
           const float* pm = t.s + r * kFlashKeys + k0;
           float* o = t.o + r * dvp + c0 * kFlashLanes;
           const float* c = k0 == 0 ? t.c + r : nullptr;
-          switch (nv) {
-            case 4: flash_pv_tile<6, 4>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
-            case 3: flash_pv_tile<6, 3>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
-            case 2: flash_pv_tile<12, 2>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
-            default: flash_pv_tile<12, 1>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
+          switch (nv + (tail ? 4 : 0)) {
+            case 4: flash_pv_tile<6, 4, false>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
+            case 3: flash_pv_tile<6, 3, false>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
+            case 2: flash_pv_tile<12, 2, false>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
+            case 1: flash_pv_tile<12, 1, false>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
+            case 8: flash_pv_tile<6, 4, true>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
+            case 7: flash_pv_tile<6, 3, true>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
+            case 6: flash_pv_tile<12, 2, true>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
+            default: flash_pv_tile<12, 1, true>(pm, kFlashKeys, kn, v, p.v.sr, lm, o, dvp, c, first); break;
           }
         }
       }
@@ -274,13 +298,14 @@ Status flash_attention(exec::KernelContext& ctx, const AttnProblem& p) {
   const int64_t rows = (qb + kFlashRowPad - 1) / kFlashRowPad * kFlashRowPad;
   const int64_t dvp = (p.v_head_size + kFlashLanes - 1) / kFlashLanes * kFlashLanes;
   const int64_t nqb = (p.q_len + qb - 1) / qb, tasks = pairs * nqb;
-  const size_t per_slot = static_cast<size_t>(rows * (dh + kFlashKeys + dvp + 3));
+  const size_t per_slot = static_cast<size_t>(rows * (dh + kFlashKeys + dvp + 4 + kFlashLanes));
   TSR_ASSIGN_OR_RETURN(SlotScratch<float> buf, SlotScratch<float>::make(ctx, per_slot));
   ctx.pool().parallel_for_slots(tasks, 1, [&](int slot, int64_t t0, int64_t t1) {
     float* base = buf.slot(slot);
     const FlashTile tile{base, base + rows * dh, base + rows * (dh + kFlashKeys),
                          base + rows * (dh + kFlashKeys + dvp), base + rows * (dh + kFlashKeys + dvp + 1),
-                         base + rows * (dh + kFlashKeys + dvp + 2), dvp};
+                         base + rows * (dh + kFlashKeys + dvp + 2), base + rows * (dh + kFlashKeys + dvp + 3),
+                         base + rows * (dh + kFlashKeys + dvp + 4), dvp};
     for (int64_t task = t0; task < t1; ++task) {
       const int64_t blk = task % nqb, bh = task / nqb, b = bh / p.q_heads, h = bh % p.q_heads;
       const int64_t i0 = blk * qb, i1 = std::min(p.q_len, i0 + qb);
