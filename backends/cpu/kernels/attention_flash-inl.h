@@ -18,6 +18,7 @@
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
 
 constexpr int64_t kFlashLanes = 16;    // f32 lanes of a 512-bit vector
+constexpr float kFlashLog2e = 1.44269504088896341f;  // the scores' unit (see flash_exp2)
 constexpr int64_t kFlashKeys = 512;    // keys per block (a multiple of 4 vectors, the Q·K^T tile width)
 constexpr int64_t kFlashPvKeys = 128;  // keys per pass of the P·V tiles (128 rows of 64 values: 32 KiB)
 constexpr int64_t kFlashQkRows = 6;    // query rows of a Q·K^T tile (6 x 4 accumulators)
@@ -94,10 +95,12 @@ void flash_pack_kt_group(const float* k, int64_t sr, int64_t n, int64_t dh, cons
 // S[r][0, 16 NV) = sum_d Q[r][d] K^T[d][...] for the 6 rows of q ([6][dh], row stride
 // dh) against NV key groups starting at kt (groups dh * 16 apart); S rows ld apart. The rows'
 // running maxima by lane, vmx[r][16], take the maximum of the tile's scores (in the last vector
-// only the lanes in `live`: keys past the block's end are left out).
-template <int NV>
+// only the lanes in `live`: keys past the block's end are left out). kBias: the scores first get
+// log2(e) times the bias rows brow[r] added (the tile's keys; lanes outside `live` not read).
+template <int NV, bool kBias>
 HWY_NOINLINE void flash_qk_tile(const float* HWY_RESTRICT q, const float* HWY_RESTRICT kt, int64_t dh,
-                                float* HWY_RESTRICT s, int64_t ld, hn::Mask<FlashD> live, float* HWY_RESTRICT vmx) {
+                                float* HWY_RESTRICT s, int64_t ld, hn::Mask<FlashD> live, float* HWY_RESTRICT vmx,
+                                const float* const* brow) {
   const FlashD d;
   FlashV acc[kFlashQkRows][NV];
   unroll<kFlashQkRows>([&](auto r) { unroll<NV>([&](auto v) { acc[r][v] = hn::Zero(d); }); });
@@ -110,6 +113,13 @@ HWY_NOINLINE void flash_qk_tile(const float* HWY_RESTRICT q, const float* HWY_RE
     });
   }
   unroll<kFlashQkRows>([&](auto r) {
+    if constexpr (kBias) {
+      unroll<NV>([&](auto v) {
+        const float* bv = brow[r] + v * kFlashLanes;
+        const FlashV bias = v + 1 < NV ? hn::LoadU(d, bv) : hn::MaskedLoad(live, d, bv);
+        acc[r][v] = hn::MulAdd(bias, hn::Set(d, kFlashLog2e), acc[r][v]);
+      });
+    }
     unroll<NV>([&](auto v) { hn::StoreU(acc[r][v], d, s + r * ld + v * kFlashLanes); });
     FlashV m = hn::IfThenElse(live, acc[r][NV - 1], hn::Set(d, kNegInf));
     unroll<NV - 1>([&](auto v) { m = hn::Max(m, acc[r][v]); });
@@ -173,20 +183,22 @@ void flash_rows(const AttnProblem& p, const float* kt, int64_t b, int64_t h, int
     return;
   }
   // Scores in units of log2(e): the queries scaled by scale * log2(e), and so the bias, softcap and sink.
-  constexpr float kLog2e = 1.44269504088896341f;
-  for (int64_t r = 0; r < mq; ++r) scale_row(p.q.row(b, h, i0 + r), t.q + r * dh, dh, p.scale * kLog2e);
+  for (int64_t r = 0; r < mq; ++r) scale_row(p.q.row(b, h, i0 + r), t.q + r * dh, dh, p.scale * kFlashLog2e);
   std::fill(t.q + mq * dh, t.q + rows * dh, 0.0f);
   // A sink logit starts the running max and sum (exp(sink - sink) = 1) and adds nothing to the output.
-  std::fill(t.m, t.m + rows, p.sink ? p.sink[h] * kLog2e : kNegInf);
+  std::fill(t.m, t.m + rows, p.sink ? p.sink[h] * kFlashLog2e : kNegInf);
   std::fill(t.l, t.l + rows, p.sink ? 1.0f : 0.0f);
   std::fill(t.c, t.c + rows, 1.0f);  // the padding rows keep 1 (their P rows are zeros)
   const FlashD d;
   const int64_t nvo_all = (dv + kFlashLanes - 1) / kFlashLanes;
   const auto last = hn::FirstN(d, static_cast<size_t>(dv - (nvo_all - 1) * kFlashLanes));
   const auto all = hn::FirstN(d, kFlashLanes);
+  const bool tile_bias = p.bias && p.softcap <= 0;
+  const float* bias0 = p.bias ? p.bias + b * p.bias_sb + h * p.bias_sh + i0 * p.bias_sq : nullptr;
   for (int64_t j0 = kbeg; j0 < kend; j0 += kFlashKeys) {
     const int64_t j1 = std::min(j0 + kFlashKeys, kend), n = j1 - j0, nvec = (n + kFlashLanes - 1) / kFlashLanes;
     // Q·K^T: a panel of up to 4 key groups at a time against every 6 rows (the panel stays in L1).
+    // Without a softcap (which comes before it) the bias is added by the tiles.
     std::fill(t.vmx, t.vmx + rows * kFlashLanes, kNegInf);
     for (int64_t g = 0; g < nvec; g += 4) {
       const float* panel = kt + (j0 / kFlashLanes + g) * dh * kFlashLanes;
@@ -197,11 +209,18 @@ void flash_rows(const AttnProblem& p, const float* kt, int64_t b, int64_t h, int
         const float* q = t.q + r * dh;
         float* sr = s + r * kFlashKeys;
         float* vmx = t.vmx + r * kFlashLanes;
-        switch (nv) {
-          case 4: flash_qk_tile<4>(q, panel, dh, sr, kFlashKeys, live, vmx); break;
-          case 3: flash_qk_tile<3>(q, panel, dh, sr, kFlashKeys, live, vmx); break;
-          case 2: flash_qk_tile<2>(q, panel, dh, sr, kFlashKeys, live, vmx); break;
-          default: flash_qk_tile<1>(q, panel, dh, sr, kFlashKeys, live, vmx); break;
+        const float* brow[kFlashQkRows] = {};  // the padding rows read the last row's bias
+        for (int64_t e = 0; e < kFlashQkRows && tile_bias; ++e)
+          brow[e] = bias0 + std::min(r + e, mq - 1) * p.bias_sq + j0 + g * kFlashLanes;
+        switch (nv + (tile_bias ? 4 : 0)) {
+          case 4: flash_qk_tile<4, false>(q, panel, dh, sr, kFlashKeys, live, vmx, brow); break;
+          case 3: flash_qk_tile<3, false>(q, panel, dh, sr, kFlashKeys, live, vmx, brow); break;
+          case 2: flash_qk_tile<2, false>(q, panel, dh, sr, kFlashKeys, live, vmx, brow); break;
+          case 1: flash_qk_tile<1, false>(q, panel, dh, sr, kFlashKeys, live, vmx, brow); break;
+          case 8: flash_qk_tile<4, true>(q, panel, dh, sr, kFlashKeys, live, vmx, brow); break;
+          case 7: flash_qk_tile<3, true>(q, panel, dh, sr, kFlashKeys, live, vmx, brow); break;
+          case 6: flash_qk_tile<2, true>(q, panel, dh, sr, kFlashKeys, live, vmx, brow); break;
+          default: flash_qk_tile<1, true>(q, panel, dh, sr, kFlashKeys, live, vmx, brow); break;
         }
       }
     }
@@ -215,12 +234,12 @@ void flash_rows(const AttnProblem& p, const float* kt, int64_t b, int64_t h, int
         if (p.local_window >= 0) lo = i + off - p.local_window;
       }
       const bool masked = j0 < lo || j1 - 1 > hi;
-      if (p.softcap <= 0 && !p.bias && !masked) {  // the scores as the tiles stored them: their maximum
+      if (p.softcap <= 0 && !masked) {  // the scores as the tiles stored them: their maximum
         t.mx[r] = std::max(t.m[r], hn::GetLane(hn::MaxOfLanes(d, hn::LoadU(d, t.vmx + r * kFlashLanes))));
         continue;
       }
-      if (p.softcap > 0) softcap_row(row, n, p.softcap * kLog2e);
-      if (p.bias) add_scaled_row(row, p.bias + b * p.bias_sb + h * p.bias_sh + i * p.bias_sq + j0, n, kLog2e);
+      if (p.softcap > 0) softcap_row(row, n, p.softcap * kFlashLog2e);
+      if (p.bias && !tile_bias) add_scaled_row(row, p.bias + b * p.bias_sb + h * p.bias_sh + i * p.bias_sq + j0, n, kFlashLog2e);
       if (masked)
         for (int64_t j = j0; j < j1; ++j)
           if (j < lo || j > hi) row[j - j0] = kNegInf;
