@@ -2,7 +2,8 @@
 // core every attention kernel shares (contract: attention.h; the contrib ops' kernels are in
 // attention_contrib.cpp). f32, and f16 computed in f32 (run_f16_as_f32). The core's row
 // operations (max, exp-and-sum, rescale, bias, softcap) are compiled once per SIMD target
-// (hwy/foreach_target.h) and dispatched at run time.
+// (hwy/foreach_target.h) and dispatched at run time; on AVX-512 targets most f32 problems take the
+// register-tiled path of attention_flash-inl.h instead of attend_rows.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/attention.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
