@@ -40,13 +40,11 @@ HWY_INLINE FlashV flash_exp2(FlashD d, FlashV t) {
   const FlashV u = hn::Max(t, hn::Set(d, -160.0f));
   const FlashV n = FlashV{_mm512_roundscale_ps(u.raw, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)};
   const FlashV f = hn::Sub(u, n);
-  FlashV p = hn::Set(d, 1.5353361959569156e-4f);
-  p = hn::MulAdd(p, f, hn::Set(d, 1.3398875016719103e-3f));
-  p = hn::MulAdd(p, f, hn::Set(d, 9.618436917662620e-3f));
-  p = hn::MulAdd(p, f, hn::Set(d, 5.5503323674201965e-2f));
-  p = hn::MulAdd(p, f, hn::Set(d, 2.4022647738456726e-1f));
-  p = hn::MulAdd(p, f, hn::Set(d, 6.931471824645996e-1f));
-  p = hn::MulAdd(p, f, hn::Set(d, 1.0f));
+  // Coefficients of f^6 down to f^0 (Horner).
+  constexpr float kC[] = {1.5353361959569156e-4f, 1.3398875016719103e-3f, 9.618436917662620e-3f,
+                          5.5503323674201965e-2f, 2.4022647738456726e-1f, 6.931471824645996e-1f, 1.0f};
+  FlashV p = hn::Set(d, kC[0]);
+  unroll<6>([&](auto i) { p = hn::MulAdd(p, f, hn::Set(d, kC[i + 1])); });
   return FlashV{_mm512_scalef_ps(p.raw, n.raw)};
 }
 
