@@ -25,8 +25,12 @@ constexpr int64_t kFlashQkRows = 6;    // query rows of a Q·K^T tile (6 x 4 acc
 constexpr int64_t kFlashRowPad = 12;   // task rows are padded to this (both tiles' row counts divide it)
 
 // Queries enough that the per-call K^T packing is amortized (a decode step's single query reads
-// its keys once: sgemm's path does that without the packing).
-bool flash_usable(const AttnProblem& p) { return !p.bf16 && p.qk_out == nullptr && p.q_len >= 16; }
+// its keys once: sgemm's path does that without the packing), and a packed K^T of at most 64 MiB
+// (a long context's prefill keeps sgemm's per-block buffers instead).
+bool flash_usable(const AttnProblem& p) {
+  const int64_t packed = p.batch * p.kv_heads * (p.kv_len + kFlashLanes - 1) / kFlashLanes * kFlashLanes * p.head_size;
+  return !p.bf16 && p.qk_out == nullptr && p.q_len >= 16 && packed <= (int64_t{16} << 20);
+}
 
 using FlashD = hn::ScalableTag<float>;
 using FlashV = hn::Vec<FlashD>;
