@@ -2,7 +2,8 @@
 // core every attention kernel shares (contract: attention.h; the contrib ops' kernels are in
 // attention_contrib.cpp). f32, and f16 computed in f32 (run_f16_as_f32). The core's row
 // operations (max, exp-and-sum, rescale, bias, softcap) are compiled once per SIMD target
-// (hwy/foreach_target.h) and dispatched at run time.
+// (hwy/foreach_target.h) and dispatched at run time; on AVX-512 targets most f32 problems take the
+// register-tiled path of attention_flash-inl.h instead of attend_rows.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "backends/cpu/kernels/attention.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -21,6 +22,7 @@
 #include "backends/cpu/kernels/f32_math-inl.h"
 #include "backends/cpu/kernels/gemm.h"
 #include "backends/cpu/kernels/scratch.h"
+#include "backends/cpu/kernels/unroll.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tsr::cpu {
@@ -93,6 +95,8 @@ void softcap_row(float* x, int64_t n, float cap) {
   for (; i + nl <= n; i += nl) hn::StoreU(hn::Mul(vc, hn::Tanh(d, hn::Mul(hn::LoadU(d, x + i), vi))), d, x + i);
   for (; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
 }
+
+#include "backends/cpu/kernels/attention_flash-inl.h"  // flash_usable, flash_attention
 
 // The per-chunk buffers: scores [qb, ld] (ld: kb rounded up to whole vectors, see row_max),
 // output accumulator [qb, Dv], row max and sum [qb], the block's new row max [qb].
@@ -195,6 +199,7 @@ Status attention_core_target(exec::KernelContext& ctx, const AttnProblem& p) {
   if (p.batch == 0 || p.q_heads == 0 || p.q_len == 0) return ok_status();
   if (p.kv_heads <= 0 || p.q_heads % p.kv_heads != 0)
     return ctx.error("q heads ", p.q_heads, " are not a multiple of kv heads ", p.kv_heads);
+  if (flash_usable(p)) return flash_attention(ctx, p);
   // Rows per task: K and V blocks are packed once per block of up to 256 queries. With few
   // (batch, head) pairs the query blocks shrink so that every thread gets about 4 tasks (ViT-Tiny:
   // 3 heads of 197 queries would otherwise be 3 tasks), in multiples of 16 rows.

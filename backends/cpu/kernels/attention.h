@@ -8,7 +8,9 @@
 // in f32, tiled over keys with an online softmax (running row max and sum, FlashAttention:
 // Dao et al., "FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
 // 2022), so the [q, keys] score matrix is never held beyond one block of keys. Q·K^T and P·V of
-// each block go through sgemm (gemm.h); the row max / exp / sum / rescale run with Highway.
+// each block go through sgemm (gemm.h); the row max / exp / sum / rescale run with Highway. On
+// x86 AVX-512, f32 problems with 16 queries or more (no bf16, no qk_out) take register tiles on
+// a K^T packed once per call instead (attention_flash-inl.h).
 // Work is split over (batch, head, query block) on ctx.pool(); each chunk's blocks live in the
 // run's scratch arena.
 //
