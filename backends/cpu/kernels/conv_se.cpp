@@ -6,8 +6,10 @@
 //      over consecutive elements, then halved pairwise), planes split over the threads;
 //   2. the gate from the C means: two matrix-vector products with the weights transposed at load
 //      (vertical FMAs along the outputs, each output summed over k in order, as Conv's GemvWeights
-//      does), + bias, each with its activation (from 2^15 multiply-adds over the threads);
-//   3. Y's planes scaled by their gate values, split over the threads.
+//      does), + bias, each with its activation;
+//   3. Y's planes scaled by their gate values. 2 and 3 are one job over the threads (from 2^14
+//      elements of Y): each computes the small hidden vector whole, then its part of the gate and
+//      scales those planes.
 // The result is bit for bit the unfused graph's (Conv, GlobalAveragePool, two FusedConv, Mul) on
 // the paths those take for these shapes; what it saves is the pool's pass over Y, four nodes'
 // dispatch and their outputs. Compiled once per SIMD target (hwy/foreach_target.h);
@@ -91,18 +93,6 @@ void matvec_t(const float* wt, int64_t rows, int64_t ld, int64_t k, const float*
   apply_epilogue(act, y + r_begin, r1 - r_begin);
 }
 
-// matvec_t over all rows, split over the pool's threads in equal runs of whole vectors from 2^15
-// multiply-adds (memory bound: MobileNetV3's 576 x 144 weights are 330 KB each).
-void matvec_t_pooled(ThreadPool& pool, const float* wt, int64_t rows, int64_t ld, int64_t k, const float* x,
-                     const float* bias, const ops::ActivationSpec& act, float* y) {
-  const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
-  const int64_t nvec = ld / nl, threads = pool.num_threads();
-  if (threads < 2 || nvec < 2 || rows * k < (int64_t{1} << 15)) return matvec_t(wt, rows, ld, k, x, bias, act, y, 0, ld);
-  pool.parallel_for(nvec, (nvec + threads - 1) / threads, [&](int64_t v0, int64_t v1) {
-    matvec_t(wt, rows, ld, k, x, bias, act, y, v0 * nl, v1 * nl);
-  });
-}
-
 // Lane 0 of v plus its other lanes as the pairwise halving of plane_mean adds them: lanes
 // [0, n/2) + [n/2, n), then again, down to one (LowerHalf + UpperHalf, in registers).
 template <class D, class V>
@@ -143,6 +133,50 @@ float plane_mean(const float* p, int64_t n) {
   for (; nv > 1; nv /= 2)  // whole vectors: sums [j] + [j + 8], then [j] + [j + 4] while wider than one
     for (int64_t v = 0; v < nv / 2; ++v) acc[v] = hn::Add(acc[v], acc[v + nv / 2]);
   return halving_sum(d, acc[0]) / static_cast<float>(n);
+}
+
+// apply_epilogue(a, p, n), then plane_mean(p, n), bit for bit, in one pass over each 16-element
+// block (the activated vector is summed as it is stored instead of loaded again by plane_mean;
+// the plane_mean pass was ~2% of EfficientNet-B0's samples). Planes under 16 elements and targets
+// whose vectors are wider than 16 lanes take the two calls.
+float epilogue_mean(const ops::ActivationSpec& a, float* p, int64_t n) {
+  constexpr int64_t kAcc = 16;
+  const hn::CappedTag<float, kAcc> d;
+  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t nl_full = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+  if (n < kAcc || nl != nl_full || (a.kind == ops::FusedActivation::kNone && !a.has_post())) {
+    apply_epilogue(a, p, n);
+    return plane_mean(p, n);
+  }
+  return epilogue_detail::with_activation(a.kind, [&](auto k) -> float {
+    constexpr int64_t kMaxVecs = kAcc / 4;
+    int64_t nv = kAcc / nl;
+    const bool affine = a.has_affine(), bounds = a.has_bounds();
+    const auto scale = hn::Set(d, a.scale), shift = hn::Set(d, a.shift);
+    const auto lo = hn::Set(d, a.lo), hi = hn::Set(d, a.hi);
+    hn::Vec<decltype(d)> acc[kMaxVecs];
+    for (int64_t v = 0; v < nv; ++v) acc[v] = hn::Zero(d);
+    int64_t i = 0;
+    for (; i + kAcc <= n; i += kAcc)
+      for (int64_t v = 0; v < nv; ++v) {
+        // finish_row's map_f32 with b = 0 and no z: y + 0, then the activation, affine, bounds.
+        auto x = hn::Add(hn::LoadU(d, p + i + v * nl), hn::Zero(d));
+        x = epilogue_detail::activation_op<decltype(k)::value>(a, d, x);
+        if (affine) x = hn::MulAdd(x, scale, shift);
+        if (bounds) x = hn::Min(hn::Max(x, lo), hi);
+        hn::StoreU(x, d, p + i + v * nl);
+        acc[v] = hn::Add(acc[v], x);
+      }
+    if (i < n) {
+      apply_epilogue(a, p + i, n - i);  // i is a whole number of vectors: the same lanes as one call
+      float t = hn::GetLane(acc[0]);
+      for (; i < n; ++i) t += p[i];
+      acc[0] = hn::IfThenElse(hn::FirstN(d, 1), hn::Set(d, t), acc[0]);
+    }
+    for (; nv > 1; nv /= 2)
+      for (int64_t v = 0; v < nv / 2; ++v) acc[v] = hn::Add(acc[v], acc[v + nv / 2]);
+    return halving_sum(d, acc[0]) / static_cast<float>(n);
+  });
 }
 
 // y[p] = plane_mean(x + p * size, size) for p in [0, planes): GlobalAveragePool's f32 kernel
@@ -311,10 +345,11 @@ class DepthwiseSEKernel final : public exec::Kernel {
     const bool reuse = depthwise_reuse_applies(w);
     TSR_ASSIGN_OR_RETURN(auto band,
                          SlotScratch<float>::make(ctx, static_cast<size_t>(depthwise_band_size(w, geom, 0, w.out[1]))));
-    TSR_ASSIGN_OR_RETURN(auto vecs, Scratch<float>::make(ctx, static_cast<size_t>(n_batch * c + ld1 + ld2)));
+    const int64_t slots = pool.num_threads();
+    TSR_ASSIGN_OR_RETURN(auto vecs, Scratch<float>::make(ctx, static_cast<size_t>(n_batch * c + slots * ld1 + ld2)));
     float* means = vecs.data();
-    float* hidden = means + n_batch * c;
-    float* gate = hidden + ld1;
+    float* hidden = means + n_batch * c;  // one per pool slot
+    float* gate = hidden + slots * ld1;
     // 1. Planes and their means (the grain of Conv's depthwise path).
     const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / 8 / std::max<int64_t>(1, taps * out_size));
     pool.parallel_for_slots(n_batch * c, grain, [&](int slot, int64_t p0, int64_t p1) {
@@ -326,25 +361,34 @@ class DepthwiseSEKernel final : public exec::Kernel {
         const float bias = pbd ? pbd[ch] : 0.0f;
         if (reuse) depthwise_plane_reuse(plane, geom, pwd + ch * taps, bias, w, yp);
         else depthwise_prepared_rows<float>(plane, geom, pwd + ch * taps, bias, w, 0, w.out[1], yp);
-        apply_epilogue(act_, yp, out_size);
-        means[p] = plane_mean(yp, out_size);
+        means[p] = epilogue_mean(act_, yp, out_size);
       }
     });
     const float* pb1 = b1 && b1->numel() > 0 ? b1->data<float>() : nullptr;
     const float* pb2 = b2 && b2->numel() > 0 ? b2->data<float>() : nullptr;
+    const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+    const int64_t nvec = ld2 / nl;
+    const bool split = pool.num_threads() > 1 && nvec >= 2 && c * out_size >= (int64_t{1} << 14);
     for (int64_t n = 0; n < n_batch; ++n) {
-      // 2. The gate.
-      matvec_t_pooled(pool, w1t, r, ld1, c, means + n * c, pb1, se_act_, hidden);
-      matvec_t_pooled(pool, w2t, c, ld2, r, hidden, pb2, gate_act_, gate);
-      // 3. The planes scaled (from 2^14 elements over the threads, in runs of whole planes).
+      // 2. and 3. in one job: each part computes the whole hidden vector (R outputs; C x R
+      // multiply-adds, at most ~55K in EfficientNet-B0), then its run of whole vectors of the
+      // gate, then scales those channels' planes, the last first (the planes its thread wrote
+      // last in step 1 are the likeliest still in its L2). Two or three pooled jobs with their
+      // waits were one per step before; the gate's sums are the same (each output over k in
+      // order from zero).
       float* yn = py + n * c * out_size;
-      auto scale = [&](int64_t c0, int64_t c1) {
-        for (int64_t ch = c0; ch < c1; ++ch) scale_plane(yn + ch * out_size, out_size, gate[ch]);
+      const float* mn = means + n * c;
+      auto part = [&](int slot, int64_t v0, int64_t v1) {
+        float* h = hidden + slot * ld1;
+        matvec_t(w1t, r, ld1, c, mn, pb1, se_act_, h, 0, ld1);
+        matvec_t(w2t, c, ld2, r, h, pb2, gate_act_, gate, v0 * nl, v1 * nl);
+        for (int64_t ch = std::min(v1 * nl, c) - 1; ch >= v0 * nl; --ch)
+          scale_plane(yn + ch * out_size, out_size, gate[ch]);
       };
-      if (pool.num_threads() > 1 && c * out_size >= (int64_t{1} << 14))
-        pool.parallel_for(c, std::max<int64_t>(1, 1024 / out_size), scale);
+      if (split)
+        pool.parallel_for_slots(nvec, (nvec + pool.num_threads() - 1) / pool.num_threads(), part);
       else
-        scale(0, c);
+        part(0, 0, nvec);
     }
     return ok_status();
   }
