@@ -143,9 +143,12 @@ TEST_CASE("sgemm_prepacked_b matches the naive product: B packed once, run by ev
   // (32 / 16 wide) and the N block (4096), K around the K block (256); 512 x 49 x 600 takes the
   // tile split on three threads (ResNet's 7x7 convs), which reads the packed panels as they are.
   // With threads, one M block over more than two panels takes the panel split through all K
-  // blocks (sgemm_panel_split): 49 x 512 x 600, and 14 x 97 x 1030 (five K blocks, the last partial).
+  // blocks (sgemm_panel_split): 49 x 512 x 600, and 14 x 97 x 1030 (five K blocks, the last partial);
+  // so do few rows on a large B whose panels split evenly over the threads, where the tile split
+  // would pay (panel_split_reads_b_once: 49 x 192 x 672, 37 x 288 x 500 on three threads).
   const int64_t dims[][3] = {{1, 40, 9},      {17, 33, 300},  {49, 512, 600}, {196, 95, 64},
-                             {460, 4130, 7}, {512, 49, 600}, {14, 97, 1030}};
+                             {460, 4130, 7}, {512, 49, 600}, {14, 97, 1030}, {49, 192, 672},
+                             {37, 288, 500}};
   const std::vector<int64_t> targets = runnable_targets();  // before use_target narrows them
   for (int64_t target : targets) {
     use_target(target);
