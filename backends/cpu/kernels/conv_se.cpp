@@ -135,50 +135,6 @@ float plane_mean(const float* p, int64_t n) {
   return halving_sum(d, acc[0]) / static_cast<float>(n);
 }
 
-// apply_epilogue(a, p, n), then plane_mean(p, n), bit for bit, in one pass over each 16-element
-// block (the activated vector is summed as it is stored instead of loaded again by plane_mean;
-// the plane_mean pass was ~2% of EfficientNet-B0's samples). Planes under 16 elements and targets
-// whose vectors are wider than 16 lanes take the two calls.
-float epilogue_mean(const ops::ActivationSpec& a, float* p, int64_t n) {
-  constexpr int64_t kAcc = 16;
-  const hn::CappedTag<float, kAcc> d;
-  const int64_t nl = static_cast<int64_t>(hn::Lanes(d));
-  const int64_t nl_full = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
-  if (n < kAcc || nl != nl_full || (a.kind == ops::FusedActivation::kNone && !a.has_post())) {
-    apply_epilogue(a, p, n);
-    return plane_mean(p, n);
-  }
-  return epilogue_detail::with_activation(a.kind, [&](auto k) -> float {
-    constexpr int64_t kMaxVecs = kAcc / 4;
-    int64_t nv = kAcc / nl;
-    const bool affine = a.has_affine(), bounds = a.has_bounds();
-    const auto scale = hn::Set(d, a.scale), shift = hn::Set(d, a.shift);
-    const auto lo = hn::Set(d, a.lo), hi = hn::Set(d, a.hi);
-    hn::Vec<decltype(d)> acc[kMaxVecs];
-    for (int64_t v = 0; v < nv; ++v) acc[v] = hn::Zero(d);
-    int64_t i = 0;
-    for (; i + kAcc <= n; i += kAcc)
-      for (int64_t v = 0; v < nv; ++v) {
-        // finish_row's map_f32 with b = 0 and no z: y + 0, then the activation, affine, bounds.
-        auto x = hn::Add(hn::LoadU(d, p + i + v * nl), hn::Zero(d));
-        x = epilogue_detail::activation_op<decltype(k)::value>(a, d, x);
-        if (affine) x = hn::MulAdd(x, scale, shift);
-        if (bounds) x = hn::Min(hn::Max(x, lo), hi);
-        hn::StoreU(x, d, p + i + v * nl);
-        acc[v] = hn::Add(acc[v], x);
-      }
-    if (i < n) {
-      apply_epilogue(a, p + i, n - i);  // i is a whole number of vectors: the same lanes as one call
-      float t = hn::GetLane(acc[0]);
-      for (; i < n; ++i) t += p[i];
-      acc[0] = hn::IfThenElse(hn::FirstN(d, 1), hn::Set(d, t), acc[0]);
-    }
-    for (; nv > 1; nv /= 2)
-      for (int64_t v = 0; v < nv / 2; ++v) acc[v] = hn::Add(acc[v], acc[v + nv / 2]);
-    return halving_sum(d, acc[0]) / static_cast<float>(n);
-  });
-}
-
 // y[p] = plane_mean(x + p * size, size) for p in [0, planes): GlobalAveragePool's f32 kernel
 // (nn_pool.cpp), the same sums in vectors of the best target (its own loop, built for the
 // baseline ISA, was 0.8% of MobileNetV3-small: 576 planes of 49).
@@ -361,7 +317,8 @@ class DepthwiseSEKernel final : public exec::Kernel {
         const float bias = pbd ? pbd[ch] : 0.0f;
         if (reuse) depthwise_plane_reuse(plane, geom, pwd + ch * taps, bias, w, yp);
         else depthwise_prepared_rows<float>(plane, geom, pwd + ch * taps, bias, w, 0, w.out[1], yp);
-        means[p] = epilogue_mean(act_, yp, out_size);
+        apply_epilogue(act_, yp, out_size);
+        means[p] = plane_mean(yp, out_size);
       }
     });
     const float* pb1 = b1 && b1->numel() > 0 ? b1->data<float>() : nullptr;
@@ -371,19 +328,18 @@ class DepthwiseSEKernel final : public exec::Kernel {
     const bool split = pool.num_threads() > 1 && nvec >= 2 && c * out_size >= (int64_t{1} << 14);
     for (int64_t n = 0; n < n_batch; ++n) {
       // 2. and 3. in one job: each part computes the whole hidden vector (R outputs; C x R
-      // multiply-adds, at most ~55K in EfficientNet-B0), then its run of whole vectors of the
-      // gate, then scales those channels' planes, the last first (the planes its thread wrote
-      // last in step 1 are the likeliest still in its L2). Two or three pooled jobs with their
-      // waits were one per step before; the gate's sums are the same (each output over k in
-      // order from zero).
+      // multiply-adds, at most ~83K: MobileNetV3-small's 576 x 144), then its run of whole vectors
+      // of the gate, then scales those channels' planes (mostly the ones its thread computed in
+      // step 1). Two or three pooled jobs with their waits were one per step before (splitting
+      // the hidden vector again from 2^15 multiply-adds, its own job, was 1-3% slower); the
+      // gate's sums are the same (each output over k in order from zero).
       float* yn = py + n * c * out_size;
       const float* mn = means + n * c;
       auto part = [&](int slot, int64_t v0, int64_t v1) {
         float* h = hidden + slot * ld1;
         matvec_t(w1t, r, ld1, c, mn, pb1, se_act_, h, 0, ld1);
         matvec_t(w2t, c, ld2, r, h, pb2, gate_act_, gate, v0 * nl, v1 * nl);
-        for (int64_t ch = std::min(v1 * nl, c) - 1; ch >= v0 * nl; --ch)
-          scale_plane(yn + ch * out_size, out_size, gate[ch]);
+        for (int64_t ch = v0 * nl; ch < std::min(v1 * nl, c); ++ch) scale_plane(yn + ch * out_size, out_size, gate[ch]);
       };
       if (split)
         pool.parallel_for_slots(nvec, (nvec + pool.num_threads() - 1) / pool.num_threads(), part);
