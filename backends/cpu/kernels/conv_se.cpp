@@ -341,10 +341,13 @@ class DepthwiseSEKernel final : public exec::Kernel {
         matvec_t(w2t, c, ld2, r, h, pb2, gate_act_, gate, v0 * nl, v1 * nl);
         for (int64_t ch = v0 * nl; ch < std::min(v1 * nl, c); ++ch) scale_plane(yn + ch * out_size, out_size, gate[ch]);
       };
-      if (split)
+      if (split) {
         pool.parallel_for_slots(nvec, (nvec + pool.num_threads() - 1) / pool.num_threads(), part);
-      else
-        part(0, 0, nvec);
+      } else {
+        matvec_t(w1t, r, ld1, c, mn, pb1, se_act_, hidden, 0, ld1);
+        matvec_t(w2t, c, ld2, r, hidden, pb2, gate_act_, gate, 0, ld2);
+        for (int64_t ch = 0; ch < c; ++ch) scale_plane(yn + ch * out_size, out_size, gate[ch]);
+      }
     }
     return ok_status();
   }
