@@ -138,14 +138,18 @@ TEST_CASE("sgemm_prepacked matches the naive product (A packed once, reused)") {
 
 TEST_CASE("sgemm_prepacked_b matches the naive product: B packed once, run by every target (others read B raw)") {
   std::mt19937 rng(9);
-  ThreadPool one(1), three(3);
+  ThreadPool one(1), two(2), three(3);
   // Rows from 1 (every shape takes the blocked path) past the M block, columns around the panels
   // (32 / 16 wide) and the N block (4096), K around the K block (256); 512 x 49 x 600 takes the
   // tile split on three threads (ResNet's 7x7 convs), which reads the packed panels as they are.
   // With threads, one M block over more than two panels takes the panel split through all K
-  // blocks (sgemm_panel_split): 49 x 512 x 600, and 14 x 97 x 1030 (five K blocks, the last partial).
+  // blocks (sgemm_panel_split): 49 x 512 x 600, and 14 x 97 x 1030 (five K blocks, the last partial);
+  // so do few rows on a large B whose panels split evenly over the threads, where the tile split
+  // would pay (panel_split_reads_b_once: 49 x 192 x 672, 37 x 288 x 500, and 49 x 96 x 576: 3
+  // panels on two threads go 2 : 1).
   const int64_t dims[][3] = {{1, 40, 9},      {17, 33, 300},  {49, 512, 600}, {196, 95, 64},
-                             {460, 4130, 7}, {512, 49, 600}, {14, 97, 1030}};
+                             {460, 4130, 7}, {512, 49, 600}, {14, 97, 1030}, {49, 192, 672},
+                             {37, 288, 500}, {49, 96, 576}};
   const std::vector<int64_t> targets = runnable_targets();  // before use_target narrows them
   for (int64_t target : targets) {
     use_target(target);
@@ -158,7 +162,7 @@ TEST_CASE("sgemm_prepacked_b matches the naive product: B packed once, run by ev
           // Run under every target: the packing target's layout, or raw B under the others.
           for (int64_t run_target : targets) {
             use_target(run_target);
-            for (ThreadPool* pool : {&one, &three}) {
+            for (ThreadPool* pool : {&one, &two, &three}) {
               std::vector<float> cc = p.c;
               cpu::sgemm_prepacked_b(ta, m, 1.0f, p.a.data(), p.lda, pb, p.b.data(), p.ldb, 0.5f, cc.data(), n, pool);
               INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " tb=" << tb << " packed by "

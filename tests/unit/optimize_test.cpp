@@ -288,6 +288,13 @@ TEST_CASE("optimize: depthwise Conv + squeeze-excitation -> FusedDepthwiseSE", "
       {"5x5 on 5x4, batch 2", {2, 5, 5, 4}, 5, 1, 2, "Silu", "Silu", "Sigmoid", true, true},
       {"5x5 stride 2 on 13x11 (7x6 out)", {1, 16, 13, 11}, 5, 2, 4, "HardSwish", "Relu", "HardSigmoid", false, true},
       {"5x5 stride 2 on 9x9 (5x5 out)", {1, 8, 9, 9}, 5, 2, 2, "Relu", "Relu", "Sigmoid", true, true},
+      // From 2^14 elements of Y the gate and the scaling are one job over the threads (each part
+      // its run of the gate's vectors); planes of odd sizes: the activation and mean's tail.
+      {"3x3 on 23x21, 37 channels", {1, 37, 23, 21}, 3, 1, 7, "Silu", "Silu", "Sigmoid", false, true},
+      {"5x5 stride 2 on 45x39, 40 channels, batch 2", {2, 40, 45, 39}, 5, 2, 10, "HardSwish", "Relu", "HardSigmoid", true, true},
+      {"no dw activation, 33 channels on 31x29", {1, 33, 31, 29}, 3, 1, 5, "", "Relu", "Sigmoid", true, false},
+      {"200 x 170 squeeze on 15x17", {1, 200, 15, 17}, 3, 1, 170, "HardSwish",
+       "Relu", "HardSigmoid", false, true},
   };
   for (const SECase& sc : cases) {
     for (int threads : {1, 3}) {

@@ -6,8 +6,10 @@
 //      over consecutive elements, then halved pairwise), planes split over the threads;
 //   2. the gate from the C means: two matrix-vector products with the weights transposed at load
 //      (vertical FMAs along the outputs, each output summed over k in order, as Conv's GemvWeights
-//      does), + bias, each with its activation (from 2^15 multiply-adds over the threads);
-//   3. Y's planes scaled by their gate values, split over the threads.
+//      does), + bias, each with its activation;
+//   3. Y's planes scaled by their gate values. 2 and 3 are one job over the threads (from 2^14
+//      elements of Y): each computes the small hidden vector whole, then its part of the gate and
+//      scales those planes.
 // The result is bit for bit the unfused graph's (Conv, GlobalAveragePool, two FusedConv, Mul) on
 // the paths those take for these shapes; what it saves is the pool's pass over Y, four nodes'
 // dispatch and their outputs. Compiled once per SIMD target (hwy/foreach_target.h);
@@ -89,18 +91,6 @@ void matvec_t(const float* wt, int64_t rows, int64_t ld, int64_t k, const float*
   if (bias)
     for (int64_t r = r_begin; r < r1; ++r) y[r] += bias[r];
   apply_epilogue(act, y + r_begin, r1 - r_begin);
-}
-
-// matvec_t over all rows, split over the pool's threads in equal runs of whole vectors from 2^15
-// multiply-adds (memory bound: MobileNetV3's 576 x 144 weights are 330 KB each).
-void matvec_t_pooled(ThreadPool& pool, const float* wt, int64_t rows, int64_t ld, int64_t k, const float* x,
-                     const float* bias, const ops::ActivationSpec& act, float* y) {
-  const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
-  const int64_t nvec = ld / nl, threads = pool.num_threads();
-  if (threads < 2 || nvec < 2 || rows * k < (int64_t{1} << 15)) return matvec_t(wt, rows, ld, k, x, bias, act, y, 0, ld);
-  pool.parallel_for(nvec, (nvec + threads - 1) / threads, [&](int64_t v0, int64_t v1) {
-    matvec_t(wt, rows, ld, k, x, bias, act, y, v0 * nl, v1 * nl);
-  });
 }
 
 // Lane 0 of v plus its other lanes as the pairwise halving of plane_mean adds them: lanes
@@ -311,10 +301,11 @@ class DepthwiseSEKernel final : public exec::Kernel {
     const bool reuse = depthwise_reuse_applies(w);
     TSR_ASSIGN_OR_RETURN(auto band,
                          SlotScratch<float>::make(ctx, static_cast<size_t>(depthwise_band_size(w, geom, 0, w.out[1]))));
-    TSR_ASSIGN_OR_RETURN(auto vecs, Scratch<float>::make(ctx, static_cast<size_t>(n_batch * c + ld1 + ld2)));
+    const int64_t slots = pool.num_threads();
+    TSR_ASSIGN_OR_RETURN(auto vecs, Scratch<float>::make(ctx, static_cast<size_t>(n_batch * c + slots * ld1 + ld2)));
     float* means = vecs.data();
-    float* hidden = means + n_batch * c;
-    float* gate = hidden + ld1;
+    float* hidden = means + n_batch * c;  // one per pool slot
+    float* gate = hidden + slots * ld1;
     // 1. Planes and their means (the grain of Conv's depthwise path).
     const int64_t grain = std::max<int64_t>(1, kMinParallelConvMacs / 8 / std::max<int64_t>(1, taps * out_size));
     pool.parallel_for_slots(n_batch * c, grain, [&](int slot, int64_t p0, int64_t p1) {
@@ -332,19 +323,31 @@ class DepthwiseSEKernel final : public exec::Kernel {
     });
     const float* pb1 = b1 && b1->numel() > 0 ? b1->data<float>() : nullptr;
     const float* pb2 = b2 && b2->numel() > 0 ? b2->data<float>() : nullptr;
+    const int64_t nl = static_cast<int64_t>(hn::Lanes(hn::ScalableTag<float>()));
+    const int64_t nvec = ld2 / nl;
+    const bool split = pool.num_threads() > 1 && nvec >= 2 && c * out_size >= (int64_t{1} << 14);
     for (int64_t n = 0; n < n_batch; ++n) {
-      // 2. The gate.
-      matvec_t_pooled(pool, w1t, r, ld1, c, means + n * c, pb1, se_act_, hidden);
-      matvec_t_pooled(pool, w2t, c, ld2, r, hidden, pb2, gate_act_, gate);
-      // 3. The planes scaled (from 2^14 elements over the threads, in runs of whole planes).
+      // 2. and 3. in one job: each part computes the whole hidden vector (R outputs; C x R
+      // multiply-adds, at most ~83K: MobileNetV3-small's 576 x 144), then its run of whole vectors
+      // of the gate, then scales those channels' planes (mostly the ones its thread computed in
+      // step 1). Two or three pooled jobs with their waits were one per step before (splitting
+      // the hidden vector again from 2^15 multiply-adds, its own job, was 1-3% slower); the
+      // gate's sums are the same (each output over k in order from zero).
       float* yn = py + n * c * out_size;
-      auto scale = [&](int64_t c0, int64_t c1) {
-        for (int64_t ch = c0; ch < c1; ++ch) scale_plane(yn + ch * out_size, out_size, gate[ch]);
+      const float* mn = means + n * c;
+      auto part = [&](int slot, int64_t v0, int64_t v1) {
+        float* h = hidden + slot * ld1;
+        matvec_t(w1t, r, ld1, c, mn, pb1, se_act_, h, 0, ld1);
+        matvec_t(w2t, c, ld2, r, h, pb2, gate_act_, gate, v0 * nl, v1 * nl);
+        for (int64_t ch = v0 * nl; ch < std::min(v1 * nl, c); ++ch) scale_plane(yn + ch * out_size, out_size, gate[ch]);
       };
-      if (pool.num_threads() > 1 && c * out_size >= (int64_t{1} << 14))
-        pool.parallel_for(c, std::max<int64_t>(1, 1024 / out_size), scale);
-      else
-        scale(0, c);
+      if (split) {
+        pool.parallel_for_slots(nvec, (nvec + pool.num_threads() - 1) / pool.num_threads(), part);
+      } else {
+        matvec_t(w1t, r, ld1, c, mn, pb1, se_act_, hidden, 0, ld1);
+        matvec_t(w2t, c, ld2, r, hidden, pb2, gate_act_, gate, 0, ld2);
+        for (int64_t ch = 0; ch < c; ++ch) scale_plane(yn + ch * out_size, out_size, gate[ch]);
+      }
     }
     return ok_status();
   }

@@ -550,6 +550,10 @@ void sgemm_impl(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, flo
   if (threaded) {
     // Few (M block, column chunk) tasks for the threads: the tiles of C split instead.
     const int64_t mblocks = (m + kMC - 1) / kMC;
+    if (pre_b && !pre && a && panel_split_reads_b_once(m, n, k, pool->num_threads())) {
+      sgemm_panel_split(trans_a, m, n, k, alpha, a, lda, beta, c, ldc, *pool, *pre_b, cin, ld_cin);
+      return;
+    }
     if (tile_split_pays(m, n, k, mblocks, mblocks * ((n + kNChunk - 1) / kNChunk), pool->num_threads())) {
       const bool raw_a = !kSizeFirstKernels && !pre && !trans_a && a != nullptr && n <= 2 * kNR && HWY_TARGET != HWY_SCALAR;
       sgemm_tile_split(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, *pool, pre, raw_a, pre_b, cin,

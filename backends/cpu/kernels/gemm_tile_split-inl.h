@@ -23,6 +23,19 @@ bool tile_split_pays(int64_t m, int64_t n, int64_t k, int64_t mblocks, int64_t t
   return mblocks >= 2 || npanels < 4 * nthr;
 }
 
+// Whether a product with prepacked B (constant weights) takes sgemm_panel_split even where
+// tile_split_pays: few rows (<= 64: conv_lanes' small planes) on a B of at least 2^15 floats
+// (cold, from L3), with a panel or more for each thread and an even split or fewer than two
+// panels a thread (at two threads 3 panels go 2 : 1). The tile split gives each thread whole rows
+// of tiles across every panel, so each read all of B: at 2 threads EfficientNet-B0's 1152 -> 192
+// projections on 7x7 (B 884 KB, 6 panels) did 50% more work than at one, MobileNetV3-small's
+// 576 -> 96 ones (3 panels) 65% more, for a span of 0.83 of one thread's time.
+bool panel_split_reads_b_once(int64_t m, int64_t n, int64_t k, int64_t nthr) {
+  const int64_t npanels = (n + kNR - 1) / kNR;
+  return m <= 64 && k * n >= (int64_t{1} << 15) && n <= kNC && npanels >= nthr &&
+         (npanels % nthr == 0 || npanels < 2 * nthr);
+}
+
 // C = alpha * op(A) op(B) + beta * C (m x n, n <= kNC) with pool's threads splitting its tiles.
 // `pre`: op(A) packed by sgemm_pack_a (then `a` is not read), else A packed per K block and rows,
 // or read in place when `raw_a` (few columns, A row-major: see sgemm_impl). `pre_b` (may be null,
