@@ -9,7 +9,8 @@
 // static and its values the same (integer adds, exact).
 //
 // The limit is matched as Add(s', c) (either side) with s' and s the same tensor after integer
-// Casts (to i32/i64 from i32/i64) are skipped on both; c and d are one-element integer constants.
+// Casts that keep every value (to i64; i32 to i32) are skipped on both; c and d are one-element
+// integer constants.
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,15 +23,17 @@ namespace {
 
 bool int_dtype(DType d) { return d == DType::kI64 || d == DType::kI32; }
 
-// `t` with the integer Casts that produce it skipped.
+// `t` with the integer Casts that produce it skipped: those that keep every value (to i64, or
+// i32 to i32), so that s + c and s differ by c after them as before.
 int32_t through_int_casts(const GraphIndex& ix, const ir::Graph& g, int32_t t) {
   for (int step = 0; step < 4; ++step) {
     const int32_t p = ix.producer(t);
     if (p < 0 || ix.dead(p)) return t;
     const ir::Node& n = g.nodes[size_t(p)];
-    if (n.op != "Cast" || n.inputs.empty() || (n.attr_int("to") != 6 && n.attr_int("to") != 7) ||
-        !int_dtype(g.tensors[size_t(n.inputs[0])].dtype))
-      return t;
+    if (n.op != "Cast" || n.inputs.empty()) return t;
+    const DType from = g.tensors[size_t(n.inputs[0])].dtype;
+    const int64_t to = n.attr_int("to");
+    if (!int_dtype(from) || (to != 7 && !(to == 6 && from == DType::kI32))) return t;
     t = n.inputs[0];
   }
   return t;
