@@ -15,8 +15,9 @@
 // only when every element of Q, K, V and of the output lands where that form puts it; the
 // Transposes and Reshapes then disappear. Otherwise the 4-D form takes the MatMul operands as
 // they are (plus one Transpose of Kt). Self-attention whose Q, K, V are the column thirds of one
-// QKV projection (Slices of its last axis: torch nn.MultiheadAttention, ViT) gets Tessera's
-// packed_qkv form instead: that tensor as all three inputs, read in place, and the Slices go. A
+// QKV projection (Slices of its last axis: torch nn.MultiheadAttention, ViT; or the outputs of one
+// Split of it: GPT) gets Tessera's packed_qkv form instead: that tensor as all three inputs, read
+// in place, and the Slices go (a Split still read elsewhere becomes Slices of what is read). A
 // KV cache Concat(past, new, axis 2) on both K and V becomes the node's past_key/past_value inputs
 // and present outputs.
 //
@@ -40,6 +41,7 @@
 #include <unordered_set>
 
 #include "core/ir/topo.h"
+#include "core/passes/opt_fuse_attention_split.h"
 #include "core/passes/optimize_internal.h"
 #include "core/passes/strided_view.h"
 
@@ -198,6 +200,10 @@ std::optional<Column> last_axis_slice(GraphIndex& ix, int32_t t) {
   const int32_t p = ix.producer(t);
   if (p < 0 || ix.dead(p)) return std::nullopt;
   const ir::Node& n = ix.graph().nodes[size_t(p)];
+  if (n.op == "Split") {  // GPT-style exports (opt_fuse_attention_split.cpp)
+    const auto c = split_column(ix, t);
+    return c ? std::optional<Column>(Column{c->packed, c->start}) : std::nullopt;
+  }
   const ir::TensorInfo &src = info(ix, n.inputs.empty() ? t : n.inputs[0]), &out = info(ix, t);
   if (n.op != "Slice" || n.inputs.size() < 3 || n.outputs.size() != 1 || !src.has_shape || !out.has_shape ||
       src.dtype != DType::kF32 || src.shape.empty() || out.shape.size() != src.shape.size())
@@ -827,6 +833,7 @@ Expected<int64_t> fuse_attention(ir::Model& model, int32_t graph_index) {
   sorted.reserve(order.size());
   for (int32_t i : order) sorted.push_back(std::move(g.nodes[size_t(i)]));
   g.nodes = std::move(sorted);
+  slice_split_leftovers(g);
   return n;
 }
 

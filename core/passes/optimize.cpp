@@ -183,8 +183,22 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
       // Before fold_constants, which would turn the DequantizeLinear of constant QDQ weights into
       // f32 constants.
       {"quantize_fusion", options.quantize_fusion, &opt::quantize_fusion},
+      // Ranges of a constant length first (a decode step's position ids), so that what they feed
+      // gets static shapes and the shape queries on it fold.
       {"fold_constants", options.fold_constants,
-       [&](ir::Model& m, int32_t g) { return opt::fold_constants(m, g, options.evaluate); }},
+       [&](ir::Model& m, int32_t g) -> Expected<int64_t> {
+         TSR_ASSIGN_OR_RETURN(const int64_t ranges, opt::offset_ranges(m, g));
+         if (ranges > 0) TSR_RETURN_IF_ERROR(infer_types(m));
+         TSR_ASSIGN_OR_RETURN(int64_t folded, opt::fold_constants(m, g, options.evaluate));
+         // A Reshape whose target just folded gets its static shape only from the re-inference,
+         // and the shape queries on what it feeds (the next transformer layer's) fold then.
+         for (int64_t round = 0, more = folded; more > 0 && round < 16; ++round) {
+           TSR_RETURN_IF_ERROR(infer_types(m));
+           TSR_ASSIGN_OR_RETURN(more, opt::fold_constants(m, g, options.evaluate));
+           folded += more;
+         }
+         return ranges + folded;
+       }},
       {"fold_pad", options.fold_pad, &opt::fold_pad},
       {"fuse_attention", options.fuse_attention, &opt::fuse_attention},
       {"conv_bn", options.conv_bn, &opt::fold_conv_bn},

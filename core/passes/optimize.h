@@ -13,7 +13,10 @@
 //                   before folding)
 //   fold_constants  nodes whose inputs are all constants -> their values, computed once by
 //                   OptimizeOptions::evaluate (skipped without one; see opt_fold_constants.cpp
-//                   for what never folds)
+//                   for what never folds); first, an integer Range(s, s + c, d) with constant c, d
+//                   -> Add(s, constant offsets), a static length (a decode step's position ids,
+//                   opt_range_offset.cpp); re-inferred and folded again while anything folds, so
+//                   that shape queries made static by a folded Reshape target fold too
 //   fold_pad        Pad (constant mode, zero value, spatial dims only) -> the pads of the Conv it
 //                   feeds
 //   fuse_attention  MatMul(Q, Kt) [scale] [+ mask] -> Softmax(last axis) -> MatMul(., V), with the

@@ -97,6 +97,9 @@ using NodeRewrite = std::function<Expected<bool>(GraphIndex& ix, int32_t n)>;
 Expected<int64_t> rewrite_nodes(ir::Model& model, int32_t graph_index, const NodeRewrite& rewrite);
 
 Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const NodeEvaluator& evaluate);
+// Range(s, s + c, d) with constant c, d -> Add(s, constant offsets): a static length where
+// inference saw a dynamic one (opt_range_offset.cpp; run by the fold_constants step, before it).
+Expected<int64_t> offset_ranges(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fold_pad(ir::Model& model, int32_t graph_index);
 Expected<int64_t> quantize_fusion(ir::Model& model, int32_t graph_index);
 // quantize_fusion's ConvInteger pattern (opt_quantize_conv.cpp): one node at `at`.

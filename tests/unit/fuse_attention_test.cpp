@@ -338,3 +338,41 @@ TEST_CASE("fuse_attention: Q, K, V sliced from one QKV projection -> packed_qkv,
     CHECK(count_op(opt, "Slice") == 3);
   }
 }
+
+TEST_CASE("fuse_attention: Q, K, V from one Split of the QKV projection -> packed_qkv (GPT)", "[optimize][attention]") {
+  // x [B, S, 3E] -> Split(axis 2, [E, E, E]) -> [B, S, H, D] -> Transpose [0, 2, 1, 3], as GPT-style
+  // exports write it; with `present`, K and V in [B, H, S, D] are graph outputs too (a prefill's
+  // present_key/value), so the Split's K and V columns stay read: they become two Slices.
+  const int64_t batch = 2, s = 7, h = 3, d = 5, e = h * d;
+  for (bool present : {false, true}) {
+    for (int threads : {1, 2}) {
+      INFO("present " << present << ", " << threads << " thread(s)");
+      Builder b;
+      const int32_t x = b.input({batch, s, 3 * e});
+      std::vector<int32_t> parts;
+      for (int k = 0; k < 3; ++k) parts.push_back(b.g().add_tensor(ir::TensorInfo{"split" + std::to_string(k)}));
+      b.g().nodes.push_back({"Split", 0, "split", {x, shape_const(b, {e, e, e})}, parts, {ir::Attribute::make_int("axis", 2)}});
+      const auto heads = [&](int k) {
+        return b.node("Transpose", {b.node("Reshape", {parts[size_t(k)], shape_const(b, {batch, s, h, d})})}, {perm({0, 2, 1, 3})});
+      };
+      const int32_t q = heads(0), k = heads(1), v = heads(2);
+      const int32_t sc = b.node("Div", {b.node("MatMul", {q, b.node("Transpose", {k}, {perm({0, 1, 3, 2})})}),
+                                        b.constant(Tensor::scalar<float>(std::sqrt(float(d))))});
+      const int32_t o = b.node("MatMul", {b.node("Softmax", {sc}, {ir::Attribute::make_int("axis", -1)}), v});
+      b.output(b.node("Reshape", {b.node("Transpose", {o}, {perm({0, 2, 1, 3})}), shape_const(b, {batch, s, e})}));
+      if (present) {
+        b.output(k);
+        b.output(v);
+      }
+      const ir::Model opt = optimize_and_compare(b, threads, only_attention());
+      CHECK(count_op(opt, "Attention") == 1);
+      CHECK(count_op(opt, "Split") == 0);
+      CHECK(count_op(opt, "Slice") == (present ? 2 : 0));
+      const ir::Node* a = find_op(opt, "Attention");
+      REQUIRE(a);
+      CHECK(a->attr_int("packed_qkv") == 1);
+      CHECK(a->inputs[0] == x);
+      CHECK(a->inputs[1] == x);
+    }
+  }
+}

@@ -77,6 +77,16 @@ struct DenseProduct {
   }
 };
 
+// C (m x n, dense) against the naive op(A) op(B), within the bound of k summed terms.
+void check_naive(const std::vector<float>& c, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                 const std::vector<float>& a, int64_t lda, const std::vector<float>& b, int64_t ldb) {
+  std::vector<double> ref(m * n, 0.0);
+  naive(ta, tb, m, n, k, 1.0, a, lda, b, ldb, 0.0, ref, n);
+  double max_err = 0;
+  for (int64_t i = 0; i < m * n; ++i) max_err = std::max(max_err, std::fabs(c[i] - ref[i]));
+  CHECK(max_err <= 1e-5 * (1 + k));
+}
+
 }  // namespace
 
 TEST_CASE("sgemm matches the naive product over shapes, transposes, strides and alpha/beta") {
@@ -354,12 +364,33 @@ TEST_CASE("sgemm tile split: naive product, and equal across thread counts") {
         };
         INFO("m=" << m << " n=" << n << " k=" << k << " ta=" << ta << " prepacked=" << prepacked);
         const std::vector<float> c1 = run(one);
-        std::vector<double> ref(m * n, 0.0);
-        naive(ta, false, m, n, k, 1.0, a, lda, b, n, 0.0, ref, n);
-        double max_err = 0;
-        for (int64_t i = 0; i < m * n; ++i) max_err = std::max(max_err, std::fabs(c1[i] - ref[i]));
-        CHECK(max_err <= 1e-5 * (1 + k));
+        check_naive(c1, ta, false, m, n, k, a, lda, b, n);
         CHECK(run(two) == c1);
         CHECK(run(three) == c1);
       }
+}
+
+TEST_CASE("sgemm few rows from a 1 MiB B (a decode step's projection): split over threads, equal to one") {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-1, 1);
+  ThreadPool one(1), two(2);
+  // Under kMinParallelMacs but with B of 2^18 floats: the few-row paths split B's columns (B raw,
+  // B^T raw; an odd N and M for the edge strips); the sums per column stay in one thread's order.
+  const int64_t dims[][3] = {{1, 512, 512}, {3, 1031, 255}, {1, 255, 1031}};
+  for (auto& d : dims)
+    for (int tb = 0; tb < 2; ++tb) {
+      const int64_t m = d[0], n = d[1], k = d[2], ldb = tb ? k : n;
+      std::vector<float> a(m * k), b(k * n);
+      for (auto& v : a) v = u(rng);
+      for (auto& v : b) v = u(rng);
+      auto run = [&](ThreadPool& pool) {
+        std::vector<float> c(m * n, NAN);
+        cpu::sgemm(false, tb, m, n, k, 1.0f, a.data(), k, b.data(), ldb, 0.0f, c.data(), n, &pool);
+        return c;
+      };
+      INFO("m=" << m << " n=" << n << " k=" << k << " tb=" << tb);
+      const std::vector<float> c1 = run(one);
+      check_naive(c1, false, tb, m, n, k, a, k, b, ldb);
+      CHECK(run(two) == c1);
+    }
 }

@@ -71,6 +71,14 @@ constexpr int64_t kSmallM = 16;
 // (about 5 us on one core at AVX-512's rate): below, waking a pool thread costs more than it saves
 // (1 x 384 x 384 ran at 24 GFLOP/s on one thread, 17 on two).
 constexpr int64_t kMinParallelMacs = int64_t{1} << 19;
+// ... or from a B of this many floats (1 MiB, a core's L2) for any count of rows: a decode step's
+// weights come from L3 or memory, one GEMV per layer, so B's bytes, not the multiply-adds, set
+// the time (1 x 512 x 512 reads 1 MiB in ~35 us on one core at 30 GB/s; both cores stream faster).
+constexpr int64_t kMinParallelBFloats = int64_t{1} << 18;
+// Whether the unpacked few-row / few-column paths split an m x n x k product over threads.
+inline bool unpacked_split_pays(int64_t m, int64_t n, int64_t k) {
+  return m * n * k > kMinParallelMacs || n * k >= kMinParallelBFloats;
+}
 
 // A tile's store: C = alpha*acc + beta*C on the first K block. `src` (null: C itself) is where
 // that first block reads beta's C instead: C's row i (c0 + i * ldc, c0 the product's C) reads

@@ -2,7 +2,7 @@
 // products where packing A or B would cost about as much as the product itself. Textually
 // included by gemm.cpp inside its per-target namespace, after gemm_tile_split-inl.h (no include
 // guard: foreach_target includes gemm.cpp, and so this file, once per SIMD target); it uses
-// gemm.cpp's constants (kMR, kKC, kNV, kMaxV, kSmallM, kMinParallelMacs), tiles (tile_kernel,
+// gemm.cpp's constants (kMR, kKC, kNV, kMaxV, kSmallM, unpacked_split_pays), tiles (tile_kernel,
 // kTiles), packing routines and per-thread buffers. Not compiled for HWY_SCALAR, nor called by
 // the size-first kernel set (kSizeFirstKernels: the minimal runtimes keep the blocked path alone).
 
@@ -129,7 +129,7 @@ void sgemm_dot_rows(bool few_rows_bt, bool trans_a, bool trans_b, int64_t m, int
     auto run = [&](int64_t c0, int64_t c1) {
       dot_gemm(m, c0 * chunk, std::min(n, c1 * chunk), k, alpha, ar, ldar, bt, ldbt, beta, c, ldc);
     };
-    if (threaded && chunks > 1 && m * n * k > kMinParallelMacs) pool->parallel_for(chunks, 1, run);
+    if (threaded && chunks > 1 && unpacked_split_pays(m, n, k)) pool->parallel_for(chunks, 1, run);
     else run(0, chunks);
   } else {
     constexpr int64_t kRows = 16;
@@ -138,7 +138,7 @@ void sgemm_dot_rows(bool few_rows_bt, bool trans_a, bool trans_b, int64_t m, int
       const int64_t i0 = c0 * kRows, i1 = std::min(m, c1 * kRows);
       dot_gemm(i1 - i0, 0, n, k, alpha, ar + i0 * ldar, ldar, bt, ldbt, beta, c + i0 * ldc, ldc);
     };
-    if (threaded && chunks > 1 && m * n * k > kMinParallelMacs) pool->parallel_for(chunks, 1, run);
+    if (threaded && chunks > 1 && unpacked_split_pays(m, n, k)) pool->parallel_for(chunks, 1, run);
     else run(0, chunks);
   }
 }
@@ -219,7 +219,7 @@ void sgemm_direct_strips(bool trans_a, int64_t m, int64_t n, int64_t k, float al
       }
     }
   };
-  if (threaded && strips > 1 && m * n * k > kMinParallelMacs)
+  if (threaded && strips > 1 && unpacked_split_pays(m, n, k))
     pool->parallel_for(strips, std::max<int64_t>(1, strips / (4 * nthreads)), run);
   else run(0, strips);
 }
