@@ -14,6 +14,9 @@
 //                   for what never folds)
 //   fold_pad        Pad (constant mode, zero value, spatial dims only) -> the pads of the Conv it
 //                   feeds
+//   pool_before_conv Conv(1x1, stride 1, no pads) -> [zero Pad] -> AveragePool (no pads, at least
+//                   halving the pixels) -> AveragePool -> Conv: the Conv runs on the pooled pixels
+//                   (DenseNet's transitions; opt_pool_before_conv.cpp)
 //   fuse_attention  MatMul(Q, Kt) [scale] [+ mask] -> Softmax(last axis) -> MatMul(., V), with the
 //                   Reshape/Transpose around the heads and a KV-cache Concat -> one ONNX Attention
 //                   (opset 23; the tiled online-softmax kernel never holds [H, S, T]); early, before
@@ -96,6 +99,7 @@ struct OptimizeOptions {
   bool fold_constants = true;  // needs `evaluate`
   bool quantize_fusion = true;  // dynamic-quantized MatMul -> DynamicQuantizeMatMul; QDQ -> QLinear*
   bool fold_pad = true;
+  bool pool_before_conv = true;
   bool fuse_attention = true;
   bool conv_bn = true;
   bool hardswish = true;

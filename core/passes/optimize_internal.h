@@ -98,6 +98,7 @@ Expected<int64_t> rewrite_nodes(ir::Model& model, int32_t graph_index, const Nod
 
 Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const NodeEvaluator& evaluate);
 Expected<int64_t> fold_pad(ir::Model& model, int32_t graph_index);
+Expected<int64_t> pool_before_conv(ir::Model& model, int32_t graph_index);
 Expected<int64_t> quantize_fusion(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_attention(ir::Model& model, int32_t graph_index);
 

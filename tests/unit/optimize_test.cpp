@@ -733,6 +733,46 @@ TEST_CASE("optimize: Pads that are not a zero spatial padding of one Conv input 
   CHECK(ops_of(optimize_and_compare(b, 1, with_folding())) == std::vector<std::string>{"Pad", "Conv"});
 }
 
+// DenseNet's transitions: Relu -> 1x1 Conv -> Pad(all zeros) -> AveragePool 2x2 stride 2. The pool
+// moves before the Conv (a pointwise linear map commutes with the mean of pixels), which then
+// runs on a quarter of the pixels; with and without the Pad and the bias, grouped, odd sizes
+// (the last row and column dropped), overlapping 3x3 windows with stride 2.
+TEST_CASE("optimize: AveragePool after a 1x1 Conv moves before it", "[optimize]") {
+  for (int variant = 0; variant < 4; ++variant) {
+    INFO("variant " << variant);
+    Builder b;
+    const int64_t group = variant == 2 ? 2 : 1, k = variant == 3 ? 3 : 2;
+    const int32_t x = b.node("Relu", {b.input({1, 8, 11, 13})});
+    std::vector<int32_t> conv_in = {x, b.constant(b.random({6, 8 / group, 1, 1}))};
+    if (variant != 1) conv_in.push_back(b.constant(b.random({6})));
+    int32_t y = b.node("Conv", conv_in, {ir::Attribute::make_int("group", group)});
+    if (variant != 3) y = b.node("Pad", {y, b.constant(i64({0, 0, 0, 0, 0, 0, 0, 0}))});
+    b.output(b.node("AveragePool", {y}, {ir::Attribute::make_ints("kernel_shape", {k, k}), ir::Attribute::make_ints("strides", {2, 2})}));
+    const ir::Model opt = optimize_and_compare(b);
+    REQUIRE(ops_of(opt) == std::vector<std::string>{"Relu", "AveragePool", "Conv"});
+    const ir::Graph& g = opt.main();
+    CHECK(g.tensors[size_t(g.nodes[1].outputs[0])].shape == Shape{1, 8, 5, 6});
+    CHECK(g.nodes[2].outputs[0] == g.outputs[0]);
+  }
+}
+
+TEST_CASE("optimize: an AveragePool that does not halve the pixels, pads, or follows a 3x3 Conv stays after it", "[optimize]") {
+  for (int variant = 0; variant < 4; ++variant) {
+    INFO("variant " << variant);
+    Builder b;
+    const int32_t x = b.input({1, 4, 8, 8});
+    const int64_t kw = variant == 2 ? 3 : 1;
+    const int32_t y = b.node("Conv", {x, b.constant(b.random({5, 4, kw, kw}))},
+                             {ir::Attribute::make_ints("pads", {kw / 2, kw / 2, kw / 2, kw / 2})});
+    std::vector<ir::Attribute> attrs = {ir::Attribute::make_ints("kernel_shape", {2, 2}),
+                                        ir::Attribute::make_ints("strides", {variant == 0 ? 1 : 2, variant == 0 ? 1 : 2})};
+    if (variant == 1) attrs.push_back(ir::Attribute::make_ints("pads", {1, 1, 1, 1}));
+    b.output(b.node("AveragePool", {y}, attrs));
+    if (variant == 3) b.output(y);  // the Conv's output is read twice
+    CHECK(ops_of(optimize_and_compare(b)) == std::vector<std::string>{"Conv", "AveragePool"});
+  }
+}
+
 TEST_CASE("optimize: constant folding keeps random ops, large results and graph outputs", "[optimize]") {
   Builder b;
   const int32_t x = b.input({2, 3});
