@@ -23,6 +23,9 @@
 //                   the passes below take the pattern apart (opt_fuse_attention.cpp)
 //   conv_bn         Conv + BatchNormalization (inference form), or + Mul/Add/Sub/Div by a scalar or
 //                   per-channel constant -> Conv with folded weights/bias
+//   concat_affine   Concat(axis 1) -> BatchNormalization (inference, constant) [-> Relu] ->
+//                   tessera FusedConcatAffine: reads the inputs in place, no concatenated copy
+//                   (DenseNet's layers; opt_concat_affine.cpp)
 //   hardswish       x * Clip(x + 3, 0, 6) / 6 (exporters' spelled-out HardSwish) -> HardSwish
 //   gelu            the Erf form 0.5 x (1 + erf(x / sqrt 2)) and the tanh form (GPT-2's
 //                   gelu_new) spelled out in 5-9 nodes -> Gelu (approximate "none" / "tanh")
@@ -102,6 +105,7 @@ struct OptimizeOptions {
   bool pool_before_conv = true;
   bool fuse_attention = true;
   bool conv_bn = true;
+  bool concat_affine = true;
   bool hardswish = true;
   bool gelu = true;
   bool layer_norm = true;

@@ -103,6 +103,7 @@ Expected<int64_t> quantize_fusion(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fuse_attention(ir::Model& model, int32_t graph_index);
 
 Expected<int64_t> fold_conv_bn(ir::Model& model, int32_t graph_index);
+Expected<int64_t> concat_affine(ir::Model& model, int32_t graph_index);
 Expected<int64_t> recognize_hardswish(ir::Model& model, int32_t graph_index);
 Expected<int64_t> matmul_add_to_gemm(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fold_matmul_transpose(ir::Model& model, int32_t graph_index);

@@ -773,6 +773,52 @@ TEST_CASE("optimize: an AveragePool that does not halve the pixels, pads, or fol
   }
 }
 
+// DenseNet's layers: Concat(earlier maps, axis 1) -> BatchNormalization -> Relu becomes one
+// FusedConcatAffine reading the inputs in place: batch 2, three inputs (one of a single channel),
+// planes of 35 (vectors and a tail), axis given as 1 and as -3; without a Relu, and with the BN
+// output read twice (the Relu stays); a Concat along another axis or read twice stays.
+TEST_CASE("optimize: Concat -> BatchNormalization [-> Relu] -> FusedConcatAffine", "[optimize]") {
+  for (int variant = 0; variant < 6; ++variant) {
+    INFO("variant " << variant);
+    Builder b;
+    const int64_t axis = variant == 4 ? 2 : variant == 1 ? -3 : 1;
+    const std::vector<int32_t> in =
+        axis == 2 ? std::vector<int32_t>{b.input({2, 3, 5, 7}), b.input({2, 3, 1, 7}), b.input({2, 3, 4, 7})}
+                  : std::vector<int32_t>{b.input({2, 3, 5, 7}), b.input({2, 1, 5, 7}), b.input({2, 4, 5, 7})};
+    const int32_t cat = b.node("Concat", in, {ir::Attribute::make_int("axis", axis)});
+    const int64_t c = axis == 2 ? 3 : 8;
+    const int32_t bn = b.node("BatchNormalization",
+                              {cat, b.constant(b.random({c}, 0.5, 2)), b.constant(b.random({c})), b.constant(b.random({c})),
+                               b.constant(b.random({c}, 0.1, 3))},
+                              {ir::Attribute::make_float("epsilon", 1e-3)});
+    if (variant == 2) {
+      b.output(bn);
+    } else {
+      const int32_t r = b.node("Relu", {bn});
+      b.output(r);
+      if (variant == 3) b.output(b.node("Neg", {bn}));
+      if (variant == 5) b.output(cat);
+    }
+    const std::vector<std::string> ops = ops_of(optimize_and_compare(b, variant == 0 ? 3 : 1, without_elementwise_fusion()));
+    const bool fused = variant <= 3;
+    CHECK(std::count(ops.begin(), ops.end(), "FusedConcatAffine") == (fused ? 1 : 0));
+    CHECK(std::count(ops.begin(), ops.end(), "Relu") == (variant == 3 || !fused ? 1 : 0));
+  }
+}
+
+TEST_CASE("FusedConcatAffine: a scale of the wrong length or inputs of other sizes are load errors naming the node",
+          "[optimize]") {
+  for (bool bad_scale : {true, false}) {
+    Builder b;
+    const int32_t x0 = b.input({1, 2, 3, 3}), x1 = b.input({1, 1, 3, bad_scale ? 3 : 4});
+    b.output(b.node("FusedConcatAffine", {b.constant(b.random({bad_scale ? 4 : 3})), b.constant(b.random({3})), x0, x1}));
+    Status s = passes::verify_model(b.model);
+    REQUIRE_FALSE(s.ok());
+    CHECK(s.message().find(bad_scale ? "input[0] (scale)" : "input[3]") != std::string::npos);
+    CHECK(s.message().find("FusedConcatAffine") != std::string::npos);
+  }
+}
+
 TEST_CASE("optimize: constant folding keeps random ops, large results and graph outputs", "[optimize]") {
   Builder b;
   const int32_t x = b.input({2, 3});
