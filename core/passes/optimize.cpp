@@ -140,8 +140,8 @@ bool has_training_signature(const ir::Model& m) {
 
 Status disable_pass(OptimizeOptions& o, std::string_view name) {
   const std::pair<const char*, bool*> flags[] = {
-      {"fold_constants", &o.fold_constants}, {"quantize_fusion", &o.quantize_fusion}, {"fold_pad", &o.fold_pad}, {"fuse_attention", &o.fuse_attention},
-      {"conv_bn", &o.conv_bn},               {"hardswish", &o.hardswish}, {"gelu", &o.gelu},
+      {"fold_constants", &o.fold_constants}, {"quantize_fusion", &o.quantize_fusion}, {"fold_pad", &o.fold_pad}, {"pool_before_conv", &o.pool_before_conv}, {"fuse_attention", &o.fuse_attention},
+      {"conv_bn", &o.conv_bn}, {"concat_affine", &o.concat_affine},               {"hardswish", &o.hardswish}, {"gelu", &o.gelu},
       {"layer_norm", &o.layer_norm},         {"matmul_add", &o.matmul_add},
       {"fold_matmul_transpose", &o.fold_matmul_transpose},
       {"skip_layer_norm", &o.skip_layer_norm}, {"fuse_residual", &o.fuse_residual},
@@ -200,8 +200,10 @@ Expected<OptimizeReport> optimize(ir::Model& model, const OptimizeOptions& optio
          return ranges + folded;
        }},
       {"fold_pad", options.fold_pad, &opt::fold_pad},
+      {"pool_before_conv", options.pool_before_conv, &opt::pool_before_conv},
       {"fuse_attention", options.fuse_attention, &opt::fuse_attention},
       {"conv_bn", options.conv_bn, &opt::fold_conv_bn},
+      {"concat_affine", options.concat_affine, &opt::concat_affine},
       {"hardswish", options.hardswish, &opt::recognize_hardswish},
       {"gelu", options.gelu, &opt::recognize_gelu},
       {"layer_norm", options.layer_norm, &opt::recognize_layer_norm},

@@ -19,12 +19,18 @@
 //                   that shape queries made static by a folded Reshape target fold too
 //   fold_pad        Pad (constant mode, zero value, spatial dims only) -> the pads of the Conv it
 //                   feeds
+//   pool_before_conv Conv(1x1, stride 1, no pads) -> [zero Pad] -> AveragePool (no pads, at least
+//                   halving the pixels) -> AveragePool -> Conv: the Conv runs on the pooled pixels
+//                   (DenseNet's transitions; opt_pool_before_conv.cpp)
 //   fuse_attention  MatMul(Q, Kt) [scale] [+ mask] -> Softmax(last axis) -> MatMul(., V), with the
 //                   Reshape/Transpose around the heads and a KV-cache Concat -> one ONNX Attention
 //                   (opset 23; the tiled online-softmax kernel never holds [H, S, T]); early, before
 //                   the passes below take the pattern apart (opt_fuse_attention.cpp)
 //   conv_bn         Conv + BatchNormalization (inference form), or + Mul/Add/Sub/Div by a scalar or
 //                   per-channel constant -> Conv with folded weights/bias
+//   concat_affine   Concat(axis 1) -> BatchNormalization (inference, constant) [-> Relu] ->
+//                   tessera FusedConcatAffine: reads the inputs in place, no concatenated copy
+//                   (DenseNet's layers; opt_concat_affine.cpp)
 //   hardswish       x * Clip(x + 3, 0, 6) / 6 (exporters' spelled-out HardSwish) -> HardSwish
 //   gelu            the Erf form 0.5 x (1 + erf(x / sqrt 2)) and the tanh form (GPT-2's
 //                   gelu_new) spelled out in 5-9 nodes -> Gelu (approximate "none" / "tanh")
@@ -101,8 +107,10 @@ struct OptimizeOptions {
   bool fold_constants = true;  // needs `evaluate`
   bool quantize_fusion = true;  // dynamic-quantized MatMul -> DynamicQuantizeMatMul; QDQ -> QLinear*
   bool fold_pad = true;
+  bool pool_before_conv = true;
   bool fuse_attention = true;
   bool conv_bn = true;
+  bool concat_affine = true;
   bool hardswish = true;
   bool gelu = true;
   bool layer_norm = true;

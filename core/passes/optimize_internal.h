@@ -101,12 +101,14 @@ Expected<int64_t> fold_constants(ir::Model& model, int32_t graph_index, const No
 // inference saw a dynamic one (opt_range_offset.cpp; run by the fold_constants step, before it).
 Expected<int64_t> offset_ranges(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fold_pad(ir::Model& model, int32_t graph_index);
+Expected<int64_t> pool_before_conv(ir::Model& model, int32_t graph_index);
 Expected<int64_t> quantize_fusion(ir::Model& model, int32_t graph_index);
 // quantize_fusion's ConvInteger pattern (opt_quantize_conv.cpp): one node at `at`.
 Expected<bool> fuse_dynamic_conv(GraphIndex& ix, int32_t at);
 Expected<int64_t> fuse_attention(ir::Model& model, int32_t graph_index);
 
 Expected<int64_t> fold_conv_bn(ir::Model& model, int32_t graph_index);
+Expected<int64_t> concat_affine(ir::Model& model, int32_t graph_index);
 Expected<int64_t> recognize_hardswish(ir::Model& model, int32_t graph_index);
 Expected<int64_t> matmul_add_to_gemm(ir::Model& model, int32_t graph_index);
 Expected<int64_t> fold_matmul_transpose(ir::Model& model, int32_t graph_index);

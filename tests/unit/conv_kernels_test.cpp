@@ -250,6 +250,11 @@ TEST_CASE("Conv/FusedConv f32 with constant weights: every fast path matches the
       {"3x3 stride 1, 64 wide, 17 outputs", {1, 5, 7, 64}, {17, 5, 3, 3}, 1, {1, 1}, {1, 1}, {1, 1, 1, 1}, "", true},
       {"1x3 pad 1 (openWakeWord)", {1, 24, 11, 32}, {24, 24, 1, 3}, 1, {1, 1}, {1, 1}, {0, 1, 0, 1}, "", false},
       {"3x3 stride 2 dilated, grouped", {2, 8, 15, 17}, {10, 4, 3, 3}, 2, {2, 2}, {2, 1}, {2, 1, 0, 1}, "", true},
+      // ResNeXt's grouped 3x3 convs (32 groups of few channels; stride-2 phase planes gathered
+      // in vectors, odd and even widths past a vector's 2 x 16 columns).
+      {"3x3 stride 2, 32 groups of 2 (ResNeXt)", {1, 64, 15, 41}, {64, 2, 3, 3}, 32, {2, 2}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
+      {"3x3 stride 2, 8 groups of 4, even width", {1, 32, 9, 70}, {24, 4, 3, 3}, 8, {2, 2}, {1, 1}, {1, 1, 0, 0}, "", false},
+      {"3x3, 32 groups of 4 (ResNeXt)", {1, 128, 9, 13}, {128, 4, 3, 3}, 32, {1, 1}, {1, 1}, {1, 1, 1, 1}, "Relu", true},
       // Too few row blocks for two a thread: one block of about equal rows a thread (3 threads:
       // 9 + 9 + 9 and 9 + 9 + 8 rows of 30), a 1x1 stride-2 (ResNet's downsample) among them.
       {"3x3 stride 2, one block a thread", {1, 24, 54, 60}, {80, 24, 3, 3}, 1, {2, 2}, {1, 1}, {1, 1, 1, 1}, "Relu", true},

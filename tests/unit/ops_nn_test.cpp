@@ -365,6 +365,45 @@ TEST_CASE("AveragePool: pads with and without count_include_pad, ceil_mode") {
   check_close<float>((*out)[0], {6, 7.5, 12, 13.5}, 1e-6);
 }
 
+// AveragePool 2x2 stride 2 without pads (DenseNet's transitions) has its own loop (vectors of
+// deinterleaved columns, then single lanes): bit for bit the plain window sum over 4, on odd and
+// even sizes (the last row and column dropped), widths around the vector steps, f32 and f64,
+// 3-D (1x2x2 windows) too.
+TEST_CASE("AveragePool 2x2 stride 2 matches the plain window sum, bit for bit") {
+  std::mt19937 rng(5);
+  using A = ir::Attribute;
+  const std::vector<std::vector<int64_t>> shapes = {
+      {1, 3, 2, 2}, {2, 3, 7, 9}, {1, 2, 6, 33}, {1, 1, 5, 66}, {1, 4, 4, 17}, {1, 2, 3, 4, 40}};
+  for (const auto& sh : shapes) {
+    for (const bool f64 : {false, true}) {
+      const Tensor x = f64 ? random_tensor<double>(sh, rng) : random_tensor<float>(sh, rng);
+      const bool three_d = sh.size() == 5;
+      const std::vector<int64_t> k = three_d ? std::vector<int64_t>{1, 2, 2} : std::vector<int64_t>{2, 2};
+      auto out = run_case({"AveragePool", {x}, {A::make_ints("kernel_shape", k), A::make_ints("strides", k)}});
+      REQUIRE(out.ok());
+      const Tensor& y = (*out)[0];
+      const int64_t depth = three_d ? sh[2] : 1, h = sh[sh.size() - 2], w = sh.back();
+      const int64_t oh_n = h / 2, ow_n = w / 2, planes = sh[0] * sh[1];
+      REQUIRE(y.numel() == planes * depth * oh_n * ow_n);
+      int64_t i = 0;
+      for (int64_t p = 0; p < planes * depth; ++p)
+        for (int64_t oh = 0; oh < oh_n; ++oh)
+          for (int64_t ow = 0; ow < ow_n; ++ow, ++i) {
+            const int64_t base = p * h * w + 2 * oh * w + 2 * ow;
+            if (f64) {
+              double sum = 0;
+              for (const int64_t off : {int64_t{0}, int64_t{1}, w, w + 1}) sum += x.data<double>()[base + off];
+              CHECK(y.data<double>()[i] == sum / 4);
+            } else {
+              float sum = 0;
+              for (const int64_t off : {int64_t{0}, int64_t{1}, w, w + 1}) sum += x.data<float>()[base + off];
+              CHECK(y.data<float>()[i] == sum / 4);
+            }
+          }
+    }
+  }
+}
+
 TEST_CASE("GlobalAveragePool and GlobalMaxPool reduce all spatial dims") {
   const Tensor x = Tensor::from<float>({1, 2, 2, 3}, {1, 2, 3, 4, 5, 6, -1, -2, -3, -4, -5, 9});
   auto out = run_case({"GlobalAveragePool", {x}});

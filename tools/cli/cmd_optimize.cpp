@@ -34,7 +34,7 @@ Subcommand register_optimize(CLI::App& app) {
   sub->add_option("model", o->input, "Model file (.tsr, or .onnx with the importer)")->required();
   sub->add_option("-o,--output", o->output, "Output .tsr file")->required();
   sub->add_option("--skip-pass", o->skip_passes,
-                  "Leave out an optimization pass (repeatable): fold_constants, fold_pad, conv_bn, hardswish, gelu, layer_norm, "
+                  "Leave out an optimization pass (repeatable): fold_constants, fold_pad, pool_before_conv, conv_bn, concat_affine, hardswish, gelu, layer_norm, "
                   "matmul_add, fold_matmul_transpose, skip_layer_norm, fuse_residual, fuse_activation, fuse_squeeze_excite, fuse_separable, softmax_wrapper, cse, fuse_elementwise, quantize_lookup, quantize_layout, dce");
   return {sub, [o] { return optimize_command(*o); }};
 }

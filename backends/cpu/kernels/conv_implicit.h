@@ -33,4 +33,15 @@ bool conv_implicit_applies(const Window3& w);
 Status conv_implicit(exec::KernelContext& ctx, const SgemmDirectA& a, const float* x, const Window3& w,
                      const float* bias, const float* z, const ops::ActivationSpec& act, float* y, bool threaded);
 
+// All images and groups of a grouped conv (ResNeXt's 32 groups of 4..32 channels), the threads
+// of ctx.pool() taking whole (image, group) pairs, each run as conv_implicit runs one unthreaded
+// (a pool split inside each small group cost two fork/joins per group: the grouped convs ran
+// slower on two threads than on one). a: `group` packed weights (one per group, equal m and k);
+// x: n_batch x (group * C) x H x W; y, z: n_batch x (group * M) x OH x OW; bias: group * M or
+// null. Scratch per slot of the pool: one group's padded input and a block of outputs.
+// Errors: kResource when the scratch does not fit the memory budget.
+Status conv_implicit_groups(exec::KernelContext& ctx, const SgemmDirectA* a, const float* x, int64_t n_batch,
+                            int64_t group, const Window3& w, const float* bias, const float* z,
+                            const ops::ActivationSpec& act, float* y);
+
 }  // namespace tsr::cpu

@@ -424,6 +424,9 @@ Status conv_into(exec::KernelContext& ctx, const Tensor& x, const Tensor& wt, co
   constexpr int64_t kDirectCols = 128;  // columns per task when threads share one block
   if constexpr (std::is_same_v<T, float>) {
     if (direct_a && !pointwise && conv_implicit_applies(w)) {
+      // Grouped (ResNeXt): the threads take whole groups.
+      if constexpr (!kSizeFirstKernels)
+        if (group > 1) return conv_implicit_groups(ctx, direct_a->data(), px, n_batch, group, w, pb, pz, act, py);
       for (int64_t n = 0; n < n_batch; ++n)
         for (int64_t g = 0; g < group; ++g) {
           const int64_t y0 = (n * m + g * mg) * out_size;

@@ -43,6 +43,40 @@ Status infer_batch_norm(InferContext& ctx) {
   return ok_status();
 }
 
+// FusedConcatAffine (tessera): inputs scale [C], shift [C] (f32), then X_0..X_{n-1} f32 [N, C_i,
+// ...] with equal N and trailing dims, C = sum C_i. Y has X's shape with C channels.
+Status infer_fused_concat_affine(InferContext& ctx) {
+  const size_t n = ctx.num_inputs();
+  for (size_t i = 0; i < n; ++i) TSR_RETURN_IF_ERROR(ctx.require_dtype(i, {DType::kF32}));
+  Shape out;
+  int64_t c = 0;
+  for (size_t i = 2; i < n; ++i) {
+    const ValueType& t = ctx.input(i);
+    if (!t.has_shape) {
+      c = -1;
+      continue;
+    }
+    if (t.shape.size() < 2) return ctx.ir_error("input[", i, "]: rank ", t.shape.size(), ", expected >= 2 [N, C, ...]");
+    if (out.empty()) out = t.shape;
+    if (t.shape.size() != out.size())
+      return ctx.ir_error("input[", i, "]: rank ", t.shape.size(), ", expected ", out.size());
+    for (size_t d = 0; d < out.size(); ++d)
+      if (d != 1 && t.shape[d] >= 0 && out[d] >= 0 && t.shape[d] != out[d])
+        return ctx.ir_error("input[", i, "]: shape ", shape_str(t.shape), " differs from ", shape_str(out),
+                            " outside dim 1");
+    if (c >= 0) c = t.shape[1] < 0 ? -1 : c + t.shape[1];
+  }
+  TSR_RETURN_IF_ERROR(require_channel_vector(ctx, 0, "scale", c));
+  TSR_RETURN_IF_ERROR(require_channel_vector(ctx, 1, "shift", c));
+  if (out.empty() || n < 3) {
+    ctx.set_output_unknown_shape(0, DType::kF32);
+    return ok_status();
+  }
+  out[1] = c;
+  ctx.set_output(0, DType::kF32, out);
+  return ok_status();
+}
+
 }  // namespace
 
 // Declared in norm_infer.h (the RMS norms of transformer_norm.cpp share it).
@@ -213,6 +247,10 @@ void register_nn_norm_ops(OpRegistry& r) {
          {float_attr("epsilon", 1e-5), float_attr("momentum", 0.9), int_attr("training_mode", 0)},
          infer_batch_norm,
          "per-channel normalization; training_mode=1 uses batch statistics and outputs running mean/var"});
+  TSR_IF_SELECTED("FusedConcatAffine") r.add({"FusedConcatAffine", "tessera", 1, 3, -1, 1, 1,
+         {int_attr("relu", 0)}, infer_fused_concat_affine,
+         "Y = scale[c] * Concat(X_0.., axis 1)[c] + shift[c] (then max(., 0) if relu), without the concatenation "
+         "(Concat -> BatchNormalization [-> Relu] of DenseNet's layers; made by the optimizer)"});
   TSR_IF_SELECTED("LayerNormalization") r.add({"LayerNormalization", "", 17, 2, 3, 1, 3,
          {int_attr("axis", -1), float_attr("epsilon", 1e-5), int_attr("stash_type", 1)},
          infer_layer_norm, "normalization over X.shape[axis:], optional Mean and InvStdDev outputs"});
